@@ -1,0 +1,3 @@
+from lifelong_core.cli import main
+
+raise SystemExit(main())

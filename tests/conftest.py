@@ -1,0 +1,37 @@
+"""Shared fixtures.
+
+The demo store is built once per machine by `make test` (data/demo.duckdb); when pytest
+is run directly and the file is missing, the fixture builds it the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+DEMO_STORE = Path(os.environ.get("LBE_STORE", ROOT / "data" / "demo.duckdb"))
+
+
+@pytest.fixture(scope="session")
+def demo_store_path() -> Path:
+    if not DEMO_STORE.exists():
+        subprocess.run(
+            [sys.executable, "-m", "lifelong_core", "build-demo", "--store", str(DEMO_STORE)],
+            cwd=ROOT,
+            check=True,
+        )
+    return DEMO_STORE
+
+
+@pytest.fixture(scope="session")
+def vtab_csv() -> Path:
+    path = SHARED / "data" / "vtab1k" / "leaderboard_results.csv"
+    if not path.exists():
+        pytest.skip("shared VTAB-1k reference data not present beside the repository")
+    return path
