@@ -1,0 +1,166 @@
+"""Presentation helpers shared by every page: the store handle, URL state, downloads.
+
+Pages stay thin: widgets -> lifelong_core -> the helpers here and in ``ui.charts``.
+Nothing in this package computes results; it only moves them to the screen.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import pandas as pd
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_STORE = ROOT / "data" / "demo.duckdb"
+
+
+def store_path() -> Path:
+    """The store the app reads: ``$LBE_STORE`` if set, else the bundled demo store."""
+    return Path(os.environ.get("LBE_STORE", DEFAULT_STORE))
+
+
+@st.cache_resource(show_spinner=False)
+def _open_store(path: str, mtime: float):
+    # mtime in the key: a rebuilt or grown store gets a fresh read-only handle.
+    from lifelong_core.store import Store
+
+    return Store.open(path, read_only=True)
+
+
+def get_store():
+    """The read-only store handle, or stop the page with one plain sentence."""
+    path = store_path()
+    if not path.exists():
+        st.error(
+            f"No store at {path}. Build the demo store with `make store` "
+            "or point LBE_STORE at an existing DuckDB file."
+        )
+        st.stop()
+    from lifelong_core.errors import InputError
+
+    try:
+        return _open_store(str(path), path.stat().st_mtime)
+    except InputError as exc:
+        st.error(str(exc))
+        st.stop()
+
+
+def refresh_store() -> None:
+    """Drop cached handles and derived tables after this session wrote to the store."""
+    _open_store.clear()
+    st.cache_data.clear()
+
+
+# ---------------------------------------------------------------- URL state
+def query_default(key: str, default: Any, cast=str) -> Any:
+    """Value of ``key`` from the URL (``st.query_params``) cast to the default's type.
+
+    Invalid values fall back to the default instead of raising, since URLs are shared
+    by hand and may be stale.
+    """
+    raw = st.query_params.get(key)
+    if raw is None:
+        return default
+    try:
+        if cast is bool:
+            return raw.lower() in ("1", "true", "yes")
+        return cast(raw)
+    except (TypeError, ValueError):
+        return default
+
+
+def query_list(key: str, default: Sequence[str], allowed: Iterable[str] | None = None) -> list[str]:
+    """Comma-separated list from the URL, filtered to ``allowed`` when given."""
+    raw = st.query_params.get(key)
+    if raw is None:
+        return list(default)
+    values = [v for v in raw.split(",") if v]
+    if allowed is not None:
+        allowed = set(allowed)
+        values = [v for v in values if v in allowed]
+    return values or list(default)
+
+
+def sync_query(**values: Any) -> None:
+    """Write the current widget values into the URL so the view can be shared."""
+    for key, value in values.items():
+        if isinstance(value, (list, tuple)):
+            text = ",".join(str(v) for v in value)
+        elif isinstance(value, bool):
+            text = "1" if value else "0"
+        else:
+            text = str(value)
+        if st.query_params.get(key) != text:
+            st.query_params[key] = text
+
+
+# ---------------------------------------------------------------- downloads
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "download"
+
+
+def download_table(df: pd.DataFrame, name: str, label: str | None = None) -> None:
+    """A CSV download button for a table."""
+    st.download_button(
+        label or f"Download {name} (CSV)",
+        df.to_csv(index=False).encode(),
+        file_name=f"{_slug(name)}.csv",
+        mime="text/csv",
+        key=f"dl-table-{_slug(name)}",
+    )
+
+
+def download_figure(fig, name: str) -> None:
+    """A download button for a plotly figure as a self-contained interactive HTML file."""
+    # Inline plotly.js: the file must open offline, like the app itself.
+    html = fig.to_html(include_plotlyjs=True, full_html=True)
+    st.download_button(
+        f"Download {name} (HTML)",
+        html.encode(),
+        file_name=f"{_slug(name)}.html",
+        mime="text/html",
+        key=f"dl-fig-{_slug(name)}",
+    )
+
+
+def download_matplotlib(fig, name: str, formats: Sequence[str] = ("png", "pdf")) -> None:
+    """Download buttons for a matplotlib figure in each of ``formats``."""
+    cols = st.columns(len(formats))
+    for col, fmt in zip(cols, formats):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, bbox_inches="tight", dpi=200)
+        col.download_button(
+            f"Download {name} ({fmt.upper()})",
+            buf.getvalue(),
+            file_name=f"{_slug(name)}.{fmt}",
+            mime="application/pdf" if fmt == "pdf" else f"image/{fmt}",
+            key=f"dl-mpl-{_slug(name)}-{fmt}",
+        )
+
+
+def show_chart(fig, name: str) -> None:
+    """Render a plotly figure with its download button underneath."""
+    st.plotly_chart(fig, use_container_width=True, key=f"chart-{_slug(name)}")
+    download_figure(fig, name)
+
+
+def show_table(df: pd.DataFrame, name: str, **kwargs) -> None:
+    """Render a table with its CSV download button underneath."""
+    st.dataframe(df, use_container_width=True, hide_index=True, **kwargs)
+    download_table(df, name)
+
+
+def provenance_note(synthetic: bool | None = None) -> None:
+    """One caption saying what is real and what is simulated on the current data."""
+    if synthetic:
+        st.caption("Data: **synthetic** (seeded generator), not real model predictions.")
+    else:
+        st.caption(
+            "Data: real predictions of real scikit-learn classifiers on scikit-learn's "
+            "8x8 handwritten digits under rendered shifts (see the Home page)."
+        )
