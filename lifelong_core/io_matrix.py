@@ -1,0 +1,438 @@
+"""Reading user-supplied matrices and index lists, with one-sentence errors.
+
+Formats: ``.npy``, ``.npz``, ``.csv`` and ``.parquet``. Rows are models and columns are
+samples (the cache matrix A of seed 001, §2). Every check failure raises
+:class:`~lifelong_core.errors.InputError` naming the file and, where it applies, the row
+and column; rows and columns in messages count from 1, like a spreadsheet, except where a
+message explicitly says "0-based" (index lists, which are 0-based row numbers).
+
+``.npy`` and ``.npz`` are always read with ``allow_pickle=False``: a file holding Python
+objects could run code when unpickled, so it is refused rather than trusted.
+
+CSV files have no index column; one optional header line is accepted when *none* of its
+fields is a number (e.g. sample ids), otherwise the first line is data. Parquet files hold
+one column per sample; every column must be numeric.
+
+For large ``.npy`` files :func:`open_matrix` gives a :class:`MatrixSource` that reads
+blocks of rows on demand (C-ordered rows are contiguous on disk), so the sweep streams
+over evaluated models without holding the whole matrix in memory.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from lifelong_core.errors import InputError
+
+MATRIX_SUFFIXES = (".npy", ".npz", ".csv", ".parquet")
+
+
+def _name(path: Path | str) -> str:
+    return os.fspath(path)
+
+
+def _check_file(path: Path | str, what: str) -> Path:
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{what} file {_name(p)} does not exist.")
+    if p.is_dir():
+        raise InputError(f"{what} path {_name(p)} is a directory, not a file.")
+    if not os.access(p, os.R_OK):
+        raise InputError(f"{what} file {_name(p)} is not readable.")
+    if p.stat().st_size == 0:
+        raise InputError(f"{what} file {_name(p)} is empty.")
+    return p
+
+
+def _suffix(p: Path, what: str) -> str:
+    suffix = p.suffix.lower()
+    if suffix not in MATRIX_SUFFIXES:
+        raise InputError(
+            f"{what} file {_name(p)} has unsupported extension {suffix or '(none)'!r}; "
+            f"use one of {', '.join(MATRIX_SUFFIXES)}."
+        )
+    return suffix
+
+
+def _first_bad(mask: np.ndarray) -> tuple[int, int]:
+    r, c = np.unravel_index(int(np.argmax(mask)), mask.shape)
+    return int(r), int(c)
+
+
+def _check_shape(arr: np.ndarray, p: Path | str, what: str) -> None:
+    if arr.ndim != 2:
+        raise InputError(
+            f"{what} file {_name(p)} holds a {arr.ndim}-dimensional array; "
+            "expected a 2-dimensional matrix (rows = models, columns = samples)."
+        )
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise InputError(f"{what} file {_name(p)} holds an empty matrix of shape {arr.shape}.")
+
+
+def _row_namer(row_offset: int, lines: tuple[int, ...] | None) -> Callable[[int], str]:
+    if lines is not None:
+        return lambda r: f"line {lines[r]}"
+    return lambda r: f"row {r + 1 + row_offset}"
+
+
+def check_binary(
+    arr: np.ndarray,
+    source: str,
+    what: str = "--matrix",
+    row_offset: int = 0,
+    lines: tuple[int, ...] | None = None,
+) -> np.ndarray:
+    """Validate a 0/1 matrix and return it as ``uint8`` (a view when already uint8/bool).
+
+    ``row_offset`` shifts reported row numbers when ``arr`` is a block of a larger matrix;
+    ``lines`` (CSV) gives the file line of each row instead. Used by the store's
+    wide-matrix import too, so that both report the same sentences.
+    """
+    row = _row_namer(row_offset, lines)
+    if arr.dtype == np.bool_:
+        return arr.view(np.uint8)
+    if arr.dtype.kind not in "iuf":
+        raise InputError(
+            f"{what} file {source} has dtype {arr.dtype}; expected 0/1 numbers (bool, integer or float)."
+        )
+    if arr.dtype.kind == "f":
+        nan = np.isnan(arr)
+        if nan.any():
+            r, c = _first_bad(nan)
+            raise InputError(f"{what} file {source} has a missing value (NaN) at {row(r)}, column {c + 1}.")
+    if arr.dtype == np.uint8:
+        bad = arr > 1
+    else:
+        bad = (arr != 0) & (arr != 1)
+    if bad.any():
+        r, c = _first_bad(bad)
+        raise InputError(
+            f"{what} file {source} has non-binary value {arr[r, c].item()!r} at {row(r)}, "
+            f"column {c + 1}; only 0 and 1 are allowed."
+        )
+    return arr if arr.dtype == np.uint8 else arr.astype(np.uint8)
+
+
+def _check_unit_interval(
+    arr: np.ndarray, source: str, what: str, lines: tuple[int, ...] | None = None
+) -> np.ndarray:
+    row = _row_namer(0, lines)
+    if arr.dtype.kind not in "iufb":
+        raise InputError(f"{what} file {source} has dtype {arr.dtype}; expected numbers in [0, 1].")
+    a = arr.astype(np.float32, copy=False)
+    nan = np.isnan(a)
+    if nan.any():
+        r, c = _first_bad(nan)
+        raise InputError(f"{what} file {source} has a missing value (NaN) at {row(r)}, column {c + 1}.")
+    bad = (a < 0) | (a > 1)
+    if bad.any():
+        r, c = _first_bad(bad)
+        raise InputError(
+            f"{what} file {source} has value {float(a[r, c])!r} at {row(r)}, column {c + 1}, "
+            "outside [0, 1]."
+        )
+    return a
+
+
+def _load_npy(p: Path, what: str) -> np.ndarray:
+    try:
+        return np.load(p, allow_pickle=False)
+    except ValueError as exc:
+        if "pickle" in str(exc).lower():
+            raise InputError(
+                f"{what} file {_name(p)} holds pickled Python objects, which are never loaded "
+                "(allow_pickle=False); save a numeric array instead."
+            ) from None
+        raise InputError(f"{what} file {_name(p)} is not a readable .npy array ({exc}).") from None
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{what} file {_name(p)} is not a readable .npy array ({exc}).") from None
+
+
+def _load_npz(p: Path, what: str, key: str | None) -> np.ndarray:
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            keys = list(z.files)
+            if key is None:
+                if len(keys) != 1:
+                    raise InputError(
+                        f"{what} file {_name(p)} holds {len(keys)} arrays ({', '.join(keys) or 'none'}); "
+                        "it must hold exactly one unless a key is named."
+                    )
+                key = keys[0]
+            if key not in keys:
+                raise InputError(
+                    f"{what} file {_name(p)} has no array named {key!r} (it has {', '.join(keys) or 'none'})."
+                )
+            return z[key]
+    except InputError:
+        raise
+    except ValueError as exc:
+        if "pickle" in str(exc).lower():
+            raise InputError(
+                f"{what} file {_name(p)} holds pickled Python objects, which are never loaded "
+                "(allow_pickle=False); save a numeric array instead."
+            ) from None
+        raise InputError(f"{what} file {_name(p)} is not a readable .npz archive ({exc}).") from None
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(f"{what} file {_name(p)} is not a readable .npz archive ({exc}).") from None
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _load_csv(p: Path, what: str) -> tuple[np.ndarray, list[int]]:
+    """Parse a CSV of numbers; ragged rows and non-numbers are reported by line.
+
+    Returns the matrix and the file line number of each of its rows.
+    """
+    rows: list[np.ndarray] = []
+    lines: list[int] = []
+    width = None
+    try:
+        with open(p, newline="", encoding="utf-8") as fh:
+            reader = csv.reader(fh)
+            for lineno, fields in enumerate(reader, start=1):
+                if not fields or all(not f.strip() for f in fields):
+                    continue
+                if lineno == 1 and not any(_is_number(f) for f in fields):
+                    width = len(fields)
+                    continue
+                if width is None:
+                    width = len(fields)
+                elif len(fields) != width:
+                    raise InputError(
+                        f"{what} file {_name(p)} is ragged: line {lineno} has {len(fields)} "
+                        f"fields where earlier lines have {width}."
+                    )
+                try:
+                    rows.append(np.array([float(f) if f.strip() else math.nan for f in fields]))
+                    lines.append(lineno)
+                except ValueError:
+                    col = next(i for i, f in enumerate(fields) if f.strip() and not _is_number(f))
+                    raise InputError(
+                        f"{what} file {_name(p)} has non-numeric value {fields[col].strip()!r} at "
+                        f"line {lineno}, column {col + 1}."
+                    ) from None
+    except UnicodeDecodeError:
+        raise InputError(f"{what} file {_name(p)} is not a UTF-8 text CSV file.") from None
+    except csv.Error as exc:
+        raise InputError(f"{what} file {_name(p)} is not a readable CSV file ({exc}).") from None
+    if not rows:
+        raise InputError(f"{what} file {_name(p)} has no data rows.")
+    return np.vstack(rows), lines
+
+
+def _load_parquet(p: Path, what: str) -> np.ndarray:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(p)
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"{what} file {_name(p)} is not a readable Parquet file ({exc}).") from None
+    if table.num_columns == 0 or table.num_rows == 0:
+        raise InputError(f"{what} file {_name(p)} holds an empty table ({table.num_rows} rows, {table.num_columns} columns).")
+    cols = []
+    for j, (name, col) in enumerate(zip(table.column_names, table.columns)):
+        t = col.type
+        if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
+            raise InputError(
+                f"{what} file {_name(p)} column {j + 1} ({name!r}) has type {t}; expected numbers."
+            )
+        if col.null_count:
+            r = int(np.argmax(col.is_null().to_numpy(zero_copy_only=False)))
+            raise InputError(f"{what} file {_name(p)} has a missing value at row {r + 1}, column {j + 1} ({name!r}).")
+        cols.append(col.to_numpy())
+    return np.column_stack(cols)
+
+
+def _load_any(
+    path: Path | str, what: str, key: str | None
+) -> tuple[np.ndarray, Path, tuple[int, ...] | None]:
+    """The raw array, its path, and for CSV the file line of each row (for messages)."""
+    p = _check_file(path, what)
+    lines = None
+    suffix = _suffix(p, what)
+    if key is not None and suffix != ".npz":
+        raise InputError(f"{what}: an array key is only meaningful for .npz files, not {_name(p)}.")
+    if suffix == ".npy":
+        arr = _load_npy(p, what)
+    elif suffix == ".npz":
+        arr = _load_npz(p, what, key)
+    elif suffix == ".csv":
+        arr, line_list = _load_csv(p, what)
+        lines = tuple(line_list)
+    else:
+        arr = _load_parquet(p, what)
+    if arr.dtype == object:
+        raise InputError(f"{what} file {_name(p)} holds Python objects; expected a numeric matrix.")
+    _check_shape(arr, p, what)
+    return arr, p, lines
+
+
+def load_matrix(path: Path | str, what: str = "--matrix", key: str | None = None) -> np.ndarray:
+    """Load a 0/1 correctness matrix (models x samples) as ``np.uint8``.
+
+    ``key`` selects the array of an ``.npz`` holding several. Raises ``InputError`` for a
+    missing/unreadable/empty file, ragged CSV, non-numbers, NaN, values other than 0/1,
+    wrong dimensionality and pickled objects.
+    """
+    arr, p, lines = _load_any(path, what, key)
+    return np.ascontiguousarray(check_binary(arr, _name(p), what, lines=lines))
+
+
+def load_float_matrix(path: Path | str, what: str = "--confidence", key: str | None = None) -> np.ndarray:
+    """Load a matrix of values in [0, 1] (e.g. confidences) as ``np.float32``."""
+    arr, p, lines = _load_any(path, what, key)
+    return np.ascontiguousarray(_check_unit_interval(arr, _name(p), what, lines=lines))
+
+
+def load_index_list(path: Path | str, n: int | None = None, what: str = "--sort-rows") -> np.ndarray:
+    """Read 0-based indices, one per line (blank lines ignored), as ``np.int64``.
+
+    With ``n`` given, every index must lie in ``[0, n)``. Duplicates are refused: an index
+    list names a set of rows, and a repeated row would silently weigh twice in Sort.
+    """
+    p = _check_file(path, what)
+    out: list[int] = []
+    seen: dict[int, int] = {}
+    try:
+        with open(p, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                s = line.strip()
+                if not s:
+                    continue
+                try:
+                    v = int(s)
+                except ValueError:
+                    raise InputError(
+                        f"{what} file {_name(p)} line {lineno} is {s!r}, not a whole number."
+                    ) from None
+                if v < 0 or (n is not None and v >= n):
+                    rng = f"[0, {n - 1}]" if n is not None else "0 or more"
+                    raise InputError(
+                        f"{what} file {_name(p)} line {lineno} holds index {v}, outside {rng} (0-based)."
+                    )
+                if v in seen:
+                    raise InputError(
+                        f"{what} file {_name(p)} line {lineno} repeats index {v} (first on line {seen[v]})."
+                    )
+                seen[v] = lineno
+                out.append(v)
+    except UnicodeDecodeError:
+        raise InputError(f"{what} file {_name(p)} is not a UTF-8 text file.") from None
+    if not out:
+        raise InputError(f"{what} file {_name(p)} holds no indices.")
+    return np.asarray(out, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class MatrixSource:
+    """A 0/1 matrix that hands out validated row blocks without loading everything.
+
+    For a C-ordered ``.npy`` file rows are read straight from disk, so peak memory is one
+    block; other formats are loaded once (they are small in practice) and sliced.
+    """
+
+    path: str
+    shape: tuple[int, int]
+    what: str
+    _array: np.ndarray | None
+    _offset: int
+    _dtype: np.dtype
+
+    @property
+    def n_rows(self) -> int:
+        return self.shape[0]
+
+    @property
+    def n_cols(self) -> int:
+        return self.shape[1]
+
+    def read_rows(self, rows: np.ndarray) -> np.ndarray:
+        """Rows ``rows`` (0-based, any order) as a validated ``uint8`` array."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self._array is not None:
+            return np.ascontiguousarray(self._array[rows])
+        out = np.empty((len(rows), self.shape[1]), dtype=np.uint8)
+        if len(rows) == 0:
+            return out
+        # Contiguous runs are read in one call; sorted runs make this one call per block.
+        width = self.shape[1] * self._dtype.itemsize
+        with open(self.path, "rb") as fh:
+            start = 0
+            while start < len(rows):
+                stop = start + 1
+                while stop < len(rows) and rows[stop] == rows[stop - 1] + 1:
+                    stop += 1
+                fh.seek(self._offset + int(rows[start]) * width)
+                block = np.fromfile(fh, dtype=self._dtype, count=(stop - start) * self.shape[1])
+                if block.size != (stop - start) * self.shape[1]:
+                    raise InputError(f"{self.what} file {self.path} is truncated.")
+                block = block.reshape(stop - start, self.shape[1])
+                out[start:stop] = check_binary(block, self.path, self.what, row_offset=int(rows[start]))
+                start = stop
+        return out
+
+    def iter_blocks(self, rows: np.ndarray, block_rows: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Yield ``(row_indices, block)`` for consecutive chunks of ``rows``."""
+        rows = np.asarray(rows, dtype=np.int64)
+        for s in range(0, len(rows), block_rows):
+            idx = rows[s : s + block_rows]
+            yield idx, self.read_rows(idx)
+
+
+def open_matrix(path: Path | str, what: str = "--matrix") -> MatrixSource:
+    """Open a 0/1 matrix for block reads; validation happens as blocks are read.
+
+    A C-ordered numeric ``.npy`` is streamed from disk; anything else goes through
+    :func:`load_matrix` (validated immediately) and is served from memory.
+    """
+    p = _check_file(path, what)
+    if _suffix(p, what) == ".npy":
+        try:
+            with open(p, "rb") as fh:
+                version = np.lib.format.read_magic(fh)
+                if version == (1, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+                else:
+                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+                offset = fh.tell()
+        except (ValueError, OSError, EOFError) as exc:
+            raise InputError(f"{what} file {_name(p)} is not a readable .npy array ({exc}).") from None
+        if dtype.hasobject:
+            raise InputError(
+                f"{what} file {_name(p)} holds pickled Python objects, which are never loaded "
+                "(allow_pickle=False); save a numeric array instead."
+            )
+        if len(shape) != 2:
+            raise InputError(
+                f"{what} file {_name(p)} holds a {len(shape)}-dimensional array; "
+                "expected a 2-dimensional matrix (rows = models, columns = samples)."
+            )
+        if shape[0] == 0 or shape[1] == 0:
+            raise InputError(f"{what} file {_name(p)} holds an empty matrix of shape {tuple(shape)}.")
+        if dtype.kind not in "biuf":
+            raise InputError(
+                f"{what} file {_name(p)} has dtype {dtype}; expected 0/1 numbers (bool, integer or float)."
+            )
+        expected = offset + int(np.prod(shape)) * dtype.itemsize
+        if p.stat().st_size < expected:
+            raise InputError(f"{what} file {_name(p)} is truncated.")
+        if not fortran:
+            return MatrixSource(_name(p), (int(shape[0]), int(shape[1])), what, None, offset, dtype)
+    arr = load_matrix(p, what)
+    return MatrixSource(_name(p), (int(arr.shape[0]), int(arr.shape[1])), what, arr, 0, arr.dtype)
