@@ -1,0 +1,74 @@
+"""``match``: matched accuracy of one model on a source and a target set (seed 004, Alg. 1/2).
+
+S.csv and T.csv hold ``y, y_pred, p`` (one row per datapoint of one model); match.json
+holds the means over runs of DESIGN.md's keys. An accuracy that is undefined in every
+run (``acc_unmatched`` when every target datapoint found a match, matched accuracies
+when none did) is written as JSON ``null``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+from lifelong_core.errors import InputError
+
+
+def _float_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
+    return value
+
+
+def _int_arg(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "match",
+        help="matched accuracy on two similar-but-non-identical test sets (seed 004)",
+        description=__doc__.splitlines()[0],
+    )
+    p.add_argument("--source", required=True, help="CSV with columns y, y_pred, p (source dataset)")
+    p.add_argument("--target", required=True, help="CSV with columns y, y_pred, p (target dataset)")
+    p.add_argument("--eps", type=_float_arg, default=0.005,
+                   help="match if |p_source - p_target| <= eps (default 0.005, as in the paper)")
+    p.add_argument("--criterion", choices=("label-prob", "prob"), default="label-prob",
+                   help="label-prob: same predicted label and probability (Alg. 1); prob: probability only (Alg. 2)")
+    p.add_argument("--runs", type=_int_arg, default=10, help="seeded runs to average over (default 10)")
+    p.add_argument("--seed", type=_int_arg, default=0, help="random seed (default 0)")
+    p.add_argument("--out", required=True, help="output JSON file")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from lifelong_core.matching import check_params, matched_accuracy, read_predictions_csv
+
+    if math.isnan(args.eps) or args.eps < 0:
+        raise InputError(f"--eps must be a number >= 0, got {args.eps:g}.")
+    if args.runs < 1:
+        raise InputError(f"--runs must be at least 1, got {args.runs}.")
+    if args.seed < 0:
+        raise InputError(f"--seed must be >= 0, got {args.seed}.")
+    check_params(args.eps, args.criterion, args.runs)
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        raise InputError(f"--out {out}: the folder {out.parent} does not exist.")
+    source = read_predictions_csv(args.source)
+    target = read_predictions_csv(args.target)
+    summary = matched_accuracy(
+        source, target, eps=args.eps, criterion=args.criterion, runs=args.runs, seed=args.seed
+    )
+    try:
+        out.write_text(json.dumps(summary.to_json_dict(), indent=2) + "\n")
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot write the file ({exc.strerror}).") from None
+    return 0

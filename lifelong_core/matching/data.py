@@ -1,0 +1,155 @@
+"""Per-datapoint model outputs ``(y, y_hat, p_hat)`` and their validation.
+
+Seed 004, §2.1-§2.2 represents the output of a model on one datapoint as the tuple
+``(y, y_hat, p_hat)``: ground-truth label, predicted label (argmax of the softmax) and
+predicted probability (its max). :class:`Predictions` holds those tuples for one model on
+one dataset as three aligned arrays; :func:`read_predictions_csv` reads them from the
+``y, y_pred, p`` CSV files of the ``match`` command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+
+COLUMNS = ("y", "y_pred", "p")
+
+
+@dataclass(frozen=True, eq=False)
+class Predictions:
+    """Outputs of one model on one dataset: labels ``y``, predictions ``y_pred``, max prob ``p``.
+
+    Build it with :func:`make_predictions` (or :func:`read_predictions_csv`), which
+    validates; the arrays are made read-only so a result can never drift from its input.
+    """
+
+    y: np.ndarray        # int64 ground-truth labels
+    y_pred: np.ndarray   # int64 predicted labels
+    p: np.ndarray        # float64 predicted probability of y_pred, in [0, 1]
+    name: str = "data"
+
+    def __len__(self) -> int:
+        return int(self.y.shape[0])
+
+    @property
+    def correct(self) -> np.ndarray:
+        """Boolean per datapoint: the prediction equals the label."""
+        return self.y == self.y_pred
+
+    @property
+    def accuracy(self) -> float:
+        return float(np.mean(self.correct))
+
+    @property
+    def mean_confidence(self) -> float:
+        """Average predicted probability, the 'confidence' axis of seed 004, Fig. 1."""
+        return float(np.mean(self.p))
+
+
+def _as_int_labels(values, what: str, name: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise InputError(f"{name}: column {what} must be one-dimensional, got shape {arr.shape}.")
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "b":
+        return arr.astype(np.int64)
+    try:
+        as_float = arr.astype(np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: column {what} must hold integer labels.") from None
+    bad = ~np.isfinite(as_float) | (as_float != np.round(as_float))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{name}, row {row + 1}, column {what}: {arr[row]} is not an integer label."
+        )
+    return as_float.astype(np.int64)
+
+
+def make_predictions(y, y_pred, p, name: str = "data") -> Predictions:
+    """Validated :class:`Predictions` from three aligned 1-d arrays.
+
+    Raises :class:`InputError` (naming ``name``, the row and the column) for mismatched
+    lengths, an empty dataset, non-integer labels, NaN or probabilities outside [0, 1].
+    Rows are counted from 1.
+    """
+    y_arr = _as_int_labels(y, "y", name)
+    yp_arr = _as_int_labels(y_pred, "y_pred", name)
+    p_arr = np.asarray(p, dtype=np.float64)
+    if p_arr.ndim != 1:
+        raise InputError(f"{name}: column p must be one-dimensional, got shape {p_arr.shape}.")
+    if not (len(y_arr) == len(yp_arr) == len(p_arr)):
+        raise InputError(
+            f"{name}: columns y, y_pred and p have different lengths "
+            f"({len(y_arr)}, {len(yp_arr)}, {len(p_arr)})."
+        )
+    if len(y_arr) == 0:
+        raise InputError(f"{name} has no datapoints.")
+    nan = np.isnan(p_arr)
+    if nan.any():
+        row = int(np.flatnonzero(nan)[0])
+        raise InputError(f"{name}, row {row + 1}, column p: the value is missing (NaN).")
+    outside = (p_arr < 0.0) | (p_arr > 1.0)
+    if outside.any():
+        row = int(np.flatnonzero(outside)[0])
+        raise InputError(
+            f"{name}, row {row + 1}, column p: {p_arr[row]:g} is outside [0, 1]."
+        )
+    for arr in (y_arr, yp_arr, p_arr):
+        arr.flags.writeable = False
+    return Predictions(y=y_arr, y_pred=yp_arr, p=p_arr, name=name)
+
+
+def read_predictions_csv(path: str | Path) -> Predictions:
+    """Read a ``y, y_pred, p`` CSV (one row per datapoint of one model) and validate it.
+
+    Errors name the file, the data row (1-based, header not counted) and the column.
+    Extra columns are ignored.
+    """
+    path = Path(path)
+    name = path.name
+    if not path.is_file():
+        raise InputError(f"{path}: no such file.")
+    try:
+        # Strings first, so that a bad cell can be reported exactly as written.
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{name} is empty; expected a header y,y_pred,p and one row per datapoint.") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{name} is not a readable CSV file ({first}).") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    missing = [c for c in COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{name} is missing column{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(missing)} (expected y, y_pred, p)."
+        )
+    if len(frame) == 0:
+        raise InputError(f"{name} has a header but no datapoints.")
+    values = {}
+    for col in COLUMNS:
+        text = frame[col].str.strip()
+        blank = text == ""
+        if blank.any():
+            row = int(np.flatnonzero(blank.to_numpy())[0])
+            raise InputError(f"{name}, row {row + 1}, column {col}: the value is missing.")
+        num = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+        bad = np.isnan(num)
+        if col != "p":
+            bad |= ~np.isfinite(num) | (num != np.round(num))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            cell = text.iloc[row]
+            if cell.lower() in ("nan", "na", "n/a", "null", "none"):
+                raise InputError(f"{name}, row {row + 1}, column {col}: the value is missing ({cell}).")
+            kind = "a number" if col == "p" else "an integer label"
+            raise InputError(f"{name}, row {row + 1}, column {col}: {cell!r} is not {kind}.")
+        values[col] = num
+    return make_predictions(values["y"], values["y_pred"], values["p"], name=name)
