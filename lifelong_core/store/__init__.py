@@ -1,0 +1,50 @@
+"""The lifelong store: a DuckDB file of cached per-sample predictions (seed 001, §2).
+
+The cache is the 0/1 matrix A (rows = models, columns = samples) that grows on both axes:
+insert_M adds rows (models), insert_D adds columns (samples). This package is the only
+code that imports DuckDB.
+
+Layout (format version 1)
+-------------------------
+``datasets``  dataset, description, synthetic, source, added_at
+``domains``   dataset, domain, category, added_at            (a domain = a task)
+``models``    model_idx (dense 0-based insertion index = row of A), model_id (unique),
+              name, family, metadata (canonical JSON text), release_order, estimated
+              (True for rows inserted from Sort & Search estimates), added_at
+``samples``   sample_idx (dense 0-based insertion index = column of A), sample_id
+              (unique across the store), dataset, domain, label, split, meta, added_at
+``blocks``    block_id, start, length: a run of consecutive sample_idx, at most
+              BLOCK_SIZE = 65,536 samples. Every import that adds samples opens new
+              blocks for them; an existing block never changes size.
+``bits``      model_idx, block_id, correct BLOB, known BLOB: one row per model per block,
+              ``correct`` packed with ``np.packbits(bitorder="little")``; ``known`` is NULL
+              when every entry of the row is recorded, else a packed mask of which are.
+              Unrecorded entries have correct bit 0.
+``extras``    model_idx, sample_idx, confidence, predicted, true_prob: a long table, one
+              row per entry that has any extra (DuckDB compresses it column-wise).
+``log``       one row per import: when, action, source, new models, new samples,
+              entries written, checksum of the input.
+``predictions`` (view) the long format model, sample, correct, confidence, predicted,
+              true_prob, label, dataset, domain, category, split for ad-hoc SQL.
+
+Growth without rewriting: new models add rows to ``bits``; new samples add blocks. A row
+is replaced only when an import fills in entries of that very (model, block) that were
+unrecorded before. Paper scale (31,250 models x 1.7M samples): 27 blocks x 31,250 rows of
+8 KiB = 6.6 GB of bits. ``extras`` is a long table and is meant for demo scale (hundreds
+of models x tens of thousands of samples, ~10 bytes per entry after compression); at
+paper scale it would need ~0.5 TB and is not supported.
+
+Lock story
+----------
+DuckDB locks the file: any number of read-only handles (the app's pages) share it, and a
+writer needs it alone. :meth:`Store.open` turns a lock conflict into
+:class:`~lifelong_core.errors.StoreLockedError` with one sentence. Every import validates
+everything first (ids, values, shapes, metadata against what the store holds, conflicts
+with recorded entries), then writes in one DuckDB transaction, so a failure or a killed
+process leaves the store as it was.
+"""
+
+from lifelong_core.store._schema import BLOCK_SIZE, FORMAT_VERSION
+from lifelong_core.store.store import Store, file_checksum
+
+__all__ = ["BLOCK_SIZE", "FORMAT_VERSION", "Store", "file_checksum"]
