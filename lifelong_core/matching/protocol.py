@@ -21,7 +21,10 @@ Implementation (same outcome distribution as the plain O(N*M) transcription in
   edges are decided exactly as in the transcription;
 * a Fenwick tree over sorted positions counts the still-available ones: the number of
   candidates in a range is two prefix sums, a uniform pick is an order-statistic descent
-  to the k-th available position, and removal is a point update, each O(log N).
+  to the k-th available position, and removal is a point update, each O(log N). A cheap
+  first try (one random position of the window, kept if still available) settles most
+  draws before the tree is queried; see :func:`_fenwick_run` for why the pick stays
+  exactly uniform.
 
 Deliberate departures: none in what is computed. Where nothing is matched (or nothing is
 unmatched) the corresponding accuracy is undefined and reported as NaN per run; means
@@ -182,47 +185,59 @@ def _windows(source: Predictions, target: Predictions, eps: float, criterion: st
     return _Windows(order=order, lo=lo.tolist(), hi=hi.tolist())
 
 
-def _fenwick_run(n: int, lo: list, hi: list, u: list) -> list:
+def _fenwick_run(n: int, lo: list, hi: list, u: list, v: list) -> list:
     """One pass of Algorithm 1/2 over the targets in turn; -1 marks 'unmatched'.
 
-    ``n`` available positions 0..n-1, target i may take any available position in
-    [lo[i], hi[i]); ``u[i]`` in [0, 1) picks the floor(u*c)-th of the c available ones.
+    ``n`` available positions 0..n-1; target i may take any available position in
+    [lo[i], hi[i]). The pick is uniform over the c available ones in two stages: first
+    position ``lo + floor(u[i] * width)`` is tried and kept if still available (each
+    available one with probability 1/width); otherwise the floor(v[i] * c)-th available
+    one is taken via the Fenwick tree (probability (width - c)/width * 1/c). Together
+    that is 1/c for each, exactly RandomSelect; the first stage just skips two prefix
+    sums and a descent while windows are still mostly full.
     Pure-Python integers on purpose: each step touches O(log n) single cells, where list
     indexing is several times cheaper than numpy scalar access.
     """
     idx = np.arange(n + 1)
     tree = (idx & -idx).tolist()  # Fenwick tree of an all-ones array, 1-based
+    avail = bytearray(b"\x01") * n
     top = 1 << (n.bit_length() - 1) if n else 0
     chosen = [-1] * len(lo)
     for i in range(len(lo)):
         a = lo[i]
         b = hi[i]
-        if a >= b:
+        width = b - a
+        if width <= 0:
             continue
-        before = 0
-        j = a
-        while j:
-            before += tree[j]
-            j &= j - 1
-        upto = 0
-        j = b
-        while j:
-            upto += tree[j]
-            j &= j - 1
-        c = upto - before
-        if c == 0:
-            continue
-        k = int(u[i] * c)
-        rem = before + (k if k < c else c - 1)
-        # Order-statistic descent: the position holding the (rem+1)-th available one.
-        pos = 0
-        step = top
-        while step:
-            nxt = pos + step
-            if nxt <= n and tree[nxt] <= rem:
-                pos = nxt
-                rem -= tree[nxt]
-            step >>= 1
+        pos = a + int(u[i] * width)
+        if pos >= b:  # u * width may round up to width
+            pos = b - 1
+        if not avail[pos]:
+            before = 0
+            j = a
+            while j:
+                before += tree[j]
+                j &= j - 1
+            upto = 0
+            j = b
+            while j:
+                upto += tree[j]
+                j &= j - 1
+            c = upto - before
+            if c == 0:
+                continue
+            k = int(v[i] * c)
+            rem = before + (k if k < c else c - 1)
+            # Order-statistic descent: the position holding the (rem+1)-th available one.
+            pos = 0
+            step = top
+            while step:
+                nxt = pos + step
+                if nxt <= n and tree[nxt] <= rem:
+                    pos = nxt
+                    rem -= tree[nxt]
+                step >>= 1
+        avail[pos] = 0
         chosen[i] = pos
         j = pos + 1
         while j <= n:
@@ -250,8 +265,8 @@ def match_runs(
     n_src, n_tgt = len(source), len(target)
     out = []
     for _ in range(int(runs)):
-        u = rng.random(n_tgt).tolist()
-        chosen = np.asarray(_fenwick_run(n_src, win.lo, win.hi, u), dtype=np.int64)
+        u, v = rng.random((2, n_tgt))
+        chosen = np.asarray(_fenwick_run(n_src, win.lo, win.hi, u.tolist(), v.tolist()), dtype=np.int64)
         hit = chosen >= 0
         out.append(
             MatchRun(
