@@ -1,0 +1,69 @@
+"""Honest rankings: uncertainty for aggregate benchmark metrics (seed 002).
+
+- :mod:`.counts`: the validated counts table (model x task correct/total, task categories).
+- :mod:`.bootstrap`: bootstrap of test instances within tasks (§2.1), leaderboards with
+  percentile intervals, pairwise differences with Bonferroni.
+- :mod:`.normalize`: BigBench-style normalisation with bounds from the replicates (§2.4).
+- :mod:`.ranks`: rank intervals under the five aggregation schemes of §3.2.
+- :mod:`.bhm`: beta-binomial hierarchical model, Gibbs + slice sampling (§2.2).
+- :mod:`.diagnostics`: split R-hat and effective sample size.
+- :mod:`.weighting`: category weights on the simplex with standard-error gray zones (§2.3, A.2).
+- :mod:`.simulation`: the two-model, three-task simulation study (§2.2, Table 1).
+- :mod:`.vtab`: VTAB-1k task facts and Table A.3's published figures.
+"""
+
+from lifelong_core.stats.bhm import HierarchicalFit, Prior, fit_hierarchical
+from lifelong_core.stats.bootstrap import (
+    DIFFERENCE_LEVEL,
+    DISPLAY_LEVEL,
+    Bootstrap,
+    bootstrap,
+    category_task_weights,
+    leaderboard,
+    pairwise_differences,
+    percentile_interval,
+    uniform_task_weights,
+)
+from lifelong_core.stats.counts import CountTable, from_frame, read_counts_csv
+from lifelong_core.stats.diagnostics import effective_sample_size, split_rhat
+from lifelong_core.stats.normalize import normalize
+from lifelong_core.stats.ranks import SCHEMES, rank_intervals
+from lifelong_core.stats.weighting import (
+    INDETERMINATE,
+    CategoryStats,
+    WeightRegions,
+    category_stats,
+    category_stats_from_bootstrap,
+    simplex_grid,
+    weight_regions,
+)
+
+__all__ = [
+    "Bootstrap",
+    "CategoryStats",
+    "CountTable",
+    "DIFFERENCE_LEVEL",
+    "DISPLAY_LEVEL",
+    "HierarchicalFit",
+    "INDETERMINATE",
+    "Prior",
+    "SCHEMES",
+    "WeightRegions",
+    "bootstrap",
+    "category_stats",
+    "category_stats_from_bootstrap",
+    "category_task_weights",
+    "effective_sample_size",
+    "fit_hierarchical",
+    "from_frame",
+    "leaderboard",
+    "normalize",
+    "pairwise_differences",
+    "percentile_interval",
+    "rank_intervals",
+    "read_counts_csv",
+    "simplex_grid",
+    "split_rhat",
+    "uniform_task_weights",
+    "weight_regions",
+]

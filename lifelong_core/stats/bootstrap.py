@@ -1,0 +1,193 @@
+"""Bootstrap of test instances within each task (seed 002 §2.1) and what follows from it.
+
+For each task ``t`` of size ``n_t`` a bootstrap replicate resamples ``n_t`` test
+instances with replacement and records the task accuracy; the benchmark's aggregation
+rule (an unweighted mean over tasks for VTAB, or any task weights) turns the replicate's
+task accuracies into one score per model. Percentile intervals of the replicate scores
+are the confidence intervals; differences of replicate scores give intervals for
+pairwise differences (§2.1, Table 3), with a Bonferroni correction for several
+comparisons.
+
+Vectorisation: for a 0/1 metric only the number of correct instances in a resample
+matters, and resampling ``n_t`` instances of which ``c_t`` are correct gives a count
+distributed exactly ``Binomial(n_t, c_t / n_t)``. So a replicate is one binomial draw
+per model x task, drawn for all replicates at once, never a loop over instances. As in
+the paper, the resampling is independent between models (they have no shared per-item
+responses here), so correlation between models is ignored (§2.3 discusses it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+from lifelong_core.stats.counts import CountTable
+
+DISPLAY_LEVEL = 0.834  # Goldstein & Healy (1995): overlap of 83.4% intervals ~ a 5% test
+DIFFERENCE_LEVEL = 0.95
+
+
+@dataclass(frozen=True, eq=False)
+class Bootstrap:
+    """Replicate task scores ``scores[b, i, t]`` (fractions) of the models of ``table``.
+
+    ``low``/``high`` are the per-task normalisation bounds when the scores are
+    normalised (see :func:`lifelong_core.stats.normalize.normalize`), else ``None``.
+    """
+
+    table: CountTable
+    scores: np.ndarray
+    seed: int
+    low: np.ndarray | None = None
+    high: np.ndarray | None = None
+
+    @property
+    def normalized(self) -> bool:
+        return self.low is not None
+
+    @property
+    def point(self) -> np.ndarray:
+        """Observed task scores (no resampling) on the same scale as ``scores``."""
+        acc = self.table.accuracy
+        if self.low is None:
+            return acc
+        return _rescale(acc, self.low, self.high)
+
+    def aggregate(self, task_weights: np.ndarray | None = None) -> np.ndarray:
+        """Replicate aggregate scores, shape (replicates, models)."""
+        w = uniform_task_weights(self.table) if task_weights is None else task_weights
+        return self.scores @ w
+
+
+def _rescale(x: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    span = high - low
+    # A task on which every replicate of every model scored the same cannot separate
+    # models; giving it 1 everywhere keeps it neutral in means and ranks.
+    safe = np.where(span > 0, span, 1.0)
+    return np.where(span > 0, (x - low) / safe, 1.0)
+
+
+def bootstrap(table: CountTable, n_boot: int = 2000, seed: int = 0) -> Bootstrap:
+    """Draw ``n_boot`` bootstrap replicates of every model's task accuracies.
+
+    Follows §2.1 (resample the ``n_t`` test instances of each task with replacement);
+    implemented as one vectorised binomial draw per model x task (see module docstring).
+    """
+    if int(n_boot) < 2:
+        raise InputError(f"the number of bootstrap replicates must be at least 2, got {n_boot}.")
+    rng = np.random.default_rng(seed)
+    n = table.total
+    draws = rng.binomial(n, table.correct / n, size=(int(n_boot),) + n.shape)
+    return Bootstrap(table=table, scores=draws / n, seed=seed)
+
+
+def uniform_task_weights(table: CountTable, category: str | None = None) -> np.ndarray:
+    """Weights over tasks: unweighted mean over all tasks, or over one category's tasks."""
+    if category is None:
+        mask = np.ones(len(table.tasks), dtype=bool)
+    else:
+        mask = table.category_mask(category)
+        if not mask.any():
+            raise InputError(f"there is no task in category '{category}'.")
+    return mask / mask.sum()
+
+
+def category_task_weights(table: CountTable, weights: Mapping[str, float]) -> np.ndarray:
+    """Task weights from category weights: each category's weight spread evenly over its tasks.
+
+    This is the weighted score of §2.3 / Appendix A.2 (Eq. 6): sum over categories of
+    ``w_c`` times the category's unweighted mean accuracy.
+    """
+    unknown = [c for c in weights if c not in table.categories]
+    if unknown:
+        raise InputError(f"category weight for '{unknown[0]}' does not match any category in the data.")
+    total = float(sum(weights.values()))
+    if total <= 0 or any(v < 0 for v in weights.values()):
+        raise InputError("category weights must be non-negative and not all zero.")
+    w = np.zeros(len(table.tasks))
+    for cat, value in weights.items():
+        w += (value / total) * uniform_task_weights(table, cat)
+    return w
+
+
+def percentile_interval(samples: np.ndarray, level: float, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and equal-tailed percentile interval of ``samples`` along ``axis``."""
+    check_level(level)
+    tail = (1.0 - level) / 2.0
+    lo, hi = np.quantile(samples, [tail, 1.0 - tail], axis=axis)
+    return samples.mean(axis=axis), lo, hi
+
+
+def check_level(level: float) -> None:
+    if not 0.0 < float(level) < 1.0:
+        raise InputError(f"the interval level must be strictly between 0 and 1, got {level}.")
+
+
+def scopes(table: CountTable) -> list[str]:
+    """``overall`` followed by each category: the scopes of ``ranks.csv``."""
+    return ["overall", *table.categories]
+
+
+def leaderboard(boot: Bootstrap, level: float = DISPLAY_LEVEL) -> pd.DataFrame:
+    """Bootstrap mean and percentile interval of every model's score, per scope.
+
+    Columns: model, scope, mean, lo, hi (fractions), point (the observed score). Scope
+    ``overall`` is the unweighted mean over all tasks (VTAB's rule, Table A.3 column
+    "Overall"); a category scope is the unweighted mean over that category's tasks.
+    Rows are ordered by scope, then by decreasing mean.
+    """
+    table = boot.table
+    frames = []
+    for scope in scopes(table):
+        w = uniform_task_weights(table, None if scope == "overall" else scope)
+        mean, lo, hi = percentile_interval(boot.aggregate(w), level)
+        df = pd.DataFrame(
+            {"model": table.models, "scope": scope, "mean": mean, "lo": lo, "hi": hi, "point": boot.point @ w}
+        )
+        frames.append(df.sort_values("mean", ascending=False, kind="stable"))
+    return pd.concat(frames, ignore_index=True)
+
+
+def pairwise_differences(
+    boot: Bootstrap,
+    models: Sequence[str] | None = None,
+    level: float = DIFFERENCE_LEVEL,
+    bonferroni: bool = True,
+    task_weights: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """Intervals for ``score(a) - score(b)`` over all pairs of ``models`` (§2.1, Table 3).
+
+    With ``bonferroni`` the per-comparison level is ``1 - (1 - level) / m`` for ``m``
+    comparisons, which guards the family at ``level``. Columns: model_a, model_b, diff,
+    lo, hi (fractions), level (per comparison), excludes_zero.
+    """
+    check_level(level)
+    table = boot.table
+    names = list(table.models if models is None else models)
+    for m in names:
+        if m not in table.models:
+            raise InputError(f"model '{m}' is not in the data.")
+    idx = [table.models.index(m) for m in names]
+    agg = boot.aggregate(task_weights)
+    pairs = [(i, j) for k, i in enumerate(idx) for j in idx[k + 1 :]]
+    if not pairs:
+        return pd.DataFrame(columns=["model_a", "model_b", "diff", "lo", "hi", "level", "excludes_zero"])
+    per_level = 1.0 - (1.0 - level) / len(pairs) if bonferroni else level
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    mean, lo, hi = percentile_interval(agg[:, a] - agg[:, b], per_level)
+    return pd.DataFrame(
+        {
+            "model_a": [table.models[i] for i in a],
+            "model_b": [table.models[j] for j in b],
+            "diff": mean,
+            "lo": lo,
+            "hi": hi,
+            "level": per_level,
+            "excludes_zero": (lo > 0) | (hi < 0),
+        }
+    )

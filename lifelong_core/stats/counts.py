@@ -1,0 +1,187 @@
+"""Per-task correct/total counts: the input of every method in seed 002.
+
+A benchmark with a 0/1 metric is summarised without loss, for everything in seed 002
+§2, by the number of correct answers ``c[i, t]`` of model ``i`` on task ``t`` out of
+``n[i, t]`` test instances, plus the category of each task. That is the ``counts.csv``
+shape of the ``rank`` and ``weights`` commands (model, task, category, correct, total)
+and of ``Store.counts``. Validation happens once, here, so the methods can trust the
+arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+
+COLUMNS = ("model", "task", "category", "correct", "total")
+
+
+@dataclass(frozen=True, eq=False)
+class CountTable:
+    """Counts of ``len(models)`` models on ``len(tasks)`` tasks.
+
+    ``correct`` and ``total`` are int64 arrays of shape (models, tasks); ``total`` may
+    differ between models of one task (e.g. models evaluated on different subsets).
+    ``task_category[t]`` is the category of task ``t``; ``categories`` lists the
+    distinct categories in order of first appearance.
+    """
+
+    models: tuple[str, ...]
+    tasks: tuple[str, ...]
+    task_category: tuple[str, ...]
+    correct: np.ndarray
+    total: np.ndarray
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.task_category))
+
+    @property
+    def accuracy(self) -> np.ndarray:
+        return self.correct / self.total
+
+    def category_mask(self, category: str) -> np.ndarray:
+        """Boolean mask over tasks that belong to ``category``."""
+        return np.array([c == category for c in self.task_category])
+
+    def subset(self, models: Sequence[str] | None = None, tasks: Sequence[str] | None = None) -> "CountTable":
+        """The same counts restricted to ``models`` and ``tasks`` (in the given order)."""
+        mi = [self.models.index(m) for m in models] if models is not None else list(range(len(self.models)))
+        ti = [self.tasks.index(t) for t in tasks] if tasks is not None else list(range(len(self.tasks)))
+        return CountTable(
+            models=tuple(self.models[i] for i in mi),
+            tasks=tuple(self.tasks[j] for j in ti),
+            task_category=tuple(self.task_category[j] for j in ti),
+            correct=self.correct[np.ix_(mi, ti)],
+            total=self.total[np.ix_(mi, ti)],
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """The long ``counts.csv`` form, one row per model x task."""
+        m, t = np.meshgrid(np.arange(len(self.models)), np.arange(len(self.tasks)), indexing="ij")
+        return pd.DataFrame(
+            {
+                "model": np.asarray(self.models, dtype=object)[m.ravel()],
+                "task": np.asarray(self.tasks, dtype=object)[t.ravel()],
+                "category": np.asarray(self.task_category, dtype=object)[t.ravel()],
+                "correct": self.correct.ravel(),
+                "total": self.total.ravel(),
+            }
+        )
+
+
+def _whole_numbers(values: pd.Series, column: str, where) -> np.ndarray:
+    """Parse a column of whole numbers, naming the first offending cell."""
+    numeric = pd.to_numeric(values, errors="coerce")
+    bad = numeric.isna() | ~np.isfinite(numeric.to_numpy(dtype=float, na_value=np.nan))
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(f"{where(i)}, column '{column}': {values.iloc[i]!r} is not a whole number.")
+    arr = numeric.to_numpy(dtype=float)
+    frac = arr != np.round(arr)
+    if frac.any():
+        i = int(np.flatnonzero(frac)[0])
+        raise InputError(f"{where(i)}, column '{column}': {values.iloc[i]!r} is not a whole number.")
+    neg = arr < 0
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        raise InputError(f"{where(i)}, column '{column}': {values.iloc[i]!r} is negative.")
+    return arr.astype(np.int64)
+
+
+def from_frame(df: pd.DataFrame, source: str = "counts", line_offset: int | None = None) -> CountTable:
+    """Validate a long counts frame and pivot it to a :class:`CountTable`.
+
+    ``source`` names the input in error messages. With ``line_offset`` (2 for a CSV
+    file with a header line) errors name the file line of a row; otherwise the 1-based
+    row number.
+    """
+
+    def where(i: int) -> str:
+        if line_offset is None:
+            return f"{source} row {i + 1}"
+        return f"{source} line {i + line_offset}"
+
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        names = ", ".join(f"'{c}'" for c in missing)
+        raise InputError(f"{source} is missing column(s) {names}; expected model, task, category, correct, total.")
+    if len(df) == 0:
+        raise InputError(f"{source} has no rows.")
+    df = df.reset_index(drop=True)
+    labels = {}
+    for col in ("model", "task", "category"):
+        text = df[col].astype("string").str.strip()
+        empty = text.isna() | (text == "")
+        if empty.any():
+            i = int(np.flatnonzero(empty.to_numpy())[0])
+            raise InputError(f"{where(i)}, column '{col}': the value is empty.")
+        labels[col] = text.astype(str).to_numpy()
+    correct = _whole_numbers(df["correct"], "correct", where)
+    total = _whole_numbers(df["total"], "total", where)
+    zero = total == 0
+    if zero.any():
+        i = int(np.flatnonzero(zero)[0])
+        raise InputError(f"{where(i)}, column 'total': a task needs at least one test instance, got 0.")
+    over = correct > total
+    if over.any():
+        i = int(np.flatnonzero(over)[0])
+        raise InputError(f"{where(i)}: correct ({correct[i]}) is larger than total ({total[i]}).")
+
+    first_seen: dict[tuple[str, str], int] = {}
+    for i, key in enumerate(zip(labels["model"], labels["task"])):
+        if key in first_seen:
+            raise InputError(
+                f"{where(i)}: model '{key[0]}' on task '{key[1]}' appears twice "
+                f"(first at {where(first_seen[key]).split(' ', 1)[1]})."
+            )
+        first_seen[key] = i
+
+    task_cat: dict[str, str] = {}
+    for i, (task, cat) in enumerate(zip(labels["task"], labels["category"])):
+        if task_cat.setdefault(task, cat) != cat:
+            raise InputError(
+                f"{where(i)}, column 'category': task '{task}' is in category '{cat}' here "
+                f"but in '{task_cat[task]}' on an earlier row."
+            )
+
+    models = tuple(dict.fromkeys(labels["model"]))
+    tasks = tuple(task_cat)
+    mi = {m: k for k, m in enumerate(models)}
+    ti = {t: k for k, t in enumerate(tasks)}
+    rows = np.array([mi[m] for m in labels["model"]])
+    cols = np.array([ti[t] for t in labels["task"]])
+    seen = np.zeros((len(models), len(tasks)), dtype=bool)
+    seen[rows, cols] = True
+    if not seen.all():
+        i, j = np.argwhere(~seen)[0]
+        raise InputError(f"{source}: model '{models[i]}' has no row for task '{tasks[j]}'; every model needs every task.")
+    C = np.zeros(seen.shape, dtype=np.int64)
+    N = np.zeros(seen.shape, dtype=np.int64)
+    C[rows, cols] = correct
+    N[rows, cols] = total
+    return CountTable(models=models, tasks=tasks, task_category=tuple(task_cat[t] for t in tasks), correct=C, total=N)
+
+
+def read_counts_csv(path: str | Path) -> CountTable:
+    """Read and validate a ``counts.csv`` file (see :func:`from_frame`)."""
+    path = Path(path)
+    name = path.name
+    try:
+        # Everything as text, so validation can quote the offending cell verbatim.
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file.") from None
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{name} is empty.") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{name} is not a readable CSV file ({first}).") from None
+    df.columns = [str(c).strip() for c in df.columns]
+    return from_frame(df, source=name, line_offset=2)

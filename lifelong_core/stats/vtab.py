@@ -1,0 +1,99 @@
+"""VTAB-1k as seed 002 analyses it (§3, Appendix A.1, Table A.3).
+
+The repository carries two small public-fact tables under ``data/``:
+``vtab1k_tasks.csv`` (19 tasks, their category and test-set size, from the benchmark's
+own splits) and ``vtab1k_published.csv`` (the per-category and overall figures of Table
+A.3 with their 83.4% intervals: bootstrap, Bayesian, and bootstrap on normalised
+accuracy). Per-task leaderboard accuracies are not bundled; a ``leaderboard_results.csv``
+in the format of google-research/task_adaptation's ``docs/data/results.csv`` can be
+turned into counts with :func:`counts_from_leaderboard`.
+
+Like the paper (§3: "simulated data consistent with the per-task accuracies"), the
+number correct of a model on a task is its published accuracy times the test-set size,
+rounded to a whole number.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+from lifelong_core.stats.counts import CountTable
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+TASKS_CSV = DATA_DIR / "vtab1k_tasks.csv"
+PUBLISHED_CSV = DATA_DIR / "vtab1k_published.csv"
+CATEGORIES = ("natural", "specialized", "structured")
+
+
+def load_tasks(path: str | Path = TASKS_CSV) -> pd.DataFrame:
+    """The 19 VTAB tasks: task, category, test_examples (in the benchmark's order)."""
+    return pd.read_csv(path)
+
+
+def load_published(path: str | Path = PUBLISHED_CSV) -> pd.DataFrame:
+    """Table A.3 figures: model, method (bootstrap|bayesian), normalized, scope, mean_pct, lo_pct, hi_pct."""
+    df = pd.read_csv(path)
+    df["normalized"] = df["normalized"].astype(str).str.lower().eq("true")
+    return df
+
+
+def counts_from_leaderboard(path: str | Path, tasks: pd.DataFrame | None = None, regime: str = "1000") -> CountTable:
+    """Counts for the VTAB leaderboard's models from its per-task accuracy table.
+
+    The file's first row gives each column's training regime (``1000`` for VTAB-1k,
+    ``full``, ``metadata``), the second row the task name, model rows follow after a
+    ``method`` row. Only the columns of ``regime`` are used.
+    """
+    path = Path(path)
+    tasks = load_tasks() if tasks is None else tasks
+    try:
+        raw = pd.read_csv(path, header=None, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file.") from None
+    if len(raw) < 4:
+        raise InputError(f"{path.name} has fewer rows than the leaderboard format needs (regime, task, method, models).")
+    regimes, names = raw.iloc[0].tolist(), raw.iloc[1].tolist()
+    column = {}
+    for j, (reg, name) in enumerate(zip(regimes, names)):
+        if reg == regime:
+            column[name] = j
+    missing = [t for t in tasks["task"] if t not in column]
+    if missing:
+        raise InputError(f"{path.name} has no '{regime}' column for task '{missing[0]}'.")
+    body = raw.iloc[3:]
+    models = tuple(body.iloc[:, 0].str.strip())
+    acc = np.empty((len(models), len(tasks)))
+    for t, task in enumerate(tasks["task"]):
+        col = pd.to_numeric(body.iloc[:, column[task]], errors="coerce").to_numpy(dtype=float)
+        if np.isnan(col).any() or (col < 0).any() or (col > 100).any():
+            i = int(np.flatnonzero(np.isnan(col) | (col < 0) | (col > 100))[0])
+            raise InputError(f"{path.name} line {i + 4}, task '{task}': accuracy must be a percentage in [0, 100].")
+        acc[:, t] = col
+    n = np.broadcast_to(tasks["test_examples"].to_numpy(dtype=np.int64), acc.shape).copy()
+    correct = np.rint(acc / 100.0 * n).astype(np.int64)
+    return CountTable(
+        models=models,
+        tasks=tuple(tasks["task"]),
+        task_category=tuple(tasks["category"]),
+        correct=correct,
+        total=n,
+    )
+
+
+def published_table(published: pd.DataFrame, method: str = "bootstrap", normalized: bool = False) -> pd.DataFrame:
+    """One Table A.3 block as a wide frame: model, then mean/lo/hi per scope (percent)."""
+    sel = published[(published["method"] == method) & (published["normalized"] == normalized)]
+    if sel.empty:
+        raise InputError(f"the published VTAB table has no rows for method '{method}' (normalized={normalized}).")
+    wide = sel.pivot(index="model", columns="scope", values=["mean_pct", "lo_pct", "hi_pct"])
+    order = list(dict.fromkeys(sel["model"]))
+    out = pd.DataFrame({"model": order})
+    for scope in ("overall", *CATEGORIES):
+        out[scope] = wide.loc[order, ("mean_pct", scope)].to_numpy()
+        out[f"{scope}_lo"] = wide.loc[order, ("lo_pct", scope)].to_numpy()
+        out[f"{scope}_hi"] = wide.loc[order, ("hi_pct", scope)].to_numpy()
+    return out

@@ -1,0 +1,167 @@
+"""Task weighting over three categories with standard-error gray zones (seed 002 §2.3, §3.3, A.2).
+
+For category weights ``w = (w_1, w_2, w_3)`` on the simplex, a model's weighted score is
+``sum_c w_c * mean_c``, where ``mean_c`` is its unweighted mean accuracy over the tasks
+of category ``c`` (A.2, Eq. 4 and 6). Under independence between tasks,
+``Var(mean_c) = (1 / K_c^2) * sum_t p_t (1 - p_t) / n_t`` (Eq. 5, binomial standard
+errors) and ``Var(score) = sum_c w_c^2 Var(mean_c)`` (Eq. 7). At each grid point the two
+best models are compared; the standard error of their difference allows a correlation
+``rho`` between them (Eq. 3)::
+
+    SE^2 = Var_1 + Var_2 - 2 * rho * sqrt(Var_1 * Var_2)
+
+and the point is *indeterminate* when ``score_1 - score_2 <= k * SE``. As in §3.3 this is
+a picture drawn with uncertainty, not a significance test.
+
+For normalised metrics (Figure 4) the category means and their variances come from the
+bootstrap replicates instead (:func:`category_stats_from_bootstrap`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+from lifelong_core.stats.bootstrap import Bootstrap, uniform_task_weights
+from lifelong_core.stats.counts import CountTable
+
+INDETERMINATE = "indeterminate"
+
+
+@dataclass(frozen=True, eq=False)
+class CategoryStats:
+    """Per-model category means and their variances, shapes (models, 3)."""
+
+    models: tuple[str, ...]
+    categories: tuple[str, str, str]
+    mean: np.ndarray
+    var: np.ndarray
+
+
+def _three(table: CountTable, categories: Sequence[str] | None) -> tuple[str, str, str]:
+    cats = tuple(table.categories if categories is None else categories)
+    if len(cats) != 3:
+        found = ", ".join(table.categories)
+        raise InputError(
+            f"task weighting needs exactly three categories, but the data has {len(table.categories)} ({found})."
+            if categories is None
+            else f"task weighting needs exactly three categories, got {len(cats)}."
+        )
+    if len(set(cats)) != 3:
+        raise InputError("the three categories for task weighting must be different.")
+    for c in cats:
+        if c not in table.categories:
+            raise InputError(f"category '{c}' is not in the data.")
+    return cats  # type: ignore[return-value]
+
+
+def category_stats(table: CountTable, categories: Sequence[str] | None = None) -> CategoryStats:
+    """Category means and binomial variances of the means (A.2, Eq. 4-5)."""
+    cats = _three(table, categories)
+    p = table.accuracy
+    var_task = p * (1.0 - p) / table.total
+    mean = np.empty((len(table.models), 3))
+    var = np.empty((len(table.models), 3))
+    for k, c in enumerate(cats):
+        w = uniform_task_weights(table, c)
+        mean[:, k] = p @ w
+        var[:, k] = var_task @ (w**2)
+    return CategoryStats(models=table.models, categories=cats, mean=mean, var=var)
+
+
+def category_stats_from_bootstrap(boot: Bootstrap, categories: Sequence[str] | None = None) -> CategoryStats:
+    """Category means and variances estimated from bootstrap replicates (e.g. normalised)."""
+    cats = _three(boot.table, categories)
+    mean = np.empty((len(boot.table.models), 3))
+    var = np.empty_like(mean)
+    for k, c in enumerate(cats):
+        agg = boot.aggregate(uniform_task_weights(boot.table, c))
+        mean[:, k] = agg.mean(axis=0)
+        var[:, k] = agg.var(axis=0, ddof=1)
+    return CategoryStats(models=boot.table.models, categories=cats, mean=mean, var=var)
+
+
+def simplex_grid(step: float) -> np.ndarray:
+    """All weight triples on the simplex with spacing ``step`` (1/step must be a whole number).
+
+    Rows are ordered by the first weight, then the second; ``round(1/step) + 1`` points
+    per side.
+    """
+    if not 0 < step <= 1:
+        raise InputError(f"the weight step must be in (0, 1], got {step}.")
+    n = int(round(1.0 / step))
+    if abs(n * step - 1.0) > 1e-9:
+        raise InputError(f"the weight step must divide 1 evenly (e.g. 0.05, 0.1, 0.01), got {step}.")
+    i, j = np.triu_indices(n + 1)
+    # Pairs (i, j - i) enumerate every (w1, w2) with w1 + w2 <= 1 exactly once.
+    first = i
+    second = j - i
+    counts = np.stack([first, second, n - first - second], axis=1)
+    order = np.lexsort((counts[:, 1], counts[:, 0]))
+    return counts[order] / n
+
+
+@dataclass(frozen=True, eq=False)
+class WeightRegions:
+    """The best model on every grid point of the simplex.
+
+    ``weights`` (points, 3); ``leader``/``runner_up`` model indices; ``diff``/``se``
+    fractions; ``indeterminate`` where ``diff <= se_mult * se``.
+    """
+
+    stats: CategoryStats
+    weights: np.ndarray
+    leader: np.ndarray
+    runner_up: np.ndarray
+    diff: np.ndarray
+    se: np.ndarray
+    se_mult: float
+    rho: float
+
+    @property
+    def indeterminate(self) -> np.ndarray:
+        return self.diff <= self.se_mult * self.se
+
+    @property
+    def winner(self) -> np.ndarray:
+        """Winning model name per point, or ``'indeterminate'``."""
+        names = np.asarray(self.stats.models, dtype=object)[self.leader]
+        return np.where(self.indeterminate, INDETERMINATE, names)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per grid point: a weight column per category, winner, runner_up, diff, se, leader."""
+        names = np.asarray(self.stats.models, dtype=object)
+        df = pd.DataFrame(np.round(self.weights, 10), columns=list(self.stats.categories))
+        df["winner"] = self.winner
+        df["runner_up"] = names[self.runner_up]
+        df["diff"] = self.diff
+        df["se"] = self.se
+        df["leader"] = names[self.leader]
+        return df
+
+
+def weight_regions(stats: CategoryStats, step: float = 0.05, se_mult: float = 1.0, rho: float = 0.0) -> WeightRegions:
+    """Leader, runner-up, difference and its standard error at each simplex grid point."""
+    if len(stats.models) < 2:
+        raise InputError("task weighting compares models, so it needs at least two models.")
+    if not -1.0 <= rho <= 1.0:
+        raise InputError(f"the correlation rho must be between -1 and 1, got {rho}.")
+    if se_mult < 0:
+        raise InputError(f"the standard-error multiplier must be non-negative, got {se_mult}.")
+    w = simplex_grid(step)
+    score = w @ stats.mean.T
+    var = (w**2) @ stats.var.T
+    # argpartition would not order the two best; a full argsort over M models is cheap.
+    top2 = np.argsort(-score, axis=1, kind="stable")[:, :2]
+    rows = np.arange(len(w))
+    lead, second = top2[:, 0], top2[:, 1]
+    v1, v2 = var[rows, lead], var[rows, second]
+    se = np.sqrt(np.maximum(v1 + v2 - 2.0 * rho * np.sqrt(v1 * v2), 0.0))
+    diff = score[rows, lead] - score[rows, second]
+    return WeightRegions(
+        stats=stats, weights=w, leader=lead, runner_up=second, diff=diff, se=se, se_mult=float(se_mult), rho=float(rho)
+    )
