@@ -1,0 +1,167 @@
+"""What every estimator returns, and the sampling design they share.
+
+Sort & Search (seed 001, §3.2) evaluates a new model on ``n'`` samples spread uniformly
+along the easy -> hard order and reports a threshold position as its accuracy. The order
+is kept here, but the ``n'`` points are drawn as a *stratified random sample*: the order
+is cut into ``n' // 2`` contiguous strata of (almost) equal size and two samples are drawn
+at random without replacement inside each stratum. This keeps the "diversity-seeking"
+coverage of every difficulty range that §4.4 credits uniform sampling with, and adds the
+randomisation that design-based inference needs: the estimator below is unbiased for the
+accuracy over all ``n`` samples whatever the new model does, and two draws per stratum give
+an unbiased variance estimate (Cochran, *Sampling Techniques*, 3rd ed., 1977, §5.3 and
+§5A.12; with one draw per stratum, as systematic sampling has, no unbiased variance
+estimator exists).
+
+The accuracy estimate is the *model-assisted difference estimator* (Särndal, Swensson &
+Wretman, *Model Assisted Survey Sampling*, 1992, §6.3-6.5): a prediction ``p_j`` of the
+new model's correctness on every sample (from whichever sample-level model the method
+fits) is summed over all ``n`` samples, and the design-weighted mean residual
+``a_j - p_j`` on the evaluated samples corrects it. Good predictions shrink the residual
+variance and so the interval; bad predictions cost width, never validity. The interval is
+Student-t with Satterthwaite's effective degrees of freedom (Cochran §5.4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from lifelong_core.errors import InputError
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One new model's estimate from its ``n'`` evaluations (docs/CONTRACTS.md).
+
+    ``per_sample`` is the 0/1 predicted correctness for all ``n`` samples in original
+    column order (evaluated samples carry their observed value); ``prob`` the predicted
+    probability of being correct, where the method has one.
+    """
+
+    acc: float
+    lo: float | None
+    hi: float | None
+    per_sample: np.ndarray
+    prob: np.ndarray | None = None
+
+
+def strata_bounds(n: int, budget: int) -> np.ndarray:
+    """Edges (length ``H + 1``) of the ``H = budget // 2`` strata along the sorted order.
+
+    Strata are contiguous runs of sorted positions of sizes differing by at most one, so
+    every stratum holds at least two samples whenever ``budget <= n``.
+    """
+    h = max(budget // 2, 1)
+    return np.linspace(0, n, h + 1).round().astype(np.int64)
+
+
+def check_budget(n: int, budget: int) -> None:
+    if not 1 <= budget <= n:
+        raise InputError(f"budget {budget} must be between 1 and the number of samples ({n}).")
+
+
+def stratified_positions(n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
+    """Sorted positions (in sorted order, not column numbers): exactly ``budget`` of them.
+
+    Two draws without replacement per stratum; when ``budget`` is odd the largest stratum
+    (which holds at least three samples, since ``n >= budget``) gets a third draw.
+    """
+    check_budget(n, budget)
+    edges = strata_bounds(n, budget)
+    sizes = np.diff(edges)
+    take = np.full(len(sizes), min(2, budget), dtype=np.int64)
+    take[int(np.argmax(sizes))] += budget - take.sum()
+    # One vectorised draw: random keys per position, keep the `take` smallest per stratum.
+    keys = rng.random(n)
+    stratum = np.repeat(np.arange(len(sizes)), sizes)
+    by_key = np.lexsort((keys, stratum))
+    rank_in_stratum = np.arange(n) - np.repeat(edges[:-1], sizes)
+    chosen = by_key[rank_in_stratum < np.repeat(take, sizes)]
+    return np.sort(chosen)
+
+
+def _strata_of(ranks: np.ndarray, n: int, budget: int) -> tuple[np.ndarray, np.ndarray]:
+    """Stratum label per evaluated sample and the population size of every stratum.
+
+    Labels follow the design of :func:`stratified_positions`. Positions chosen any other
+    way (e.g. S&S's uniform grid) are post-stratified: neighbouring strata are merged until
+    each holds at least two evaluated samples ("collapsed strata", Cochran §5A.12), which
+    keeps the variance estimate defined, and conservative rather than optimistic.
+    """
+    edges = strata_bounds(n, budget)
+    label = np.searchsorted(edges, ranks, side="right") - 1
+    counts = np.bincount(label, minlength=len(edges) - 1)
+    if counts.min() >= 2 or len(ranks) < 2:
+        return label, np.diff(edges)
+    keep = [0]
+    running = 0
+    for h, c in enumerate(counts):
+        running += c
+        if running >= 2 and h < len(counts) - 1:
+            keep.append(h + 1)
+            running = 0
+    if running < 2 and len(keep) > 1:
+        keep.pop()
+    merged = np.append(edges[keep], n)
+    label = np.searchsorted(merged, ranks, side="right") - 1
+    return label, np.diff(merged)
+
+
+@dataclass(frozen=True)
+class AccuracyInterval:
+    acc: float
+    lo: float | None
+    hi: float | None
+    half: float | None  # t * se before clipping the interval to [0, 1]
+
+
+def difference_estimate(
+    ranks: np.ndarray,
+    observed: np.ndarray,
+    prob_sorted: np.ndarray,
+    resid: np.ndarray | None = None,
+    level: float = 0.95,
+    inflate: float = 1.0,
+) -> AccuracyInterval:
+    """Model-assisted difference estimator of the accuracy with a stratified t-interval.
+
+    ``ranks`` are the evaluated samples' positions in sorted order, ``observed`` their 0/1
+    results and ``prob_sorted`` the predicted P(correct) of every sample in sorted order.
+    Written as "evaluated results + predictions for the rest + the stratum's mean residual
+    for each sample not evaluated", which is algebraically the textbook difference
+    estimator when ``resid = observed - prob`` and stays exact at ``n' = n`` (every stratum
+    fully evaluated, finite-population correction zero, zero-width interval).
+
+    ``resid`` lets a method pass *out-of-sample* residuals (e.g. leave-one-out) when its
+    predictions were fitted on the evaluated samples themselves: in-sample residuals are
+    shrunk by the fit and would make the interval too narrow (the GREG small-sample
+    problem, Särndal et al. §6.6-6.7).
+    """
+    n = len(prob_sorted)
+    budget = len(ranks)
+    obs = observed.astype(np.float64)
+    if resid is None:
+        resid = obs - prob_sorted[ranks]
+    label, sizes = _strata_of(ranks, n, budget)
+    h = len(sizes)
+    n_h = np.bincount(label, minlength=h).astype(np.float64)
+    mean_h = np.bincount(label, weights=resid, minlength=h) / np.maximum(n_h, 1)
+    unsampled = prob_sorted.sum() - prob_sorted[ranks].sum()
+    acc = (obs.sum() + unsampled + ((sizes - n_h) * mean_h).sum()) / n
+    acc = float(np.clip(acc, 0.0, 1.0))
+    if budget < 2:
+        return AccuracyInterval(acc, None, None, None)
+    ss_h = np.bincount(label, weights=(resid - mean_h[label]) ** 2, minlength=h)
+    s2_h = ss_h / np.maximum(n_h - 1, 1)
+    fpc = 1.0 - n_h / sizes
+    g = (sizes / n) ** 2 * fpc / n_h
+    var = float((g * s2_h).sum()) * inflate
+    if var <= 0.0:
+        return AccuracyInterval(acc, acc, acc, 0.0)
+    se = float(np.sqrt(var))
+    # Satterthwaite: variance of a weighted sum of independent s^2_h with n_h - 1 df each.
+    df = var**2 / float(((g * s2_h) ** 2 / np.maximum(n_h - 1, 1)).sum())
+    half = float(stats.t.ppf(0.5 + level / 2.0, df)) * se
+    return AccuracyInterval(acc, max(acc - half, 0.0), min(acc + half, 1.0), half)

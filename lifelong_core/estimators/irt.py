@@ -1,0 +1,218 @@
+"""Multidimensional item-response model of the cache, and the estimator built on it.
+
+Seed 001 forces one global easy -> hard order on every new model, and its error
+decomposition (§4.5, Appendix E) shows that this order, not the number of evaluations, is
+what limits sample-level accuracy; Appendix L(1) asks for "sample ordering structures"
+beyond a single one. A compensatory multidimensional 2PL model (Reckase, *Multidimensional
+Item Response Theory*, 2009, ch. 4), fitted to the cache as a logistic factor model
+(Collins, Dasgupta & Schapire, NIPS 2001), is such a structure:
+
+    P(model i correct on sample j) = sigmoid(d_j + w_j . theta_i),   theta_i in R^k.
+
+``d_j`` is the sample's easiness, ``w_j`` its discriminations along ``k`` directions of
+model space. With ``k = 1`` the predicted-correct set of every model is a threshold on one
+order (what S&S assumes); with ``k > 1`` each direction of ``theta`` reorders the samples,
+so families of models that fail on their own samples get their own orders, as smoothly as
+the data allow. Departures from the papers: the item parameters are fitted by
+alternating penalised Newton steps (a Gaussian prior on ``theta`` and a ridge on ``w``),
+and a new model's ``theta`` is the MAP estimate under the empirical distribution of the
+cache models' ``theta`` (empirical Bayes), so a handful of evaluations already gives a
+sensible prediction and ``n'`` large enough lets the data override the prior.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from lifelong_core.errors import InputError
+from lifelong_core.estimators.base import (
+    Estimate,
+    difference_estimate,
+    stratified_positions,
+)
+
+
+def check_cache(A_sort: np.ndarray, order: np.ndarray) -> np.ndarray:
+    A = np.asarray(A_sort)
+    if A.ndim != 2 or A.shape[0] < 2 or A.shape[1] < 2:
+        raise InputError(
+            f"the Sort cache must be a matrix with at least 2 models and 2 samples, got shape {A.shape}."
+        )
+    if not np.isin(A, (0, 1)).all():
+        raise InputError("the Sort cache must hold only 0/1 correctness values.")
+    order = np.asarray(order)
+    if order.shape != (A.shape[1],) or not np.array_equal(np.sort(order), np.arange(A.shape[1])):
+        raise InputError(f"the sample order must be a permutation of the {A.shape[1]} sample columns.")
+    return A
+
+
+def check_observations(positions: np.ndarray, observed: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    pos = np.asarray(positions, dtype=np.int64)
+    obs = np.asarray(observed)
+    if pos.ndim != 1 or obs.shape != pos.shape:
+        raise InputError("positions and observed results must be 1-D arrays of the same length.")
+    if len(pos) == 0:
+        raise InputError("at least one evaluated sample is needed for an estimate.")
+    if pos.min() < 0 or pos.max() >= n or len(np.unique(pos)) != len(pos):
+        raise InputError(f"evaluated sample indices must be distinct and in [0, {n}).")
+    if not np.isin(obs, (0, 1)).all():
+        raise InputError("observed results must be 0/1 correctness values.")
+    return pos, obs.astype(np.uint8)
+
+
+@dataclass(frozen=True)
+class ItemModel:
+    """Fitted item parameters and the empirical prior over model abilities."""
+
+    d: np.ndarray  # (n,) easiness
+    w: np.ndarray  # (n, k) discriminations
+    prior_mean: np.ndarray  # (k,)
+    prior_prec: np.ndarray  # (k, k) inverse covariance of the cache models' theta
+    theta: np.ndarray  # (m, k) cache models' abilities
+
+
+def _newton_rows(X: np.ndarray, Y: np.ndarray, offset: np.ndarray, beta: np.ndarray, ridge: np.ndarray) -> np.ndarray:
+    """One damped Newton step for many independent ridge logistic regressions at once.
+
+    Regression r has design ``X`` (shared, (s, p)), responses ``Y[:, r]``, offsets
+    ``offset[:, r]`` and coefficients ``beta[r]``; ``ridge`` is the (p,) penalty.
+    """
+    eta = offset + X @ beta.T
+    mu = expit(eta)
+    grad = X.T @ (Y - mu) - (ridge[:, None] * beta.T)  # (p, r)
+    wts = mu * (1.0 - mu)
+    p = X.shape[1]
+    outer = (X[:, :, None] * X[:, None, :]).reshape(len(X), p * p)
+    hess = (wts.T @ outer).reshape(-1, p, p) + np.diag(ridge)[None]
+    step = np.linalg.solve(hess, grad.T[:, :, None])[:, :, 0]
+    # Damping keeps the alternating fit monotone on separable columns (always-correct samples).
+    return beta + np.clip(step, -2.0, 2.0)
+
+
+def fit_item_model(A: np.ndarray, k: int = 6, iters: int = 25, item_ridge: float = 1.0) -> ItemModel:
+    """Fit ``sigmoid(d_j + w_j . theta_i)`` to the cache by alternating Newton steps.
+
+    Initialised from the truncated SVD of the centred cache (logistic PCA's usual start);
+    ``theta`` carries a standard-normal prior (fixes the scale), ``w`` a ridge of
+    ``item_ridge`` and ``d`` a weak ridge of 0.01 so that samples every cache model gets
+    right stay finite.
+    """
+    Y = np.asarray(A, dtype=np.float64)
+    m, n = Y.shape
+    k = int(max(1, min(k, m - 1)))
+    col = Y.mean(axis=0)
+    d = np.log((col * m + 0.5) / ((1 - col) * m + 0.5))
+    u, s, vt = np.linalg.svd(Y - col, full_matrices=False)
+    theta = u[:, :k] * np.sqrt(m)
+    w = (vt[:k].T * s[:k]) * (4.0 / np.sqrt(m))
+    item_pen = np.append(np.full(k, item_ridge), 0.01)
+    model_pen = np.ones(k)
+    for _ in range(iters):
+        X = np.hstack([theta, np.ones((m, 1))])
+        beta = _newton_rows(X, Y, np.zeros((m, n)), np.hstack([w, d[:, None]]), item_pen)
+        w, d = beta[:, :k], beta[:, k]
+        theta = _newton_rows(w, Y.T, np.broadcast_to(d[:, None], (n, m)), theta, model_pen)
+    mean = theta.mean(axis=0)
+    cov = np.cov(theta, rowvar=False).reshape(k, k) + 1e-3 * np.eye(k)
+    return ItemModel(d=d, w=w, prior_mean=mean, prior_prec=np.linalg.inv(cov), theta=theta)
+
+
+def map_ability(
+    item: ItemModel, cols: np.ndarray, obs: np.ndarray, iters: int = 30
+) -> tuple[np.ndarray, float]:
+    """MAP ``theta`` of a new model from its results ``obs`` on sample columns ``cols``.
+
+    Also returns the effective number of parameters of the penalised fit (trace of its
+    hat matrix), which the interval uses to undo the shrinkage of in-sample residuals.
+    """
+    X = item.w[cols]
+    off = item.d[cols]
+    y = obs.astype(np.float64)
+    theta = item.prior_mean.copy()
+    for _ in range(iters):
+        mu = expit(off + X @ theta)
+        grad = X.T @ (y - mu) - item.prior_prec @ (theta - item.prior_mean)
+        fisher = (X * (mu * (1 - mu))[:, None]).T @ X
+        step = np.linalg.solve(fisher + item.prior_prec, grad)
+        theta = theta + np.clip(step, -2.0, 2.0)
+        if np.abs(step).max() < 1e-6:
+            break
+    mu = expit(off + X @ theta)
+    fisher = (X * (mu * (1 - mu))[:, None]).T @ X
+    df = float(np.trace(np.linalg.solve(fisher + item.prior_prec, fisher)))
+    return theta, df
+
+
+class MIRTEstimator:
+    """Sample-level prediction from a multidimensional IRT model of the cache.
+
+    Selection: stratified random along the cache order (``base``). Per-sample prediction:
+    the evaluated samples carry their observed result; every other sample is predicted
+    correct when ``P(correct) >= 0.5`` under the new model's MAP ability. Accuracy: the
+    model-assisted difference estimator with a 95% stratified interval (``base``).
+    """
+
+    name = "mirt"
+
+    def __init__(self, k: int = 6, iters: int = 25, item_ridge: float = 1.0, level: float = 0.95):
+        self.k = k
+        self.iters = iters
+        self.item_ridge = item_ridge
+        self.level = level
+
+    def fit(self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None) -> "MIRTEstimator":
+        A = check_cache(A_sort, order)
+        self.order_ = np.asarray(order, dtype=np.int64)
+        self.rank_ = np.empty_like(self.order_)
+        self.rank_[self.order_] = np.arange(len(self.order_))
+        self.item_ = fit_item_model(A, k=self.k, iters=self.iters, item_ridge=self.item_ridge)
+        return self
+
+    def select(self, n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
+        if n != len(self.order_):
+            raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
+        return np.sort(self.order_[stratified_positions(n, budget, rng)])
+
+    def predict_proba(self, positions: np.ndarray, observed: np.ndarray) -> tuple[np.ndarray, float]:
+        """P(correct) for every sample, and the effective parameter count of the fit."""
+        theta, df = map_ability(self.item_, positions, observed)
+        return expit(self.item_.d + self.item_.w @ theta), df
+
+    def estimate(self, positions: np.ndarray, observed: np.ndarray) -> Estimate:
+        n = len(self.order_)
+        pos, obs = check_observations(positions, observed, n)
+        prob, df = self.predict_proba(pos, obs)
+        # GREG variance with fitted predictions: residual variance times n' / (n' - df)
+        # (Särndal et al. 1992, §6.6), since the fit pulled its own residuals towards 0.
+        inflate = len(pos) / max(len(pos) - df, 1.0)
+        return finish(prob, pos, obs, self.order_, self.rank_, self.level, inflate=inflate)
+
+
+def finish(
+    prob: np.ndarray,
+    pos: np.ndarray,
+    obs: np.ndarray,
+    order: np.ndarray,
+    rank: np.ndarray,
+    level: float,
+    inflate: float = 1.0,
+    width_resid: np.ndarray | None = None,
+) -> Estimate:
+    """Turn P(correct) per sample into an :class:`Estimate` (shared by every method here).
+
+    The point estimate always uses in-sample residuals (the difference estimator proper);
+    ``width_resid``, when given, are out-of-sample residuals that set the interval's width.
+    """
+    iv = difference_estimate(rank[pos], obs, prob[order], level=level, inflate=inflate)
+    if width_resid is not None and iv.lo is not None:
+        w = difference_estimate(rank[pos], obs, prob[order], resid=width_resid, level=level)
+        half = w.half or 0.0
+        iv = type(iv)(iv.acc, max(iv.acc - half, 0.0), min(iv.acc + half, 1.0), half)
+    per_sample = (prob >= 0.5).astype(np.uint8)
+    per_sample[pos] = obs
+    prob = prob.copy()
+    prob[pos] = obs
+    return Estimate(acc=iv.acc, lo=iv.lo, hi=iv.hi, per_sample=per_sample, prob=prob)
