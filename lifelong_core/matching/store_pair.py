@@ -1,0 +1,205 @@
+"""Source and target sets taken from the store, ready for the matching protocol.
+
+A *side* is a dataset, optionally narrowed to some of its domains (the demo's
+replication pair is dataset ``lifelong-digits``, domains ``clean`` and
+``clean-replication``). Per CONTRACTS.md the inputs of seed 004's tuple
+``(y, y_hat, p_hat)`` come from the store as: ``y`` = sample label,
+``y_hat`` = extra field ``predicted``, ``p_hat`` = extra field ``confidence`` (max
+softmax). This module talks to a :class:`~lifelong_core.store.Store` only through its
+public read methods, so it never touches DuckDB itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+from lifelong_core.matching.comparison import ModelComparison, compare_models
+from lifelong_core.matching.data import Predictions, make_predictions
+
+FIELDS = ("predicted", "confidence")
+DEMO_DATASET = "lifelong-digits"
+DEMO_SOURCE_DOMAIN = "clean"
+DEMO_TARGET_DOMAIN = "clean-replication"
+
+
+@dataclass(frozen=True)
+class Side:
+    """A dataset, or some of its domains; ``domains=None`` means all of them."""
+
+    dataset: str
+    domains: tuple[str, ...] | None = None
+
+    def describe(self) -> str:
+        if not self.domains:
+            return f"{self.dataset} (all domains)"
+        return f"{self.dataset} / {', '.join(self.domains)}"
+
+
+@dataclass(frozen=True, eq=False)
+class PairData:
+    """Labels, predicted labels and confidences of the chosen models on both sides."""
+
+    source: Side
+    target: Side
+    models: tuple[str, ...]        # display names, unique
+    model_idx: np.ndarray          # store rows, aligned with ``models``
+    y_source: np.ndarray
+    pred_source: np.ndarray        # (models, source samples)
+    conf_source: np.ndarray
+    y_target: np.ndarray
+    pred_target: np.ndarray
+    conf_target: np.ndarray
+    skipped: tuple[str, ...] = ()  # models left out, each with the reason
+
+    def predictions(self, model: str) -> tuple[Predictions, Predictions]:
+        """Source and target :class:`Predictions` of one model."""
+        k = self.models.index(model)
+        return (
+            make_predictions(self.y_source, self.pred_source[k], self.conf_source[k],
+                             name=f"source {self.source.describe()} (model {model})"),
+            make_predictions(self.y_target, self.pred_target[k], self.conf_target[k],
+                             name=f"target {self.target.describe()} (model {model})"),
+        )
+
+
+def model_names(models: pd.DataFrame) -> list[str]:
+    """Display name per store model: its name, or ``name [model_id]`` where names repeat."""
+    names = models["name"].fillna(models["model_id"]).astype(str)
+    dup = names.duplicated(keep=False)
+    return [f"{n} [{i}]" if d else n for n, i, d in zip(names, models["model_id"].astype(str), dup)]
+
+
+def _samples(store, side: Side, role: str) -> pd.DataFrame:
+    known = set(store.datasets()["dataset"])
+    if side.dataset not in known:
+        raise InputError(f"The store has no dataset {side.dataset!r} (the {role} set).")
+    if side.domains is not None:
+        have = set(store.domains(side.dataset)["domain"])
+        missing = [d for d in side.domains if d not in have]
+        if missing:
+            raise InputError(f"Dataset {side.dataset!r} has no domain {missing[0]!r} (the {role} set).")
+    smp = store.samples(dataset=side.dataset, domains=list(side.domains) if side.domains else None)
+    if smp.empty:
+        raise InputError(f"The {role} set {side.describe()} has no samples.")
+    unlabeled = smp["label"].isna().to_numpy()
+    if unlabeled.any():
+        sid = smp["sample_id"].iloc[int(np.flatnonzero(unlabeled)[0])]
+        raise InputError(
+            f"The {role} set {side.describe()} has samples without a label (first: {sid!r}); "
+            "matched accuracy needs the label column."
+        )
+    return smp
+
+
+def _extras(store, rows: np.ndarray, smp_s: pd.DataFrame, smp_t: pd.DataFrame):
+    ex_s = store.extras(models=rows, samples=smp_s["sample_idx"].to_numpy(), fields=FIELDS)
+    ex_t = store.extras(models=rows, samples=smp_t["sample_idx"].to_numpy(), fields=FIELDS)
+    return ex_s, ex_t
+
+
+def load_pair(store, source: Side, target: Side, models: Sequence[int] | None = None) -> PairData:
+    """Read both sides for the given store rows (``model_idx``; None = every model).
+
+    Models without ``predicted``/``confidence`` on every chosen sample are left out and
+    listed in ``skipped`` with the store's reason; if none is left, the InputError says
+    which column is missing.
+    """
+    smp_s = _samples(store, source, "source")
+    smp_t = _samples(store, target, "target")
+    table = store.models()
+    if models is None:
+        rows = table["model_idx"].to_numpy(dtype=np.int64)
+    else:
+        rows = np.asarray(list(models), dtype=np.int64)
+    if rows.size == 0:
+        raise InputError("No models to compare: the store has none, or none was chosen.")
+    names_all = dict(zip(table["model_idx"].to_numpy(dtype=np.int64), model_names(table)))
+    unknown = [int(r) for r in rows if int(r) not in names_all]
+    if unknown:
+        raise InputError(f"The store has no model with index {unknown[0]}.")
+    skipped: list[str] = []
+    try:
+        ex_s, ex_t = _extras(store, rows, smp_s, smp_t)
+        keep = rows
+    except InputError as first:
+        # One model without confidences must not hide the others: find who lacks what.
+        kept, parts_s, parts_t = [], [], []
+        for r in rows:
+            try:
+                es, et = _extras(store, np.array([r]), smp_s, smp_t)
+            except InputError as exc:
+                skipped.append(f"{names_all[int(r)]}: {exc}")
+                continue
+            kept.append(r)
+            parts_s.append(es)
+            parts_t.append(et)
+        if not kept:
+            raise InputError(
+                f"{first} Matched accuracy needs the label, predicted and confidence columns."
+            ) from None
+        keep = np.asarray(kept, dtype=np.int64)
+        ex_s = {f: np.concatenate([p[f] for p in parts_s]) for f in FIELDS}
+        ex_t = {f: np.concatenate([p[f] for p in parts_t]) for f in FIELDS}
+    return PairData(
+        source=source,
+        target=target,
+        models=tuple(names_all[int(r)] for r in keep),
+        model_idx=keep,
+        y_source=smp_s["label"].to_numpy(dtype=np.int64),
+        pred_source=ex_s["predicted"],
+        conf_source=ex_s["confidence"],
+        y_target=smp_t["label"].to_numpy(dtype=np.int64),
+        pred_target=ex_t["predicted"],
+        conf_target=ex_t["confidence"],
+        skipped=tuple(skipped),
+    )
+
+
+def compare_pair(
+    data: PairData,
+    eps: float = 0.005,
+    criterion: str = "label-prob",
+    runs: int = 10,
+    seed: int = 0,
+    progress: Callable[[float], None] | None = None,
+) -> ModelComparison:
+    """:func:`~lifelong_core.matching.comparison.compare_models` on a :class:`PairData`."""
+    return compare_models(
+        data.models,
+        data.y_source,
+        data.pred_source,
+        data.conf_source,
+        data.y_target,
+        data.pred_target,
+        data.conf_target,
+        eps=eps,
+        criterion=criterion,
+        runs=runs,
+        seed=seed,
+        progress=progress,
+    )
+
+
+def compare_store_models(
+    store,
+    source: Side,
+    target: Side,
+    models: Sequence[int] | None = None,
+    eps: float = 0.005,
+    criterion: str = "label-prob",
+    runs: int = 10,
+    seed: int = 0,
+    progress: Callable[[float], None] | None = None,
+) -> tuple[ModelComparison, tuple[str, ...]]:
+    """Load both sides and run the protocol for every chosen model; also the skipped list.
+
+    The Matched-accuracy page calls this once per block of models (to move its progress
+    bar and cache each block); the benchmark times the same call.
+    """
+    data = load_pair(store, source, target, models)
+    return compare_pair(data, eps, criterion, runs, seed, progress), data.skipped
