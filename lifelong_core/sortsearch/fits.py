@@ -1,0 +1,125 @@
+"""Curve fits of error against budget: E = a exp(-b n') + c (seed 001 §4.2 Key Result 2)
+and E_agg = c n'^p (seed 000 §5 Key Result 2).
+
+A fit never raises on data it cannot fit: the result says ``ok=False`` with a reason, so
+the app can show the sweep without its curve.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """Fitted parameters, R^2 on the fitted points, and whether the fit succeeded."""
+
+    model: str
+    params: dict[str, float] = field(default_factory=dict)
+    r2: float = float("nan")
+    ok: bool = False
+    message: str = ""
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        if not self.ok:
+            return np.full(x.shape, np.nan)
+        if self.model == "exponential":
+            return _exp(x, self.params["a"], self.params["b"], self.params["c"])
+        return _power(x, self.params["c"], self.params["p"])
+
+
+def _exp(x, a, b, c):
+    return a * np.exp(-b * x) + c
+
+
+def _power(x, c, p):
+    return c * np.power(x, p)
+
+
+def _r2(y: np.ndarray, fitted: np.ndarray) -> float:
+    ss_res = float(((y - fitted) ** 2).sum())
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    if ss_tot == 0:
+        return 1.0 if ss_res == 0 else float("nan")
+    return 1.0 - ss_res / ss_tot
+
+
+def _clean(x, y, need: int, model: str) -> tuple[np.ndarray, np.ndarray] | FitResult:
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep], y[keep]
+    if len(x) < need:
+        return FitResult(model, message=f"needs at least {need} finite points, got {len(x)}")
+    return x, y
+
+
+def fit_exponential(budgets, errors) -> FitResult:
+    """Fit E = a exp(-b n') + c with a, b, c >= 0.
+
+    Initial values: c from the smallest error, a from the first error above it, and b
+    from a log-linear fit of E - c against n' (so the decay scale matches the data's
+    budget range, which spans orders of magnitude).
+    """
+    from scipy.optimize import curve_fit
+
+    cleaned = _clean(budgets, errors, 3, "exponential")
+    if isinstance(cleaned, FitResult):
+        return cleaned
+    x, y = cleaned
+    c0 = max(float(y.min()) * 0.95, 0.0)
+    a0 = max(float(y[np.argmin(x)]) - c0, 1e-6)
+    resid = y - c0
+    pos = resid > 1e-12
+    b0 = 1.0 / float(np.median(x))
+    if pos.sum() >= 2 and np.ptp(x[pos]) > 0:
+        slope = np.polyfit(x[pos], np.log(resid[pos]), 1)[0]
+        if slope < 0:
+            b0 = -slope
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            popt, _ = curve_fit(
+                _exp, x, y, p0=[a0, b0, c0], bounds=([0, 0, 0], [np.inf, np.inf, np.inf]), maxfev=20000
+            )
+    except (RuntimeError, ValueError) as exc:
+        return FitResult("exponential", message=f"curve_fit failed: {exc}")
+    a, b, c = (float(v) for v in popt)
+    return FitResult("exponential", {"a": a, "b": b, "c": c}, _r2(y, _exp(x, a, b, c)), True)
+
+
+def fit_power_law(budgets, eagg) -> FitResult:
+    """Fit E_agg = c n'^p (p is negative when the error shrinks).
+
+    Initialised from least squares on log E_agg vs log n' over the positive points, then
+    refined by ``curve_fit`` on the original scale (the paper's figures are on that
+    scale). Zero errors are kept in the refinement but cannot enter the log-space start.
+    """
+    from scipy.optimize import curve_fit
+
+    cleaned = _clean(budgets, eagg, 2, "power")
+    if isinstance(cleaned, FitResult):
+        return cleaned
+    x, y = cleaned
+    if (x <= 0).any():
+        return FitResult("power", message="budgets must be positive")
+    pos = y > 0
+    if pos.sum() >= 2 and np.ptp(np.log(x[pos])) > 0:
+        p0, logc0 = np.polyfit(np.log(x[pos]), np.log(y[pos]), 1)
+        c0 = float(np.exp(logc0))
+    else:
+        p0, c0 = -0.5, max(float(y.max()), 1e-6)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            popt, _ = curve_fit(_power, x, y, p0=[c0, float(p0)], maxfev=20000)
+    except (RuntimeError, ValueError) as exc:
+        return FitResult("power", message=f"curve_fit failed: {exc}")
+    c, p = (float(v) for v in popt)
+    if not (np.isfinite(c) and np.isfinite(p)):
+        return FitResult("power", message="fit did not converge to finite parameters")
+    return FitResult("power", {"c": c, "p": p}, _r2(y, _power(x, c, p)), True)

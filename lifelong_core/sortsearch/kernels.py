@@ -1,0 +1,124 @@
+"""The sweep's inner seam: boundary counts (docs/CONTRACTS.md).
+
+Every threshold metric of a model needs only the number of ones of its row, in sorted
+order, before a finite set of cut positions known before touching the data. The dense
+backend here works on uint8 row blocks; a packed-bit backend supplies the same three
+functions for packed rows and must return identical numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from lifelong_core.sortsearch.search import RULES, positions_for, rule_candidates
+from lifelong_core.sortsearch.sort import best_prefix_counts, column_sums
+
+
+def boundary_counts(block: np.ndarray, order: np.ndarray, cuts: np.ndarray) -> np.ndarray:
+    """``int32 (rows, len(cuts))``: ones in ``block[:, order][:, :cut]`` for every cut.
+
+    One gather of the block into sorted order and one ``reduceat`` over the segments
+    between consecutive cuts: O(rows * n) time, O(rows * (n + len(cuts))) memory.
+    """
+    n = len(order)
+    rows = block.shape[0]
+    cuts = np.asarray(cuts, dtype=np.int64)
+    if rows == 0:
+        return np.zeros((0, len(cuts)), dtype=np.int32)
+    sorted_block = np.take(block, order, axis=1)
+    starts = np.unique(np.concatenate([[0], cuts[(cuts > 0) & (cuts < n)]]))
+    seg = np.add.reduceat(sorted_block, starts, axis=1, dtype=np.int32)
+    # prefix[:, i] = ones before bounds[i]; bounds = starts[1:] + [n], plus 0 -> 0.
+    prefix = np.zeros((rows, len(starts) + 1), dtype=np.int32)
+    np.cumsum(seg, axis=1, out=prefix[:, 1:])
+    bounds = np.append(starts, n)
+    return prefix[:, np.searchsorted(bounds, cuts)]
+
+
+def dense_best_prefix(block: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Full-row DP optimum per row and the ones before it (for the §4.5 decomposition)."""
+    return best_prefix_counts(np.take(block, order, axis=1))
+
+
+@dataclass(frozen=True)
+class Backend:
+    """How the sweep reads row blocks: the dense default or a packed-bit backend.
+
+    ``best_prefix`` (needed only for the error decomposition) may be None; ``to_dense``
+    turns a block into a uint8 array for protocol methods, which see whole rows.
+    """
+
+    column_sums: Callable[[object], np.ndarray]
+    boundary_counts: Callable[[object, np.ndarray, np.ndarray], np.ndarray]
+    best_prefix: Callable[[object, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
+    to_dense: Callable[[object], np.ndarray] = np.asarray
+
+
+DENSE = Backend(column_sums=column_sums, boundary_counts=boundary_counts, best_prefix=dense_best_prefix)
+
+
+@dataclass(frozen=True)
+class RowBlocks:
+    """A matrix served as blocks of rows: ``blocks()`` yields ``(row_ids, block)``.
+
+    Lets the sweep stream evaluated models from disk (``io_matrix.MatrixSource``) or
+    from a packed store without holding all rows at once.
+    """
+
+    n_rows: int
+    n_cols: int
+    blocks: Callable[[], Iterator[tuple[np.ndarray, object]]]
+
+    @classmethod
+    def from_array(cls, A: np.ndarray, row_ids: np.ndarray | None = None, block_rows: int | None = None) -> "RowBlocks":
+        ids = np.arange(A.shape[0], dtype=np.int64) if row_ids is None else np.asarray(row_ids, dtype=np.int64)
+        step = block_rows or default_block_rows(A.shape[1])
+
+        def gen() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+            for s in range(0, A.shape[0], step):
+                yield ids[s : s + step], A[s : s + step]
+
+        return cls(A.shape[0], A.shape[1], gen)
+
+
+def default_block_rows(n: int, target_bytes: int = 16 << 20) -> int:
+    """Rows per block so that one sorted uint8 copy stays near ``target_bytes``."""
+    return int(max(1, min(4096, target_bytes // max(n, 1))))
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """Sampled positions per budget and the union of every cut the metrics need."""
+
+    n: int
+    budgets: tuple[int, ...]
+    positions: tuple[np.ndarray, ...]
+    cuts: np.ndarray
+
+    def index(self, values: np.ndarray) -> np.ndarray:
+        """Column of ``counts`` holding the prefix count at each of ``values`` (all cuts)."""
+        return np.searchsorted(self.cuts, values)
+
+
+def plan_sweep(
+    n: int, budgets: tuple[int, ...], sampling: str, rng: np.random.Generator | None, rules: tuple[str, ...] = RULES
+) -> SweepPlan:
+    """Positions for every budget (random draws in budget order from ``rng``) and cuts.
+
+    Cuts hold every sampled position ``p`` and ``p + 1`` (the observation is
+    ``count(p + 1) - count(p)``), every threshold the ``rules`` can return, and ``n``
+    (the row total).
+    """
+    positions = tuple(positions_for(sampling, n, b, rng) for b in budgets)
+    parts = [np.array([0, n], dtype=np.int64)]
+    for p in positions:
+        parts += [p, p + 1] + [rule_candidates(r, p, n) for r in rules]
+    return SweepPlan(n, tuple(budgets), positions, np.unique(np.concatenate(parts)))
+
+
+def sweep_cuts(n: int, budgets: tuple[int, ...], sampling: str, rng: np.random.Generator | None) -> np.ndarray:
+    """The cut positions of CONTRACTS.md: sorted unique int64 in ``[0, n]``."""
+    return plan_sweep(n, budgets, sampling, rng).cuts

@@ -1,0 +1,247 @@
+"""Budget sweep of insert_M (seed 001 §4.2): Sort on some models, then for every budget
+``n'`` estimate every other model from ``n'`` evaluations and score it against its full row.
+
+Threshold rules take the prefix-count fast path (docs/CONTRACTS.md, "boundary counts"):
+one pass per block of evaluated rows computes prefix counts at every cut any budget
+needs, then each budget costs O(rows * n') from those counts. Nothing of size
+(models x samples) beyond one block is ever held. Other search methods (the
+``SearchMethod`` protocol) are run model by model on dense rows and scored the same way.
+
+For every budget all evaluated models are evaluated on the same samples (one draw per
+budget, in budget order, from ``default_rng(seed)`` when sampling is random), as a
+benchmark maintainer would pick one subset and run every new model on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+from lifelong_core.sortsearch.kernels import DENSE, Backend, RowBlocks, plan_sweep
+from lifelong_core.sortsearch.methods import compute_order, get_method, is_threshold_rule
+from lifelong_core.sortsearch.metrics import correlations, kappa_from, threshold_metrics
+from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING, rule_thresholds
+from lifelong_core.sortsearch.sort import order_from_sums
+
+TABLE_COLUMNS = ["budget", "mae", "eagg", "kappa", "pearson", "spearman"]
+PER_MODEL_COLUMNS = ["model_row", "budget", "est_acc", "true_acc", "mae"]
+
+
+def power_budgets(n: int, lo: int = 8, hi: int = 32768) -> tuple[int, ...]:
+    """The paper's 13 budgets 8, 16, ..., 32768 (§4.2), keeping those <= n."""
+    out = []
+    b = lo
+    while b <= min(hi, n):
+        out.append(b)
+        b *= 2
+    if not out:
+        raise InputError(f"no power-of-two budget between {lo} and {hi} fits {n} samples.")
+    return tuple(out)
+
+
+def check_budgets(budgets: Sequence[int], n: int) -> tuple[int, ...]:
+    """Sorted distinct budgets, each a whole number in [1, n]."""
+    out = []
+    for b in budgets:
+        if isinstance(b, bool) or not isinstance(b, (int, np.integer)):
+            raise InputError(f"budget {b!r} is not a whole number.")
+        if not 1 <= b <= n:
+            raise InputError(f"budget {b} must be between 1 and the number of samples ({n}).")
+        out.append(int(b))
+    if not out:
+        raise InputError("no budgets given.")
+    return tuple(sorted(set(out)))
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """``table``: one row per budget (means over evaluated models, correlations across
+    them); ``per_model``: one row per (model, budget). With ``decompose=True`` both also
+    carry ``aleatoric`` and ``epistemic`` (seed 001 §4.5)."""
+
+    table: pd.DataFrame
+    per_model: pd.DataFrame
+    order: np.ndarray
+    config: dict = field(default_factory=dict)
+
+
+def _as_blocks(A: np.ndarray | RowBlocks, row_ids: np.ndarray | None, block_rows: int | None) -> RowBlocks:
+    if isinstance(A, RowBlocks):
+        return A
+    A = np.asarray(A)
+    if A.ndim != 2:
+        raise InputError(f"the evaluated matrix must be 2-dimensional, got {A.ndim} dimensions.")
+    return RowBlocks.from_array(A, row_ids, block_rows)
+
+
+def _sort_order(A_sort, sort: str, confidence, ties: str, depth: int, backend: Backend) -> tuple[np.ndarray, int]:
+    if isinstance(A_sort, RowBlocks):
+        if sort != "sum":
+            raise InputError(f"--sort {sort} needs the Sort rows in memory, not streamed blocks.")
+        sums = np.zeros(A_sort.n_cols, dtype=np.int64)
+        for _, block in A_sort.blocks():
+            sums += backend.column_sums(block)
+        return order_from_sums(sums, ties), A_sort.n_cols
+    A_sort = np.asarray(A_sort)
+    if A_sort.ndim != 2 or A_sort.shape[0] == 0:
+        raise InputError("the Sort matrix must be 2-dimensional with at least one row.")
+    if confidence is not None and np.shape(confidence) != A_sort.shape:
+        raise InputError(
+            f"the confidence matrix has shape {np.shape(confidence)}, the Sort rows {A_sort.shape}; they must match."
+        )
+    if sort == "sum":
+        sums = backend.column_sums(A_sort)
+        return order_from_sums(sums, ties), A_sort.shape[1]
+    return compute_order(A_sort, sort, confidence, ties, depth), A_sort.shape[1]
+
+
+def run_sweep(
+    A_sort: np.ndarray | RowBlocks,
+    A_eval: np.ndarray | RowBlocks,
+    budgets: Sequence[int] | None = None,
+    *,
+    sort: str = "sum",
+    sampling: str = "uniform",
+    search: str = DEFAULT_RULE,
+    confidence: np.ndarray | None = None,
+    seed: int = 0,
+    progress: Callable[[float], None] | None = None,
+    ties: str | None = None,
+    depth: int = 2,
+    decompose: bool = False,
+    backend: Backend = DENSE,
+    eval_row_ids: np.ndarray | None = None,
+    block_rows: int | None = None,
+) -> SweepResult:
+    """Run Sort once and Search at every budget; score against the evaluated rows.
+
+    ``ties`` defaults to ``"reference"`` for ``search="reference"`` (so that mode
+    reproduces the published code end to end, Listing 1's ``np.flip(np.argsort(.))``)
+    and ``"stable"`` otherwise. ``A_sort``/``A_eval`` may be arrays or :class:`RowBlocks`
+    (streamed, possibly packed, rows; ``backend`` supplies ``column_sums`` and
+    ``boundary_counts`` for them). ``eval_row_ids`` labels array rows in ``per_model``
+    (default 0..m-1). ``progress(fraction)`` is called after every block.
+    """
+    if sampling not in SAMPLING:
+        raise InputError(f"unknown sampling {sampling!r}; use one of {', '.join(SAMPLING)}.")
+    threshold = is_threshold_rule(search)
+    method = None if threshold else get_method(search)
+    ties = ties or ("reference" if search == "reference" else "stable")
+    order, n = _sort_order(A_sort, sort, confidence, ties, depth, backend)
+    blocks = _as_blocks(A_eval, eval_row_ids, block_rows)
+    if blocks.n_cols != n:
+        raise InputError(f"the evaluated rows have {blocks.n_cols} samples but the Sort rows have {n}.")
+    if blocks.n_rows == 0:
+        raise InputError("there are no rows to evaluate: every row is in the Sort set.")
+    budgets = check_budgets(power_budgets(n) if budgets is None else budgets, n)
+    rng = np.random.default_rng(seed)
+    config = dict(sort=sort, sampling=sampling, search=search, seed=seed, ties=ties, n=n)
+
+    if threshold:
+        records, decomp = _fast_path(blocks, order, n, budgets, sampling, search, rng, backend, decompose, progress)
+    else:
+        if decompose:
+            raise InputError("the error decomposition applies to threshold rules only.")
+        dense = None if isinstance(A_sort, RowBlocks) else np.asarray(A_sort)
+        if dense is None:
+            raise InputError(f"search method {search!r} needs the Sort rows in memory.")
+        method.fit(dense, order, confidence)
+        records = _protocol_path(method, blocks, n, budgets, rng, backend, progress)
+        decomp = None
+    per_model = pd.DataFrame(records)
+    if decomp is not None:
+        per_model["aleatoric"] = decomp["aleatoric"]
+        per_model["epistemic"] = decomp["epistemic"]
+    return SweepResult(_summarise(per_model), per_model, order, config)
+
+
+def _fast_path(blocks: RowBlocks, order, n, budgets, sampling, search, rng, backend, decompose, progress):
+    plan = plan_sweep(n, budgets, sampling, rng)
+    obs_lo = [plan.index(p) for p in plan.positions]
+    obs_hi = [plan.index(p + 1) for p in plan.positions]
+    total_col = plan.index(np.array([n]))[0]
+    cols: dict[str, list] = {k: [] for k in ("model_row", "budget", "est_acc", "true_acc", "mae", "eagg", "kappa")}
+    dec: dict[str, list] = {"aleatoric": [], "epistemic": []}
+    done = 0
+    for row_ids, block in blocks.blocks():
+        counts = backend.boundary_counts(block, order, plan.cuts)
+        totals = counts[:, total_col].astype(np.int64)
+        if decompose:
+            if backend.best_prefix is None:
+                raise InputError("this backend cannot compute the error decomposition.")
+            t_star, c_star = backend.best_prefix(block, order)
+            ale = ((t_star - c_star) + (totals - c_star)) / n
+        rows = len(row_ids)
+        for b, p, lo, hi in zip(budgets, plan.positions, obs_lo, obs_hi):
+            observed = (counts[:, hi] - counts[:, lo]).astype(np.uint8)
+            t = rule_thresholds(search, p, observed, n)
+            c_t = np.take_along_axis(counts, plan.index(t)[:, None], axis=1)[:, 0]
+            met = threshold_metrics(t, c_t, totals, n)
+            cols["model_row"].append(np.asarray(row_ids, dtype=np.int64))
+            cols["budget"].append(np.full(rows, b, dtype=np.int64))
+            for k in ("est_acc", "true_acc", "mae", "eagg", "kappa"):
+                cols[k].append(met[k])
+            if decompose:
+                dec["aleatoric"].append(ale)
+                dec["epistemic"].append(np.abs(t - t_star) / n)
+        done += rows
+        if progress is not None:
+            progress(done / blocks.n_rows)
+    records = {k: np.concatenate(v) for k, v in cols.items()}
+    order_idx = np.lexsort((records["model_row"], records["budget"]))
+    records = {k: v[order_idx] for k, v in records.items()}
+    decomp = {k: np.concatenate(v)[order_idx] for k, v in dec.items()} if decompose else None
+    return records, decomp
+
+
+def _protocol_path(method, blocks: RowBlocks, n, budgets, rng, backend, progress):
+    selections = [np.asarray(method.select(n, b, rng), dtype=np.int64) for b in budgets]
+    for b, sel in zip(budgets, selections):
+        if len(sel) != b:
+            raise InputError(f"search method {getattr(method, 'name', method)!r} selected {len(sel)} samples for budget {b}.")
+    out: dict[str, list] = {k: [] for k in ("model_row", "budget", "est_acc", "true_acc", "mae", "eagg", "kappa",
+                                            "est_lo", "est_hi")}
+    done = 0
+    for row_ids, block in blocks.blocks():
+        dense = np.asarray(backend.to_dense(block))
+        for b, sel in zip(budgets, selections):
+            for rid, row in zip(row_ids, dense):
+                est = method.estimate(sel, row[sel])
+                y = np.asarray(est.per_sample)
+                if y.shape != (n,):
+                    raise InputError(f"search method returned a per-sample vector of length {y.size}, expected {n}.")
+                err = float(np.count_nonzero(y != row)) / n
+                true = float(row.sum(dtype=np.int64)) / n
+                out["model_row"].append(int(rid))
+                out["budget"].append(b)
+                out["est_acc"].append(float(est.acc))
+                out["true_acc"].append(true)
+                out["mae"].append(err)
+                out["eagg"].append(abs(float(est.acc) - true))
+                out["kappa"].append(float(kappa_from(err, true, float(y.mean()))))
+                out["est_lo"].append(np.nan if est.lo is None else float(est.lo))
+                out["est_hi"].append(np.nan if est.hi is None else float(est.hi))
+        done += len(row_ids)
+        if progress is not None:
+            progress(done / blocks.n_rows)
+    df = pd.DataFrame(out).sort_values(["budget", "model_row"], kind="stable").reset_index(drop=True)
+    if df["est_lo"].isna().all() and df["est_hi"].isna().all():
+        df = df.drop(columns=["est_lo", "est_hi"])
+    return {k: df[k].to_numpy() for k in df.columns}
+
+
+def _summarise(per_model: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    extra = [c for c in ("aleatoric", "epistemic") if c in per_model]
+    for b, g in per_model.groupby("budget", sort=True):
+        pear, spear = correlations(g["est_acc"].to_numpy(), g["true_acc"].to_numpy())
+        row = {"budget": int(b), "mae": g["mae"].mean(), "eagg": g["eagg"].mean(), "kappa": g["kappa"].mean(),
+               "pearson": pear, "spearman": spear}
+        for c in extra:
+            row[c] = g[c].mean()
+        rows.append(row)
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS + extra)
