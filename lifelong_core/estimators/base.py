@@ -114,6 +114,7 @@ class AccuracyInterval:
     acc: float
     lo: float | None
     hi: float | None
+    se: float | None
     half: float | None  # t * se before clipping the interval to [0, 1]
 
 
@@ -152,16 +153,16 @@ def difference_estimate(
     acc = (obs.sum() + unsampled + ((sizes - n_h) * mean_h).sum()) / n
     acc = float(np.clip(acc, 0.0, 1.0))
     if budget < 2:
-        return AccuracyInterval(acc, None, None, None)
+        return AccuracyInterval(acc, None, None, None, None)
     ss_h = np.bincount(label, weights=(resid - mean_h[label]) ** 2, minlength=h)
     s2_h = ss_h / np.maximum(n_h - 1, 1)
     fpc = 1.0 - n_h / sizes
     g = (sizes / n) ** 2 * fpc / n_h
     var = float((g * s2_h).sum()) * inflate
     if var <= 0.0:
-        return AccuracyInterval(acc, acc, acc, 0.0)
+        return AccuracyInterval(acc, acc, acc, 0.0, 0.0)
     se = float(np.sqrt(var))
     # Satterthwaite: variance of a weighted sum of independent s^2_h with n_h - 1 df each.
     df = var**2 / float(((g * s2_h) ** 2 / np.maximum(n_h - 1, 1)).sum())
     half = float(stats.t.ppf(0.5 + level / 2.0, df)) * se
-    return AccuracyInterval(acc, max(acc - half, 0.0), min(acc + half, 1.0), half)
+    return AccuracyInterval(acc, max(acc - half, 0.0), min(acc + half, 1.0), se, half)

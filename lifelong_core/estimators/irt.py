@@ -210,7 +210,7 @@ def finish(
     if width_resid is not None and iv.lo is not None:
         w = difference_estimate(rank[pos], obs, prob[order], resid=width_resid, level=level)
         half = w.half or 0.0
-        iv = type(iv)(iv.acc, max(iv.acc - half, 0.0), min(iv.acc + half, 1.0), half)
+        iv = type(iv)(iv.acc, max(iv.acc - half, 0.0), min(iv.acc + half, 1.0), w.se, half)
     per_sample = (prob >= 0.5).astype(np.uint8)
     per_sample[pos] = obs
     prob = prob.copy()
