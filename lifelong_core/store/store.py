@@ -405,9 +405,14 @@ class Store:
             self._raise_unknown(m, None, known)
         return out, n
 
-    def extras(self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS) -> dict[str, np.ndarray]:
-        """Per-entry extras (confidence, true_prob: float32; predicted: int32), shaped like
-        :meth:`matrix`. InputError naming the field if any requested entry lacks it."""
+    def has_extra(self, field: str) -> bool:
+        """Whether any entry has ``field`` (confidence, predicted, true_prob) recorded."""
+        if field not in EXTRA_FIELDS:
+            raise InputError(f"Unknown extra field {field!r}; known fields are {', '.join(EXTRA_FIELDS)}.")
+        return self._cur().execute(f"SELECT count(*) FROM (SELECT 1 FROM extras WHERE {field} IS NOT NULL LIMIT 1)").fetchone()[0] > 0
+
+    def extras_partial(self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS) -> dict:
+        """Like :meth:`extras` but never raises on gaps: field -> (values, recorded mask)."""
         fields = tuple(fields)
         for f in fields:
             if f not in EXTRA_FIELDS:
@@ -415,43 +420,49 @@ class Store:
         m = self._model_index(models)
         s = self._sample_index(samples)
         n = self.n_samples if s is None else len(s)
+        um = np.unique(m)
         cur = self._cur()
-        cur.register("_want_m", pa.table({"m": pa.array(np.unique(m).astype(np.int32))}))
+        cur.register("_want_m", pa.table({"m": pa.array(um.astype(np.int32))}))
         cond = "model_idx IN (SELECT m FROM _want_m)"
+        us = None
         if s is not None:
-            cur.register("_want_s", pa.table({"s": pa.array(np.unique(s).astype(np.int32))}))
+            us = np.unique(s)
+            cur.register("_want_s", pa.table({"s": pa.array(us.astype(np.int32))}))
             cond += " AND sample_idx IN (SELECT s FROM _want_s)"
         got = cur.sql(f"SELECT model_idx, sample_idx, {', '.join(fields)} FROM extras WHERE {cond}").fetchnumpy()
-        row_of = np.full(self.n_models, -1, dtype=np.int64)
-        row_of[m] = np.arange(len(m))
-        col_of = np.full(self.n_samples, -1, dtype=np.int64)
-        if s is None:
-            col_of[:] = np.arange(n)
-        else:
-            col_of[s] = np.arange(n)
-        # Repeated indices in models/samples are served by a final gather.
-        r = row_of[np.asarray(got["model_idx"], dtype=np.int64)]
-        c = col_of[np.asarray(got["sample_idx"], dtype=np.int64)]
+        # Scatter into (unique models x unique samples), then gather the requested order,
+        # which may repeat indices.
+        r = np.searchsorted(um, np.asarray(got["model_idx"], dtype=np.int64))
+        c = np.asarray(got["sample_idx"], dtype=np.int64)
+        width = self.n_samples
+        if us is not None:
+            c = np.searchsorted(us, c)
+            width = len(us)
+        rows = np.searchsorted(um, m)
+        cols = None if s is None else np.searchsorted(us, s)
         out = {}
         for f in fields:
             col = got[f]
             mask = np.ma.getmaskarray(col) if isinstance(col, np.ma.MaskedArray) else np.zeros(len(r), dtype=bool)
             data = np.ma.getdata(col)
-            dtype = np.int32 if f == "predicted" else np.float32
-            arr = np.zeros((len(m), n), dtype=dtype)
-            have = np.zeros((len(m), n), dtype=bool)
+            arr = np.zeros((len(um), width), dtype=np.int32 if f == "predicted" else np.float32)
+            have = np.zeros((len(um), width), dtype=bool)
             ok = ~mask
             arr[r[ok], c[ok]] = data[ok]
             have[r[ok], c[ok]] = True
-            ur = np.unique(m, return_index=True)[1]
-            full_rows = np.zeros(len(m), dtype=bool)
-            full_rows[ur] = True
-            if not full_rows.all():
-                arr = arr[row_of[m]]
-                have = have[row_of[m]]
-            if s is not None:
-                src = col_of[s]
-                arr, have = arr[:, src], have[:, src]
+            arr, have = arr[rows], have[rows]
+            if cols is not None:
+                arr, have = arr[:, cols], have[:, cols]
+            out[f] = (arr, have)
+        return out
+
+    def extras(self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS) -> dict[str, np.ndarray]:
+        """Per-entry extras (confidence, true_prob: float32; predicted: int32), shaped like
+        :meth:`matrix`. InputError naming the field if any requested entry lacks it."""
+        m = self._model_index(models)
+        s = self._sample_index(samples)
+        out = {}
+        for f, (arr, have) in self.extras_partial(m, s, fields).items():
             if not have.all():
                 rr, cc = np.unravel_index(int(np.argmax(~have)), have.shape)
                 mid = self._cur().execute("SELECT model_id FROM models WHERE model_idx = ?", [int(m[rr])]).fetchone()[0]
@@ -501,6 +512,46 @@ class Store:
         )
         return out[out["total"] > 0].reset_index(drop=True)
 
+    def summary(self) -> dict[str, pd.DataFrame]:
+        """Counts for ``info`` and the app's home page: tables ``datasets`` (dataset,
+        synthetic, domains, samples, models, entries, accuracy, description), ``domains``
+        (dataset, domain, category, samples, models, entries, accuracy) and ``models``
+        (model_idx, model_id, name, family, entries, correct, accuracy). ``entries`` counts
+        recorded predictions; ``models`` counts models with at least one."""
+        mdl = self._df(
+            "SELECT m.model_idx, m.model_id, m.name, m.family, "
+            "coalesce(sum(CASE WHEN b.known IS NULL THEN k.length ELSE bit_count(b.known::BIT) END), 0)::BIGINT AS entries, "
+            "coalesce(sum(bit_count(b.correct::BIT)), 0)::BIGINT AS correct "
+            "FROM models m LEFT JOIN bits b USING (model_idx) LEFT JOIN blocks k USING (block_id) "
+            "GROUP BY ALL ORDER BY m.model_idx"
+        )
+        mdl["accuracy"] = (mdl["correct"] / mdl["entries"].where(mdl["entries"] > 0)).round(4)
+        doms = self.domains().rename(columns={"n_samples": "samples"})
+        cnt = self.counts()
+        keys = ["dataset", "domain"]
+        if len(cnt):
+            # counts() names a task dataset/domain only when domain names collide.
+            task_key = {t: (ds, dm) for ds, dm in zip(doms["dataset"], doms["domain"]) for t in (dm, f"{ds}/{dm}")}
+            cnt[keys] = pd.DataFrame([task_key[t] for t in cnt["task"]], index=cnt.index)
+            agg = cnt.groupby(keys).agg(models=("model", "nunique"), entries=("total", "sum"), correct=("correct", "sum"))
+            doms = doms.merge(agg.reset_index(), on=keys, how="left")
+        else:
+            doms = doms.assign(models=0, entries=0, correct=0)
+        doms[["models", "entries", "correct"]] = doms[["models", "entries", "correct"]].fillna(0).astype(np.int64)
+        dsets = self.datasets().merge(
+            doms.groupby("dataset").agg(domains=("domain", "size"), samples=("samples", "sum"),
+                                        entries=("entries", "sum"), correct=("correct", "sum")).reset_index(),
+            on="dataset", how="left")
+        per_model = cnt.groupby("dataset")["model"].nunique() if len(cnt) else pd.Series(dtype=np.int64)
+        dsets["models"] = dsets["dataset"].map(per_model).fillna(0).astype(np.int64)
+        for c in ("domains", "samples", "entries", "correct"):
+            dsets[c] = dsets[c].fillna(0).astype(np.int64)
+        for df in (doms, dsets):
+            df["accuracy"] = (df["correct"] / df["entries"].where(df["entries"] > 0)).round(4)
+        dsets = dsets[["dataset", "synthetic", "domains", "samples", "models", "entries", "accuracy", "description"]]
+        doms = doms[["dataset", "domain", "category", "samples", "models", "entries", "accuracy"]]
+        return {"datasets": dsets, "domains": doms, "models": mdl[["model_idx", "model_id", "name", "family", "entries", "correct", "accuracy"]]}
+
     # ------------------------------------------------------------------ writing
     def _require_writer(self) -> None:
         if self.read_only:
@@ -545,6 +596,10 @@ class Store:
         """
         self._require_writer()
         entries, smp, mdl = validate_long(df, source, dataset)
+        return self._insert_entries("insert_long", source, checksum, entries, smp, mdl, models, progress)
+
+    def _insert_entries(self, action: str, source: str, checksum: str | None, entries: Entries, smp: pd.DataFrame,
+                        mdl: pd.DataFrame, models: pd.DataFrame | None, progress: Progress | None) -> dict:
         if models is not None:
             meta = normalize_models(models, f"{source} (models)")
             extra = np.setdiff1d(mdl["model_id"].to_numpy(dtype=object).astype(str),
@@ -557,7 +612,7 @@ class Store:
         mi = pd.Series(np.arange(len(mdl)), index=mdl["model_id"]).loc[entries.model].to_numpy()
         si = pd.Series(np.arange(len(smp)), index=smp["sample_id"]).loc[entries.sample].to_numpy()
         plan = self._plan_sparse(
-            "insert_long", source, checksum or _digest_entries(entries),
+            action, source, checksum or _digest_entries(entries),
             model_idx[mi], sample_idx[si], entries, new_models, new_samples, new_domains, new_datasets, new_blocks,
         )
         return self._write(plan, progress)
@@ -603,7 +658,9 @@ class Store:
         from lifelong_core.store.lm_eval import read_lm_eval
 
         run = read_lm_eval(path, model_name, metric=metric, dataset=dataset, filter=filter)
-        return self.insert_long(run.table, source=run.source, models=run.models, checksum=run.checksum, progress=progress)
+        entries, smp, mdl = validate_long(run.table, run.source)
+        smp["meta"] = run.sample_meta.loc[smp["sample_id"]].to_numpy(dtype=object)
+        return self._insert_entries("insert_lm_eval", run.source, run.checksum, entries, smp, mdl, run.models, progress)
 
     # -- resolution of ids against what the store holds (reads only)
     def _resolve_models(self, mdl: pd.DataFrame, source: str) -> tuple[np.ndarray, pd.DataFrame]:
@@ -737,7 +794,7 @@ class Store:
             clash = both & (old_v != vals)
             if clash.any():
                 r, c = np.unravel_index(int(np.argmax(clash)), clash.shape)
-                self._raise_conflict(int(models[r]), block_id, int(c), f"correct {int(old_v[r, c])}", f"{int(vals[r, c])}", source)
+                self._raise_conflict(int(models[r]), block_id, int(c), f"correct {int(old_v[r, c])}", f"correct {int(vals[r, c])}", source)
             if extras_new:
                 self._check_extras_overlap(block_id, models, both, extras_new, source)
         fresh = known_new & ~old_k
@@ -767,7 +824,7 @@ class Store:
         mid = self._cur().execute("SELECT model_id FROM models WHERE model_idx = ?", [model_idx]).fetchone()[0]
         sid = self._cur().execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [start + offset]).fetchone()[0]
         raise InputError(
-            f"{source}: the store already holds {old} for model {mid!r} on sample {sid!r}, but this import gives {new}."
+            f"{source}: the store already records model {mid!r} on sample {sid!r} with {old}, but this import gives {new}."
         )
 
     def _check_extras_overlap(self, block_id: int, models: np.ndarray, both: np.ndarray, extras_new: dict, source: str):
@@ -788,7 +845,7 @@ class Store:
             if bad.any():
                 j = int(np.argmax(bad))
                 rr, cc = int(got["r"].iloc[j]), int(got["c"].iloc[j])
-                was = "no value" if np.isnan(old[j]) else f"{f} {old[j]!r}"
+                was = f"no {f}" if np.isnan(old[j]) else f"{f} {old[j]!r}"
                 self._raise_conflict(int(models[rr]), block_id, cc, was, f"{f} {new[j].item()!r}", source)
 
     def _plan_dense(self, action, source, checksum, model_idx, sample_idx, arr, ext, new_models, new_samples,

@@ -1,0 +1,159 @@
+"""``import``, ``export`` and ``info``: getting predictions into and out of a store.
+
+``import`` validates the whole input before writing and writes in one transaction; a
+store that did not exist is created, and removed again if the import fails. ``export``
+writes the matrix as ``.npy`` (with optional id lists) and/or every recorded entry as a
+long ``.parquet``/``.csv`` table. ``info`` prints counts per dataset, domain and model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import numpy as np
+
+from lifelong_core.errors import InputError
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("import", help="add predictions to a store (long table, wide matrix or lm-eval logs)",
+                              description=__doc__.splitlines()[0])
+    p.add_argument("--store", required=True, help="DuckDB store file (created if missing)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--long", metavar="F", help="long table .csv/.parquet: model, sample, correct[, confidence, "
+                     "predicted, true_prob, label, dataset, domain, category, split]")
+    src.add_argument("--matrix", metavar="F", help="0/1 matrix .npy/.npz/.csv/.parquet (rows = models); needs --models and --samples")
+    src.add_argument("--lm-eval", dest="lm_eval", metavar="PATH",
+                     help="lm-evaluation-harness --log_samples output of one model (folder or results_*.json); needs --model")
+    p.add_argument("--models", metavar="F", help="model ids for --matrix: one per line, or .csv/.parquet with model_id")
+    p.add_argument("--samples", metavar="F", help="sample ids for --matrix: one per line, or .csv/.parquet with sample_id")
+    p.add_argument("--model", metavar="NAME", help="model id for --lm-eval")
+    p.add_argument("--metric", help="--lm-eval: the 0/1 metric to use when a task records several (e.g. acc_norm)")
+    p.add_argument("--filter", help="--lm-eval: the filter to keep when a task was logged under several")
+    p.add_argument("--dataset", metavar="NAME", help="dataset of new samples (default: the file's dataset column; lm-eval: 'lm-eval')")
+    p.set_defaults(func=run_import)
+
+    p = subparsers.add_parser("export", help="write a store's matrix (.npy) or long table (.parquet/.csv)",
+                              description="Export a store's predictions.")
+    p.add_argument("--store", required=True, help="DuckDB store file")
+    p.add_argument("--matrix", metavar="OUT.npy", help="write the 0/1 matrix (all models x the samples) as uint8 .npy")
+    p.add_argument("--models", metavar="OUT.txt", help="with --matrix: write the row model ids, one per line")
+    p.add_argument("--samples", metavar="OUT.txt", help="with --matrix: write the column sample ids, one per line")
+    p.add_argument("--long", metavar="OUT", help="write every recorded entry as a long .parquet or .csv table")
+    p.add_argument("--dataset", metavar="NAME", help="only this dataset's samples")
+    p.set_defaults(func=run_export)
+
+    p = subparsers.add_parser("info", help="counts per dataset, domain and model", description="Describe a store.")
+    p.add_argument("--store", required=True, help="DuckDB store file")
+    p.set_defaults(func=run_info)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from lifelong_core.store import Store, file_checksum
+    from lifelong_core.store.files import read_ids, read_long
+
+    if args.matrix is not None and (args.models is None or args.samples is None):
+        raise InputError("--matrix needs --models and --samples files naming its rows and columns.")
+    if args.matrix is None and (args.models is not None or args.samples is not None):
+        raise InputError("--models and --samples only go with --matrix.")
+    if args.lm_eval is not None and not args.model:
+        raise InputError("--lm-eval needs --model NAME, the id the model gets in the store.")
+    if args.lm_eval is None and (args.model or args.metric or args.filter):
+        raise InputError("--model, --metric and --filter only go with --lm-eval.")
+
+    # Read and validate the input files before the store is touched.
+    if args.long is not None:
+        table = read_long(args.long)
+    elif args.matrix is not None:
+        from lifelong_core.io_matrix import load_matrix
+
+        models = read_ids(args.models, "model")
+        samples = read_ids(args.samples, "sample")
+        A = load_matrix(args.matrix, what="--matrix")
+
+    path = Path(args.store)
+    created = not path.exists()
+    store = Store.create(path) if created else Store.open(path, read_only=False)
+    ok = False
+    try:
+        if args.long is not None:
+            summary = store.insert_long(table, source=str(args.long), dataset=args.dataset, checksum=file_checksum(args.long))
+        elif args.matrix is not None:
+            h = file_checksum(args.matrix)
+            summary = store.insert_matrix(A, models, samples, source=str(args.matrix), dataset=args.dataset, checksum=h)
+        else:
+            summary = store.insert_lm_eval(args.lm_eval, args.model, metric=args.metric, dataset=args.dataset, filter=args.filter)
+        ok = True
+    finally:
+        store.close()
+        if created and not ok:
+            for p in (path, Path(str(path) + ".wal")):
+                if p.exists():
+                    p.unlink()
+    print(
+        f"imported {summary['entries']} predictions into {path}: {summary['new_models']} new models, "
+        f"{summary['new_samples']} new samples (log entry {summary['log_id']})."
+    )
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from lifelong_core.store import Store
+    from lifelong_core.store.files import export_long, write_ids
+
+    if args.matrix is None and args.long is None:
+        raise InputError("export needs --matrix OUT.npy and/or --long OUT.parquet.")
+    if args.matrix is None and (args.models or args.samples):
+        raise InputError("--models and --samples only go with --matrix.")
+    if args.matrix is not None and not args.matrix.lower().endswith(".npy"):
+        raise InputError(f"--matrix output {args.matrix} must end in .npy.")
+    with Store.open(args.store, read_only=True) as st:
+        if args.matrix is not None:
+            smp = st.samples(args.dataset)
+            if args.dataset is not None and len(smp) == 0:
+                raise InputError(f"The store has no dataset {args.dataset!r}.")
+            if st.n_models == 0 or len(smp) == 0:
+                raise InputError(f"Store {args.store} holds no predictions to export.")
+            sidx = None if args.dataset is None else smp["sample_idx"].to_numpy()
+            A = st.matrix(None, sidx)
+            tmp = args.matrix + ".tmp.npy"
+            np.save(tmp, A, allow_pickle=False)
+            os.replace(tmp, args.matrix)
+            if args.models:
+                write_ids(st.models()["model_id"], args.models)
+            if args.samples:
+                write_ids(smp["sample_id"], args.samples)
+            print(f"wrote {A.shape[0]} x {A.shape[1]} matrix to {args.matrix}")
+        if args.long is not None:
+            n = export_long(st, args.long, args.dataset)
+            print(f"wrote {n} rows to {args.long}")
+    return 0
+
+
+def _table(df) -> str:
+    cols = [str(c) for c in df.columns]
+    rows = [[("" if v is None or v != v else str(v)) for v in r] for r in df.itertuples(index=False)]
+    widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(cols)]
+    line = lambda vals: "| " + " | ".join(v.ljust(w) for v, w in zip(vals, widths)) + " |"  # noqa: E731
+    return "\n".join([line(cols), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in rows])
+
+
+def run_info(args: argparse.Namespace) -> int:
+    from lifelong_core.store import Store
+
+    with Store.open(args.store, read_only=True) as st:
+        summary = st.summary()
+        size = Path(args.store).stat().st_size
+        cells = st.n_models * st.n_samples
+        print(
+            f"store {args.store}: {len(st.datasets())} datasets, {st.n_models} models, {st.n_samples} samples, "
+            f"{summary['models']['entries'].sum()} recorded predictions"
+            + (f" ({summary['models']['entries'].sum() / cells:.1%} of the matrix)" if cells else "")
+            + f", file {size / 1e6:.1f} MB"
+        )
+        for name in ("datasets", "domains", "models"):
+            print(f"\n{name}:")
+            print(_table(summary[name]) if len(summary[name]) else "(none)")
+    return 0

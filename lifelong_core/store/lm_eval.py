@@ -1,0 +1,216 @@
+"""Reading lm-evaluation-harness ``--log_samples`` output (DESIGN.md, "The
+lm-evaluation-harness per-sample format").
+
+One model's run is a folder with ``results_<timestamp>.json`` and one
+``samples_<task>_<timestamp>.jsonl`` (or ``.jsonl.gz``) per task; each line is one test
+item with ``doc_id``, ``filter``, ``metrics`` and one field per metric. The store keeps:
+
+- sample id ``<task>/<doc_id>``, domain = task, category = the group that lists the task
+  in ``group_subtasks`` (if any), dataset = ``dataset`` argument (default ``lm-eval``);
+  ``doc_hash`` goes into the sample's ``meta`` so a re-ordered or edited task is refused
+  on a later import instead of being silently mixed;
+- correct = the chosen metric, which must be 0/1 on every line (acc, acc_norm,
+  exact_match, ...). When a task records several metrics one must be named; a metric with
+  any other value (f1, bleu, perplexity) is refused, never thresholded;
+- one filter per task: a task logged under several filters (e.g. ``strict-match`` and
+  ``flexible-extract``) needs the filter named.
+
+Departure: predicted answers and log-likelihoods are not turned into the store's
+``predicted``/``confidence`` extras, since their meaning differs between task types.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+
+_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl(?P<gz>\.gz)?$")
+_RESULTS = re.compile(r"^results_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.json$")
+_NOT_METRICS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
+                "doc_hash", "prompt_hash", "target_hash"}
+
+
+@dataclass(frozen=True)
+class LmEvalRun:
+    """One model's run, ready for the store: long table, model row, samples' meta."""
+
+    table: pd.DataFrame  # model, sample, correct, dataset, domain[, category]
+    models: pd.DataFrame  # model_id, name, family, metadata
+    sample_meta: pd.Series  # sample_id -> canonical JSON text with doc_hash
+    source: str
+    checksum: str
+    metrics: dict  # task -> (metric, filter) actually used
+
+
+def _find_run(path: Path) -> tuple[Path | None, list[Path], str]:
+    """(results file or None, sample files, folder text) of the one run at ``path``."""
+    if path.is_file():
+        m = _RESULTS.match(path.name)
+        if not m:
+            raise InputError(f"{path} is not an lm-eval results_<timestamp>.json file or a run folder.")
+        ts = m.group("ts")
+        files = sorted(p for p in path.parent.iterdir() if (s := _SAMPLES.match(p.name)) and s.group("ts") == ts)
+        if not files:
+            raise InputError(f"{path.parent} holds no samples_<task>_{ts}.jsonl files for {path.name}; was the run made with --log_samples?")
+        return path, files, str(path.parent)
+    if not path.is_dir():
+        raise InputError(f"lm-eval path {path} does not exist.")
+    folder = path
+    if not any(_RESULTS.match(p.name) or _SAMPLES.match(p.name) for p in folder.iterdir()):
+        subs = [d for d in sorted(folder.iterdir()) if d.is_dir()
+                and any(_RESULTS.match(p.name) or _SAMPLES.match(p.name) for p in d.iterdir())]
+        if len(subs) != 1:
+            what = "no run folder" if not subs else f"{len(subs)} run folders ({', '.join(d.name for d in subs)})"
+            raise InputError(f"lm-eval path {path} holds {what}; point --lm-eval at one model's folder.")
+        folder = subs[0]
+    results = sorted(p for p in folder.iterdir() if _RESULTS.match(p.name))
+    samples = sorted(p for p in folder.iterdir() if _SAMPLES.match(p.name))
+    stamps = sorted({_SAMPLES.match(p.name).group("ts") for p in samples} | {_RESULTS.match(p.name).group("ts") for p in results})
+    if len(stamps) > 1:
+        raise InputError(
+            f"lm-eval folder {folder} holds {len(stamps)} runs ({', '.join(stamps)}); pass one results_<timestamp>.json file to choose."
+        )
+    if not samples:
+        raise InputError(f"lm-eval folder {folder} holds no samples_<task>_<timestamp>.jsonl files; was the run made with --log_samples?")
+    return (results[0] if results else None), samples, str(folder)
+
+
+def _read_lines(path: Path) -> list[dict]:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    out = []
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    raise InputError(f"{path} line {lineno} is not valid JSON (is the file truncated?).") from None
+                if not isinstance(rec, dict):
+                    raise InputError(f"{path} line {lineno} is not a JSON object.")
+                rec["_line"] = lineno
+                out.append(rec)
+    except (EOFError, gzip.BadGzipFile, zlib.error):
+        raise InputError(f"{path} is truncated or not a valid gzip file.") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text.") from None
+    if not out:
+        raise InputError(f"{path} holds no samples.")
+    return out
+
+
+def _binary(v) -> float | None:
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v)) and v in (0, 1):
+        return float(v)
+    return None
+
+
+def _pick(options: list[str], wanted: str | None, what: str, task: str, path: Path, flag: str) -> str:
+    if wanted is not None:
+        if wanted not in options:
+            raise InputError(f"Task {task!r} ({path.name}) has no {what} {wanted!r}; it has {', '.join(options)}.")
+        return wanted
+    if len(options) == 1:
+        return options[0]
+    raise InputError(f"Task {task!r} ({path.name}) records {what}s {', '.join(options)}; choose one with {flag}.")
+
+
+def read_lm_eval(path, model_name: str, metric: str | None = None, dataset: str | None = None,
+                 filter: str | None = None) -> LmEvalRun:
+    """Read one model's ``--log_samples`` run (a folder or its results_*.json file)."""
+    if not isinstance(model_name, str) or not model_name.strip():
+        raise InputError("An lm-eval import needs a model name (--model NAME).")
+    dataset = dataset or "lm-eval"
+    results_path, files, folder = _find_run(Path(path))
+    h = hashlib.sha256()
+    results: dict = {}
+    if results_path is not None:
+        raw = results_path.read_bytes()
+        h.update(raw)
+        try:
+            results = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise InputError(f"{results_path} is not valid JSON (is the file truncated?).") from None
+        if not isinstance(results, dict):
+            raise InputError(f"{results_path} is not a JSON object.")
+    parent = {}
+    for group, subs in (results.get("group_subtasks") or {}).items():
+        for t in subs or []:
+            parent.setdefault(t, group)
+    declared = results.get("n-samples") or {}
+
+    frames, meta, used = [], {}, {}
+    seen_tasks: dict[str, Path] = {}
+    for f in files:
+        task = _SAMPLES.match(f.name).group("task")
+        if task in seen_tasks:
+            raise InputError(f"Task {task!r} has two sample files ({seen_tasks[task].name} and {f.name}); keep one.")
+        seen_tasks[task] = f
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+        recs = _read_lines(f)
+        filters = sorted({str(r.get("filter", "none")) for r in recs})
+        # --filter only matters where a task was logged under several filters.
+        flt = filters[0] if len(filters) == 1 else _pick(filters, filter, "filter", task, f, "--filter")
+        recs = [r for r in recs if str(r.get("filter", "none")) == flt]
+        names = recs[0].get("metrics")
+        if not isinstance(names, list) or not names:
+            names = [k for k, v in recs[0].items() if k not in _NOT_METRICS and not k.startswith("_")
+                     and isinstance(v, (int, float, bool))]
+        if not names:
+            raise InputError(f"{f} line {recs[0]['_line']} records no metric field.")
+        met = _pick([str(n) for n in names], metric, "metric", task, f, "--metric")
+        ids, vals, hashes = [], [], []
+        first_line: dict[int, int] = {}
+        for r in recs:
+            doc = r.get("doc_id")
+            if isinstance(doc, bool) or not isinstance(doc, int):
+                raise InputError(f"{f} line {r['_line']} has no whole-number doc_id.")
+            if met not in r:
+                raise InputError(f"{f} line {r['_line']} (doc_id {doc}) has no {met!r} field.")
+            v = _binary(r[met])
+            if v is None:
+                raise InputError(
+                    f"Metric {met!r} of task {task!r} is not binary: {f.name} line {r['_line']} (doc_id {doc}) holds "
+                    f"{r[met]!r}; only 0/1 metrics such as acc, acc_norm or exact_match map to correct."
+                )
+            if doc in first_line:
+                raise InputError(f"{f} lines {first_line[doc]} and {r['_line']} both hold doc_id {doc} under filter {flt!r}.")
+            first_line[doc] = r["_line"]
+            ids.append(f"{task}/{doc}")
+            vals.append(v)
+            hashes.append(r.get("doc_hash"))
+        want = (declared.get(task) or {}).get("effective") if isinstance(declared.get(task), dict) else None
+        if isinstance(want, int) and want != len(ids):
+            raise InputError(f"{f} holds {len(ids)} samples but {results_path.name} reports {want} for task {task!r} (is the file truncated?).")
+        frame = pd.DataFrame({"model": model_name, "sample": ids, "correct": np.asarray(vals, dtype=np.uint8),
+                              "dataset": dataset, "domain": task})
+        frame["category"] = parent.get(task)
+        frames.append(frame)
+        for sid, dh in zip(ids, hashes):
+            meta[sid] = json.dumps({"doc_hash": dh}, sort_keys=True, separators=(",", ":")) if dh is not None else None
+        used[task] = (met, flt)
+    table = pd.concat(frames, ignore_index=True)
+    cfg = results.get("config") or {}
+    model_meta = {"source": "lm-eval"}
+    if cfg.get("model_args") is not None:
+        model_meta["model_args"] = cfg.get("model_args")
+    models = pd.DataFrame({
+        "model_id": [model_name], "name": [model_name], "family": [cfg.get("model")],
+        "metadata": [json.dumps(model_meta, sort_keys=True, separators=(",", ":"))],
+    })
+    return LmEvalRun(table, models, pd.Series(meta, dtype=object), f"lm-eval:{folder}", "sha256:" + h.hexdigest(), used)
