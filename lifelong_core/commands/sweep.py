@@ -1,0 +1,110 @@
+"""``sweep``: Sort & Search budget sweep of insert_M on a 0/1 matrix (DESIGN.md contract).
+
+Sort on the rows named by ``--sort-rows`` (or ``--sort-models K`` rows drawn with
+``--seed``), estimate every other row at each budget, write one summary row per budget
+(``--out``) and optionally one row per (model, budget) (``--per-model``). ``.npy``
+matrices are streamed from disk a block of rows at a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+from lifelong_core.io_matrix import load_float_matrix, load_index_list, open_matrix
+from lifelong_core.sortsearch.kernels import RowBlocks, default_block_rows
+from lifelong_core.sortsearch.methods import SORTS, available_methods
+from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING
+from lifelong_core.sortsearch.sort import choose_sort_rows
+from lifelong_core.sortsearch.sweep import PER_MODEL_COLUMNS, TABLE_COLUMNS, run_sweep
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "sweep",
+        help="Sort & Search budget sweep (MAE, E_agg, kappa, correlations per budget)",
+        description=__doc__.splitlines()[0],
+    )
+    p.add_argument("--matrix", required=True, help="0/1 matrix, rows = models: .npy, .npz, .csv or .parquet")
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--sort-rows", metavar="FILE", help="0-based row indices used for Sort, one per line")
+    who.add_argument("--sort-models", metavar="K", type=int, help="use K rows drawn at random (--seed) for Sort")
+    p.add_argument("--seed", type=int, default=0, help="seed for --sort-models and random sampling (default 0)")
+    p.add_argument("--budgets", default=None,
+                   help="comma-separated budgets n' (default: 8,16,...,32768 capped at the number of samples)")
+    p.add_argument("--sort", choices=SORTS, default="sum")
+    p.add_argument("--sampling", choices=SAMPLING, default="uniform")
+    p.add_argument("--search", default=DEFAULT_RULE,
+                   help=f"threshold rule or search method (default {DEFAULT_RULE}; 'reference' reproduces the "
+                        "published code)")
+    p.add_argument("--confidence", metavar="C", help="confidence of the true class, same shape as --matrix")
+    p.add_argument("--depth", type=int, default=2, help="recursion depth of --sort recursive (default 2)")
+    p.add_argument("--out", required=True, help="sweep.csv: budget, mae, eagg, kappa, pearson, spearman")
+    p.add_argument("--per-model", metavar="FILE", help="per_model.csv: model_row, budget, est_acc, true_acc, mae")
+    p.set_defaults(func=run)
+
+
+def parse_budgets(text: str) -> list[int]:
+    out = []
+    for tok in text.split(","):
+        tok = tok.strip()
+        if not tok:
+            continue
+        try:
+            out.append(int(tok))
+        except ValueError:
+            raise InputError(f"--budgets entry {tok!r} is not a whole number.") from None
+    if not out:
+        raise InputError("--budgets is empty.")
+    return out
+
+
+def _write(df: pd.DataFrame, path: str, what: str) -> None:
+    try:
+        df.to_csv(path, index=False)
+    except OSError as exc:
+        raise InputError(f"cannot write {what} file {path} ({exc.strerror or exc}).") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.search not in available_methods():
+        raise InputError(f"unknown --search {args.search!r}; available: {', '.join(available_methods())}.")
+    budgets = parse_budgets(args.budgets) if args.budgets is not None else None
+    for path, what in ((args.out, "--out"), (args.per_model, "--per-model")):
+        if path is not None and not Path(path).resolve().parent.is_dir():
+            raise InputError(f"{what} directory {Path(path).parent} does not exist.")
+    src = open_matrix(args.matrix, "--matrix")
+    m, n = src.shape
+    if args.sort_rows is not None:
+        sort_rows = np.sort(load_index_list(args.sort_rows, m, "--sort-rows"))
+        if len(sort_rows) == m:
+            raise InputError(
+                f"--sort-rows file {args.sort_rows} names all {m} rows of the matrix; leave at least one to evaluate."
+            )
+    else:
+        sort_rows = choose_sort_rows(m, args.sort_models, args.seed)
+    eval_rows = np.setdiff1d(np.arange(m, dtype=np.int64), sort_rows)
+    confidence = None
+    if args.confidence is not None:
+        conf = load_float_matrix(args.confidence, "--confidence")
+        if conf.shape != (m, n):
+            raise InputError(
+                f"--confidence file {args.confidence} has shape {conf.shape}, but --matrix has {(m, n)}."
+            )
+        confidence = conf[sort_rows]
+    elif args.sort == "confidence":
+        raise InputError("--sort confidence needs --confidence C (confidence of the true class).")
+    A_sort = src.read_rows(sort_rows)
+    step = default_block_rows(n)
+    blocks = RowBlocks(len(eval_rows), n, lambda: src.iter_blocks(eval_rows, step))
+    result = run_sweep(A_sort, blocks, budgets, sort=args.sort, sampling=args.sampling, search=args.search,
+                       confidence=confidence, seed=args.seed, depth=args.depth)
+    _write(result.table[TABLE_COLUMNS], args.out, "--out")
+    if args.per_model is not None:
+        cols = PER_MODEL_COLUMNS + [c for c in ("est_lo", "est_hi") if c in result.per_model]
+        _write(result.per_model[cols], args.per_model, "--per-model")
+    return 0
