@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.matching.comparison import ModelComparison, compare_models
+from lifelong_core.matching.comparison import TABLE_COLUMNS, ModelComparison, compare_models
 from lifelong_core.matching.data import Predictions, make_predictions
 
 FIELDS = ("predicted", "confidence")
@@ -102,12 +102,14 @@ def _extras(store, rows: np.ndarray, smp_s: pd.DataFrame, smp_t: pd.DataFrame):
     return ex_s, ex_t
 
 
-def load_pair(store, source: Side, target: Side, models: Sequence[int] | None = None) -> PairData:
+def load_pair(
+    store, source: Side, target: Side, models: Sequence[int] | None = None, require_any: bool = True
+) -> PairData:
     """Read both sides for the given store rows (``model_idx``; None = every model).
 
     Models without ``predicted``/``confidence`` on every chosen sample are left out and
-    listed in ``skipped`` with the store's reason; if none is left, the InputError says
-    which column is missing.
+    listed in ``skipped`` with the store's reason; if none is left, an InputError says
+    which column is missing (or, with ``require_any=False``, the result has no models).
     """
     smp_s = _samples(store, source, "source")
     smp_t = _samples(store, target, "target")
@@ -138,13 +140,14 @@ def load_pair(store, source: Side, target: Side, models: Sequence[int] | None = 
             kept.append(r)
             parts_s.append(es)
             parts_t.append(et)
-        if not kept:
+        if not kept and require_any:
             raise InputError(
                 f"{first} Matched accuracy needs the label, predicted and confidence columns."
             ) from None
         keep = np.asarray(kept, dtype=np.int64)
-        ex_s = {f: np.concatenate([p[f] for p in parts_s]) for f in FIELDS}
-        ex_t = {f: np.concatenate([p[f] for p in parts_t]) for f in FIELDS}
+        empty = {"predicted": np.zeros((0, 0), np.int32), "confidence": np.zeros((0, 0), np.float32)}
+        ex_s = {f: np.concatenate([p[f] for p in parts_s]) if parts_s else empty[f] for f in FIELDS}
+        ex_t = {f: np.concatenate([p[f] for p in parts_t]) if parts_t else empty[f] for f in FIELDS}
     return PairData(
         source=source,
         target=target,
@@ -195,11 +198,16 @@ def compare_store_models(
     runs: int = 10,
     seed: int = 0,
     progress: Callable[[float], None] | None = None,
+    require_any: bool = True,
 ) -> tuple[ModelComparison, tuple[str, ...]]:
     """Load both sides and run the protocol for every chosen model; also the skipped list.
 
     The Matched-accuracy page calls this once per block of models (to move its progress
-    bar and cache each block); the benchmark times the same call.
+    bar and cache each block, with ``require_any=False`` so that a block of models without
+    confidences just comes back empty); the benchmark times the same call.
     """
-    data = load_pair(store, source, target, models)
+    data = load_pair(store, source, target, models, require_any=require_any)
+    if not data.models:
+        empty = pd.DataFrame({c: [] for c in TABLE_COLUMNS})
+        return ModelComparison(table=empty, summaries={}), data.skipped
     return compare_pair(data, eps, criterion, runs, seed, progress), data.skipped

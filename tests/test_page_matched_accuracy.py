@@ -1,0 +1,108 @@
+"""The Matched-accuracy page under streamlit's AppTest: defaults and main interactions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lifelong_core.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = str(ROOT / "pages" / "8_Matched_accuracy.py")
+
+
+def make_store(path: Path, with_bare: bool = True, with_extras: bool = True) -> Path:
+    rng = np.random.default_rng(0)
+    n_src, n_tgt, k, m = 120, 60, 5, 6
+    smp = pd.DataFrame({
+        "sample_id": [f"s{i}" for i in range(n_src + n_tgt)],
+        "dataset": "lifelong-digits",
+        "domain": ["clean"] * n_src + ["clean-replication"] * n_tgt,
+        "category": "handwriting",
+        "label": rng.integers(k, size=n_src + n_tgt),
+        "split": "test",
+    })
+    y = smp["label"].to_numpy()
+    skill = np.linspace(0.4, 0.95, m)[:, None]
+    conf = np.clip(rng.normal(skill, 0.1, size=(m, y.size)), 1 / k, 1).round(3).astype(np.float32)
+    pred = np.where(rng.random((m, y.size)) < conf, y, (y + 1) % k).astype(np.int32)
+    models = pd.DataFrame({"model_id": [f"id{i}" for i in range(m)], "name": [f"model-{i}" for i in range(m)]})
+    with Store.create(path) as st:
+        st.insert_matrix((pred == y).astype(np.uint8), models=models, samples=smp, source="toy.npy",
+                         extras={"predicted": pred, "confidence": conf} if with_extras else None)
+        if with_bare:
+            st.insert_matrix(np.ones((1, y.size), np.uint8), models=["bare"], samples=smp, source="bare.npy")
+    return path
+
+
+@pytest.fixture
+def toy_store(tmp_path, monkeypatch):
+    path = make_store(tmp_path / "toy.duckdb")
+    monkeypatch.setenv("LBE_STORE", str(path))
+    return path
+
+
+def run_page(**query) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_toy_store_all_models_default(toy_store):
+    at = run_page()
+    assert at.selectbox(key="match-src-ds").value == "lifelong-digits"
+    assert at.multiselect(key="match-src-dom-lifelong-digits").value == ["clean"]
+    assert at.multiselect(key="match-tgt-dom-lifelong-digits").value == ["clean-replication"]
+    assert at.selectbox(key="match-model").value == "All models"
+    # The model without confidences is left out, and the page says why.
+    assert any("1 model(s) left out" in w.value for w in at.warning)
+    assert len(at.dataframe) >= 1
+    table = at.dataframe[0].value
+    assert len(table) == 6 and table["acc_source"].is_monotonic_increasing
+    assert at.query_params["crit"] == ["label-prob"] or at.query_params["crit"] == "label-prob"
+
+
+def test_toy_store_one_model_and_criterion_switch(toy_store):
+    at = run_page()
+    at.selectbox(key="match-model").select("model-3").run()
+    assert not at.exception
+    labels = [m.label for m in at.metric]
+    assert "Matched acc., target" in labels and "Fraction unmatched" in labels
+    before = {m.label: m.value for m in at.metric}
+    at.radio(key="match-crit").set_value("prob").run()
+    assert not at.exception
+    after = {m.label: m.value for m in at.metric}
+    assert after["Accuracy, source"] == before["Accuracy, source"]  # accuracy does not depend on matching
+    # Probability-only matching can pair across labels, so at most as many targets stay unmatched.
+    assert float(after["Fraction unmatched"].rstrip("%")) <= float(before["Fraction unmatched"].rstrip("%"))
+
+
+def test_model_without_confidence_is_named(toy_store):
+    at = run_page(model="bare")
+    errors = " ".join(e.value for e in at.error)
+    assert "confidence" in errors or "predicted" in errors
+    assert "needs the label, predicted and confidence columns" in errors
+
+
+def test_store_without_any_confidence(tmp_path, monkeypatch):
+    monkeypatch.setenv("LBE_STORE", str(make_store(tmp_path / "bare.duckdb", with_bare=False, with_extras=False)))
+    at = run_page()
+    assert any("missing the columns predicted/confidence" in e.value for e in at.error)
+
+
+def test_url_state_round_trip(toy_store):
+    at = run_page(model="model-1", eps="0.02", crit="prob", runs="3", seed="4", tgt_dom="clean-replication")
+    assert at.selectbox(key="match-model").value == "model-1"
+    assert at.number_input(key="match-eps").value == pytest.approx(0.02)
+    assert at.radio(key="match-crit").value == "prob"
+    assert at.number_input(key="match-runs").value == 3
+    at.multiselect(key="match-src-dom-lifelong-digits").set_value([]).run()  # whole dataset as source
+    assert not at.exception
+    assert any("all domains" in c.value for c in at.caption)
