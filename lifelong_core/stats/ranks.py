@@ -13,10 +13,11 @@ numbers over replicates are reported:
    the same bin tie.
 
 Rank 1 is the best model. For schemes 3-5 the reported number is the average rank
-itself, as in the paper's tables. Ties (possible in 2, frequent in 5) get the largest
-rank of the tied group: the paper's binned average ranks are all larger than the
-unbinned ones, which is what "max" ties give (average ties would keep the mean rank at
-(M + 1) / 2). That reading is ours; the text only says "a tie rank".
+itself, as in the paper's tables. Ties (frequent in 5, possible in 2 when a normalised
+score is 0) get the largest rank of the tied group in every scheme: the paper's binned
+average ranks are all larger than the unbinned ones, which is what such ties give
+(average ties would keep the mean rank at (M + 1) / 2). That reading is ours; the text
+only says "a tie rank". On continuous scores without ties all conventions agree.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ SCHEMES = {
 }
 
 
-def _rank_desc(values: np.ndarray, axis: int, method: str = "average") -> np.ndarray:
-    return rankdata(-values, axis=axis, method=method)
+def _rank_desc(values: np.ndarray, axis: int) -> np.ndarray:
+    return rankdata(-values, axis=axis, method="max")
 
 
 def scheme_values(scores: np.ndarray, scheme: str, rng: np.random.Generator) -> np.ndarray:
@@ -52,7 +53,7 @@ def scheme_values(scores: np.ndarray, scheme: str, rng: np.random.Generator) -> 
         with np.errstate(divide="ignore"):
             # A zero task score (possible after normalisation) makes the geometric mean 0.
             gm = np.exp(np.log(np.clip(scores, 0.0, None)).mean(axis=2))
-        return _rank_desc(gm, axis=1, method="max")
+        return _rank_desc(gm, axis=1)
     if scheme == "avg_rank":
         return _rank_desc(scores, axis=1).mean(axis=2)
     if scheme == "avg_rank_noise":
@@ -61,7 +62,7 @@ def scheme_values(scores: np.ndarray, scheme: str, rng: np.random.Generator) -> 
     if scheme == "avg_rank_bins":
         # The small offset keeps 0.57 (stored as 56.99999...) in the 57 bin.
         binned = np.floor(scores * 100.0 + 1e-9)
-        return _rank_desc(binned, axis=1, method="max").mean(axis=2)
+        return _rank_desc(binned, axis=1).mean(axis=2)
     raise InputError(f"unknown rank scheme '{scheme}'; choose one of {', '.join(SCHEMES)}.")
 
 
