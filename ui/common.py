@@ -106,9 +106,10 @@ def _slug(text: str) -> str:
 
 def download_table(df: pd.DataFrame, name: str, label: str | None = None) -> None:
     """A CSV download button for a table."""
+    # A callable is run only when the button is clicked: reruns stay cheap.
     st.download_button(
         label or f"Download {name} (CSV)",
-        df.to_csv(index=False).encode(),
+        lambda: df.to_csv(index=False).encode(),
         file_name=f"{_slug(name)}.csv",
         mime="text/csv",
         key=f"dl-table-{_slug(name)}",
@@ -118,10 +119,9 @@ def download_table(df: pd.DataFrame, name: str, label: str | None = None) -> Non
 def download_figure(fig, name: str) -> None:
     """A download button for a plotly figure as a self-contained interactive HTML file."""
     # Inline plotly.js: the file must open offline, like the app itself.
-    html = fig.to_html(include_plotlyjs=True, full_html=True)
     st.download_button(
         f"Download {name} (HTML)",
-        html.encode(),
+        lambda: fig.to_html(include_plotlyjs=True, full_html=True).encode(),
         file_name=f"{_slug(name)}.html",
         mime="text/html",
         key=f"dl-fig-{_slug(name)}",
@@ -145,13 +145,13 @@ def download_matplotlib(fig, name: str, formats: Sequence[str] = ("png", "pdf"))
 
 def show_chart(fig, name: str) -> None:
     """Render a plotly figure with its download button underneath."""
-    st.plotly_chart(fig, use_container_width=True, key=f"chart-{_slug(name)}")
+    st.plotly_chart(fig, width="stretch", key=f"chart-{_slug(name)}")
     download_figure(fig, name)
 
 
 def show_table(df: pd.DataFrame, name: str, **kwargs) -> None:
     """Render a table with its CSV download button underneath."""
-    st.dataframe(df, use_container_width=True, hide_index=True, **kwargs)
+    st.dataframe(df, width="stretch", hide_index=True, **kwargs)
     download_table(df, name)
 
 

@@ -1,0 +1,153 @@
+"""Real server, real browser: every page renders in headless Chromium without an exception.
+
+Starts ``streamlit run app.py`` on a free localhost port against the demo store, waits for
+``/_stcore/health``, then opens the home page and every file in ``pages/`` in Debian's
+chromium (driven by Python playwright, no browser download), waits for the script to
+finish and the charts to draw, and checks that no Streamlit exception block is on the
+page. A full-page screenshot of each page lands in ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+pytestmark = pytest.mark.browser
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _url_path(page_file: Path) -> str:
+    # Streamlit's pages/ convention: "3_Evaluate_something_new.py" is served at
+    # /Evaluate_something_new (the numeric prefix only orders the sidebar).
+    return re.sub(r"^\d+[_ -]*", "", page_file.stem)
+
+
+def _page_files() -> list[Path]:
+    return sorted((ROOT / "pages").glob("*.py"))
+
+
+@pytest.fixture(scope="module")
+def server(demo_store_path):
+    if not CHROMIUM.exists():
+        pytest.skip("Debian chromium is not installed (apt-get install -y chromium)")
+    port = _free_port()
+    env = dict(os.environ, LBE_STORE=str(demo_store_path))
+    log = ARTIFACTS / "streamlit-server.log"
+    ARTIFACTS.mkdir(exist_ok=True)
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "streamlit", "run", "app.py",
+                "--server.headless", "true",
+                "--server.port", str(port),
+                "--server.address", "127.0.0.1",
+                "--browser.gatherUsageStats", "false",
+                "--server.fileWatcherType", "none",
+            ],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with code {proc.returncode}; see {log}")
+            try:
+                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
+                    if r.read().decode().strip() == "ok":
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not answer /_stcore/health within 90 s; see {log}")
+            time.sleep(0.25)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def settle(page, timeout_s: float = 120.0, quiet_s: float = 1.5) -> None:
+    """Wait until the app has rendered and stayed idle (no running script, no skeletons)."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_s * 1000)
+    deadline = time.monotonic() + timeout_s
+    quiet_since = None
+    busy_js = """() => {
+        const status = document.querySelector('[data-testid="stStatusWidget"]');
+        const running = status !== null && /running|connecting/i.test(status.innerText || '');
+        const skeleton = document.querySelector('[data-testid="stSkeleton"]') !== null;
+        const main = document.querySelector('[data-testid="stMain"]');
+        const empty = main === null || main.innerText.trim().length === 0;
+        return running || skeleton || empty;
+    }"""
+    while time.monotonic() < deadline:
+        if page.evaluate(busy_js):
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= quiet_s:
+            return
+        time.sleep(0.2)
+    raise AssertionError("the page did not settle within the time limit")
+
+
+PAGES = [("home", "")] + [(f.stem, _url_path(f)) for f in _page_files()]
+
+
+@pytest.mark.parametrize("name,path", PAGES, ids=[p[0] for p in PAGES])
+def test_page_renders_without_exception(server, browser, name, path):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    try:
+        page.goto(f"{server}/{path}", wait_until="domcontentloaded", timeout=60_000)
+        settle(page)
+        # Plotly draws after the script finishes; give it its own short wait.
+        if page.locator('[data-testid="stPlotlyChart"]').count():
+            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        text = page.locator('[data-testid="stMain"]').inner_text()
+        assert "Page not found" not in text, f"{name}: {path!r} is not a page of the app"
+        errors = page.locator('[data-testid="stException"]')
+        assert errors.count() == 0, f"{name}: {errors.first.inner_text()[:500]}"
+        assert page.locator("h1").count() >= 1, f"{name}: no page title rendered"
+    finally:
+        context.close()
+

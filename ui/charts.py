@@ -1,0 +1,326 @@
+"""Plotly figure builders for the Sort & Search pages.
+
+Each builder takes numbers that ``lifelong_core`` already computed (arrays, DataFrames, fit
+results) and returns a ``plotly.graph_objects.Figure``; none of them computes a result.
+Budgets are drawn on a log2 axis, as in the papers' figures (seed 001 Figs. 3-5, seed 000
+Figs. 6, 9, 10).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+PALETTE = (
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+)
+CORRECT_SCALE = [[0.0, "#f4f1ea"], [1.0, "#2b6cb0"]]  # 0 = wrong (light), 1 = correct (blue)
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.3g}"
+
+
+def _fit_label(fit) -> str:
+    p = fit.params
+    if fit.model == "exponential":
+        return f"fit {_fmt(p['a'])}·exp(−{_fmt(p['b'])}·n′) + {_fmt(p['c'])}  (R² {fit.r2:.3f})"
+    return f"fit {_fmt(p['c'])}·n′^{_fmt(p['p'])}  (R² {fit.r2:.3f})"
+
+
+def _budget_axis(fig: go.Figure, budgets: Sequence[int], n_total: int | None, row=None, col=None) -> None:
+    budgets = sorted({int(b) for b in budgets})
+    kwargs = {"row": row, "col": col} if row is not None else {}
+    fig.update_xaxes(type="log", tickvals=budgets, ticktext=[str(b) for b in budgets], title_text="budget n′ (samples evaluated)", **kwargs)
+    if n_total and row is None:
+        # The papers' "compute saved" axis (seed 001 footnote 4): n / n'. Same positions,
+        # relabelled, on a top axis that mirrors the bottom one.
+        fig.update_layout(
+            xaxis2=dict(
+                type="log", overlaying="x", side="top", matches="x", showgrid=False,
+                tickvals=budgets, ticktext=[f"{n_total / b:.3g}×" for b in budgets],
+                title_text="compute saved n / n′",
+            )
+        )
+        fig.add_trace(go.Scatter(x=budgets, y=[None] * len(budgets), xaxis="x2", showlegend=False, hoverinfo="skip"))
+
+
+def budget_lines(
+    df: pd.DataFrame,
+    y: str,
+    *,
+    series: str | None = None,
+    n_total: int | None = None,
+    fits: Mapping[str, object] | None = None,
+    title: str = "",
+    y_title: str | None = None,
+    band: tuple[str, str] | None = None,
+) -> go.Figure:
+    """Lines of ``y`` against ``budget``, one per value of ``series``.
+
+    ``fits`` maps a series value (or ``""`` when there is one series) to a
+    ``lifelong_core.sortsearch.fits.FitResult``; successful fits are drawn dashed over a
+    dense budget grid with their parameters in the legend. ``band`` names two columns
+    (low, high) drawn as a shaded range around each line.
+    """
+    fig = go.Figure()
+    groups = [("", df)] if series is None else list(df.groupby(series, sort=False))
+    budgets = df["budget"].to_numpy()
+    for i, (key, part) in enumerate(groups):
+        colour = PALETTE[i % len(PALETTE)]
+        part = part.sort_values("budget")
+        name = str(key) if series is not None else y
+        if band is not None:
+            fig.add_trace(go.Scatter(
+                x=np.concatenate([part["budget"], part["budget"][::-1]]),
+                y=np.concatenate([part[band[1]], part[band[0]][::-1]]),
+                fill="toself", fillcolor=colour, opacity=0.15, line=dict(width=0),
+                hoverinfo="skip", showlegend=False,
+            ))
+        fig.add_trace(go.Scatter(
+            x=part["budget"], y=part[y], mode="lines+markers", name=name,
+            line=dict(color=colour), hovertemplate=f"{name}<br>n′=%{{x}}<br>{y_title or y}=%{{y:.4f}}<extra></extra>",
+        ))
+        fit = (fits or {}).get(str(key) if series is not None else "")
+        if fit is not None and getattr(fit, "ok", False) and len(part):
+            grid = np.geomspace(part["budget"].min(), part["budget"].max(), 200)
+            fig.add_trace(go.Scatter(
+                x=grid, y=fit.predict(grid), mode="lines", name=_fit_label(fit),
+                line=dict(color=colour, dash="dash"), hoverinfo="skip",
+            ))
+    _budget_axis(fig, budgets, n_total)
+    fig.update_layout(
+        title=title, yaxis_title=y_title or y, legend=dict(orientation="h", y=-0.25),
+        margin=dict(t=90 if n_total else 50, b=10), height=430,
+    )
+    return fig
+
+
+def correlation_heatmap(corr: np.ndarray, labels: Sequence[str], accuracy: np.ndarray, title: str = "") -> go.Figure:
+    """Model-by-model correlation matrix, rows/columns already sorted by accuracy (App. E, Fig. 7b)."""
+    acc = np.asarray(accuracy, dtype=float)
+    hover = [[f"{labels[i]} (acc {acc[i]:.3f})<br>{labels[j]} (acc {acc[j]:.3f})" for j in range(len(labels))] for i in range(len(labels))]
+    fig = go.Figure(go.Heatmap(
+        z=corr, x=list(range(len(labels))), y=list(range(len(labels))), text=hover,
+        hovertemplate="%{text}<br>correlation %{z:.3f}<extra></extra>",
+        colorscale="RdBu", zmid=0, zmin=-1, zmax=1, colorbar=dict(title="corr"),
+    ))
+    fig.update_yaxes(autorange="reversed", title_text="model (most accurate first)")
+    fig.update_xaxes(title_text="model (most accurate first)")
+    fig.update_layout(title=title, height=520, margin=dict(t=50, b=10))
+    return fig
+
+
+def histogram(values: np.ndarray, *, title: str = "", x_title: str = "", bins: int = 60, vline: float | None = None) -> go.Figure:
+    """Distribution of a set of values (e.g. the off-diagonal correlations, Fig. 7a)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    fig = go.Figure(go.Histogram(x=v, nbinsx=bins, marker_color=PALETTE[0]))
+    if vline is not None:
+        fig.add_vline(x=vline, line_dash="dash", line_color="#444")
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title="count", height=380, margin=dict(t=50, b=10), bargap=0.02)
+    return fig
+
+
+def estimated_vs_true_grid(
+    per_model: pd.DataFrame, stats: pd.DataFrame, *, cols: int = 3, title: str = ""
+) -> go.Figure:
+    """Small multiples, one scatter per budget, with y = x (seed 000 Figs. 6, 9, 10).
+
+    ``per_model``: budget, est_acc, true_acc, name, and optionally est_lo/est_hi (drawn as
+    vertical error bars where present). ``stats``: budget, pearson, spearman (titles).
+    """
+    budgets = sorted(per_model["budget"].unique())
+    rows = max(1, math.ceil(len(budgets) / cols))
+    s = stats.set_index("budget")
+    titles = [
+        f"n′ = {b}: Pearson {s.loc[b, 'pearson']:.3f}, Spearman {s.loc[b, 'spearman']:.3f}" if b in s.index else f"n′ = {b}"
+        for b in budgets
+    ]
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, shared_xaxes=False, shared_yaxes=False,
+                        horizontal_spacing=0.06, vertical_spacing=0.12 if rows > 1 else 0.1)
+    lo = float(min(per_model["est_acc"].min(), per_model["true_acc"].min()))
+    hi = float(max(per_model["est_acc"].max(), per_model["true_acc"].max()))
+    pad = 0.02
+    lim = [max(0.0, lo - pad), min(1.0, hi + pad)]
+    has_int = {"est_lo", "est_hi"} <= set(per_model.columns) and per_model["est_lo"].notna().any()
+    for k, b in enumerate(budgets):
+        r, c = k // cols + 1, k % cols + 1
+        part = per_model[per_model["budget"] == b]
+        err = None
+        if has_int:
+            err = dict(
+                type="data", symmetric=False,
+                array=(part["est_hi"] - part["est_acc"]).clip(lower=0).fillna(0),
+                arrayminus=(part["est_acc"] - part["est_lo"]).clip(lower=0).fillna(0),
+                thickness=0.8, width=0, color="rgba(31,119,180,0.35)",
+            )
+        fig.add_trace(go.Scatter(
+            x=part["true_acc"], y=part["est_acc"], mode="markers", error_y=err,
+            marker=dict(size=5, color=PALETTE[0], opacity=0.7), text=part["name"], showlegend=False,
+            hovertemplate="%{text}<br>true %{x:.3f}<br>estimated %{y:.3f}<extra></extra>",
+        ), row=r, col=c)
+        fig.add_trace(go.Scatter(x=lim, y=lim, mode="lines", line=dict(color="#888", dash="dot"),
+                                 hoverinfo="skip", showlegend=False), row=r, col=c)
+        fig.update_xaxes(range=lim, row=r, col=c, title_text="true accuracy" if r == rows else None)
+        fig.update_yaxes(range=lim, row=r, col=c, title_text="estimated" if c == 1 else None)
+    fig.update_layout(title=title, height=320 * rows + 60, margin=dict(t=80, b=10))
+    fig.update_annotations(font_size=12)
+    return fig
+
+
+def rank_scatter(true_rank: np.ndarray, est_rank: np.ndarray, names: Sequence[str], title: str = "") -> go.Figure:
+    """Rank by the estimate against rank by the truth (1 = best) for one budget."""
+    n = len(true_rank)
+    fig = go.Figure(go.Scatter(
+        x=true_rank, y=est_rank, mode="markers", text=list(names), marker=dict(size=5, opacity=0.7, color=PALETTE[0]),
+        hovertemplate="%{text}<br>true rank %{x}<br>estimated rank %{y}<extra></extra>",
+    ))
+    fig.add_trace(go.Scatter(x=[1, n], y=[1, n], mode="lines", line=dict(color="#888", dash="dot"), hoverinfo="skip", showlegend=False))
+    fig.update_layout(title=title, xaxis_title="true rank (1 = best)", yaxis_title="rank by estimate", height=420,
+                      showlegend=False, margin=dict(t=50, b=10))
+    return fig
+
+
+def matrix_heatmap(
+    A: np.ndarray,
+    *,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    title: str = "",
+    highlight_cols: Sequence[int] | None = None,
+    highlight_rows: Sequence[int] | None = None,
+    x_title: str = "sample",
+    y_title: str = "model",
+    height: int | None = None,
+) -> go.Figure:
+    """A 0/1 correctness matrix as a heatmap; highlighted columns/rows get a box outline."""
+    A = np.asarray(A)
+    fig = go.Figure(go.Heatmap(
+        z=A, x=list(range(A.shape[1])), y=list(range(A.shape[0])),
+        customdata=np.array([[f"{r} · {c}" for c in col_labels] for r in row_labels], dtype=object),
+        hovertemplate="%{customdata}<br>correct=%{z}<extra></extra>",
+        colorscale=CORRECT_SCALE, zmin=0, zmax=1, showscale=False, xgap=1, ygap=1,
+    ))
+    for c in highlight_cols or ():
+        fig.add_shape(type="rect", x0=c - 0.5, x1=c + 0.5, y0=-0.5, y1=A.shape[0] - 0.5,
+                      line=dict(color="#d62728", width=2))
+    for r in highlight_rows or ():
+        fig.add_shape(type="rect", x0=-0.5, x1=A.shape[1] - 0.5, y0=r - 0.5, y1=r + 0.5,
+                      line=dict(color="#d62728", width=2))
+    fig.update_yaxes(autorange="reversed", title_text=y_title,
+                     tickvals=list(range(A.shape[0])) if A.shape[0] <= 30 else None,
+                     ticktext=list(row_labels) if A.shape[0] <= 30 else None)
+    fig.update_xaxes(title_text=x_title)
+    fig.update_layout(title=title, height=height or max(260, 22 * A.shape[0] + 120), margin=dict(t=50, b=10))
+    return fig
+
+
+def running_sum(
+    positions: np.ndarray, observed: np.ndarray, *, upto: int, threshold: int, n: int, title: str = ""
+) -> go.Figure:
+    """The DP-search score S_j = sum of (2 a_i - 1) over the first j observations (§3.1.2).
+
+    Observations after step ``upto`` are drawn faded (not yet seen); the vertical line is
+    the threshold ``t`` the search rule returns, in sorted-sample positions.
+    """
+    positions = np.asarray(positions)
+    obs = np.asarray(observed).astype(int)
+    score = np.concatenate([[0], np.cumsum(2 * obs - 1)])
+    x = np.concatenate([[-0.5], positions])
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=x[: upto + 1], y=score[: upto + 1], mode="lines+markers", name="running sum (seen)",
+                             line=dict(color=PALETTE[0], shape="hv")))
+    if upto < len(positions):
+        fig.add_trace(go.Scatter(x=x[upto:], y=score[upto:], mode="lines+markers", name="not yet seen",
+                                 line=dict(color="#bbb", shape="hv", dash="dot"), marker=dict(color="#bbb")))
+    colours = np.where(obs == 1, PALETTE[2], PALETTE[1])
+    fig.add_trace(go.Scatter(x=positions[:upto], y=score[1 : upto + 1], mode="markers", name="observation (+1 / −1)",
+                             marker=dict(color=colours[:upto], size=10, symbol="circle"),
+                             hovertemplate="sorted position %{x}<br>S=%{y}<extra></extra>"))
+    fig.add_vline(x=threshold - 0.5, line_dash="dash", line_color="#d62728",
+                  annotation_text=f"threshold t = {threshold}", annotation_position="top")
+    fig.update_layout(title=title, xaxis_title="sorted position (easy → hard)", yaxis_title="S_j = Σ (2a − 1)",
+                      xaxis_range=[-1, n], height=340, margin=dict(t=50, b=10), legend=dict(orientation="h", y=-0.3))
+    return fig
+
+
+def predicted_vs_true(pred: np.ndarray, true: np.ndarray, *, title: str = "", x_title: str = "sorted position") -> go.Figure:
+    """Two stacked rows: the predicted 0/1 vector and the truth, mismatches marked."""
+    pred = np.asarray(pred).astype(int)
+    true = np.asarray(true).astype(int)
+    z = np.vstack([pred, true])
+    fig = go.Figure(go.Heatmap(z=z, y=["predicted", "true"], colorscale=CORRECT_SCALE, zmin=0, zmax=1,
+                               showscale=False, xgap=1, ygap=2,
+                               hovertemplate="%{y} at %{x}: %{z}<extra></extra>"))
+    wrong = np.flatnonzero(pred != true)
+    if len(wrong):
+        fig.add_trace(go.Scatter(x=wrong, y=["predicted"] * len(wrong), mode="markers", name="error",
+                                 marker=dict(symbol="x", color="#d62728", size=8), hoverinfo="skip"))
+    fig.update_layout(title=title, xaxis_title=x_title, height=220, margin=dict(t=50, b=10), showlegend=False)
+    return fig
+
+
+def rank_position(
+    accuracies: pd.DataFrame, *, new_name: str, new_acc: float, lo: float | None = None, hi: float | None = None,
+    title: str = "",
+) -> go.Figure:
+    """Where a new model would rank: the store's models by accuracy, the new one marked.
+
+    ``accuracies``: name, accuracy (the store's models on the same samples).
+    """
+    df = accuracies.sort_values("accuracy", ascending=False).reset_index(drop=True)
+    fig = go.Figure(go.Scatter(
+        x=np.arange(1, len(df) + 1), y=df["accuracy"], mode="markers", name="models in the store",
+        text=df["name"], marker=dict(size=5, color="#9aa5b1"),
+        hovertemplate="%{text}<br>rank %{x}<br>accuracy %{y:.3f}<extra></extra>",
+    ))
+    rank = int((df["accuracy"] > new_acc).sum()) + 1
+    err = None
+    if lo is not None and hi is not None:
+        err = dict(type="data", symmetric=False, array=[max(hi - new_acc, 0)], arrayminus=[max(new_acc - lo, 0)], color=PALETTE[1])
+    fig.add_trace(go.Scatter(x=[rank], y=[new_acc], mode="markers", name=new_name, error_y=err,
+                             marker=dict(size=13, color=PALETTE[1], symbol="star"),
+                             hovertemplate=f"{new_name}<br>rank %{{x}}<br>estimated %{{y:.3f}}<extra></extra>"))
+    fig.update_layout(title=title, xaxis_title="rank (1 = best)", yaxis_title="accuracy", height=380,
+                      margin=dict(t=50, b=10), legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def stream_lines(df: pd.DataFrame, *, x: str, ys: Sequence[str], names: Sequence[str] | None = None,
+                 title: str = "", x_title: str = "", y_title: str = "", log_y: bool = False) -> go.Figure:
+    """Several columns of one table against a common x (e.g. evaluations over the stream)."""
+    fig = go.Figure()
+    for i, y in enumerate(ys):
+        fig.add_trace(go.Scatter(x=df[x], y=df[y], mode="lines", name=(names or ys)[i], line=dict(color=PALETTE[i % len(PALETTE)])))
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=400, margin=dict(t=50, b=10),
+                      legend=dict(orientation="h", y=-0.25))
+    if log_y:
+        fig.update_yaxes(type="log")
+    return fig
+
+
+def pareto(df: pd.DataFrame, *, x: str, y: str, label: str, front: pd.DataFrame, colour: str | None = None,
+           title: str = "", x_title: str = "", y_title: str = "") -> go.Figure:
+    """Configurations as points (x = cost, y = error), the Pareto front as a step line (seed 003 §3)."""
+    fig = go.Figure()
+    groups = [("", df)] if colour is None else list(df.groupby(colour, sort=True))
+    for i, (key, part) in enumerate(groups):
+        fig.add_trace(go.Scatter(
+            x=part[x], y=part[y], mode="markers", name=str(key) if colour else "configuration",
+            text=part[label], marker=dict(size=8, color=PALETTE[i % len(PALETTE)], opacity=0.75),
+            hovertemplate="%{text}<br>" + f"{x_title or x}" + " %{x:,.0f}<br>" + f"{y_title or y}" + " %{y:.4f}<extra></extra>",
+        ))
+    f = front.sort_values(x)
+    fig.add_trace(go.Scatter(x=f[x], y=f[y], mode="lines", name="Pareto front", line=dict(color="#222", shape="hv", width=2),
+                             hoverinfo="skip"))
+    fig.update_xaxes(type="log", title_text=x_title or x)
+    fig.update_layout(title=title, yaxis_title=y_title or y, height=460, margin=dict(t=50, b=10),
+                      legend=dict(orientation="h", y=-0.25))
+    return fig

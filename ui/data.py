@@ -1,0 +1,207 @@
+"""Cached reads and derived tables for the Sort & Search pages (``st.cache_data``).
+
+Every function here is a thin wrapper: it reads the store through
+``lifelong_core.store`` and calls ``lifelong_core.sortsearch`` /
+``lifelong_core.estimators``; the only logic of its own is choosing which rows play the
+Sort set (the same rules as the command line) and gluing results into tables. Every
+cached function takes ``key`` (store path and modification time, from :func:`store_key`)
+so a store grown by another process is re-read; ``ui.common.refresh_store`` clears
+everything after this app writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from lifelong_core.errors import InputError
+from ui.common import get_store, store_path
+
+SORT_SETS = ("random", "earliest released")
+
+
+def store_key() -> str:
+    """Cache key of the store file: path and modification time."""
+    get_store()  # stops the page with one sentence when there is no usable store
+    p = store_path()
+    return f"{p}:{p.stat().st_mtime_ns}"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The matrix of a data choice: rows = every model in the store, columns = samples."""
+
+    A: np.ndarray
+    models: pd.DataFrame
+    samples: pd.DataFrame
+    synthetic: bool
+
+    @property
+    def names(self) -> list[str]:
+        return self.models["name"].fillna(self.models["model_id"]).astype(str).tolist()
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def overview(key: str) -> dict:
+    """What the store holds: datasets, domains, models, log and counts."""
+    s = get_store()
+    return {
+        "datasets": s.datasets(),
+        "domains": s.domains(),
+        "models": s.models(),
+        "log": s.log(),
+        "n_models": s.n_models,
+        "n_samples": s.n_samples,
+    }
+
+
+@st.cache_data(show_spinner="Reading the cache from the store…", max_entries=6)
+def selection(key: str, dataset: str, domains: tuple[str, ...]) -> Selection:
+    """Every model's 0/1 row on the samples of ``dataset`` restricted to ``domains``."""
+    s = get_store()
+    smp = s.samples(dataset, list(domains) if domains else None)
+    if len(smp) == 0:
+        raise InputError(f"dataset {dataset!r} has no samples in the chosen domains.")
+    models = s.models()
+    # Rows inserted from estimates are predictions, not evaluations: scoring Sort & Search
+    # against them would flatter it. Models not run on every chosen sample cannot be rows.
+    models = models[~models["estimated"].astype(bool)]
+    sidx = smp["sample_idx"].to_numpy()
+    complete = s.known(models["model_idx"].to_numpy(), sidx).all(axis=1)
+    models = models[complete]
+    if len(models) < 2:
+        raise InputError(f"fewer than two models were evaluated on every chosen sample of {dataset!r}.")
+    A = s.matrix(models["model_idx"].to_numpy(), sidx)
+    ds = s.datasets().set_index("dataset")
+    synthetic = bool(ds.loc[dataset, "synthetic"]) if dataset in ds.index else False
+    return Selection(A, models.reset_index(drop=True), smp.reset_index(drop=True), synthetic)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def confidence(key: str, dataset: str, domains: tuple[str, ...], rows: tuple[int, ...]) -> np.ndarray | None:
+    """Confidence of the true class (``true_prob``) of the given rows, or None if not recorded."""
+    sel = selection(key, dataset, domains)
+    s = get_store()
+    try:
+        return s.extras(sel.models["model_idx"].to_numpy()[list(rows)], sel.samples["sample_idx"].to_numpy(),
+                        fields=("true_prob",))["true_prob"]
+    except InputError:
+        return None
+
+
+def sort_rows(models: pd.DataFrame, k: int, how: str, seed: int) -> np.ndarray:
+    """Row numbers of the Sort set: ``k`` rows at random or the ``k`` earliest released.
+
+    Random uses the command line's ``--sort-models K --seed S`` rule
+    (``sortsearch.choose_sort_rows``) so a view can be reproduced there. Earliest released
+    orders by ``release_order`` (models without one last, then by insertion).
+    """
+    from lifelong_core.sortsearch import choose_sort_rows
+
+    m = len(models)
+    if how == "random":
+        return choose_sort_rows(m, k, seed)
+    if not 1 <= k < m:
+        raise InputError(f"the Sort set needs between 1 and {m - 1} models, got {k}.")
+    rel = models["release_order"].astype("Float64").fillna(np.inf).to_numpy(dtype=float)
+    first = np.lexsort((np.arange(m), rel))[:k]
+    return np.sort(first).astype(np.int64)
+
+
+def nested_pool(models: pd.DataFrame, k_max: int, how: str, seed: int) -> np.ndarray:
+    """A candidate order for nested Sort sets: its first ``k`` rows are the Sort set of size k.
+
+    Nested sets with one fixed evaluation set (the rows outside the first ``k_max``) make
+    the curves for different Sort sizes comparable, as in seed 001 Fig. 4b.
+    """
+    m = len(models)
+    if how == "random":
+        return np.random.default_rng(seed).permutation(m)[:k_max].astype(np.int64)
+    rel = models["release_order"].astype("Float64").fillna(np.inf).to_numpy(dtype=float)
+    return np.lexsort((np.arange(m), rel))[:k_max].astype(np.int64)
+
+
+def _split(m: int, rows: np.ndarray) -> np.ndarray:
+    mask = np.ones(m, dtype=bool)
+    mask[rows] = False
+    return np.flatnonzero(mask)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def sweep(
+    key: str, dataset: str, domains: tuple[str, ...], sort_set: tuple[int, ...], sort: str, sampling: str,
+    search: str, budgets: tuple[int, ...], seed: int, decompose: bool = False,
+    eval_rows: tuple[int, ...] | None = None, _progress=None,
+):
+    """``run_sweep`` on the selection: Sort on ``sort_set``, evaluate every other row
+    (or ``eval_rows``). ``per_model`` gains ``name`` and ``family``."""
+    from lifelong_core.sortsearch import run_sweep
+
+    sel = selection(key, dataset, domains)
+    rows = np.asarray(sort_set, dtype=np.int64)
+    ev = _split(len(sel.models), rows) if eval_rows is None else np.asarray(eval_rows, dtype=np.int64)
+    conf = confidence(key, dataset, domains, sort_set) if sort == "confidence" else None
+    if sort == "confidence" and conf is None:
+        raise InputError("the store has no confidences (true_prob) for these models; choose another Sort method.")
+    res = run_sweep(
+        sel.A[rows], sel.A[ev], budgets, sort=sort, sampling=sampling, search=search, confidence=conf,
+        seed=seed, decompose=decompose, eval_row_ids=ev, progress=_progress,
+    )
+    per = res.per_model.copy()
+    per["name"] = np.asarray(sel.names, dtype=object)[per["model_row"].to_numpy()]
+    per["family"] = sel.models["family"].to_numpy(dtype=object)[per["model_row"].to_numpy()]
+    return res.table.copy(), per, res.order
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def fits(table: pd.DataFrame):
+    """Exponential fit of MAE and power-law fit of E_agg against the budget."""
+    from lifelong_core.sortsearch import fit_exponential, fit_power_law
+
+    return fit_exponential(table["budget"], table["mae"]), fit_power_law(table["budget"], table["eagg"])
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def correlation(key: str, dataset: str, domains: tuple[str, ...]):
+    """Seed 001 App. E: the model-by-model correlation matrix sorted by accuracy."""
+    from lifelong_core.sortsearch import model_correlation
+
+    return model_correlation(selection(key, dataset, domains).A)
+
+
+def budget_choices(n: int) -> list[int]:
+    """Budgets offered in the selector: powers of two up to ``n`` and ``n`` itself."""
+    from lifelong_core.sortsearch import power_budgets
+
+    b = list(power_budgets(n, lo=1, hi=n))
+    if b[-1] != n:
+        b.append(n)
+    return b
+
+
+def default_budgets(n: int) -> list[int]:
+    """The paper's 8, 16, ... (seed 001 §4.2), up to ``n / 2``."""
+    from lifelong_core.sortsearch import power_budgets
+
+    return [b for b in power_budgets(n) if b <= max(8, n // 2)]
+
+
+def family_correlation(corr, models: pd.DataFrame) -> pd.DataFrame:
+    """Mean off-diagonal correlation for every pair of model families (App. E by family)."""
+    fam = models["family"].fillna("(none)").astype(str).to_numpy()[corr.order]
+    c = corr.corr.copy()
+    np.fill_diagonal(c, np.nan)
+    names = sorted(set(fam))
+    rows = []
+    for a in names:
+        ia = fam == a
+        for b in names:
+            if b < a:
+                continue
+            block = c[np.ix_(ia, fam == b)]
+            rows.append({"family_a": a, "family_b": b, "models_a": int(ia.sum()), "models_b": int((fam == b).sum()),
+                         "mean_correlation": float(np.nanmean(block)) if np.isfinite(block).any() else np.nan})
+    return pd.DataFrame(rows)
