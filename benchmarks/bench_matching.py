@@ -30,6 +30,7 @@ from lifelong_core.matching.store_pair import (
     DEMO_TARGET_DOMAIN,
     Side,
     compare_store_models,
+    read_samples,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,9 +96,10 @@ def bench_demo_store(repeats: int = 2) -> dict | None:
         size = max(1, math.ceil(len(rows) / PAGE_BLOCKS))
 
         def all_models():
+            pair = read_samples(store, source, target)
             tables = []
             for i in range(0, len(rows), size):
-                comparison, _ = compare_store_models(store, source, target, rows[i:i + size], eps=0.005,
+                comparison, _ = compare_store_models(store, pair, rows[i:i + size], eps=0.005,
                                                      criterion="label-prob", runs=10, seed=0, require_any=False)
                 tables.append(comparison.table)
             return tables

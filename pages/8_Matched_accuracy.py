@@ -23,6 +23,7 @@ from lifelong_core.matching.store_pair import (
     compare_store_models,
     load_pair,
     model_names,
+    read_samples,
 )
 from ui.common import get_store, query_default, query_list, show_chart, show_table, store_path, sync_query
 
@@ -48,19 +49,24 @@ def _store_key() -> tuple[str, float]:
     return str(path), path.stat().st_mtime
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def pair_samples(store_key, src: tuple, tgt: tuple):
+    return read_samples(get_store(), Side(*src), Side(*tgt))
+
+
 @st.cache_data(show_spinner=False, max_entries=256)
 def block_table(store_key, src: tuple, tgt: tuple, rows: tuple, eps: float, crit: str, runs: int, seed: int):
     """One block of models through the same call the benchmark times."""
     comparison, skipped = compare_store_models(
-        get_store(), Side(*src), Side(*tgt), list(rows), eps=eps, criterion=crit, runs=runs, seed=seed,
-        require_any=False,
+        get_store(), pair_samples(store_key, src, tgt), list(rows), eps=eps, criterion=crit, runs=runs,
+        seed=seed, require_any=False,
     )
     return comparison.table, skipped
 
 
 @st.cache_data(show_spinner="Matching...", max_entries=64)
 def one_model(store_key, src: tuple, tgt: tuple, row: int, eps: float, crit: str, runs: int, seed: int):
-    data = load_pair(get_store(), Side(*src), Side(*tgt), [row])
+    data = load_pair(get_store(), pair_samples(store_key, src, tgt), [row])
     source, target = data.predictions(data.models[0])
     summary = matched_accuracy(source, target, eps=eps, criterion=crit, runs=runs, seed=seed)
     return {
@@ -258,11 +264,11 @@ src = (src_ds, tuple(src_dom) if src_dom else None)
 tgt = (tgt_ds, tuple(tgt_dom) if tgt_dom else None)
 key = _store_key()
 try:
-    src_n = len(store.samples(src_ds, list(src_dom) if src_dom else None))
-    tgt_n = len(store.samples(tgt_ds, list(tgt_dom) if tgt_dom else None))
+    pair = pair_samples(key, src, tgt)
 except InputError as exc:
     st.error(str(exc))
     st.stop()
+src_n, tgt_n = len(pair.source_idx), len(pair.target_idx)
 st.caption(f"Source: {Side(*src).describe()}, {src_n} datapoints. Target: {Side(*tgt).describe()}, {tgt_n} datapoints.")
 if 0 < src_n < tgt_n:
     st.warning(

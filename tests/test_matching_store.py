@@ -8,7 +8,7 @@ import pytest
 
 from lifelong_core.errors import InputError
 from lifelong_core.matching import matched_accuracy
-from lifelong_core.matching.store_pair import Side, compare_store_models, load_pair, model_names
+from lifelong_core.matching.store_pair import Side, compare_store_models, load_pair, model_names, read_samples
 from lifelong_core.store import Store
 
 N_A, N_B, K = 40, 25, 4
@@ -44,12 +44,12 @@ def store_path(tmp_path_factory):
 
 def test_load_and_compare(store_path):
     with Store.open(store_path) as st:
-        data = load_pair(st, Side("toy", ("a",)), Side("toy", ("b",)), models=[0, 1, 2])
+        pair = read_samples(st, Side("toy", ("a",)), Side("toy", ("b",)))
+        data = load_pair(st, pair, models=[0, 1, 2])
         assert data.models == ("m0", "m1", "m2")
         assert data.pred_source.shape == (3, N_A) and data.conf_target.shape == (3, N_B)
         assert data.skipped == ()
-        res, skipped = compare_store_models(st, Side("toy", ("a",)), Side("toy", ("b",)), models=[2, 0],
-                                            eps=0.05, runs=3, seed=1)
+        res, skipped = compare_store_models(st, pair, models=[2, 0], eps=0.05, runs=3, seed=1)
         truth = st.matrix(models=[0], samples=st.samples("toy", ["a"])["sample_idx"])
     assert skipped == ()
     assert set(res.table["model"]) == {"m0", "m2"}
@@ -62,11 +62,14 @@ def test_load_and_compare(store_path):
 
 def test_models_without_confidence_are_skipped_or_named(store_path):
     with Store.open(store_path) as st:
-        data = load_pair(st, Side("toy", ("a",)), Side("toy", ("b",)))
+        pair = read_samples(st, Side("toy", ("a",)), Side("toy", ("b",)))
+        data = load_pair(st, pair)
         assert data.models == ("m0", "m1", "m2")
         assert len(data.skipped) == 1 and data.skipped[0].startswith("bare:")
+        res, skipped = compare_store_models(st, pair, models=[3], require_any=False)
+        assert res.table.empty and list(res.table.columns)[0] == "model" and len(skipped) == 1
         with pytest.raises(InputError) as info:
-            load_pair(st, Side("toy", ("a",)), Side("toy", ("b",)), models=[3])
+            load_pair(st, pair, models=[3])
     msg = str(info.value)
     assert "predicted" in msg or "confidence" in msg
     assert "needs the label, predicted and confidence columns" in msg
@@ -74,14 +77,14 @@ def test_models_without_confidence_are_skipped_or_named(store_path):
 
 def test_whole_dataset_side_and_bad_sides(store_path):
     with Store.open(store_path) as st:
-        data = load_pair(st, Side("toy"), Side("toy", ("b",)), models=[1])
+        data = load_pair(st, read_samples(st, Side("toy"), Side("toy", ("b",))), models=[1])
         assert data.y_source.size == N_A + N_B
         with pytest.raises(InputError, match="no dataset 'nope'"):
-            load_pair(st, Side("nope"), Side("toy"))
+            read_samples(st, Side("nope"), Side("toy"))
         with pytest.raises(InputError, match="no domain 'z' \\(the target set\\)"):
-            load_pair(st, Side("toy"), Side("toy", ("z",)))
+            read_samples(st, Side("toy"), Side("toy", ("z",)))
         with pytest.raises(InputError, match="no model with index 9"):
-            load_pair(st, Side("toy"), Side("toy"), models=[9])
+            load_pair(st, read_samples(st, Side("toy"), Side("toy")), models=[9])
 
 
 def test_model_names_disambiguate_repeats():
@@ -96,4 +99,4 @@ def test_unlabeled_samples_are_named(tmp_path):
         st.insert_matrix(np.ones((1, 2), np.uint8), models=["m"], samples=smp, source="raw.npy",
                          extras={"predicted": np.ones((1, 2), np.int32), "confidence": np.ones((1, 2), np.float32)})
     with Store.open(path) as st, pytest.raises(InputError, match="without a label \\(first: 'u0'\\)"):
-        load_pair(st, Side("raw"), Side("raw"))
+        read_samples(st, Side("raw"), Side("raw"))

@@ -80,7 +80,8 @@ class MatchRun:
 class MatchSummary:
     """Accuracy, matched accuracy and the unmatched fraction for one model (§2.3).
 
-    Matched quantities are means over ``runs`` seeded runs (``per_run`` holds each run).
+    Matched quantities are means over ``runs`` seeded runs (``per_run`` holds each run;
+    it is built on request, since a table per model is costly when comparing hundreds).
     ``acc_unmatched`` / ``matched_acc_*`` are NaN when undefined in every run (nothing
     unmatched / nothing matched).
     """
@@ -100,8 +101,13 @@ class MatchSummary:
     criterion: str
     runs: int
     seed: int
-    per_run: pd.DataFrame
+    per_run_columns: dict  # column -> array, one entry per run (see ``per_run``)
     matches: tuple[MatchRun, ...]
+
+    @property
+    def per_run(self) -> pd.DataFrame:
+        """One row per run: run, matched accuracies, fraction unmatched, acc. unmatched, n_matched."""
+        return pd.DataFrame(self.per_run_columns, columns=list(RUN_COLUMNS))
 
     @property
     def acc_diff(self) -> float:
@@ -282,26 +288,24 @@ def _mean_or_nan(values: np.ndarray) -> float:
     return float(np.mean(values)) if values.size else float("nan")
 
 
+def _run_columns(source: Predictions, target: Predictions, matches) -> dict[str, np.ndarray]:
+    cs, ct = source.correct, target.correct
+    return {
+        "run": np.arange(len(matches), dtype=np.int64),
+        "matched_acc_source": np.array([_mean_or_nan(cs[m.src_matched]) for m in matches], dtype=np.float64),
+        "matched_acc_target": np.array([_mean_or_nan(ct[m.tgt_matched]) for m in matches], dtype=np.float64),
+        "fraction_unmatched": np.array([m.tgt_unmatched.size / len(target) for m in matches], dtype=np.float64),
+        "acc_unmatched": np.array([_mean_or_nan(ct[m.tgt_unmatched]) for m in matches], dtype=np.float64),
+        "n_matched": np.array([m.n_matched for m in matches], dtype=np.int64),
+    }
+
+
 def run_table(source: Predictions, target: Predictions, matches) -> pd.DataFrame:
     """Per-run matched accuracies, unmatched fraction and accuracy on the unmatched."""
-    cs, ct = source.correct, target.correct
-    rows = []
-    for r, m in enumerate(matches):
-        rows.append(
-            (
-                r,
-                _mean_or_nan(cs[m.src_matched]),
-                _mean_or_nan(ct[m.tgt_matched]),
-                m.tgt_unmatched.size / len(target),
-                _mean_or_nan(ct[m.tgt_unmatched]),
-                m.n_matched,
-            )
-        )
-    return pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+    return pd.DataFrame(_run_columns(source, target, matches), columns=list(RUN_COLUMNS))
 
 
-def _nanmean(series: pd.Series) -> float:
-    values = series.to_numpy(dtype=np.float64)
+def _nanmean(values: np.ndarray) -> float:
     values = values[~np.isnan(values)]
     return float(values.mean()) if values.size else float("nan")
 
@@ -316,15 +320,15 @@ def matched_accuracy(
 ) -> MatchSummary:
     """Seed 004 §2.3 for one model: accuracy, matched accuracy, unmatched, over R runs."""
     matches = match_runs(source, target, eps=eps, criterion=criterion, runs=runs, seed=seed)
-    table = run_table(source, target, matches)
+    cols = _run_columns(source, target, matches)
     return MatchSummary(
         acc_source=source.accuracy,
         acc_target=target.accuracy,
-        matched_acc_source=_nanmean(table["matched_acc_source"]),
-        matched_acc_target=_nanmean(table["matched_acc_target"]),
-        fraction_unmatched=float(table["fraction_unmatched"].mean()),
-        acc_unmatched=_nanmean(table["acc_unmatched"]),
-        n_matched=float(table["n_matched"].mean()),
+        matched_acc_source=_nanmean(cols["matched_acc_source"]),
+        matched_acc_target=_nanmean(cols["matched_acc_target"]),
+        fraction_unmatched=float(cols["fraction_unmatched"].mean()),
+        acc_unmatched=_nanmean(cols["acc_unmatched"]),
+        n_matched=float(cols["n_matched"].mean()),
         conf_source=source.mean_confidence,
         conf_target=target.mean_confidence,
         n_source=len(source),
@@ -333,7 +337,7 @@ def matched_accuracy(
         criterion=criterion,
         runs=int(runs),
         seed=int(seed),
-        per_run=table,
+        per_run_columns=cols,
         matches=matches,
     )
 

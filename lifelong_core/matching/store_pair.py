@@ -96,44 +96,75 @@ def _samples(store, side: Side, role: str) -> pd.DataFrame:
     return smp
 
 
-def _extras(store, rows: np.ndarray, smp_s: pd.DataFrame, smp_t: pd.DataFrame):
-    ex_s = store.extras(models=rows, samples=smp_s["sample_idx"].to_numpy(), fields=FIELDS)
-    ex_t = store.extras(models=rows, samples=smp_t["sample_idx"].to_numpy(), fields=FIELDS)
+@dataclass(frozen=True, eq=False)
+class PairSamples:
+    """Which store columns (samples) and rows (models) a comparison reads; labels included.
+
+    Reading this once and reusing it for every block of models saves a round of
+    dataset/domain/sample queries per block.
+    """
+
+    source: Side
+    target: Side
+    source_idx: np.ndarray   # sample_idx of the source samples, in store order
+    y_source: np.ndarray
+    target_idx: np.ndarray
+    y_target: np.ndarray
+    model_names: dict        # model_idx -> display name, every model in the store
+
+
+def read_samples(store, source: Side, target: Side) -> PairSamples:
+    """Labels and sample indices of both sides, and the store's model names."""
+    smp_s = _samples(store, source, "source")
+    smp_t = _samples(store, target, "target")
+    table = store.models()
+    return PairSamples(
+        source=source,
+        target=target,
+        source_idx=smp_s["sample_idx"].to_numpy(dtype=np.int64),
+        y_source=smp_s["label"].to_numpy(dtype=np.int64),
+        target_idx=smp_t["sample_idx"].to_numpy(dtype=np.int64),
+        y_target=smp_t["label"].to_numpy(dtype=np.int64),
+        model_names=dict(zip(table["model_idx"].astype(int).tolist(), model_names(table))),
+    )
+
+
+def _extras(store, rows: np.ndarray, pair: PairSamples):
+    ex_s = store.extras(models=rows, samples=pair.source_idx, fields=FIELDS)
+    ex_t = store.extras(models=rows, samples=pair.target_idx, fields=FIELDS)
     return ex_s, ex_t
 
 
 def load_pair(
-    store, source: Side, target: Side, models: Sequence[int] | None = None, require_any: bool = True
+    store, pair: PairSamples, models: Sequence[int] | None = None, require_any: bool = True
 ) -> PairData:
-    """Read both sides for the given store rows (``model_idx``; None = every model).
+    """Read predicted labels and confidences of the given store rows (``model_idx``;
+    None = every model) on both sides of ``pair`` (from :func:`read_samples`).
 
     Models without ``predicted``/``confidence`` on every chosen sample are left out and
     listed in ``skipped`` with the store's reason; if none is left, an InputError says
     which column is missing (or, with ``require_any=False``, the result has no models).
     """
-    smp_s = _samples(store, source, "source")
-    smp_t = _samples(store, target, "target")
-    table = store.models()
+    names_all = pair.model_names
     if models is None:
-        rows = table["model_idx"].to_numpy(dtype=np.int64)
+        rows = np.asarray(sorted(names_all), dtype=np.int64)
     else:
         rows = np.asarray(list(models), dtype=np.int64)
     if rows.size == 0:
         raise InputError("No models to compare: the store has none, or none was chosen.")
-    names_all = dict(zip(table["model_idx"].to_numpy(dtype=np.int64), model_names(table)))
     unknown = [int(r) for r in rows if int(r) not in names_all]
     if unknown:
         raise InputError(f"The store has no model with index {unknown[0]}.")
     skipped: list[str] = []
     try:
-        ex_s, ex_t = _extras(store, rows, smp_s, smp_t)
+        ex_s, ex_t = _extras(store, rows, pair)
         keep = rows
     except InputError as first:
         # One model without confidences must not hide the others: find who lacks what.
         kept, parts_s, parts_t = [], [], []
         for r in rows:
             try:
-                es, et = _extras(store, np.array([r]), smp_s, smp_t)
+                es, et = _extras(store, np.array([r]), pair)
             except InputError as exc:
                 skipped.append(f"{names_all[int(r)]}: {exc}")
                 continue
@@ -149,14 +180,14 @@ def load_pair(
         ex_s = {f: np.concatenate([p[f] for p in parts_s]) if parts_s else empty[f] for f in FIELDS}
         ex_t = {f: np.concatenate([p[f] for p in parts_t]) if parts_t else empty[f] for f in FIELDS}
     return PairData(
-        source=source,
-        target=target,
+        source=pair.source,
+        target=pair.target,
         models=tuple(names_all[int(r)] for r in keep),
         model_idx=keep,
-        y_source=smp_s["label"].to_numpy(dtype=np.int64),
+        y_source=pair.y_source,
         pred_source=ex_s["predicted"],
         conf_source=ex_s["confidence"],
-        y_target=smp_t["label"].to_numpy(dtype=np.int64),
+        y_target=pair.y_target,
         pred_target=ex_t["predicted"],
         conf_target=ex_t["confidence"],
         skipped=tuple(skipped),
@@ -190,8 +221,7 @@ def compare_pair(
 
 def compare_store_models(
     store,
-    source: Side,
-    target: Side,
+    pair: PairSamples,
     models: Sequence[int] | None = None,
     eps: float = 0.005,
     criterion: str = "label-prob",
@@ -200,13 +230,14 @@ def compare_store_models(
     progress: Callable[[float], None] | None = None,
     require_any: bool = True,
 ) -> tuple[ModelComparison, tuple[str, ...]]:
-    """Load both sides and run the protocol for every chosen model; also the skipped list.
+    """Load the chosen models on both sides and run the protocol for each; also the
+    list of models skipped for lack of predicted labels or confidences.
 
     The Matched-accuracy page calls this once per block of models (to move its progress
     bar and cache each block, with ``require_any=False`` so that a block of models without
-    confidences just comes back empty); the benchmark times the same call.
+    confidences just comes back empty); the benchmark times the same calls.
     """
-    data = load_pair(store, source, target, models, require_any=require_any)
+    data = load_pair(store, pair, models, require_any=require_any)
     if not data.models:
         empty = pd.DataFrame({c: [] for c in TABLE_COLUMNS})
         return ModelComparison(table=empty, summaries={}), data.skipped
