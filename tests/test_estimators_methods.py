@@ -80,6 +80,26 @@ def test_neighbours_forced_answer_copies_the_matching_family():
     assert np.allclose(est.prob[unevaluated], np.where(P[unevaluated] == 1, 0.9, 0.1), atol=1e-5)
 
 
+def test_neighbours_leave_one_out_matches_brute_force():
+    A, _ = two_family_cache(7, 80, 12)
+    new = two_family_cache(1, 80, 13)[0][1]
+    pos = np.sort(np.random.default_rng(0).choice(80, 15, replace=False))
+    obs = new[pos]
+    match = A[:, pos] == obs
+    fast = NeighboursEstimator._leave_one_out(match, match.sum(axis=1), obs)
+    brute = []
+    for j in range(len(pos)):
+        keep = np.arange(len(pos)) != j
+        d = (~match[:, keep]).sum(axis=1)
+        eps = (d + 1.0) / (len(pos) - 1 + 2.0)
+        ll = (len(pos) - 1 - d) * np.log(1 - eps) + d * np.log(eps)
+        w = np.exp(ll - ll.max())
+        w /= w.sum()
+        p = (w * np.where(A[:, pos[j]] == 1, 1 - eps, eps)).sum()
+        brute.append(obs[j] - p)
+    assert np.allclose(fast, brute, atol=1e-12)
+
+
 def test_mirt_forced_answer_when_every_cache_model_agrees():
     row = np.array([1, 1, 0, 1, 0, 0, 1, 0, 1, 1] * 4, dtype=np.uint8)
     A = np.tile(row, (12, 1))

@@ -1,4 +1,4 @@
-"""What every estimator returns, and the sampling design they share.
+"""The sampling design and the accuracy estimator that every method here shares.
 
 Sort & Search (seed 001, §3.2) evaluates a new model on ``n'`` samples spread uniformly
 along the easy -> hard order and reports a threshold position as its accuracy. The order
@@ -29,22 +29,10 @@ import numpy as np
 from scipy import stats
 
 from lifelong_core.errors import InputError
+# The engine owns the result type of every search method (docs/CONTRACTS.md).
+from lifelong_core.sortsearch.methods import Estimate
 
-
-@dataclass(frozen=True)
-class Estimate:
-    """One new model's estimate from its ``n'`` evaluations (docs/CONTRACTS.md).
-
-    ``per_sample`` is the 0/1 predicted correctness for all ``n`` samples in original
-    column order (evaluated samples carry their observed value); ``prob`` the predicted
-    probability of being correct, where the method has one.
-    """
-
-    acc: float
-    lo: float | None
-    hi: float | None
-    per_sample: np.ndarray
-    prob: np.ndarray | None = None
+__all__ = ["AccuracyInterval", "Estimate", "difference_estimate", "strata_bounds", "stratified_positions"]
 
 
 def strata_bounds(n: int, budget: int) -> np.ndarray:

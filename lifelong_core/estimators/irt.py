@@ -95,7 +95,7 @@ def _newton_rows(X: np.ndarray, Y: np.ndarray, offset: np.ndarray, beta: np.ndar
 def fit_item_model(A: np.ndarray, k: int = 6, iters: int = 25, item_ridge: float = 1.0) -> ItemModel:
     """Fit ``sigmoid(d_j + w_j . theta_i)`` to the cache by alternating Newton steps.
 
-    Initialised from the truncated SVD of the centred cache (logistic PCA's usual start);
+    Initialised from the leading principal components of the centred cache (logistic PCA's usual start);
     ``theta`` carries a standard-normal prior (fixes the scale), ``w`` a ridge of
     ``item_ridge`` and ``d`` a weak ridge of 0.01 so that samples every cache model gets
     right stay finite.
@@ -105,9 +105,14 @@ def fit_item_model(A: np.ndarray, k: int = 6, iters: int = 25, item_ridge: float
     k = int(max(1, min(k, m - 1)))
     col = Y.mean(axis=0)
     d = np.log((col * m + 0.5) / ((1 - col) * m + 0.5))
-    u, s, vt = np.linalg.svd(Y - col, full_matrices=False)
-    theta = u[:, :k] * np.sqrt(m)
-    w = (vt[:k].T * s[:k]) * (4.0 / np.sqrt(m))
+    # Leading singular vectors from the m x m Gram matrix: far cheaper than an SVD of the
+    # m x n cache when n >> m, and all the start needs.
+    Z = Y - col
+    evals, evecs = np.linalg.eigh(Z @ Z.T)
+    top = np.argsort(evals)[::-1][:k]
+    u = evecs[:, top]
+    theta = u * np.sqrt(m)
+    w = (Z.T @ u) * (4.0 / np.sqrt(m))
     item_pen = np.append(np.full(k, item_ridge), 0.01)
     model_pen = np.ones(k)
     for _ in range(iters):

@@ -23,13 +23,11 @@ from lifelong_core.estimators.irt import check_cache, check_observations, finish
 from lifelong_core.errors import InputError
 
 
-def _weights(agree: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
-    """Posterior weights and flip rates from agreement counts (arrays broadcast)."""
+def _loglik(agree: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
+    """Log-likelihood of each hypothesis and its flip rate, from agreement counts."""
     dis = total - agree
     eps = (dis + 1.0) / (total + 2.0)
-    ll = agree * np.log1p(-eps) + dis * np.log(eps)
-    w = np.exp(ll - logsumexp(ll, axis=0, keepdims=True))
-    return w, eps
+    return agree * np.log1p(-eps) + dis * np.log(eps), eps
 
 
 class NeighboursEstimator:
@@ -64,19 +62,35 @@ class NeighboursEstimator:
     def estimate(self, positions: np.ndarray, observed: np.ndarray) -> Estimate:
         n = len(self.order_)
         pos, obs = check_observations(positions, observed, n)
-        match = self.A_[:, pos] == obs  # (m, n') bool
+        match = self.A_[:, pos] == obs  # (m, n') bool, the only m x n' array
         agree = match.sum(axis=1)
-        w, eps = _weights(agree, len(pos))
-        a_w = w * (1.0 - 2.0 * eps)
-        prob = a_w.astype(np.float32) @ self.A_float_ + np.float32((w * eps).sum())
+        ll, eps = _loglik(agree, len(pos))
+        w = np.exp(ll - logsumexp(ll))
+        prob = (w * (1.0 - 2.0 * eps)).astype(np.float32) @ self.A_float_ + np.float32((w * eps).sum())
         prob = prob.astype(np.float64)
-        # Leave-one-out: drop sample j from every model's counts, re-weight, predict j.
-        if len(pos) > 1:
-            agree_loo = agree[:, None] - match
-            w_loo, eps_loo = _weights(agree_loo, len(pos) - 1)
-            cached = self.A_[:, pos]
-            p_loo = (w_loo * np.where(cached == 1, 1.0 - eps_loo, eps_loo)).sum(axis=0)
-            loo = obs - p_loo
-        else:
-            loo = None
+        loo = self._leave_one_out(match, agree, obs) if len(pos) > 1 else None
         return finish(prob, pos, obs, self.order_, self.rank_, self.level, width_resid=loo)
+
+    @staticmethod
+    def _leave_one_out(match: np.ndarray, agree: np.ndarray, obs: np.ndarray) -> np.ndarray:
+        """Residual of each evaluated sample predicted from the other ``n' - 1``.
+
+        Without sample ``j`` a model's agreement drops by one if it matched ``j`` and is
+        unchanged otherwise, so every leave-one-out posterior mixes two fixed weight
+        vectors, and all ``n'`` predictions are a few matrix-vector products.
+        """
+        total = len(obs) - 1
+        # Clipping only touches cases that never occur (a model that agreed with no sample
+        # "agreeing" with j, or one that agreed with all "disagreeing"); their terms cancel.
+        ll1, eps1 = _loglik(np.clip(agree - 1, 0, total), total)  # the model agreed with j
+        ll0, eps0 = _loglik(np.clip(agree, 0, total), total)  # it disagreed
+        top = max(ll1.max(), ll0.max())
+        e1, e0 = np.exp(ll1 - top), np.exp(ll0 - top)
+        mf = match.astype(np.float64)
+        z = mf.T @ (e1 - e0) + e0.sum()
+        # A model that agreed with j says "correct" iff j was correct; one that disagreed
+        # says the opposite; each is right with probability 1 - its flip rate.
+        num_if_correct = mf.T @ (e1 * (1 - eps1) - e0 * eps0) + (e0 * eps0).sum()
+        num_if_wrong = mf.T @ (e1 * eps1 - e0 * (1 - eps0)) + (e0 * (1 - eps0)).sum()
+        p_correct = np.where(obs == 1, num_if_correct, num_if_wrong) / z
+        return obs - p_correct
