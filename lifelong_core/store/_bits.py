@@ -12,7 +12,10 @@ import numpy as np
 
 def pack_rows(dense: np.ndarray) -> np.ndarray:
     """(rows, n) 0/1 or bool -> (rows, ceil(n / 8)) uint8, little bit order."""
-    return np.packbits(np.asarray(dense, dtype=bool), axis=1, bitorder="little")
+    # packbits reads any nonzero as 1, so validated uint8 needs no bool copy.
+    if dense.dtype not in (np.uint8, np.bool_):
+        dense = np.asarray(dense, dtype=bool)
+    return np.packbits(dense, axis=1, bitorder="little")
 
 
 def unpack_rows(packed: np.ndarray, n: int) -> np.ndarray:

@@ -71,6 +71,15 @@ def text_column(values: Sequence[Any] | pd.Series, column: str, source: str, *, 
                 f"{source} {_row(i)} column {column!r} holds {arr[i]!r}; expected text or a whole number."
             )
         return np.array([None if n else str(int(v)) for v, n in zip(arr, nan)], dtype=object)
+    if pd.api.types.infer_dtype(s, skipna=False) == "string":
+        # All text (the usual case, and the only large one): vectorized.
+        stripped = s.astype(object).map(str.strip) if s.dtype == object else s.str.strip()
+        empty = (stripped == "").to_numpy(dtype=bool)
+        if empty.any() and required:
+            raise InputError(f"{source} {_row(int(np.argmax(empty)))} has no value in column {column!r}.")
+        out = stripped.to_numpy(dtype=object)
+        out[empty] = None
+        return out
     out = np.empty(len(s), dtype=object)
     for i, v in enumerate(s.tolist()):
         if _is_missing(v):

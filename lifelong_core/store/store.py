@@ -54,6 +54,8 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
                 f"Cannot {mode} store {path}: it is locked by another process{_lock_holder(msg)}; "
                 "close the other writer (or, to write, every reader such as the app) and try again."
             ) from None
+        if "not a valid DuckDB" in msg:
+            raise InputError(f"{path} is not a DuckDB store file.") from None
         raise InputError(f"Cannot open store {path}: {msg.splitlines()[0]}") from None
     except duckdb.ConnectionException as exc:
         # Same process, other mode: DuckDB shares one database instance per file.
@@ -640,7 +642,10 @@ class Store:
                 f"{source} has shape {arr.shape[0]} x {arr.shape[1]} but {len(mdl)} model ids and "
                 f"{len(smp)} sample ids were given."
             )
-        arr = check_binary(arr, source, what="matrix")
+        # max() is one SIMD pass; check_binary (which also names the bad cell) runs only
+        # when it has something to report or the dtype needs converting.
+        if not (arr.dtype == np.uint8 and arr.size and int(arr.max()) <= 1):
+            arr = check_binary(arr, source, what="matrix")
         ext = check_extras(extras, arr.shape, source)
         model_idx, new_models = self._resolve_models(mdl, source)
         sample_idx, new_samples, new_domains, new_datasets, new_blocks = self._resolve_samples(smp, source)
@@ -689,7 +694,7 @@ class Store:
         new = mdl[fresh].reset_index(drop=True)
         out = pd.DataFrame({"model_idx": idx[fresh].astype(np.int32), "model_id": new["model_id"].astype(str)})
         out["name"] = new["name"] if "name" in new else out["model_id"]
-        out["name"] = [n if n is not None else i for n, i in zip(out["name"], out["model_id"])]
+        out["name"] = [i if _missing(n) else n for n, i in zip(out["name"], out["model_id"])]
         out["family"] = new["family"] if "family" in new else None
         out["metadata"] = new["metadata"] if "metadata" in new else "{}"
         out["release_order"] = new["release_order"] if "release_order" in new else pd.array([None] * len(new), dtype="Int64")
@@ -1016,9 +1021,12 @@ def _extras_table(model_idx: np.ndarray, sample_idx: np.ndarray, fields: Mapping
     return pa.table(cols)
 
 
+def _missing(v) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v))
+
+
 def _same(a, b) -> bool:
-    na = a is None or a is pd.NA or (isinstance(a, float) and np.isnan(a))
-    nb = b is None or b is pd.NA or (isinstance(b, float) and np.isnan(b))
+    na, nb = _missing(a), _missing(b)
     if na or nb:
         return na and nb
     if isinstance(a, (bool, np.bool_)) or isinstance(b, (bool, np.bool_)):
@@ -1029,7 +1037,7 @@ def _same(a, b) -> bool:
 
 
 def _show(v) -> str:
-    if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)):
+    if _missing(v):
         return "none"
     if isinstance(v, (np.integer, np.floating, np.bool_)):
         v = v.item()
@@ -1049,9 +1057,10 @@ def _digest_entries(e: Entries) -> str:
 
 def _digest_dense(arr: np.ndarray, mdl: pd.DataFrame, smp: pd.DataFrame, ext: Mapping[str, np.ndarray]) -> str:
     h = hashlib.sha256()
-    h.update("\x00".join(mdl["model_id"].astype(str)).encode())
-    h.update("\x00".join(smp["sample_id"].astype(str)).encode())
-    h.update(np.ascontiguousarray(arr).data)
+    for ids in (mdl["model_id"], smp["sample_id"]):
+        h.update("\x00".join(ids.to_numpy(dtype=object).tolist()).encode())
+    # The packed bits are the same content in an eighth of the bytes to hash.
+    h.update(np.packbits(arr, axis=1, bitorder="little").data)
     for f in sorted(ext):
         h.update(f.encode())
         h.update(np.ascontiguousarray(ext[f]).data)
