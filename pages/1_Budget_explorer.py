@@ -6,11 +6,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from lifelong_core.errors import InputError
-from lifelong_core.sortsearch import available_methods
-from lifelong_core.sortsearch.methods import SORTS, is_threshold_rule
+from lifelong_core.sortsearch.methods import is_threshold_rule
 from ui import charts, data
-from ui.common import download_table, provenance_note, query_default, query_list, show_chart, show_table, sync_query
+from ui.common import download_table, provenance_note, show_chart, show_table
 
 st.set_page_config(page_title="Budget explorer", layout="wide")
 st.title("Budget explorer")
@@ -20,86 +18,14 @@ st.markdown(
     "(seed 001 §3-4). Every view is in the URL: copy it to share."
 )
 
+cfg, sel = data.sweep_controls()
 key = data.store_key()
-ov = data.overview(key)
-datasets = ov["datasets"]["dataset"].tolist()
-if not datasets:
-    st.info("The store holds no dataset yet; import one with `python -m lifelong_core import`.")
-    st.stop()
-
-side = st.sidebar
-side.header("Data")
-ds_default = query_default("ds", datasets[0])
-dataset = side.selectbox("Dataset", datasets, index=datasets.index(ds_default) if ds_default in datasets else 0, key="ds")
-doms_all = ov["domains"].query("dataset == @dataset")["domain"].tolist()
-domains = side.multiselect("Domains", doms_all, default=query_list("dom", doms_all, doms_all), key="dom")
-if not domains:
-    st.warning("Choose at least one domain.")
-    st.stop()
-dom_key = tuple(domains) if len(domains) < len(doms_all) else ()
-
-try:
-    sel = data.selection(key, dataset, dom_key)
-except InputError as exc:
-    st.error(str(exc))
-    st.stop()
 m, n = sel.A.shape
-
-side.header("Sort")
-how = side.radio("Sort set", data.SORT_SETS, index=data.SORT_SETS.index(query_default("sortset", "random"))
-                 if query_default("sortset", "random") in data.SORT_SETS else 0, key="sortset", horizontal=True)
-k_max = max(1, m - 1)
-k = side.slider("Models used for Sort", 1, k_max, int(np.clip(query_default("k", min(100, m // 2), int), 1, k_max)), key="k")
-sort = side.selectbox("Sort method", SORTS, index=SORTS.index(query_default("sort", "sum")) if query_default("sort", "sum") in SORTS else 0,
-                      key="sort", help="sum: Sorting by Sum; confidence: by confidence sum; recursive: Recursive Sum (seed 001 §3.1)")
-side.header("Search")
-samplings = ("uniform", "random")
-sampling = side.radio("Sampling", samplings, index=samplings.index(query_default("sampling", "uniform"))
-                      if query_default("sampling", "uniform") in samplings else 0, key="sampling", horizontal=True)
-methods = available_methods()
-search = side.selectbox("Search rule / estimator", methods, index=methods.index(query_default("search", methods[0]))
-                        if query_default("search", methods[0]) in methods else 0, key="search",
-                        help="midpoint and reference are threshold rules (§3.2); copy-nearest is the baseline; "
-                             "the others estimate with a 95% interval (issue 8)")
-choices = data.budget_choices(n)
-budgets = side.multiselect("Budgets n′", choices, default=[int(b) for b in query_list("budgets", [str(b) for b in data.default_budgets(n)],
-                                                                                   [str(c) for c in choices])], key="budgets")
-seed = int(side.number_input("Seed", 0, 2**31 - 1, query_default("seed", 0, int), key="seed"))
-sync_query(ds=dataset, dom=domains, sortset=how, k=k, sort=sort, sampling=sampling, search=search,
-           budgets=sorted(budgets), seed=seed)
-if not budgets:
-    st.warning("Choose at least one budget.")
-    st.stop()
-budgets = tuple(sorted(int(b) for b in budgets))
-
+dataset, dom_key, how, sort, sampling, search, budgets, seed = (
+    cfg.dataset, cfg.domains, cfg.sort_set, cfg.sort, cfg.sampling, cfg.search, cfg.budgets, cfg.seed)
 provenance_note(sel.synthetic)
-try:
-    rows = data.sort_rows(sel.models, k, how, seed)
-except InputError as exc:
-    st.error(str(exc))
-    st.stop()
-
 threshold = is_threshold_rule(search)
-eval_rows = None
-if not threshold:
-    # Model-based estimators cost far more per model than a threshold; a fixed, seeded
-    # subset of evaluated models keeps the page interactive (the CLI runs all of them).
-    rest = np.setdiff1d(np.arange(m), rows)
-    cap = 40
-    if len(rest) > cap:
-        eval_rows = tuple(int(r) for r in np.sort(np.random.default_rng(seed).choice(rest, cap, replace=False)))
-        st.caption(f"{search} is evaluated on {cap} of the {len(rest)} other models (seeded subset) to stay interactive.")
-
-bar = st.progress(0.0, text="Running Sort & Search…")
-try:
-    table, per_model, order = data.sweep(key, dataset, dom_key, tuple(int(r) for r in rows), sort, sampling, search, budgets,
-                                         seed, decompose=threshold, eval_rows=eval_rows,
-                                         _progress=lambda f: bar.progress(min(float(f), 1.0), text="Running Sort & Search…"))
-except InputError as exc:
-    bar.empty()
-    st.error(str(exc))
-    st.stop()
-bar.empty()
+table, per_model, order, rows = data.run_config(cfg, sel)
 
 n_eval = per_model["model_row"].nunique()
 c = st.columns(5)
@@ -144,11 +70,7 @@ with tabs[1]:
     if tabs[1].open:
         st.markdown("CopyNearest&Expand samples n′ points at random *without* the Sort order and copies the rest from the "
                     "Sort model that agrees most on them (seed 001 §4.2, Key Result 3).")
-        bar2 = st.progress(0.0, text="Running CopyNearest&Expand…")
-        t_cn, _, _ = data.sweep(key, dataset, dom_key, tuple(int(r) for r in rows), sort, sampling, "copy-nearest",
-                                budgets, seed, eval_rows=eval_rows,
-                                _progress=lambda f: bar2.progress(min(float(f), 1.0), text="Running CopyNearest&Expand…"))
-        bar2.empty()
+        t_cn, _, _, _ = data.run_config(cfg, sel, search="copy-nearest", label="Running CopyNearest&Expand…")
         both = pd.concat([table.assign(method=f"Sort & Search ({search})"), t_cn.assign(method="CopyNearest&Expand")],
                          ignore_index=True)
         show_chart(charts.budget_lines(both, "mae", series="method", n_total=n, y_title="MAE",
@@ -213,6 +135,10 @@ with tabs[4]:
         with right:
             show_chart(charts.histogram(pairs, title="Distribution of the pairwise correlations", x_title="correlation",
                                         vline=0.0), "correlation_distribution")
+        with st.expander("Models by accuracy rank (the heatmap's axes)"):
+            show_table(pd.DataFrame({"rank": np.arange(1, len(names) + 1), "model": names,
+                                     "family": sel.models["family"].to_numpy(dtype=object)[corr.order],
+                                     "accuracy": corr.accuracy}), "models_by_accuracy")
         st.markdown("**Mean correlation within and between model families**")
         show_table(data.family_correlation(corr, sel.models), "family_correlation")
         download_table(corr.frame(names).reset_index(names="model"), "correlation_matrix")

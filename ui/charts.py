@@ -103,16 +103,24 @@ def budget_lines(
 
 
 def correlation_heatmap(corr: np.ndarray, labels: Sequence[str], accuracy: np.ndarray, title: str = "") -> go.Figure:
-    """Model-by-model correlation matrix, rows/columns already sorted by accuracy (App. E, Fig. 7b)."""
-    acc = np.asarray(accuracy, dtype=float)
-    hover = [[f"{labels[i]} (acc {acc[i]:.3f})<br>{labels[j]} (acc {acc[j]:.3f})" for j in range(len(labels))] for i in range(len(labels))]
-    fig = go.Figure(go.Heatmap(
-        z=corr, x=list(range(len(labels))), y=list(range(len(labels))), text=hover,
-        hovertemplate="%{text}<br>correlation %{z:.3f}<extra></extra>",
-        colorscale="RdBu", zmid=0, zmin=-1, zmax=1, colorbar=dict(title="corr"),
-    ))
-    fig.update_yaxes(autorange="reversed", title_text="model (most accurate first)")
-    fig.update_xaxes(title_text="model (most accurate first)")
+    """Model-by-model correlation matrix, rows/columns already sorted by accuracy (App. E, Fig. 7b).
+
+    Axes are accuracy ranks; names appear on hover only for small matrices, since per-cell
+    text for hundreds of models would make the figure tens of megabytes.
+    """
+    m = len(labels)
+    z = np.asarray(corr, dtype=np.float32)
+    trace = dict(z=z, x=np.arange(1, m + 1), y=np.arange(1, m + 1), colorscale="RdBu", zmid=0, zmin=-1, zmax=1,
+                 colorbar=dict(title="corr"))
+    if m <= 60:
+        acc = np.asarray(accuracy, dtype=float)
+        trace["text"] = [[f"{labels[i]} ({acc[i]:.3f})<br>{labels[j]} ({acc[j]:.3f})" for j in range(m)] for i in range(m)]
+        trace["hovertemplate"] = "%{text}<br>correlation %{z:.3f}<extra></extra>"
+    else:
+        trace["hovertemplate"] = "models ranked %{y} and %{x}<br>correlation %{z:.3f}<extra></extra>"
+    fig = go.Figure(go.Heatmap(**trace))
+    fig.update_yaxes(autorange="reversed", title_text="model, by accuracy rank (1 = best)")
+    fig.update_xaxes(title_text="model, by accuracy rank (1 = best)")
     fig.update_layout(title=title, height=520, margin=dict(t=50, b=10))
     return fig
 

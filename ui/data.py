@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from lifelong_core.errors import InputError
-from ui.common import get_store, store_path
+from ui.common import get_store, query_default, query_list, store_path, sync_query
 
 SORT_SETS = ("random", "earliest released")
 
@@ -139,6 +139,7 @@ def sweep(
     """``run_sweep`` on the selection: Sort on ``sort_set``, evaluate every other row
     (or ``eval_rows``). ``per_model`` gains ``name`` and ``family``."""
     from lifelong_core.sortsearch import run_sweep
+    from lifelong_core.sortsearch.methods import is_threshold_rule
 
     sel = selection(key, dataset, domains)
     rows = np.asarray(sort_set, dtype=np.int64)
@@ -149,6 +150,8 @@ def sweep(
     res = run_sweep(
         sel.A[rows], sel.A[ev], budgets, sort=sort, sampling=sampling, search=search, confidence=conf,
         seed=seed, decompose=decompose, eval_row_ids=ev, progress=_progress,
+        # Model-based methods take long per row: small blocks let the progress bar move.
+        block_rows=None if is_threshold_rule(search) else 4,
     )
     per = res.per_model.copy()
     per["name"] = np.asarray(sel.names, dtype=object)[per["model_row"].to_numpy()]
@@ -205,3 +208,130 @@ def family_correlation(corr, models: pd.DataFrame) -> pd.DataFrame:
             rows.append({"family_a": a, "family_b": b, "models_a": int(ia.sum()), "models_b": int((fam == b).sum()),
                          "mean_correlation": float(np.nanmean(block)) if np.isfinite(block).any() else np.nan})
     return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------ shared sidebar controls
+@dataclass(frozen=True)
+class SweepConfig:
+    """What the sidebar chose: data, Sort set, Sort method, sampling, search, budgets, seed."""
+
+    dataset: str
+    domains: tuple[str, ...]  # () = every domain of the dataset
+    sort_set: str
+    k: int
+    sort: str
+    sampling: str
+    search: str
+    budgets: tuple[int, ...]
+    seed: int
+
+
+def _pick(container, label: str, options: list, url_key: str, default, **kw):
+    raw = query_default(url_key, str(default))
+    by_text = {str(o): o for o in options}
+    value = by_text.get(raw, default if default in options else options[0])
+    if kw.pop("radio", False):
+        return container.radio(label, options, index=options.index(value), key=url_key, horizontal=True, **kw)
+    return container.selectbox(label, options, index=options.index(value), key=url_key, **kw)
+
+
+def sweep_controls(budgets_default: list[int] | None = None, search_methods: list[str] | None = None,
+                   default_k: int = 100) -> tuple[SweepConfig, Selection]:
+    """Render the sidebar shared by the Sort & Search pages; values live in the URL.
+
+    Stops the page with one sentence when the choice is empty or the store cannot serve it.
+    """
+    from lifelong_core.sortsearch import available_methods
+    from lifelong_core.sortsearch.methods import SORTS
+
+    key = store_key()
+    ov = overview(key)
+    datasets = ov["datasets"]["dataset"].tolist()
+    if not datasets:
+        st.info("The store holds no dataset yet; import one with `python -m lifelong_core import`.")
+        st.stop()
+    side = st.sidebar
+    side.header("Data")
+    dataset = _pick(side, "Dataset", datasets, "ds", datasets[0])
+    doms_all = ov["domains"].loc[ov["domains"]["dataset"] == dataset, "domain"].tolist()
+    domains = side.multiselect("Domains", doms_all, default=query_list("dom", doms_all, doms_all), key="dom")
+    if not domains:
+        st.warning("Choose at least one domain.")
+        st.stop()
+    dom_key = tuple(domains) if len(domains) < len(doms_all) else ()
+    try:
+        sel = selection(key, dataset, dom_key)
+    except InputError as exc:
+        st.error(str(exc))
+        st.stop()
+    m, n = sel.A.shape
+
+    side.header("Sort")
+    how = _pick(side, "Sort set", list(SORT_SETS), "sortset", "random", radio=True)
+    k_max = max(1, m - 1)
+    k = side.slider("Models used for Sort", 1, k_max, int(np.clip(query_default("k", min(default_k, m // 2), int), 1, k_max)),
+                    key="k")
+    sort = _pick(side, "Sort method", list(SORTS), "sort", "sum",
+                 help="sum: Sorting by Sum; confidence: by confidence sum; recursive: Recursive Sum (seed 001 §3.1)")
+    side.header("Search")
+    sampling = _pick(side, "Sampling", ["uniform", "random"], "sampling", "uniform", radio=True)
+    methods = search_methods or available_methods()
+    search = _pick(side, "Search rule / estimator", methods, "search", methods[0],
+                   help="midpoint and reference are threshold rules (§3.2); copy-nearest is the baseline; "
+                        "the others estimate with a 95% interval (issue 8)")
+    choices = budget_choices(n)
+    wanted = default_budgets(n) if budgets_default is None else [b for b in budgets_default if b <= n]
+    budgets = side.multiselect(
+        "Budgets n′", choices, key="budgets",
+        default=[int(b) for b in query_list("budgets", [str(b) for b in wanted], [str(c) for c in choices])],
+    )
+    seed = int(side.number_input("Seed", 0, 2**31 - 1, query_default("seed", 0, int), key="seed"))
+    sync_query(ds=dataset, dom=domains, sortset=how, k=k, sort=sort, sampling=sampling, search=search,
+               budgets=sorted(budgets), seed=seed)
+    if not budgets:
+        st.warning("Choose at least one budget.")
+        st.stop()
+    cfg = SweepConfig(dataset, dom_key, how, int(k), sort, sampling, search, tuple(sorted(int(b) for b in budgets)), seed)
+    return cfg, sel
+
+
+def run_config(cfg: SweepConfig, sel: Selection, *, search: str | None = None, eval_cap: int = 40,
+               decompose: bool | None = None, label: str = "Running Sort & Search…"):
+    """The sweep of ``cfg`` with a progress bar; returns (table, per_model, order, sort rows).
+
+    Model-based estimators cost far more per model than a threshold rule, so they are
+    scored on a fixed, seeded subset of ``eval_cap`` evaluated models (the page says so).
+    Stops the page with one sentence on bad input.
+    """
+    from lifelong_core.sortsearch.methods import is_threshold_rule
+
+    search = search or cfg.search
+    m = len(sel.models)
+    try:
+        rows = sort_rows(sel.models, cfg.k, cfg.sort_set, cfg.seed)
+    except InputError as exc:
+        st.error(str(exc))
+        st.stop()
+    threshold = is_threshold_rule(search)
+    eval_rows = None
+    rest = np.setdiff1d(np.arange(m), rows)
+    # The subset depends on the page's main method only, so a baseline drawn beside it
+    # is scored on the same models.
+    if not is_threshold_rule(cfg.search) and cfg.search != "copy-nearest" and len(rest) > eval_cap:
+        eval_rows = tuple(int(r) for r in np.sort(np.random.default_rng(cfg.seed).choice(rest, eval_cap, replace=False)))
+        if search == cfg.search:
+            st.caption(f"{search} is scored on {eval_cap} of the {len(rest)} other models (a seeded subset) to stay "
+                       "interactive; the command line scores all of them.")
+    bar = st.progress(0.0, text=label)
+    try:
+        table, per, order = sweep(
+            store_key(), cfg.dataset, cfg.domains, tuple(int(r) for r in rows), cfg.sort, cfg.sampling, search,
+            cfg.budgets, cfg.seed, decompose=threshold if decompose is None else decompose, eval_rows=eval_rows,
+            _progress=lambda f: bar.progress(min(float(f), 1.0), text=label),
+        )
+    except InputError as exc:
+        bar.empty()
+        st.error(str(exc))
+        st.stop()
+    bar.empty()
+    return table, per, order, rows

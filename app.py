@@ -1,0 +1,80 @@
+"""Home: what the store holds, what is real and what is simulated, where to go next."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import streamlit as st
+
+from ui import data
+from ui.common import provenance_note, show_table, store_path
+
+st.set_page_config(page_title="Lifelong Benchmark Explorer", layout="wide")
+st.title("Lifelong Benchmark Explorer")
+st.markdown(
+    "A lifelong benchmark keeps every model's per-sample results in one growing cache (models × samples). "
+    "**Sort & Search** uses that cache to estimate a new model from a few hundred evaluations, and a new "
+    "sample's difficulty from a few models (seed 001). The other pages add honest uncertainty to rankings "
+    "(seed 002) and compare accuracy across similar datasets (seed 004)."
+)
+
+key = data.store_key()
+ov = data.overview(key)
+ds = ov["datasets"]
+models = ov["models"]
+
+c = st.columns(5)
+c[0].metric("datasets", len(ds))
+c[1].metric("domains", len(ov["domains"]))
+c[2].metric("models", f"{ov['n_models']:,}")
+c[3].metric("samples", f"{ov['n_samples']:,}")
+c[4].metric("estimated models", int(models["estimated"].astype(bool).sum()) if len(models) else 0,
+            help="rows inserted from Sort & Search estimates, not from real evaluations")
+st.caption(f"Store: `{store_path()}`")
+
+st.subheader("What is real and what is simulated")
+if len(ds):
+    any_synthetic = bool(ds["synthetic"].astype(bool).any())
+    provenance_note(any_synthetic)
+    show_table(ds.assign(kind=ds["synthetic"].map({True: "synthetic", False: "real"})), "datasets")
+st.markdown(
+    "- **Real:** every prediction of a dataset marked *real*; the demo's classifiers were trained on scikit-learn's "
+    "handwritten digits and their predictions were recorded once.\n"
+    "- **Rendered:** the demo's domains are shifts (noise, blur, rotation, …) rendered from the real test digits.\n"
+    "- **Estimated:** rows a user inserted from the *Evaluate something new* page are marked *estimated* and left out "
+    "of every Sort & Search score.\n"
+    "- **Synthetic:** datasets from the seeded generator are marked *synthetic* here and on every page."
+)
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Domains")
+    show_table(ov["domains"], "domains")
+with right:
+    st.subheader("Models by family")
+    if len(models):
+        fam = (models.assign(family=models["family"].fillna("(none)"))
+               .groupby("family", as_index=False)
+               .agg(models=("model_idx", "size"), estimated=("estimated", "sum"),
+                    first_release=("release_order", "min"), last_release=("release_order", "max")))
+        show_table(fam, "model_families")
+
+st.subheader("Latest insertions")
+log = ov["log"]
+if len(log):
+    show_table(log.sort_values("log_id", ascending=False).head(10), "insertion_log")
+else:
+    st.caption("The log is empty.")
+
+st.subheader("Where to go next")
+# Pages are discovered, not listed: a page added by another part of the app shows up here
+# with the first line of its docstring as the description.
+for page in sorted(Path(__file__).resolve().parent.glob("pages/*.py")):
+    label = re.sub(r"^\d+[_ -]*", "", page.stem).replace("_", " ")
+    doc = ast.get_docstring(ast.parse(page.read_text(encoding="utf-8"))) or ""
+    cols = st.columns([1, 3])
+    with cols[0]:
+        st.page_link(f"pages/{page.name}", label=label)
+    cols[1].caption(doc.splitlines()[0] if doc else "")
