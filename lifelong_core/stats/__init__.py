@@ -8,6 +8,7 @@
 - :mod:`.bhm`: beta-binomial hierarchical model, Gibbs + slice sampling (§2.2).
 - :mod:`.diagnostics`: split R-hat and effective sample size.
 - :mod:`.weighting`: category weights on the simplex with standard-error gray zones (§2.3, A.2).
+- :mod:`.estimated`: per-task counts estimated by Sort & Search, next to the true ones.
 - :mod:`.simulation`: the two-model, three-task simulation study (§2.2, Table 1).
 - :mod:`.vtab`: VTAB-1k task facts and Table A.3's published figures.
 """
@@ -34,6 +35,7 @@ from lifelong_core.stats.weighting import (
     WeightRegions,
     category_stats,
     category_stats_from_bootstrap,
+    category_stats_from_intervals,
     simplex_grid,
     weight_regions,
 )
@@ -52,6 +54,7 @@ __all__ = [
     "bootstrap",
     "category_stats",
     "category_stats_from_bootstrap",
+    "category_stats_from_intervals",
     "category_task_weights",
     "effective_sample_size",
     "fit_hierarchical",

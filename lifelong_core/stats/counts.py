@@ -169,13 +169,20 @@ def from_frame(df: pd.DataFrame, source: str = "counts", line_offset: int | None
     return CountTable(models=models, tasks=tasks, task_category=tuple(task_cat[t] for t in tasks), correct=C, total=N)
 
 
-def read_counts_csv(path: str | Path) -> CountTable:
-    """Read and validate a ``counts.csv`` file (see :func:`from_frame`)."""
-    path = Path(path)
-    name = path.name
+def read_counts_csv(path, name: str | None = None) -> CountTable:
+    """Read and validate a ``counts.csv`` file or file-like object (see :func:`from_frame`).
+
+    ``name`` is how errors refer to the input (default: the file's name).
+    """
+    if hasattr(path, "read"):
+        name = name or getattr(path, "name", "counts.csv")
+        source = path
+    else:
+        source = Path(path)
+        name = name or source.name
     try:
         # Everything as text, so validation can quote the offending cell verbatim.
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+        df = pd.read_csv(source, dtype=str, keep_default_na=False, skipinitialspace=True)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file.") from None
     except pd.errors.EmptyDataError:

@@ -85,6 +85,34 @@ def category_stats_from_bootstrap(boot: Bootstrap, categories: Sequence[str] | N
     return CategoryStats(models=boot.table.models, categories=cats, mean=mean, var=var)
 
 
+def category_stats_from_intervals(
+    models: Sequence[str],
+    categories: Sequence[str],
+    mean: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    level: float,
+) -> CategoryStats:
+    """Category means and variances recovered from published intervals (models x 3 arrays).
+
+    For figures published without per-task counts (Table A.3 gives 83.4% intervals per
+    category): the standard error is the interval's width over ``2 z``, with ``z`` the
+    normal quantile of ``(1 + level) / 2``. Figures rounded to 0.1 point make this SE
+    approximate (by up to about a third for the narrowest VTAB intervals).
+    """
+    from scipy.stats import norm
+
+    if len(categories) != 3:
+        raise InputError(f"task weighting needs exactly three categories, got {len(categories)}.")
+    z = norm.ppf(0.5 + level / 2.0)
+    se = (np.asarray(hi, dtype=float) - np.asarray(lo, dtype=float)) / (2.0 * z)
+    if (se < 0).any():
+        raise InputError("a published interval has its upper end below its lower end.")
+    return CategoryStats(
+        models=tuple(models), categories=tuple(categories), mean=np.asarray(mean, dtype=float), var=se**2
+    )
+
+
 def simplex_grid(step: float) -> np.ndarray:
     """All weight triples on the simplex with spacing ``step`` (1/step must be a whole number).
 
@@ -121,6 +149,7 @@ class WeightRegions:
     se: np.ndarray
     se_mult: float
     rho: float
+    step: float
 
     @property
     def indeterminate(self) -> np.ndarray:
@@ -163,5 +192,6 @@ def weight_regions(stats: CategoryStats, step: float = 0.05, se_mult: float = 1.
     se = np.sqrt(np.maximum(v1 + v2 - 2.0 * rho * np.sqrt(v1 * v2), 0.0))
     diff = score[rows, lead] - score[rows, second]
     return WeightRegions(
-        stats=stats, weights=w, leader=lead, runner_up=second, diff=diff, se=se, se_mult=float(se_mult), rho=float(rho)
+        stats=stats, weights=w, leader=lead, runner_up=second, diff=diff, se=se, se_mult=float(se_mult), rho=float(rho),
+        step=float(step),
     )

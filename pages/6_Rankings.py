@@ -1,0 +1,458 @@
+"""Rankings with honest uncertainty (seed 002): leaderboard intervals, pairwise differences,
+rank intervals under five aggregation schemes, and a Bayesian hierarchical model.
+
+Widgets -> lifelong_core.stats -> plotly. Every number comes from ``lifelong_core.stats``;
+this page picks the data and draws. Sources: the published VTAB-1k figures (Table A.3;
+no per-task counts needed), the demo store (tasks = domains, categories = domain groups),
+an uploaded counts.csv, and counts estimated by Sort & Search for held-out models.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from lifelong_core.errors import InputError
+from lifelong_core.stats import (
+    DIFFERENCE_LEVEL,
+    SCHEMES,
+    Prior,
+    bootstrap,
+    fit_hierarchical,
+    from_frame,
+    leaderboard,
+    normalize,
+    pairwise_differences,
+    rank_intervals,
+    read_counts_csv,
+)
+from lifelong_core.stats.vtab import load_published
+from ui.common import get_store, provenance_note, query_default, show_chart, show_table, store_path, sync_query
+
+SOURCES = {
+    "published": "VTAB-1k published figures",
+    "store": "Demo store",
+    "upload": "Upload counts.csv",
+    "estimated": "Estimated by Sort & Search",
+}
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
+DEFAULT_TOP = 12
+
+
+# ------------------------------------------------------------------ cached computations
+def _store_key() -> tuple[str, float]:
+    path = store_path()
+    return str(path), path.stat().st_mtime if path.exists() else 0.0
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def store_counts(key, dataset: str) -> tuple[pd.DataFrame, list[str]]:
+    """Counts of complete models (every domain recorded), named by model name."""
+    store = get_store()
+    counts = store.counts(dataset=dataset)
+    names = store.models().set_index("model_id")["name"]
+    counts["model"] = counts["model"].map(names).fillna(counts["model"])
+    n_tasks = counts["task"].nunique()
+    per_model = counts.groupby("model")["task"].nunique()
+    dropped = sorted(per_model[per_model < n_tasks].index)
+    return counts[~counts["model"].isin(dropped)].reset_index(drop=True), dropped
+
+
+@st.cache_data(show_spinner="Estimating counts with Sort & Search…", max_entries=16)
+def estimated_counts(key, dataset: str, n_new: int, budget: int, method: str, seed: int):
+    from lifelong_core.stats.estimated import sortsearch_counts
+
+    store = get_store()
+    samples = store.samples(dataset=dataset)
+    models = store.models().sort_values("release_order", kind="stable")
+    if n_new >= len(models):
+        raise InputError(f"hold out fewer than the {len(models)} models in the store.")
+    A = store.matrix(models=models["model_idx"].to_numpy(), samples=samples["sample_idx"].to_numpy())
+    # The newest models by release order play the "new" models; the rest are the cache.
+    rows = np.arange(len(models))
+    est = sortsearch_counts(
+        A,
+        samples["domain"].tolist(),
+        dict(zip(samples["domain"], samples["category"])),
+        models["name"].tolist(),
+        sort_rows=rows[:-n_new],
+        eval_rows=rows[-n_new:],
+        budget=budget,
+        method=method,
+        seed=seed,
+    )
+    return est.estimated.to_frame(), est.true.to_frame()
+
+
+@st.cache_data(show_spinner="Bootstrapping…", max_entries=16)
+def boot_tables(counts: pd.DataFrame, n_boot: int, seed: int, level: float, normalized: bool):
+    table = from_frame(counts)
+    boot = bootstrap(table, n_boot=n_boot, seed=seed)
+    if normalized:
+        boot = normalize(boot)
+    ranks = rank_intervals(boot.scores, table.models, level=DIFFERENCE_LEVEL, seed=seed)
+    return leaderboard(boot, level=level), ranks
+
+
+@st.cache_data(show_spinner="Bootstrapping differences…", max_entries=16)
+def differences(counts: pd.DataFrame, n_boot: int, seed: int, normalized: bool, models: tuple[str, ...]):
+    boot = bootstrap(from_frame(counts), n_boot=n_boot, seed=seed)
+    return pairwise_differences(normalize(boot) if normalized else boot, models=list(models))
+
+
+@st.cache_data(show_spinner="Sampling the hierarchical model…", max_entries=8)
+def hierarchical(counts: pd.DataFrame, chains: int, draws: int, seed: int, prior: tuple, level: float):
+    table = from_frame(counts)
+    kind, p1, p2 = prior
+    pr = Prior.normal(p1, p2) if kind == "normal" else Prior.uniform(p1, p2)
+    fit = fit_hierarchical(table, prior_a=pr, prior_b=pr, chains=chains, draws=draws, warmup=draws // 2, seed=seed)
+    return {
+        "diagnostics": fit.diagnostics(),
+        "intervals": fit.aggregate_intervals(level=level, seed=seed),
+        "rank_probs": fit.rank_probabilities(),
+        "a": fit.a,
+        "b": fit.b,
+        "mean": fit.p.mean(axis=3),
+        "models": list(table.models),
+    }
+
+
+# ------------------------------------------------------------------ charts
+def forest(df: pd.DataFrame, title: str, x_title: str, truth: pd.Series | None = None) -> go.Figure:
+    """Intervals as horizontal bars, best on top; ``df`` has model, mean, lo, hi (same units)."""
+    df = df.sort_values("mean")
+    fig = go.Figure(
+        go.Scatter(
+            x=df["mean"],
+            y=df["model"],
+            mode="markers",
+            name="estimate",
+            marker=dict(color=PALETTE[0], size=8),
+            error_x=dict(type="data", symmetric=False, array=df["hi"] - df["mean"], arrayminus=df["mean"] - df["lo"]),
+            hovertemplate="%{y}: %{x:.2f}<extra></extra>",
+        )
+    )
+    if truth is not None:
+        fig.add_trace(
+            go.Scatter(
+                x=truth.reindex(df["model"]).to_numpy(), y=df["model"], mode="markers", name="true (full evaluation)",
+                marker=dict(color=PALETTE[1], symbol="x", size=9),
+            )
+        )
+    fig.update_layout(
+        title=title, xaxis_title=x_title, height=max(320, 26 * len(df) + 120), margin=dict(l=10, r=10, t=50, b=40),
+        legend=dict(orientation="h", y=-0.15),
+    )
+    return fig
+
+
+def difference_matrix(diff: pd.DataFrame, models: list[str]) -> go.Figure:
+    k = len(models)
+    z = np.full((k, k), np.nan)
+    text = [["" for _ in range(k)] for _ in range(k)]
+    pos = {m: i for i, m in enumerate(models)}
+    for row in diff.itertuples():
+        i, j = pos[row.model_a], pos[row.model_b]
+        star = "*" if row.excludes_zero else ""
+        # Cell (a, b) shows a - b; the mirrored cell the negated difference and interval.
+        for a, b, d, lo, hi in ((i, j, row.diff, row.lo, row.hi), (j, i, -row.diff, -row.hi, -row.lo)):
+            z[a, b] = d * 100
+            text[a][b] = f"{d * 100:+.2f}{star}<br>({lo * 100:+.2f}, {hi * 100:+.2f})"
+    lim = np.nanmax(np.abs(z)) if np.isfinite(z).any() else 1.0
+    fig = go.Figure(
+        go.Heatmap(
+            z=z, x=models, y=models, text=text, texttemplate="%{text}", colorscale="RdBu", zmid=0, zmin=-lim, zmax=lim,
+            colorbar=dict(title="row − column<br>(points)"), hovertemplate="%{y} − %{x}: %{z:.2f} points<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title="Pairwise differences (row − column), Bonferroni-corrected intervals; * excludes 0",
+        height=max(360, 70 * k + 120), yaxis=dict(autorange="reversed"), margin=dict(l=10, r=10, t=60, b=10),
+    )
+    return fig
+
+
+def traces(draws: np.ndarray, name: str, model: str) -> go.Figure:
+    fig = go.Figure()
+    for c in range(draws.shape[0]):
+        fig.add_trace(go.Scatter(y=draws[c], mode="lines", name=f"chain {c + 1}", line=dict(width=1)))
+    fig.update_layout(title=f"Trace of {name}: {model}", xaxis_title="draw (after warm-up)", yaxis_title=name, height=320)
+    return fig
+
+
+def rank_prob_heatmap(probs: pd.DataFrame) -> go.Figure:
+    fig = go.Figure(
+        go.Heatmap(
+            z=probs.to_numpy(), x=[str(c) for c in probs.columns], y=list(probs.index), colorscale="Blues", zmin=0, zmax=1,
+            colorbar=dict(title="P(rank)"), hovertemplate="%{y}: P(rank %{x}) = %{z:.3f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title="Posterior rank probabilities (unweighted mean of task accuracies)", xaxis_title="rank (1 = best)",
+        height=max(320, 24 * len(probs) + 120), yaxis=dict(autorange="reversed"),
+    )
+    return fig
+
+
+def pct(df: pd.DataFrame, cols=("mean", "lo", "hi"), digits: int = 2) -> pd.DataFrame:
+    out = df.copy()
+    for c in cols:
+        out[c] = (out[c] * 100).round(digits)
+    return out
+
+
+# ------------------------------------------------------------------ page
+st.title("Rankings with honest uncertainty")
+st.caption(
+    "Seed 002: bootstrap of test instances within each task (§2.1), pairwise differences with "
+    "Bonferroni, rank intervals under five aggregation schemes (§3.2), metric normalisation (§2.4) "
+    "and a beta-binomial hierarchical model (§2.2). Intervals on scores are 83.4% by default "
+    "(non-overlap ≈ a 5% test, Goldstein & Healy); differences and ranks use 95%."
+)
+
+source_keys = list(SOURCES)
+source = st.radio(
+    "Data source",
+    source_keys,
+    index=source_keys.index(query_default("source", "published")) if query_default("source", "published") in SOURCES else 0,
+    format_func=SOURCES.get,
+    horizontal=True,
+    key="source",
+)
+
+# ---- published VTAB-1k figures: no per-task counts needed
+if source == "published":
+    sync_query(source=source)
+    pub = load_published()
+    c1, c2, c3 = st.columns(3)
+    method = c1.selectbox("Method", ["bootstrap", "bayesian"], key="pub_method",
+                          format_func={"bootstrap": "Bootstrap (83.4% CI)", "bayesian": "Bayesian HM (83.4% credible)"}.get)
+    normalized = c2.toggle("Normalised accuracy", value=False, key="pub_norm", disabled=method == "bayesian",
+                           help="Table A.3 gives normalised figures for the bootstrap only.")
+    scope = c3.selectbox("Scope", ["overall", "natural", "specialized", "structured"], key="pub_scope")
+    sel = pub[(pub["method"] == method) & (pub["normalized"] == (normalized and method == "bootstrap"))]
+    wide = sel.pivot(index="model", columns="scope", values=["mean_pct", "lo_pct", "hi_pct"])
+    order = sel[sel["scope"] == "overall"].sort_values("mean_pct", ascending=False)["model"]
+    table = pd.DataFrame({"model": order.to_numpy()})
+    for sc in ("overall", "natural", "specialized", "structured"):
+        table[sc] = [
+            f"{wide.loc[m, ('mean_pct', sc)]:.1f} ({wide.loc[m, ('lo_pct', sc)]:.1f}, {wide.loc[m, ('hi_pct', sc)]:.1f})"
+            for m in order
+        ]
+    st.subheader("Published leaderboard (seed 002, Table A.3)")
+    st.caption(
+        "As published: 16 VTAB-1k models, 19 tasks in three categories, data simulated by the paper's "
+        "authors from the leaderboard accuracies and the test-set sizes. The test suite reproduces the "
+        "bootstrap figures from per-task accuracies to within 0.2 points."
+    )
+    show_table(table, f"vtab1k-published-{method}{'-normalised' if normalized else ''}")
+    part = sel[sel["scope"] == scope].rename(columns={"mean_pct": "mean", "lo_pct": "lo", "hi_pct": "hi"})
+    show_chart(
+        forest(part, f"VTAB-1k, {scope}: 83.4% intervals ({method})", "accuracy (%)" if not normalized else "normalised accuracy (%)"),
+        f"vtab1k-forest-{method}-{scope}",
+    )
+    st.info(
+        "Pairwise differences, rank intervals and the hierarchical model need per-task counts: "
+        "choose the demo store, upload a counts.csv (model, task, category, correct, total), or "
+        "look at rankings estimated by Sort & Search."
+    )
+    st.stop()
+
+# ---- sources with per-task counts
+truth = None
+counts = None
+if source in ("store", "estimated"):
+    store = get_store()
+    datasets = store.datasets()
+    ds_names = datasets["dataset"].tolist()
+    ds_default = query_default("dataset", ds_names[0])
+    dataset = st.selectbox("Dataset", ds_names, index=ds_names.index(ds_default) if ds_default in ds_names else 0, key="dataset")
+    provenance_note(bool(datasets.set_index("dataset").loc[dataset, "synthetic"]))
+    if source == "store":
+        counts, dropped = store_counts(_store_key(), dataset)
+        if dropped:
+            st.caption(f"{len(dropped)} model(s) without a recorded prediction on every domain are left out.")
+        sync_query(source=source, dataset=dataset)
+    else:
+        from lifelong_core.sortsearch import available_methods
+
+        n_models = len(store.models())
+        n_samples = int(store.domains(dataset=dataset)["n_samples"].sum())
+        c1, c2, c3, c4 = st.columns(4)
+        budgets = [b for b in (25, 50, 100, 200, 400, 800, 1600) if b < n_samples] or [max(1, n_samples // 2)]
+        budget = c1.selectbox("Budget (samples per new model)", budgets,
+                              index=budgets.index(200) if 200 in budgets else len(budgets) - 1, key="ss_budget")
+        n_new = c2.number_input("New models (newest by release order)", min_value=2,
+                                max_value=max(2, min(60, n_models - 2)), value=min(20, max(2, n_models // 4)), key="ss_new")
+        methods = available_methods()
+        method = c3.selectbox("Search method", methods, index=methods.index("midpoint") if "midpoint" in methods else 0, key="ss_method")
+        ss_seed = c4.number_input("Seed", min_value=0, value=0, key="ss_seed")
+        try:
+            counts, true_counts = estimated_counts(_store_key(), dataset, int(n_new), int(budget), method, int(ss_seed))
+        except InputError as exc:
+            st.error(str(exc))
+            st.stop()
+        true_table = from_frame(true_counts)
+        truth = pd.Series(true_table.accuracy.mean(axis=1) * 100, index=list(true_table.models))
+        st.caption(
+            f"Each of the {int(n_new)} newest models is evaluated on {int(budget)} of {n_samples} samples; Sort & Search "
+            "predicts the rest and the predicted vector is summed per domain. **The intervals below cover test-set "
+            "sampling only, as if the predictions had been observed; the error of the estimate itself is not in "
+            "them.** Red crosses mark the true accuracy from the full evaluation, so you can see how sure the "
+            "estimated ranking really is."
+        )
+        sync_query(source=source, dataset=dataset, budget=int(budget), new=int(n_new))
+else:
+    sync_query(source=source)
+    up = st.file_uploader("counts.csv (model, task, category, correct, total; one row per model × task)", type=["csv"], key="upload")
+    if up is None:
+        st.info("Upload a counts.csv to rank its models. Column `correct` is the number of correct test "
+                "instances of the model on the task, `total` the task's number of test instances.")
+        st.stop()
+    try:
+        counts = read_counts_csv(up, name=up.name).to_frame()
+    except InputError as exc:
+        st.error(str(exc))
+        st.stop()
+
+table_all = from_frame(counts)
+overall_acc = pd.Series(table_all.accuracy.mean(axis=1), index=list(table_all.models)).sort_values(ascending=False)
+all_models = list(overall_acc.index)
+if len(all_models) > DEFAULT_TOP:
+    chosen = st.multiselect(
+        f"Models to rank (default: the {DEFAULT_TOP} most accurate of {len(all_models)})",
+        all_models, default=all_models[:DEFAULT_TOP], key=f"models-{source}",
+    )
+else:
+    chosen = all_models
+if len(chosen) < 2:
+    st.warning("Choose at least two models.")
+    st.stop()
+counts = counts[counts["model"].isin(chosen)].reset_index(drop=True)
+
+c1, c2, c3, c4 = st.columns(4)
+LEVELS = [0.5, 0.68, 0.8, 0.834, 0.9, 0.95, 0.99]
+url_level = query_default("level", 0.834, float)
+level = c1.select_slider("Interval level for scores", options=LEVELS,
+                         value=url_level if url_level in LEVELS else 0.834, key="level")
+n_boot = c2.selectbox("Bootstrap replicates", [500, 1000, 2000, 5000], index=2, key="n_boot")
+seed = int(c3.number_input("Seed", min_value=0, value=0, key="seed"))
+normalized = c4.toggle("Normalised (§2.4)", value=False, key="normalized",
+                       help="BigBench-style: each task rescaled by its lowest and highest score over all replicates.")
+sync_query(level=level)
+
+board, ranks = boot_tables(counts, int(n_boot), seed, float(level), bool(normalized))
+scopes = list(dict.fromkeys(board["scope"]))
+unit = "normalised accuracy (%)" if normalized else "accuracy (%)"
+
+tab_board, tab_diff, tab_rank, tab_bayes = st.tabs(["Leaderboard", "Pairwise differences", "Rank intervals", "Bayesian model"])
+
+with tab_board:
+    scope = st.selectbox("Scope", scopes, key="scope", help="overall = unweighted mean over all tasks; a category = mean over its tasks")
+    shown = pct(board[board["scope"] == scope]).rename(columns={"point": "observed"})
+    shown["observed"] = (shown["observed"] * 100).round(2)
+    show_chart(
+        forest(shown, f"{scope}: bootstrap mean and {level:.1%} interval", unit, truth if (truth is not None and scope == "overall" and not normalized) else None),
+        f"rankings-forest-{source}-{scope}",
+    )
+    if truth is not None:
+        est_overall = board[board["scope"] == "overall"].set_index("model")
+        comp = pd.DataFrame({
+            "model": est_overall.index,
+            "estimated_pct": (est_overall["point"] * 100).round(2).to_numpy(),
+            "lo_pct": (est_overall["lo"] * 100).round(2).to_numpy(),
+            "hi_pct": (est_overall["hi"] * 100).round(2).to_numpy(),
+            "true_pct": truth.reindex(est_overall.index).round(2).to_numpy(),
+        })
+        comp["error_pts"] = (comp["estimated_pct"] - comp["true_pct"]).round(2)
+        comp["estimated_rank"] = comp["estimated_pct"].rank(ascending=False, method="min").astype(int)
+        comp["true_rank"] = comp["true_pct"].rank(ascending=False, method="min").astype(int)
+        comp["true_in_interval"] = (comp["true_pct"] >= comp["lo_pct"]) & (comp["true_pct"] <= comp["hi_pct"])
+        if not normalized:
+            st.metric("True accuracy inside the bootstrap interval", f"{comp['true_in_interval'].mean():.0%} of models")
+        show_table(comp, f"estimated-vs-true-{source}")
+    show_table(pct(board), f"leaderboard-{source}")
+
+with tab_diff:
+    default_pair = [m for m in board[board["scope"] == "overall"]["model"]][: min(5, len(chosen))]
+    pick = st.multiselect("Models to compare", chosen, default=default_pair, key=f"pair-{source}", max_selections=10)
+    if len(pick) < 2:
+        st.info("Choose at least two models.")
+    else:
+        diff = differences(counts, int(n_boot), seed, bool(normalized), tuple(pick))
+        m = len(diff)
+        st.caption(
+            f"{m} comparison(s); each interval is at {diff['level'].iloc[0]:.4f} so that all hold together at 95% "
+            "(Bonferroni). Differences are of the unweighted mean over all tasks, in points."
+        )
+        show_chart(difference_matrix(diff, pick), f"pairwise-{source}")
+        out = diff.copy()
+        for c in ("diff", "lo", "hi"):
+            out[c] = (out[c] * 100).round(3)
+        show_table(out, f"pairwise-differences-{source}")
+
+with tab_rank:
+    st.caption(
+        "95% bootstrap intervals. By average / geometric mean: the rank of that aggregate (1 = best). The average-rank "
+        "schemes report the average over tasks of the per-task rank, raw, with N(0, 1) noise in points, or with 1-point "
+        "bins (ties share the worst rank)."
+    )
+    wide = pd.DataFrame({"model": board[board["scope"] == "overall"]["model"].to_numpy()})
+    for key, label in SCHEMES.items():
+        part = ranks[ranks["scheme"] == key].set_index("model")
+        wide[label] = [f"{part.loc[m, 'mean']:.1f} ({part.loc[m, 'lo']:.1f}, {part.loc[m, 'hi']:.1f})" for m in wide["model"]]
+    show_table(wide, f"rank-intervals-{source}")
+    scheme = st.selectbox("Scheme to plot", list(SCHEMES), format_func=SCHEMES.get, key="scheme")
+    part = ranks[ranks["scheme"] == scheme].copy()
+    part["mean"] = -part["mean"]
+    lo = -part["hi"]
+    part["hi"] = -part["lo"]
+    part["lo"] = lo
+    fig = forest(part, f"{SCHEMES[scheme]}: rank with 95% interval (left = worse)", "− rank")
+    fig.update_xaxes(tickvals=-np.arange(1, len(chosen) + 1), ticktext=[str(i) for i in range(1, len(chosen) + 1)], title="rank")
+    show_chart(fig, f"rank-forest-{source}-{scheme}")
+
+with tab_bayes:
+    st.caption(
+        "Beta-binomial hierarchical model (§2.2): y ~ Binomial(n, p), p ~ Beta(a_model, b_model), Gibbs steps for p "
+        "and slice-sampling steps for a and b; several chains, split R-hat and effective sample size. Intervals are "
+        "posterior predictive (a new test set of the same sizes), at the level chosen above, on raw accuracy."
+    )
+    c1, c2, c3 = st.columns(3)
+    chains = int(c1.selectbox("Chains", [2, 4, 6], index=1, key="chains"))
+    draws = int(c2.selectbox("Draws per chain (warm-up = half)", [500, 1000, 2000], index=1, key="draws"))
+    prior_kind = c3.selectbox("Prior on a and b", ["uniform", "normal"], key="prior_kind",
+                              format_func={"uniform": "Uniform(0, high)", "normal": "Normal(mean, sd), truncated at 0"}.get)
+    d1, d2 = st.columns(2)
+    if prior_kind == "uniform":
+        p1, p2 = 0.0, float(d1.number_input("high", min_value=1.0, value=10000.0, key="prior_high"))
+    else:
+        p1 = float(d1.number_input("mean", min_value=0.01, value=20.0, key="prior_mean"))
+        p2 = float(d2.number_input("sd", min_value=0.01, value=10.0, key="prior_sd"))
+    try:
+        bhm = hierarchical(counts, chains, draws, seed, (prior_kind, p1, p2), float(level))
+    except InputError as exc:
+        st.error(str(exc))
+        st.stop()
+    diag = bhm["diagnostics"]
+    worst_rhat, worst_ess = diag["rhat"].max(), diag["ess"].min()
+    m1, m2 = st.columns(2)
+    m1.metric("Largest split R-hat", f"{worst_rhat:.3f}")
+    m2.metric("Smallest effective sample size", f"{worst_ess:.0f}")
+    if worst_rhat > 1.01 or worst_ess < 400:
+        st.warning("The chains may not have converged (R-hat > 1.01 or ESS < 400): take more draws.")
+    ci = pct(bhm["intervals"])
+    cmp = ci[ci["scope"] == "overall"].merge(
+        pct(board[board["scope"] == "overall"])[["model", "mean", "lo", "hi"]], on="model", suffixes=("_bayes", "_boot")
+    ) if not normalized else ci[ci["scope"] == "overall"]
+    show_table(cmp, f"bayesian-intervals-{source}")
+    show_chart(rank_prob_heatmap(bhm["rank_probs"]), f"rank-probabilities-{source}")
+    t1, t2 = st.columns(2)
+    model = t1.selectbox("Trace of model", bhm["models"], key="trace_model")
+    param = t2.selectbox("Parameter", ["mean accuracy", "a", "b"], key="trace_param")
+    i = bhm["models"].index(model)
+    arr = {"mean accuracy": bhm["mean"], "a": bhm["a"], "b": bhm["b"]}[param][:, :, i]
+    show_chart(traces(arr, param, model), f"trace-{source}")
+    show_table(diag.round(4), f"mcmc-diagnostics-{source}")

@@ -1,0 +1,140 @@
+"""Ternary task-weighting figures (seed 002 §3.3, Figures 3-4): presentation only.
+
+Both figures take a :class:`lifelong_core.stats.WeightRegions` and place the three
+categories the same way, so the static and the interactive map can be read side by side:
+
+* category 0 at the **top** corner, category 1 at the **bottom left**, category 2 at the
+  **bottom right** (a corner is where that category has weight 1).
+
+plotly's ``Scatterternary`` puts ``a`` on top, ``b`` bottom left, ``c`` bottom right.
+python-ternary projects a point ``(x1, x2, x3)`` to ``(x1 + x2 / 2, x2 * sqrt(3) / 2)``,
+so ``x1`` is the bottom-right corner, ``x2`` the top and ``x3`` the bottom left; hence the
+point for weights ``(w0, w1, w2)`` is ``(w2, w0, w1)``. Its bottom axis reads ``x1``,
+the right axis ``x2`` and the left axis ``x3``. The tests check a hand-computed corner.
+
+The static map colours hexagons (python-ternary's ``hexagonal`` heatmap style), one per
+grid point: the ``triangular`` style blends the values of neighbouring points, which is
+meaningless for categorical winners.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from lifelong_core.stats import INDETERMINATE, WeightRegions
+
+GRAY = "#b0b0b0"
+PALETTE = (
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+    "#bcbd22", "#393b79", "#ad494a", "#637939", "#843c39", "#7b4173", "#3182bd", "#e6550d",
+)  # fmt: skip
+
+
+def model_colors(models: Sequence[str]) -> dict[str, str]:
+    """A fixed colour per model (by position in ``models``) plus gray for indeterminate."""
+    colors = {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(models)}
+    colors[INDETERMINATE] = GRAY
+    return colors
+
+
+def ternary_point(weights: np.ndarray) -> np.ndarray:
+    """python-ternary coordinates ``(x1, x2, x3)`` of category weights ``(w0, w1, w2)``."""
+    w = np.asarray(weights)
+    return np.stack([w[..., 2], w[..., 0], w[..., 1]], axis=-1)
+
+
+def default_colors(regions: WeightRegions) -> dict[str, str]:
+    """Colours by the models' equal-weight order, so the leading models get the most distinct hues."""
+    order = np.argsort(-regions.stats.mean.mean(axis=1), kind="stable")
+    return model_colors([regions.stats.models[i] for i in order])
+
+
+def _legend_order(regions: WeightRegions) -> list[str]:
+    winners = regions.winner
+    names, counts = np.unique(winners, return_counts=True)
+    order = [n for _, n in sorted(zip(-counts, names)) if n != INDETERMINATE]
+    return order + ([INDETERMINATE] if INDETERMINATE in names else [])
+
+
+def matplotlib_ternary(regions: WeightRegions, title: str = "", colors: dict[str, str] | None = None):
+    """The python-ternary map: a hexagon per grid point, coloured by winner, gray if indeterminate."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    import ternary
+    from matplotlib.colors import to_rgba
+    from matplotlib.patches import Patch
+
+    colors = colors or default_colors(regions)
+    scale = int(round(1.0 / regions.step))
+    points = np.rint(ternary_point(regions.weights) * scale).astype(int)
+    data = {(int(p[0]), int(p[1])): to_rgba(colors[w]) for p, w in zip(points, regions.winner)}
+    fig, ax = plt.subplots(figsize=(7.2, 6.2))
+    fig, tax = ternary.figure(ax=ax, scale=scale)
+    tax.heatmap(data, scale=scale, style="hexagonal", use_rgba=True, colorbar=False)
+    tax.boundary(linewidth=1.2)
+    c0, c1, c2 = regions.stats.categories
+    tax.right_axis_label(f"{c0} weight", offset=0.16, fontsize=11)
+    tax.left_axis_label(f"{c1} weight", offset=0.16, fontsize=11)
+    tax.bottom_axis_label(f"{c2} weight", offset=0.06, fontsize=11)
+    tax.top_corner_label(c0, offset=0.2, fontsize=12, fontweight="bold")
+    tax.left_corner_label(c1, offset=0.3, fontsize=12, fontweight="bold")
+    tax.right_corner_label(c2, offset=0.3, fontsize=12, fontweight="bold")
+    step = max(1, scale // 5)
+    labels = [f"{v / scale:.1f}" for v in range(0, scale + 1, step)]
+    tax.ticks(axis="lbr", ticks=labels, locations=list(range(0, scale + 1, step)), linewidth=1, offset=0.02, fontsize=8)
+    tax.clear_matplotlib_ticks()
+    tax.get_axes().axis("off")
+    handles = [Patch(facecolor=colors[n], label=n) for n in _legend_order(regions)]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.78, 1.02), fontsize=8, frameon=False)
+    subtitle = f"gray: top two within {regions.se_mult:g} SE (rho = {regions.rho:g})"
+    fig.suptitle(f"{title}\n{subtitle}" if title else subtitle, fontsize=11, y=1.02)
+    return fig
+
+
+def plotly_ternary(regions: WeightRegions, title: str = "", colors: dict[str, str] | None = None) -> go.Figure:
+    """Interactive map: one marker per grid point with weights, top two, difference and SE on hover."""
+    colors = colors or default_colors(regions)
+    df = regions.to_frame()
+    c0, c1, c2 = regions.stats.categories
+    fig = go.Figure()
+    for name in _legend_order(regions):
+        part = df[df["winner"] == name]
+        custom = np.stack(
+            [part[c0], part[c1], part[c2], part["leader"], part["runner_up"], part["diff"] * 100, part["se"] * 100],
+            axis=1,
+        )
+        fig.add_trace(
+            go.Scatterternary(
+                a=part[c0],
+                b=part[c1],
+                c=part[c2],
+                mode="markers",
+                name=name,
+                marker=dict(color=colors[name], size=7, symbol="hexagon", line=dict(width=0)),
+                customdata=custom,
+                hovertemplate=(
+                    f"{c0} %{{customdata[0]:.2f}}, {c1} %{{customdata[1]:.2f}}, {c2} %{{customdata[2]:.2f}}<br>"
+                    "best: %{customdata[3]}<br>second: %{customdata[4]}<br>"
+                    "difference: %{customdata[5]:.2f} pts, SE %{customdata[6]:.2f} pts"
+                    f"<extra>{name}</extra>"
+                ),
+            )
+        )
+    fig.update_layout(
+        title=title or None,
+        ternary=dict(
+            sum=1,
+            aaxis=dict(title=dict(text=f"{c0} weight"), min=0, linewidth=1, ticks="outside"),
+            baxis=dict(title=dict(text=f"{c1} weight"), min=0, linewidth=1, ticks="outside"),
+            caxis=dict(title=dict(text=f"{c2} weight"), min=0, linewidth=1, ticks="outside"),
+        ),
+        legend=dict(title="best model"),
+        height=560,
+        margin=dict(l=40, r=40, t=60, b=40),
+    )
+    return fig
