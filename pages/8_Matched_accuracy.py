@@ -102,9 +102,9 @@ def fig_accuracy(table: pd.DataFrame) -> go.Figure:
         ("matched_acc_target", "matched accuracy, target", ORANGE, "dot"),
     ):
         fig.add_trace(go.Scatter(x=x, y=table[col], name=name, mode="lines",
-                                 line=dict(color=colour, dash=dash), text=table["model"],
+                                 line=dict(color=colour, dash=dash, width=1.5), text=table["model"],
                                  hovertemplate="%{text}<br>%{y:.1%}<extra>" + name + "</extra>"))
-    fig.update_layout(title="Accuracy and matched accuracy (models by source accuracy)")
+    fig.update_layout(title="Accuracy and matched accuracy")
     return _pct_axes(fig, "model (sorted by increasing source accuracy)", "accuracy")
 
 
@@ -117,7 +117,7 @@ def fig_gaps(table: pd.DataFrame) -> go.Figure:
         ("fraction_unmatched", "fraction unmatched", GREY, "dash"),
     ):
         fig.add_trace(go.Scatter(x=x, y=table[col], name=name, mode="lines",
-                                 line=dict(color=colour, dash=dash), text=table["model"],
+                                 line=dict(color=colour, dash=dash, width=1.5), text=table["model"],
                                  hovertemplate="%{text}<br>%{y:.1%}<extra>" + name + "</extra>"))
     fig.update_layout(title="Gaps and fraction unmatched")
     return _pct_axes(fig, "model (sorted by increasing source accuracy)", "difference / fraction")
@@ -198,6 +198,7 @@ def show_model_detail(store_key, src, tgt, row, eps, crit, runs, seed, label_suf
 
 
 # ------------------------------------------------------------------ page
+st.set_page_config(page_title="Matched accuracy", layout="wide")
 st.title("Matched accuracy")
 st.markdown(
     "Is a model really worse on a new, similar test set, or does it *say* it is less sure there? "
