@@ -17,7 +17,7 @@ import pandas as pd
 from lifelong_core.errors import InputError
 from lifelong_core.io_matrix import load_float_matrix, load_index_list, open_matrix
 from lifelong_core.sortsearch.kernels import RowBlocks, default_block_rows
-from lifelong_core.sortsearch.methods import SORTS, available_methods
+from lifelong_core.sortsearch.methods import SEARCH_METHODS, SORTS, THRESHOLD_RULES, available_methods
 from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING
 from lifelong_core.sortsearch.sort import choose_sort_rows
 from lifelong_core.sortsearch.sweep import PER_MODEL_COLUMNS, TABLE_COLUMNS, run_sweep
@@ -71,7 +71,8 @@ def _write(df: pd.DataFrame, path: str, what: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.search not in available_methods():
+    # Built-in names are checked without importing the estimators package (slow import).
+    if args.search not in SEARCH_METHODS and args.search not in available_methods():
         raise InputError(f"unknown --search {args.search!r}; available: {', '.join(available_methods())}.")
     budgets = parse_budgets(args.budgets) if args.budgets is not None else None
     for path, what in ((args.out, "--out"), (args.per_model, "--per-model")):
@@ -98,8 +99,12 @@ def run(args: argparse.Namespace) -> int:
         confidence = conf[sort_rows]
     elif args.sort == "confidence":
         raise InputError("--sort confidence needs --confidence C (confidence of the true class).")
-    A_sort = src.read_rows(sort_rows)
     step = default_block_rows(n)
+    if args.sort == "sum" and args.search in THRESHOLD_RULES:
+        # Sorting by Sum needs only column sums: stream the Sort rows as well.
+        A_sort = RowBlocks(len(sort_rows), n, lambda: src.iter_blocks(sort_rows, step))
+    else:
+        A_sort = src.read_rows(sort_rows)
     blocks = RowBlocks(len(eval_rows), n, lambda: src.iter_blocks(eval_rows, step))
     result = run_sweep(A_sort, blocks, budgets, sort=args.sort, sampling=args.sampling, search=args.search,
                        confidence=confidence, seed=args.seed, depth=args.depth)

@@ -122,15 +122,33 @@ def decompose(a_sorted: np.ndarray, t: int) -> Decomposition:
     return Decomposition(total, ale, abs(int(t) - int(t_star[0])) / n, int(t_star[0]))
 
 
-def correlations(est: np.ndarray, true: np.ndarray) -> tuple[float, float]:
-    """Pearson and Spearman of estimated vs true accuracy over models (NaN if undefined)."""
-    from scipy import stats
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..n with ties given their average rank (as scipy.stats.rankdata)."""
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    first = np.concatenate([[True], xs[1:] != xs[:-1]])
+    group = np.cumsum(first) - 1
+    starts = np.flatnonzero(first)
+    ends = np.append(starts[1:], len(x))
+    avg = (starts + ends + 1) / 2.0
+    ranks = np.empty(len(x), dtype=np.float64)
+    ranks[order] = avg[group]
+    return ranks
 
+
+def correlations(est: np.ndarray, true: np.ndarray) -> tuple[float, float]:
+    """Pearson and Spearman of estimated vs true accuracy over models (NaN if undefined).
+
+    Spearman is Pearson on average ranks; computed with numpy so the sweep does not
+    pay for importing scipy.stats.
+    """
     est = np.asarray(est, dtype=np.float64)
     true = np.asarray(true, dtype=np.float64)
     if est.size < 2 or np.ptp(est) == 0 or np.ptp(true) == 0:
         return float("nan"), float("nan")
-    return float(stats.pearsonr(est, true).statistic), float(stats.spearmanr(est, true).statistic)
+    pear = float(np.corrcoef(est, true)[0, 1])
+    spear = float(np.corrcoef(_average_ranks(est), _average_ranks(true))[0, 1])
+    return pear, spear
 
 
 @dataclass(frozen=True)

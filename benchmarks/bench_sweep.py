@@ -1,0 +1,120 @@
+"""Benchmark: 13-budget sweep on a seeded 2,000 x 200,000 matrix, Sort on 400 rows.
+
+Runs ``python -m lifelong_core sweep`` and ``python -m benchmarks.naive_reference`` (the
+dense transcription of the reference code) as whole processes, loading included, and
+records wall time and peak RSS (``ru_maxrss`` of the child from ``os.wait4``). Checks that
+both report the same per-budget MAE. Prints a markdown table and writes
+``benchmarks/results/bench_sweep.json``.
+
+    .venv/bin/python -m benchmarks.bench_sweep [--models 2000 --samples 200000 --sort 400]
+
+The matrix is written once to ``--workdir`` (default ``/tmp/lbe_bench_sweep``) and reused.
+Timings on a shared machine are noisy; the run is sequential (one process at a time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+BUDGETS = ",".join(str(2**k) for k in range(3, 16))
+
+
+def make_matrix(path: Path, m: int, n: int, seed: int) -> None:
+    """Seeded synthetic cache: P(correct) = sigmoid(ability_i - difficulty_j), plus a
+    per-model idiosyncratic term so models do not follow one order exactly."""
+    rng = np.random.default_rng(seed)
+    ability = rng.normal(0.5, 1.0, size=(m, 1)).astype(np.float32)
+    difficulty = rng.normal(0.0, 1.5, size=(1, n)).astype(np.float32)
+    out = np.lib.format.open_memmap(path, mode="w+", dtype=np.uint8, shape=(m, n))
+    for s in range(0, m, 100):
+        k = min(100, m - s)
+        noise = rng.normal(0.0, 0.8, size=(k, n)).astype(np.float32)
+        logit = ability[s : s + k] - difficulty + noise
+        out[s : s + k] = rng.random((k, n), dtype=np.float32) < 1.0 / (1.0 + np.exp(-logit))
+    out.flush()
+    del out
+
+
+def timed(cmd: list[str]) -> dict:
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"command failed: {' '.join(cmd)}\n{err}")
+    return {"cmd": " ".join(cmd), "wall_s": round(wall, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", type=int, default=2000)
+    ap.add_argument("--samples", type=int, default=200_000)
+    ap.add_argument("--sort", type=int, default=400)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workdir", default="/tmp/lbe_bench_sweep")
+    args = ap.parse_args(argv)
+
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    matrix = work / f"A_{args.models}x{args.samples}_seed{args.seed}.npy"
+    if not matrix.exists():
+        t = time.perf_counter()
+        make_matrix(matrix, args.models, args.samples, args.seed)
+        print(f"generated {matrix} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    budgets = ",".join(b for b in BUDGETS.split(",") if int(b) <= args.samples)
+    py = sys.executable
+    common = ["--matrix", str(matrix), "--sort-models", str(args.sort), "--seed", str(args.seed), "--budgets", budgets]
+    runs = {
+        "naive dense reference": [py, "-m", "benchmarks.naive_reference", *common, "--out", str(work / "naive.csv")],
+        "sweep --search reference": [py, "-m", "lifelong_core", "sweep", *common, "--search", "reference",
+                                     "--out", str(work / "ours_reference.csv")],
+        "sweep (default: midpoint)": [py, "-m", "lifelong_core", "sweep", *common,
+                                      "--out", str(work / "ours_midpoint.csv")],
+    }
+    results = {name: timed(cmd) for name, cmd in runs.items()}
+    naive = pd.read_csv(work / "naive.csv")
+    ours = pd.read_csv(work / "ours_reference.csv")
+    mid = pd.read_csv(work / "ours_midpoint.csv")
+    diff = float(np.abs(naive["mae"].to_numpy() - ours["mae"].to_numpy()).max())
+    base = results["naive dense reference"]
+    ref = results["sweep --search reference"]
+    summary = {
+        "matrix": [args.models, args.samples],
+        "sort_rows": args.sort,
+        "budgets": [int(b) for b in budgets.split(",")],
+        "runs": results,
+        "mae_max_abs_diff_reference_vs_naive": diff,
+        "speedup": round(base["wall_s"] / ref["wall_s"], 1),
+        "memory_ratio": round(base["peak_rss_mb"] / ref["peak_rss_mb"], 1),
+        "mae_reference": ours["mae"].round(5).tolist(),
+        "mae_midpoint": mid["mae"].round(5).tolist(),
+        "note": "single run each, sequential, on a shared 2-core machine; timings are noisy",
+    }
+    print(f"| run | wall (s) | peak RSS (MB) |\n|---|---:|---:|")
+    for name, r in results.items():
+        print(f"| {name} | {r['wall_s']} | {r['peak_rss_mb']} |")
+    print(f"\nMAE max |diff| reference vs naive: {diff:.3g}; speed-up {summary['speedup']}x, "
+          f"memory {summary['memory_ratio']}x less")
+    print("\n| budget | MAE reference | MAE midpoint |\n|---:|---:|---:|")
+    for b, r, mm in zip(summary["budgets"], summary["mae_reference"], summary["mae_midpoint"]):
+        print(f"| {b} | {r:.5f} | {mm:.5f} |")
+    out = ROOT / "benchmarks" / "results" / "bench_sweep.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(summary, indent=2) + "\n")
+    return 0 if diff <= 1e-12 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
