@@ -231,12 +231,12 @@ def matrix_heatmap(
 
 
 def running_sum(
-    positions: np.ndarray, observed: np.ndarray, *, upto: int, threshold: int, n: int, title: str = ""
+    positions: np.ndarray, observed: np.ndarray, *, upto: int, threshold: int | None, n: int, title: str = ""
 ) -> go.Figure:
     """The DP-search score S_j = sum of (2 a_i - 1) over the first j observations (§3.1.2).
 
     Observations after step ``upto`` are drawn faded (not yet seen); the vertical line is
-    the threshold ``t`` the search rule returns, in sorted-sample positions.
+    the threshold ``t`` the search rule returns, in sorted-sample positions (none if None).
     """
     positions = np.asarray(positions)
     obs = np.asarray(observed).astype(int)
@@ -252,8 +252,9 @@ def running_sum(
     fig.add_trace(go.Scatter(x=positions[:upto], y=score[1 : upto + 1], mode="markers", name="observation (+1 / −1)",
                              marker=dict(color=colours[:upto], size=10, symbol="circle"),
                              hovertemplate="sorted position %{x}<br>S=%{y}<extra></extra>"))
-    fig.add_vline(x=threshold - 0.5, line_dash="dash", line_color="#d62728",
-                  annotation_text=f"threshold t = {threshold}", annotation_position="top")
+    if threshold is not None:
+        fig.add_vline(x=threshold - 0.5, line_dash="dash", line_color="#d62728",
+                      annotation_text=f"threshold t = {threshold}", annotation_position="top")
     fig.update_layout(title=title, xaxis_title="sorted position (easy → hard)", yaxis_title="S_j = Σ (2a − 1)",
                       xaxis_range=[-1, n], height=340, margin=dict(t=50, b=10), legend=dict(orientation="h", y=-0.3))
     return fig

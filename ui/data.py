@@ -335,3 +335,93 @@ def run_config(cfg: SweepConfig, sel: Selection, *, search: str | None = None, e
         st.stop()
     bar.empty()
     return table, per, order, rows
+
+
+def rank_agreement(per_model: pd.DataFrame, top: int = 10) -> pd.DataFrame:
+    """Agreement of the ranking induced by the estimates with the true ranking, per budget
+    (seed 001 App. F): Spearman and Kendall correlation of the two, and how many of the
+    true top ``top`` models the estimated top ``top`` holds."""
+    from scipy import stats
+
+    rows = []
+    for b, g in per_model.groupby("budget", sort=True):
+        est, true = g["est_acc"].to_numpy(), g["true_acc"].to_numpy()
+        defined = len(g) > 1 and np.ptp(est) > 0 and np.ptp(true) > 0
+        k = min(top, len(g))
+        top_true = set(g.nlargest(k, "true_acc")["model_row"])
+        top_est = set(g.nlargest(k, "est_acc")["model_row"])
+        rows.append({
+            "budget": int(b),
+            "spearman": float(stats.spearmanr(est, true).statistic) if defined else np.nan,
+            "kendall": float(stats.kendalltau(est, true).statistic) if defined else np.nan,
+            f"top{top}_overlap": len(top_true & top_est) / k,
+        })
+    return pd.DataFrame(rows)
+
+
+def ranks(per_model: pd.DataFrame, budget: int) -> pd.DataFrame:
+    """True and estimated rank (1 = best, ties share the best rank) of every model at one budget."""
+    g = per_model[per_model["budget"] == budget].copy()
+    g["true_rank"] = g["true_acc"].rank(ascending=False, method="min").astype(int)
+    g["est_rank"] = g["est_acc"].rank(ascending=False, method="min").astype(int)
+    return g.sort_values("true_rank")
+
+
+# ------------------------------------------------------------------ teaching slice
+@st.cache_data(show_spinner=False, max_entries=8)
+def teaching_slice(key: str, dataset: str, n_models: int, n_samples: int, seed: int):
+    """A small real slice: ``n_models`` models spread over the accuracy range and
+    ``n_samples`` random samples, drawn with ``seed``. Returns (A, model names, sample ids)."""
+    sel = selection(key, dataset, ())
+    m, n = sel.A.shape
+    rng = np.random.default_rng(seed)
+    cols = np.sort(rng.choice(n, size=min(n_samples, n), replace=False))
+    by_acc = np.argsort(-sel.A.mean(axis=1), kind="stable")
+    # Evenly spaced accuracy ranks, jittered by the seed, so the slice shows easy and hard rows.
+    picks = np.unique(np.linspace(0, m - 1, min(n_models, m)).round().astype(int))
+    jitter = rng.integers(-2, 3, size=len(picks))
+    picks = np.unique(np.clip(picks + jitter, 0, m - 1))
+    rows = np.sort(by_acc[picks])
+    return sel.A[np.ix_(rows, cols)], [sel.names[i] for i in rows], sel.samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
+
+
+@dataclass(frozen=True)
+class Walkthrough:
+    """One insert_M (or, on the transpose, insert_D) run on a slice, for the teaching page.
+
+    ``order``: the other rows' easy -> hard order of the columns; ``positions``: sampled
+    sorted positions; ``observed``: the new row's values there; ``threshold``: the rule's
+    t; ``pred`` / ``true``: predicted and true new row in sorted order.
+    """
+
+    order: np.ndarray
+    positions: np.ndarray
+    observed: np.ndarray
+    threshold: int
+    pred: np.ndarray
+    true: np.ndarray
+
+
+def walkthrough(A: np.ndarray, held_out: int, budget: int, rule: str, sampling: str, seed: int,
+                transpose: bool = False) -> Walkthrough:
+    """Sort & Search for one held-out row of ``A`` (or column, with ``transpose``).
+
+    insert_M (§3.2): Sort the columns by the other rows' sums, evaluate the held-out row at
+    ``budget`` positions, threshold. insert_D (§3.3): the same on ``A.T``, with the rows
+    (models) ordered best first by ``sort_models``.
+    """
+    from lifelong_core.sortsearch import InsertM, rule_thresholds, sort_models
+
+    M = A.T if transpose else A
+    rest = np.delete(M, held_out, axis=0)
+    new = M[held_out]
+    if transpose:
+        est = InsertM(rule=rule, sampling=sampling).fit(rest, order=sort_models(rest.T))
+    else:
+        est = InsertM(rule=rule, sampling=sampling).fit(rest)
+    pos = est.select_positions(budget, np.random.default_rng(seed))
+    observed = new[est.order_[pos]].astype(np.uint8)
+    t = int(rule_thresholds(rule, pos, observed[None, :], M.shape[1])[0])
+    pred = np.zeros(M.shape[1], dtype=np.uint8)
+    pred[:t] = 1
+    return Walkthrough(est.order_, pos, observed, t, pred, new[est.order_].astype(np.uint8))

@@ -1,0 +1,51 @@
+"""Estimated vs true accuracy: one scatter per budget, and how well the ranking survives (seed 000 Figs. 6, 9, 10; seed 001 App. F)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import charts, data
+from ui.common import provenance_note, query_default, show_chart, show_table, sync_query
+
+st.set_page_config(page_title="Estimated vs true accuracy", layout="wide")
+st.title("Estimated vs true accuracy")
+st.markdown(
+    "Every evaluated model's accuracy estimated from n′ samples against its accuracy on all n samples; points on "
+    "the dotted line y = x are exact (seed 000 Figs. 6, 9, 10). Hover a point for the model. Methods with "
+    "intervals (mirt, irt, neighbours) draw their 95% interval as a vertical bar."
+)
+
+cfg, sel = data.sweep_controls(budgets_default=[32, 64, 128, 256, 512, 1024])
+provenance_note(sel.synthetic)
+table, per_model, _, _ = data.run_config(cfg, sel)
+n = sel.A.shape[1]
+
+cols = st.sidebar.slider("Plots per row", 1, 4, int(min(max(query_default("cols", 3, int), 1), 4)), key="cols")
+sync_query(cols=cols)
+show_chart(charts.estimated_vs_true_grid(per_model, table, cols=cols,
+                                         title=f"Estimated vs true accuracy ({cfg.search}, {len(sel.A) - cfg.k} models)"),
+           "estimated_vs_true")
+show_table(table[["budget", "pearson", "spearman", "mae", "eagg"]], "correlations_by_budget")
+
+st.subheader("Does the estimated ranking keep the true one?")
+st.markdown("Rank the models by their estimates and compare with the ranking by true accuracy (seed 001 App. F, Fig. 8).")
+agree = data.rank_agreement(per_model)
+left, right = st.columns(2)
+with left:
+    long = agree.melt(id_vars="budget", value_vars=["spearman", "kendall", "top10_overlap"], var_name="measure",
+                      value_name="value")
+    show_chart(charts.budget_lines(long, "value", series="measure", n_total=n, y_title="agreement",
+                                   title="Rank agreement vs budget"), "rank_agreement")
+with right:
+    b_opts = list(cfg.budgets)
+    b_raw = query_default("rank_budget", b_opts[len(b_opts) // 2], int)
+    b = st.selectbox("Budget for the rank plot", b_opts, index=b_opts.index(b_raw) if b_raw in b_opts else len(b_opts) // 2,
+                     key="rank_budget")
+    sync_query(rank_budget=b)
+    r = data.ranks(per_model, b)
+    show_chart(charts.rank_scatter(r["true_rank"].to_numpy(), r["est_rank"].to_numpy(), r["name"].tolist(),
+                                   title=f"Rank by estimate vs true rank at n′ = {b}"), "rank_scatter")
+show_table(agree, "rank_agreement")
+with st.expander(f"Ranks at n′ = {b}"):
+    show_table(r[["name", "family", "true_acc", "est_acc", "true_rank", "est_rank"]
+                 + [c for c in ("est_lo", "est_hi") if c in r]], "ranks")

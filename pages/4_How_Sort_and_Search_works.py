@@ -1,0 +1,128 @@
+"""How Sort & Search works: a small real slice of the store, step by step (seed 001 §3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from lifelong_core.sortsearch import RULES, dp_search
+from ui import charts, data
+from ui.common import provenance_note, query_default, show_chart, show_table, sync_query
+
+st.set_page_config(page_title="How Sort & Search works", layout="wide")
+st.title("How Sort & Search works")
+
+key = data.store_key()
+ov = data.overview(key)
+datasets = ov["datasets"]["dataset"].tolist()
+if not datasets:
+    st.info("The store holds no dataset yet.")
+    st.stop()
+
+
+def pick(label, options, url_key, default, radio=False):
+    raw = query_default(url_key, str(default))
+    by_text = {str(o): o for o in options}
+    value = by_text.get(raw, default)
+    if radio:
+        return st.sidebar.radio(label, options, index=options.index(value), key=url_key, horizontal=True)
+    return st.sidebar.selectbox(label, options, index=options.index(value), key=url_key)
+
+
+dataset = pick("Dataset", datasets, "ds", datasets[0])
+MODES = ["new model (insert_M)", "new sample (insert_D)"]
+mode = pick("What arrives", MODES, "mode", MODES[0], radio=True)
+transpose = mode == MODES[1]
+n_models = st.sidebar.slider("Models in the slice", 4, 30, int(np.clip(query_default("m", 12, int), 4, 30)), key="m")
+n_samples = st.sidebar.slider("Samples in the slice", 10, 120, int(np.clip(query_default("n", 60, int), 10, 120)), key="n")
+slice_seed = int(st.sidebar.number_input("Slice seed", 0, 10**6, query_default("slice", 0, int), key="slice"))
+rule = pick("Threshold rule", list(RULES), "rule", RULES[0])
+sampling = pick("Sampling", ["uniform", "random"], "sampling", "uniform", radio=True)
+
+A, names, sample_ids = data.teaching_slice(key, dataset, n_models, n_samples, slice_seed)
+rows_label, cols_label = (sample_ids, names) if transpose else (names, sample_ids)
+what_new, what_other = ("sample", "model") if transpose else ("model", "sample")
+count_new = A.shape[1] if transpose else A.shape[0]
+n_other = A.shape[0] if transpose else A.shape[1]
+
+held_raw = query_default("new", 0, int)
+held = st.sidebar.selectbox(f"New {what_new}", list(range(count_new)), index=int(np.clip(held_raw, 0, count_new - 1)),
+                            format_func=lambda i: rows_label[i], key="new")
+budget = st.sidebar.slider(f"Budget n′ ({what_other}s evaluated)", 1, n_other,
+                           int(np.clip(query_default("b", min(8, n_other), int), 1, n_other)), key="b")
+seed = int(st.sidebar.number_input("Sampling seed", 0, 10**6, query_default("seed", 0, int), key="seed"))
+sync_query(ds=dataset, mode=mode, m=n_models, n=n_samples, slice=slice_seed, rule=rule, sampling=sampling, new=held,
+           b=budget, seed=seed)
+
+provenance_note(data.selection(key, dataset, ()).synthetic)
+w = data.walkthrough(A, held, budget, rule, sampling, seed, transpose)
+M = A.T if transpose else A
+others = [i for i in range(M.shape[0]) if i != held]
+other_labels = [rows_label[i] for i in others]
+sorted_labels = [cols_label[j] for j in w.order]
+
+if transpose:
+    st.markdown(
+        f"A **new sample** arrives. Which of the {n_other} models get it right? Sort the models from best to worst "
+        "by how many of the other samples they solve, run only **n′** of them on the new sample, and find the "
+        "split point: the best models above it are predicted right, the rest wrong (seed 001 §3.3, the transpose "
+        "of insert_M)."
+    )
+else:
+    st.markdown(
+        f"A **new model** arrives. Instead of running it on all {n_other} samples, sort the samples from easy to "
+        "hard by how many of the other models solve them (**Sort**), run the new model on only **n′** of them, "
+        "and find the split point between *mostly right* and *mostly wrong* (**Search**): everything easier is "
+        "predicted right, everything harder wrong (seed 001 §3.1-3.2)."
+    )
+
+st.subheader(f"1. Sort: the other {what_new}s' results before and after sorting")
+left, right = st.columns(2)
+with left:
+    show_chart(charts.matrix_heatmap(np.delete(M, held, axis=0), row_labels=other_labels, col_labels=list(cols_label),
+                                     title="before Sort (columns as stored)", x_title=what_other, y_title=what_new),
+               "slice_before_sort")
+with right:
+    sorted_rest = np.delete(M, held, axis=0)[:, w.order]
+    show_chart(charts.matrix_heatmap(sorted_rest, row_labels=other_labels, col_labels=sorted_labels,
+                                     title="after Sort: easy → hard" if not transpose else "after Sort: best → worst model",
+                                     highlight_cols=w.positions.tolist(), x_title=f"{what_other} (sorted)", y_title=what_new),
+               "slice_after_sort")
+st.caption(f"Blue = correct, light = wrong. Red boxes: the n′ = {budget} sorted positions the new {what_new} is evaluated "
+           f"on ({sampling} sampling).")
+
+st.subheader("2. Search: walk through the evaluations")
+step = st.slider("Evaluations seen", 0, budget, int(np.clip(query_default("step", budget, int), 0, budget)), key="step")
+sync_query(step=step)
+final = step == budget
+shown_t = w.threshold if final else dp_search(w.observed[:step])
+show_chart(
+    charts.running_sum(w.positions, w.observed, upto=step, threshold=w.threshold if final else None, n=n_other,
+                       title="running sum of +1 (right) / −1 (wrong) along the sorted order"),
+    "running_sum",
+)
+if final:
+    st.markdown(f"All n′ = {budget} evaluations are in. The **{rule}** rule puts the threshold at **t = {w.threshold}** of "
+                f"{n_other}: the {w.threshold} easiest {what_other}s are predicted right.")
+else:
+    st.markdown(f"After {step} of {budget} evaluations the running sum peaks after observation {shown_t}; move the slider "
+                "to the end to place the threshold.")
+
+st.subheader("3. Predicted vs true")
+mae = float(np.mean(w.pred != w.true))
+c = st.columns(4)
+c[0].metric("threshold t", w.threshold)
+c[1].metric("estimated accuracy" if not transpose else "predicted share of models right", f"{w.pred.mean():.3f}")
+c[2].metric("true", f"{w.true.mean():.3f}")
+c[3].metric("sample-level error (MAE)", f"{mae:.3f}", help="fraction of entries predicted wrongly (seed 001 Eq. 2)")
+show_chart(charts.predicted_vs_true(w.pred, w.true, title=f"the new {what_new}'s row in sorted order (× = wrong prediction)",
+                                    x_title=f"sorted {what_other} position"), "predicted_vs_true")
+steps = pd.DataFrame({
+    "step": np.arange(1, budget + 1),
+    "sorted_position": w.positions,
+    what_other: [sorted_labels[p] for p in w.positions],
+    "observed": w.observed,
+    "running_sum": np.cumsum(2 * w.observed.astype(int) - 1),
+})
+show_table(steps, "search_steps")
