@@ -236,7 +236,7 @@ def test_models_and_samples_metadata(tmp_path):
             st.add_dataset("digits", description="changed")
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=hst.integers(0, 2**31 - 1), steps=hst.lists(hst.tuples(hst.sampled_from(["rows", "cols", "long"]),
                                                                      hst.integers(1, 12), hst.integers(1, 19)),
                                                           min_size=1, max_size=6))

@@ -68,7 +68,7 @@ def text_column(values: Sequence[Any] | pd.Series, column: str, source: str, *, 
         if frac.any():
             i = int(np.argmax(frac))
             raise InputError(
-                f"{source} {_row(i)} column {column!r} holds {arr[i]!r}; expected text or a whole number."
+                f"{source} {_row(i)} column {column!r} holds {arr[i].item()!r}; expected text or a whole number."
             )
         return np.array([None if n else str(int(v)) for v, n in zip(arr, nan)], dtype=object)
     if pd.api.types.infer_dtype(s, skipna=False) == "string":
@@ -126,7 +126,7 @@ def binary_values(arr: np.ndarray, column: str, source: str) -> np.ndarray:
     bad = (arr != 0) & (arr != 1)
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(f"{source} {_row(i)} column {column!r} holds {arr[i]!r}; only 0 and 1 are allowed.")
+        raise InputError(f"{source} {_row(i)} column {column!r} holds {arr[i].item()!r}; only 0 and 1 are allowed.")
     return arr.astype(np.uint8)
 
 
@@ -134,7 +134,7 @@ def unit_values(arr: np.ndarray, column: str, source: str) -> np.ndarray:
     bad = (arr < 0) | (arr > 1)
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(f"{source} {_row(i)} column {column!r} holds {arr[i]!r}, outside [0, 1].")
+        raise InputError(f"{source} {_row(i)} column {column!r} holds {arr[i].item()!r}, outside [0, 1].")
     return arr.astype(np.float32)
 
 
@@ -142,7 +142,7 @@ def int_values(arr: np.ndarray, column: str, source: str, *, lo: float = -INT32_
     bad = (arr != np.round(arr)) | (arr < lo) | (arr > hi)
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(f"{source} {_row(i)} column {column!r} holds {arr[i]!r}; expected a whole number.")
+        raise InputError(f"{source} {_row(i)} column {column!r} holds {arr[i].item()!r}; expected a whole number.")
     return arr.astype(np.int64)
 
 

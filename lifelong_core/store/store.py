@@ -850,7 +850,7 @@ class Store:
             if bad.any():
                 j = int(np.argmax(bad))
                 rr, cc = int(got["r"].iloc[j]), int(got["c"].iloc[j])
-                was = f"no {f}" if np.isnan(old[j]) else f"{f} {old[j]!r}"
+                was = f"no {f}" if np.isnan(old[j]) else f"{f} {float(old[j])!r}"
                 self._raise_conflict(int(models[rr]), block_id, cc, was, f"{f} {new[j].item()!r}", source)
 
     def _plan_dense(self, action, source, checksum, model_idx, sample_idx, arr, ext, new_models, new_samples,
