@@ -1,0 +1,265 @@
+"""Kernels on packed-bit rows of the cache matrix A (seed 001, §2-§3).
+
+A packed block is ``np.packbits(A_block, axis=1, bitorder="little")``: sample ``j`` of
+row ``r`` is bit ``j % 8`` of byte ``P[r, j // 8]``; padding bits past ``n`` are ignored
+(they are masked wherever they could be counted). That is the store's layout, so blocks
+read from DuckDB go straight in, never through a dense (rows x n) uint8 detour.
+
+The one expensive step of a Sort & Search sweep is the permutation of every evaluated row
+into Sort order before prefix counts are taken (the seam ``boundary_counts`` of
+docs/CONTRACTS.md). Gathering single bits costs one random read per entry. Here rows are
+taken eight at a time: an 8x8 bit transpose turns eight packed rows into one byte per
+column ("vertical" bytes: bit ``i`` of column byte ``j`` is row ``i``'s sample ``j``), the
+permutation then moves one byte per column for eight rows, and a second 8x8 transpose
+turns the permuted bytes back into packed rows in sorted order, whose prefix counts are
+byte popcounts plus one masked byte per cut. Sort sums (column sums, Listing 1
+``sort_by_sum``) are popcounts of the vertical bytes: one byte operation per eight
+entries instead of an unpack.
+
+Every kernel works on one block of rows and returns small arrays; callers stream blocks
+(see :mod:`lifelong_core.packed.sweep`), so peak memory is a few blocks whatever the
+matrix size. numpy releases the GIL inside each of these calls, so a thread pool over row
+blocks uses both cores without copying data between processes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lifelong_core.errors import InputError
+
+# Masks of Hacker's Delight "transpose8" (Warren, 2nd ed., §7-3) for an 8x8 bit matrix
+# held in one little-endian uint64, element (row i, column b) at bit 8*i + b.
+_M1 = np.uint64(0x00AA00AA00AA00AA)
+_M2 = np.uint64(0x0000CCCC0000CCCC)
+_M3 = np.uint64(0x00000000F0F0F0F0)
+_S7, _S14, _S28 = np.uint64(7), np.uint64(14), np.uint64(28)
+
+# _LOW[k] keeps the k lowest bits of a byte (the samples before a cut inside that byte).
+_LOW = np.array([(1 << k) - 1 for k in range(8)], dtype=np.uint8)
+
+
+def packed_width(n: int) -> int:
+    """Bytes per packed row of ``n`` samples."""
+    return (int(n) + 7) // 8
+
+
+def pack_rows(A: np.ndarray) -> np.ndarray:
+    """(rows, n) 0/1 or bool -> (rows, ceil(n/8)) uint8 packed rows, little bit order."""
+    A = np.asarray(A)
+    if A.ndim != 2:
+        raise InputError(f"a matrix to pack must be 2-dimensional, got {A.ndim} dimensions.")
+    return np.packbits(A.astype(bool, copy=False), axis=1, bitorder="little")
+
+
+def unpack_rows(P: np.ndarray, n: int) -> np.ndarray:
+    """Inverse of :func:`pack_rows`: (rows, nbytes) uint8 -> (rows, n) uint8 0/1."""
+    return np.unpackbits(_check_packed(P, n), axis=1, count=n, bitorder="little")
+
+
+def _check_packed(P: np.ndarray, n: int) -> np.ndarray:
+    P = np.asarray(P)
+    if P.dtype != np.uint8 or P.ndim != 2:
+        raise InputError(f"packed rows must be a 2-dimensional uint8 array, got {P.dtype} with {P.ndim} dimensions.")
+    if P.shape[1] != packed_width(n):
+        raise InputError(
+            f"packed rows have {P.shape[1]} bytes but {n} samples need {packed_width(n)} bytes per row."
+        )
+    return P
+
+
+def _transpose8(x: np.ndarray, t: np.ndarray, u: np.ndarray) -> None:
+    """Transpose every 8x8 bit tile of the uint64 array ``x`` in place (bit 8i+b <-> 8b+i).
+
+    ``t`` and ``u`` are scratch arrays of ``x``'s shape; callers pass cache-sized slices,
+    which is several times faster than whole-array temporaries.
+    """
+    for shift, mask in ((_S7, _M1), (_S14, _M2), (_S28, _M3)):
+        np.right_shift(x, shift, out=t)
+        t ^= x
+        t &= mask
+        x ^= t
+        np.left_shift(t, shift, out=u)
+        x ^= u
+
+
+def _transpose8_all(x: np.ndarray) -> None:
+    """:func:`_transpose8` over a contiguous 1-D uint64 array, 32K words (256 KiB) at a time."""
+    step = 1 << 15
+    t = np.empty(min(step, x.size), dtype=np.uint64)
+    u = np.empty_like(t)
+    for s in range(0, x.size, step):
+        e = min(s + step, x.size)
+        _transpose8(x[s:e], t[: e - s], u[: e - s])
+
+
+def _mask_tail(P: np.ndarray, n: int) -> np.ndarray:
+    """``P`` with the padding bits of the last byte cleared (a copy only if any are set)."""
+    rem = n % 8
+    if rem == 0 or P.shape[1] == 0 or not np.any(P[:, -1] & ~_LOW[rem]):
+        return P
+    P = P.copy()
+    P[:, -1] &= _LOW[rem]
+    return P
+
+
+def to_vertical(P: np.ndarray, n: int) -> np.ndarray:
+    """Packed rows (rows, nbytes) -> vertical bytes (ceil(rows/8), 8 * nbytes) uint8.
+
+    ``V[g, j]`` holds sample ``j`` of rows ``8g .. 8g+7``, row ``8g+i`` at bit ``i``; rows
+    past the end and samples past ``n`` are zero bits.
+    """
+    P = _mask_tail(_check_packed(P, n), n)
+    rows, nbytes = P.shape
+    groups = (rows + 7) // 8
+    if rows % 8:
+        P = np.concatenate([P, np.zeros((groups * 8 - rows, nbytes), dtype=np.uint8)])
+    P3 = P.reshape(groups, 8, nbytes)
+    # out[g, q] read as one little-endian uint64 is the tile of rows 8g..8g+7 x samples
+    # 8q..8q+7, row i in byte i; transposed, byte b holds sample 8q+b with row i at bit i.
+    out = np.empty((groups, nbytes, 8), dtype=np.uint8)
+    for i in range(8):
+        out[:, :, i] = P3[:, i, :]
+    _transpose8_all(out.reshape(-1).view("<u8"))
+    return out.reshape(groups, 8 * nbytes)
+
+
+def _from_vertical_inplace(V: np.ndarray, rows: int) -> np.ndarray:
+    """Vertical bytes (groups, width), width a multiple of 8 -> packed rows (rows, width/8).
+
+    Inverse of :func:`to_vertical`; scribbles over ``V`` (callers pass a temporary).
+    """
+    groups, width = V.shape
+    nbytes = width // 8
+    _transpose8_all(V.reshape(-1).view("<u8"))
+    Vb = V.reshape(groups, nbytes, 8)
+    out = np.empty((groups, 8, nbytes), dtype=np.uint8)
+    for i in range(8):
+        out[:, i, :] = Vb[:, :, i]
+    return out.reshape(groups * 8, nbytes)[:rows]
+
+
+def from_vertical(V: np.ndarray, rows: int) -> np.ndarray:
+    """Inverse of :func:`to_vertical` for a width that is a multiple of 8: -> (rows, width/8)."""
+    V = np.array(V, dtype=np.uint8, order="C", copy=True)
+    if V.ndim != 2 or V.shape[1] % 8:
+        raise InputError("vertical bytes must be 2-dimensional with a width that is a multiple of 8.")
+    return _from_vertical_inplace(V, rows)
+
+
+def row_totals(P: np.ndarray, n: int) -> np.ndarray:
+    """Number of ones per packed row, int64 (rows,)."""
+    P = _mask_tail(_check_packed(P, n), n)
+    return np.bitwise_count(P).sum(axis=1, dtype=np.int64)
+
+
+def column_sums_packed(P: np.ndarray, n: int) -> np.ndarray:
+    """Column sums of a packed block, int64 (n,): the Sort sum of Listing 1 over this block.
+
+    Identical to ``unpack_rows(P, n).sum(axis=0)``; add the results of several blocks to
+    get the sums over all Sort models.
+    """
+    V = to_vertical(P, n)
+    # <= 255 groups per call keeps the uint8->int32 popcount sum exact and small.
+    out = np.zeros(V.shape[1], dtype=np.int64)
+    for g in range(0, V.shape[0], 255):
+        out += np.bitwise_count(V[g : g + 255]).sum(axis=0, dtype=np.int32)
+    return out[:n]
+
+
+def check_cuts(cuts: np.ndarray, n: int) -> np.ndarray:
+    """Cut positions as int64, checked sorted, unique and within [0, n]."""
+    cuts = np.asarray(cuts, dtype=np.int64)
+    if cuts.ndim != 1:
+        raise InputError("cut positions must be a 1-dimensional array.")
+    if cuts.size and (cuts[0] < 0 or cuts[-1] > n or np.any(np.diff(cuts) <= 0)):
+        raise InputError(f"cut positions must be sorted, unique and within [0, {n}].")
+    return cuts
+
+
+def check_order(order: np.ndarray, n: int) -> np.ndarray:
+    """A Sort order as intp, checked to be a permutation of range(n)."""
+    order = np.asarray(order)
+    if order.ndim != 1 or order.shape[0] != n or order.dtype.kind not in "iu":
+        raise InputError(f"the Sort order must be an integer permutation of {n} samples.")
+    order = order.astype(np.intp, copy=False)
+    seen = np.zeros(n, dtype=bool)
+    if n and (order.min() < 0 or order.max() >= n):
+        raise InputError(f"the Sort order holds sample indices outside [0, {n}).")
+    seen[order] = True
+    if not seen.all():
+        raise InputError(f"the Sort order is not a permutation of {n} samples (an index repeats).")
+    return order
+
+
+class SortedCounter:
+    """Prefix counts of packed rows in Sort order, at fixed cut positions.
+
+    Built once per (order, cuts): the padded order and the word index and mask of each
+    cut are shared by every block and every thread; :meth:`counts` is pure.
+
+    Follows the seam of docs/CONTRACTS.md: ``counts(P)[r, t]`` is the number of ones among
+    the first ``cuts[t]`` samples of row ``r`` in the order ``order`` (easy -> hard), equal
+    to the dense ``boundary_counts(unpack_rows(P, n), order, cuts)``.
+    """
+
+    def __init__(self, order: np.ndarray, cuts: np.ndarray, n: int, *, checked: bool = False):
+        self.n = int(n)
+        if not checked:
+            order = check_order(order, self.n)
+            cuts = check_cuts(cuts, self.n)
+        self.cuts = np.asarray(cuts, dtype=np.int64)
+        # Sorted rows are counted in 64-bit words, so the sorted width is padded to 64.
+        # Sorted positions n .. width-1 lie past every cut, so whatever they gather is
+        # never counted; column 0 is as good a source as any.
+        self.words = (self.n + 63) // 64
+        self._order = np.zeros(self.words * 64, dtype=np.intp)
+        self._order[: self.n] = order
+        w = self.cuts >> 6
+        self._word_before = w
+        self._word_at = np.minimum(w, max(self.words - 1, 0))
+        self._mask = (np.uint64(1) << (self.cuts & 63).astype(np.uint64)) - np.uint64(1)
+
+    def sorted_rows(self, P: np.ndarray) -> np.ndarray:
+        """Packed rows permuted into Sort order: uint64 (rows, ceil(n/64)), zero padding."""
+        P = _check_packed(P, self.n)
+        rows = P.shape[0]
+        V = to_vertical(P, self.n)
+        Vs = np.take(V, self._order, axis=1)
+        del V
+        return _from_vertical_inplace(Vs, rows).view("<u8")
+
+    def counts(self, P: np.ndarray) -> np.ndarray:
+        """int32 (rows, len(cuts)) prefix counts of the packed rows ``P`` in Sort order."""
+        P = _check_packed(P, self.n)
+        rows = P.shape[0]
+        if rows == 0 or self.cuts.size == 0:
+            return np.zeros((rows, self.cuts.size), dtype=np.int32)
+        S = self.sorted_rows(P)
+        out = np.empty((rows, self.cuts.size), dtype=np.int32)
+        # Blocks of a few rows x a few thousand cuts keep every temporary in cache; the
+        # whole-array version is memory-bound and several times slower.
+        rstep, cstep = 8, 1 << 14
+        cum = np.empty((rstep, self.words + 1), dtype=np.int32)
+        cum[:, 0] = 0
+        for r0 in range(0, rows, rstep):
+            r1 = min(r0 + rstep, rows)
+            Sr, cr = S[r0:r1], cum[: r1 - r0]
+            np.cumsum(np.bitwise_count(Sr), axis=1, dtype=np.int32, out=cr[:, 1:])
+            for c0 in range(0, self.cuts.size, cstep):
+                c1 = min(c0 + cstep, self.cuts.size)
+                o = out[r0:r1, c0:c1]
+                np.take(cr, self._word_before[c0:c1], axis=1, out=o)
+                part = np.take(Sr, self._word_at[c0:c1], axis=1)
+                part &= self._mask[c0:c1]
+                o += np.bitwise_count(part)
+        return out
+
+
+def boundary_counts_packed(P: np.ndarray, order: np.ndarray, cuts: np.ndarray, n: int) -> np.ndarray:
+    """Prefix counts of packed rows in Sort order at ``cuts``: int32 (rows, len(cuts)).
+
+    The packed twin of the engine's ``boundary_counts(block, order, cuts)`` (same values).
+    For many blocks with the same order and cuts, build one :class:`SortedCounter`.
+    """
+    return SortedCounter(order, cuts, n).counts(P)
