@@ -127,22 +127,31 @@ def _check_unit_interval(
     row = _row_namer(0, lines)
     if arr.dtype.kind not in "iufb":
         raise InputError(f"{what} file {source} has dtype {arr.dtype}; expected numbers in [0, 1].")
-    a = arr.astype(np.float32, copy=False)
-    nan = np.isnan(a)
+    # Range-check before the float32 cast, which could round 1.00000001 to 1.
+    nan = np.isnan(arr) if arr.dtype.kind == "f" else np.zeros(arr.shape, dtype=bool)
     if nan.any():
         r, c = _first_bad(nan)
         raise InputError(f"{what} file {source} has a missing value (NaN) at {row(r)}, column {c + 1}.")
-    bad = (a < 0) | (a > 1)
+    bad = (arr < 0) | (arr > 1)
     if bad.any():
         r, c = _first_bad(bad)
         raise InputError(
-            f"{what} file {source} has value {float(a[r, c])!r} at {row(r)}, column {c + 1}, "
+            f"{what} file {source} has value {float(arr[r, c]):g} at {row(r)}, column {c + 1}, "
             "outside [0, 1]."
         )
-    return a
+    return arr.astype(np.float32, copy=False)
+
+
+def _check_npy_magic(p: Path, what: str) -> None:
+    # Without this, np.load treats any other file as a pickle and the message misleads.
+    with open(p, "rb") as fh:
+        head = fh.read(6)
+    if head != b"\x93NUMPY":
+        raise InputError(f"{what} file {_name(p)} is not a readable .npy array (no NumPy header).")
 
 
 def _load_npy(p: Path, what: str) -> np.ndarray:
+    _check_npy_magic(p, what)
     try:
         return np.load(p, allow_pickle=False)
     except ValueError as exc:
@@ -403,6 +412,7 @@ def open_matrix(path: Path | str, what: str = "--matrix") -> MatrixSource:
     """
     p = _check_file(path, what)
     if _suffix(p, what) == ".npy":
+        _check_npy_magic(p, what)
         try:
             with open(p, "rb") as fh:
                 version = np.lib.format.read_magic(fh)
