@@ -103,3 +103,32 @@ def test_summaries_agree_on_a_larger_random_instance():
         else:
             assert stats.ks_2samp(a, b, method="asymp").pvalue > 1e-4, col
     assert fast["n_matched"].std() > 0  # greedy order effects make n_matched random here
+
+
+def test_the_fit_test_rejects_a_plausible_wrong_sampler():
+    # "Pick a random window slot; if taken, walk right to the next free one" is a tempting
+    # shortcut that favours datapoints right of removed ones. The same check must reject it.
+    exact = exact_distribution(SRC, TGT, EPS, "prob")
+    support = sorted(exact)
+    rng = np.random.default_rng(3)
+    p_src = [r[2] for r in SRC]
+    order = sorted(range(len(SRC)), key=lambda s: p_src[s])
+    counts: Counter = Counter()
+    n = 4000
+    for _ in range(n):
+        taken: set[int] = set()
+        res = []
+        for _, _, p_t in TGT:
+            window = [s for s in order if p_src[s] - EPS <= p_t <= p_src[s] + EPS]
+            free = [s for s in window if s not in taken]
+            if not free:
+                res.append(-1)
+                continue
+            k = int(rng.integers(len(window)))
+            while window[k] in taken:
+                k = (k + 1) % len(window)
+            taken.add(window[k])
+            res.append(window[k])
+        counts[tuple(res)] += 1
+    observed = np.array([counts.get(o, 0) for o in support])
+    assert stats.chisquare(observed, np.array([float(exact[o]) for o in support]) * n).pvalue < 1e-6
