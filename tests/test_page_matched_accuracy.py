@@ -106,3 +106,42 @@ def test_url_state_round_trip(toy_store):
     at.multiselect(key="match-src-dom-lifelong-digits").set_value([]).run()  # whole dataset as source
     assert not at.exception
     assert any("all domains" in c.value for c in at.caption)
+
+
+# ------------------------------------------------------------------ on the bundled demo store
+@pytest.fixture
+def demo_store(demo_store_path, monkeypatch):
+    monkeypatch.setenv("LBE_STORE", str(demo_store_path))
+    return demo_store_path
+
+
+def test_demo_default_is_the_replication_pair_for_all_models(demo_store):
+    at = run_page()
+    assert at.multiselect(key="match-src-dom-lifelong-digits").value == ["clean"]
+    assert at.multiselect(key="match-tgt-dom-lifelong-digits").value == ["clean-replication"]
+    assert not at.error
+    table = at.dataframe[0].value
+    with Store.open(demo_store) as st:
+        n_models = len(st.models())
+    assert len(table) == n_models  # every demo model has predicted labels and confidences
+    assert table["acc_source"].is_monotonic_increasing
+    assert ((table["fraction_unmatched"] >= 0) & (table["fraction_unmatched"] <= 1)).all()
+    labels = [m.label for m in at.metric]
+    assert "Mean matched gap" in labels and "Acc. on unmatched" in labels  # summary + detail view
+
+
+def test_demo_one_model_then_criterion(demo_store):
+    at = run_page()
+    best = at.dataframe[0].value["model"].iloc[-1]
+    at.selectbox(key="match-model").select(best).run()
+    assert not at.exception and not at.error
+    first = {m.label: m.value for m in at.metric}
+    assert set(first) == {"Accuracy, source", "Accuracy, target", "Matched acc., source",
+                          "Matched acc., target", "Fraction unmatched", "Acc. on unmatched"}
+    at.radio(key="match-crit").set_value("prob").run()
+    assert not at.exception and not at.error
+    second = {m.label: m.value for m in at.metric}
+    assert second["Accuracy, source"] == first["Accuracy, source"]
+    assert second["Accuracy, target"] == first["Accuracy, target"]
+    per_run = [d.value for d in at.dataframe if "run" in d.value.columns][0]
+    assert per_run["run"].tolist() == list(range(10))
