@@ -425,3 +425,98 @@ def walkthrough(A: np.ndarray, held_out: int, budget: int, rule: str, sampling: 
     pred = np.zeros(M.shape[1], dtype=np.uint8)
     pred[:t] = 1
     return Walkthrough(est.order_, pos, observed, t, pred, new[est.order_].astype(np.uint8))
+
+
+# ------------------------------------------------------------------ evaluate something new
+@st.cache_resource(show_spinner="Fitting the method on the cache…", max_entries=4)
+def fitted_method(key: str, dataset: str, search: str):
+    """``search`` fitted on every real model's row of ``dataset`` (Sort by sum)."""
+    from lifelong_core.sortsearch import compute_order, get_method
+
+    sel = selection(key, dataset, ())
+    order = compute_order(sel.A, "sum")
+    return get_method(search).fit(sel.A, order)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def fitted_insert_d(key: str, dataset: str, rule: str, sampling: str):
+    """insert_D (seed 001 §3.3) fitted on every real model's row of ``dataset``."""
+    from lifelong_core.sortsearch import InsertD
+
+    return InsertD(rule=rule, sampling=sampling).fit(selection(key, dataset, ()).A)
+
+
+def read_upload(data: bytes, name: str, columns: tuple[str, ...]) -> pd.DataFrame:
+    """An uploaded CSV with exactly the named columns, validated like a store import.
+
+    Ids go through the store's text validation and ``correct`` through its 0/1 check, so
+    a bad file gets the same one sentence (file, row, column) as ``import`` would give.
+    """
+    import io
+
+    from lifelong_core.store._validate import binary_values, numeric_column, text_column
+
+    source = f"uploaded file {name}"
+    if not name.lower().endswith(".csv"):
+        raise InputError(f"{source} is not a .csv file; upload a CSV table with columns {', '.join(columns)}.")
+    try:
+        df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, na_values=[])
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{source} is empty.") from None
+    except pd.errors.ParserError as exc:
+        raise InputError(f"{source} is not a well-formed CSV table ({str(exc).strip().splitlines()[-1]}).") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{source} is not UTF-8 text.") from None
+    df.columns = [str(c).strip() for c in df.columns]
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise InputError(f"{source} has no column {missing[0]!r} (columns found: {', '.join(df.columns) or 'none'}); "
+                         f"expected {', '.join(columns)}.")
+    extra = [c for c in df.columns if c not in columns]
+    if extra:
+        raise InputError(f"{source} has unknown column {extra[0]!r}; expected exactly {', '.join(columns)}.")
+    if len(df) == 0:
+        raise InputError(f"{source} has no data rows.")
+    out = pd.DataFrame({c: text_column(df[c], c, source) for c in columns if c != "correct"})
+    out["correct"] = binary_values(numeric_column(df["correct"], "correct", source), "correct", source)
+    keys = [c for c in columns if c != "correct"]
+    dup = out.duplicated(keys, keep=False)
+    if dup.any():
+        i = int(np.argmax(dup.to_numpy()))
+        same = out[dup].groupby(keys)["correct"].nunique()
+        if (same > 1).any():
+            raise InputError(f"{source} row {i + 1} repeats {', '.join(keys)} {tuple(out.loc[i, keys])} with a different "
+                             "'correct' value.")
+        out = out.drop_duplicates(keys).reset_index(drop=True)
+    return out
+
+
+def match_observations(results: pd.DataFrame, wanted_ids: list[str], id_col: str, name: str) -> tuple[np.ndarray, int]:
+    """Observed 0/1 values in the order of ``wanted_ids``; InputError naming the first id
+    the file lacks. Returns the values and how many rows of the file were not asked for."""
+    by_id = dict(zip(results[id_col], results["correct"]))
+    missing = [i for i in wanted_ids if i not in by_id]
+    if missing:
+        raise InputError(f"uploaded file {name} has no result for {id_col} {missing[0]!r} ({len(missing)} of the "
+                         f"{len(wanted_ids)} requested are missing).")
+    extra = len(set(by_id) - set(wanted_ids))
+    return np.array([by_id[i] for i in wanted_ids], dtype=np.uint8), extra
+
+
+def write_to_store(write):
+    """Run ``write(store)`` on a short-lived writer and return its result.
+
+    DuckDB lets a writer in only when no other handle is open, so the app's shared
+    read-only handle is closed first; every session reopens it on its next read. Another
+    process holding the file gives ``StoreLockedError`` (an ``InputError``: one sentence).
+    """
+    from lifelong_core.store import Store
+    from ui.common import refresh_store
+
+    get_store().close()
+    refresh_store()
+    try:
+        with Store.open(store_path(), read_only=False) as writer:
+            return write(writer)
+    finally:
+        refresh_store()

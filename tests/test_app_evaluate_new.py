@@ -1,0 +1,177 @@
+"""AppTest of the 'Evaluate something new' page: download list, upload, estimate, insert."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = str(ROOT / "pages" / "3_Evaluate_something_new.py")
+
+
+def run(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+@pytest.fixture()
+def store_env(demo_store_path, monkeypatch):
+    monkeypatch.setenv("LBE_STORE", str(demo_store_path))
+    return demo_store_path
+
+
+def _truth(store_path: Path, model_row_name: str | None = None):
+    from lifelong_core.store import Store
+
+    with Store.open(store_path, read_only=True) as s:
+        models = s.models()
+        samples = s.samples("lifelong-digits")
+        A = s.matrix(models["model_idx"].to_numpy()[:5], samples["sample_idx"].to_numpy())
+    return models, samples, A
+
+
+def _fitted(store_path: Path, search: str, budget: int, seed: int = 0):
+    # The page's fit: every model of the dataset, Sort by sum; the list it offers.
+    from lifelong_core.sortsearch import compute_order, get_method
+    from lifelong_core.store import Store
+
+    with Store.open(store_path, read_only=True) as s:
+        samples = s.samples("lifelong-digits")
+        A = s.matrix(None, samples["sample_idx"].to_numpy())
+    method = get_method(search).fit(A, compute_order(A, "sum"))
+    cols = method.select(A.shape[1], budget, np.random.default_rng(seed))
+    return method, cols, samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
+
+
+def _selected(store_path: Path, search: str, budget: int, seed: int = 0) -> list[str]:
+    return _fitted(store_path, search, budget, seed)[2]
+
+
+def test_default_state_offers_the_sample_list(store_env):
+    at = run()
+    assert at.title[0].value == "Evaluate something new"
+    labels = [b.label for b in at.get("download_button")]
+    assert any("sample ids" in lab for lab in labels), labels
+    assert len(at.file_uploader) == 1
+    assert not at.error
+
+
+def test_upload_gives_estimate_rank_and_per_sample(store_env):
+    method, cols, ids = _fitted(store_env, "midpoint", 256)
+    models, samples, A = _truth(store_env)
+    # Results of an existing model (row 0) on the requested samples: the estimate must
+    # come back close to its true accuracy.
+    truth = dict(zip(samples["sample_id"], A[0]))
+    csv = pd.DataFrame({"sample_id": ids, "correct": [int(truth[i]) for i in ids]}).to_csv(index=False).encode()
+    at = run({"search": "midpoint", "budget": "256"})
+    at.file_uploader[0].upload("results.csv", csv, "text/csv").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    metrics = {m.label: m.value for m in at.metric}
+    expected = method.estimate(cols, A[0][cols])
+    assert metrics["estimated accuracy"] == f"{expected.acc:.3f}"
+    assert metrics["accuracy on the evaluated samples"] == f"{A[0][cols].mean():.3f}"
+    assert metrics["would rank"].endswith(f"of {len(models) + 1}")
+    assert any(b.label.startswith("Insert") for b in at.button)
+
+
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        (b"sample_id,correct\nclean/0000,2\n", "only 0 and 1"),
+        (b"sample,correct\nclean/0000,1\n", "no column 'sample_id'"),
+        (b"sample_id,correct\nnot-a-sample,1\n", "has no result for sample_id"),
+        (b"", "empty"),
+        (b"sample_id,correct,extra\nx,1,2\n", "unknown column 'extra'"),
+    ],
+)
+def test_bad_upload_gives_one_sentence(store_env, content, needle):
+    at = run({"search": "midpoint", "budget": "256"})
+    at.file_uploader[0].upload("results.csv", content, "text/csv").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert len(at.error) == 1
+    msg = at.error[0].value
+    assert needle in msg and "Traceback" not in msg and msg.count("\n") == 0, msg
+
+
+def test_estimator_with_interval(store_env):
+    ids = _selected(store_env, "neighbours", 64)
+    _, samples, A = _truth(store_env)
+    truth = dict(zip(samples["sample_id"], A[1]))
+    csv = pd.DataFrame({"sample_id": ids, "correct": [int(truth[i]) for i in ids]}).to_csv(index=False).encode()
+    at = run({"search": "neighbours", "budget": "64"})
+    at.file_uploader[0].upload("r.csv", csv, "text/csv").run()
+    assert not at.exception and not at.error
+    labels = [m.label for m in at.metric]
+    assert "95% interval" in labels
+
+
+def test_insert_marks_model_estimated(tmp_path, demo_store_path, monkeypatch):
+    store = tmp_path / "copy.duckdb"
+    shutil.copy(demo_store_path, store)
+    monkeypatch.setenv("LBE_STORE", str(store))
+    ids = _selected(store, "midpoint", 128)
+    _, samples, A = _truth(store)
+    truth = dict(zip(samples["sample_id"], A[2]))
+    csv = pd.DataFrame({"sample_id": ids, "correct": [int(truth[i]) for i in ids]}).to_csv(index=False).encode()
+    at = run({"search": "midpoint", "budget": "128"})
+    at.file_uploader[0].upload("r.csv", csv, "text/csv").run()
+    at.text_input(key="new_name").set_value("my-new-model").run()
+    at.button(key="insert_model").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert any("Inserted model 'my-new-model'" in s.value for s in at.success)
+
+    from lifelong_core.store import Store
+
+    with Store.open(store, read_only=True) as s:
+        models = s.models()
+        new = models[models["model_id"] == "my-new-model"]
+        assert len(new) == 1 and bool(new["estimated"].iloc[0])
+        row = s.matrix(new["model_idx"].to_numpy(), samples["sample_idx"].to_numpy())[0]
+    # The evaluated samples keep the observed results.
+    pos = samples.set_index("sample_id").loc[ids, "sample_idx"].to_numpy()
+    assert np.array_equal(row[np.searchsorted(samples["sample_idx"].to_numpy(), pos)], A[2][np.searchsorted(samples["sample_idx"].to_numpy(), pos)])
+
+
+def test_new_samples_flow(store_env):
+    from lifelong_core.sortsearch import InsertD
+    from lifelong_core.store import Store
+
+    with Store.open(store_env, read_only=True) as s:
+        models = s.models()
+        samples = s.samples("lifelong-digits")
+        A = s.matrix(None, samples["sample_idx"].to_numpy())
+    rows = InsertD().fit(A).select(A.shape[0], 32, np.random.default_rng(0))
+    # Two "new" samples: copies of stored samples 0 and 5000 under new ids.
+    recs = []
+    for new_id, col in (("fresh-a", 0), ("fresh-b", 5000)):
+        for r in rows:
+            recs.append({"model_id": models["model_id"].iloc[r], "sample_id": new_id, "correct": int(A[r, col])})
+    csv = pd.DataFrame(recs).to_csv(index=False).encode()
+    at = run({"tab": "New samples (insert_D)", "models_budget": "32"})
+    assert len(at.file_uploader) == 1
+    at.file_uploader[0].upload("new.csv", csv, "text/csv").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert len(at.dataframe) >= 1
+    table = at.dataframe[0].value
+    assert list(table["sample_id"]) == ["fresh-a", "fresh-b"]
+    assert table["predicted_share_right"].between(0, 1).all()
+
+
+def test_new_samples_reject_known_ids(store_env):
+    csv = b"model_id,sample_id,correct\nm,clean/0000,1\n"
+    at = run({"tab": "New samples (insert_D)"})
+    at.file_uploader[0].upload("new.csv", csv, "text/csv").run()
+    assert not at.exception
+    assert len(at.error) == 1 and "already holds" in at.error[0].value
