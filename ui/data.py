@@ -520,3 +520,81 @@ def write_to_store(write):
             return write(writer)
     finally:
         refresh_store()
+
+
+# ------------------------------------------------------------------ stream (seed 003's view)
+def release_rows(models: pd.DataFrame) -> np.ndarray:
+    """Row numbers in release order (models without a release_order last, by insertion)."""
+    rel = models["release_order"].astype("Float64").fillna(np.inf).to_numpy(dtype=float)
+    return np.lexsort((np.arange(len(models)), rel)).astype(np.int64)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def stream_replay(key: str, dataset: str, pool: int, budget: int, sampling: str, rule: str, seed: int) -> pd.DataFrame:
+    """Replay ``dataset`` in release order (seed 001 App. G, serial additions).
+
+    The first ``pool`` released models are evaluated in full; each later model is
+    estimated by Sort & Search from ``budget`` evaluations and its predicted row joins the
+    Sort sums. One row per arriving model with its error and the running evaluation counts
+    of this scheme and of evaluating everything in full.
+    """
+    from lifelong_core.sortsearch import serial_additions
+
+    sel = selection(key, dataset, ())
+    m, n = sel.A.shape
+    order = release_rows(sel.models)
+    if not 1 <= pool < m:
+        raise InputError(f"the initial pool needs between 1 and {m - 1} models, got {pool}.")
+    steps, _ = serial_additions(sel.A[order[:pool]], sel.A[order[pool:]], budget, sampling=sampling, rule=rule, seed=seed)
+    steps["model_row"] = order[pool:][steps["step"].to_numpy()]
+    steps["name"] = np.asarray(sel.names, dtype=object)[steps["model_row"].to_numpy()]
+    steps["models_seen"] = pool + steps["step"] + 1
+    steps["eagg"] = (steps["est_acc"] - steps["true_acc"]).abs()
+    steps["evaluations_ss"] = pool * n + (steps["step"] + 1) * budget
+    steps["evaluations_full"] = steps["models_seen"] * n
+    return steps
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def stream_configs(key: str, dataset: str, pools: tuple[int, ...], budgets: tuple[int, ...], seed: int,
+                   _progress=None) -> pd.DataFrame:
+    """Cost and error over the whole stream for every S&S configuration (seed 003 §3).
+
+    Configuration = (initial pool evaluated in full, budget n', sampling, threshold rule).
+    Cost: evaluations spent on all m models (pool x n + rest x n'). Error: mean over all m
+    models, the pool counting as exact, so every configuration is scored on the same set.
+    """
+    from lifelong_core.sortsearch import RULES, run_sweep
+
+    sel = selection(key, dataset, ())
+    m, n = sel.A.shape
+    order = release_rows(sel.models)
+    recs = []
+    grid = [(p, s, r) for p in pools if 1 <= p < m for s in ("uniform", "random") for r in RULES]
+    for i, (p, s, r) in enumerate(grid):
+        res = run_sweep(sel.A[order[:p]], sel.A[order[p:]], [b for b in budgets if b <= n], sampling=s, search=r, seed=seed)
+        for row in res.table.itertuples():
+            recs.append({
+                "pool": p, "budget": int(row.budget), "sampling": s, "rule": r,
+                "config": f"pool {p}, n′={int(row.budget)}, {s}, {r}",
+                "evaluations": p * n + (m - p) * int(row.budget),
+                "mae": row.mae * (m - p) / m, "eagg": row.eagg * (m - p) / m,
+            })
+        if _progress is not None:
+            _progress((i + 1) / len(grid))
+    out = pd.DataFrame(recs)
+    out["full_evaluations"] = m * n
+    return out
+
+
+def pareto_front(df: pd.DataFrame, cost: str, error: str) -> pd.DataFrame:
+    """Rows not dominated in (cost, error): no other row is at most as costly and strictly
+    better, or strictly cheaper and at most as bad."""
+    d = df.sort_values([cost, error], kind="stable")
+    best = np.inf
+    keep = []
+    for idx, e in zip(d.index, d[error].to_numpy()):
+        if e < best:
+            keep.append(idx)
+            best = e
+    return d.loc[keep]

@@ -1,0 +1,110 @@
+"""Stream: replay the store in release order; evaluations spent, error of the estimates, Pareto front (seed 003's view)."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from lifelong_core.errors import InputError
+from lifelong_core.sortsearch import RULES
+from ui import charts, data
+from ui.common import provenance_note, query_default, show_chart, show_table, sync_query
+
+st.set_page_config(page_title="Stream", layout="wide")
+st.title("Stream")
+st.markdown(
+    "Models arrive one by one in release order, as in a lifelong benchmark. The first few are evaluated on every "
+    "sample; each later one is estimated by Sort & Search from **n′** evaluations, and its predicted row joins the "
+    "cache (serial additions, seed 001 App. G). Like Nevis'22 (seed 003 §3), configurations are compared by the "
+    "Pareto front of error against compute over the whole stream."
+)
+
+key = data.store_key()
+ov = data.overview(key)
+datasets = ov["datasets"]["dataset"].tolist()
+if not datasets:
+    st.info("The store holds no dataset yet.")
+    st.stop()
+side = st.sidebar
+raw = query_default("ds", datasets[0])
+dataset = side.selectbox("Dataset", datasets, index=datasets.index(raw) if raw in datasets else 0, key="ds")
+try:
+    sel = data.selection(key, dataset, ())
+except InputError as exc:
+    st.error(str(exc))
+    st.stop()
+m, n = sel.A.shape
+provenance_note(sel.synthetic)
+if sel.models["release_order"].isna().all():
+    st.caption("The models carry no release order; they arrive in insertion order.")
+
+pool = side.slider("Models evaluated in full at the start", 1, max(1, m - 1),
+                   int(np.clip(query_default("pool", min(20, m - 1), int), 1, max(1, m - 1))), key="pool")
+choices = [b for b in data.budget_choices(n) if b >= 2]
+raw_b = query_default("budget", 128 if 128 in choices else choices[len(choices) // 2], int)
+budget = side.selectbox("Budget n′ per new model", choices, index=choices.index(raw_b) if raw_b in choices else 0,
+                        key="budget")
+raw_s = query_default("sampling", "uniform")
+sampling = side.radio("Sampling", ["uniform", "random"], index=1 if raw_s == "random" else 0, key="sampling",
+                      horizontal=True)
+raw_r = query_default("rule", RULES[0])
+rule = side.selectbox("Threshold rule", list(RULES), index=list(RULES).index(raw_r) if raw_r in RULES else 0, key="rule")
+seed = int(side.number_input("Seed", 0, 2**31 - 1, query_default("seed", 0, int), key="seed"))
+window = side.slider("Rolling window (models)", 1, 100, int(np.clip(query_default("window", 20, int), 1, 100)), key="window")
+sync_query(ds=dataset, pool=pool, budget=budget, sampling=sampling, rule=rule, seed=seed, window=window)
+
+try:
+    steps = data.stream_replay(key, dataset, pool, budget, sampling, rule, seed)
+except InputError as exc:
+    st.error(str(exc))
+    st.stop()
+last = steps.iloc[-1]
+c = st.columns(4)
+c[0].metric("models in the stream", m)
+c[1].metric("evaluations spent", f"{int(last['evaluations_ss']):,}")
+c[2].metric("full evaluation", f"{int(last['evaluations_full']):,}")
+c[3].metric("compute saved", f"{last['evaluations_full'] / last['evaluations_ss']:.1f}×")
+
+st.subheader("Evaluations spent over time")
+show_chart(charts.stream_lines(steps, x="models_seen", ys=["evaluations_full", "evaluations_ss"],
+                               names=["evaluate every model in full", f"Sort & Search, n′ = {budget}"],
+                               x_title="models released so far", y_title="evaluations (model × sample)", log_y=True,
+                               title="Cumulative evaluations"), "stream_evaluations")
+
+st.subheader("Error of the estimates as the pool grows")
+roll = steps[["models_seen", "mae", "eagg"]].copy()
+roll["mae_rolling"] = roll["mae"].rolling(window, min_periods=1).mean()
+roll["eagg_rolling"] = roll["eagg"].rolling(window, min_periods=1).mean()
+show_chart(charts.stream_lines(roll, x="models_seen", ys=["mae_rolling", "eagg_rolling"],
+                               names=[f"MAE (rolling mean of {window})", f"|estimated − true accuracy| (rolling mean of {window})"],
+                               x_title="models released so far", y_title="error", title="Error of each new model's estimate"),
+           "stream_error")
+unchanged = steps["order_unchanged"].mean()
+st.caption(f"After adding each prediction the Sort order was re-computed: it stayed the same in {unchanged:.0%} of the "
+           "steps (App. G argues it never changes, so no error accumulates).")
+with st.expander("Every arriving model"):
+    show_table(steps[["models_seen", "name", "threshold", "est_acc", "true_acc", "eagg", "mae", "order_unchanged",
+                      "evaluations_ss", "evaluations_full"]], "stream_steps")
+
+st.subheader("Pareto front: error against evaluations over the whole stream")
+metric = side.radio("Pareto error", ["mae", "eagg"], index=1 if query_default("perr", "mae") == "eagg" else 0,
+                    key="perr", horizontal=True, format_func=lambda v: {"mae": "MAE", "eagg": "E_agg"}[v])
+sync_query(perr=metric)
+pools = tuple(sorted({p for p in (5, 10, 20, 50, 100, pool) if p < m}))
+budgets = tuple(b for b in (8, 16, 32, 64, 128, 256, 512, 1024, 2048) if b <= n)
+bar = st.progress(0.0, text="Scoring configurations…")
+configs = data.stream_configs(key, dataset, pools, budgets, seed,
+                              _progress=lambda f: bar.progress(min(float(f), 1.0), text="Scoring configurations…"))
+bar.empty()
+front = data.pareto_front(configs, "evaluations", metric)
+configs = configs.assign(setting=configs["sampling"] + ", " + configs["rule"])
+show_chart(charts.pareto(configs, x="evaluations", y=metric, label="config", front=front, colour="setting",
+                         x_title="evaluations over the stream", y_title={"mae": "mean MAE", "eagg": "mean E_agg"}[metric],
+                         title=f"{len(configs)} configurations (pool sizes {', '.join(map(str, pools))})"),
+           "stream_pareto")
+st.caption("Each point is one configuration: how many models are evaluated in full first, the budget n′ for every "
+           "later model, sampling and threshold rule. Error is averaged over every model of the stream, those "
+           "evaluated in full counting as exact. Points on the black line are not beaten on both axes at once.")
+show_table(front.drop(columns=["full_evaluations"]), "pareto_front")
+with st.expander("All configurations"):
+    show_table(configs.drop(columns=["setting"]), "stream_configurations")
