@@ -43,6 +43,8 @@ def add_parser(subparsers) -> None:
                         "published code)")
     p.add_argument("--confidence", metavar="C", help="confidence of the true class, same shape as --matrix")
     p.add_argument("--depth", type=int, default=2, help="recursion depth of --sort recursive (default 2)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="threads for the threshold fast path (default 1; results do not depend on it)")
     p.add_argument("--out", required=True, help="sweep.csv: budget, mae, eagg, kappa, pearson, spearman")
     p.add_argument("--per-model", metavar="FILE", help="per_model.csv: model_row, budget, est_acc, true_acc, mae")
     p.set_defaults(func=run)
@@ -75,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
     if args.search not in SEARCH_METHODS and args.search not in available_methods():
         raise InputError(f"unknown --search {args.search!r}; available: {', '.join(available_methods())}.")
     budgets = parse_budgets(args.budgets) if args.budgets is not None else None
+    if args.threads < 1:
+        raise InputError(f"--threads {args.threads} must be at least 1.")
     for path, what in ((args.out, "--out"), (args.per_model, "--per-model")):
         if path is not None and not Path(path).resolve().parent.is_dir():
             raise InputError(f"{what} directory {Path(path).parent} does not exist.")
@@ -107,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
         A_sort = src.read_rows(sort_rows)
     blocks = RowBlocks(len(eval_rows), n, lambda: src.iter_blocks(eval_rows, step))
     result = run_sweep(A_sort, blocks, budgets, sort=args.sort, sampling=args.sampling, search=args.search,
-                       confidence=confidence, seed=args.seed, depth=args.depth)
+                       confidence=confidence, seed=args.seed, depth=args.depth,
+                       threads=args.threads)
     _write(result.table[TABLE_COLUMNS], args.out, "--out")
     if args.per_model is not None:
         cols = PER_MODEL_COLUMNS + [c for c in ("est_lo", "est_hi") if c in result.per_model]

@@ -8,6 +8,7 @@ functions for packed rows and must return identical numbers.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -24,17 +25,42 @@ def boundary_counts(block: np.ndarray, order: np.ndarray, cuts: np.ndarray) -> n
     cuts: O(rows * n) time and O(rows * n) int32 memory for the block. (A ``reduceat``
     over the segments between cuts avoids the full running sum but measured ~3x slower.)
     """
-    n = len(order)
-    cuts = np.asarray(cuts, dtype=np.int64)
-    rows = block.shape[0]
-    out = np.zeros((rows, len(cuts)), dtype=np.int32)
-    if rows == 0:
+    return _Scratch().boundary_counts(block, order, cuts)
+
+
+class _Scratch:
+    """Reusable sorted-block and running-sum buffers for one sweep.
+
+    Writing into preallocated buffers (``out=``) skips the allocation and first-touch
+    page faults of two block-sized arrays per block, which measured ~40% of the
+    running-sum time.
+    """
+
+    def __init__(self) -> None:
+        # One pair of buffers per thread: the sweep may process blocks concurrently.
+        self._local = threading.local()
+
+    def _buffers(self, rows: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        loc = self._local
+        if getattr(loc, "sorted", None) is None or loc.sorted.shape[0] < rows or loc.sorted.shape[1] != n:
+            loc.sorted = np.empty((rows, n), dtype=np.uint8)
+            loc.running = np.empty((rows, n), dtype=np.int32)
+        return loc.sorted[:rows], loc.running[:rows]
+
+    def boundary_counts(self, block: np.ndarray, order: np.ndarray, cuts: np.ndarray) -> np.ndarray:
+        n = len(order)
+        cuts = np.asarray(cuts, dtype=np.int64)
+        rows = block.shape[0]
+        out = np.zeros((rows, len(cuts)), dtype=np.int32)
+        if rows == 0:
+            return out
+        sorted_block, running = self._buffers(rows, n)
+        np.take(block, order, axis=1, out=sorted_block)
+        np.cumsum(sorted_block, axis=1, dtype=np.int32, out=running)
+        # cuts are sorted, so only a leading cut at 0 (count 0) needs no lookup.
+        first = int(np.searchsorted(cuts, 1))
+        out[:, first:] = np.take(running, cuts[first:] - 1, axis=1)
         return out
-    running = np.cumsum(np.take(block, order, axis=1), axis=1, dtype=np.int32)
-    # cuts are sorted, so only a leading cut at 0 (count 0) needs no lookup.
-    first = int(np.searchsorted(cuts, 1))
-    out[:, first:] = np.take(running, cuts[first:] - 1, axis=1)
-    return out
 
 
 def dense_best_prefix(block: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -54,6 +80,11 @@ class Backend:
     boundary_counts: Callable[[object, np.ndarray, np.ndarray], np.ndarray]
     best_prefix: Callable[[object, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
     to_dense: Callable[[object], np.ndarray] = np.asarray
+
+
+def dense_backend() -> Backend:
+    """The dense uint8 backend, with its own scratch buffers (one per sweep)."""
+    return Backend(column_sums=column_sums, boundary_counts=_Scratch().boundary_counts, best_prefix=dense_best_prefix)
 
 
 DENSE = Backend(column_sums=column_sums, boundary_counts=boundary_counts, best_prefix=dense_best_prefix)

@@ -21,13 +21,15 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.sortsearch.kernels import DENSE, Backend, RowBlocks, plan_sweep
+from lifelong_core.sortsearch.kernels import Backend, RowBlocks, dense_backend, plan_sweep
 from lifelong_core.sortsearch.methods import compute_order, get_method, is_threshold_rule
 from lifelong_core.sortsearch.metrics import correlations, kappa_from, threshold_metrics
 from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING, rule_thresholds
 from lifelong_core.sortsearch.sort import order_from_sums
 
 TABLE_COLUMNS = ["budget", "mae", "eagg", "kappa", "pearson", "spearman"]
+RECORD_KEYS = ("model_row", "budget", "est_acc", "true_acc", "mae", "eagg", "kappa")
+DECOMP_KEYS = ("aleatoric", "epistemic")
 PER_MODEL_COLUMNS = ["model_row", "budget", "est_acc", "true_acc", "mae"]
 
 
@@ -113,9 +115,10 @@ def run_sweep(
     ties: str | None = None,
     depth: int = 2,
     decompose: bool = False,
-    backend: Backend = DENSE,
+    backend: Backend | None = None,
     eval_row_ids: np.ndarray | None = None,
     block_rows: int | None = None,
+    threads: int = 1,
 ) -> SweepResult:
     """Run Sort once and Search at every budget; score against the evaluated rows.
 
@@ -123,11 +126,13 @@ def run_sweep(
     reproduces the published code end to end, Listing 1's ``np.flip(np.argsort(.))``)
     and ``"stable"`` otherwise. ``A_sort``/``A_eval`` may be arrays or :class:`RowBlocks`
     (streamed, possibly packed, rows; ``backend`` supplies ``column_sums`` and
-    ``boundary_counts`` for them). ``eval_row_ids`` labels array rows in ``per_model``
-    (default 0..m-1). ``progress(fraction)`` is called after every block.
+    ``boundary_counts`` for them; default: the dense uint8 backend). ``eval_row_ids`` labels array rows in ``per_model``
+    (default 0..m-1). ``progress(fraction)`` is called after every block. ``threads > 1``
+    processes blocks of the threshold fast path concurrently (same results).
     """
     if sampling not in SAMPLING:
         raise InputError(f"unknown sampling {sampling!r}; use one of {', '.join(SAMPLING)}.")
+    backend = backend or dense_backend()
     threshold = is_threshold_rule(search)
     method = None if threshold else get_method(search)
     ties = ties or ("reference" if search == "reference" else "stable")
@@ -142,7 +147,8 @@ def run_sweep(
     config = dict(sort=sort, sampling=sampling, search=search, seed=seed, ties=ties, n=n)
 
     if threshold:
-        records, decomp = _fast_path(blocks, order, n, budgets, sampling, search, rng, backend, decompose, progress)
+        records, decomp = _fast_path(blocks, order, n, budgets, sampling, search, rng, backend, decompose, progress,
+                                     threads)
     else:
         if decompose:
             raise InputError("the error decomposition applies to threshold rules only.")
@@ -159,7 +165,7 @@ def run_sweep(
     return SweepResult(_summarise(per_model), per_model, order, config)
 
 
-def _fast_path(blocks: RowBlocks, order, n, budgets, sampling, search, rng, backend, decompose, progress):
+def _fast_path(blocks: RowBlocks, order, n, budgets, sampling, search, rng, backend, decompose, progress, threads):
     plan = plan_sweep(n, budgets, sampling, rng, rules=(search,))
     # Every sampled position of any budget, once: observations are read for all of them
     # in one pair of gathers per block, then each budget picks its own (uint8) subset.
@@ -167,39 +173,71 @@ def _fast_path(blocks: RowBlocks, order, n, budgets, sampling, search, rng, back
     lo, hi = plan.index(sampled), plan.index(sampled + 1)
     pick = [np.searchsorted(sampled, p) for p in plan.positions]
     total_col = int(plan.index(np.array([n]))[0])
-    cols: dict[str, list] = {k: [] for k in ("model_row", "budget", "est_acc", "true_acc", "mae", "eagg", "kappa")}
-    dec: dict[str, list] = {"aleatoric": [], "epistemic": []}
-    done = 0
-    for row_ids, block in blocks.blocks():
+    if decompose and backend.best_prefix is None:
+        raise InputError("this backend cannot compute the error decomposition.")
+
+    def one_block(row_ids, block) -> dict[str, np.ndarray]:
         counts = backend.boundary_counts(block, order, plan.cuts)
         rows = counts.shape[0]
         totals = counts[:, total_col].astype(np.int64)
         # np.take along an axis is several times faster than fancy indexing here.
         observed_all = (np.take(counts, hi, axis=1) - np.take(counts, lo, axis=1)).astype(np.uint8)
         if decompose:
-            if backend.best_prefix is None:
-                raise InputError("this backend cannot compute the error decomposition.")
             t_star, c_star = backend.best_prefix(block, order)
             ale = ((t_star - c_star) + (totals - c_star)) / n
+        parts: dict[str, list] = {k: [] for k in RECORD_KEYS + (DECOMP_KEYS if decompose else ())}
         for b, p, sel in zip(budgets, plan.positions, pick):
             t = rule_thresholds(search, p, np.take(observed_all, sel, axis=1), n)
             c_t = counts[np.arange(rows), plan.index(t)]
             met = threshold_metrics(t, c_t, totals, n)
-            cols["model_row"].append(np.asarray(row_ids, dtype=np.int64))
-            cols["budget"].append(np.full(rows, b, dtype=np.int64))
+            parts["model_row"].append(np.asarray(row_ids, dtype=np.int64))
+            parts["budget"].append(np.full(rows, b, dtype=np.int64))
             for k in ("est_acc", "true_acc", "mae", "eagg", "kappa"):
-                cols[k].append(met[k])
+                parts[k].append(met[k])
             if decompose:
-                dec["aleatoric"].append(ale)
-                dec["epistemic"].append(np.abs(t - t_star) / n)
-        done += rows
-        if progress is not None:
-            progress(done / blocks.n_rows)
-    records = {k: np.concatenate(v) for k, v in cols.items()}
+                parts["aleatoric"].append(ale)
+                parts["epistemic"].append(np.abs(t - t_star) / n)
+        return {k: np.concatenate(v) for k, v in parts.items()}
+
+    results = _map_blocks(one_block, blocks, threads, progress)
+    records = {k: np.concatenate([r[k] for r in results]) for k in results[0]}
     order_idx = np.lexsort((records["model_row"], records["budget"]))
     records = {k: v[order_idx] for k, v in records.items()}
-    decomp = {k: np.concatenate(v)[order_idx] for k, v in dec.items()} if decompose else None
+    decomp = {k: records.pop(k) for k in DECOMP_KEYS} if decompose else None
     return records, decomp
+
+
+def _map_blocks(fn, blocks: RowBlocks, threads: int, progress) -> list[dict[str, np.ndarray]]:
+    """Apply ``fn`` to every block; with ``threads > 1`` blocks are processed
+    concurrently (NumPy releases the GIL in the gathers and running sums) while the main
+    thread reads the next ones. At most ``threads + 1`` blocks are in flight, so memory
+    stays bounded. Results keep block order."""
+    out: list[dict[str, np.ndarray]] = []
+    done = 0
+
+    def finished(res: dict[str, np.ndarray]) -> None:
+        nonlocal done
+        out.append(res)
+        done += len(res["model_row"]) // max(1, len(set(res["budget"].tolist())))
+        if progress is not None:
+            progress(min(done / blocks.n_rows, 1.0))
+
+    if threads <= 1:
+        for row_ids, block in blocks.blocks():
+            finished(fn(row_ids, block))
+        return out
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    pending: deque = deque()
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for row_ids, block in blocks.blocks():
+            pending.append(pool.submit(fn, row_ids, block))
+            if len(pending) > threads:
+                finished(pending.popleft().result())
+        while pending:
+            finished(pending.popleft().result())
+    return out
 
 
 def _protocol_path(method, blocks: RowBlocks, n, budgets, rng, backend, progress):
