@@ -30,7 +30,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--models", metavar="F", help="model ids for --matrix: one per line, or .csv/.parquet with model_id")
     p.add_argument("--samples", metavar="F", help="sample ids for --matrix: one per line, or .csv/.parquet with sample_id")
     p.add_argument("--model", metavar="NAME", help="model id for --lm-eval")
-    p.add_argument("--metric", help="--lm-eval: the 0/1 metric to use when a task records several (e.g. acc_norm)")
+    p.add_argument("--metric", help="--lm-eval: the 0/1 metric when a task records several; a preference list such as acc_norm,acc picks per task")
     p.add_argument("--filter", help="--lm-eval: the filter to keep when a task was logged under several")
     p.add_argument("--dataset", metavar="NAME", help="dataset of new samples (default: the file's dataset column; lm-eval: 'lm-eval')")
     p.set_defaults(func=run_import)
@@ -96,6 +96,8 @@ def run_import(args: argparse.Namespace) -> int:
         f"imported {summary['entries']} predictions into {path}: {summary['new_models']} new models, "
         f"{summary['new_samples']} new samples (log entry {summary['log_id']})."
     )
+    for task, (metric, flt) in sorted(summary.get("metrics", {}).items()):
+        print(f"  {task}: correct = {metric} (filter {flt})")
     return 0
 
 

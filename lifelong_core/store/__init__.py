@@ -20,7 +20,8 @@ Layout (format version 1)
               ``correct`` packed with ``np.packbits(bitorder="little")``; ``known`` is NULL
               when every entry of the row is recorded, else a packed mask of which are.
               Unrecorded entries have correct bit 0.
-``extras``    model_idx, sample_idx, confidence, predicted, true_prob: a long table, one
+``extras``    model_idx, sample_idx, confidence, predicted, true_prob (DOUBLE, INTEGER,
+              DOUBLE, so imported values come back exactly): a long table, one
               row per entry that has any extra (DuckDB compresses it column-wise).
 ``log``       one row per import: when, action, source, new models, new samples,
               entries written, checksum of the input.

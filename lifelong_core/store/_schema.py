@@ -40,7 +40,7 @@ CREATE TABLE bits (
     model_idx INTEGER NOT NULL, block_id INTEGER NOT NULL, correct BLOB NOT NULL, known BLOB);
 CREATE TABLE extras (
     model_idx INTEGER NOT NULL, sample_idx INTEGER NOT NULL,
-    confidence FLOAT, predicted INTEGER, true_prob FLOAT);
+    confidence DOUBLE, predicted INTEGER, true_prob DOUBLE);
 CREATE TABLE log (
     log_id INTEGER PRIMARY KEY, added_at TIMESTAMP NOT NULL, action VARCHAR NOT NULL,
     source VARCHAR NOT NULL, new_models INTEGER NOT NULL, new_samples INTEGER NOT NULL,

@@ -135,7 +135,7 @@ def unit_values(arr: np.ndarray, column: str, source: str) -> np.ndarray:
     if bad.any():
         i = int(np.argmax(bad))
         raise InputError(f"{source} {_row(i)} column {column!r} holds {arr[i].item()!r}, outside [0, 1].")
-    return arr.astype(np.float32)
+    return arr.astype(np.float64)
 
 
 def int_values(arr: np.ndarray, column: str, source: str, *, lo: float = -INT32_MAX, hi: float = INT32_MAX) -> np.ndarray:
@@ -401,7 +401,7 @@ def check_extras(extras: Mapping[str, np.ndarray] | None, shape: tuple[int, int]
                 raise InputError(f"{source}: extra field {f!r} has a missing value (NaN) at row {r + 1}, column {c + 1}.")
         if f in FLOAT_FIELDS:
             bad = (a < 0) | (a > 1)
-            conv = a.astype(np.float32)
+            conv = a.astype(np.float64)
         else:
             bad = (a != np.round(a)) | (a < -INT32_MAX) | (a > INT32_MAX) if a.dtype.kind == "f" else (a < -INT32_MAX) | (a > INT32_MAX)
             conv = a.astype(np.int32)

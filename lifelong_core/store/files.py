@@ -129,7 +129,7 @@ def export_long(store, path, dataset: str | None = None) -> int:
                 ext = store.extras_partial(m, sidx, fields)
                 for f in fields:
                     values, have = ext[f]
-                    col = pd.array(values[r, c], dtype="Int32" if f == "predicted" else "Float32")
+                    col = pd.array(values[r, c], dtype="Int32" if f == "predicted" else "Float64")
                     col[~have[r, c]] = pd.NA
                     cols[f] = col
             for f in meta:

@@ -10,8 +10,10 @@ item with ``doc_id``, ``filter``, ``metrics`` and one field per metric. The stor
   ``doc_hash`` goes into the sample's ``meta`` so a re-ordered or edited task is refused
   on a later import instead of being silently mixed;
 - correct = the chosen metric, which must be 0/1 on every line (acc, acc_norm,
-  exact_match, ...). When a task records several metrics one must be named; a metric with
-  any other value (f1, bleu, perplexity) is refused, never thresholded;
+  exact_match, ...). When a task records several metrics one must be named; ``metric``
+  may be a comma-separated preference list (``acc_norm,acc``) for runs over many tasks,
+  each task taking the first it records. A metric with any other value (f1, bleu,
+  perplexity) is refused, never thresholded;
 - one filter per task: a task logged under several filters (e.g. ``strict-match`` and
   ``flexible-extract``) needs the filter named.
 
@@ -129,6 +131,20 @@ def _pick(options: list[str], wanted: str | None, what: str, task: str, path: Pa
     raise InputError(f"Task {task!r} ({path.name}) records {what}s {', '.join(options)}; choose one with {flag}.")
 
 
+def _pick_metric(options: list[str], wanted: str | None, task: str, path: Path) -> str:
+    """``wanted`` is a comma-separated preference list; the first metric the task records wins."""
+    if wanted is None:
+        return _pick(options, None, "metric", task, path, "--metric")
+    prefs = [w.strip() for w in wanted.split(",") if w.strip()]
+    for w in prefs:
+        if w in options:
+            return w
+    raise InputError(
+        f"Task {task!r} ({path.name}) has no metric {' or '.join(map(repr, prefs))}; it has {', '.join(options)} "
+        "(--metric takes a preference list, e.g. acc_norm,acc)."
+    )
+
+
 def read_lm_eval(path, model_name: str, metric: str | None = None, dataset: str | None = None,
                  filter: str | None = None) -> LmEvalRun:
     """Read one model's ``--log_samples`` run (a folder or its results_*.json file)."""
@@ -173,7 +189,7 @@ def read_lm_eval(path, model_name: str, metric: str | None = None, dataset: str 
                      and isinstance(v, (int, float, bool))]
         if not names:
             raise InputError(f"{f} line {recs[0]['_line']} records no metric field.")
-        met = _pick([str(n) for n in names], metric, "metric", task, f, "--metric")
+        met = _pick_metric([str(n) for n in names], metric, task, f)
         ids, vals, hashes = [], [], []
         first_line: dict[int, int] = {}
         for r in recs:

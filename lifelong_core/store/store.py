@@ -414,7 +414,10 @@ class Store:
         return self._cur().execute(f"SELECT count(*) FROM (SELECT 1 FROM extras WHERE {field} IS NOT NULL LIMIT 1)").fetchone()[0] > 0
 
     def extras_partial(self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS) -> dict:
-        """Like :meth:`extras` but never raises on gaps: field -> (values, recorded mask)."""
+        """Like :meth:`extras` but never raises on gaps: field -> (values, recorded mask).
+
+        Probabilities come back as float64, exactly as imported (``extras`` narrows them
+        to the float32 of the contract)."""
         fields = tuple(fields)
         for f in fields:
             if f not in EXTRA_FIELDS:
@@ -447,7 +450,7 @@ class Store:
             col = got[f]
             mask = np.ma.getmaskarray(col) if isinstance(col, np.ma.MaskedArray) else np.zeros(len(r), dtype=bool)
             data = np.ma.getdata(col)
-            arr = np.zeros((len(um), width), dtype=np.int32 if f == "predicted" else np.float32)
+            arr = np.zeros((len(um), width), dtype=np.int32 if f == "predicted" else np.float64)
             have = np.zeros((len(um), width), dtype=bool)
             ok = ~mask
             arr[r[ok], c[ok]] = data[ok]
@@ -471,7 +474,7 @@ class Store:
                 si = int(cc if s is None else s[cc])
                 sid = self._cur().execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [si]).fetchone()[0]
                 raise InputError(f"The store has no {f} for model {mid!r} on sample {sid!r}; that field was not recorded.")
-            out[f] = arr
+            out[f] = arr.astype(np.float32) if f != "predicted" else arr
         return out
 
     def counts(self, dataset: str | None = None, domains: Iterable[str] | None = None, models=None) -> pd.DataFrame:
@@ -665,7 +668,8 @@ class Store:
         run = read_lm_eval(path, model_name, metric=metric, dataset=dataset, filter=filter)
         entries, smp, mdl = validate_long(run.table, run.source)
         smp["meta"] = run.sample_meta.loc[smp["sample_id"]].to_numpy(dtype=object)
-        return self._insert_entries("insert_lm_eval", run.source, run.checksum, entries, smp, mdl, run.models, progress)
+        summary = self._insert_entries("insert_lm_eval", run.source, run.checksum, entries, smp, mdl, run.models, progress)
+        return {**summary, "metrics": dict(run.metrics)}
 
     # -- resolution of ids against what the store holds (reads only)
     def _resolve_models(self, mdl: pd.DataFrame, source: str) -> tuple[np.ndarray, pd.DataFrame]:
@@ -1015,9 +1019,9 @@ def _extras_table(model_idx: np.ndarray, sample_idx: np.ndarray, fields: Mapping
     cols = {"model_idx": pa.array(np.asarray(model_idx, dtype=np.int32)), "sample_idx": pa.array(np.asarray(sample_idx, dtype=np.int32))}
     for f in EXTRA_FIELDS:
         if f in fields:
-            cols[f] = pa.array(np.asarray(fields[f], dtype=np.int32 if f == "predicted" else np.float32))
+            cols[f] = pa.array(np.asarray(fields[f], dtype=np.int32 if f == "predicted" else np.float64))
         else:
-            cols[f] = pa.nulls(n, pa.int32() if f == "predicted" else pa.float32())
+            cols[f] = pa.nulls(n, pa.int32() if f == "predicted" else pa.float64())
     return pa.table(cols)
 
 
