@@ -12,7 +12,7 @@ from lifelong_core.stats.simulation import TEST_SIZES, informative_priors, simul
 
 
 def test_simulation_study_reproduces_the_papers_finding():
-    res = simulation_study(seed=0)
+    res = simulation_study(seed=0, draws=1000)
     mean, lo, hi = res.bootstrap
     assert lo < 0 < hi, "the bootstrap interval should contain 0 (paper: (-0.059, 0.097))"
     mean, lo, hi = res.hierarchical
@@ -32,7 +32,7 @@ def test_simulation_choices_match_what_the_text_keeps():
 
 def test_same_prior_for_both_models_does_not_separate_them():
     # Without prior knowledge that B is better, shrinkage alone leaves 0 inside.
-    _, lo, hi = simulation_study(seed=0, n_boot=200, draws=1000, prior_means=(0.5, 0.5)).hierarchical
+    _, lo, hi = simulation_study(seed=0, n_boot=200, draws=500, prior_means=(0.5, 0.5)).hierarchical
     assert lo < 0 < hi
 
 

@@ -1,0 +1,200 @@
+"""Task weighting with uncertainty (seed 002 §2.3, §3.3, Appendix A.2; Figures 3-4).
+
+Widgets -> lifelong_core.stats.weighting -> ui.ternary. For every weighting of three
+task categories on a simplex grid, the best model, or gray where the top two are within
+k standard errors of each other (correlation rho between them, Eq. 3).
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from lifelong_core.errors import InputError  # noqa: E402
+from lifelong_core.stats import (  # noqa: E402
+    bootstrap,
+    category_stats,
+    category_stats_from_bootstrap,
+    category_stats_from_intervals,
+    from_frame,
+    normalize,
+    read_counts_csv,
+    weight_regions,
+)
+from lifelong_core.stats.vtab import CATEGORIES, load_published, published_table  # noqa: E402
+from ui.common import (  # noqa: E402
+    get_store,
+    provenance_note,
+    query_default,
+    show_chart,
+    show_table,
+    store_path,
+    sync_query,
+)
+from ui.ternary import matplotlib_ternary, plotly_ternary  # noqa: E402
+
+SOURCES = {"published": "VTAB-1k published figures", "store": "Demo store", "upload": "Upload counts.csv"}
+STEPS = [0.1, 0.05, 0.025, 0.02, 0.01]
+
+
+def _store_key() -> tuple[str, float]:
+    path = store_path()
+    return str(path), path.stat().st_mtime if path.exists() else 0.0
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def store_counts(key, dataset: str) -> pd.DataFrame:
+    store = get_store()
+    counts = store.counts(dataset=dataset)
+    names = store.models().set_index("model_id")["name"]
+    counts["model"] = counts["model"].map(names).fillna(counts["model"])
+    n_tasks = counts["task"].nunique()
+    complete = counts.groupby("model")["task"].nunique()
+    return counts[counts["model"].isin(complete[complete == n_tasks].index)].reset_index(drop=True)
+
+
+@st.cache_data(show_spinner="Computing the weight map…", max_entries=32)
+def regions_for(source_id: str, counts: pd.DataFrame | None, cats: tuple[str, ...], normalized: bool,
+                step: float, k: float, rho: float, models: tuple[str, ...] | None):
+    if counts is None:
+        pub = published_table(load_published(), "bootstrap", normalized=normalized)
+        stats = category_stats_from_intervals(
+            pub["model"], CATEGORIES, pub[list(CATEGORIES)].to_numpy() / 100,
+            pub[[f"{c}_lo" for c in CATEGORIES]].to_numpy() / 100, pub[[f"{c}_hi" for c in CATEGORIES]].to_numpy() / 100,
+            level=0.834,
+        )
+    else:
+        table = from_frame(counts)
+        if models is not None:
+            table = table.subset(models=list(models))
+        if normalized:
+            stats = category_stats_from_bootstrap(normalize(bootstrap(table, n_boot=1000, seed=0)), cats)
+        else:
+            stats = category_stats(table, cats)
+    return weight_regions(stats, step=step, se_mult=k, rho=rho)
+
+
+@st.cache_data(show_spinner="Drawing the ternary map…", max_entries=16)
+def static_figure(_regions, key: tuple, title: str) -> dict[str, bytes]:
+    """PNG for the page and PNG/PDF bytes for download (the figure itself is not cacheable)."""
+    import io
+
+    fig = matplotlib_ternary(_regions, title)
+    out = {}
+    for fmt in ("png", "pdf"):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, bbox_inches="tight", dpi=160)
+        out[fmt] = buf.getvalue()
+    plt.close(fig)
+    return out
+
+
+st.title("Task weighting with uncertainty")
+st.caption(
+    "Seed 002 §2.3 and §3.3: weight three task categories, find the best model at every weighting, and paint the "
+    "point gray where the top two differ by at most k standard errors of their difference. Standard errors are "
+    "binomial with independent tasks (Appendix A.2); rho is the correlation between the top two models (Eq. 3), "
+    "which shrinks the SE. A picture drawn with uncertainty, not a significance test."
+)
+
+keys = list(SOURCES)
+url_source = query_default("wsource", "published")
+source = st.radio("Data source", keys, index=keys.index(url_source) if url_source in SOURCES else 0,
+                  format_func=SOURCES.get, horizontal=True, key="wsource")
+
+counts = None
+models = None
+if source == "published":
+    st.caption(
+        "Table A.3 category figures for the 16 VTAB-1k models; each category's standard error is recovered from its "
+        "published 83.4% interval (width / 2.77), so it is approximate: the figures are rounded to 0.1 point."
+    )
+    available = list(CATEGORIES)
+elif source == "store":
+    store = get_store()
+    datasets = store.datasets()
+    names = datasets["dataset"].tolist()
+    dataset = st.selectbox("Dataset", names, key="wdataset")
+    provenance_note(bool(datasets.set_index("dataset").loc[dataset, "synthetic"]))
+    counts = store_counts(_store_key(), dataset)
+    available = list(dict.fromkeys(counts["category"]))
+else:
+    up = st.file_uploader("counts.csv (model, task, category, correct, total)", type=["csv"], key="wupload")
+    if up is None:
+        st.info("Upload a counts.csv with at least three task categories.")
+        st.stop()
+    try:
+        counts = read_counts_csv(up, name=up.name).to_frame()
+    except InputError as exc:
+        st.error(str(exc))
+        st.stop()
+    available = list(dict.fromkeys(counts["category"]))
+
+if len(available) < 3:
+    st.error(f"Task weighting needs three task categories; this data has {len(available)} ({', '.join(available)}).")
+    st.stop()
+if len(available) > 3:
+    cats = st.multiselect("Three categories to weight (top, bottom left, bottom right)", available,
+                          default=available[:3], max_selections=3, key="wcats")
+    if len(cats) != 3:
+        st.info("Choose exactly three categories.")
+        st.stop()
+    counts = counts[counts["category"].isin(cats)].reset_index(drop=True)
+else:
+    cats = available
+
+if counts is not None:
+    acc = counts.groupby("model")[["correct", "total"]].sum()
+    order = list((acc["correct"] / acc["total"]).sort_values(ascending=False).index)
+    if len(order) > 12:
+        models = tuple(st.multiselect(f"Models (default: the 12 most accurate of {len(order)})", order,
+                                      default=order[:12], key=f"wmodels-{source}"))
+        if len(models) < 2:
+            st.info("Choose at least two models.")
+            st.stop()
+
+c1, c2, c3, c4 = st.columns(4)
+url_k = query_default("k", 1.0, float)
+k = c1.slider("k (standard errors)", 0.0, 3.0, value=min(max(url_k, 0.0), 3.0), step=0.25, key="k")
+url_rho = query_default("rho", 0.0, float)
+rho = c2.slider("rho (correlation of the top two)", 0.0, 0.95, value=min(max(url_rho, 0.0), 0.95), step=0.05, key="rho")
+step = c3.selectbox("Grid step", STEPS, index=STEPS.index(0.05), key="step",
+                    help="0.01 gives 101 points per side (5,151 weightings).")
+normalized = c4.toggle("Normalised accuracy", value=False, key="wnorm",
+                       help="Figure 4 of the paper: task scores normalised by the lowest/highest bootstrap score (§2.4).")
+sync_query(wsource=source, k=k, rho=rho)
+
+try:
+    regions = regions_for(source, counts, tuple(cats), bool(normalized), float(step), float(k), float(rho), models)
+except InputError as exc:
+    st.error(str(exc))
+    st.stop()
+
+frame = regions.to_frame()
+share = frame["winner"].value_counts(normalize=True)
+m1, m2 = st.columns(2)
+m1.metric("Weightings with a clear winner", f"{1 - share.get('indeterminate', 0.0):.0%}")
+m2.metric("Models that win somewhere", f"{frame.loc[frame['winner'] != 'indeterminate', 'winner'].nunique()}")
+
+tab_static, tab_interactive = st.tabs(["Ternary map (python-ternary)", "Interactive (plotly)"])
+label = "normalised accuracy" if normalized else "accuracy"
+title = f"{SOURCES[source]}: best model by {label}"
+with tab_static:
+    st.caption(f"Corners: **{cats[0]}** top, **{cats[1]}** bottom left, **{cats[2]}** bottom right (weight 1 there).")
+    images = static_figure(regions, (source, tuple(cats), normalized, step, k, rho, models), title)
+    st.image(images["png"], width="stretch")
+    d1, d2 = st.columns(2)
+    d1.download_button("Download ternary map (PNG)", images["png"], file_name="task_weighting.png", mime="image/png", key="dl-tern-png")
+    d2.download_button("Download ternary map (PDF)", images["pdf"], file_name="task_weighting.pdf", mime="application/pdf", key="dl-tern-pdf")
+with tab_interactive:
+    show_chart(plotly_ternary(regions, title), f"task-weighting-{source}")
+
+out = frame.copy()
+out["diff_pct"] = (out.pop("diff") * 100).round(4)
+out["se_pct"] = (out.pop("se") * 100).round(4)
+show_table(out, f"regions-{source}")
