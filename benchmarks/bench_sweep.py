@@ -7,6 +7,7 @@ both report the same per-budget MAE. Prints a markdown table and writes
 ``benchmarks/results/bench_sweep.json``.
 
     .venv/bin/python -m benchmarks.bench_sweep [--models 2000 --samples 200000 --sort 400]
+    .venv/bin/python -m benchmarks.bench_sweep --compare-rules   # reference vs midpoint MAE
 
 The matrix is written once to ``--workdir`` (default ``/tmp/lbe_bench_sweep``) and reused.
 Timings on a shared machine are noisy; the run is sequential (one process at a time).
@@ -58,14 +59,81 @@ def timed(cmd: list[str]) -> dict:
             "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
 
 
+def compare_rules(seeds: int, store: Path | None) -> dict:
+    """Mean MAE / E_agg of the two threshold rules, same Sort and samples, per setting.
+
+    Synthetic: ``seeds`` seeded 300 x 20,000 matrices (Sort on 100 rows, 200 evaluated),
+    uniform and random sampling. Demo: the digits store, Sort on 110 of 440 models drawn
+    with each seed. Budgets 8 ... 16,384 (all powers of two that fit).
+    """
+    from lifelong_core.sortsearch import run_sweep
+
+    settings: list[tuple[str, np.ndarray, int]] = []
+    for s in range(seeds):
+        path = Path("/tmp") / f"lbe_rules_{s}.npy"
+        if not path.exists():
+            make_matrix(path, 300, 20_000, 100 + s)
+        settings.append((f"synthetic seed {100 + s}", np.load(path), 100))
+    if store is not None and store.exists():
+        from lifelong_core.store import Store
+
+        with Store.open(store, read_only=True) as st:
+            settings.append(("demo digits store", st.matrix(), 110))
+    rows = []
+    for label, A, k in settings:
+        m = A.shape[0]
+        for s in range(seeds):
+            sort_rows = np.sort(np.random.default_rng(s).choice(m, k, replace=False))
+            ev = np.setdiff1d(np.arange(m), sort_rows)
+            for sampling in ("uniform", "random"):
+                for rule in ("reference", "midpoint"):
+                    t = run_sweep(A[sort_rows], A[ev], None, sampling=sampling, search=rule, seed=s,
+                                  ties="stable").table
+                    for _, r in t.iterrows():
+                        rows.append({"data": label.split(" seed")[0], "matrix": label, "seed": s,
+                                     "sampling": sampling, "rule": rule,
+                                     "budget": int(r["budget"]), "mae": r["mae"], "eagg": r["eagg"]})
+    df = pd.DataFrame(rows)
+    wide = df.pivot_table(index=["data", "sampling", "matrix", "seed", "budget"], columns="rule",
+                          values=["mae", "eagg"])
+    summary = []
+    for (data, sampling), g in wide.groupby(level=[0, 1]):
+        summary.append({
+            "data": data, "sampling": sampling, "cases": len(g),
+            "mae_reference": round(float(g[("mae", "reference")].mean()), 5),
+            "mae_midpoint": round(float(g[("mae", "midpoint")].mean()), 5),
+            "midpoint_mae_wins": int((g[("mae", "midpoint")] < g[("mae", "reference")]).sum()),
+            "reference_mae_wins": int((g[("mae", "midpoint")] > g[("mae", "reference")]).sum()),
+            "eagg_reference": round(float(g[("eagg", "reference")].mean()), 5),
+            "eagg_midpoint": round(float(g[("eagg", "midpoint")].mean()), 5),
+        })
+    per_budget = df.groupby(["data", "sampling", "rule", "budget"])["mae"].mean().round(5).reset_index()
+    return {"summary": summary, "per_budget": per_budget.to_dict(orient="records")}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--compare-rules", action="store_true",
+                    help="instead of timing, compare the reference and midpoint threshold rules "
+                         "(writes benchmarks/results/bench_sweep_rules.json)")
+    ap.add_argument("--rule-seeds", type=int, default=3)
+    ap.add_argument("--store", default=str(ROOT / "data" / "demo.duckdb"))
     ap.add_argument("--models", type=int, default=2000)
     ap.add_argument("--samples", type=int, default=200_000)
     ap.add_argument("--sort", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", default="/tmp/lbe_bench_sweep")
     args = ap.parse_args(argv)
+    if args.compare_rules:
+        res = compare_rules(args.rule_seeds, Path(args.store))
+        cols = list(res["summary"][0])
+        print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
+        for r in res["summary"]:
+            print("| " + " | ".join(str(r[c]) for c in cols) + " |")
+        out = ROOT / "benchmarks" / "results" / "bench_sweep_rules.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(res, indent=2) + "\n")
+        return 0
 
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)

@@ -286,3 +286,13 @@ def test_serial_additions_keep_the_order_and_do_not_depend_on_arrival_order():
     # each step equals a one-off insert_M estimate on the original cache
     cols = base.select(400, 32)
     assert table["est_acc"].tolist() == [base.estimate(cols, r[cols]).acc for r in A_new]
+
+
+def test_threads_give_identical_results_and_full_progress():
+    A = synthetic(50, 900, 12)
+    one = run_sweep(A[:10], A[10:], [8, 90, 900], block_rows=3, decompose=True)
+    seen = []
+    two = run_sweep(A[:10], A[10:], [8, 90, 900], block_rows=3, decompose=True, threads=2, progress=seen.append)
+    pd.testing.assert_frame_equal(one.per_model, two.per_model)
+    pd.testing.assert_frame_equal(one.table, two.table)
+    assert seen[-1] == 1.0 and len(seen) == 14
