@@ -94,7 +94,7 @@ pools = tuple(sorted({p for p in (5, 10, 20, 50, 100, pool) if p < m}))
 budgets = tuple(b for b in (8, 16, 32, 64, 128, 256, 512, 1024, 2048) if b <= n)
 bar = st.progress(0.0, text="Scoring configurations…")
 configs = data.stream_configs(key, dataset, pools, budgets, seed,
-                              _progress=lambda f: bar.progress(min(float(f), 1.0), text="Scoring configurations…"))
+                              progress=lambda f: bar.progress(min(float(f), 1.0), text="Scoring configurations…"))
 bar.empty()
 front = data.pareto_front(configs, "evaluations", metric)
 configs = configs.assign(setting=configs["sampling"] + ", " + configs["rule"])

@@ -23,6 +23,43 @@ from ui.common import get_store, query_default, query_list, store_path, sync_que
 SORT_SETS = ("random", "earliest released")
 
 
+class _Memo:
+    """A small thread-safe LRU of results that are slow to compute and need a progress bar.
+
+    ``st.cache_data`` records every element a cached function touches and replays it on a
+    hit, which fails for a progress bar created outside the function; sweeps are memoised
+    here instead (keys include the store's modification time, like every cache here).
+    Results are returned as deep copies so a page cannot alter the memo.
+    """
+
+    def __init__(self, size: int) -> None:
+        import threading
+        from collections import OrderedDict
+
+        self.size = size
+        self.items: OrderedDict = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get_or_compute(self, key, compute):
+        import copy
+
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return copy.deepcopy(self.items[key])
+        value = compute()
+        with self.lock:
+            self.items[key] = value
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+        return copy.deepcopy(value)
+
+
+@st.cache_resource(show_spinner=False)
+def _memo() -> _Memo:
+    return _Memo(64)
+
+
 def store_key() -> str:
     """Cache key of the store file: path and modification time."""
     get_store()  # stops the page with one sentence when there is no usable store
@@ -130,14 +167,18 @@ def _split(m: int, rows: np.ndarray) -> np.ndarray:
     return np.flatnonzero(mask)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
 def sweep(
     key: str, dataset: str, domains: tuple[str, ...], sort_set: tuple[int, ...], sort: str, sampling: str,
     search: str, budgets: tuple[int, ...], seed: int, decompose: bool = False,
-    eval_rows: tuple[int, ...] | None = None, _progress=None,
+    eval_rows: tuple[int, ...] | None = None, progress=None,
 ):
     """``run_sweep`` on the selection: Sort on ``sort_set``, evaluate every other row
-    (or ``eval_rows``). ``per_model`` gains ``name`` and ``family``."""
+    (or ``eval_rows``). ``per_model`` gains ``name`` and ``family``. Memoised."""
+    args = (key, dataset, domains, sort_set, sort, sampling, search, budgets, seed, decompose, eval_rows)
+    return _memo().get_or_compute(("sweep",) + args, lambda: _sweep(*args, progress=progress))
+
+
+def _sweep(key, dataset, domains, sort_set, sort, sampling, search, budgets, seed, decompose, eval_rows, progress):
     from lifelong_core.sortsearch import run_sweep
     from lifelong_core.sortsearch.methods import is_threshold_rule
 
@@ -149,7 +190,7 @@ def sweep(
         raise InputError("the store has no confidences (true_prob) for these models; choose another Sort method.")
     res = run_sweep(
         sel.A[rows], sel.A[ev], budgets, sort=sort, sampling=sampling, search=search, confidence=conf,
-        seed=seed, decompose=decompose, eval_row_ids=ev, progress=_progress,
+        seed=seed, decompose=decompose, eval_row_ids=ev, progress=progress,
         # Model-based methods take long per row: small blocks let the progress bar move.
         block_rows=None if is_threshold_rule(search) else 4,
     )
@@ -327,7 +368,7 @@ def run_config(cfg: SweepConfig, sel: Selection, *, search: str | None = None, e
         table, per, order = sweep(
             store_key(), cfg.dataset, cfg.domains, tuple(int(r) for r in rows), cfg.sort, cfg.sampling, search,
             cfg.budgets, cfg.seed, decompose=threshold if decompose is None else decompose, eval_rows=eval_rows,
-            _progress=lambda f: bar.progress(min(float(f), 1.0), text=label),
+            progress=lambda f: bar.progress(min(float(f), 1.0), text=label),
         )
     except InputError as exc:
         bar.empty()
@@ -555,15 +596,19 @@ def stream_replay(key: str, dataset: str, pool: int, budget: int, sampling: str,
     return steps
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
 def stream_configs(key: str, dataset: str, pools: tuple[int, ...], budgets: tuple[int, ...], seed: int,
-                   _progress=None) -> pd.DataFrame:
+                   progress=None) -> pd.DataFrame:
     """Cost and error over the whole stream for every S&S configuration (seed 003 §3).
 
     Configuration = (initial pool evaluated in full, budget n', sampling, threshold rule).
     Cost: evaluations spent on all m models (pool x n + rest x n'). Error: mean over all m
     models, the pool counting as exact, so every configuration is scored on the same set.
     """
+    args = (key, dataset, pools, budgets, seed)
+    return _memo().get_or_compute(("stream",) + args, lambda: _stream_configs(*args, progress=progress))
+
+
+def _stream_configs(key, dataset, pools, budgets, seed, progress) -> pd.DataFrame:
     from lifelong_core.sortsearch import RULES, run_sweep
 
     sel = selection(key, dataset, ())
@@ -580,8 +625,8 @@ def stream_configs(key: str, dataset: str, pools: tuple[int, ...], budgets: tupl
                 "evaluations": p * n + (m - p) * int(row.budget),
                 "mae": row.mae * (m - p) / m, "eagg": row.eagg * (m - p) / m,
             })
-        if _progress is not None:
-            _progress((i + 1) / len(grid))
+        if progress is not None:
+            progress((i + 1) / len(grid))
     out = pd.DataFrame(recs)
     out["full_evaluations"] = m * n
     return out

@@ -1,0 +1,217 @@
+"""AppTest of the home page and the Sort & Search pages: default state and main interactions.
+
+Every run must finish without an exception and show the page's key elements; numbers the
+page shows are checked against the engine where that is cheap.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def store_env(demo_store_path, monkeypatch):
+    monkeypatch.setenv("LBE_STORE", str(demo_store_path))
+    return demo_store_path
+
+
+def run(page: str, query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / page), default_timeout=240)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    ok(at)
+    return at
+
+
+def ok(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def charts(at: AppTest) -> int:
+    return len(at.get("plotly_chart"))
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+# ------------------------------------------------------------------ home
+def test_home_lists_store_and_links_every_page(store_env):
+    from lifelong_core.store import Store
+
+    at = run("app.py")
+    assert at.title[0].value == "Lifelong Benchmark Explorer"
+    with Store.open(store_env, read_only=True) as s:
+        n_models, n_samples = s.n_models, s.n_samples
+    mt = metrics(at)
+    assert mt["models"] == f"{n_models:,}" and mt["samples"] == f"{n_samples:,}"
+    links = {p.proto.page for p in at.get("page_link")}
+    expected = {re.sub(r"^\d+[_ -]*", "", page.stem) for page in (ROOT / "pages").glob("*.py")}
+    assert links == expected
+    assert any("real" in c.value for c in at.caption)
+
+
+# ------------------------------------------------------------------ budget explorer
+BUDGET = "pages/1_Budget_explorer.py"
+
+
+def test_budget_explorer_default(store_env):
+    at = run(BUDGET)
+    assert at.title[0].value == "Budget explorer"
+    assert charts(at) == 3  # MAE with fit, E_agg with power law, kappa
+    assert "compute saved" in metrics(at)
+    assert any("a·exp" in c.value or "No exponential fit" in c.value for c in at.caption)
+    # The URL carries the view.
+    assert at.query_params["search"] == ["midpoint"] or at.query_params["search"] == "midpoint"
+
+
+def test_budget_explorer_numbers_match_the_engine(store_env):
+    from lifelong_core.sortsearch import choose_sort_rows, run_sweep
+    from lifelong_core.store import Store
+
+    at = run(BUDGET, {"k": "50", "budgets": "16,64", "seed": "3", "search": "reference"})
+    with Store.open(store_env, read_only=True) as s:
+        A = s.matrix()
+    rows = choose_sort_rows(A.shape[0], 50, 3)
+    rest = np.setdiff1d(np.arange(A.shape[0]), rows)
+    ref = run_sweep(A[rows], A[rest], [16, 64], search="reference", seed=3).table
+    table = at.dataframe[0].value
+    assert list(table["budget"]) == [16, 64]
+    np.testing.assert_allclose(table["mae"].to_numpy(), ref["mae"].to_numpy())
+    assert metrics(at)["MAE at n′=64"] == f"{ref['mae'].iloc[-1]:.4f}"
+
+
+def test_budget_explorer_widget_changes(store_env):
+    at = run(BUDGET, {"budgets": "8,32,128"})
+    at.sidebar.radio(key="sampling").set_value("random").run()
+    ok(at)
+    at.sidebar.selectbox(key="sort").set_value("recursive").run()
+    ok(at)
+    at.sidebar.slider(key="k").set_value(30).run()
+    ok(at)
+    assert metrics(at)["Sort models"] == "30"
+    assert at.query_params["k"] in ("30", ["30"])
+    at.sidebar.multiselect(key="budgets").set_value([]).run()
+    assert not at.exception and len(at.warning) == 1
+
+
+@pytest.mark.parametrize("tab,n_charts", [
+    ("vs CopyNearest&Expand", 1),
+    ("Aleatoric vs epistemic", 1),
+    ("Number of Sort models", 1),
+    ("Model correlation", 2),
+])
+def test_budget_explorer_tabs(store_env, tab, n_charts):
+    at = run(BUDGET, {"tab": tab, "budgets": "16,64,256"})
+    assert charts(at) == n_charts
+    assert len(at.dataframe) >= 1
+
+
+def test_budget_explorer_confidence_sort_and_estimator(store_env):
+    at = run(BUDGET, {"sort": "confidence", "budgets": "32,128"})
+    assert charts(at) == 3
+    at = run(BUDGET, {"search": "neighbours", "budgets": "32,128"})
+    assert metrics(at)["evaluated models"] == "40"
+    assert any("seeded subset" in c.value for c in at.caption)
+    assert "est_lo" in at.dataframe[1].value.columns
+
+
+def test_budget_explorer_decomposition_needs_threshold_rule(store_env):
+    at = run(BUDGET, {"tab": "Aleatoric vs epistemic", "search": "copy-nearest", "budgets": "32"})
+    assert charts(at) == 0
+    assert any("threshold rules" in i.value for i in at.info)
+
+
+def test_stale_url_values_fall_back(store_env):
+    at = run(BUDGET, {"ds": "no-such-dataset", "sort": "bogus", "k": "abc", "budgets": "7,notanumber"})
+    assert at.title[0].value == "Budget explorer"
+    assert charts(at) == 3
+
+
+# ------------------------------------------------------------------ estimated vs true
+EST = "pages/2_Estimated_vs_true.py"
+
+
+def test_estimated_vs_true_default_and_rank_budget(store_env):
+    at = run(EST)
+    assert at.title[0].value == "Estimated vs true accuracy"
+    assert charts(at) == 3  # small multiples, rank agreement, rank scatter
+    corr = at.dataframe[0].value
+    assert list(corr["budget"]) == [32, 64, 128, 256, 512, 1024]
+    assert corr["spearman"].between(-1, 1).all()
+    at.selectbox(key="rank_budget").set_value(1024).run()
+    ok(at)
+    at.sidebar.slider(key="cols").set_value(2).run()
+    ok(at)
+
+
+def test_estimated_vs_true_with_intervals(store_env):
+    at = run(EST, {"search": "mirt", "budgets": "64,256", "k": "100"})
+    assert charts(at) == 3
+    fig = at.get("plotly_chart")[0].proto.spec
+    assert '"error_y"' in fig
+
+
+# ------------------------------------------------------------------ teaching
+HOW = "pages/4_How_Sort_and_Search_works.py"
+
+
+def test_teaching_default_and_steps(store_env):
+    at = run(HOW)
+    assert at.title[0].value == "How Sort & Search works"
+    assert charts(at) == 4
+    mt = metrics(at)
+    t = int(mt["threshold t"])
+    steps = at.dataframe[0].value
+    assert len(steps) == int(at.sidebar.slider(key="b").value)
+    at.slider(key="step").set_value(2).run()
+    ok(at)
+    assert int(metrics(at)["threshold t"]) == t  # the slider replays, it does not change the result
+    at.sidebar.slider(key="b").set_value(60).run()
+    ok(at)
+    # With every sample evaluated the midpoint rule is the exact DP optimum: no better threshold exists.
+    assert float(metrics(at)["sample-level error (MAE)"]) <= 0.5
+
+
+def test_teaching_transpose(store_env):
+    at = run(HOW, {"mode": "new sample (insert_D)", "rule": "reference", "sampling": "random"})
+    assert charts(at) == 4
+    assert "predicted share of models right" in metrics(at)
+
+
+# ------------------------------------------------------------------ stream
+STREAM = "pages/5_Stream.py"
+
+
+def test_stream_default_and_changes(store_env):
+    at = run(STREAM)
+    assert at.title[0].value == "Stream"
+    assert charts(at) == 3
+    mt = metrics(at)
+    assert mt["models in the stream"] == "440"
+    front = at.dataframe[1].value
+    # The front is non-dominated: cost up, error strictly down.
+    assert (np.diff(front["evaluations"].to_numpy()) >= 0).all()
+    assert (np.diff(front["mae"].to_numpy()) < 0).all()
+    at.sidebar.radio(key="perr").set_value("eagg").run()
+    ok(at)
+    at.sidebar.slider(key="pool").set_value(50).run()
+    ok(at)
+    assert metrics(at)["evaluations spent"] != mt["evaluations spent"]
+
+
+def test_missing_store_gives_one_sentence(tmp_path, monkeypatch):
+    monkeypatch.setenv("LBE_STORE", str(tmp_path / "nothing.duckdb"))
+    at = AppTest.from_file(str(ROOT / BUDGET), default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and "No store at" in at.error[0].value
