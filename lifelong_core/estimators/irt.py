@@ -162,7 +162,7 @@ class MIRTEstimator:
 
     name = "mirt"
 
-    def __init__(self, k: int = 6, iters: int = 25, item_ridge: float = 1.0, level: float = 0.95):
+    def __init__(self, k: int = 10, iters: int = 25, item_ridge: float = 8.0, level: float = 0.95):
         self.k = k
         self.iters = iters
         self.item_ridge = item_ridge
