@@ -42,130 +42,173 @@ class Domain:
     description: str
 
 
-def _upsample(img: np.ndarray) -> np.ndarray:
-    """32x32 reconstruction whose 4x4 block means give back ``img`` (to about 1/16 level).
+def _upsample(imgs: np.ndarray) -> np.ndarray:
+    """(N, 32, 32) reconstructions whose 4x4 block means give back ``imgs`` (N, 8, 8).
 
     Plain bilinear zoom blurs: its block means differ from the original by up to a third
     of the intensity range, which would add blur to every geometric domain. A few rounds of
-    iterative back-projection (add the upsampled residual of the block means) remove that
-    while keeping the reconstruction smooth.
+    iterative back-projection (add the upsampled residual of the block means) bring that
+    down to about 1/16 of the range while keeping the reconstruction smooth.
     """
-    big = _zoom4(img)
+    big = _zoom4(imgs)
     for _ in range(3):
-        big = big + _zoom4(img - _downsample(big))
+        big = big + _zoom4(imgs - _downsample(big))
     return big
 
 
-def _zoom4(img: np.ndarray) -> np.ndarray:
-    # grid_mode keeps the 4x4 block of each original pixel centred on it.
-    return ndimage.zoom(img, 4, order=1, mode="nearest", grid_mode=True)
+def _zoom4(imgs: np.ndarray) -> np.ndarray:
+    # grid_mode keeps the 4x4 block of each original pixel centred on it; factor 1 on the
+    # batch axis leaves images apart.
+    return ndimage.zoom(imgs, (1, 4, 4), order=1, mode="nearest", grid_mode=True)
 
 
 def _downsample(big: np.ndarray) -> np.ndarray:
-    return big.reshape(8, 4, 8, 4).mean(axis=(1, 3))
+    return big.reshape(len(big), 8, 4, 8, 4).mean(axis=(2, 4))
 
 
-def _quantize(img: np.ndarray) -> np.ndarray:
-    return np.clip(np.rint(img), 0, MAX_INTENSITY).astype(np.uint8)
+def _quantize(imgs: np.ndarray) -> np.ndarray:
+    return np.clip(np.rint(imgs), 0, MAX_INTENSITY).astype(np.uint8)
 
 
-def _affine_32(img: np.ndarray, matrix: np.ndarray, offset_8: np.ndarray | None = None) -> np.ndarray:
-    """Apply ``matrix`` (output -> input coordinates) about the image centre at 32x32."""
-    big = _upsample(img)
-    centre = np.array([15.5, 15.5])
-    shift = np.zeros(2) if offset_8 is None else 4.0 * np.asarray(offset_8, dtype=float)
-    offset = centre - matrix @ centre - shift
-    out = ndimage.affine_transform(big, matrix, offset=offset, order=1, mode="constant", cval=0.0)
-    return _downsample(out)
+_GRID = np.stack(np.meshgrid(np.arange(32.0), np.arange(32.0), indexing="ij")).reshape(2, -1)
+_CENTRE = np.array([[15.5], [15.5]])
 
 
-def _rotation(deg: float) -> np.ndarray:
+def _warp_32(big: np.ndarray, matrices: np.ndarray, shifts_32: np.ndarray) -> np.ndarray:
+    """Per-image affine warp of (N, 32, 32): output pixel o samples the input at
+    ``M_i (o - c) + c - shift_i`` (bilinear, zero outside), all images in one call."""
+    n = len(big)
+    coords = np.einsum("nij,jp->nip", matrices, _GRID - _CENTRE) + _CENTRE - shifts_32[:, :, None]
+    index = np.broadcast_to(np.arange(n, dtype=float)[:, None], (n, coords.shape[2]))
+    out = ndimage.map_coordinates(big, [index, coords[:, 0], coords[:, 1]], order=1, mode="constant", cval=0.0)
+    return out.reshape(n, 32, 32)
+
+
+def _affine(imgs: np.ndarray, matrices: np.ndarray, offsets_8: np.ndarray | None = None) -> np.ndarray:
+    """Apply per-image ``matrices`` (output -> input, about the centre) at 32x32 resolution."""
+    shift = np.zeros((len(imgs), 2)) if offsets_8 is None else 4.0 * np.asarray(offsets_8, dtype=float)
+    return _downsample(_warp_32(_upsample(imgs), matrices, shift))
+
+
+def _rotations(deg: np.ndarray) -> np.ndarray:
     t = np.deg2rad(deg)
-    return np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+    c, s = np.cos(t), np.sin(t)
+    return np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
 
 
-# --- one renderer per domain: (image float 0..16, rng) -> image float -------------------
+def _signs(rng, n):
+    return rng.choice([-1.0, 1.0], size=n)
 
 
-def _clean(img, rng):
-    return img
+def _by_group(imgs, sizes, fn):
+    # Apply fn(group, size) to the images sharing each size (morphology takes one footprint).
+    out = np.empty_like(imgs)
+    for size in np.unique(sizes):
+        sel = sizes == size
+        out[sel] = fn(imgs[sel], int(size))
+    return out
 
 
-def _replication(img, rng):
-    big = _upsample(img)
-    big = ndimage.shift(big, rng.uniform(-1.5, 1.5, size=2), order=1, mode="constant", cval=0.0)
+# --- one renderer per domain: (images (N, 8, 8) float 0..16, rng) -> images float ------
+# Per-image parameters are drawn as arrays, so a rendering is a handful of array calls.
+
+
+def _clean(imgs, rng):
+    return imgs
+
+
+def _replication(imgs, rng):
+    n = len(imgs)
+    big = _warp_32(_upsample(imgs), np.broadcast_to(np.eye(2), (n, 2, 2)), rng.uniform(-1.5, 1.5, size=(n, 2)))
     # The original scans were binary: a pixel is ink or paper. Re-binarizing the
     # reconstruction at a threshold drawn per scan mimics a different scanner setting; the
     # range sits a little above the midpoint, so strokes come out slightly thinner, which
     # costs clean-trained models 2-5 points, like CIFAR-10 -> CIFAR-10.1 (seed 004, Sec. 1).
-    bitmap = big > rng.uniform(8.0, 10.5)
-    return bitmap.reshape(8, 4, 8, 4).sum(axis=(1, 3)).astype(float)
+    bitmap = big > rng.uniform(8.0, 10.5, size=(n, 1, 1))
+    return bitmap.reshape(n, 8, 4, 8, 4).sum(axis=(2, 4)).astype(float)
 
 
-def _thick(img, rng):
-    size = int(rng.choice([4, 5, 6]))
-    return _downsample(ndimage.grey_dilation(_upsample(img), size=(size, size)))
+def _thick(imgs, rng):
+    sizes = rng.choice([4, 5, 6], size=len(imgs))
+    big = _by_group(_upsample(imgs), sizes, lambda g, k: ndimage.grey_dilation(g, size=(1, k, k)))
+    return _downsample(big)
 
 
-def _thin(img, rng):
-    size = int(rng.choice([4, 5]))
-    return _downsample(ndimage.grey_erosion(_upsample(img), size=(size, size)))
+def _thin(imgs, rng):
+    sizes = rng.choice([4, 5], size=len(imgs))
+    big = _by_group(_upsample(imgs), sizes, lambda g, k: ndimage.grey_erosion(g, size=(1, k, k)))
+    return _downsample(big)
 
 
-def _noise(img, rng):
-    return img + rng.normal(0.0, rng.uniform(2.5, 4.5), size=img.shape)
+def _noise(imgs, rng):
+    sd = rng.uniform(2.5, 4.5, size=(len(imgs), 1, 1))
+    return imgs + sd * rng.normal(size=imgs.shape)
 
 
-def _blur(img, rng):
-    return ndimage.gaussian_filter(img, sigma=rng.uniform(0.5, 0.9), mode="constant")
+def _blur(imgs, rng):
+    sigma = rng.uniform(0.5, 0.9, size=len(imgs))
+    return np.stack([ndimage.gaussian_filter(img, sigma=s, mode="constant") for img, s in zip(imgs, sigma)])
 
 
-def _faded(img, rng):
+def _faded(imgs, rng):
     # Faded ink on grey paper: the strokes lose contrast and the background is no longer 0.
-    contrast = rng.uniform(0.3, 0.5)
-    paper = rng.uniform(2.0, 5.0)
-    return paper + contrast * img
+    contrast = rng.uniform(0.3, 0.5, size=(len(imgs), 1, 1))
+    paper = rng.uniform(2.0, 5.0, size=(len(imgs), 1, 1))
+    return paper + contrast * imgs
 
 
-def _overexposed(img, rng):
-    return np.minimum(MAX_INTENSITY, img * rng.uniform(2.0, 3.5))
+def _overexposed(imgs, rng):
+    return np.minimum(MAX_INTENSITY, imgs * rng.uniform(2.0, 3.5, size=(len(imgs), 1, 1)))
 
 
-def _occlusion(img, rng):
-    out = img.copy()
-    h, w = int(rng.integers(2, 4)), int(rng.integers(3, 5))
-    r, c = int(rng.integers(1, 8 - h)), int(rng.integers(1, 8 - w))
-    out[r : r + h, c : c + w] = 0.0
-    return out
+def _occlusion(imgs, rng):
+    n = len(imgs)
+    h, w = rng.integers(2, 4, size=n), rng.integers(3, 5, size=n)
+    r, c = rng.integers(1, 8 - h), rng.integers(1, 8 - w)
+    rows, cols = np.arange(8)[None, :, None], np.arange(8)[None, None, :]
+    box = (
+        (rows >= r[:, None, None]) & (rows < (r + h)[:, None, None])
+        & (cols >= c[:, None, None]) & (cols < (c + w)[:, None, None])
+    )
+    return np.where(box, 0.0, imgs)
 
 
-def _dust(img, rng):
-    out = img.copy()
-    hit = rng.random(img.shape) < rng.uniform(0.08, 0.14)
-    out[hit] = np.where(rng.random(int(hit.sum())) < 0.5, 0.0, float(MAX_INTENSITY))
-    return out
+def _dust(imgs, rng):
+    rate = rng.uniform(0.08, 0.14, size=(len(imgs), 1, 1))
+    hit = rng.random(imgs.shape) < rate
+    speck = np.where(rng.random(imgs.shape) < 0.5, 0.0, float(MAX_INTENSITY))
+    return np.where(hit, speck, imgs)
 
 
-def _translate(img, rng):
-    angle = rng.uniform(0.0, 2.0 * np.pi)
-    dist = rng.uniform(0.6, 1.1)
-    return _affine_32(img, np.eye(2), offset_8=dist * np.array([np.sin(angle), np.cos(angle)]))
+def _translate(imgs, rng):
+    n = len(imgs)
+    angle = rng.uniform(0.0, 2.0 * np.pi, size=n)
+    dist = rng.uniform(0.6, 1.1, size=n)
+    offsets = dist[:, None] * np.stack([np.sin(angle), np.cos(angle)], -1)
+    return _affine(imgs, np.broadcast_to(np.eye(2), (n, 2, 2)), offsets)
 
 
-def _rotate(img, rng):
-    deg = rng.uniform(10.0, 25.0) * rng.choice([-1.0, 1.0])
-    return _affine_32(img, _rotation(deg))
+def _rotate(imgs, rng):
+    n = len(imgs)
+    return _affine(imgs, _rotations(rng.uniform(10.0, 25.0, size=n) * _signs(rng, n)))
 
 
-def _scale(img, rng):
-    factor = rng.choice([rng.uniform(0.72, 0.85), rng.uniform(1.15, 1.3)])
-    return _affine_32(img, np.eye(2) / factor)
+def _scale(imgs, rng):
+    n = len(imgs)
+    factor = np.where(rng.random(n) < 0.5, rng.uniform(0.72, 0.85, size=n), rng.uniform(1.15, 1.3, size=n))
+    return _affine(imgs, np.eye(2)[None] / factor[:, None, None])
 
 
-def _slant(img, rng):
+def _shears(s):
+    m = np.broadcast_to(np.eye(2), (len(s), 2, 2)).copy()
+    m[:, 1, 0] = s
+    return m
+
+
+def _slant(imgs, rng):
     # Shear along columns as a function of row: an italic hand.
-    s = rng.uniform(0.2, 0.45) * rng.choice([-1.0, 1.0])
-    return _affine_32(img, np.array([[1.0, 0.0], [s, 1.0]]))
+    n = len(imgs)
+    return _affine(imgs, _shears(rng.uniform(0.2, 0.45, size=n) * _signs(rng, n)))
 
 
 _RENDERERS: dict[str, tuple[Domain, Callable]] = {
@@ -202,14 +245,14 @@ DOMAINS: tuple[Domain, ...] = tuple(d for d, _ in _RENDERERS.values())
 def render(images: np.ndarray, domain: str, rng: np.random.Generator) -> np.ndarray:
     """Render ``images`` (N, 8, 8; intensities 0..16) under ``domain``; returns uint8 0..16.
 
-    Per-image parameters (angle, noise level, ...) are drawn from ``rng`` in image order,
-    so the same generator state gives the same rendering.
+    Per-image parameters (angle, noise level, ...) are drawn from ``rng``, so the same
+    generator state gives the same rendering.
     """
     if domain not in _RENDERERS:
         raise KeyError(f"unknown domain {domain!r}")
     _, fn = _RENDERERS[domain]
-    src = np.asarray(images, dtype=float)
-    return np.stack([_quantize(fn(img, rng)) for img in src]) if len(src) else np.zeros((0, 8, 8), np.uint8)
+    src = np.asarray(images, dtype=float).reshape(-1, 8, 8)
+    return _quantize(fn(src, rng)) if len(src) else np.zeros((0, 8, 8), np.uint8)
 
 
 # --- training-time augmentations -----------------------------------------------------
@@ -218,26 +261,31 @@ def render(images: np.ndarray, domain: str, rng: np.random.Generator) -> np.ndar
 # robust to a category without having seen the test renderings themselves.
 
 
-def _aug_shift(img, rng):
-    return _affine_32(img, np.eye(2), offset_8=rng.uniform(-1.0, 1.0, size=2))
+def _aug_shift(imgs, rng):
+    n = len(imgs)
+    return _affine(imgs, np.broadcast_to(np.eye(2), (n, 2, 2)), rng.uniform(-1.0, 1.0, size=(n, 2)))
 
 
-def _aug_rotate(img, rng):
-    return _affine_32(img, _rotation(rng.uniform(-20.0, 20.0)))
+def _aug_rotate(imgs, rng):
+    return _affine(imgs, _rotations(rng.uniform(-20.0, 20.0, size=len(imgs))))
 
 
-def _aug_geometric(img, rng):
-    m = _rotation(rng.uniform(-15.0, 15.0)) @ np.array([[1.0, 0.0], [rng.uniform(-0.3, 0.3), 1.0]])
-    return _affine_32(img, m / rng.uniform(0.8, 1.2), offset_8=rng.uniform(-0.8, 0.8, size=2))
+def _aug_geometric(imgs, rng):
+    n = len(imgs)
+    m = _rotations(rng.uniform(-15.0, 15.0, size=n)) @ _shears(rng.uniform(-0.3, 0.3, size=n))
+    m = m / rng.uniform(0.8, 1.2, size=(n, 1, 1))
+    return _affine(imgs, m, rng.uniform(-0.8, 0.8, size=(n, 2)))
 
 
-def _aug_noise(img, rng):
-    return img + rng.normal(0.0, rng.uniform(1.0, 3.0), size=img.shape)
+def _aug_noise(imgs, rng):
+    return imgs + rng.uniform(1.0, 3.0, size=(len(imgs), 1, 1)) * rng.normal(size=imgs.shape)
 
 
-def _aug_photometric(img, rng):
-    out = rng.uniform(0.0, 3.0) + rng.uniform(0.5, 1.8) * img
-    return ndimage.gaussian_filter(out, sigma=rng.uniform(0.0, 0.6), mode="constant")
+def _aug_photometric(imgs, rng):
+    n = len(imgs)
+    out = rng.uniform(0.0, 3.0, size=(n, 1, 1)) + rng.uniform(0.5, 1.8, size=(n, 1, 1)) * imgs
+    sigma = rng.uniform(0.0, 0.6, size=n)
+    return np.stack([ndimage.gaussian_filter(img, sigma=s, mode="constant") for img, s in zip(out, sigma)])
 
 
 AUGMENTATIONS: dict[str, Callable | None] = {
@@ -253,10 +301,8 @@ AUGMENTATIONS: dict[str, Callable | None] = {
 def augment(images: np.ndarray, name: str, copies: int, rng: np.random.Generator) -> np.ndarray:
     """The originals followed by ``copies`` augmented copies of each (uint8 0..16)."""
     fn = AUGMENTATIONS[name]
-    src = np.asarray(images, dtype=float)
-    if fn is None or copies == 0:
-        return _quantize(src)
+    src = np.asarray(images, dtype=float).reshape(-1, 8, 8)
     parts = [_quantize(src)]
-    for _ in range(copies):
-        parts.append(np.stack([_quantize(fn(img, rng)) for img in src]))
+    if fn is not None:
+        parts += [_quantize(fn(src, rng)) for _ in range(copies)]
     return np.concatenate(parts)
