@@ -75,6 +75,7 @@ def one_model(store_key, src: tuple, tgt: tuple, row: int, eps: float, crit: str
         "n_source": summary.n_source,
         "n_target": summary.n_target,
         "per_run": summary.per_run,
+        "se": {c: summary.standard_error(c) for c in ("matched_acc_source", "matched_acc_target")},
         "reliability": subset_reliability(source, target, summary.matches, bins=10),
         "density": subset_density(source, target, summary.matches, bins=20),
     }
@@ -180,10 +181,16 @@ def show_model_detail(store_key, src, tgt, row, eps, crit, runs, seed, label_suf
     cols[3].metric("Matched acc., target", _fmt(m["matched_acc_target"]))
     cols[4].metric("Fraction unmatched", _fmt(m["fraction_unmatched"]))
     cols[5].metric("Acc. on unmatched", _fmt(m["acc_unmatched"]))
+    se = detail["se"]
+    se_text = (
+        f" Standard error over runs: ±{se['matched_acc_source']:.2%} (matched source), "
+        f"±{se['matched_acc_target']:.2%} (matched target)."
+        if not any(math.isnan(v) for v in se.values()) else ""
+    )
     st.caption(
         f"Model **{detail['model']}**: {detail['n_source']} source and {detail['n_target']} target datapoints; "
-        f"on average {m['n_matched']:.1f} targets matched per run. Matched and unmatched subsets below are "
-        f"pooled over the {runs} runs. Accuracy on the unmatched shows — when every target found a match."
+        f"on average {m['n_matched']:.1f} targets matched per run.{se_text} Matched and unmatched subsets below "
+        f"are pooled over the {runs} runs. Accuracy on the unmatched shows — when every target found a match."
     )
     left, right = st.columns(2)
     with left:

@@ -185,6 +185,10 @@ def test_runs_are_reproducible_and_prefix_stable():
     s = matched_accuracy(src, tgt, eps=0.05, runs=5, seed=4)
     assert s.per_run.shape[0] == 5
     assert s.matched_acc_source == pytest.approx(s.per_run["matched_acc_source"].mean())
+    se = s.per_run["matched_acc_target"].std(ddof=1) / np.sqrt(5)
+    assert s.standard_error("matched_acc_target") == pytest.approx(se)
+    assert s.standard_error("matched_acc_target") > 0
+    assert math.isnan(matched_accuracy(src, tgt, eps=0.05, runs=1).standard_error("matched_acc_source"))
 
 
 @pytest.mark.parametrize(

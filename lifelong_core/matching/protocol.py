@@ -109,6 +109,17 @@ class MatchSummary:
         """One row per run: run, matched accuracies, fraction unmatched, acc. unmatched, n_matched."""
         return pd.DataFrame(self.per_run_columns, columns=list(RUN_COLUMNS))
 
+    def standard_error(self, column: str) -> float:
+        """Standard error over runs of a per-run column (NaN runs skipped; NaN below 2 runs).
+
+        §4 leaves error bars out because these were negligible; this says how small.
+        """
+        values = np.asarray(self.per_run_columns[column], dtype=np.float64)
+        values = values[~np.isnan(values)]
+        if values.size < 2:
+            return float("nan")
+        return float(values.std(ddof=1) / np.sqrt(values.size))
+
     @property
     def acc_diff(self) -> float:
         """Accuracy drop from source to target (the 'accuracy gap' of §4)."""
