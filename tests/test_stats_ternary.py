@@ -44,11 +44,12 @@ def test_static_map_colours_each_corner_by_its_winner(regions):
     ax = fig.axes[0]
     scale = 10
     corners = {"P": (scale / 2, scale * np.sqrt(3) / 2), "Q": (0.0, 0.0), "R": (float(scale), 0.0)}
-    polys = [p for p in ax.patches if hasattr(p, "get_xy") and len(p.get_xy()) >= 4]
-    centres = np.array([p.get_xy()[:-1].mean(axis=0) for p in polys])
+    (hexagons,) = [c for c in ax.collections if len(c.get_paths()) == len(regions.weights)]
+    centres = np.array([path.vertices.mean(axis=0) for path in hexagons.get_paths()])
+    faces = hexagons.get_facecolors()
     for model, corner in corners.items():
-        nearest = polys[int(np.argmin(np.linalg.norm(centres - np.array(corner), axis=1)))]
-        assert np.allclose(nearest.get_facecolor(), to_rgba(colors[model]))
+        nearest = int(np.argmin(np.linalg.norm(centres - np.array(corner), axis=1)))
+        assert np.allclose(faces[nearest], to_rgba(colors[model]))
     fig.canvas.draw()  # python-ternary places its labels when the figure is drawn
     texts = {t.get_text() for t in fig.findobj(matplotlib.text.Text)}
     assert {"top", "left", "right", "top weight", "left weight", "right weight"} <= texts

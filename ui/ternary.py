@@ -12,9 +12,12 @@ so ``x1`` is the bottom-right corner, ``x2`` the top and ``x3`` the bottom left;
 point for weights ``(w0, w1, w2)`` is ``(w2, w0, w1)``. Its bottom axis reads ``x1``,
 the right axis ``x2`` and the left axis ``x3``. The tests check a hand-computed corner.
 
-The static map colours hexagons (python-ternary's ``hexagonal`` heatmap style), one per
-grid point: the ``triangular`` style blends the values of neighbouring points, which is
-meaningless for categorical winners.
+The static map colours one hexagon per grid point, with python-ternary's hexagon
+geometry (``heatmapping.hexagon_coordinates``, the ``hexagonal`` heatmap style): its
+``triangular`` style blends the values of neighbouring points, which is meaningless for
+categorical winners. The hexagons go into one ``PolyCollection`` rather than through
+``tax.heatmap``, which fills them one ``ax.fill`` call at a time (12 s for the 5,151
+points of a 0.01 grid, against well under a second here).
 """
 
 from __future__ import annotations
@@ -66,16 +69,22 @@ def matplotlib_ternary(regions: WeightRegions, title: str = "", colors: dict[str
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
     import ternary
+    from matplotlib.collections import PolyCollection
     from matplotlib.colors import to_rgba
     from matplotlib.patches import Patch
+    from ternary.heatmapping import hexagon_coordinates
 
     colors = colors or default_colors(regions)
     scale = int(round(1.0 / regions.step))
     points = np.rint(ternary_point(regions.weights) * scale).astype(int)
-    data = {(int(p[0]), int(p[1])): to_rgba(colors[w]) for p, w in zip(points, regions.winner)}
     fig, ax = plt.subplots(figsize=(7.2, 6.2))
     fig, tax = ternary.figure(ax=ax, scale=scale)
-    tax.heatmap(data, scale=scale, style="hexagonal", use_rgba=True, colorbar=False)
+    polygons = []
+    for i, j, k in points:
+        hexagon = hexagon_coordinates(i, j, k)
+        polygons.append(np.stack([hexagon[:, 0] + hexagon[:, 1] / 2.0, hexagon[:, 1] * np.sqrt(3) / 2.0], axis=1))
+    face = [to_rgba(colors[w]) for w in regions.winner]
+    ax.add_collection(PolyCollection(polygons, facecolors=face, edgecolors=face, linewidths=0.3))
     tax.boundary(linewidth=1.2)
     c0, c1, c2 = regions.stats.categories
     tax.right_axis_label(f"{c0} weight", offset=0.16, fontsize=11)
