@@ -109,6 +109,9 @@ def check_binary(
             r, c = _first_bad(nan)
             raise InputError(f"{what} file {source} has a missing value (NaN) at {row(r)}, column {c + 1}.")
     if arr.dtype == np.uint8:
+        # A max-reduction needs no temporary; the mask is built only to locate a problem.
+        if arr.size == 0 or arr.max() <= 1:
+            return arr
         bad = arr > 1
     else:
         bad = (arr != 0) & (arr != 1)

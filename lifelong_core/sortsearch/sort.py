@@ -40,7 +40,9 @@ def _order_desc(keys: np.ndarray, ties: str) -> np.ndarray:
 
 def column_sums(block: np.ndarray) -> np.ndarray:
     """Number of ones per column of a dense 0/1 block, as ``int64`` (the dense backend)."""
-    return block.sum(axis=0, dtype=np.int64)
+    # uint16 accumulators cannot overflow below 65,536 rows and are ~3x faster to add.
+    acc = np.uint16 if block.shape[0] < 65536 else np.int64
+    return block.sum(axis=0, dtype=acc).astype(np.int64)
 
 
 def order_from_sums(sums: np.ndarray, ties: str = "stable") -> np.ndarray:
