@@ -126,6 +126,17 @@ def test_bad_options(args, message, three_cats, tmp_path, capsys):
     assert message in capsys.readouterr().err
 
 
+def test_output_folder_must_exist(three_cats, tmp_path, capsys):
+    assert main(["rank", "--counts", str(three_cats), "--out", str(tmp_path / "no" / "ranks.csv")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_weights_needs_two_models(tmp_path, capsys):
+    one = write_counts(tmp_path / "one.csv", [("P", "a", "x", 1, 2), ("P", "b", "y", 1, 2), ("P", "c", "z", 1, 2)])
+    assert main(["weights", "--counts", str(one), "--out", str(tmp_path / "r.csv")]) == 2
+    assert "at least two models" in capsys.readouterr().err
+
+
 def test_module_entry_point_exit_code(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "lifelong_core", "rank", "--counts", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "o.csv")],

@@ -255,3 +255,36 @@ def test_rhat_and_ess_on_known_chains():
     for i in range(1, ar.shape[1]):
         ar[:, i] = 0.9 * ar[:, i - 1] + eps[:, i]
     assert effective_sample_size(ar) == pytest.approx(16000 * 0.1 / 1.9, rel=0.3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 7), st.sampled_from([1, 2, 4, 5, 10]), st.floats(0.0, 1.0), st.integers(0, 2**16))
+def test_weight_regions_agree_with_brute_force(m, per_unit, rho, seed):
+    rng = np.random.default_rng(seed)
+    n = rng.integers(20, 2000, size=(m, 3))
+    t = make_table(rng.binomial(n, rng.random((m, 3))), n, ["a", "b", "c"])
+    reg = weight_regions(category_stats(t), step=1.0 / per_unit, se_mult=1.0, rho=rho)
+    acc = t.accuracy
+    for w, lead, second, diff, se in zip(reg.weights, reg.leader, reg.runner_up, reg.diff, reg.se):
+        score = acc @ w
+        assert score[lead] == pytest.approx(score.max())
+        assert score[second] == pytest.approx(np.sort(score)[-2])
+        assert diff >= 0 and se >= 0
+        v = (acc * (1 - acc) / t.total) @ (w**2)
+        expected = v[lead] + v[second] - 2 * rho * np.sqrt(v[lead] * v[second])
+        assert se == pytest.approx(np.sqrt(max(expected, 0.0)), abs=1e-12)
+    assert len(reg.weights) == (per_unit + 1) * (per_unit + 2) // 2
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 6), st.integers(0, 2**16))
+def test_bootstrap_replicates_are_counts_over_sizes(m, t, seed):
+    rng = np.random.default_rng(seed)
+    n = rng.integers(1, 300, size=(m, t))
+    table = make_table(rng.binomial(n, 0.6), n)
+    boot = bootstrap(table, n_boot=40, seed=seed)
+    assert boot.scores.shape == (40, m, t)
+    k = boot.scores * n
+    assert np.allclose(k, np.round(k)) and (boot.scores >= 0).all() and (boot.scores <= 1).all()
+    board = leaderboard(boot, level=0.9)
+    assert (board["lo"] <= board["mean"] + 1e-12).all() and (board["mean"] <= board["hi"] + 1e-12).all()

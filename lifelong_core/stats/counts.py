@@ -103,10 +103,11 @@ def from_frame(df: pd.DataFrame, source: str = "counts", line_offset: int | None
     row number.
     """
 
+    def loc(i: int) -> str:
+        return f"row {i + 1}" if line_offset is None else f"line {i + line_offset}"
+
     def where(i: int) -> str:
-        if line_offset is None:
-            return f"{source} row {i + 1}"
-        return f"{source} line {i + line_offset}"
+        return f"{source} {loc(i)}"
 
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
@@ -139,7 +140,7 @@ def from_frame(df: pd.DataFrame, source: str = "counts", line_offset: int | None
         if key in first_seen:
             raise InputError(
                 f"{where(i)}: model '{key[0]}' on task '{key[1]}' appears twice "
-                f"(first at {where(first_seen[key]).split(' ', 1)[1]})."
+                f"(first at {loc(first_seen[key])})."
             )
         first_seen[key] = i
 
