@@ -150,3 +150,11 @@ def test_npz_writer_is_byte_reproducible(tmp_path):
     assert (tmp_path / "x.npz").read_bytes() == (tmp_path / "y.npz").read_bytes()
     with np.load(tmp_path / "x.npz", allow_pickle=False) as z:
         assert np.array_equal(z["b"], arrays["b"])
+
+
+def test_committed_domain_table_matches_the_renderers(demo):
+    doms = demo.domains
+    assert doms["domain"].tolist() == [d.name for d in shifts.DOMAINS]
+    assert doms["category"].tolist() == [d.category for d in shifts.DOMAINS]
+    assert doms["description"].tolist() == [d.description for d in shifts.DOMAINS]
+    assert (doms["dataset"] == digits.DATASET).all()

@@ -19,7 +19,7 @@ Domains are grouped into three categories for the task-weighting view of seed 00
 
 ``clean-replication`` imitates CIFAR-10.1 as used in seed 004 (Section 3): *different*
 digits of the same classes, re-digitized through a reconstruction of the original
-pipeline (bicubic 32x32 reconstruction, a sub-pixel offset of the scan grid, binarization,
+pipeline (smooth 32x32 reconstruction, a sub-pixel offset of the scan grid, binarization,
 4x4 block counts). It is meant to be similar but not identical, and slightly harder.
 """
 
@@ -219,7 +219,7 @@ _RENDERERS: dict[str, tuple[Domain, Callable]] = {
             Domain(
                 "clean-replication",
                 "handwriting",
-                "different digits of the same classes re-digitized: bicubic 32x32 "
+                "different digits of the same classes re-digitized: smooth 32x32 "
                 "reconstruction, sub-pixel scan offset, binarization, 4x4 block counts",
             ),
             _replication,
@@ -227,15 +227,15 @@ _RENDERERS: dict[str, tuple[Domain, Callable]] = {
         (Domain("thick-stroke", "handwriting", "strokes dilated by 1-1.5 original pixels (broad pen)"), _thick),
         (Domain("thin-stroke", "handwriting", "strokes eroded by about one original pixel (fine pen)"), _thin),
         (Domain("gaussian-noise", "acquisition", "additive Gaussian sensor noise, sd 2.5-4.5 of 16"), _noise),
-        (Domain("blur", "acquisition", "Gaussian defocus blur, sd 0.7-1.1 pixels"), _blur),
+        (Domain("blur", "acquisition", "Gaussian defocus blur, sd 0.5-0.9 pixels"), _blur),
         (Domain("faded-ink", "acquisition", "contrast 0.3-0.5 on grey paper (background 2-5 of 16)"), _faded),
         (Domain("overexposed", "acquisition", "gain 2-3.5 with saturation at 16"), _overexposed),
         (Domain("occlusion", "acquisition", "a 2-3 x 3-4 pixel rectangle erased"), _occlusion),
         (Domain("dust", "acquisition", "8-14% of pixels replaced by black or white specks"), _dust),
-        (Domain("translate", "geometric", "shifted 1-1.6 pixels in a random direction"), _translate),
-        (Domain("rotate", "geometric", "rotated 15-35 degrees either way"), _rotate),
-        (Domain("scale", "geometric", "shrunk to 60-75% or enlarged to 125-140%"), _scale),
-        (Domain("slant", "geometric", "sheared 0.3-0.55 either way (italic)"), _slant),
+        (Domain("translate", "geometric", "shifted 0.6-1.1 pixels in a random direction"), _translate),
+        (Domain("rotate", "geometric", "rotated 10-25 degrees either way"), _rotate),
+        (Domain("scale", "geometric", "shrunk to 72-85% or enlarged to 115-130%"), _scale),
+        (Domain("slant", "geometric", "sheared 0.2-0.45 either way (italic)"), _slant),
     ]
 }
 
