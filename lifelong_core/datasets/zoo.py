@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -97,11 +97,6 @@ class ModelSpec:
             "seed": self.seed,
         }
         return json.dumps(doc, sort_keys=True)
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        d["params"] = self.hyperparameters
-        return d
 
 
 def _short(v) -> str:
