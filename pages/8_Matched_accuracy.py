@@ -255,8 +255,10 @@ model = st.selectbox("Model", options, index=options.index(model_default) if mod
                      key="match-model")
 
 p1, p2, p3, p4 = st.columns([1, 2, 1, 1])
+eps_url = query_default("eps", 0.005, float)
+eps_url = min(max(eps_url, 0.0), 1.0) if math.isfinite(eps_url) else 0.005
 eps = p1.number_input("ε (probability tolerance)", min_value=0.0, max_value=1.0, step=0.001, format="%.4f",
-                      value=min(max(query_default("eps", 0.005, float), 0.0), 1.0), key="match-eps")
+                      value=eps_url, key="match-eps")
 crit_default = query_default("crit", "label-prob")
 crit_keys = list(CRITERIA)
 crit = p2.radio("Match by", crit_keys, format_func=CRITERIA.get, horizontal=True,

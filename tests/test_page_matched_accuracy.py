@@ -145,3 +145,13 @@ def test_demo_one_model_then_criterion(demo_store):
     assert second["Accuracy, target"] == first["Accuracy, target"]
     per_run = [d.value for d in at.dataframe if "run" in d.value.columns][0]
     assert per_run["run"].tolist() == list(range(10))
+
+
+def test_stale_or_bad_url_values_fall_back(toy_store):
+    at = run_page(eps="nan", runs="many", crit="nope", model="gone", src_dom="nowhere", seed="-3")
+    assert at.number_input(key="match-eps").value == pytest.approx(0.005)
+    assert at.number_input(key="match-runs").value == 10
+    assert at.radio(key="match-crit").value == "label-prob"
+    assert at.selectbox(key="match-model").value == "All models"
+    assert at.multiselect(key="match-src-dom-lifelong-digits").value == ["clean"]
+    assert at.number_input(key="match-seed").value == 0
