@@ -198,6 +198,8 @@ def test_runs_are_reproducible_and_prefix_stable():
         (dict(eps=float("nan")), "epsilon"),
         (dict(runs=0), "runs"),
         (dict(criterion="label"), "criterion"),
+        (dict(runs="ten"), "runs"),
+        (dict(runs=2.5), "runs"),
     ],
 )
 def test_bad_parameters(kwargs, match):

@@ -160,8 +160,13 @@ def check_params(eps: float, criterion: str, runs: int | None = None) -> None:
         raise InputError(
             f"criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}."
         )
-    if runs is not None and (int(runs) != runs or runs < 1):
-        raise InputError(f"runs must be an integer >= 1, got {runs!r}.")
+    if runs is not None:
+        try:
+            whole = int(runs) == runs
+        except (TypeError, ValueError):
+            whole = False
+        if not whole or runs < 1:
+            raise InputError(f"runs must be an integer >= 1, got {runs!r}.")
 
 
 # ------------------------------------------------------------------ candidate windows
@@ -190,11 +195,14 @@ def _windows(source: Predictions, target: Predictions, eps: float, criterion: st
     tgt_groups, inverse = np.unique(g_tgt, return_inverse=True)
     seg_start = np.searchsorted(gs, tgt_groups, side="left")
     seg_end = np.searchsorted(gs, tgt_groups, side="right")
+    # Targets grouped by label once (not one scan of all targets per label).
+    by_group = np.argsort(inverse, kind="stable")
+    cuts = np.searchsorted(inverse[by_group], np.arange(len(tgt_groups) + 1))
     for k in range(len(tgt_groups)):
         a, b = int(seg_start[k]), int(seg_end[k])
-        members = np.flatnonzero(inverse == k)
         if a == b:  # no source datapoint with this predicted label: empty window
             continue
+        members = by_group[cuts[k]:cuts[k + 1]]
         pt = target.p[members]
         # Candidates: p_t <= p_s + eps (from lo on) and p_s - eps <= p_t (before hi).
         lo[members] = a + np.searchsorted(upper[a:b], pt, side="left")
