@@ -28,6 +28,13 @@ def test_reads_a_good_file(tmp_path):
         pr.p[0] = 0.1  # results cannot drift from their input
 
 
+def test_spreadsheet_exports_with_bom_and_crlf(tmp_path):
+    path = tmp_path / "S.csv"
+    path.write_bytes("\ufeffy,y_pred,p\r\n1,1,0.5\r\n0,1,0.75\r\n".encode("utf-8"))
+    pr = read_predictions_csv(path)
+    assert pr.y.tolist() == [1, 0] and pr.p.tolist() == [0.5, 0.75]
+
+
 def test_float_written_integer_labels_are_accepted(tmp_path):
     pr = read_predictions_csv(write(tmp_path, "y,y_pred,p\n1.0,2.0,0.5\n"))
     assert pr.y.tolist() == [1] and pr.y_pred.tolist() == [2]

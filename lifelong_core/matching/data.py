@@ -118,7 +118,7 @@ def read_predictions_csv(path: str | Path) -> Predictions:
         raise InputError(f"{path}: no such file.")
     try:
         # Strings first, so that a bad cell can be reported exactly as written.
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, encoding="utf-8-sig")
     except pd.errors.EmptyDataError:
         raise InputError(f"{name} is empty; expected a header y,y_pred,p and one row per datapoint.") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
