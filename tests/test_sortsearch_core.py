@@ -53,6 +53,7 @@ def test_theorem21_paper_example():
     assert mae(a, printed) == pytest.approx(1.0)
 
 
+@settings(deadline=None)
 @given(binary_rows)
 def test_theorem21_bound_holds(a):
     a = np.array(a)
@@ -148,6 +149,7 @@ def test_uniform_positions_reference_rule(n, k, expected):
     assert uniform_positions(n, k).tolist() == expected
 
 
+@settings(deadline=None)
 @given(st.integers(1, 500), st.data())
 def test_uniform_positions_exactly_k_sorted_in_range(n, data):
     k = data.draw(st.integers(1, n))
@@ -164,7 +166,7 @@ def test_random_positions_seeded_and_budget_checked():
             uniform_positions(100, bad)
 
 
-@settings(max_examples=200)
+@settings(max_examples=150, deadline=None)
 @given(binary_rows)
 def test_dp_search_is_optimal_against_brute_force(y):
     y = np.array(y)
@@ -199,7 +201,7 @@ def test_midpoint_rule_hand_checked():
     assert rule_thresholds("midpoint", p, obs, 10).tolist() == [4, 0, 10]
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 @given(binary_rows)
 def test_midpoint_at_full_budget_is_the_dp_optimum(y):
     y = np.array(y, dtype=np.uint8)
@@ -211,7 +213,7 @@ def test_midpoint_at_full_budget_is_the_dp_optimum(y):
 # --- decomposition (§4.5) --------------------------------------------------------------
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 @given(binary_rows, st.data())
 def test_decomposition_bounds(y, data):
     y = np.array(y, dtype=np.uint8)
