@@ -60,18 +60,29 @@ def outcome(run, n_tgt):
     return tuple(res)
 
 
+# Ties and exact window edges (0.5 + 0.05 <= 0.55 and 0.6 - 0.05 <= 0.55 both hold in
+# float64): every window then spans several equal probabilities and both neighbours.
+TIES_SRC = [(0, 0, 0.5), (1, 0, 0.5), (0, 1, 0.5), (1, 1, 0.6), (0, 0, 0.6)]
+TIES_TGT = [(0, 0, 0.5), (1, 0, 0.55), (0, 1, 0.5), (1, 1, 0.6), (0, 0, 0.5)]
+INSTANCES = {"overlapping": (SRC, TGT, EPS), "ties": (TIES_SRC, TIES_TGT, 0.05)}
+
+
 @pytest.mark.parametrize("criterion", ["label-prob", "prob"])
-def test_both_implementations_fit_the_exact_distribution(criterion):
-    src, tgt = preds(SRC), preds(TGT)
-    exact = exact_distribution(SRC, TGT, EPS, criterion)
+@pytest.mark.parametrize("instance", sorted(INSTANCES))
+def test_both_implementations_fit_the_exact_distribution(instance, criterion):
+    src_rows, tgt_rows, eps = INSTANCES[instance]
+    src, tgt = preds(src_rows), preds(tgt_rows)
+    exact = exact_distribution(src_rows, tgt_rows, eps, criterion)
     assert sum(exact.values()) == 1
-    assert len(exact) >= 4 and len(set(exact.values())) >= 2  # random, and not uniform
+    assert len(exact) >= 4  # the instance really is random
+    if instance == "overlapping":
+        assert len(set(exact.values())) >= 2  # and not uniform, so symmetry cannot pass it
     support = sorted(exact)
     expected = np.array([float(exact[o]) for o in support])
     n = 4000
-    fast = Counter(outcome(r, len(TGT)) for r in match_runs(src, tgt, eps=EPS, criterion=criterion, runs=n, seed=123))
+    fast = Counter(outcome(r, len(tgt)) for r in match_runs(src, tgt, eps=eps, criterion=criterion, runs=n, seed=123))
     rng = np.random.default_rng(456)
-    ref = Counter(outcome(match_reference(src, tgt, EPS, criterion, rng), len(TGT)) for _ in range(n))
+    ref = Counter(outcome(match_reference(src, tgt, eps, criterion, rng), len(tgt)) for _ in range(n))
     for counts in (fast, ref):
         assert set(counts) <= set(support)  # never an impossible outcome
         observed = np.array([counts.get(o, 0) for o in support])
