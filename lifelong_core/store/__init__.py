@@ -20,9 +20,10 @@ Layout (format version 1)
               ``correct`` packed with ``np.packbits(bitorder="little")``; ``known`` is NULL
               when every entry of the row is recorded, else a packed mask of which are.
               Unrecorded entries have correct bit 0.
-``extras``    model_idx, sample_idx, confidence, predicted, true_prob (DOUBLE, INTEGER,
-              DOUBLE, so imported values come back exactly): a long table, one
-              row per entry that has any extra (DuckDB compresses it column-wise).
+``extras``    model_idx, block_id, confidence DOUBLE[], predicted INTEGER[], true_prob
+              DOUBLE[]: one row per model per block that has any extra, one list per
+              field of the block's length (NULL list: field absent from the row; NULL
+              element: entry without it). Doubles, so imported values come back exactly.
 ``log``       one row per import: when, action, source, new models, new samples,
               entries written, checksum of the input.
 ``predictions`` (view) the long format model, sample, correct, confidence, predicted,
@@ -31,9 +32,9 @@ Layout (format version 1)
 Growth without rewriting: new models add rows to ``bits``; new samples add blocks. A row
 is replaced only when an import fills in entries of that very (model, block) that were
 unrecorded before. Paper scale (31,250 models x 1.7M samples): 27 blocks x 31,250 rows of
-8 KiB = 6.6 GB of bits. ``extras`` is a long table and is meant for demo scale (hundreds
-of models x tens of thousands of samples, ~10 bytes per entry after compression); at
-paper scale it would need ~0.5 TB and is not supported.
+8 KiB = 6.6 GB of bits. ``extras`` costs up to 20 bytes per entry before DuckDB's
+compression, so it is meant for demo scale (hundreds of models x tens of thousands of
+samples); at paper scale it would need ~1 TB and is not supported.
 
 Lock story
 ----------

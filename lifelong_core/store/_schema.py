@@ -39,8 +39,8 @@ CREATE TABLE blocks (block_id INTEGER PRIMARY KEY, start BIGINT NOT NULL, length
 CREATE TABLE bits (
     model_idx INTEGER NOT NULL, block_id INTEGER NOT NULL, correct BLOB NOT NULL, known BLOB);
 CREATE TABLE extras (
-    model_idx INTEGER NOT NULL, sample_idx INTEGER NOT NULL,
-    confidence DOUBLE, predicted INTEGER, true_prob DOUBLE);
+    model_idx INTEGER NOT NULL, block_id INTEGER NOT NULL,
+    confidence DOUBLE[], predicted INTEGER[], true_prob DOUBLE[]);
 CREATE TABLE log (
     log_id INTEGER PRIMARY KEY, added_at TIMESTAMP NOT NULL, action VARCHAR NOT NULL,
     source VARCHAR NOT NULL, new_models INTEGER NOT NULL, new_samples INTEGER NOT NULL,
@@ -48,7 +48,8 @@ CREATE TABLE log (
 CREATE VIEW predictions AS
     SELECT m.model_id AS model, s.sample_id AS sample, b.model_idx, s.sample_idx,
            get_bit(b.correct::BIT, (8 * (j // 8) + 7 - j % 8)::INTEGER)::UTINYINT AS correct,
-           e.confidence, e.predicted, e.true_prob,
+           e.confidence[r.j + 1] AS confidence, e.predicted[r.j + 1] AS predicted,
+           e.true_prob[r.j + 1] AS true_prob,
            s.label, s.dataset, s.domain, d.category, s.split
     FROM bits b
     JOIN blocks k USING (block_id)
@@ -56,6 +57,6 @@ CREATE VIEW predictions AS
     JOIN samples s ON s.sample_idx = k.start + r.j
     JOIN models m ON m.model_idx = b.model_idx
     JOIN domains d ON d.dataset = s.dataset AND d.domain = s.domain
-    LEFT JOIN extras e ON e.model_idx = b.model_idx AND e.sample_idx = s.sample_idx
+    LEFT JOIN extras e ON e.model_idx = b.model_idx AND e.block_id = b.block_id
     WHERE b.known IS NULL OR get_bit(b.known::BIT, (8 * (j // 8) + 7 - j % 8)::INTEGER) = 1;
 """

@@ -45,7 +45,7 @@ def _lock_holder(message: str) -> str:
 
 def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
-        return duckdb.connect(str(path), read_only=read_only)
+        con = duckdb.connect(str(path), read_only=read_only)
     except duckdb.IOException as exc:
         msg = str(exc)
         if "lock" in msg.lower():
@@ -65,20 +65,24 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
         ) from None
     except duckdb.Error as exc:
         raise InputError(f"{path} is not a DuckDB store file ({str(exc).splitlines()[0]}).") from None
+    # No progress bar: DuckDB would draw it on stdout, inside command output. Cursors
+    # inherit the setting.
+    con.execute("SET enable_progress_bar = false")
+    return con
 
 
 @dataclass
 class _BlockTask:
-    """What one import does to one block: built lazily so that packing of brand-new
-    blocks happens inside the write, while merges with existing rows (which can fail
-    validation) are computed before it."""
+    """What one import does to one block. ``build`` runs inside the write (so packing of
+    brand-new blocks costs no memory up front); merges with existing rows, which can fail
+    validation, are computed before the write and only wrapped here."""
 
     block_id: int
-    start: int
-    length: int
-    # Ready rows: (model_idx int32, correct packed, known packed or None per row set).
-    build: Callable[[], list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]]
-    delete_models: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    # -> (bits rows [(model_idx, correct packed, known packed or None)],
+    #     extras rows [(model_idx, {field: (values (r, L), recorded (r, L) or None)})])
+    build: Callable[[], tuple[list, list]]
+    delete_bits: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    delete_extras: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
 
 
 @dataclass
@@ -92,7 +96,6 @@ class _Plan:
     samples: pd.DataFrame
     blocks: pd.DataFrame
     tasks: list[_BlockTask]
-    extras: pa.Table | None
     entries: int
 
 
@@ -264,8 +267,8 @@ class Store:
             raise InputError(f"Sample index {int(idx[bad][0])} is outside the store's 0..{self.n_samples - 1}.")
         return idx
 
-    def _fetch(self, models: np.ndarray, block_ids: np.ndarray | None, columns=("correct", "known")):
-        """Blob rows of the wanted models, grouped by block.
+    def _fetch(self, models: np.ndarray, block_ids: np.ndarray | None, columns=("correct", "known"), table: str = "bits"):
+        """Rows of ``bits`` (or ``extras``) for the wanted models, grouped by block.
 
         Returns {block_id: (model_idx int64 sorted, {column: pyarrow array})}.
         """
@@ -279,7 +282,7 @@ class Store:
             cond.append(f"block_id IN ({','.join(str(int(b)) for b in block_ids) or 'NULL'})")
         where = f"WHERE {' AND '.join(cond)}" if cond else ""
         tbl = cur.sql(
-            f"SELECT block_id, model_idx, {', '.join(columns)} FROM bits {where} ORDER BY block_id, model_idx"
+            f"SELECT block_id, model_idx, {', '.join(columns)} FROM {table} {where} ORDER BY block_id, model_idx"
         ).to_arrow_table()
         out = {}
         if tbl.num_rows == 0:
@@ -413,6 +416,33 @@ class Store:
             raise InputError(f"Unknown extra field {field!r}; known fields are {', '.join(EXTRA_FIELDS)}.")
         return self._cur().execute(f"SELECT count(*) FROM (SELECT 1 FROM extras WHERE {field} IS NOT NULL LIMIT 1)").fetchone()[0] > 0
 
+    def _extras_block(self, fetched, block_id: int, length: int, models: np.ndarray, fields) -> dict:
+        """field -> (values (len(models), length), recorded mask) of one block."""
+        out = {}
+        got = fetched.get(block_id)
+        for f in fields:
+            vals = np.zeros((len(models), length), dtype=np.int32 if f == "predicted" else np.float64)
+            have = np.zeros((len(models), length), dtype=bool)
+            if got is not None:
+                midx, cols = got
+                pos = np.minimum(np.searchsorted(midx, models), len(midx) - 1)
+                hit = midx[pos] == models
+                lists = cols[f]
+                valid = np.asarray(lists.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+                rows_with = np.flatnonzero(valid)  # rows of this block's slice that hold the field
+                if len(rows_with):
+                    flat = lists.flatten()
+                    data = np.asarray(flat.fill_null(0).to_numpy(zero_copy_only=False)).reshape(len(rows_with), length)
+                    rec = (np.ones(data.shape, dtype=bool) if flat.null_count == 0 else
+                           np.asarray(flat.is_valid().to_numpy(zero_copy_only=False), dtype=bool).reshape(data.shape))
+                    slot = np.full(len(midx), -1, dtype=np.int64)
+                    slot[rows_with] = np.arange(len(rows_with))
+                    take = np.flatnonzero(hit & (slot[pos] >= 0))
+                    vals[take] = data[slot[pos[take]]]
+                    have[take] = rec[slot[pos[take]]]
+            out[f] = (vals, have)
+        return out
+
     def extras_partial(self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS) -> dict:
         """Like :meth:`extras` but never raises on gaps: field -> (values, recorded mask).
 
@@ -425,40 +455,22 @@ class Store:
         m = self._model_index(models)
         s = self._sample_index(samples)
         n = self.n_samples if s is None else len(s)
-        um = np.unique(m)
-        cur = self._cur()
-        cur.register("_want_m", pa.table({"m": pa.array(um.astype(np.int32))}))
-        cond = "model_idx IN (SELECT m FROM _want_m)"
-        us = None
-        if s is not None:
-            us = np.unique(s)
-            cur.register("_want_s", pa.table({"s": pa.array(us.astype(np.int32))}))
-            cond += " AND sample_idx IN (SELECT s FROM _want_s)"
-        got = cur.sql(f"SELECT model_idx, sample_idx, {', '.join(fields)} FROM extras WHERE {cond}").fetchnumpy()
-        # Scatter into (unique models x unique samples), then gather the requested order,
-        # which may repeat indices.
-        r = np.searchsorted(um, np.asarray(got["model_idx"], dtype=np.int64))
-        c = np.asarray(got["sample_idx"], dtype=np.int64)
-        width = self.n_samples
-        if us is not None:
-            c = np.searchsorted(us, c)
-            width = len(us)
-        rows = np.searchsorted(um, m)
-        cols = None if s is None else np.searchsorted(us, s)
-        out = {}
-        for f in fields:
-            col = got[f]
-            mask = np.ma.getmaskarray(col) if isinstance(col, np.ma.MaskedArray) else np.zeros(len(r), dtype=bool)
-            data = np.ma.getdata(col)
-            arr = np.zeros((len(um), width), dtype=np.int32 if f == "predicted" else np.float64)
-            have = np.zeros((len(um), width), dtype=bool)
-            ok = ~mask
-            arr[r[ok], c[ok]] = data[ok]
-            have[r[ok], c[ok]] = True
-            arr, have = arr[rows], have[rows]
-            if cols is not None:
-                arr, have = arr[:, cols], have[:, cols]
-            out[f] = (arr, have)
+        out = {f: (np.zeros((len(m), n), dtype=np.int32 if f == "predicted" else np.float64),
+                   np.zeros((len(m), n), dtype=bool)) for f in fields}
+        if len(m) == 0 or n == 0 or not fields:
+            return out
+        blocks = self._blocks_for(s)
+        fetched = self._fetch(m, np.array([b[0] for b in blocks]), columns=fields, table="extras")
+        for block_id, start, length in blocks:
+            got = self._extras_block(fetched, int(block_id), int(length), m, fields)
+            if s is None:
+                sl = slice(int(start), int(start + length))
+                for f, (v, h) in got.items():
+                    out[f][0][:, sl], out[f][1][:, sl] = v, h
+            else:
+                cols = np.flatnonzero((s >= start) & (s < start + length))
+                for f, (v, h) in got.items():
+                    out[f][0][:, cols], out[f][1][:, cols] = v[:, s[cols] - start], h[:, s[cols] - start]
         return out
 
     def extras(self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS) -> dict[str, np.ndarray]:
@@ -679,20 +691,14 @@ class Store:
             "SELECT model_idx, model_id, name, family, release_order, metadata, estimated FROM models "
             "WHERE model_id IN (SELECT model_id FROM _in_models)"
         ).df()
-        known = old.set_index("model_id")
         idx = np.full(len(mdl), -1, dtype=np.int64)
-        for i, mid in enumerate(mdl["model_id"]):
-            if mid in known.index:
-                row = known.loc[mid]
-                idx[i] = int(row["model_idx"])
-                for c in ("name", "family", "release_order", "metadata", "estimated"):
-                    if c in mdl:
-                        new, was = mdl[c].iloc[i], row[c]
-                        if not _same(new, was):
-                            raise InputError(
-                                f"{source}: model {mid!r} is already in the store with {c} {_show(was)}, "
-                                f"but this import gives {_show(new)}."
-                            )
+        if len(old):
+            at = pd.Series(np.arange(len(mdl)), index=mdl["model_id"].to_numpy(dtype=object)).loc[old["model_id"]].to_numpy()
+            idx[at] = old["model_idx"].to_numpy(dtype=np.int64)
+            for c in ("name", "family", "release_order", "metadata", "estimated"):
+                if c in mdl:
+                    _check_same(mdl[c].to_numpy(dtype=object)[at], old[c].to_numpy(dtype=object),
+                                old["model_id"], "model", c, source)
         fresh = idx < 0
         idx[fresh] = self.n_models + np.arange(int(fresh.sum()))
         new = mdl[fresh].reset_index(drop=True)
@@ -719,16 +725,9 @@ class Store:
             at = pos.loc[old["sample_id"]].to_numpy()
             idx[at] = old["sample_idx"].to_numpy(dtype=np.int64)
             for c in ("dataset", "domain", "category", "label", "split", "meta"):
-                if c not in smp:
-                    continue
-                new_v = smp[c].to_numpy(dtype=object)[at]
-                old_v = old[c].to_numpy(dtype=object)
-                for j in range(len(at)):
-                    if not _same(new_v[j], old_v[j]):
-                        raise InputError(
-                            f"{source}: sample {old['sample_id'].iloc[j]!r} is already in the store with {c} "
-                            f"{_show(old_v[j])}, but this import gives {_show(new_v[j])}."
-                        )
+                if c in smp:
+                    _check_same(smp[c].to_numpy(dtype=object)[at], old[c].to_numpy(dtype=object),
+                                old["sample_id"], "sample", c, source)
         fresh = idx < 0
         n_new = int(fresh.sum())
         idx[fresh] = self.n_samples + np.arange(n_new)
@@ -790,11 +789,11 @@ class Store:
         )
 
     def _merge(self, block_id: int, length: int, models: np.ndarray, vals: np.ndarray, known_new: np.ndarray,
-               extras_new: dict, source: str):
+               ext_new: dict, source: str):
         """Merge incoming dense rows of one existing block with what is stored there.
 
-        Returns (task or None, keep mask of incoming entries that are new). Raises on a
-        conflicting value; entries already recorded identically are dropped.
+        Returns (task or None, mask of incoming entries that are new). Raises on a
+        conflicting value; entries already recorded identically are dropped, not rewritten.
         """
         fetched = self._fetch(models, np.array([block_id]))
         old_v, old_k = self._block_rows(fetched, block_id, length, models)
@@ -803,30 +802,52 @@ class Store:
             clash = both & (old_v != vals)
             if clash.any():
                 r, c = np.unravel_index(int(np.argmax(clash)), clash.shape)
-                self._raise_conflict(int(models[r]), block_id, int(c), f"correct {int(old_v[r, c])}", f"correct {int(vals[r, c])}", source)
-            if extras_new:
-                self._check_extras_overlap(block_id, models, both, extras_new, source)
+                self._raise_conflict(int(models[r]), block_id, int(c), f"correct {int(old_v[r, c])}",
+                                     f"correct {int(vals[r, c])}", source)
+        old_ext = {}
+        if ext_new:
+            ex_fetched = self._fetch(models, np.array([block_id]), columns=EXTRA_FIELDS, table="extras")
+            old_ext = self._extras_block(ex_fetched, block_id, length, models, EXTRA_FIELDS)
+            for f, new in ext_new.items():
+                ov, oh = old_ext[f]
+                bad = both & (~oh | (ov != new))
+                if bad.any():
+                    r, c = np.unravel_index(int(np.argmax(bad)), bad.shape)
+                    was = f"{f} {ov[r, c].item()!r}" if oh[r, c] else f"no {f}"
+                    self._raise_conflict(int(models[r]), block_id, int(c), was, f"{f} {new[r, c].item()!r}", source)
         fresh = known_new & ~old_k
         rows = np.flatnonzero(fresh.any(axis=1))
         if len(rows) == 0:
             return None, fresh
         final_v = (old_v[rows] | (vals[rows] & fresh[rows])).astype(np.uint8)
         final_k = old_k[rows] | known_new[rows]
-        had = np.zeros(len(models), dtype=bool)
-        if block_id in fetched:
-            had = np.isin(models, fetched[block_id][0])
+        had_bits = np.isin(models[rows], fetched[block_id][0]) if block_id in fetched else np.zeros(len(rows), bool)
         mid = models[rows].astype(np.int32)
         full = final_k.all(axis=1)
+        ext_rows = {}
+        delete_extras = np.zeros(0, np.int32)
+        if ext_new:
+            # A rewritten extras row keeps the fields this import does not carry.
+            for f in EXTRA_FIELDS:
+                ov, oh = old_ext[f]
+                if f in ext_new:
+                    fr = fresh[rows]
+                    ext_rows[f] = (np.where(fr, ext_new[f][rows], ov[rows]), oh[rows] | fr)
+                else:
+                    ext_rows[f] = (ov[rows], oh[rows])
+            had = ex_fetched.get(block_id)
+            if had is not None:
+                delete_extras = mid[np.isin(mid, had[0])]
 
         def build():
-            out = []
+            bits = []
             if full.any():
-                out.append((mid[full], _bits.pack_rows(final_v[full]), None))
+                bits.append((mid[full], _bits.pack_rows(final_v[full]), None))
             if (~full).any():
-                out.append((mid[~full], _bits.pack_rows(final_v[~full]), _bits.pack_rows(final_k[~full])))
-            return out
+                bits.append((mid[~full], _bits.pack_rows(final_v[~full]), _bits.pack_rows(final_k[~full])))
+            return bits, ([(mid, ext_rows)] if ext_rows else [])
 
-        return _BlockTask(block_id, 0, length, build, delete_models=models[rows][had[rows]].astype(np.int32)), fresh
+        return _BlockTask(block_id, build, delete_bits=mid[had_bits], delete_extras=delete_extras), fresh
 
     def _raise_conflict(self, model_idx: int, block_id: int, offset: int, old: str, new: str, source: str):
         start = int(self._blocks["start"][self._blocks["block_id"] == block_id][0])
@@ -836,33 +857,11 @@ class Store:
             f"{source}: the store already records model {mid!r} on sample {sid!r} with {old}, but this import gives {new}."
         )
 
-    def _check_extras_overlap(self, block_id: int, models: np.ndarray, both: np.ndarray, extras_new: dict, source: str):
-        start = int(self._blocks["start"][self._blocks["block_id"] == block_id][0])
-        r, c = np.nonzero(both)
-        cur = self._cur()
-        cur.register("_pairs", pa.table({"m": pa.array(models[r].astype(np.int32)), "s": pa.array((start + c).astype(np.int32)),
-                                         "r": pa.array(r.astype(np.int64)), "c": pa.array(c.astype(np.int64))}))
-        fields = list(extras_new)
-        got = cur.sql(
-            f"SELECT p.r, p.c, {', '.join('e.' + f for f in fields)} FROM _pairs p LEFT JOIN extras e "
-            "ON e.model_idx = p.m AND e.sample_idx = p.s"
-        ).df()
-        for f in fields:
-            new = extras_new[f][got["r"].to_numpy(), got["c"].to_numpy()]
-            old = got[f].to_numpy(dtype=np.float64, na_value=np.nan)
-            bad = ~(old == new.astype(np.float64))
-            if bad.any():
-                j = int(np.argmax(bad))
-                rr, cc = int(got["r"].iloc[j]), int(got["c"].iloc[j])
-                was = f"no {f}" if np.isnan(old[j]) else f"{f} {float(old[j])!r}"
-                self._raise_conflict(int(models[rr]), block_id, cc, was, f"{f} {new[j].item()!r}", source)
-
     def _plan_dense(self, action, source, checksum, model_idx, sample_idx, arr, ext, new_models, new_samples,
                     new_domains, new_datasets, new_blocks) -> _Plan:
         ids, starts, lengths, n_old = self._all_blocks(new_blocks)
         blk = np.searchsorted(starts, sample_idx, side="right") - 1
         tasks: list[_BlockTask] = []
-        extras_parts = []
         entries = 0
         m32 = model_idx.astype(np.int32)
         for b in np.unique(blk):
@@ -871,22 +870,26 @@ class Store:
             offs = sample_idx[cols] - start
             if b >= n_old:
                 # A brand-new block: nothing to merge with; pack during the write.
-                contiguous = len(cols) == length and np.all(np.diff(cols) == 1) and np.all(offs == np.arange(length))
+                contiguous = len(cols) == length and bool(np.all(np.diff(cols) == 1)) and bool(np.all(offs == np.arange(length)))
 
                 def build(cols=cols, offs=offs, length=length, contiguous=contiguous):
-                    if contiguous:
-                        dense = arr[:, cols[0] : cols[0] + length]
-                    else:
-                        dense = np.zeros((arr.shape[0], length), dtype=np.uint8)
-                        dense[:, offs] = arr[:, cols]
-                    return [(m32, _bits.pack_rows(dense), None)]
+                    def place(a):
+                        if contiguous:
+                            return a[:, cols[0] : cols[0] + length]
+                        out = np.zeros((a.shape[0], length), dtype=a.dtype)
+                        out[:, offs] = a[:, cols]
+                        return out
 
-                tasks.append(_BlockTask(block_id, start, length, build))
+                    have = None
+                    if not contiguous:
+                        have = np.zeros((arr.shape[0], length), dtype=bool)
+                        have[:, offs] = True
+                    known = None if have is None or have.all() else _bits.pack_rows(have)
+                    ext_rows = [(m32, {f: (place(v), have) for f, v in ext.items()})] if ext else []
+                    return [(m32, _bits.pack_rows(place(arr)), known)], ext_rows
+
+                tasks.append(_BlockTask(block_id, build))
                 entries += arr.shape[0] * len(cols)
-                if ext:
-                    extras_parts.append(_extras_table(
-                        np.repeat(model_idx, len(cols)), np.tile(sample_idx[cols], len(model_idx)),
-                        {f: v[:, cols].ravel() for f, v in ext.items()}))
                 continue
             vals = np.zeros((len(model_idx), length), dtype=np.uint8)
             known = np.zeros((len(model_idx), length), dtype=bool)
@@ -899,25 +902,18 @@ class Store:
                 ext_b[f] = e
             task, fresh = self._merge(block_id, length, model_idx, vals, known, ext_b, source)
             if task is not None:
-                task.start = start
                 tasks.append(task)
-            r, c = np.nonzero(fresh)
-            entries += len(r)
-            if ext and len(r):
-                extras_parts.append(_extras_table(model_idx[r], start + c, {f: v[r, c] for f, v in ext_b.items()}))
-        return _Plan(action, source, checksum, new_datasets, new_domains, new_models, new_samples, new_blocks, tasks,
-                     pa.concat_tables(extras_parts) if extras_parts else None, entries)
+            entries += int(fresh.sum())
+        return _Plan(action, source, checksum, new_datasets, new_domains, new_models, new_samples, new_blocks, tasks, entries)
 
     def _plan_sparse(self, action, source, checksum, model_idx, sample_idx, entries: Entries, new_models, new_samples,
                      new_domains, new_datasets, new_blocks) -> _Plan:
         ids, starts, lengths, n_old = self._all_blocks(new_blocks)
         blk = np.searchsorted(starts, sample_idx, side="right") - 1
         order = np.lexsort((model_idx, blk))
-        blk_s = blk[order]
         tasks: list[_BlockTask] = []
-        extras_parts = []
         n_entries = 0
-        bounds = np.flatnonzero(np.diff(blk_s)) + 1
+        bounds = np.flatnonzero(np.diff(blk[order])) + 1
         for part in np.split(order, bounds):
             b = int(blk[part[0]])
             start, length, block_id = int(starts[b]), int(lengths[b]), int(ids[b])
@@ -933,30 +929,25 @@ class Store:
                 e[inv, offs] = v[part]
                 ext_b[f] = e
             if b >= n_old:
-                full = known.all(axis=1)
                 m32 = mods.astype(np.int32)
 
-                def build(vals=vals, known=known, full=full, m32=m32):
-                    out = []
+                def build(vals=vals, known=known, m32=m32, ext_b=ext_b):
+                    full = known.all(axis=1)
+                    bits = []
                     if full.any():
-                        out.append((m32[full], _bits.pack_rows(vals[full]), None))
+                        bits.append((m32[full], _bits.pack_rows(vals[full]), None))
                     if (~full).any():
-                        out.append((m32[~full], _bits.pack_rows(vals[~full]), _bits.pack_rows(known[~full])))
-                    return out
+                        bits.append((m32[~full], _bits.pack_rows(vals[~full]), _bits.pack_rows(known[~full])))
+                    return bits, ([(m32, {f: (v, known) for f, v in ext_b.items()})] if ext_b else [])
 
-                tasks.append(_BlockTask(block_id, start, length, build))
-                fresh = known
+                tasks.append(_BlockTask(block_id, build))
+                n_entries += len(part)
             else:
                 task, fresh = self._merge(block_id, length, mods, vals, known, ext_b, source)
                 if task is not None:
-                    task.start = start
                     tasks.append(task)
-            r, c = np.nonzero(fresh)
-            n_entries += len(r)
-            if ext_b and len(r):
-                extras_parts.append(_extras_table(mods[r], start + c, {f: v[r, c] for f, v in ext_b.items()}))
-        return _Plan(action, source, checksum, new_datasets, new_domains, new_models, new_samples, new_blocks, tasks,
-                     pa.concat_tables(extras_parts) if extras_parts else None, n_entries)
+                n_entries += int(fresh.sum())
+        return _Plan(action, source, checksum, new_datasets, new_domains, new_models, new_samples, new_blocks, tasks, n_entries)
 
     def _write(self, plan: _Plan, progress: Progress | None) -> dict:
         """Apply a validated plan in ONE DuckDB transaction; roll back on any failure."""
@@ -973,6 +964,12 @@ class Store:
                     con.execute(f"INSERT INTO {table} SELECT {columns} FROM _put")
                     con.unregister("_put")
 
+                def delete(table: str, block_id: int, models: np.ndarray):
+                    if len(models):
+                        con.register("_del", pa.table({"m": pa.array(models.astype(np.int32))}))
+                        con.execute(f"DELETE FROM {table} WHERE block_id = {block_id} AND model_idx IN (SELECT m FROM _del)")
+                        con.unregister("_del")
+
                 ds = plan.datasets.assign(description="", synthetic=False, source=plan.source, added_at=now)
                 put("datasets", ds, "dataset, description, synthetic, source, added_at")
                 put("domains", plan.domains.assign(added_at=now), "dataset, domain, category, added_at")
@@ -982,22 +979,20 @@ class Store:
                     "sample_idx, sample_id, dataset, domain, label, split, meta, added_at")
                 put("blocks", plan.blocks, "block_id, start, length")
                 for i, task in enumerate(plan.tasks):
-                    if len(task.delete_models):
-                        con.register("_del", pa.table({"m": pa.array(task.delete_models)}))
-                        con.execute(f"DELETE FROM bits WHERE block_id = {task.block_id} AND model_idx IN (SELECT m FROM _del)")
-                        con.unregister("_del")
-                    for midx, correct, known in task.build():
-                        tbl = pa.table({
+                    delete("bits", task.block_id, task.delete_bits)
+                    delete("extras", task.block_id, task.delete_extras)
+                    bits_rows, extras_rows = task.build()
+                    for midx, correct, known in bits_rows:
+                        put("bits", pa.table({
                             "model_idx": pa.array(midx.astype(np.int32)),
                             "block_id": pa.array(np.full(len(midx), task.block_id, dtype=np.int32)),
                             "correct": _bits.binary_from_rows(correct),
                             "known": _bits.binary_from_rows(known) if known is not None else pa.nulls(len(midx), pa.binary()),
-                        })
-                        put("bits", tbl, "model_idx, block_id, correct, known")
+                        }), "model_idx, block_id, correct, known")
+                    for midx, fields in extras_rows:
+                        put("extras", _extras_table(midx, task.block_id, fields), "model_idx, block_id, " + ", ".join(EXTRA_FIELDS))
                     if progress is not None:
                         progress((i + 1) / max(len(plan.tasks), 1))
-                if plan.extras is not None:
-                    put("extras", plan.extras, "model_idx, sample_idx, confidence, predicted, true_prob")
                 log_id = con.execute("SELECT coalesce(max(log_id) + 1, 0) FROM log").fetchone()[0]
                 summary = {
                     "log_id": int(log_id), "added_at": now, "action": plan.action, "source": plan.source,
@@ -1014,14 +1009,25 @@ class Store:
         return summary
 
 
-def _extras_table(model_idx: np.ndarray, sample_idx: np.ndarray, fields: Mapping[str, np.ndarray]) -> pa.Table:
+def _extras_table(model_idx: np.ndarray, block_id: int, fields: Mapping[str, tuple]) -> pa.Table:
+    """One row per model: a list per field (NULL list when the row has none of it,
+    NULL elements where an entry lacks it)."""
     n = len(model_idx)
-    cols = {"model_idx": pa.array(np.asarray(model_idx, dtype=np.int32)), "sample_idx": pa.array(np.asarray(sample_idx, dtype=np.int32))}
+    cols = {"model_idx": pa.array(np.asarray(model_idx, dtype=np.int32)),
+            "block_id": pa.array(np.full(n, block_id, dtype=np.int32))}
     for f in EXTRA_FIELDS:
-        if f in fields:
-            cols[f] = pa.array(np.asarray(fields[f], dtype=np.int32 if f == "predicted" else np.float64))
-        else:
-            cols[f] = pa.nulls(n, pa.int32() if f == "predicted" else pa.float64())
+        typ = pa.int32() if f == "predicted" else pa.float64()
+        if f not in fields:
+            cols[f] = pa.nulls(n, pa.large_list(typ))
+            continue
+        values, have = fields[f]
+        length = values.shape[1]
+        row_has = np.ones(n, dtype=bool) if have is None else have.any(axis=1)
+        flat_mask = None if have is None or have.all() else ~have.ravel()
+        flat = pa.array(np.ascontiguousarray(values, dtype=np.int32 if f == "predicted" else np.float64).ravel(),
+                        type=typ, mask=flat_mask)
+        offsets = pa.array(np.arange(0, (n + 1) * length, length, dtype=np.int64))
+        cols[f] = pa.LargeListArray.from_arrays(offsets, flat, mask=pa.array(~row_has) if not row_has.all() else None)
     return pa.table(cols)
 
 
@@ -1038,6 +1044,28 @@ def _same(a, b) -> bool:
     if isinstance(a, (int, np.integer, float, np.floating)) and isinstance(b, (int, np.integer, float, np.floating)):
         return float(a) == float(b)
     return str(a) == str(b)
+
+
+def _check_same(new: np.ndarray, old: np.ndarray, ids: pd.Series, what: str, column: str, source: str) -> None:
+    """Known ids must arrive with the metadata the store holds (missing == missing)."""
+    miss_new = pd.isna(pd.Series(new, dtype=object)).to_numpy()
+    miss_old = pd.isna(pd.Series(old, dtype=object)).to_numpy()
+    both = ~miss_new & ~miss_old
+    eq = miss_new & miss_old
+    if both.any():
+        a, b = new[both], old[both]
+        if column in ("label", "release_order"):
+            # Whole numbers compare by value (7 == 7.0 from a CSV), the rest as text.
+            eq[both] = a.astype(np.float64) == b.astype(np.float64)
+        else:
+            eq[both] = (pd.Series(a, dtype=object).astype(str).to_numpy()
+                        == pd.Series(b, dtype=object).astype(str).to_numpy())
+    if not eq.all():
+        j = int(np.argmax(~eq))
+        raise InputError(
+            f"{source}: {what} {ids.iloc[j]!r} is already in the store with {column} {_show(old[j])}, "
+            f"but this import gives {_show(new[j])}."
+        )
 
 
 def _show(v) -> str:
