@@ -273,3 +273,25 @@ def test_random_growth_matches_a_dense_model(tmp_path_factory, seed, steps):
                 assert np.array_equal(st.read_packed()[0], np.packbits(vals, axis=1, bitorder="little"))
             pick = rng.integers(0, vals.shape[1], 5)
             assert np.array_equal(st.known(None, pick), known[:, pick])
+
+
+def test_extras_survive_gap_filling_and_mixed_fields(tmp_path):
+    with Store.create(tmp_path / "s.duckdb") as st:
+        st.insert_long(pd.DataFrame({"model": ["a", "a"], "sample": ["s0", "s1"], "correct": [1, 0],
+                                     "confidence": [0.9, 0.125], "predicted": [3, 4]}), dataset="d")
+        st.insert_long(pd.DataFrame({"model": ["a"], "sample": ["s2"], "correct": [1], "confidence": [0.5],
+                                     "predicted": [5]}), dataset="d")
+        st.insert_long(pd.DataFrame({"model": ["b"], "sample": ["s0"], "correct": [0], "true_prob": [0.25]}))
+        st.insert_long(pd.DataFrame({"model": ["b"], "sample": ["s1"], "correct": [1], "true_prob": [0.75]}))
+        st.insert_long(pd.DataFrame({"model": ["a"], "sample": ["s0"], "correct": [1], "confidence": [0.9]}))  # same: no-op
+        ext = st.extras_partial(fields=("confidence", "predicted", "true_prob"))
+        conf, have_c = ext["confidence"]
+        assert conf[0].tolist() == [0.9, 0.125, 0.5] and have_c.tolist() == [[True] * 3, [False] * 3]
+        assert ext["predicted"][0][0].tolist() == [3, 4, 5]
+        tp, have_t = ext["true_prob"]
+        assert tp[1, :2].tolist() == [0.25, 0.75] and have_t.tolist() == [[False] * 3, [True, True, False]]
+        assert st.extras([0], fields=("confidence",))["confidence"].dtype == np.float32
+        v = st.sql("SELECT model, sample, confidence, true_prob FROM predictions ORDER BY model, sample")
+        assert v.fillna(-1).values.tolist() == [["a", "s0", 0.9, -1], ["a", "s1", 0.125, -1], ["a", "s2", 0.5, -1],
+                                                ["b", "s0", -1, 0.25], ["b", "s1", -1, 0.75]]
+        assert int(st.sql("SELECT count(*) AS n FROM extras")["n"][0]) == 3  # (a, block 0), (a, block 1), (b, block 0)
