@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import (
@@ -82,6 +84,18 @@ def test_reference_mode_equals_listing1_transcription(seed, m, n):
     assert np.array_equal(got["budget"].to_numpy(), ref["budget"].to_numpy())
     for c in ("est_acc", "true_acc", "mae"):
         assert np.array_equal(got[c].to_numpy(), ref[c].to_numpy()), c
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 60), st.integers(0, 2**32 - 1), st.data())
+def test_reference_mode_equals_transcription_with_heavy_ties(m_sort, n, seed, data):
+    """Few Sort rows make most sums tie, which exercises Listing 1's tie order."""
+    A = (np.random.default_rng(seed).random((m_sort + 4, n)) < 0.5).astype(np.uint8)
+    budgets = sorted(set(data.draw(st.lists(st.integers(1, n), min_size=1, max_size=4))))
+    res = run_sweep(A[:m_sort], A[m_sort:], budgets, search="reference", block_rows=3)
+    ref = transcribed_sweep(A[:m_sort], A[m_sort:], budgets).sort_values(["budget", "model_row"])
+    assert np.array_equal(res.per_model["est_acc"].to_numpy(), ref["est_acc"].to_numpy())
+    assert np.array_equal(res.per_model["mae"].to_numpy(), ref["mae"].to_numpy())
 
 
 def test_sweep_table_is_tidy_and_means_per_model():

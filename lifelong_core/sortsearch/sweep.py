@@ -124,10 +124,11 @@ def run_sweep(
 
     ``ties`` defaults to ``"reference"`` for ``search="reference"`` (so that mode
     reproduces the published code end to end, Listing 1's ``np.flip(np.argsort(.))``)
-    and ``"stable"`` otherwise. ``A_sort``/``A_eval`` may be arrays or :class:`RowBlocks`
-    (streamed, possibly packed, rows; ``backend`` supplies ``column_sums`` and
-    ``boundary_counts`` for them; default: the dense uint8 backend). ``eval_row_ids`` labels array rows in ``per_model``
-    (default 0..m-1). ``progress(fraction)`` is called after every block. ``threads > 1``
+    and ``"stable"`` otherwise. ``A_sort``/``A_eval`` may be uint8 0/1 arrays (not
+    re-validated here) or :class:`RowBlocks` (streamed, possibly packed, rows;
+    ``backend`` supplies ``column_sums`` and ``boundary_counts`` for them; default: the
+    dense uint8 backend). ``eval_row_ids`` labels array rows in ``per_model`` (default
+    0..m-1). ``progress(fraction)`` is called after every block. ``threads > 1``
     processes blocks of the threshold fast path concurrently (same results).
     """
     if sampling not in SAMPLING:
