@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lifelong_core.errors import InputError
 from lifelong_core.matching import make_predictions, read_predictions_csv
@@ -83,3 +86,14 @@ def test_array_validation():
         make_predictions([0.5], [0], [0.5])
     pr = make_predictions(np.array([1, 2], np.int32), np.array([True, False]), np.array([0.25, 1.0], np.float32))
     assert pr.y.dtype == np.int64 and pr.p.dtype == np.float64
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(-5, 2000), st.integers(-5, 2000), st.floats(0, 1)), min_size=1, max_size=30))
+def test_csv_round_trip(tmp_path_factory, rows):
+    path = tmp_path_factory.mktemp("rt") / "T.csv"
+    pd.DataFrame(rows, columns=["y", "y_pred", "p"]).to_csv(path, index=False)
+    pr = read_predictions_csv(path)
+    assert pr.y.tolist() == [r[0] for r in rows]
+    assert pr.y_pred.tolist() == [r[1] for r in rows]
+    assert pr.p.tolist() == [r[2] for r in rows]  # repr of a float64 reads back exactly
