@@ -219,7 +219,7 @@ st.markdown(
 store = get_store()
 datasets = store.datasets()["dataset"].tolist()
 if not datasets:
-    st.info("The store holds no datasets yet. Import predictions on the Data page or with `python -m lifelong_core import`.")
+    st.info("The store holds no datasets yet. Import predictions with `python -m lifelong_core import`.")
     st.stop()
 
 
