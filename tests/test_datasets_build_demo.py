@@ -82,3 +82,26 @@ def test_missing_source_and_folder_are_one_line_errors(tmp_path, capsys):
     assert "MANIFEST.json is missing" in capsys.readouterr().err
     assert main(["build-demo", "--store", str(tmp_path / "no" / "d.duckdb")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_failed_rebuild_keeps_the_old_store_and_leaves_no_temp_file(built, tmp_path, monkeypatch):
+    from lifelong_core.commands import build_demo
+    from lifelong_core.store import Store
+
+    target = tmp_path / "keep.duckdb"
+    shutil.copyfile(built, target)
+    before = target.read_bytes()
+
+    def boom(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Store, "insert_matrix", boom)
+    with pytest.raises(KeyboardInterrupt):
+        build_demo.build_store(target, force=True)
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.duckdb"]
+
+
+def test_store_path_that_is_a_directory_is_an_input_error(tmp_path, capsys):
+    assert main(["build-demo", "--store", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
