@@ -155,3 +155,11 @@ def test_stale_or_bad_url_values_fall_back(toy_store):
     assert at.selectbox(key="match-model").value == "All models"
     assert at.multiselect(key="match-src-dom-lifelong-digits").value == ["clean"]
     assert at.number_input(key="match-seed").value == 0
+
+
+def test_empty_store(tmp_path, monkeypatch):
+    path = tmp_path / "empty.duckdb"
+    Store.create(path).close()
+    monkeypatch.setenv("LBE_STORE", str(path))
+    at = run_page()
+    assert any("holds no datasets" in i.value for i in at.info)
