@@ -142,3 +142,19 @@ def test_store_is_labelled_synthetic_and_holds_the_bits(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.duckdb"]
     with pytest.raises(InputError, match="already exists"):
         syn.write_store(spec, path)
+
+
+def test_packed_store_path_holds_the_same_bits(tmp_path, capsys):
+    from lifelong_core.store import Store
+
+    spec = _spec(n_models=17, n_samples=1001)
+    path = tmp_path / "p.duckdb"
+    assert syn.main(["--models", "17", "--samples", "1001", "--seed", "7", "--clusters", "3", "--cluster-spread", "0.8",
+                     "--label-noise", "0.05", "--store", str(path)]) == 0
+    with Store.open(path) as st:
+        assert np.array_equal(st.matrix(), syn.generate(spec))
+        assert st.models()["model_id"].tolist() == syn.models_table(spec)["model_id"].tolist()
+    small = syn.write_store(spec, tmp_path / "q.duckdb", block_rows=5)
+    with Store.open(small) as st:
+        assert np.array_equal(st.matrix(), syn.generate(spec))
+        assert len(st.log()) == 4

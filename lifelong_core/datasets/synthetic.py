@@ -252,12 +252,14 @@ def write_store(
 ) -> Path:
     """Write the cache into a new store as dataset ``dataset`` (flagged synthetic).
 
-    Rows go in one ``insert_matrix`` per block (insert_M of seed 001, Section 2), so memory
-    stays at one block. The store is built in a temporary file and renamed at the end.
-    ``with_prob`` also records P(correct) as ``true_prob`` (a long extras table: demo
-    scale only).
+    Rows go in one import per block of rows (insert_M of seed 001, Section 2), so memory
+    stays at one block: packed rows through the bulk packed import, or, with
+    ``with_prob``, dense rows plus P(correct) recorded as ``true_prob`` through
+    ``insert_matrix`` (a long extras table: demo scale only). The store is built in a
+    temporary file and renamed at the end.
     """
     from lifelong_core.store import Store
+    from lifelong_core.store.packed_bulk import insert_packed_rows
 
     path = Path(path)
     if path.exists() and not force:
@@ -273,21 +275,24 @@ def write_store(
         f"{spec.n_samples} samples, seed {spec.seed}. Not real predictions."
     )
     fields = ", ".join(f"{k}={v}" for k, v in spec.__dict__.items())
-    rows = block_rows or max(1, min(spec.n_models, (16 << 20) // spec.n_samples))
+    # Dense blocks with probabilities cost 5 bytes per entry in memory: keep them small.
+    rows = block_rows or (max(1, (16 << 20) // spec.n_samples) if with_prob else default_block_rows(spec.n_samples, packed=True))
     latent = params(spec)
     samples = samples_table(spec, dataset)
     try:
         with Store.create(tmp) as st:
             st.add_dataset(dataset, description=description, synthetic=True, source=f"lifelong_core.datasets.synthetic({fields})")
-            for block in iter_blocks(spec, rows, with_prob=with_prob, latent=latent):
+            for block in iter_blocks(spec, rows, packed=not with_prob, with_prob=with_prob, latent=latent):
                 stop = block.start + len(block.correct)
-                st.insert_matrix(
-                    block.correct,
-                    models=models_table(spec, dataset, block.start, stop, latent),
-                    samples=samples,
-                    source=f"synthetic rows {block.start}..{stop - 1}",
-                    extras={"true_prob": block.prob} if with_prob else None,
-                )
+                models = models_table(spec, dataset, block.start, stop, latent)
+                source = f"synthetic rows {block.start}..{stop - 1}"
+                if with_prob:
+                    st.insert_matrix(block.correct, models=models, samples=samples, source=source,
+                                     extras={"true_prob": block.prob})
+                else:
+                    # Samples are registered with the first block; later blocks reuse them.
+                    insert_packed_rows(st, block.correct, spec.n_samples, models,
+                                       samples=samples if block.start == 0 else None, source=source)
                 if progress:
                     progress(stop, spec.n_models)
         path.with_name(path.name + ".wal").unlink(missing_ok=True)
