@@ -1,4 +1,4 @@
-"""``match``: matched accuracy of one model on a source and a target set (seed 004, Alg. 1/2).
+"""Matched accuracy of one model on a source and a target set (seed 004, Algorithms 1 and 2).
 
 S.csv and T.csv hold ``y, y_pred, p`` (one row per datapoint of one model); match.json
 holds the means over runs of DESIGN.md's keys. An accuracy that is undefined in every
