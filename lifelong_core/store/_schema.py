@@ -6,18 +6,6 @@ FORMAT_VERSION = "1"
 # (31,250 models x 1.7M samples) is ~26 blocks x 31,250 models = ~0.8M rows of 8 KiB.
 BLOCK_SIZE = 65_536
 
-TABLES = (
-    "store_meta",
-    "datasets",
-    "domains",
-    "models",
-    "samples",
-    "blocks",
-    "bits",
-    "extras",
-    "log",
-)
-
 DDL = """
 CREATE TABLE store_meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
 CREATE TABLE datasets (

@@ -151,12 +151,12 @@ def insert_packed_rows(
         r1 = min(r0 + model_chunk, len(mdl))
         for block_id, start, length, c0 in spans:
             tasks.append(_BlockTask(
-                block_id, start, length,
-                lambda r0=r0, r1=r1, c0=c0, length=length: [(m32[r0:r1], block_rows(r0, r1, c0, length), None)],
+                block_id,
+                lambda r0=r0, r1=r1, c0=c0, length=length: ([(m32[r0:r1], block_rows(r0, r1, c0, length), None)], []),
             ))
     digest = checksum or _digest(packed, mdl["model_id"].to_numpy(dtype=object), n, first)
     plan = _Plan("insert_packed", source, digest, new_datasets, new_domains, new_models, new_samples, new_blocks,
-                 tasks, None, int(packed.shape[0]) * int(n))
+                 tasks, int(packed.shape[0]) * int(n))
     cur = st._cur()
     cur.execute("SET force_compression = 'uncompressed'")
     try:
