@@ -310,3 +310,30 @@ def test_threads_give_identical_results_and_full_progress():
     pd.testing.assert_frame_equal(one.per_model, two.per_model)
     pd.testing.assert_frame_equal(one.table, two.table)
     assert seen[-1] == 1.0 and len(seen) == 14
+
+
+def test_external_estimators_are_found_lazily_and_run_through_the_protocol_path():
+    names = available_methods()
+    assert names[:3] == ["midpoint", "reference", "copy-nearest"]
+    external = names[3:]
+    if not external:
+        pytest.skip("lifelong_core.estimators is not installed beside the engine")
+    A = synthetic(14, 300, 13)
+    res = run_sweep(A[:6], A[6:], [16, 64], search=external[0], seed=1)
+    assert res.table["budget"].tolist() == [16, 64]
+    assert res.per_model["mae"].between(0, 1).all()
+
+
+def test_compute_order_by_name():
+    from lifelong_core.sortsearch import compute_order
+
+    A = synthetic(8, 120, 14)
+    C = np.clip(A * 0.5 + np.random.default_rng(0).random(A.shape) * 0.5, 0, 1)
+    assert sorted(compute_order(A, "recursive", depth=3).tolist()) == list(range(120))
+    assert np.array_equal(compute_order(A, "confidence", C), np.argsort(-C.sum(axis=0), kind="stable"))
+    with pytest.raises(InputError, match="needs a confidence matrix"):
+        compute_order(A, "confidence")
+    with pytest.raises(InputError, match="unknown sort"):
+        compute_order(A, "median")
+    with pytest.raises(InputError, match="shape"):
+        run_sweep(A[:3], A[3:], [8], sort="confidence", confidence=C)
