@@ -22,10 +22,17 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.packed.kernels import SortedCounter, column_sums_packed, pack_rows, packed_width
-from lifelong_core.sortsearch.kernels import SweepPlan
+from lifelong_core.packed.kernels import (
+    SortOrder,
+    bits_at,
+    column_sums_packed,
+    ones_before,
+    pack_rows,
+    packed_width,
+    word_prefix,
+)
 from lifelong_core.sortsearch.metrics import correlations, threshold_metrics
-from lifelong_core.sortsearch.search import rule_thresholds
+from lifelong_core.sortsearch.search import positions_for, rule_thresholds
 from lifelong_core.sortsearch.sweep import TABLE_COLUMNS, SweepResult
 
 RECORD_FIELDS = ("model_row", "budget", "est_acc", "true_acc", "mae", "eagg", "kappa")
@@ -100,6 +107,24 @@ class PackedArray(PackedSource):
         return np.asarray(self.packed[self.row_ids[start:stop]])
 
 
+class MatrixRows(PackedSource):
+    """Rows of a 0/1 matrix file (``io_matrix.open_matrix``: .npy streamed from disk),
+    validated and packed a chunk at a time. Holds only the path, so it pickles to workers."""
+
+    def __init__(self, path, rows: np.ndarray | None = None, what: str = "--matrix"):
+        from lifelong_core.io_matrix import open_matrix
+
+        self._src = open_matrix(path, what)
+        self.n = self._src.n_cols
+        m = self._src.n_rows
+        self.row_ids = np.arange(m, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+        if self.row_ids.size and (self.row_ids.min() < 0 or self.row_ids.max() >= m):
+            raise InputError(f"row indices must lie in [0, {m}) for {what} file {path}.")
+
+    def read(self, start: int, stop: int) -> np.ndarray:
+        return pack_rows(self._src.read_rows(self.row_ids[start:stop]))
+
+
 def as_source(A, what: str) -> PackedSource:
     """A :class:`PackedSource` as is; a dense 0/1 array is packed (tests, small inputs)."""
     if isinstance(A, PackedSource):
@@ -119,35 +144,46 @@ def sort_sums_chunk(packed: np.ndarray, n: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class EvalSpec:
-    """What every evaluation chunk needs: the sweep plan, the rule and the Sort order.
+    """What every evaluation chunk needs: the sampled sorted positions of every budget,
+    the threshold rule and the Sort order.
 
     On a cluster this is broadcast once to every worker; the order dominates (8 bytes
     per sample, 13.6 MB at the paper's 1.7M samples).
     """
 
-    plan: SweepPlan
+    n: int
+    budgets: tuple[int, ...]
+    positions: tuple[np.ndarray, ...]
     search: str
     order: np.ndarray
 
+    @classmethod
+    def build(cls, n: int, budgets: tuple[int, ...], sampling: str, search: str, order: np.ndarray, seed: int) -> "EvalSpec":
+        """Positions drawn as the engine's ``plan_sweep`` draws them: one per budget, in
+        budget order, from ``default_rng(seed)`` (used by random sampling only)."""
+        rng = np.random.default_rng(seed)
+        return cls(n, tuple(budgets), tuple(positions_for(sampling, n, b, rng) for b in budgets), search, order)
 
-def records_from_counts(counts: np.ndarray, row_ids: np.ndarray, plan: SweepPlan, search: str) -> dict[str, np.ndarray]:
-    """Per-(model, budget) metrics of one chunk from its prefix counts at ``plan.cuts``.
 
-    The arithmetic of the engine's threshold fast path (``lifelong_core.sortsearch.sweep``):
-    the observation at sorted position ``p`` is ``count(p+1) - count(p)``, the rule turns
-    the ``n'`` observations into a threshold ``t`` (§3.2, extrapolated to n), and MAE,
-    E_agg and kappa follow from ``count(t)`` and the row total (Theorem 3.1, Eq. 6).
+def records_from_sorted(S: np.ndarray, row_ids: np.ndarray, spec: EvalSpec) -> dict[str, np.ndarray]:
+    """Per-(model, budget) metrics of one chunk from its packed rows in Sort order.
+
+    The numbers of the engine's threshold fast path (``lifelong_core.sortsearch.sweep``),
+    computed without materialising counts at every cut: the observations at a budget's
+    sorted positions ``p`` are read as bits of the sorted rows, the rule turns them into a
+    threshold ``t`` (§3.2, extrapolated to n), and MAE, E_agg and kappa follow from the
+    ones before ``t`` and the row total (Theorem 3.1, Eq. 6) -- one prefix count per row
+    and budget instead of ~3 n' counts.
     """
-    n = plan.n
-    total_col = int(plan.index(np.array([n]))[0])
-    totals = counts[:, total_col].astype(np.int64)
+    n = spec.n
     rows = len(row_ids)
+    cum = word_prefix(S)
+    # Not cum[:, -1]: the last word's padding positions hold arbitrary gathered bits.
+    totals = ones_before(S, cum, np.full(rows, n, dtype=np.int64))
     out: dict[str, list] = {k: [] for k in RECORD_FIELDS}
-    for b, p in zip(plan.budgets, plan.positions):
-        observed = (np.take(counts, plan.index(p + 1), axis=1) - np.take(counts, plan.index(p), axis=1)).astype(np.uint8)
-        t = rule_thresholds(search, p, observed, n)
-        c_t = np.take_along_axis(counts, plan.index(t)[:, None], axis=1)[:, 0]
-        met = threshold_metrics(t, c_t, totals, n)
+    for b, p in zip(spec.budgets, spec.positions):
+        t = rule_thresholds(spec.search, p, bits_at(S, p), n)
+        met = threshold_metrics(t, ones_before(S, cum, t), totals, n)
         out["model_row"].append(np.asarray(row_ids, dtype=np.int64))
         out["budget"].append(np.full(rows, b, dtype=np.int64))
         for k in ("est_acc", "true_acc", "mae", "eagg", "kappa"):
@@ -157,10 +193,10 @@ def records_from_counts(counts: np.ndarray, row_ids: np.ndarray, plan: SweepPlan
 
 def eval_chunk(packed: np.ndarray, row_ids: np.ndarray, spec: EvalSpec) -> dict[str, np.ndarray]:
     """Map step of Search: records of one chunk of packed evaluated rows."""
-    # Building the counter costs O(n) (~10 ms at 1.7M samples), small next to a chunk,
-    # and keeps the task free of per-process caches.
-    counts = SortedCounter(spec.order, spec.plan.cuts, spec.plan.n, checked=True).counts(packed)
-    return records_from_counts(counts, row_ids, spec.plan, spec.search)
+    # Building the padded order costs O(n) (~10 ms at 1.7M samples), small next to a
+    # chunk, and keeps the task free of per-process caches.
+    S = SortOrder(spec.order, spec.n, checked=True).sorted_rows(packed)
+    return records_from_sorted(S, row_ids, spec)
 
 
 def finish(parts: list[dict[str, np.ndarray]], order: np.ndarray, config: dict) -> SweepResult:

@@ -18,6 +18,7 @@ engine's ``run_sweep``. dask is optional: it is imported only when this engine r
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -25,7 +26,6 @@ import numpy as np
 from lifelong_core.errors import InputError
 from lifelong_core.packed.chunks import DEFAULT_CHUNK_ROWS, EvalSpec, PackedSource, as_source, eval_chunk, finish, sort_sums_chunk
 from lifelong_core.packed.sweep import check_config
-from lifelong_core.sortsearch.kernels import plan_sweep
 from lifelong_core.sortsearch.search import DEFAULT_RULE
 from lifelong_core.sortsearch.sort import order_from_sums
 from lifelong_core.sortsearch.sweep import SweepResult, check_budgets, power_budgets
@@ -101,9 +101,21 @@ def run_sweep_dask(
         result = _run(dd, client, A_sort, A_eval, n, budgets, sampling, search, seed, ties, chunk_rows, progress)
     finally:
         if own:
-            client.close()
-            cluster.close()
+            _close_quietly(client, cluster)
     return result
+
+
+def _close_quietly(client, cluster) -> None:
+    # A worker heartbeat racing the shutdown of a local cluster logs a harmless
+    # CommClosedError traceback; the run is over, so keep stderr to real problems.
+    log = logging.getLogger("distributed")
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        client.close()
+        cluster.close()
+    finally:
+        log.setLevel(level)
 
 
 def _run(dd, client, A_sort, A_eval, n, budgets, sampling, search, seed, ties, chunk_rows, progress) -> SweepResult:
@@ -122,8 +134,7 @@ def _run(dd, client, A_sort, A_eval, n, budgets, sampling, search, seed, ties, c
     order = order_from_sums(sums, ties)
     if progress is not None:
         progress(A_sort.n_rows / total)
-    plan = plan_sweep(n, budgets, sampling, np.random.default_rng(seed))
-    [spec] = client.scatter([EvalSpec(plan, search, order)], broadcast=True, hash=False)
+    [spec] = client.scatter([EvalSpec.build(n, budgets, sampling, search, order, seed)], broadcast=True, hash=False)
     spans = A_eval.spans(chunk_rows)
     futures = client.map(_eval_task, [src_eval] * len(spans), [s for s, _ in spans], [e for _, e in spans],
                          [spec] * len(spans), pure=False)

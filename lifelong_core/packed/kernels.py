@@ -49,7 +49,10 @@ def pack_rows(A: np.ndarray) -> np.ndarray:
     A = np.asarray(A)
     if A.ndim != 2:
         raise InputError(f"a matrix to pack must be 2-dimensional, got {A.ndim} dimensions.")
-    return np.packbits(A.astype(bool, copy=False), axis=1, bitorder="little")
+    # packbits reads any nonzero byte as 1, so 0/1 uint8 needs no bool copy.
+    if A.dtype not in (np.uint8, np.bool_):
+        A = A.astype(bool)
+    return np.packbits(A, axis=1, bitorder="little")
 
 
 def unpack_rows(P: np.ndarray, n: int) -> np.ndarray:
@@ -192,36 +195,25 @@ def check_order(order: np.ndarray, n: int) -> np.ndarray:
     return order
 
 
-class SortedCounter:
-    """Prefix counts of packed rows in Sort order, at fixed cut positions.
+class SortOrder:
+    """A Sort order (easy -> hard) applied to packed rows.
 
-    Built once per (order, cuts): the padded order and the word index and mask of each
-    cut are shared by every block and every thread; :meth:`counts` is pure.
-
-    Follows the seam of docs/CONTRACTS.md: ``counts(P)[r, t]`` is the number of ones among
-    the first ``cuts[t]`` samples of row ``r`` in the order ``order`` (easy -> hard), equal
-    to the dense ``boundary_counts(unpack_rows(P, n), order, cuts)``.
+    Built once per order (the padded order is shared by every chunk and thread);
+    :meth:`sorted_rows` is pure. Sorted rows are 64-bit words so prefix counts are word
+    popcounts; sorted positions ``n .. 64*words-1`` are padding that no count reads.
     """
 
-    def __init__(self, order: np.ndarray, cuts: np.ndarray, n: int, *, checked: bool = False):
+    def __init__(self, order: np.ndarray, n: int, *, checked: bool = False):
         self.n = int(n)
         if not checked:
             order = check_order(order, self.n)
-            cuts = check_cuts(cuts, self.n)
-        self.cuts = np.asarray(cuts, dtype=np.int64)
-        # Sorted rows are counted in 64-bit words, so the sorted width is padded to 64.
-        # Sorted positions n .. width-1 lie past every cut, so whatever they gather is
-        # never counted; column 0 is as good a source as any.
         self.words = (self.n + 63) // 64
+        # Padding positions gather column 0: they are never counted, any source will do.
         self._order = np.zeros(self.words * 64, dtype=np.intp)
         self._order[: self.n] = order
-        w = self.cuts >> 6
-        self._word_before = w
-        self._word_at = np.minimum(w, max(self.words - 1, 0))
-        self._mask = (np.uint64(1) << (self.cuts & 63).astype(np.uint64)) - np.uint64(1)
 
     def sorted_rows(self, P: np.ndarray) -> np.ndarray:
-        """Packed rows permuted into Sort order: uint64 (rows, ceil(n/64)), zero padding."""
+        """Packed rows permuted into Sort order: uint64 (rows, ceil(n/64)), little bit order."""
         P = _check_packed(P, self.n)
         rows = P.shape[0]
         V = to_vertical(P, self.n)
@@ -229,30 +221,65 @@ class SortedCounter:
         del V
         return _from_vertical_inplace(Vs, rows).view("<u8")
 
+
+def word_prefix(S: np.ndarray) -> np.ndarray:
+    """int32 (rows, words+1): ones in the first ``w`` words of each sorted row."""
+    cum = np.empty((S.shape[0], S.shape[1] + 1), dtype=np.int32)
+    cum[:, 0] = 0
+    np.cumsum(np.bitwise_count(S), axis=1, dtype=np.int32, out=cum[:, 1:])
+    return cum
+
+
+def ones_before(S: np.ndarray, cum: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """int64 (rows,): ones among the first ``t[r]`` sorted samples of row ``r``.
+
+    ``S`` from :meth:`SortOrder.sorted_rows`, ``cum`` = :func:`word_prefix` of it.
+    """
+    t = np.asarray(t, dtype=np.int64)
+    r = np.arange(S.shape[0])
+    w = t >> 6
+    part = S[r, np.minimum(w, S.shape[1] - 1)] & ((np.uint64(1) << (t & 63).astype(np.uint64)) - np.uint64(1))
+    return cum[r, w].astype(np.int64) + np.bitwise_count(part)
+
+
+def bits_at(S: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """uint8 (rows, len(positions)): the sorted samples at ``positions`` (0/1), the
+    observations a new model would return at those budget positions."""
+    positions = np.asarray(positions, dtype=np.int64)
+    Sb = S.view(np.uint8)
+    out = np.take(Sb, positions >> 3, axis=1)
+    out >>= (positions & 7).astype(np.uint8)
+    out &= np.uint8(1)
+    return out
+
+
+class SortedCounter(SortOrder):
+    """Prefix counts of packed rows in Sort order at fixed cut positions: the seam of
+    docs/CONTRACTS.md for packed rows.
+
+    ``counts(P)[r, t]`` is the number of ones among the first ``cuts[t]`` samples of row
+    ``r`` in the order ``order``, equal to the dense
+    ``boundary_counts(unpack_rows(P, n), order, cuts)``.
+    """
+
+    def __init__(self, order: np.ndarray, cuts: np.ndarray, n: int, *, checked: bool = False):
+        super().__init__(order, n, checked=checked)
+        self.cuts = np.asarray(cuts if checked else check_cuts(cuts, self.n), dtype=np.int64)
+
     def counts(self, P: np.ndarray) -> np.ndarray:
         """int32 (rows, len(cuts)) prefix counts of the packed rows ``P`` in Sort order."""
-        P = _check_packed(P, self.n)
-        rows = P.shape[0]
-        if rows == 0 or self.cuts.size == 0:
-            return np.zeros((rows, self.cuts.size), dtype=np.int32)
-        S = self.sorted_rows(P)
+        rows = _check_packed(P, self.n).shape[0]
         out = np.empty((rows, self.cuts.size), dtype=np.int32)
-        # Blocks of a few rows x a few thousand cuts keep every temporary in cache; the
-        # whole-array version is memory-bound and several times slower.
-        rstep, cstep = 8, 1 << 14
-        cum = np.empty((rstep, self.words + 1), dtype=np.int32)
-        cum[:, 0] = 0
-        for r0 in range(0, rows, rstep):
-            r1 = min(r0 + rstep, rows)
-            Sr, cr = S[r0:r1], cum[: r1 - r0]
-            np.cumsum(np.bitwise_count(Sr), axis=1, dtype=np.int32, out=cr[:, 1:])
-            for c0 in range(0, self.cuts.size, cstep):
-                c1 = min(c0 + cstep, self.cuts.size)
-                o = out[r0:r1, c0:c1]
-                np.take(cr, self._word_before[c0:c1], axis=1, out=o)
-                part = np.take(Sr, self._word_at[c0:c1], axis=1)
-                part &= self._mask[c0:c1]
-                o += np.bitwise_count(part)
+        if rows == 0 or self.cuts.size == 0:
+            return out
+        S = self.sorted_rows(P)
+        cum = word_prefix(S)
+        w = self.cuts >> 6
+        wa = np.minimum(w, self.words - 1)
+        mask = (np.uint64(1) << (self.cuts & 63).astype(np.uint64)) - np.uint64(1)
+        for r in range(rows):
+            np.take(cum[r], w, out=out[r])
+            out[r] += np.bitwise_count(S[r, wa] & mask)
         return out
 
 

@@ -28,7 +28,6 @@ from lifelong_core.packed.chunks import (
     finish,
     sort_sums_chunk,
 )
-from lifelong_core.sortsearch.kernels import plan_sweep
 from lifelong_core.sortsearch.methods import is_threshold_rule
 from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING
 from lifelong_core.sortsearch.sort import order_from_sums
@@ -114,8 +113,7 @@ def run_sweep_packed(
         order = sort_order(A_sort, ties, pool, window, chunk_rows)
         if progress is not None:
             progress(A_sort.n_rows / total)
-        plan = plan_sweep(n, budgets, sampling, np.random.default_rng(seed))
-        spec = EvalSpec(plan, search, order)
+        spec = EvalSpec.build(n, budgets, sampling, search, order, seed)
         parts = []
         done = A_sort.n_rows
         for rec in _pipelined(A_eval.chunks(chunk_rows), lambda c: pool.submit(eval_chunk, c[1], c[0], spec), window):
