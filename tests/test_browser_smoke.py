@@ -106,26 +106,29 @@ def browser():
 
 
 def settle(page, timeout_s: float = 120.0, quiet_s: float = 1.5) -> None:
-    """Wait until the app has rendered and stayed idle (no running script, no skeletons)."""
+    """Wait until the script has finished and stayed finished for ``quiet_s`` seconds.
+
+    Streamlit marks the app root with ``data-test-script-state`` (``initial``, ``running``,
+    ``notRunning``); a rerun triggered by URL sync or a lazy tab flips it back to running,
+    hence the quiet period.
+    """
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_s * 1000)
     deadline = time.monotonic() + timeout_s
     quiet_since = None
-    busy_js = """() => {
-        const status = document.querySelector('[data-testid="stStatusWidget"]');
-        const running = status !== null && /running|connecting/i.test(status.innerText || '');
+    state_js = """() => {
+        const app = document.querySelector('[data-testid="stApp"]');
+        const state = app ? app.getAttribute('data-test-script-state') : null;
         const skeleton = document.querySelector('[data-testid="stSkeleton"]') !== null;
-        const main = document.querySelector('[data-testid="stMain"]');
-        const empty = main === null || main.innerText.trim().length === 0;
-        return running || skeleton || empty;
+        return state === 'notRunning' && !skeleton;
     }"""
     while time.monotonic() < deadline:
-        if page.evaluate(busy_js):
+        if not page.evaluate(state_js):
             quiet_since = None
         elif quiet_since is None:
             quiet_since = time.monotonic()
         elif time.monotonic() - quiet_since >= quiet_s:
             return
-        time.sleep(0.2)
+        time.sleep(0.1)
     raise AssertionError("the page did not settle within the time limit")
 
 
@@ -139,14 +142,22 @@ def test_page_renders_without_exception(server, browser, name, path):
     try:
         page.goto(f"{server}/{path}", wait_until="domcontentloaded", timeout=60_000)
         settle(page)
-        # Plotly draws after the script finishes; give it its own short wait.
-        if page.locator('[data-testid="stPlotlyChart"]').count():
-            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
+        # Plotly draws after the script finishes; wait until every visible chart has
+        # drawn (charts in tabs that are not shown never draw).
+        page.wait_for_function(
+            """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+                    .filter(el => el.offsetParent !== null)
+                    .every(el => el.querySelector('.main-svg') !== null)""",
+            timeout=30_000,
+        )
         page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
         text = page.locator('[data-testid="stMain"]').inner_text()
         assert "Page not found" not in text, f"{name}: {path!r} is not a page of the app"
         errors = page.locator('[data-testid="stException"]')
         assert errors.count() == 0, f"{name}: {errors.first.inner_text()[:500]}"
+        # A page that stops with st.error in its default state is broken too (e.g. no store).
+        alerts = page.locator('[data-testid="stAlertContentError"]')
+        assert alerts.count() == 0, f"{name}: {alerts.first.inner_text()[:500]}"
         assert page.locator("h1").count() >= 1, f"{name}: no page title rendered"
     finally:
         context.close()
