@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import (
-    DENSE,
     Backend,
     CopyNearestExpand,
     Estimate,
@@ -163,7 +162,7 @@ def test_backend_seam_with_packed_rows():
     )
     P = np.packbits(A, axis=1, bitorder="little")
     dense = run_sweep(A[:6], A[6:], [8, 30])
-    got = run_sweep(RowBlocks.from_array(P[:6]) if False else RowBlocks(6, 301, lambda: iter([(np.arange(6), P[:6])])),
+    got = run_sweep(RowBlocks(6, 301, lambda: iter([(np.arange(6), P[:6])])),
                     RowBlocks(14, 301, lambda: iter([(np.arange(14), P[6:])])), [8, 30], backend=packed)
     pd.testing.assert_frame_equal(dense.table, got.table)
     with pytest.raises(InputError):
