@@ -137,7 +137,7 @@ PAGES = [("home", "")] + [(f.stem, _url_path(f)) for f in _page_files()]
 
 @pytest.mark.parametrize("name,path", PAGES, ids=[p[0] for p in PAGES])
 def test_page_renders_without_exception(server, browser, name, path):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport={"width": 1400, "height": 2400})
     page = context.new_page()
     try:
         page.goto(f"{server}/{path}", wait_until="domcontentloaded", timeout=60_000)

@@ -34,6 +34,10 @@ def _fit_label(fit) -> str:
     return f"fit {_fmt(p['c'])}·n′^{_fmt(p['p'])}  (R² {fit.r2:.3f})"
 
 
+def _saved(ratio: float) -> str:
+    return f"{ratio:,.0f}×" if ratio >= 10 else f"{ratio:.1f}×"
+
+
 def _budget_axis(fig: go.Figure, budgets: Sequence[int], n_total: int | None, row=None, col=None) -> None:
     budgets = sorted({int(b) for b in budgets})
     kwargs = {"row": row, "col": col} if row is not None else {}
@@ -44,8 +48,8 @@ def _budget_axis(fig: go.Figure, budgets: Sequence[int], n_total: int | None, ro
         fig.update_layout(
             xaxis2=dict(
                 type="log", overlaying="x", side="top", matches="x", showgrid=False,
-                tickvals=budgets, ticktext=[f"{n_total / b:.3g}×" for b in budgets],
-                title_text="compute saved n / n′",
+                tickvals=budgets, ticktext=[_saved(n_total / b) for b in budgets],
+                title=dict(text="compute saved n / n′", standoff=4, font=dict(size=11)),
             )
         )
         fig.add_trace(go.Scatter(x=budgets, y=[None] * len(budgets), xaxis="x2", showlegend=False, hoverinfo="skip"))
@@ -96,8 +100,8 @@ def budget_lines(
             ))
     _budget_axis(fig, budgets, n_total)
     fig.update_layout(
-        title=title, yaxis_title=y_title or y, legend=dict(orientation="h", y=-0.25),
-        margin=dict(t=90 if n_total else 50, b=10), height=430,
+        title=dict(text=title, y=0.98, yanchor="top"), yaxis_title=y_title or y, legend=dict(orientation="h", y=-0.25),
+        margin=dict(t=130 if n_total else 50, b=10), height=460 if n_total else 430,
     )
     return fig
 

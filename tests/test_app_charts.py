@@ -1,0 +1,140 @@
+"""Chart builders (ui.charts) and the glue in ui.data on small hand-made inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lifelong_core.errors import InputError
+from lifelong_core.sortsearch import fit_exponential, model_correlation
+from ui import charts, data
+
+
+def test_budget_lines_draws_series_fit_and_saved_axis():
+    b = np.array([8, 16, 32, 64])
+    df = pd.DataFrame({"budget": np.tile(b, 2), "mae": [0.4, 0.3, 0.25, 0.22, 0.5, 0.45, 0.41, 0.4],
+                       "method": ["a"] * 4 + ["b"] * 4})
+    fit = fit_exponential(b, df["mae"][:4])
+    fig = charts.budget_lines(df, "mae", series="method", n_total=1024, fits={"a": fit})
+    names = [t.name for t in fig.data]
+    assert "a" in names and "b" in names
+    assert any(n and n.startswith("fit ") for n in names)
+    assert fig.layout.xaxis.type == "log"
+    assert list(fig.layout.xaxis2.ticktext) == ["128×", "64×", "32×", "16×"]
+    # The fitted curve spans exactly the budgets of its series.
+    fit_trace = next(t for t in fig.data if t.name and t.name.startswith("fit "))
+    assert fit_trace.x[0] == pytest.approx(8) and fit_trace.x[-1] == pytest.approx(64)
+
+
+def test_budget_lines_skips_failed_fit():
+    df = pd.DataFrame({"budget": [8, 16], "mae": [0.3, 0.2]})
+    fit = fit_exponential([8, 16], [0.3, 0.2])  # too few points: ok=False
+    assert not fit.ok
+    fig = charts.budget_lines(df, "mae", fits={"": fit})
+    assert not any(t.name and t.name.startswith("fit ") for t in fig.data)
+
+
+def test_estimated_vs_true_grid_one_panel_per_budget_with_intervals():
+    per = pd.DataFrame({
+        "budget": [8, 8, 8, 32, 32, 32], "est_acc": [0.5, 0.6, 0.7, 0.52, 0.61, 0.69],
+        "true_acc": [0.5, 0.62, 0.7, 0.5, 0.62, 0.7], "name": list("abcabc"),
+        "est_lo": [0.4, 0.5, 0.6, 0.5, 0.6, 0.65], "est_hi": [0.6, 0.7, 0.8, 0.55, 0.65, 0.72],
+    })
+    stats = pd.DataFrame({"budget": [8, 32], "pearson": [0.99, 0.98], "spearman": [1.0, 1.0]})
+    fig = charts.estimated_vs_true_grid(per, stats, cols=2)
+    points = [t for t in fig.data if t.mode == "markers"]
+    assert len(points) == 2
+    assert list(points[0].text) == ["a", "b", "c"]
+    assert points[0].error_y.arrayminus[0] == pytest.approx(0.1)
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles[0].startswith("n′ = 8: Pearson 0.990")
+
+
+def test_matrix_heatmap_and_running_sum():
+    A = np.array([[1, 1, 0], [1, 0, 0]], dtype=np.uint8)
+    fig = charts.matrix_heatmap(A, row_labels=["m1", "m2"], col_labels=["s1", "s2", "s3"], highlight_cols=[1])
+    assert np.array_equal(np.asarray(fig.data[0].z), A)
+    assert len(fig.layout.shapes) == 1
+    rs = charts.running_sum(np.array([0, 2, 4]), np.array([1, 0, 0]), upto=3, threshold=1, n=5)
+    seen = rs.data[0]
+    assert list(seen.y) == [0, 1, 0, -1]
+    assert len(rs.layout.shapes) == 1
+    assert len(charts.running_sum(np.array([0, 2]), np.array([1, 1]), upto=1, threshold=None, n=3).layout.shapes) == 0
+
+
+def test_rank_position_marks_the_new_model():
+    acc = pd.DataFrame({"name": ["a", "b", "c"], "accuracy": [0.9, 0.7, 0.5]})
+    fig = charts.rank_position(acc, new_name="new", new_acc=0.8, lo=0.75, hi=0.85)
+    star = fig.data[-1]
+    assert list(star.x) == [2] and list(star.y) == [0.8]
+
+
+def test_correlation_heatmap_hover_only_for_small_matrices():
+    rng = np.random.default_rng(0)
+    A = (rng.random((5, 50)) < 0.6).astype(np.uint8)
+    c = model_correlation(A)
+    small = charts.correlation_heatmap(c.corr, [f"m{i}" for i in c.order], c.accuracy)
+    assert small.data[0].text is not None
+    big = np.eye(80)
+    assert charts.correlation_heatmap(big, [str(i) for i in range(80)], np.ones(80)).data[0].text is None
+
+
+def test_pareto_front_keeps_non_dominated_points():
+    df = pd.DataFrame({"cost": [1, 2, 2, 3, 4, 5], "err": [0.5, 0.4, 0.45, 0.4, 0.2, 0.3], "config": list("abcdef")})
+    front = data.pareto_front(df, "cost", "err")
+    assert list(front["config"]) == ["a", "b", "e"]
+    fig = charts.pareto(df, x="cost", y="err", label="config", front=front)
+    assert list(fig.data[-1].x) == [1, 2, 4]
+
+
+def test_rank_agreement_and_ranks():
+    per = pd.DataFrame({"budget": [8] * 4, "model_row": [0, 1, 2, 3], "est_acc": [0.9, 0.8, 0.6, 0.7],
+                        "true_acc": [0.9, 0.8, 0.7, 0.6], "name": list("abcd")})
+    agree = data.rank_agreement(per, top=2)
+    assert agree["spearman"].iloc[0] == pytest.approx(0.8)
+    assert agree["top2_overlap"].iloc[0] == 1.0
+    r = data.ranks(per, 8)
+    assert list(r["est_rank"]) == [1, 2, 4, 3]
+
+
+def test_sort_rows_rules():
+    models = pd.DataFrame({"release_order": pd.array([3, None, 1, 2], dtype="Int64")})
+    assert list(data.sort_rows(models, 2, "earliest released", 0)) == [2, 3]
+    assert list(data.nested_pool(models, 3, "earliest released", 0)) == [2, 3, 0]
+    assert len(data.sort_rows(models, 2, "random", 5)) == 2
+    with pytest.raises(InputError):
+        data.sort_rows(models, 4, "earliest released", 0)
+
+
+def test_walkthrough_matches_a_hand_checked_case():
+    # Three Sort models make the column order 0 (3 right), 1 (2), 2 (1), 3 (0); the new
+    # model (row 3) is right on the first two: with every column evaluated the midpoint
+    # rule is the exact DP optimum t = 2.
+    A = np.array([[1, 1, 1, 0], [1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 0, 0]], dtype=np.uint8)
+    w = data.walkthrough(A, 3, 4, "midpoint", "uniform", 0)
+    assert list(w.order) == [0, 1, 2, 3]
+    assert w.threshold == 2 and list(w.pred) == [1, 1, 0, 0] and list(w.true) == [1, 1, 0, 0]
+    wt = data.walkthrough(A, 0, 3, "midpoint", "uniform", 0, transpose=True)
+    assert len(wt.true) == 4 and wt.pred.sum() == wt.threshold
+
+
+@pytest.mark.parametrize("content,needle", [
+    (b"sample_id,correct\na,1\na,0\n", "different 'correct'"),
+    (b"sample_id,correct\na,yes\n", "not a number"),
+    (b"sample_id,correct\n,1\n", "no value in column 'sample_id'"),
+    (b"\xff\xfe\x00", "not UTF-8"),
+])
+def test_read_upload_errors(content, needle):
+    with pytest.raises(InputError) as err:
+        data.read_upload(content, "r.csv", ("sample_id", "correct"))
+    assert needle in str(err.value) and "r.csv" in str(err.value)
+
+
+def test_read_upload_ok_and_wrong_extension():
+    df = data.read_upload(b"sample_id,correct\na,1\nb,0\na,1\n", "r.csv", ("sample_id", "correct"))
+    assert list(df["sample_id"]) == ["a", "b"] and list(df["correct"]) == [1, 0]
+    with pytest.raises(InputError, match="not a .csv file"):
+        data.read_upload(b"x", "r.xlsx", ("sample_id", "correct"))
+    obs, extra = data.match_observations(df, ["b", "a"], "sample_id", "r.csv")
+    assert list(obs) == [0, 1] and extra == 0
