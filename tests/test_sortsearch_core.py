@@ -297,3 +297,20 @@ def test_correlations_match_scipy():
     assert p == pytest.approx(stats.pearsonr(est, true).statistic)
     assert s == pytest.approx(stats.spearmanr(est, true).statistic)
     assert np.isnan(correlations(np.ones(5), true[:5])).all()
+
+
+@settings(max_examples=100, deadline=None)
+@given(binary_rows, st.data())
+def test_threshold_metrics_equal_the_explicit_vector(a, data):
+    from lifelong_core.sortsearch import threshold_metrics
+
+    a = np.array(a, dtype=np.uint8)
+    n = len(a)
+    t = data.draw(st.integers(0, n))
+    y = np.zeros(n, dtype=np.uint8)
+    y[:t] = 1
+    met = threshold_metrics(np.array([t]), np.array([a[:t].sum()]), np.array([a.sum()]), n)
+    assert met["mae"][0] == pytest.approx(mae(a, y))
+    assert met["eagg"][0] == pytest.approx(eagg(a, y))
+    assert met["kappa"][0] == pytest.approx(kappa(a, y))
+    assert met["est_acc"][0] == t / n and met["true_acc"][0] == a.mean()
