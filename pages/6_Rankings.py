@@ -448,7 +448,9 @@ with tab_bayes:
         pct(board[board["scope"] == "overall"])[["model", "mean", "lo", "hi"]], on="model", suffixes=("_bayes", "_boot")
     ) if not normalized else ci[ci["scope"] == "overall"]
     show_table(cmp, f"bayesian-intervals-{source}")
-    show_chart(rank_prob_heatmap(bhm["rank_probs"]), f"rank-probabilities-{source}")
+    probs = bhm["rank_probs"]
+    expected_rank = probs.to_numpy() @ np.arange(1, probs.shape[1] + 1)
+    show_chart(rank_prob_heatmap(probs.iloc[np.argsort(expected_rank, kind="stable")]), f"rank-probabilities-{source}")
     t1, t2 = st.columns(2)
     model = t1.selectbox("Trace of model", bhm["models"], key="trace_model")
     param = t2.selectbox("Parameter", ["mean accuracy", "a", "b"], key="trace_param")

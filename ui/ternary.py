@@ -91,8 +91,8 @@ def matplotlib_ternary(regions: WeightRegions, title: str = "", colors: dict[str
     tax.left_axis_label(f"{c1} weight", offset=0.16, fontsize=11)
     tax.bottom_axis_label(f"{c2} weight", offset=0.06, fontsize=11)
     tax.top_corner_label(c0, offset=0.2, fontsize=12, fontweight="bold")
-    tax.left_corner_label(c1, offset=0.3, fontsize=12, fontweight="bold")
-    tax.right_corner_label(c2, offset=0.3, fontsize=12, fontweight="bold")
+    tax.left_corner_label(c1, offset=0.36, fontsize=12, fontweight="bold")
+    tax.right_corner_label(c2, offset=0.36, fontsize=12, fontweight="bold")
     step = max(1, scale // 5)
     labels = [f"{v / scale:.1f}" for v in range(0, scale + 1, step)]
     tax.ticks(axis="lbr", ticks=labels, locations=list(range(0, scale + 1, step)), linewidth=1, offset=0.02, fontsize=8)
