@@ -201,6 +201,8 @@ def _fast_path(blocks: RowBlocks, order, n, budgets, sampling, search, rng, back
         return {k: np.concatenate(v) for k, v in parts.items()}
 
     results = _map_blocks(one_block, blocks, threads, progress)
+    if not results:
+        raise InputError("the evaluated rows produced no blocks to score.")
     records = {k: np.concatenate([r[k] for r in results]) for k in results[0]}
     order_idx = np.lexsort((records["model_row"], records["budget"]))
     records = {k: v[order_idx] for k, v in records.items()}
