@@ -6,7 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lifelong_core.stats import bootstrap, category_stats, leaderboard, rank_intervals, weight_regions
+from lifelong_core.stats import (
+    bootstrap,
+    category_stats,
+    fit_hierarchical,
+    leaderboard,
+    rank_intervals,
+    weight_regions,
+)
 from lifelong_core.stats.vtab import counts_from_leaderboard, load_published, load_tasks, published_table
 
 # Table A.3 (first block): 83.4% bootstrap intervals of the average accuracy, in percent,
@@ -119,3 +126,16 @@ def test_ternary_corners_of_vtab(vtab):
     # Correlation between the top two shrinks the SE (Eq. 3) but Rotation keeps its corner.
     corr = weight_regions(category_stats(vtab), step=0.05, rho=0.5).to_frame()
     assert (corr["winner"] == "indeterminate").sum() < (regions["winner"] == "indeterminate").sum()
+
+
+def test_hierarchical_predictive_intervals_reproduce_table_a3(vtab):
+    # Table A.3's second block: 83.4% posterior predictive intervals of the BHM.
+    fit = fit_hierarchical(vtab, chains=2, draws=500, warmup=250, seed=0)
+    got = fit.aggregate_intervals(level=0.834)
+    published = load_published()
+    published = published[published["method"] == "bayesian"]
+    merged = published.merge(got, on=["model", "scope"], validate="one_to_one")
+    assert len(merged) == 64
+    for col in ("mean", "lo", "hi"):
+        assert (merged[col] * 100 - merged[f"{col}_pct"]).abs().max() <= 0.2
+    assert fit.diagnostics()["rhat"].max() < 1.05
