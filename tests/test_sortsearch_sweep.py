@@ -336,3 +336,10 @@ def test_compute_order_by_name():
         compute_order(A, "median")
     with pytest.raises(InputError, match="shape"):
         run_sweep(A[:3], A[3:], [8], sort="confidence", confidence=C)
+
+
+@pytest.mark.parametrize("search", ["midpoint", "copy-nearest"])
+def test_empty_block_source_is_an_input_error(search):
+    A = synthetic(6, 50, 15)
+    with pytest.raises(InputError, match="no blocks"):
+        run_sweep(A[:3], RowBlocks(3, 50, lambda: iter(())), [8], search=search)

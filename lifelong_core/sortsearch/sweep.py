@@ -273,6 +273,8 @@ def _protocol_path(method, blocks: RowBlocks, n, budgets, rng, backend, progress
         done += len(row_ids)
         if progress is not None:
             progress(done / blocks.n_rows)
+    if done == 0:
+        raise InputError("the evaluated rows produced no blocks to score.")
     df = pd.DataFrame(out).sort_values(["budget", "model_row"], kind="stable").reset_index(drop=True)
     if df["est_lo"].isna().all() and df["est_hi"].isna().all():
         df = df.drop(columns=["est_lo", "est_hi"])
