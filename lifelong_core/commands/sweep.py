@@ -1,4 +1,4 @@
-"""``sweep``: Sort & Search budget sweep of insert_M on a 0/1 matrix (DESIGN.md contract).
+"""Sort & Search budget sweep of insert_M on a 0/1 matrix (the ``sweep`` contract of DESIGN.md).
 
 Sort on the rows named by ``--sort-rows`` (or ``--sort-models K`` rows drawn with
 ``--seed``), estimate every other row at each budget, write one summary row per budget
@@ -36,8 +36,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for --sort-models and random sampling (default 0)")
     p.add_argument("--budgets", default=None,
                    help="comma-separated budgets n' (default: 8,16,...,32768 capped at the number of samples)")
-    p.add_argument("--sort", choices=SORTS, default="sum")
-    p.add_argument("--sampling", choices=SAMPLING, default="uniform")
+    p.add_argument("--sort", choices=SORTS, default="sum",
+                   help="sum of correct answers (default), confidence sum (needs --confidence) or recursive sum")
+    p.add_argument("--sampling", choices=SAMPLING, default="uniform",
+                   help="uniform grid along the sorted order (default) or uniformly at random")
     p.add_argument("--search", default=DEFAULT_RULE,
                    help=f"threshold rule or search method (default {DEFAULT_RULE}; 'reference' reproduces the "
                         "published code)")
