@@ -21,9 +21,9 @@ from lifelong_core.errors import InputError
 
 DEFAULT_SOURCE = Path(__file__).resolve().parents[2] / "data" / "lifelong_digits"
 DATASET_DESCRIPTION = (
-    "Lifelong-Digits: scikit-learn's real 8x8 handwritten digits (UCI optdigits), the test "
-    "pool rendered under 12 natural shifts plus a careful replication, predicted by a few "
-    "hundred real scikit-learn classifiers of 11 families."
+    "Lifelong-Digits: scikit-learn's real 8x8 handwritten digits (UCI optdigits) in {domains} "
+    "domains (the clean test pool, a careful replication, rendered natural shifts), predicted "
+    "by {models} real scikit-learn classifiers of {families} families."
 )
 DATASET_SOURCE = "sklearn.datasets.load_digits; built by python -m lifelong_core.datasets.digits"
 
@@ -66,7 +66,10 @@ def build_store(store: Path, source: Path = DEFAULT_SOURCE, *, force: bool = Fal
         p.unlink(missing_ok=True)
     try:
         with Store.create(tmp) as st:
-            st.add_dataset(str(datasets[0]), description=DATASET_DESCRIPTION, synthetic=False, source=DATASET_SOURCE)
+            description = DATASET_DESCRIPTION.format(
+                domains=len(data.domains), models=len(data.models), families=data.models["family"].nunique()
+            )
+            st.add_dataset(str(datasets[0]), description=description, synthetic=False, source=DATASET_SOURCE)
             summary = st.insert_matrix(
                 data.correct,
                 models=models,
