@@ -116,6 +116,8 @@ def test_weights_needs_exactly_three_categories(three_cats, tmp_path, capsys):
         (["rank", "--level", "1.5"], "strictly between 0 and 1"),
         (["rank", "--boot", "1"], "--boot must be at least 2"),
         (["weights", "--step", "0.3"], "divide 1 evenly"),
+        (["weights", "--step", "0.0001"], "at least 0.001"),
+        (["rank", "--boot", "100000000"], "use at most"),
         (["weights", "--rho", "2"], "between -1 and 1"),
         (["weights", "--se-mult", "-1"], "non-negative"),
     ],

@@ -29,6 +29,9 @@ from lifelong_core.stats.counts import CountTable
 
 DISPLAY_LEVEL = 0.834  # Goldstein & Healy (1995): overlap of 83.4% intervals ~ a 5% test
 DIFFERENCE_LEVEL = 0.95
+# Replicate scores are float64 plus the int64 draws: 16 bytes a cell, so this caps a
+# bootstrap at about 2.4 GB however many replicates are asked for.
+MAX_REPLICATE_CELLS = 150_000_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,8 +82,14 @@ def bootstrap(table: CountTable, n_boot: int = 2000, seed: int = 0) -> Bootstrap
     """
     if int(n_boot) < 2:
         raise InputError(f"the number of bootstrap replicates must be at least 2, got {n_boot}.")
-    rng = np.random.default_rng(seed)
     n = table.total
+    cells = int(n_boot) * n.size
+    if cells > MAX_REPLICATE_CELLS:
+        raise InputError(
+            f"{n_boot} replicates of {n.shape[0]} models x {n.shape[1]} tasks would need about "
+            f"{cells * 16 / 1e9:.0f} GB; use at most {MAX_REPLICATE_CELLS // n.size} replicates."
+        )
+    rng = np.random.default_rng(seed)
     draws = rng.binomial(n, table.correct / n, size=(int(n_boot),) + n.shape)
     return Bootstrap(table=table, scores=draws / n, seed=seed)
 

@@ -30,6 +30,7 @@ from lifelong_core.stats.bootstrap import Bootstrap, uniform_task_weights
 from lifelong_core.stats.counts import CountTable
 
 INDETERMINATE = "indeterminate"
+MAX_GRID_DIVISIONS = 1000  # 501,501 weightings; finer grids only cost memory
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,6 +123,8 @@ def simplex_grid(step: float) -> np.ndarray:
     if not 0 < step <= 1:
         raise InputError(f"the weight step must be in (0, 1], got {step}.")
     n = int(round(1.0 / step))
+    if n > MAX_GRID_DIVISIONS:
+        raise InputError(f"the weight step must be at least {1 / MAX_GRID_DIVISIONS:g}, got {step}.")
     if abs(n * step - 1.0) > 1e-9:
         raise InputError(f"the weight step must divide 1 evenly (e.g. 0.05, 0.1, 0.01), got {step}.")
     i, j = np.triu_indices(n + 1)
