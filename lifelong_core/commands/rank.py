@@ -17,7 +17,7 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "rank",
         help="bootstrap confidence intervals of aggregate accuracy per model (overall and per category)",
-        description=__doc__.splitlines()[0],
+        description=__doc__.split("\n\n")[0].replace("``", ""),
     )
     p.add_argument("--counts", required=True, help="counts.csv: model, task, category, correct, total")
     p.add_argument("--level", type=float, default=0.834, help="interval level (default 0.834, Goldstein & Healy)")

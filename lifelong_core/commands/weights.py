@@ -18,7 +18,7 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "weights",
         help="winning model over the simplex of three category weights, with standard-error gray zones",
-        description=__doc__.splitlines()[0],
+        description=__doc__.split("\n\n")[0].replace("``", ""),
     )
     p.add_argument("--counts", required=True, help="counts.csv with exactly three categories")
     p.add_argument("--step", type=float, default=0.05, help="grid spacing of the weights (default 0.05)")
