@@ -295,3 +295,11 @@ def test_extras_survive_gap_filling_and_mixed_fields(tmp_path):
         assert v.fillna(-1).values.tolist() == [["a", "s0", 0.9, -1], ["a", "s1", 0.125, -1], ["a", "s2", 0.5, -1],
                                                 ["b", "s0", -1, 0.25], ["b", "s1", -1, 0.75]]
         assert int(st.sql("SELECT count(*) AS n FROM extras")["n"][0]) == 3  # (a, block 0), (a, block 1), (b, block 0)
+
+
+def test_known_samples_keep_their_domain_when_a_file_names_only_the_dataset(tmp_path):
+    with Store.create(tmp_path / "s.duckdb") as st:
+        st.insert_long(pd.DataFrame({"model": ["a"], "sample": ["s0"], "correct": [1], "dataset": ["d"], "domain": ["blur"]}))
+        st.insert_long(pd.DataFrame({"model": ["b", "b"], "sample": ["s0", "s1"], "correct": [0, 1], "dataset": ["d", "d"]}))
+        assert st.samples()[["sample_id", "domain"]].values.tolist() == [["s0", "blur"], ["s1", "d"]]
+        assert sorted(st.domains()["domain"]) == ["blur", "d"]

@@ -260,8 +260,6 @@ def validate_long(df: pd.DataFrame, source: str, dataset: str | None = None) -> 
     samples = pd.DataFrame({"sample_id": sample[first]})
     for c, v in meta.items():
         samples[c] = v[first] if c != "label" else pd.array(v[first], dtype="Int64")
-    if "domain" not in samples and "dataset" in samples:
-        samples["domain"] = samples["dataset"]
     models = pd.DataFrame({"model_id": model[_first_appearance(mcodes)]})
     return entries, samples, models
 
@@ -376,8 +374,6 @@ def normalize_samples(samples, source: str, dataset: str | None) -> pd.DataFrame
                 raise InputError(f"{source} {_row(i)} names dataset {out['dataset'][i]!r} but dataset {dataset!r} was requested.")
         else:
             out["dataset"] = dataset
-    if "domain" not in out and "dataset" in out:
-        out["domain"] = out["dataset"]
     return out
 
 

@@ -738,6 +738,10 @@ class Store:
                 f"{source}: sample {new['sample_id'].iloc[0]!r} is new to the store and no dataset is given; "
                 "add a dataset column or pass a dataset name (--dataset)."
             )
+        if n_new and "domain" not in new:
+            # Only new samples take the default domain (the dataset's name): a known
+            # sample keeps the one it has.
+            new["domain"] = new["dataset"]
         samples = pd.DataFrame({"sample_idx": idx[fresh].astype(np.int32), "sample_id": new["sample_id"].astype(str)})
         for c in ("dataset", "domain"):
             samples[c] = new[c].astype(str) if n_new else pd.Series(dtype=str)
@@ -746,7 +750,9 @@ class Store:
         samples["meta"] = new["meta"] if "meta" in new else None
 
         # Domains and datasets named by new samples (or re-stated by known ones).
-        doms = smp.drop_duplicates(["dataset", "domain"]) if "dataset" in smp else smp.iloc[:0]
+        stated = [smp[~fresh]] if {"dataset", "domain"} <= set(smp.columns) else []
+        doms = pd.concat(stated + ([new] if n_new else [])) if stated or n_new else smp.iloc[:0]
+        doms = doms.drop_duplicates(["dataset", "domain"]) if len(doms) else doms
         cats = doms["category"].to_numpy(dtype=object) if "category" in doms else np.full(len(doms), None, dtype=object)
         new_domains = []
         if len(doms):
