@@ -303,3 +303,16 @@ def test_known_samples_keep_their_domain_when_a_file_names_only_the_dataset(tmp_
         st.insert_long(pd.DataFrame({"model": ["b", "b"], "sample": ["s0", "s1"], "correct": [0, 1], "dataset": ["d", "d"]}))
         assert st.samples()[["sample_id", "domain"]].values.tolist() == [["s0", "blur"], ["s1", "d"]]
         assert sorted(st.domains()["domain"]) == ["blur", "d"]
+
+
+def test_ids_to_indices(tmp_path):
+    with Store.create(tmp_path / "s.duckdb") as st:
+        st.insert_matrix(np.eye(3, dtype=np.uint8), ["a", "b", "c"], ["x", "y", "z"], dataset="d")
+        assert st.model_index(["c", "a", "c"]).tolist() == [2, 0, 2]
+        assert st.sample_index(["y"]).tolist() == [1]
+        with pytest.raises(InputError, match=r"no model with id 'q' \(1 of 2 ids are unknown\)"):
+            st.model_index(["a", "q"])
+        with pytest.raises(InputError, match="no sample with id ''"):
+            st.sample_index([""])
+        with pytest.raises(InputError, match="must be a list"):
+            st.model_index("abc")

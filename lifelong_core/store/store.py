@@ -233,6 +233,29 @@ class Store:
             "SELECT log_id, added_at, action, source, new_models, new_samples, entries, checksum FROM log ORDER BY log_id"
         )
 
+    def model_index(self, model_ids: Iterable[str]) -> np.ndarray:
+        """``model_idx`` of each id, in the given order; InputError naming an unknown id."""
+        return self._index_of("models", "model", model_ids)
+
+    def sample_index(self, sample_ids: Iterable[str]) -> np.ndarray:
+        """``sample_idx`` of each id, in the given order; InputError naming an unknown id."""
+        return self._index_of("samples", "sample", sample_ids)
+
+    def _index_of(self, table: str, kind: str, ids: Iterable[str]) -> np.ndarray:
+        if isinstance(ids, (str, bytes)):
+            raise InputError(f"{kind.capitalize()} ids must be a list, not one string.")
+        want = [str(i) for i in ids]
+        if not want:
+            return np.zeros(0, dtype=np.int64)
+        cur = self._cur()
+        cur.register("_ids", pa.table({"id": pa.array(want)}))
+        got = cur.sql(f"SELECT {kind}_id AS id, {kind}_idx AS idx FROM {table} WHERE {kind}_id IN (SELECT id FROM _ids)").df()
+        lookup = dict(zip(got["id"], got["idx"].astype(np.int64)))
+        missing = [i for i in want if i not in lookup]
+        if missing:
+            raise InputError(f"The store has no {kind} with id {missing[0]!r} ({len(missing)} of {len(want)} ids are unknown).")
+        return np.array([lookup[i] for i in want], dtype=np.int64)
+
     # ------------------------------------------------------------------ matrix reads
     def _model_index(self, models) -> np.ndarray:
         if models is None:
