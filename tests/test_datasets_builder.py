@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from lifelong_core.datasets import demo_files, digits, shifts, zoo
+from lifelong_core.errors import InputError
 
 
 @pytest.fixture(scope="module")
@@ -85,8 +86,10 @@ def test_zoo_specs_are_unique_and_cover_every_family():
         spec = next(s for s in specs if s.family == fam)
         assert hasattr(zoo.make_estimator(spec), "predict_proba")
         assert json.loads(spec.metadata(697))["family"] == fam
-    with pytest.raises(ValueError):
+    with pytest.raises(InputError, match="between 1 and"):
         zoo.model_specs(per_family=10_000, families=("naive-bayes",))
+    with pytest.raises(InputError, match="between 1 and"):
+        zoo.model_specs(per_family=0)
 
 
 def test_split_pools_are_disjoint_stratified_and_seeded():
@@ -101,4 +104,8 @@ def test_split_pools_are_disjoint_stratified_and_seeded():
 def test_builder_cli_rejects_unknown_family(tmp_path, capsys):
     assert digits.main(["--out", str(tmp_path / "x"), "--families", "resnet"]) == 2
     assert "unknown family 'resnet'" in capsys.readouterr().err
+    assert digits.main(["--out", str(tmp_path / "x"), "--per-family", "0"]) == 2
+    assert capsys.readouterr().err.startswith("error: models per family")
+    assert digits.main(["--out", str(tmp_path / "x"), "--jobs", "0"]) == 2
+    assert "--jobs" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()

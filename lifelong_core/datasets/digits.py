@@ -37,6 +37,7 @@ import pandas as pd
 
 from lifelong_core.datasets import shifts, zoo
 from lifelong_core.datasets.demo_files import DemoData, write_demo
+from lifelong_core.errors import InputError
 
 DATASET = "lifelong-digits"
 SEED = 20261122
@@ -214,8 +215,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     families = tuple(args.families.split(",")) if args.families else None
     unknown = [f for f in families or () if f not in zoo.FAMILY_ERAS]
-    if unknown:
-        print(f"error: unknown family {unknown[0]!r}; choose from {', '.join(zoo.FAMILY_ERAS)}", file=sys.stderr)
+    try:
+        if unknown:
+            raise InputError(f"unknown family {unknown[0]!r}; choose from {', '.join(zoo.FAMILY_ERAS)}.")
+        if args.jobs < 1:
+            raise InputError(f"--jobs must be at least 1, got {args.jobs}.")
+        zoo.model_specs(per_family=args.per_family, seed=args.seed, families=families)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     wall, cpu = time.perf_counter(), time.process_time()
     children_before = os.times()

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lifelong_core.errors import InputError
+
 # Family -> (era, list of hyper-parameter dicts). The era orders families on the release
 # timeline: older, simpler methods first. Values are positions on an arbitrary scale.
 FAMILY_ERAS: dict[str, float] = {
@@ -123,8 +125,8 @@ def model_specs(per_family: int = 40, seed: int = 0, families: tuple[str, ...] |
         caps = rng.permutation(len(grid))
         seen: set = set()
         limit = len(grid) * len(set(TRAIN_SIZES)) * len(set(AUGMENTATIONS))
-        if per_family > limit:
-            raise ValueError(f"family {family} has only {limit} distinct configurations")
+        if not 1 <= per_family <= limit:
+            raise InputError(f"models per family must be between 1 and {limit} for family {family}, got {per_family}.")
         i = 0
         while len(seen) < per_family:
             cap = grid[int(caps[i % len(caps)])]
@@ -239,5 +241,5 @@ def make_estimator(spec: ModelSpec):
             hidden_layer_sizes=tuple(hp["hidden"]), alpha=hp["alpha"], max_iter=200, random_state=seed
         )
     else:
-        raise KeyError(f"unknown family {f!r}")
+        raise InputError(f"unknown model family {f!r}; families are {', '.join(FAMILY_ERAS)}.")
     return make_pipeline(*steps, est) if steps else est
