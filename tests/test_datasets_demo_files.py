@@ -158,3 +158,20 @@ def test_committed_domain_table_matches_the_renderers(demo):
     assert doms["category"].tolist() == [d.category for d in shifts.DOMAINS]
     assert doms["description"].tolist() == [d.description for d in shifts.DOMAINS]
     assert (doms["dataset"] == digits.DATASET).all()
+
+
+def test_committed_files_match_what_the_current_code_would_build(demo):
+    """Everything but the training itself: specs, release order, pools, renderings."""
+    from sklearn.datasets import load_digits
+
+    from lifelong_core.datasets import zoo
+
+    specs = zoo.model_specs(per_family=digits.DEFAULT_PER_FAMILY, seed=digits.SEED)
+    order = np.argsort(zoo.release_order(specs, seed=digits.SEED), kind="stable")
+    assert demo.models["name"].tolist() == [specs[i].name for i in order]
+    real = load_digits()
+    rendered, samples, domains = digits.render_test_set(real.images.astype(float), real.target)
+    assert np.array_equal(rendered, demo_files.load_images(DEMO))
+    for col in samples.columns:
+        assert samples[col].astype(str).tolist() == demo.samples[col].astype(str).tolist(), col
+    assert domains.astype(str).values.tolist() == demo.domains[domains.columns].astype(str).values.tolist()
