@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.special import expit
 
 from lifelong_core.errors import InputError
@@ -192,3 +194,27 @@ def test_bad_inputs_are_input_errors(name):
         method.estimate(np.array([1, 2]), np.array([0, 2]))
     with pytest.raises(InputError, match="same length"):
         method.estimate(np.array([1, 2]), np.array([0]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    m=st.integers(2, 8),
+    n=st.integers(2, 60),
+    frac=st.floats(0.0, 1.0),
+    seed=st.integers(0, 2**31),
+    name=st.sampled_from(NAMES),
+)
+def test_estimate_invariants_on_any_cache(m, n, frac, seed, name):
+    rng = np.random.default_rng(seed)
+    A = (rng.random((m, n)) < rng.random()).astype(np.uint8)
+    new = (rng.random(n) < rng.random()).astype(np.uint8)
+    budget = max(1, int(round(frac * n)))
+    method = ESTIMATORS[name]().fit(A, sum_order(A))
+    pos = method.select(n, budget, rng)
+    est = method.estimate(pos, new[pos])
+    assert len(pos) == budget and 0.0 <= est.acc <= 1.0
+    assert np.array_equal(est.per_sample[pos], new[pos])
+    if budget >= 2:
+        assert 0.0 <= est.lo <= est.acc <= est.hi <= 1.0
+    if budget == n:
+        assert est.acc == pytest.approx(new.mean()) and np.array_equal(est.per_sample, new)
