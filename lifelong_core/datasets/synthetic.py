@@ -4,7 +4,7 @@
     python -m lifelong_core.datasets.synthetic --models 300 --samples 20000 --store synth.duckdb
 
 Seed 001 assumes (Section 3, "Sort") that one difficulty order of samples holds for all
-models and shows (Appendix, model correlation analysis) that it roughly does for image
+models and shows (Appendix E, Fig. 7) that it roughly does for image
 classifiers. This generator makes that assumption explicit and tunable, as a two-parameter
 logistic item-response model (the computerized-adaptive-testing view the paper cites):
 
@@ -15,7 +15,7 @@ logistic item-response model (the computerized-adaptive-testing view the paper c
 - ``difficulty_j ~ N(0, difficulty_sd)``;
 - optional model clusters ``c(i)`` with their own per-sample offsets
   ``offset_{c, j} ~ N(0, cluster_spread)``, so each cluster has its own sample order (the
-  "model cliques" the paper's discussion warns about);
+  "model cliques" of Appendix E, which the paper did not find on ImageNet but warns of);
 - label noise: a fraction of samples is mislabeled, and every model is right on those only
   by chance (``chance``), whatever its ability.
 
