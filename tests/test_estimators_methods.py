@@ -171,6 +171,12 @@ def test_intervals_work_on_positions_chosen_elsewhere():
     assert est.lo < est.hi and abs(est.acc - A[3].mean()) < 0.2
 
 
+@pytest.mark.parametrize("kwargs", [dict(k=0), dict(k=2.5), dict(iters=0), dict(item_ridge=0.0), dict(level=1.0)])
+def test_bad_settings_are_input_errors(kwargs):
+    with pytest.raises(InputError):
+        MIRTEstimator(**kwargs)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_bad_inputs_are_input_errors(name):
     A, _ = two_family_cache(5, 30, 11)

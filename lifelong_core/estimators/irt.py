@@ -11,7 +11,8 @@ Item Response Theory*, 2009, ch. 4), fitted to the cache as a logistic factor mo
 
 ``d_j`` is the sample's easiness, ``w_j`` its discriminations along ``k`` directions of
 model space. With ``k = 1`` the predicted-correct set of every model is a threshold on one
-order (what S&S assumes); with ``k > 1`` each direction of ``theta`` reorders the samples,
+order, ``-d_j / w_j`` (for the usual positive discriminations: what S&S assumes, with a
+better order and calibrated probabilities); with ``k > 1`` each direction of ``theta`` reorders the samples,
 so families of models that fail on their own samples get their own orders, as smoothly as
 the data allow. Departures from the papers: the item parameters are fitted by
 alternating penalised Newton steps (a Gaussian prior on ``theta`` and a ridge on ``w``),
@@ -92,13 +93,14 @@ def _newton_rows(X: np.ndarray, Y: np.ndarray, offset: np.ndarray, beta: np.ndar
     return beta + np.clip(step, -2.0, 2.0)
 
 
-def fit_item_model(A: np.ndarray, k: int = 6, iters: int = 25, item_ridge: float = 1.0) -> ItemModel:
+def fit_item_model(A: np.ndarray, k: int = 10, iters: int = 25, item_ridge: float = 8.0) -> ItemModel:
     """Fit ``sigmoid(d_j + w_j . theta_i)`` to the cache by alternating Newton steps.
 
-    Initialised from the leading principal components of the centred cache (logistic PCA's usual start);
-    ``theta`` carries a standard-normal prior (fixes the scale), ``w`` a ridge of
-    ``item_ridge`` and ``d`` a weak ridge of 0.01 so that samples every cache model gets
-    right stay finite.
+    Initialised from the leading principal components of the centred cache (logistic
+    PCA's usual start); ``theta`` carries a standard-normal prior (fixes the scale), ``w``
+    a ridge of ``item_ridge`` and ``d`` a weak ridge of 0.01 so that samples every cache
+    model gets right stay finite. Working memory is a few float64 arrays of the cache's
+    shape.
     """
     Y = np.asarray(A, dtype=np.float64)
     m, n = Y.shape
@@ -117,7 +119,7 @@ def fit_item_model(A: np.ndarray, k: int = 6, iters: int = 25, item_ridge: float
     model_pen = np.ones(k)
     for _ in range(iters):
         X = np.hstack([theta, np.ones((m, 1))])
-        beta = _newton_rows(X, Y, np.zeros((m, n)), np.hstack([w, d[:, None]]), item_pen)
+        beta = _newton_rows(X, Y, np.zeros((1, 1)), np.hstack([w, d[:, None]]), item_pen)
         w, d = beta[:, :k], beta[:, k]
         theta = _newton_rows(w, Y.T, np.broadcast_to(d[:, None], (n, m)), theta, model_pen)
     mean = theta.mean(axis=0)
@@ -163,6 +165,10 @@ class MIRTEstimator:
     name = "mirt"
 
     def __init__(self, k: int = 10, iters: int = 25, item_ridge: float = 8.0, level: float = 0.95):
+        if int(k) != k or k < 1 or int(iters) != iters or iters < 1:
+            raise InputError(f"k and iters must be positive integers, got k={k}, iters={iters}.")
+        if not item_ridge > 0 or not 0 < level < 1:
+            raise InputError(f"item_ridge must be > 0 and level in (0, 1), got {item_ridge} and {level}.")
         self.k = k
         self.iters = iters
         self.item_ridge = item_ridge

@@ -41,6 +41,8 @@ class NeighboursEstimator:
     name = "neighbours"
 
     def __init__(self, level: float = 0.95):
+        if not 0 < level < 1:
+            raise InputError(f"level must be in (0, 1), got {level}.")
         self.level = level
 
     def fit(self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None) -> "NeighboursEstimator":
