@@ -77,4 +77,7 @@ for page in sorted(Path(__file__).resolve().parent.glob("pages/*.py")):
     cols = st.columns([1, 3])
     with cols[0]:
         st.page_link(f"pages/{page.name}", label=label)
-    cols[1].caption(doc.splitlines()[0] if doc else "")
+    desc = doc.splitlines()[0] if doc else ""
+    if desc.lower().startswith(label.lower()):
+        desc = desc[len(label):].lstrip(" :")
+    cols[1].caption(desc)

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from lifelong_core.errors import InputError
 from lifelong_core.sortsearch.methods import is_threshold_rule
 from ui import charts, data
 from ui.common import download_table, provenance_note, show_chart, show_table
@@ -36,7 +37,7 @@ best = table.iloc[-1]
 c[3].metric(f"MAE at n′={int(best['budget'])}", f"{best['mae']:.4f}")
 c[4].metric("compute saved", f"{n / best['budget']:.1f}×", help="n / n′ at the largest chosen budget (seed 001 footnote 4)")
 
-TABS = ["Budget curves", "vs CopyNearest&Expand", "Aleatoric vs epistemic", "Number of Sort models", "Model correlation"]
+TABS = ["Budget curves", "vs CopyNearest&Expand", "Aleatoric vs epistemic", "Design choices", "Model correlation"]
 tabs = st.tabs(TABS, key="tab", bind="query-params")
 
 with tabs[0]:
@@ -94,26 +95,43 @@ with tabs[2]:
 with tabs[3]:
     if tabs[3].open:
         rule = search if threshold else "midpoint"
+        st.markdown(f"Three design choices of seed 001 Fig. 4b-d, each varied with the others as in the sidebar "
+                    f"(search rule: {rule}).")
         sizes = [s for s in (5, 10, 25, 50, 100, 200) if s < m * 2 // 3]
-        st.markdown(f"Nested Sort sets ({how}) of {', '.join(map(str, sizes))} models; every curve is scored on the same "
-                    f"models, those outside the largest set (seed 001 Fig. 4b). Search rule: {rule}.")
         if not sizes:
             st.info("Too few models in the store for this comparison.")
         else:
-            bar3 = st.progress(0.0, text="Sweeping Sort set sizes…")
+            bar3 = st.progress(0.0, text="Sweeping design choices…")
             pool = data.nested_pool(sel.models, max(sizes), how, seed)
             ev = tuple(int(r) for r in np.setdiff1d(np.arange(m), pool))
-            parts = []
-            for i, s in enumerate(sizes):
-                t_s, _, _ = data.sweep(key, dataset, dom_key, tuple(sorted(int(r) for r in pool[:s])), sort, sampling,
-                                       rule, budgets, seed, eval_rows=ev)
-                parts.append(t_s.assign(sort_models=f"{s} models"))
-                bar3.progress((i + 1) / len(sizes), text="Sweeping Sort set sizes…")
+            sort_set = tuple(int(r) for r in rows)
+            runs = ([("sort_models", f"{s} models", tuple(sorted(int(r) for r in pool[:s])), sort, sampling, ev)
+                     for s in sizes]
+                    + [("sort_method", meth, sort_set, meth, sampling, None) for meth in ("sum", "confidence", "recursive")]
+                    + [("sampling", smp, sort_set, sort, smp, None) for smp in ("uniform", "random")])
+            parts = {"sort_models": [], "sort_method": [], "sampling": []}
+            for i, (what, label, srows, srt, smp, evr) in enumerate(runs):
+                try:
+                    t_s, _, _ = data.sweep(key, dataset, dom_key, srows, srt, smp, rule, budgets, seed, eval_rows=evr)
+                except InputError as exc:
+                    st.caption(f"{what} = {label} left out: {exc}")
+                else:
+                    parts[what].append(t_s.assign(**{what: label}))
+                bar3.progress((i + 1) / len(runs), text="Sweeping design choices…")
             bar3.empty()
-            effect = pd.concat(parts, ignore_index=True)
-            show_chart(charts.budget_lines(effect, "mae", series="sort_models", n_total=n, y_title="MAE",
-                                           title="Effect of the number of Sort models"), "sort_set_size")
-            show_table(effect, "sort_set_size")
+            titles = {
+                "sort_models": ("Number of Sort models (Fig. 4b)", "Nested Sort sets; every curve is scored on the same "
+                                "models, those outside the largest set."),
+                "sort_method": ("Sort method (Fig. 4c)", "Sorting by Sum, by confidence sum, by Recursive Sum."),
+                "sampling": ("Sampling (Fig. 4d)", "Uniform vs random positions along the sorted order."),
+            }
+            for what, (title, note) in titles.items():
+                if not parts[what]:
+                    continue
+                effect = pd.concat(parts[what], ignore_index=True)
+                show_chart(charts.budget_lines(effect, "mae", series=what, n_total=n, y_title="MAE", title=title), what)
+                st.caption(note)
+                show_table(effect, what)
 
 with tabs[4]:
     if tabs[4].open:

@@ -107,7 +107,7 @@ def test_budget_explorer_widget_changes(store_env):
 @pytest.mark.parametrize("tab,n_charts", [
     ("vs CopyNearest&Expand", 1),
     ("Aleatoric vs epistemic", 1),
-    ("Number of Sort models", 1),
+    ("Design choices", 3),
     ("Model correlation", 2),
 ])
 def test_budget_explorer_tabs(store_env, tab, n_charts):

@@ -34,6 +34,10 @@ def _fit_label(fit) -> str:
     return f"fit {_fmt(p['c'])}·n′^{_fmt(p['p'])}  (R² {fit.r2:.3f})"
 
 
+def _short(text: str, width: int = 16) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _saved(ratio: float) -> str:
     return f"{ratio:,.0f}×" if ratio >= 10 else f"{ratio:.1f}×"
 
@@ -226,9 +230,10 @@ def matrix_heatmap(
     for r in highlight_rows or ():
         fig.add_shape(type="rect", x0=-0.5, x1=A.shape[1] - 0.5, y0=r - 0.5, y1=r + 0.5,
                       line=dict(color="#d62728", width=2))
+    # Long model names would eat the plot's width: ticks are shortened, hover has them whole.
     fig.update_yaxes(autorange="reversed", title_text=y_title,
                      tickvals=list(range(A.shape[0])) if A.shape[0] <= 30 else None,
-                     ticktext=list(row_labels) if A.shape[0] <= 30 else None)
+                     ticktext=[_short(str(r)) for r in row_labels] if A.shape[0] <= 30 else None)
     fig.update_xaxes(title_text=x_title)
     fig.update_layout(title=title, height=height or max(260, 22 * A.shape[0] + 120), margin=dict(t=50, b=10))
     return fig
