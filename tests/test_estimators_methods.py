@@ -224,3 +224,23 @@ def test_estimate_invariants_on_any_cache(m, n, frac, seed, name):
         assert 0.0 <= est.lo <= est.acc <= est.hi <= 1.0
     if budget == n:
         assert est.acc == pytest.approx(new.mean()) and np.array_equal(est.per_sample, new)
+
+
+def test_map_ability_solves_the_one_dimensional_score_equation():
+    # Five samples with w = 1, d = 0 and a N(0, 1) prior: the MAP theta after three correct
+    # answers solves 3 - 3 sigmoid(theta) - theta = 0, and the hat-matrix trace is F / (F + 1)
+    # with Fisher information F = 3 sigmoid(theta) (1 - sigmoid(theta)).
+    from scipy.optimize import brentq
+
+    from lifelong_core.estimators.irt import ItemModel, map_ability
+
+    item = ItemModel(d=np.zeros(5), w=np.ones((5, 1)), prior_mean=np.zeros(1), prior_prec=np.eye(1),
+                     theta=np.zeros((2, 1)))
+    theta, df = map_ability(item, np.array([0, 2, 4]), np.array([1, 1, 1]))
+    want = brentq(lambda t: 3 - 3 * expit(t) - t, 0, 3)
+    fisher = 3 * expit(want) * (1 - expit(want))
+    assert theta[0] == pytest.approx(want, abs=1e-8)
+    assert df == pytest.approx(fisher / (fisher + 1), abs=1e-8)
+    # Balanced results leave the prior mean untouched.
+    theta, _ = map_ability(item, np.array([0, 1, 2, 3]), np.array([1, 0, 1, 0]))
+    assert theta[0] == pytest.approx(0.0, abs=1e-12)
