@@ -68,6 +68,11 @@ def test_bad_budget_is_input_error(budget):
         stratified_positions(10, budget, np.random.default_rng(0))
 
 
+def test_missing_generator_is_input_error():
+    with pytest.raises(InputError, match="random generator"):
+        stratified_positions(10, 4, None)
+
+
 def test_hand_checked_single_stratum():
     # n = 4, one stratum, evaluated ranks 0 and 2 with results 1, 0, predictions 0.5:
     # residuals +-0.5 -> acc = (1 + 0.5 + 0.5 + 2 * 0) / 4 = 0.5; s^2 = 0.5; fpc = 1/2;

@@ -57,6 +57,8 @@ def stratified_positions(n: int, budget: int, rng: np.random.Generator) -> np.nd
     (which holds at least three samples, since ``n >= budget``) gets a third draw.
     """
     check_budget(n, budget)
+    if not isinstance(rng, np.random.Generator):
+        raise InputError("stratified sampling draws at random and needs a random generator (pass a seed).")
     edges = strata_bounds(n, budget)
     sizes = np.diff(edges)
     take = np.full(len(sizes), min(2, budget), dtype=np.int64)
