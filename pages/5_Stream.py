@@ -38,8 +38,7 @@ provenance_note(sel.synthetic)
 if sel.models["release_order"].isna().all():
     st.caption("The models carry no release order; they arrive in insertion order.")
 
-pool = side.slider("Models evaluated in full at the start", 1, max(1, m - 1),
-                   int(np.clip(query_default("pool", min(20, m - 1), int), 1, max(1, m - 1))), key="pool")
+pool = data.int_slider(side, "Models evaluated in full at the start", 1, m - 1, "pool", min(20, m - 1))
 choices = [b for b in data.budget_choices(n) if b >= 2]
 raw_b = query_default("budget", 128 if 128 in choices else choices[len(choices) // 2], int)
 budget = side.selectbox("Budget n′ per new model", choices, index=choices.index(raw_b) if raw_b in choices else 0,
@@ -91,10 +90,15 @@ metric = side.radio("Pareto error", ["mae", "eagg"], index=1 if query_default("p
                     key="perr", horizontal=True, format_func=lambda v: {"mae": "MAE", "eagg": "E_agg"}[v])
 sync_query(perr=metric)
 pools = tuple(sorted({p for p in (5, 10, 20, 50, 100, pool) if p < m}))
-budgets = tuple(b for b in (8, 16, 32, 64, 128, 256, 512, 1024, 2048) if b <= n)
+budgets = tuple(b for b in (8, 16, 32, 64, 128, 256, 512, 1024, 2048) if b <= n) or tuple(data.default_budgets(n))
 bar = st.progress(0.0, text="Scoring configurations…")
-configs = data.stream_configs(key, dataset, pools, budgets, seed,
-                              progress=lambda f: bar.progress(min(float(f), 1.0), text="Scoring configurations…"))
+try:
+    configs = data.stream_configs(key, dataset, pools, budgets, seed,
+                                  progress=lambda f: bar.progress(min(float(f), 1.0), text="Scoring configurations…"))
+except InputError as exc:
+    bar.empty()
+    st.error(str(exc))
+    st.stop()
 bar.empty()
 front = data.pareto_front(configs, "evaluations", metric)
 configs = configs.assign(setting=configs["sampling"] + ", " + configs["rule"])

@@ -215,3 +215,42 @@ def test_missing_store_gives_one_sentence(tmp_path, monkeypatch):
     at.run()
     assert not at.exception
     assert len(at.error) == 1 and "No store at" in at.error[0].value
+
+
+# ------------------------------------------------------------------ tiny stores
+@pytest.fixture(scope="module", params=[(2, 5), (3, 7)], ids=["2x5", "3x7"])
+def tiny_store(request, tmp_path_factory):
+    import pandas as pd
+
+    from lifelong_core.store import Store
+
+    m, n = request.param
+    path = tmp_path_factory.mktemp("tiny") / "tiny.duckdb"
+    A = (np.random.default_rng(1).random((m, n)) < 0.6).astype(np.uint8)
+    with Store.create(path) as s:
+        s.add_dataset("tiny", "tiny synthetic", synthetic=True, source="test")
+        s.insert_matrix(A, pd.DataFrame({"model_id": [f"m{i}" for i in range(m)]}),
+                        pd.DataFrame({"sample_id": [f"s{j}" for j in range(n)], "dataset": "tiny",
+                                      "domain": ["a", "b"] * (n // 2) + ["a"] * (n % 2)}))
+    return path
+
+
+@pytest.mark.parametrize("page,query", [
+    ("app.py", {}),
+    (BUDGET, {}),
+    (BUDGET, {"tab": "vs CopyNearest&Expand"}),
+    (BUDGET, {"tab": "Aleatoric vs epistemic"}),
+    (BUDGET, {"tab": "Design choices"}),
+    (BUDGET, {"tab": "Model correlation"}),
+    (EST, {}),
+    ("pages/3_Evaluate_something_new.py", {}),
+    ("pages/3_Evaluate_something_new.py", {"tab": "New samples (insert_D)"}),
+    (HOW, {}),
+    (HOW, {"mode": "new sample (insert_D)"}),
+    (STREAM, {}),
+])
+def test_pages_survive_tiny_synthetic_stores(tiny_store, monkeypatch, page, query):
+    monkeypatch.setenv("LBE_STORE", str(tiny_store))
+    at = run(page, query)
+    assert at.title
+    assert any("synthetic" in c.value for c in at.caption) or page == "app.py"

@@ -227,10 +227,9 @@ def budget_choices(n: int) -> list[int]:
 
 
 def default_budgets(n: int) -> list[int]:
-    """The paper's 8, 16, ... (seed 001 §4.2), up to ``n / 2``."""
-    from lifelong_core.sortsearch import power_budgets
-
-    return [b for b in power_budgets(n) if b <= max(8, n // 2)]
+    """The paper's 8, 16, ... (seed 001 §4.2) up to ``n / 2``; on tiny data, all of ``n``."""
+    wanted = [b for b in budget_choices(n) if 8 <= b <= max(8, n // 2)]
+    return wanted or [n]
 
 
 def family_correlation(corr, models: pd.DataFrame) -> pd.DataFrame:
@@ -265,6 +264,16 @@ class SweepConfig:
     search: str
     budgets: tuple[int, ...]
     seed: int
+
+
+def int_slider(container, label: str, lo: int, hi: int, url_key: str, default: int) -> int:
+    """An integer slider whose value lives in the URL; a caption when only one value exists
+    (Streamlit refuses a slider with min == max)."""
+    if hi <= lo:
+        container.caption(f"{label}: {lo}")
+        return lo
+    value = int(np.clip(query_default(url_key, default, int), lo, hi))
+    return int(container.slider(label, lo, hi, value, key=url_key))
 
 
 def _pick(container, label: str, options: list, url_key: str, default, **kw):
@@ -310,8 +319,7 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
     side.header("Sort")
     how = _pick(side, "Sort set", list(SORT_SETS), "sortset", "random", radio=True)
     k_max = max(1, m - 1)
-    k = side.slider("Models used for Sort", 1, k_max, int(np.clip(query_default("k", min(default_k, m // 2), int), 1, k_max)),
-                    key="k")
+    k = int_slider(side, "Models used for Sort", 1, k_max, "k", min(default_k, m // 2))
     sort = _pick(side, "Sort method", list(SORTS), "sort", "sum",
                  help="sum: Sorting by Sum; confidence: by confidence sum; recursive: Recursive Sum (seed 001 §3.1)")
     side.header("Search")
@@ -321,7 +329,7 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
                    help="midpoint and reference are threshold rules (§3.2); copy-nearest is the baseline; "
                         "the others estimate with a 95% interval (issue 8)")
     choices = budget_choices(n)
-    wanted = default_budgets(n) if budgets_default is None else [b for b in budgets_default if b <= n]
+    wanted = [b for b in (budgets_default or []) if b <= n] or default_budgets(n)
     budgets = side.multiselect(
         "Budgets n′", choices, key="budgets",
         default=[int(b) for b in query_list("budgets", [str(b) for b in wanted], [str(c) for c in choices])],
