@@ -4,7 +4,7 @@ The cache is the 0/1 matrix A (rows = models, columns = samples) that grows on b
 insert_M adds rows (models), insert_D adds columns (samples). This package is the only
 code that imports DuckDB.
 
-Layout (format version 1)
+Layout (format version 2)
 -------------------------
 ``datasets``  dataset, description, synthetic, source, added_at
 ``domains``   dataset, domain, category, added_at            (a domain = a task)

@@ -1,6 +1,6 @@
-"""DDL of the store (format version 1). See the package docstring for the layout."""
+"""DDL of the store (format version 2; version 1 kept extras as a long table). See the package docstring for the layout."""
 
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"
 
 # 65,536 samples per block: one packed row is 8 KiB, so a paper-scale store
 # (31,250 models x 1.7M samples) is ~26 blocks x 31,250 models = ~0.8M rows of 8 KiB.
@@ -33,18 +33,27 @@ CREATE TABLE log (
     log_id INTEGER PRIMARY KEY, added_at TIMESTAMP NOT NULL, action VARCHAR NOT NULL,
     source VARCHAR NOT NULL, new_models INTEGER NOT NULL, new_samples INTEGER NOT NULL,
     entries BIGINT NOT NULL, checksum VARCHAR NOT NULL);
+-- Each (model, block) row is turned into lists once and the lists are unnested side by
+-- side: a lateral join per sample would copy the row's blob and lists for every sample.
 CREATE VIEW predictions AS
-    SELECT m.model_id AS model, s.sample_id AS sample, b.model_idx, s.sample_idx,
-           get_bit(b.correct::BIT, (8 * (j // 8) + 7 - j % 8)::INTEGER)::UTINYINT AS correct,
-           e.confidence[r.j + 1] AS confidence, e.predicted[r.j + 1] AS predicted,
-           e.true_prob[r.j + 1] AS true_prob,
-           s.label, s.dataset, s.domain, d.category, s.split
-    FROM bits b
-    JOIN blocks k USING (block_id)
-    CROSS JOIN LATERAL (SELECT unnest(range(k.length)) AS j) r
-    JOIN samples s ON s.sample_idx = k.start + r.j
-    JOIN models m ON m.model_idx = b.model_idx
+    WITH packed AS (
+        SELECT b.model_idx, k.start, k.length, b.correct::BIT AS cb, b.known::BIT AS kb,
+               e.confidence AS cl, e.predicted AS pl, e.true_prob AS tl
+        FROM bits b JOIN blocks k USING (block_id) LEFT JOIN extras e USING (model_idx, block_id)
+    ), cells AS (
+        SELECT model_idx, start,
+               unnest(range(length)) AS j,
+               unnest(list_transform(range(length), lambda j: get_bit(cb, (8 * (j // 8) + 7 - j % 8)::INTEGER))) AS correct,
+               unnest(CASE WHEN kb IS NULL THEN NULL
+                           ELSE list_transform(range(length), lambda j: get_bit(kb, (8 * (j // 8) + 7 - j % 8)::INTEGER)) END) AS known,
+               unnest(cl) AS confidence, unnest(pl) AS predicted, unnest(tl) AS true_prob
+        FROM packed
+    )
+    SELECT m.model_id AS model, s.sample_id AS sample, c.model_idx, s.sample_idx, c.correct::UTINYINT AS correct,
+           c.confidence, c.predicted, c.true_prob, s.label, s.dataset, s.domain, d.category, s.split
+    FROM cells c
+    JOIN samples s ON s.sample_idx = c.start + c.j
+    JOIN models m ON m.model_idx = c.model_idx
     JOIN domains d ON d.dataset = s.dataset AND d.domain = s.domain
-    LEFT JOIN extras e ON e.model_idx = b.model_idx AND e.block_id = b.block_id
-    WHERE b.known IS NULL OR get_bit(b.known::BIT, (8 * (j // 8) + 7 - j % 8)::INTEGER) = 1;
+    WHERE c.known IS NULL OR c.known = 1;
 """

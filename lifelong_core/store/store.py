@@ -134,7 +134,7 @@ class Store:
             raise InputError(f"{p} is a DuckDB file but not a lifelong store (no store_meta table).")
         if row[0] != FORMAT_VERSION:
             con.close()
-            raise InputError(f"Store {p} has format version {row[0]}; this program reads version {FORMAT_VERSION}.")
+            raise InputError(f"Store {p} has format version {row[0]}; this program reads version {FORMAT_VERSION} (rebuild it, e.g. `build-demo --force`).")
         return cls(con, p, read_only)
 
     @classmethod
