@@ -316,3 +316,13 @@ def test_ids_to_indices(tmp_path):
             st.sample_index([""])
         with pytest.raises(InputError, match="must be a list"):
             st.model_index("abc")
+
+
+def test_other_format_version_is_refused_with_a_hint(tmp_path):
+    path = tmp_path / "s.duckdb"
+    Store.create(path).close()
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE store_meta SET value = '1' WHERE key = 'format_version'")
+    con.close()
+    with pytest.raises(InputError, match="has format version 1; this program reads version 2 .*rebuild"):
+        Store.open(path)
