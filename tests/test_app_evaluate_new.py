@@ -175,3 +175,36 @@ def test_new_samples_reject_known_ids(store_env):
     at.file_uploader[0].upload("new.csv", csv, "text/csv").run()
     assert not at.exception
     assert len(at.error) == 1 and "already holds" in at.error[0].value
+
+
+def test_insert_into_locked_store_gives_one_sentence(tmp_path, demo_store_path, monkeypatch):
+    import subprocess
+    import sys
+
+    store = tmp_path / "copy.duckdb"
+    shutil.copy(demo_store_path, store)
+    monkeypatch.setenv("LBE_STORE", str(store))
+    ids = _selected(store, "midpoint", 128)
+    _, samples, A = _truth(store)
+    truth = dict(zip(samples["sample_id"], A[3]))
+    csv = pd.DataFrame({"sample_id": ids, "correct": [int(truth[i]) for i in ids]}).to_csv(index=False).encode()
+    at = run({"search": "midpoint", "budget": "128"})
+    at.file_uploader[0].upload("r.csv", csv, "text/csv").run()
+    # Another process reading the store (e.g. a second app) keeps writers out.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, duckdb; c = duckdb.connect(sys.argv[1], read_only=True); "
+                               "print('ready', flush=True); sys.stdin.read()", str(store)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        at.button(key="insert_model").click().run()
+    finally:
+        holder.communicate("", timeout=30)
+    assert not at.exception, [e.message for e in at.exception]
+    assert len(at.error) == 1 and "locked" in at.error[0].value
+    assert not at.success
+    from lifelong_core.store import Store
+
+    with Store.open(store, read_only=True) as s:
+        assert not s.models()["estimated"].astype(bool).any()
