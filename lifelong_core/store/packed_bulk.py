@@ -41,6 +41,9 @@ from lifelong_core.store.store import Store, _BlockTask, _Plan
 
 Progress = Callable[[float], None]
 
+# DuckDB setting held during a bulk import and its checkpoint (see module docstring).
+BULK_SETTING = ("force_compression", "uncompressed")
+
 # Models per run of rows in ``bits``: a run holds all blocks of these models.
 DEFAULT_MODEL_CHUNK = 128
 
@@ -158,11 +161,16 @@ def insert_packed_rows(
     plan = _Plan("insert_packed", source, digest, new_datasets, new_domains, new_models, new_samples, new_blocks,
                  tasks, int(packed.shape[0]) * int(n))
     cur = st._cur()
-    cur.execute("SET force_compression = 'uncompressed'")
+    name, value = BULK_SETTING
+    cur.execute(f"SET {name} = '{value}'")
     try:
-        return st._write(plan, progress)
+        summary = st._write(plan, progress)
+        # Checkpoint while the setting holds: a later checkpoint (at close) would
+        # otherwise re-analyse the freshly appended row groups with every method.
+        cur.execute("CHECKPOINT")
+        return summary
     finally:
-        cur.execute("RESET force_compression")
+        cur.execute(f"RESET {name}")
 
 
 def _model_filter(models: np.ndarray) -> str:
