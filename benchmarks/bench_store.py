@@ -4,7 +4,7 @@ Measures, on a seeded synthetic matrix (Bernoulli of model ability minus sample
 difficulty, so rows and columns have realistic spread; bits of such data barely compress):
 
 - import from NPY: ``load_matrix`` + ``Store.insert_matrix`` + close, entries per second
-  (target >= 50M/s);
+  (target >= 50M/s), and the same import as a ``python -m lifelong_core import`` process;
 - loading any 1,000 models (a random subset) into numpy with ``Store.matrix`` (target
   <= 2 s), and the packed form with ``Store.read_packed``;
 - store file size versus the packed bits (target <= 1.3x).
@@ -19,6 +19,8 @@ import argparse
 import json
 import os
 import platform
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -69,6 +71,17 @@ def main(argv=None) -> dict:
             st.insert_matrix(A, model_ids, sample_ids, source="A.npy", dataset="bench")
         t_import = time.perf_counter() - t0
 
+        # The same import through the command line: interpreter start, io_matrix's full
+        # validation and the sha256 of the input file for the log come on top.
+        (tmp / "models.txt").write_text("".join(f"{i}\n" for i in model_ids))
+        (tmp / "samples.txt").write_text("".join(f"{j}\n" for j in sample_ids))
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "lifelong_core", "import", "--store", str(tmp / "cli.duckdb"),
+                        "--matrix", str(tmp / "A.npy"), "--models", str(tmp / "models.txt"),
+                        "--samples", str(tmp / "samples.txt"), "--dataset", "bench"],
+                       check=True, stdout=subprocess.DEVNULL, cwd=Path(__file__).resolve().parents[1])
+        t_cli = time.perf_counter() - t0
+
         rng = np.random.default_rng(args.seed + 1)
         pick = np.sort(rng.choice(m, size=min(args.load, m), replace=False))
         t_matrix, t_packed = [], []
@@ -89,6 +102,7 @@ def main(argv=None) -> dict:
         "models": m, "samples": n, "entries": m * n,
         "import_seconds": round(t_import, 3), "npy_load_seconds": round(t_load, 3),
         "import_entries_per_second": round(m * n / t_import),
+        "cli_import_seconds": round(t_cli, 3), "cli_import_entries_per_second": round(m * n / t_cli),
         "load_models": len(pick), "matrix_seconds_best": round(min(t_matrix), 3),
         "read_packed_seconds_best": round(min(t_packed), 3),
         "file_bytes": size, "packed_bytes": packed_bytes, "size_ratio": round(size / packed_bytes, 3),
@@ -100,6 +114,7 @@ def main(argv=None) -> dict:
     print(f"| store benchmark ({m:,} x {n:,}) | value | target |")
     print("|---|---|---|")
     print(f"| import from NPY | {t_import:.2f} s = {m * n / t_import / 1e6:.0f}M entries/s | >= 50M entries/s |")
+    print(f"| same through `python -m lifelong_core import` | {t_cli:.2f} s = {m * n / t_cli / 1e6:.0f}M entries/s | |")
     print(f"| load {len(pick):,} models (matrix, uint8) | {min(t_matrix):.2f} s | <= 2 s |")
     print(f"| load {len(pick):,} models (read_packed) | {min(t_packed):.2f} s | |")
     print(f"| file size / packed bits | {size / 1e6:.1f} MB / {packed_bytes / 1e6:.1f} MB = {size / packed_bytes:.3f}x | <= 1.3x |")
