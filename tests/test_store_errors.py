@@ -14,6 +14,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hst
 
 from lifelong_core.cli import main
 from lifelong_core.errors import InputError
@@ -302,3 +304,26 @@ def test_failed_import_into_new_store_leaves_no_file(tmp_path, capsys):
     msg = _run_cli(["import", "--store", str(target), "--long", str(bad)], capsys)
     assert "no dataset is given" in msg
     assert not target.exists() and not Path(str(target) + ".wal").exists()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=hst.lists(hst.tuples(hst.sampled_from(["m0", "m1", "m2"]), hst.sampled_from(["a", "b", "c", "d"]),
+                                 hst.integers(0, 1)), min_size=1, max_size=12))
+def test_long_tables_with_repeats(tmp_path_factory, rows):
+    """A repeated pair is accepted iff all its rows agree; then the store holds exactly the table."""
+    df = pd.DataFrame(rows, columns=["model", "sample", "correct"])
+    conflict = (df.groupby(["model", "sample"])["correct"].nunique() > 1).any()
+    path = tmp_path_factory.mktemp("rep") / "s.duckdb"
+    with Store.create(path) as st:
+        if conflict:
+            with pytest.raises(InputError, match="repeats model .* with different values"):
+                st.insert_long(df, dataset="d")
+            assert st.n_models == 0 and len(st.log()) == 0
+            return
+        st.insert_long(df, dataset="d")
+        truth = df.drop_duplicates(["model", "sample"])
+        m = st.model_index(truth["model"])
+        s = st.sample_index(truth["sample"])
+        known = st.known()
+        assert known.sum() == len(truth) and known[m, s].all()
+        assert (st._dense(None, None)[0][m, s] == truth["correct"].to_numpy()).all()
