@@ -267,6 +267,12 @@ def main(argv=None) -> int:
     name = "bench_paper_scale" if a.scale == 1.0 else f"bench_paper_scale_{a.scale:g}"
     out = ROOT / "benchmarks" / "results" / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
+    # Phases may run in separate invocations (generation first, the rest later on the
+    # kept files): results of earlier phases of the same shape are kept.
+    if out.exists():
+        old = json.loads(out.read_text())
+        if old.get("shape") == res["shape"]:
+            res = {**old, **res}
     out.write_text(json.dumps(res, indent=2, default=str) + "\n")
     return 0
 

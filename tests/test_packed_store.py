@@ -1,0 +1,95 @@
+"""Bulk packed import and packed reads of the store (issue 7)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lifelong_core.errors import InputError
+from lifelong_core.packed import PackedArray, pack_rows, run_sweep_packed
+from lifelong_core.store import Store
+from lifelong_core.store.packed_bulk import StoreRows, insert_packed_rows, read_packed_rows
+
+
+def _samples(n: int) -> pd.DataFrame:
+    return pd.DataFrame({"sample_id": [f"s{j}" for j in range(n)], "dataset": "synth", "domain": "d"})
+
+
+def _models(lo: int, hi: int) -> list[str]:
+    return [f"m{i}" for i in range(lo, hi)]
+
+
+@pytest.fixture()
+def bulk_store(tmp_path, monkeypatch):
+    """A store with 3 blocks per row (small blocks: the last one partial, n % 8 != 0)."""
+    import lifelong_core.store.store as store_mod
+
+    monkeypatch.setattr(store_mod, "BLOCK_SIZE", 96)
+    rng = np.random.default_rng(0)
+    n = 203
+    A = (rng.random((60, n)) < 0.6).astype(np.uint8)
+    path = tmp_path / "bulk.duckdb"
+    with Store.create(path) as st:
+        st.add_dataset("synth", synthetic=True)
+        insert_packed_rows(st, pack_rows(A[:25]), n, _models(0, 25), _samples(n), source="first", model_chunk=7)
+        insert_packed_rows(st, pack_rows(A[25:]), n, _models(25, 60), None, source="second", model_chunk=7)
+    return path, A
+
+
+def test_import_then_read_any_models(bulk_store):
+    path, A = bulk_store
+    with Store.open(path) as st:
+        assert (st.n_models, st.n_samples) == A.shape
+        assert len(st._blocks["block_id"]) == 3
+        assert np.array_equal(st.matrix(), A)
+        for models in (np.arange(10, 40), np.array([59, 3, 3, 17, 0]), np.array([42])):
+            got, n = read_packed_rows(st, models)
+            assert n == A.shape[1]
+            assert np.array_equal(got, pack_rows(A[models]))
+            assert np.array_equal(got, st.read_packed(models)[0])
+        log = st.log()
+        assert list(log["action"]) == ["insert_packed", "insert_packed"]
+        assert log["entries"].sum() == A.size
+
+
+def test_store_rows_source_gives_the_array_sweep(bulk_store):
+    path, A = bulk_store
+    sort_rows, eval_rows = np.arange(0, 60, 4), np.setdiff1d(np.arange(60), np.arange(0, 60, 4))
+    want = run_sweep_packed(PackedArray(pack_rows(A), A.shape[1], sort_rows),
+                            PackedArray(pack_rows(A), A.shape[1], eval_rows), [8, 64, 203])
+    got = run_sweep_packed(StoreRows(path, sort_rows), StoreRows(path, eval_rows), [8, 64, 203], chunk_rows=9)
+    pd.testing.assert_frame_equal(want.per_model, got.per_model)
+    pd.testing.assert_frame_equal(want.table, got.table)
+
+
+def test_bad_bulk_imports_leave_the_store_unchanged(bulk_store):
+    path, A = bulk_store
+    P = pack_rows(A[:2])
+    with Store.open(path, read_only=False) as st:
+        before = (st.n_models, len(st.log()))
+        with pytest.raises(InputError, match="already in the store"):
+            insert_packed_rows(st, P, A.shape[1], ["m1", "new"])
+        with pytest.raises(InputError, match="bytes"):
+            insert_packed_rows(st, P[:, :-1], A.shape[1], ["x1", "x2"])
+        with pytest.raises(InputError, match="2 packed rows but 3 model ids"):
+            insert_packed_rows(st, P, A.shape[1], ["x1", "x2", "x3"])
+        with pytest.raises(InputError, match="store holds 203"):
+            insert_packed_rows(st, pack_rows(A[:2, :100]), 100, ["x1", "x2"])
+        # Known samples that cover a stored block only partly.
+        with pytest.raises(InputError, match="whole and in store order"):
+            insert_packed_rows(st, pack_rows(A[:2, :100]), 100, ["x1", "x2"], _samples(100))
+        assert (st.n_models, len(st.log())) == before
+        assert np.array_equal(st.matrix(), A)
+
+
+def test_reading_a_model_with_gaps_names_the_gap(tmp_path):
+    path = tmp_path / "gaps.duckdb"
+    long = pd.DataFrame({"model": ["a", "a", "b"], "sample": ["s0", "s1", "s0"], "correct": [1, 0, 1],
+                         "dataset": "synth"})
+    with Store.create(path) as st:
+        st.insert_long(long)
+        with pytest.raises(InputError, match="no prediction"):
+            read_packed_rows(st, [0, 1])
+        got, n = read_packed_rows(st, [0])
+        assert n == 2 and np.array_equal(got, pack_rows(np.array([[1, 0]])))
