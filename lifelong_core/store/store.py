@@ -57,7 +57,7 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
         if "not a valid DuckDB" in msg:
             raise InputError(f"{path} is not a DuckDB store file.") from None
         raise InputError(f"Cannot open store {path}: {msg.splitlines()[0]}") from None
-    except duckdb.ConnectionException as exc:
+    except duckdb.ConnectionException:
         # Same process, other mode: DuckDB shares one database instance per file.
         raise StoreLockedError(
             f"Cannot open store {path} {'read-only' if read_only else 'for writing'}: this process already "
@@ -193,9 +193,11 @@ class Store:
             raise InputError(f"SQL query failed: {str(exc).splitlines()[0]}") from None
 
     def datasets(self) -> pd.DataFrame:
+        """dataset, description, synthetic, source; in the order they arrived."""
         return self._df("SELECT dataset, description, synthetic, source FROM datasets ORDER BY added_at, dataset")
 
     def domains(self, dataset: str | None = None) -> pd.DataFrame:
+        """dataset, domain, category, n_samples; in the order of their first sample."""
         where = "WHERE d.dataset = ?" if dataset is not None else ""
         return self._df(
             "SELECT d.dataset, d.domain, d.category, count(s.sample_idx)::BIGINT AS n_samples "
@@ -205,12 +207,15 @@ class Store:
         )
 
     def models(self) -> pd.DataFrame:
+        """One row per model, ordered by ``model_idx`` (the rows of the matrix)."""
         return self._df(
             "SELECT model_idx, model_id, name, family, release_order, estimated, added_at, metadata "
             "FROM models ORDER BY model_idx"
         )
 
     def samples(self, dataset: str | None = None, domains: Iterable[str] | None = None) -> pd.DataFrame:
+        """Samples (optionally of one dataset and some of its domains), ordered by
+        ``sample_idx`` (the columns of the matrix), with their domain's category."""
         cond, params = [], []
         if dataset is not None:
             cond.append("s.dataset = ?")
@@ -229,6 +234,7 @@ class Store:
         return df
 
     def log(self) -> pd.DataFrame:
+        """The insertion log, one row per import."""
         return self._df(
             "SELECT log_id, added_at, action, source, new_models, new_samples, entries, checksum FROM log ORDER BY log_id"
         )
