@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import re
+import threading
 from pathlib import Path
 
 import streamlit as st
@@ -12,6 +14,23 @@ from ui import data
 from ui.common import provenance_note, show_table, store_path
 
 st.set_page_config(page_title="Lifelong Benchmark Explorer", layout="wide")
+
+
+@st.cache_resource(show_spinner=False)
+def _warm_imports() -> threading.Thread:
+    # Visitors usually land here first: import what the Sort & Search pages need (scipy's
+    # stats and optimize, the estimators) in the background, once per server process, so
+    # the next page does not pay for it.
+    def work() -> None:
+        for name in ("scipy.stats", "scipy.optimize", "lifelong_core.sortsearch", "lifelong_core.estimators"):
+            importlib.import_module(name)
+
+    thread = threading.Thread(target=work, name="lbe-warm-imports", daemon=True)
+    thread.start()
+    return thread
+
+
+_warm_imports()
 st.title("Lifelong Benchmark Explorer")
 st.markdown(
     "A lifelong benchmark keeps every model's per-sample results in one growing cache (models × samples). "
