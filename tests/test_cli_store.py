@@ -249,3 +249,36 @@ def test_cli_subprocess_exit_codes(tmp_path):
                         "--long", str(bad), "--dataset", "d"], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.startswith("error: ") and r.stderr.count("\n") == 1
     assert "Traceback" not in r.stderr
+
+
+def test_wide_extras_round_trip_and_errors(tmp_path, capsys):
+    rng = np.random.default_rng(8)
+    A = rng.integers(0, 2, (4, 9), dtype=np.uint8)
+    conf = rng.random((4, 9)).astype(np.float32)
+    pred = rng.integers(0, 10, (4, 9)).astype(np.int32)
+    np.save(tmp_path / "A.npy", A)
+    np.save(tmp_path / "conf.npy", conf)
+    np.savez(tmp_path / "pred.npz", pred=pred)
+    (tmp_path / "m.txt").write_text("".join(f"m{i}\n" for i in range(4)))
+    (tmp_path / "s.txt").write_text("".join(f"s{j}\n" for j in range(9)))
+    db = str(tmp_path / "s.duckdb")
+    base = ["import", "--store", db, "--matrix", str(tmp_path / "A.npy"), "--models", str(tmp_path / "m.txt"),
+            "--samples", str(tmp_path / "s.txt"), "--dataset", "d"]
+    bad = tmp_path / "bad.npy"
+    np.save(bad, np.full((4, 9), 1.5))
+    assert "holds 1.5 at row 1, column 1, outside [0, 1]" in fail(base + ["--true-prob", str(bad)], capsys)
+    np.save(bad, np.zeros((4, 8)))
+    assert "has shape (4, 8) but the matrix has shape (4, 9)" in fail(base + ["--confidence", str(bad)], capsys)
+    np.save(bad, np.array([[object()]], dtype=object), allow_pickle=True)
+    assert "pickled" in fail(base + ["--confidence", str(bad)], capsys)
+    assert "only go with --matrix" in fail(["import", "--store", db, "--long", "x.csv", "--confidence", str(bad)], capsys)
+    assert not Path(db).exists()
+    ok(base + ["--confidence", str(tmp_path / "conf.npy"), "--predicted", str(tmp_path / "pred.npz")], capsys)
+    ok(["export", "--store", db, "--matrix", str(tmp_path / "B.npy"), "--confidence", str(tmp_path / "c2.npy"),
+        "--predicted", str(tmp_path / "p2.npy")], capsys)
+    assert np.array_equal(np.load(tmp_path / "B.npy"), A)
+    c2, p2 = np.load(tmp_path / "c2.npy"), np.load(tmp_path / "p2.npy")
+    assert c2.dtype == np.float32 and np.array_equal(c2, conf)
+    assert p2.dtype == np.int32 and np.array_equal(p2, pred)
+    assert "no true_prob" in fail(["export", "--store", db, "--matrix", str(tmp_path / "B.npy"),
+                                   "--true-prob", str(tmp_path / "t.npy")], capsys)

@@ -29,6 +29,9 @@ def add_parser(subparsers) -> None:
                      help="lm-evaluation-harness --log_samples output of one model (folder or results_*.json); needs --model")
     p.add_argument("--models", metavar="F", help="model ids for --matrix: one per line, or .csv/.parquet with model_id")
     p.add_argument("--samples", metavar="F", help="sample ids for --matrix: one per line, or .csv/.parquet with sample_id")
+    for flag, what in (("--confidence", "max-softmax confidence"), ("--predicted", "predicted label"),
+                       ("--true-prob", "probability of the true class")):
+        p.add_argument(flag, metavar="F", help=f"with --matrix: {what} per entry, .npy/.npz of the same shape")
     p.add_argument("--model", metavar="NAME", help="model id for --lm-eval")
     p.add_argument("--metric", help="--lm-eval: the 0/1 metric when a task records several; a preference list such as acc_norm,acc picks per task")
     p.add_argument("--filter", help="--lm-eval: the filter to keep when a task was logged under several")
@@ -41,6 +44,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--matrix", metavar="OUT.npy", help="write the 0/1 matrix (all models x the samples) as uint8 .npy")
     p.add_argument("--models", metavar="OUT.txt", help="with --matrix: write the row model ids, one per line")
     p.add_argument("--samples", metavar="OUT.txt", help="with --matrix: write the column sample ids, one per line")
+    for flag, what in (("--confidence", "confidence (float32)"), ("--predicted", "predicted labels (int32)"),
+                       ("--true-prob", "true-class probabilities (float32)")):
+        p.add_argument(flag, metavar="OUT.npy", help=f"with --matrix: write the {what}, same shape")
     p.add_argument("--long", metavar="OUT", help="write every recorded entry as a long .parquet or .csv table")
     p.add_argument("--dataset", metavar="NAME", help="only this dataset's samples")
     p.set_defaults(func=run_export)
@@ -52,12 +58,14 @@ def add_parser(subparsers) -> None:
 
 def run_import(args: argparse.Namespace) -> int:
     from lifelong_core.store import Store, file_checksum
-    from lifelong_core.store.files import read_ids, read_long
+    from lifelong_core.store.files import read_extra_matrix, read_ids, read_long
 
     if args.matrix is not None and (args.models is None or args.samples is None):
         raise InputError("--matrix needs --models and --samples files naming its rows and columns.")
-    if args.matrix is None and (args.models is not None or args.samples is not None):
-        raise InputError("--models and --samples only go with --matrix.")
+    extras_args = {"confidence": args.confidence, "predicted": args.predicted, "true_prob": args.true_prob}
+    if args.matrix is None and (args.models is not None or args.samples is not None
+                                or any(v is not None for v in extras_args.values())):
+        raise InputError("--models, --samples, --confidence, --predicted and --true-prob only go with --matrix.")
     if args.lm_eval is not None and not args.model:
         raise InputError("--lm-eval needs --model NAME, the id the model gets in the store.")
     if args.lm_eval is None and (args.model or args.metric or args.filter):
@@ -72,6 +80,7 @@ def run_import(args: argparse.Namespace) -> int:
         models = read_ids(args.models, "model")
         samples = read_ids(args.samples, "sample")
         A = load_matrix(args.matrix, what="--matrix")
+        extras = {f: read_extra_matrix(v, "--" + f.replace("_", "-")) for f, v in extras_args.items() if v is not None}
 
     path = Path(args.store)
     created = not path.exists()
@@ -82,7 +91,8 @@ def run_import(args: argparse.Namespace) -> int:
             summary = store.insert_long(table, source=str(args.long), dataset=args.dataset, checksum=file_checksum(args.long))
         elif args.matrix is not None:
             h = file_checksum(args.matrix)
-            summary = store.insert_matrix(A, models, samples, source=str(args.matrix), dataset=args.dataset, checksum=h)
+            summary = store.insert_matrix(A, models, samples, source=str(args.matrix), dataset=args.dataset, checksum=h,
+                                          extras=extras or None)
         else:
             summary = store.insert_lm_eval(args.lm_eval, args.model, metric=args.metric, dataset=args.dataset, filter=args.filter)
         ok = True
@@ -107,10 +117,13 @@ def run_export(args: argparse.Namespace) -> int:
 
     if args.matrix is None and args.long is None:
         raise InputError("export needs --matrix OUT.npy and/or --long OUT.parquet.")
-    if args.matrix is None and (args.models or args.samples):
-        raise InputError("--models and --samples only go with --matrix.")
-    if args.matrix is not None and not args.matrix.lower().endswith(".npy"):
-        raise InputError(f"--matrix output {args.matrix} must end in .npy.")
+    extras_out = {"confidence": args.confidence, "predicted": args.predicted, "true_prob": args.true_prob}
+    extras_out = {f: v for f, v in extras_out.items() if v is not None}
+    if args.matrix is None and (args.models or args.samples or extras_out):
+        raise InputError("--models, --samples, --confidence, --predicted and --true-prob only go with --matrix.")
+    for flag, out in [("--matrix", args.matrix)] + [("--" + f.replace("_", "-"), v) for f, v in extras_out.items()]:
+        if out is not None and not out.lower().endswith(".npy"):
+            raise InputError(f"{flag} output {out} must end in .npy.")
     with Store.open(args.store, read_only=True) as st:
         if args.matrix is not None:
             smp = st.samples(args.dataset)
@@ -120,9 +133,14 @@ def run_export(args: argparse.Namespace) -> int:
                 raise InputError(f"Store {args.store} holds no predictions to export.")
             sidx = None if args.dataset is None else smp["sample_idx"].to_numpy()
             A = st.matrix(None, sidx)
-            tmp = args.matrix + ".tmp.npy"
-            np.save(tmp, A, allow_pickle=False)
-            os.replace(tmp, args.matrix)
+            arrays = {args.matrix: A}
+            if extras_out:
+                got = st.extras(None, sidx, fields=tuple(extras_out))
+                arrays.update({extras_out[f]: got[f] for f in extras_out})
+            for out, arr in arrays.items():
+                tmp = out + ".tmp.npy"
+                np.save(tmp, arr, allow_pickle=False)
+                os.replace(tmp, out)
             if args.models:
                 write_ids(st.models()["model_id"], args.models)
             if args.samples:

@@ -85,6 +85,35 @@ def read_ids(path, kind: str):
     return ids
 
 
+def read_extra_matrix(path, flag: str) -> np.ndarray:
+    """A per-entry extras matrix (``--confidence`` etc. of a wide import) from .npy/.npz.
+
+    Read as stored (no narrowing to float32, so values come back exactly); never
+    unpickled. Shape and value checks happen in the store with the matrix at hand.
+    """
+    p = _check_file(path, flag)
+    suffix = p.suffix.lower()
+    if suffix not in (".npy", ".npz"):
+        raise InputError(f"{flag} file {p} must be .npy or .npz.")
+    try:
+        if suffix == ".npy":
+            arr = np.load(p, allow_pickle=False)
+        else:
+            with np.load(p, allow_pickle=False) as z:
+                if len(z.files) != 1:
+                    raise InputError(f"{flag} file {p} holds {len(z.files)} arrays; it must hold exactly one.")
+                arr = z[z.files[0]]
+    except InputError:
+        raise
+    except ValueError as exc:
+        if "pickle" in str(exc).lower():
+            raise InputError(f"{flag} file {p} holds pickled Python objects, which are never loaded.") from None
+        raise InputError(f"{flag} file {p} is not a readable array ({exc}).") from None
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{flag} file {p} is not a readable array ({exc}).") from None
+    return arr
+
+
 def write_ids(ids, path) -> None:
     Path(path).write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
 
