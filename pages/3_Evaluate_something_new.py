@@ -52,7 +52,7 @@ with tabs[0]:
         search = c[0].selectbox("Method", methods, index=methods.index(raw) if raw in methods else 0, key="search",
                                 help="midpoint/reference: Sort & Search threshold rules; copy-nearest: the baseline; "
                                      "mirt, irt, neighbours: estimators with a 95% interval (issue 8)")
-        choices = [b for b in data.budget_choices(n) if b >= 2]
+        choices = [b for b in data.budget_choices(n) if b >= 2] or data.budget_choices(n)
         raw_b = query_default("budget", 256 if 256 in choices else choices[len(choices) // 2], int)
         budget = c[1].selectbox("Budget n′ (samples to run the new model on)", choices,
                                 index=choices.index(raw_b) if raw_b in choices else len(choices) // 2, key="budget")
@@ -138,7 +138,7 @@ with tabs[1]:
         raw_s = query_default("d_sampling", "uniform")
         sampling = c[1].radio("Sampling", ["uniform", "random"], index=1 if raw_s == "random" else 0, key="d_sampling",
                               horizontal=True)
-        mchoices = [b for b in data.budget_choices(m) if b >= 2]
+        mchoices = [b for b in data.budget_choices(m) if b >= 2] or data.budget_choices(m)
         raw_mb = query_default("models_budget", 32 if 32 in mchoices else mchoices[len(mchoices) // 2], int)
         m_budget = c[2].selectbox("Budget m′ (models to run on each new sample)", mchoices,
                                   index=mchoices.index(raw_mb) if raw_mb in mchoices else 0, key="models_budget")
@@ -186,6 +186,20 @@ with tabs[1]:
                 matrix.insert(0, "model_id", sel.models["model_id"].to_numpy(dtype=object))
                 with st.expander("Predicted correctness of every model on every new sample"):
                     show_table(matrix, "new_samples_per_model")
-                st.caption("Inserting new samples is done on the command line (`python -m lifelong_core import`): a "
-                           "sample's entries would be predictions for most models, and the store marks estimates per "
-                           "model, not per entry.")
+                st.markdown(
+                    f"**4. Optionally insert the evaluations into the store.** Only the {m_budget} real results per "
+                    "sample are written (the store marks estimates per model, not per entry, so predictions are not "
+                    "stored). They go to a dataset of their own: the pages score a dataset on the models evaluated on "
+                    "every one of its samples, and a few models' results would otherwise shrink that set."
+                )
+                target = st.text_input("Dataset for the new samples", value=f"{dataset}-new", key="new_dataset")
+                if st.button("Insert the evaluations", key="insert_samples"):
+                    long = results.rename(columns={"model_id": "model", "sample_id": "sample"})
+                    long = long[long["model"].isin(want)].assign(dataset=target, domain="new", category="new")
+                    try:
+                        summary = data.write_to_store(lambda w: w.insert_long(long, source=f"app upload {up.name}"))
+                    except InputError as exc:
+                        st.error(str(exc))
+                    else:
+                        st.success(f"Inserted {summary.get('entries', len(long))} evaluations of "
+                                   f"{len(per_sample)} new sample(s) into dataset {target!r}.")

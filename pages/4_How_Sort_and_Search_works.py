@@ -34,8 +34,8 @@ dataset = pick("Dataset", datasets, "ds", datasets[0])
 MODES = ["new model (insert_M)", "new sample (insert_D)"]
 mode = pick("What arrives", MODES, "mode", MODES[0], radio=True)
 transpose = mode == MODES[1]
-n_models = st.sidebar.slider("Models in the slice", 4, 30, int(np.clip(query_default("m", 12, int), 4, 30)), key="m")
-n_samples = st.sidebar.slider("Samples in the slice", 10, 120, int(np.clip(query_default("n", 60, int), 10, 120)), key="n")
+n_models = data.int_slider(st.sidebar, "Models in the slice", 4, 30, "m", 12)
+n_samples = data.int_slider(st.sidebar, "Samples in the slice", 10, 120, "n", 60)
 slice_seed = int(st.sidebar.number_input("Slice seed", 0, 10**6, query_default("slice", 0, int), key="slice"))
 rule = pick("Threshold rule", list(RULES), "rule", RULES[0])
 sampling = pick("Sampling", ["uniform", "random"], "sampling", "uniform", radio=True)
@@ -49,8 +49,7 @@ n_other = A.shape[0] if transpose else A.shape[1]
 held_raw = query_default("new", 0, int)
 held = st.sidebar.selectbox(f"New {what_new}", list(range(count_new)), index=int(np.clip(held_raw, 0, count_new - 1)),
                             format_func=lambda i: rows_label[i], key="new")
-budget = st.sidebar.slider(f"Budget n′ ({what_other}s evaluated)", 1, n_other,
-                           int(np.clip(query_default("b", min(8, n_other), int), 1, n_other)), key="b")
+budget = data.int_slider(st.sidebar, f"Budget n′ ({what_other}s evaluated)", 1, n_other, "b", min(8, n_other))
 seed = int(st.sidebar.number_input("Sampling seed", 0, 10**6, query_default("seed", 0, int), key="seed"))
 sync_query(ds=dataset, mode=mode, m=n_models, n=n_samples, slice=slice_seed, rule=rule, sampling=sampling, new=held,
            b=budget, seed=seed)
@@ -93,7 +92,7 @@ st.caption(f"Blue = correct, light = wrong. Red boxes: the n′ = {budget} sorte
            f"on ({sampling} sampling).")
 
 st.subheader("2. Search: walk through the evaluations")
-step = st.slider("Evaluations seen", 0, budget, int(np.clip(query_default("step", budget, int), 0, budget)), key="step")
+step = data.int_slider(st, "Evaluations seen", 0, budget, "step", budget)
 sync_query(step=step)
 final = step == budget
 shown_t = w.threshold if final else dp_search(w.observed[:step])

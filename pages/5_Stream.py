@@ -39,7 +39,7 @@ if sel.models["release_order"].isna().all():
     st.caption("The models carry no release order; they arrive in insertion order.")
 
 pool = data.int_slider(side, "Models evaluated in full at the start", 1, m - 1, "pool", min(20, m - 1))
-choices = [b for b in data.budget_choices(n) if b >= 2]
+choices = [b for b in data.budget_choices(n) if b >= 2] or data.budget_choices(n)
 raw_b = query_default("budget", 128 if 128 in choices else choices[len(choices) // 2], int)
 budget = side.selectbox("Budget n′ per new model", choices, index=choices.index(raw_b) if raw_b in choices else 0,
                         key="budget")

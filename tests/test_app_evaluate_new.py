@@ -208,3 +208,41 @@ def test_insert_into_locked_store_gives_one_sentence(tmp_path, demo_store_path, 
 
     with Store.open(store, read_only=True) as s:
         assert not s.models()["estimated"].astype(bool).any()
+
+
+def test_insert_new_samples_writes_only_real_evaluations(tmp_path, demo_store_path, monkeypatch):
+    from lifelong_core.sortsearch import InsertD
+    from lifelong_core.store import Store
+
+    store = tmp_path / "copy.duckdb"
+    shutil.copy(demo_store_path, store)
+    monkeypatch.setenv("LBE_STORE", str(store))
+    with Store.open(store, read_only=True) as s:
+        models = s.models()
+        samples = s.samples("lifelong-digits")
+        A = s.matrix(None, samples["sample_idx"].to_numpy())
+    rows = InsertD().fit(A).select(A.shape[0], 16, np.random.default_rng(0))
+    recs = [{"model_id": models["model_id"].iloc[r], "sample_id": "fresh-x", "correct": int(A[r, 7])} for r in rows]
+    at = run({"tab": "New samples (insert_D)", "models_budget": "16"})
+    at.file_uploader[0].upload("new.csv", pd.DataFrame(recs).to_csv(index=False).encode(), "text/csv").run()
+    at.button(key="insert_samples").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert any("Inserted 16 evaluations" in s.value for s in at.success)
+    with Store.open(store, read_only=True) as s:
+        new = s.samples("lifelong-digits-new")
+        assert list(new["sample_id"]) == ["fresh-x"]
+        known = s.known(None, new["sample_idx"].to_numpy())[:, 0]
+        assert known.sum() == 16 and set(np.flatnonzero(known)) == set(models["model_idx"].to_numpy()[rows])
+        assert np.array_equal(s.matrix(models["model_idx"].to_numpy()[rows], new["sample_idx"].to_numpy())[:, 0],
+                              A[rows, 7])
+        # The original dataset keeps every model complete.
+        assert s.known(None, samples["sample_idx"].to_numpy()[:5]).all()
+    # Every page of this part still opens on the new one-sample dataset and on the old one.
+    for page in ("app.py", "pages/1_Budget_explorer.py", "pages/2_Estimated_vs_true.py", "pages/5_Stream.py",
+                 "pages/4_How_Sort_and_Search_works.py"):
+        for ds in ("lifelong-digits-new", "lifelong-digits"):
+            other = AppTest.from_file(str(ROOT / page), default_timeout=180)
+            other.query_params["ds"] = ds
+            other.run()
+            assert not other.exception, (page, ds, [e.message for e in other.exception])
