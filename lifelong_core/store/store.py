@@ -1127,8 +1127,11 @@ def _digest_dense(arr: np.ndarray, mdl: pd.DataFrame, smp: pd.DataFrame, ext: Ma
     h = hashlib.sha256()
     for ids in (mdl["model_id"], smp["sample_id"]):
         h.update("\x00".join(ids.to_numpy(dtype=object).tolist()).encode())
-    # The packed bits are the same content in an eighth of the bytes to hash.
-    h.update(np.packbits(arr, axis=1, bitorder="little").data)
+    # The packed bits are the same content in an eighth of the bytes to hash; row chunks
+    # keep the extra memory to ~64 MB whatever the matrix size.
+    step = max(1, (64 << 20) // max(arr.shape[1], 1))
+    for a in range(0, arr.shape[0], step):
+        h.update(np.packbits(arr[a : a + step], axis=1, bitorder="little").data)
     for f in sorted(ext):
         h.update(f.encode())
         h.update(np.ascontiguousarray(ext[f]).data)
