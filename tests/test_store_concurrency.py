@@ -102,6 +102,7 @@ KILLED_IMPORT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_sigkill_mid_import_leaves_store_unchanged(small_store):
     before = store_digest(small_store)
     proc = _spawn(KILLED_IMPORT, str(small_store))
@@ -119,6 +120,7 @@ def test_sigkill_mid_import_leaves_store_unchanged(small_store):
         assert len(st.log()) == 2
 
 
+@pytest.mark.slow
 def test_cli_import_killed_at_random_moments_is_all_or_nothing(small_store, tmp_path):
     """No hook: kill a real CLI import after various delays; each time the store holds
     either nothing of it or all of it."""
