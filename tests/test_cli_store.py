@@ -282,3 +282,18 @@ def test_wide_extras_round_trip_and_errors(tmp_path, capsys):
     assert p2.dtype == np.int32 and np.array_equal(p2, pred)
     assert "no true_prob" in fail(["export", "--store", db, "--matrix", str(tmp_path / "B.npy"),
                                    "--true-prob", str(tmp_path / "t.npy")], capsys)
+
+
+def test_lm_eval_single_task_file(tmp_path, capsys):
+    run = tmp_path / "run"
+    ts = "2024-05-14T12-34-56.123456"
+    _write_run(run, ts, {"arc_easy": [_lm_line(i, acc=float(i % 2)) for i in range(4)],
+                         "mmlu_physics": [_lm_line(i, acc=1.0) for i in range(3)]})
+    db = str(tmp_path / "s.duckdb")
+    out = ok(["import", "--store", db, "--lm-eval", str(run / f"samples_mmlu_physics_{ts}.jsonl"), "--model", "x"], capsys)
+    assert "imported 3 predictions" in out
+    with Store.open(db) as st:
+        assert st.samples()["category"].tolist() == ["mmlu_stem"] * 3
+    (run / "notes.txt").write_text("hello")
+    assert "is not an lm-eval" in fail(["import", "--store", db, "--lm-eval", str(run / "notes.txt"), "--model", "x"], capsys)
+    assert "does not exist" in fail(["import", "--store", db, "--lm-eval", str(run / "nope"), "--model", "x"], capsys)

@@ -58,9 +58,16 @@ class LmEvalRun:
 def _find_run(path: Path) -> tuple[Path | None, list[Path], str]:
     """(results file or None, sample files, folder text) of the one run at ``path``."""
     if path.is_file():
+        sm = _SAMPLES.match(path.name)
+        if sm:
+            # One task's file: its run's results file, if present, still gives groups and counts.
+            res = path.parent / f"results_{sm.group('ts')}.json"
+            return (res if res.exists() else None), [path], str(path.parent)
         m = _RESULTS.match(path.name)
         if not m:
-            raise InputError(f"{path} is not an lm-eval results_<timestamp>.json file or a run folder.")
+            raise InputError(
+                f"{path} is not an lm-eval results_<timestamp>.json or samples_<task>_<timestamp>.jsonl file or a run folder."
+            )
         ts = m.group("ts")
         files = sorted(p for p in path.parent.iterdir() if (s := _SAMPLES.match(p.name)) and s.group("ts") == ts)
         if not files:
