@@ -26,7 +26,7 @@ def add_parser(subparsers) -> None:
                      "predicted, true_prob, label, dataset, domain, category, split]")
     src.add_argument("--matrix", metavar="F", help="0/1 matrix .npy/.npz/.csv/.parquet (rows = models); needs --models and --samples")
     src.add_argument("--lm-eval", dest="lm_eval", metavar="PATH",
-                     help="lm-evaluation-harness --log_samples output of one model (folder or results_*.json); needs --model")
+                     help="lm-evaluation-harness --log_samples output of one model (folder, results_*.json or one samples_*.jsonl); needs --model")
     p.add_argument("--models", metavar="F", help="model ids for --matrix: one per line, or .csv/.parquet with model_id")
     p.add_argument("--samples", metavar="F", help="sample ids for --matrix: one per line, or .csv/.parquet with sample_id")
     for flag, what in (("--confidence", "max-softmax confidence"), ("--predicted", "predicted label"),

@@ -154,7 +154,8 @@ def _pick_metric(options: list[str], wanted: str | None, task: str, path: Path) 
 
 def read_lm_eval(path, model_name: str, metric: str | None = None, dataset: str | None = None,
                  filter: str | None = None) -> LmEvalRun:
-    """Read one model's ``--log_samples`` run (a folder or its results_*.json file)."""
+    """Read one model's ``--log_samples`` run: a folder (or the folder holding exactly one
+    model's folder), its ``results_*.json`` file, or one task's ``samples_*.jsonl``."""
     if not isinstance(model_name, str) or not model_name.strip():
         raise InputError("An lm-eval import needs a model name (--model NAME).")
     dataset = dataset or "lm-eval"
