@@ -38,7 +38,8 @@ import pandas as pd
 from lifelong_core.errors import InputError
 
 _SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl(?P<gz>\.gz)?$")
-_RESULTS = re.compile(r"^results_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.json$")
+# ``results_<ts>.json``, or ``<stem>_<ts>.json`` when --output_path named a .json file.
+_RESULTS = re.compile(r"^(?P<stem>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.json$")
 _NOT_METRICS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
                 "doc_hash", "prompt_hash", "target_hash"}
 
