@@ -72,6 +72,13 @@ with tabs[0]:
         with st.expander("Preview the list"):
             st.dataframe(todo.head(50), hide_index=True, width="stretch")
 
+        with st.expander("No new model at hand? Take the results of one in the store"):
+            demo_row = st.selectbox("Model", list(range(m)), format_func=lambda i: sel.names[i], key="demo_model")
+            download_table(pd.DataFrame({"sample_id": ids, "correct": sel.A[demo_row, cols]}),
+                           f"results_{sel.models['model_id'].iloc[demo_row]}_{budget}",
+                           label="Download its results on these samples (CSV)")
+            st.caption("A demonstration only: that model is part of the cache the method learned from, so its "
+                       "estimate is better than a truly new model's would be.")
         st.markdown("**2. Upload its results**: a CSV with columns `sample_id, correct` (correct is 0 or 1).")
         up = st.file_uploader("Results of the new model", type=["csv"], key="upload_model")
         name = st.text_input("Name of the new model", value="new-model", key="new_name")

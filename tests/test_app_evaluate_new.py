@@ -61,6 +61,7 @@ def test_default_state_offers_the_sample_list(store_env):
     assert at.title[0].value == "Evaluate something new"
     labels = [b.label for b in at.get("download_button")]
     assert any("sample ids" in lab for lab in labels), labels
+    assert any("Download its results" in lab for lab in labels), labels
     assert len(at.file_uploader) == 1
     assert not at.error
 
