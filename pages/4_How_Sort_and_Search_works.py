@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import RULES, dp_search
 from ui import charts, data
 from ui.common import provenance_note, query_default, show_chart, show_table, sync_query
@@ -40,7 +41,12 @@ slice_seed = int(st.sidebar.number_input("Slice seed", 0, 10**6, query_default("
 rule = pick("Threshold rule", list(RULES), "rule", RULES[0])
 sampling = pick("Sampling", ["uniform", "random"], "sampling", "uniform", radio=True)
 
-A, names, sample_ids = data.teaching_slice(key, dataset, n_models, n_samples, slice_seed)
+try:
+    A, names, sample_ids = data.teaching_slice(key, dataset, n_models, n_samples, slice_seed)
+    synthetic = data.selection(key, dataset, ()).synthetic
+except InputError as exc:
+    st.error(str(exc))
+    st.stop()
 rows_label, cols_label = (sample_ids, names) if transpose else (names, sample_ids)
 what_new, what_other = ("sample", "model") if transpose else ("model", "sample")
 count_new = A.shape[1] if transpose else A.shape[0]
@@ -54,7 +60,7 @@ seed = int(st.sidebar.number_input("Sampling seed", 0, 10**6, query_default("see
 sync_query(ds=dataset, mode=mode, m=n_models, n=n_samples, slice=slice_seed, rule=rule, sampling=sampling, new=held,
            b=budget, seed=seed)
 
-provenance_note(data.selection(key, dataset, ()).synthetic)
+provenance_note(synthetic)
 w = data.walkthrough(A, held, budget, rule, sampling, seed, transpose)
 M = A.T if transpose else A
 others = [i for i in range(M.shape[0]) if i != held]

@@ -254,3 +254,21 @@ def test_pages_survive_tiny_synthetic_stores(tiny_store, monkeypatch, page, quer
     at = run(page, query)
     assert at.title
     assert any("synthetic" in c.value for c in at.caption) or page == "app.py"
+
+
+def test_dataset_with_one_complete_model_gives_one_sentence(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from lifelong_core.store import Store
+
+    path = tmp_path / "solo.duckdb"
+    with Store.create(path) as s:
+        s.add_dataset("solo", "one model", synthetic=True, source="test")
+        s.insert_matrix(np.array([[1, 0, 1, 1]], dtype=np.uint8), pd.DataFrame({"model_id": ["only"]}),
+                        pd.DataFrame({"sample_id": ["a", "b", "c", "d"], "dataset": "solo"}))
+    monkeypatch.setenv("LBE_STORE", str(path))
+    for page in (BUDGET, EST, "pages/3_Evaluate_something_new.py", HOW, STREAM):
+        at = AppTest.from_file(str(ROOT / page), default_timeout=120)
+        at.run()
+        assert not at.exception, (page, [e.message for e in at.exception])
+        assert len(at.error) == 1 and "fewer than two models" in at.error[0].value, page

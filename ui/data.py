@@ -69,7 +69,8 @@ def store_key() -> str:
 
 @dataclass(frozen=True)
 class Selection:
-    """The matrix of a data choice: rows = every model in the store, columns = samples."""
+    """The matrix of a data choice: rows = every real (not estimated) model evaluated on
+    all chosen samples, in store order; columns = the chosen samples, in store order."""
 
     A: np.ndarray
     models: pd.DataFrame
