@@ -326,3 +326,15 @@ def test_other_format_version_is_refused_with_a_hint(tmp_path):
     con.close()
     with pytest.raises(InputError, match="has format version 1; this program reads version 2 .*rebuild"):
         Store.open(path)
+
+
+def test_sql_never_writes(tmp_path):
+    path = tmp_path / "s.duckdb"
+    with Store.create(path) as st:
+        st.insert_matrix(np.eye(2, dtype=np.uint8), ["a", "b"], ["x", "y"], dataset="d")
+        st.sql("DELETE FROM bits")
+        assert np.array_equal(st.matrix(), np.eye(2, dtype=np.uint8))
+    with Store.open(path) as st:
+        with pytest.raises(InputError, match="SQL query failed"):
+            st.sql("DELETE FROM bits")
+        assert st.sql("SELECT count(*) AS n FROM predictions WHERE correct = 1")["n"][0] == 2

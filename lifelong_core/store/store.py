@@ -186,9 +186,20 @@ class Store:
         return self._cur().execute(sql, list(params)).df()
 
     def sql(self, query: str, params: Sequence = ()) -> pd.DataFrame:
-        """Run an ad-hoc SQL query (e.g. over the ``predictions`` view) and return a DataFrame."""
+        """Run an ad-hoc read query (e.g. over the ``predictions`` view) and return a DataFrame.
+
+        On a writer handle the query runs in a transaction that is always rolled back, so
+        ad-hoc SQL can never change the store behind the importers' checks.
+        """
+        cur = self._cur()
         try:
-            return self._df(query, params)
+            if self.read_only:
+                return cur.execute(query, list(params)).df()
+            cur.begin()
+            try:
+                return cur.execute(query, list(params)).df()
+            finally:
+                cur.rollback()
         except duckdb.Error as exc:
             raise InputError(f"SQL query failed: {str(exc).splitlines()[0]}") from None
 
