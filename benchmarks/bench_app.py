@@ -176,13 +176,16 @@ def apptest_timings(store: Path, repeats: int) -> dict:
     at.run()
     out["apptest_first_run_s"].append(time.perf_counter() - t)
     assert not at.exception, [e.message for e in at.exception]
+    def k_slider():
+        return next(w for w in at.sidebar.slider if w.label == "Models used for Sort")
+
     for i in range(repeats):
         t = time.perf_counter()
-        at.sidebar.slider(key="k").set_value(60 + i).run()  # a Sort set not seen before
+        k_slider().set_value(60 + i).run()  # a Sort set not seen before
         out["apptest_rerun_new_sweep_s"].append(time.perf_counter() - t)
     for i in range(repeats):
         t = time.perf_counter()
-        at.sidebar.slider(key="k").set_value(60 + i).run()  # seen before: memoised
+        k_slider().set_value(60 + i).run()  # seen before: memoised
         out["apptest_rerun_memo_s"].append(time.perf_counter() - t)
     assert not at.exception
     return out

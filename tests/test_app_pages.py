@@ -36,6 +36,13 @@ def ok(at: AppTest) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
+def by_label(widgets, prefix: str):
+    """The one widget whose label starts with ``prefix`` (keys carry data-dependent suffixes)."""
+    found = [w for w in widgets if w.label.startswith(prefix)]
+    assert len(found) == 1, [w.label for w in widgets]
+    return found[0]
+
+
 def charts(at: AppTest) -> int:
     return len(at.get("plotly_chart"))
 
@@ -96,11 +103,11 @@ def test_budget_explorer_widget_changes(store_env):
     ok(at)
     at.sidebar.selectbox(key="sort").set_value("recursive").run()
     ok(at)
-    at.sidebar.slider(key="k").set_value(30).run()
+    by_label(at.sidebar.slider, "Models used for Sort").set_value(30).run()
     ok(at)
     assert metrics(at)["Sort models"] == "30"
     assert at.query_params["k"] in ("30", ["30"])
-    at.sidebar.multiselect(key="budgets").set_value([]).run()
+    by_label(at.sidebar.multiselect, "Budgets").set_value([]).run()
     assert not at.exception and len(at.warning) == 1
 
 
@@ -172,11 +179,11 @@ def test_teaching_default_and_steps(store_env):
     mt = metrics(at)
     t = int(mt["threshold t"])
     steps = at.dataframe[0].value
-    assert len(steps) == int(at.sidebar.slider(key="b").value)
-    at.slider(key="step").set_value(2).run()
+    assert len(steps) == int(by_label(at.sidebar.slider, "Budget n′").value)
+    by_label(at.main.slider, "Evaluations seen").set_value(2).run()
     ok(at)
     assert int(metrics(at)["threshold t"]) == t  # the slider replays, it does not change the result
-    at.sidebar.slider(key="b").set_value(60).run()
+    by_label(at.sidebar.slider, "Budget n′").set_value(60).run()
     ok(at)
     # With every sample evaluated the midpoint rule is the exact DP optimum: no better threshold exists.
     assert float(metrics(at)["sample-level error (MAE)"]) <= 0.5
@@ -204,7 +211,7 @@ def test_stream_default_and_changes(store_env):
     assert (np.diff(front["mae"].to_numpy()) < 0).all()
     at.sidebar.radio(key="perr").set_value("eagg").run()
     ok(at)
-    at.sidebar.slider(key="pool").set_value(50).run()
+    by_label(at.sidebar.slider, "Models evaluated in full").set_value(50).run()
     ok(at)
     assert metrics(at)["evaluations spent"] != mt["evaluations spent"]
 
@@ -272,3 +279,32 @@ def test_dataset_with_one_complete_model_gives_one_sentence(tmp_path, monkeypatc
         at.run()
         assert not at.exception, (page, [e.message for e in at.exception])
         assert len(at.error) == 1 and "fewer than two models" in at.error[0].value, page
+
+
+def test_switching_dataset_resets_data_dependent_widgets(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from lifelong_core.store import Store
+
+    path = tmp_path / "two.duckdb"
+    rng = np.random.default_rng(0)
+    with Store.create(path) as s:
+        for ds, m, n, doms in (("alpha", 8, 40, ["a1", "a2"]), ("beta", 4, 12, ["b1", "b2", "b3"])):
+            s.add_dataset(ds, ds, synthetic=True, source="test")
+            s.insert_matrix((rng.random((m, n)) < 0.6).astype(np.uint8),
+                            pd.DataFrame({"model_id": [f"{ds}-m{i}" for i in range(m)], "release_order": range(m)}),
+                            pd.DataFrame({"sample_id": [f"{ds}{j}" for j in range(n)], "dataset": ds,
+                                          "domain": [doms[j % len(doms)] for j in range(n)]}))
+    monkeypatch.setenv("LBE_STORE", str(path))
+    at = run(BUDGET, {"k": "6", "budgets": "16,32"})
+    assert by_label(at.sidebar.slider, "Models used for Sort").value == 6
+    at.sidebar.selectbox(key="ds").set_value("beta").run()
+    ok(at)
+    assert by_label(at.sidebar.multiselect, "Domains").value == ["b1", "b2", "b3"]
+    assert by_label(at.sidebar.slider, "Models used for Sort").value <= 3
+    assert all(b <= 12 for b in by_label(at.sidebar.multiselect, "Budgets").value)
+    assert charts(at) == 3
+    for page in (EST, STREAM, HOW, "pages/3_Evaluate_something_new.py"):
+        other = run(page, {"ds": "alpha"})
+        other.sidebar.selectbox(key="ds").set_value("beta").run()
+        ok(other)

@@ -269,12 +269,16 @@ class SweepConfig:
 
 def int_slider(container, label: str, lo: int, hi: int, url_key: str, default: int) -> int:
     """An integer slider whose value lives in the URL; a caption when only one value exists
-    (Streamlit refuses a slider with min == max)."""
+    (Streamlit refuses a slider with min == max).
+
+    The widget key carries the range, so a range that changes with the data (another
+    dataset) starts a fresh slider instead of holding a value outside it.
+    """
     if hi <= lo:
         container.caption(f"{label}: {lo}")
         return lo
     value = int(np.clip(query_default(url_key, default, int), lo, hi))
-    return int(container.slider(label, lo, hi, value, key=url_key))
+    return int(container.slider(label, lo, hi, value, key=f"{url_key}:{lo}-{hi}"))
 
 
 def _pick(container, label: str, options: list, url_key: str, default, **kw):
@@ -305,7 +309,8 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
     side.header("Data")
     dataset = _pick(side, "Dataset", datasets, "ds", datasets[0])
     doms_all = ov["domains"].loc[ov["domains"]["dataset"] == dataset, "domain"].tolist()
-    domains = side.multiselect("Domains", doms_all, default=query_list("dom", doms_all, doms_all), key="dom")
+    # One widget per dataset: domains chosen for another dataset must not leak into this one.
+    domains = side.multiselect("Domains", doms_all, default=query_list("dom", doms_all, doms_all), key=f"dom:{dataset}")
     if not domains:
         st.warning("Choose at least one domain.")
         st.stop()
@@ -332,7 +337,7 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
     choices = budget_choices(n)
     wanted = [b for b in (budgets_default or []) if b <= n] or default_budgets(n)
     budgets = side.multiselect(
-        "Budgets n′", choices, key="budgets",
+        "Budgets n′", choices, key=f"budgets:{n}",
         default=[int(b) for b in query_list("budgets", [str(b) for b in wanted], [str(c) for c in choices])],
     )
     seed = int(side.number_input("Seed", 0, 2**31 - 1, query_default("seed", 0, int), key="seed"))
