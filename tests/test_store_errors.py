@@ -102,6 +102,7 @@ LONG_CASES = {
     "extra never stored": ("model,sample,correct,true_prob\nm0,s0,1,0.25\n", r"with no true_prob, but this import gives true_prob 0\.25"),
     "new sample without dataset": ("model,sample,correct\nm0,brand-new,1\n", r"sample 'brand-new' is new to the store and no dataset is given"),
     "sample metadata inconsistent": ("model,sample,correct,domain,dataset\nm0,s9,1,a,d\nm1,s9,1,b,d\n", r"gives sample 's9' two different values in column 'domain'"),
+    "domain category inconsistent": ("model,sample,correct,dataset,domain,category\nm0,s8,1,d,z,c1\nm0,s9,1,d,z,c2\n", r"gives domain 'z' two different values in column 'category' \(row 1 and row 2\)"),
     "fractional label": ("model,sample,correct,label,dataset\nm0,s9,1,1.5,d\n", r"column 'label' holds 1\.5; expected a whole number"),
     "fractional predicted": ("model,sample,correct,predicted,dataset\nm0,s9,1,2.5,d\n", r"column 'predicted' holds 2\.5"),
 }

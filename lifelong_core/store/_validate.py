@@ -34,7 +34,9 @@ class Entries:
     model: np.ndarray  # object array of str, one per entry
     sample: np.ndarray  # object array of str
     correct: np.ndarray  # uint8 0/1
-    extras: Mapping[str, np.ndarray]  # field -> float32 / int32, same length
+    extras: Mapping[str, np.ndarray]  # field -> float64 / int32, same length
+    model_row: np.ndarray  # int64: row of the returned models table for each entry
+    sample_row: np.ndarray  # int64: row of the returned samples table for each entry
 
 
 def _row(i: int) -> str:
@@ -252,10 +254,15 @@ def validate_long(df: pd.DataFrame, source: str, dataset: str | None = None) -> 
     if "category" in meta:
         dom = meta.get("domain", meta.get("dataset"))
         if dom is not None:
-            dkey = _codes(np.array([f"{a}\x00{b}" for a, b in zip(meta.get("dataset", dom), dom)], dtype=object))
-            _check_consistent(dkey, _codes(meta["category"]), "domain", "category", source, list(pd.unique(dom)))
+            ds_code, dom_code = _codes(meta.get("dataset", dom)), _codes(dom)
+            dkey = ds_code.astype(np.int64) * (int(dom_code.max()) + 1) + dom_code
+            names = np.empty(int(dkey.max()) + 1, dtype=object)
+            names[dkey] = dom
+            _check_consistent(dkey, _codes(meta["category"]), "domain", "category", source, names)
 
-    entries = Entries(model[keep], sample[keep], correct[keep], {f: v[keep] for f, v in extras.items()})
+    # factorize numbers ids by first appearance, the order of the tables returned below.
+    entries = Entries(model[keep], sample[keep], correct[keep], {f: v[keep] for f, v in extras.items()},
+                      mcodes[keep].astype(np.int64), scodes[keep].astype(np.int64))
     first = _first_appearance(scodes)
     samples = pd.DataFrame({"sample_id": sample[first]})
     for c, v in meta.items():

@@ -13,6 +13,11 @@ store as it was. Two departures from ``insert_matrix``, for speed:
 - rows are written model chunk by model chunk (all blocks of ``model_chunk`` models,
   then the next chunk), so one model's blobs are close together in the table and a read
   of a model range touches few row groups;
+- ``packed`` may be a read-only memmap of any size: block slices are read from it as the
+  write proceeds, so one call (one transaction) can import 31,250 x 1.7M entries. One
+  large import is also the fast way: DuckDB writes full row groups straight to the file,
+  while many small imports each rewrite the table's last, partly filled row group at
+  their checkpoint;
 - the ``bits`` blobs are written with DuckDB's compression forced off for the duration
   of the import: packed correctness bits are close to random bytes, and the compression
   analysis was measured to cut insert throughput about 6x for nothing.
@@ -41,8 +46,10 @@ from lifelong_core.store.store import Store, _BlockTask, _Plan
 
 Progress = Callable[[float], None]
 
-# DuckDB setting held during a bulk import and its checkpoint (see module docstring).
-BULK_SETTING = ("force_compression", "uncompressed")
+# DuckDB settings held during a bulk import and its checkpoint (see module docstring).
+# The memory limit caps DuckDB's write buffers in a transaction of many GB (its default
+# is 80% of the machine).
+BULK_SETTINGS = (("force_compression", "uncompressed"), ("memory_limit", "3GB"))
 
 # Models per run of rows in ``bits``: a run holds all blocks of these models.
 DEFAULT_MODEL_CHUNK = 128
@@ -161,8 +168,8 @@ def insert_packed_rows(
     plan = _Plan("insert_packed", source, digest, new_datasets, new_domains, new_models, new_samples, new_blocks,
                  tasks, int(packed.shape[0]) * int(n))
     cur = st._cur()
-    name, value = BULK_SETTING
-    cur.execute(f"SET {name} = '{value}'")
+    for name, value in BULK_SETTINGS:
+        cur.execute(f"SET {name} = '{value}'")
     try:
         summary = st._write(plan, progress)
         # Checkpoint while the setting holds: a later checkpoint (at close) would
@@ -170,7 +177,8 @@ def insert_packed_rows(
         cur.execute("CHECKPOINT")
         return summary
     finally:
-        cur.execute(f"RESET {name}")
+        for name, _ in BULK_SETTINGS:
+            cur.execute(f"RESET {name}")
 
 
 def _model_filter(models: np.ndarray) -> str:

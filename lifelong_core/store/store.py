@@ -667,11 +667,9 @@ class Store:
             mdl = mdl.merge(meta, on="model_id", how="left")
         model_idx, new_models = self._resolve_models(mdl, source)
         sample_idx, new_samples, new_domains, new_datasets, new_blocks = self._resolve_samples(smp, source)
-        mi = pd.Series(np.arange(len(mdl)), index=mdl["model_id"]).loc[entries.model].to_numpy()
-        si = pd.Series(np.arange(len(smp)), index=smp["sample_id"]).loc[entries.sample].to_numpy()
         plan = self._plan_sparse(
             action, source, checksum or _digest_entries(entries),
-            model_idx[mi], sample_idx[si], entries, new_models, new_samples, new_domains, new_datasets, new_blocks,
+            model_idx[entries.model_row], sample_idx[entries.sample_row], entries, new_models, new_samples, new_domains, new_datasets, new_blocks,
         )
         return self._write(plan, progress)
 
