@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -167,13 +168,18 @@ def run_info(args: argparse.Namespace) -> int:
         summary = st.summary()
         size = Path(args.store).stat().st_size
         cells = st.n_models * st.n_samples
-        print(
+        lines = [
             f"store {args.store}: {len(st.datasets())} datasets, {st.n_models} models, {st.n_samples} samples, "
             f"{summary['models']['entries'].sum()} recorded predictions"
             + (f" ({summary['models']['entries'].sum() / cells:.1%} of the matrix)" if cells else "")
             + f", file {size / 1e6:.1f} MB"
-        )
+        ]
         for name in ("datasets", "domains", "models"):
-            print(f"\n{name}:")
-            print(_table(summary[name]) if len(summary[name]) else "(none)")
+            lines += ["", f"{name}:", _table(summary[name]) if len(summary[name]) else "(none)"]
+    try:
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `info | head` closed the pipe early: not an error; keep Python quiet at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
