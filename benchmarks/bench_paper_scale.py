@@ -91,16 +91,17 @@ def phase_import(a) -> dict:
     with Store.create(a.store) as st:
         st.add_dataset(DATASET, description=f"Synthetic cache of Lifelong-CIFAR10's shape ({a.models} x {a.samples}); "
                        "not real predictions.", synthetic=True, source="benchmarks.bench_paper_scale")
-        for s in range(0, a.models, a.batch):
-            e = min(s + a.batch, a.models)
+        batch = a.batch or a.models
+        for s in range(0, a.models, batch):
+            e = min(s + batch, a.models)
             t = time.perf_counter()
             insert_packed_rows(
-                st, np.ascontiguousarray(packed[s:e]), a.samples, models_table(spec, DATASET, s, e, latent),
+                st, packed[s:e], a.samples, models_table(spec, DATASET, s, e, latent),
                 samples_table(spec, DATASET) if s == 0 else None, source=f"{Path(a.matrix).name} rows {s}..{e - 1}",
             )
             batches.append(round(time.perf_counter() - t, 2))
     size = os.path.getsize(a.store)
-    return {"batches": len(batches), "batch_rows": a.batch, "first_batch_s": batches[0],
+    return {"batches": len(batches), "batch_rows": batch, "first_batch_s": batches[0],
             "slowest_other_batch_s": max(batches[1:], default=0.0), "store_bytes": size,
             "store_over_packed_bits": round(size / (a.models * a.samples / 8), 3)}
 
@@ -190,7 +191,7 @@ def main(argv=None) -> int:
     ap.add_argument("--compare-dir", default="/tmp/lbe_bench_sweep")
     ap.add_argument("--phases", default="generate,import,read,sweep,compare")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--batch", type=int, default=1250, help="models per import transaction")
+    ap.add_argument("--batch", type=int, default=0, help="models per import transaction (0: all in one)")
     ap.add_argument("--keep", action="store_true", help="keep the matrix and the store")
     ap.add_argument("--child", choices=sorted(PHASES), help=argparse.SUPPRESS)
     ap.add_argument("--models", type=int, help=argparse.SUPPRESS)

@@ -51,6 +51,9 @@ Progress = Callable[[float], None]
 # is 80% of the machine).
 BULK_SETTINGS = (("force_compression", "uncompressed"), ("memory_limit", "3GB"))
 
+# DuckDB buffer limit of the read handles that stream rows to the sweep.
+READ_MEMORY_LIMIT = "1GB"
+
 # Models per run of rows in ``bits``: a run holds all blocks of these models.
 DEFAULT_MODEL_CHUNK = 128
 
@@ -261,6 +264,9 @@ class StoreRows(PackedSource):
     def _open(self) -> Store:
         if self._store is None:
             self._store = Store.open(self.path, read_only=True)
+            # Every block is read once per sweep; DuckDB would otherwise keep up to 80% of
+            # the machine's memory of them cached, so peak memory would grow with the store.
+            self._store._cur().execute(f"SET memory_limit = '{READ_MEMORY_LIMIT}'")
         return self._store
 
     def read(self, start: int, stop: int) -> np.ndarray:
