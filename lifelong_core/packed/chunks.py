@@ -15,6 +15,7 @@ in a thread pool (:mod:`lifelong_core.packed.sweep`) and as dask tasks
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -43,7 +44,7 @@ RECORD_FIELDS = ("model_row", "budget", "est_acc", "true_acc", "mae", "eagg", "k
 DEFAULT_CHUNK_ROWS = 256
 
 
-class PackedSource:
+class PackedSource(ABC):
     """Rows of packed bits handed out in chunks: ``n`` samples, ``row_ids`` in order.
 
     Subclasses implement :meth:`read` (packed rows for some positions of ``row_ids``).
@@ -57,8 +58,9 @@ class PackedSource:
     def n_rows(self) -> int:
         return len(self.row_ids)
 
+    @abstractmethod
     def read(self, start: int, stop: int) -> np.ndarray:
-        raise NotImplementedError
+        """Packed rows (stop - start, ceil(n/8)) of ``row_ids[start:stop]``."""
 
     def chunks(self, rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         for s in range(0, self.n_rows, rows):
