@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -253,6 +254,7 @@ class StoreRows(PackedSource):
             self.n = st.n_samples
             self.row_ids = st._model_index(models)
         self._store: Store | None = None
+        self._lock = threading.Lock()
 
     def __getstate__(self):
         return {"path": self.path, "n": self.n, "row_ids": self.row_ids}
@@ -260,14 +262,19 @@ class StoreRows(PackedSource):
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._store = None
+        self._lock = threading.Lock()
 
     def _open(self) -> Store:
-        if self._store is None:
-            self._store = Store.open(self.path, read_only=True)
-            # Every block is read once per sweep; DuckDB would otherwise keep up to 80% of
-            # the machine's memory of them cached, so peak memory would grow with the store.
-            self._store._cur().execute(f"SET memory_limit = '{READ_MEMORY_LIMIT}'")
-        return self._store
+        # Tasks of a threaded dask worker may read concurrently: open one handle only.
+        with self._lock:
+            if self._store is None:
+                st = Store.open(self.path, read_only=True)
+                # Every block is read once per sweep; DuckDB would otherwise keep up to 80%
+                # of the machine's memory of them cached, so peak memory would grow with
+                # the store.
+                st._cur().execute(f"SET memory_limit = '{READ_MEMORY_LIMIT}'")
+                self._store = st
+            return self._store
 
     def read(self, start: int, stop: int) -> np.ndarray:
         packed, _ = read_packed_rows(self._open(), self.row_ids[start:stop])
