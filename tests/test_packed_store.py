@@ -93,3 +93,18 @@ def test_reading_a_model_with_gaps_names_the_gap(tmp_path):
             read_packed_rows(st, [0, 1])
         got, n = read_packed_rows(st, [0])
         assert n == 2 and np.array_equal(got, pack_rows(np.array([[1, 0]])))
+
+
+def test_store_rows_pickle_to_workers_and_report_progress(bulk_store):
+    import pickle
+
+    path, A = bulk_store
+    src = StoreRows(path, np.array([5, 1, 44]))
+    assert np.array_equal(src.read(0, 3), pack_rows(A[[5, 1, 44]]))
+    copy = pickle.loads(pickle.dumps(src))
+    assert copy._store is None
+    assert np.array_equal(copy.read(1, 3), pack_rows(A[[1, 44]]))
+    seen = []
+    run_sweep_packed(StoreRows(path, np.arange(10)), StoreRows(path, np.arange(10, 60)), [8], chunk_rows=16,
+                     progress=seen.append)
+    assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) == 1 + 4
