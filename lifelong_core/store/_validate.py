@@ -59,8 +59,10 @@ def text_column(values: Sequence[Any] | pd.Series, column: str, source: str, *, 
     s = pd.Series(values, copy=False)
     if s.dtype.kind == "b":
         raise InputError(f"{source} column {column!r} holds true/false values; expected text ids.")
-    if s.dtype.kind in "iu":
+    if s.dtype.kind in "iu" and not s.isna().any():
         return s.astype(str).to_numpy(dtype=object)
+    if s.dtype.kind in "iu":
+        s = s.astype(object)
     if s.dtype.kind == "f":
         arr = s.to_numpy(dtype=np.float64)
         nan = np.isnan(arr)
@@ -109,14 +111,18 @@ def numeric_column(values: pd.Series | np.ndarray, column: str, source: str) -> 
     elif s.dtype.kind in "iuf":
         arr = s.to_numpy(dtype=np.float64)
     else:
-        if s.dtype.kind == "O" and s.map(lambda v: isinstance(v, (bool, np.bool_))).any():
+        if pd.api.types.infer_dtype(s, skipna=True) not in ("string", "empty"):
             s = s.map(lambda v: float(v) if isinstance(v, (bool, np.bool_)) else v)
         arr = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64)
-        bad = np.isnan(arr) & ~s.map(_is_missing).to_numpy(dtype=bool)
-        bad &= ~s.astype(str).str.strip().str.lower().eq("nan").to_numpy(dtype=bool)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise InputError(f"{source} {_row(i)} column {column!r} holds {s.iloc[i]!r}, which is not a number.")
+        # Only the cells that did not parse need a closer look (text such as 'yes' is an
+        # error of its own; blanks and 'nan' are missing values, reported below).
+        odd = np.flatnonzero(np.isnan(arr))
+        if len(odd):
+            cells = s.iloc[odd]
+            bad = ~cells.map(lambda v: _is_missing(v) or str(v).strip().lower() == "nan").to_numpy(dtype=bool)
+            if bad.any():
+                i = int(odd[np.argmax(bad)])
+                raise InputError(f"{source} {_row(i)} column {column!r} holds {s.iloc[i]!r}, which is not a number.")
     nan = np.isnan(arr)
     if nan.any():
         i = int(np.argmax(nan))
