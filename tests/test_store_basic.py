@@ -338,3 +338,20 @@ def test_sql_never_writes(tmp_path):
         with pytest.raises(InputError, match="SQL query failed"):
             st.sql("DELETE FROM bits")
         assert st.sql("SELECT count(*) AS n FROM predictions WHERE correct = 1")["n"][0] == 2
+
+
+def test_import_mixing_known_and_new_samples_and_progress(tmp_path, rng):
+    with Store.create(tmp_path / "s.duckdb") as st:
+        st.insert_matrix(np.array([[1, 0]], np.uint8), ["a"], ["s0", "s1"], dataset="d")
+        # Columns: new, known, new, known -> the new ones form one new block out of file order.
+        A = rng.integers(0, 2, (2, 4), dtype=np.uint8)
+        conf = rng.random((2, 4))
+        seen = []
+        st.insert_matrix(A, ["b", "c"], ["n0", "s0", "n1", "s1"], dataset="d", extras={"confidence": conf},
+                         progress=seen.append)
+        assert seen == sorted(seen) and seen[-1] == 1.0
+        assert st.samples()["sample_id"].tolist() == ["s0", "s1", "n0", "n1"]
+        order = st.sample_index(["n0", "s0", "n1", "s1"])
+        assert np.array_equal(st.matrix([1, 2], order), A)
+        assert np.array_equal(st.extras([1, 2], order, fields=("confidence",))["confidence"], conf.astype(np.float32))
+        assert st.known([0]).tolist() == [[True, True, False, False]]
