@@ -10,7 +10,7 @@ difficulty, so rows and columns have realistic spread; bits of such data barely 
 - store file size versus the packed bits (target <= 1.3x).
 
 Run: ``.venv/bin/python -m benchmarks.bench_store [--models 2000 --samples 500000]``.
-Writes ``benchmarks/results/bench_store.json``. Peak memory is about 2.5 GB at full size.
+Writes ``benchmarks/results/bench_store.json``, including peak memory.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -107,6 +108,8 @@ def main(argv=None) -> dict:
         "read_packed_seconds_best": round(min(t_packed), 3),
         "file_bytes": size, "packed_bytes": packed_bytes, "size_ratio": round(size / packed_bytes, 3),
         "round_trip_identical": ok,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "cli_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared with other jobs; timings are noisy)",
     }
     RESULTS.mkdir(exist_ok=True)
@@ -119,6 +122,7 @@ def main(argv=None) -> dict:
     print(f"| load {len(pick):,} models (read_packed) | {min(t_packed):.2f} s | |")
     print(f"| file size / packed bits | {size / 1e6:.1f} MB / {packed_bytes / 1e6:.1f} MB = {size / packed_bytes:.3f}x | <= 1.3x |")
     print(f"| read back identical | {ok} | True |")
+    print(f"| peak memory (this process / CLI import) | {res['peak_rss_mb']} MB / {res['cli_peak_rss_mb']} MB | <= 8 GB |")
     return res
 
 
