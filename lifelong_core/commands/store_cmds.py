@@ -91,7 +91,7 @@ def run_import(args: argparse.Namespace) -> int:
         if args.long is not None:
             summary = store.insert_long(table, source=str(args.long), dataset=args.dataset, checksum=file_checksum(args.long))
         elif args.matrix is not None:
-            h = file_checksum(args.matrix)
+            h = file_checksum(args.matrix, args.models, args.samples, *(v for v in extras_args.values() if v is not None))
             summary = store.insert_matrix(A, models, samples, source=str(args.matrix), dataset=args.dataset, checksum=h,
                                           extras=extras or None)
         else:

@@ -1147,11 +1147,13 @@ def _digest_dense(arr: np.ndarray, mdl: pd.DataFrame, smp: pd.DataFrame, ext: Ma
     return "sha256:" + h.hexdigest()
 
 
-def file_checksum(path: str | os.PathLike) -> str:
-    """sha256 of a source file, recorded in the insertion log."""
+def file_checksum(*paths: str | os.PathLike) -> str:
+    """sha256 over the bytes of the source file(s) of an import, recorded in the log."""
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
+    for i, path in enumerate(paths):
+        if i:
+            h.update(b"\x00next file\x00")
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
     return "sha256:" + h.hexdigest()
-
