@@ -297,3 +297,17 @@ def test_lm_eval_single_task_file(tmp_path, capsys):
     (run / "notes.txt").write_text("hello")
     assert "is not an lm-eval" in fail(["import", "--store", db, "--lm-eval", str(run / "notes.txt"), "--model", "x"], capsys)
     assert "does not exist" in fail(["import", "--store", db, "--lm-eval", str(run / "nope"), "--model", "x"], capsys)
+
+
+def test_log_records_the_source_file_checksum(long_df, tmp_path, capsys):
+    import hashlib
+
+    src = tmp_path / "in.csv"
+    long_df.to_csv(src, index=False)
+    db = str(tmp_path / "s.duckdb")
+    ok(["import", "--store", db, "--long", str(src)], capsys)
+    with Store.open(db) as st:
+        log = st.log()
+    assert log["checksum"].tolist() == ["sha256:" + hashlib.sha256(src.read_bytes()).hexdigest()]
+    assert log[["action", "source", "new_models", "new_samples", "entries"]].values.tolist() == [
+        ["insert_long", str(src), 3, 25, 66]]
