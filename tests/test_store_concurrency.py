@@ -149,3 +149,11 @@ def test_cli_import_killed_at_random_moments_is_all_or_nothing(small_store, tmp_
                 assert np.array_equal(st.matrix(range(3, 63), range(3, n + 3)), A)
                 return
     assert outcomes == {"nothing"}
+
+
+def test_one_writer_per_process_too(small_store):
+    with Store.open(small_store, read_only=False):
+        with pytest.raises(StoreLockedError, match="already has a writer open"):
+            Store.open(small_store, read_only=False)
+    with Store.open(small_store, read_only=False) as st:  # released on close
+        assert st.n_models == 3

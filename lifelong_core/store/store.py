@@ -33,6 +33,26 @@ from lifelong_core.store._validate import (
 
 Progress = Callable[[float], None]
 
+# DuckDB's file lock only separates processes; within one process a second read-write
+# connection to the same file would be granted, so writers are also counted here.
+_WRITERS: set[str] = set()
+_WRITERS_LOCK = threading.Lock()
+
+
+def _claim_writer(path: Path) -> None:
+    key = str(path.resolve())
+    with _WRITERS_LOCK:
+        if key in _WRITERS:
+            raise StoreLockedError(
+                f"Cannot write to store {path}: this process already has a writer open on it; close that one first."
+            )
+        _WRITERS.add(key)
+
+
+def _release_writer(path: Path) -> None:
+    with _WRITERS_LOCK:
+        _WRITERS.discard(str(path.resolve()))
+
 
 def _now() -> _dt.datetime:
     return _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
@@ -121,7 +141,14 @@ class Store:
             raise InputError(f"Store path {p} is a directory, not a DuckDB file.")
         if p.stat().st_size == 0:
             raise InputError(f"Store file {p} is empty; it is not a DuckDB store.")
-        con = _connect(p, read_only)
+        if not read_only:
+            _claim_writer(p)
+        try:
+            con = _connect(p, read_only)
+        except BaseException:
+            if not read_only:
+                _release_writer(p)
+            raise
         try:
             row = con.execute(
                 "SELECT value FROM information_schema.tables t, store_meta "
@@ -129,11 +156,13 @@ class Store:
             ).fetchone()
         except duckdb.Error:
             row = None
-        if row is None:
+        if row is None or row[0] != FORMAT_VERSION:
             con.close()
+            if not read_only:
+                _release_writer(p)
+        if row is None:
             raise InputError(f"{p} is a DuckDB file but not a lifelong store (no store_meta table).")
         if row[0] != FORMAT_VERSION:
-            con.close()
             raise InputError(f"Store {p} has format version {row[0]}; this program reads version {FORMAT_VERSION} (rebuild it, e.g. `build-demo --force`).")
         return cls(con, p, read_only)
 
@@ -145,7 +174,12 @@ class Store:
             raise InputError(f"Cannot create store {p}: the file already exists.")
         if not p.parent.exists():
             raise InputError(f"Cannot create store {p}: folder {p.parent} does not exist.")
-        con = _connect(p, read_only=False)
+        _claim_writer(p)
+        try:
+            con = _connect(p, read_only=False)
+        except BaseException:
+            _release_writer(p)
+            raise
         con.begin()
         con.execute(DDL)
         con.executemany(
@@ -160,6 +194,8 @@ class Store:
         if self._con is not None:
             self._con.close()
             self._con = None
+            if not self.read_only:
+                _release_writer(self.path)
 
     def __enter__(self) -> "Store":
         return self
