@@ -39,7 +39,8 @@ samples); at paper scale it would need ~1 TB and is not supported.
 Lock story
 ----------
 DuckDB locks the file: any number of read-only handles (the app's pages) share it, and a
-writer needs it alone. :meth:`Store.open` turns a lock conflict into
+writer needs it alone. DuckDB's lock only separates processes, so the store also refuses
+a second writer on the same file within one process. :meth:`Store.open` turns a lock conflict into
 :class:`~lifelong_core.errors.StoreLockedError` with one sentence. Every import validates
 everything first (ids, values, shapes, metadata against what the store holds, conflicts
 with recorded entries), then writes in one DuckDB transaction, so a failure or a killed
