@@ -162,3 +162,23 @@ def test_page_renders_without_exception(server, browser, name, path):
     finally:
         context.close()
 
+
+
+def test_downloads_deliver_files(server, browser):
+    # Downloads are produced on click (deferred), so check that a click really yields the file.
+    context = browser.new_context(viewport={"width": 1400, "height": 2400}, accept_downloads=True)
+    page = context.new_page()
+    try:
+        page.goto(f"{server}/Budget_explorer?budgets=16,64", wait_until="domcontentloaded", timeout=60_000)
+        settle(page)
+        for label, start in (("Download sweep_table (CSV)", b"budget,mae,eagg,kappa,pearson,spearman"),
+                             ("Download mae_vs_budget (HTML)", b"<html>")):
+            with page.expect_download(timeout=60_000) as info:
+                page.get_by_text(label, exact=True).click()
+            body = Path(info.value.path()).read_bytes()
+            assert body.startswith(start), body[:80]
+            settle(page)
+        # The figure file embeds plotly.js: it opens offline, like the app.
+        assert b"plotly.js" in body
+    finally:
+        context.close()

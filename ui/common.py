@@ -106,13 +106,15 @@ def _slug(text: str) -> str:
 
 def download_table(df: pd.DataFrame, name: str, label: str | None = None) -> None:
     """A CSV download button for a table."""
-    # A callable is run only when the button is clicked: reruns stay cheap.
+    # A callable is run only when the button is clicked, so reruns stay cheap; a click
+    # needs no rerun of the page.
     st.download_button(
         label or f"Download {name} (CSV)",
         lambda: df.to_csv(index=False).encode(),
         file_name=f"{_slug(name)}.csv",
         mime="text/csv",
         key=f"dl-table-{_slug(name)}",
+        on_click="ignore",
     )
 
 
@@ -125,6 +127,7 @@ def download_figure(fig, name: str) -> None:
         file_name=f"{_slug(name)}.html",
         mime="text/html",
         key=f"dl-fig-{_slug(name)}",
+        on_click="ignore",
     )
 
 
