@@ -102,6 +102,9 @@ step = data.int_slider(st, "Evaluations seen", 0, budget, "step", budget)
 sync_query(step=step)
 final = step == budget
 shown_t = w.threshold if final else dp_search(w.observed[:step])
+show_chart(charts.observed_strip(n_other, w.positions, w.observed, upto=step,
+                                  title=f"the new {what_new} so far: blue = right, light = wrong, red circles = still to evaluate",
+                                  x_title=f"sorted {what_other} position"), "evaluated_so_far")
 show_chart(
     charts.running_sum(w.positions, w.observed, upto=step, threshold=w.threshold if final else None, n=n_other,
                        title="running sum of +1 (right) / −1 (wrong) along the sorted order"),

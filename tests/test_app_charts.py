@@ -63,6 +63,13 @@ def test_matrix_heatmap_and_running_sum():
     assert len(charts.running_sum(np.array([0, 2]), np.array([1, 1]), upto=1, threshold=None, n=3).layout.shapes) == 0
 
 
+def test_observed_strip_reveals_only_seen_cells():
+    fig = charts.observed_strip(6, np.array([1, 3, 5]), np.array([1, 0, 1]), upto=2)
+    z = np.asarray(fig.data[0].z, dtype=float)[0]
+    assert z[1] == 1 and z[3] == 0 and np.isnan(z[5]) and np.isnan(z[0])
+    assert list(fig.data[1].x) == [5]
+
+
 def test_rank_position_marks_the_new_model():
     acc = pd.DataFrame({"name": ["a", "b", "c"], "accuracy": [0.9, 0.7, 0.5]})
     fig = charts.rank_position(acc, new_name="new", new_acc=0.8, lo=0.75, hi=0.85)

@@ -175,7 +175,7 @@ HOW = "pages/4_How_Sort_and_Search_works.py"
 def test_teaching_default_and_steps(store_env):
     at = run(HOW)
     assert at.title[0].value == "How Sort & Search works"
-    assert charts(at) == 4
+    assert charts(at) == 5
     mt = metrics(at)
     t = int(mt["threshold t"])
     steps = at.dataframe[0].value
@@ -191,7 +191,7 @@ def test_teaching_default_and_steps(store_env):
 
 def test_teaching_transpose(store_env):
     at = run(HOW, {"mode": "new sample (insert_D)", "rule": "reference", "sampling": "random"})
-    assert charts(at) == 4
+    assert charts(at) == 5
     assert "predicted share of models right" in metrics(at)
 
 

@@ -342,3 +342,19 @@ def pareto(df: pd.DataFrame, *, x: str, y: str, label: str, front: pd.DataFrame,
     fig.update_layout(title=title, yaxis_title=y_title or y, height=460, margin=dict(t=50, b=10),
                       legend=dict(orientation="h", y=-0.25))
     return fig
+
+
+def observed_strip(n: int, positions: np.ndarray, observed: np.ndarray, *, upto: int, title: str = "",
+                   x_title: str = "sorted position") -> go.Figure:
+    """The new row as the search sees it: the first ``upto`` evaluated cells, the rest blank."""
+    z = np.full((1, n), np.nan)
+    pos = np.asarray(positions)[:upto]
+    z[0, pos] = np.asarray(observed)[:upto]
+    fig = go.Figure(go.Heatmap(z=z, y=["evaluated"], colorscale=CORRECT_SCALE, zmin=0, zmax=1, showscale=False,
+                               xgap=1, hovertemplate="position %{x}: %{z}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=np.asarray(positions)[upto:], y=["evaluated"] * max(0, len(positions) - upto),
+                             mode="markers", marker=dict(symbol="circle-open", color="#d62728", size=9),
+                             hoverinfo="skip", showlegend=False))
+    fig.update_xaxes(range=[-0.5, n - 0.5], title_text=x_title)
+    fig.update_layout(title=title, height=170, margin=dict(t=45, b=10), plot_bgcolor="#ffffff")
+    return fig
