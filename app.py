@@ -62,6 +62,8 @@ st.markdown(
     "- **Real:** every prediction of a dataset marked *real*; the demo's classifiers were trained on scikit-learn's "
     "handwritten digits and their predictions were recorded once.\n"
     "- **Rendered:** the demo's domains are shifts (noise, blur, rotation, …) rendered from the real test digits.\n"
+    "- **Simulated:** the demo's release order (a plausible timeline used by the Stream page and the "
+    "\"earliest released\" Sort set); its classifiers were all trained at build time.\n"
     "- **Estimated:** rows a user inserted from the *Evaluate something new* page are marked *estimated* and left out "
     "of every Sort & Search score.\n"
     "- **Synthetic:** datasets from the seeded generator are marked *synthetic* here and on every page."

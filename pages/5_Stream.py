@@ -37,6 +37,9 @@ m, n = sel.A.shape
 provenance_note(sel.synthetic)
 if sel.models["release_order"].isna().all():
     st.caption("The models carry no release order; they arrive in insertion order.")
+else:
+    st.caption("Models arrive by the store's release_order. In the bundled demo store that order is simulated (a "
+               "plausible timeline, older model families first): its classifiers were all trained at build time.")
 
 pool = data.int_slider(side, "Models evaluated in full at the start", 1, m - 1, "pool", min(20, m - 1))
 choices = [b for b in data.budget_choices(n) if b >= 2] or data.budget_choices(n)
