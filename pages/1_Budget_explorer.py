@@ -26,7 +26,7 @@ dataset, dom_key, how, sort, sampling, search, budgets, seed = (
     cfg.dataset, cfg.domains, cfg.sort_set, cfg.sort, cfg.sampling, cfg.search, cfg.budgets, cfg.seed)
 provenance_note(sel.synthetic)
 threshold = is_threshold_rule(search)
-table, per_model, order, rows = data.run_config(cfg, sel)
+table, per_model, _, rows = data.run_config(cfg, sel)
 
 n_eval = per_model["model_row"].nunique()
 c = st.columns(5)
