@@ -37,7 +37,7 @@ except InputError as exc:
     st.stop()
 m, n = sel.A.shape
 provenance_note(sel.synthetic)
-seed = int(st.sidebar.number_input("Seed", 0, 2**31 - 1, query_default("seed", 0, int), key="seed"))
+seed = data.int_input(st.sidebar, "Seed", 0, 2**31 - 1, "seed")
 sync_query(ds=dataset, seed=seed)
 
 TABS = ["A new model (insert_M)", "New samples (insert_D)"]

@@ -37,7 +37,7 @@ mode = pick("What arrives", MODES, "mode", MODES[0], radio=True)
 transpose = mode == MODES[1]
 n_models = data.int_slider(st.sidebar, "Models in the slice", 4, 30, "m", 12)
 n_samples = data.int_slider(st.sidebar, "Samples in the slice", 10, 120, "n", 60)
-slice_seed = int(st.sidebar.number_input("Slice seed", 0, 10**6, query_default("slice", 0, int), key="slice"))
+slice_seed = data.int_input(st.sidebar, "Slice seed", 0, 10**6, "slice")
 rule = pick("Threshold rule", list(RULES), "rule", RULES[0])
 sampling = pick("Sampling", ["uniform", "random"], "sampling", "uniform", radio=True)
 
@@ -56,7 +56,7 @@ held_raw = query_default("new", 0, int)
 held = st.sidebar.selectbox(f"New {what_new}", list(range(count_new)), index=int(np.clip(held_raw, 0, count_new - 1)),
                             format_func=lambda i: rows_label[i], key="new")
 budget = data.int_slider(st.sidebar, f"Budget n′ ({what_other}s evaluated)", 1, n_other, "b", min(8, n_other))
-seed = int(st.sidebar.number_input("Sampling seed", 0, 10**6, query_default("seed", 0, int), key="seed"))
+seed = data.int_input(st.sidebar, "Sampling seed", 0, 10**6, "seed")
 sync_query(ds=dataset, mode=mode, m=n_models, n=n_samples, slice=slice_seed, rule=rule, sampling=sampling, new=held,
            b=budget, seed=seed)
 

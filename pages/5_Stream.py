@@ -51,7 +51,7 @@ sampling = side.radio("Sampling", ["uniform", "random"], index=1 if raw_s == "ra
                       horizontal=True)
 raw_r = query_default("rule", RULES[0])
 rule = side.selectbox("Threshold rule", list(RULES), index=list(RULES).index(raw_r) if raw_r in RULES else 0, key="rule")
-seed = int(side.number_input("Seed", 0, 2**31 - 1, query_default("seed", 0, int), key="seed"))
+seed = data.int_input(side, "Seed", 0, 2**31 - 1, "seed")
 window = side.slider("Rolling window (models)", 1, 100, int(np.clip(query_default("window", 20, int), 1, 100)), key="window")
 sync_query(ds=dataset, pool=pool, budget=budget, sampling=sampling, rule=rule, seed=seed, window=window)
 

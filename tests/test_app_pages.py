@@ -144,6 +144,14 @@ def test_stale_url_values_fall_back(store_env):
     assert charts(at) == 3
 
 
+@pytest.mark.parametrize("page", [BUDGET, "pages/2_Estimated_vs_true.py", "pages/3_Evaluate_something_new.py",
+                                  "pages/4_How_Sort_and_Search_works.py", "pages/5_Stream.py"])
+def test_out_of_range_url_values_are_clipped(store_env, page):
+    at = run(page, {"seed": "-5", "slice": "-1", "window": "500", "pool": "99999", "m": "2", "n": "1000000",
+                    "b": "0", "step": "-3", "cols": "9", "k": "100000", "budget": "3", "rank_budget": "x"})
+    assert at.title
+
+
 # ------------------------------------------------------------------ estimated vs true
 EST = "pages/2_Estimated_vs_true.py"
 

@@ -281,6 +281,13 @@ def int_slider(container, label: str, lo: int, hi: int, url_key: str, default: i
     return int(container.slider(label, lo, hi, value, key=f"{url_key}:{lo}-{hi}"))
 
 
+def int_input(container, label: str, lo: int, hi: int, url_key: str, default: int = 0) -> int:
+    """A whole-number input whose value lives in the URL, clipped to [lo, hi] (a hand-edited
+    URL must not stop the page)."""
+    value = int(np.clip(query_default(url_key, default, int), lo, hi))
+    return int(container.number_input(label, lo, hi, value, key=url_key))
+
+
 def _pick(container, label: str, options: list, url_key: str, default, **kw):
     raw = query_default(url_key, str(default))
     by_text = {str(o): o for o in options}
@@ -340,7 +347,7 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
         "Budgets n′", choices, key=f"budgets:{n}",
         default=[int(b) for b in query_list("budgets", [str(b) for b in wanted], [str(c) for c in choices])],
     )
-    seed = int(side.number_input("Seed", 0, 2**31 - 1, query_default("seed", 0, int), key="seed"))
+    seed = int_input(side, "Seed", 0, 2**31 - 1, "seed")
     sync_query(ds=dataset, dom=domains, sortset=how, k=k, sort=sort, sampling=sampling, search=search,
                budgets=sorted(budgets), seed=seed)
     if not budgets:
