@@ -5,7 +5,7 @@ VPY       := $(VENV)/bin/python
 STORE     ?= data/demo.duckdb
 STAMP     := $(VENV)/.installed
 
-.PHONY: run test setup store bench clean-store smoke
+.PHONY: run test setup store bench bench-paper clean-store
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(VPY) || $(PY) -m venv $(VENV)
@@ -16,19 +16,34 @@ $(STAMP): requirements.txt requirements-dev.txt
 setup: $(STAMP)
 
 # The demo store is built from the committed sources under data/ (no network, no training).
+# It is not rebuilt behind the user's back when those sources change (the app can add
+# datasets to it); a stale store gets a note instead.
 $(STORE): $(STAMP)
 	$(VPY) -m lifelong_core build-demo --store $(STORE)
 
 store: $(STORE)
+	@if [ data/lifelong_digits/MANIFEST.json -nt $(STORE) ]; then \
+	  echo "note: $(STORE) is older than data/lifelong_digits/; 'make clean-store store' rebuilds it (dropping anything added to it)." >&2; fi
 
-run: $(STORE)
+run: store
 	$(VPY) -m streamlit run app.py --server.headless true --browser.gatherUsageStats false
 
-test: $(STORE)
+test: store
 	$(VPY) -m pytest -q
 
-bench: $(STORE)
-	$(VPY) -m benchmarks.run_all
+# Demo- and laptop-scale benchmarks, one after another (about 25 minutes); numbers go to
+# benchmarks/results/ and the README. The paper-scale run needs ~20 GB of disk and ~15 GB of RAM.
+bench: store
+	$(VPY) -m benchmarks.bench_sweep
+	$(VPY) -m benchmarks.bench_store
+	$(VPY) -m benchmarks.bench_stats
+	$(VPY) -m benchmarks.bench_matching
+	$(VPY) -m benchmarks.bench_estimators
+	$(VPY) -m benchmarks.bench_demo_data
+	$(VPY) -m benchmarks.bench_app
+
+bench-paper: $(STAMP)
+	$(VPY) -m benchmarks.bench_paper_scale
 
 clean-store:
 	rm -f $(STORE) $(STORE).wal

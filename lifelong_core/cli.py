@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import sys
 
 # Module names under lifelong_core.commands, in the order shown by --help.
@@ -35,9 +34,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m lifelong_core", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMAND_MODULES:
-        # TEMPORARY during parallel development: skip commands not written yet.
-        if importlib.util.find_spec(f"lifelong_core.commands.{name}") is None:
-            continue
         module = importlib.import_module(f"lifelong_core.commands.{name}")
         module.add_parser(sub)
     return parser

@@ -40,7 +40,7 @@ def run_main(capsys, *args):
 def test_sort_rows_contract_and_per_model(data, capsys):
     d, A, _ = data
     code, err = run_main(capsys, "--matrix", d / "A.npy", "--sort-rows", d / "rows.txt", "--budgets", "8,16,700",
-                         "--out", d / "s.csv", "--per-model", d / "pm.csv")
+                         "--search", "midpoint", "--out", d / "s.csv", "--per-model", d / "pm.csv")
     assert code == 0, err
     table = pd.read_csv(d / "s.csv")
     pm = pd.read_csv(d / "pm.csv")
@@ -54,6 +54,50 @@ def test_sort_rows_contract_and_per_model(data, capsys):
     assert np.allclose(table["mae"], expected.table["mae"])
     assert np.allclose(pm["true_acc"], expected.per_model["true_acc"])
     assert ((table[["mae", "eagg"]] >= 0) & (table[["mae", "eagg"]] <= 1)).all().all()
+
+
+def test_default_search_is_mirt_with_intervals(data, capsys):
+    d, A, _ = data
+    code, err = run_main(capsys, "--matrix", d / "A.npy", "--sort-rows", d / "rows.txt", "--budgets", "16,64",
+                         "--out", d / "dm.csv", "--per-model", d / "dpm.csv")
+    assert code == 0, err
+    sort_rows = np.arange(0, 30, 3)
+    eval_rows = np.setdiff1d(np.arange(30), sort_rows)
+    expected = run_sweep(A[sort_rows], A[eval_rows], [16, 64], search="mirt", eval_row_ids=eval_rows)
+    assert expected.config["search"] == "mirt"
+    assert np.allclose(pd.read_csv(d / "dm.csv")["mae"], expected.table["mae"])
+    pm = pd.read_csv(d / "dpm.csv")
+    assert list(pm.columns) == ["model_row", "budget", "est_acc", "true_acc", "mae", "est_lo", "est_hi"]
+    assert ((pm["est_lo"] <= pm["est_acc"]) & (pm["est_acc"] <= pm["est_hi"])).all()
+
+
+@pytest.mark.parametrize("search,sampling", [("midpoint", "uniform"), ("reference", "random")])
+def test_dask_engine_matches_numpy_engine(data, capsys, search, sampling):
+    pytest.importorskip("dask.distributed")
+    d, _, _ = data
+    common = ["--matrix", d / "A.npy", "--sort-models", 7, "--seed", 3, "--budgets", "8,32,128",
+              "--search", search, "--sampling", sampling]
+    code, err = run_main(capsys, *common, "--out", d / "np.csv", "--per-model", d / "np_pm.csv")
+    assert code == 0, err
+    code, err = run_main(capsys, *common, "--engine", "dask", "--out", d / "dk.csv", "--per-model", d / "dk_pm.csv")
+    assert code == 0, err
+    pd.testing.assert_frame_equal(pd.read_csv(d / "np.csv"), pd.read_csv(d / "dk.csv"))
+    key = ["budget", "model_row"]
+    a = pd.read_csv(d / "np_pm.csv").sort_values(key, ignore_index=True)
+    b = pd.read_csv(d / "dk_pm.csv").sort_values(key, ignore_index=True)
+    pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.parametrize("extra,needle", [
+    ([], "threshold rules only; add --search midpoint"),
+    (["--search", "midpoint", "--sort", "recursive"], "sorts by sum only"),
+])
+def test_dask_engine_refuses_what_it_cannot_run(data, capsys, extra, needle):
+    d, _, _ = data
+    code, err = run_main(capsys, "--matrix", d / "A.npy", "--sort-models", 5, "--engine", "dask", *extra,
+                         "--out", d / "never.csv")
+    assert code == 2 and needle in err and "\n" not in err.strip()
+    assert not (d / "never.csv").exists()
 
 
 def test_sort_models_seed_and_options(data, capsys):

@@ -4,6 +4,13 @@ Sort on the rows named by ``--sort-rows`` (or ``--sort-models K`` rows drawn wit
 ``--seed``), estimate every other row at each budget, write one summary row per budget
 (``--out``) and optionally one row per (model, budget) (``--per-model``). ``.npy``
 matrices are streamed from disk a block of rows at a time.
+
+The default ``--search`` is ``mirt``, the method measured best on held-out demo models
+(issue 8; README "Estimators"). It needs the Sort rows in memory and costs about a
+millisecond per model and budget at n = 10,000; for very large matrices the threshold
+rules ``midpoint`` (the better of the two S&S rules) and ``reference`` (the published
+code) run on streamed prefix counts. ``--engine dask`` runs those threshold rules as dask
+tasks over packed chunks (a local cluster; see docs/SCALING.md) with the same numbers.
 """
 
 from __future__ import annotations
@@ -18,9 +25,13 @@ from lifelong_core.errors import InputError
 from lifelong_core.io_matrix import load_float_matrix, load_index_list, open_matrix
 from lifelong_core.sortsearch.kernels import RowBlocks, default_block_rows
 from lifelong_core.sortsearch.methods import SEARCH_METHODS, SORTS, THRESHOLD_RULES, available_methods
-from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING
+from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.sortsearch.sort import choose_sort_rows
 from lifelong_core.sortsearch.sweep import PER_MODEL_COLUMNS, TABLE_COLUMNS, run_sweep
+
+# The best measured method on held-out demo models (README, "Estimators").
+DEFAULT_SEARCH = "mirt"
+ENGINES = ("numpy", "dask")
 
 
 def add_parser(subparsers) -> None:
@@ -40,11 +51,14 @@ def add_parser(subparsers) -> None:
                    help="sum of correct answers (default), confidence sum (needs --confidence) or recursive sum")
     p.add_argument("--sampling", choices=SAMPLING, default="uniform",
                    help="uniform grid along the sorted order (default) or uniformly at random")
-    p.add_argument("--search", default=DEFAULT_RULE,
-                   help=f"threshold rule or search method (default {DEFAULT_RULE}; 'reference' reproduces the "
-                        "published code)")
+    p.add_argument("--search", default=DEFAULT_SEARCH,
+                   help=f"search method (default {DEFAULT_SEARCH}, the best measured); threshold rules: "
+                        "midpoint, reference ('reference' reproduces the published code)")
     p.add_argument("--confidence", metavar="C", help="confidence of the true class, same shape as --matrix")
     p.add_argument("--depth", type=int, default=2, help="recursion depth of --sort recursive (default 2)")
+    p.add_argument("--engine", choices=ENGINES, default="numpy",
+                   help="numpy (default) or dask: Sort sums and threshold search as dask tasks on a local cluster "
+                        "(sum Sort and --search midpoint|reference only)")
     p.add_argument("--threads", type=int, default=1,
                    help="threads for the threshold fast path (default 1; results do not depend on it)")
     p.add_argument("--out", required=True, help="sweep.csv: budget, mae, eagg, kappa, pearson, spearman")
@@ -84,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
     for path, what in ((args.out, "--out"), (args.per_model, "--per-model")):
         if path is not None and not Path(path).resolve().parent.is_dir():
             raise InputError(f"{what} directory {Path(path).parent} does not exist.")
+    if args.engine == "dask":
+        _check_dask_options(args)
     src = open_matrix(args.matrix, "--matrix")
     m, n = src.shape
     if args.sort_rows is not None:
@@ -95,6 +111,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         sort_rows = choose_sort_rows(m, args.sort_models, args.seed)
     eval_rows = np.setdiff1d(np.arange(m, dtype=np.int64), sort_rows)
+    if args.engine == "dask":
+        from lifelong_core.packed import MatrixRows, run_sweep_dask
+
+        result = run_sweep_dask(MatrixRows(args.matrix, sort_rows), MatrixRows(args.matrix, eval_rows), budgets,
+                                sort=args.sort, sampling=args.sampling, search=args.search, seed=args.seed,
+                                threads_per_worker=max(args.threads, 2))
+        _write_outputs(result, args)
+        return 0
     confidence = None
     if args.confidence is not None:
         conf = load_float_matrix(args.confidence, "--confidence")
@@ -115,8 +139,24 @@ def run(args: argparse.Namespace) -> int:
     result = run_sweep(A_sort, blocks, budgets, sort=args.sort, sampling=args.sampling, search=args.search,
                        confidence=confidence, seed=args.seed, depth=args.depth,
                        threads=args.threads)
+    _write_outputs(result, args)
+    return 0
+
+
+def _check_dask_options(args: argparse.Namespace) -> None:
+    # Checked before any data is read: the dask engine maps the packed chunk kernels,
+    # which exist for Sorting by Sum and the two threshold rules only.
+    if args.search not in THRESHOLD_RULES:
+        raise InputError(f"--engine dask runs the threshold rules only; add --search midpoint or --search reference "
+                         f"(got {args.search!r}).")
+    if args.sort != "sum":
+        raise InputError(f"--engine dask sorts by sum only (got --sort {args.sort}).")
+    if args.confidence is not None:
+        raise InputError("--engine dask sorts by sum; --confidence is not used there.")
+
+
+def _write_outputs(result, args: argparse.Namespace) -> None:
     _write(result.table[TABLE_COLUMNS], args.out, "--out")
     if args.per_model is not None:
         cols = PER_MODEL_COLUMNS + [c for c in ("est_lo", "est_hi") if c in result.per_model]
         _write(result.per_model[cols], args.per_model, "--per-model")
-    return 0
