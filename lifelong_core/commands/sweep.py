@@ -50,7 +50,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--sort", choices=SORTS, default="sum",
                    help="sum of correct answers (default), confidence sum (needs --confidence) or recursive sum")
     p.add_argument("--sampling", choices=SAMPLING, default="uniform",
-                   help="uniform grid along the sorted order (default) or uniformly at random")
+                   help="threshold rules: uniform grid along the sorted order (default) or uniformly at random; "
+                        "the other methods have their own design (copy-nearest: random; mirt, irt, neighbours: "
+                        "one random sample per stratum of the order)")
     p.add_argument("--search", default=DEFAULT_SEARCH,
                    help=f"search method (default {DEFAULT_SEARCH}, the best measured); threshold rules: "
                         "midpoint, reference ('reference' reproduces the published code)")
