@@ -83,7 +83,11 @@ def estimated_counts(key, dataset: str, n_new: int, budget: int, method: str, se
         method=method,
         seed=seed,
     )
-    return est.estimated.to_frame(), est.true.to_frame()
+    own = None
+    if est.has_intervals:
+        own = pd.DataFrame({"model": list(est.estimated.models), "mean": est.acc * 100, "lo": est.lo * 100,
+                            "hi": est.hi * 100, "true": est.true_acc * 100})
+    return est.estimated.to_frame(), est.true.to_frame(), own
 
 
 @st.cache_data(show_spinner="Bootstrapping…", max_entries=16)
@@ -262,6 +266,7 @@ if source == "published":
 
 # ---- sources with per-task counts
 truth = None
+own_intervals = None
 counts = None
 if source in ("store", "estimated"):
     store = get_store()
@@ -287,10 +292,15 @@ if source in ("store", "estimated"):
         n_new = c2.number_input("New models (newest by release order)", min_value=2,
                                 max_value=max(2, min(60, n_models - 2)), value=min(20, max(2, n_models // 4)), key="ss_new")
         methods = available_methods()
-        method = c3.selectbox("Search method", methods, index=methods.index("midpoint") if "midpoint" in methods else 0, key="ss_method")
+        # mirt is the best measured estimator and gives its own interval (README, "Estimators").
+        default_method = "mirt" if "mirt" in methods else methods[0]
+        method = c3.selectbox("Search method", methods, index=methods.index(default_method), key="ss_method",
+                              help="midpoint/reference: Sort & Search threshold rules; copy-nearest: the baseline; "
+                                   "mirt, irt, neighbours: estimators that also give a 95% interval of the accuracy")
         ss_seed = c4.number_input("Seed", min_value=0, value=0, key="ss_seed")
         try:
-            counts, true_counts = estimated_counts(_store_key(), dataset, int(n_new), int(budget), method, int(ss_seed))
+            counts, true_counts, own_intervals = estimated_counts(_store_key(), dataset, int(n_new), int(budget), method,
+                                                                  int(ss_seed))
         except InputError as exc:
             st.error(str(exc))
             st.stop()
@@ -302,6 +312,10 @@ if source in ("store", "estimated"):
             "sampling only, as if the predictions had been observed; the error of the estimate itself is not in "
             "them.** Red crosses mark the true accuracy from the full evaluation, so you can see how sure the "
             "estimated ranking really is."
+            + (" The chosen estimator also gives its own 95% interval of each model's accuracy over all samples "
+               "pooled, which does cover the estimation error: see the second chart of the leaderboard."
+               if own_intervals is not None else
+               " Estimators with their own interval of the estimation error: mirt, irt, neighbours.")
         )
         sync_query(source=source, dataset=dataset, budget=int(budget), new=int(n_new))
 else:
@@ -373,6 +387,21 @@ with tab_board:
         if not normalized:
             st.metric("True accuracy inside the bootstrap interval", f"{comp['true_in_interval'].mean():.0%} of models")
         show_table(comp, f"estimated-vs-true-{source}")
+        if own_intervals is not None:
+            own = own_intervals.copy()
+            inside = (own["true"] >= own["lo"]) & (own["true"] <= own["hi"])
+            show_chart(
+                forest(own, f"All samples pooled: {method} estimate and its own 95% interval", "accuracy (%)",
+                       own.set_index("model")["true"]),
+                f"rankings-estimator-intervals-{source}",
+            )
+            st.metric("True accuracy inside the estimator's 95% interval", f"{inside.mean():.0%} of models")
+            own["true_in_interval"] = inside
+            own["estimated_rank"] = own["mean"].rank(ascending=False, method="min").astype(int)
+            own["true_rank"] = own["true"].rank(ascending=False, method="min").astype(int)
+            show_table(own.rename(columns={"mean": "est_pct", "lo": "est_lo_pct", "hi": "est_hi_pct",
+                                           "true": "true_pct"}).round(2).sort_values("estimated_rank"),
+                       f"estimator-intervals-{source}")
     show_table(pct(board), f"leaderboard-{source}")
 
 with tab_diff:

@@ -121,6 +121,19 @@ def test_sort_and_search_estimates_against_truth(use_store):
     at.selectbox(key="ss_budget").set_value(50).run()
     assert not at.exception
 
+def test_sort_and_search_estimates_carry_the_estimators_own_intervals(use_store):
+    at = run_page(source="estimated")
+    assert not at.exception
+    assert at.selectbox(key="ss_method").value == "mirt"
+    own = [d.value for d in at.dataframe if "est_lo_pct" in d.value.columns][0]
+    assert len(own) == 4
+    assert ((own["est_lo_pct"] <= own["est_pct"]) & (own["est_pct"] <= own["est_hi_pct"])).all()
+    assert "True accuracy inside the estimator's 95% interval" in [m.label for m in at.metric]
+    at.selectbox(key="ss_method").set_value("midpoint").run()
+    assert not at.exception
+    assert not [d for d in at.dataframe if "est_lo_pct" in d.value.columns]
+    assert "True accuracy inside the estimator's 95% interval" not in [m.label for m in at.metric]
+
 
 def test_upload_source_waits_for_a_file(use_store):
     at = run_page(source="upload")

@@ -12,6 +12,12 @@ sampling only, as if the predicted vector had been observed. It does not include
 estimation error of Sort & Search, which at small budgets is usually larger; the page
 says so and shows both rankings. (Seed 002 has no notion of estimated counts; this
 pairing is ours.)
+
+Estimators that give their own 95% interval for a model's accuracy (``mirt``, ``irt``,
+``neighbours``; issue 8) cover the estimation error instead. Their interval is for the
+accuracy pooled over all samples, so it is kept beside the counts (``acc``, ``lo``,
+``hi``, with ``true_acc`` the pooled truth) rather than mixed into the task-mean
+leaderboard.
 """
 
 from __future__ import annotations
@@ -33,6 +39,15 @@ class EstimatedCounts:
     true: CountTable
     budget: int
     method: str
+    acc: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    true_acc: np.ndarray
+
+    @property
+    def has_intervals(self) -> bool:
+        """Whether the method gave its own interval (NaN bounds otherwise)."""
+        return bool(np.isfinite(self.lo).all() and np.isfinite(self.hi).all())
 
 
 def _task_index(sample_task: Sequence[str]) -> tuple[tuple[str, ...], np.ndarray]:
@@ -60,7 +75,7 @@ def sortsearch_counts(
     fix the sample order), rows ``eval_rows`` are the "new" models. ``method`` is any
     name :func:`lifelong_core.sortsearch.get_method` knows.
     """
-    from lifelong_core.sortsearch import get_method
+    from lifelong_core.sortsearch import compute_order, get_method
 
     A = np.asarray(A)
     sort_rows = np.asarray(sort_rows, dtype=np.int64)
@@ -78,12 +93,18 @@ def sortsearch_counts(
     missing = [t for t in tasks if t not in task_category]
     if missing:
         raise InputError(f"task '{missing[0]}' has no category.")
-    est = get_method(method).fit(A[sort_rows])
+    A_sort = A[sort_rows]
+    est = get_method(method).fit(A_sort, compute_order(A_sort, "sum"))
     rng = np.random.default_rng(seed)
     predicted = np.empty((len(eval_rows), n), dtype=np.uint8)
+    acc, lo, hi = (np.full(len(eval_rows), np.nan) for _ in range(3))
     for k, row in enumerate(eval_rows):
         cols = est.select(n, budget, rng)
-        predicted[k] = est.estimate(cols, A[row, cols]).per_sample
+        e = est.estimate(cols, A[row, cols])
+        predicted[k] = e.per_sample
+        acc[k] = e.acc
+        if e.lo is not None and e.hi is not None:
+            lo[k], hi[k] = e.lo, e.hi
     onehot = np.zeros((n, len(tasks)), dtype=np.int64)
     onehot[np.arange(n), col_task] = 1
     sizes = np.broadcast_to(onehot.sum(axis=0), (len(eval_rows), len(tasks))).copy()
@@ -98,4 +119,8 @@ def sortsearch_counts(
         true=table(A[eval_rows].astype(np.int64) @ onehot),
         budget=int(budget),
         method=method,
+        acc=acc,
+        lo=lo,
+        hi=hi,
+        true_acc=A[eval_rows].mean(axis=1),
     )
