@@ -29,7 +29,8 @@ from lifelong_core.stats import (
     read_counts_csv,
 )
 from lifelong_core.stats.vtab import load_published
-from ui.common import get_store, provenance_note, query_default, show_chart, show_table, store_path, sync_query
+from ui.common import get_store, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.data import complete_counts, store_key
 
 SOURCES = {
     "published": "VTAB-1k published figures",
@@ -42,24 +43,6 @@ DEFAULT_TOP = 12
 
 
 # ------------------------------------------------------------------ cached computations
-def _store_key() -> tuple[str, float]:
-    path = store_path()
-    return str(path), path.stat().st_mtime if path.exists() else 0.0
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def store_counts(key, dataset: str) -> tuple[pd.DataFrame, list[str]]:
-    """Counts of complete models (every domain recorded), named by model name."""
-    store = get_store()
-    counts = store.counts(dataset=dataset)
-    names = store.models().set_index("model_id")["name"]
-    counts["model"] = counts["model"].map(names).fillna(counts["model"])
-    n_tasks = counts["task"].nunique()
-    per_model = counts.groupby("model")["task"].nunique()
-    dropped = sorted(per_model[per_model < n_tasks].index)
-    return counts[~counts["model"].isin(dropped)].reset_index(drop=True), dropped
-
-
 @st.cache_data(show_spinner="Estimating counts with Sort & Search…", max_entries=16)
 def estimated_counts(key, dataset: str, n_new: int, budget: int, method: str, seed: int):
     from lifelong_core.stats.estimated import sortsearch_counts
@@ -276,7 +259,7 @@ if source in ("store", "estimated"):
     dataset = st.selectbox("Dataset", ds_names, index=ds_names.index(ds_default) if ds_default in ds_names else 0, key="dataset")
     provenance_note(bool(datasets.set_index("dataset").loc[dataset, "synthetic"]))
     if source == "store":
-        counts, dropped = store_counts(_store_key(), dataset)
+        counts, dropped = complete_counts(store_key(), dataset)
         if dropped:
             st.caption(f"{len(dropped)} model(s) without a recorded prediction on every domain are left out.")
         sync_query(source=source, dataset=dataset)
@@ -299,7 +282,7 @@ if source in ("store", "estimated"):
                                    "mirt, irt, neighbours: estimators that also give a 95% interval of the accuracy")
         ss_seed = c4.number_input("Seed", min_value=0, value=0, key="ss_seed")
         try:
-            counts, true_counts, own_intervals = estimated_counts(_store_key(), dataset, int(n_new), int(budget), method,
+            counts, true_counts, own_intervals = estimated_counts(store_key(), dataset, int(n_new), int(budget), method,
                                                                   int(ss_seed))
         except InputError as exc:
             st.error(str(exc))

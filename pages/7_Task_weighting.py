@@ -33,29 +33,13 @@ from ui.common import (  # noqa: E402
     query_default,
     show_chart,
     show_table,
-    store_path,
     sync_query,
 )
+from ui.data import complete_counts, store_key  # noqa: E402
 from ui.ternary import matplotlib_ternary, plotly_ternary  # noqa: E402
 
 SOURCES = {"published": "VTAB-1k published figures", "store": "Demo store", "upload": "Upload counts.csv"}
 STEPS = [0.1, 0.05, 0.025, 0.02, 0.01]
-
-
-def _store_key() -> tuple[str, float]:
-    path = store_path()
-    return str(path), path.stat().st_mtime if path.exists() else 0.0
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def store_counts(key, dataset: str) -> pd.DataFrame:
-    store = get_store()
-    counts = store.counts(dataset=dataset)
-    names = store.models().set_index("model_id")["name"]
-    counts["model"] = counts["model"].map(names).fillna(counts["model"])
-    n_tasks = counts["task"].nunique()
-    complete = counts.groupby("model")["task"].nunique()
-    return counts[counts["model"].isin(complete[complete == n_tasks].index)].reset_index(drop=True)
 
 
 @st.cache_data(show_spinner="Computing the weight map…", max_entries=32)
@@ -121,7 +105,9 @@ elif source == "store":
     names = datasets["dataset"].tolist()
     dataset = st.selectbox("Dataset", names, key="wdataset")
     provenance_note(bool(datasets.set_index("dataset").loc[dataset, "synthetic"]))
-    counts = store_counts(_store_key(), dataset)
+    counts, dropped = complete_counts(store_key(), dataset)
+    if dropped:
+        st.caption(f"{len(dropped)} model(s) without a recorded prediction on every domain are left out.")
     available = list(dict.fromkeys(counts["category"]))
 else:
     up = st.file_uploader("counts.csv (model, task, category, correct, total)", type=["csv"], key="wupload")

@@ -67,6 +67,19 @@ def store_key() -> str:
     return f"{p}:{p.stat().st_mtime_ns}"
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def complete_counts(key: str, dataset: str) -> tuple[pd.DataFrame, list[str]]:
+    """Per-task counts (tasks = domains) of the models recorded on every domain, named by
+    model name, and the names of the models left out for missing a domain."""
+    store = get_store()
+    counts = store.counts(dataset=dataset)
+    names = store.models().set_index("model_id")["name"]
+    counts["model"] = counts["model"].map(names).fillna(counts["model"])
+    per_model = counts.groupby("model")["task"].nunique()
+    dropped = sorted(per_model[per_model < counts["task"].nunique()].index)
+    return counts[~counts["model"].isin(dropped)].reset_index(drop=True), dropped
+
+
 @dataclass(frozen=True)
 class Selection:
     """The matrix of a data choice: rows = every real (not estimated) model evaluated on

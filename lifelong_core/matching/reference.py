@@ -34,7 +34,7 @@ def match_reference(
     ]
     src_matched, tgt_matched, tgt_unmatched = [], [], []
     for i in range(len(target)):  # for i <- 1, N: the targets in turn
-        y_t, yhat_t, phat_t = int(target.y[i]), int(target.y_pred[i]), float(target.p[i])
+        yhat_t, phat_t = int(target.y_pred[i]), float(target.p[i])
         p_matched = []
         for tup in p_src:
             _, yhat, phat, _ = tup
