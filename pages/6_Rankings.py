@@ -371,7 +371,7 @@ with tab_board:
             st.metric("True accuracy inside the bootstrap interval", f"{comp['true_in_interval'].mean():.0%} of models")
         show_table(comp, f"estimated-vs-true-{source}")
         if own_intervals is not None:
-            own = own_intervals.copy()
+            own = own_intervals[own_intervals["model"].isin(chosen)].copy()
             inside = (own["true"] >= own["lo"]) & (own["true"] <= own["hi"])
             show_chart(
                 forest(own, f"All samples pooled: {method} estimate and its own 95% interval", "accuracy (%)",
