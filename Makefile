@@ -26,7 +26,7 @@ store: $(STORE)
 	  echo "note: $(STORE) is older than data/lifelong_digits/; 'make clean-store store' rebuilds it (dropping anything added to it)." >&2; fi
 
 run: store
-	$(VPY) -m streamlit run app.py --server.headless true --browser.gatherUsageStats false
+	$(VPY) -m ui.serve --server.headless true --browser.gatherUsageStats false
 
 test: store
 	$(VPY) -m pytest -q

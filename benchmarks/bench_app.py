@@ -62,7 +62,7 @@ def _free_port() -> int:
 def _start_server(store: Path) -> tuple[subprocess.Popen, str, float]:
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+        [sys.executable, "-m", "ui.serve", "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
         cwd=ROOT, env=dict(os.environ, LBE_STORE=str(store)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )

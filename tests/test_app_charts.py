@@ -145,3 +145,19 @@ def test_read_upload_ok_and_wrong_extension():
         data.read_upload(b"x", "r.xlsx", ("sample_id", "correct"))
     obs, extra = data.match_observations(df, ["b", "a"], "sample_id", "r.csv")
     assert list(obs) == [0, 1] and extra == 0
+
+
+def test_launcher_runs_streamlit_on_app_py_with_the_given_options(monkeypatch):
+    import sys
+
+    import streamlit.web.cli as cli
+
+    from ui import serve
+
+    seen = {}
+    monkeypatch.setattr(cli, "main", lambda: seen.setdefault("argv", list(sys.argv)))
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    serve.main(["--server.port", "8600"])
+    assert seen["argv"] == ["streamlit", "run", str(serve.APP), "--server.port", "8600"]
+    assert serve.APP.name == "app.py" and serve.APP.exists()
+    assert "scipy.stats" in sys.modules and "lifelong_core.store" in sys.modules

@@ -61,7 +61,8 @@ def server(demo_store_path):
     with open(log, "w") as out:
         proc = subprocess.Popen(
             [
-                sys.executable, "-m", "streamlit", "run", "app.py",
+                # The launcher `make run` uses: `streamlit run app.py` after warm imports.
+                sys.executable, "-m", "ui.serve",
                 "--server.headless", "true",
                 "--server.port", str(port),
                 "--server.address", "127.0.0.1",
