@@ -35,3 +35,15 @@ def vtab_csv() -> Path:
     if not path.exists():
         pytest.skip("shared VTAB-1k reference data not present beside the repository")
     return path
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # Pages cache DuckDB handles in Streamlit's caches; freeing them before interpreter
+    # shutdown keeps DuckDB's binding from printing leak warnings after the summary.
+    import gc
+
+    import streamlit as st
+
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    gc.collect()
