@@ -46,6 +46,19 @@ def make_matrix(path: Path, m: int, n: int, seed: int) -> None:
     del out
 
 
+def ensure_matrix(path: Path, m: int, n: int, seed: int) -> None:
+    """Generate the matrix once, in a child process: a forked child's ``ru_maxrss`` starts
+    from the parent's resident size, so generating it here would inflate every peak-memory
+    figure measured after it."""
+    if path.exists():
+        return
+    t = time.perf_counter()
+    code = f"from pathlib import Path; from benchmarks.bench_sweep import make_matrix; " \
+           f"make_matrix(Path({str(path)!r}), {m}, {n}, {seed})"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+    print(f"generated {path} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+
+
 def timed(cmd: list[str]) -> dict:
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE)
@@ -138,10 +151,7 @@ def main(argv=None) -> int:
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
     matrix = work / f"A_{args.models}x{args.samples}_seed{args.seed}.npy"
-    if not matrix.exists():
-        t = time.perf_counter()
-        make_matrix(matrix, args.models, args.samples, args.seed)
-        print(f"generated {matrix} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    ensure_matrix(matrix, args.models, args.samples, args.seed)
     budgets = ",".join(b for b in BUDGETS.split(",") if int(b) <= args.samples)
     py = sys.executable
     common = ["--matrix", str(matrix), "--sort-models", str(args.sort), "--seed", str(args.seed), "--budgets", budgets]

@@ -16,6 +16,7 @@ tasks over packed chunks (a local cluster; see docs/SCALING.md) with the same nu
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 import numpy as np
@@ -61,8 +62,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--engine", choices=ENGINES, default="numpy",
                    help="numpy (default) or dask: Sort sums and threshold search as dask tasks on a local cluster "
                         "(sum Sort and --search midpoint|reference only)")
-    p.add_argument("--threads", type=int, default=1,
-                   help="threads for the threshold fast path (default 1; results do not depend on it)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads for the threshold fast path and dask workers (default: all cores; results do "
+                        "not depend on it)")
     p.add_argument("--out", required=True, help="sweep.csv: budget, mae, eagg, kappa, pearson, spearman")
     p.add_argument("--per-model", metavar="FILE", help="per_model.csv: model_row, budget, est_acc, true_acc, mae")
     p.set_defaults(func=run)
@@ -95,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
     if args.search not in SEARCH_METHODS and args.search not in available_methods():
         raise InputError(f"unknown --search {args.search!r}; available: {', '.join(available_methods())}.")
     budgets = parse_budgets(args.budgets) if args.budgets is not None else None
+    if args.threads is None:
+        args.threads = os.cpu_count() or 1
     if args.threads < 1:
         raise InputError(f"--threads {args.threads} must be at least 1.")
     for path, what in ((args.out, "--out"), (args.per_model, "--per-model")):
@@ -118,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
         result = run_sweep_dask(MatrixRows(args.matrix, sort_rows), MatrixRows(args.matrix, eval_rows), budgets,
                                 sort=args.sort, sampling=args.sampling, search=args.search, seed=args.seed,
-                                threads_per_worker=max(args.threads, 2))
+                                threads_per_worker=args.threads)
         _write_outputs(result, args)
         return 0
     confidence = None
