@@ -43,7 +43,10 @@ def pytest_sessionfinish(session, exitstatus):
     import gc
 
     import streamlit as st
+    from streamlit.logger import set_log_level
 
+    # Outside a Streamlit runtime clearing a cache logs a harmless warning; keep it quiet.
+    set_log_level("error")
     st.cache_resource.clear()
     st.cache_data.clear()
     gc.collect()
