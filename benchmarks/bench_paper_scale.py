@@ -109,20 +109,38 @@ def phase_read(a) -> dict:
     from lifelong_core.store import Store
     from lifelong_core.store.packed_bulk import read_packed_rows
 
-    out = {}
+    out, warm = {}, {}
     truth = np.load(a.matrix, mmap_mode="r")
     with Store.open(a.store, read_only=True) as st:
         m = st.n_models
-        k = min(1000, m)
-        sets = {f"random {k} (seed {s})": np.random.default_rng(s).choice(m, k, replace=False) for s in (1, 2, 3)}
-        sets[f"contiguous {k}"] = np.arange(m // 2 - k // 2, m // 2 - k // 2 + k)
-        for name, models in sets.items():
+    k = min(1000, m)
+    sets = {f"random {k} (seed {s})": np.random.default_rng(s).choice(m, k, replace=False) for s in (1, 2, 3)}
+    sets[f"contiguous {k}"] = np.arange(m // 2 - k // 2, m // 2 - k // 2 + k)
+    cold = True
+    for name, models in sets.items():
+        # The first read after opening, with the page cache dropped where this machine
+        # lets us (root); then the same read again, warm.
+        cold = cold and _drop_page_cache()
+        with Store.open(a.store, read_only=True) as st:
             t = time.perf_counter()
             rows, _ = read_packed_rows(st, models)
             out[name] = round(time.perf_counter() - t, 3)
-            if not np.array_equal(rows, truth[models]):
-                raise SystemExit(f"read of {name} does not match the imported rows")
-    return {"seconds": out}
+            t = time.perf_counter()
+            read_packed_rows(st, models)
+            warm[name] = round(time.perf_counter() - t, 3)
+        if not np.array_equal(rows, truth[models]):
+            raise SystemExit(f"read of {name} does not match the imported rows")
+    return {"seconds": out, "warm_seconds": warm, "page_cache_dropped": cold}
+
+
+def _drop_page_cache() -> bool:
+    try:
+        os.sync()
+        with open("/proc/sys/vm/drop_caches", "w") as fh:
+            fh.write("3\n")
+        return True
+    except OSError:
+        return False
 
 
 PHASES = {"generate": phase_generate, "import": phase_import, "read": phase_read}
@@ -157,13 +175,12 @@ def child(phase: str, a, extra: list[str]) -> dict:
 
 
 def compare(a) -> dict:
-    from benchmarks.bench_sweep import make_matrix
+    from benchmarks.bench_sweep import ensure_matrix
 
     work = Path(a.compare_dir)
     work.mkdir(parents=True, exist_ok=True)
     matrix = work / "A_2000x200000_seed0.npy"
-    if not matrix.exists():
-        make_matrix(matrix, 2000, 200_000, 0)
+    ensure_matrix(matrix, 2000, 200_000, 0)
     common = ["--matrix", str(matrix), "--sort-models", "400", "--seed", "0", "--budgets", BUDGETS]
     py = sys.executable
     naive = timed([py, "-m", "benchmarks.naive_reference", *common, "--out", str(work / "naive.csv")])
@@ -212,8 +229,8 @@ def main(argv=None) -> int:
     phases = [p.strip() for p in a.phases.split(",") if p.strip()]
     res: dict = {"shape": {"sort_models": n_sort, "eval_models": n_eval, "samples": a.samples},
                  "entries": a.models * a.samples, "budgets": [int(b) for b in BUDGETS.split(",")],
-                 "note": "one run each on a shared 2-core machine (other jobs running): timings are noisy; "
-                         "page cache warm after the import"}
+                 "note": "one run each on a 2-core machine; read: first read after opening with the page "
+                         "cache dropped (see read.page_cache_dropped), then warm"}
     rows = []
 
     def log(name, shape, r):

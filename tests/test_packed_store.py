@@ -53,6 +53,30 @@ def test_import_then_read_any_models(bulk_store):
         assert log["entries"].sum() == A.size
 
 
+def test_bulk_rows_are_written_model_by_model(bulk_store):
+    # A model's full blocks sit next to each other (then the chunk's short last blocks),
+    # which is what lets a scattered read touch few places of the file.
+    path, _ = bulk_store
+    with Store.open(path) as st:
+        order = st._cur().sql("SELECT model_idx, block_id FROM bits ORDER BY rowid").fetchnumpy()
+    midx, bid = order["model_idx"][:21], order["block_id"][:21]  # the first chunk: 7 models x 3 blocks
+    assert midx[:14].tolist() == [m for m in range(7) for _ in range(2)]
+    assert bid[:14].tolist() == [0, 1] * 7
+    assert midx[14:].tolist() == list(range(7)) and set(bid[14:].tolist()) == {2}
+
+
+@pytest.mark.parametrize("models", [np.array([1, 2, 3, 40, 41, 7, 7, 59]), np.arange(0, 60, 3), np.arange(5, 50)])
+def test_scattered_and_range_reads_agree_with_one_scan(bulk_store, monkeypatch, models):
+    import lifelong_core.store.packed_bulk as pb
+
+    path, A = bulk_store
+    with Store.open(path) as st:
+        by_runs, _ = read_packed_rows(st, models)
+        monkeypatch.setattr(pb, "POINT_READ_MAX_RUNS", 0)  # one filtered scan for any selection
+        by_scan, _ = read_packed_rows(st, models)
+    assert np.array_equal(by_runs, pack_rows(A[models]))
+    assert np.array_equal(by_scan, by_runs)
+
 def test_store_rows_source_gives_the_array_sweep(bulk_store):
     path, A = bulk_store
     sort_rows, eval_rows = np.arange(0, 60, 4), np.setdiff1d(np.arange(60), np.arange(0, 60, 4))

@@ -98,8 +98,10 @@ class _BlockTask:
     validation, are computed before the write and only wrapped here."""
 
     block_id: int
-    # -> (bits rows [(model_idx, correct packed, known packed or None)],
+    # -> (bits rows [(model_idx, correct packed, known packed or None[, block_id per row])],
     #     extras rows [(model_idx, {field: (values (r, L), recorded (r, L) or None)})])
+    # A bits entry may name a block per row (the bulk import writes several blocks of one
+    # model next to each other); without it every row belongs to ``block_id``.
     build: Callable[[], tuple[list, list]]
     delete_bits: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     delete_extras: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
@@ -1063,10 +1065,11 @@ class Store:
                     delete("bits", task.block_id, task.delete_bits)
                     delete("extras", task.block_id, task.delete_extras)
                     bits_rows, extras_rows = task.build()
-                    for midx, correct, known in bits_rows:
+                    for midx, correct, known, *row_blocks in bits_rows:
+                        block_ids = row_blocks[0] if row_blocks else np.full(len(midx), task.block_id)
                         put("bits", pa.table({
                             "model_idx": pa.array(midx.astype(np.int32)),
-                            "block_id": pa.array(np.full(len(midx), task.block_id, dtype=np.int32)),
+                            "block_id": pa.array(np.asarray(block_ids, dtype=np.int32)),
                             "correct": _bits.binary_from_rows(correct),
                             "known": _bits.binary_from_rows(known) if known is not None else pa.nulls(len(midx), pa.binary()),
                         }), "model_idx, block_id, correct, known")
