@@ -24,11 +24,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from lifelong_core.errors import InputError
-from lifelong_core.packed.chunks import DEFAULT_CHUNK_ROWS, EvalSpec, PackedSource, as_source, eval_chunk, finish, sort_sums_chunk
-from lifelong_core.packed.sweep import check_config
+from lifelong_core.packed.chunks import DEFAULT_CHUNK_ROWS, EvalSpec, PackedSource, eval_chunk, finish, sort_sums_chunk
+from lifelong_core.packed.sweep import prepare
 from lifelong_core.sortsearch.search import DEFAULT_RULE
 from lifelong_core.sortsearch.sort import order_from_sums
-from lifelong_core.sortsearch.sweep import SweepResult, check_budgets, power_budgets
+from lifelong_core.sortsearch.sweep import SweepResult
 
 
 def _distributed():
@@ -76,20 +76,8 @@ def run_sweep_dask(
     threads-only ``LocalCluster`` of ``n_workers`` x ``threads_per_worker`` is started and
     closed around the run. Sources must be readable where the workers run.
     """
-    check_config(sort, sampling, search)
-    A_sort = as_source(A_sort, "Sort")
-    A_eval = as_source(A_eval, "evaluated")
-    if A_sort.n_rows == 0:
-        raise InputError("the Sort set is empty.")
-    if A_eval.n_rows == 0:
-        raise InputError("there are no rows to evaluate: every row is in the Sort set.")
-    if A_eval.n != A_sort.n:
-        raise InputError(f"the evaluated rows have {A_eval.n} samples but the Sort rows have {A_sort.n}.")
-    if chunk_rows < 1:
-        raise InputError(f"chunk_rows must be at least 1, got {chunk_rows}.")
+    A_sort, A_eval, budgets, ties = prepare(A_sort, A_eval, budgets, sort, sampling, search, ties, chunk_rows)
     n = A_sort.n
-    budgets = check_budgets(power_budgets(n) if budgets is None else budgets, n)
-    ties = ties or ("reference" if search == "reference" else "stable")
     dd = _distributed()
     own = client is None
     cluster = None

@@ -70,6 +70,23 @@ def sort_order(A_sort: PackedSource, ties: str, pool: ThreadPoolExecutor, window
     return order_from_sums(sums, ties)
 
 
+def prepare(A_sort, A_eval, budgets, sort: str, sampling: str, search: str, ties: str | None, chunk_rows: int):
+    """Checks and defaults shared by the packed engines: sources, budgets, tie rule."""
+    check_config(sort, sampling, search)
+    A_sort = as_source(A_sort, "Sort")
+    A_eval = as_source(A_eval, "evaluated")
+    if A_sort.n_rows == 0:
+        raise InputError("the Sort set is empty.")
+    if A_eval.n_rows == 0:
+        raise InputError("there are no rows to evaluate: every row is in the Sort set.")
+    if A_eval.n != A_sort.n:
+        raise InputError(f"the evaluated rows have {A_eval.n} samples but the Sort rows have {A_sort.n}.")
+    if chunk_rows < 1:
+        raise InputError(f"chunk_rows must be at least 1, got {chunk_rows}.")
+    budgets = check_budgets(power_budgets(A_sort.n) if budgets is None else budgets, A_sort.n)
+    return A_sort, A_eval, budgets, ties or ("reference" if search == "reference" else "stable")
+
+
 def run_sweep_packed(
     A_sort,
     A_eval,
@@ -92,20 +109,8 @@ def run_sweep_packed(
     ``search="reference"`` and ``"stable"`` otherwise, as there. ``per_model.model_row``
     holds ``A_eval.row_ids``. ``progress(fraction)`` is called from the calling thread.
     """
-    check_config(sort, sampling, search)
-    A_sort = as_source(A_sort, "Sort")
-    A_eval = as_source(A_eval, "evaluated")
-    if A_sort.n_rows == 0:
-        raise InputError("the Sort set is empty.")
-    if A_eval.n_rows == 0:
-        raise InputError("there are no rows to evaluate: every row is in the Sort set.")
-    if A_eval.n != A_sort.n:
-        raise InputError(f"the evaluated rows have {A_eval.n} samples but the Sort rows have {A_sort.n}.")
-    if chunk_rows < 1:
-        raise InputError(f"chunk_rows must be at least 1, got {chunk_rows}.")
+    A_sort, A_eval, budgets, ties = prepare(A_sort, A_eval, budgets, sort, sampling, search, ties, chunk_rows)
     n = A_sort.n
-    budgets = check_budgets(power_budgets(n) if budgets is None else budgets, n)
-    ties = ties or ("reference" if search == "reference" else "stable")
     threads = threads or default_threads()
     window = threads + 1
     total = A_sort.n_rows + A_eval.n_rows
