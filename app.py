@@ -1,4 +1,9 @@
-"""Home: what the store holds, what is real and what is simulated, where to go next."""
+"""Entry point: the app's navigation (Home + every file in ``pages/``) and the Home page.
+
+Home shows what the store holds, what is real and what is simulated, and where to go
+next. Pages are discovered from ``pages/`` (the numeric prefix orders them; the rest of
+the file name is their label and URL), so a new page needs no change here.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +17,6 @@ import streamlit as st
 
 from ui import data
 from ui.common import provenance_note, show_table, store_path
-
-st.set_page_config(page_title="Lifelong Benchmark Explorer", layout="wide")
 
 
 @st.cache_resource(show_spinner=False)
@@ -30,75 +33,98 @@ def _warm_imports() -> threading.Thread:
     return thread
 
 
-_warm_imports()
-st.title("Lifelong Benchmark Explorer")
-st.markdown(
-    "A lifelong benchmark keeps every model's per-sample results in one growing cache (models × samples). "
-    "**Sort & Search** uses that cache to estimate a new model from a few hundred evaluations, and a new "
-    "sample's difficulty from a few models (seed 001). The other pages add honest uncertainty to rankings "
-    "(seed 002) and compare accuracy across similar datasets (seed 004)."
-)
+PAGE_FILES = sorted(Path(__file__).resolve().parent.glob("pages/*.py"))
 
-key = data.store_key()
-ov = data.overview(key)
-ds = ov["datasets"]
-models = ov["models"]
 
-c = st.columns(5)
-c[0].metric("datasets", len(ds))
-c[1].metric("domains", len(ov["domains"]))
-c[2].metric("models", f"{ov['n_models']:,}")
-c[3].metric("samples", f"{ov['n_samples']:,}")
-c[4].metric("estimated models", int(models["estimated"].astype(bool).sum()) if len(models) else 0,
-            help="rows inserted from Sort & Search estimates, not from real evaluations")
-st.caption(f"Store: `{store_path()}`")
+def page_label(page: Path) -> str:
+    return re.sub(r"^\d+[_ -]*", "", page.stem).replace("_", " ")
 
-st.subheader("What is real and what is simulated")
-if len(ds):
-    any_synthetic = bool(ds["synthetic"].astype(bool).any())
-    provenance_note(any_synthetic)
-    show_table(ds.assign(kind=ds["synthetic"].map({True: "synthetic", False: "real"})), "datasets")
-st.markdown(
-    "- **Real:** every prediction of a dataset marked *real*; the demo's classifiers were trained on scikit-learn's "
-    "handwritten digits and their predictions were recorded once.\n"
-    "- **Rendered:** the demo's domains are shifts (noise, blur, rotation, …) rendered from the real test digits.\n"
-    "- **Simulated:** the demo's release order (a plausible timeline used by the Stream page and the "
-    "\"earliest released\" Sort set); its classifiers were all trained at build time.\n"
-    "- **Estimated:** rows a user inserted from the *Evaluate something new* page are marked *estimated* and left out "
-    "of every Sort & Search score.\n"
-    "- **Synthetic:** datasets from the seeded generator are marked *synthetic* here and on every page."
-)
 
-left, right = st.columns(2)
-with left:
-    st.subheader("Domains")
-    show_table(ov["domains"], "domains")
-with right:
-    st.subheader("Models by family")
-    if len(models):
-        fam = (models.assign(family=models["family"].fillna("(none)"))
-               .groupby("family", as_index=False)
-               .agg(models=("model_idx", "size"), estimated=("estimated", "sum"),
-                    first_release=("release_order", "min"), last_release=("release_order", "max")))
-        show_table(fam, "model_families")
-
-st.subheader("Latest insertions")
-log = ov["log"]
-if len(log):
-    show_table(log.sort_values("log_id", ascending=False).head(10), "insertion_log")
-else:
-    st.caption("The log is empty.")
-
-st.subheader("Where to go next")
-# Pages are discovered, not listed: a page added by another part of the app shows up here
-# with the first line of its docstring as the description.
-for page in sorted(Path(__file__).resolve().parent.glob("pages/*.py")):
-    label = re.sub(r"^\d+[_ -]*", "", page.stem).replace("_", " ")
+def page_summary(page: Path) -> str:
+    """First paragraph of the page's docstring, without a leading "Label:"."""
     doc = ast.get_docstring(ast.parse(page.read_text(encoding="utf-8"))) or ""
-    cols = st.columns([1, 3])
-    with cols[0]:
-        st.page_link(f"pages/{page.name}", label=label)
-    desc = doc.splitlines()[0] if doc else ""
-    if desc.lower().startswith(label.lower()):
-        desc = desc[len(label):].lstrip(" :")
-    cols[1].caption(desc)
+    desc = " ".join(doc.split("\n\n")[0].split())
+    prefix = page_label(page) + ":"
+    if desc.lower().startswith(prefix.lower()):
+        desc = desc[len(prefix):].strip()
+        desc = desc[:1].upper() + desc[1:]
+    return desc
+
+
+def home() -> None:
+    _warm_imports()
+    st.title("Lifelong Benchmark Explorer")
+    st.markdown(
+        "A lifelong benchmark keeps every model's per-sample results in one growing cache (models × samples). "
+        "**Sort & Search** uses that cache to estimate a new model from a few hundred evaluations, and a new "
+        "sample's difficulty from a few models (seed 001). The other pages add honest uncertainty to rankings "
+        "(seed 002) and compare accuracy across similar datasets (seed 004)."
+    )
+
+    key = data.store_key()
+    ov = data.overview(key)
+    ds = ov["datasets"]
+    models = ov["models"]
+
+    c = st.columns(5)
+    c[0].metric("datasets", len(ds))
+    c[1].metric("domains", len(ov["domains"]))
+    c[2].metric("models", f"{ov['n_models']:,}")
+    c[3].metric("samples", f"{ov['n_samples']:,}")
+    c[4].metric("estimated models", int(models["estimated"].astype(bool).sum()) if len(models) else 0,
+                help="rows inserted from Sort & Search estimates, not from real evaluations")
+    st.caption(f"Store: `{store_path()}`")
+
+    st.subheader("What is real and what is simulated")
+    if len(ds):
+        any_synthetic = bool(ds["synthetic"].astype(bool).any())
+        provenance_note(any_synthetic)
+        show_table(ds.assign(kind=ds["synthetic"].map({True: "synthetic", False: "real"})), "datasets")
+    st.markdown(
+        "- **Real:** every prediction of a dataset marked *real*; the demo's classifiers were trained on scikit-learn's "
+        "handwritten digits and their predictions were recorded once.\n"
+        "- **Rendered:** the demo's domains are shifts (noise, blur, rotation, …) rendered from the real test digits.\n"
+        "- **Simulated:** the demo's release order (a plausible timeline used by the Stream page and the "
+        "\"earliest released\" Sort set); its classifiers were all trained at build time.\n"
+        "- **Estimated:** rows a user inserted from the *Evaluate something new* page are marked *estimated* and left out "
+        "of every Sort & Search score.\n"
+        "- **Synthetic:** datasets from the seeded generator are marked *synthetic* here and on every page."
+    )
+
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Domains")
+        show_table(ov["domains"], "domains")
+    with right:
+        st.subheader("Models by family")
+        if len(models):
+            fam = (models.assign(family=models["family"].fillna("(none)"))
+                   .groupby("family", as_index=False)
+                   .agg(models=("model_idx", "size"), estimated=("estimated", "sum"),
+                        first_release=("release_order", "min"), last_release=("release_order", "max")))
+            show_table(fam, "model_families")
+
+    st.subheader("Latest insertions")
+    log = ov["log"]
+    if len(log):
+        show_table(log.sort_values("log_id", ascending=False).head(10), "insertion_log")
+    else:
+        st.caption("The log is empty.")
+
+    st.subheader("Where to go next")
+    # Pages are discovered, not listed: a page added by another part of the app shows up here
+    # with the first paragraph of its docstring as the description.
+    for page in PAGE_FILES:
+        label, desc = page_label(page), page_summary(page)
+        cols = st.columns([1, 3])
+        with cols[0]:
+            st.page_link(f"pages/{page.name}", label=label)
+        cols[1].caption(desc)
+
+
+st.set_page_config(page_title="Lifelong Benchmark Explorer", layout="wide")
+navigation = st.navigation(
+    [st.Page(home, title="Home", default=True)]
+    + [st.Page(f"pages/{p.name}", title=page_label(p)) for p in PAGE_FILES]
+)
+navigation.run()
