@@ -64,8 +64,9 @@ DEFAULT_MODEL_CHUNK = 128
 
 # Scattered reads: one query per run of consecutive models, on this many cursors, up to
 # this many runs (beyond it one scan of the whole table is cheaper). Measured at paper
-# scale (31,250 x 1.7M, 1,000 random models, cold page cache): 1.7 s with 4 cursors,
-# 3.1 s with one, against 8.1 s for one filtered scan.
+# scale (31,250 x 1.7M, 1,000 random models, page cache dropped): 1.7-2.6 s with 4
+# cursors, 3.1-3.9 s with one, 8.1 s for one filtered scan; 8 or 16 cursors were no
+# better beyond the noise (the disk's throughput, not the number of queries, limits it).
 POINT_READ_THREADS = 4
 POINT_READ_MAX_RUNS = 4096
 
