@@ -8,27 +8,22 @@ the file name is their label and URL), so a new page needs no change here.
 from __future__ import annotations
 
 import ast
-import importlib
 import re
 import threading
 from pathlib import Path
 
 import streamlit as st
 
-from ui import data
+from ui import data, serve
 from ui.common import provenance_note, show_table, store_path
 
 
 @st.cache_resource(show_spinner=False)
 def _warm_imports() -> threading.Thread:
-    # Visitors usually land here first: import what the Sort & Search pages need (scipy's
-    # stats and optimize, the estimators) in the background, once per server process, so
-    # the next page does not pay for it.
-    def work() -> None:
-        for name in ("scipy.stats", "scipy.optimize", "lifelong_core.sortsearch", "lifelong_core.estimators"):
-            importlib.import_module(name)
-
-    thread = threading.Thread(target=work, name="lbe-warm-imports", daemon=True)
+    # Visitors usually land here first: when the server was started with plain
+    # `streamlit run app.py` (not `python -m ui.serve`), import what the other pages need
+    # in the background, once per server process, so the next page does not pay for it.
+    thread = threading.Thread(target=serve.warm_imports, name="lbe-warm-imports", daemon=True)
     thread.start()
     return thread
 

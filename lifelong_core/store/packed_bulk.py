@@ -28,7 +28,8 @@ store as it was. Two departures from ``insert_matrix``, for speed:
 detour, no dense detour) and no ``ORDER BY`` on the blobs (sorting 8 KiB payloads
 dominated the store's general read); rows are put in place with numpy. A range of
 models is one filtered query; a scattered set is one query per run of consecutive
-models on a few cursors, because a filtered scan reads every blob of the table. ``StoreRows`` streams chunks of models to the packed sweep engines.
+models on a few cursors, because a filtered scan reads every blob of the table.
+``StoreRows`` streams chunks of models to the packed sweep engines.
 """
 
 from __future__ import annotations
@@ -232,8 +233,7 @@ def _fetch_bits(st: Store, models: np.ndarray) -> pa.Table:
 
     def part(chunk: list[tuple[int, int]]) -> list[pa.Table]:
         cur = st._cur()
-        return [cur.sql(select + (f"model_idx = {a}" if a == b else f"model_idx BETWEEN {a} AND {b}")).to_arrow_table()
-                for a, b in chunk]
+        return [cur.sql(select + _run_filter(a, b)).to_arrow_table() for a, b in chunk]
 
     threads = min(POINT_READ_THREADS, len(runs))
     with ThreadPoolExecutor(threads) as pool:
@@ -241,10 +241,14 @@ def _fetch_bits(st: Store, models: np.ndarray) -> pa.Table:
     return pa.concat_tables(tables)
 
 
+def _run_filter(lo: int, hi: int) -> str:
+    return f"model_idx = {lo}" if lo == hi else f"model_idx BETWEEN {lo} AND {hi}"
+
+
 def _model_filter(models: np.ndarray) -> str:
     lo, hi = int(models[0]), int(models[-1])
     if hi - lo + 1 == len(models):
-        return f"model_idx BETWEEN {lo} AND {hi}"
+        return _run_filter(lo, hi)
     # A literal list: DuckDB pushes IN-list filters into the scan; a semi-join with a
     # registered table was several times slower on random model sets.
     return f"model_idx IN ({','.join(map(str, models.tolist()))})"
