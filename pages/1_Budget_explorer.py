@@ -8,6 +8,8 @@ import streamlit as st
 
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch.methods import is_threshold_rule
+from lifelong_core.workflows.sortsets import nested_pool
+from lifelong_core.workflows.sweeps import family_correlation
 from ui import charts, data
 from ui.common import download_table, provenance_note, show_chart, show_table
 
@@ -102,7 +104,7 @@ with tabs[3]:
             st.info("Too few models in the store for this comparison.")
         else:
             bar3 = st.progress(0.0, text="Sweeping design choices…")
-            pool = data.nested_pool(sel.models, max(sizes), how, seed)
+            pool = nested_pool(sel.models, max(sizes), how, seed)
             ev = tuple(int(r) for r in np.setdiff1d(np.arange(m), pool))
             sort_set = tuple(int(r) for r in rows)
             runs = ([("sort_models", f"{s} models", tuple(sorted(int(r) for r in pool[:s])), sort, sampling, ev)
@@ -158,5 +160,5 @@ with tabs[4]:
                                      "family": sel.models["family"].to_numpy(dtype=object)[corr.order],
                                      "accuracy": corr.accuracy}), "models_by_accuracy")
         st.markdown("**Mean correlation within and between model families**")
-        show_table(data.family_correlation(corr, sel.models), "family_correlation")
+        show_table(family_correlation(corr, sel.models), "family_correlation")
         download_table(corr.frame(names).reset_index(names="model"), "correlation_matrix")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from lifelong_core.workflows.sweeps import rank_agreement, ranks
 from ui import charts, data
 from ui.common import provenance_note, query_default, show_chart, show_table, sync_query
 
@@ -29,7 +30,7 @@ show_table(table[["budget", "pearson", "spearman", "mae", "eagg"]], "correlation
 
 st.subheader("Does the estimated ranking keep the true one?")
 st.markdown("Rank the models by their estimates and compare with the ranking by true accuracy (seed 001 App. F, Fig. 8).")
-agree = data.rank_agreement(per_model)
+agree = rank_agreement(per_model)
 left, right = st.columns(2)
 with left:
     long = agree.melt(id_vars="budget", value_vars=["spearman", "kendall", "top10_overlap"], var_name="measure",
@@ -42,7 +43,7 @@ with right:
     b = st.selectbox("Budget for the rank plot", b_opts, index=b_opts.index(b_raw) if b_raw in b_opts else len(b_opts) // 2,
                      key="rank_budget")
     sync_query(rank_budget=b)
-    r = data.ranks(per_model, b)
+    r = ranks(per_model, b)
     show_chart(charts.rank_scatter(r["true_rank"].to_numpy(), r["est_rank"].to_numpy(), r["name"].tolist(),
                                    title=f"Rank by estimate vs true rank at n′ = {b}"), "rank_scatter")
 show_table(agree, "rank_agreement")

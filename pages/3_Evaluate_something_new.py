@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from lifelong_core.errors import InputError
-from lifelong_core.sortsearch import RULES, available_methods
+from lifelong_core.sortsearch import RULES
+from lifelong_core.workflows import arrivals
+from lifelong_core.workflows.budgets import single_budget_choices
 from ui import charts, data
-from ui.common import download_table, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import download_table, input_errors, provenance_note, query_default, show_chart, show_table, sync_query
 
 st.set_page_config(page_title="Evaluate something new", layout="wide")
 st.title("Evaluate something new")
@@ -30,11 +29,8 @@ if not datasets:
     st.stop()
 raw_ds = query_default("ds", datasets[0])
 dataset = st.sidebar.selectbox("Dataset", datasets, index=datasets.index(raw_ds) if raw_ds in datasets else 0, key="ds")
-try:
+with input_errors():
     sel = data.selection(key, dataset, ())
-except InputError as exc:
-    st.error(str(exc))
-    st.stop()
 m, n = sel.A.shape
 provenance_note(sel.synthetic)
 seed = data.int_input(st.sidebar, "Seed", 0, 2**31 - 1, "seed")
@@ -46,24 +42,21 @@ tabs = st.tabs(TABS, key="tab", bind="query-params")
 # ------------------------------------------------------------------ insert_M
 with tabs[0]:
     if tabs[0].open:
-        methods = available_methods()
+        methods = data.method_names()
         c = st.columns(2)
         # The best measured estimator, with a 95% interval (README, "Estimators").
         raw = query_default("search", "mirt" if "mirt" in methods else methods[0])
         search = c[0].selectbox("Method", methods, index=methods.index(raw) if raw in methods else 0, key="search",
                                 help="midpoint/reference: Sort & Search threshold rules; copy-nearest: the baseline; "
                                      "mirt, irt, neighbours: estimators with a 95% interval (issue 8)")
-        choices = [b for b in data.budget_choices(n) if b >= 2] or data.budget_choices(n)
+        choices = single_budget_choices(n)
         raw_b = query_default("budget", 256 if 256 in choices else choices[len(choices) // 2], int)
         budget = c[1].selectbox("Budget n′ (samples to run the new model on)", choices,
                                 index=choices.index(raw_b) if raw_b in choices else len(choices) // 2, key="budget")
         sync_query(search=search, budget=budget)
-        try:
+        with input_errors():
             method = data.fitted_method(key, dataset, search)
             cols = method.select(n, budget, np.random.default_rng(seed))
-        except InputError as exc:
-            st.error(str(exc))
-            st.stop()
         ids = sel.samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
         st.markdown(f"**1. Run the new model on these {budget} of the {n:,} samples** ({n / budget:.0f}× less compute than a "
                     "full evaluation). The sort order comes from all "
@@ -84,56 +77,39 @@ with tabs[0]:
         up = st.file_uploader("Results of the new model", type=["csv"], key="upload_model")
         name = st.text_input("Name of the new model", value="new-model", key="new_name")
         if up is not None:
-            try:
-                results = data.read_upload(up.getvalue(), up.name, ("sample_id", "correct"))
-                observed, extra = data.match_observations(results, ids, "sample_id", up.name)
-            except InputError as exc:
-                st.error(str(exc))
-            else:
+            with input_errors(stop=False) as upload:
+                results = arrivals.read_results(up.getvalue(), up.name, arrivals.NEW_MODEL_COLUMNS)
+                observed, extra = arrivals.match_observations(results, ids, "sample_id", up.name)
+            if upload.ok:
                 if extra:
                     st.info(f"{extra} rows of the file name samples that were not on the list; they are ignored.")
-                est = method.estimate(cols, observed)
+                new = arrivals.estimate_new_model(sel, method, cols, observed)
+                est = new.estimate
                 st.markdown("**3. The estimate**")
                 k = st.columns(4)
                 k[0].metric("estimated accuracy", f"{est.acc:.3f}")
                 if est.lo is not None and est.hi is not None:
                     k[1].metric("95% interval", f"{est.lo:.3f} – {est.hi:.3f}")
                 k[2].metric("accuracy on the evaluated samples", f"{observed.mean():.3f}")
-                accs = pd.DataFrame({"name": sel.names, "accuracy": sel.A.mean(axis=1)})
-                rank = int((accs["accuracy"] > est.acc).sum()) + 1
-                k[3].metric("would rank", f"{rank} of {m + 1}")
-                show_chart(charts.rank_position(accs, new_name=name, new_acc=est.acc, lo=est.lo, hi=est.hi,
+                k[3].metric("would rank", f"{new.rank} of {m + 1}")
+                show_chart(charts.rank_position(new.accuracies, new_name=name, new_acc=est.acc, lo=est.lo, hi=est.hi,
                                                 title="where the new model would rank among the store's models"),
                            "new_model_rank")
-                pred = sel.samples[["sample_id", "domain", "category"]].copy()
-                pred["predicted_correct"] = np.asarray(est.per_sample, dtype=np.uint8)
-                if est.prob is not None:
-                    pred["p_correct"] = np.asarray(est.prob, dtype=float)
-                pred["evaluated"] = False
-                pred.loc[cols, "evaluated"] = True
-                by_domain = (pred.groupby(["category", "domain"], as_index=False, sort=False)
-                             .agg(samples=("sample_id", "size"), predicted_accuracy=("predicted_correct", "mean"),
-                                  evaluated=("evaluated", "sum")))
                 st.markdown("Predicted accuracy per domain (from the per-sample predictions):")
-                show_table(by_domain, "new_model_by_domain")
+                show_table(new.by_domain, "new_model_by_domain")
                 with st.expander("Predicted correctness of every sample"):
-                    show_table(pred, "new_model_per_sample")
+                    show_table(new.per_sample, "new_model_per_sample")
 
                 st.markdown("**4. Optionally insert it into the store, marked as estimated.** Its row holds the "
                             "observed results on the evaluated samples and the predictions elsewhere; every Sort & "
                             "Search score in the app leaves estimated rows out.")
                 if st.button("Insert into the store", key="insert_model"):
-                    row = np.asarray(est.per_sample, dtype=np.uint8).copy()
-                    row[cols] = observed
-                    meta = json.dumps({"method": search, "budget": int(budget), "seed": seed, "source": up.name})
-                    models = pd.DataFrame({"model_id": [name], "name": [name], "family": ["estimated"],
-                                           "estimated": [True], "metadata": [meta]})
-                    try:
+                    row, models = arrivals.estimated_model_rows(
+                        new, name, {"method": search, "budget": int(budget), "seed": seed, "source": up.name})
+                    with input_errors(stop=False) as written:
                         summary = data.write_to_store(lambda w: w.insert_matrix(
-                            row[None, :], models, sel.samples["sample_id"].tolist(), source=f"app upload {up.name}"))
-                    except InputError as exc:
-                        st.error(str(exc))
-                    else:
+                            row, models, sel.samples["sample_id"].tolist(), source=f"app upload {up.name}"))
+                    if written.ok:
                         st.success(f"Inserted model {name!r} as estimated ({summary.get('entries', n)} entries).")
 
 # ------------------------------------------------------------------ insert_D
@@ -146,7 +122,7 @@ with tabs[1]:
         raw_s = query_default("d_sampling", "uniform")
         sampling = c[1].radio("Sampling", ["uniform", "random"], index=1 if raw_s == "random" else 0, key="d_sampling",
                               horizontal=True)
-        mchoices = [b for b in data.budget_choices(m) if b >= 2] or data.budget_choices(m)
+        mchoices = single_budget_choices(m)
         raw_mb = query_default("models_budget", 32 if 32 in mchoices else mchoices[len(mchoices) // 2], int)
         m_budget = c[2].selectbox("Budget m′ (models to run on each new sample)", mchoices,
                                   index=mchoices.index(raw_mb) if raw_mb in mchoices else 0, key="models_budget")
@@ -162,34 +138,15 @@ with tabs[1]:
         up = st.file_uploader("Results on the new samples", type=["csv"], key="upload_samples")
         if up is not None:
             want = run["model_id"].astype(str).tolist()
-            try:
-                results = data.read_upload(up.getvalue(), up.name, ("model_id", "sample_id", "correct"))
-                known = set(sel.samples["sample_id"])
-                clash = [s for s in results["sample_id"].unique() if s in known]
-                if clash:
-                    raise InputError(f"uploaded file {up.name} names sample {clash[0]!r}, which the store already holds; "
-                                     "new samples need new ids.")
-                per_sample = []
-                for sid, g in results.groupby("sample_id", sort=False):
-                    obs, _ = data.match_observations(g.rename(columns={"model_id": "id"}), want, "id", up.name)
-                    per_sample.append((sid, obs))
-            except InputError as exc:
-                st.error(str(exc))
-            else:
-                recs, preds = [], []
-                for sid, obs in per_sample:
-                    est = ins.estimate(rows, obs)
-                    place = ins.place(rows, obs)
-                    preds.append(np.asarray(est.per_sample, dtype=np.uint8))
-                    recs.append({"sample_id": sid, "models_evaluated": len(obs), "observed_share_right": obs.mean(),
-                                 "predicted_share_right": est.acc, "difficulty_position": place,
-                                 "harder_than": place / n})
-                table = pd.DataFrame(recs)
+            with input_errors(stop=False) as upload:
+                results = arrivals.read_results(up.getvalue(), up.name, arrivals.NEW_SAMPLE_COLUMNS)
+                per_sample = arrivals.new_sample_observations(results, sel, want, up.name)
+            if upload.ok:
+                table, P = arrivals.estimate_new_samples(ins, rows, per_sample, n)
                 st.markdown(f"**3. The estimates** for {len(table)} new sample(s). *difficulty_position* is where the "
                             f"sample slots into the easy → hard order of the {n:,} stored samples; *harder_than* the "
                             "share of stored samples it is at least as hard as.")
                 show_table(table, "new_samples")
-                P = np.vstack(preds)
                 matrix = pd.DataFrame(P.T, columns=[s for s, _ in per_sample])
                 matrix.insert(0, "model_id", sel.models["model_id"].to_numpy(dtype=object))
                 with st.expander("Predicted correctness of every model on every new sample"):
@@ -202,12 +159,9 @@ with tabs[1]:
                 )
                 target = st.text_input("Dataset for the new samples", value=f"{dataset}-new", key="new_dataset")
                 if st.button("Insert the evaluations", key="insert_samples"):
-                    long = results.rename(columns={"model_id": "model", "sample_id": "sample"})
-                    long = long[long["model"].isin(want)].assign(dataset=target, domain="new", category="new")
-                    try:
+                    long = arrivals.new_sample_entries(results, want, target)
+                    with input_errors(stop=False) as written:
                         summary = data.write_to_store(lambda w: w.insert_long(long, source=f"app upload {up.name}"))
-                    except InputError as exc:
-                        st.error(str(exc))
-                    else:
+                    if written.ok:
                         st.success(f"Inserted {summary.get('entries', len(long))} evaluations of "
                                    f"{len(per_sample)} new sample(s) into dataset {target!r}.")

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import RULES, dp_search
+from lifelong_core.workflows.teaching import walkthrough
 from ui import charts, data
-from ui.common import provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import input_errors, provenance_note, query_default, show_chart, show_table, sync_query
 
 st.set_page_config(page_title="How Sort & Search works", layout="wide")
 st.title("How Sort & Search works")
@@ -41,12 +41,9 @@ slice_seed = data.int_input(st.sidebar, "Slice seed", 0, 10**6, "slice")
 rule = pick("Threshold rule", list(RULES), "rule", RULES[0])
 sampling = pick("Sampling", ["uniform", "random"], "sampling", "uniform", radio=True)
 
-try:
+with input_errors():
     A, names, sample_ids = data.teaching_slice(key, dataset, n_models, n_samples, slice_seed)
     synthetic = data.selection(key, dataset, ()).synthetic
-except InputError as exc:
-    st.error(str(exc))
-    st.stop()
 rows_label, cols_label = (sample_ids, names) if transpose else (names, sample_ids)
 what_new, what_other = ("sample", "model") if transpose else ("model", "sample")
 count_new = A.shape[1] if transpose else A.shape[0]
@@ -61,7 +58,7 @@ sync_query(ds=dataset, mode=mode, m=n_models, n=n_samples, slice=slice_seed, rul
            b=budget, seed=seed)
 
 provenance_note(synthetic)
-w = data.walkthrough(A, held, budget, rule, sampling, seed, transpose)
+w = walkthrough(A, held, budget, rule, sampling, seed, transpose)
 M = A.T if transpose else A
 others = [i for i in range(M.shape[0]) if i != held]
 other_labels = [rows_label[i] for i in others]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import RULES
+from lifelong_core.workflows.budgets import budgets_within, default_budgets, single_budget_choices
+from lifelong_core.workflows.stream import pareto_front
 from ui import charts, data
-from ui.common import provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import input_errors, provenance_note, query_default, show_chart, show_table, sync_query
 
 st.set_page_config(page_title="Stream", layout="wide")
 st.title("Stream")
@@ -28,11 +29,8 @@ if not datasets:
 side = st.sidebar
 raw = query_default("ds", datasets[0])
 dataset = side.selectbox("Dataset", datasets, index=datasets.index(raw) if raw in datasets else 0, key="ds")
-try:
+with input_errors():
     sel = data.selection(key, dataset, ())
-except InputError as exc:
-    st.error(str(exc))
-    st.stop()
 m, n = sel.A.shape
 provenance_note(sel.synthetic)
 if sel.models["release_order"].isna().all():
@@ -42,7 +40,7 @@ else:
                "plausible timeline, older model families first): its classifiers were all trained at build time.")
 
 pool = data.int_slider(side, "Models evaluated in full at the start", 1, m - 1, "pool", min(20, m - 1))
-choices = [b for b in data.budget_choices(n) if b >= 2] or data.budget_choices(n)
+choices = single_budget_choices(n)
 raw_b = query_default("budget", 128 if 128 in choices else choices[len(choices) // 2], int)
 budget = side.selectbox("Budget n′ per new model", choices, index=choices.index(raw_b) if raw_b in choices else 0,
                         key="budget")
@@ -55,11 +53,8 @@ seed = data.int_input(side, "Seed", 0, 2**31 - 1, "seed")
 window = side.slider("Rolling window (models)", 1, 100, int(np.clip(query_default("window", 20, int), 1, 100)), key="window")
 sync_query(ds=dataset, pool=pool, budget=budget, sampling=sampling, rule=rule, seed=seed, window=window)
 
-try:
+with input_errors():
     steps = data.stream_replay(key, dataset, pool, budget, sampling, rule, seed)
-except InputError as exc:
-    st.error(str(exc))
-    st.stop()
 last = steps.iloc[-1]
 c = st.columns(4)
 c[0].metric("models in the stream", m)
@@ -93,17 +88,13 @@ metric = side.radio("Pareto error", ["mae", "eagg"], index=1 if query_default("p
                     key="perr", horizontal=True, format_func=lambda v: {"mae": "MAE", "eagg": "E_agg"}[v])
 sync_query(perr=metric)
 pools = tuple(sorted({p for p in (5, 10, 20, 50, 100, pool) if p < m}))
-budgets = tuple(b for b in (8, 16, 32, 64, 128, 256, 512, 1024, 2048) if b <= n) or tuple(data.default_budgets(n))
+budgets = tuple(budgets_within((8, 16, 32, 64, 128, 256, 512, 1024, 2048), n) or default_budgets(n))
 bar = st.progress(0.0, text="Scoring configurations…")
-try:
+with input_errors(cleanup=bar.empty):
     configs = data.stream_configs(key, dataset, pools, budgets, seed,
                                   progress=lambda f: bar.progress(min(float(f), 1.0), text="Scoring configurations…"))
-except InputError as exc:
-    bar.empty()
-    st.error(str(exc))
-    st.stop()
 bar.empty()
-front = data.pareto_front(configs, "evaluations", metric)
+front = pareto_front(configs, "evaluations", metric)
 configs = configs.assign(setting=configs["sampling"] + ", " + configs["rule"])
 show_chart(charts.pareto(configs, x="evaluations", y=metric, label="config", front=front, colour="setting",
                          x_title="evaluations over the stream", y_title={"mae": "mean MAE", "eagg": "mean E_agg"}[metric],

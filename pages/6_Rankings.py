@@ -14,7 +14,6 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from lifelong_core.errors import InputError
 from lifelong_core.stats import (
     DIFFERENCE_LEVEL,
     SCHEMES,
@@ -29,8 +28,10 @@ from lifelong_core.stats import (
     read_counts_csv,
 )
 from lifelong_core.stats.vtab import load_published
-from ui.common import get_store, provenance_note, query_default, show_chart, show_table, sync_query
-from ui.data import complete_counts, store_key
+from lifelong_core.workflows.budgets import budgets_within
+from lifelong_core.workflows.rankings import newest_estimated_counts
+from ui.common import get_store, input_errors, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.data import complete_counts, method_names, store_key
 
 SOURCES = {
     "published": "VTAB-1k published figures",
@@ -45,32 +46,7 @@ DEFAULT_TOP = 12
 # ------------------------------------------------------------------ cached computations
 @st.cache_data(show_spinner="Estimating counts with Sort & Search…", max_entries=16)
 def estimated_counts(key, dataset: str, n_new: int, budget: int, method: str, seed: int):
-    from lifelong_core.stats.estimated import sortsearch_counts
-
-    store = get_store()
-    samples = store.samples(dataset=dataset)
-    models = store.models().sort_values("release_order", kind="stable")
-    if n_new >= len(models):
-        raise InputError(f"hold out fewer than the {len(models)} models in the store.")
-    A = store.matrix(models=models["model_idx"].to_numpy(), samples=samples["sample_idx"].to_numpy())
-    # The newest models by release order play the "new" models; the rest are the cache.
-    rows = np.arange(len(models))
-    est = sortsearch_counts(
-        A,
-        samples["domain"].tolist(),
-        dict(zip(samples["domain"], samples["category"])),
-        models["name"].tolist(),
-        sort_rows=rows[:-n_new],
-        eval_rows=rows[-n_new:],
-        budget=budget,
-        method=method,
-        seed=seed,
-    )
-    own = None
-    if est.has_intervals:
-        own = pd.DataFrame({"model": list(est.estimated.models), "mean": est.acc * 100, "lo": est.lo * 100,
-                            "hi": est.hi * 100, "true": est.true_acc * 100})
-    return est.estimated.to_frame(), est.true.to_frame(), own
+    return newest_estimated_counts(get_store(), dataset, n_new, budget, method, seed)
 
 
 @st.cache_data(show_spinner="Bootstrapping…", max_entries=16)
@@ -264,29 +240,24 @@ if source in ("store", "estimated"):
             st.caption(f"{len(dropped)} model(s) without a recorded prediction on every domain are left out.")
         sync_query(source=source, dataset=dataset)
     else:
-        from lifelong_core.sortsearch import available_methods
-
         n_models = len(store.models())
         n_samples = int(store.domains(dataset=dataset)["n_samples"].sum())
         c1, c2, c3, c4 = st.columns(4)
-        budgets = [b for b in (25, 50, 100, 200, 400, 800, 1600) if b < n_samples] or [max(1, n_samples // 2)]
+        budgets = budgets_within((25, 50, 100, 200, 400, 800, 1600), n_samples, strict=True) or [max(1, n_samples // 2)]
         budget = c1.selectbox("Budget (samples per new model)", budgets,
                               index=budgets.index(200) if 200 in budgets else len(budgets) - 1, key="ss_budget")
         n_new = c2.number_input("New models (newest by release order)", min_value=2,
                                 max_value=max(2, min(60, n_models - 2)), value=min(20, max(2, n_models // 4)), key="ss_new")
-        methods = available_methods()
+        methods = method_names()
         # mirt is the best measured estimator and gives its own interval (README, "Estimators").
         default_method = "mirt" if "mirt" in methods else methods[0]
         method = c3.selectbox("Search method", methods, index=methods.index(default_method), key="ss_method",
                               help="midpoint/reference: Sort & Search threshold rules; copy-nearest: the baseline; "
                                    "mirt, irt, neighbours: estimators that also give a 95% interval of the accuracy")
         ss_seed = c4.number_input("Seed", min_value=0, value=0, key="ss_seed")
-        try:
+        with input_errors():
             counts, true_counts, own_intervals = estimated_counts(store_key(), dataset, int(n_new), int(budget), method,
                                                                   int(ss_seed))
-        except InputError as exc:
-            st.error(str(exc))
-            st.stop()
         true_table = from_frame(true_counts)
         truth = pd.Series(true_table.accuracy.mean(axis=1) * 100, index=list(true_table.models))
         st.caption(
@@ -308,11 +279,8 @@ else:
         st.info("Upload a counts.csv to rank its models. Column `correct` is the number of correct test "
                 "instances of the model on the task, `total` the task's number of test instances.")
         st.stop()
-    try:
+    with input_errors():
         counts = read_counts_csv(up, name=up.name).to_frame()
-    except InputError as exc:
-        st.error(str(exc))
-        st.stop()
 
 table_all = from_frame(counts)
 overall_acc = pd.Series(table_all.accuracy.mean(axis=1), index=list(table_all.models)).sort_values(ascending=False)
@@ -443,11 +411,8 @@ with tab_bayes:
     else:
         p1 = float(d1.number_input("mean", min_value=0.01, value=20.0, key="prior_mean"))
         p2 = float(d2.number_input("sd", min_value=0.01, value=10.0, key="prior_sd"))
-    try:
+    with input_errors():
         bhm = hierarchical(counts, chains, draws, seed, (prior_kind, p1, p2), float(level))
-    except InputError as exc:
-        st.error(str(exc))
-        st.stop()
     diag = bhm["diagnostics"]
     worst_rhat, worst_ess = diag["rhat"].max(), diag["ess"].min()
     m1, m2 = st.columns(2)

@@ -15,7 +15,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from lifelong_core.errors import InputError  # noqa: E402
 from lifelong_core.stats import (  # noqa: E402
     bootstrap,
     category_stats,
@@ -29,6 +28,7 @@ from lifelong_core.stats import (  # noqa: E402
 from lifelong_core.stats.vtab import CATEGORIES, load_published, published_table  # noqa: E402
 from ui.common import (  # noqa: E402
     get_store,
+    input_errors,
     provenance_note,
     query_default,
     show_chart,
@@ -114,11 +114,8 @@ else:
     if up is None:
         st.info("Upload a counts.csv with at least three task categories.")
         st.stop()
-    try:
+    with input_errors():
         counts = read_counts_csv(up, name=up.name).to_frame()
-    except InputError as exc:
-        st.error(str(exc))
-        st.stop()
     available = list(dict.fromkeys(counts["category"]))
 
 if len(available) < 3:
@@ -155,11 +152,8 @@ normalized = c4.toggle("Normalised accuracy", value=False, key="wnorm",
                        help="Figure 4 of the paper: task scores normalised by the lowest/highest bootstrap score (§2.4).")
 sync_query(wsource=source, k=k, rho=rho)
 
-try:
+with input_errors():
     regions = regions_for(source, counts, tuple(cats), bool(normalized), float(step), float(k), float(rho), models)
-except InputError as exc:
-    st.error(str(exc))
-    st.stop()
 
 frame = regions.to_frame()
 share = frame["winner"].value_counts(normalize=True)

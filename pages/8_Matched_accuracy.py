@@ -13,7 +13,6 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from lifelong_core.errors import InputError
 from lifelong_core.matching import accuracy_vs_confidence, matched_accuracy, subset_density, subset_reliability
 from lifelong_core.matching.store_pair import (
     DEMO_DATASET,
@@ -25,7 +24,7 @@ from lifelong_core.matching.store_pair import (
     model_names,
     read_samples,
 )
-from ui.common import get_store, query_default, query_list, show_chart, show_table, store_path, sync_query
+from ui.common import get_store, input_errors, query_default, query_list, show_chart, show_table, store_path, sync_query
 
 ALL = "All models"
 CRITERIA = {
@@ -168,10 +167,9 @@ def _fmt(value) -> str:
 
 
 def show_model_detail(store_key, src, tgt, row, eps, crit, runs, seed, label_suffix="") -> None:
-    try:
+    with input_errors(stop=False) as box:
         detail = one_model(store_key, src, tgt, row, eps, crit, runs, seed)
-    except InputError as exc:
-        st.error(str(exc))
+    if not box.ok:
         return
     m = detail["metrics"]
     cols = st.columns(6)
@@ -273,11 +271,8 @@ sync_query(src_ds=src_ds, src_dom=src_dom, tgt_ds=tgt_ds, tgt_dom=tgt_dom, model
 src = (src_ds, tuple(src_dom) if src_dom else None)
 tgt = (tgt_ds, tuple(tgt_dom) if tgt_dom else None)
 key = _store_key()
-try:
+with input_errors():
     pair = pair_samples(key, src, tgt)
-except InputError as exc:
-    st.error(str(exc))
-    st.stop()
 src_n, tgt_n = len(pair.source_idx), len(pair.target_idx)
 st.caption(f"Source: {Side(*src).describe()}, {src_n} datapoints. Target: {Side(*tgt).describe()}, {tgt_n} datapoints.")
 if 0 < src_n < tgt_n:
@@ -298,16 +293,12 @@ size = max(1, math.ceil(len(rows) / BLOCKS))
 blocks = [tuple(rows[i:i + size]) for i in range(0, len(rows), size)]
 bar = st.progress(0.0, text=f"Matching {len(rows)} models x {runs} runs ...")
 tables, skipped = [], []
-try:
+with input_errors(cleanup=bar.empty):
     for k, block in enumerate(blocks):
         table, skip = block_table(key, src, tgt, block, eps, crit, runs, seed)
         tables.append(table)
         skipped.extend(skip)
         bar.progress((k + 1) / len(blocks), text=f"Matched {min((k + 1) * size, len(rows))} of {len(rows)} models")
-except InputError as exc:
-    bar.empty()
-    st.error(str(exc))
-    st.stop()
 bar.empty()
 if skipped:
     st.warning(

@@ -1,4 +1,4 @@
-"""Chart builders (ui.charts) and the glue in ui.data on small hand-made inputs."""
+"""Chart builders (ui.charts) on small hand-made inputs."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import fit_exponential, model_correlation
-from ui import charts, data
+from lifelong_core.workflows.stream import pareto_front
+from ui import charts
 
 
 def test_budget_lines_draws_series_fit_and_saved_axis():
@@ -89,62 +89,10 @@ def test_correlation_heatmap_hover_only_for_small_matrices():
 
 def test_pareto_front_keeps_non_dominated_points():
     df = pd.DataFrame({"cost": [1, 2, 2, 3, 4, 5], "err": [0.5, 0.4, 0.45, 0.4, 0.2, 0.3], "config": list("abcdef")})
-    front = data.pareto_front(df, "cost", "err")
+    front = pareto_front(df, "cost", "err")
     assert list(front["config"]) == ["a", "b", "e"]
     fig = charts.pareto(df, x="cost", y="err", label="config", front=front)
     assert list(fig.data[-1].x) == [1, 2, 4]
-
-
-def test_rank_agreement_and_ranks():
-    per = pd.DataFrame({"budget": [8] * 4, "model_row": [0, 1, 2, 3], "est_acc": [0.9, 0.8, 0.6, 0.7],
-                        "true_acc": [0.9, 0.8, 0.7, 0.6], "name": list("abcd")})
-    agree = data.rank_agreement(per, top=2)
-    assert agree["spearman"].iloc[0] == pytest.approx(0.8)
-    assert agree["top2_overlap"].iloc[0] == 1.0
-    r = data.ranks(per, 8)
-    assert list(r["est_rank"]) == [1, 2, 4, 3]
-
-
-def test_sort_rows_rules():
-    models = pd.DataFrame({"release_order": pd.array([3, None, 1, 2], dtype="Int64")})
-    assert list(data.sort_rows(models, 2, "earliest released", 0)) == [2, 3]
-    assert list(data.nested_pool(models, 3, "earliest released", 0)) == [2, 3, 0]
-    assert len(data.sort_rows(models, 2, "random", 5)) == 2
-    with pytest.raises(InputError):
-        data.sort_rows(models, 4, "earliest released", 0)
-
-
-def test_walkthrough_matches_a_hand_checked_case():
-    # Three Sort models make the column order 0 (3 right), 1 (2), 2 (1), 3 (0); the new
-    # model (row 3) is right on the first two: with every column evaluated the midpoint
-    # rule is the exact DP optimum t = 2.
-    A = np.array([[1, 1, 1, 0], [1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 0, 0]], dtype=np.uint8)
-    w = data.walkthrough(A, 3, 4, "midpoint", "uniform", 0)
-    assert list(w.order) == [0, 1, 2, 3]
-    assert w.threshold == 2 and list(w.pred) == [1, 1, 0, 0] and list(w.true) == [1, 1, 0, 0]
-    wt = data.walkthrough(A, 0, 3, "midpoint", "uniform", 0, transpose=True)
-    assert len(wt.true) == 4 and wt.pred.sum() == wt.threshold
-
-
-@pytest.mark.parametrize("content,needle", [
-    (b"sample_id,correct\na,1\na,0\n", "different 'correct'"),
-    (b"sample_id,correct\na,yes\n", "not a number"),
-    (b"sample_id,correct\n,1\n", "no value in column 'sample_id'"),
-    (b"\xff\xfe\x00", "not UTF-8"),
-])
-def test_read_upload_errors(content, needle):
-    with pytest.raises(InputError) as err:
-        data.read_upload(content, "r.csv", ("sample_id", "correct"))
-    assert needle in str(err.value) and "r.csv" in str(err.value)
-
-
-def test_read_upload_ok_and_wrong_extension():
-    df = data.read_upload(b"sample_id,correct\na,1\nb,0\na,1\n", "r.csv", ("sample_id", "correct"))
-    assert list(df["sample_id"]) == ["a", "b"] and list(df["correct"]) == [1, 0]
-    with pytest.raises(InputError, match="not a .csv file"):
-        data.read_upload(b"x", "r.xlsx", ("sample_id", "correct"))
-    obs, extra = data.match_observations(df, ["b", "a"], "sample_id", "r.csv")
-    assert list(obs) == [0, 1] and extra == 0
 
 
 def test_launcher_runs_streamlit_on_app_py_with_the_given_options(monkeypatch):

@@ -9,11 +9,14 @@ from __future__ import annotations
 import io
 import os
 import re
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import pandas as pd
 import streamlit as st
+
+from lifelong_core.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_STORE = ROOT / "data" / "demo.duckdb"
@@ -41,13 +44,34 @@ def get_store():
             "or point LBE_STORE at an existing DuckDB file."
         )
         st.stop()
-    from lifelong_core.errors import InputError
-
-    try:
+    with input_errors():
         return _open_store(str(path), path.stat().st_mtime)
+
+
+class ErrorBox:
+    """What :func:`input_errors` saw: ``ok`` is False once an InputError was shown."""
+
+    ok: bool = True
+
+
+@contextmanager
+def input_errors(stop: bool = True, cleanup: Callable[[], Any] | None = None) -> Iterator[ErrorBox]:
+    """Show an :class:`~lifelong_core.errors.InputError` raised in the block as one error
+    box, without a traceback, and stop the page (``stop=False``: go on after the block,
+    with ``box.ok`` False so the page can skip what needed the result).
+
+    ``cleanup`` runs first, e.g. to remove a progress bar the block started.
+    """
+    box = ErrorBox()
+    try:
+        yield box
     except InputError as exc:
+        box.ok = False
+        if cleanup is not None:
+            cleanup()
         st.error(str(exc))
-        st.stop()
+        if stop:
+            st.stop()
 
 
 def refresh_store() -> None:

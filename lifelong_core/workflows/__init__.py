@@ -1,0 +1,25 @@
+"""What the command line and the app share: the rules between the engine and a front end.
+
+A rule written here is obeyed by every page and every command that uses it, so it is
+written once (issue 12). Each module takes a store (or plain tables) and returns plain
+results; none imports streamlit or plotly, and none touches DuckDB except through the
+store's public methods.
+
+- :mod:`~lifelong_core.workflows.selection`: which models count in a score (real, not
+  estimated; evaluated on every chosen sample) and the matrix they form.
+- :mod:`~lifelong_core.workflows.sortsets`: Sort sets (random or earliest released) and
+  release order.
+- :mod:`~lifelong_core.workflows.budgets`: the budgets offered and the checks on them.
+- :mod:`~lifelong_core.workflows.sweeps`: a Sort & Search sweep on a selection and the
+  tables read off it (rank agreement, ranks, family correlation).
+- :mod:`~lifelong_core.workflows.arrivals`: the new-model and new-sample flows (which
+  samples or models to run, reading the results back, the estimates, what is inserted).
+- :mod:`~lifelong_core.workflows.stream`: the stream study (release-order replay, the
+  cost/error grid of configurations and its Pareto front).
+- :mod:`~lifelong_core.workflows.teaching`: the small slice and one-step walkthrough.
+- :mod:`~lifelong_core.workflows.rankings`: counts estimated by Sort & Search for the
+  newest models.
+
+Submodules are imported by name (``from lifelong_core.workflows import sweeps``); this
+package imports none of them, so a front end pays only for what it uses.
+"""

@@ -1,0 +1,78 @@
+"""Which models count in a score, and the matrix they form.
+
+The rule, for every page and command that scores models: a row inserted as *estimated*
+(the Evaluate-something-new page writes its predictions that way, and imports may carry
+an ``estimated`` column) is a prediction, not an evaluation, and is left out; a model
+counts on a set of samples only where it was evaluated on every one of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+
+
+def real_models(models: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a ``store.models()`` table that were evaluated, not inserted as estimates.
+
+    Scoring Sort & Search against estimated rows, or ranking them beside evaluated ones,
+    would pass predictions off as results.
+    """
+    return models[~models["estimated"].astype(bool)]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The matrix of a data choice: rows = every real (not estimated) model evaluated on
+    all chosen samples, in store order; columns = the chosen samples, in store order."""
+
+    A: np.ndarray
+    models: pd.DataFrame
+    samples: pd.DataFrame
+    synthetic: bool
+
+    @property
+    def names(self) -> list[str]:
+        return self.models["name"].fillna(self.models["model_id"]).astype(str).tolist()
+
+
+def select(store, dataset: str, domains: tuple[str, ...] = ()) -> Selection:
+    """Every real model's 0/1 row on the samples of ``dataset`` restricted to ``domains``
+    (``()`` = every domain); models not run on every chosen sample are left out."""
+    smp = store.samples(dataset, list(domains) if domains else None)
+    if len(smp) == 0:
+        raise InputError(f"dataset {dataset!r} has no samples in the chosen domains.")
+    models = real_models(store.models())
+    sidx = smp["sample_idx"].to_numpy()
+    complete = store.known(models["model_idx"].to_numpy(), sidx).all(axis=1)
+    models = models[complete]
+    if len(models) < 2:
+        raise InputError(f"fewer than two models were evaluated on every chosen sample of {dataset!r}.")
+    A = store.matrix(models["model_idx"].to_numpy(), sidx)
+    ds = store.datasets().set_index("dataset")
+    synthetic = bool(ds.loc[dataset, "synthetic"]) if dataset in ds.index else False
+    return Selection(A, models.reset_index(drop=True), smp.reset_index(drop=True), synthetic)
+
+
+def selection_confidence(store, sel: Selection, rows) -> np.ndarray | None:
+    """Confidence of the true class (``true_prob``) of ``rows`` of ``sel``, or None if not recorded."""
+    try:
+        return store.extras(sel.models["model_idx"].to_numpy()[list(rows)], sel.samples["sample_idx"].to_numpy(),
+                            fields=("true_prob",))["true_prob"]
+    except InputError:
+        return None
+
+
+def complete_counts(store, dataset: str) -> tuple[pd.DataFrame, list[str]]:
+    """Per-task counts (tasks = domains) of the models recorded on every domain, named by
+    model name, and the names of the models left out for missing a domain."""
+    counts = store.counts(dataset=dataset)
+    names = store.models().set_index("model_id")["name"]
+    counts["model"] = counts["model"].map(names).fillna(counts["model"])
+    per_model = counts.groupby("model")["task"].nunique()
+    dropped = sorted(per_model[per_model < counts["task"].nunique()].index)
+    return counts[~counts["model"].isin(dropped)].reset_index(drop=True), dropped

@@ -1,0 +1,53 @@
+"""Sort sets and release order: which models play the Sort set, and in what order models arrive.
+
+One rule for every front end: the command line's ``--sort-models K --seed S`` draw
+(:func:`~lifelong_core.sortsearch.choose_sort_rows`) for a random Sort set, and release
+order = ``release_order`` ascending, models without one last, ties by insertion (store
+order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+from lifelong_core.sortsearch import choose_sort_rows
+
+SORT_SETS = ("random", "earliest released")
+
+
+def release_rows(models: pd.DataFrame) -> np.ndarray:
+    """Row numbers of ``models`` in release order (models without a release_order last,
+    ties and missing values by insertion)."""
+    rel = models["release_order"].astype("Float64").fillna(np.inf).to_numpy(dtype=float)
+    return np.lexsort((np.arange(len(models)), rel)).astype(np.int64)
+
+
+def sort_rows(models: pd.DataFrame, k: int, how: str, seed: int) -> np.ndarray:
+    """Row numbers of the Sort set, ascending: ``k`` rows at random or the ``k`` earliest released.
+
+    Random uses the command line's ``--sort-models K --seed S`` rule so a view can be
+    reproduced there.
+    """
+    m = len(models)
+    if how == "random":
+        return choose_sort_rows(m, k, seed)
+    if how != "earliest released":
+        raise InputError(f"unknown Sort set {how!r}; choose one of {', '.join(SORT_SETS)}.")
+    if not 1 <= k < m:
+        raise InputError(f"the Sort set needs between 1 and {m - 1} models, got {k}.")
+    return np.sort(release_rows(models)[:k]).astype(np.int64)
+
+
+def nested_pool(models: pd.DataFrame, k_max: int, how: str, seed: int) -> np.ndarray:
+    """A candidate order for nested Sort sets: its first ``k`` rows are the Sort set of size k.
+
+    Nested sets with one fixed evaluation set (the rows outside the first ``k_max``) make
+    the curves for different Sort sizes comparable, as in Fig. 4b of Prabhu et al. (2024),
+    *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*.
+    """
+    m = len(models)
+    if how == "random":
+        return np.random.default_rng(seed).permutation(m)[:k_max].astype(np.int64)
+    return release_rows(models)[:k_max]

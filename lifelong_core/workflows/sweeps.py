@@ -1,0 +1,117 @@
+"""A Sort & Search sweep on a :class:`~lifelong_core.workflows.selection.Selection`, and
+the tables read off its per-model results.
+
+Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*:
+Sort on the Sort set, estimate every other model at each budget (§3-4); rank agreement
+(App. F) and model correlation by family (App. E).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+from lifelong_core.sortsearch import run_sweep
+from lifelong_core.sortsearch.methods import is_threshold_rule
+from lifelong_core.workflows.selection import Selection
+
+# Model-based estimators take long per row: small blocks let a progress bar move.
+MODEL_BLOCK_ROWS = 4
+
+
+def complement(m: int, rows) -> np.ndarray:
+    """The rows of ``range(m)`` not in ``rows``, ascending."""
+    mask = np.ones(m, dtype=bool)
+    mask[np.asarray(rows, dtype=np.int64)] = False
+    return np.flatnonzero(mask)
+
+
+def capped_eval_rows(m: int, sort_set, search: str, seed: int, cap: int) -> tuple[int, ...] | None:
+    """A fixed, seeded subset of ``cap`` models to score ``search`` on, or None for all.
+
+    Model-based estimators cost far more per model than a threshold rule or the
+    CopyNearest&Expand baseline; an interactive front end scores them on a subset (and
+    says so), the command line on every model.
+    """
+    rest = complement(m, sort_set)
+    if is_threshold_rule(search) or search == "copy-nearest" or len(rest) <= cap:
+        return None
+    return tuple(int(r) for r in np.sort(np.random.default_rng(seed).choice(rest, cap, replace=False)))
+
+
+def sweep_selection(sel: Selection, sort_set, sort: str, sampling: str, search: str, budgets, seed: int, *,
+                    decompose: bool = False, eval_rows=None, confidence: np.ndarray | None = None,
+                    progress: Callable[[float], None] | None = None):
+    """``run_sweep`` on ``sel``: Sort on rows ``sort_set``, evaluate every other row (or
+    ``eval_rows``). Returns (table, per_model with ``name`` and ``family``, order).
+
+    ``confidence``: true-class confidences of the Sort rows, needed by ``sort="confidence"``.
+    """
+    rows = np.asarray(sort_set, dtype=np.int64)
+    ev = complement(len(sel.models), rows) if eval_rows is None else np.asarray(eval_rows, dtype=np.int64)
+    if sort == "confidence" and confidence is None:
+        raise InputError("the store has no confidences (true_prob) for these models; choose another Sort method.")
+    res = run_sweep(
+        sel.A[rows], sel.A[ev], budgets, sort=sort, sampling=sampling, search=search, confidence=confidence,
+        seed=seed, decompose=decompose, eval_row_ids=ev, progress=progress,
+        block_rows=None if is_threshold_rule(search) else MODEL_BLOCK_ROWS,
+    )
+    per = res.per_model.copy()
+    per["name"] = np.asarray(sel.names, dtype=object)[per["model_row"].to_numpy()]
+    per["family"] = sel.models["family"].to_numpy(dtype=object)[per["model_row"].to_numpy()]
+    return res.table.copy(), per, res.order
+
+
+def rank_agreement(per_model: pd.DataFrame, top: int = 10) -> pd.DataFrame:
+    """Agreement of the ranking induced by the estimates with the true ranking, per budget
+    (App. F): Spearman and Kendall correlation of the two, and how many of the true top
+    ``top`` models the estimated top ``top`` holds."""
+    # scipy.stats takes about a second to import; only this table needs it.
+    from scipy import stats
+
+    rows = []
+    for b, g in per_model.groupby("budget", sort=True):
+        est, true = g["est_acc"].to_numpy(), g["true_acc"].to_numpy()
+        defined = len(g) > 1 and np.ptp(est) > 0 and np.ptp(true) > 0
+        k = min(top, len(g))
+        top_true = set(g.nlargest(k, "true_acc")["model_row"])
+        top_est = set(g.nlargest(k, "est_acc")["model_row"])
+        rows.append({
+            "budget": int(b),
+            "spearman": float(stats.spearmanr(est, true).statistic) if defined else np.nan,
+            "kendall": float(stats.kendalltau(est, true).statistic) if defined else np.nan,
+            f"top{top}_overlap": len(top_true & top_est) / k,
+        })
+    return pd.DataFrame(rows)
+
+
+def ranks(per_model: pd.DataFrame, budget: int) -> pd.DataFrame:
+    """True and estimated rank (1 = best, ties share the best rank) of every model at one budget."""
+    g = per_model[per_model["budget"] == budget].copy()
+    g["true_rank"] = g["true_acc"].rank(ascending=False, method="min").astype(int)
+    g["est_rank"] = g["est_acc"].rank(ascending=False, method="min").astype(int)
+    return g.sort_values("true_rank")
+
+
+def family_correlation(corr, models: pd.DataFrame) -> pd.DataFrame:
+    """Mean off-diagonal correlation for every pair of model families (App. E by family).
+
+    ``corr``: a :class:`~lifelong_core.sortsearch.ModelCorrelation` of the rows of ``models``.
+    """
+    fam = models["family"].fillna("(none)").astype(str).to_numpy()[corr.order]
+    c = corr.corr.copy()
+    np.fill_diagonal(c, np.nan)
+    names = sorted(set(fam))
+    rows = []
+    for a in names:
+        ia = fam == a
+        for b in names:
+            if b < a:
+                continue
+            block = c[np.ix_(ia, fam == b)]
+            rows.append({"family_a": a, "family_b": b, "models_a": int(ia.sum()), "models_b": int((fam == b).sum()),
+                         "mean_correlation": float(np.nanmean(block)) if np.isfinite(block).any() else np.nan})
+    return pd.DataFrame(rows)

@@ -1,0 +1,69 @@
+"""A small real slice of a selection and one Sort & Search step on it, for teaching.
+
+Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*,
+§3.2 (insert_M) and §3.3 (insert_D).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lifelong_core.sortsearch import InsertM, rule_thresholds, sort_models
+from lifelong_core.workflows.selection import Selection
+
+
+def teaching_slice(sel: Selection, n_models: int, n_samples: int, seed: int):
+    """``n_models`` models spread over the accuracy range and ``n_samples`` random samples,
+    drawn with ``seed``. Returns (A, model names, sample ids)."""
+    m, n = sel.A.shape
+    rng = np.random.default_rng(seed)
+    cols = np.sort(rng.choice(n, size=min(n_samples, n), replace=False))
+    by_acc = np.argsort(-sel.A.mean(axis=1), kind="stable")
+    # Evenly spaced accuracy ranks, jittered by the seed, so the slice shows easy and hard rows.
+    picks = np.unique(np.linspace(0, m - 1, min(n_models, m)).round().astype(int))
+    jitter = rng.integers(-2, 3, size=len(picks))
+    picks = np.unique(np.clip(picks + jitter, 0, m - 1))
+    rows = np.sort(by_acc[picks])
+    return sel.A[np.ix_(rows, cols)], [sel.names[i] for i in rows], sel.samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
+
+
+@dataclass(frozen=True)
+class Walkthrough:
+    """One insert_M (or, on the transpose, insert_D) run on a slice.
+
+    ``order``: the other rows' easy -> hard order of the columns; ``positions``: sampled
+    sorted positions; ``observed``: the new row's values there; ``threshold``: the rule's
+    t; ``pred`` / ``true``: predicted and true new row in sorted order.
+    """
+
+    order: np.ndarray
+    positions: np.ndarray
+    observed: np.ndarray
+    threshold: int
+    pred: np.ndarray
+    true: np.ndarray
+
+
+def walkthrough(A: np.ndarray, held_out: int, budget: int, rule: str, sampling: str, seed: int,
+                transpose: bool = False) -> Walkthrough:
+    """Sort & Search for one held-out row of ``A`` (or column, with ``transpose``).
+
+    insert_M: Sort the columns by the other rows' sums, evaluate the held-out row at
+    ``budget`` positions, threshold. insert_D: the same on ``A.T``, with the rows (models)
+    ordered best first by ``sort_models``.
+    """
+    M = A.T if transpose else A
+    rest = np.delete(M, held_out, axis=0)
+    new = M[held_out]
+    if transpose:
+        est = InsertM(rule=rule, sampling=sampling).fit(rest, order=sort_models(rest.T))
+    else:
+        est = InsertM(rule=rule, sampling=sampling).fit(rest)
+    pos = est.select_positions(budget, np.random.default_rng(seed))
+    observed = new[est.order_[pos]].astype(np.uint8)
+    t = int(rule_thresholds(rule, pos, observed[None, :], M.shape[1])[0])
+    pred = np.zeros(M.shape[1], dtype=np.uint8)
+    pred[:t] = 1
+    return Walkthrough(est.order_, pos, observed, t, pred, new[est.order_].astype(np.uint8))

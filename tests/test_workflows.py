@@ -1,0 +1,87 @@
+"""The workflows floor (lifelong_core.workflows) on small hand-made inputs and on the demo store."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lifelong_core.errors import InputError
+from lifelong_core.workflows.arrivals import match_observations, read_results
+from lifelong_core.workflows.sortsets import nested_pool, release_rows, sort_rows
+from lifelong_core.workflows.sweeps import rank_agreement, ranks
+from lifelong_core.workflows.teaching import walkthrough
+
+
+def test_rank_agreement_and_ranks():
+    per = pd.DataFrame({"budget": [8] * 4, "model_row": [0, 1, 2, 3], "est_acc": [0.9, 0.8, 0.6, 0.7],
+                        "true_acc": [0.9, 0.8, 0.7, 0.6], "name": list("abcd")})
+    agree = rank_agreement(per, top=2)
+    assert agree["spearman"].iloc[0] == pytest.approx(0.8)
+    assert agree["top2_overlap"].iloc[0] == 1.0
+    r = ranks(per, 8)
+    assert list(r["est_rank"]) == [1, 2, 4, 3]
+
+
+def test_sort_rows_rules():
+    models = pd.DataFrame({"release_order": pd.array([3, None, 1, 2], dtype="Int64")})
+    assert list(sort_rows(models, 2, "earliest released", 0)) == [2, 3]
+    assert list(nested_pool(models, 3, "earliest released", 0)) == [2, 3, 0]
+    assert len(sort_rows(models, 2, "random", 5)) == 2
+    with pytest.raises(InputError):
+        sort_rows(models, 4, "earliest released", 0)
+
+
+def test_walkthrough_matches_a_hand_checked_case():
+    # Three Sort models make the column order 0 (3 right), 1 (2), 2 (1), 3 (0); the new
+    # model (row 3) is right on the first two: with every column evaluated the midpoint
+    # rule is the exact DP optimum t = 2.
+    A = np.array([[1, 1, 1, 0], [1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 0, 0]], dtype=np.uint8)
+    w = walkthrough(A, 3, 4, "midpoint", "uniform", 0)
+    assert list(w.order) == [0, 1, 2, 3]
+    assert w.threshold == 2 and list(w.pred) == [1, 1, 0, 0] and list(w.true) == [1, 1, 0, 0]
+    wt = walkthrough(A, 0, 3, "midpoint", "uniform", 0, transpose=True)
+    assert len(wt.true) == 4 and wt.pred.sum() == wt.threshold
+
+
+@pytest.mark.parametrize("content,needle", [
+    (b"sample_id,correct\na,1\na,0\n", "different 'correct'"),
+    (b"sample_id,correct\na,yes\n", "not a number"),
+    (b"sample_id,correct\n,1\n", "no value in column 'sample_id'"),
+    (b"\xff\xfe\x00", "not UTF-8"),
+])
+def test_read_results_errors(content, needle):
+    with pytest.raises(InputError) as err:
+        read_results(content, "r.csv", ("sample_id", "correct"))
+    assert needle in str(err.value) and "r.csv" in str(err.value)
+
+
+def test_read_results_ok_and_wrong_extension():
+    df = read_results(b"sample_id,correct\na,1\nb,0\na,1\n", "r.csv", ("sample_id", "correct"))
+    assert list(df["sample_id"]) == ["a", "b"] and list(df["correct"]) == [1, 0]
+    with pytest.raises(InputError, match="not a .csv file"):
+        read_results(b"x", "r.xlsx", ("sample_id", "correct"))
+    obs, extra = match_observations(df, ["b", "a"], "sample_id", "r.csv")
+    assert list(obs) == [0, 1] and extra == 0
+
+
+def test_release_rows_puts_missing_release_last_and_keeps_insertion_order_for_ties():
+    models = pd.DataFrame({"release_order": pd.array([2, None, 1, 2, None], dtype="Int64")})
+    assert list(release_rows(models)) == [2, 0, 3, 1, 4]
+
+
+def test_unknown_sort_set_is_one_sentence():
+    models = pd.DataFrame({"release_order": pd.array([1, 2, 3], dtype="Int64")})
+    with pytest.raises(InputError, match="unknown Sort set"):
+        sort_rows(models, 1, "latest", 0)
+
+
+def test_budget_offers_fit_the_data():
+    from lifelong_core.workflows.budgets import budget_choices, budgets_within, default_budgets, single_budget_choices
+
+    assert budget_choices(100) == [1, 2, 4, 8, 16, 32, 64, 100]
+    assert default_budgets(100) == [8, 16, 32]
+    assert default_budgets(5) == [5]
+    assert single_budget_choices(1) == [1] and single_budget_choices(3)[0] == 2
+    assert budgets_within((25, 50, 100), 50) == [25, 50]
+    assert budgets_within((25, 50, 100), 50, strict=True) == [25]
