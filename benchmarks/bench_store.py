@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lifelong_core.io_matrix import load_matrix
+from lifelong_core.io.matrix import load_matrix
 from lifelong_core.store import Store
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -72,7 +72,7 @@ def main(argv=None) -> dict:
             st.insert_matrix(A, model_ids, sample_ids, source="A.npy", dataset="bench")
         t_import = time.perf_counter() - t0
 
-        # The same import through the command line: interpreter start, io_matrix's full
+        # The same import through the command line: interpreter start, io.matrix's full
         # validation and the sha256 of the input file for the log come on top.
         (tmp / "models.txt").write_text("".join(f"{i}\n" for i in model_ids))
         (tmp / "samples.txt").write_text("".join(f"{j}\n" for j in sample_ids))

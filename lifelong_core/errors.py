@@ -1,14 +1,34 @@
-"""The one exception type users see.
+"""The floor of the package: the exceptions every layer raises.
 
 Every check on user input raises :class:`InputError` with a single plain sentence that
 says what is wrong and where (file, row, column). The command line prints that sentence
 and exits non-zero; the app shows it with ``st.error``. Anything else escaping is a bug.
+
+Core messages name *parameters*, never command-line flags: an :class:`InputError` may
+carry ``param`` (the keyword argument at fault, e.g. ``"sort_models"``), and the command
+line prints the flag that sets it (``--sort-models``) in front of the sentence, while the
+app shows the sentence alone next to the widget.
 """
 
 
 class InputError(ValueError):
-    """Bad user input, described in one sentence naming the problem and its location."""
+    """Bad user input, described in one sentence naming the problem and its location.
+
+    ``param``: the name of the parameter (keyword argument) at fault, if one is.
+    """
+
+    def __init__(self, message: str, *, param: str | None = None):
+        super().__init__(message)
+        self.param = param
 
 
 class StoreLockedError(InputError):
     """The store file is held by another writer."""
+
+
+class NotFittedError(RuntimeError):
+    """A method was used before ``fit``: a bug in the calling code, not bad input.
+
+    Distinct from :class:`InputError` so that callers never show it to a user as if the
+    user's data were at fault (after scikit-learn's ``NotFittedError``).
+    """

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lifelong_core.errors import InputError
-from lifelong_core.packed.kernels import (
+from lifelong_core.bits import (
     SortedCounter,
     SortOrder,
     bits_at,

@@ -24,7 +24,10 @@ def _models(lo: int, hi: int) -> list[str]:
 def bulk_store(tmp_path, monkeypatch):
     """A store with 3 blocks per row (small blocks: the last one partial, n % 8 != 0)."""
     import lifelong_core.store.store as store_mod
+    import lifelong_core.store.writing as writing_mod
 
+    # New blocks are cut by the writer; the file records the size it was created with.
+    monkeypatch.setattr(writing_mod, "BLOCK_SIZE", 96)
     monkeypatch.setattr(store_mod, "BLOCK_SIZE", 96)
     rng = np.random.default_rng(0)
     n = 203
@@ -41,7 +44,7 @@ def test_import_then_read_any_models(bulk_store):
     path, A = bulk_store
     with Store.open(path) as st:
         assert (st.n_models, st.n_samples) == A.shape
-        assert len(st._blocks["block_id"]) == 3
+        assert len(st.block_table["block_id"]) == 3
         assert np.array_equal(st.matrix(), A)
         for models in (np.arange(10, 40), np.array([59, 3, 3, 17, 0]), np.array([42])):
             got, n = read_packed_rows(st, models)
@@ -58,7 +61,7 @@ def test_bulk_rows_are_written_model_by_model(bulk_store):
     # which is what lets a scattered read touch few places of the file.
     path, _ = bulk_store
     with Store.open(path) as st:
-        order = st._cur().sql("SELECT model_idx, block_id FROM bits ORDER BY rowid").fetchnumpy()
+        order = st.cursor().sql("SELECT model_idx, block_id FROM bits ORDER BY rowid").fetchnumpy()
     midx, bid = order["model_idx"][:21], order["block_id"][:21]  # the first chunk: 7 models x 3 blocks
     assert midx[:14].tolist() == [m for m in range(7) for _ in range(2)]
     assert bid[:14].tolist() == [0, 1] * 7

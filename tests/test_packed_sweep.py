@@ -9,7 +9,7 @@ import pytest
 from lifelong_core.errors import InputError
 from lifelong_core.packed import PackedArray, pack_rows, run_sweep_packed
 from lifelong_core.packed.__main__ import main as packed_main
-from lifelong_core.packed.chunks import MatrixRows
+from lifelong_core.rows import MatrixRows
 from lifelong_core.sortsearch import run_sweep
 from lifelong_core.sortsearch.sort import choose_sort_rows
 

@@ -1,4 +1,4 @@
-"""lifelong_core.io_matrix: every format loads the same matrix; every bad input is one
+"""lifelong_core.io.matrix: every format loads the same matrix; every bad input is one
 sentence naming the file and the place."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from lifelong_core.errors import InputError
-from lifelong_core.io_matrix import check_binary, load_float_matrix, load_index_list, load_matrix, open_matrix
+from lifelong_core.io.matrix import check_binary, load_float_matrix, load_index_list, load_matrix, open_matrix
 
 A = np.array([[1, 0, 1, 1], [0, 0, 1, 0], [1, 1, 1, 0]], dtype=np.uint8)
 

@@ -109,7 +109,7 @@ def test_large_import_spans_blocks(tmp_path, rng):
     A = rng.integers(0, 2, (3, n), dtype=np.uint8)
     with Store.create(tmp_path / "s.duckdb") as st:
         st.insert_matrix(A, ids("m", 3), ids("s", n), dataset="d")
-        assert len(st._blocks["block_id"]) == 2
+        assert len(st.block_table["block_id"]) == 2
         assert np.array_equal(st.matrix(), A)
         cols = [0, BLOCK_SIZE - 1, BLOCK_SIZE, n - 1]
         assert np.array_equal(st.matrix([2, 1], cols), A[np.ix_([2, 1], cols)])
@@ -267,7 +267,7 @@ def test_random_growth_matches_a_dense_model(tmp_path_factory, seed, steps):
                 st.insert_long(pd.DataFrame({"model": [f"m{i}" for i in r], "sample": [f"s{j}" for j in c], "correct": v}))
                 vals[r, c], known[r, c] = v, True
             assert np.array_equal(st.known(), known)
-            got, kn = st._dense(None, None)
+            got, kn = st.values_and_known(None, None)
             assert np.array_equal(got[known], vals[known]) and not got[~known].any()
             if known.all():
                 assert np.array_equal(st.read_packed()[0], np.packbits(vals, axis=1, bitorder="little"))

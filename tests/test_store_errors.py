@@ -327,4 +327,4 @@ def test_long_tables_with_repeats(tmp_path_factory, rows):
         s = st.sample_index(truth["sample"])
         known = st.known()
         assert known.sum() == len(truth) and known[m, s].all()
-        assert (st._dense(None, None)[0][m, s] == truth["correct"].to_numpy()).all()
+        assert (st.values_and_known(None, None)[0][m, s] == truth["correct"].to_numpy()).all()

@@ -76,7 +76,7 @@ def run_import(args: argparse.Namespace) -> int:
     if args.long is not None:
         table = read_long(args.long)
     elif args.matrix is not None:
-        from lifelong_core.io_matrix import load_matrix
+        from lifelong_core.io.matrix import load_matrix
 
         models = read_ids(args.models, "model")
         samples = read_ids(args.samples, "sample")

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.io_matrix import load_float_matrix, load_index_list, open_matrix
+from lifelong_core.io.matrix import load_float_matrix, load_index_list, open_matrix
 from lifelong_core.sortsearch.kernels import RowBlocks, default_block_rows
 from lifelong_core.sortsearch.methods import SEARCH_METHODS, SORTS, THRESHOLD_RULES, available_methods
 from lifelong_core.sortsearch.search import SAMPLING
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "dask":
         from lifelong_core.packed import MatrixRows, run_sweep_dask
 
-        result = run_sweep_dask(MatrixRows(args.matrix, sort_rows), MatrixRows(args.matrix, eval_rows), budgets,
+        result = run_sweep_dask(MatrixRows(args.matrix, sort_rows, "--matrix"), MatrixRows(args.matrix, eval_rows, "--matrix"), budgets,
                                 sort=args.sort, sampling=args.sampling, search=args.search, seed=args.seed,
                                 threads_per_worker=args.threads)
         _write_outputs(result, args)

@@ -5,7 +5,7 @@ layout, from disk to the kernels. Public API:
 
 - kernels: :func:`pack_rows`, :func:`unpack_rows`, :func:`row_totals`,
   :func:`column_sums_packed`, :func:`boundary_counts_packed`, :class:`SortedCounter`;
-- sources: :class:`PackedSource`, :class:`PackedArray`, :class:`MatrixRows` (a 0/1
+- sources: :class:`RowSource`, :class:`PackedArray`, :class:`MatrixRows` (a 0/1
   matrix file, packed chunk by chunk; the store's source is
   ``lifelong_core.store.packed_bulk.StoreRows``);
 - engines: :func:`run_sweep_packed` (thread pool) and :func:`run_sweep_dask` (dask tasks
@@ -13,8 +13,7 @@ layout, from disk to the kernels. Public API:
   ``SweepResult`` with the numbers of ``lifelong_core.sortsearch.run_sweep``.
 """
 
-from lifelong_core.packed.chunks import MatrixRows, PackedArray, PackedSource
-from lifelong_core.packed.kernels import (
+from lifelong_core.bits import (
     SortedCounter,
     boundary_counts_packed,
     column_sums_packed,
@@ -23,6 +22,7 @@ from lifelong_core.packed.kernels import (
     unpack_rows,
 )
 from lifelong_core.packed.sweep import run_sweep_packed
+from lifelong_core.rows import MatrixRows, PackedArray, RowSource
 
 
 def run_sweep_dask(*args, **kwargs):
@@ -33,6 +33,6 @@ def run_sweep_dask(*args, **kwargs):
 
 
 __all__ = [
-    "MatrixRows", "PackedArray", "PackedSource", "SortedCounter", "boundary_counts_packed", "column_sums_packed", "pack_rows",
+    "MatrixRows", "PackedArray", "RowSource", "SortedCounter", "boundary_counts_packed", "column_sums_packed", "pack_rows",
     "row_totals", "run_sweep_dask", "run_sweep_packed", "unpack_rows",
 ]

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from lifelong_core.errors import InputError
-from lifelong_core.io_matrix import load_index_list
-from lifelong_core.packed.chunks import DEFAULT_CHUNK_ROWS, MatrixRows
+from lifelong_core.io.matrix import load_index_list
+from lifelong_core.rows import DEFAULT_CHUNK_ROWS, MatrixRows
 from lifelong_core.sortsearch.search import DEFAULT_RULE, RULES, SAMPLING
 from lifelong_core.sortsearch.sort import choose_sort_rows
 from lifelong_core.sortsearch.sweep import PER_MODEL_COLUMNS, TABLE_COLUMNS
@@ -56,9 +56,9 @@ def _sources(args):
         m = all_rows.n_rows
         make = lambda rows: StoreRows(args.store, rows)  # noqa: E731
     else:
-        all_rows = MatrixRows(args.matrix)
+        all_rows = MatrixRows(args.matrix, what="--matrix")
         m = all_rows.n_rows
-        make = lambda rows: MatrixRows(args.matrix, rows)  # noqa: E731
+        make = lambda rows: MatrixRows(args.matrix, rows, what="--matrix")  # noqa: E731
     if args.sort_rows is not None:
         sort_rows = np.sort(load_index_list(args.sort_rows, m, "--sort-rows"))
         if len(sort_rows) == m:

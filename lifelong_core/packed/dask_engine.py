@@ -24,8 +24,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from lifelong_core.errors import InputError
-from lifelong_core.packed.chunks import DEFAULT_CHUNK_ROWS, EvalSpec, PackedSource, eval_chunk, finish, sort_sums_chunk
+from lifelong_core.packed.chunks import EvalSpec, eval_chunk, finish, sort_sums_chunk
 from lifelong_core.packed.sweep import prepare
+from lifelong_core.rows import DEFAULT_CHUNK_ROWS, RowSource
 from lifelong_core.sortsearch.search import DEFAULT_RULE
 from lifelong_core.sortsearch.sort import order_from_sums
 from lifelong_core.sortsearch.sweep import SweepResult
@@ -42,11 +43,11 @@ def _distributed():
     return dd
 
 
-def _sort_task(source: PackedSource, start: int, stop: int) -> np.ndarray:
+def _sort_task(source: RowSource, start: int, stop: int) -> np.ndarray:
     return sort_sums_chunk(source.read(start, stop), source.n)
 
 
-def _eval_task(source: PackedSource, start: int, stop: int, spec: EvalSpec) -> dict[str, np.ndarray]:
+def _eval_task(source: RowSource, start: int, stop: int, spec: EvalSpec) -> dict[str, np.ndarray]:
     return eval_chunk(source.read(start, stop), source.row_ids[start:stop], spec)
 
 

@@ -2,7 +2,7 @@
 
 Same contract and numbers as the engine's ``run_sweep`` for Sorting by Sum and the
 threshold rules (``midpoint``, ``reference``); it departs only in how it gets there:
-rows stay packed 8 per byte, are read a chunk at a time from any :class:`PackedSource`
+rows stay packed 8 per byte, are read a chunk at a time from any :class:`RowSource`
 (memory, a packed ``.npy`` memmap, the DuckDB store), and chunks are processed by a
 thread pool (numpy releases the GIL inside every kernel). At most ``threads + 1`` chunks
 are in flight, so peak memory is a few chunks whatever the matrix size. The chunk
@@ -19,15 +19,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from lifelong_core.errors import InputError
-from lifelong_core.packed.chunks import (
-    DEFAULT_CHUNK_ROWS,
-    EvalSpec,
-    PackedSource,
-    as_source,
-    eval_chunk,
-    finish,
-    sort_sums_chunk,
-)
+from lifelong_core.packed.chunks import EvalSpec, eval_chunk, finish, sort_sums_chunk
+from lifelong_core.rows import DEFAULT_CHUNK_ROWS, RowSource, as_source
 from lifelong_core.sortsearch.methods import is_threshold_rule
 from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING
 from lifelong_core.sortsearch.sort import order_from_sums
@@ -62,7 +55,7 @@ def _pipelined(items: Iterable, submit: Callable[[object], Future], window: int)
         yield pending.popleft().result()
 
 
-def sort_order(A_sort: PackedSource, ties: str, pool: ThreadPoolExecutor, window: int, chunk_rows: int) -> np.ndarray:
+def sort_order(A_sort: RowSource, ties: str, pool: ThreadPoolExecutor, window: int, chunk_rows: int) -> np.ndarray:
     """Sorting by Sum (Listing 1 ``sort_by_sum``) over packed chunks: sums added up, then ordered."""
     sums = np.zeros(A_sort.n, dtype=np.int64)
     for part in _pipelined(A_sort.chunks(chunk_rows), lambda c: pool.submit(sort_sums_chunk, c[1], A_sort.n), window):
@@ -103,7 +96,7 @@ def run_sweep_packed(
 ) -> SweepResult:
     """Sort on ``A_sort``, search every row of ``A_eval`` at every budget, score it.
 
-    ``A_sort``/``A_eval`` are :class:`~lifelong_core.packed.chunks.PackedSource` objects
+    ``A_sort``/``A_eval`` are :class:`~lifelong_core.rows.RowSource` objects
     (or dense 0/1 arrays, which are packed first). Arguments mean what they mean for
     ``lifelong_core.sortsearch.run_sweep``; ``ties`` defaults to ``"reference"`` for
     ``search="reference"`` and ``"stable"`` otherwise, as there. ``per_model.model_row``

@@ -94,7 +94,7 @@ DENSE = Backend(column_sums=column_sums, boundary_counts=boundary_counts, best_p
 class RowBlocks:
     """A matrix served as blocks of rows: ``blocks()`` yields ``(row_ids, block)``.
 
-    Lets the sweep stream evaluated models from disk (``io_matrix.MatrixSource``) or
+    Lets the sweep stream evaluated models from disk (``io.matrix.MatrixSource``) or
     from a packed store without holding all rows at once.
     """
 

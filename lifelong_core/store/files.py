@@ -4,7 +4,7 @@ Formats (DESIGN.md ``import`` / ``export``):
 
 - long table, ``.csv`` or ``.parquet``: columns ``model, sample, correct`` and optionally
   ``confidence, predicted, true_prob, label, dataset, domain, category, split``;
-- wide matrix: any file :func:`lifelong_core.io_matrix.load_matrix` reads (.npy, .npz,
+- wide matrix: any file :func:`lifelong_core.io.matrix.load_matrix` reads (.npy, .npz,
   .csv, .parquet; never unpickled) plus a model-id file and a sample-id file. An id file
   is one id per line, or a ``.csv``/``.parquet`` table with a ``model_id`` (resp.
   ``sample_id``) column and optional metadata columns (models: name, family,
@@ -145,7 +145,7 @@ def export_long(store, path, dataset: str | None = None) -> int:
     try:
         for a in range(0, len(mdl), per):
             m = mdl["model_idx"].to_numpy(dtype=np.int64)[a : a + per]
-            vals, known = store._dense(m, sidx)
+            vals, known = store.values_and_known(m, sidx)
             r, c = np.nonzero(known)
             if len(r) == 0:
                 continue

@@ -7,8 +7,8 @@ per block of samples, packed ``bitorder="little"``); nothing here changes the sc
 ``.npy``, the synthetic generator's packed blocks), so 53G entries never pass through a
 dense uint8 array: block slices of the packed rows are written as they are. Ids and
 metadata go through the store's own validation and resolution, and the write is the
-store's single transaction (``Store._write``), so a failed or killed import leaves the
-store as it was. Two departures from ``insert_matrix``, for speed:
+store's single transaction (``Store.apply`` of a ``WritePlan``), so a failed or killed
+import leaves the store as it was. Two departures from ``insert_matrix``, for speed:
 
 - rows are written model by model (all full blocks of one model, then the next; the
   shorter last block of ``model_chunk`` models after them), so one model's blobs are
@@ -44,11 +44,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from lifelong_core.bits import mask_tail, or_into, pack_rows, rows_from_binary
 from lifelong_core.errors import InputError
-from lifelong_core.packed.chunks import PackedSource
-from lifelong_core.store import _bits
+from lifelong_core.rows import RowSource
 from lifelong_core.store._validate import normalize_models, normalize_samples
-from lifelong_core.store.store import Store, _BlockTask, _Plan
+from lifelong_core.store.store import Store
+from lifelong_core.store.writing import BlockWrite, WritePlan
 
 Progress = Callable[[float], None]
 
@@ -70,14 +71,6 @@ DEFAULT_MODEL_CHUNK = 128
 # better beyond the noise (the disk's throughput, not the number of queries, limits it).
 POINT_READ_THREADS = 4
 POINT_READ_MAX_RUNS = 4096
-
-
-def _masked(packed: np.ndarray, n: int) -> np.ndarray:
-    rem = n % 8
-    if rem and packed.shape[1] and np.any(packed[:, -1] >> rem):
-        packed = packed.copy()
-        packed[:, -1] &= np.uint8((1 << rem) - 1)
-    return packed
 
 
 def _digest(packed: np.ndarray, model_ids: np.ndarray, n: int, first_sample: str) -> str:
@@ -113,7 +106,7 @@ def insert_packed_rows(
     cover whole stored blocks in their order and whose new samples follow them.
     Returns the store's import summary (also written to its log).
     """
-    st._require_writer()
+    st.require_writer()
     packed = np.asarray(packed)
     if packed.ndim != 2 or packed.dtype != np.uint8:
         raise InputError(f"{source}: packed rows must be a 2-dimensional uint8 array.")
@@ -124,7 +117,7 @@ def insert_packed_rows(
     mdl = normalize_models(models, f"{source} (model ids)")
     if len(mdl) != packed.shape[0]:
         raise InputError(f"{source} has {packed.shape[0]} packed rows but {len(mdl)} model ids were given.")
-    model_idx, new_models = st._resolve_models(mdl, source)
+    model_idx, new_models = st.resolve_models(mdl, source)
     if len(new_models) != len(mdl):
         old = mdl["model_id"].iloc[int(np.argmax(model_idx < st.n_models))]
         raise InputError(
@@ -145,9 +138,9 @@ def insert_packed_rows(
         smp = normalize_samples(samples, f"{source} (sample ids)", dataset)
         if len(smp) != n:
             raise InputError(f"{source} has {n} samples per row but {len(smp)} sample ids were given.")
-        sample_idx, new_samples, new_domains, new_datasets, new_blocks = st._resolve_samples(smp, source)
+        sample_idx, new_samples, new_domains, new_datasets, new_blocks = st.resolve_samples(smp, source)
         first = str(smp["sample_id"].iloc[0])
-    ids, starts, lengths, _ = st._all_blocks(new_blocks)
+    ids, starts, lengths, _ = st.blocks_after(new_blocks)
     # Column of each block's first sample; each touched block must be covered whole, in order.
     col_of = np.full(int(starts[-1] + lengths[-1]) if len(starts) else 0, -1, dtype=np.int64)
     col_of[sample_idx] = np.arange(n, dtype=np.int64)
@@ -162,16 +155,16 @@ def insert_packed_rows(
                 f"order (block starting at sample {int(start)} is covered partly or out of order)."
             )
         spans.append((int(block_id), int(start), int(length), int(cols[0])))
-    packed = _masked(packed, n)
+    packed = mask_tail(packed, n)
     m32 = model_idx.astype(np.int32)
 
     def block_rows(r0: int, r1: int, c0: int, length: int) -> np.ndarray:
         if c0 % 8 == 0:
             rows = packed[r0:r1, c0 // 8 : c0 // 8 + (length + 7) // 8]
-            return _masked(np.ascontiguousarray(rows), length)
+            return mask_tail(np.ascontiguousarray(rows), length)
         # A block that starts mid-byte in the input: shift through a dense slice.
         dense = np.unpackbits(packed[r0:r1], axis=1, count=n, bitorder="little")[:, c0 : c0 + length]
-        return _bits.pack_rows(dense)
+        return pack_rows(dense)
 
     # Blocks of one length are written model by model: a model's blobs then lie next to
     # each other in the file, so reading a few random models touches a few runs of the
@@ -191,17 +184,17 @@ def insert_packed_rows(
         return out, []
 
     tasks = [
-        _BlockTask(-1, lambda r0=r0, r1=min(r0 + model_chunk, len(mdl)): chunk_rows(r0, r1))
+        BlockWrite(-1, lambda r0=r0, r1=min(r0 + model_chunk, len(mdl)): chunk_rows(r0, r1))
         for r0 in range(0, len(mdl), model_chunk)
     ]
     digest = checksum or _digest(packed, mdl["model_id"].to_numpy(dtype=object), n, first)
-    plan = _Plan("insert_packed", source, digest, new_datasets, new_domains, new_models, new_samples, new_blocks,
+    plan = WritePlan("insert_packed", source, digest, new_datasets, new_domains, new_models, new_samples, new_blocks,
                  tasks, int(packed.shape[0]) * int(n))
-    cur = st._cur()
+    cur = st.cursor()
     for name, value in BULK_SETTINGS:
         cur.execute(f"SET {name} = '{value}'")
     try:
-        summary = st._write(plan, progress)
+        summary = st.apply(plan, progress)
         # Checkpoint while the setting holds: a later checkpoint (at close) would
         # otherwise re-analyse the freshly appended row groups with every method.
         cur.execute("CHECKPOINT")
@@ -229,10 +222,10 @@ def _fetch_bits(st: Store, models: np.ndarray) -> pa.Table:
     select = "SELECT model_idx, block_id, correct, known IS NULL AS full FROM bits WHERE "
     runs = _runs(models)
     if len(runs) == 1 or len(runs) > POINT_READ_MAX_RUNS:
-        return st._cur().sql(select + _model_filter(models)).to_arrow_table()
+        return st.cursor().sql(select + _model_filter(models)).to_arrow_table()
 
     def part(chunk: list[tuple[int, int]]) -> list[pa.Table]:
-        cur = st._cur()
+        cur = st.cursor()
         return [cur.sql(select + _run_filter(a, b)).to_arrow_table() for a, b in chunk]
 
     threads = min(POINT_READ_THREADS, len(runs))
@@ -260,13 +253,13 @@ def read_packed_rows(st: Store, models) -> tuple[np.ndarray, int]:
     Same result as ``Store.read_packed(models)``; for a store where some requested entry
     was never recorded it defers to that method, which names the gap.
     """
-    m = st._model_index(models)
+    m = st.model_rows(models)
     n = st.n_samples
     out = np.zeros((len(m), (n + 7) // 8), dtype=np.uint8)
     if len(m) == 0 or n == 0:
         return out, n
     uniq, inverse = np.unique(m, return_inverse=True)
-    blocks = st._blocks
+    blocks = st.block_table
     tbl = _fetch_bits(st, uniq)
     midx = tbl.column("model_idx").to_numpy()
     bid = tbl.column("block_id").to_numpy()
@@ -285,20 +278,20 @@ def read_packed_rows(st: Store, models) -> tuple[np.ndarray, int]:
     for sel in np.split(by_block, bounds):
         b = int(bid[sel[0]])
         start, length = int(start_of[b]), int(length_of[b])
-        rows = _bits.rows_from_binary(correct.take(pa.array(sel)), (length + 7) // 8)
+        rows = rows_from_binary(correct.take(pa.array(sel)), (length + 7) // 8)
         pos = np.searchsorted(uniq, midx[sel])
         if start % 8 == 0:
             out[first_pos[pos], start // 8 : start // 8 + rows.shape[1]] |= rows
         else:
             tmp = np.zeros((len(sel), out.shape[1]), dtype=np.uint8)
-            _bits.or_into(tmp, rows, start)
+            or_into(tmp, rows, start)
             out[first_pos[pos]] |= tmp
     if dup:
         out = out[first_pos[inverse]]
     return out, n
 
 
-class StoreRows(PackedSource):
+class StoreRows(RowSource):
     """Packed rows of some models of a store, read a chunk of models at a time.
 
     Holds only the path and the model indices, so it pickles to dask workers; each
@@ -310,7 +303,7 @@ class StoreRows(PackedSource):
         self.path = os.fspath(path)
         with Store.open(self.path, read_only=True) as st:
             self.n = st.n_samples
-            self.row_ids = st._model_index(models)
+            self.row_ids = st.model_rows(models)
         self._store: Store | None = None
         self._lock = threading.Lock()
 
@@ -330,7 +323,7 @@ class StoreRows(PackedSource):
                 # Every block is read once per sweep; DuckDB would otherwise keep up to 80%
                 # of the machine's memory of them cached, so peak memory would grow with
                 # the store.
-                st._cur().execute(f"SET memory_limit = '{READ_MEMORY_LIMIT}'")
+                st.cursor().execute(f"SET memory_limit = '{READ_MEMORY_LIMIT}'")
                 self._store = st
             return self._store
 

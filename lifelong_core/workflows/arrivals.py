@@ -19,7 +19,7 @@ import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import InsertD, compute_order, get_method
-from lifelong_core.store._validate import binary_values, numeric_column, text_column
+from lifelong_core.store import binary_values, numeric_column, text_column
 from lifelong_core.workflows.selection import Selection
 
 NEW_MODEL_COLUMNS = ("sample_id", "correct")

@@ -1,9 +1,11 @@
-"""Kernels on packed-bit rows of the cache matrix A (seed 001, §2-§3).
+"""The packed-bit layout of the cache matrix A and its kernels (seed 001, §2-§3).
 
-A packed block is ``np.packbits(A_block, axis=1, bitorder="little")``: sample ``j`` of
-row ``r`` is bit ``j % 8`` of byte ``P[r, j // 8]``; padding bits past ``n`` are ignored
-(they are masked wherever they could be counted). That is the store's layout, so blocks
-read from DuckDB go straight in, never through a dense (rows x n) uint8 detour.
+One layout everywhere, from the store's blobs to the sweep's kernels: a packed block is
+``np.packbits(A_block, axis=1, bitorder="little")``: sample ``j`` of row ``r`` is bit
+``j % 8`` (least significant first) of byte ``P[r, j // 8]``. Padding bits past ``n``
+are zero wherever rows are written (so blocks can be OR-ed into a longer row,
+:func:`or_into`) and masked wherever they could be counted. Blocks read from DuckDB go
+straight into the kernels, never through a dense (rows x n) uint8 detour.
 
 The one expensive step of a Sort & Search sweep is the permutation of every evaluated row
 into Sort order before prefix counts are taken (the seam ``boundary_counts`` of
@@ -17,8 +19,8 @@ byte popcounts plus one masked byte per cut. Sort sums (column sums, Listing 1
 entries instead of an unpack.
 
 Every kernel works on one block of rows and returns small arrays; callers stream blocks
-(see :mod:`lifelong_core.packed.sweep`), so peak memory is a few blocks whatever the
-matrix size. numpy releases the GIL inside each of these calls, so a thread pool over row
+(see :mod:`lifelong_core.sweep`), so peak memory is a few blocks whatever the matrix
+size. numpy releases the GIL inside each of these calls, so a thread pool over row
 blocks uses both cores without copying data between processes.
 """
 
@@ -96,7 +98,7 @@ def _transpose8_all(x: np.ndarray) -> None:
         _transpose8(x[s:e], t[: e - s], u[: e - s])
 
 
-def _mask_tail(P: np.ndarray, n: int) -> np.ndarray:
+def mask_tail(P: np.ndarray, n: int) -> np.ndarray:
     """``P`` with the padding bits of the last byte cleared (a copy only if any are set)."""
     rem = n % 8
     if rem == 0 or P.shape[1] == 0 or not np.any(P[:, -1] & ~_LOW[rem]):
@@ -112,7 +114,7 @@ def to_vertical(P: np.ndarray, n: int) -> np.ndarray:
     ``V[g, j]`` holds sample ``j`` of rows ``8g .. 8g+7``, row ``8g+i`` at bit ``i``; rows
     past the end and samples past ``n`` are zero bits.
     """
-    P = _mask_tail(_check_packed(P, n), n)
+    P = mask_tail(_check_packed(P, n), n)
     rows, nbytes = P.shape
     groups = (rows + 7) // 8
     if rows % 8:
@@ -152,7 +154,7 @@ def from_vertical(V: np.ndarray, rows: int) -> np.ndarray:
 
 def row_totals(P: np.ndarray, n: int) -> np.ndarray:
     """Number of ones per packed row, int64 (rows,)."""
-    P = _mask_tail(_check_packed(P, n), n)
+    P = mask_tail(_check_packed(P, n), n)
     return np.bitwise_count(P).sum(axis=1, dtype=np.int64)
 
 
@@ -290,3 +292,61 @@ def boundary_counts_packed(P: np.ndarray, order: np.ndarray, cuts: np.ndarray, n
     For many blocks with the same order and cuts, build one :class:`SortedCounter`.
     """
     return SortedCounter(order, cuts, n).counts(P)
+
+
+def or_into(out: np.ndarray, packed: np.ndarray, start: int) -> None:
+    """OR a block's packed rows into ``out`` (packed rows of the whole sample axis).
+
+    ``start`` is the block's first sample index. Blocks need not start on a byte boundary
+    (samples are appended in whatever batch sizes users import); a misaligned block is
+    shifted across byte pairs instead of being unpacked, so this stays byte-speed.
+    """
+    shift = start % 8
+    first = start // 8
+    nbytes = packed.shape[1]
+    width = out.shape[1]
+    if shift == 0:
+        stop = min(first + nbytes, width)
+        out[:, first:stop] |= packed[:, : stop - first]
+        return
+    wide = packed.astype(np.uint16) << shift
+    low = (wide & 0xFF).astype(np.uint8)
+    high = (wide >> 8).astype(np.uint8)
+    stop = min(first + nbytes, width)
+    out[:, first:stop] |= low[:, : stop - first]
+    stop = min(first + 1 + nbytes, width)
+    if stop > first + 1:
+        out[:, first + 1 : stop] |= high[:, : stop - first - 1]
+
+
+def rows_from_binary(array, nbytes: int) -> np.ndarray:
+    """A pyarrow Binary array whose values all have ``nbytes`` bytes -> (len, nbytes) uint8.
+
+    Reads the Arrow data buffer directly (no per-row Python objects).
+    """
+    n = len(array)
+    if n == 0:
+        return np.zeros((0, nbytes), dtype=np.uint8)
+    _, offsets_buf, data_buf = array.buffers()
+    offset_dtype = np.int64 if str(array.type) == "large_binary" else np.int32
+    offs = np.frombuffer(offsets_buf, dtype=offset_dtype)[array.offset : array.offset + n + 1]
+    if not np.all(np.diff(offs) == nbytes):
+        raise ValueError("packed rows of unequal length in one block")
+    data = np.frombuffer(data_buf, dtype=np.uint8)[offs[0] : offs[-1]]
+    return data.reshape(n, nbytes)
+
+
+def binary_from_rows(packed: np.ndarray):
+    """(rows, nbytes) uint8 -> pyarrow Binary array with one value per row, zero-copy build."""
+    # pyarrow is imported here, not at the top: only the store's writes need it, and the
+    # sweep's worker processes and the command line's start-up should not pay for it.
+    import pyarrow as pa
+
+    packed = np.ascontiguousarray(packed, dtype=np.uint8)
+    n, nbytes = packed.shape
+    offsets = np.arange(0, (n + 1) * nbytes, nbytes, dtype=np.int64)
+    if offsets[-1] < 2**31:
+        return pa.Array.from_buffers(
+            pa.binary(), n, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(packed)]
+        )
+    return pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(packed)])

@@ -1,0 +1,1 @@
+"""File readers and writers at the edge: one strict reader per kind of user file."""

@@ -1,0 +1,166 @@
+"""Row sources: rows of the cache matrix A handed out a chunk at a time.
+
+One interface, :class:`RowSource`, for every place rows come from, so the sweep engine
+never asks where they live: ``n`` samples, ``row_ids`` (the labels of the rows in
+results, in order), and two ways to read consecutive positions of ``row_ids``:
+
+- :meth:`RowSource.read` -> packed rows in the layout of :mod:`lifelong_core.bits`
+  (what the packed kernel wants; the store's blobs arrive this way);
+- :meth:`RowSource.read_dense` -> uint8 0/1 rows (what the dense kernel and the
+  search-method protocol want; an in-memory array or a ``.npy`` file arrive this way).
+
+Each source implements the read its data is stored in and gets the other by packing or
+unpacking. Implementations: :class:`DenseRows` (a 0/1 array in memory),
+:class:`PackedArray` (packed rows in memory or a memmap of a packed ``.npy``),
+:class:`MatrixRows` (a 0/1 matrix file, ``.npy`` streamed from disk) and the store's
+``lifelong_core.store.StoreRows``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from lifelong_core.bits import pack_rows, packed_width, unpack_rows
+from lifelong_core.errors import InputError
+from lifelong_core.io.matrix import open_matrix
+
+# Rows per chunk: 256 packed rows of the paper's 1.7M samples are 54 MB, and the chunk's
+# int32 counts at ~200K cuts another 200 MB; a few chunks in flight stay far below the
+# 12 GB budget while per-chunk Python overhead stays negligible.
+DEFAULT_CHUNK_ROWS = 256
+
+
+class RowSource:
+    """Rows of A handed out in chunks: ``n`` samples, ``row_ids`` in order.
+
+    Subclasses implement :meth:`read` or :meth:`read_dense` (or both); each default
+    converts the other. ``chunks(rows)`` / ``dense_chunks(rows)`` yield ``(row_ids,
+    rows)`` for consecutive runs of positions.
+    """
+
+    n: int
+    row_ids: np.ndarray
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.read is RowSource.read and cls.read_dense is RowSource.read_dense:
+            raise TypeError(f"{cls.__name__} must implement read or read_dense")
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.row_ids)
+
+    def read(self, start: int, stop: int) -> np.ndarray:
+        """Packed rows (stop - start, ceil(n/8)) of ``row_ids[start:stop]``."""
+        return pack_rows(self.read_dense(start, stop))
+
+    def read_dense(self, start: int, stop: int) -> np.ndarray:
+        """uint8 0/1 rows (stop - start, n) of ``row_ids[start:stop]``."""
+        return unpack_rows(self.read(start, stop), self.n)
+
+    def spans(self, rows: int = DEFAULT_CHUNK_ROWS) -> list[tuple[int, int]]:
+        return [(s, min(s + rows, self.n_rows)) for s in range(0, self.n_rows, rows)]
+
+    def chunks(self, rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for s, e in self.spans(rows):
+            yield self.row_ids[s:e], self.read(s, e)
+
+    def dense_chunks(self, rows: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for s, e in self.spans(rows):
+            yield self.row_ids[s:e], self.read_dense(s, e)
+
+
+def _check_rows(rows, m: int, what: str) -> np.ndarray:
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= m)):
+        raise InputError(f"row indices must lie in [0, {m}){what}.")
+    return rows
+
+
+class DenseRows(RowSource):
+    """A uint8 0/1 matrix in memory (not re-validated); ``row_ids`` label its rows
+    (default 0..m-1)."""
+
+    def __init__(self, A: np.ndarray, row_ids: np.ndarray | None = None):
+        A = np.asarray(A)
+        if A.ndim != 2:
+            raise InputError(f"the matrix must be 2-dimensional, got {A.ndim} dimensions.")
+        self.A = A
+        self.n = int(A.shape[1])
+        self.row_ids = (np.arange(A.shape[0], dtype=np.int64) if row_ids is None
+                        else np.asarray(row_ids, dtype=np.int64))
+        if len(self.row_ids) != A.shape[0]:
+            raise InputError(f"{len(self.row_ids)} row labels were given for a matrix of {A.shape[0]} rows.")
+
+    def read_dense(self, start: int, stop: int) -> np.ndarray:
+        return self.A[start:stop]
+
+
+class PackedArray(RowSource):
+    """Packed rows held in memory (or a read-only memmap of a packed ``.npy``).
+
+    ``PackedArray.from_dense(A)`` packs a 0/1 matrix; ``rows`` selects and orders rows
+    (labels in results are these original row numbers).
+    """
+
+    def __init__(self, packed: np.ndarray, n: int, rows: np.ndarray | None = None):
+        packed = np.asarray(packed) if not isinstance(packed, np.memmap) else packed
+        if packed.ndim != 2 or packed.dtype != np.uint8:
+            raise InputError("packed rows must be a 2-dimensional uint8 array.")
+        if packed.shape[1] != packed_width(n):
+            raise InputError(f"packed rows have {packed.shape[1]} bytes but {n} samples need {packed_width(n)}.")
+        self.packed = packed
+        self.n = int(n)
+        if rows is None:
+            self.row_ids = np.arange(packed.shape[0], dtype=np.int64)
+        else:
+            self.row_ids = _check_rows(rows, packed.shape[0], "")
+        self._contiguous = rows is None or (self.row_ids.size > 0 and np.all(np.diff(self.row_ids) == 1))
+
+    @classmethod
+    def from_dense(cls, A: np.ndarray, rows: np.ndarray | None = None) -> "PackedArray":
+        A = np.asarray(A)
+        if A.ndim != 2:
+            raise InputError(f"the matrix must be 2-dimensional, got {A.ndim} dimensions.")
+        return cls(pack_rows(A), A.shape[1], rows)
+
+    def read(self, start: int, stop: int) -> np.ndarray:
+        if self._contiguous and stop > start:
+            first = int(self.row_ids[start])
+            return np.asarray(self.packed[first : first + (stop - start)])
+        return np.asarray(self.packed[self.row_ids[start:stop]])
+
+
+class MatrixRows(RowSource):
+    """Rows of a 0/1 matrix file (:func:`lifelong_core.io.matrix.open_matrix`: ``.npy``
+    streamed from disk), validated as they are read. Holds only the path, so it pickles
+    to workers. ``what`` names the file in messages."""
+
+    def __init__(self, path, rows: np.ndarray | None = None, what: str = "matrix"):
+        self._src = open_matrix(path, what)
+        self.n = self._src.n_cols
+        m = self._src.n_rows
+        self.row_ids = (np.arange(m, dtype=np.int64) if rows is None
+                        else _check_rows(rows, m, f" for {what} file {path}"))
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """Shape of the whole file (all rows, not only ``row_ids``)."""
+        return self._src.shape
+
+    def read_dense(self, start: int, stop: int) -> np.ndarray:
+        return self._src.read_rows(self.row_ids[start:stop])
+
+
+def as_source(A, what: str) -> RowSource:
+    """A :class:`RowSource` as is; a dense 0/1 array is checked and packed (tests, small inputs)."""
+    if isinstance(A, RowSource):
+        return A
+    A = np.asarray(A)
+    if A.ndim != 2 or A.shape[0] == 0 or A.shape[1] == 0:
+        raise InputError(f"the {what} matrix must be 2-dimensional and non-empty.")
+    if A.dtype != bool and ((A != 0) & (A != 1)).any():
+        raise InputError(f"the {what} matrix must hold only 0 and 1.")
+    return PackedArray.from_dense(A)

@@ -1,0 +1,375 @@
+"""Reading a store: metadata tables, the 0/1 matrix (dense or packed), extras.
+
+Mixed into :class:`~lifelong_core.store.Store`; every read takes its own cursor
+(``cursor()``), so one read-only handle can serve many threads.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from lifelong_core.bits import or_into, pack_rows, rows_from_binary, unpack_rows
+from lifelong_core.errors import InputError
+from lifelong_core.store._validate import EXTRA_FIELDS
+
+
+class StoreReader:
+    """The read methods of a store (see :class:`~lifelong_core.store.Store`)."""
+
+    n_models: int
+    n_samples: int
+    _blocks: dict[str, np.ndarray]
+
+    # ------------------------------------------------------------------ metadata reads
+    def _df(self, sql: str, params: Sequence = ()) -> pd.DataFrame:
+        return self.cursor().execute(sql, list(params)).df()
+
+    def sql(self, query: str, params: Sequence = ()) -> pd.DataFrame:
+        """Run an ad-hoc read query (e.g. over the ``predictions`` view) and return a DataFrame.
+
+        On a writer handle the query runs in a transaction that is always rolled back, so
+        ad-hoc SQL can never change the store behind the importers' checks.
+        """
+        cur = self.cursor()
+        try:
+            if self.read_only:
+                return cur.execute(query, list(params)).df()
+            cur.begin()
+            try:
+                return cur.execute(query, list(params)).df()
+            finally:
+                cur.rollback()
+        except duckdb.Error as exc:
+            raise InputError(f"SQL query failed: {str(exc).splitlines()[0]}") from None
+
+    def datasets(self) -> pd.DataFrame:
+        """dataset, description, synthetic, source; in the order they arrived."""
+        return self._df("SELECT dataset, description, synthetic, source FROM datasets ORDER BY added_at, dataset")
+
+    def domains(self, dataset: str | None = None) -> pd.DataFrame:
+        """dataset, domain, category, n_samples; in the order of their first sample."""
+        where = "WHERE d.dataset = ?" if dataset is not None else ""
+        return self._df(
+            "SELECT d.dataset, d.domain, d.category, count(s.sample_idx)::BIGINT AS n_samples "
+            "FROM domains d LEFT JOIN samples s ON s.dataset = d.dataset AND s.domain = d.domain "
+            f"{where} GROUP BY ALL ORDER BY min(s.sample_idx), d.dataset, d.domain",
+            [dataset] if dataset is not None else [],
+        )
+
+    def models(self) -> pd.DataFrame:
+        """One row per model, ordered by ``model_idx`` (the rows of the matrix)."""
+        return self._df(
+            "SELECT model_idx, model_id, name, family, release_order, estimated, added_at, metadata "
+            "FROM models ORDER BY model_idx"
+        )
+
+    def samples(self, dataset: str | None = None, domains: Iterable[str] | None = None) -> pd.DataFrame:
+        """Samples (optionally of one dataset and some of its domains), ordered by
+        ``sample_idx`` (the columns of the matrix), with their domain's category."""
+        cond, params = [], []
+        if dataset is not None:
+            cond.append("s.dataset = ?")
+            params.append(dataset)
+        if domains is not None:
+            doms = list(domains)
+            cond.append("list_contains(?, s.domain)")
+            params.append(doms)
+        where = f"WHERE {' AND '.join(cond)}" if cond else ""
+        df = self._df(
+            "SELECT s.sample_idx, s.sample_id, s.dataset, s.domain, d.category, s.label, s.split, s.added_at "
+            f"FROM samples s JOIN domains d USING (dataset, domain) {where} ORDER BY s.sample_idx",
+            params,
+        )
+        df["label"] = df["label"].astype("Int64")
+        return df
+
+    def log(self) -> pd.DataFrame:
+        """The insertion log, one row per import."""
+        return self._df(
+            "SELECT log_id, added_at, action, source, new_models, new_samples, entries, checksum FROM log ORDER BY log_id"
+        )
+
+    def model_index(self, model_ids: Iterable[str]) -> np.ndarray:
+        """``model_idx`` of each id, in the given order; InputError naming an unknown id."""
+        return self._index_of("models", "model", model_ids)
+
+    def sample_index(self, sample_ids: Iterable[str]) -> np.ndarray:
+        """``sample_idx`` of each id, in the given order; InputError naming an unknown id."""
+        return self._index_of("samples", "sample", sample_ids)
+
+    def _index_of(self, table: str, kind: str, ids: Iterable[str]) -> np.ndarray:
+        if isinstance(ids, (str, bytes)):
+            raise InputError(f"{kind.capitalize()} ids must be a list, not one string.")
+        want = [str(i) for i in ids]
+        if not want:
+            return np.zeros(0, dtype=np.int64)
+        cur = self.cursor()
+        cur.register("_ids", pa.table({"id": pa.array(want)}))
+        got = cur.sql(f"SELECT {kind}_id AS id, {kind}_idx AS idx FROM {table} WHERE {kind}_id IN (SELECT id FROM _ids)").df()
+        lookup = dict(zip(got["id"], got["idx"].astype(np.int64)))
+        missing = [i for i in want if i not in lookup]
+        if missing:
+            raise InputError(f"The store has no {kind} with id {missing[0]!r} ({len(missing)} of {len(want)} ids are unknown).")
+        return np.array([lookup[i] for i in want], dtype=np.int64)
+
+    # ------------------------------------------------------------------ matrix reads
+    def model_rows(self, models) -> np.ndarray:
+        if models is None:
+            return np.arange(self.n_models, dtype=np.int64)
+        idx = np.asarray(list(models) if not isinstance(models, np.ndarray) else models)
+        if idx.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        if idx.dtype.kind not in "iu":
+            raise InputError("Model indices must be whole numbers (model_idx).")
+        idx = idx.astype(np.int64).ravel()
+        bad = (idx < 0) | (idx >= self.n_models)
+        if bad.any():
+            raise InputError(f"Model index {int(idx[bad][0])} is outside the store's 0..{self.n_models - 1}.")
+        return idx
+
+    def sample_rows(self, samples) -> np.ndarray | None:
+        if samples is None:
+            return None
+        idx = np.asarray(list(samples) if not isinstance(samples, np.ndarray) else samples)
+        if idx.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        if idx.dtype.kind not in "iu":
+            raise InputError("Sample indices must be whole numbers (sample_idx).")
+        idx = idx.astype(np.int64).ravel()
+        bad = (idx < 0) | (idx >= self.n_samples)
+        if bad.any():
+            raise InputError(f"Sample index {int(idx[bad][0])} is outside the store's 0..{self.n_samples - 1}.")
+        return idx
+
+    def _fetch(self, models: np.ndarray, block_ids: np.ndarray | None, columns=("correct", "known"), table: str = "bits"):
+        """Rows of ``bits`` (or ``extras``) for the wanted models, grouped by block.
+
+        Returns {block_id: (model_idx int64 sorted, {column: pyarrow array})}.
+        """
+        cur = self.cursor()
+        uniq = np.unique(models)
+        cond = []
+        if len(uniq) < self.n_models:
+            cur.register("_want_models", pa.table({"m": pa.array(uniq.astype(np.int32))}))
+            cond.append("model_idx IN (SELECT m FROM _want_models)")
+        if block_ids is not None and len(block_ids) < len(self._blocks["block_id"]):
+            cond.append(f"block_id IN ({','.join(str(int(b)) for b in block_ids) or 'NULL'})")
+        where = f"WHERE {' AND '.join(cond)}" if cond else ""
+        tbl = cur.sql(
+            f"SELECT block_id, model_idx, {', '.join(columns)} FROM {table} {where}"
+        ).to_arrow_table()
+        out = {}
+        if tbl.num_rows == 0:
+            return out
+        bid = tbl.column("block_id").to_numpy()
+        midx = tbl.column("model_idx").to_numpy().astype(np.int64)
+        cols = {c: tbl.column(c).combine_chunks() for c in columns}
+        # Sorting in numpy and taking once is much cheaper than an ORDER BY that drags
+        # every 8 KiB blob through DuckDB's sort.
+        order = np.lexsort((midx, bid))
+        if np.any(order != np.arange(len(order))):
+            bid, midx = bid[order], midx[order]
+            cols = {c: v.take(pa.array(order)) for c, v in cols.items()}
+        cuts = np.flatnonzero(np.diff(bid)) + 1
+        starts = np.concatenate([[0], cuts])
+        stops = np.concatenate([cuts, [len(bid)]])
+        for a, b in zip(starts, stops):
+            out[int(bid[a])] = (midx[a:b], {c: v.slice(a, b - a) for c, v in cols.items()})
+        return out
+
+    def _block_rows(self, fetched, block_id: int, length: int, models: np.ndarray):
+        """Dense (len(models), length) values and known mask of one block."""
+        nbytes = (length + 7) // 8
+        vals = np.zeros((len(models), length), dtype=np.uint8)
+        known = np.zeros((len(models), length), dtype=bool)
+        if block_id not in fetched:
+            return vals, known
+        midx, cols = fetched[block_id]
+        pos = np.searchsorted(midx, models)
+        pos_c = np.minimum(pos, len(midx) - 1)
+        have = midx[pos_c] == models
+        rows = rows_from_binary(cols["correct"], nbytes)
+        vals[have] = unpack_rows(rows[pos_c[have]], length)
+        kcol = cols["known"]
+        kvalid = np.asarray(kcol.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        full = have.copy()
+        full[have] = ~kvalid[pos_c[have]]
+        known[full] = True
+        part = have & ~full
+        if part.any():
+            for r in np.flatnonzero(part):
+                blob = np.frombuffer(kcol[int(pos_c[r])].as_py(), dtype=np.uint8)[None, :]
+                known[r] = unpack_rows(blob, length)[0].astype(bool)
+        return vals, known
+
+    def _blocks_for(self, samples: np.ndarray | None):
+        b = self._blocks
+        if samples is None:
+            return list(zip(b["block_id"], b["start"], b["length"]))
+        bi = np.searchsorted(b["start"], samples, side="right") - 1
+        wanted = np.unique(bi)
+        return [(b["block_id"][i], b["start"][i], b["length"][i]) for i in wanted]
+
+    def values_and_known(self, models, samples) -> tuple[np.ndarray, np.ndarray]:
+        """Values and known mask for ``models`` x ``samples`` (indices validated)."""
+        m = self.model_rows(models)
+        s = self.sample_rows(samples)
+        n = self.n_samples if s is None else len(s)
+        vals = np.zeros((len(m), n), dtype=np.uint8)
+        known = np.zeros((len(m), n), dtype=bool)
+        if len(m) == 0 or n == 0:
+            return vals, known
+        blocks = self._blocks_for(s)
+        fetched = self._fetch(m, np.array([b[0] for b in blocks]))
+        for block_id, start, length in blocks:
+            v, k = self._block_rows(fetched, int(block_id), int(length), m)
+            if s is None:
+                vals[:, start : start + length] = v
+                known[:, start : start + length] = k
+            else:
+                cols = np.flatnonzero((s >= start) & (s < start + length))
+                vals[:, cols] = v[:, s[cols] - start]
+                known[:, cols] = k[:, s[cols] - start]
+        return vals, known
+
+    def _raise_unknown(self, m: np.ndarray, s: np.ndarray | None, known: np.ndarray) -> None:
+        r, c = np.unravel_index(int(np.argmax(~known)), known.shape)
+        mi = int(m[r])
+        si = int(c if s is None else s[c])
+        mid = self.cursor().execute("SELECT model_id FROM models WHERE model_idx = ?", [mi]).fetchone()[0]
+        sid = self.cursor().execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [si]).fetchone()[0]
+        missing = int((~known).sum())
+        raise InputError(
+            f"The store has no prediction of model {mid!r} on sample {sid!r} ({missing} of the requested "
+            "entries were never recorded); choose models and samples that were evaluated together."
+        )
+
+    def matrix(self, models=None, samples=None) -> np.ndarray:
+        """A uint8 0/1 matrix, rows in the given ``model_idx`` order and columns in the given
+        ``sample_idx`` order (None = all). InputError if an entry was never recorded."""
+        m = self.model_rows(models)
+        s = self.sample_rows(samples)
+        if s is None:
+            packed, n = self.read_packed(m)
+            return unpack_rows(packed, n)
+        vals, known = self.values_and_known(m, s)
+        if not known.all():
+            self._raise_unknown(m, s, known)
+        return vals
+
+    def known(self, models=None, samples=None) -> np.ndarray:
+        """Boolean mask: which of ``models`` x ``samples`` have a recorded prediction."""
+        return self.values_and_known(models, samples)[1]
+
+    def read_packed(self, models=None, samples=None) -> tuple[np.ndarray, int]:
+        """Rows packed with ``np.packbits(axis=1, bitorder="little")`` and the number of samples.
+
+        With ``samples=None`` the rows are assembled from the stored blocks without
+        unpacking (the paper-scale path). InputError if an entry was never recorded.
+        """
+        m = self.model_rows(models)
+        s = self.sample_rows(samples)
+        if s is not None:
+            return pack_rows(self.matrix(m, s)), len(s)
+        n = self.n_samples
+        out = np.zeros((len(m), (n + 7) // 8), dtype=np.uint8)
+        if len(m) == 0 or n == 0:
+            return out, n
+        uniq, inverse = np.unique(m, return_inverse=True)
+        fetched = self._fetch(uniq, None)
+        complete = True
+        for block_id, start, length in zip(self._blocks["block_id"], self._blocks["start"], self._blocks["length"]):
+            got = fetched.get(int(block_id))
+            if got is None or len(got[0]) != len(uniq) or got[1]["known"].null_count != len(got[0]):
+                complete = False
+                break
+            rows = rows_from_binary(got[1]["correct"], (int(length) + 7) // 8)
+            or_into(out, rows[inverse], int(start))
+        if not complete:
+            known = self.values_and_known(m, None)[1]
+            self._raise_unknown(m, None, known)
+        return out, n
+
+    def has_extra(self, field: str) -> bool:
+        """Whether any entry has ``field`` (confidence, predicted, true_prob) recorded."""
+        if field not in EXTRA_FIELDS:
+            raise InputError(f"Unknown extra field {field!r}; known fields are {', '.join(EXTRA_FIELDS)}.")
+        return self.cursor().execute(f"SELECT count(*) FROM (SELECT 1 FROM extras WHERE {field} IS NOT NULL LIMIT 1)").fetchone()[0] > 0
+
+    def _extras_block(self, fetched, block_id: int, length: int, models: np.ndarray, fields) -> dict:
+        """field -> (values (len(models), length), recorded mask) of one block."""
+        out = {}
+        got = fetched.get(block_id)
+        for f in fields:
+            vals = np.zeros((len(models), length), dtype=np.int32 if f == "predicted" else np.float64)
+            have = np.zeros((len(models), length), dtype=bool)
+            if got is not None:
+                midx, cols = got
+                pos = np.minimum(np.searchsorted(midx, models), len(midx) - 1)
+                hit = midx[pos] == models
+                lists = cols[f]
+                valid = np.asarray(lists.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+                rows_with = np.flatnonzero(valid)  # rows of this block's slice that hold the field
+                if len(rows_with):
+                    flat = lists.flatten()
+                    data = np.asarray(flat.fill_null(0).to_numpy(zero_copy_only=False)).reshape(len(rows_with), length)
+                    rec = (np.ones(data.shape, dtype=bool) if flat.null_count == 0 else
+                           np.asarray(flat.is_valid().to_numpy(zero_copy_only=False), dtype=bool).reshape(data.shape))
+                    slot = np.full(len(midx), -1, dtype=np.int64)
+                    slot[rows_with] = np.arange(len(rows_with))
+                    take = np.flatnonzero(hit & (slot[pos] >= 0))
+                    vals[take] = data[slot[pos[take]]]
+                    have[take] = rec[slot[pos[take]]]
+            out[f] = (vals, have)
+        return out
+
+    def extras_partial(self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS) -> dict:
+        """Like :meth:`extras` but never raises on gaps: field -> (values, recorded mask).
+
+        Probabilities come back as float64, exactly as imported (``extras`` narrows them
+        to the float32 of the contract)."""
+        fields = tuple(fields)
+        for f in fields:
+            if f not in EXTRA_FIELDS:
+                raise InputError(f"Unknown extra field {f!r}; known fields are {', '.join(EXTRA_FIELDS)}.")
+        m = self.model_rows(models)
+        s = self.sample_rows(samples)
+        n = self.n_samples if s is None else len(s)
+        out = {f: (np.zeros((len(m), n), dtype=np.int32 if f == "predicted" else np.float64),
+                   np.zeros((len(m), n), dtype=bool)) for f in fields}
+        if len(m) == 0 or n == 0 or not fields:
+            return out
+        blocks = self._blocks_for(s)
+        fetched = self._fetch(m, np.array([b[0] for b in blocks]), columns=fields, table="extras")
+        for block_id, start, length in blocks:
+            got = self._extras_block(fetched, int(block_id), int(length), m, fields)
+            if s is None:
+                sl = slice(int(start), int(start + length))
+                for f, (v, h) in got.items():
+                    out[f][0][:, sl], out[f][1][:, sl] = v, h
+            else:
+                cols = np.flatnonzero((s >= start) & (s < start + length))
+                for f, (v, h) in got.items():
+                    out[f][0][:, cols], out[f][1][:, cols] = v[:, s[cols] - start], h[:, s[cols] - start]
+        return out
+
+    def extras(self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS) -> dict[str, np.ndarray]:
+        """Per-entry extras (confidence, true_prob: float32; predicted: int32), shaped like
+        :meth:`matrix`. InputError naming the field if any requested entry lacks it."""
+        m = self.model_rows(models)
+        s = self.sample_rows(samples)
+        out = {}
+        for f, (arr, have) in self.extras_partial(m, s, fields).items():
+            if not have.all():
+                rr, cc = np.unravel_index(int(np.argmax(~have)), have.shape)
+                mid = self.cursor().execute("SELECT model_id FROM models WHERE model_idx = ?", [int(m[rr])]).fetchone()[0]
+                si = int(cc if s is None else s[cc])
+                sid = self.cursor().execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [si]).fetchone()[0]
+                raise InputError(f"The store has no {f} for model {mid!r} on sample {sid!r}; that field was not recorded.")
+            out[f] = arr.astype(np.float32) if f != "predicted" else arr
+        return out

@@ -1,0 +1,96 @@
+"""Summaries of a store: per-domain counts (the ``counts.csv`` of ``rank`` and
+``weights``) and the tables of ``info`` and the app's home page.
+
+Mixed into :class:`~lifelong_core.store.Store`; built on the read methods only.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+
+class StoreSummaries:
+    """Counts and summaries of a store (see :class:`~lifelong_core.store.Store`)."""
+
+    def counts(self, dataset: str | None = None, domains: Iterable[str] | None = None, models=None) -> pd.DataFrame:
+        """Correct and total recorded predictions per model and domain: the ``counts.csv``
+        of ``rank`` / ``weights`` (model, task, category, correct, total; task = domain).
+
+        Only recorded entries count; model x domain pairs with nothing recorded are left
+        out. When several datasets share a domain name, task is ``dataset/domain``.
+        """
+        smp = self.samples(dataset, domains)
+        m = self.model_rows(models)
+        cols = ["model", "task", "category", "correct", "total"]
+        if len(smp) == 0 or len(m) == 0:
+            return pd.DataFrame({c: pd.Series(dtype=object if c in ("model", "task", "category") else np.int64) for c in cols})
+        doms = smp[["dataset", "domain", "category"]].drop_duplicates(["dataset", "domain"]).reset_index(drop=True)
+        clash = doms["domain"].duplicated(keep=False)
+        doms["task"] = np.where(clash, doms["dataset"] + "/" + doms["domain"], doms["domain"])
+        code = pd.MultiIndex.from_frame(smp[["dataset", "domain"]]).map(
+            {k: i for i, k in enumerate(zip(doms["dataset"], doms["domain"]))}
+        ).to_numpy(dtype=np.int64)
+        order = np.argsort(code, kind="stable")
+        sidx = smp["sample_idx"].to_numpy(dtype=np.int64)[order]
+        bounds = np.searchsorted(code[order], np.arange(len(doms)))
+        ids = self.models().set_index("model_idx")["model_id"]
+        chunk = max(1, int(50_000_000 // max(len(sidx), 1)))
+        correct = np.zeros((len(m), len(doms)), dtype=np.int64)
+        total = np.zeros((len(m), len(doms)), dtype=np.int64)
+        for a in range(0, len(m), chunk):
+            vals, known = self.values_and_known(m[a : a + chunk], sidx)
+            correct[a : a + chunk] = np.add.reduceat(vals & known, bounds, axis=1)
+            total[a : a + chunk] = np.add.reduceat(known, bounds, axis=1, dtype=np.int64)
+        out = pd.DataFrame(
+            {
+                "model": np.repeat(ids.loc[m].to_numpy(dtype=object), len(doms)),
+                "task": np.tile(doms["task"].to_numpy(dtype=object), len(m)),
+                "category": np.tile(doms["category"].to_numpy(dtype=object), len(m)),
+                "correct": correct.ravel(),
+                "total": total.ravel(),
+            }
+        )
+        return out[out["total"] > 0].reset_index(drop=True)
+
+    def summary(self) -> dict[str, pd.DataFrame]:
+        """Counts for ``info`` and the app's home page: tables ``datasets`` (dataset,
+        synthetic, domains, samples, models, entries, accuracy, description), ``domains``
+        (dataset, domain, category, samples, models, entries, accuracy) and ``models``
+        (model_idx, model_id, name, family, entries, correct, accuracy). ``entries`` counts
+        recorded predictions; ``models`` counts models with at least one."""
+        mdl = self._df(
+            "SELECT m.model_idx, m.model_id, m.name, m.family, "
+            "coalesce(sum(CASE WHEN b.known IS NULL THEN k.length ELSE bit_count(b.known::BIT) END), 0)::BIGINT AS entries, "
+            "coalesce(sum(bit_count(b.correct::BIT)), 0)::BIGINT AS correct "
+            "FROM models m LEFT JOIN bits b USING (model_idx) LEFT JOIN blocks k USING (block_id) "
+            "GROUP BY ALL ORDER BY m.model_idx"
+        )
+        mdl["accuracy"] = (mdl["correct"] / mdl["entries"].where(mdl["entries"] > 0)).round(4)
+        doms = self.domains().rename(columns={"n_samples": "samples"})
+        cnt = self.counts()
+        keys = ["dataset", "domain"]
+        if len(cnt):
+            # counts() names a task dataset/domain only when domain names collide.
+            task_key = {t: (ds, dm) for ds, dm in zip(doms["dataset"], doms["domain"]) for t in (dm, f"{ds}/{dm}")}
+            cnt[keys] = pd.DataFrame([task_key[t] for t in cnt["task"]], index=cnt.index)
+            agg = cnt.groupby(keys).agg(models=("model", "nunique"), entries=("total", "sum"), correct=("correct", "sum"))
+            doms = doms.merge(agg.reset_index(), on=keys, how="left")
+        else:
+            doms = doms.assign(models=0, entries=0, correct=0)
+        doms[["models", "entries", "correct"]] = doms[["models", "entries", "correct"]].fillna(0).astype(np.int64)
+        dsets = self.datasets().merge(
+            doms.groupby("dataset").agg(domains=("domain", "size"), samples=("samples", "sum"),
+                                        entries=("entries", "sum"), correct=("correct", "sum")).reset_index(),
+            on="dataset", how="left")
+        per_model = cnt.groupby("dataset")["model"].nunique() if len(cnt) else pd.Series(dtype=np.int64)
+        dsets["models"] = dsets["dataset"].map(per_model).fillna(0).astype(np.int64)
+        for c in ("domains", "samples", "entries", "correct"):
+            dsets[c] = dsets[c].fillna(0).astype(np.int64)
+        for df in (doms, dsets):
+            df["accuracy"] = (df["correct"] / df["entries"].where(df["entries"] > 0)).round(4)
+        dsets = dsets[["dataset", "synthetic", "domains", "samples", "models", "entries", "accuracy", "description"]]
+        doms = doms[["dataset", "domain", "category", "samples", "models", "entries", "accuracy"]]
+        return {"datasets": dsets, "domains": doms, "models": mdl[["model_idx", "model_id", "name", "family", "entries", "correct", "accuracy"]]}
