@@ -3,7 +3,8 @@
 Each subcommand lives in its own module under ``lifelong_core.commands`` and exposes
 ``add_parser(subparsers)`` (which sets ``func`` on its parser) so that commands stay
 independent. Errors from bad input are :class:`~lifelong_core.errors.InputError`: one
-line on stderr, exit code 2.
+line on stderr, exit code 2. The core names parameters, not flags: when an error carries
+``param``, the line starts with the flag that sets it (:func:`flag_for`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+
+from lifelong_core.errors import InputError
 
 # Module names under lifelong_core.commands, in the order shown by --help.
 COMMAND_MODULES = (
@@ -39,15 +42,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    from lifelong_core.errors import InputError
+# Core parameter names whose command-line dest differs.
+PARAM_DESTS = {"model_name": "model"}
 
+
+def flag_for(parser: argparse.ArgumentParser, param: str | None) -> str | None:
+    """The option string of ``parser`` that sets parameter ``param`` (its ``dest``)."""
+    if param is None:
+        return None
+    param = PARAM_DESTS.get(param, param)
+    for action in parser._actions:
+        if action.dest == param and action.option_strings:
+            return max(action.option_strings, key=len)
+    return None
+
+
+def error_line(exc: InputError, parser: argparse.ArgumentParser) -> str:
+    """The one line printed for bad input: ``error: [--flag: ]<sentence>``."""
+    flag = flag_for(parser, getattr(exc, "param", None))
+    return f"error: {flag}: {exc}" if flag else f"error: {exc}"
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         result = args.func(args)
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        print(error_line(exc, sub.choices[args.command]), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

@@ -146,7 +146,7 @@ def bad_files(d: Path) -> None:
     (["--matrix", "nan.csv", "--sort-models", "1"], "missing value (NaN) at line 2, column 2"),
     (["--matrix", "A.npy", "--sort-rows", "out_of_range.txt"], "holds index 30, outside [0, 29]"),
     (["--matrix", "A.npy", "--sort-rows", "all.txt"], "names all 30 rows"),
-    (["--matrix", "A.npy", "--sort-models", "30"], "--sort-models 30 must be between 1 and 29"),
+    (["--matrix", "A.npy", "--sort-models", "30"], "--sort-models: the number of Sort models, 30, must be between 1 and 29"),
     (["--matrix", "A.npy", "--sort-models", "5", "--budgets", "8,701"], "budget 701 must be between 1 and"),
     (["--matrix", "A.npy", "--sort-models", "5", "--budgets", "0"], "budget 0 must be between 1 and"),
     (["--matrix", "A.npy", "--sort-models", "5", "--budgets", "8,x"], "'x' is not a whole number"),

@@ -259,8 +259,8 @@ def _line(doc_id, **metrics):
 
 @pytest.mark.parametrize("case,pattern", [
     ("non-binary metric", r"Metric 'f1' of task 'squad' is not binary: .* line 2 \(doc_id 1\) holds 0\.5"),
-    ("several metrics", r"records metrics acc, acc_norm; choose one with --metric"),
-    ("several filters", r"records filters flexible, strict; choose one with --filter"),
+    ("several metrics", r"--metric: .*records metrics acc, acc_norm; choose one\."),
+    ("several filters", r"--filter: .*records filters flexible, strict; choose one\."),
     ("truncated jsonl", r"line 2 is not valid JSON \(is the file truncated\?\)"),
     ("truncated gz", r"is truncated or not a valid gzip file"),
     ("fewer samples than results say", r"holds 2 samples but .* reports 3 for task 'arc'"),

@@ -86,7 +86,7 @@ def _row_namer(row_offset: int, lines: tuple[int, ...] | None) -> Callable[[int]
 def check_binary(
     arr: np.ndarray,
     source: str,
-    what: str = "--matrix",
+    what: str = "matrix",
     row_offset: int = 0,
     lines: tuple[int, ...] | None = None,
 ) -> np.ndarray:
@@ -295,7 +295,7 @@ def _load_any(
     return arr, p, lines
 
 
-def load_matrix(path: Path | str, what: str = "--matrix", key: str | None = None) -> np.ndarray:
+def load_matrix(path: Path | str, what: str = "matrix", key: str | None = None) -> np.ndarray:
     """Load a 0/1 correctness matrix (models x samples) as ``np.uint8``.
 
     ``key`` selects the array of an ``.npz`` holding several. Raises ``InputError`` for a
@@ -306,13 +306,13 @@ def load_matrix(path: Path | str, what: str = "--matrix", key: str | None = None
     return np.ascontiguousarray(check_binary(arr, _name(p), what, lines=lines))
 
 
-def load_float_matrix(path: Path | str, what: str = "--confidence", key: str | None = None) -> np.ndarray:
+def load_float_matrix(path: Path | str, what: str = "confidence", key: str | None = None) -> np.ndarray:
     """Load a matrix of values in [0, 1] (e.g. confidences) as ``np.float32``."""
     arr, p, lines = _load_any(path, what, key)
     return np.ascontiguousarray(_check_unit_interval(arr, _name(p), what, lines=lines))
 
 
-def load_index_list(path: Path | str, n: int | None = None, what: str = "--sort-rows") -> np.ndarray:
+def load_index_list(path: Path | str, n: int | None = None, what: str = "index list") -> np.ndarray:
     """Read 0-based indices, one per line (blank lines ignored), as ``np.int64``.
 
     With ``n`` given, every index must lie in ``[0, n)``. Duplicates are refused: an index
@@ -407,7 +407,7 @@ class MatrixSource:
             yield idx, self.read_rows(idx)
 
 
-def open_matrix(path: Path | str, what: str = "--matrix") -> MatrixSource:
+def open_matrix(path: Path | str, what: str = "matrix") -> MatrixSource:
     """Open a 0/1 matrix for block reads; validation happens as blocks are read.
 
     A C-ordered numeric ``.npy`` is streamed from disk; anything else goes through

@@ -98,11 +98,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    from lifelong_core.cli import error_line
+
+    p = parser()
+    args = p.parse_args(argv)
     try:
         return run(args)
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_line(exc, p), file=sys.stderr)
         return 2
 
 

@@ -34,12 +34,14 @@ def default_threads() -> int:
 def check_config(sort: str, sampling: str, search: str) -> None:
     """The packed engines serve Sorting by Sum and the threshold rules only."""
     if sort != "sum":
-        raise InputError(f"the packed engine sorts by sum only; --sort {sort} needs the default dense engine.")
+        raise InputError(f"the packed engine sorts by sum only; sort {sort!r} needs the default dense engine.",
+                         param="sort")
     if sampling not in SAMPLING:
         raise InputError(f"unknown sampling {sampling!r}; use one of {', '.join(SAMPLING)}.")
     if not is_threshold_rule(search):
         raise InputError(
-            f"the packed engine runs the threshold rules only; --search {search} needs the default dense engine."
+            f"the packed engine runs the threshold rules only; search {search!r} needs the default dense engine.",
+            param="search",
         )
 
 

@@ -41,7 +41,7 @@ def compute_order(A_sort: np.ndarray, sort: str = "sum", confidence: np.ndarray 
         return sort_by_sum(A_sort, ties)
     if sort == "confidence":
         if confidence is None:
-            raise InputError("--sort confidence needs a confidence matrix (--confidence).")
+            raise InputError("Sorting by confidence needs a confidence matrix.", param="confidence")
         return sort_by_confidence(confidence, ties)
     if sort == "recursive":
         return sort_recursive(A_sort, depth)

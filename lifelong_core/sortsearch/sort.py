@@ -151,14 +151,14 @@ def sort_models(A: np.ndarray, ties: str = "stable") -> np.ndarray:
 
 
 def choose_sort_rows(m: int, k: int, seed: int) -> np.ndarray:
-    """The ``--sort-models K --seed S`` rule: K distinct rows drawn uniformly, sorted.
+    """The rule of ``sweep --sort-models K --seed S``: K distinct rows drawn uniformly, sorted.
 
     ``np.random.default_rng(seed).choice(m, k, replace=False)``, then sorted ascending;
     stated exactly so other implementations (the naive benchmark) can reproduce it.
     """
     if not 1 <= k < m:
         raise InputError(
-            f"--sort-models {k} must be between 1 and {m - 1} (the matrix has {m} rows and at "
-            "least one must be left to evaluate)."
+            f"the number of Sort models, {k}, must be between 1 and {m - 1} (the matrix has {m} rows and at "
+            "least one must be left to evaluate).", param="sort_models"
         )
     return np.sort(np.random.default_rng(seed).choice(m, k, replace=False)).astype(np.int64)

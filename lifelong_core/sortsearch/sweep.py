@@ -83,7 +83,7 @@ def _as_blocks(A: np.ndarray | RowBlocks, row_ids: np.ndarray | None, block_rows
 def _sort_order(A_sort, sort: str, confidence, ties: str, depth: int, backend: Backend) -> tuple[np.ndarray, int]:
     if isinstance(A_sort, RowBlocks):
         if sort != "sum":
-            raise InputError(f"--sort {sort} needs the Sort rows in memory, not streamed blocks.")
+            raise InputError(f"sort {sort!r} needs the Sort rows in memory, not streamed blocks.", param="sort")
         sums = np.zeros(A_sort.n_cols, dtype=np.int64)
         for _, block in A_sort.blocks():
             sums += backend.column_sums(block)

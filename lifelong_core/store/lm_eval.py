@@ -82,7 +82,7 @@ def _find_run(path: Path) -> tuple[Path | None, list[Path], str]:
                 and any(_RESULTS.match(p.name) or _SAMPLES.match(p.name) for p in d.iterdir())]
         if len(subs) != 1:
             what = "no run folder" if not subs else f"{len(subs)} run folders ({', '.join(d.name for d in subs)})"
-            raise InputError(f"lm-eval path {path} holds {what}; point --lm-eval at one model's folder.")
+            raise InputError(f"lm-eval path {path} holds {what}; give the path of one model's folder.")
         folder = subs[0]
     results = sorted(p for p in folder.iterdir() if _RESULTS.match(p.name))
     samples = sorted(p for p in folder.iterdir() if _SAMPLES.match(p.name))
@@ -129,27 +129,27 @@ def _binary(v) -> float | None:
     return None
 
 
-def _pick(options: list[str], wanted: str | None, what: str, task: str, path: Path, flag: str) -> str:
+def _pick(options: list[str], wanted: str | None, what: str, task: str, path: Path) -> str:
     if wanted is not None:
         if wanted not in options:
             raise InputError(f"Task {task!r} ({path.name}) has no {what} {wanted!r}; it has {', '.join(options)}.")
         return wanted
     if len(options) == 1:
         return options[0]
-    raise InputError(f"Task {task!r} ({path.name}) records {what}s {', '.join(options)}; choose one with {flag}.")
+    raise InputError(f"Task {task!r} ({path.name}) records {what}s {', '.join(options)}; choose one.", param=what)
 
 
 def _pick_metric(options: list[str], wanted: str | None, task: str, path: Path) -> str:
     """``wanted`` is a comma-separated preference list; the first metric the task records wins."""
     if wanted is None:
-        return _pick(options, None, "metric", task, path, "--metric")
+        return _pick(options, None, "metric", task, path)
     prefs = [w.strip() for w in wanted.split(",") if w.strip()]
     for w in prefs:
         if w in options:
             return w
     raise InputError(
         f"Task {task!r} ({path.name}) has no metric {' or '.join(map(repr, prefs))}; it has {', '.join(options)} "
-        "(--metric takes a preference list, e.g. acc_norm,acc)."
+        "(the metric may be a preference list, e.g. acc_norm,acc).", param="metric"
     )
 
 
@@ -158,7 +158,7 @@ def read_lm_eval(path, model_name: str, metric: str | None = None, dataset: str 
     """Read one model's ``--log_samples`` run: a folder (or the folder holding exactly one
     model's folder), its ``results_*.json`` file, or one task's ``samples_*.jsonl``."""
     if not isinstance(model_name, str) or not model_name.strip():
-        raise InputError("An lm-eval import needs a model name (--model NAME).")
+        raise InputError("An lm-eval import needs a model name.", param="model_name")
     dataset = dataset or "lm-eval"
     results_path, files, folder = _find_run(Path(path))
     h = hashlib.sha256()
@@ -189,8 +189,8 @@ def read_lm_eval(path, model_name: str, metric: str | None = None, dataset: str 
         h.update(f.read_bytes())
         recs = _read_lines(f)
         filters = sorted({str(r.get("filter", "none")) for r in recs})
-        # --filter only matters where a task was logged under several filters.
-        flt = filters[0] if len(filters) == 1 else _pick(filters, filter, "filter", task, f, "--filter")
+        # The filter only matters where a task was logged under several filters.
+        flt = filters[0] if len(filters) == 1 else _pick(filters, filter, "filter", task, f)
         recs = [r for r in recs if str(r.get("filter", "none")) == flt]
         names = recs[0].get("metrics")
         if not isinstance(names, list) or not names:

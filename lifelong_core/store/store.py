@@ -123,7 +123,7 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
         if row is None:
             raise InputError(f"{p} is a DuckDB file but not a lifelong store (no store_meta table).")
         if row[0] != FORMAT_VERSION:
-            raise InputError(f"Store {p} has format version {row[0]}; this program reads version {FORMAT_VERSION} (rebuild it, e.g. `build-demo --force`).")
+            raise InputError(f"Store {p} has format version {row[0]}; this program reads version {FORMAT_VERSION} (rebuild it from its sources).")
         return cls(con, p, read_only)
 
     @classmethod

@@ -235,7 +235,7 @@ class StoreWriter:
         if n_new and "dataset" not in new:
             raise InputError(
                 f"{source}: sample {new['sample_id'].iloc[0]!r} is new to the store and no dataset is given; "
-                "add a dataset column or pass a dataset name (--dataset)."
+                "add a dataset column or pass a dataset name.", param="dataset"
             )
         if n_new and "domain" not in new:
             # Only new samples take the default domain (the dataset's name): a known
