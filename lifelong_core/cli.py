@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "match",
     "store_cmds",
     "build_demo",
+    "harness",
 )
 
 
