@@ -27,6 +27,7 @@ import pandas as pd
 from lifelong_core.datasets.leaderboard import DATASET
 from lifelong_core.store import Store
 from lifelong_core.workflows import harness
+from lifelong_core.workflows.selection import Selection
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "bench_llm_holdout.json"
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     for r in picks:
         keep = np.setdiff1d(np.arange(len(acc)), [r])
-        cache = harness.Cache(full.dataset, full.A[keep], full.models.iloc[keep].reset_index(drop=True), full.samples)
+        cache = Selection(full.A[keep], full.models.iloc[keep].reset_index(drop=True), full.samples, full.synthetic)
         fits = {}
 
         def fitter(d, cache=cache, fits=fits):

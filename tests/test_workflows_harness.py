@@ -12,6 +12,7 @@ import pytest
 from lifelong_core.cli import main
 from lifelong_core.errors import InputError
 from lifelong_core.workflows import harness
+from lifelong_core.workflows.selection import Selection
 
 
 @pytest.fixture()
@@ -87,7 +88,7 @@ def test_estimate_of_a_held_out_model_and_its_rank(store):
     c = cache(store)
     held = 5
     keep = np.setdiff1d(np.arange(40), [held])
-    rest = harness.Cache("sim", c.A[keep], c.models.iloc[keep].reset_index(drop=True), c.samples)
+    rest = Selection(c.A[keep], c.models.iloc[keep].reset_index(drop=True), c.samples, c.synthetic)
     choice = harness.select_items(rest, 40, "neighbours", seed=0)
     obs = dict(zip(choice.items["sample_id"], c.A[held, choice.columns].tolist()))
     est = harness.estimate_new_model(rest, obs, "neighbours")

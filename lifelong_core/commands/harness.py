@@ -111,5 +111,5 @@ def run_estimate(args: argparse.Namespace) -> int:
             summary = harness.insert_estimated(w, cache, args.model, est, source=obs.source,
                                                extra_meta={"lm_eval_metrics": {t: list(v) for t, v in obs.metrics.items()}})
         print(f"inserted {args.model} into {args.store} marked estimated ({summary.get('entries', cache.A.shape[1])} "
-              f"entries, {len(est.columns)} of them real results)")
+              f"entries, {len(est.new.cols)} of them real results)")
     return 0

@@ -35,41 +35,26 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.workflows.arrivals import estimate_new_model as estimate_overall
+from lifelong_core.workflows.arrivals import estimated_model_rows, fit_new_model_method
+from lifelong_core.workflows.selection import Selection, select
 
 DEFAULT_METHOD = "mirt"  # best measured estimator with a 95% interval (README, "Estimators")
 _DOC = re.compile(r"^(?P<domain>.+)/(?P<doc>\d+)$")
 
 
 # ------------------------------------------------------------------ the cache
-@dataclass(frozen=True)
-class Cache:
-    """The stored models that count for a dataset: rows = every real (not estimated)
-    model evaluated on all of its samples, store order; columns = its samples."""
-
-    dataset: str
-    A: np.ndarray
-    models: pd.DataFrame
-    samples: pd.DataFrame
-
-    @property
-    def names(self) -> list[str]:
-        return self.models["name"].fillna(self.models["model_id"]).astype(str).tolist()
+def cache_of(store, dataset: str) -> Selection:
+    """The matrix a new model is compared with: :func:`workflows.selection.select` on the
+    whole dataset (every real model evaluated on all of its samples)."""
+    names = store.datasets()["dataset"].tolist()
+    if dataset not in names:
+        raise InputError(f"the store holds no dataset {dataset!r}; it has {', '.join(names) or 'none'}.")
+    return select(store, dataset)
 
 
-def cache_of(store, dataset: str) -> Cache:
-    """The matrix a new model is compared with (the rule every score uses: estimated rows
-    are predictions, and a model counts only where it was evaluated on every sample)."""
-    if dataset not in set(store.datasets()["dataset"]):
-        raise InputError(f"the store holds no dataset {dataset!r}; it has {', '.join(store.datasets()['dataset']) or 'none'}.")
-    smp = store.samples(dataset)
-    models = store.models()
-    models = models[~models["estimated"].astype(bool)]
-    sidx = smp["sample_idx"].to_numpy()
-    models = models[store.known(models["model_idx"].to_numpy(), sidx).all(axis=1)]
-    if len(models) < 2:
-        raise InputError(f"fewer than two models were evaluated on every sample of {dataset!r}.")
-    A = store.matrix(models["model_idx"].to_numpy(), sidx)
-    return Cache(dataset, A, models.reset_index(drop=True), smp.reset_index(drop=True))
+def _dataset(sel: Selection) -> str:
+    return str(sel.samples["dataset"].iloc[0])
 
 
 def default_dataset(store) -> str:
@@ -80,13 +65,15 @@ def default_dataset(store) -> str:
     return names[0]
 
 
-def fit(cache: Cache, method: str = DEFAULT_METHOD, domain: str | None = None):
-    """``method`` fitted on the cache (Sort by sum over the stored models), optionally on
-    one domain's columns only (the per-task estimates)."""
-    from lifelong_core.sortsearch import compute_order, get_method
-
-    A = cache.A if domain is None else cache.A[:, (cache.samples["domain"] == domain).to_numpy()]
-    return get_method(method).fit(A, compute_order(A, "sum"))
+def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = None):
+    """``method`` fitted on the cache as the new-model page fits it
+    (:func:`workflows.arrivals.fit_new_model_method`), or on one domain's columns only
+    (the per-task estimates)."""
+    if domain is None:
+        return fit_new_model_method(cache, method)
+    cols = (cache.samples["domain"] == domain).to_numpy()
+    sub = Selection(cache.A[:, cols], cache.models, cache.samples[cols].reset_index(drop=True), cache.synthetic)
+    return fit_new_model_method(sub, method)
 
 
 # ------------------------------------------------------------------ sample ids <-> lm-eval
@@ -154,7 +141,7 @@ class ItemChoice:
     m: int
 
 
-def select_items(cache: Cache, budget: int, method: str = DEFAULT_METHOD, seed: int = 0,
+def select_items(cache: Selection, budget: int, method: str = DEFAULT_METHOD, seed: int = 0,
                  evaluated: Mapping[str, int] | None = None, fitted=None) -> ItemChoice:
     """The ``budget`` items a new model should run next.
 
@@ -170,7 +157,7 @@ def select_items(cache: Cache, budget: int, method: str = DEFAULT_METHOD, seed: 
     cols_done, obs_done = observed_columns(cache, evaluated or {})
     left = n - len(cols_done)
     if budget > left:
-        raise InputError(f"budget {budget} exceeds the {left} items of {cache.dataset!r} not yet evaluated.")
+        raise InputError(f"budget {budget} exceeds the {left} items of {_dataset(cache)!r} not yet evaluated.")
     rng = np.random.default_rng(seed)
     fitted = fitted if fitted is not None else fit(cache, method)
     if hasattr(fitted, "select_next"):
@@ -181,7 +168,7 @@ def select_items(cache: Cache, budget: int, method: str = DEFAULT_METHOD, seed: 
         if len(cols) > budget:
             cols = np.sort(rng.choice(cols, size=budget, replace=False))
     items = cache.samples.iloc[cols][["sample_id", "domain"]].reset_index(drop=True)
-    return ItemChoice(cache.dataset, method, int(budget), int(seed), cols, items, n, m)
+    return ItemChoice(_dataset(cache), method, int(budget), int(seed), cols, items, n, m)
 
 
 def lm_eval_samples(choice: ItemChoice, task_names: Mapping[str, str] | None = None) -> dict[str, list[int]]:
@@ -204,7 +191,7 @@ def write_choice(choice: ItemChoice, path, fmt: str, task_names: Mapping[str, st
 
 
 # ------------------------------------------------------------------ read results back
-def observed_columns(cache: Cache, observed: Mapping[str, int]) -> tuple[np.ndarray, np.ndarray]:
+def observed_columns(cache: Selection, observed: Mapping[str, int]) -> tuple[np.ndarray, np.ndarray]:
     """Columns and 0/1 values (column order) of ``observed`` (sample id -> 0/1)."""
     if not len(observed):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8)
@@ -212,7 +199,7 @@ def observed_columns(cache: Cache, observed: Mapping[str, int]) -> tuple[np.ndar
     ids = pd.Index([str(s) for s in observed])
     missing = ~ids.isin(pos.index)
     if missing.any():
-        raise InputError(f"sample {ids[missing][0]!r} is not in dataset {cache.dataset!r} "
+        raise InputError(f"sample {ids[missing][0]!r} is not in dataset {_dataset(cache)!r} "
                          f"({int(missing.sum())} of {len(ids)} results name samples it does not have).")
     cols = pos.loc[ids].to_numpy(dtype=np.int64)
     vals = np.asarray([int(v) for v in observed.values()], dtype=np.int64)
@@ -231,7 +218,7 @@ class Observations:
     metrics: dict = field(default_factory=dict)  # task -> (metric, filter) used
 
 
-def observations_from_lm_eval(path, cache: Cache, task_names: Mapping[str, str] | None = None,
+def observations_from_lm_eval(path, cache: Selection, task_names: Mapping[str, str] | None = None,
                               metric: str | None = None, filter: str | None = None) -> Observations:
     """One model's ``lm_eval --log_samples`` run as results on the dataset's sample ids.
 
@@ -250,12 +237,12 @@ def observations_from_lm_eval(path, cache: Cache, task_names: Mapping[str, str] 
         task, _, doc = str(sid).rpartition("/")
         if task not in tasks:
             raise InputError(
-                f"the lm-eval run at {path} has task {task!r}, which is no task of {cache.dataset!r} "
+                f"the lm-eval run at {path} has task {task!r}, which is no task of {_dataset(cache)!r} "
                 f"({', '.join(sorted(tasks))}); map a domain to it with --task DOMAIN={task}."
             )
         key = (task, int(doc))
         if key not in sample_of:
-            raise InputError(f"the lm-eval run at {path} has doc_id {doc} of task {task!r}, which {cache.dataset!r} "
+            raise InputError(f"the lm-eval run at {path} has doc_id {doc} of task {task!r}, which {_dataset(cache)!r} "
                              "does not hold.")
         values[sample_of[key]] = int(v)
     return Observations(values, run.source, dict(run.metrics))
@@ -268,25 +255,30 @@ class NewModelEstimate:
 
     ``table``: scope (a domain, then ``overall``), items, evaluated, observed (accuracy on
     the evaluated items), estimate, lo, hi (95% interval; NaN when the method gives none).
-    Rank: 1 = best, among the ``m`` stored models plus the new one, by accuracy over every
-    item of the dataset; ``rank_lo``/``rank_hi`` are the ranks the interval allows.
+    ``new`` is the new-model page's estimate (:mod:`workflows.arrivals`): the overall
+    estimate, rank (1 = best, among the ``m`` stored models plus the new one, by accuracy
+    over every item), predictions per sample. ``rank_lo``/``rank_hi``: the ranks the
+    interval allows.
     """
 
     dataset: str
     method: str
     table: pd.DataFrame
-    rank: int
+    new: object
     rank_lo: int | None
     rank_hi: int | None
-    m: int
-    columns: np.ndarray
-    observed: np.ndarray
-    per_sample: np.ndarray
-    stored_accuracy: np.ndarray
 
     @property
     def overall(self) -> pd.Series:
         return self.table.iloc[-1]
+
+    @property
+    def rank(self) -> int:
+        return int(self.new.rank)
+
+    @property
+    def m(self) -> int:
+        return len(self.new.accuracies)
 
 
 def _row(scope: str, items: int, obs: np.ndarray, est) -> dict:
@@ -298,24 +290,24 @@ def _row(scope: str, items: int, obs: np.ndarray, est) -> dict:
             "hi": float(est.hi) if est is not None and est.hi is not None else nan}
 
 
-def estimate_new_model(cache: Cache, observed: Mapping[str, int], method: str = DEFAULT_METHOD,
+def estimate_new_model(cache: Selection, observed: Mapping[str, int], method: str = DEFAULT_METHOD,
                        fitter=None) -> NewModelEstimate:
     """Estimated accuracy per task (domain) and overall, with 95% intervals, and the rank.
 
-    Overall: ``method`` fitted on every item of the dataset estimates from every result.
-    Per task: the same method fitted on that task's items estimates from the results on
-    them (a task without results gets NaN). The rank compares the overall estimate with
-    the stored models' accuracies over the same items; its interval comes from the
-    estimate's interval alone (the stored accuracies are exact, not estimated).
-    ``fitter(domain or None)`` returns the fitted method (default :func:`fit`; the app
-    passes a cached one).
+    Overall: the new-model page's estimate (``method`` fitted on every item of the
+    dataset, from every result). Per task: the same method fitted on that task's items
+    estimates from the results on them (a task without results gets NaN). The rank
+    compares the overall estimate with the stored models' accuracies over the same items;
+    its interval comes from the estimate's interval alone (the stored accuracies are
+    exact, not estimated). ``fitter(domain or None)`` returns the fitted method (default
+    :func:`fit`; the app passes a cached one).
     """
     fitter = fitter or (lambda d: fit(cache, method, d))
     cols, obs = observed_columns(cache, observed)
     if len(cols) == 0:
         raise InputError("no results to estimate from.")
-    n = cache.A.shape[1]
-    est = fitter(None).estimate(cols, obs)
+    new = estimate_overall(cache, fitter(None), cols, obs)
+    est = new.estimate
     domains = cache.samples["domain"].astype(str).to_numpy()
     rows = []
     for d in pd.unique(domains):
@@ -323,17 +315,14 @@ def estimate_new_model(cache: Cache, observed: Mapping[str, int], method: str = 
         mask = np.isin(cols, in_d)
         sub = None
         if mask.any():
-            local = np.searchsorted(in_d, cols[mask])
-            sub = fitter(d).estimate(local, obs[mask])
+            sub = fitter(d).estimate(np.searchsorted(in_d, cols[mask]), obs[mask])
         rows.append(_row(d, len(in_d), obs[mask], sub))
-    rows.append(_row("overall", n, obs, est))
-    acc = cache.A.mean(axis=1)
-    rank = int((acc > est.acc).sum()) + 1
+    rows.append(_row("overall", len(domains), obs, est))
+    acc = new.accuracies["accuracy"].to_numpy()
     lo = hi = None
     if est.lo is not None and est.hi is not None:
         lo, hi = int((acc > est.hi).sum()) + 1, int((acc > est.lo).sum()) + 1
-    return NewModelEstimate(cache.dataset, method, pd.DataFrame(rows), rank, lo, hi, len(acc), cols, obs,
-                            np.asarray(est.per_sample, dtype=np.uint8), acc)
+    return NewModelEstimate(_dataset(cache), method, pd.DataFrame(rows), new, lo, hi)
 
 
 def format_estimate(name: str, est: NewModelEstimate) -> str:
@@ -357,23 +346,21 @@ def format_estimate(name: str, est: NewModelEstimate) -> str:
 
 
 # ------------------------------------------------------------------ insert
-def insert_estimated(writer, cache: Cache, name: str, est: NewModelEstimate, source: str, extra_meta=None) -> dict:
-    """Store the new model's row, marked estimated: its real results on the evaluated
-    items and the method's prediction elsewhere, as the "Evaluate something new" page
-    does. Metadata records the method, the estimate with its interval and which items are
-    real evaluations, so the row can be told apart and every score can leave it out."""
+def insert_estimated(writer, cache: Selection, name: str, est: NewModelEstimate, source: str, extra_meta=None) -> dict:
+    """Store the new model's row as the new-model page does
+    (:func:`workflows.arrivals.estimated_model_rows`: real results on the evaluated items,
+    the method's prediction elsewhere, marked estimated). Metadata records the method, the
+    estimate with its interval and which items are real evaluations."""
     if not isinstance(name, str) or not name.strip():
         raise InputError("the new model needs a name.")
-    row = est.per_sample.copy()
-    row[est.columns] = est.observed
     o = est.overall
+    cols = est.new.cols
     meta = {"method": est.method, "source": source, "estimate": {
                 "accuracy": round(float(o["estimate"]), 6),
                 "lo": None if np.isnan(o["lo"]) else round(float(o["lo"]), 6),
                 "hi": None if np.isnan(o["hi"]) else round(float(o["hi"]), 6)},
-            "evaluated": int(len(est.columns)),
-            "evaluated_samples": cache.samples["sample_id"].astype(str).to_numpy()[est.columns].tolist(),
+            "evaluated": int(len(cols)),
+            "evaluated_samples": cache.samples["sample_id"].astype(str).to_numpy()[cols].tolist(),
             **(extra_meta or {})}
-    models = pd.DataFrame({"model_id": [name], "name": [name], "family": ["estimated"], "estimated": [True],
-                           "metadata": [json.dumps(meta, sort_keys=True)]})
-    return writer.insert_matrix(row[None, :], models, cache.samples["sample_id"].tolist(), source=source)
+    row, models = estimated_model_rows(est.new, name, meta)
+    return writer.insert_matrix(row, models, cache.samples["sample_id"].tolist(), source=source)
