@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "store_cmds",
     "build_demo",
     "harness",
+    "app",
 )
 
 
@@ -31,8 +32,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {self.prog}: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m lifelong_core", description=__doc__.splitlines()[0])
+def build_parser(prog: str = "python -m lifelong_core") -> argparse.ArgumentParser:
+    parser = _Parser(prog=prog, description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"lifelong_core.commands.{name}")
@@ -40,10 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m lifelong_core") -> int:
     from lifelong_core.errors import InputError
 
-    parser = build_parser()
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     try:
         result = args.func(args)
@@ -54,3 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     return int(result or 0)
+
+
+def lbe() -> int:
+    """The ``lbe`` console script (pyproject.toml): the same commands under a short name."""
+    return main(prog="lbe")

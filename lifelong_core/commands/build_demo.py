@@ -21,14 +21,15 @@ from pathlib import Path
 import numpy as np
 
 from lifelong_core.errors import InputError
+from lifelong_core.paths import DATA_DIR
 
-DEFAULT_SOURCE = Path(__file__).resolve().parents[2] / "data" / "lifelong_digits"
+DEFAULT_SOURCE = DATA_DIR / "lifelong_digits"
 DATASET_DESCRIPTION = (
     "Lifelong-Digits: scikit-learn's real 8x8 handwritten digits (UCI optdigits) in {domains} "
     "domains (the clean test pool, a careful replication, rendered natural shifts), predicted "
     "by {models} real scikit-learn classifiers of {families} families."
 )
-LLM_SOURCE = Path(__file__).resolve().parents[2] / "data" / "open_llm_leaderboard_v2"
+LLM_SOURCE = DATA_DIR / "open_llm_leaderboard_v2"
 DATASET_SOURCE = "sklearn.datasets.load_digits; built by python -m lifelong_core.datasets.digits"
 
 

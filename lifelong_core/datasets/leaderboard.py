@@ -27,8 +27,9 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.paths import DATA_DIR
 
-DEFAULT_SOURCE = Path(__file__).resolve().parents[2] / "data" / "open_llm_leaderboard_v2"
+DEFAULT_SOURCE = DATA_DIR / "open_llm_leaderboard_v2"
 DATASET = "open-llm-leaderboard-v2"
 TASKS = ("ifeval", "musr", "math_hard")
 TASK_TITLES = {"ifeval": "IFEval", "musr": "MuSR", "math_hard": "MATH-hard"}
