@@ -22,8 +22,9 @@ $(STORE): $(STAMP)
 	$(VPY) -m lifelong_core build-demo --store $(STORE)
 
 store: $(STORE)
-	@if [ data/lifelong_digits/MANIFEST.json -nt $(STORE) ]; then \
-	  echo "note: $(STORE) is older than data/lifelong_digits/; 'make clean-store store' rebuilds it (dropping anything added to it)." >&2; fi
+	@for src in data/lifelong_digits/MANIFEST.json data/open_llm_leaderboard_v2/shapes.json; do \
+	  if [ $$src -nt $(STORE) ]; then \
+	    echo "note: $(STORE) is older than $$(dirname $$src)/; 'make clean-store store' rebuilds it (dropping anything added to it)." >&2; fi; done
 
 run: store
 	$(VPY) -m ui.serve --server.headless true --browser.gatherUsageStats false

@@ -46,6 +46,21 @@ def page_summary(page: Path) -> str:
     return desc
 
 
+def _partial_models(models) -> list[tuple[str, str]]:
+    """(name, reason) of models whose metadata says ``partial`` (as imports mark them)."""
+    import json
+
+    out = []
+    for name, meta in zip(models["name"].fillna(models["model_id"]), models["metadata"]):
+        try:
+            why = json.loads(meta or "{}").get("partial")
+        except (ValueError, AttributeError):
+            why = None
+        if why:
+            out.append((str(name), str(why)))
+    return out
+
+
 def home() -> None:
     _warm_imports()
     st.title("Lifelong Benchmark Explorer")
@@ -75,6 +90,15 @@ def home() -> None:
         any_synthetic = bool(ds["synthetic"].astype(bool).any())
         provenance_note(any_synthetic)
         show_table(ds.assign(kind=ds["synthetic"].map({True: "synthetic", False: "real"})), "datasets")
+        # Descriptions carry what an import found irregular (e.g. the leaderboard's repeated names);
+        # the table cuts long text, so each is also written out.
+        for row in ds.itertuples():
+            if row.description:
+                st.caption(f"**{row.dataset}**: {row.description}")
+        partial = _partial_models(models)
+        if len(partial):
+            st.caption(f"{len(partial)} model(s) marked partial, evaluated on only part of their dataset (pages that "
+                       "need every domain leave them out): " + "; ".join(f"{n} ({why})" for n, why in partial))
     st.markdown(
         "- **Real:** every prediction of a dataset marked *real*; the demo's classifiers were trained on scikit-learn's "
         "handwritten digits and their predictions were recorded once.\n"

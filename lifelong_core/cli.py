@@ -23,6 +23,8 @@ COMMAND_MODULES = (
     "match",
     "store_cmds",
     "build_demo",
+    "harness",
+    "app",
 )
 
 
@@ -33,8 +35,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {self.prog}: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m lifelong_core", description=__doc__.splitlines()[0])
+def build_parser(prog: str = "python -m lifelong_core") -> argparse.ArgumentParser:
+    parser = _Parser(prog=prog, description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"lifelong_core.commands.{name}")
@@ -63,8 +65,8 @@ def error_line(exc: InputError, parser: argparse.ArgumentParser) -> str:
     return f"error: {flag}: {exc}" if flag else f"error: {exc}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: list[str] | None = None, prog: str = "python -m lifelong_core") -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     try:
         result = args.func(args)
@@ -76,3 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     return int(result or 0)
+
+
+def lbe() -> int:
+    """The ``lbe`` console script (pyproject.toml): the same commands under a short name."""
+    return main(prog="lbe")

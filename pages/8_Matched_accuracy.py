@@ -244,6 +244,14 @@ with c1:
 with c2:
     tgt_ds, tgt_dom = side_widgets("Target", "tgt", DEMO_TARGET_DOMAIN)
 
+# A dataset that records only correctness (lm-eval per-item scores, e.g. the bundled Open LLM
+# Leaderboard results) has nothing to match on: say so instead of failing on its first sample.
+unlabeled = [d for d in dict.fromkeys((src_ds, tgt_ds)) if store.samples(dataset=d)["label"].isna().all()]
+if unlabeled:
+    st.info(f"Dataset {unlabeled[0]!r} records only whether each answer was correct, with no labels, predicted "
+            "labels or probabilities; matched accuracy needs all three. Choose a dataset that has them.")
+    st.stop()
+
 models_df = store.models()
 names = model_names(models_df)
 row_of = dict(zip(names, models_df["model_idx"].astype(int)))

@@ -86,8 +86,10 @@ def test_budget_explorer_numbers_match_the_engine(store_env):
     from lifelong_core.store import Store
 
     at = run(BUDGET, {"k": "50", "budgets": "16,64", "seed": "3", "search": "reference"})
+    from lifelong_core.workflows.selection import select
+
     with Store.open(store_env, read_only=True) as s:
-        A = s.matrix()
+        A = select(s, "lifelong-digits").A  # the page opens on the first dataset; the store holds two
     rows = choose_sort_rows(A.shape[0], 50, 3)
     rest = np.setdiff1d(np.arange(A.shape[0]), rows)
     ref = run_sweep(A[rows], A[rest], [16, 64], search="reference", seed=3).table

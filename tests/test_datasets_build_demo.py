@@ -15,10 +15,20 @@ DEMO = Path(__file__).resolve().parents[1] / "data" / "lifelong_digits"
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built_output(tmp_path_factory):
+    import contextlib
+    import io
+
     path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    assert main(["build-demo", "--store", str(path)]) == 0
-    return path
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["build-demo", "--store", str(path)]) == 0
+    return path, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def built(built_output):
+    return built_output[0]
 
 
 def test_store_matrix_and_extras_equal_the_committed_files(built):
@@ -26,24 +36,27 @@ def test_store_matrix_and_extras_equal_the_committed_files(built):
 
     d = demo_files.load_demo(DEMO)
     with Store.open(built) as st:
-        assert np.array_equal(st.matrix(), d.correct)
-        ex = st.extras()
+        rows = np.arange(len(d.models))
+        cols = st.samples("lifelong-digits")["sample_idx"].to_numpy()
+        assert np.array_equal(cols, np.arange(len(d.samples)))
+        assert np.array_equal(st.matrix(rows, cols), d.correct)
+        ex = st.extras(rows, cols)
         assert np.array_equal(ex["confidence"], d.confidence.astype(np.float32))
         assert np.array_equal(ex["true_prob"], d.true_prob.astype(np.float32))
         assert np.array_equal(ex["predicted"], d.predicted.astype(np.int32))
-        models = st.models()
+        models = st.models().iloc[: len(d.models)]
         assert models["model_id"].tolist() == d.models["model_id"].tolist()
         assert models["family"].tolist() == d.models["family"].tolist()
         assert models["release_order"].tolist() == d.models["release_order"].tolist()
-        samples = st.samples()
+        samples = st.samples("lifelong-digits")
         assert samples["sample_id"].tolist() == d.samples["sample_id"].tolist()
         assert samples["category"].tolist() == d.samples["category"].tolist()
         assert samples["label"].astype(int).tolist() == d.samples["label"].tolist()
         ds = st.datasets()
-        assert ds["dataset"].tolist() == ["lifelong-digits"] and not ds["synthetic"].any()
-        counts = st.counts()
+        assert ds["dataset"].tolist() == ["lifelong-digits", "open-llm-leaderboard-v2"] and not ds["synthetic"].any()
+        counts = st.counts("lifelong-digits")
         assert set(counts["category"]) == {"handwriting", "acquisition", "geometric"}
-        assert len(st.domains()) == len(d.domains)
+        assert len(st.domains("lifelong-digits")) == len(d.domains)
     assert sorted(p.name for p in built.parent.iterdir()) == ["demo.duckdb"]
 
 
@@ -105,3 +118,55 @@ def test_failed_rebuild_keeps_the_old_store_and_leaves_no_temp_file(built, tmp_p
 def test_store_path_that_is_a_directory_is_an_input_error(tmp_path, capsys):
     assert main(["build-demo", "--store", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+def test_leaderboard_is_the_second_dataset_as_the_importer_stores_it(built_output):
+    """Real LLM results: sample ids <task>/<index>, one row per model name (the release
+    lists 19 names twice with identical rows), the model without MATH-hard kept partial."""
+    import json
+
+    from lifelong_core.datasets import leaderboard
+    from lifelong_core.store import Store
+
+    path, out = built_output
+    lb = leaderboard.load()
+    assert len(lb.duplicated) == 19 and list(lb.partial) == ["Qwen/Qwen2-VL-7B-Instruct"]
+    assert "19 model names appear twice in the release with identical rows" in out
+    assert "Qwen/Qwen2-VL-7B-Instruct has no results on math_hard" in out
+    with Store.open(path) as st:
+        smp = st.samples(leaderboard.DATASET)
+        assert smp["domain"].value_counts().to_dict() == {"ifeval": 541, "musr": 756, "math_hard": 894}
+        assert smp["sample_id"].iloc[0] == "ifeval/0" and smp["sample_id"].iloc[-1] == "math_hard/893"
+        models = st.models().set_index("model_id")
+        names = lb.names
+        assert len(names) == 429 and set(names) <= set(models.index)
+        meta = json.loads(models.loc["Qwen/Qwen2-VL-7B-Instruct", "metadata"])
+        assert meta["partial"] == "no results on MATH-hard"
+        assert "partial" not in json.loads(models.loc[names[0], "metadata"])
+        # Every stored row equals the release's row for that name (first listing).
+        for task in leaderboard.TASKS:
+            correct, listed = lb.tables[task]
+            cols = smp.loc[smp["domain"] == task, "sample_idx"].to_numpy()
+            for name in (listed[0], lb.duplicated[0], listed[-1]):
+                row = int(np.flatnonzero(listed == name)[0])
+                idx = int(models.loc[name, "model_idx"])
+                assert np.array_equal(st.matrix([idx], cols)[0], correct[row])
+        qwen = int(models.loc["Qwen/Qwen2-VL-7B-Instruct", "model_idx"])
+        math_cols = smp.loc[smp["domain"] == "math_hard", "sample_idx"].to_numpy()
+        assert not st.known([qwen], math_cols).any()
+        desc = st.datasets().set_index("dataset").loc[leaderboard.DATASET, "description"]
+        assert "not necessarily the harness's doc_id" in desc and "marked partial" in desc
+
+
+def test_unusable_leaderboard_file_is_one_line_and_leaves_nothing(tmp_path, capsys):
+    src = tmp_path / "lb"
+    src.mkdir()
+    for t in ("ifeval", "musr"):
+        shutil.copy(Path(__file__).resolve().parents[1] / "data" / "open_llm_leaderboard_v2" / f"{t}.npz", src)
+    (src / "math_hard.npz").write_bytes(b"not an npz")
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["build-demo", "--store", str(out / "d.duckdb"), "--llm-source", str(src)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "math_hard.npz" in err and err.count("\n") == 1
+    assert list(out.iterdir()) == []

@@ -1,10 +1,13 @@
 """``build-demo``: build the demo DuckDB store from the committed files under ``data/``.
 
-    python -m lifelong_core build-demo --store data/demo.duckdb [--source data/lifelong_digits] [--force]
+    python -m lifelong_core build-demo --store data/demo.duckdb [--source data/lifelong_digits]
+        [--llm-source data/open_llm_leaderboard_v2] [--force]
 
 No training and no network: the committed predictions of Lifelong-Digits (see
 :mod:`lifelong_core.datasets.digits`) are checked against their MANIFEST and imported with
-one :meth:`Store.insert_matrix` call. The store is built in a temporary file beside the
+one :meth:`Store.insert_matrix` call; the committed Open LLM Leaderboard v2 results (see
+:mod:`lifelong_core.datasets.leaderboard`) are added as a second dataset through the long
+import a user would run, and what is irregular about them is reported. The store is built in a temporary file beside the
 target and renamed into place at the end, so an interrupted build leaves nothing
 half-made, and an existing store is replaced only with ``--force``.
 """
@@ -18,13 +21,15 @@ from pathlib import Path
 import numpy as np
 
 from lifelong_core.errors import InputError
+from lifelong_core.paths import DATA_DIR
 
-DEFAULT_SOURCE = Path(__file__).resolve().parents[2] / "data" / "lifelong_digits"
+DEFAULT_SOURCE = DATA_DIR / "lifelong_digits"
 DATASET_DESCRIPTION = (
     "Lifelong-Digits: scikit-learn's real 8x8 handwritten digits (UCI optdigits) in {domains} "
     "domains (the clean test pool, a careful replication, rendered natural shifts), predicted "
     "by {models} real scikit-learn classifiers of {families} families."
 )
+LLM_SOURCE = DATA_DIR / "open_llm_leaderboard_v2"
 DATASET_SOURCE = "sklearn.datasets.load_digits; built by python -m lifelong_core.datasets.digits"
 
 
@@ -32,6 +37,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("build-demo", help="build the demo store from the committed files under data/")
     p.add_argument("--store", type=Path, default=Path("data/demo.duckdb"), help="store file to create")
     p.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="directory of the committed demo files")
+    p.add_argument("--llm-source", type=Path, default=LLM_SOURCE,
+                   help="directory of the committed Open LLM Leaderboard v2 files (second dataset)")
     p.add_argument("--force", action="store_true", help="replace an existing store")
     p.set_defaults(func=run)
 
@@ -40,8 +47,12 @@ def _stale_paths(path: Path) -> list[Path]:
     return [path, path.with_name(path.name + ".wal")]
 
 
-def build_store(store: Path, source: Path = DEFAULT_SOURCE, *, force: bool = False) -> dict:
-    """Build ``store`` from the demo files in ``source``; returns the import summary."""
+def build_store(store: Path, source: Path = DEFAULT_SOURCE, *, force: bool = False,
+                llm_source: Path | None = LLM_SOURCE) -> dict:
+    """Build ``store`` from the demo files in ``source`` and, unless ``llm_source`` is None,
+    the leaderboard files there; returns the digits import summary, plus ``llm``: the
+    leaderboard's (with its duplicated and partial models)."""
+    from lifelong_core.datasets import leaderboard
     from lifelong_core.datasets.demo_files import PREDICTIONS, load_demo, verify_manifest
     from lifelong_core.store import Store
 
@@ -54,6 +65,7 @@ def build_store(store: Path, source: Path = DEFAULT_SOURCE, *, force: bool = Fal
         raise InputError(f"cannot create store {store}: folder {store.parent} does not exist.")
     verify_manifest(source)
     data = load_demo(source)
+    llm = leaderboard.load(llm_source) if llm_source is not None else None
     datasets = data.samples["dataset"].unique()
     if len(datasets) != 1:
         raise InputError(f"{source / 'samples.csv'} names {len(datasets)} datasets; a demo directory holds exactly one.")
@@ -82,6 +94,8 @@ def build_store(store: Path, source: Path = DEFAULT_SOURCE, *, force: bool = Fal
                     "predicted": data.predicted.astype(np.int32),
                 },
             )
+            if llm is not None:
+                summary = {**summary, "llm": leaderboard.insert(st, llm_source, llm)}
         for p in _stale_paths(store)[1:]:
             p.unlink(missing_ok=True)
         os.replace(tmp, store)
@@ -93,13 +107,20 @@ def build_store(store: Path, source: Path = DEFAULT_SOURCE, *, force: bool = Fal
 
 def run(args) -> int:
     t0 = time.perf_counter()
-    build_store(args.store, args.source, force=args.force)
+    summary = build_store(args.store, args.source, force=args.force, llm_source=args.llm_source)
     from lifelong_core.store import Store
 
     with Store.open(args.store) as st:
         n_models, n_samples = len(st.models()), len(st.samples())
     print(
-        f"built {args.store}: {n_models} models x {n_samples} samples from {args.source} "
+        f"built {args.store}: {n_models} models x {n_samples} samples from {args.source} and {args.llm_source} "
         f"in {time.perf_counter() - t0:.1f} s"
     )
+    llm = summary["llm"]
+    print(f"dataset {llm['dataset']}: {llm['models']} models, {llm['entries']:,} results")
+    if llm["duplicated"]:
+        print(f"  {len(llm['duplicated'])} model names appear twice in the release with identical rows; each is stored "
+              f"once: {', '.join(llm['duplicated'])}")
+    for name, tasks in llm["partial"].items():
+        print(f"  {name} has no results on {', '.join(tasks)}: stored with what it has, marked partial in its metadata")
     return 0

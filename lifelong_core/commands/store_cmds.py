@@ -28,12 +28,16 @@ def add_parser(subparsers) -> None:
     src.add_argument("--matrix", metavar="F", help="0/1 matrix .npy/.npz/.csv/.parquet (rows = models); needs --models and --samples")
     src.add_argument("--lm-eval", dest="lm_eval", metavar="PATH",
                      help="lm-evaluation-harness --log_samples output of one model (folder, results_*.json or one samples_*.jsonl); needs --model")
+    src.add_argument("--inspect", metavar="LOG",
+                     help="an Inspect AI evaluation log (.eval or .json); scores C/I or 0/1 become correct")
     p.add_argument("--models", metavar="F", help="model ids for --matrix: one per line, or .csv/.parquet with model_id")
     p.add_argument("--samples", metavar="F", help="sample ids for --matrix: one per line, or .csv/.parquet with sample_id")
     for flag, what in (("--confidence", "max-softmax confidence"), ("--predicted", "predicted label"),
                        ("--true-prob", "probability of the true class")):
         p.add_argument(flag, metavar="F", help=f"with --matrix: {what} per entry, .npy/.npz of the same shape")
-    p.add_argument("--model", metavar="NAME", help="model id for --lm-eval")
+    p.add_argument("--model", metavar="NAME", help="model id for --lm-eval (required) or --inspect (default: the log's model)")
+    p.add_argument("--scorer", help="--inspect: the scorer to use when the log records several")
+    p.add_argument("--epoch", type=int, help="--inspect: the epoch to use when the log holds several")
     p.add_argument("--metric", help="--lm-eval: the 0/1 metric when a task records several; a preference list such as acc_norm,acc picks per task")
     p.add_argument("--filter", help="--lm-eval: the filter to keep when a task was logged under several")
     p.add_argument("--dataset", metavar="NAME", help="dataset of new samples (default: the file's dataset column; lm-eval: 'lm-eval')")
@@ -69,8 +73,12 @@ def run_import(args: argparse.Namespace) -> int:
         raise InputError("--models, --samples, --confidence, --predicted and --true-prob only go with --matrix.")
     if args.lm_eval is not None and not args.model:
         raise InputError("--lm-eval needs --model NAME, the id the model gets in the store.")
-    if args.lm_eval is None and (args.model or args.metric or args.filter):
-        raise InputError("--model, --metric and --filter only go with --lm-eval.")
+    if args.lm_eval is None and (args.metric or args.filter):
+        raise InputError("--metric and --filter only go with --lm-eval.")
+    if args.lm_eval is None and args.inspect is None and args.model:
+        raise InputError("--model only goes with --lm-eval or --inspect.")
+    if args.inspect is None and (args.scorer or args.epoch is not None):
+        raise InputError("--scorer and --epoch only go with --inspect.")
 
     # Read and validate the input files before the store is touched.
     if args.long is not None:
@@ -82,6 +90,10 @@ def run_import(args: argparse.Namespace) -> int:
         samples = read_ids(args.samples, "sample")
         A = load_matrix(args.matrix, what="--matrix")
         extras = {f: read_extra_matrix(v, "--" + f.replace("_", "-")) for f, v in extras_args.items() if v is not None}
+    elif args.inspect is not None:
+        from lifelong_core.store.inspect_log import read_inspect_log
+
+        run = read_inspect_log(args.inspect, args.model, scorer=args.scorer, epoch=args.epoch, dataset=args.dataset)
 
     path = Path(args.store)
     created = not path.exists()
@@ -94,6 +106,8 @@ def run_import(args: argparse.Namespace) -> int:
             h = file_checksum(args.matrix, args.models, args.samples, *(v for v in extras_args.values() if v is not None))
             summary = store.insert_matrix(A, models, samples, source=str(args.matrix), dataset=args.dataset, checksum=h,
                                           extras=extras or None)
+        elif args.inspect is not None:
+            summary = store.insert_long(run.table, source=run.source, models=run.models, checksum=run.checksum)
         else:
             summary = store.insert_lm_eval(args.lm_eval, args.model, metric=args.metric, dataset=args.dataset, filter=args.filter)
         ok = True
@@ -109,6 +123,8 @@ def run_import(args: argparse.Namespace) -> int:
     )
     for task, (metric, flt) in sorted(summary.get("metrics", {}).items()):
         print(f"  {task}: correct = {metric} (filter {flt})")
+    if args.inspect is not None:
+        print(f"  {run.task}: correct = scorer {run.scorer!r} (C/I or 0/1)")
     return 0
 
 

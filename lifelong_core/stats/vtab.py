@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.paths import DATA_DIR  # the committed data, in a checkout or installed
 from lifelong_core.stats.counts import CountTable
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 TASKS_CSV = DATA_DIR / "vtab1k_tasks.csv"
 PUBLISHED_CSV = DATA_DIR / "vtab1k_published.csv"
 CATEGORIES = ("natural", "specialized", "structured")

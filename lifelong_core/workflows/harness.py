@@ -1,0 +1,366 @@
+"""The lifelong loop with an evaluation harness: which items a new model should run, what
+its results say about its accuracy and rank, and what goes into the store.
+
+Shared by ``select`` / ``estimate`` on the command line and the lm-eval section of the
+"Evaluate something new" page, so each rule exists once:
+
+1. :func:`select_items`: a search method (Sort & Search's threshold rules, the
+   CopyNearest&Expand baseline, or the estimators with a 95% interval, e.g. ``mirt``) is
+   fitted on every real model evaluated on the whole dataset and picks ``budget`` items.
+   :func:`lm_eval_samples` writes them in lm-evaluation-harness 0.4's ``--samples``
+   format, ``{"task": [doc_id, ...]}``.
+2. The user runs ``lm_eval ... --samples samples.json --log_samples --output_path OUT``.
+3. :func:`observations_from_lm_eval` reads the run back (through the importer,
+   :func:`lifelong_core.store.lm_eval.read_lm_eval`) and :func:`estimate_new_model` gives
+   the estimated accuracy per task and overall with its 95% interval and the rank among
+   the stored models with a rank interval.
+4. :func:`insert_estimated` stores the row, marked estimated.
+
+The sample-id mapping is explicit: a dataset's sample id must read ``<domain>/<doc_id>``
+(what ``import --lm-eval`` writes, ``doc_id`` being lm-eval's index of the item within its
+task), and the lm-eval task of a domain is the domain's name unless ``task_names`` maps it
+to another (``--task DOMAIN=TASK``). For the bundled Open LLM Leaderboard data the number
+is the item's position in the release, which is not necessarily the harness's doc_id: the
+mapping is written out, but its truth for a given harness version is the user's to check.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+from lifelong_core.workflows.arrivals import estimate_new_model as estimate_overall
+from lifelong_core.workflows.arrivals import estimated_model_rows, fit_new_model_method
+from lifelong_core.workflows.selection import Selection, select
+
+DEFAULT_METHOD = "mirt"  # best measured estimator with a 95% interval (README, "Estimators")
+_DOC = re.compile(r"^(?P<domain>.+)/(?P<doc>\d+)$")
+
+
+# ------------------------------------------------------------------ the cache
+def cache_of(store, dataset: str) -> Selection:
+    """The matrix a new model is compared with: :func:`workflows.selection.select` on the
+    whole dataset (every real model evaluated on all of its samples)."""
+    names = store.datasets()["dataset"].tolist()
+    if dataset not in names:
+        raise InputError(f"the store holds no dataset {dataset!r}; it has {', '.join(names) or 'none'}.")
+    return select(store, dataset)
+
+
+def _dataset(sel: Selection) -> str:
+    return str(sel.samples["dataset"].iloc[0])
+
+
+def default_dataset(store) -> str:
+    """The dataset to use when none is named: the only one, else an error listing them."""
+    names = store.datasets()["dataset"].tolist()
+    if len(names) != 1:
+        raise InputError(f"the store holds {len(names)} datasets ({', '.join(names) or 'none'}); name one with --dataset.")
+    return names[0]
+
+
+def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = None):
+    """``method`` fitted on the cache as the new-model page fits it
+    (:func:`workflows.arrivals.fit_new_model_method`), or on one domain's columns only
+    (the per-task estimates)."""
+    if domain is None:
+        return fit_new_model_method(cache, method)
+    cols = (cache.samples["domain"] == domain).to_numpy()
+    sub = Selection(cache.A[:, cols], cache.models, cache.samples[cols].reset_index(drop=True), cache.synthetic)
+    return fit_new_model_method(sub, method)
+
+
+# ------------------------------------------------------------------ sample ids <-> lm-eval
+def parse_task_names(specs: Sequence[str] | None) -> dict[str, str]:
+    """``["DOMAIN=TASK", ...]`` -> {domain: lm-eval task}; InputError on a malformed one."""
+    out: dict[str, str] = {}
+    for spec in specs or []:
+        domain, sep, task = str(spec).partition("=")
+        if not sep or not domain.strip() or not task.strip():
+            raise InputError(f"--task {spec!r} is not DOMAIN=TASK (e.g. ifeval=leaderboard_ifeval).")
+        if domain.strip() in out:
+            raise InputError(f"--task names domain {domain.strip()!r} twice.")
+        out[domain.strip()] = task.strip()
+    if len(set(out.values())) != len(out):
+        raise InputError("--task maps two domains to the same lm-eval task.")
+    return out
+
+
+def doc_ids(samples: pd.DataFrame, task_names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """``sample_id, domain, task, doc_id`` for samples whose id is ``<domain>/<doc_id>``.
+
+    InputError naming the first sample id that is not of that form (such a dataset was not
+    imported from lm-eval, and its items cannot be named to the harness).
+    """
+    task_names = dict(task_names or {})
+    unknown = sorted(set(task_names) - set(samples["domain"]))
+    if unknown:
+        raise InputError(f"--task names domain {unknown[0]!r}, which the dataset does not have.")
+    ids = samples["sample_id"].astype(str)
+    parts = ids.str.extract(_DOC)
+    bad = parts["domain"].isna() | (parts["domain"] != samples["domain"].astype(str))
+    if bad.any():
+        i = int(np.argmax(bad.to_numpy()))
+        raise InputError(
+            f"sample id {ids.iloc[i]!r} (domain {samples['domain'].iloc[i]!r}) is not <domain>/<doc_id>; lm-eval's "
+            "--samples needs the ids `import --lm-eval` writes (use --format csv for other datasets)."
+        )
+    out = pd.DataFrame({
+        "sample_id": ids.to_numpy(dtype=object),
+        "domain": samples["domain"].astype(str).to_numpy(dtype=object),
+        "task": samples["domain"].astype(str).map(lambda d: task_names.get(d, d)).to_numpy(dtype=object),
+        "doc_id": parts["doc"].astype(np.int64).to_numpy(),
+    })
+    # "x/01" and "x/1" would both be doc 1 of task x.
+    dup = out.duplicated(["task", "doc_id"])
+    if dup.any():
+        i = int(np.argmax(dup.to_numpy()))
+        raise InputError(f"sample id {out['sample_id'].iloc[i]!r} names the same lm-eval item as another sample "
+                         f"(task {out['task'].iloc[i]!r}, doc_id {out['doc_id'].iloc[i]}).")
+    return out
+
+
+# ------------------------------------------------------------------ select
+@dataclass(frozen=True)
+class ItemChoice:
+    """The items to run: ``items`` (sample_id, domain; column order) and their columns."""
+
+    dataset: str
+    method: str
+    budget: int
+    seed: int
+    columns: np.ndarray
+    items: pd.DataFrame
+    n: int
+    m: int
+
+
+def select_items(cache: Selection, budget: int, method: str = DEFAULT_METHOD, seed: int = 0,
+                 evaluated: Mapping[str, int] | None = None, fitted=None) -> ItemChoice:
+    """The ``budget`` items a new model should run next.
+
+    ``evaluated`` (sample id -> 0/1) holds results already in hand. A method that chooses
+    adaptively (it has ``select_next(n, budget, rng, columns, observed)``) is given them;
+    any other method's choice does not depend on results, so its selection at the combined
+    budget is taken and the items not yet evaluated are returned (at most ``budget``, a
+    random subset when more remain). ``fitted`` reuses a method fitted by :func:`fit`.
+    """
+    n, m = cache.A.shape[1], cache.A.shape[0]
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise InputError(f"--budget must be a positive whole number, got {budget!r}.")
+    cols_done, obs_done = observed_columns(cache, evaluated or {})
+    left = n - len(cols_done)
+    if budget > left:
+        raise InputError(f"budget {budget} exceeds the {left} items of {_dataset(cache)!r} not yet evaluated.")
+    rng = np.random.default_rng(seed)
+    fitted = fitted if fitted is not None else fit(cache, method)
+    if hasattr(fitted, "select_next"):
+        cols = np.asarray(fitted.select_next(n, budget, rng, cols_done, obs_done), dtype=np.int64)
+    else:
+        cols = np.asarray(fitted.select(n, min(len(cols_done) + budget, n), rng), dtype=np.int64)
+        cols = np.setdiff1d(cols, cols_done)
+        if len(cols) > budget:
+            cols = np.sort(rng.choice(cols, size=budget, replace=False))
+    items = cache.samples.iloc[cols][["sample_id", "domain"]].reset_index(drop=True)
+    return ItemChoice(_dataset(cache), method, int(budget), int(seed), cols, items, n, m)
+
+
+def lm_eval_samples(choice: ItemChoice, task_names: Mapping[str, str] | None = None) -> dict[str, list[int]]:
+    """The ``--samples`` argument of lm-evaluation-harness 0.4: ``{task: [doc_id, ...]}``."""
+    ids = doc_ids(choice.items, task_names)
+    return {t: sorted(int(d) for d in g["doc_id"]) for t, g in ids.groupby("task", sort=False)}
+
+
+def write_choice(choice: ItemChoice, path, fmt: str, task_names: Mapping[str, str] | None = None) -> None:
+    """``lm-eval``: the JSON of :func:`lm_eval_samples`; ``csv``: sample_id, domain."""
+    if fmt == "lm-eval":
+        tasks = lm_eval_samples(choice, task_names)
+        text = "{\n" + ",\n".join(f" {json.dumps(t)}: {json.dumps(d)}" for t, d in tasks.items()) + "\n}\n"
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    elif fmt == "csv":
+        choice.items.to_csv(path, index=False)
+    else:
+        raise InputError(f"unknown --format {fmt!r}; use lm-eval or csv.")
+
+
+# ------------------------------------------------------------------ read results back
+def observed_columns(cache: Selection, observed: Mapping[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Columns and 0/1 values (column order) of ``observed`` (sample id -> 0/1)."""
+    if not len(observed):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8)
+    pos = pd.Series(np.arange(len(cache.samples)), index=cache.samples["sample_id"].astype(str).to_numpy())
+    ids = pd.Index([str(s) for s in observed])
+    missing = ~ids.isin(pos.index)
+    if missing.any():
+        raise InputError(f"sample {ids[missing][0]!r} is not in dataset {_dataset(cache)!r} "
+                         f"({int(missing.sum())} of {len(ids)} results name samples it does not have).")
+    cols = pos.loc[ids].to_numpy(dtype=np.int64)
+    vals = np.asarray([int(v) for v in observed.values()], dtype=np.int64)
+    if ((vals != 0) & (vals != 1)).any():
+        raise InputError("results must be 0 or 1.")
+    order = np.argsort(cols)
+    return cols[order], vals[order].astype(np.uint8)
+
+
+@dataclass(frozen=True)
+class Observations:
+    """A new model's results on some items of a dataset (sample id -> 0/1)."""
+
+    values: dict
+    source: str
+    metrics: dict = field(default_factory=dict)  # task -> (metric, filter) used
+
+
+def observations_from_lm_eval(path, cache: Selection, task_names: Mapping[str, str] | None = None,
+                              metric: str | None = None, filter: str | None = None) -> Observations:
+    """One model's ``lm_eval --log_samples`` run as results on the dataset's sample ids.
+
+    The run is read by the store's importer (same metric/filter rules as ``import
+    --lm-eval``); task ``T`` with ``doc_id`` ``d`` is sample ``<domain>/<d>`` where domain
+    is the one ``task_names`` maps to ``T`` (default: the domain named ``T``).
+    """
+    from lifelong_core.store.lm_eval import read_lm_eval
+
+    run = read_lm_eval(path, "new-model", metric=metric, filter=filter)
+    ids = doc_ids(cache.samples, task_names)
+    sample_of = dict(zip(zip(ids["task"], ids["doc_id"].tolist()), ids["sample_id"]))
+    tasks = set(ids["task"])
+    values: dict[str, int] = {}
+    for sid, v in zip(run.table["sample"], run.table["correct"]):
+        task, _, doc = str(sid).rpartition("/")
+        if task not in tasks:
+            raise InputError(
+                f"the lm-eval run at {path} has task {task!r}, which is no task of {_dataset(cache)!r} "
+                f"({', '.join(sorted(tasks))}); map a domain to it with --task DOMAIN={task}."
+            )
+        key = (task, int(doc))
+        if key not in sample_of:
+            raise InputError(f"the lm-eval run at {path} has doc_id {doc} of task {task!r}, which {_dataset(cache)!r} "
+                             "does not hold.")
+        values[sample_of[key]] = int(v)
+    return Observations(values, run.source, dict(run.metrics))
+
+
+# ------------------------------------------------------------------ estimate
+@dataclass(frozen=True)
+class NewModelEstimate:
+    """Per-task and overall estimates of one new model, and its rank among the cache's.
+
+    ``table``: scope (a domain, then ``overall``), items, evaluated, observed (accuracy on
+    the evaluated items), estimate, lo, hi (95% interval; NaN when the method gives none).
+    ``new`` is the new-model page's estimate (:mod:`workflows.arrivals`): the overall
+    estimate, rank (1 = best, among the ``m`` stored models plus the new one, by accuracy
+    over every item), predictions per sample. ``rank_lo``/``rank_hi``: the ranks the
+    interval allows.
+    """
+
+    dataset: str
+    method: str
+    table: pd.DataFrame
+    new: object
+    rank_lo: int | None
+    rank_hi: int | None
+
+    @property
+    def overall(self) -> pd.Series:
+        return self.table.iloc[-1]
+
+    @property
+    def rank(self) -> int:
+        return int(self.new.rank)
+
+    @property
+    def m(self) -> int:
+        return len(self.new.accuracies)
+
+
+def _row(scope: str, items: int, obs: np.ndarray, est) -> dict:
+    nan = float("nan")
+    return {"scope": scope, "items": items, "evaluated": len(obs),
+            "observed": float(obs.mean()) if len(obs) else nan,
+            "estimate": float(est.acc) if est is not None else nan,
+            "lo": float(est.lo) if est is not None and est.lo is not None else nan,
+            "hi": float(est.hi) if est is not None and est.hi is not None else nan}
+
+
+def estimate_new_model(cache: Selection, observed: Mapping[str, int], method: str = DEFAULT_METHOD,
+                       fitter=None) -> NewModelEstimate:
+    """Estimated accuracy per task (domain) and overall, with 95% intervals, and the rank.
+
+    Overall: the new-model page's estimate (``method`` fitted on every item of the
+    dataset, from every result). Per task: the same method fitted on that task's items
+    estimates from the results on them (a task without results gets NaN). The rank
+    compares the overall estimate with the stored models' accuracies over the same items;
+    its interval comes from the estimate's interval alone (the stored accuracies are
+    exact, not estimated). ``fitter(domain or None)`` returns the fitted method (default
+    :func:`fit`; the app passes a cached one).
+    """
+    fitter = fitter or (lambda d: fit(cache, method, d))
+    cols, obs = observed_columns(cache, observed)
+    if len(cols) == 0:
+        raise InputError("no results to estimate from.")
+    new = estimate_overall(cache, fitter(None), cols, obs)
+    est = new.estimate
+    domains = cache.samples["domain"].astype(str).to_numpy()
+    rows = []
+    for d in pd.unique(domains):
+        in_d = np.flatnonzero(domains == d)
+        mask = np.isin(cols, in_d)
+        sub = None
+        if mask.any():
+            sub = fitter(d).estimate(np.searchsorted(in_d, cols[mask]), obs[mask])
+        rows.append(_row(d, len(in_d), obs[mask], sub))
+    rows.append(_row("overall", len(domains), obs, est))
+    acc = new.accuracies["accuracy"].to_numpy()
+    lo = hi = None
+    if est.lo is not None and est.hi is not None:
+        lo, hi = int((acc > est.hi).sum()) + 1, int((acc > est.lo).sum()) + 1
+    return NewModelEstimate(_dataset(cache), method, pd.DataFrame(rows), new, lo, hi)
+
+
+def format_estimate(name: str, est: NewModelEstimate) -> str:
+    """The text ``estimate`` prints: the per-task table, the overall row and the rank."""
+    t = est.table
+    lines = [f"model {name} on {est.dataset}: {int(t['evaluated'].iloc[-1])} of {int(t['items'].iloc[-1])} items "
+             f"evaluated; method {est.method}",
+             f"{'task':<24} {'items':>6} {'evaluated':>9} {'observed':>8} {'estimate':>8}  95% interval"]
+    for r in t.itertuples():
+        iv = "-" if np.isnan(r.lo) else f"{r.lo:.3f} - {r.hi:.3f}"
+        obs = "-" if np.isnan(r.observed) else f"{r.observed:.3f}"
+        val = "-" if np.isnan(r.estimate) else f"{r.estimate:.3f}"
+        lines.append(f"{r.scope:<24} {r.items:>6} {r.evaluated:>9} {obs:>8} {val:>8}  {iv}")
+    rank = f"rank {est.rank} of {est.m + 1} (among the {est.m} stored models evaluated on every item)"
+    if est.rank_lo is not None:
+        rank += f"; 95% rank interval {est.rank_lo} - {est.rank_hi}"
+    else:
+        rank += f"; method {est.method} gives no interval"
+    lines.append(rank)
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ insert
+def insert_estimated(writer, cache: Selection, name: str, est: NewModelEstimate, source: str, extra_meta=None) -> dict:
+    """Store the new model's row as the new-model page does
+    (:func:`workflows.arrivals.estimated_model_rows`: real results on the evaluated items,
+    the method's prediction elsewhere, marked estimated). Metadata records the method, the
+    estimate with its interval and which items are real evaluations."""
+    if not isinstance(name, str) or not name.strip():
+        raise InputError("the new model needs a name.")
+    o = est.overall
+    cols = est.new.cols
+    meta = {"method": est.method, "source": source, "estimate": {
+                "accuracy": round(float(o["estimate"]), 6),
+                "lo": None if np.isnan(o["lo"]) else round(float(o["lo"]), 6),
+                "hi": None if np.isnan(o["hi"]) else round(float(o["hi"]), 6)},
+            "evaluated": int(len(cols)),
+            "evaluated_samples": cache.samples["sample_id"].astype(str).to_numpy()[cols].tolist(),
+            **(extra_meta or {})}
+    row, models = estimated_model_rows(est.new, name, meta)
+    return writer.insert_matrix(row, models, cache.samples["sample_id"].tolist(), source=source)

@@ -1,0 +1,164 @@
+"""The harness workflow shared by ``select``/``estimate`` and the app: id mapping, choice,
+estimates, rank intervals, insertion, and one-line refusals that leave the store alone."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lifelong_core.cli import main
+from lifelong_core.errors import InputError
+from lifelong_core.workflows import harness
+from lifelong_core.workflows.selection import Selection
+
+
+@pytest.fixture()
+def store(tmp_path):
+    """40 simulated models (2PL) on two tasks of 60 and 40 items, ids <task>/<doc_id>."""
+    from lifelong_core.store import Store
+
+    rng = np.random.default_rng(7)
+    items = [("alpha", i) for i in range(60)] + [("beta", i) for i in range(40)]
+    theta, b = rng.normal(0, 1.3, 40), rng.normal(0, 1.3, len(items))
+    A = (rng.random((40, len(items))) < 1 / (1 + np.exp(-(theta[:, None] - b)))).astype(np.uint8)
+    path = tmp_path / "s.duckdb"
+    with Store.create(path) as st:
+        st.add_dataset("sim", "simulated (test)", synthetic=True)
+        st.insert_matrix(A, [f"m{k}" for k in range(40)],
+                         pd.DataFrame({"sample_id": [f"{t}/{i}" for t, i in items], "dataset": "sim",
+                                       "domain": [t for t, _ in items]}))
+    return path
+
+
+def cache(path):
+    from lifelong_core.store import Store
+
+    with Store.open(path) as st:
+        return harness.cache_of(st, "sim")
+
+
+def test_doc_ids_map_domains_to_tasks_and_back():
+    smp = pd.DataFrame({"sample_id": ["ifeval/0", "ifeval/7", "musr/0012"], "domain": ["ifeval", "ifeval", "musr"]})
+    ids = harness.doc_ids(smp, {"ifeval": "leaderboard_ifeval"})
+    assert ids["task"].tolist() == ["leaderboard_ifeval", "leaderboard_ifeval", "musr"]
+    assert ids["doc_id"].tolist() == [0, 7, 12]
+    with pytest.raises(InputError, match="not <domain>/<doc_id>"):
+        harness.doc_ids(pd.DataFrame({"sample_id": ["img-3"], "domain": ["clean"]}))
+    with pytest.raises(InputError, match="same lm-eval item"):
+        harness.doc_ids(pd.DataFrame({"sample_id": ["a/1", "a/01"], "domain": ["a", "a"]}))
+    with pytest.raises(InputError, match="does not have"):
+        harness.doc_ids(smp, {"gsm8k": "gsm8k_cot"})
+    with pytest.raises(InputError, match="DOMAIN=TASK"):
+        harness.parse_task_names(["ifeval"])
+
+
+def test_select_is_seeded_and_skips_what_is_evaluated(store):
+    c = cache(store)
+    a = harness.select_items(c, 20, "neighbours", seed=1)
+    assert len(a.columns) == 20 and np.array_equal(a.columns, np.sort(a.columns))
+    assert np.array_equal(a.columns, harness.select_items(c, 20, "neighbours", seed=1).columns)
+    done = dict(zip(a.items["sample_id"], c.A[0, a.columns].tolist()))
+    b = harness.select_items(c, 15, "neighbours", seed=2, evaluated=done)
+    assert len(b.columns) == 15 and not set(b.columns) & set(a.columns)
+    samples = harness.lm_eval_samples(a)
+    assert sum(map(len, samples.values())) == 20 and set(samples) <= {"alpha", "beta"}
+    with pytest.raises(InputError, match="not yet evaluated"):
+        harness.select_items(c, 90, "neighbours", evaluated=done)
+
+
+def test_select_gives_an_adaptive_method_the_results_in_hand(store, monkeypatch):
+    c = cache(store)
+    seen = {}
+
+    class Adaptive:
+        def select_next(self, n, budget, rng, columns, observed):
+            seen["args"] = (n, budget, columns.tolist(), observed.tolist())
+            return np.setdiff1d(np.arange(n), columns)[:budget]
+
+    done = {"alpha/3": 1, "beta/0": 0}
+    out = harness.select_items(c, 4, "x", evaluated=done, fitted=Adaptive())
+    assert seen["args"] == (100, 4, [3, 60], [1, 0])
+    assert out.items["sample_id"].tolist() == ["alpha/0", "alpha/1", "alpha/2", "alpha/4"]
+
+
+def test_estimate_of_a_held_out_model_and_its_rank(store):
+    c = cache(store)
+    held = 5
+    keep = np.setdiff1d(np.arange(40), [held])
+    rest = Selection(c.A[keep], c.models.iloc[keep].reset_index(drop=True), c.samples, c.synthetic)
+    choice = harness.select_items(rest, 40, "neighbours", seed=0)
+    obs = dict(zip(choice.items["sample_id"], c.A[held, choice.columns].tolist()))
+    est = harness.estimate_new_model(rest, obs, "neighbours")
+    t = est.table.set_index("scope")
+    assert list(t.index) == ["alpha", "beta", "overall"]
+    assert t.loc["overall", "evaluated"] == 40 and t.loc[["alpha", "beta"], "evaluated"].sum() == 40
+    truth = c.A[held].mean()
+    assert abs(t.loc["overall", "estimate"] - truth) < 0.1
+    assert t.loc["overall", "lo"] <= t.loc["overall", "estimate"] <= t.loc["overall", "hi"]
+    acc = rest.A.mean(axis=1)
+    assert est.rank == int((acc > t.loc["overall", "estimate"]).sum()) + 1
+    assert est.rank_lo == int((acc > t.loc["overall", "hi"]).sum()) + 1 <= est.rank <= est.rank_hi
+    assert est.m == 39
+    text = harness.format_estimate("held", est)
+    assert "overall" in text and f"rank {est.rank} of 40" in text
+    # Every item evaluated: the estimate is the truth, with no width.
+    full = dict(zip(c.samples["sample_id"], c.A[held].tolist()))
+    exact = harness.estimate_new_model(rest, full, "neighbours").overall
+    assert exact["estimate"] == pytest.approx(truth) and exact["hi"] - exact["lo"] == pytest.approx(0)
+
+
+def test_results_naming_unknown_samples_are_refused(store):
+    c = cache(store)
+    with pytest.raises(InputError, match="not in dataset 'sim'"):
+        harness.estimate_new_model(c, {"alpha/1": 1, "gamma/2": 0}, "reference")
+    with pytest.raises(InputError, match="0 or 1"):
+        harness.estimate_new_model(c, {"alpha/1": 2}, "reference")
+
+
+def test_insert_marks_the_row_estimated_and_keeps_real_results(store):
+    from lifelong_core.store import Store
+
+    c = cache(store)
+    obs = {"alpha/0": 1, "alpha/5": 0, "beta/3": 1, "beta/9": 0}
+    est = harness.estimate_new_model(c, obs, "reference")
+    with Store.open(store, read_only=False) as w:
+        harness.insert_estimated(w, c, "newbie", est, source="test")
+    with Store.open(store) as st:
+        m = st.models().set_index("model_id").loc["newbie"]
+        assert bool(m["estimated"])
+        meta = json.loads(m["metadata"])
+        assert meta["evaluated_samples"] == list(obs) and meta["method"] == "reference"
+        row = st.matrix([int(m["model_idx"])], st.sample_index(list(obs)))[0]
+        assert row.tolist() == list(obs.values())
+        # The estimated row does not join the cache the next model is compared with.
+        assert harness.cache_of(st, "sim").A.shape[0] == 40
+
+
+def test_cli_refusals_are_one_line_and_write_nothing(store, tmp_path, capsys):
+    before = store.read_bytes()
+    out = tmp_path / "x.json"
+    cases = [
+        (["select", "--store", str(store), "--budget", "0", "--out", str(out)], "positive whole number"),
+        (["select", "--store", str(store), "--budget", "5", "--method", "nope", "--out", str(out)], "unknown --method"),
+        (["select", "--store", str(store), "--dataset", "zzz", "--budget", "5", "--out", str(out)], "no dataset 'zzz'"),
+        (["select", "--store", str(store), "--budget", "5", "--task", "gamma=g", "--out", str(out)], "domain 'gamma'"),
+        (["select", "--store", str(store), "--budget", "5", "--out", str(tmp_path / "no" / "x.json")], "does not exist"),
+        (["estimate", "--store", str(store), "--lm-eval", str(tmp_path / "nothing"), "--model", "x"], "does not exist"),
+    ]
+    for argv, words in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and words in err, (argv, err)
+    assert not out.exists() and store.read_bytes() == before
+
+
+def test_cli_select_csv(store, tmp_path, capsys):
+    out = tmp_path / "items.csv"
+    assert main(["select", "--store", str(store), "--budget", "12", "--method", "reference", "--format", "csv",
+                 "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert list(table.columns) == ["sample_id", "domain"] and len(table) == 12
+    assert "12 of 100 items of sim" in capsys.readouterr().out
