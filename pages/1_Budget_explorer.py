@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from lifelong_core.errors import InputError
-from lifelong_core.sortsearch.methods import is_threshold_rule
+from lifelong_core.methods import is_threshold_rule
 from lifelong_core.workflows.sortsets import nested_pool
 from lifelong_core.workflows.sweeps import family_correlation
 from ui import charts, data

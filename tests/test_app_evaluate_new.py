@@ -41,7 +41,8 @@ def _truth(store_path: Path, model_row_name: str | None = None):
 
 def _fitted(store_path: Path, search: str, budget: int, seed: int = 0):
     # The page's fit: every model of the dataset, Sort by sum; the list it offers.
-    from lifelong_core.sortsearch import compute_order, get_method
+    from lifelong_core.methods import get_method
+    from lifelong_core.sortsearch import compute_order
     from lifelong_core.store import Store
 
     with Store.open(store_path, read_only=True) as s:
@@ -145,7 +146,7 @@ def test_insert_marks_model_estimated(tmp_path, demo_store_path, monkeypatch):
 
 
 def test_new_samples_flow(store_env):
-    from lifelong_core.sortsearch import InsertD
+    from lifelong_core.methods import InsertD
     from lifelong_core.store import Store
 
     with Store.open(store_env, read_only=True) as s:
@@ -212,7 +213,7 @@ def test_insert_into_locked_store_gives_one_sentence(tmp_path, demo_store_path, 
 
 
 def test_insert_new_samples_writes_only_real_evaluations(tmp_path, demo_store_path, monkeypatch):
-    from lifelong_core.sortsearch import InsertD
+    from lifelong_core.methods import InsertD
     from lifelong_core.store import Store
 
     store = tmp_path / "copy.duckdb"

@@ -82,7 +82,8 @@ def test_budget_explorer_default(store_env):
 
 
 def test_budget_explorer_numbers_match_the_engine(store_env):
-    from lifelong_core.sortsearch import choose_sort_rows, run_sweep
+    from lifelong_core.sortsearch import choose_sort_rows
+    from lifelong_core.sweep import run_sweep
     from lifelong_core.store import Store
 
     at = run(BUDGET, {"k": "50", "budgets": "16,64", "seed": "3", "search": "reference"})

@@ -9,9 +9,8 @@ import pandas as pd
 import pytest
 
 from lifelong_core.errors import InputError
-from lifelong_core.packed import run_sweep_dask
-from lifelong_core.packed.dask_engine import _distributed
-from lifelong_core.sortsearch import run_sweep
+from lifelong_core.sweep import run_sweep
+from lifelong_core.sweep.executors import _distributed
 
 pytest.importorskip("dask.distributed")
 
@@ -24,11 +23,12 @@ def test_dask_engine_identical_to_default_engine():
     for search, sampling in (("midpoint", "uniform"), ("reference", "random")):
         want = run_sweep(A[:20], A[20:], budgets, search=search, sampling=sampling, seed=3)
         # 5 Sort chunks: an odd number exercises the tree reduction's carry.
-        got = run_sweep_dask(A[:20], A[20:], budgets, search=search, sampling=sampling, seed=3, chunk_rows=4)
+        got = run_sweep(A[:20], A[20:], budgets, search=search, sampling=sampling, seed=3, chunk_rows=4,
+                        kernel="packed", executor="dask")
         pd.testing.assert_frame_equal(want.per_model[got.per_model.columns], got.per_model)
         pd.testing.assert_frame_equal(want.table, got.table)
         assert np.array_equal(want.order, got.order)
-        assert got.config["engine"] == "dask"
+        assert got.config["executor"] == "dask"
 
 
 def test_missing_dask_is_one_sentence(monkeypatch):

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from lifelong_core.sortsearch import available_methods, fit_exponential, fit_power_law, model_correlation
-from lifelong_core.sortsearch.methods import SORTS, is_threshold_rule
+from lifelong_core.methods import available_methods, is_threshold_rule
+from lifelong_core.sortsearch import SORTS, fit_exponential, fit_power_law, model_correlation
 from lifelong_core.store import Store
 from lifelong_core.workflows import arrivals, selection as _selection, stream, teaching
 from lifelong_core.workflows.budgets import budget_choices, default_budgets

@@ -28,6 +28,8 @@ from typing import Sequence
 import numpy as np
 
 from lifelong_core.errors import InputError
+from lifelong_core.methods.registry import get_method
+from lifelong_core.sortsearch.sort import compute_order
 from lifelong_core.stats.counts import CountTable
 
 
@@ -73,10 +75,8 @@ def sortsearch_counts(
     ``A`` is the cache (models x samples, 0/1); ``sample_task[j]`` names the task of
     column ``j``; rows ``sort_rows`` of ``A`` are the models already in the cache (they
     fix the sample order), rows ``eval_rows`` are the "new" models. ``method`` is any
-    name :func:`lifelong_core.sortsearch.get_method` knows.
+    name :func:`lifelong_core.methods.get_method` knows.
     """
-    from lifelong_core.sortsearch import compute_order, get_method
-
     A = np.asarray(A)
     sort_rows = np.asarray(sort_rows, dtype=np.int64)
     eval_rows = np.asarray(eval_rows, dtype=np.int64)

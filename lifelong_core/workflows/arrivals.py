@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.sortsearch import InsertD, compute_order, get_method
+from lifelong_core.methods import InsertD, get_method
+from lifelong_core.sortsearch import compute_order
 from lifelong_core.store import binary_values, numeric_column, text_column
 from lifelong_core.workflows.selection import Selection
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lifelong_core.sortsearch import InsertM, rule_thresholds, sort_models
+from lifelong_core.methods import InsertM
+from lifelong_core.sortsearch import rule_thresholds, sort_models
 from lifelong_core.workflows.selection import Selection
 
 
