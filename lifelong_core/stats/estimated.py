@@ -29,6 +29,7 @@ import numpy as np
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods.registry import get_method
+from lifelong_core.sortsearch.search import check_budget
 from lifelong_core.sortsearch.sort import compute_order
 from lifelong_core.stats.counts import CountTable
 
@@ -87,8 +88,7 @@ def sortsearch_counts(
     if np.intersect1d(sort_rows, eval_rows).size:
         raise InputError("a model cannot be both in the cache used for sorting and among the estimated models.")
     n = A.shape[1]
-    if not 1 <= budget <= n:
-        raise InputError(f"the budget must be between 1 and the number of samples ({n}), got {budget}.")
+    check_budget(n, budget)
     tasks, col_task = _task_index(list(sample_task))
     missing = [t for t in tasks if t not in task_category]
     if missing:

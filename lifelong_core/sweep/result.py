@@ -15,6 +15,7 @@ import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch.metrics import correlations
+from lifelong_core.sortsearch.search import check_budget
 
 TABLE_COLUMNS = ["budget", "mae", "eagg", "kappa", "pearson", "spearman"]
 RECORD_KEYS = ("model_row", "budget", "est_acc", "true_acc", "mae", "eagg", "kappa")
@@ -51,10 +52,7 @@ def check_budgets(budgets: Sequence[int], n: int) -> tuple[int, ...]:
     """Sorted distinct budgets, each a whole number in [1, n]."""
     out = []
     for b in budgets:
-        if isinstance(b, bool) or not isinstance(b, (int, np.integer)):
-            raise InputError(f"budget {b!r} is not a whole number.", param="budgets")
-        if not 1 <= b <= n:
-            raise InputError(f"budget {b} must be between 1 and the number of samples ({n}).", param="budgets")
+        check_budget(n, b)
         out.append(int(b))
     if not out:
         raise InputError("no budgets given.", param="budgets")
