@@ -26,7 +26,7 @@ key = data.store_key()
 m, n = sel.A.shape
 dataset, dom_key, how, sort, sampling, search, budgets, seed = (
     cfg.dataset, cfg.domains, cfg.sort_set, cfg.sort, cfg.sampling, cfg.search, cfg.budgets, cfg.seed)
-provenance_note(sel.synthetic)
+provenance_note(sel.synthetic, cfg.dataset)
 threshold = is_threshold_rule(search)
 table, per_model, _, rows = data.run_config(cfg, sel)
 

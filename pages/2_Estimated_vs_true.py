@@ -17,7 +17,7 @@ st.markdown(
 )
 
 cfg, sel = data.sweep_controls(budgets_default=[32, 64, 128, 256, 512, 1024])
-provenance_note(sel.synthetic)
+provenance_note(sel.synthetic, cfg.dataset)
 table, per_model, _, _ = data.run_config(cfg, sel)
 n = sel.A.shape[1]
 

@@ -32,7 +32,7 @@ dataset = st.sidebar.selectbox("Dataset", datasets, index=datasets.index(raw_ds)
 with input_errors():
     sel = data.selection(key, dataset, ())
 m, n = sel.A.shape
-provenance_note(sel.synthetic)
+provenance_note(sel.synthetic, dataset)
 seed = data.int_input(st.sidebar, "Seed", 0, 2**31 - 1, "seed")
 sync_query(ds=dataset, seed=seed)
 

@@ -57,7 +57,7 @@ seed = data.int_input(st.sidebar, "Sampling seed", 0, 10**6, "seed")
 sync_query(ds=dataset, mode=mode, m=n_models, n=n_samples, slice=slice_seed, rule=rule, sampling=sampling, new=held,
            b=budget, seed=seed)
 
-provenance_note(synthetic)
+provenance_note(synthetic, dataset)
 w = walkthrough(A, held, budget, rule, sampling, seed, transpose)
 M = A.T if transpose else A
 others = [i for i in range(M.shape[0]) if i != held]

@@ -32,7 +32,7 @@ dataset = side.selectbox("Dataset", datasets, index=datasets.index(raw) if raw i
 with input_errors():
     sel = data.selection(key, dataset, ())
 m, n = sel.A.shape
-provenance_note(sel.synthetic)
+provenance_note(sel.synthetic, dataset)
 if sel.models["release_order"].isna().all():
     st.caption("The models carry no release order; they arrive in insertion order.")
 else:

@@ -22,9 +22,16 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_STORE = ROOT / "data" / "demo.duckdb"
 
 
+# Session-state key of the store opened on the Data page (a per-session choice: another
+# visitor of the same server keeps reading $LBE_STORE).
+STORE_CHOICE = "lbe_store_path"
+
+
 def store_path() -> Path:
-    """The store the app reads: ``$LBE_STORE`` if set, else the bundled demo store."""
-    return Path(os.environ.get("LBE_STORE", DEFAULT_STORE))
+    """The store this session reads: the one opened on the Data page, else ``$LBE_STORE``,
+    else the bundled demo store."""
+    chosen = st.session_state.get(STORE_CHOICE)
+    return Path(chosen) if chosen else Path(os.environ.get("LBE_STORE", DEFAULT_STORE))
 
 
 @st.cache_resource(show_spinner=False)
@@ -40,8 +47,8 @@ def get_store():
     path = store_path()
     if not path.exists():
         st.error(
-            f"No store at {path}. Build the demo store with `make store` "
-            "or point LBE_STORE at an existing DuckDB file."
+            f"No store at {path}. Open or create one on the Data page, build the demo store with "
+            "`make store`, or point LBE_STORE at an existing DuckDB file."
         )
         st.stop()
     with input_errors():
@@ -182,12 +189,22 @@ def show_table(df: pd.DataFrame, name: str, **kwargs) -> None:
     download_table(df, name)
 
 
-def provenance_note(synthetic: bool | None = None) -> None:
-    """One caption saying what is real and what is simulated on the current data."""
-    if synthetic:
-        st.caption("Data: **synthetic** (seeded generator), not real model predictions.")
-    else:
-        st.caption(
-            "Data: real predictions of real scikit-learn classifiers on scikit-learn's "
-            "8x8 handwritten digits under rendered shifts (see the Home page)."
-        )
+def md_text(text: object) -> str:
+    """Store text (names, descriptions, paths) shown literally inside Markdown."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", str(text))
+
+
+def provenance_note(synthetic: bool | None = None, dataset: str | None = None) -> None:
+    """One caption per dataset (``dataset`` only, or every dataset of the store) saying what
+    the data are, in the words of the store's own metadata: its description and source as
+    recorded at import, and whether it is synthetic."""
+    ds = get_store().datasets()
+    if dataset is not None:
+        ds = ds[ds["dataset"] == dataset]
+    for row in ds.itertuples():
+        kind = ("**synthetic** (seeded generator), not real model predictions" if bool(row.synthetic) or synthetic
+                else "predictions as recorded at import")
+        desc = str(row.description or "").strip() or "no description recorded"
+        src = str(getattr(row, "source", "") or "").strip()
+        st.caption(f"Data: **{md_text(row.dataset)}**, {kind}: {md_text(desc)}"
+                   + (f" (source: {md_text(src)})" if src else "") + ".")
