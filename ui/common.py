@@ -208,3 +208,18 @@ def provenance_note(synthetic: bool | None = None, dataset: str | None = None) -
         src = str(getattr(row, "source", "") or "").strip()
         st.caption(f"Data: **{md_text(row.dataset)}**, {kind}: {md_text(desc)}"
                    + (f" (source: {md_text(src)})" if src else "") + ".")
+
+
+def url_index(key: str, options: Sequence, default) -> int:
+    """Index into ``options`` of the URL's value of ``key`` (matched as text), else of
+    ``default``, else 0: the ``index=`` of a selectbox or radio whose value lives in the URL."""
+    texts = [str(o) for o in options]
+    raw = st.query_params.get(key)
+    if raw is not None and raw in texts:
+        return texts.index(raw)
+    return texts.index(str(default)) if str(default) in texts else 0
+
+
+def url_sync_keys(*keys: str) -> None:
+    """Write the current values of the widgets with these keys into the URL (same names)."""
+    sync_query(**{k: st.session_state[k] for k in keys if k in st.session_state})
