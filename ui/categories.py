@@ -46,7 +46,13 @@ def category_control(counts: pd.DataFrame, url_key: str, need: int | None = None
     elif url_key in st.query_params:
         del st.query_params[url_key]
     try:
-        return fill_categories(counts, parse_assignment(typed))
+        assigned = parse_assignment(typed)
     except InputError as exc:
         st.error(str(exc))
         st.stop()
+    # Lines for tasks these data lack (a link made on another dataset) are left aside, with a note.
+    unknown = [t for t in assigned if t not in set(tasks)]
+    if unknown:
+        st.caption(f"Category lines for tasks these data do not have are ignored: {', '.join(unknown[:5])}"
+                   + (" …" if len(unknown) > 5 else "") + ".")
+    return fill_categories(counts, {t: c for t, c in assigned.items() if t not in unknown})

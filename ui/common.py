@@ -110,6 +110,8 @@ def query_list(key: str, default: Sequence[str], allowed: Iterable[str] | None =
     raw = st.query_params.get(key)
     if raw is None:
         return list(default)
+    if raw == "":
+        return []  # the user emptied the selection: a shared link shows it empty too
     values = [v for v in raw.split(",") if v]
     if allowed is not None:
         allowed = set(allowed)

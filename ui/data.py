@@ -213,8 +213,13 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
     how = _pick(side, "Sort set", list(SORT_SETS), "sortset", "random", radio=True)
     k_max = max(1, m - 1)
     k = int_slider(side, "Models used for Sort", 1, k_max, "k", min(default_k, m // 2))
-    sort = _pick(side, "Sort method", list(SORTS), "sort", "sum",
-                 help="sum: Sorting by Sum; confidence: by confidence sum; recursive: Recursive Sum (seed 001 §3.1)")
+    # Sorting by confidence needs each model's confidence of the true class: offered only
+    # when the store has it (a long table's true_prob column, or --true-prob at import).
+    sorts = [x for x in SORTS if x != "confidence" or get_store().has_extra("true_prob")]
+    sort = _pick(side, "Sort method", sorts, "sort", "sum",
+                 help="sum: Sorting by Sum; confidence: by confidence sum; recursive: Recursive Sum (seed 001 §3.1)"
+                      + ("" if "confidence" in sorts else ". Sorting by confidence needs the true_prob column at "
+                                                          "import, which this store does not have."))
     side.header("Search")
     sampling = _pick(side, "Sampling", ["uniform", "random"], "sampling", "uniform", radio=True)
     methods = search_methods or method_names()
@@ -274,7 +279,7 @@ def teaching_slice(key: str, dataset: str, n_models: int, n_samples: int, seed: 
 
 
 # ------------------------------------------------------------------ evaluate something new
-@st.cache_resource(show_spinner="Fitting the method on the cache…", max_entries=4)
+@st.cache_resource(show_spinner=False, max_entries=4)
 def fitted_method(key: str, dataset: str, search: str):
     """``search`` fitted on every real model's row of ``dataset`` (Sort by sum)."""
     return arrivals.fit_new_model_method(selection(key, dataset, ()), search)
