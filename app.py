@@ -15,6 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui import data, serve
+from ui.glossary import glossary_popover
 from ui.common import provenance_note, show_table, store_path
 
 
@@ -153,4 +154,6 @@ navigation = st.navigation(
     [st.Page(home, title="Home", default=True)]
     + [st.Page(f"pages/{p.name}", title=page_label(p)) for p in PAGE_FILES]
 )
+# Drawn here, before the page, so every page has it in its sidebar.
+glossary_popover()
 navigation.run()

@@ -138,15 +138,21 @@ def difference_matrix(diff: pd.DataFrame, models: list[str]) -> go.Figure:
             z[a, b] = d * 100
             text[a][b] = f"{d * 100:+.2f}{star}<br>({lo * 100:+.2f}, {hi * 100:+.2f})"
     lim = np.nanmax(np.abs(z)) if np.isfinite(z).any() else 1.0
+    # Real model names are long: axis labels are shortened (the hover keeps the full name)
+    # and the cells grow with the number of models so their numbers stay inside.
+    short = [m if len(m) <= 24 else m[:11] + "…" + m[-11:] for m in models]
     fig = go.Figure(
         go.Heatmap(
-            z=z, x=models, y=models, text=text, texttemplate="%{text}", colorscale="RdBu", zmid=0, zmin=-lim, zmax=lim,
-            colorbar=dict(title="row − column<br>(points)"), hovertemplate="%{y} − %{x}: %{z:.2f} points<extra></extra>",
+            z=z, x=short, y=short, text=text, texttemplate="%{text}", textfont=dict(size=11 if k <= 6 else 9),
+            colorscale="RdBu", zmid=0, zmin=-lim, zmax=lim, customdata=[[(a, b) for b in models] for a in models],
+            colorbar=dict(title="row − column<br>(points)"),
+            hovertemplate="%{customdata[0]} − %{customdata[1]}: %{z:.2f} points<extra></extra>",
         )
     )
     fig.update_layout(
         title="Pairwise differences (row − column), Bonferroni-corrected intervals; * excludes 0",
-        height=max(360, 70 * k + 120), yaxis=dict(autorange="reversed"), margin=dict(l=10, r=10, t=60, b=10),
+        height=max(420, 80 * k + 180), yaxis=dict(autorange="reversed", automargin=True),
+        xaxis=dict(tickangle=-30, automargin=True), margin=dict(l=10, r=10, t=60, b=10),
     )
     return fig
 
@@ -410,7 +416,9 @@ with tab_diff:
             f"{m} comparison(s); each interval is at {diff['level'].iloc[0]:.4f} so that all hold together at 95% "
             "(Bonferroni). Differences are of the unweighted mean over all tasks, in points."
         )
-        show_chart(difference_matrix(diff, pick), f"pairwise-{source}")
+        best_first = [m for m in board[board["scope"] == "overall"].sort_values("point", ascending=False)["model"]
+                      if m in pick]
+        show_chart(difference_matrix(diff, best_first), f"pairwise-{source}")
         out = diff.copy()
         for c in ("diff", "lo", "hi"):
             out[c] = (out[c] * 100).round(3)
