@@ -9,7 +9,7 @@ import streamlit as st
 from lifelong_core.sortsearch import RULES, dp_search
 from lifelong_core.workflows.teaching import prediction_after, walkthrough
 from ui import charts, data
-from ui.common import input_errors, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import NO_DATA, input_errors, provenance_note, query_default, show_chart, show_table, sync_query
 
 st.set_page_config(page_title="How Sort & Search works", layout="wide")
 st.title("How Sort & Search works")
@@ -18,7 +18,7 @@ key = data.store_key()
 ov = data.overview(key)
 datasets = ov["datasets"]["dataset"].tolist()
 if not datasets:
-    st.info("The store holds no dataset yet.")
+    st.info(NO_DATA)
     st.stop()
 
 

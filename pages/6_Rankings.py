@@ -33,6 +33,7 @@ from lifelong_core.workflows.budgets import budgets_within
 from lifelong_core.workflows.rankings import newest_estimated_counts
 from ui.categories import category_control
 from ui.common import (
+    NO_DATA,
     get_store,
     input_errors,
     provenance_note,
@@ -253,6 +254,9 @@ if source in ("store", "estimated"):
     store = get_store()
     datasets = store.datasets()
     ds_names = datasets["dataset"].tolist()
+    if not ds_names:
+        st.info(NO_DATA)
+        st.stop()
     ds_default = query_default("dataset", ds_names[0])
     dataset = st.selectbox("Dataset", ds_names, index=ds_names.index(ds_default) if ds_default in ds_names else 0, key="dataset")
     provenance_note(bool(datasets.set_index("dataset").loc[dataset, "synthetic"]), dataset)

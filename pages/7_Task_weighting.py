@@ -28,6 +28,7 @@ from lifelong_core.stats import (  # noqa: E402
 from lifelong_core.stats.vtab import CATEGORIES, load_published, published_table  # noqa: E402
 from ui.categories import category_control  # noqa: E402
 from ui.common import (  # noqa: E402
+    NO_DATA,
     get_store,
     input_errors,
     provenance_note,
@@ -108,6 +109,9 @@ elif source == "store":
     store = get_store()
     datasets = store.datasets()
     names = datasets["dataset"].tolist()
+    if not names:
+        st.info(NO_DATA)
+        st.stop()
     dataset = st.selectbox("Dataset", names, key="wdataset", index=url_index("wdataset", names, names[0]))
     url_sync_keys("wdataset")
     source_name = dataset

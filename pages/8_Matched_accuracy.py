@@ -24,7 +24,7 @@ from lifelong_core.matching.store_pair import (
     model_names,
     read_samples,
 )
-from ui.common import get_store, input_errors, query_default, query_list, show_chart, show_table, store_path, sync_query
+from ui.common import NO_DATA, get_store, input_errors, query_default, query_list, show_chart, show_table, store_path, sync_query
 
 ALL = "All models"
 CRITERIA = {
@@ -234,7 +234,7 @@ st.markdown(
 store = get_store()
 datasets = store.datasets()["dataset"].tolist()
 if not datasets:
-    st.info("The store holds no datasets yet. Import predictions with `python -m lifelong_core import`.")
+    st.info(NO_DATA)
     st.stop()
 
 

@@ -163,3 +163,38 @@ def test_every_widget_round_trips_through_the_url(page, query, user_store_path, 
     after = {k: w.value for k, w in _keyed(again).items()}
     lost = {k: (before[k], after.get(k)) for k in before if before[k] != after.get(k)}
     assert not lost, f"{page}: controls not restored from the URL {url}: {lost}"
+
+
+def test_glossary_explains_the_terms_the_pages_use(user_store_path, monkeypatch):
+    from ui.glossary import TERMS
+
+    at = run("app.py", user_store_path, {}, monkeypatch)
+    ok(at)
+    text = "\n".join(m.value for m in at.sidebar.markdown)
+    for term in ("insert_M", "insert_D", "E_agg", "κ (kappa)", "n′ (budget)", "MAE", "ε (epsilon)", "R-hat / ESS"):
+        assert term in TERMS and f"**{term}**" in text, term
+
+
+def test_headline_figures_at_the_budget_the_user_picks(user_store_path, monkeypatch):
+    at = run("pages/1_Budget_explorer.py", user_store_path, {"budgets": "8,16,32", "hb": "16"}, monkeypatch)
+    ok(at)
+    labels = {m.label: m.value for m in at.metric}
+    assert "MAE at n′=16" in labels
+    n = int(labels["samples n"].replace(",", ""))
+    assert labels["compute saved"] == f"{n / 16:.1f}×"
+
+
+@pytest.fixture(scope="module")
+def empty_store(tmp_path_factory):
+    """A store just created on the Data page: no dataset yet."""
+    from lifelong_core.store import Store
+
+    path = tmp_path_factory.mktemp("empty") / "new.duckdb"
+    Store.create(path).close()
+    return path
+
+
+@pytest.mark.parametrize("page,query", VARIANTS, ids=IDS)
+def test_page_on_a_store_just_created(page, query, empty_store, monkeypatch):
+    at = run(page, empty_store, {k: v for k, v in query.items() if k != "wcatmap"}, monkeypatch)
+    ok(at)

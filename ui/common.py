@@ -22,6 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_STORE = ROOT / "data" / "demo.duckdb"
 
 
+# What a page says on a store with no dataset yet (a store just created on the Data page).
+NO_DATA = ("The store holds no dataset yet: import your results on the Data page "
+           "(or with `python -m lifelong_core import`).")
 # Session-state key of the store opened on the Data page (a per-session choice: another
 # visitor of the same server keeps reading $LBE_STORE).
 STORE_CHOICE = "lbe_store_path"

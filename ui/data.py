@@ -28,7 +28,7 @@ from lifelong_core.workflows.budgets import budget_choices, default_budgets
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.sortsets import SORT_SETS, sort_rows
 from lifelong_core.workflows.sweeps import capped_eval_rows, sweep_selection
-from ui.common import get_store, input_errors, query_default, query_list, refresh_store, store_path, sync_query
+from ui.common import NO_DATA, get_store, input_errors, query_default, query_list, refresh_store, store_path, sync_query
 
 
 def method_names() -> list[str]:
@@ -193,7 +193,7 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
     ov = overview(key)
     datasets = ov["datasets"]["dataset"].tolist()
     if not datasets:
-        st.info("The store holds no dataset yet; import one with `python -m lifelong_core import`.")
+        st.info(NO_DATA)
         st.stop()
     side = st.sidebar
     side.header("Data")
