@@ -203,8 +203,8 @@ def test_import_on_the_data_page_shows_on_the_budget_explorer(user_server, brows
     try:
         page.goto(f"{user_server}/Data", wait_until="domcontentloaded", timeout=60_000)
         settle(page)
-        page.get_by_label("Path of the new store file").fill(str(new))
-        page.get_by_label("Path of the new store file").press("Enter")
+        page.get_by_role("textbox", name="Path of the new store file").fill(str(new))
+        page.get_by_role("textbox", name="Path of the new store file").press("Enter")
         settle(page)
         page.get_by_role("button", name="Create and open").click()
         settle(page)
