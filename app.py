@@ -90,13 +90,10 @@ def home() -> None:
 
     st.subheader("What is real and what is simulated")
     if len(ds):
+        # One caption per dataset with its full description and source (the table cuts long
+        # text; descriptions carry what an import found irregular, e.g. repeated names).
         provenance_note()
         show_table(ds.assign(kind=ds["synthetic"].map({True: "synthetic", False: "real"})), "datasets")
-        # Descriptions carry what an import found irregular (e.g. the leaderboard's repeated names);
-        # the table cuts long text, so each is also written out.
-        for row in ds.itertuples():
-            if row.description:
-                st.caption(f"**{row.dataset}**: {row.description}")
         partial = _partial_models(models)
         if len(partial):
             st.caption(f"{len(partial)} model(s) marked partial, evaluated on only part of their dataset (pages that "

@@ -1,5 +1,6 @@
 """Data: open another store, create one, import your own results into it (long tables,
-wide matrices, lm-evaluation-harness runs) and export counts.csv or the long table.
+wide matrices, lm-evaluation-harness runs, Inspect AI logs) and export counts.csv or the
+long table.
 
 Widgets -> ui.stores (session's store, the app's one write path) ->
 lifelong_core.workflows.imports / exports, the same code as ``python -m lifelong_core
@@ -23,6 +24,7 @@ FORMATS = {
     "long": "Long table (.csv / .parquet)",
     "matrix": "Wide 0/1 matrix + model and sample ids",
     "lm-eval": "lm-evaluation-harness runs (--log_samples)",
+    "inspect": "Inspect AI logs (.eval / .json)",
 }
 
 st.title("Data")
@@ -104,6 +106,16 @@ elif fmt == "matrix":
         files["confidence"] = e1.file_uploader("confidence", type=["npy", "npz"], key="up_conf")
         files["predicted"] = e2.file_uploader("predicted", type=["npy", "npz"], key="up_pred")
         files["true_prob"] = e3.file_uploader("true_prob", type=["npy", "npz"], key="up_tp")
+elif fmt == "inspect":
+    st.caption(
+        "One or more logs written by `inspect eval` (one task run by one model each). Each sample's score must be "
+        "C/I or 0/1; the task becomes the domain, the log's model the model (unless named below)."
+    )
+    files = st.file_uploader("Inspect logs", type=["eval", "json"], accept_multiple_files=True, key="up_inspect")
+    i1, i2, i3 = st.columns(3)
+    model_name = i1.text_input("Model name (default: the log's model)", key="in_model")
+    scorer = i2.text_input("Scorer", key="in_scorer", help="Only when the log has several scorers.")
+    epoch_text = i3.text_input("Epoch", key="in_epoch", help="Only when the log has several epochs.")
 else:
     st.caption(
         "Upload a **zip** of one or more run folders (lm-eval writes one folder per model under --output_path), "
@@ -135,6 +147,16 @@ def prepare(folder: Path) -> list:
         saved = {k: (stores.save_uploads([f], folder / k)[0] if f is not None else None) for k, f in files.items()}
         return [imports.read_matrix_source(saved["matrix"], saved["models"], saved["samples"],
                                            {k: saved[k] for k in ("confidence", "predicted", "true_prob")}, ds)]
+    if fmt == "inspect":
+        if not files:
+            raise InputError("Choose the Inspect log(s) to import.")
+        epoch = None
+        if epoch_text.strip():
+            if not epoch_text.strip().isdigit():
+                raise InputError(f"Epoch {epoch_text.strip()!r} is not a whole number.")
+            epoch = int(epoch_text)
+        return [imports.inspect_source(f, model_name.strip() or None, scorer.strip() or None, epoch, ds)
+                for f in stores.save_uploads(files, folder / "inspect")]
     if not files:
         raise InputError("Choose the lm-eval output to import (a zip, or a results file with its samples files).")
     for f in stores.save_uploads(files, folder / "upload"):

@@ -125,3 +125,43 @@ def test_export_counts_and_url_state(user_store_path, monkeypatch):
     at.run()
     ok(at)
     assert at.query_params["fmt"] in ("lm-eval", ["lm-eval"]) and at.query_params["xds"] in ("lm-eval", ["lm-eval"])
+
+
+def test_inspect_logs_import_through_the_page(tmp_path, monkeypatch, demo_store_path):
+    """Real Inspect logs (written offline by Inspect's mockllm, tests/data/inspect_toy)."""
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+
+    pytest.importorskip("inspect_ai")
+    writer = ROOT / "tests" / "data" / "inspect_toy" / "write_logs.py"
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    env = {**os.environ, "INSPECT_LOG_DIR": str(log_dir), "INSPECT_LOG_LEVEL": "warning", "HF_HUB_OFFLINE": "1",
+           "INSPECT_DISPLAY": "none"}
+    proc = subprocess.run([sys.executable, str(writer)], env=env, capture_output=True, text=True, timeout=600, cwd=log_dir)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    match = next(p for p in log_dir.iterdir() if "_toy-match_" in p.name)
+    partial = next(p for p in log_dir.iterdir() if "_toy-partial_" in p.name)
+    at = app(demo_store_path, monkeypatch)
+    new = tmp_path / "inspect.duckdb"
+    at.text_input(key="create_path").set_value(str(new))
+    at.button(key="create_btn").click()
+    at.run()
+    at.radio(key="fmt").set_value("inspect")
+    at.run()
+    at.file_uploader(key="up_inspect").set_value((partial.name, partial.read_bytes(), "application/octet-stream"))
+    at.run()
+    at.button(key="import_btn").click()
+    at.run()
+    assert not at.exception and len(at.error) == 1 and "\n" not in at.error[0].value  # partial credit: refused
+    at.file_uploader(key="up_inspect").set_value((match.name, match.read_bytes(), "application/octet-stream"))
+    at.run()
+    at.button(key="import_btn").click()
+    at.run()
+    ok(at)
+    assert any("imported 8 predictions" in s.value for s in at.success), [s.value for s in at.success]
+    with Store.open(new) as s:
+        assert s.models()["model_id"].tolist() == ["mockllm/model"]
