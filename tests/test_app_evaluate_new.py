@@ -32,11 +32,11 @@ def store_env(demo_store_path, monkeypatch):
 def _truth(store_path: Path, model_row_name: str | None = None):
     from lifelong_core.store import Store
 
+    from lifelong_core.workflows.selection import select
+
     with Store.open(store_path, read_only=True) as s:
-        models = s.models()
-        samples = s.samples("lifelong-digits")
-        A = s.matrix(models["model_idx"].to_numpy()[:5], samples["sample_idx"].to_numpy())
-    return models, samples, A
+        sel = select(s, "lifelong-digits")  # the store also holds the leaderboard's models
+    return sel.models, sel.samples, sel.A[:5]
 
 
 def _fitted(store_path: Path, search: str, budget: int, seed: int = 0):
@@ -45,9 +45,11 @@ def _fitted(store_path: Path, search: str, budget: int, seed: int = 0):
     from lifelong_core.sortsearch import compute_order
     from lifelong_core.store import Store
 
+    from lifelong_core.workflows.selection import select
+
     with Store.open(store_path, read_only=True) as s:
-        samples = s.samples("lifelong-digits")
-        A = s.matrix(None, samples["sample_idx"].to_numpy())
+        sel = select(s, "lifelong-digits")  # the store also holds the leaderboard's models
+        samples, A = sel.samples, sel.A
     method = get_method(search).fit(A, compute_order(A, "sum"))
     cols = method.select(A.shape[1], budget, np.random.default_rng(seed))
     return method, cols, samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
@@ -161,10 +163,11 @@ def test_new_samples_flow(store_env):
     from lifelong_core.methods import InsertD
     from lifelong_core.store import Store
 
+    from lifelong_core.workflows.selection import select
+
     with Store.open(store_env, read_only=True) as s:
-        models = s.models()
-        samples = s.samples("lifelong-digits")
-        A = s.matrix(None, samples["sample_idx"].to_numpy())
+        sel = select(s, "lifelong-digits")  # the store also holds the leaderboard's models
+        models, samples, A = sel.models, sel.samples, sel.A
     rows = InsertD().fit(A).select(A.shape[0], 32, np.random.default_rng(0))
     # Two "new" samples: copies of stored samples 0 and 5000 under new ids.
     recs = []
@@ -231,10 +234,11 @@ def test_insert_new_samples_writes_only_real_evaluations(tmp_path, demo_store_pa
     store = tmp_path / "copy.duckdb"
     shutil.copy(demo_store_path, store)
     monkeypatch.setenv("LBE_STORE", str(store))
+    from lifelong_core.workflows.selection import select
+
     with Store.open(store, read_only=True) as s:
-        models = s.models()
-        samples = s.samples("lifelong-digits")
-        A = s.matrix(None, samples["sample_idx"].to_numpy())
+        sel = select(s, "lifelong-digits")  # the store also holds the leaderboard's models
+        models, samples, A = sel.models, sel.samples, sel.A
     rows = InsertD().fit(A).select(A.shape[0], 16, np.random.default_rng(0))
     recs = [{"model_id": models["model_id"].iloc[r], "sample_id": "fresh-x", "correct": int(A[r, 7])} for r in rows]
     at = run({"tab": "New samples (insert_D)", "models_budget": "16"})
@@ -251,7 +255,7 @@ def test_insert_new_samples_writes_only_real_evaluations(tmp_path, demo_store_pa
         assert np.array_equal(s.matrix(models["model_idx"].to_numpy()[rows], new["sample_idx"].to_numpy())[:, 0],
                               A[rows, 7])
         # The original dataset keeps every model complete.
-        assert s.known(None, samples["sample_idx"].to_numpy()[:5]).all()
+        assert s.known(models["model_idx"].to_numpy(), samples["sample_idx"].to_numpy()[:5]).all()
     # Every page of this part still opens on the new one-sample dataset and on the old one.
     for page in ("app.py", "pages/1_Budget_explorer.py", "pages/2_Estimated_vs_true.py", "pages/5_Stream.py",
                  "pages/4_How_Sort_and_Search_works.py"):
