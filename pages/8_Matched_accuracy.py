@@ -265,8 +265,12 @@ with c2:
 # Leaderboard results) has nothing to match on: say so instead of failing on its first sample.
 unlabeled = [d for d in dict.fromkeys((src_ds, tgt_ds)) if store.samples(dataset=d)["label"].isna().all()]
 if unlabeled:
+    sync_query(src_ds=src_ds, src_dom=src_dom, tgt_ds=tgt_ds, tgt_dom=tgt_dom)  # the choice stays shareable
     st.info(f"Dataset {unlabeled[0]!r} records only whether each answer was correct, with no labels, predicted "
-            "labels or probabilities; matched accuracy needs all three. Choose a dataset that has them.")
+            "labels or probabilities; matched accuracy needs all three. Choose a dataset that has them, or import "
+            "them: a long table's columns **label** (the true class), **predicted** (the predicted class) and "
+            "**confidence** (max-softmax probability); for a matrix import, label in the samples file and "
+            "--predicted/--confidence arrays. lm-eval imports carry none of them.")
     st.stop()
 
 models_df = store.models()

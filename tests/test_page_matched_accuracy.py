@@ -164,4 +164,4 @@ def test_empty_store(tmp_path, monkeypatch):
     Store.create(path).close()
     monkeypatch.setenv("LBE_STORE", str(path))
     at = run_page()
-    assert any("holds no datasets" in i.value for i in at.info)
+    assert any("holds no dataset" in i.value and "Data page" in i.value for i in at.info)
