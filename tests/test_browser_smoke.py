@@ -224,8 +224,11 @@ def test_import_on_the_data_page_shows_on_the_budget_explorer(user_server, brows
             timeout=60_000,
         )
         page.screenshot(path=str(ARTIFACTS / "data-import-then-budget-explorer.png"), full_page=True)
+        # The new store's dataset: its domains in the sidebar (the select box shows its value in
+        # an input, not as text), its name in the provenance caption; nothing of the old store.
         side = page.locator('[data-testid="stSidebar"]').inner_text()
-        assert "my-eval" in side and "lm-eval" not in side, side[:1000]
+        assert "clean" in side and "noisy" in side and "arc_easy" not in side, side[:1000]
+        assert "my-eval" in page.locator('[data-testid="stMain"]').inner_text()
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.locator('[data-testid="stAlertContentError"]').count() == 0
     finally:
