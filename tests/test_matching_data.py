@@ -71,7 +71,7 @@ def test_bad_files(tmp_path, text, pieces):
 
 
 def test_missing_file(tmp_path):
-    with pytest.raises(InputError, match="no such file"):
+    with pytest.raises(InputError, match="does not exist"):
         read_predictions_csv(tmp_path / "nope.csv")
 
 

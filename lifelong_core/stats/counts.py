@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.tables import read_csv_table
 
 COLUMNS = ("model", "task", "category", "correct", "total")
 
@@ -177,19 +178,7 @@ def read_counts_csv(path, name: str | None = None) -> CountTable:
     """
     if hasattr(path, "read"):
         name = name or getattr(path, "name", "counts.csv")
-        source = path
     else:
-        source = Path(path)
-        name = name or source.name
-    try:
-        # Everything as text, so validation can quote the offending cell verbatim.
-        df = pd.read_csv(source, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file.") from None
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{name} is empty.") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{name} is not a readable CSV file ({first}).") from None
-    df.columns = [str(c).strip() for c in df.columns]
+        name = name or Path(path).name
+    df = read_csv_table(path, name, skipinitialspace=True)
     return from_frame(df, source=name, line_offset=2)
