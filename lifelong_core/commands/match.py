@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 
 from lifelong_core.errors import InputError
+from lifelong_core.limits import MAX_MATCH_RUNS, check_count, check_seed
 
 
 def _float_arg(text: str) -> float:
@@ -54,10 +55,8 @@ def run(args: argparse.Namespace) -> int:
 
     if math.isnan(args.eps) or args.eps < 0:
         raise InputError(f"--eps must be a number >= 0, got {args.eps:g}.")
-    if args.runs < 1:
-        raise InputError(f"--runs must be at least 1, got {args.runs}.")
-    if args.seed < 0:
-        raise InputError(f"--seed must be >= 0, got {args.seed}.")
+    check_count(args.runs, "--runs", 1, MAX_MATCH_RUNS)
+    check_seed(args.seed)
     check_params(args.eps, args.criterion, args.runs)
     out = Path(args.out)
     if not out.parent.is_dir():

@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from lifelong_core.errors import InputError
+from lifelong_core.limits import check_seed
 
 
 def add_parser(subparsers) -> None:
@@ -34,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     check_level(args.level)
     if args.boot < 2:
         raise InputError(f"--boot must be at least 2, got {args.boot}.")
+    check_seed(args.seed)
     table = read_counts_csv(args.counts)
     board = leaderboard(bootstrap(table, n_boot=args.boot, seed=args.seed), level=args.level)
     out = board[["model", "scope"]].copy()

@@ -101,6 +101,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from lifelong_core.io.edges import atomic_output, check_output_path
     from lifelong_core.store import Store
     from lifelong_core.store.files import export_long, write_ids
 
@@ -112,9 +113,15 @@ def run_export(args: argparse.Namespace) -> int:
     extras_out = {f: v for f, v in extras_out.items() if v is not None}
     if args.matrix is None and (args.models or args.samples or extras_out):
         raise InputError("--models, --samples, --confidence, --predicted and --true-prob only go with --matrix.")
-    for flag, out in [("--matrix", args.matrix)] + [("--" + f.replace("_", "-"), v) for f, v in extras_out.items()]:
+    npy_flags = [("--matrix", args.matrix)] + [("--" + f.replace("_", "-"), v) for f, v in extras_out.items()]
+    for flag, out in npy_flags:
         if out is not None and not out.lower().endswith(".npy"):
             raise InputError(f"{flag} output {out} must end in .npy.")
+    # Every output is checked before the first is written, so a bad path writes nothing.
+    for flag, out in npy_flags + [("--models", args.models), ("--samples", args.samples), ("--long", args.long)]:
+        if out is not None:
+            check_output_path(out, flag)
+    flag_of = {out: flag for flag, out in npy_flags if out is not None}
     with Store.open(args.store, read_only=True) as st:
         if args.matrix is not None:
             smp = st.samples(args.dataset)
@@ -129,13 +136,12 @@ def run_export(args: argparse.Namespace) -> int:
                 got = st.extras(None, sidx, fields=tuple(extras_out))
                 arrays.update({extras_out[f]: got[f] for f in extras_out})
             for out, arr in arrays.items():
-                tmp = out + ".tmp.npy"
-                np.save(tmp, arr, allow_pickle=False)
-                os.replace(tmp, out)
+                with atomic_output(out, flag_of[out], suffix=".npy") as tmp:
+                    np.save(tmp, arr, allow_pickle=False)
             if args.models:
-                write_ids(st.models()["model_id"], args.models)
+                write_ids(st.models()["model_id"], args.models, "--models")
             if args.samples:
-                write_ids(smp["sample_id"], args.samples)
+                write_ids(smp["sample_id"], args.samples, "--samples")
             print(f"wrote {A.shape[0]} x {A.shape[1]} matrix to {args.matrix}")
         if args.long is not None:
             n = export_long(st, args.long, args.dataset)

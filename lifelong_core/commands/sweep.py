@@ -27,6 +27,7 @@ import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.io.matrix import load_float_matrix, load_index_list
+from lifelong_core.limits import check_seed
 from lifelong_core.methods.registry import THRESHOLD_RULES, available_methods
 from lifelong_core.rows import MatrixRows
 from lifelong_core.sortsearch.search import SAMPLING
@@ -107,6 +108,7 @@ def _write(df: pd.DataFrame, path: str, what: str) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.search not in available_methods():
         raise InputError(f"unknown --search {args.search!r}; available: {', '.join(available_methods())}.")
+    check_seed(args.seed)
     budgets = parse_budgets(args.budgets) if args.budgets is not None else None
     if args.threads is None:
         args.threads = os.cpu_count() or 1
