@@ -6,11 +6,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from lifelong_core.io.limits import MAX_TEXT_CHARS
 from lifelong_core.sortsearch import RULES
 from lifelong_core.workflows import arrivals
 from lifelong_core.workflows.budgets import single_budget_choices
 from ui import charts, data
-from ui.common import NO_DATA, download_table, input_errors, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import NO_DATA, download_table, input_errors, plain, provenance_note, query_default, show_chart, show_table, sync_query
 
 st.set_page_config(page_title="Evaluate something new", layout="wide")
 st.title("Evaluate something new")
@@ -85,7 +86,7 @@ with tabs[0]:
                     "yes/no). The downloaded list with a `correct` column added works as it is: its other columns are "
                     "ignored.")
         up = st.file_uploader("Results of the new model", type=["csv"], key="upload_model")
-        name = st.text_input("Name of the new model", value="new-model", key="new_name")
+        name = st.text_input("Name of the new model", value="new-model", key="new_name", max_chars=MAX_TEXT_CHARS)
         if up is not None:
             with input_errors(stop=False) as upload:
                 results = arrivals.read_results(up.getvalue(), up.name, arrivals.NEW_MODEL_COLUMNS)
@@ -119,10 +120,11 @@ with tabs[0]:
                     row, models = arrivals.estimated_model_rows(
                         new, name, {"method": search, "budget": int(budget), "seed": seed, "source": up.name})
                     with input_errors(stop=False) as written:
+                        data.check_new_model_name(name)
                         summary = data.write_to_store(lambda w: w.insert_matrix(
                             row, models, sel.samples["sample_id"].tolist(), source=f"app upload {up.name}"))
                     if written.ok:
-                        st.success(f"Inserted model {name!r} as estimated ({summary.get('entries', n)} entries).")
+                        st.success(f"Inserted model {plain(repr(name))} as estimated ({summary.get('entries', n)} entries).")
 
 # ------------------------------------------------------------------ insert_D
 with tabs[1]:
@@ -171,11 +173,24 @@ with tabs[1]:
                     "stored). They go to a dataset of their own: the pages score a dataset on the models evaluated on "
                     "every one of its samples, and a few models' results would otherwise shrink that set."
                 )
-                target = st.text_input("Dataset for the new samples", value=f"{dataset}-new", key="new_dataset")
+                # Chosen from a list or created new, never typed over an existing name: typing the
+                # main dataset's name once folded new samples into it for every page.
+                earlier = data.insert_d_datasets()
+                how = st.radio("Dataset for the new samples", ["Create a new dataset", "Add to a dataset made here"],
+                               horizontal=True, key="new_dataset_how", disabled=not earlier,
+                               help="Only datasets created on this page can take more samples.")
+                create = how == "Create a new dataset" or not earlier
+                if create:
+                    target = st.text_input("Name of the new dataset", value=data.free_dataset_name(f"{dataset}-new"),
+                                           key="new_dataset", max_chars=MAX_TEXT_CHARS)
+                else:
+                    target = st.selectbox("Dataset made on this page", earlier, key="new_dataset_pick")
                 if st.button("Insert the evaluations", key="insert_samples"):
-                    long = arrivals.new_sample_entries(results, want, target)
                     with input_errors(stop=False) as written:
+                        if create:
+                            data.check_new_dataset_name(target)
+                        long = arrivals.new_sample_entries(results, want, target)
                         summary = data.write_to_store(lambda w: w.insert_long(long, source=f"app upload {up.name}"))
                     if written.ok:
                         st.success(f"Inserted {summary.get('entries', len(long))} evaluations of "
-                                   f"{len(per_sample)} new sample(s) into dataset {target!r}.")
+                                   f"{len(per_sample)} new sample(s) into dataset {plain(repr(target))}.")

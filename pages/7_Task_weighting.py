@@ -31,6 +31,7 @@ from ui.common import (  # noqa: E402
     NO_DATA,
     get_store,
     input_errors,
+    plain,
     provenance_note,
     query_default,
     query_list,
@@ -132,7 +133,7 @@ else:
 
 if len(available) < 3:
     st.info(f"Task weighting weighs three task categories; this data has {len(available)} "
-            f"({', '.join(available)}). " + ("Give each task a category under *Task categories* above, or upload a "
+            f"({plain(', '.join(available))}). " + ("Give each task a category under *Task categories* above, or upload a "
                                               "counts.csv whose category column has three values."
                                               if source == "store" else "Upload a counts.csv with three categories."))
     st.stop()
@@ -184,7 +185,8 @@ tab_static, tab_interactive = st.tabs(["Ternary map (python-ternary)", "Interact
 label = "normalised accuracy" if normalized else "accuracy"
 title = f"{source_name}: best model by {label}"
 with tab_static:
-    st.caption(f"Corners: **{cats[0]}** top, **{cats[1]}** bottom left, **{cats[2]}** bottom right (weight 1 there).")
+    st.caption(f"Corners: **{plain(cats[0])}** top, **{plain(cats[1])}** bottom left, **{plain(cats[2])}** bottom "
+               "right (weight 1 there).")
     images = static_figure(regions, (source, tuple(cats), normalized, step, k, rho, models), title)
     st.image(images["png"], width="stretch")
     d1, d2 = st.columns(2)

@@ -22,7 +22,7 @@ import streamlit as st
 
 from lifelong_core.methods import available_methods, is_threshold_rule
 from lifelong_core.sortsearch import SORTS, fit_exponential, fit_power_law, model_correlation
-from lifelong_core.store import Store
+from lifelong_core.errors import InputError
 from lifelong_core.workflows import arrivals, selection as _selection, stream, teaching
 from lifelong_core.workflows.budgets import budget_choices, default_budgets
 from lifelong_core.workflows.selection import Selection
@@ -291,18 +291,61 @@ def fitted_insert_d(key: str, dataset: str, rule: str, sampling: str):
     return arrivals.fit_new_sample_method(selection(key, dataset, ()), rule, sampling)
 
 
-def write_to_store(write):
-    """Run ``write(store)`` on a short-lived writer and return its result.
+def insert_d_datasets() -> list[str]:
+    """Datasets made by the insert_D tab (every domain is ``new``): the only ones it may add to."""
+    dom = get_store().domains()
+    only_new = dom.groupby("dataset")["domain"].agg(lambda d: set(d) == {arrivals.NEW_SAMPLE_DOMAIN})
+    return [d for d in get_store().datasets()["dataset"] if bool(only_new.get(d, False))]
 
-    DuckDB lets a writer in only when no other handle is open, so the app's shared
-    read-only handle is closed first; every session reopens it on its next read. Another
-    process holding the file gives ``StoreLockedError`` (an ``InputError``: one sentence).
+
+def free_dataset_name(base: str) -> str:
+    """``base``, or ``base-2``, ``base-3`` ... whichever the store does not hold yet."""
+    taken = set(get_store().datasets()["dataset"])
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}-{k}", k + 1
+    return name
+
+
+def check_new_dataset_name(name: str) -> None:
+    """InputError unless ``name`` is a usable name no dataset of the store has yet."""
+    from lifelong_core.io.limits import check_name
+
+    name = name.strip()
+    if not name:
+        raise InputError("Give the new dataset a name.")
+    check_name(name, "dataset name")
+    if name in set(get_store().datasets()["dataset"]):
+        raise InputError(f"The store already has a dataset {name!r}; new samples go to a new dataset (or to one "
+                         "made on this page, chosen from the list), never into an existing one by name.")
+
+
+def check_new_model_name(name: str) -> None:
+    """InputError unless ``name`` is a usable id no model of the store has yet."""
+    from lifelong_core.io.limits import check_name
+
+    name = name.strip()
+    if not name:
+        raise InputError("Give the new model a name.")
+    check_name(name, "model name")
+    if name in set(get_store().models()["model_id"]):
+        raise InputError(f"The store already has a model {name!r}; choose another name.")
+
+
+def write_to_store(fn):
+    """THE way a page writes to the store: ``fn(writer)`` runs on a short-lived writer and
+    its result is returned.
+
+    Other sessions keep reading meanwhile: the write waits for their running store calls,
+    and they go on with a fresh handle afterwards (``ui.shared_store``). Raises
+    ``InputError`` (show it with ``ui.common.input_errors``) when writes are off on a
+    server reachable from a network, when another process holds the store, or when ``fn``
+    refuses the data; the store is then unchanged. Cached tables are cleared afterwards.
     """
-    get_store().close()
-    refresh_store()
+    from ui.shared_store import write
+
     try:
-        with Store.open(store_path(), read_only=False) as writer:
-            return write(writer)
+        return write(store_path(), fn, st.get_option("server.address"))
     finally:
         refresh_store()
 

@@ -175,6 +175,9 @@ def estimate_new_samples(ins: InsertD, rows: np.ndarray, per_sample: list[tuple[
     return pd.DataFrame(recs), np.vstack(preds)
 
 
+NEW_SAMPLE_DOMAIN = "new"  # domain and category of samples added by the insert_D flow
+
+
 def new_sample_entries(results: pd.DataFrame, wanted_models: list[str], dataset: str) -> pd.DataFrame:
     """The long table to insert for new samples: only the real results of the chosen
     models, in a dataset of their own (domain and category ``new``).
@@ -184,4 +187,5 @@ def new_sample_entries(results: pd.DataFrame, wanted_models: list[str], dataset:
     evaluated on every sample of an existing dataset.
     """
     long = results.rename(columns={"model_id": "model", "sample_id": "sample"})
-    return long[long["model"].isin(wanted_models)].assign(dataset=dataset, domain="new", category="new")
+    return long[long["model"].isin(wanted_models)].assign(dataset=dataset, domain=NEW_SAMPLE_DOMAIN,
+                                                                    category=NEW_SAMPLE_DOMAIN)
