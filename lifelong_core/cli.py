@@ -77,6 +77,14 @@ def main(argv: list[str] | None = None, prog: str = "python -m lifelong_core") -
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         print(error_line(exc, sub.choices[args.command]), file=sys.stderr)
         return 2
+    except OSError as exc:
+        # A backstop at the edge: readers and writers name their file themselves; an OS
+        # error that slipped past them still gets one sentence with its real cause.
+        from lifelong_core.io.edges import cause
+
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"error: cannot access{where}: {cause(exc)}.", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130

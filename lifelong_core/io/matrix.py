@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.arrays import check_npy_header
 
 MATRIX_SUFFIXES = (".npy", ".npz", ".csv", ".parquet")
 
@@ -155,6 +156,7 @@ def _check_npy_magic(p: Path, what: str) -> None:
 
 def _load_npy(p: Path, what: str) -> np.ndarray:
     _check_npy_magic(p, what)
+    check_npy_header(p, what)
     try:
         return np.load(p, allow_pickle=False)
     except ValueError as exc:
@@ -416,6 +418,7 @@ def open_matrix(path: Path | str, what: str = "matrix") -> MatrixSource:
     p = _check_file(path, what)
     if _suffix(p, what) == ".npy":
         _check_npy_magic(p, what)
+        check_npy_header(p, what)
         try:
             with open(p, "rb") as fh:
                 version = np.lib.format.read_magic(fh)

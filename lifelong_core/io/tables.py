@@ -88,10 +88,12 @@ def read_csv_table(source, what: str, *, skipinitialspace: bool = False) -> pd.D
     except pd.errors.ParserError as exc:
         raise InputError(_ragged_row(data, what) or f"{what} is not a well-formed CSV table "
                          f"({str(exc).strip().splitlines()[-1]}).") from None
-    # With header=None the fast parser pads short rows with NaN (never produced otherwise,
-    # since keep_default_na=False): a short row.
-    if raw.isna().to_numpy().any():
-        raise InputError(_ragged_row(data, what) or f"{what} has a row with fewer fields than the header.")
+    # The fast parser pads a short row with empty cells, which look like cells left empty
+    # on purpose; only when the last column has an empty cell is the file scanned for one.
+    if raw.shape[0] > 1 and (raw.iloc[1:, -1] == "").any():
+        ragged = _ragged_row(data, what)
+        if ragged:
+            raise InputError(ragged)
     columns = [str(c).strip() for c in raw.iloc[0].tolist()]
     blank = [j for j, c in enumerate(columns) if not c]
     if blank:

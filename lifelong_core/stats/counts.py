@@ -77,6 +77,9 @@ class CountTable:
         )
 
 
+MAX_COUNT = 10**12
+
+
 def _whole_numbers(values: pd.Series, column: str, where) -> np.ndarray:
     """Parse a column of whole numbers, naming the first offending cell."""
     numeric = pd.to_numeric(values, errors="coerce")
@@ -93,6 +96,13 @@ def _whole_numbers(values: pd.Series, column: str, where) -> np.ndarray:
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
         raise InputError(f"{where(i)}, column '{column}': {values.iloc[i]!r} is negative.")
+    # Above this, floats no longer hold whole numbers exactly and the bootstrap's binomial
+    # draws overflow (1e300 once reached NumPy as a negative count).
+    big = arr > MAX_COUNT
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        raise InputError(f"{where(i)}, column '{column}': {values.iloc[i]!r} is larger than {MAX_COUNT:.0e}, "
+                         "the most test instances a task may count.")
     return arr.astype(np.int64)
 
 
