@@ -85,6 +85,14 @@ def main(argv: list[str] | None = None, prog: str = "python -m lifelong_core") -
         where = f" {exc.filename}" if exc.filename else ""
         print(f"error: cannot access{where}: {cause(exc)}.", file=sys.stderr)
         return 2
+    except Exception as exc:
+        from lifelong_core.store.maintenance import store_error_sentence
+
+        sentence = store_error_sentence(exc, getattr(args, "store", None))
+        if sentence is None:
+            raise
+        print(f"error: {sentence}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130

@@ -365,3 +365,11 @@ def stream_configs(key: str, dataset: str, pools: tuple[int, ...], budgets: tupl
         ("stream",) + args,
         lambda: stream.stream_configs(selection(key, dataset, ()), pools, budgets, seed, progress=progress))
 
+
+def undo_import(log_id: int) -> dict:
+    """Remove exactly what import ``log_id`` added (``lifelong_core.store.maintenance.undo``)
+    through :func:`write_to_store`; returns the undo's own log row. InputError (one
+    sentence, store unchanged) when that cannot be done exactly."""
+    from lifelong_core.store.maintenance import undo
+
+    return write_to_store(lambda w: undo(w, int(log_id)))

@@ -126,6 +126,14 @@ class SharedStore:
             _GATE.acquire_read()
             try:
                 return getattr(_current(self._path), name)(*args, **kwargs)
+            except Exception as exc:
+                # A damaged page of the file fails when it is read: one sentence, not a traceback.
+                from lifelong_core.store.maintenance import store_error_sentence
+
+                sentence = store_error_sentence(exc, self._path)
+                if sentence is None:
+                    raise
+                raise InputError(sentence) from None
             finally:
                 _GATE.release_read()
 
@@ -158,10 +166,13 @@ def write(path: Path, fn: Callable, address: str | None) -> Any:
     ok, why = writes_enabled(address)
     if not ok:
         raise InputError(why)
+    from lifelong_core.store.maintenance import check_sound
+
     _GATE.acquire_write()
     try:
         _close_all()
         with Store.open(path, read_only=False) as writer:
+            check_sound(writer)  # imports refuse a store that fails its integrity check
             return fn(writer)
     finally:
         _GATE.release_write()

@@ -62,6 +62,18 @@ def add_parser(subparsers) -> None:
     p.add_argument("--store", required=True, help="DuckDB store file")
     p.set_defaults(func=run_info)
 
+    p = subparsers.add_parser("check", help="verify a store's integrity (exit 1 and one line per problem if broken)",
+                              description="Verify a store: format, indices, blocks, blob lengths, ids, log counts, "
+                                          "and that every page of the file reads.")
+    p.add_argument("--store", required=True, help="DuckDB store file")
+    p.set_defaults(func=run_check)
+
+    p = subparsers.add_parser("undo", help="remove exactly what one import added (by its log id), in one logged transaction",
+                              description="Undo one import: remove the models, samples and entries it added.")
+    p.add_argument("--store", required=True, help="DuckDB store file")
+    p.add_argument("log_id", type=int, metavar="LOG_ID", help="the import's log entry (see `info` or the app's Home page)")
+    p.set_defaults(func=run_undo)
+
 
 def run_import(args: argparse.Namespace) -> int:
     if args.matrix is not None and (args.models is None or args.samples is None):
@@ -186,4 +198,31 @@ def run_info(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         # `info | head` closed the pipe early: not an error; keep Python quiet at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from lifelong_core.store import Store
+    from lifelong_core.store.maintenance import verify
+
+    with Store.open(args.store, read_only=True) as st:
+        problems = verify(st)
+    if problems:
+        for p in problems:
+            print(f"problem: {p}")
+        print(f"store {args.store} fails its integrity check ({len(problems)} problem(s)).", file=sys.stderr)
+        return 1
+    print(f"store {args.store}: ok")
+    return 0
+
+
+def run_undo(args: argparse.Namespace) -> int:
+    from lifelong_core.store import Store
+    from lifelong_core.store.maintenance import check_sound, undo
+
+    with Store.open(args.store, read_only=False) as st:
+        check_sound(st)
+        row = undo(st, args.log_id)
+    print(f"undid log entry {args.log_id}: removed {-row['new_models']} models, {-row['new_samples']} samples and "
+          f"{-row['entries']} entries (log entry {row['log_id']}).")
     return 0
