@@ -138,3 +138,31 @@ def test_app_undo_goes_through_the_write_path(store, monkeypatch):
     summary = undo_import(row["log_id"])
     assert summary["new_models"] == -1
     assert matrix_content(store) == before
+
+
+def test_full_disk_during_an_import_names_the_cause(tmp_path, demo_store_path):
+    """A file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes DuckDB's writes fail the way
+    a full disk does; the sentence names the write failure, and the content is unchanged."""
+    import subprocess
+    import sys
+
+    from store_content import content
+
+    db = tmp_path / "full.duckdb"
+    shutil.copy(demo_store_path, db)
+    np.save(tmp_path / "big.npy", (np.random.default_rng(0).random((50, 200_000)) < 0.5).astype(np.uint8))
+    (tmp_path / "m.txt").write_text("".join(f"bm{i}\n" for i in range(50)))
+    (tmp_path / "s.txt").write_text("".join(f"bs{i}\n" for i in range(200_000)))
+    limit = os.path.getsize(db) + 200_000
+    code = ("import resource, signal, sys\n"
+            "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+            f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))\n"
+            "from lifelong_core.cli import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+    before = content(db)
+    proc = subprocess.run([sys.executable, "-c", code, "import", "--store", str(db), "--matrix", str(tmp_path / "big.npy"),
+                           "--models", str(tmp_path / "m.txt"), "--samples", str(tmp_path / "s.txt"), "--dataset", "big"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Cannot write to store" in proc.stderr and "rollback" not in proc.stderr
+    assert content(db) == before

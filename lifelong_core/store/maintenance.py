@@ -20,6 +20,8 @@ entries cannot be told apart from older ones).
 
 from __future__ import annotations
 
+import re
+
 import duckdb
 import numpy as np
 import pandas as pd
@@ -42,6 +44,9 @@ def store_error_sentence(exc: BaseException, path=None) -> str | None:
         return None
     where = f"store {path}" if path is not None else "the store"
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if re.search(r"could not write|no space left|file too large|disk quota|read-only file system", first, re.I):
+        return (f"Cannot write to {where}: DuckDB reports {first!r} (is the disk full or the folder not "
+                "writable?); the import was not committed, so the store holds what it held before.")
     return (f"Cannot read {where}: DuckDB reports {first!r}; the file may be damaged or truncated "
             "(`check --store` verifies it).")
 
