@@ -11,7 +11,7 @@ from lifelong_core.methods import is_threshold_rule
 from lifelong_core.workflows.sortsets import nested_pool
 from lifelong_core.workflows.sweeps import family_correlation
 from ui import charts, data
-from ui.common import download_table, provenance_note, show_chart, show_table, sync_query, url_index
+from ui.common import download_table, plain, provenance_note, show_chart, show_table, sync_query, url_index
 
 st.set_page_config(page_title="Budget explorer", layout="wide")
 st.title("Budget explorer")
@@ -127,7 +127,7 @@ with tabs[3]:
                 try:
                     t_s, _, _ = data.sweep(key, dataset, dom_key, srows, srt, smp, rule, budgets, seed, eval_rows=evr)
                 except InputError as exc:
-                    st.caption(f"{what} = {label} left out: {exc}")
+                    st.caption(f"{what} = {label} left out: {plain(str(exc))}")
                 else:
                     parts[what].append(t_s.assign(**{what: label}))
                 bar3.progress((i + 1) / len(runs), text="Sweeping design choices…")

@@ -49,18 +49,33 @@ class _Memo:
         self.size = size
         self.items: OrderedDict = OrderedDict()
         self.lock = threading.Lock()
+        self.pending: dict = {}  # key -> Event set when the session computing it is done
 
     def get_or_compute(self, key, compute):
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-                return copy.deepcopy(self.items[key])
-        value = compute()
-        with self.lock:
-            self.items[key] = value
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-        return copy.deepcopy(value)
+        # One computation per key at a time: sessions asking for a key that another is
+        # computing wait for it (20 visitors opening a page together once ran the same
+        # sweep 20 times side by side). If that computation fails, the next one tries.
+        while True:
+            with self.lock:
+                if key in self.items:
+                    self.items.move_to_end(key)
+                    return copy.deepcopy(self.items[key])
+                done = self.pending.get(key)
+                if done is None:
+                    done = self.pending[key] = threading.Event()
+                    break
+            done.wait()
+        try:
+            value = compute()
+            with self.lock:
+                self.items[key] = value
+                while len(self.items) > self.size:
+                    self.items.popitem(last=False)
+            return copy.deepcopy(value)
+        finally:
+            with self.lock:
+                self.pending.pop(key, None)
+            done.set()
 
 
 @st.cache_resource(show_spinner=False)
