@@ -230,3 +230,29 @@ def test_store_text_is_rendered_as_text():
     at = AppTest.from_function(script).run()
     assert len(at.error) == 1 and "![" not in at.error[0].value and "](" not in at.error[0].value
     assert unescaped(at.error[0]) == "uploaded file names model '![t](http://127.0.0.1:9/t.png)', which is unknown."
+
+
+def test_sweep_memo_computes_once_for_sessions_asking_together():
+    """Finding 7 (20 sessions): a sweep missed by many sessions at once is computed once."""
+    from ui.data import _Memo
+
+    memo, calls, results = _Memo(4), [], []
+
+    def compute():
+        calls.append(1)
+        time.sleep(0.3)
+        return {"table": [1, 2, 3]}
+
+    threads = [threading.Thread(target=lambda: results.append(memo.get_or_compute("k", compute))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(calls) == 1 and results == [{"table": [1, 2, 3]}] * 8
+
+    def boom():
+        raise InputError("bad")
+
+    with pytest.raises(InputError):
+        memo.get_or_compute("j", boom)
+    assert memo.get_or_compute("j", lambda: 5) == 5  # a failed computation leaves no stale waiter
