@@ -27,7 +27,7 @@ def matrix_content(path):
     with Store.open(path) as st:
         return (st.models().drop(columns="added_at").to_csv(), st.samples().drop(columns="added_at").to_csv(),
                 st.datasets().drop(columns="added_at", errors="ignore").to_csv(), st.known().tobytes(),
-                np.where(st.known(), st._dense(None, None)[0], 0).tobytes())
+                np.where(st.known(), st.values_and_known(None, None)[0], 0).tobytes())
 
 
 @pytest.fixture

@@ -39,6 +39,6 @@ def check_npy_header(path, what: str) -> None:
     have = os.path.getsize(path) - data_start
     if need > have:
         raise InputError(
-            f"{what} file {os.fspath(path)} claims shape {tuple(shape)} ({need:,} bytes of data) "
-            f"but holds only {have:,} bytes; it is truncated or corrupt."
+            f"{what} file {os.fspath(path)} is not a readable .npy array: its header claims shape {tuple(shape)} "
+            f"({need:,} bytes of data) but the file holds only {have:,} bytes (truncated or corrupt)."
         )

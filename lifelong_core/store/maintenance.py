@@ -59,7 +59,7 @@ def _popcount(blob: bytes, length: int) -> int:
 def verify(store) -> list[str]:
     """Every broken rule of ``store`` as one sentence each (empty: the store is sound)."""
     try:
-        return _verify(store, store._cur())
+        return _verify(store, store.cursor())
     except duckdb.Error as exc:
         return [str(_damaged(store, exc))]
 
