@@ -65,7 +65,7 @@ def text_column(values: Sequence[Any] | pd.Series, column: str, source: str, *, 
 
 def check_text_length(values: np.ndarray, column: str, source: str) -> None:
     """Refuse an id, name or label longer than ``MAX_TEXT_CHARS``, naming its row."""
-    lengths = np.fromiter((0 if v is None else len(v) for v in values), dtype=np.int64, count=len(values))
+    lengths = np.fromiter((len(v) if isinstance(v, str) else 0 for v in values), dtype=np.int64, count=len(values))
     if len(lengths) and lengths.max() > MAX_TEXT_CHARS:
         i = int(lengths.argmax())
         raise InputError(f"{source} {_row(i)} column {column!r} holds {lengths[i]:,} characters; "
