@@ -140,7 +140,7 @@ def test_app_undo_goes_through_the_write_path(store, monkeypatch):
     assert matrix_content(store) == before
 
 
-def test_full_disk_during_an_import_names_the_cause(tmp_path, demo_store_path):
+def test_full_disk_during_an_import_names_the_cause(tmp_path, store):
     """A file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes DuckDB's writes fail the way
     a full disk does; the sentence names the write failure, and the content is unchanged."""
     import subprocess
@@ -148,12 +148,11 @@ def test_full_disk_during_an_import_names_the_cause(tmp_path, demo_store_path):
 
     from store_content import content
 
-    db = tmp_path / "full.duckdb"
-    shutil.copy(demo_store_path, db)
+    db = store  # freshly written: no free pages inside the file to absorb the import
     np.save(tmp_path / "big.npy", (np.random.default_rng(0).random((50, 200_000)) < 0.5).astype(np.uint8))
     (tmp_path / "m.txt").write_text("".join(f"bm{i}\n" for i in range(50)))
     (tmp_path / "s.txt").write_text("".join(f"bs{i}\n" for i in range(200_000)))
-    limit = os.path.getsize(db) + 200_000
+    limit = os.path.getsize(db)
     code = ("import resource, signal, sys\n"
             "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
             f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))\n"
