@@ -65,7 +65,7 @@ def _hammer(path: Path, stop: threading.Event, errors: list, seen: list) -> None
     while not stop.is_set():
         try:
             n = len(store.models())
-            store.matrix(None, None)
+            store.known(None, None)  # every entry of the store, recorded or not
             seen.append(n)
         except Exception as exc:  # noqa: BLE001 - any failure of a reader is the finding
             errors.append(repr(exc))
@@ -121,11 +121,12 @@ def test_insert_from_a_page_while_other_sessions_read(store_copy):
 
 # ------------------------------------------------------------------ finding 4: insert_D target
 def test_insert_d_cannot_merge_into_an_existing_dataset_by_name(store_copy):
-    from lifelong_core.sortsearch import InsertD
+    from lifelong_core.methods import InsertD
+    from lifelong_core.workflows.selection import select
 
     with Store.open(store_copy, read_only=True) as s:
-        models = s.models()
-        A = s.matrix(None, s.samples("lifelong-digits")["sample_idx"].to_numpy())
+        sel = select(s, "lifelong-digits")  # the store also holds the leaderboard's models
+        models, A = sel.models, sel.A
     rows = InsertD().fit(A).select(A.shape[0], 16, np.random.default_rng(0))
     recs = [{"model_id": models["model_id"].iloc[r], "sample_id": "fresh-x", "correct": int(A[r, 7])} for r in rows]
     before = content(store_copy)
