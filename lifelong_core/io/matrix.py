@@ -24,7 +24,7 @@ import csv
 import math
 import os
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -400,13 +400,6 @@ class MatrixSource:
                 out[start:stop] = check_binary(block, self.path, self.what, row_offset=int(rows[start]))
                 start = stop
         return out
-
-    def iter_blocks(self, rows: np.ndarray, block_rows: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Yield ``(row_indices, block)`` for consecutive chunks of ``rows``."""
-        rows = np.asarray(rows, dtype=np.int64)
-        for s in range(0, len(rows), block_rows):
-            idx = rows[s : s + block_rows]
-            yield idx, self.read_rows(idx)
 
 
 def open_matrix(path: Path | str, what: str = "matrix") -> MatrixSource:
