@@ -259,3 +259,42 @@ def test_round_trip_through_files_matches_simulation():
     partial = dict(list(results.items())[:-1])
     with pytest.raises(InputError, match="incomplete"):
         advance(AdaptiveSampler(pred, n), partial, seed=3, until_halfwidth=0.06, max_budget=200)
+
+
+def test_cli_round_trip_through_files_matches_simulation(tmp_path, capsys):
+    path, A = _cli_matrix(tmp_path)
+    rows = tmp_path / "cache.txt"
+    rows.write_text("\n".join(str(i) for i in range(1, 25)))
+    common = ["--matrix", str(path), "--sort-rows", str(rows), "--until-halfwidth", "0.1", "--max-budget", "90",
+              "--seed", "4", "--no-tune"]
+    sim_out = tmp_path / "sim.csv"
+    assert main(["adaptive", *common, "--row", "0", "--out", str(sim_out)]) == 0
+    done = tmp_path / "done.csv"
+    nxt, out = tmp_path / "next.csv", tmp_path / "rounds.csv"
+    results = pd.DataFrame({"column": [], "correct": []})
+    for _ in range(30):
+        extra = ["--results", str(done)] if len(results) else []
+        assert main(["adaptive", *common, *extra, "--next", str(nxt), "--out", str(out)]) == 0
+        cols = pd.read_csv(nxt)["column"].to_numpy()
+        if len(cols) == 0:
+            break
+        # "Run the model": row 0's stored results on the listed columns.
+        results = pd.concat([results, pd.DataFrame({"column": cols, "correct": A[0, cols]})])
+        results.astype(int).to_csv(done, index=False)
+    assert "stopped on" in capsys.readouterr().out
+    pd.testing.assert_frame_equal(pd.read_csv(out), pd.read_csv(sim_out))
+
+
+@pytest.mark.parametrize("content, needle", [
+    ("column,correct\n0,1\n0,1\n", "repeats column 0"),
+    ("column,correct\n999,1\n", "not a sample index"),
+    ("col,correct\n1,1\n", "exactly the columns"),
+])
+def test_cli_round_trip_bad_results_one_line(tmp_path, capsys, content, needle):
+    path, _ = _cli_matrix(tmp_path)
+    res = tmp_path / "done.csv"
+    res.write_text(content)
+    code = main(["adaptive", "--matrix", str(path), "--results", str(res), "--next", str(tmp_path / "n.csv"),
+                 "--max-budget", "50", "--no-tune", "--out", str(tmp_path / "r.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1

@@ -1,16 +1,23 @@
 """Evaluate a model adaptively until the 95% interval is narrow enough (issue 17).
 
-Simulation on a stored row: the model in row ``--row`` of ``--matrix`` is evaluated round by
-round, the rest of the matrix (or the rows of ``--sort-rows``) being the cache, until the
-half-width of the 95% interval is at most ``--until-halfwidth`` or ``--max-budget`` samples
-are spent. The results are the stored row's (a simulation of a real evaluation, reported as
-such); the engine's :func:`~lifelong_core.methods.adaptive.run_adaptive` takes any
-callback in their place.
+Two modes, the same design, estimator and stopping rule
+(:mod:`lifelong_core.methods.adaptive`):
+
+- ``--row R``, a simulation: the model in row R of ``--matrix`` is evaluated round by round,
+  the rest of the matrix (or the rows of ``--sort-rows``) being the cache; its stored
+  results stand in for real evaluations (reported as such).
+- ``--next FILE``, a real model through files: the cache is the matrix (or ``--sort-rows``);
+  ``--results`` holds every result so far (``column,correct``, 0-based columns; omit it for
+  the first round); the command replays the rounds from ``--seed``, writes the next round's
+  columns to FILE (empty when the evaluation should stop) and the rounds so far to ``--out``.
 
     python -m lifelong_core adaptive --matrix A.npy --row 7 --until-halfwidth 0.02 \\
         [--max-budget B] [--sort-rows FILE] [--seed S] [--no-tune] --out rounds.csv
+    python -m lifelong_core adaptive --matrix A.npy [--results done.csv] --next round.csv \\
+        --until-halfwidth 0.02 [--max-budget B] [--seed S] --out rounds.csv
 
 rounds.csv: round, evaluated, acc, lo, hi, half (fractions; one row per round).
+round.csv: column (the samples to evaluate next).
 """
 
 from __future__ import annotations
@@ -35,7 +42,10 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument("--matrix", required=True, help="0/1 matrix, rows = models: .npy, .npz, .csv or .parquet")
     p.add_argument("--key", help="array name inside an .npz holding several (e.g. 'correct')")
-    p.add_argument("--row", required=True, type=int, help="0-based row of the model to evaluate (simulated)")
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--row", type=int, help="0-based row of a stored model to evaluate (simulated)")
+    who.add_argument("--next", metavar="FILE", help="a real model: write the next round's columns to FILE")
+    p.add_argument("--results", metavar="FILE", help="with --next: every result so far, CSV column,correct")
     p.add_argument("--sort-rows", metavar="FILE",
                    help="0-based rows forming the cache, one per line (default: every row but --row)")
     p.add_argument("--until-halfwidth", type=float, default=None, metavar="H",
@@ -52,40 +62,88 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lifelong_core.methods.adaptive import advance
     from lifelong_core.methods.adaptive_method import AdaptiveMethod
 
-    if args.until_halfwidth is None and args.max_budget is None:
+    if args.row is not None and args.until_halfwidth is None and args.max_budget is None:
         raise InputError("give --until-halfwidth H, --max-budget B or both; otherwise every sample is evaluated.")
+    if args.results is not None and args.next is None:
+        raise InputError("--results goes with --next FILE (a real model's round trip); --row simulates instead.")
     if args.until_halfwidth is not None and not 0 < args.until_halfwidth < 1:
         raise InputError(f"--until-halfwidth {args.until_halfwidth} must be a fraction in (0, 1) (0.01 = 1 point).")
-    if not Path(args.out).resolve().parent.is_dir():
-        raise InputError(f"--out directory {Path(args.out).parent} does not exist.")
+    for path, what in ((args.out, "--out"), (args.next, "--next")):
+        if path is not None and not Path(path).resolve().parent.is_dir():
+            raise InputError(f"{what} directory {Path(path).parent} does not exist.")
     A = load_matrix(args.matrix, "--matrix", key=args.key)
     m, n = A.shape
-    if not 0 <= args.row < m:
+    if args.row is not None and not 0 <= args.row < m:
         raise InputError(f"--row {args.row} is outside the matrix's {m} rows (0 to {m - 1}).")
     if args.max_budget is not None and not 1 <= args.max_budget <= n:
         raise InputError(f"--max-budget {args.max_budget} must be between 1 and the number of samples ({n}).")
     if args.sort_rows is not None:
         sort_rows = np.sort(load_index_list(args.sort_rows, m, "--sort-rows"))
-        if args.row in set(sort_rows.tolist()):
+        if args.row is not None and args.row in set(sort_rows.tolist()):
             raise InputError(f"--sort-rows file {args.sort_rows} names --row {args.row}; the evaluated model "
                              "must not be in the cache.")
     else:
-        sort_rows = np.setdiff1d(np.arange(m), [args.row])
+        sort_rows = np.setdiff1d(np.arange(m), [] if args.row is None else [args.row])
     if len(sort_rows) < 3:
         raise InputError(f"the cache needs at least 3 models, got {len(sort_rows)}.")
+    results = _read_results(args.results, n) if args.results is not None else {}
     method = AdaptiveMethod(seed=args.seed, tune=not args.no_tune).fit(A[sort_rows])
-    res = method.simulate(A[args.row], args.seed, until_halfwidth=args.until_halfwidth, max_budget=args.max_budget,
-                          min_round=args.min_round, max_round=args.max_round)
-    df = pd.DataFrame([r.__dict__ for r in res.rounds], columns=list(COLUMNS))
-    try:
-        df.to_csv(args.out, index=False)
-    except OSError as exc:
-        raise InputError(f"cannot write --out file {args.out} ({exc.strerror or exc}).") from None
-    e = res.estimate
-    true = float(A[args.row].mean())
-    ci = f"[{e.lo:.4f}, {e.hi:.4f}]" if e.lo is not None else "(no interval)"
-    print(f"row {args.row}: {len(res.columns)} of {n} samples in {len(res.rounds)} rounds, stopped on {res.stopped}; "
-          f"estimate {e.acc:.4f} 95% {ci}; true accuracy of the stored row {true:.4f} (simulated evaluation)")
+    rounds_kw = dict(until_halfwidth=args.until_halfwidth, max_budget=args.max_budget, min_round=args.min_round,
+                     max_round=args.max_round)
+    if args.row is not None:
+        res = method.simulate(A[args.row], args.seed, **rounds_kw)
+        _write(pd.DataFrame([r.__dict__ for r in res.rounds], columns=list(COLUMNS)), args.out, "--out")
+        e = res.estimate
+        ci = f"[{e.lo:.4f}, {e.hi:.4f}]" if e.lo is not None else "(no interval)"
+        print(f"row {args.row}: {len(res.columns)} of {n} samples in {len(res.rounds)} rounds, stopped on "
+              f"{res.stopped}; estimate {e.acc:.4f} 95% {ci}; true accuracy of the stored row "
+              f"{float(A[args.row].mean()):.4f} (simulated evaluation)")
+        return 0
+    prog = advance(method.sampler(), results, args.seed, **rounds_kw)
+    _write(pd.DataFrame([r.__dict__ for r in prog.rounds], columns=list(COLUMNS)), args.out, "--out")
+    nxt = prog.next_columns if prog.next_columns is not None else np.empty(0, dtype=np.int64)
+    _write(pd.DataFrame({"column": np.asarray(nxt, dtype=np.int64)}), args.next, "--next")
+    state = (f"stopped on {prog.stopped}" if prog.next_columns is None
+             else f"next: round {len(prog.rounds) + 1}, {len(nxt)} samples in {args.next}")
+    est = ""
+    if prog.rounds:
+        r = prog.rounds[-1]
+        est = f"; estimate {r.acc:.4f}" + (f" 95% [{r.lo:.4f}, {r.hi:.4f}]" if r.lo is not None else "")
+    print(f"{sum(1 for _ in prog.rounds)} rounds done, {prog.rounds[-1].evaluated if prog.rounds else 0} samples"
+          f"{est}; {state}" + (f"; {prog.unused} results outside every round ignored" if prog.unused else ""))
     return 0
+
+
+def _read_results(path: str, n: int) -> dict[int, int]:
+    from lifelong_core.io_matrix import check_binary
+
+    try:
+        df = pd.read_csv(path)
+    except FileNotFoundError:
+        raise InputError(f"--results file {path} does not exist.") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InputError(f"--results file {path} is not a readable CSV table ({type(exc).__name__}).") from None
+    if list(df.columns) != ["column", "correct"]:
+        raise InputError(f"--results file {path} must have exactly the columns column,correct "
+                         f"(found {','.join(map(str, df.columns))}).")
+    col = pd.to_numeric(df["column"], errors="coerce")
+    bad = col.isna() | (col != col.round()) | (col < 0) | (col >= n)
+    if bad.any():
+        i = int(np.argmax(bad.to_numpy()))
+        raise InputError(f"--results file {path} row {i + 1}: column {df['column'].iloc[i]!r} is not a sample "
+                         f"index in [0, {n - 1}].")
+    correct = check_binary(pd.to_numeric(df["correct"], errors="coerce").to_numpy()[None, :], path, what="results")
+    if col.duplicated().any():
+        i = int(np.argmax(col.duplicated().to_numpy()))
+        raise InputError(f"--results file {path} row {i + 1} repeats column {int(col.iloc[i])}.")
+    return {int(c): int(v) for c, v in zip(col, correct[0])}
+
+
+def _write(df: pd.DataFrame, path: str, what: str) -> None:
+    try:
+        df.to_csv(path, index=False)
+    except OSError as exc:
+        raise InputError(f"cannot write {what} file {path} ({exc.strerror or exc}).") from None

@@ -2,9 +2,9 @@
 
 Two ways in, one rule each: a *simulation* on a stored model (fitted on the other models,
 results read from its stored row) and a *round trip* for a real model (download a round's
-list, run it, upload every result so far; :func:`~lifelong_core.estimators.adaptive.advance`
+list, run it, upload every result so far; :func:`~lifelong_core.methods.adaptive.advance`
 replays the rounds from the seed, so nothing is kept between visits or commands).
-Design, estimator and stopping rule: :mod:`lifelong_core.estimators.adaptive`.
+Design, estimator and stopping rule: :mod:`lifelong_core.methods.adaptive`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.estimators.adaptive import AdaptiveRun, Progress, RoundRecord, advance
-from lifelong_core.estimators.adaptive_method import AdaptiveMethod
-from lifelong_core.estimators.tuning import TuneResult
+from lifelong_core.methods.adaptive import AdaptiveRun, Progress, RoundRecord, advance
+from lifelong_core.methods.adaptive_method import AdaptiveMethod
+from lifelong_core.methods.tuning import TuneResult
 from lifelong_core.workflows.selection import Selection
 
 ROUND_COLUMNS = ("round", "evaluated", "acc", "lo", "hi", "half")
