@@ -67,11 +67,15 @@ def _folds(m: int, rng: np.random.Generator) -> list[np.ndarray]:
 
 
 def tune(A_sort: np.ndarray, seed: int = 0, iters: int = CV_ITERS) -> TuneResult:
-    """Choose ``k`` and the ridge (or Sort & Search's threshold) by cross-validated MAE."""
+    """Choose ``k`` and the ridge (or Sort & Search's threshold) by cross-validated MAE.
+
+    With fewer than 3 Sort models there is nothing to cross-validate on, and the threshold
+    prediction (no fitted parameters) is returned with an empty table."""
     A = np.asarray(A_sort)
     m, n = A.shape
     if m < 3:
-        raise InputError(f"cross-validation needs at least 3 Sort models, got {m}.")
+        # Nothing to cross-validate on: Sort & Search's threshold needs no fitted parameters.
+        return TuneResult("threshold", None, None, [], 0.0, 0)
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(m, CV_MODELS, replace=False)) if m > CV_MODELS else np.arange(m)
