@@ -16,6 +16,14 @@ Two modes, the same design, estimator and stopping rule
     python -m lifelong_core adaptive --matrix A.npy [--results done.csv] --next round.csv \\
         --until-halfwidth 0.02 [--max-budget B] [--seed S] --out rounds.csv
 
+- ``--store S --next samples.json``, a real model with lm-evaluation-harness: the cache is a
+  dataset of the store; each round's ``lm_eval ... --samples samples.json --log_samples``
+  run is passed back with ``--lm-eval PATH`` (one per round so far), and the next round's
+  items are written in lm-eval's ``--samples`` format (no file once the evaluation stops).
+
+    python -m lifelong_core adaptive --store S [--dataset D] [--lm-eval OUT1 --lm-eval OUT2 ...] \\
+        --next samples.json --until-halfwidth 0.02 [--max-budget B] [--seed S] --out rounds.csv
+
 rounds.csv: round, evaluated, acc, lo, hi, half (fractions; one row per round).
 round.csv: column (the samples to evaluate next).
 """
@@ -29,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.io_matrix import load_index_list, load_matrix
+from lifelong_core.io.matrix import load_index_list, load_matrix
 
 COLUMNS = ("round", "evaluated", "acc", "lo", "hi", "half")
 
@@ -40,7 +48,18 @@ def add_parser(subparsers) -> None:
         help="adaptive evaluation of one model until the 95%% interval is narrow enough (simulated on a stored row)",
         description=__doc__.splitlines()[0],
     )
-    p.add_argument("--matrix", required=True, help="0/1 matrix, rows = models: .npy, .npz, .csv or .parquet")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--matrix", help="0/1 matrix, rows = models: .npy, .npz, .csv or .parquet")
+    src.add_argument("--store", help="DuckDB store: the cache is a dataset's real models (with --lm-eval rounds)")
+    p.add_argument("--dataset", metavar="D", help="with --store: the dataset (default: the store's only one)")
+    p.add_argument("--lm-eval", dest="lm_eval", action="append", metavar="PATH",
+                   help="with --store --next: an earlier round's lm_eval --log_samples run (repeat for every round)")
+    p.add_argument("--task", action="append", metavar="DOMAIN=TASK",
+                   help="with --store: map a domain to its lm-eval task name (repeatable)")
+    p.add_argument("--metric", help="with --lm-eval: the 0/1 metric when a task records several")
+    p.add_argument("--filter", help="with --lm-eval: the filter to keep when a task was logged under several")
+    p.add_argument("--format", choices=("lm-eval", "csv"), default="lm-eval",
+                   help="with --store --next: lm-eval --samples JSON (default) or a CSV of sample ids")
     p.add_argument("--key", help="array name inside an .npz holding several (e.g. 'correct')")
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--row", type=int, help="0-based row of a stored model to evaluate (simulated)")
@@ -74,7 +93,21 @@ def run(args: argparse.Namespace) -> int:
     for path, what in ((args.out, "--out"), (args.next, "--next")):
         if path is not None and not Path(path).resolve().parent.is_dir():
             raise InputError(f"{what} directory {Path(path).parent} does not exist.")
-    A = load_matrix(args.matrix, "--matrix", key=args.key)
+    cache = None
+    if args.store is not None:
+        from lifelong_core.store import Store
+        from lifelong_core.workflows import harness
+
+        if args.results is not None or args.key is not None or args.sort_rows is not None:
+            raise InputError("--results, --key and --sort-rows go with --matrix; with --store give the rounds' "
+                             "runs as --lm-eval PATH.")
+        with Store.open(args.store, read_only=True) as st:
+            cache = harness.cache_of(st, args.dataset or harness.default_dataset(st))
+        A = cache.A
+    else:
+        if args.lm_eval or args.task or args.dataset:
+            raise InputError("--lm-eval, --task and --dataset go with --store.")
+        A = load_matrix(args.matrix, "--matrix", key=args.key)
     m, n = A.shape
     if args.row is not None and not 0 <= args.row < m:
         raise InputError(f"--row {args.row} is outside the matrix's {m} rows (0 to {m - 1}).")
@@ -89,7 +122,13 @@ def run(args: argparse.Namespace) -> int:
         sort_rows = np.setdiff1d(np.arange(m), [] if args.row is None else [args.row])
     if len(sort_rows) < 3:
         raise InputError(f"the cache needs at least 3 models, got {len(sort_rows)}.")
-    results = _read_results(args.results, n) if args.results is not None else {}
+    if cache is not None and args.next is not None:
+        from lifelong_core.workflows import adaptive as flow, harness
+
+        names = harness.parse_task_names(args.task)
+        results = flow.lm_eval_results(cache, args.lm_eval, names, args.metric, args.filter)
+    else:
+        results = _read_results(args.results, n) if args.results is not None else {}
     method = AdaptiveMethod(seed=args.seed, tune=not args.no_tune).fit(A[sort_rows])
     rounds_kw = dict(until_halfwidth=args.until_halfwidth, max_budget=args.max_budget, min_round=args.min_round,
                      max_round=args.max_round)
@@ -105,7 +144,13 @@ def run(args: argparse.Namespace) -> int:
     prog = advance(method.sampler(), results, args.seed, **rounds_kw)
     _write(pd.DataFrame([r.__dict__ for r in prog.rounds], columns=list(COLUMNS)), args.out, "--out")
     nxt = prog.next_columns if prog.next_columns is not None else np.empty(0, dtype=np.int64)
-    _write(pd.DataFrame({"column": np.asarray(nxt, dtype=np.int64)}), args.next, "--next")
+    if cache is not None:
+        if len(nxt):
+            flow.write_round(cache, nxt, args.next, args.format, args.seed, names)
+        elif Path(args.next).exists():
+            Path(args.next).unlink()  # no next round: a stale list must not be run again
+    else:
+        _write(pd.DataFrame({"column": np.asarray(nxt, dtype=np.int64)}), args.next, "--next")
     state = (f"stopped on {prog.stopped}" if prog.next_columns is None
              else f"next: round {len(prog.rounds) + 1}, {len(nxt)} samples in {args.next}")
     est = ""
@@ -118,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _read_results(path: str, n: int) -> dict[int, int]:
-    from lifelong_core.io_matrix import check_binary
+    from lifelong_core.io.matrix import check_binary
 
     try:
         df = pd.read_csv(path)

@@ -51,3 +51,32 @@ def next_round(method: AdaptiveMethod, results: dict[int, int], seed: int, until
                max_budget: int | None) -> Progress:
     """Where a real model's round trip stands: its rounds so far and the next list (or the stop)."""
     return advance(method.sampler(), results, seed, until_halfwidth=until_halfwidth, max_budget=max_budget)
+
+
+# ------------------------------------------------------------------ lm-evaluation-harness rounds
+def lm_eval_results(cache: Selection, paths, task_names=None, metric: str | None = None,
+                    filter: str | None = None) -> dict[int, int]:
+    """Every round's ``lm_eval --log_samples`` run read back (:mod:`workflows.harness`) and
+    merged as column -> 0/1; an item two runs disagree on is an error."""
+    from lifelong_core.workflows import harness
+
+    merged: dict[str, int] = {}
+    for path in paths or []:
+        obs = harness.observations_from_lm_eval(path, cache, task_names, metric=metric, filter=filter)
+        for sid, v in obs.values.items():
+            if merged.get(sid, v) != v:
+                raise InputError(f"the lm-eval run at {path} gives item {sid!r} a different result than an earlier run.")
+            merged[sid] = v
+    df = pd.DataFrame({"sample_id": list(merged), "correct": list(merged.values())})
+    return results_by_column(cache, df, "the lm-eval runs") if len(df) else {}
+
+
+def write_round(cache: Selection, cols: np.ndarray, path, fmt: str, seed: int, task_names=None) -> None:
+    """The next round's items in lm-eval's ``--samples`` JSON (or a CSV of sample ids)."""
+    from lifelong_core.workflows import harness
+
+    cols = np.sort(np.asarray(cols, dtype=np.int64))
+    items = cache.samples.iloc[cols][["sample_id", "domain"]].reset_index(drop=True)
+    choice = harness.ItemChoice(str(cache.samples["dataset"].iloc[0]), "adaptive", len(cols), seed, cols, items,
+                                cache.A.shape[1], cache.A.shape[0])
+    harness.write_choice(choice, path, fmt, task_names)
