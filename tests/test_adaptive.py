@@ -92,20 +92,29 @@ def _irt_data(seed=0, m=80, n=400, shift=0.0):
 
 @pytest.mark.parametrize("shift", [0.0, 2.5])
 def test_interval_coverage_in_seeded_simulation(shift):
-    """95% intervals cover 89-99% of runs, also for models better than every cached one."""
+    """95% intervals cover 89-99.5% of runs, also for models better than every cached one;
+    for models like the cached ones they are narrower on average than a plain random
+    sample's normal interval (for the extrapolated ones they are wider: the price of a
+    prediction that is far off)."""
     A, new = _irt_data(shift=shift)
     if shift:
         assert new.mean(axis=1).min() > np.median(A.mean(axis=1))
+    n, b = A.shape[1], 80
     pred = IRTPredictor(fit_item_model(A, k=2))
-    hits, errs = [], []
+    hits, errs, widths, srs = [], [], [], []
     for rep in range(5):
         for i, row in enumerate(new):
-            run = simulate(AdaptiveSampler(pred, A.shape[1]), row, seed=rep * 100 + i, max_budget=80)
+            run = simulate(AdaptiveSampler(pred, n), row, seed=rep * 100 + i, max_budget=b)
             e = run.estimate
-            hits.append(e.lo <= row.mean() <= e.hi)
-            errs.append(e.acc - row.mean())
-    assert 0.89 <= np.mean(hits) <= 0.99
-    # Simulated unbiasedness of the default (inverse-variance) weighting: mean error within 4 SE of 0.
+            mu = row.mean()
+            hits.append(e.lo <= mu <= e.hi)
+            errs.append(e.acc - mu)
+            widths.append(e.hi - e.lo)
+            srs.append(2 * 1.96 * np.sqrt(mu * (1 - mu) / b * (1 - b / n)))
+    assert 0.89 <= np.mean(hits) <= 0.995
+    if not shift:
+        assert np.mean(widths) <= np.mean(srs)
+    # Simulated unbiasedness of the default estimator: mean error within 4 SE of 0.
     assert abs(np.mean(errs)) <= 4 * np.std(errs) / np.sqrt(len(errs))
 
 
