@@ -32,6 +32,9 @@ residual variance ``mean (a - p)^2`` and Neyman's ``(mean sd)^2`` against ``acc 
 
     .venv/bin/python -m benchmarks.bench_adaptive                        # leaderboard, all tasks
     .venv/bin/python -m benchmarks.bench_adaptive --matrix A.npy --name digits --max-traj 1024
+    # one task per process, then the tables and criteria over all of them:
+    .venv/bin/python -m benchmarks.bench_adaptive --tasks musr --out benchmarks/results/bench_adaptive_musr.json
+    .venv/bin/python -m benchmarks.bench_adaptive --merge benchmarks/results/bench_adaptive_*.json
 """
 
 from __future__ import annotations
@@ -211,7 +214,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--max-traj", type=int, default=100_000, help="cap on a trajectory's evaluations")
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_adaptive.json"))
+    p.add_argument("--merge", nargs="+", metavar="JSON", help="combine per-task result files instead of running")
     args = p.parse_args(argv)
+    if args.merge:
+        return merge(args.merge, Path(args.out))
     data = ({args.name: np.load(args.matrix).astype(np.uint8)} if args.matrix
             else {t: load_task(t) for t in args.tasks.split(",") if t})
     rows, bounds = [], []
@@ -237,6 +243,22 @@ def main(argv: list[str] | None = None) -> int:
                                    at_budget=at.to_dict(orient="records"), to_target=need.to_dict(orient="records"),
                                    oracle_bound=bound.to_dict(orient="records"), criteria=crit), indent=1))
     print(f"\nwrote {out}")
+    return 0
+
+
+def merge(paths: list[str], out: Path) -> int:
+    parts = [json.loads(Path(f).read_text()) for f in paths]
+    at = pd.DataFrame([r for d in parts for r in d["at_budget"]])
+    need = pd.DataFrame([r for d in parts for r in d["to_target"]])
+    bound = pd.DataFrame([r for d in parts for r in d["oracle_bound"]])
+    crit = criteria(at, need)
+    for k, v in crit.items():
+        print(f"- {k}: {v[0]:.3g} vs {v[1]:.3g}")
+    out.write_text(json.dumps(dict(data=[t for d in parts for t in d["data"]], seeds=parts[0]["seeds"],
+                                   seconds=sum(d["seconds"] for d in parts), merged_from=[Path(f).name for f in paths],
+                                   at_budget=at.to_dict(orient="records"), to_target=need.to_dict(orient="records"),
+                                   oracle_bound=bound.to_dict(orient="records"), criteria=crit), indent=1))
+    print(f"wrote {out}")
     return 0
 
 
