@@ -42,8 +42,8 @@ def run(query: dict) -> AppTest:
 
 
 def test_round_trip(small_store, monkeypatch):
-    from lifelong_core.estimators.adaptive_method import AdaptiveMethod
-    from lifelong_core.estimators.adaptive import advance
+    from lifelong_core.methods.adaptive_method import AdaptiveMethod
+    from lifelong_core.methods.adaptive import advance
 
     path, A = small_store
     monkeypatch.setenv("LBE_STORE", str(path))

@@ -36,7 +36,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods.adaptive import IRTPredictor, ThresholdPredictor
 from lifelong_core.methods.base import Estimate
 from lifelong_core.methods.design import stratified_positions
-from lifelong_core.methods.base import check_observations
+from lifelong_core.methods.base import check_fitted, check_observations
 from lifelong_core.methods.irt import MIRTEstimator, check_cache, finish, fit_item_model, map_ability
 from lifelong_core.sortsearch.search import rule_thresholds
 from lifelong_core.sortsearch.sort import order_from_sums
@@ -185,11 +185,13 @@ class TunedEstimator:
         return self
 
     def select(self, n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
+        check_fitted(self, "order_")
         if n != len(self.order_):
             raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
         return np.sort(self.order_[stratified_positions(n, budget, rng)])
 
     def estimate(self, positions: np.ndarray, observed: np.ndarray) -> Estimate:
+        check_fitted(self, "order_")
         if self.mirt_ is not None:
             return self.mirt_.estimate(positions, observed)
         pos, obs = check_observations(positions, observed, len(self.order_))
