@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "build_demo",
     "harness",
     "app",
+    "adaptive",
 )
 
 

@@ -358,3 +358,31 @@ def observed_strip(n: int, positions: np.ndarray, observed: np.ndarray, *, upto:
     fig.update_xaxes(range=[-0.5, n - 0.5], title_text=x_title)
     fig.update_layout(title=title, height=170, margin=dict(t=45, b=10), plot_bgcolor="#ffffff")
     return fig
+
+
+def interval_rounds(rounds: pd.DataFrame, *, target: float | None = None, true_acc: float | None = None,
+                    title: str = "") -> go.Figure:
+    """The 95% interval narrowing round by round (adaptive evaluation).
+
+    ``rounds``: evaluated, acc, lo, hi (one row per round, fractions). ``target`` is the
+    half-width the evaluation stops at; ``true_acc`` the known accuracy in a simulation.
+    """
+    df = rounds.dropna(subset=["lo", "hi"])
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=np.concatenate([df["evaluated"], df["evaluated"][::-1]]),
+                             y=np.concatenate([df["hi"], df["lo"][::-1]]), fill="toself",
+                             fillcolor="rgba(31,119,180,0.18)", line=dict(width=0), name="95% interval",
+                             hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=rounds["evaluated"], y=rounds["acc"], mode="lines+markers", name="estimate",
+                             line=dict(color=PALETTE[0]),
+                             hovertemplate="%{x} evaluated<br>estimate %{y:.3f}<extra></extra>"))
+    if true_acc is not None:
+        fig.add_hline(y=true_acc, line=dict(color=PALETTE[1], dash="dash"),
+                      annotation_text="true accuracy (simulation)", annotation_position="bottom right")
+    if target is not None and len(rounds):
+        last = float(rounds["acc"].iloc[-1])
+        for y in (last - target, last + target):
+            fig.add_hline(y=y, line=dict(color="#7f7f7f", dash="dot", width=1))
+    fig.update_layout(title=title, xaxis_title="samples evaluated", yaxis_title="accuracy", height=380,
+                      margin=dict(t=50, b=10), legend=dict(orientation="h", y=-0.25))
+    return fig

@@ -300,6 +300,18 @@ def fitted_method(key: str, dataset: str, search: str):
     return arrivals.fit_new_model_method(selection(key, dataset, ()), search)
 
 
+@st.cache_resource(show_spinner="Fitting the adaptive method on the cache (cross-validated)…", max_entries=4)
+def fitted_adaptive(key: str, dataset: str, leave_out: int | None = None):
+    """The adaptive method fitted on every real model of ``dataset``, or on all but row
+    ``leave_out`` for a simulation (reusing the whole store's cross-validated settings, so
+    only the item model is refitted)."""
+    from lifelong_core.workflows import adaptive
+
+    sel = selection(key, dataset, ())
+    tuning = None if leave_out is None else fitted_adaptive(key, dataset, None).tuning_
+    return adaptive.fit_adaptive(sel, leave_out, tuning)
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
 def fitted_insert_d(key: str, dataset: str, rule: str, sampling: str):
     """insert_D fitted on every real model's row of ``dataset``."""
