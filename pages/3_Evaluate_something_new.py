@@ -11,6 +11,7 @@ from lifelong_core.workflows import arrivals
 from lifelong_core.workflows.budgets import single_budget_choices
 from ui import charts, data
 from ui.common import NO_DATA, download_table, input_errors, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.harness import lm_eval_section
 
 st.set_page_config(page_title="Evaluate something new", layout="wide")
 st.title("Evaluate something new")
@@ -36,7 +37,7 @@ provenance_note(sel.synthetic, dataset)
 seed = data.int_input(st.sidebar, "Seed", 0, 2**31 - 1, "seed")
 sync_query(ds=dataset, seed=seed)
 
-TABS = ["A new model (insert_M)", "New samples (insert_D)"]
+TABS = ["A new model (insert_M)", "New samples (insert_D)", "A new model with lm-eval"]
 tabs = st.tabs(TABS, key="tab", bind="query-params")
 
 # ------------------------------------------------------------------ insert_M
@@ -179,3 +180,8 @@ with tabs[1]:
                     if written.ok:
                         st.success(f"Inserted {summary.get('entries', len(long))} evaluations of "
                                    f"{len(per_sample)} new sample(s) into dataset {target!r}.")
+
+# ------------------------------------------------------------------ lm-evaluation-harness round trip
+with tabs[2]:
+    if tabs[2].open:
+        lm_eval_section(key, dataset, seed)

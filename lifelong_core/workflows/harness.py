@@ -26,6 +26,7 @@ mapping is written out, but its truth for a given harness version is the user's 
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -246,6 +247,59 @@ def observations_from_lm_eval(path, cache: Selection, task_names: Mapping[str, s
                              "does not hold.")
         values[sample_of[key]] = int(v)
     return Observations(values, run.source, dict(run.metrics))
+
+
+def observations_from_uploads(files: Sequence[tuple[str, bytes]], cache: Selection,
+                               task_names: Mapping[str, str] | None = None, metric: str | None = None,
+                               filter: str | None = None) -> Observations:
+    """The same as :func:`observations_from_lm_eval` for uploaded files: the run's
+    ``samples_*.jsonl`` (``.gz``) files, optionally with its ``results_*.json``, or one
+    ``.zip`` of the run folder (or of the output folder holding exactly one model's run)."""
+    import tempfile
+    import zipfile
+    from pathlib import Path, PurePosixPath
+
+    if not files:
+        raise InputError("no files uploaded; upload the run's samples_<task>_<timestamp>.jsonl files or a zip of its folder.")
+    with tempfile.TemporaryDirectory(prefix="lbe-lm-eval-") as tmp:
+        root = Path(tmp)
+        zips = [(n, b) for n, b in files if n.lower().endswith(".zip")]
+        if zips and len(files) > 1:
+            raise InputError("upload either one zip of the run folder or the run's files, not both.")
+        if zips:
+            name, data = zips[0]
+            try:
+                with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                    for info in zf.infolist():
+                        rel = PurePosixPath(info.filename)
+                        # Only plain relative paths: a member may not write outside the folder.
+                        if info.is_dir() or rel.is_absolute() or ".." in rel.parts:
+                            continue
+                        dest = root.joinpath(*rel.parts)
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        dest.write_bytes(zf.read(info))
+            except zipfile.BadZipFile:
+                raise InputError(f"uploaded file {name} is not a valid zip archive.") from None
+            runs = sorted({p.parent for p in root.rglob("samples_*.jsonl*")})
+            if len(runs) != 1:
+                what = "no samples_<task>_<timestamp>.jsonl file" if not runs else f"{len(runs)} run folders"
+                raise InputError(f"uploaded file {name} holds {what}; zip one model's run folder (made with --log_samples).")
+            folder = runs[0]
+        else:
+            for name, data in files:
+                base = Path(name).name
+                if not (base.startswith("samples_") or base.startswith("results_")):
+                    raise InputError(f"uploaded file {name} is neither a samples_<task>_<timestamp>.jsonl nor a "
+                                     "results_<timestamp>.json file of an lm-eval run.")
+                (root / base).write_bytes(data)
+            folder = root
+        try:
+            obs = observations_from_lm_eval(folder, cache, task_names, metric=metric, filter=filter)
+        except InputError as exc:
+            # Name the upload, not the temporary folder it was unpacked into.
+            raise InputError(str(exc).replace(str(folder) + "/", "").replace(str(folder), "the upload")) from None
+    names = ", ".join(n for n, _ in files)
+    return Observations(obs.values, f"app upload {names}", obs.metrics)
 
 
 # ------------------------------------------------------------------ estimate
