@@ -16,7 +16,7 @@ from ui.harness import lm_eval_section
 st.set_page_config(page_title="Evaluate something new", layout="wide")
 st.title("Evaluate something new")
 st.markdown(
-    "The lifelong workflow of seed 001 (§2, §3.2-3.3). **A new model:** download the short list of samples to run "
+    "The lifelong workflow of Prabhu et al. (2024) (§2, §3.2-3.3). **A new model:** download the short list of samples to run "
     "it on, upload its results, and get its estimated accuracy, its predicted result on every other sample and "
     "where it would rank. **New samples:** download the short list of models to run on them, upload their results, "
     "and get each sample's predicted result for every model and its place in the difficulty order."

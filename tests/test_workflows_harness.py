@@ -141,7 +141,7 @@ def test_cli_refusals_are_one_line_and_write_nothing(store, tmp_path, capsys):
     before = store.read_bytes()
     out = tmp_path / "x.json"
     cases = [
-        (["select", "--store", str(store), "--budget", "0", "--out", str(out)], "positive whole number"),
+        (["select", "--store", str(store), "--budget", "0", "--out", str(out)], "--budget: the budget must be a positive"),
         (["select", "--store", str(store), "--budget", "5", "--method", "nope", "--out", str(out)], "unknown --method"),
         (["select", "--store", str(store), "--dataset", "zzz", "--budget", "5", "--out", str(out)], "no dataset 'zzz'"),
         (["select", "--store", str(store), "--budget", "5", "--task", "gamma=g", "--out", str(out)], "domain 'gamma'"),
