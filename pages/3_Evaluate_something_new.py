@@ -1,4 +1,5 @@
-"""Evaluate something new: a new model from a few samples (insert_M), new samples from a few models (insert_D)."""
+"""Evaluate something new: a new model from a few samples (insert_M), new samples from a few
+models (insert_D), a language model through lm-evaluation-harness."""
 
 from __future__ import annotations
 
