@@ -49,7 +49,7 @@ def build_parser(prog: str = "python -m lifelong_core") -> argparse.ArgumentPars
 
 
 # Core parameter names whose command-line dest differs.
-PARAM_DESTS = {"model_name": "model"}
+PARAM_DESTS = {"model_name": "model", "task_names": "task"}
 
 
 def flag_for(parser: argparse.ArgumentParser, param: str | None) -> str | None:

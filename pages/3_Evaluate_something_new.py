@@ -1,5 +1,6 @@
 """Evaluate something new: a new model from a few samples (insert_M), new samples from a few models (insert_D),
-or a new model in rounds until its 95% interval is as narrow as asked (adaptive)."""
+a new model in rounds until its 95% interval is as narrow as asked (adaptive), a language model through
+lm-evaluation-harness."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ from lifelong_core.workflows import arrivals
 from lifelong_core.workflows.budgets import single_budget_choices
 from ui import charts, data
 from ui.common import NO_DATA, download_table, input_errors, plain, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.harness import lm_eval_section
 
 st.set_page_config(page_title="Evaluate something new", layout="wide")
 st.title("Evaluate something new")
 st.markdown(
-    "The lifelong workflow of seed 001 (§2, §3.2-3.3). **A new model:** download the short list of samples to run "
+    "The lifelong workflow of Prabhu et al. (2024) (§2, §3.2-3.3). **A new model:** download the short list of samples to run "
     "it on, upload its results, and get its estimated accuracy, its predicted result on every other sample and "
     "where it would rank. **New samples:** download the short list of models to run on them, upload their results, "
     "and get each sample's predicted result for every model and its place in the difficulty order."
@@ -38,7 +40,7 @@ provenance_note(sel.synthetic, dataset)
 seed = data.int_input(st.sidebar, "Seed", 0, 2**31 - 1, "seed")
 sync_query(ds=dataset, seed=seed)
 
-TABS = ["A new model (insert_M)", "New samples (insert_D)", "Until sure (adaptive)"]
+TABS = ["A new model (insert_M)", "New samples (insert_D)", "Until sure (adaptive)", "A new model with lm-eval"]
 tabs = st.tabs(TABS, key="tab", bind="query-params")
 
 # ------------------------------------------------------------------ insert_M
@@ -276,3 +278,8 @@ with tabs[2]:
                 st.markdown(f"**Round {r}: run the model on these {len(todo)} samples**, then upload all results.")
                 download_table(todo, f"adaptive_round_{r}_{dataset}_seed{seed}",
                                label=f"Download round {r}'s {len(todo)} sample ids (CSV)")
+
+# ------------------------------------------------------------------ lm-evaluation-harness round trip
+with tabs[3]:
+    if tabs[3].open:
+        lm_eval_section(key, dataset, seed)

@@ -1,4 +1,4 @@
-"""Task weighting with uncertainty (seed 002 §2.3, §3.3, Appendix A.2; Figures 3-4).
+"""Task weighting with uncertainty (LA-UR-24-25289 report, 2024, §2.3, §3.3, Appendix A.2; Figures 3-4).
 
 Widgets -> lifelong_core.stats.weighting -> ui.ternary. For every weighting of three
 task categories on a simplex grid, the best model, or gray where the top two are within
@@ -86,7 +86,7 @@ def static_figure(_regions, key: tuple, title: str) -> dict[str, bytes]:
 
 st.title("Task weighting with uncertainty")
 st.caption(
-    "Seed 002 §2.3 and §3.3: weight three task categories, find the best model at every weighting, and paint the "
+    "The LA-UR-24-25289 report (2024) §2.3 and §3.3: weight three task categories, find the best model at every weighting, and paint the "
     "point gray where the top two differ by at most k standard errors of their difference. Standard errors are "
     "binomial with independent tasks (Appendix A.2); rho is the correlation between the top two models (Eq. 3), "
     "which shrinks the SE. A picture drawn with uncertainty, not a significance test."

@@ -1,4 +1,4 @@
-"""Matched accuracy: compare a model on two similar-but-non-identical test sets (seed 004).
+"""Matched accuracy: compare a model on two similar-but-non-identical test sets (Anzaku et al.).
 
 Widgets -> lifelong_core.matching -> plotly. The protocol (Algorithm 1: same predicted
 label and probability within epsilon; Algorithm 2: probability only) and every number

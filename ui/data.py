@@ -232,7 +232,7 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
     # when the store has it (a long table's true_prob column, or --true-prob at import).
     sorts = [x for x in SORTS if x != "confidence" or get_store().has_extra("true_prob")]
     sort = _pick(side, "Sort method", sorts, "sort", "sum",
-                 help="sum: Sorting by Sum; confidence: by confidence sum; recursive: Recursive Sum (seed 001 §3.1)"
+                 help="sum: Sorting by Sum; confidence: by confidence sum; recursive: Recursive Sum (Prabhu et al., 2024, §3.1)"
                       + ("" if "confidence" in sorts else ". Sorting by confidence needs the true_prob column at "
                                                           "import, which this store does not have."))
     side.header("Search")

@@ -1,4 +1,4 @@
-"""Matched accuracy of one model on a source and a target set (seed 004, Algorithms 1 and 2).
+"""Matched accuracy of one model on a source and a target set (Anzaku et al., Algorithms 1 and 2).
 
 S.csv and T.csv hold ``y, y_pred, p`` (one row per datapoint of one model); match.json
 holds the means over runs of DESIGN.md's keys. An accuracy that is undefined in every
@@ -35,7 +35,7 @@ def _int_arg(text: str) -> int:
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "match",
-        help="matched accuracy on two similar-but-non-identical test sets (seed 004)",
+        help="matched accuracy on two similar-but-non-identical test sets (Anzaku et al.)",
         description=__doc__.splitlines()[0],
     )
     p.add_argument("--source", required=True, help="CSV with columns y, y_pred, p (source dataset)")

@@ -1,4 +1,4 @@
-"""``rank``: bootstrap intervals of every model's score, overall and per category (seed 002 §2.1).
+"""``rank``: bootstrap intervals of every model's score, overall and per category (LA-UR-24-25289 report, 2024, §2.1).
 
 ranks.csv: model, scope, mean_pct, lo_pct, hi_pct; scope is ``overall`` or a category;
 the score is the unweighted mean accuracy over the scope's tasks; mean is the bootstrap

@@ -1,7 +1,7 @@
 """Reading user-supplied matrices and index lists, with one-sentence errors.
 
 Formats: ``.npy``, ``.npz``, ``.csv`` and ``.parquet``. Rows are models and columns are
-samples (the cache matrix A of seed 001, §2). Every check failure raises
+samples (the cache matrix A of Prabhu et al. (2024), §2). Every check failure raises
 :class:`~lifelong_core.errors.InputError` naming the file and, where it applies, the row
 and column; rows and columns in messages count from 1, like a spreadsheet, except where a
 message explicitly says "0-based" (index lists, which are 0-based row numbers).

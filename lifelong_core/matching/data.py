@@ -1,6 +1,6 @@
 """Per-datapoint model outputs ``(y, y_hat, p_hat)`` and their validation.
 
-Seed 004, §2.1-§2.2 represents the output of a model on one datapoint as the tuple
+Anzaku et al., §2.1-§2.2 represents the output of a model on one datapoint as the tuple
 ``(y, y_hat, p_hat)``: ground-truth label, predicted label (argmax of the softmax) and
 predicted probability (its max). :class:`Predictions` holds those tuples for one model on
 one dataset as three aligned arrays; :func:`read_predictions_csv` reads them from the
@@ -48,7 +48,7 @@ class Predictions:
 
     @property
     def mean_confidence(self) -> float:
-        """Average predicted probability, the 'confidence' axis of seed 004, Fig. 1."""
+        """Average predicted probability, the 'confidence' axis of Anzaku et al., Fig. 1."""
         return float(np.mean(self.p))
 
 

@@ -2,7 +2,7 @@
 module per method.
 
 - :mod:`.insert_m`: :class:`InsertM`, insert_M with the threshold rules ``midpoint``
-  and ``reference`` (seed 001 §3.2);
+  and ``reference`` (Prabhu et al., 2024, §3.2);
 - :mod:`.insert_d`: :class:`InsertD`, insert_D (§3.3);
 - :mod:`.copy_nearest`: :class:`CopyNearestExpand`, the §4.2 baseline;
 - :mod:`.irt`: ``mirt`` and ``irt``, multidimensional item-response models of the cache;

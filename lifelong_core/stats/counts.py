@@ -1,6 +1,6 @@
-"""Per-task correct/total counts: the input of every method in seed 002.
+"""Per-task correct/total counts: the input of every method in the LA-UR-24-25289 report (2024).
 
-A benchmark with a 0/1 metric is summarised without loss, for everything in seed 002
+A benchmark with a 0/1 metric is summarised without loss, for everything in the LA-UR-24-25289 report (2024)
 §2, by the number of correct answers ``c[i, t]`` of model ``i`` on task ``t`` out of
 ``n[i, t]`` test instances, plus the category of each task. That is the ``counts.csv``
 shape of the ``rank`` and ``weights`` commands (model, task, category, correct, total)

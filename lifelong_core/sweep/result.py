@@ -27,7 +27,7 @@ PER_MODEL_COLUMNS = ["model_row", "budget", "est_acc", "true_acc", "mae"]
 class SweepResult:
     """``table``: one row per budget (means over evaluated models, correlations across
     them); ``per_model``: one row per (model, budget). With ``decompose=True`` both also
-    carry ``aleatoric`` and ``epistemic`` (seed 001 §4.5); search methods with an
+    carry ``aleatoric`` and ``epistemic`` (Prabhu et al., 2024, §4.5); search methods with an
     interval add ``est_lo`` and ``est_hi`` to ``per_model``."""
 
     table: pd.DataFrame
