@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "harness",
     "app",
     "adaptive",
+    "state",
 )
 
 

@@ -93,6 +93,8 @@ with tabs[1]:
 
 with tabs[2]:
     if tabs[2].open:
+        if threshold and "aleatoric" not in table:  # a large store computes it only here
+            table, _, _, _ = data.run_config(cfg, sel, decompose=True, label="Decomposing the error…")
         if "aleatoric" not in table:
             st.info("The error decomposition applies to threshold rules (midpoint, reference); choose one in the sidebar.")
         else:
@@ -125,7 +127,8 @@ with tabs[3]:
             parts = {"sort_models": [], "sort_method": [], "sampling": []}
             for i, (what, label, srows, srt, smp, evr) in enumerate(runs):
                 try:
-                    t_s, _, _ = data.sweep(key, dataset, dom_key, srows, srt, smp, rule, budgets, seed, eval_rows=evr)
+                    t_s, _, _ = data.sweep(key, dataset, dom_key, srows, srt, smp, rule, budgets, seed, eval_rows=evr,
+                                           scored=cfg.scored)
                 except InputError as exc:
                     st.caption(f"{what} = {label} left out: {plain(str(exc))}")
                 else:
@@ -151,7 +154,9 @@ with tabs[4]:
         st.markdown("How far the data obeys one difficulty order: correlation between every pair of models' correctness "
                     "vectors, models sorted by accuracy (Prabhu et al., 2024, App. E, Fig. 7). Where families disagree (low or negative "
                     "correlations), one global Sort order fits badly and CopyNearest&Expand can win.")
-        corr = data.correlation(key, dataset, dom_key)
+        corr, note = data.correlation(key, dataset, dom_key)
+        if note:
+            st.caption(note)
         names = [sel.names[i] for i in corr.order]
         pairs = corr.corr[np.triu_indices(len(names), 1)]
         cc = st.columns(4)
