@@ -71,7 +71,7 @@ def _heldout(fitted, A: np.ndarray, rows: np.ndarray, seed: int) -> dict:
 def part_demo(store: str, seeds: int) -> dict:
     from threadpoolctl import threadpool_limits
 
-    from lifelong_core.estimators.irt import MIRTEstimator
+    from lifelong_core.methods.irt import MIRTEstimator
     from lifelong_core.sortsearch import choose_sort_rows, compute_order
     from lifelong_core.store import Store
 
@@ -121,7 +121,7 @@ def part_estimate(n: int, repeats: int) -> dict:
     mostly measures the other jobs."""
     from threadpoolctl import threadpool_limits
 
-    from lifelong_core.estimators.irt import ItemModel, MIRTEstimator
+    from lifelong_core.methods.irt import ItemModel, MIRTEstimator
 
     k = 10
     rng = np.random.default_rng(0)
@@ -174,7 +174,7 @@ def part_fit(store: str, dataset: str, max_models: int | None) -> dict:
 
 def part_fit_shape(sort_models: int, n: int, repeats: int) -> dict:
     from lifelong_core.datasets.synthetic import SyntheticSpec, _row_prob, params
-    from lifelong_core.estimators.irt import MIRTEstimator
+    from lifelong_core.methods.irt import MIRTEstimator
     from lifelong_core.sortsearch.sort import order_from_sums
     from lifelong_core.workflows.lifelong_state import MAX_FIT_COLUMNS, MAX_FIT_MODELS, fit_models
 
