@@ -347,7 +347,7 @@ def fitted_method(key: str, dataset: str, search: str):
     command) is used whenever it is current, so nothing is re-sorted or refitted; a small
     store without it is fitted here, a large one raises :class:`StateMissing`.
     """
-    from lifelong_core.sortsearch import get_method
+    from lifelong_core.methods.registry import get_method
 
     sel = selection(key, dataset, ())
     store = get_store()
@@ -384,7 +384,7 @@ def fitted_adaptive(key: str, dataset: str, leave_out: int | None = None):
 def fitted_insert_d(key: str, dataset: str, rule: str, sampling: str):
     """insert_D fitted on every real model's row of ``dataset`` (on a large store from the
     kept row and column sums)."""
-    from lifelong_core.sortsearch import InsertD
+    from lifelong_core.methods import InsertD
 
     sel = selection(key, dataset, ())
     if is_large(sel):
