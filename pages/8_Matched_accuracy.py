@@ -24,6 +24,7 @@ from lifelong_core.matching.store_pair import (
     model_names,
     read_samples,
 )
+from lifelong_core.workflows.selection import real_models
 from ui.common import NO_DATA, get_store, input_errors, query_default, query_list, show_chart, show_table, store_path, sync_query
 
 ALL = "All models"
@@ -274,8 +275,14 @@ if unlabeled:
     st.stop()
 
 models_df = store.models()
-names = model_names(models_df)
-row_of = dict(zip(names, models_df["model_idx"].astype(int)))
+# Names over every model, as the comparison names them; only real models are offered.
+real = set(real_models(models_df)["model_idx"].astype(int))
+row_of = {nm: int(i) for nm, i in zip(model_names(models_df), models_df["model_idx"]) if int(i) in real}
+names = list(row_of)
+if not names:
+    st.info("The store holds only rows inserted as estimated (predictions, not evaluations); matched accuracy "
+            "needs evaluated models.")
+    st.stop()
 model_default = query_default("model", ALL)
 options = [ALL] + names
 model = st.selectbox("Model", options, index=options.index(model_default) if model_default in options else 0,
@@ -335,7 +342,7 @@ if model != ALL:
     show_model_detail(key, src, tgt, row_of[model], eps, crit, runs, seed)
     st.stop()
 
-rows = models_df["model_idx"].astype(int).tolist()
+rows = list(row_of.values())
 size = max(1, math.ceil(len(rows) / BLOCKS))
 blocks = [tuple(rows[i:i + size]) for i in range(0, len(rows), size)]
 bar = st.progress(0.0, text=f"Matching {len(rows)} models x {runs} runs ...")
