@@ -24,7 +24,7 @@ from lifelong_core.methods import available_methods, is_threshold_rule
 from lifelong_core.sortsearch import SORTS, fit_exponential, fit_power_law, model_correlation
 from lifelong_core.store import Store
 from lifelong_core.workflows import arrivals, selection as _selection, stream, teaching
-from lifelong_core.workflows.budgets import budget_choices, default_budgets
+from lifelong_core.workflows.budgets import budget_choices, budgets_within, default_budgets
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.sortsets import SORT_SETS, sort_rows
 from lifelong_core.workflows.sweeps import capped_eval_rows, sweep_selection
@@ -227,7 +227,7 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
                    help="midpoint and reference are threshold rules (§3.2); copy-nearest is the baseline; "
                         "the others estimate with a 95% interval (issue 8)")
     choices = budget_choices(n)
-    wanted = [b for b in (budgets_default or []) if b <= n] or default_budgets(n)
+    wanted = budgets_within(budgets_default or (), n) or default_budgets(n)
     budgets = side.multiselect(
         "Budgets n′", choices, key=f"budgets:{n}",
         default=[int(b) for b in query_list("budgets", [str(b) for b in wanted], [str(c) for c in choices])],
