@@ -1,4 +1,4 @@
-"""Rows inserted as *estimated* are left out of every score, on every page that scores.
+"""Rows inserted as *estimated* are left out of every score, on every page and command that scores.
 
 The rule lives once, in ``lifelong_core.workflows.selection.real_models``; these tests
 insert one estimated row that would win everything (right on every sample, confident)
@@ -160,3 +160,13 @@ def test_sort_and_search_pages_leave_estimated_rows_out(use_store, page, query):
 def test_evaluate_new_ranks_against_real_models_only(use_store):
     at = run("pages/3_Evaluate_something_new.py", search="midpoint")
     assert FAKE not in at.selectbox(key="demo_model").options
+
+
+# ------------------------------------------------------------------ every command that scores
+def test_cli_select_fits_on_real_models_only(store_file, tmp_path, capsys):
+    from lifelong_core.cli import main
+
+    out = tmp_path / "items.csv"
+    assert main(["select", "--store", str(store_file), "--dataset", "toy", "--budget", "10", "--method", "reference",
+                 "--format", "csv", "--out", str(out)]) == 0
+    assert f"fitted on {N_REAL} models" in capsys.readouterr().out
