@@ -32,8 +32,9 @@ from ui.common import NO_DATA, get_store, input_errors, query_default, query_lis
 
 
 def method_names() -> list[str]:
-    """The search methods every page's method picker offers (one list for the whole app)."""
-    return available_methods()
+    """The search methods every page's method picker offers: the registry's methods that
+    estimate a new model (``lifelong_core.methods.registry``), one list for the whole app."""
+    return available_methods(kind="model")
 
 
 class _Memo:
