@@ -14,8 +14,12 @@ store's public methods.
   tables read off it (rank agreement, ranks, family correlation).
 - :mod:`~lifelong_core.workflows.arrivals`: the new-model and new-sample flows (which
   samples or models to run, reading the results back, the estimates, what is inserted).
+- :mod:`~lifelong_core.workflows.design`: the design study (Sort-set size, Sort method,
+  sampling).
 - :mod:`~lifelong_core.workflows.stream`: the stream study (release-order replay, the
   cost/error grid of configurations and its Pareto front).
+- :mod:`~lifelong_core.workflows.harness`: the new-model loop with lm-evaluation-harness
+  (the CLI's ``select`` / ``estimate`` and the app).
 - :mod:`~lifelong_core.workflows.teaching`: the small slice and one-step walkthrough.
 - :mod:`~lifelong_core.workflows.rankings`: counts estimated by Sort & Search for the
   newest models.
