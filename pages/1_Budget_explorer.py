@@ -8,7 +8,7 @@ import streamlit as st
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods import is_threshold_rule
-from lifelong_core.workflows.sortsets import nested_pool
+from lifelong_core.workflows.design import design_rule, design_runs
 from lifelong_core.workflows.sweeps import family_correlation
 from ui import charts, data
 from ui.common import download_table, plain, provenance_note, show_chart, show_table, sync_query, url_index
@@ -109,30 +109,24 @@ with tabs[2]:
 
 with tabs[3]:
     if tabs[3].open:
-        rule = search if threshold else "midpoint"
+        rule = design_rule(search)
         st.markdown(f"Three design choices of Prabhu et al. (2024) Fig. 4b-d, each varied with the others as in the sidebar "
                     f"(search rule: {rule}).")
-        sizes = [s for s in (5, 10, 25, 50, 100, 200) if s < m * 2 // 3]
-        if not sizes:
+        runs = design_runs(sel.models, rows, how, seed, sort, sampling)
+        if not runs:
             st.info("Too few models in the store for this comparison.")
         else:
             bar3 = st.progress(0.0, text="Sweeping design choices…")
-            pool = nested_pool(sel.models, max(sizes), how, seed)
-            ev = tuple(int(r) for r in np.setdiff1d(np.arange(m), pool))
-            sort_set = tuple(int(r) for r in rows)
-            runs = ([("sort_models", f"{s} models", tuple(sorted(int(r) for r in pool[:s])), sort, sampling, ev)
-                     for s in sizes]
-                    + [("sort_method", meth, sort_set, meth, sampling, None) for meth in ("sum", "confidence", "recursive")]
-                    + [("sampling", smp, sort_set, sort, smp, None) for smp in ("uniform", "random")])
             parts = {"sort_models": [], "sort_method": [], "sampling": []}
-            for i, (what, label, srows, srt, smp, evr) in enumerate(runs):
+            for i, r in enumerate(runs):
                 try:
-                    t_s, _, _ = data.sweep(key, dataset, dom_key, srows, srt, smp, rule, budgets, seed, eval_rows=evr,
-                                           scored=cfg.scored)
+                    t_s, _, _ = data.sweep(key, dataset, dom_key, r.sort_set, r.sort, r.sampling, rule, budgets, seed,
+                                           eval_rows=r.eval_rows, scored=cfg.scored)
                 except InputError as exc:
-                    st.caption(f"{what} = {label} left out: {plain(str(exc))}")
+                    # One choice the data cannot serve (no confidences) must not hide the others.
+                    st.caption(f"{r.what} = {r.label} left out: {plain(str(exc))}")
                 else:
-                    parts[what].append(t_s.assign(**{what: label}))
+                    parts[r.what].append(t_s.assign(**{r.what: r.label}))
                 bar3.progress((i + 1) / len(runs), text="Sweeping design choices…")
             bar3.empty()
             titles = {
