@@ -60,3 +60,13 @@ def user_store_path(tmp_path_factory) -> Path:
 
     work = tmp_path_factory.mktemp("user-store")
     return build_user_store(work / "user.duckdb", work)
+
+
+@pytest.fixture(autouse=True)
+def _no_dense_limit_leaks():
+    """Pages set the app's dense-read limit process-wide (ui.common); AppTest runs them in
+    this process, so a later library test would otherwise inherit it."""
+    from lifelong_core import limits
+
+    yield
+    limits.set_dense_limit(None)

@@ -24,12 +24,10 @@ def _probs(item) -> np.ndarray:
 def demo_cache(demo_store_path):
     from lifelong_core.sortsearch import choose_sort_rows, compute_order
     from lifelong_core.store import Store
+    from lifelong_core.workflows.selection import select
 
     with Store.open(demo_store_path) as st:
-        smp = st.samples("lifelong-digits")
-        mdl = st.models()
-        mdl = mdl[~mdl["estimated"].astype(bool)]
-        A = st.matrix(mdl["model_idx"].to_numpy(), smp["sample_idx"].to_numpy())
+        A = select(st, "lifelong-digits").A  # the store also holds the leaderboard's models
     rows = choose_sort_rows(len(A), 60, 0)
     return A, rows, compute_order(A[rows], "sum")
 
