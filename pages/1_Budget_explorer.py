@@ -110,7 +110,7 @@ with tabs[3]:
             runs = ([("sort_models", f"{s} models", tuple(sorted(int(r) for r in pool[:s])), sort, sampling, ev)
                      for s in sizes]
                     + [("sort_method", meth, sort_set, meth, sampling, None) for meth in ("sum", "confidence", "recursive")]
-                    + [("sampling", smp, sort_set, sort, smp, None) for smp in ("uniform", "random")])
+                    + [("sampling", smp, sort_set, sort, smp, None) for smp in ("uniform", "random", "reference")])
             parts = {"sort_models": [], "sort_method": [], "sampling": []}
             for i, (what, label, srows, srt, smp, evr) in enumerate(runs):
                 try:

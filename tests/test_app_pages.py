@@ -85,7 +85,8 @@ def test_budget_explorer_numbers_match_the_engine(store_env):
     from lifelong_core.sortsearch import choose_sort_rows, run_sweep
     from lifelong_core.store import Store
 
-    at = run(BUDGET, {"k": "50", "budgets": "16,64", "seed": "3", "search": "reference"})
+    # reference sampling + reference rule: the published code end to end, as run_sweep's default.
+    at = run(BUDGET, {"k": "50", "budgets": "16,64", "seed": "3", "search": "reference", "sampling": "reference"})
     from lifelong_core.workflows.selection import select
 
     with Store.open(store_env, read_only=True) as s:

@@ -216,7 +216,10 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
     sort = _pick(side, "Sort method", list(SORTS), "sort", "sum",
                  help="sum: Sorting by Sum; confidence: by confidence sum; recursive: Recursive Sum (seed 001 §3.1)")
     side.header("Search")
-    sampling = _pick(side, "Sampling", ["uniform", "random"], "sampling", "uniform", radio=True)
+    sampling = _pick(side, "Sampling", ["uniform", "random", "reference"], "sampling", "uniform", radio=True,
+                     help="uniform: the centre of each of n′ equal strata of the order; random: uniformly at "
+                          "random; reference: the published code's grid, which skips the easy end when n′ "
+                          "does not divide n")
     methods = search_methods or method_names()
     search = _pick(side, "Search rule / estimator", methods, "search", methods[0],
                    help="midpoint and reference are threshold rules (§3.2); copy-nearest is the baseline; "

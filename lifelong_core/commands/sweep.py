@@ -50,8 +50,10 @@ def add_parser(subparsers) -> None:
                    help="comma-separated budgets n' (default: 8,16,...,32768 capped at the number of samples)")
     p.add_argument("--sort", choices=SORTS, default="sum",
                    help="sum of correct answers (default), confidence sum (needs --confidence) or recursive sum")
-    p.add_argument("--sampling", choices=SAMPLING, default="uniform",
-                   help="threshold rules: uniform grid along the sorted order (default) or uniformly at random; "
+    p.add_argument("--sampling", choices=SAMPLING, default=None,
+                   help="threshold rules: uniform = the centre of each of n' equal strata of the sorted order "
+                        "(default), random = uniformly at random, reference = the published code's grid "
+                        "(default with --search reference; it skips the easy end when n' does not divide n); "
                         "the other methods have their own design (copy-nearest: random; mirt, irt, neighbours: "
                         "one random sample per stratum of the order)")
     p.add_argument("--search", default=DEFAULT_SEARCH,

@@ -1,7 +1,7 @@
 """Packed-bit sweep from a matrix file or a store, with the threaded or the dask engine.
 
     python -m lifelong_core.packed (--matrix A.npy | --store DB) (--sort-rows FILE | --sort-models K)
-        [--seed S] [--budgets 8,16,...] [--sampling uniform|random] [--search midpoint|reference]
+        [--seed S] [--budgets 8,16,...] [--sampling uniform|random|reference] [--search midpoint|reference]
         [--engine numpy|dask] [--threads T] [--chunk-rows R] --out sweep.csv [--per-model F]
 
 Output files follow the ``sweep`` contract of DESIGN.md (same columns, same numbers as
@@ -38,7 +38,7 @@ def parser() -> argparse.ArgumentParser:
     who.add_argument("--sort-models", metavar="K", type=int, help="use K rows drawn at random (--seed) for Sort")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--budgets", default=None, help="comma-separated budgets (default 8,16,...,32768 capped at n)")
-    p.add_argument("--sampling", choices=SAMPLING, default="uniform")
+    p.add_argument("--sampling", choices=SAMPLING, default=None)
     p.add_argument("--search", choices=RULES, default=DEFAULT_RULE)
     p.add_argument("--engine", choices=ENGINES, default="numpy", help="numpy: thread pool; dask: local dask cluster")
     p.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")

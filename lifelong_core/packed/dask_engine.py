@@ -61,7 +61,7 @@ def run_sweep_dask(
     budgets: Sequence[int] | None = None,
     *,
     sort: str = "sum",
-    sampling: str = "uniform",
+    sampling: str | None = None,
     search: str = DEFAULT_RULE,
     seed: int = 0,
     ties: str | None = None,
@@ -77,7 +77,7 @@ def run_sweep_dask(
     threads-only ``LocalCluster`` of ``n_workers`` x ``threads_per_worker`` is started and
     closed around the run. Sources must be readable where the workers run.
     """
-    A_sort, A_eval, budgets, ties = prepare(A_sort, A_eval, budgets, sort, sampling, search, ties, chunk_rows)
+    A_sort, A_eval, budgets, ties, sampling = prepare(A_sort, A_eval, budgets, sort, sampling, search, ties, chunk_rows)
     n = A_sort.n
     dd = _distributed()
     own = client is None

@@ -22,7 +22,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.packed.chunks import EvalSpec, eval_chunk, finish, sort_sums_chunk
 from lifelong_core.rows import DEFAULT_CHUNK_ROWS, RowSource, as_source
 from lifelong_core.sortsearch.methods import is_threshold_rule
-from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING
+from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING, resolve_sampling
 from lifelong_core.sortsearch.sort import order_from_sums
 from lifelong_core.sortsearch.sweep import SweepResult, check_budgets, power_budgets
 
@@ -67,6 +67,7 @@ def sort_order(A_sort: RowSource, ties: str, pool: ThreadPoolExecutor, window: i
 
 def prepare(A_sort, A_eval, budgets, sort: str, sampling: str, search: str, ties: str | None, chunk_rows: int):
     """Checks and defaults shared by the packed engines: sources, budgets, tie rule."""
+    sampling = resolve_sampling(sampling, search)
     check_config(sort, sampling, search)
     A_sort = as_source(A_sort, "Sort")
     A_eval = as_source(A_eval, "evaluated")
@@ -79,7 +80,7 @@ def prepare(A_sort, A_eval, budgets, sort: str, sampling: str, search: str, ties
     if chunk_rows < 1:
         raise InputError(f"chunk_rows must be at least 1, got {chunk_rows}.")
     budgets = check_budgets(power_budgets(A_sort.n) if budgets is None else budgets, A_sort.n)
-    return A_sort, A_eval, budgets, ties or ("reference" if search == "reference" else "stable")
+    return A_sort, A_eval, budgets, ties or ("reference" if search == "reference" else "stable"), sampling
 
 
 def run_sweep_packed(
@@ -88,7 +89,7 @@ def run_sweep_packed(
     budgets: Sequence[int] | None = None,
     *,
     sort: str = "sum",
-    sampling: str = "uniform",
+    sampling: str | None = None,
     search: str = DEFAULT_RULE,
     seed: int = 0,
     ties: str | None = None,
@@ -104,7 +105,7 @@ def run_sweep_packed(
     ``search="reference"`` and ``"stable"`` otherwise, as there. ``per_model.model_row``
     holds ``A_eval.row_ids``. ``progress(fraction)`` is called from the calling thread.
     """
-    A_sort, A_eval, budgets, ties = prepare(A_sort, A_eval, budgets, sort, sampling, search, ties, chunk_rows)
+    A_sort, A_eval, budgets, ties, sampling = prepare(A_sort, A_eval, budgets, sort, sampling, search, ties, chunk_rows)
     n = A_sort.n
     threads = threads or default_threads()
     window = threads + 1

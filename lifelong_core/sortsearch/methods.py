@@ -17,7 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from lifelong_core.errors import InputError
-from lifelong_core.sortsearch.search import DEFAULT_RULE, RULES, check_budget, positions_for, rule_thresholds
+from lifelong_core.sortsearch.search import (
+    DEFAULT_RULE,
+    RULES,
+    check_budget,
+    positions_for,
+    resolve_sampling,
+    rule_thresholds,
+)
 from lifelong_core.sortsearch.sort import order_from_sums, sort_by_confidence, sort_by_sum, sort_models, sort_recursive
 
 SORTS = ("sum", "confidence", "recursive")
@@ -75,13 +82,13 @@ class InsertM:
     order and ``acc = t / n``; ``predict`` returns just the vector.
     """
 
-    def __init__(self, rule: str = DEFAULT_RULE, sampling: str = "uniform", sort: str = "sum",
+    def __init__(self, rule: str = DEFAULT_RULE, sampling: str | None = None, sort: str = "sum",
                  ties: str | None = None, depth: int = 2) -> None:
         if rule not in RULES:
             raise InputError(f"unknown threshold rule {rule!r}; use one of {', '.join(RULES)}.")
         self.rule = rule
         self.name = rule
-        self.sampling = sampling
+        self.sampling = resolve_sampling(sampling, rule)
         self.sort = sort
         self.ties = ties
         self.depth = depth
@@ -131,10 +138,10 @@ class InsertD:
     easy -> hard sample order.
     """
 
-    def __init__(self, rule: str = DEFAULT_RULE, sampling: str = "uniform") -> None:
+    def __init__(self, rule: str = DEFAULT_RULE, sampling: str | None = None) -> None:
         self._m = InsertM(rule=rule, sampling=sampling)
         self.rule = rule
-        self.sampling = sampling
+        self.sampling = self._m.sampling
 
     def fit(self, A: np.ndarray) -> "InsertD":
         A = np.asarray(A)

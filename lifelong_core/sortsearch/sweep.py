@@ -24,7 +24,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.sortsearch.kernels import Backend, RowBlocks, dense_backend, plan_sweep
 from lifelong_core.sortsearch.methods import compute_order, get_method, is_threshold_rule
 from lifelong_core.sortsearch.metrics import correlations, kappa_from, threshold_metrics
-from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING, rule_thresholds
+from lifelong_core.sortsearch.search import DEFAULT_RULE, resolve_sampling, rule_thresholds
 from lifelong_core.sortsearch.sort import order_from_sums
 
 TABLE_COLUMNS = ["budget", "mae", "eagg", "kappa", "pearson", "spearman"]
@@ -107,7 +107,7 @@ def run_sweep(
     budgets: Sequence[int] | None = None,
     *,
     sort: str = "sum",
-    sampling: str = "uniform",
+    sampling: str | None = None,
     search: str = DEFAULT_RULE,
     confidence: np.ndarray | None = None,
     seed: int = 0,
@@ -124,15 +124,15 @@ def run_sweep(
 
     ``ties`` defaults to ``"reference"`` for ``search="reference"`` (so that mode
     reproduces the published code end to end, Listing 1's ``np.flip(np.argsort(.))``)
-    and ``"stable"`` otherwise. ``A_sort``/``A_eval`` may be uint8 0/1 arrays (not
-    re-validated here) or :class:`RowBlocks` (streamed, possibly packed, rows;
+    and ``"stable"`` otherwise; ``sampling`` likewise defaults to the published grid
+    (``"reference"``) for that rule and to stratum centres (``"uniform"``) otherwise.
+    ``A_sort``/``A_eval`` may be uint8 0/1 arrays (not re-validated here) or :class:`RowBlocks` (streamed, possibly packed, rows;
     ``backend`` supplies ``column_sums`` and ``boundary_counts`` for them; default: the
     dense uint8 backend). ``eval_row_ids`` labels array rows in ``per_model`` (default
     0..m-1). ``progress(fraction)`` is called after every block. ``threads > 1``
     processes blocks of the threshold fast path concurrently (same results).
     """
-    if sampling not in SAMPLING:
-        raise InputError(f"unknown sampling {sampling!r}; use one of {', '.join(SAMPLING)}.")
+    sampling = resolve_sampling(sampling, search)
     backend = backend or dense_backend()
     threshold = is_threshold_rule(search)
     method = None if threshold else get_method(search)
