@@ -18,6 +18,7 @@ from lifelong_core.errors import InputError
 # Module names under lifelong_core.commands, in the order shown by --help.
 COMMAND_MODULES = (
     "sweep",
+    "sweep_samples",
     "rank",
     "weights",
     "match",
