@@ -10,7 +10,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.sortsearch.methods import is_threshold_rule
 from lifelong_core.workflows.sortsets import nested_pool
 from lifelong_core.workflows.sweeps import family_correlation
-from ui import charts, data
+from ui import charts, data, studies
 from ui.common import download_table, provenance_note, show_chart, show_table
 
 st.set_page_config(page_title="Budget explorer", layout="wide")
@@ -39,7 +39,8 @@ best = table.iloc[-1]
 c[3].metric(f"MAE at n′={int(best['budget'])}", f"{best['mae']:.4f}")
 c[4].metric("compute saved", f"{n / best['budget']:.1f}×", help="n / n′ at the largest chosen budget (seed 001 footnote 4)")
 
-TABS = ["Budget curves", "vs CopyNearest&Expand", "Aleatoric vs epistemic", "Design choices", "Model correlation"]
+TABS = ["Budget curves", "vs CopyNearest&Expand", "Aleatoric vs epistemic", "Design choices", "Model correlation",
+        "New samples (insert_D)"]
 tabs = st.tabs(TABS, key="tab", bind="query-params")
 
 with tabs[0]:
@@ -162,3 +163,7 @@ with tabs[4]:
         st.markdown("**Mean correlation within and between model families**")
         show_table(family_correlation(corr, sel.models), "family_correlation")
         download_table(corr.frame(names).reset_index(names="model"), "correlation_matrix")
+
+with tabs[5]:
+    if tabs[5].open:
+        studies.new_samples_tab(cfg, sel)

@@ -134,6 +134,10 @@ def settle(page, timeout_s: float = 120.0, quiet_s: float = 1.5) -> None:
 
 
 PAGES = [("home", "")] + [(f.stem, _url_path(f)) for f in _page_files()]
+# Views behind a tab or a choice, opened by their URL.
+PAGES += [
+    ("budget_insert_d", "Budget_explorer?tab=New+samples+%28insert_D%29&ns_budgets=8,32,128"),
+]
 
 
 @pytest.mark.parametrize("name,path", PAGES, ids=[p[0] for p in PAGES])

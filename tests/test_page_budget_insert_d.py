@@ -1,0 +1,70 @@
+"""AppTest of the Budget explorer's insert_D tab (issue 16, point 2): numbers equal the engine's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+BUDGET = "pages/1_Budget_explorer.py"
+TAB = "New samples (insert_D)"
+
+
+def run(query: dict) -> AppTest:
+    at = AppTest.from_file(str(ROOT / BUDGET), default_timeout=240)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def test_insert_d_tab_matches_engine(demo_store_path, monkeypatch):
+    from lifelong_core.store import Store
+    from lifelong_core.studies.new_samples import domain_splits, new_sample_study, random_split
+
+    monkeypatch.setenv("LBE_STORE", str(demo_store_path))
+    at = run({"tab": TAB, "ns_budgets": "8,32,128", "ns_rank": "sum", "ns_dom": "0", "seed": "2",
+              "search": "midpoint", "budgets": "16"})
+    assert len(at.get("plotly_chart")) == 1
+    shown = at.dataframe[0].value
+    with Store.open(demo_store_path, read_only=True) as s:
+        A = s.matrix()
+    want = new_sample_study(A, [random_split(A.shape[1], 0.2, 2)], [8, 32, 128], search="midpoint", seed=2).curves
+    np.testing.assert_allclose(shown["mae"].to_numpy(), want["mae"].to_numpy())
+    assert set(shown["curve"]) == {"random · sum"}
+
+
+def test_insert_d_tab_domains_and_both_rankings(demo_store_path, monkeypatch):
+    monkeypatch.setenv("LBE_STORE", str(demo_store_path))
+    at = run({"tab": TAB, "ns_budgets": "16,64", "ns_dom": "1", "dom": "clean,blur,rotate"})
+    shown = at.dataframe[0].value
+    assert set(shown["curve"]) == {f"{k} · {s}" for k in ("random", "held-out domain (mean over domains)")
+                                   for s in ("sum", "confidence")}
+    by_domain = at.dataframe[1].value
+    assert sorted(by_domain["domain"]) == ["blur", "clean", "rotate"]
+    assert any("Spearman" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("m,n", [(2, 5), (3, 7)])
+def test_insert_d_tab_tiny_store_without_confidences(tmp_path, monkeypatch, m, n):
+    from lifelong_core.store import Store
+
+    path = tmp_path / "tiny.duckdb"
+    A = (np.random.default_rng(1).random((m, n)) < 0.6).astype(np.uint8)
+    with Store.create(path) as s:
+        s.add_dataset("tiny", "tiny synthetic", synthetic=True, source="test")
+        s.insert_matrix(A, pd.DataFrame({"model_id": [f"m{i}" for i in range(m)]}),
+                        pd.DataFrame({"sample_id": [f"s{j}" for j in range(n)], "dataset": "tiny",
+                                      "domain": ["a", "b"] * (n // 2) + ["a"] * (n % 2)}))
+    monkeypatch.setenv("LBE_STORE", str(path))
+    at = run({"tab": TAB})
+    if m < 3:
+        assert any("at least three models" in i.value for i in at.info)
+    else:
+        assert len(at.get("plotly_chart")) == 1
