@@ -29,6 +29,7 @@ from lifelong_core.sortsearch.methods import SEARCH_METHODS, SORTS, THRESHOLD_RU
 from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.sortsearch.sort import choose_sort_rows
 from lifelong_core.sortsearch.sweep import PER_MODEL_COLUMNS, TABLE_COLUMNS, run_sweep
+from lifelong_core.studies.bands import repeat_seeds
 
 # The best measured method on held-out demo models (README, "Estimators").
 DEFAULT_SEARCH = "mirt"
@@ -67,6 +68,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--threads", type=int, default=None,
                    help="threads for the threshold fast path and dask workers (default: all cores; results do "
                         "not depend on it)")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="repeat the sweep with seeds S, S+1, ..., S+R-1 (each draws its own --sort-models set and "
+                        "random samples); R > 1 adds a last column 'repeat' to both outputs, one block of rows per "
+                        "repeat (default 1: one run, no extra column)")
     p.add_argument("--out", required=True, help="sweep.csv: budget, mae, eagg, kappa, pearson, spearman")
     p.add_argument("--per-model", metavar="FILE", help="per_model.csv: model_row, budget, est_acc, true_acc, mae")
     p.set_defaults(func=run)
@@ -108,7 +113,21 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"{what} directory {Path(path).parent} does not exist.")
     if args.engine == "dask":
         _check_dask_options(args)
+    if args.repeats < 1:
+        raise InputError(f"--repeats {args.repeats} must be at least 1.")
+    if args.repeats > 1 and args.sort_rows is not None:
+        raise InputError("--repeats draws a new Sort set for every repeat; use --sort-models K instead of --sort-rows.")
     src = open_matrix(args.matrix, "--matrix")
+    results = [_run_one(args, src, budgets, seed) for seed in repeat_seeds(args.seed, args.repeats)]
+    if len(results) == 1:
+        _write_outputs(results[0], args)
+    else:
+        _write_repeats(results, args)
+    return 0
+
+
+def _run_one(args: argparse.Namespace, src, budgets, seed: int):
+    """One sweep with ``seed`` for --sort-models and random sampling."""
     m, n = src.shape
     if args.sort_rows is not None:
         sort_rows = np.sort(load_index_list(args.sort_rows, m, "--sort-rows"))
@@ -117,16 +136,15 @@ def run(args: argparse.Namespace) -> int:
                 f"--sort-rows file {args.sort_rows} names all {m} rows of the matrix; leave at least one to evaluate."
             )
     else:
-        sort_rows = choose_sort_rows(m, args.sort_models, args.seed)
+        sort_rows = choose_sort_rows(m, args.sort_models, seed)
     eval_rows = np.setdiff1d(np.arange(m, dtype=np.int64), sort_rows)
     if args.engine == "dask":
         from lifelong_core.packed import MatrixRows, run_sweep_dask
 
-        result = run_sweep_dask(MatrixRows(args.matrix, sort_rows, "--matrix"), MatrixRows(args.matrix, eval_rows, "--matrix"), budgets,
-                                sort=args.sort, sampling=args.sampling, search=args.search, seed=args.seed,
-                                threads_per_worker=args.threads)
-        _write_outputs(result, args)
-        return 0
+        return run_sweep_dask(MatrixRows(args.matrix, sort_rows, "--matrix"),
+                              MatrixRows(args.matrix, eval_rows, "--matrix"), budgets,
+                              sort=args.sort, sampling=args.sampling, search=args.search, seed=seed,
+                              threads_per_worker=args.threads)
     confidence = None
     if args.confidence is not None:
         conf = load_float_matrix(args.confidence, "--confidence")
@@ -144,11 +162,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         A_sort = src.read_rows(sort_rows)
     blocks = RowBlocks(len(eval_rows), n, lambda: src.iter_blocks(eval_rows, step))
-    result = run_sweep(A_sort, blocks, budgets, sort=args.sort, sampling=args.sampling, search=args.search,
-                       confidence=confidence, seed=args.seed, depth=args.depth,
-                       threads=args.threads)
-    _write_outputs(result, args)
-    return 0
+    return run_sweep(A_sort, blocks, budgets, sort=args.sort, sampling=args.sampling, search=args.search,
+                     confidence=confidence, seed=seed, depth=args.depth,
+                     threads=args.threads)
 
 
 def _check_dask_options(args: argparse.Namespace) -> None:
@@ -163,8 +179,20 @@ def _check_dask_options(args: argparse.Namespace) -> None:
         raise InputError("--engine dask sorts by sum; --confidence is not used there.")
 
 
+def _per_model_columns(per_model: pd.DataFrame) -> list[str]:
+    return PER_MODEL_COLUMNS + [c for c in ("est_lo", "est_hi") if c in per_model]
+
+
 def _write_outputs(result, args: argparse.Namespace) -> None:
     _write(result.table[TABLE_COLUMNS], args.out, "--out")
     if args.per_model is not None:
-        cols = PER_MODEL_COLUMNS + [c for c in ("est_lo", "est_hi") if c in result.per_model]
-        _write(result.per_model[cols], args.per_model, "--per-model")
+        _write(result.per_model[_per_model_columns(result.per_model)], args.per_model, "--per-model")
+
+
+def _write_repeats(results: list, args: argparse.Namespace) -> None:
+    """Per-repeat rows: the contract's columns, then ``repeat`` (0, 1, ...)."""
+    _write(pd.concat([r.table[TABLE_COLUMNS].assign(repeat=i) for i, r in enumerate(results)], ignore_index=True),
+           args.out, "--out")
+    if args.per_model is not None:
+        _write(pd.concat([r.per_model[_per_model_columns(r.per_model)].assign(repeat=i) for i, r in enumerate(results)],
+                         ignore_index=True), args.per_model, "--per-model")
