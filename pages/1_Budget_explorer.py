@@ -6,9 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from lifelong_core.errors import InputError
 from lifelong_core.sortsearch.methods import is_threshold_rule
-from lifelong_core.workflows.sortsets import nested_pool
 from lifelong_core.workflows.sweeps import family_correlation
 from ui import charts, data, studies
 from ui.common import download_table, provenance_note, show_chart, show_table
@@ -21,7 +19,7 @@ st.markdown(
     "(seed 001 §3-4). Every view is in the URL: copy it to share."
 )
 
-cfg, sel = data.sweep_controls()
+cfg, sel = data.sweep_controls(repeats=True)
 key = data.store_key()
 m, n = sel.A.shape
 dataset, dom_key, how, sort, sampling, search, budgets, seed = (
@@ -42,6 +40,10 @@ c[4].metric("compute saved", f"{n / best['budget']:.1f}×", help="n / n′ at th
 TABS = ["Budget curves", "vs CopyNearest&Expand", "Aleatoric vs epistemic", "Design choices", "Model correlation",
         "New samples (insert_D)"]
 tabs = st.tabs(TABS, key="tab", bind="query-params")
+
+if cfg.repeats > 1:
+    st.caption(f"Every budget curve below is the mean over {cfg.repeats} Sort splits (seeds {seed}…{seed + cfg.repeats - 1}) "
+               "with a band holding the central 95% of them; fits are to the mean; per-model rows are the first split's.")
 
 with tabs[0]:
     if tabs[0].open:
@@ -89,8 +91,7 @@ with tabs[2]:
             st.markdown("**Aleatoric** error is what the best threshold on the full sorted row still gets wrong (the order "
                         "is imperfect); **epistemic** is the distance of the chosen threshold from that best one, which "
                         "more samples remove (seed 001 §4.5).")
-            long = table.melt(id_vars="budget", value_vars=["mae", "aleatoric", "epistemic"], var_name="error",
-                              value_name="value")
+            long = studies.long_with_bands(table, ["mae", "aleatoric", "epistemic"], "error")
             show_chart(charts.budget_lines(long, "value", series="error", n_total=n, y_title="error (fraction of n)",
                                            title="Error decomposition vs budget"), "error_decomposition")
             show_table(table[["budget", "mae", "aleatoric", "epistemic"]], "error_decomposition")
@@ -105,23 +106,11 @@ with tabs[3]:
             st.info("Too few models in the store for this comparison.")
         else:
             bar3 = st.progress(0.0, text="Sweeping design choices…")
-            pool = nested_pool(sel.models, max(sizes), how, seed)
-            ev = tuple(int(r) for r in np.setdiff1d(np.arange(m), pool))
-            sort_set = tuple(int(r) for r in rows)
-            runs = ([("sort_models", f"{s} models", tuple(sorted(int(r) for r in pool[:s])), sort, sampling, ev)
-                     for s in sizes]
-                    + [("sort_method", meth, sort_set, meth, sampling, None) for meth in ("sum", "confidence", "recursive")]
-                    + [("sampling", smp, sort_set, sort, smp, None) for smp in ("uniform", "random", "reference")])
-            parts = {"sort_models": [], "sort_method": [], "sampling": []}
-            for i, (what, label, srows, srt, smp, evr) in enumerate(runs):
-                try:
-                    t_s, _, _ = data.sweep(key, dataset, dom_key, srows, srt, smp, rule, budgets, seed, eval_rows=evr)
-                except InputError as exc:
-                    st.caption(f"{what} = {label} left out: {exc}")
-                else:
-                    parts[what].append(t_s.assign(**{what: label}))
-                bar3.progress((i + 1) / len(runs), text="Sweeping design choices…")
+            parts, left_out = studies.design_choice_tables(
+                cfg, sel, rule, sizes, progress=lambda f: bar3.progress(f, text="Sweeping design choices…"))
             bar3.empty()
+            for note in left_out:
+                st.caption(note)
             titles = {
                 "sort_models": ("Number of Sort models (Fig. 4b)", "Nested Sort sets; every curve is scored on the same "
                                 "models, those outside the largest set."),

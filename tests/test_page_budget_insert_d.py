@@ -68,3 +68,52 @@ def test_insert_d_tab_tiny_store_without_confidences(tmp_path, monkeypatch, m, n
         assert any("at least three models" in i.value for i in at.info)
     else:
         assert len(at.get("plotly_chart")) == 1
+
+
+def test_budget_curves_with_bands_over_sort_splits(demo_store_path, monkeypatch):
+    from lifelong_core.sortsearch import choose_sort_rows, run_sweep
+    from lifelong_core.store import Store
+    from lifelong_core.studies.bands import band_summary
+
+    monkeypatch.setenv("LBE_STORE", str(demo_store_path))
+    at = run({"k": "50", "budgets": "16,64", "seed": "3", "search": "midpoint", "reps": "3"})
+    table = at.dataframe[0].value
+    assert {"mae_lo", "mae_hi", "repeats"} <= set(table.columns)
+    with Store.open(demo_store_path, read_only=True) as s:
+        A = s.matrix()
+    tables = []
+    for seed in (3, 4, 5):
+        rows = choose_sort_rows(A.shape[0], 50, seed)
+        rest = np.setdiff1d(np.arange(A.shape[0]), rows)
+        tables.append(run_sweep(A[rows], A[rest], [16, 64], search="midpoint", seed=seed, decompose=True).table)
+    want = band_summary(tables)
+    for c in ("mae", "mae_lo", "mae_hi", "eagg_hi"):
+        np.testing.assert_allclose(table[c].to_numpy(), want[c].to_numpy())
+    # every curve draws its band: a filled trace per line
+    assert fills(at) == 3  # MAE, E_agg, kappa
+    for tab, lines in (("Aleatoric vs epistemic", 3), ("Design choices", 6 + 3 + 3), ("vs CopyNearest&Expand", 2)):
+        at2 = run({"k": "50", "budgets": "16,64", "seed": "3", "search": "midpoint", "reps": "2", "tab": tab})
+        assert fills(at2) == lines, tab
+
+
+def fills(at: AppTest) -> int:
+    import json
+
+    return sum(tr.get("fill") == "toself" for ch in at.get("plotly_chart") for tr in json.loads(ch.proto.spec)["data"])
+
+
+def test_insert_d_tab_bands_over_seeds(demo_store_path, monkeypatch):
+    from lifelong_core.store import Store
+    from lifelong_core.studies.new_samples import new_sample_study, random_split
+
+    monkeypatch.setenv("LBE_STORE", str(demo_store_path))
+    at = run({"tab": TAB, "ns_budgets": "8,64", "ns_rank": "sum", "ns_dom": "0", "seed": "0", "reps": "3",
+              "search": "midpoint", "budgets": "16"})
+    shown = at.dataframe[0].value
+    with Store.open(demo_store_path, read_only=True) as s:
+        A = s.matrix()
+    maes = np.array([new_sample_study(A, [random_split(A.shape[1], 0.2, s)], [8, 64], seed=s).curves["mae"]
+                     for s in (0, 1, 2)])
+    np.testing.assert_allclose(shown["mae"].to_numpy(), maes.mean(axis=0))
+    np.testing.assert_allclose(shown["mae_lo"].to_numpy(), np.percentile(maes, 2.5, axis=0))
+    assert fills(at) == 1

@@ -53,6 +53,7 @@ def new_samples_tab(cfg, sel) -> None:
     """The insert_D tab: controls in the tab (URL keys ``ns_*``), curves, fits, rankings."""
     from lifelong_core.sortsearch import fit_exponential
     from lifelong_core.sortsearch.methods import is_threshold_rule
+    from lifelong_core.workflows.budgets import budget_choices
 
     m, n = sel.A.shape
     st.markdown(
@@ -80,7 +81,7 @@ def new_samples_tab(cfg, sel) -> None:
                               key="ns_dom", disabled=n_dom < 2,
                               help="each domain in turn is new; the others are the cache" if n_dom > 1 else
                               "the chosen samples come from one domain")
-    choices = [b for b in data.budget_choices(m) if b < m] or [m - 1]
+    choices = [b for b in budget_choices(m) if b < m] or [m - 1]
     default = [b for b in choices if 2 <= b <= 2048] or choices
     budgets = c[3].multiselect("Model budgets m′", choices, key=f"ns_budgets:{m}",
                                default=[int(b) for b in query_list("ns_budgets", [str(b) for b in default],
@@ -89,17 +90,29 @@ def new_samples_tab(cfg, sel) -> None:
     if not sorts or not budgets:
         st.warning("Choose at least one ranking and one budget.")
         return
+    from lifelong_core.studies.bands import band_summary, repeat_seeds
+
     bar = st.progress(0.0, text="Running insert_D…")
+    seeds = repeat_seeds(cfg.seed, cfg.repeats)
+    runs = []
     try:
-        study = new_sample_study(data.store_key(), cfg.dataset, cfg.domains, round(float(fraction), 2), bool(by_domain),
-                                 tuple(sorts), tuple(sorted(int(b) for b in budgets)), cfg.sampling, rule, cfg.seed,
-                                 progress=lambda f: bar.progress(min(float(f), 1.0), text="Running insert_D…"))
+        for i, s in enumerate(seeds):
+            runs.append(new_sample_study(
+                data.store_key(), cfg.dataset, cfg.domains, round(float(fraction), 2), bool(by_domain), tuple(sorts),
+                tuple(sorted(int(b) for b in budgets)), cfg.sampling, rule, s,
+                progress=lambda f, i=i: bar.progress(min((i + float(f)) / len(seeds), 1.0), text="Running insert_D…")))
     except InputError as exc:
         bar.empty()
         st.error(str(exc))
         return
     bar.empty()
+    study = runs[0]
     curves = summary_curves(study.curves)
+    if len(runs) > 1:
+        # Each seed draws its own random split (and random samples): mean and 95% band per curve.
+        curves = band_summary([summary_curves(r.curves) for r in runs], by=("curve", "budget"))
+        st.caption(f"Curves: mean over {len(runs)} seeds ({seeds[0]}…{seeds[-1]}) with the central 95% band; "
+                   "tables below the chart are the first seed's.")
     fits = {name: fit_exponential(g["budget"].to_numpy(), g["mae"].to_numpy()) for name, g in curves.groupby("curve")}
     fig = charts.budget_lines(curves, "mae", series="curve", n_total=m, fits=fits, y_title="MAE over models",
                               title=f"New samples: MAE vs model budget m′ (rule {rule}, sampling {cfg.sampling})")
@@ -109,7 +122,8 @@ def new_samples_tab(cfg, sel) -> None:
     rnd = study.curves[study.curves["split"] == "random"]
     st.caption(f"Random split: {int(rnd['new_samples'].iloc[0]):,} new samples of {n:,}, {m} models. Dashed: "
                "MAE = a·exp(−b·m′) + c fitted to each curve.")
-    show_table(curves[["curve", "budget", "mae", "eagg", "kappa"]], "insert_d_curves")
+    show_table(curves[["curve", "budget"] + [c for c in curves.columns if c.startswith(("mae", "eagg", "kappa"))]],
+               "insert_d_curves")
     if by_domain:
         dom = study.curves[study.curves["split"].str.startswith("domain:")]
         last = dom[dom["budget"] == dom["budget"].max()].assign(domain=lambda d: d["split"].str[len("domain:"):])
@@ -129,3 +143,60 @@ def new_samples_tab(cfg, sel) -> None:
         r = r.reset_index()
         r.insert(1, "model", np.asarray(sel.names, dtype=object)[r["model_row"].to_numpy()])
         show_table(r.sort_values("sum"), "insert_d_rankings")
+
+
+def long_with_bands(table: pd.DataFrame, columns: list[str], name: str) -> pd.DataFrame:
+    """``table`` melted to (budget, ``name``, value), carrying ``value_lo`` / ``value_hi``
+    when the table has bands over Sort splits (so the long chart keeps them)."""
+    parts = []
+    for c in columns:
+        part = pd.DataFrame({"budget": table["budget"], name: c, "value": table[c]})
+        if f"{c}_lo" in table and f"{c}_hi" in table:
+            part["value_lo"], part["value_hi"] = table[f"{c}_lo"], table[f"{c}_hi"]
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+def design_choice_tables(cfg, sel, rule: str, sizes: list[int], progress=None) -> tuple[dict, list[str]]:
+    """The sweeps of Fig. 4b-d (Sort set size, Sort method, sampling) for every Sort split
+    of ``cfg`` (seeds ``cfg.seed + r``), each curve summarised by its mean and 95% band
+    when there is more than one split. Returns ({choice: table}, notes on left-out curves)."""
+    from lifelong_core.studies.bands import band_summary, repeat_seeds
+
+    from lifelong_core.workflows.sortsets import nested_pool, sort_rows
+
+    key, m = data.store_key(), len(sel.models)
+    seeds = repeat_seeds(cfg.seed, cfg.repeats)
+    runs_per_seed = []
+    for s in seeds:
+        pool = nested_pool(sel.models, max(sizes), cfg.sort_set, s)
+        ev = tuple(int(r) for r in np.setdiff1d(np.arange(m), pool))
+        sort_set = tuple(int(r) for r in sort_rows(sel.models, cfg.k, cfg.sort_set, s))
+        runs_per_seed.append((s, [("sort_models", f"{k} models", tuple(sorted(int(r) for r in pool[:k])), cfg.sort,
+                                   cfg.sampling, ev) for k in sizes]
+                              + [("sort_method", meth, sort_set, meth, cfg.sampling, None)
+                                 for meth in ("sum", "confidence", "recursive")]
+                              + [("sampling", smp, sort_set, cfg.sort, smp, None)
+                                 for smp in ("uniform", "random", "reference")]))
+    tables: dict[tuple[str, str], list[pd.DataFrame]] = {}
+    left_out: dict[tuple[str, str], str] = {}
+    total, done = sum(len(r) for _, r in runs_per_seed), 0
+    for s, runs in runs_per_seed:
+        for what, label, srows, srt, smp, evr in runs:
+            try:
+                t_s, _, _ = data.sweep(key, cfg.dataset, cfg.domains, srows, srt, smp, rule, cfg.budgets, s,
+                                       eval_rows=evr)
+            except InputError as exc:
+                left_out[(what, label)] = f"{what} = {label} left out: {exc}"
+            else:
+                tables.setdefault((what, label), []).append(t_s)
+            done += 1
+            if progress is not None:
+                progress(done / total)
+    parts: dict[str, list[pd.DataFrame]] = {"sort_models": [], "sort_method": [], "sampling": []}
+    for (what, label), ts in tables.items():
+        if (what, label) in left_out:
+            continue
+        t = ts[0] if len(seeds) == 1 else band_summary(ts)
+        parts[what].append(t.assign(**{what: label}))
+    return parts, list(left_out.values())
