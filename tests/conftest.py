@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
 DEMO_STORE = Path(os.environ.get("LBE_STORE", ROOT / "data" / "demo.duckdb"))
 
 
@@ -31,10 +30,10 @@ def demo_store_path() -> Path:
 
 @pytest.fixture(scope="session")
 def vtab_csv() -> Path:
-    path = SHARED / "data" / "vtab1k" / "leaderboard_results.csv"
-    if not path.exists():
-        pytest.skip("shared VTAB-1k reference data not present beside the repository")
-    return path
+    """The VTAB-1k leaderboard committed under data/ (provenance in its NOTICE file)."""
+    from lifelong_core.stats.vtab import LEADERBOARD_CSV
+
+    return LEADERBOARD_CSV
 
 
 def pytest_sessionfinish(session, exitstatus):

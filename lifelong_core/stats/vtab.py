@@ -4,9 +4,10 @@ The repository carries two small public-fact tables under ``data/``:
 ``vtab1k_tasks.csv`` (19 tasks, their category and test-set size, from the benchmark's
 own splits) and ``vtab1k_published.csv`` (the per-category and overall figures of Table
 A.3 with their 83.4% intervals: bootstrap, Bayesian, and bootstrap on normalised
-accuracy). Per-task leaderboard accuracies are not bundled; a ``leaderboard_results.csv``
-in the format of google-research/task_adaptation's ``docs/data/results.csv`` can be
-turned into counts with :func:`counts_from_leaderboard`.
+accuracy), and ``vtab1k_leaderboard.csv``, the VTAB-1k columns of the public
+leaderboard (google-research/task_adaptation's ``docs/data/results.csv``, Apache-2.0; see
+``vtab1k_leaderboard.NOTICE.md``), which :func:`counts_from_leaderboard` turns into
+counts.
 
 Like the paper (§3: "simulated data consistent with the per-task accuracies"), the
 number correct of a model on a task is its published accuracy times the test-set size,
@@ -26,6 +27,8 @@ from lifelong_core.stats.counts import CountTable
 
 TASKS_CSV = DATA_DIR / "vtab1k_tasks.csv"
 PUBLISHED_CSV = DATA_DIR / "vtab1k_published.csv"
+# The VTAB-1k columns of the public leaderboard (Apache-2.0; data/vtab1k_leaderboard.NOTICE.md).
+LEADERBOARD_CSV = DATA_DIR / "vtab1k_leaderboard.csv"
 CATEGORIES = ("natural", "specialized", "structured")
 
 
@@ -41,7 +44,7 @@ def load_published(path: str | Path = PUBLISHED_CSV) -> pd.DataFrame:
     return df
 
 
-def counts_from_leaderboard(path: str | Path, tasks: pd.DataFrame | None = None, regime: str = "1000") -> CountTable:
+def counts_from_leaderboard(path: str | Path = LEADERBOARD_CSV, tasks: pd.DataFrame | None = None, regime: str = "1000") -> CountTable:
     """Counts for the VTAB leaderboard's models from its per-task accuracy table.
 
     The file's first row gives each column's training regime (``1000`` for VTAB-1k,
