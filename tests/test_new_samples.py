@@ -151,3 +151,6 @@ def test_cli_store(tmp_path, capsys):
     curve = pd.read_csv(tmp_path / "c.csv")
     want = new_sample_study(A, domain_splits(["u"] * 20 + ["v"] * 20), [2, 4, 11]).curves
     np.testing.assert_allclose(curve["mae"], want["mae"])
+    code = main(["sweep-samples", "--store", str(path), "--rank", "confidence", "--out", str(tmp_path / "d.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and "holds no confidences" in err and err.count("\n") == 1

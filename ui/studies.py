@@ -18,7 +18,8 @@ from ui.common import query_default, query_list, show_chart, show_table, sync_qu
 
 
 def _study(key, dataset, domains, fraction, by_domain, sorts, budgets, sampling, search, seed, progress=None):
-    from lifelong_core.studies.new_samples import domain_splits, new_sample_study, random_split
+    from lifelong_core.studies.new_samples import new_sample_study
+    from lifelong_core.workflows.new_samples import make_splits
 
     sel = data.selection(key, dataset, domains)
     conf = None
@@ -26,9 +27,8 @@ def _study(key, dataset, domains, fraction, by_domain, sorts, budgets, sampling,
         conf = data.confidence(key, dataset, domains, tuple(range(len(sel.models))))
         if conf is None:
             raise InputError("the store has no confidences (true_prob) for these models; rank models by sum only.")
-    splits = [random_split(sel.A.shape[1], fraction, seed)]
-    if by_domain:
-        splits += domain_splits(sel.samples["domain"].astype(str).tolist())
+    splits = make_splits(sel.A.shape[1], sel.samples["domain"].astype(str).tolist(),
+                         ("random", "domain") if by_domain else ("random",), fraction, seed)
     return new_sample_study(sel.A, splits, budgets, sorts=sorts, confidence=conf, sampling=sampling, search=search,
                             seed=seed, progress=progress)
 

@@ -99,6 +99,7 @@ def _load(args, ranks: list[str]):
     if args.confidence is not None or args.sample_domains is not None:
         raise InputError("--confidence and --sample-domains go with --matrix; a store brings its own.")
     from lifelong_core.store import Store
+    from lifelong_core.workflows.selection import select, selection_confidence
 
     if not Path(args.store).exists():
         raise InputError(f"store {args.store} does not exist.")
@@ -111,18 +112,16 @@ def _load(args, ranks: list[str]):
             dataset = names[0]
         elif dataset not in names:
             raise InputError(f"dataset {dataset!r} is not in the store ({', '.join(names)}).")
-        models = st.models()
-        rows = models.loc[~models["estimated"].astype(bool), "model_idx"].to_numpy()
-        samples = st.samples(dataset)
-        cols = samples["sample_idx"].to_numpy()
-        A = st.matrix(rows, cols)
-        conf = st.extras(rows, cols, fields=("true_prob",))["true_prob"] if "confidence" in ranks else None
-    return A, conf, samples["domain"].astype(str).tolist()
+        # The app's rule: real (not estimated) models evaluated on every sample of the dataset.
+        sel = select(st, dataset)
+        conf = selection_confidence(st, sel, range(len(sel.models))) if "confidence" in ranks else None
+    return sel.A, conf, sel.samples["domain"].astype(str).tolist()
 
 
 def run(args: argparse.Namespace) -> int:
     from lifelong_core.commands.sweep import parse_budgets
-    from lifelong_core.studies.new_samples import SORTS, SPLITS, domain_splits, new_sample_study, random_split
+    from lifelong_core.studies.new_samples import SORTS, SPLITS, new_sample_study
+    from lifelong_core.workflows.new_samples import make_splits
 
     splits_wanted = _names(args.split, SPLITS, "--split")
     ranks = _names(args.rank, SORTS, "--rank")
@@ -133,17 +132,13 @@ def run(args: argparse.Namespace) -> int:
     budgets = parse_budgets(args.budgets) if args.budgets is not None else None
     A, conf, doms = _load(args, ranks)
     if "confidence" in ranks and conf is None:
+        if args.store is not None:
+            raise InputError(f"store {args.store} holds no confidences (true_prob) for these models; use --rank sum.")
         raise InputError("--rank confidence needs --confidence C (confidence of the true class).")
-    splits = []
-    if "random" in splits_wanted:
-        splits.append(random_split(A.shape[1], args.new_fraction, args.seed))
-    if "domain" in splits_wanted:
-        if doms is None:
-            raise InputError("--split domain needs the samples' domains: --sample-domains FILE (or use --store).")
-        held = [d.strip() for d in args.held_out.split(",") if d.strip()] if args.held_out else None
-        splits += domain_splits(doms, held)
-    elif args.held_out:
-        raise InputError("--held-out goes with --split domain.")
+    held = [d.strip() for d in args.held_out.split(",") if d.strip()] if args.held_out else None
+    if "domain" in splits_wanted and doms is None:
+        raise InputError("--split domain needs the samples' domains: --sample-domains FILE (or use --store).")
+    splits = make_splits(A.shape[1], doms, splits_wanted, args.new_fraction, args.seed, held)
     study = new_sample_study(A, splits, budgets, sorts=ranks, confidence=conf, sampling=args.sampling,
                              search=args.search, seed=args.seed)
     _write(study.curves, args.out, "--out")
