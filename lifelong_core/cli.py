@@ -19,6 +19,7 @@ from lifelong_core.errors import InputError
 COMMAND_MODULES = (
     "sweep",
     "sweep_samples",
+    "stream",
     "rank",
     "weights",
     "match",
