@@ -140,6 +140,7 @@ PAGES += [
     ("budget_bands", "Budget_explorer?reps=3&budgets=16,64,256"),
     ("rankings_vtab_hierarchical", "Rankings?source=vtab"),
     ("weighting_vtab_hierarchical", "Task_weighting?wsource=vtab&wstats=hierarchical"),
+    ("stream_nevis_protocol", "Stream?np_methods=midpoint,reference,copy-nearest"),
 ]
 
 

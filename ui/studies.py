@@ -200,3 +200,83 @@ def design_choice_tables(cfg, sel, rule: str, sizes: list[int], progress=None) -
         t = ts[0] if len(seeds) == 1 else band_summary(ts)
         parts[what].append(t.assign(**{what: label}))
     return parts, list(left_out.values())
+
+
+def _protocol(key, dataset, methods, budgets, samplings, train_fraction, error, seed, progress=None):
+    from lifelong_core.studies.stream_protocol import stream_protocol
+    from lifelong_core.workflows.sortsets import release_rows
+
+    sel = data.selection(key, dataset, ())
+    return stream_protocol(sel.A, release_rows(sel.models), methods=methods, budgets=budgets, samplings=samplings,
+                           train_fraction=train_fraction, error=error, seed=seed, progress=progress)
+
+
+def stream_protocol_section(dataset: str, sel, seed: int) -> None:
+    """The Stream page's Nevis'22 section: methods chosen on the early stream, scored on the later one."""
+    from lifelong_core.studies.stream_protocol import regret
+    from lifelong_core.workflows.budgets import budgets_within, default_budgets
+
+    m, n = sel.A.shape
+    st.subheader("Nevis'22 protocol: choose on the early stream, score on the later one")
+    st.markdown(
+        "Nevis'22 (Bornschein et al. 2023, §4) forbids choosing a method's settings on the whole stream, since that "
+        "uses the future. Here the first part of the release order is **meta-train**: its earlier half is the cache "
+        "and its later half is estimated with every sampling grid, and each method keeps, per budget n′, the grid with "
+        "the lowest error there. The chosen setting then runs once on the **meta-test** models (the rest of the "
+        "stream) with all meta-train models as the cache. Cost counts the whole stream (meta-train models in full, "
+        "meta-test models n′ each); the error is the meta-test models' only."
+    )
+    methods_all = data.method_names()
+    c = st.columns(3)
+    methods = c[0].multiselect("Methods", methods_all, key="np_methods",
+                               default=query_list("np_methods", [x for x in ("midpoint", "reference", "copy-nearest")
+                                                                 if x in methods_all], methods_all),
+                               help="mirt, irt and neighbours are fitted once per phase; on the demo store mirt "
+                                    "takes about a minute")
+    frac = c[1].slider("Meta-train share of the stream", 0.2, 0.8,
+                       float(np.clip(query_default("np_frac", 0.5, float), 0.2, 0.8)), 0.05, key="np_frac")
+    error = c[2].radio("Error", ["mae", "eagg"], key="np_err", horizontal=True,
+                       index=1 if query_default("np_err", "mae") == "eagg" else 0,
+                       format_func=lambda v: {"mae": "MAE", "eagg": "E_agg"}[v])
+    sync_query(np_methods=methods, np_frac=frac, np_err=error)
+    if not methods:
+        st.info("Choose at least one method.")
+        return
+    budgets = tuple(budgets_within((8, 16, 32, 64, 128, 256, 512, 1024, 2048), n) or default_budgets(n))
+    bar = st.progress(0.0, text="Running the protocol…")
+    args = (data.store_key(), dataset, tuple(methods), budgets, ("uniform", "random", "reference"),
+            round(float(frac), 2), error, int(seed))
+    try:
+        res = data._memo().get_or_compute(("stream_protocol",) + args, lambda: _protocol(
+            *args, progress=lambda f: bar.progress(min(float(f), 1.0), text="Running the protocol…")))
+    except InputError as exc:
+        bar.empty()
+        st.error(str(exc))
+        return
+    bar.empty()
+    sp = res.split
+    st.caption(f"{sp['models']} models: cache {sp['cache']} + tuned on {sp['meta_train'] - sp['cache']} (meta-train "
+               f"{sp['meta_train']}), scored on the last {sp['meta_test']} (meta-test).")
+    chosen = res.configs[res.configs["chosen"]].copy()
+    chosen["config"] = chosen["method"] + ", n′=" + chosen["budget"].astype(str) + ", " + chosen["sampling"]
+    show_chart(charts.pareto(chosen, x="evaluations", y=f"test_{error}", label="config", front=res.front,
+                             colour="method", x_title="evaluations over the whole stream",
+                             y_title=f"meta-test {'MAE' if error == 'mae' else 'E_agg'}",
+                             title="Chosen configurations and their Pareto front (meta-test)"), "nevis_pareto")
+    show_table(res.front, "nevis_front")
+    ref_default = "reference" if "reference" in methods else methods[0]
+    rc = st.columns(2)
+    ref = rc[0].selectbox("Regret against", methods, index=methods.index(ref_default), key="np_ref")
+    b_choices = sorted(res.per_model["budget"].unique().tolist())
+    b_raw = query_default("np_b", b_choices[len(b_choices) // 2], int)
+    b = rc[1].selectbox("at budget n′ (same compute for every method)", b_choices,
+                        index=b_choices.index(b_raw) if b_raw in b_choices else len(b_choices) // 2, key="np_b")
+    sync_query(np_b=b)
+    reg = regret(res.per_model, int(b), ref, error).pivot(index="position", columns="method", values="regret")
+    reg = reg.reset_index()
+    show_chart(charts.stream_lines(reg, x="position", ys=[c for c in reg.columns if c != "position"],
+                                   x_title="meta-test models in release order",
+                                   y_title=f"cumulative {error} − {ref}'s",
+                                   title=f"Regret view (Nevis'22 Fig. 5): falling = better than {ref}"), "nevis_regret")
+    with st.expander("Every configuration tried (meta-train error; meta-test on the chosen ones)"):
+        show_table(res.configs, "nevis_configs")
