@@ -213,7 +213,7 @@ STREAM = "pages/5_Stream.py"
 def test_stream_default_and_changes(store_env):
     at = run(STREAM)
     assert at.title[0].value == "Stream"
-    assert charts(at) == 3
+    assert charts(at) == 5  # evaluations, error, whole-stream Pareto; Nevis'22 Pareto and regret
     mt = metrics(at)
     assert mt["models in the stream"] == "440"
     front = at.dataframe[1].value

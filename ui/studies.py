@@ -213,7 +213,7 @@ def _protocol(key, dataset, methods, budgets, samplings, train_fraction, error, 
 
 def stream_protocol_section(dataset: str, sel, seed: int) -> None:
     """The Stream page's Nevis'22 section: methods chosen on the early stream, scored on the later one."""
-    from lifelong_core.studies.stream_protocol import regret
+    from lifelong_core.studies.stream_protocol import regret, split_sizes
     from lifelong_core.workflows.budgets import budgets_within, default_budgets
 
     m, n = sel.A.shape
@@ -241,6 +241,11 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
     sync_query(np_methods=methods, np_frac=frac, np_err=error)
     if not methods:
         st.info("Choose at least one method.")
+        return
+    try:
+        split_sizes(m, float(frac))
+    except InputError as exc:
+        st.info(f"This section needs more models: {exc}")
         return
     budgets = tuple(budgets_within((8, 16, 32, 64, 128, 256, 512, 1024, 2048), n) or default_budgets(n))
     bar = st.progress(0.0, text="Running the protocol…")

@@ -74,6 +74,20 @@ class StreamProtocolResult:
     split: dict
 
 
+def split_sizes(m: int, train_fraction: float, inner_fraction: float = 0.5) -> tuple[int, int]:
+    """(cache, meta-train) sizes for ``m`` models: the first ``cache`` models are the cache
+    while tuning, the first ``meta-train`` the meta-train part. InputError if a part is empty."""
+    for f, name in ((train_fraction, "meta-train fraction"), (inner_fraction, "cache fraction of meta-train")):
+        if not 0 < f < 1:
+            raise InputError(f"the {name} must lie strictly between 0 and 1, got {f}.")
+    t = int(round(train_fraction * m))
+    inner = int(round(inner_fraction * t))
+    if not (1 <= inner < t < m):
+        raise InputError(f"{m} models cannot be split into a cache, the rest of meta-train and a meta-test part "
+                         f"with these fractions (cache {inner}, meta-train {t}); use more models or other fractions.")
+    return inner, t
+
+
 def _configs_of(method: str, samplings: Sequence[str]) -> list[str | None]:
     # Only the threshold rules take a sampling grid; the others bring their own design.
     return list(samplings) if is_threshold_rule(method) else [None]
@@ -101,19 +115,12 @@ def stream_protocol(
         raise InputError(f"the release order must name every one of the {m} rows once.")
     if error not in ERRORS:
         raise InputError(f"unknown error {error!r}; use one of {', '.join(ERRORS)}.")
-    for f, name in ((train_fraction, "meta-train fraction"), (inner_fraction, "cache fraction of meta-train")):
-        if not 0 < f < 1:
-            raise InputError(f"the {name} must lie strictly between 0 and 1, got {f}.")
     for s in samplings:
         if s not in SAMPLING:
             raise InputError(f"unknown sampling {s!r}; use one of {', '.join(SAMPLING)}.")
     if not methods:
         raise InputError("choose at least one method.")
-    t = int(round(train_fraction * m))
-    inner = int(round(inner_fraction * t))
-    if not (1 <= inner < t < m):
-        raise InputError(f"{m} models cannot be split into a cache, the rest of meta-train and a meta-test part "
-                         f"with these fractions (cache {inner}, meta-train {t}); use more models or other fractions.")
+    inner, t = split_sizes(m, train_fraction, inner_fraction)
     budgets = sorted({int(b) for b in budgets if 1 <= int(b) <= n})
     if not budgets:
         raise InputError(f"no budget between 1 and the number of samples ({n}).")
