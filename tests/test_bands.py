@@ -90,3 +90,39 @@ def test_repeats_need_drawn_sort_sets(mat, capsys):
     code = main(["sweep", "--matrix", str(tmp / "A.npy"), "--sort-rows", str(tmp / "rows.txt"), "--repeats", "2",
                  "--budgets", "8", "--search", "midpoint", "--out", str(tmp / "s.csv")])
     assert code == 2 and "use --sort-models" in capsys.readouterr().err
+
+
+def test_decompose_and_ties_flags(mat, capsys):
+    from lifelong_core.sortsearch.metrics import kappa
+    from lifelong_core.sortsearch.search import rule_thresholds, stratum_positions
+
+    tmp, A = mat
+    assert _sweep(tmp, "--decompose") == 0
+    out = pd.read_csv(tmp / "s.csv")
+    assert list(out.columns) == ["budget", "mae", "eagg", "kappa", "pearson", "spearman", "aleatoric", "epistemic",
+                                 "kappa_aleatoric", "kappa_epistemic"]
+    per = pd.read_csv(tmp / "p.csv")
+    assert list(per.columns)[:5] == ["model_row", "budget", "est_acc", "true_acc", "mae"]
+    # One model by hand: kappa(a, y*) and kappa(y*, y) on the sorted row (seed 000 §6).
+    rows = choose_sort_rows(40, 10, 3)
+    ev = np.setdiff1d(np.arange(40), rows)
+    order = np.argsort(-A[rows].sum(axis=0), kind="stable")
+    a = A[ev[0]][order].astype(int)
+    run = np.concatenate([[0], np.cumsum(2 * a - 1)])
+    t_star = int(np.argmax(run))
+    p = stratum_positions(300, 32)
+    t = int(rule_thresholds("midpoint", p, a[p][None, :], 300)[0])
+    y_star = (np.arange(300) < t_star).astype(int)
+    y = (np.arange(300) < t).astype(int)
+    row = per[(per["model_row"] == ev[0]) & (per["budget"] == 32)].iloc[0]
+    assert row["aleatoric"] == pytest.approx(np.abs(a - y_star).mean())
+    assert row["kappa_aleatoric"] == pytest.approx(kappa(a, y_star))
+    assert row["kappa_epistemic"] == pytest.approx(kappa(y_star, y))
+    # --ties stable with --search reference: the published rule and grid on the stable order
+    # (argparse keeps the last --search), so rules can be compared on one order.
+    assert _sweep(tmp, "--search", "reference", "--ties", "stable") == 0
+    want = run_sweep(A[rows], A[ev], [8, 32, 100], search="reference", ties="stable", seed=3).table
+    np.testing.assert_allclose(pd.read_csv(tmp / "s.csv")["mae"], want["mae"])
+    code = main(["sweep", "--matrix", str(tmp / "A.npy"), "--sort-models", "10", "--budgets", "8",
+                 "--search", "copy-nearest", "--decompose", "--out", str(tmp / "x.csv")])
+    assert code == 2 and "--decompose applies to the threshold rules" in capsys.readouterr().err

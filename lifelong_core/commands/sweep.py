@@ -28,7 +28,7 @@ from lifelong_core.sortsearch.kernels import RowBlocks, default_block_rows
 from lifelong_core.sortsearch.methods import SEARCH_METHODS, SORTS, THRESHOLD_RULES, available_methods
 from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.sortsearch.sort import choose_sort_rows
-from lifelong_core.sortsearch.sweep import PER_MODEL_COLUMNS, TABLE_COLUMNS, run_sweep
+from lifelong_core.sortsearch.sweep import DECOMP_KEYS, PER_MODEL_COLUMNS, TABLE_COLUMNS, run_sweep
 from lifelong_core.studies.bands import repeat_seeds
 
 # The best measured method on held-out demo models (README, "Estimators").
@@ -72,6 +72,12 @@ def add_parser(subparsers) -> None:
                    help="repeat the sweep with seeds S, S+1, ..., S+R-1 (each draws its own --sort-models set and "
                         "random samples); R > 1 adds a last column 'repeat' to both outputs, one block of rows per "
                         "repeat (default 1: one run, no extra column)")
+    p.add_argument("--decompose", action="store_true",
+                   help="threshold rules: add aleatoric, epistemic, kappa_aleatoric, kappa_epistemic after the "
+                        "contract columns of both outputs (Sort & Search's error decomposition)")
+    p.add_argument("--ties", choices=("stable", "reference"), default=None,
+                   help="order of tied columns in Sort: stable (default) or reference (Listing 1's unstable "
+                        "argsort, the default with --search reference); fix it to compare rules on one order")
     p.add_argument("--out", required=True, help="sweep.csv: budget, mae, eagg, kappa, pearson, spearman")
     p.add_argument("--per-model", metavar="FILE", help="per_model.csv: model_row, budget, est_acc, true_acc, mae")
     p.set_defaults(func=run)
@@ -113,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"{what} directory {Path(path).parent} does not exist.")
     if args.engine == "dask":
         _check_dask_options(args)
+    if args.decompose and args.search not in THRESHOLD_RULES:
+        raise InputError(f"--decompose applies to the threshold rules (midpoint, reference), not --search {args.search}.")
     if args.repeats < 1:
         raise InputError(f"--repeats {args.repeats} must be at least 1.")
     if args.repeats > 1 and args.sort_rows is not None:
@@ -144,7 +152,7 @@ def _run_one(args: argparse.Namespace, src, budgets, seed: int):
         return run_sweep_dask(MatrixRows(args.matrix, sort_rows, "--matrix"),
                               MatrixRows(args.matrix, eval_rows, "--matrix"), budgets,
                               sort=args.sort, sampling=args.sampling, search=args.search, seed=seed,
-                              threads_per_worker=args.threads)
+                              threads_per_worker=args.threads, ties=args.ties)
     confidence = None
     if args.confidence is not None:
         conf = load_float_matrix(args.confidence, "--confidence")
@@ -164,7 +172,7 @@ def _run_one(args: argparse.Namespace, src, budgets, seed: int):
     blocks = RowBlocks(len(eval_rows), n, lambda: src.iter_blocks(eval_rows, step))
     return run_sweep(A_sort, blocks, budgets, sort=args.sort, sampling=args.sampling, search=args.search,
                      confidence=confidence, seed=seed, depth=args.depth,
-                     threads=args.threads)
+                     threads=args.threads, decompose=args.decompose, ties=args.ties)
 
 
 def _check_dask_options(args: argparse.Namespace) -> None:
@@ -177,21 +185,28 @@ def _check_dask_options(args: argparse.Namespace) -> None:
         raise InputError(f"--engine dask sorts by sum only (got --sort {args.sort}).")
     if args.confidence is not None:
         raise InputError("--engine dask sorts by sum; --confidence is not used there.")
+    if args.decompose:
+        raise InputError("--engine dask does not compute the error decomposition; leave out --decompose.")
 
 
 def _per_model_columns(per_model: pd.DataFrame) -> list[str]:
-    return PER_MODEL_COLUMNS + [c for c in ("est_lo", "est_hi") if c in per_model]
+    return PER_MODEL_COLUMNS + [c for c in ("est_lo", "est_hi") + DECOMP_KEYS if c in per_model]
+
+
+def _table_columns(table: pd.DataFrame) -> list[str]:
+    return TABLE_COLUMNS + [c for c in DECOMP_KEYS if c in table]
 
 
 def _write_outputs(result, args: argparse.Namespace) -> None:
-    _write(result.table[TABLE_COLUMNS], args.out, "--out")
+    _write(result.table[_table_columns(result.table)], args.out, "--out")
     if args.per_model is not None:
         _write(result.per_model[_per_model_columns(result.per_model)], args.per_model, "--per-model")
 
 
 def _write_repeats(results: list, args: argparse.Namespace) -> None:
     """Per-repeat rows: the contract's columns, then ``repeat`` (0, 1, ...)."""
-    _write(pd.concat([r.table[TABLE_COLUMNS].assign(repeat=i) for i, r in enumerate(results)], ignore_index=True),
+    _write(pd.concat([r.table[_table_columns(r.table)].assign(repeat=i) for i, r in enumerate(results)],
+                     ignore_index=True),
            args.out, "--out")
     if args.per_model is not None:
         _write(pd.concat([r.per_model[_per_model_columns(r.per_model)].assign(repeat=i) for i, r in enumerate(results)],

@@ -29,7 +29,9 @@ from lifelong_core.sortsearch.sort import order_from_sums
 
 TABLE_COLUMNS = ["budget", "mae", "eagg", "kappa", "pearson", "spearman"]
 RECORD_KEYS = ("model_row", "budget", "est_acc", "true_acc", "mae", "eagg", "kappa")
-DECOMP_KEYS = ("aleatoric", "epistemic")
+# Seed 000 §6: the error and the normalized agreement kappa, each split into the part
+# more samples cannot remove (against the best threshold y*) and the part they can.
+DECOMP_KEYS = ("aleatoric", "epistemic", "kappa_aleatoric", "kappa_epistemic")
 PER_MODEL_COLUMNS = ["model_row", "budget", "est_acc", "true_acc", "mae"]
 
 
@@ -63,7 +65,8 @@ def check_budgets(budgets: Sequence[int], n: int) -> tuple[int, ...]:
 class SweepResult:
     """``table``: one row per budget (means over evaluated models, correlations across
     them); ``per_model``: one row per (model, budget). With ``decompose=True`` both also
-    carry ``aleatoric`` and ``epistemic`` (seed 001 §4.5)."""
+    carry ``aleatoric`` and ``epistemic`` (seed 001 §4.5) and the same split of kappa,
+    ``kappa_aleatoric`` = kappa(a, y*) and ``kappa_epistemic`` = kappa(y*, y) (seed 000 §6)."""
 
     table: pd.DataFrame
     per_model: pd.DataFrame
@@ -161,8 +164,8 @@ def run_sweep(
         decomp = None
     per_model = pd.DataFrame(records)
     if decomp is not None:
-        per_model["aleatoric"] = decomp["aleatoric"]
-        per_model["epistemic"] = decomp["epistemic"]
+        for k in DECOMP_KEYS:
+            per_model[k] = decomp[k]
     return SweepResult(_summarise(per_model), per_model, order, config)
 
 
@@ -198,6 +201,8 @@ def _fast_path(blocks: RowBlocks, order, n, budgets, sampling, search, rng, back
             if decompose:
                 parts["aleatoric"].append(ale)
                 parts["epistemic"].append(np.abs(t - t_star) / n)
+                parts["kappa_aleatoric"].append(kappa_from(ale, totals / n, t_star / n))
+                parts["kappa_epistemic"].append(kappa_from(np.abs(t - t_star) / n, t_star / n, t / n))
         return {k: np.concatenate(v) for k, v in parts.items()}
 
     results = _map_blocks(one_block, blocks, threads, progress)
@@ -283,7 +288,7 @@ def _protocol_path(method, blocks: RowBlocks, n, budgets, rng, backend, progress
 
 def _summarise(per_model: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    extra = [c for c in ("aleatoric", "epistemic") if c in per_model]
+    extra = [c for c in DECOMP_KEYS if c in per_model]
     for b, g in per_model.groupby("budget", sort=True):
         pear, spear = correlations(g["est_acc"].to_numpy(), g["true_acc"].to_numpy())
         row = {"budget": int(b), "mae": g["mae"].mean(), "eagg": g["eagg"].mean(), "kappa": g["kappa"].mean(),

@@ -18,7 +18,8 @@ import pandas as pd
 
 from lifelong_core.errors import InputError
 
-METRICS = ("mae", "eagg", "kappa", "pearson", "spearman", "aleatoric", "epistemic")
+METRICS = ("mae", "eagg", "kappa", "pearson", "spearman", "aleatoric", "epistemic", "kappa_aleatoric",
+           "kappa_epistemic")
 
 
 def repeat_seeds(seed: int, repeats: int) -> list[int]:
