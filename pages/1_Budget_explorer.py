@@ -94,7 +94,10 @@ with tabs[2]:
             long = studies.long_with_bands(table, ["mae", "aleatoric", "epistemic"], "error")
             show_chart(charts.budget_lines(long, "value", series="error", n_total=n, y_title="error (fraction of n)",
                                            title="Error decomposition vs budget"), "error_decomposition")
-            show_table(table[["budget", "mae", "aleatoric", "epistemic"]], "error_decomposition")
+            st.caption("κ splits the same way (seed 000 §6): κ_aleatoric = κ(a, y*) is the agreement the best threshold "
+                       "reaches, κ_epistemic = κ(y*, y) how far the chosen threshold agrees with it.")
+            show_table(table[["budget", "mae", "aleatoric", "epistemic", "kappa", "kappa_aleatoric", "kappa_epistemic"]],
+                       "error_decomposition")
 
 with tabs[3]:
     if tabs[3].open:

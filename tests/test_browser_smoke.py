@@ -141,6 +141,7 @@ PAGES += [
     ("rankings_vtab_hierarchical", "Rankings?source=vtab"),
     ("weighting_vtab_hierarchical", "Task_weighting?wsource=vtab&wstats=hierarchical"),
     ("stream_nevis_protocol", "Stream?np_methods=midpoint,reference,copy-nearest"),
+    ("teaching_simulation_study", "How_Sort_and_Search_works?sim=1"),
 ]
 
 
