@@ -232,7 +232,7 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
                                default=query_list("np_methods", [x for x in ("midpoint", "reference", "copy-nearest")
                                                                  if x in methods_all], methods_all),
                                help="mirt, irt and neighbours are fitted once per phase; on the demo store mirt "
-                                    "takes about a minute")
+                                    "takes a few minutes")
     frac = c[1].slider("Meta-train share of the stream", 0.2, 0.8,
                        float(np.clip(query_default("np_frac", 0.5, float), 0.2, 0.8)), 0.05, key="np_frac")
     error = c[2].radio("Error", ["mae", "eagg"], key="np_err", horizontal=True,
