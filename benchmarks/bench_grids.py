@@ -38,8 +38,10 @@ def _settings(seeds: int, store: Path | None):
     if store is not None and store.exists():
         from lifelong_core.store import Store
 
+        from lifelong_core.workflows.selection import select
+
         with Store.open(store, read_only=True) as st:
-            A = st.matrix()
+            A = select(st, "lifelong-digits").A
         m, n = A.shape
         for s in range(seeds):
             rows = np.sort(np.random.default_rng(s).choice(m, 110, replace=False))

@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from lifelong_core.workflows.selection import select
+
 ROOT = Path(__file__).resolve().parents[1]
 BUDGET = "pages/1_Budget_explorer.py"
 TAB = "New samples (insert_D)"
@@ -34,7 +36,7 @@ def test_insert_d_tab_matches_engine(demo_store_path, monkeypatch):
     assert len(at.get("plotly_chart")) == 1
     shown = at.dataframe[0].value
     with Store.open(demo_store_path, read_only=True) as s:
-        A = s.matrix()
+        A = select(s, "lifelong-digits").A  # the page opens on the first dataset
     want = new_sample_study(A, [random_split(A.shape[1], 0.2, 2)], [8, 32, 128], search="midpoint", seed=2).curves
     np.testing.assert_allclose(shown["mae"].to_numpy(), want["mae"].to_numpy())
     assert set(shown["curve"]) == {"random · sum"}
@@ -80,7 +82,7 @@ def test_budget_curves_with_bands_over_sort_splits(demo_store_path, monkeypatch)
     table = at.dataframe[0].value
     assert {"mae_lo", "mae_hi", "repeats"} <= set(table.columns)
     with Store.open(demo_store_path, read_only=True) as s:
-        A = s.matrix()
+        A = select(s, "lifelong-digits").A  # the page opens on the first dataset
     tables = []
     for seed in (3, 4, 5):
         rows = choose_sort_rows(A.shape[0], 50, seed)
@@ -111,7 +113,7 @@ def test_insert_d_tab_bands_over_seeds(demo_store_path, monkeypatch):
               "search": "midpoint", "budgets": "16"})
     shown = at.dataframe[0].value
     with Store.open(demo_store_path, read_only=True) as s:
-        A = s.matrix()
+        A = select(s, "lifelong-digits").A  # the page opens on the first dataset
     maes = np.array([new_sample_study(A, [random_split(A.shape[1], 0.2, s)], [8, 64], seed=s).curves["mae"]
                      for s in (0, 1, 2)])
     np.testing.assert_allclose(shown["mae"].to_numpy(), maes.mean(axis=0))

@@ -62,7 +62,7 @@ def add_parser(subparsers) -> None:
 
 def _load(args) -> tuple[np.ndarray, np.ndarray]:
     if args.matrix is not None:
-        from lifelong_core.io_matrix import load_index_list, load_matrix
+        from lifelong_core.io.matrix import load_index_list, load_matrix
 
         if args.dataset is not None:
             raise InputError("--dataset goes with --store, not --matrix.")

@@ -84,7 +84,7 @@ def _read_domains(path: str, n: int) -> list[str]:
 def _load(args, ranks: list[str]):
     """(A, confidence or None, per-column domains or None)."""
     if args.matrix is not None:
-        from lifelong_core.io_matrix import load_float_matrix, load_matrix
+        from lifelong_core.io.matrix import load_float_matrix, load_matrix
 
         if args.dataset is not None:
             raise InputError("--dataset goes with --store, not --matrix.")
