@@ -119,3 +119,37 @@ def test_insert_d_tab_bands_over_seeds(demo_store_path, monkeypatch):
     np.testing.assert_allclose(shown["mae"].to_numpy(), maes.mean(axis=0))
     np.testing.assert_allclose(shown["mae_lo"].to_numpy(), np.percentile(maes, 2.5, axis=0))
     assert fills(at) == 1
+
+
+def test_estimated_vs_true_rank_agreement_band(demo_store_path, monkeypatch):
+    from lifelong_core.sortsearch import choose_sort_rows, run_sweep
+    from lifelong_core.store import Store
+    from lifelong_core.studies.bands import band_summary
+    from lifelong_core.workflows.sweeps import rank_agreement
+
+    monkeypatch.setenv("LBE_STORE", str(demo_store_path))
+    at = AppTest.from_file(str(ROOT / "pages" / "2_Estimated_vs_true.py"), default_timeout=240)
+    for k, v in {"k": "50", "budgets": "16,64", "seed": "3", "search": "midpoint", "reps": "3"}.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception and not at.error
+    with Store.open(demo_store_path, read_only=True) as s:
+        A = select(s, "lifelong-digits").A
+    tables = []
+    for seed in (3, 4, 5):
+        rows = choose_sort_rows(A.shape[0], 50, seed)
+        rest = np.setdiff1d(np.arange(A.shape[0]), rows)
+        per = run_sweep(A[rows], A[rest], [16, 64], search="midpoint", seed=seed, eval_row_ids=rest).per_model
+        tables.append(rank_agreement(per))
+    want = band_summary(tables, metrics=("spearman", "kendall", "top10_overlap"))
+    import base64
+    import json
+
+    def values(y):  # plotly's JSON packs arrays as {"dtype", "bdata"}
+        return np.frombuffer(base64.b64decode(y["bdata"]), dtype=y["dtype"]) if isinstance(y, dict) else np.asarray(y)
+
+    figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    agreement = [f for f in figs if "Rank agreement" in json.dumps(f["layout"].get("title", ""))][0]
+    lines = {tr["name"]: values(tr["y"]) for tr in agreement["data"] if tr.get("mode") == "lines+markers"}
+    np.testing.assert_allclose(lines["spearman"], want["spearman"].to_numpy())
+    assert sum(tr.get("fill") == "toself" for tr in agreement["data"]) == 3

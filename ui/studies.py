@@ -365,3 +365,16 @@ def simulation_section() -> None:
     show_table(out, "simulation_study")
     st.caption("With the same prior for both models the credible interval contains 0 too: the strictly negative "
                "interval comes from prior knowledge that B is better, not from the hierarchy alone.")
+
+
+def repeated_rank_agreement(cfg, sel) -> pd.DataFrame:
+    """Rank agreement per budget (App. F) over the Sort splits of ``cfg`` (seeds ``cfg.seed + r``):
+    mean and 95% band of Spearman, Kendall and the top-10 overlap."""
+    from dataclasses import replace
+
+    from lifelong_core.studies.bands import band_summary, repeat_seeds
+    from lifelong_core.workflows.sweeps import rank_agreement
+
+    tables = [rank_agreement(data.run_config(replace(cfg, seed=s, repeats=1), sel)[1])
+              for s in repeat_seeds(cfg.seed, cfg.repeats)]
+    return band_summary(tables, metrics=("spearman", "kendall", "top10_overlap"))

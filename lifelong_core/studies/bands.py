@@ -29,11 +29,12 @@ def repeat_seeds(seed: int, repeats: int) -> list[int]:
     return [int(seed) + r for r in range(int(repeats))]
 
 
-def band_summary(tables: Sequence[pd.DataFrame], level: float = 0.95, by: Sequence[str] = ("budget",)) -> pd.DataFrame:
+def band_summary(tables: Sequence[pd.DataFrame], level: float = 0.95, by: Sequence[str] = ("budget",),
+                 metrics: Sequence[str] = METRICS) -> pd.DataFrame:
     """Mean and central ``level`` band of every metric column over repeated tables.
 
-    Each table has the ``by`` columns and metric columns (those of :data:`METRICS` present
-    in all tables). Returns one row per ``by`` group: the mean under the metric's own name,
+    Each table has the ``by`` columns and metric columns (those of ``metrics``, default
+    :data:`METRICS`, present in all tables). Returns one row per ``by`` group: the mean under the metric's own name,
     ``<metric>_lo`` / ``<metric>_hi`` (percentiles ``(1 - level) / 2`` and
     ``(1 + level) / 2``, linear interpolation), and ``repeats`` (how many tables had the
     group). A single table gives a zero-width band.
@@ -43,7 +44,7 @@ def band_summary(tables: Sequence[pd.DataFrame], level: float = 0.95, by: Sequen
     if not 0 < level < 1:
         raise InputError(f"the band level must lie strictly between 0 and 1, got {level}.")
     by = list(by)
-    metrics = [c for c in METRICS if all(c in t for t in tables)]
+    metrics = [c for c in metrics if all(c in t for t in tables)]
     long = pd.concat([t[by + metrics].assign(_repeat=i) for i, t in enumerate(tables)], ignore_index=True)
     q = [(1 - level) / 2, (1 + level) / 2]
     rows = []
