@@ -15,6 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui import data, serve
+from ui.glossary import glossary_popover
 from ui.common import provenance_note, show_table, store_path
 
 
@@ -28,6 +29,8 @@ def _warm_imports() -> threading.Thread:
     return thread
 
 
+# The bundled demo's dataset: only its own notes mention digits and simulated release dates.
+DEMO_DATASET = "lifelong-digits"
 PAGE_FILES = sorted(Path(__file__).resolve().parent.glob("pages/*.py"))
 
 
@@ -87,28 +90,30 @@ def home() -> None:
 
     st.subheader("What is real and what is simulated")
     if len(ds):
-        any_synthetic = bool(ds["synthetic"].astype(bool).any())
-        provenance_note(any_synthetic)
+        # One caption per dataset with its full description and source (the table cuts long
+        # text; descriptions carry what an import found irregular, e.g. repeated names).
+        provenance_note()
         show_table(ds.assign(kind=ds["synthetic"].map({True: "synthetic", False: "real"})), "datasets")
-        # Descriptions carry what an import found irregular (e.g. the leaderboard's repeated names);
-        # the table cuts long text, so each is also written out.
-        for row in ds.itertuples():
-            if row.description:
-                st.caption(f"**{row.dataset}**: {row.description}")
         partial = _partial_models(models)
         if len(partial):
             st.caption(f"{len(partial)} model(s) marked partial, evaluated on only part of their dataset (pages that "
                        "need every domain leave them out): " + "; ".join(f"{n} ({why})" for n, why in partial))
     st.markdown(
-        "- **Real:** every prediction of a dataset marked *real*; the demo's classifiers were trained on scikit-learn's "
-        "handwritten digits and their predictions were recorded once.\n"
-        "- **Rendered:** the demo's domains are shifts (noise, blur, rotation, …) rendered from the real test digits.\n"
-        "- **Simulated:** the demo's release order (a plausible timeline used by the Stream page and the "
-        "\"earliest released\" Sort set); its classifiers were all trained at build time.\n"
+        "- **Recorded:** every prediction of a dataset marked *real* was recorded by an evaluation and imported "
+        "as is; each dataset's description and source above come from the store's own metadata.\n"
         "- **Estimated:** rows a user inserted from the *Evaluate something new* page are marked *estimated* and left out "
         "of every Sort & Search score.\n"
         "- **Synthetic:** datasets from the seeded generator are marked *synthetic* here and on every page."
     )
+    if DEMO_DATASET in set(ds["dataset"]):
+        st.markdown(
+            "- **The bundled demo:** its classifiers were trained on scikit-learn's handwritten digits and their "
+            "predictions recorded once; its domains are shifts (noise, blur, rotation, …) rendered from the real test "
+            "digits; its release order is simulated (a plausible timeline used by the Stream page and the "
+            "\"earliest released\" Sort set)."
+        )
+    st.info("Your own results: the **Data** page opens or creates a store and imports long tables, wide matrices "
+            "and lm-evaluation-harness runs; `python -m lifelong_core import` does the same from a shell.")
 
     left, right = st.columns(2)
     with left:
@@ -146,4 +151,6 @@ navigation = st.navigation(
     [st.Page(home, title="Home", default=True)]
     + [st.Page(f"pages/{p.name}", title=page_label(p)) for p in PAGE_FILES]
 )
+# Drawn here, before the page, so every page has it in its sidebar.
+glossary_popover()
 navigation.run()

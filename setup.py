@@ -29,8 +29,6 @@ setup(
             "data/lifelong_digits/*",
             "data/open_llm_leaderboard_v2/*",
             "data/vtab1k_*.csv",
-            "data/vtab1k_leaderboard.LICENSE",  # Apache-2.0 asks for the license beside the data
-            "data/vtab1k_leaderboard.NOTICE.md",
         ],
     },
 )

@@ -24,10 +24,9 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from lifelong_core.estimators import ESTIMATORS
-from lifelong_core.sortsearch.methods import compute_order, get_method
-from lifelong_core.sortsearch.sort import choose_sort_rows
-from lifelong_core.sortsearch.sweep import run_sweep
+from lifelong_core.methods import get_method
+from lifelong_core.sortsearch.sort import choose_sort_rows, compute_order
+from lifelong_core.sweep import run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "bench_estimators.json"
@@ -175,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--matrix", help="a 0/1 .npy matrix instead of the store")
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--budgets", default=",".join(map(str, BUDGETS)))
-    p.add_argument("--methods", default=",".join(ESTIMATORS), help="estimators to compare with the baselines")
+    p.add_argument("--methods", default="mirt,irt,neighbours", help="estimators to compare with the baselines")
     p.add_argument("--timing-n", type=int, default=10_000)
     p.add_argument("--timing-reps", type=int, default=50)
     p.add_argument("--out", default=str(RESULTS))

@@ -11,7 +11,7 @@ each a separate process so that its wall time and peak RSS (``ru_maxrss`` from
                  <= 15 min for 31,250 x 1,697,682);
 3. ``read``      any 1,000 models (random sets and a contiguous range) into packed rows
                  (target <= 3 s each);
-4. ``sweep``     ``python -m lifelong_core.packed --store ...`` (target <= 10 min wall,
+4. ``sweep``     ``python -m lifelong_core sweep --store ... --kernel packed`` (target <= 10 min wall,
                  <= 12 GB peak);
 5. ``compare``   the engine issue's 2,000 x 200,000 sweep (Sort on 400 rows) against the
                  naive dense reference (``benchmarks.naive_reference``), both as whole
@@ -184,8 +184,9 @@ def compare(a) -> dict:
     common = ["--matrix", str(matrix), "--sort-models", "400", "--seed", "0", "--budgets", BUDGETS]
     py = sys.executable
     naive = timed([py, "-m", "benchmarks.naive_reference", *common, "--out", str(work / "naive.csv")])
-    ours = timed([py, "-m", "lifelong_core.packed", *common, "--search", "reference", "--out", str(work / "packed.csv")])
-    dask = timed([py, "-m", "lifelong_core.packed", *common, "--search", "reference", "--engine", "dask",
+    ours = timed([py, "-m", "lifelong_core", "sweep", *common, "--search", "reference", "--kernel", "packed",
+                  "--out", str(work / "packed.csv")])
+    dask = timed([py, "-m", "lifelong_core", "sweep", *common, "--search", "reference", "--engine", "dask",
                   "--out", str(work / "packed_dask.csv")])
     import pandas as pd
 
@@ -251,20 +252,21 @@ def main(argv=None) -> int:
             log("read any 1,000 models (4 sets, total)", shape, res["read"])
         if "sweep" in phases:
             out = work / "sweep.csv"
-            cmd = [sys.executable, "-m", "lifelong_core.packed", "--store", a.store, "--sort-models", str(n_sort),
-                   "--seed", "0", "--budgets", BUDGETS, "--threads", str(a.threads), "--out", str(out)]
+            cmd = [sys.executable, "-m", "lifelong_core", "sweep", "--store", a.store, "--kernel", "packed",
+                   "--search", "midpoint", "--sort-models", str(n_sort), "--seed", "0", "--budgets", BUDGETS,
+                   "--threads", str(a.threads), "--out", str(out)]
             res["sweep"] = timed(cmd)
             res["sweep"].pop("stdout")
             import pandas as pd
 
             res["sweep"]["table"] = pd.read_csv(out).round(5).to_dict(orient="records")
-            log("sweep (python -m lifelong_core.packed --store)", f"{n_sort:,} + {n_eval:,} x {a.samples:,}",
+            log("sweep (python -m lifelong_core sweep --store --kernel packed)", f"{n_sort:,} + {n_eval:,} x {a.samples:,}",
                 res["sweep"])
         if "compare" in phases:
             res["compare"] = compare(a)
             c = res["compare"]
             log("compare: naive dense reference", "400 + 1,600 x 200,000", c["naive"])
-            log("compare: python -m lifelong_core.packed --search reference", "400 + 1,600 x 200,000", c["packed"])
+            log("compare: sweep --kernel packed --search reference", "400 + 1,600 x 200,000", c["packed"])
             log("compare: same, --engine dask", "400 + 1,600 x 200,000", c["packed_dask"])
     finally:
         if not a.keep:

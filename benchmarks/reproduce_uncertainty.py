@@ -1,13 +1,15 @@
-"""Rebuild the uncertainty report's VTAB results and simulation study from files in the
-repository and print them beside the published numbers.
+"""Rebuild the uncertainty report's VTAB results and simulation study from the repository's
+files and the public VTAB-1k leaderboard, and print them beside the published numbers.
 
 "Statistical Uncertainty Quantification for Aggregate Performance Metrics in Machine
 Learning Benchmarks" (Los Alamos report LA-UR-24-25289, 2024):
 
 1. Table A.3: 83.4% intervals of every model's average accuracy per category and overall,
    three blocks: bootstrap, beta-binomial hierarchical model (posterior predictive),
-   bootstrap on normalised accuracy. Input: ``data/vtab1k_leaderboard.csv`` (per-task
-   accuracies) and ``data/vtab1k_tasks.csv`` (test-set sizes); counts = accuracy x size,
+   bootstrap on normalised accuracy. Input: the leaderboard's ``results.csv`` (per-task
+   accuracies; not bundled: ``--leaderboard``, default ``stats.vtab.LEADERBOARD_CSV``, i.e.
+   ``$LBE_VTAB_LEADERBOARD`` or ``shared/data/vtab1k/leaderboard_results.csv`` beside the
+   checkout) and ``data/vtab1k_tasks.csv`` (test-set sizes); counts = accuracy x size,
    rounded, as the report does. Published figures: ``data/vtab1k_published.csv``.
 2. The simulation study of §2.2 (Table 1): 95% intervals of mean_A - mean_B; published
    bootstrap (-0.059, 0.097), hierarchical (-0.021, -0.003).
@@ -15,7 +17,8 @@ Learning Benchmarks" (Los Alamos report LA-UR-24-25289, 2024):
    weigh most, from bootstrap counts, normalised accuracy and the hierarchical model,
    with rho = 0 and 0.5.
 
-    .venv/bin/python -m benchmarks.reproduce_uncertainty [--boot 2000] [--draws 1000] [--chains 4] [--seed 0]
+    .venv/bin/python -m benchmarks.reproduce_uncertainty [--leaderboard results.csv] [--boot 2000] [--draws 1000]
+        [--chains 4] [--seed 0]
 
 Writes ``benchmarks/results/reproduce_uncertainty.json``.
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -34,12 +38,12 @@ SCOPES = ("natural", "specialized", "structured", "overall")
 PUBLISHED_SIMULATION = {"bootstrap": (-0.059, 0.097), "hierarchical": (-0.021, -0.003)}
 
 
-def table_a3(boot_n: int, chains: int, draws: int, seed: int) -> dict:
+def table_a3(path: Path, boot_n: int, chains: int, draws: int, seed: int) -> dict:
     """Ours vs published, per block: one row per model and scope; worst absolute gaps."""
     from lifelong_core.stats import bootstrap, fit_hierarchical, leaderboard, normalize
     from lifelong_core.stats.vtab import counts_from_leaderboard, load_published
 
-    table = counts_from_leaderboard()
+    table = counts_from_leaderboard(path)
     boot = bootstrap(table, n_boot=boot_n, seed=seed)
     fit = fit_hierarchical(table, chains=chains, draws=draws, warmup=draws // 2, seed=seed)
     ours = {
@@ -94,15 +98,23 @@ def ternary(boot, fit, seed: int) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from lifelong_core.stats.vtab import LEADERBOARD_CSV
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--leaderboard", default=str(LEADERBOARD_CSV),
+                    help="the VTAB leaderboard's results.csv (google-research/task_adaptation docs/data)")
     ap.add_argument("--boot", type=int, default=2000)
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "reproduce_uncertainty.json"))
     args = ap.parse_args(argv)
+    if not Path(args.leaderboard).is_file():
+        print(f"error: the VTAB-1k leaderboard file {args.leaderboard} is not there (it is not bundled); pass "
+              "--leaderboard with google-research/task_adaptation's docs/data/results.csv.", file=sys.stderr)
+        return 2
 
-    a3 = table_a3(args.boot, args.chains, args.draws, args.seed)
+    a3 = table_a3(Path(args.leaderboard), args.boot, args.chains, args.draws, args.seed)
     print("Table A.3, 83.4% intervals, percent: published -> ours (overall)")
     for name, block in a3["blocks"].items():
         print(f"\n{name}: largest |ours - published| over 16 models x 4 scopes: "

@@ -2,9 +2,12 @@
 
 Each subcommand lives in its own module under ``lifelong_core.commands`` and exposes
 ``add_parser(subparsers)`` (which sets ``func`` on its parser) so that commands stay
-independent. Errors from bad input are :class:`~lifelong_core.errors.InputError`: one
-line on stderr, exit code 2. The core names parameters, not flags: when an error carries
-``param``, the line starts with the flag that sets it (:func:`flag_for`).
+independent. Every command module is imported to build ``--help``, so a command imports
+the engine it runs (scipy, DuckDB: seconds on a loaded machine) inside its ``run``
+function: start-up pays only for the command that runs. Errors from bad input are
+:class:`~lifelong_core.errors.InputError`: one line on stderr, exit code 2. The core
+names parameters, not flags: when an error carries ``param``, the line starts with the
+flag that sets it (:func:`flag_for`).
 """
 
 from __future__ import annotations

@@ -150,17 +150,13 @@ class MatrixRows(RowSource):
         """Shape of the whole file (all rows, not only ``row_ids``)."""
         return self._src.shape
 
+    def subset(self, rows: np.ndarray) -> "MatrixRows":
+        """The same file, rows ``rows`` (file row numbers), without opening it again
+        (a .csv, .npz or .parquet is loaded once)."""
+        out = object.__new__(MatrixRows)
+        out._src, out.n = self._src, self.n
+        out.row_ids = _check_rows(rows, self._src.n_rows, f" for {self._src.what} file {self._src.path}")
+        return out
+
     def read_dense(self, start: int, stop: int) -> np.ndarray:
         return self._src.read_rows(self.row_ids[start:stop])
-
-
-def as_source(A, what: str) -> RowSource:
-    """A :class:`RowSource` as is; a dense 0/1 array is checked and packed (tests, small inputs)."""
-    if isinstance(A, RowSource):
-        return A
-    A = np.asarray(A)
-    if A.ndim != 2 or A.shape[0] == 0 or A.shape[1] == 0:
-        raise InputError(f"the {what} matrix must be 2-dimensional and non-empty.")
-    if A.dtype != bool and ((A != 0) & (A != 1)).any():
-        raise InputError(f"the {what} matrix must hold only 0 and 1.")
-    return PackedArray.from_dense(A)

@@ -10,7 +10,7 @@ from lifelong_core.sortsearch import RULES
 from lifelong_core.workflows import arrivals
 from lifelong_core.workflows.budgets import single_budget_choices
 from ui import charts, data
-from ui.common import download_table, input_errors, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import NO_DATA, download_table, input_errors, provenance_note, query_default, show_chart, show_table, sync_query
 
 st.set_page_config(page_title="Evaluate something new", layout="wide")
 st.title("Evaluate something new")
@@ -25,14 +25,14 @@ key = data.store_key()
 ov = data.overview(key)
 datasets = ov["datasets"]["dataset"].tolist()
 if not datasets:
-    st.info("The store holds no dataset yet.")
+    st.info(NO_DATA)
     st.stop()
 raw_ds = query_default("ds", datasets[0])
 dataset = st.sidebar.selectbox("Dataset", datasets, index=datasets.index(raw_ds) if raw_ds in datasets else 0, key="ds")
 with input_errors():
     sel = data.selection(key, dataset, ())
 m, n = sel.A.shape
-provenance_note(sel.synthetic)
+provenance_note(sel.synthetic, dataset)
 seed = data.int_input(st.sidebar, "Seed", 0, 2**31 - 1, "seed")
 sync_query(ds=dataset, seed=seed)
 
@@ -55,7 +55,11 @@ with tabs[0]:
                                 index=choices.index(raw_b) if raw_b in choices else len(choices) // 2, key="budget")
         sync_query(search=search, budget=budget)
         with input_errors():
-            method = data.fitted_method(key, dataset, search)
+            # Model-based methods fit on the whole cache once per store version; say why the
+            # page waits and for how long it has (the spinner's clock).
+            with st.spinner(f"Fitting {search} on the {m} models × {n:,} samples of {dataset} (once per store "
+                            "version; on large stores a model-based method takes up to a minute)…", show_time=True):
+                method = data.fitted_method(key, dataset, search)
             cols = method.select(n, budget, np.random.default_rng(seed))
         ids = sel.samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
         st.markdown(f"**1. Run the new model on these {budget} of the {n:,} samples** ({n / budget:.0f}× less compute than a "
@@ -67,13 +71,19 @@ with tabs[0]:
             st.dataframe(todo.head(50), hide_index=True, width="stretch")
 
         with st.expander("No new model at hand? Take the results of one in the store"):
-            demo_row = st.selectbox("Model", list(range(m)), format_func=lambda i: sel.names[i], key="demo_model")
+            ids_m = sel.models["model_id"].astype(str).tolist()
+            raw_dm = query_default("demo_model", ids_m[0])
+            demo_row = st.selectbox("Model", list(range(m)), format_func=lambda i: sel.names[i], key="demo_model",
+                                    index=ids_m.index(raw_dm) if raw_dm in ids_m else 0)
+            sync_query(demo_model=ids_m[demo_row])
             download_table(pd.DataFrame({"sample_id": ids, "correct": sel.A[demo_row, cols]}),
                            f"results_{sel.models['model_id'].iloc[demo_row]}_{budget}",
                            label="Download its results on these samples (CSV)")
             st.caption("A demonstration only: that model is part of the cache the method learned from, so its "
                        "estimate is better than a truly new model's would be.")
-        st.markdown("**2. Upload its results**: a CSV with columns `sample_id, correct` (correct is 0 or 1).")
+        st.markdown("**2. Upload its results**: a CSV with columns `sample_id, correct` (correct is 0/1, true/false or "
+                    "yes/no). The downloaded list with a `correct` column added works as it is: its other columns are "
+                    "ignored.")
         up = st.file_uploader("Results of the new model", type=["csv"], key="upload_model")
         name = st.text_input("Name of the new model", value="new-model", key="new_name")
         if up is not None:
@@ -81,6 +91,8 @@ with tabs[0]:
                 results = arrivals.read_results(up.getvalue(), up.name, arrivals.NEW_MODEL_COLUMNS)
                 observed, extra = arrivals.match_observations(results, ids, "sample_id", up.name)
             if upload.ok:
+                if results.attrs.get("ignored"):
+                    st.info(f"Columns not needed here were ignored: {', '.join(results.attrs['ignored'])}.")
                 if extra:
                     st.info(f"{extra} rows of the file name samples that were not on the list; they are ignored.")
                 new = arrivals.estimate_new_model(sel, method, cols, observed)
@@ -134,7 +146,7 @@ with tabs[1]:
                     "by their accuracy on the store's samples (Sort on the transpose).")
         download_table(run, f"models_to_run_{dataset}_{m_budget}", label=f"Download the {m_budget} model ids (CSV)")
         st.markdown("**2. Upload their results**: a CSV with columns `model_id, sample_id, correct`, one row per model "
-                    "and new sample.")
+                    "and new sample (correct is 0/1, true/false or yes/no; other columns are ignored).")
         up = st.file_uploader("Results on the new samples", type=["csv"], key="upload_samples")
         if up is not None:
             want = run["model_id"].astype(str).tolist()
@@ -142,6 +154,8 @@ with tabs[1]:
                 results = arrivals.read_results(up.getvalue(), up.name, arrivals.NEW_SAMPLE_COLUMNS)
                 per_sample = arrivals.new_sample_observations(results, sel, want, up.name)
             if upload.ok:
+                if results.attrs.get("ignored"):
+                    st.info(f"Columns not needed here were ignored: {', '.join(results.attrs['ignored'])}.")
                 table, P = arrivals.estimate_new_samples(ins, rows, per_sample, n)
                 st.markdown(f"**3. The estimates** for {len(table)} new sample(s). *difficulty_position* is where the "
                             f"sample slots into the easy → hard order of the {n:,} stored samples; *harder_than* the "

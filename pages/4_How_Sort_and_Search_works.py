@@ -7,9 +7,9 @@ import pandas as pd
 import streamlit as st
 
 from lifelong_core.sortsearch import RULES, dp_search
-from lifelong_core.workflows.teaching import walkthrough
+from lifelong_core.workflows.teaching import prediction_after, walkthrough
 from ui import charts, data, studies
-from ui.common import input_errors, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import NO_DATA, input_errors, provenance_note, query_default, show_chart, show_table, sync_query
 
 st.set_page_config(page_title="How Sort & Search works", layout="wide")
 st.title("How Sort & Search works")
@@ -18,7 +18,7 @@ key = data.store_key()
 ov = data.overview(key)
 datasets = ov["datasets"]["dataset"].tolist()
 if not datasets:
-    st.info("The store holds no dataset yet.")
+    st.info(NO_DATA)
     st.stop()
 
 
@@ -50,14 +50,15 @@ count_new = A.shape[1] if transpose else A.shape[0]
 n_other = A.shape[0] if transpose else A.shape[1]
 
 held_raw = query_default("new", 0, int)
+# One widget per mode: a model's name must not stay in the box once samples arrive instead.
 held = st.sidebar.selectbox(f"New {what_new}", list(range(count_new)), index=int(np.clip(held_raw, 0, count_new - 1)),
-                            format_func=lambda i: rows_label[i], key="new")
+                            format_func=lambda i: rows_label[i], key=f"new:{'sample' if transpose else 'model'}")
 budget = data.int_slider(st.sidebar, f"Budget n′ ({what_other}s evaluated)", 1, n_other, "b", min(8, n_other))
 seed = data.int_input(st.sidebar, "Sampling seed", 0, 10**6, "seed")
 sync_query(ds=dataset, mode=mode, m=n_models, n=n_samples, slice=slice_seed, rule=rule, sampling=sampling, new=held,
            b=budget, seed=seed)
 
-provenance_note(synthetic)
+provenance_note(synthetic, dataset)
 w = walkthrough(A, held, budget, rule, sampling, seed, transpose)
 M = A.T if transpose else A
 others = [i for i in range(M.shape[0]) if i != held]
@@ -98,37 +99,48 @@ st.subheader("2. Search: walk through the evaluations")
 step = data.int_slider(st, "Evaluations seen", 0, budget, "step", budget)
 sync_query(step=step)
 final = step == budget
+# Everything below follows the slider: what the rule knows after `step` evaluations.
+now = prediction_after(w, step, rule)
 shown_t = w.threshold if final else dp_search(w.observed[:step])
 show_chart(charts.observed_strip(n_other, w.positions, w.observed, upto=step,
                                   title=f"the new {what_new} so far: blue = right, light = wrong, red circles = still to evaluate",
                                   x_title=f"sorted {what_other} position"), "evaluated_so_far")
 show_chart(
-    charts.running_sum(w.positions, w.observed, upto=step, threshold=w.threshold if final else None, n=n_other,
+    charts.running_sum(w.positions, w.observed, upto=step, threshold=now[0] if now else None, n=n_other,
                        title="running sum of +1 (right) / −1 (wrong) along the sorted order"),
     "running_sum",
 )
 if final:
     st.markdown(f"All n′ = {budget} evaluations are in. The **{rule}** rule puts the threshold at **t = {w.threshold}** of "
                 f"{n_other}: the {w.threshold} easiest {what_other}s are predicted right.")
+elif now is None:
+    st.markdown(f"No evaluation yet: move the slider to run the new {what_new} on the first of its {budget} "
+                f"{what_other}s.")
 else:
-    st.markdown(f"After {step} of {budget} evaluations the running sum peaks after observation {shown_t}; move the slider "
-                "to the end to place the threshold.")
+    st.markdown(f"After {step} of {budget} evaluations the running sum peaks after observation {shown_t}; with only "
+                f"these, the **{rule}** rule would put the threshold at **t = {now[0]}**. More evaluations can move it.")
 
-st.subheader("3. Predicted vs true")
-mae = float(np.mean(w.pred != w.true))
-c = st.columns(4)
-c[0].metric("threshold t", w.threshold)
-c[1].metric("estimated accuracy" if not transpose else "predicted share of models right", f"{w.pred.mean():.3f}")
-c[2].metric("true", f"{w.true.mean():.3f}")
-c[3].metric("sample-level error (MAE)", f"{mae:.3f}", help="fraction of entries predicted wrongly (seed 001 Eq. 2)")
-show_chart(charts.predicted_vs_true(w.pred, w.true, title=f"the new {what_new}'s row in sorted order (× = wrong prediction)",
-                                    x_title=f"sorted {what_other} position"), "predicted_vs_true")
+st.subheader(f"3. Predicted vs true after {step} of {budget} evaluations")
+if now is None:
+    st.info("Nothing is predicted before the first evaluation.")
+else:
+    t_now, pred_now = now
+    mae = float(np.mean(pred_now != w.true))
+    c = st.columns(4)
+    c[0].metric("threshold t", t_now)
+    c[1].metric("estimated accuracy" if not transpose else "predicted share of models right", f"{pred_now.mean():.3f}")
+    c[2].metric("true", f"{w.true.mean():.3f}")
+    c[3].metric("sample-level error (MAE)", f"{mae:.3f}", help="fraction of entries predicted wrongly (seed 001 Eq. 2)")
+    show_chart(charts.predicted_vs_true(pred_now, w.true,
+                                        title=f"the new {what_new}'s row in sorted order (× = wrong prediction)",
+                                        x_title=f"sorted {what_other} position"), "predicted_vs_true")
+# Only the evaluations made so far: later steps' results are not shown before the slider gets there.
 steps = pd.DataFrame({
-    "step": np.arange(1, budget + 1),
-    "sorted_position": w.positions,
-    what_other: [sorted_labels[p] for p in w.positions],
-    "observed": w.observed,
-    "running_sum": np.cumsum(2 * w.observed.astype(int) - 1),
+    "step": np.arange(1, step + 1),
+    "sorted_position": w.positions[:step],
+    what_other: [sorted_labels[p] for p in w.positions[:step]],
+    "observed": w.observed[:step],
+    "running_sum": np.cumsum(2 * w.observed[:step].astype(int) - 1),
 })
 show_table(steps, "search_steps")
 

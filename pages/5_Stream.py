@@ -9,7 +9,7 @@ from lifelong_core.sortsearch import RULES
 from lifelong_core.workflows.budgets import budgets_within, default_budgets, single_budget_choices
 from lifelong_core.workflows.stream import pareto_front
 from ui import charts, data, studies
-from ui.common import input_errors, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import NO_DATA, input_errors, provenance_note, query_default, show_chart, show_table, sync_query
 
 st.set_page_config(page_title="Stream", layout="wide")
 st.title("Stream")
@@ -24,7 +24,7 @@ key = data.store_key()
 ov = data.overview(key)
 datasets = ov["datasets"]["dataset"].tolist()
 if not datasets:
-    st.info("The store holds no dataset yet.")
+    st.info(NO_DATA)
     st.stop()
 side = st.sidebar
 raw = query_default("ds", datasets[0])
@@ -32,7 +32,7 @@ dataset = side.selectbox("Dataset", datasets, index=datasets.index(raw) if raw i
 with input_errors():
     sel = data.selection(key, dataset, ())
 m, n = sel.A.shape
-provenance_note(sel.synthetic)
+provenance_note(sel.synthetic, dataset)
 if sel.models["release_order"].isna().all():
     st.caption("The models carry no release order; they arrive in insertion order.")
 else:

@@ -3,8 +3,9 @@ rank intervals under five aggregation schemes, and a Bayesian hierarchical model
 
 Widgets -> lifelong_core.stats -> plotly. Every number comes from ``lifelong_core.stats``;
 this page picks the data and draws. Sources: the published VTAB-1k figures (Table A.3;
-no per-task counts needed), the demo store (tasks = domains, categories = domain groups),
-an uploaded counts.csv, and counts estimated by Sort & Search for held-out models.
+no per-task counts needed), the open store (tasks = domains, categories = the recorded
+ones or the user's), an uploaded counts.csv, and counts estimated by Sort & Search for
+held-out models of one dataset.
 """
 
 from __future__ import annotations
@@ -31,13 +32,26 @@ from lifelong_core.stats.hierarchical_views import hierarchical_pairwise, hierar
 from lifelong_core.stats.vtab import counts_from_leaderboard, load_published
 from lifelong_core.workflows.budgets import budgets_within
 from lifelong_core.workflows.rankings import newest_estimated_counts
-from ui.common import get_store, input_errors, provenance_note, query_default, show_chart, show_table, sync_query
-from ui.data import complete_counts, method_names, store_key
+from ui.categories import category_control
+from ui.common import (
+    NO_DATA,
+    get_store,
+    input_errors,
+    provenance_note,
+    query_default,
+    query_list,
+    show_chart,
+    show_table,
+    sync_query,
+    url_index,
+    url_sync_keys,
+)
+from ui.data import complete_counts, method_names, selection, store_key
 
 SOURCES = {
     "published": "VTAB-1k published figures",
     "vtab": "VTAB-1k per-task leaderboard",
-    "store": "Demo store",
+    "store": "This store",
     "upload": "Upload counts.csv",
     "estimated": "Estimated by Sort & Search",
 }
@@ -47,8 +61,9 @@ DEFAULT_TOP = 12
 
 # ------------------------------------------------------------------ cached computations
 @st.cache_data(show_spinner="Estimating counts with Sort & Search…", max_entries=16)
-def estimated_counts(key, dataset: str, n_new: int, budget: int, method: str, seed: int):
-    return newest_estimated_counts(get_store(), dataset, n_new, budget, method, seed)
+def estimated_counts(key, dataset: str, n_new: int, budget: int, method: str, seed: int, models: tuple[str, ...]):
+    return newest_estimated_counts(get_store(), dataset, n_new, budget, method, seed, models=models,
+                                   sel=selection(key, dataset, ()))
 
 
 @st.cache_data(show_spinner="Bootstrapping…", max_entries=16)
@@ -129,15 +144,21 @@ def difference_matrix(diff: pd.DataFrame, models: list[str]) -> go.Figure:
             z[a, b] = d * 100
             text[a][b] = f"{d * 100:+.2f}{star}<br>({lo * 100:+.2f}, {hi * 100:+.2f})"
     lim = np.nanmax(np.abs(z)) if np.isfinite(z).any() else 1.0
+    # Real model names are long: axis labels are shortened (the hover keeps the full name)
+    # and the cells grow with the number of models so their numbers stay inside.
+    short = [m if len(m) <= 24 else m[:11] + "…" + m[-11:] for m in models]
     fig = go.Figure(
         go.Heatmap(
-            z=z, x=models, y=models, text=text, texttemplate="%{text}", colorscale="RdBu", zmid=0, zmin=-lim, zmax=lim,
-            colorbar=dict(title="row − column<br>(points)"), hovertemplate="%{y} − %{x}: %{z:.2f} points<extra></extra>",
+            z=z, x=short, y=short, text=text, texttemplate="%{text}", textfont=dict(size=11 if k <= 6 else 9),
+            colorscale="RdBu", zmid=0, zmin=-lim, zmax=lim, customdata=[[(a, b) for b in models] for a in models],
+            colorbar=dict(title="row − column<br>(points)"),
+            hovertemplate="%{customdata[0]} − %{customdata[1]}: %{z:.2f} points<extra></extra>",
         )
     )
     fig.update_layout(
         title="Pairwise differences (row − column), Bonferroni-corrected intervals; * excludes 0",
-        height=max(360, 70 * k + 120), yaxis=dict(autorange="reversed"), margin=dict(l=10, r=10, t=60, b=10),
+        height=max(420, 80 * k + 180), yaxis=dict(autorange="reversed", automargin=True),
+        xaxis=dict(tickangle=-30, automargin=True), margin=dict(l=10, r=10, t=60, b=10),
     )
     return fig
 
@@ -218,7 +239,7 @@ source_keys = list(SOURCES)
 source = st.radio(
     "Data source",
     source_keys,
-    index=source_keys.index(query_default("source", "published")) if query_default("source", "published") in SOURCES else 0,
+    index=url_index("source", source_keys, "published"),
     format_func=SOURCES.get,
     horizontal=True,
     key="source",
@@ -226,14 +247,16 @@ source = st.radio(
 
 # ---- published VTAB-1k figures: no per-task counts needed
 if source == "published":
-    sync_query(source=source)
     pub = load_published()
     c1, c2, c3 = st.columns(3)
     method = c1.selectbox("Method", ["bootstrap", "bayesian"], key="pub_method",
+                          index=url_index("pub_method", ["bootstrap", "bayesian"], "bootstrap"),
                           format_func={"bootstrap": "Bootstrap (83.4% CI)", "bayesian": "Bayesian HM (83.4% credible)"}.get)
-    normalized = c2.toggle("Normalised accuracy", value=False, key="pub_norm", disabled=method == "bayesian",
-                           help="Table A.3 gives normalised figures for the bootstrap only.")
-    scope = c3.selectbox("Scope", ["overall", "natural", "specialized", "structured"], key="pub_scope")
+    normalized = c2.toggle("Normalised accuracy", value=query_default("pub_norm", False, bool), key="pub_norm",
+                           disabled=method == "bayesian", help="Table A.3 gives normalised figures for the bootstrap only.")
+    pub_scopes = ["overall", "natural", "specialized", "structured"]
+    scope = c3.selectbox("Scope", pub_scopes, key="pub_scope", index=url_index("pub_scope", pub_scopes, "overall"))
+    url_sync_keys("source", "pub_method", "pub_norm", "pub_scope")
     sel = pub[(pub["method"] == method) & (pub["normalized"] == (normalized and method == "bootstrap"))]
     wide = sel.pivot(index="model", columns="scope", values=["mean_pct", "lo_pct", "hi_pct"])
     order = sel[sel["scope"] == "overall"].sort_values("mean_pct", ascending=False)["model"]
@@ -271,9 +294,12 @@ if source in ("store", "estimated"):
     store = get_store()
     datasets = store.datasets()
     ds_names = datasets["dataset"].tolist()
+    if not ds_names:
+        st.info(NO_DATA)
+        st.stop()
     ds_default = query_default("dataset", ds_names[0])
     dataset = st.selectbox("Dataset", ds_names, index=ds_names.index(ds_default) if ds_default in ds_names else 0, key="dataset")
-    provenance_note(bool(datasets.set_index("dataset").loc[dataset, "synthetic"]))
+    provenance_note(bool(datasets.set_index("dataset").loc[dataset, "synthetic"]), dataset)
     if source == "store":
         counts, dropped = complete_counts(store_key(), dataset)
         if dropped:
@@ -283,26 +309,40 @@ if source in ("store", "estimated"):
             "does for VTAB's tasks. Where domains render the same items (the demo's shifted domains are the same 800 "
             "test digits under different shifts), task scores are correlated and these intervals are too narrow."
         )
-        sync_query(source=source, dataset=dataset)
+        url_sync_keys("source", "dataset")
     else:
-        n_models = len(store.models())
-        n_samples = int(store.domains(dataset=dataset)["n_samples"].sum())
+        with input_errors():
+            sel = selection(store_key(), dataset, ())
+        n_samples = sel.A.shape[1]
+        # The one model set Sort & Search needs: real models evaluated on every sample of the
+        # dataset (a store whose datasets were run by different models has one such set per dataset).
+        pool = sel.names
+        ss_models = st.multiselect(
+            f"Models (evaluated on every sample of {dataset}: {len(pool)} of {len(store.models())} in the store)",
+            pool, default=query_list("ss_models", pool, pool), key=f"ss_models:{dataset}",
+            help="The newest of these by release order (models without one count as newest, in insertion order) play "
+                 "the new models; the others are the cache Sort & Search learns from.",
+        )
+        if len(ss_models) < 4:
+            st.warning("Choose at least four models: two or more for the cache and two or more to estimate.")
+            st.stop()
         c1, c2, c3, c4 = st.columns(4)
         budgets = budgets_within((25, 50, 100, 200, 400, 800, 1600), n_samples, strict=True) or [max(1, n_samples // 2)]
-        budget = c1.selectbox("Budget (samples per new model)", budgets,
-                              index=budgets.index(200) if 200 in budgets else len(budgets) - 1, key="ss_budget")
-        n_new = c2.number_input("New models (newest by release order)", min_value=2,
-                                max_value=max(2, min(60, n_models - 2)), value=min(20, max(2, n_models // 4)), key="ss_new")
+        budget = c1.selectbox("Budget (samples per new model)", budgets, key="ss_budget",
+                              index=url_index("ss_budget", budgets, 200 if 200 in budgets else budgets[-1]))
+        new_max = max(2, min(60, len(ss_models) - 2))
+        n_new = c2.number_input("New models (newest by release order)", min_value=2, max_value=new_max, key="ss_new",
+                                value=int(np.clip(query_default("ss_new", min(20, max(2, len(ss_models) // 4)), int), 2, new_max)))
         methods = method_names()
         # mirt is the best measured estimator and gives its own interval (README, "Estimators").
         default_method = "mirt" if "mirt" in methods else methods[0]
-        method = c3.selectbox("Search method", methods, index=methods.index(default_method), key="ss_method",
+        method = c3.selectbox("Search method", methods, index=url_index("ss_method", methods, default_method), key="ss_method",
                               help="midpoint/reference: Sort & Search threshold rules; copy-nearest: the baseline; "
                                    "mirt, irt, neighbours: estimators that also give a 95% interval of the accuracy")
-        ss_seed = c4.number_input("Seed", min_value=0, value=0, key="ss_seed")
+        ss_seed = c4.number_input("Seed", min_value=0, value=max(0, query_default("ss_seed", 0, int)), key="ss_seed")
         with input_errors():
             counts, true_counts, own_intervals = estimated_counts(store_key(), dataset, int(n_new), int(budget), method,
-                                                                  int(ss_seed))
+                                                                  int(ss_seed), tuple(ss_models))
         true_table = from_frame(true_counts)
         truth = pd.Series(true_table.accuracy.mean(axis=1) * 100, index=list(true_table.models))
         st.caption(
@@ -316,17 +356,24 @@ if source in ("store", "estimated"):
                if own_intervals is not None else
                " Estimators with their own interval of the estimation error: mirt, irt, neighbours.")
         )
-        sync_query(source=source, dataset=dataset, budget=int(budget), new=int(n_new))
+        url_sync_keys("source", "dataset", "ss_budget", "ss_new", "ss_method", "ss_seed")
+        if len(ss_models) < len(pool):  # every model is the default: keep the URL short
+            sync_query(ss_models=ss_models)
+        elif "ss_models" in st.query_params:
+            del st.query_params["ss_models"]
+    counts = category_control(counts, "cats")
 elif source == "vtab":
-    sync_query(source=source)
+    url_sync_keys("source")
     st.caption(
-        "The 16 VTAB-1k models' per-task accuracies from the public leaderboard (committed under data/, Apache-2.0), "
-        "turned into counts as the paper does (accuracy x test-set size, rounded): per-item data are simulated, the "
+        "The 16 VTAB-1k models' per-task accuracies from the public leaderboard (google-research/task_adaptation's "
+        "results.csv; not bundled: read from the shared data beside the checkout or $LBE_VTAB_LEADERBOARD), turned "
+        "into counts as the paper does (accuracy x test-set size, rounded): per-item data are simulated, the "
         "accuracies are published. `python -m benchmarks.reproduce_uncertainty` prints these results beside Table A.3."
     )
-    counts = counts_from_leaderboard().to_frame()
+    with input_errors():
+        counts = counts_from_leaderboard().to_frame()
 else:
-    sync_query(source=source)
+    url_sync_keys("source")
     up = st.file_uploader("counts.csv (model, task, category, correct, total; one row per model × task)", type=["csv"], key="upload")
     if up is None:
         st.info("Upload a counts.csv to rank its models. Column `correct` is the number of correct test "
@@ -340,9 +387,10 @@ overall_acc = pd.Series(table_all.accuracy.mean(axis=1), index=list(table_all.mo
 all_models = list(overall_acc.index)
 if len(all_models) > DEFAULT_TOP:
     chosen = st.multiselect(
-        f"Models to rank (default: the {DEFAULT_TOP} most accurate of {len(all_models)})",
-        all_models, default=all_models[:DEFAULT_TOP], key=f"models-{source}",
+        f"Models to rank (default: the {DEFAULT_TOP} most accurate of {len(all_models)}; type to search)",
+        all_models, default=query_list("models", all_models[:DEFAULT_TOP], all_models), key=f"models-{source}",
     )
+    sync_query(models=chosen)
 else:
     chosen = all_models
 if len(chosen) < 2:
@@ -355,20 +403,25 @@ LEVELS = [0.5, 0.68, 0.8, 0.834, 0.9, 0.95, 0.99]
 url_level = query_default("level", 0.834, float)
 level = c1.select_slider("Interval level for scores", options=LEVELS,
                          value=url_level if url_level in LEVELS else 0.834, key="level")
-n_boot = c2.selectbox("Bootstrap replicates", [500, 1000, 2000, 5000], index=2, key="n_boot")
-seed = int(c3.number_input("Seed", min_value=0, value=0, key="seed"))
-normalized = c4.toggle("Normalised (§2.4)", value=False, key="normalized",
+n_boot = c2.selectbox("Bootstrap replicates", [500, 1000, 2000, 5000], index=url_index("n_boot", [500, 1000, 2000, 5000], 2000),
+                      key="n_boot")
+seed = int(c3.number_input("Seed", min_value=0, value=max(0, query_default("seed", 0, int)), key="seed"))
+normalized = c4.toggle("Normalised (§2.4)", value=query_default("normalized", False, bool), key="normalized",
                        help="BigBench-style: each task rescaled by its lowest and highest score over all replicates.")
-sync_query(level=level)
+url_sync_keys("level", "n_boot", "seed", "normalized")
 
 board, ranks = boot_tables(counts, int(n_boot), seed, float(level), bool(normalized))
 scopes = list(dict.fromkeys(board["scope"]))
 unit = "normalised accuracy (%)" if normalized else "accuracy (%)"
 
-tab_board, tab_diff, tab_rank, tab_bayes = st.tabs(["Leaderboard", "Pairwise differences", "Rank intervals", "Bayesian model"])
+# The open tab lives in the URL; only it is computed (the Bayesian model takes seconds).
+tab_board, tab_diff, tab_rank, tab_bayes = st.tabs(["Leaderboard", "Pairwise differences", "Rank intervals", "Bayesian model"],
+                                                   key="tab", bind="query-params")
 
 with tab_board:
-    scope = st.selectbox("Scope", scopes, key="scope", help="overall = unweighted mean over all tasks; a category = mean over its tasks")
+    scope = st.selectbox("Scope", scopes, key="scope", index=url_index("scope", scopes, "overall"),
+                         help="overall = unweighted mean over all tasks; a category = mean over its tasks")
+    url_sync_keys("scope")
     shown = pct(board[board["scope"] == scope]).rename(columns={"point": "observed"})
     shown["observed"] = (shown["observed"] * 100).round(2)
     show_chart(
@@ -410,7 +463,9 @@ with tab_board:
 
 with tab_diff:
     default_pair = [m for m in board[board["scope"] == "overall"]["model"]][: min(5, len(chosen))]
-    pick = st.multiselect("Models to compare", chosen, default=default_pair, key=f"pair-{source}", max_selections=10)
+    pick = st.multiselect("Models to compare (up to 10; type to search)", chosen, key=f"pair-{source}", max_selections=10,
+                          default=query_list("pair", default_pair, chosen)[:10])
+    sync_query(pair=pick)
     if len(pick) < 2:
         st.info("Choose at least two models.")
     else:
@@ -420,7 +475,9 @@ with tab_diff:
             f"{m} comparison(s); each interval is at {diff['level'].iloc[0]:.4f} so that all hold together at 95% "
             "(Bonferroni). Differences are of the unweighted mean over all tasks, in points."
         )
-        show_chart(difference_matrix(diff, pick), f"pairwise-{source}")
+        best_first = [m for m in board[board["scope"] == "overall"].sort_values("point", ascending=False)["model"]
+                      if m in pick]
+        show_chart(difference_matrix(diff, best_first), f"pairwise-{source}")
         out = diff.copy()
         for c in ("diff", "lo", "hi"):
             out[c] = (out[c] * 100).round(3)
@@ -437,7 +494,9 @@ with tab_rank:
         part = ranks[ranks["scheme"] == key].set_index("model")
         wide[label] = [f"{part.loc[m, 'mean']:.1f} ({part.loc[m, 'lo']:.1f}, {part.loc[m, 'hi']:.1f})" for m in wide["model"]]
     show_table(wide, f"rank-intervals-{source}")
-    scheme = st.selectbox("Scheme to plot", list(SCHEMES), format_func=SCHEMES.get, key="scheme")
+    scheme = st.selectbox("Scheme to plot", list(SCHEMES), format_func=SCHEMES.get, key="scheme",
+                          index=url_index("scheme", list(SCHEMES), list(SCHEMES)[0]))
+    url_sync_keys("scheme")
     part = ranks[ranks["scheme"] == scheme].copy()
     part["mean"] = -part["mean"]
     lo = -part["hi"]
@@ -454,16 +513,22 @@ with tab_bayes:
         "posterior predictive (a new test set of the same sizes), at the level chosen above, on raw accuracy."
     )
     c1, c2, c3 = st.columns(3)
-    chains = int(c1.selectbox("Chains", [2, 4, 6], index=1, key="chains"))
-    draws = int(c2.selectbox("Draws per chain (warm-up = half)", [500, 1000, 2000], index=1, key="draws"))
+    chains = int(c1.selectbox("Chains", [2, 4, 6], index=url_index("chains", [2, 4, 6], 4), key="chains"))
+    draws = int(c2.selectbox("Draws per chain (warm-up = half)", [500, 1000, 2000], key="draws",
+                             index=url_index("draws", [500, 1000, 2000], 1000)))
     prior_kind = c3.selectbox("Prior on a and b", ["uniform", "normal"], key="prior_kind",
+                              index=url_index("prior_kind", ["uniform", "normal"], "uniform"),
                               format_func={"uniform": "Uniform(0, high)", "normal": "Normal(mean, sd), truncated at 0"}.get)
     d1, d2 = st.columns(2)
     if prior_kind == "uniform":
-        p1, p2 = 0.0, float(d1.number_input("high", min_value=1.0, value=10000.0, key="prior_high"))
+        p1, p2 = 0.0, float(d1.number_input("high", min_value=1.0, key="prior_high",
+                                            value=max(1.0, query_default("prior_high", 10000.0, float))))
     else:
-        p1 = float(d1.number_input("mean", min_value=0.01, value=20.0, key="prior_mean"))
-        p2 = float(d2.number_input("sd", min_value=0.01, value=10.0, key="prior_sd"))
+        p1 = float(d1.number_input("mean", min_value=0.01, value=max(0.01, query_default("prior_mean", 20.0, float)),
+                                   key="prior_mean"))
+        p2 = float(d2.number_input("sd", min_value=0.01, value=max(0.01, query_default("prior_sd", 10.0, float)),
+                                   key="prior_sd"))
+    url_sync_keys("chains", "draws", "prior_kind", "prior_high", "prior_mean", "prior_sd")
     with input_errors():
         bhm = hierarchical(counts, chains, draws, seed, (prior_kind, p1, p2), float(level))
     diag = bhm["diagnostics"]
@@ -482,8 +547,11 @@ with tab_bayes:
     expected_rank = probs.to_numpy() @ np.arange(1, probs.shape[1] + 1)
     show_chart(rank_prob_heatmap(probs.iloc[np.argsort(expected_rank, kind="stable")]), f"rank-probabilities-{source}")
     t1, t2 = st.columns(2)
-    model = t1.selectbox("Trace of model", bhm["models"], key="trace_model")
-    param = t2.selectbox("Parameter", ["mean accuracy", "a", "b"], key="trace_param")
+    model = t1.selectbox("Trace of model", bhm["models"], key="trace_model",
+                         index=url_index("trace_model", bhm["models"], bhm["models"][0]))
+    param = t2.selectbox("Parameter", ["mean accuracy", "a", "b"], key="trace_param",
+                         index=url_index("trace_param", ["mean accuracy", "a", "b"], "mean accuracy"))
+    url_sync_keys("trace_model", "trace_param")
     i = bhm["models"].index(model)
     arr = {"mean accuracy": bhm["mean"], "a": bhm["a"], "b": bhm["b"]}[param][:, :, i]
     show_chart(traces(arr, param, model), f"trace-{source}")

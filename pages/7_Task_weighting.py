@@ -28,19 +28,24 @@ from lifelong_core.stats import (  # noqa: E402
 )
 from lifelong_core.stats.hierarchical_views import category_stats_from_hierarchical  # noqa: E402
 from lifelong_core.stats.vtab import CATEGORIES, counts_from_leaderboard, load_published, published_table  # noqa: E402
+from ui.categories import category_control  # noqa: E402
 from ui.common import (  # noqa: E402
+    NO_DATA,
     get_store,
     input_errors,
     provenance_note,
     query_default,
+    query_list,
     show_chart,
     show_table,
     sync_query,
+    url_index,
+    url_sync_keys,
 )
 from ui.data import complete_counts, store_key  # noqa: E402
 from ui.ternary import matplotlib_ternary, plotly_ternary  # noqa: E402
 
-SOURCES = {"published": "VTAB-1k published figures", "vtab": "VTAB-1k per-task leaderboard", "store": "Demo store",
+SOURCES = {"published": "VTAB-1k published figures", "vtab": "VTAB-1k per-task leaderboard", "store": "This store",
            "upload": "Upload counts.csv"}
 STATS = {"binomial": "binomial standard errors (Appendix A.2)", "hierarchical": "hierarchical model (Appendix Fig. 5)"}
 STEPS = [0.1, 0.05, 0.025, 0.02, 0.01]
@@ -98,6 +103,7 @@ keys = list(SOURCES)
 url_source = query_default("wsource", "published")
 source = st.radio("Data source", keys, index=keys.index(url_source) if url_source in SOURCES else 0,
                   format_func=SOURCES.get, horizontal=True, key="wsource")
+source_name = SOURCES[source]
 
 counts = None
 models = None
@@ -109,20 +115,28 @@ if source == "published":
     available = list(CATEGORIES)
 elif source == "vtab":
     st.caption(
-        "The 16 VTAB-1k models' per-task accuracies from the public leaderboard (committed under data/), turned into "
-        "counts as the paper does: accuracy x test-set size, rounded. Simulated per-item data, published accuracies."
+        "The 16 VTAB-1k models' per-task accuracies from the public leaderboard (not bundled: read from the shared "
+        "data beside the checkout or $LBE_VTAB_LEADERBOARD), turned into counts as the paper does: accuracy x "
+        "test-set size, rounded. Simulated per-item data, published accuracies."
     )
-    counts = counts_from_leaderboard().to_frame()
+    with input_errors():
+        counts = counts_from_leaderboard().to_frame()
     available = list(dict.fromkeys(counts["category"]))
 elif source == "store":
     store = get_store()
     datasets = store.datasets()
     names = datasets["dataset"].tolist()
-    dataset = st.selectbox("Dataset", names, key="wdataset")
-    provenance_note(bool(datasets.set_index("dataset").loc[dataset, "synthetic"]))
+    if not names:
+        st.info(NO_DATA)
+        st.stop()
+    dataset = st.selectbox("Dataset", names, key="wdataset", index=url_index("wdataset", names, names[0]))
+    url_sync_keys("wdataset")
+    source_name = dataset
+    provenance_note(bool(datasets.set_index("dataset").loc[dataset, "synthetic"]), dataset)
     counts, dropped = complete_counts(store_key(), dataset)
     if dropped:
         st.caption(f"{len(dropped)} model(s) without a recorded prediction on every domain are left out.")
+    counts = category_control(counts, "wcatmap", need=3)
     available = list(dict.fromkeys(counts["category"]))
 else:
     up = st.file_uploader("counts.csv (model, task, category, correct, total)", type=["csv"], key="wupload")
@@ -134,11 +148,15 @@ else:
     available = list(dict.fromkeys(counts["category"]))
 
 if len(available) < 3:
-    st.error(f"Task weighting needs three task categories; this data has {len(available)} ({', '.join(available)}).")
+    st.info(f"Task weighting weighs three task categories; this data has {len(available)} "
+            f"({', '.join(available)}). " + ("Give each task a category under *Task categories* above, or upload a "
+                                              "counts.csv whose category column has three values."
+                                              if source == "store" else "Upload a counts.csv with three categories."))
     st.stop()
 if len(available) > 3:
     cats = st.multiselect("Three categories to weight (top, bottom left, bottom right)", available,
-                          default=available[:3], max_selections=3, key="wcats")
+                          default=query_list("wcats", available[:3], available)[:3], max_selections=3, key="wcats")
+    sync_query(wcats=cats)
     if len(cats) != 3:
         st.info("Choose exactly three categories.")
         st.stop()
@@ -150,8 +168,9 @@ if counts is not None:
     acc = counts.groupby("model")[["correct", "total"]].sum()
     order = list((acc["correct"] / acc["total"]).sort_values(ascending=False).index)
     if len(order) > 12:
-        models = tuple(st.multiselect(f"Models (default: the 12 most accurate of {len(order)})", order,
-                                      default=order[:12], key=f"wmodels-{source}"))
+        models = tuple(st.multiselect(f"Models (default: the 12 most accurate of {len(order)}; type to search)", order,
+                                      default=query_list("wmodels", order[:12], order), key=f"wmodels-{source}"))
+        sync_query(wmodels=list(models))
         if len(models) < 2:
             st.info("Choose at least two models.")
             st.stop()
@@ -169,11 +188,12 @@ url_k = query_default("k", 1.0, float)
 k = c1.slider("k (standard errors)", 0.0, 3.0, value=min(max(url_k, 0.0), 3.0), step=0.25, key="k")
 url_rho = query_default("rho", 0.0, float)
 rho = c2.slider("rho (correlation of the top two)", 0.0, 0.95, value=min(max(url_rho, 0.0), 0.95), step=0.05, key="rho")
-step = c3.selectbox("Grid step", STEPS, index=STEPS.index(0.05), key="step",
+step = c3.selectbox("Grid step", STEPS, index=url_index("step", STEPS, 0.05), key="step",
                     help="0.01 gives 101 points per side (5,151 weightings).")
-normalized = c4.toggle("Normalised accuracy", value=False, key="wnorm",
+normalized = c4.toggle("Normalised accuracy", value=query_default("wnorm", False, bool), key="wnorm",
                        help="Figure 4 of the paper: task scores normalised by the lowest/highest bootstrap score (§2.4).")
 sync_query(wsource=source, k=k, rho=rho)
+url_sync_keys("step", "wnorm")
 
 with input_errors():
     if method == "hierarchical" and normalized:
@@ -188,9 +208,10 @@ m1, m2 = st.columns(2)
 m1.metric("Weightings with a clear winner", f"{1 - share.get('indeterminate', 0.0):.0%}")
 m2.metric("Models that win somewhere", f"{frame.loc[frame['winner'] != 'indeterminate', 'winner'].nunique()}")
 
-tab_static, tab_interactive = st.tabs(["Ternary map (python-ternary)", "Interactive (plotly)"])
+tab_static, tab_interactive = st.tabs(["Ternary map (python-ternary)", "Interactive (plotly)"], key="wtab",
+                                     bind="query-params")
 label = "normalised accuracy" if normalized else "accuracy"
-title = f"{SOURCES[source]}: best model by {label}" + (" (hierarchical model)" if method == "hierarchical" else "")
+title = f"{source_name}: best model by {label}" + (" (hierarchical model)" if method == "hierarchical" else "")
 with tab_static:
     st.caption(f"Corners: **{cats[0]}** top, **{cats[1]}** bottom left, **{cats[2]}** bottom right (weight 1 there).")
     images = static_figure(regions, (source, tuple(cats), normalized, step, k, rho, models, method), title)

@@ -24,7 +24,7 @@ from lifelong_core.matching.store_pair import (
     model_names,
     read_samples,
 )
-from ui.common import get_store, input_errors, query_default, query_list, show_chart, show_table, store_path, sync_query
+from ui.common import NO_DATA, get_store, input_errors, query_default, query_list, show_chart, show_table, store_path, sync_query
 
 ALL = "All models"
 CRITERIA = {
@@ -123,6 +123,23 @@ def fig_gaps(table: pd.DataFrame) -> go.Figure:
     return _pct_axes(fig, "model (sorted by increasing source accuracy)", "difference / fraction")
 
 
+def fig_gaps_top(table: pd.DataFrame, n: int) -> go.Figure:
+    """The ``n`` models with the largest accuracy gap, named, as paired bars: readable where
+    hundreds of models make the line chart a band."""
+    top = table.reindex(table["acc_diff"].abs().sort_values(ascending=False).index).head(n).iloc[::-1]
+    fig = go.Figure()
+    for col, name, colour in (("acc_diff", "accuracy difference (source - target)", ORANGE),
+                              ("matched_acc_diff", "matched accuracy difference", BLUE)):
+        fig.add_trace(go.Bar(y=top["model"], x=top[col], name=name, orientation="h", marker_color=colour,
+                             hovertemplate="%{y}<br>%{x:.1%}<extra>" + name + "</extra>"))
+    fig.update_layout(title=f"The {len(top)} largest accuracy gaps and their matched gaps", barmode="group",
+                      height=max(360, 22 * len(top) + 140), legend=dict(orientation="h", y=-0.12),
+                      margin=dict(l=10, r=10, t=40, b=10))
+    fig.update_yaxes(automargin=True)
+    fig.update_xaxes(tickformat=".0%", title="difference")
+    return fig
+
+
 def fig_confidence(points: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for side, colour in (("source", BLUE), ("target", ORANGE)):
@@ -217,7 +234,7 @@ st.markdown(
 store = get_store()
 datasets = store.datasets()["dataset"].tolist()
 if not datasets:
-    st.info("The store holds no datasets yet. Import predictions with `python -m lifelong_core import`.")
+    st.info(NO_DATA)
     st.stop()
 
 
@@ -248,8 +265,12 @@ with c2:
 # Leaderboard results) has nothing to match on: say so instead of failing on its first sample.
 unlabeled = [d for d in dict.fromkeys((src_ds, tgt_ds)) if store.samples(dataset=d)["label"].isna().all()]
 if unlabeled:
+    sync_query(src_ds=src_ds, src_dom=src_dom, tgt_ds=tgt_ds, tgt_dom=tgt_dom)  # the choice stays shareable
     st.info(f"Dataset {unlabeled[0]!r} records only whether each answer was correct, with no labels, predicted "
-            "labels or probabilities; matched accuracy needs all three. Choose a dataset that has them.")
+            "labels or probabilities; matched accuracy needs all three. Choose a dataset that has them, or import "
+            "them: a long table's columns **label** (the true class), **predicted** (the predicted class) and "
+            "**confidence** (max-softmax probability); for a matrix import, label in the samples file and "
+            "--predicted/--confidence arrays. lm-eval imports carry none of them.")
     st.stop()
 
 models_df = store.models()
@@ -279,6 +300,24 @@ sync_query(src_ds=src_ds, src_dom=src_dom, tgt_ds=tgt_ds, tgt_dom=tgt_dom, model
 src = (src_ds, tuple(src_dom) if src_dom else None)
 tgt = (tgt_ds, tuple(tgt_dom) if tgt_dom else None)
 key = _store_key()
+# What an import must carry for this page; a store without it (lm-eval runs, a long table of
+# model, sample, correct only) gets the list of missing columns, not an error.
+need = []
+for (ds, doms) in (src, tgt):
+    smp = store.samples(ds, list(doms) if doms else None)
+    if len(smp) and smp["label"].isna().any() and f"label ({ds})" not in need:
+        need.append(f"label ({ds})")
+need += [f for f in ("predicted", "confidence") if not store.has_extra(f)]
+if need:
+    st.info(
+        "Matched accuracy compares models by what they predicted and how sure they were, so the data must carry "
+        f"what this store lacks: {', '.join(need)}. At import: a long table's columns **label** (the true class of "
+        "each sample), **predicted** (the model's predicted class) and **confidence** (its max-softmax probability); "
+        "for a matrix import, label in the samples file and --predicted/--confidence arrays. lm-eval imports carry "
+        "none of them (answers and log-likelihoods mean different things across tasks). Choose other datasets "
+        "above, or re-import with these columns on the Data page."
+    )
+    st.stop()
 with input_errors():
     pair = pair_samples(key, src, tgt)
 src_n, tgt_n = len(pair.source_idx), len(pair.target_idx)
@@ -333,6 +372,12 @@ with left:
     show_chart(fig_accuracy(table), "matched-accuracy-by-model")
 with right:
     show_chart(fig_gaps(table), "matched-gaps-by-model")
+if len(table) > 30:
+    top_n = int(st.number_input("Models in the named gaps chart (largest accuracy gaps)", min_value=5,
+                                max_value=len(table), key="match-topn",
+                                value=int(min(max(query_default("topn", 25, int), 5), len(table)))))
+    sync_query(topn=top_n)
+    show_chart(fig_gaps_top(table, top_n), "matched-gaps-top")
 show_chart(fig_confidence(accuracy_vs_confidence(table)), "accuracy-vs-confidence")
 st.subheader("All models")
 show_table(table, "matched-accuracy-all-models")

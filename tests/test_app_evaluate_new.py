@@ -32,21 +32,24 @@ def store_env(demo_store_path, monkeypatch):
 def _truth(store_path: Path, model_row_name: str | None = None):
     from lifelong_core.store import Store
 
+    from lifelong_core.workflows.selection import select
+
     with Store.open(store_path, read_only=True) as s:
-        models = s.models()
-        samples = s.samples("lifelong-digits")
-        A = s.matrix(models["model_idx"].to_numpy()[:5], samples["sample_idx"].to_numpy())
-    return models, samples, A
+        sel = select(s, "lifelong-digits")  # the store also holds the leaderboard's models
+    return sel.models, sel.samples, sel.A[:5]
 
 
 def _fitted(store_path: Path, search: str, budget: int, seed: int = 0):
     # The page's fit: every model of the dataset, Sort by sum; the list it offers.
-    from lifelong_core.sortsearch import compute_order, get_method
+    from lifelong_core.methods import get_method
+    from lifelong_core.sortsearch import compute_order
     from lifelong_core.store import Store
 
+    from lifelong_core.workflows.selection import select
+
     with Store.open(store_path, read_only=True) as s:
-        samples = s.samples("lifelong-digits")
-        A = s.matrix(None, samples["sample_idx"].to_numpy())
+        sel = select(s, "lifelong-digits")  # the store also holds the leaderboard's models
+        samples, A = sel.samples, sel.A
     method = get_method(search).fit(A, compute_order(A, "sum"))
     cols = method.select(A.shape[1], budget, np.random.default_rng(seed))
     return method, cols, samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
@@ -88,11 +91,10 @@ def test_upload_gives_estimate_rank_and_per_sample(store_env):
 @pytest.mark.parametrize(
     "content,needle",
     [
-        (b"sample_id,correct\nclean/0000,2\n", "only 0 and 1"),
+        (b"sample_id,correct\nclean/0000,2\n", "expected 0/1, true/false or yes/no"),
         (b"sample,correct\nclean/0000,1\n", "no column 'sample_id'"),
         (b"sample_id,correct\nnot-a-sample,1\n", "has no result for sample_id"),
         (b"", "empty"),
-        (b"sample_id,correct,extra\nx,1,2\n", "unknown column 'extra'"),
     ],
 )
 def test_bad_upload_gives_one_sentence(store_env, content, needle):
@@ -102,6 +104,19 @@ def test_bad_upload_gives_one_sentence(store_env, content, needle):
     assert len(at.error) == 1
     msg = at.error[0].value
     assert needle in msg and "Traceback" not in msg and msg.count("\n") == 0, msg
+
+
+def test_the_downloaded_list_with_a_result_column_added_is_accepted(store_env):
+    ids = _selected(store_env, "midpoint", 256)
+    _, samples, A = _truth(store_env)
+    truth = dict(zip(samples["sample_id"], A[0]))
+    back = samples.set_index("sample_id").loc[ids, ["domain", "label"]].reset_index()
+    back["correct"] = ["True" if truth[i] else "false" for i in ids]
+    at = run({"search": "midpoint", "budget": "256"})
+    at.file_uploader[0].upload("list.csv", back.to_csv(index=False).encode(), "text/csv").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("ignored: domain, label" in i.value for i in at.info)
+    assert {m.label for m in at.metric} >= {"estimated accuracy", "would rank"}
 
 
 def test_estimator_with_interval(store_env):
@@ -145,13 +160,14 @@ def test_insert_marks_model_estimated(tmp_path, demo_store_path, monkeypatch):
 
 
 def test_new_samples_flow(store_env):
-    from lifelong_core.sortsearch import InsertD
+    from lifelong_core.methods import InsertD
     from lifelong_core.store import Store
 
+    from lifelong_core.workflows.selection import select
+
     with Store.open(store_env, read_only=True) as s:
-        models = s.models()
-        samples = s.samples("lifelong-digits")
-        A = s.matrix(None, samples["sample_idx"].to_numpy())
+        sel = select(s, "lifelong-digits")  # the store also holds the leaderboard's models
+        models, samples, A = sel.models, sel.samples, sel.A
     rows = InsertD().fit(A).select(A.shape[0], 32, np.random.default_rng(0))
     # Two "new" samples: copies of stored samples 0 and 5000 under new ids.
     recs = []
@@ -212,16 +228,17 @@ def test_insert_into_locked_store_gives_one_sentence(tmp_path, demo_store_path, 
 
 
 def test_insert_new_samples_writes_only_real_evaluations(tmp_path, demo_store_path, monkeypatch):
-    from lifelong_core.sortsearch import InsertD
+    from lifelong_core.methods import InsertD
     from lifelong_core.store import Store
 
     store = tmp_path / "copy.duckdb"
     shutil.copy(demo_store_path, store)
     monkeypatch.setenv("LBE_STORE", str(store))
+    from lifelong_core.workflows.selection import select
+
     with Store.open(store, read_only=True) as s:
-        models = s.models()
-        samples = s.samples("lifelong-digits")
-        A = s.matrix(None, samples["sample_idx"].to_numpy())
+        sel = select(s, "lifelong-digits")  # the store also holds the leaderboard's models
+        models, samples, A = sel.models, sel.samples, sel.A
     rows = InsertD().fit(A).select(A.shape[0], 16, np.random.default_rng(0))
     recs = [{"model_id": models["model_id"].iloc[r], "sample_id": "fresh-x", "correct": int(A[r, 7])} for r in rows]
     at = run({"tab": "New samples (insert_D)", "models_budget": "16"})
@@ -238,7 +255,7 @@ def test_insert_new_samples_writes_only_real_evaluations(tmp_path, demo_store_pa
         assert np.array_equal(s.matrix(models["model_idx"].to_numpy()[rows], new["sample_idx"].to_numpy())[:, 0],
                               A[rows, 7])
         # The original dataset keeps every model complete.
-        assert s.known(None, samples["sample_idx"].to_numpy()[:5]).all()
+        assert s.known(models["model_idx"].to_numpy(), samples["sample_idx"].to_numpy()[:5]).all()
     # Every page of this part still opens on the new one-sample dataset and on the old one.
     for page in ("app.py", "pages/1_Budget_explorer.py", "pages/2_Estimated_vs_true.py", "pages/5_Stream.py",
                  "pages/4_How_Sort_and_Search_works.py"):

@@ -82,7 +82,8 @@ def test_budget_explorer_default(store_env):
 
 
 def test_budget_explorer_numbers_match_the_engine(store_env):
-    from lifelong_core.sortsearch import choose_sort_rows, run_sweep
+    from lifelong_core.sortsearch import choose_sort_rows
+    from lifelong_core.sweep import run_sweep
     from lifelong_core.store import Store
 
     # reference sampling + reference rule: the published code end to end, as run_sweep's default.
@@ -191,10 +192,27 @@ def test_teaching_default_and_steps(store_env):
     t = int(mt["threshold t"])
     steps = at.dataframe[0].value
     assert len(steps) == int(by_label(at.sidebar.slider, "Budget n′").value)
+    # The page follows its slider: after 2 evaluations it shows what those 2 say, and only them.
     by_label(at.main.slider, "Evaluations seen").set_value(2).run()
     ok(at)
-    assert int(metrics(at)["threshold t"]) == t  # the slider replays, it does not change the result
+    assert len(at.dataframe[0].value) == 2
+    from lifelong_core.store import Store
+    from lifelong_core.workflows.selection import select
+    from lifelong_core.workflows.teaching import prediction_after, teaching_slice, walkthrough
+
+    q = dict(at.query_params)
+    get = lambda k: q[k][0] if isinstance(q[k], list) else q[k]  # noqa: E731
+
+    with Store.open(store_env, read_only=True) as s:
+        A, _, _ = teaching_slice(select(s, get("ds")), int(get("m")), int(get("n")), int(get("slice")))
+    w = walkthrough(A, int(get("new")), int(get("b")), get("rule"), get("sampling"), int(get("seed")))
+    assert w.threshold == t
+    assert int(metrics(at)["threshold t"]) == prediction_after(w, 2, get("rule"))[0]
+    by_label(at.main.slider, "Evaluations seen").set_value(0).run()
+    ok(at)
+    assert "threshold t" not in metrics(at) and len(at.dataframe[0].value) == 0
     by_label(at.sidebar.slider, "Budget n′").set_value(60).run()
+    by_label(at.main.slider, "Evaluations seen").set_value(60).run()
     ok(at)
     # With every sample evaluated the midpoint rule is the exact DP optimum: no better threshold exists.
     assert float(metrics(at)["sample-level error (MAE)"]) <= 0.5

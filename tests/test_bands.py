@@ -8,7 +8,8 @@ import pytest
 
 from lifelong_core.cli import main
 from lifelong_core.errors import InputError
-from lifelong_core.sortsearch import choose_sort_rows, run_sweep
+from lifelong_core.sortsearch import choose_sort_rows
+from lifelong_core.sweep import run_sweep
 from lifelong_core.studies.bands import band_summary, repeat_seeds
 
 

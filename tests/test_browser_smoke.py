@@ -9,6 +9,7 @@ page. A full-page screenshot of each page lands in ``test-artifacts/``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -50,13 +51,14 @@ def _page_files() -> list[Path]:
     return sorted((ROOT / "pages").glob("*.py"))
 
 
-@pytest.fixture(scope="module")
-def server(demo_store_path):
+@contextlib.contextmanager
+def _serve(store: Path, log_name: str):
+    """``python -m ui.serve`` (the launcher ``make run`` uses) on a free port, reading ``store``."""
     if not CHROMIUM.exists():
         pytest.skip("Debian chromium is not installed (apt-get install -y chromium)")
     port = _free_port()
-    env = dict(os.environ, LBE_STORE=str(demo_store_path))
-    log = ARTIFACTS / "streamlit-server.log"
+    env = dict(os.environ, LBE_STORE=str(store))
+    log = ARTIFACTS / log_name
     ARTIFACTS.mkdir(exist_ok=True)
     with open(log, "w") as out:
         proc = subprocess.Popen(
@@ -94,6 +96,19 @@ def server(demo_store_path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def server(demo_store_path):
+    with _serve(demo_store_path, "streamlit-server.log") as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def user_server(user_store_path):
+    """The app on a store built the way a user builds one (tests/user_store.py)."""
+    with _serve(user_store_path, "streamlit-server-user-store.log") as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
@@ -145,12 +160,11 @@ PAGES += [
 ]
 
 
-@pytest.mark.parametrize("name,path", PAGES, ids=[p[0] for p in PAGES])
-def test_page_renders_without_exception(server, browser, name, path):
+def _check_page(base, browser, name, path, shot):
     context = browser.new_context(viewport={"width": 1400, "height": 2400})
     page = context.new_page()
     try:
-        page.goto(f"{server}/{path}", wait_until="domcontentloaded", timeout=60_000)
+        page.goto(f"{base}/{path}", wait_until="domcontentloaded", timeout=60_000)
         settle(page)
         # Plotly draws after the script finishes; wait until every visible chart has
         # drawn (charts in tabs that are not shown never draw).
@@ -160,7 +174,7 @@ def test_page_renders_without_exception(server, browser, name, path):
                     .every(el => el.querySelector('.main-svg') !== null)""",
             timeout=30_000,
         )
-        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
         text = page.locator('[data-testid="stMain"]').inner_text()
         assert "Page not found" not in text, f"{name}: {path!r} is not a page of the app"
         errors = page.locator('[data-testid="stException"]')
@@ -169,6 +183,63 @@ def test_page_renders_without_exception(server, browser, name, path):
         alerts = page.locator('[data-testid="stAlertContentError"]')
         assert alerts.count() == 0, f"{name}: {alerts.first.inner_text()[:500]}"
         assert page.locator("h1").count() >= 1, f"{name}: no page title rendered"
+        return text
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("name,path", PAGES, ids=[p[0] for p in PAGES])
+def test_page_renders_without_exception(server, browser, name, path):
+    _check_page(server, browser, name, path, f"{name}.png")
+
+
+@pytest.mark.parametrize("name,path", PAGES, ids=[p[0] for p in PAGES])
+def test_page_renders_on_a_user_store(user_server, browser, name, path):
+    text = _check_page(user_server, browser, name, path, f"user-store-{name}.png")
+    for demo in ("scikit", "Demo store", "handwritten digits"):
+        assert demo not in text, f"{name} shows demo text {demo!r} on a user's store"
+
+
+def test_import_on_the_data_page_shows_on_the_budget_explorer(user_server, browser, tmp_path):
+    """Create a store, import a long table through the page, then open the Budget explorer
+    from the sidebar in the same session: the new dataset is there, no server restart."""
+    from user_store import own_eval_csv
+
+    csv = own_eval_csv(tmp_path / "my_eval.csv")
+    new = tmp_path / "browser.duckdb"
+    context = browser.new_context(viewport={"width": 1400, "height": 2400})
+    page = context.new_page()
+    try:
+        page.goto(f"{user_server}/Data", wait_until="domcontentloaded", timeout=60_000)
+        settle(page)
+        page.get_by_role("textbox", name="Path of the new store file").fill(str(new))
+        page.get_by_role("textbox", name="Path of the new store file").press("Enter")
+        settle(page)
+        page.get_by_role("button", name="Create and open").click()
+        settle(page)
+        assert new.exists()
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(csv))
+        settle(page)
+        page.get_by_role("button", name="Import into browser.duckdb").click()
+        settle(page)
+        main = page.locator('[data-testid="stMain"]').inner_text()
+        assert "imported 1260 predictions" in main, main[:2000]
+        page.locator('[data-testid="stSidebarNav"]').get_by_text("Budget explorer", exact=True).click()
+        settle(page)
+        page.wait_for_function(
+            """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+                    .filter(el => el.offsetParent !== null)
+                    .every(el => el.querySelector('.main-svg') !== null)""",
+            timeout=60_000,
+        )
+        page.screenshot(path=str(ARTIFACTS / "data-import-then-budget-explorer.png"), full_page=True)
+        # The new store's dataset: its domains in the sidebar (the select box shows its value in
+        # an input, not as text), its name in the provenance caption; nothing of the old store.
+        side = page.locator('[data-testid="stSidebar"]').inner_text()
+        assert "clean" in side and "noisy" in side and "arc_easy" not in side, side[:1000]
+        assert "my-eval" in page.locator('[data-testid="stMain"]').inner_text()
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert page.locator('[data-testid="stAlertContentError"]').count() == 0
     finally:
         context.close()
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from lifelong_core.cli import main
-from lifelong_core.sortsearch import run_sweep
+from lifelong_core.sweep import run_sweep
 from lifelong_core.sortsearch.sort import choose_sort_rows
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Sampling design and difference estimator of lifelong_core.estimators.base."""
+"""Sampling design and difference estimator of lifelong_core.methods.design."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lifelong_core.errors import InputError
-from lifelong_core.estimators.base import (
+from lifelong_core.methods.design import (
     _strata_of,
     difference_estimate,
     strata_bounds,

@@ -1,6 +1,8 @@
-"""Behaviour of every method in lifelong_core.estimators.ESTIMATORS on small cases."""
+"""Behaviour of the model-based estimators (mirt, irt, neighbours) on small cases."""
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 import pytest
@@ -9,7 +11,12 @@ from hypothesis import strategies as st
 from scipy.special import expit
 
 from lifelong_core.errors import InputError
-from lifelong_core.estimators import ESTIMATORS, Estimate, MIRTEstimator, NeighboursEstimator
+from lifelong_core.methods import Estimate, get_method
+from lifelong_core.methods.irt import MIRTEstimator
+from lifelong_core.methods.neighbours import NeighboursEstimator
+
+# The model-based estimators, by their registry names.
+ESTIMATORS = {name: partial(get_method, name) for name in ("mirt", "irt", "neighbours")}
 
 NAMES = sorted(ESTIMATORS)
 
@@ -232,7 +239,7 @@ def test_map_ability_solves_the_one_dimensional_score_equation():
     # with Fisher information F = 3 sigmoid(theta) (1 - sigmoid(theta)).
     from scipy.optimize import brentq
 
-    from lifelong_core.estimators.irt import ItemModel, map_ability
+    from lifelong_core.methods.irt import ItemModel, map_ability
 
     item = ItemModel(d=np.zeros(5), w=np.ones((5, 1)), prior_mean=np.zeros(1), prior_prec=np.eye(1),
                      theta=np.zeros((2, 1)))

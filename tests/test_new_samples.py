@@ -8,7 +8,7 @@ import pytest
 
 from lifelong_core.cli import main
 from lifelong_core.errors import InputError
-from lifelong_core.sortsearch import run_sweep
+from lifelong_core.sweep import run_sweep
 from lifelong_core.studies.new_samples import (
     CURVE_COLUMNS,
     SampleSplit,

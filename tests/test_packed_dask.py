@@ -9,26 +9,29 @@ import pandas as pd
 import pytest
 
 from lifelong_core.errors import InputError
-from lifelong_core.packed import run_sweep_dask
-from lifelong_core.packed.dask_engine import _distributed
-from lifelong_core.sortsearch import run_sweep
+from lifelong_core.rows import PackedArray
+from lifelong_core.sweep import run_sweep
+from lifelong_core.sweep.executors import _distributed
 
 pytest.importorskip("dask.distributed")
 
 
-def test_dask_engine_identical_to_default_engine():
+@pytest.mark.parametrize("kernel", ["packed", "dense"])
+def test_dask_engine_identical_to_default_engine(kernel):
     rng = np.random.default_rng(7)
     ability = rng.normal(0.5, 1.0, size=(80, 1))
     A = (rng.random((80, 901)) < 1 / (1 + np.exp(-(ability - rng.normal(0, 1.5, size=(1, 901)))))).astype(np.uint8)
     budgets = [8, 32, 100, 901]
     for search, sampling in (("midpoint", "uniform"), ("reference", "random")):
         want = run_sweep(A[:20], A[20:], budgets, search=search, sampling=sampling, seed=3)
-        # 5 Sort chunks: an odd number exercises the tree reduction's carry.
-        got = run_sweep_dask(A[:20], A[20:], budgets, search=search, sampling=sampling, seed=3, chunk_rows=4)
+        # Sort rows as a source are streamed: 5 Sort chunks, an odd number, exercise the
+        # tree reduction's carry.
+        got = run_sweep(PackedArray.from_dense(A[:20]), A[20:], budgets, search=search, sampling=sampling, seed=3, chunk_rows=4,
+                        kernel=kernel, executor="dask")
         pd.testing.assert_frame_equal(want.per_model[got.per_model.columns], got.per_model)
         pd.testing.assert_frame_equal(want.table, got.table)
         assert np.array_equal(want.order, got.order)
-        assert got.config["engine"] == "dask"
+        assert got.config["executor"] == "dask"
 
 
 def test_missing_dask_is_one_sentence(monkeypatch):

@@ -7,9 +7,16 @@ import pandas as pd
 import pytest
 
 from lifelong_core.errors import InputError
-from lifelong_core.packed import PackedArray, pack_rows, run_sweep_packed
+from lifelong_core.bits import pack_rows
+from lifelong_core.rows import PackedArray
 from lifelong_core.store import Store
 from lifelong_core.store.packed_bulk import StoreRows, insert_packed_rows, read_packed_rows
+from lifelong_core.sweep import run_sweep
+
+
+def run_sweep_packed(A_sort, A_eval, budgets=None, **kwargs):
+    """The packed kernel on a thread pool (what ``run_sweep_packed`` was before the one front door)."""
+    return run_sweep(A_sort, A_eval, budgets, kernel="packed", executor="threads", **kwargs)
 
 
 def _samples(n: int) -> pd.DataFrame:

@@ -7,11 +7,21 @@ import pandas as pd
 import pytest
 
 from lifelong_core.errors import InputError
-from lifelong_core.packed import PackedArray, pack_rows, run_sweep_packed
-from lifelong_core.packed.__main__ import main as packed_main
-from lifelong_core.rows import MatrixRows
-from lifelong_core.sortsearch import run_sweep
+from lifelong_core.bits import pack_rows
+from lifelong_core.cli import main
+from lifelong_core.rows import MatrixRows, PackedArray
 from lifelong_core.sortsearch.sort import choose_sort_rows
+from lifelong_core.sweep import run_sweep
+
+
+def run_sweep_packed(A_sort, A_eval, budgets=None, **kwargs):
+    """The packed kernel on a thread pool (what ``run_sweep_packed`` was before the one front door)."""
+    return run_sweep(A_sort, A_eval, budgets, kernel="packed", executor="threads", **kwargs)
+
+
+def packed_main(argv: list[str]) -> int:
+    """``sweep`` with the packed kernel (what ``python -m lifelong_core.packed`` offered)."""
+    return main(["sweep", "--kernel", "packed", "--search", "midpoint", *argv])
 
 
 def _matrix(m: int, n: int, seed: int) -> np.ndarray:

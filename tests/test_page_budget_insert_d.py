@@ -73,7 +73,8 @@ def test_insert_d_tab_tiny_store_without_confidences(tmp_path, monkeypatch, m, n
 
 
 def test_budget_curves_with_bands_over_sort_splits(demo_store_path, monkeypatch):
-    from lifelong_core.sortsearch import choose_sort_rows, run_sweep
+    from lifelong_core.sortsearch import choose_sort_rows
+    from lifelong_core.sweep import run_sweep
     from lifelong_core.store import Store
     from lifelong_core.studies.bands import band_summary
 
@@ -122,7 +123,8 @@ def test_insert_d_tab_bands_over_seeds(demo_store_path, monkeypatch):
 
 
 def test_estimated_vs_true_rank_agreement_band(demo_store_path, monkeypatch):
-    from lifelong_core.sortsearch import choose_sort_rows, run_sweep
+    from lifelong_core.sortsearch import choose_sort_rows
+    from lifelong_core.sweep import run_sweep
     from lifelong_core.store import Store
     from lifelong_core.studies.bands import band_summary
     from lifelong_core.workflows.sweeps import rank_agreement

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "6_Rankings.py")
 
 
-def test_vtab_source_and_hierarchical_views(monkeypatch, tmp_path):
+def test_vtab_source_and_hierarchical_views(monkeypatch, tmp_path, vtab_csv):
     from lifelong_core.stats import Prior, fit_hierarchical
     from lifelong_core.stats.hierarchical_views import hierarchical_pairwise
     from lifelong_core.stats.vtab import counts_from_leaderboard
@@ -31,7 +31,7 @@ def test_vtab_source_and_hierarchical_views(monkeypatch, tmp_path):
     assert len(pairs) == 2  # the bootstrap tab's chosen pairs and the hierarchical model's all pairs
     bayes_pairs = pairs[1]
     assert len(bayes_pairs) == 12 * 11 // 2
-    table = counts_from_leaderboard()
+    table = counts_from_leaderboard(vtab_csv)
     chosen = [m for m in at.multiselect(key="models-vtab").value]
     fit = fit_hierarchical(table.subset(models=[m for m in table.models if m in chosen]),
                            prior_a=Prior.uniform(0.0, 10000.0), prior_b=Prior.uniform(0.0, 10000.0),

@@ -25,13 +25,13 @@ def regions(at: AppTest):
     return [d.value for d in at.dataframe if "winner" in d.value.columns][0]
 
 
-def test_vtab_leaderboard_binomial_and_hierarchical(monkeypatch, tmp_path):
+def test_vtab_leaderboard_binomial_and_hierarchical(monkeypatch, tmp_path, vtab_csv):
     from lifelong_core.stats import category_stats, fit_hierarchical, weight_regions
     from lifelong_core.stats.hierarchical_views import category_stats_from_hierarchical
     from lifelong_core.stats.vtab import counts_from_leaderboard
 
     monkeypatch.setenv("LBE_STORE", str(tmp_path / "absent.duckdb"))
-    table = counts_from_leaderboard()
+    table = counts_from_leaderboard(vtab_csv)
     at = run_page(wsource="vtab")
     got = regions(at)
     pooled = table.correct.sum(axis=1) / table.total.sum(axis=1)

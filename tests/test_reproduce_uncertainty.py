@@ -1,5 +1,6 @@
 """benchmarks.reproduce_uncertainty rebuilds Table A.3, the simulation study and the VTAB
-ternary finding from files in the repository (issue 16, point 4)."""
+ternary finding from the repository's files and the VTAB-1k leaderboard beside it (issue 16,
+point 4)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import json
 from benchmarks.reproduce_uncertainty import main
 
 
-def test_reproduce_from_repository_files(tmp_path, capsys):
+def test_reproduce_from_repository_files(tmp_path, capsys, vtab_csv):
     out = tmp_path / "r.json"
-    assert main(["--boot", "400", "--draws", "150", "--chains", "2", "--out", str(out)]) == 0
+    assert main(["--leaderboard", str(vtab_csv), "--boot", "400", "--draws", "150", "--chains", "2", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "Table A.3" in text and "Simulation study" in text and "Task weighting" in text
     res = json.loads(out.read_text())
@@ -23,3 +24,9 @@ def test_reproduce_from_repository_files(tmp_path, capsys):
     assert all(t["corner_winner"]["structured"] == "Rotation" for t in res["ternary"])
     boot, hier = res["simulation"]["bootstrap"], res["simulation"]["hierarchical"]
     assert boot[1] < 0 < boot[2] and hier[2] < 0
+
+
+def test_missing_leaderboard_is_one_sentence(tmp_path, capsys):
+    assert main(["--leaderboard", str(tmp_path / "absent.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the VTAB-1k leaderboard file") and err.count("\n") == 1

@@ -8,8 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lifelong_core.errors import InputError
-from lifelong_core.sortsearch import InsertM, run_sweep, uniform_positions
+from lifelong_core.methods import InsertM
+from lifelong_core.sortsearch import uniform_positions
 from lifelong_core.sortsearch.search import positions_for, resolve_sampling, stratum_positions
+from lifelong_core.sweep import run_sweep
 
 
 @pytest.mark.parametrize("n,k,expected", [

@@ -10,22 +10,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lifelong_core.errors import InputError
-from lifelong_core.sortsearch import (
-    Backend,
+from lifelong_core.methods import (
     CopyNearestExpand,
     Estimate,
     InsertD,
     InsertM,
-    RowBlocks,
     available_methods,
-    boundary_counts,
     get_method,
-    power_budgets,
-    run_sweep,
-    serial_additions,
-    sweep_cuts,
+    register,
+    unregister,
 )
-from lifelong_core.sortsearch import methods as methods_mod
+from lifelong_core.rows import DenseRows, PackedArray, RowSource
+from lifelong_core.sortsearch import boundary_counts, serial_additions, sweep_cuts
+from lifelong_core.sweep import power_budgets, run_sweep
 
 
 def synthetic(m: int, n: int, seed: int) -> np.ndarray:
@@ -76,7 +73,7 @@ def transcribed_sweep(A_sort, A_eval, budgets):
 def test_reference_mode_equals_listing1_transcription(seed, m, n):
     A = synthetic(m, n, seed)
     budgets = [1, 3, 8, 50, 128, n]
-    res = run_sweep(A[:8], A[8:], budgets, search="reference", block_rows=5)
+    res = run_sweep(A[:8], A[8:], budgets, search="reference", chunk_rows=5)
     ref = transcribed_sweep(A[:8], A[8:], budgets).sort_values(["budget", "model_row"]).reset_index(drop=True)
     got = res.per_model[["model_row", "budget", "est_acc", "true_acc", "mae"]]
     assert np.array_equal(got["model_row"].to_numpy(), ref["model_row"].to_numpy())
@@ -91,7 +88,7 @@ def test_reference_mode_equals_transcription_with_heavy_ties(m_sort, n, seed, da
     """Few Sort rows make most sums tie, which exercises Listing 1's tie order."""
     A = (np.random.default_rng(seed).random((m_sort + 4, n)) < 0.5).astype(np.uint8)
     budgets = sorted(set(data.draw(st.lists(st.integers(1, n), min_size=1, max_size=4))))
-    res = run_sweep(A[:m_sort], A[m_sort:], budgets, search="reference", block_rows=3)
+    res = run_sweep(A[:m_sort], A[m_sort:], budgets, search="reference", chunk_rows=3)
     ref = transcribed_sweep(A[:m_sort], A[m_sort:], budgets).sort_values(["budget", "model_row"])
     assert np.array_equal(res.per_model["est_acc"].to_numpy(), ref["est_acc"].to_numpy())
     assert np.array_equal(res.per_model["mae"].to_numpy(), ref["mae"].to_numpy())
@@ -138,36 +135,31 @@ def test_decomposition_in_sweep():
     assert (ref.per_model["epistemic"] <= 1 / 600 + 1e-12).all()
 
 
-def test_streamed_blocks_and_progress_match_array():
+def test_streamed_rows_and_progress_match_array():
     A = synthetic(30, 500, 6)
     fractions = []
     a = run_sweep(A[:5], A[5:], [8, 100], eval_row_ids=np.arange(5, 30))
-    blocks = RowBlocks(25, 500, lambda: ((np.arange(5 + s, 5 + min(s + 7, 25)), A[5 + s: 5 + min(s + 7, 25)]) for s in range(0, 25, 7)))
-    b = run_sweep(RowBlocks.from_array(A[:5], block_rows=2), blocks, [8, 100], progress=fractions.append)
+    b = run_sweep(PackedArray.from_dense(A, np.arange(5)), DenseRows(A[5:], np.arange(5, 30)), [8, 100],
+                  chunk_rows=7, progress=fractions.append)
     pd.testing.assert_frame_equal(a.per_model, b.per_model)
-    assert fractions[-1] == 1.0 and fractions == sorted(fractions) and len(fractions) == 4
+    # One step for the streamed Sort rows, one per chunk of 7 evaluated rows.
+    assert fractions[-1] == 1.0 and fractions == sorted(fractions) and len(fractions) == 1 + 4
 
 
-def test_backend_seam_with_packed_rows():
-    """A packed-bit backend plugs in through Backend; results must not change."""
+@pytest.mark.parametrize("kernel", ["dense", "packed"])
+@pytest.mark.parametrize("executor", ["serial", "threads"])
+def test_kernels_and_executors_give_the_same_numbers(kernel, executor):
+    """The front door's kernel and executor change how, never what."""
     A = synthetic(20, 301, 7)
-
-    def unpack(block):
-        return np.unpackbits(block, axis=1, count=301, bitorder="little")
-
-    packed = Backend(
-        column_sums=lambda blk: unpack(blk).sum(axis=0, dtype=np.int64),
-        boundary_counts=lambda blk, order, cuts: boundary_counts(unpack(blk), order, cuts),
-        to_dense=unpack,
-    )
-    P = np.packbits(A, axis=1, bitorder="little")
     dense = run_sweep(A[:6], A[6:], [8, 30])
-    got = run_sweep(RowBlocks(6, 301, lambda: iter([(np.arange(6), P[:6])])),
-                    RowBlocks(14, 301, lambda: iter([(np.arange(14), P[6:])])), [8, 30], backend=packed)
+    P = np.packbits(A, axis=1, bitorder="little")
+    got = run_sweep(PackedArray(P, 301, np.arange(6)), PackedArray(P, 301, np.arange(6, 20)), [8, 30],
+                    kernel=kernel, executor=executor, threads=2, chunk_rows=3)
     pd.testing.assert_frame_equal(dense.table, got.table)
-    with pytest.raises(InputError):
-        run_sweep(RowBlocks(6, 301, lambda: iter([(np.arange(6), P[:6])])),
-                  RowBlocks(14, 301, lambda: iter([(np.arange(14), P[6:])])), [8], backend=packed, decompose=True)
+    pd.testing.assert_frame_equal(dense.per_model.assign(model_row=dense.per_model["model_row"] + 6), got.per_model)
+    if kernel == "packed":
+        with pytest.raises(InputError, match="decomposition"):
+            run_sweep(A[:6], A[6:], [8], kernel=kernel, decompose=True)
 
 
 def test_boundary_counts_brute_force():
@@ -205,8 +197,15 @@ class OracleHalf:
         return Estimate(acc, max(acc - 0.1, 0.0), min(acc + 0.1, 1.0), y)
 
 
-def test_protocol_method_path(monkeypatch):
-    monkeypatch.setitem(methods_mod.SEARCH_METHODS, "oracle-half", OracleHalf)
+def test_protocol_method_path():
+    register("oracle-half", OracleHalf)
+    try:
+        _check_oracle_half()
+    finally:
+        unregister("oracle-half")
+
+
+def _check_oracle_half():
     assert "oracle-half" in available_methods()
     A = synthetic(12, 100, 9)
     res = run_sweep(A[:4], A[4:], [10, 100], search="oracle-half")
@@ -303,9 +302,9 @@ def test_serial_additions_keep_the_order_and_do_not_depend_on_arrival_order():
 
 def test_threads_give_identical_results_and_full_progress():
     A = synthetic(50, 900, 12)
-    one = run_sweep(A[:10], A[10:], [8, 90, 900], block_rows=3, decompose=True)
+    one = run_sweep(A[:10], A[10:], [8, 90, 900], chunk_rows=3, decompose=True)
     seen = []
-    two = run_sweep(A[:10], A[10:], [8, 90, 900], block_rows=3, decompose=True, threads=2, progress=seen.append)
+    two = run_sweep(A[:10], A[10:], [8, 90, 900], chunk_rows=3, decompose=True, threads=2, progress=seen.append)
     pd.testing.assert_frame_equal(one.per_model, two.per_model)
     pd.testing.assert_frame_equal(one.table, two.table)
     assert seen[-1] == 1.0 and len(seen) == 14
@@ -315,8 +314,6 @@ def test_external_estimators_are_found_lazily_and_run_through_the_protocol_path(
     names = available_methods()
     assert names[:3] == ["midpoint", "reference", "copy-nearest"]
     external = names[3:]
-    if not external:
-        pytest.skip("lifelong_core.estimators is not installed beside the engine")
     A = synthetic(14, 300, 13)
     res = run_sweep(A[:6], A[6:], [16, 64], search=external[0], seed=1)
     assert res.table["budget"].tolist() == [16, 64]
@@ -338,8 +335,23 @@ def test_compute_order_by_name():
         run_sweep(A[:3], A[3:], [8], sort="confidence", confidence=C)
 
 
+class _NoRows(RowSource):
+    """A source that promises rows and yields none (a broken reader)."""
+
+    n, row_ids = 50, np.arange(3)
+
+    def spans(self, rows):
+        return []
+
+    def dense_chunks(self, rows):
+        return iter(())
+
+    def read_dense(self, start, stop):
+        raise AssertionError("never read")
+
+
 @pytest.mark.parametrize("search", ["midpoint", "copy-nearest"])
 def test_empty_block_source_is_an_input_error(search):
     A = synthetic(6, 50, 15)
     with pytest.raises(InputError, match="no blocks"):
-        run_sweep(A[:3], RowBlocks(3, 50, lambda: iter(())), [8], search=search)
+        run_sweep(A[:3], _NoRows(), [8], search=search)

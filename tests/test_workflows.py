@@ -46,7 +46,7 @@ def test_walkthrough_matches_a_hand_checked_case():
 
 @pytest.mark.parametrize("content,needle", [
     (b"sample_id,correct\na,1\na,0\n", "different 'correct'"),
-    (b"sample_id,correct\na,yes\n", "not a number"),
+    (b"sample_id,correct\na,maybe\n", "expected 0/1, true/false or yes/no"),
     (b"sample_id,correct\n,1\n", "no value in column 'sample_id'"),
     (b"\xff\xfe\x00", "not UTF-8"),
 ])
@@ -63,6 +63,11 @@ def test_read_results_ok_and_wrong_extension():
         read_results(b"x", "r.xlsx", ("sample_id", "correct"))
     obs, extra = match_observations(df, ["b", "a"], "sample_id", "r.csv")
     assert list(obs) == [0, 1] and extra == 0
+    # What users send back: the downloaded list (with its domain and label) plus a result
+    # column in their own words.
+    df = read_results(b"sample_id,domain,label,correct\na,x,3,True\nb,x,4,no\nc,y,1,YES\nd,y,2,0.0\n", "r.csv",
+                      ("sample_id", "correct"))
+    assert list(df["correct"]) == [1, 0, 1, 0] and df.attrs["ignored"] == ["domain", "label"]
 
 
 def test_release_rows_puts_missing_release_last_and_keeps_insertion_order_for_ties():

@@ -22,9 +22,19 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_STORE = ROOT / "data" / "demo.duckdb"
 
 
+# What a page says on a store with no dataset yet (a store just created on the Data page).
+NO_DATA = ("The store holds no dataset yet: import your results on the Data page "
+           "(or with `python -m lifelong_core import`).")
+# Session-state key of the store opened on the Data page (a per-session choice: another
+# visitor of the same server keeps reading $LBE_STORE).
+STORE_CHOICE = "lbe_store_path"
+
+
 def store_path() -> Path:
-    """The store the app reads: ``$LBE_STORE`` if set, else the bundled demo store."""
-    return Path(os.environ.get("LBE_STORE", DEFAULT_STORE))
+    """The store this session reads: the one opened on the Data page, else ``$LBE_STORE``,
+    else the bundled demo store."""
+    chosen = st.session_state.get(STORE_CHOICE)
+    return Path(chosen) if chosen else Path(os.environ.get("LBE_STORE", DEFAULT_STORE))
 
 
 @st.cache_resource(show_spinner=False)
@@ -40,8 +50,8 @@ def get_store():
     path = store_path()
     if not path.exists():
         st.error(
-            f"No store at {path}. Build the demo store with `make store` "
-            "or point LBE_STORE at an existing DuckDB file."
+            f"No store at {path}. Open or create one on the Data page, build the demo store with "
+            "`make store`, or point LBE_STORE at an existing DuckDB file."
         )
         st.stop()
     with input_errors():
@@ -103,6 +113,8 @@ def query_list(key: str, default: Sequence[str], allowed: Iterable[str] | None =
     raw = st.query_params.get(key)
     if raw is None:
         return list(default)
+    if raw == "":
+        return []  # the user emptied the selection: a shared link shows it empty too
     values = [v for v in raw.split(",") if v]
     if allowed is not None:
         allowed = set(allowed)
@@ -182,12 +194,37 @@ def show_table(df: pd.DataFrame, name: str, **kwargs) -> None:
     download_table(df, name)
 
 
-def provenance_note(synthetic: bool | None = None) -> None:
-    """One caption saying what is real and what is simulated on the current data."""
-    if synthetic:
-        st.caption("Data: **synthetic** (seeded generator), not real model predictions.")
-    else:
-        st.caption(
-            "Data: real predictions of real scikit-learn classifiers on scikit-learn's "
-            "8x8 handwritten digits under rendered shifts (see the Home page)."
-        )
+def md_text(text: object) -> str:
+    """Store text (names, descriptions, paths) shown literally inside Markdown."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", str(text))
+
+
+def provenance_note(synthetic: bool | None = None, dataset: str | None = None) -> None:
+    """One caption per dataset (``dataset`` only, or every dataset of the store) saying what
+    the data are, in the words of the store's own metadata: its description and source as
+    recorded at import, and whether it is synthetic."""
+    ds = get_store().datasets()
+    if dataset is not None:
+        ds = ds[ds["dataset"] == dataset]
+    for row in ds.itertuples():
+        kind = ("**synthetic** (seeded generator), not real model predictions" if bool(row.synthetic) or synthetic
+                else "predictions as recorded at import")
+        desc = str(row.description or "").strip() or "no description recorded"
+        src = str(getattr(row, "source", "") or "").strip()
+        st.caption(f"Data: **{md_text(row.dataset)}**, {kind}: {md_text(desc)}"
+                   + (f" (source: {md_text(src)})" if src else "") + ".")
+
+
+def url_index(key: str, options: Sequence, default) -> int:
+    """Index into ``options`` of the URL's value of ``key`` (matched as text), else of
+    ``default``, else 0: the ``index=`` of a selectbox or radio whose value lives in the URL."""
+    texts = [str(o) for o in options]
+    raw = st.query_params.get(key)
+    if raw is not None and raw in texts:
+        return texts.index(raw)
+    return texts.index(str(default)) if str(default) in texts else 0
+
+
+def url_sync_keys(*keys: str) -> None:
+    """Write the current values of the widgets with these keys into the URL (same names)."""
+    sync_query(**{k: st.session_state[k] for k in keys if k in st.session_state})

@@ -20,15 +20,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from lifelong_core.sortsearch import available_methods, fit_exponential, fit_power_law, model_correlation
-from lifelong_core.sortsearch.methods import SORTS, is_threshold_rule
+from lifelong_core.methods import available_methods, is_threshold_rule
+from lifelong_core.sortsearch import SORTS, fit_exponential, fit_power_law, model_correlation
 from lifelong_core.store import Store
 from lifelong_core.workflows import arrivals, selection as _selection, stream, teaching
 from lifelong_core.workflows.budgets import budget_choices, default_budgets
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.sortsets import SORT_SETS, sort_rows
 from lifelong_core.workflows.sweeps import capped_eval_rows, sweep_selection
-from ui.common import get_store, input_errors, query_default, query_list, refresh_store, store_path, sync_query
+from ui.common import NO_DATA, get_store, input_errors, query_default, query_list, refresh_store, store_path, sync_query
 
 
 def method_names() -> list[str]:
@@ -197,7 +197,7 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
     ov = overview(key)
     datasets = ov["datasets"]["dataset"].tolist()
     if not datasets:
-        st.info("The store holds no dataset yet; import one with `python -m lifelong_core import`.")
+        st.info(NO_DATA)
         st.stop()
     side = st.sidebar
     side.header("Data")
@@ -217,8 +217,13 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
     how = _pick(side, "Sort set", list(SORT_SETS), "sortset", "random", radio=True)
     k_max = max(1, m - 1)
     k = int_slider(side, "Models used for Sort", 1, k_max, "k", min(default_k, m // 2))
-    sort = _pick(side, "Sort method", list(SORTS), "sort", "sum",
-                 help="sum: Sorting by Sum; confidence: by confidence sum; recursive: Recursive Sum (seed 001 §3.1)")
+    # Sorting by confidence needs each model's confidence of the true class: offered only
+    # when the store has it (a long table's true_prob column, or --true-prob at import).
+    sorts = [x for x in SORTS if x != "confidence" or get_store().has_extra("true_prob")]
+    sort = _pick(side, "Sort method", sorts, "sort", "sum",
+                 help="sum: Sorting by Sum; confidence: by confidence sum; recursive: Recursive Sum (seed 001 §3.1)"
+                      + ("" if "confidence" in sorts else ". Sorting by confidence needs the true_prob column at "
+                                                          "import, which this store does not have."))
     side.header("Search")
     sampling = _pick(side, "Sampling", ["uniform", "random", "reference"], "sampling", "uniform", radio=True,
                      help="uniform: the centre of each of n′ equal strata of the order; random: uniformly at "
@@ -307,7 +312,7 @@ def teaching_slice(key: str, dataset: str, n_models: int, n_samples: int, seed: 
 
 
 # ------------------------------------------------------------------ evaluate something new
-@st.cache_resource(show_spinner="Fitting the method on the cache…", max_entries=4)
+@st.cache_resource(show_spinner=False, max_entries=4)
 def fitted_method(key: str, dataset: str, search: str):
     """``search`` fitted on every real model's row of ``dataset`` (Sort by sum)."""
     return arrivals.fit_new_model_method(selection(key, dataset, ()), search)

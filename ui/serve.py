@@ -22,7 +22,8 @@ def warm_imports() -> None:
     import scipy.optimize  # noqa: F401 - curve fits of the budget explorer
     import scipy.stats  # noqa: F401 - correlations, intervals
 
-    import lifelong_core.estimators  # noqa: F401
+    import lifelong_core.methods.irt  # noqa: F401
+    import lifelong_core.methods.neighbours  # noqa: F401
     import lifelong_core.sortsearch  # noqa: F401
     import lifelong_core.stats  # noqa: F401
     import lifelong_core.store  # noqa: F401

@@ -14,7 +14,7 @@ import streamlit as st
 
 from lifelong_core.errors import InputError
 from ui import charts, data
-from ui.common import query_default, query_list, show_chart, show_table, sync_query
+from ui.common import query_default, query_list, show_chart, show_table, sync_query, url_index
 
 
 def _study(key, dataset, domains, fraction, by_domain, sorts, budgets, sampling, search, seed, progress=None):
@@ -52,7 +52,7 @@ def summary_curves(curves: pd.DataFrame) -> pd.DataFrame:
 def new_samples_tab(cfg, sel) -> None:
     """The insert_D tab: controls in the tab (URL keys ``ns_*``), curves, fits, rankings."""
     from lifelong_core.sortsearch import fit_exponential
-    from lifelong_core.sortsearch.methods import is_threshold_rule
+    from lifelong_core.methods import is_threshold_rule
     from lifelong_core.workflows.budgets import budget_choices
 
     m, n = sel.A.shape
@@ -271,12 +271,12 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
     show_table(res.front, "nevis_front")
     ref_default = "reference" if "reference" in methods else methods[0]
     rc = st.columns(2)
-    ref = rc[0].selectbox("Regret against", methods, index=methods.index(ref_default), key="np_ref")
+    ref = rc[0].selectbox("Regret against", methods, index=url_index("np_ref", methods, ref_default), key="np_ref")
     b_choices = sorted(res.per_model["budget"].unique().tolist())
     b_raw = query_default("np_b", b_choices[len(b_choices) // 2], int)
     b = rc[1].selectbox("at budget n′ (same compute for every method)", b_choices,
                         index=b_choices.index(b_raw) if b_raw in b_choices else len(b_choices) // 2, key="np_b")
-    sync_query(np_b=b)
+    sync_query(np_b=b, np_ref=ref)
     reg = regret(res.per_model, int(b), ref, error).pivot(index="position", columns="method", values="regret")
     reg = reg.reset_index()
     show_chart(charts.stream_lines(reg, x="position", ys=[c for c in reg.columns if c != "position"],

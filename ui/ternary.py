@@ -142,8 +142,10 @@ def plotly_ternary(regions: WeightRegions, title: str = "", colors: dict[str, st
             baxis=dict(title=dict(text=f"{c1} weight"), min=0, linewidth=1, ticks="outside"),
             caxis=dict(title=dict(text=f"{c2} weight"), min=0, linewidth=1, ticks="outside"),
         ),
-        legend=dict(title="best model"),
-        height=560,
-        margin=dict(l=40, r=40, t=60, b=40),
+        # Room for the corner axis titles (long category names were clipped at the bottom
+        # corners) and the legend below the triangle, not beside it.
+        legend=dict(title="best model", orientation="h", y=-0.12, yanchor="top"),
+        height=680,
+        margin=dict(l=90, r=90, t=90, b=140),
     )
     return fig

@@ -70,7 +70,7 @@ def _cache(store_path: str, dataset: str | None):
 
 
 def run_select(args: argparse.Namespace) -> int:
-    from lifelong_core.sortsearch import available_methods
+    from lifelong_core.methods import available_methods
     from lifelong_core.workflows import harness
 
     if args.method not in available_methods():
@@ -90,7 +90,7 @@ def run_select(args: argparse.Namespace) -> int:
 
 
 def run_estimate(args: argparse.Namespace) -> int:
-    from lifelong_core.sortsearch import available_methods
+    from lifelong_core.methods import available_methods
     from lifelong_core.workflows import harness
 
     if args.method not in available_methods():

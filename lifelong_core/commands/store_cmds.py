@@ -53,6 +53,8 @@ def add_parser(subparsers) -> None:
                        ("--true-prob", "true-class probabilities (float32)")):
         p.add_argument(flag, metavar="OUT.npy", help=f"with --matrix: write the {what}, same shape")
     p.add_argument("--long", metavar="OUT", help="write every recorded entry as a long .parquet or .csv table")
+    p.add_argument("--counts", metavar="OUT.csv", help="write counts.csv (model, task, category, correct, total; "
+                   "task = domain, tasks without a category get 'uncategorised') for rank and weights")
     p.add_argument("--dataset", metavar="NAME", help="only this dataset's samples")
     p.set_defaults(func=run_export)
 
@@ -62,9 +64,6 @@ def add_parser(subparsers) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from lifelong_core.store import Store, file_checksum
-    from lifelong_core.store.files import read_extra_matrix, read_ids, read_long
-
     if args.matrix is not None and (args.models is None or args.samples is None):
         raise InputError("--matrix needs --models and --samples files naming its rows and columns.")
     extras_args = {"confidence": args.confidence, "predicted": args.predicted, "true_prob": args.true_prob}
@@ -80,51 +79,24 @@ def run_import(args: argparse.Namespace) -> int:
     if args.inspect is None and (args.scorer or args.epoch is not None):
         raise InputError("--scorer and --epoch only go with --inspect.")
 
+    from lifelong_core.workflows import imports
+
     # Read and validate the input files before the store is touched.
     if args.long is not None:
-        table = read_long(args.long)
+        src = imports.read_long_source(args.long, args.dataset)
     elif args.matrix is not None:
-        from lifelong_core.io.matrix import load_matrix
-
-        models = read_ids(args.models, "model")
-        samples = read_ids(args.samples, "sample")
-        A = load_matrix(args.matrix, what="--matrix")
-        extras = {f: read_extra_matrix(v, "--" + f.replace("_", "-")) for f, v in extras_args.items() if v is not None}
+        src = imports.read_matrix_source(args.matrix, args.models, args.samples, extras_args, args.dataset)
     elif args.inspect is not None:
-        from lifelong_core.store.inspect_log import read_inspect_log
-
-        run = read_inspect_log(args.inspect, args.model, scorer=args.scorer, epoch=args.epoch, dataset=args.dataset)
-
-    path = Path(args.store)
-    created = not path.exists()
-    store = Store.create(path) if created else Store.open(path, read_only=False)
-    ok = False
-    try:
-        if args.long is not None:
-            summary = store.insert_long(table, source=str(args.long), dataset=args.dataset, checksum=file_checksum(args.long))
-        elif args.matrix is not None:
-            h = file_checksum(args.matrix, args.models, args.samples, *(v for v in extras_args.values() if v is not None))
-            summary = store.insert_matrix(A, models, samples, source=str(args.matrix), dataset=args.dataset, checksum=h,
-                                          extras=extras or None)
-        elif args.inspect is not None:
-            summary = store.insert_long(run.table, source=run.source, models=run.models, checksum=run.checksum)
-        else:
-            summary = store.insert_lm_eval(args.lm_eval, args.model, metric=args.metric, dataset=args.dataset, filter=args.filter)
-        ok = True
-    finally:
-        store.close()
-        if created and not ok:
-            for p in (path, Path(str(path) + ".wal")):
-                if p.exists():
-                    p.unlink()
-    print(
-        f"imported {summary['entries']} predictions into {path}: {summary['new_models']} new models, "
-        f"{summary['new_samples']} new samples (log entry {summary['log_id']})."
-    )
+        src = imports.inspect_source(args.inspect, args.model, scorer=args.scorer, epoch=args.epoch, dataset=args.dataset)
+    else:
+        src = imports.lm_eval_source(args.lm_eval, args.model, metric=args.metric, filter=args.filter,
+                                     dataset=args.dataset)
+    summary = imports.import_into(args.store, src)
+    print(imports.summary_text(summary, Path(args.store)))
     for task, (metric, flt) in sorted(summary.get("metrics", {}).items()):
         print(f"  {task}: correct = {metric} (filter {flt})")
-    if args.inspect is not None:
-        print(f"  {run.task}: correct = scorer {run.scorer!r} (C/I or 0/1)")
+    if src.run is not None:
+        print(f"  {src.run.task}: correct = scorer {src.run.scorer!r} (C/I or 0/1)")
     return 0
 
 
@@ -132,8 +104,10 @@ def run_export(args: argparse.Namespace) -> int:
     from lifelong_core.store import Store
     from lifelong_core.store.files import export_long, write_ids
 
-    if args.matrix is None and args.long is None:
-        raise InputError("export needs --matrix OUT.npy and/or --long OUT.parquet.")
+    if args.matrix is None and args.long is None and args.counts is None:
+        raise InputError("export needs --matrix OUT.npy, --long OUT.parquet and/or --counts OUT.csv.")
+    if args.counts is not None and not args.counts.lower().endswith(".csv"):
+        raise InputError(f"--counts output {args.counts} must end in .csv.")
     extras_out = {"confidence": args.confidence, "predicted": args.predicted, "true_prob": args.true_prob}
     extras_out = {f: v for f, v in extras_out.items() if v is not None}
     if args.matrix is None and (args.models or args.samples or extras_out):
@@ -166,6 +140,14 @@ def run_export(args: argparse.Namespace) -> int:
         if args.long is not None:
             n = export_long(st, args.long, args.dataset)
             print(f"wrote {n} rows to {args.long}")
+        if args.counts is not None:
+            from lifelong_core.workflows.exports import counts_table
+
+            counts = counts_table(st, args.dataset)
+            tmp = args.counts + ".tmp"
+            counts.to_csv(tmp, index=False)
+            os.replace(tmp, args.counts)
+            print(f"wrote {len(counts)} model x task counts to {args.counts}")
     return 0
 
 

@@ -101,7 +101,8 @@ def _list(text: str) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from lifelong_core.commands.sweep import parse_budgets
-    from lifelong_core.sortsearch import available_methods, power_budgets
+    from lifelong_core.methods import available_methods
+    from lifelong_core.sweep import power_budgets
     from lifelong_core.studies.stream_protocol import regret, stream_protocol
 
     methods = _list(args.methods)

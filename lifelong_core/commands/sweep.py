@@ -3,14 +3,17 @@
 Sort on the rows named by ``--sort-rows`` (or ``--sort-models K`` rows drawn with
 ``--seed``), estimate every other row at each budget, write one summary row per budget
 (``--out``) and optionally one row per (model, budget) (``--per-model``). ``.npy``
-matrices are streamed from disk a block of rows at a time.
+matrices are streamed from disk a chunk of rows at a time; ``--store DB`` takes the rows
+(models, by ``model_idx``) from a store instead, read straight into packed chunks.
 
 The default ``--search`` is ``mirt``, the method measured best on held-out demo models
 (issue 8; README "Estimators"). It needs the Sort rows in memory and costs about a
 millisecond per model and budget at n = 10,000; for very large matrices the threshold
 rules ``midpoint`` (the better of the two S&S rules) and ``reference`` (the published
-code) run on streamed prefix counts. ``--engine dask`` runs those threshold rules as dask
-tasks over packed chunks (a local cluster; see docs/SCALING.md) with the same numbers.
+code) run on streamed prefix counts. How: ``--kernel dense|packed`` (packed bits from
+file or store to the counts; paper scale) and ``--executor serial|threads|dask``; the
+numbers do not depend on them. ``--engine dask`` (kept from before) means ``--kernel
+packed --executor dask`` (a local cluster; see docs/SCALING.md).
 """
 
 from __future__ import annotations
@@ -23,13 +26,14 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.io.matrix import load_float_matrix, load_index_list, open_matrix
-from lifelong_core.sortsearch.kernels import RowBlocks, default_block_rows
-from lifelong_core.sortsearch.methods import SEARCH_METHODS, SORTS, THRESHOLD_RULES, available_methods
+from lifelong_core.io.matrix import load_float_matrix, load_index_list
+from lifelong_core.methods.registry import THRESHOLD_RULES, available_methods
+from lifelong_core.rows import MatrixRows
 from lifelong_core.sortsearch.search import SAMPLING
-from lifelong_core.sortsearch.sort import choose_sort_rows
-from lifelong_core.sortsearch.sweep import DECOMP_KEYS, PER_MODEL_COLUMNS, TABLE_COLUMNS, run_sweep
+from lifelong_core.sortsearch.sort import SORTS, choose_sort_rows
 from lifelong_core.studies.bands import repeat_seeds
+from lifelong_core.sweep import EXECUTORS, KERNELS, PER_MODEL_COLUMNS, TABLE_COLUMNS, run_sweep
+from lifelong_core.sweep.result import DECOMP_KEYS
 
 # The best measured method on held-out demo models (README, "Estimators").
 DEFAULT_SEARCH = "mirt"
@@ -42,7 +46,9 @@ def add_parser(subparsers) -> None:
         help="Sort & Search budget sweep (MAE, E_agg, kappa, correlations per budget)",
         description=__doc__.splitlines()[0],
     )
-    p.add_argument("--matrix", required=True, help="0/1 matrix, rows = models: .npy, .npz, .csv or .parquet")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--matrix", help="0/1 matrix, rows = models: .npy, .npz, .csv or .parquet")
+    src.add_argument("--store", help="DuckDB store; rows are its models in model_idx order")
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--sort-rows", metavar="FILE", help="0-based row indices used for Sort, one per line")
     who.add_argument("--sort-models", metavar="K", type=int, help="use K rows drawn at random (--seed) for Sort")
@@ -63,18 +69,25 @@ def add_parser(subparsers) -> None:
     p.add_argument("--confidence", metavar="C", help="confidence of the true class, same shape as --matrix")
     p.add_argument("--depth", type=int, default=2, help="recursion depth of --sort recursive (default 2)")
     p.add_argument("--engine", choices=ENGINES, default="numpy",
-                   help="numpy (default) or dask: Sort sums and threshold search as dask tasks on a local cluster "
+                   help="numpy (default) or dask: the same as --kernel packed --executor dask "
                         "(sum Sort and --search midpoint|reference only)")
+    p.add_argument("--kernel", choices=tuple(KERNELS), default=None,
+                   help="dense (default) or packed: packed bits from the source to the counts (sum Sort and "
+                        "threshold rules only; the fast way at paper scale, with --store)")
+    p.add_argument("--executor", choices=EXECUTORS, default=None,
+                   help="threads (default; serial with --threads 1), serial or dask (a local dask cluster)")
     p.add_argument("--threads", type=int, default=None,
-                   help="threads for the threshold fast path and dask workers (default: all cores; results do "
+                   help="threads of the executor, or of each dask worker (default: all cores; results do "
                         "not depend on it)")
+    p.add_argument("--chunk-rows", type=int, default=None,
+                   help="rows per task (default: ~4 MB of dense rows; 256 packed rows)")
     p.add_argument("--repeats", type=int, default=1,
                    help="repeat the sweep with seeds S, S+1, ..., S+R-1 (each draws its own --sort-models set and "
                         "random samples); R > 1 adds a last column 'repeat' to both outputs, one block of rows per "
                         "repeat (default 1: one run, no extra column)")
     p.add_argument("--decompose", action="store_true",
-                   help="threshold rules: add aleatoric, epistemic, kappa_aleatoric, kappa_epistemic after the "
-                        "contract columns of both outputs (Sort & Search's error decomposition)")
+                   help="threshold rules, dense kernel: add aleatoric, epistemic, kappa_aleatoric, kappa_epistemic "
+                        "after the contract columns of both outputs (Sort & Search's error decomposition)")
     p.add_argument("--ties", choices=("stable", "reference"), default=None,
                    help="order of tied columns in Sort: stable (default) or reference (Listing 1's unstable "
                         "argsort, the default with --search reference); fix it to compare rules on one order")
@@ -106,8 +119,7 @@ def _write(df: pd.DataFrame, path: str, what: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Built-in names are checked without importing the estimators package (slow import).
-    if args.search not in SEARCH_METHODS and args.search not in available_methods():
+    if args.search not in available_methods():
         raise InputError(f"unknown --search {args.search!r}; available: {', '.join(available_methods())}.")
     budgets = parse_budgets(args.budgets) if args.budgets is not None else None
     if args.threads is None:
@@ -125,8 +137,21 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--repeats {args.repeats} must be at least 1.")
     if args.repeats > 1 and args.sort_rows is not None:
         raise InputError("--repeats draws a new Sort set for every repeat; use --sort-models K instead of --sort-rows.")
-    src = open_matrix(args.matrix, "--matrix")
-    results = [_run_one(args, src, budgets, seed) for seed in repeat_seeds(args.seed, args.repeats)]
+    kernel = args.kernel or ("packed" if args.engine == "dask" else "dense")
+    executor = args.executor or ("dask" if args.engine == "dask" else "threads" if args.threads > 1 else "serial")
+    if args.confidence is not None and args.store is not None:
+        raise InputError("--confidence goes with --matrix; a store's confidences are not used by sweep.")
+    if args.store is not None:
+        # Imported here: DuckDB adds to every command's start-up and only --store needs it.
+        from lifelong_core.store import StoreRows
+
+        every = StoreRows(args.store)
+        rows = lambda ids: StoreRows(args.store, ids)  # noqa: E731
+    else:
+        every = MatrixRows(args.matrix, what="--matrix")
+        rows = every.subset
+    results = [_run_one(args, every, rows, budgets, kernel, executor, seed)
+               for seed in repeat_seeds(args.seed, args.repeats)]
     if len(results) == 1:
         _write_outputs(results[0], args)
     else:
@@ -134,9 +159,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_one(args: argparse.Namespace, src, budgets, seed: int):
+def _run_one(args: argparse.Namespace, every, rows, budgets, kernel: str, executor: str, seed: int):
     """One sweep with ``seed`` for --sort-models and random sampling."""
-    m, n = src.shape
+    m, n = every.n_rows, every.n
     if args.sort_rows is not None:
         sort_rows = np.sort(load_index_list(args.sort_rows, m, "--sort-rows"))
         if len(sort_rows) == m:
@@ -146,13 +171,6 @@ def _run_one(args: argparse.Namespace, src, budgets, seed: int):
     else:
         sort_rows = choose_sort_rows(m, args.sort_models, seed)
     eval_rows = np.setdiff1d(np.arange(m, dtype=np.int64), sort_rows)
-    if args.engine == "dask":
-        from lifelong_core.packed import MatrixRows, run_sweep_dask
-
-        return run_sweep_dask(MatrixRows(args.matrix, sort_rows, "--matrix"),
-                              MatrixRows(args.matrix, eval_rows, "--matrix"), budgets,
-                              sort=args.sort, sampling=args.sampling, search=args.search, seed=seed,
-                              threads_per_worker=args.threads, ties=args.ties)
     confidence = None
     if args.confidence is not None:
         conf = load_float_matrix(args.confidence, "--confidence")
@@ -163,16 +181,10 @@ def _run_one(args: argparse.Namespace, src, budgets, seed: int):
         confidence = conf[sort_rows]
     elif args.sort == "confidence":
         raise InputError("--sort confidence needs --confidence C (confidence of the true class).")
-    step = default_block_rows(n)
-    if args.sort == "sum" and args.search in THRESHOLD_RULES:
-        # Sorting by Sum needs only column sums: stream the Sort rows as well.
-        A_sort = RowBlocks(len(sort_rows), n, lambda: src.iter_blocks(sort_rows, step))
-    else:
-        A_sort = src.read_rows(sort_rows)
-    blocks = RowBlocks(len(eval_rows), n, lambda: src.iter_blocks(eval_rows, step))
-    return run_sweep(A_sort, blocks, budgets, sort=args.sort, sampling=args.sampling, search=args.search,
-                     confidence=confidence, seed=seed, depth=args.depth,
-                     threads=args.threads, decompose=args.decompose, ties=args.ties)
+    return run_sweep(rows(sort_rows), rows(eval_rows), budgets, sort=args.sort, sampling=args.sampling,
+                     search=args.search, confidence=confidence, seed=seed, depth=args.depth, ties=args.ties,
+                     decompose=args.decompose, kernel=kernel, executor=executor, threads=args.threads,
+                     chunk_rows=args.chunk_rows)
 
 
 def _check_dask_options(args: argparse.Namespace) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.sortsearch.methods import THRESHOLD_RULES
+from lifelong_core.methods.registry import THRESHOLD_RULES
 from lifelong_core.sortsearch.search import SAMPLING
 
 

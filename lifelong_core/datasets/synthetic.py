@@ -28,6 +28,7 @@ synthetic and labelled so (``synthetic=True`` on the dataset in a store).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -36,9 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from scipy.special import expit
 
 from lifelong_core.errors import InputError
+from lifelong_core.store import Store, insert_packed_rows
 
 DEFAULT_BLOCK_BYTES = 64 << 20
 
@@ -194,8 +197,6 @@ def write_npy(spec: SyntheticSpec, path: Path, *, packed: bool = False, block_ro
 
 def samples_table(spec: SyntheticSpec, dataset: str = "synthetic"):
     """Sample metadata for a store: ids, the dataset, one domain, split 'test'."""
-    import pandas as pd
-
     n = spec.n_samples
     width = len(str(n - 1))
     return pd.DataFrame(
@@ -218,10 +219,6 @@ def models_table(
     latent: SyntheticParams | None = None,
 ):
     """Model metadata for a store: one row per synthetic model, its ability and cluster."""
-    import json
-
-    import pandas as pd
-
     stop = spec.n_models if stop is None else stop
     p = latent if latent is not None else params(spec)
     width = len(str(spec.n_models - 1))
@@ -258,9 +255,6 @@ def write_store(
     ``insert_matrix`` (a long extras table: demo scale only). The store is built in a
     temporary file and renamed at the end.
     """
-    from lifelong_core.store import Store
-    from lifelong_core.store.packed_bulk import insert_packed_rows
-
     path = Path(path)
     if path.exists() and not force:
         raise InputError(f"{path} already exists; pass --force to replace it.")

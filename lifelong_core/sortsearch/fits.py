@@ -65,6 +65,8 @@ def fit_exponential(budgets, errors) -> FitResult:
     from a log-linear fit of E - c against n' (so the decay scale matches the data's
     budget range, which spans orders of magnitude).
     """
+    # Imported here: every sweep imports sortsearch, only the budget explorer fits curves,
+    # and scipy.optimize costs about a second to import.
     from scipy.optimize import curve_fit
 
     cleaned = _clean(budgets, errors, 3, "exponential")

@@ -2,20 +2,19 @@
 
 Every threshold metric of a model needs only the number of ones of its row, in sorted
 order, before a finite set of cut positions known before touching the data. The dense
-backend here works on uint8 row blocks; a packed-bit backend supplies the same three
-functions for packed rows and must return identical numbers.
+version here works on uint8 row blocks; :class:`lifelong_core.bits.SortedCounter` is the
+packed-bit twin and returns identical numbers. The sweep's kernels
+(:mod:`lifelong_core.sweep`) are built on them.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from lifelong_core.sortsearch.search import RULES, positions_for, rule_candidates
-from lifelong_core.sortsearch.sort import best_prefix_counts, column_sums
 
 
 def boundary_counts(block: np.ndarray, order: np.ndarray, cuts: np.ndarray) -> np.ndarray:
@@ -25,10 +24,10 @@ def boundary_counts(block: np.ndarray, order: np.ndarray, cuts: np.ndarray) -> n
     cuts: O(rows * n) time and O(rows * n) int32 memory for the block. (A ``reduceat``
     over the segments between cuts avoids the full running sum but measured ~3x slower.)
     """
-    return _Scratch().boundary_counts(block, order, cuts)
+    return Scratch().boundary_counts(block, order, cuts)
 
 
-class _Scratch:
+class Scratch:
     """Reusable sorted-block and running-sum buffers for one sweep.
 
     Writing into preallocated buffers (``out=``) skips the allocation and first-touch
@@ -61,57 +60,6 @@ class _Scratch:
         first = int(np.searchsorted(cuts, 1))
         out[:, first:] = np.take(running, cuts[first:] - 1, axis=1)
         return out
-
-
-def dense_best_prefix(block: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Full-row DP optimum per row and the ones before it (for the §4.5 decomposition)."""
-    return best_prefix_counts(np.take(block, order, axis=1))
-
-
-@dataclass(frozen=True)
-class Backend:
-    """How the sweep reads row blocks: the dense default or a packed-bit backend.
-
-    ``best_prefix`` (needed only for the error decomposition) may be None; ``to_dense``
-    turns a block into a uint8 array for protocol methods, which see whole rows.
-    """
-
-    column_sums: Callable[[object], np.ndarray]
-    boundary_counts: Callable[[object, np.ndarray, np.ndarray], np.ndarray]
-    best_prefix: Callable[[object, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
-    to_dense: Callable[[object], np.ndarray] = np.asarray
-
-
-def dense_backend() -> Backend:
-    """The dense uint8 backend, with its own scratch buffers (one per sweep)."""
-    return Backend(column_sums=column_sums, boundary_counts=_Scratch().boundary_counts, best_prefix=dense_best_prefix)
-
-
-DENSE = Backend(column_sums=column_sums, boundary_counts=boundary_counts, best_prefix=dense_best_prefix)
-
-
-@dataclass(frozen=True)
-class RowBlocks:
-    """A matrix served as blocks of rows: ``blocks()`` yields ``(row_ids, block)``.
-
-    Lets the sweep stream evaluated models from disk (``io.matrix.MatrixSource``) or
-    from a packed store without holding all rows at once.
-    """
-
-    n_rows: int
-    n_cols: int
-    blocks: Callable[[], Iterator[tuple[np.ndarray, object]]]
-
-    @classmethod
-    def from_array(cls, A: np.ndarray, row_ids: np.ndarray | None = None, block_rows: int | None = None) -> "RowBlocks":
-        ids = np.arange(A.shape[0], dtype=np.int64) if row_ids is None else np.asarray(row_ids, dtype=np.int64)
-        step = block_rows or default_block_rows(A.shape[1])
-
-        def gen() -> Iterator[tuple[np.ndarray, np.ndarray]]:
-            for s in range(0, A.shape[0], step):
-                yield ids[s : s + step], A[s : s + step]
-
-        return cls(A.shape[0], A.shape[1], gen)
 
 
 def default_block_rows(n: int, target_bytes: int = 4 << 20) -> int:
@@ -147,7 +95,12 @@ def plan_sweep(
     ``count(p + 1) - count(p)``), every threshold the ``rules`` can return, and ``n``
     (the row total).
     """
-    positions = tuple(positions_for(sampling, n, b, rng) for b in budgets)
+    return plan_from_positions(n, budgets, tuple(positions_for(sampling, n, b, rng) for b in budgets), rules)
+
+
+def plan_from_positions(n: int, budgets: tuple[int, ...], positions: tuple[np.ndarray, ...],
+                        rules: tuple[str, ...] = RULES) -> SweepPlan:
+    """:func:`plan_sweep` for positions already drawn (one array per budget)."""
     parts = [np.array([0, n], dtype=np.int64)]
     for p in positions:
         parts += [p, p + 1] + [rule_candidates(r, p, n) for r in rules]

@@ -162,3 +162,20 @@ def choose_sort_rows(m: int, k: int, seed: int) -> np.ndarray:
             "least one must be left to evaluate).", param="sort_models"
         )
     return np.sort(np.random.default_rng(seed).choice(m, k, replace=False)).astype(np.int64)
+
+
+SORTS = ("sum", "confidence", "recursive")
+
+
+def compute_order(A_sort: np.ndarray, sort: str = "sum", confidence: np.ndarray | None = None,
+                  ties: str = "stable", depth: int = 2) -> np.ndarray:
+    """The Sort step by name: ``sum``, ``confidence`` (needs ``confidence``) or ``recursive``."""
+    if sort == "sum":
+        return sort_by_sum(A_sort, ties)
+    if sort == "confidence":
+        if confidence is None:
+            raise InputError("Sorting by confidence needs a confidence matrix.", param="confidence")
+        return sort_by_confidence(confidence, ties)
+    if sort == "recursive":
+        return sort_recursive(A_sort, depth)
+    raise InputError(f"unknown sort {sort!r}; use one of {', '.join(SORTS)}.")

@@ -28,6 +28,9 @@ from typing import Sequence
 import numpy as np
 
 from lifelong_core.errors import InputError
+from lifelong_core.methods.registry import get_method
+from lifelong_core.sortsearch.search import check_budget
+from lifelong_core.sortsearch.sort import compute_order
 from lifelong_core.stats.counts import CountTable
 
 
@@ -73,10 +76,8 @@ def sortsearch_counts(
     ``A`` is the cache (models x samples, 0/1); ``sample_task[j]`` names the task of
     column ``j``; rows ``sort_rows`` of ``A`` are the models already in the cache (they
     fix the sample order), rows ``eval_rows`` are the "new" models. ``method`` is any
-    name :func:`lifelong_core.sortsearch.get_method` knows.
+    name :func:`lifelong_core.methods.get_method` knows.
     """
-    from lifelong_core.sortsearch import compute_order, get_method
-
     A = np.asarray(A)
     sort_rows = np.asarray(sort_rows, dtype=np.int64)
     eval_rows = np.asarray(eval_rows, dtype=np.int64)
@@ -87,8 +88,7 @@ def sortsearch_counts(
     if np.intersect1d(sort_rows, eval_rows).size:
         raise InputError("a model cannot be both in the cache used for sorting and among the estimated models.")
     n = A.shape[1]
-    if not 1 <= budget <= n:
-        raise InputError(f"the budget must be between 1 and the number of samples ({n}), got {budget}.")
+    check_budget(n, budget)
     tasks, col_task = _task_index(list(sample_task))
     missing = [t for t in tasks if t not in task_category]
     if missing:

@@ -4,10 +4,11 @@ The repository carries two small public-fact tables under ``data/``:
 ``vtab1k_tasks.csv`` (19 tasks, their category and test-set size, from the benchmark's
 own splits) and ``vtab1k_published.csv`` (the per-category and overall figures of Table
 A.3 with their 83.4% intervals: bootstrap, Bayesian, and bootstrap on normalised
-accuracy), and ``vtab1k_leaderboard.csv``, the VTAB-1k columns of the public
-leaderboard (google-research/task_adaptation's ``docs/data/results.csv``, Apache-2.0; see
-``vtab1k_leaderboard.NOTICE.md``), which :func:`counts_from_leaderboard` turns into
-counts.
+accuracy). Per-task leaderboard accuracies are not bundled; a ``leaderboard_results.csv``
+in the format of google-research/task_adaptation's ``docs/data/results.csv`` can be
+turned into counts with :func:`counts_from_leaderboard`. Without a path it reads
+``$LBE_VTAB_LEADERBOARD``, else ``shared/data/vtab1k/leaderboard_results.csv`` beside the
+checkout (:data:`LEADERBOARD_CSV`), and says so in one sentence when the file is absent.
 
 Like the paper (§3: "simulated data consistent with the per-task accuracies"), the
 number correct of a model on a task is its published accuracy times the test-set size,
@@ -16,6 +17,7 @@ rounded to a whole number.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +29,10 @@ from lifelong_core.stats.counts import CountTable
 
 TASKS_CSV = DATA_DIR / "vtab1k_tasks.csv"
 PUBLISHED_CSV = DATA_DIR / "vtab1k_published.csv"
-# The VTAB-1k columns of the public leaderboard (Apache-2.0; data/vtab1k_leaderboard.NOTICE.md).
-LEADERBOARD_CSV = DATA_DIR / "vtab1k_leaderboard.csv"
+# The public leaderboard's results.csv is not copied into the repository (its source asks
+# not to); a checkout finds it in the shared data beside it, or where the variable points.
+LEADERBOARD_CSV = Path(os.environ.get("LBE_VTAB_LEADERBOARD")
+                       or DATA_DIR.parent.parent / "shared" / "data" / "vtab1k" / "leaderboard_results.csv")
 CATEGORIES = ("natural", "specialized", "structured")
 
 
@@ -56,7 +60,9 @@ def counts_from_leaderboard(path: str | Path = LEADERBOARD_CSV, tasks: pd.DataFr
     try:
         raw = pd.read_csv(path, header=None, dtype=str, keep_default_na=False)
     except FileNotFoundError:
-        raise InputError(f"{path}: no such file.") from None
+        raise InputError(f"the VTAB-1k leaderboard file {path} is not there: it is not bundled; download "
+                         "google-research/task_adaptation's docs/data/results.csv and pass its path "
+                         "(or set LBE_VTAB_LEADERBOARD).") from None
     if len(raw) < 4:
         raise InputError(f"{path.name} has fewer rows than the leaderboard format needs (regime, task, method, models).")
     regimes, names = raw.iloc[0].tolist(), raw.iloc[1].tolist()

@@ -24,6 +24,7 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from lifelong_core.errors import InputError
 from lifelong_core.stats.bootstrap import Bootstrap, uniform_task_weights
@@ -101,8 +102,6 @@ def category_stats_from_intervals(
     normal quantile of ``(1 + level) / 2``. Figures rounded to 0.1 point make this SE
     approximate (by up to about a third for the narrowest VTAB intervals).
     """
-    from scipy.stats import norm
-
     if len(categories) != 3:
         raise InputError(f"task weighting needs exactly three categories, got {len(categories)}.")
     z = norm.ppf(0.5 + level / 2.0)

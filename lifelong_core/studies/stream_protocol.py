@@ -37,9 +37,9 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.sortsearch import run_sweep
-from lifelong_core.sortsearch.methods import is_threshold_rule
+from lifelong_core.methods import is_threshold_rule
 from lifelong_core.sortsearch.search import SAMPLING
+from lifelong_core.sweep import run_sweep
 
 ERRORS = ("mae", "eagg")
 CONFIG_COLUMNS = ["method", "budget", "sampling", "train_error", "chosen", "test_mae", "test_eagg", "evaluations",

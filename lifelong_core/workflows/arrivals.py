@@ -18,9 +18,11 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.sortsearch import InsertD, compute_order, get_method
-from lifelong_core.store import binary_values, numeric_column, text_column
+from lifelong_core.methods import InsertD, get_method
+from lifelong_core.sortsearch import compute_order
+from lifelong_core.store import text_column
 from lifelong_core.workflows.selection import Selection
+from lifelong_core.workflows.uploads import result_values, split_columns
 
 NEW_MODEL_COLUMNS = ("sample_id", "correct")
 NEW_SAMPLE_COLUMNS = ("model_id", "sample_id", "correct")
@@ -39,11 +41,13 @@ def fit_new_sample_method(sel: Selection, rule: str, sampling: str) -> InsertD:
 
 # ------------------------------------------------------------------ reading results back
 def read_results(data: bytes, name: str, columns: tuple[str, ...]) -> pd.DataFrame:
-    """A results CSV with exactly the named columns, validated like a store import.
+    """A results CSV with the named columns, validated like a store import; other columns
+    are ignored and listed in ``attrs["ignored"]``.
 
-    Ids go through the store's text validation and ``correct`` through its 0/1 check, so
-    a bad file gets the same one sentence (file, row, column) as ``import`` would give.
-    Repeated rows with the same ``correct`` are kept once.
+    Ids go through the store's text validation, so a bad file gets the same one sentence
+    (file, row, column) as ``import`` would give; ``correct`` may be 0/1, true/false or
+    yes/no (:func:`~lifelong_core.workflows.uploads.result_values`). Repeated rows with
+    the same ``correct`` are kept once.
     """
     source = f"uploaded file {name}"
     if not name.lower().endswith(".csv"):
@@ -61,13 +65,13 @@ def read_results(data: bytes, name: str, columns: tuple[str, ...]) -> pd.DataFra
     if missing:
         raise InputError(f"{source} has no column {missing[0]!r} (columns found: {', '.join(df.columns) or 'none'}); "
                          f"expected {', '.join(columns)}.")
-    extra = [c for c in df.columns if c not in columns]
-    if extra:
-        raise InputError(f"{source} has unknown column {extra[0]!r}; expected exactly {', '.join(columns)}.")
+    # The downloaded list with a result column added comes back with the list's own columns:
+    # they are set aside (named in ``attrs["ignored"]`` for the page to say so), not refused.
+    _, extra = split_columns(df.columns, columns)
     if len(df) == 0:
         raise InputError(f"{source} has no data rows.")
     out = pd.DataFrame({c: text_column(df[c], c, source) for c in columns if c != "correct"})
-    out["correct"] = binary_values(numeric_column(df["correct"], "correct", source), "correct", source)
+    out["correct"] = result_values(df["correct"], "correct", source)
     keys = [c for c in columns if c != "correct"]
     dup = out.duplicated(keys, keep=False)
     if dup.any():
@@ -77,6 +81,7 @@ def read_results(data: bytes, name: str, columns: tuple[str, ...]) -> pd.DataFra
             raise InputError(f"{source} row {i + 1} repeats {', '.join(keys)} {tuple(out.loc[i, keys])} with a different "
                              "'correct' value.")
         out = out.drop_duplicates(keys).reset_index(drop=True)
+    out.attrs["ignored"] = extra
     return out
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from lifelong_core.sortsearch import power_budgets
+from lifelong_core.sweep import power_budgets
 
 
 def budget_choices(n: int) -> list[int]:

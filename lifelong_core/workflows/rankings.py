@@ -1,38 +1,52 @@
 """Counts estimated by Sort & Search for the newest models, ready for the ranking methods.
 
-The newest models by release order play the new models: each is estimated from
-``budget`` samples (Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era
-of Rapid Progress*, §3.2) and its predicted vector summed per domain, beside its true
-counts; see :mod:`lifelong_core.stats.estimated` for what intervals on them mean.
+The models are one dataset's complete set (:func:`~lifelong_core.workflows.selection.select`:
+real models evaluated on every sample; a store whose datasets were run by different models
+has one such set per dataset), optionally narrowed to the ones the user chose. The newest of
+them by release order play the new models: each is estimated from ``budget`` samples
+(Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*,
+§3.2) and its predicted vector summed per domain, beside its true counts; see
+:mod:`lifelong_core.stats.estimated` for what intervals on them mean. Domains without a
+category get one by :func:`~lifelong_core.workflows.categories.fill_categories`.
 """
 
 from __future__ import annotations
+
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.stats.estimated import sortsearch_counts
+from lifelong_core.workflows.categories import fill_categories
+from lifelong_core.workflows.selection import Selection, select
 from lifelong_core.workflows.sortsets import release_rows
 
 
-def newest_estimated_counts(store, dataset: str, n_new: int, budget: int, method: str, seed: int):
-    """Estimated and true counts (``counts.csv`` frames) of the ``n_new`` newest models of
-    ``dataset``, the older ones as the cache; and, where ``method`` gives one, a frame of
-    its own interval of each model's pooled accuracy in percent (model, mean, lo, hi, true),
-    else None."""
-    samples = store.samples(dataset=dataset)
-    models = store.models()
-    models = models.iloc[release_rows(models)]
-    if n_new >= len(models):
-        raise InputError(f"hold out fewer than the {len(models)} models in the store.")
-    A = store.matrix(models=models["model_idx"].to_numpy(), samples=samples["sample_idx"].to_numpy())
-    rows = np.arange(len(models))
+def newest_estimated_counts(store, dataset: str, n_new: int, budget: int, method: str, seed: int,
+                            models: Sequence[str] | None = None, sel: Selection | None = None):
+    """Estimated and true counts (``counts.csv`` frames) of the ``n_new`` newest of the chosen
+    ``models`` (names; None = all) of ``dataset``, the older ones as the cache; and, where
+    ``method`` gives one, a frame of its own interval of each model's pooled accuracy in
+    percent (model, mean, lo, hi, true), else None. ``sel``: the dataset's selection, when
+    the caller already holds it."""
+    sel = sel if sel is not None else select(store, dataset)
+    names = np.asarray(sel.names, dtype=object)
+    keep = np.arange(len(names)) if models is None else np.flatnonzero(np.isin(names, list(models)))
+    keep = keep[release_rows(sel.models.iloc[keep])]
+    if not 2 <= n_new < len(keep) - 1:
+        raise InputError(f"hold out between 2 and {len(keep) - 2} of the {len(keep)} chosen models "
+                         "(at least two stay in the cache).")
+    smp = sel.samples
+    doms = fill_categories(pd.DataFrame({"model": "", "task": smp["domain"].astype(str), "category": smp["category"],
+                                         "correct": 0, "total": 1}).drop_duplicates("task"))
+    rows = np.arange(len(keep))
     est = sortsearch_counts(
-        A,
-        samples["domain"].tolist(),
-        dict(zip(samples["domain"], samples["category"])),
-        models["name"].tolist(),
+        sel.A[keep],
+        smp["domain"].astype(str).tolist(),
+        dict(zip(doms["task"], doms["category"])),
+        names[keep].tolist(),
         sort_rows=rows[:-n_new],
         eval_rows=rows[-n_new:],
         budget=budget,

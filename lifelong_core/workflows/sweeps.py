@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.sortsearch import run_sweep
-from lifelong_core.sortsearch.methods import is_threshold_rule
+from lifelong_core.methods import is_threshold_rule
+from lifelong_core.sweep import run_sweep
 from lifelong_core.workflows.selection import Selection
 
 # Model-based estimators take long per row: small blocks let a progress bar move.
@@ -57,7 +57,7 @@ def sweep_selection(sel: Selection, sort_set, sort: str, sampling: str, search: 
     res = run_sweep(
         sel.A[rows], sel.A[ev], budgets, sort=sort, sampling=sampling, search=search, confidence=confidence,
         seed=seed, decompose=decompose, eval_row_ids=ev, progress=progress,
-        block_rows=None if is_threshold_rule(search) else MODEL_BLOCK_ROWS,
+        chunk_rows=None if is_threshold_rule(search) else MODEL_BLOCK_ROWS,
     )
     per = res.per_model.copy()
     per["name"] = np.asarray(sel.names, dtype=object)[per["model_row"].to_numpy()]

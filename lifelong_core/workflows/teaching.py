@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lifelong_core.sortsearch import InsertM, rule_thresholds, sort_models
+from lifelong_core.methods import InsertM
+from lifelong_core.sortsearch import rule_thresholds, sort_models
 from lifelong_core.workflows.selection import Selection
 
 
@@ -67,3 +68,17 @@ def walkthrough(A: np.ndarray, held_out: int, budget: int, rule: str, sampling: 
     pred = np.zeros(M.shape[1], dtype=np.uint8)
     pred[:t] = 1
     return Walkthrough(est.order_, pos, observed, t, pred, new[est.order_].astype(np.uint8))
+
+
+def prediction_after(w: Walkthrough, step: int, rule: str) -> tuple[int, np.ndarray] | None:
+    """Threshold and predicted row (sorted order) from the first ``step`` evaluations only,
+    in the order they are made (ascending sorted position); None before the first. After
+    all of them this is ``(w.threshold, w.pred)``: a page that follows a slider shows what
+    is known at each step, not the final answer."""
+    if step <= 0:
+        return None
+    n = len(w.true)
+    t = int(rule_thresholds(rule, w.positions[:step], w.observed[None, :step], n)[0])
+    pred = np.zeros(n, dtype=np.uint8)
+    pred[:t] = 1
+    return t, pred

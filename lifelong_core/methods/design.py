@@ -29,10 +29,9 @@ import numpy as np
 from scipy import stats
 
 from lifelong_core.errors import InputError
-# The engine owns the result type of every search method (docs/CONTRACTS.md).
-from lifelong_core.sortsearch.methods import Estimate
+from lifelong_core.sortsearch.search import check_budget
 
-__all__ = ["AccuracyInterval", "Estimate", "difference_estimate", "strata_bounds", "stratified_positions"]
+__all__ = ["AccuracyInterval", "difference_estimate", "strata_bounds", "stratified_positions"]
 
 
 def strata_bounds(n: int, budget: int) -> np.ndarray:
@@ -43,11 +42,6 @@ def strata_bounds(n: int, budget: int) -> np.ndarray:
     """
     h = max(budget // 2, 1)
     return np.linspace(0, n, h + 1).round().astype(np.int64)
-
-
-def check_budget(n: int, budget: int) -> None:
-    if not 1 <= budget <= n:
-        raise InputError(f"budget {budget} must be between 1 and the number of samples ({n}).")
 
 
 def stratified_positions(n: int, budget: int, rng: np.random.Generator) -> np.ndarray:

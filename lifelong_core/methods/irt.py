@@ -29,11 +29,8 @@ import numpy as np
 from scipy.special import expit
 
 from lifelong_core.errors import InputError
-from lifelong_core.estimators.base import (
-    Estimate,
-    difference_estimate,
-    stratified_positions,
-)
+from lifelong_core.methods.base import Estimate, check_fitted, check_observations
+from lifelong_core.methods.design import difference_estimate, stratified_positions
 
 
 def check_cache(A_sort: np.ndarray, order: np.ndarray) -> np.ndarray:
@@ -48,20 +45,6 @@ def check_cache(A_sort: np.ndarray, order: np.ndarray) -> np.ndarray:
     if order.shape != (A.shape[1],) or not np.array_equal(np.sort(order), np.arange(A.shape[1])):
         raise InputError(f"the sample order must be a permutation of the {A.shape[1]} sample columns.")
     return A
-
-
-def check_observations(positions: np.ndarray, observed: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    pos = np.asarray(positions, dtype=np.int64)
-    obs = np.asarray(observed)
-    if pos.ndim != 1 or obs.shape != pos.shape:
-        raise InputError("positions and observed results must be 1-D arrays of the same length.")
-    if len(pos) == 0:
-        raise InputError("at least one evaluated sample is needed for an estimate.")
-    if pos.min() < 0 or pos.max() >= n or len(np.unique(pos)) != len(pos):
-        raise InputError(f"evaluated sample indices must be distinct and in [0, {n}).")
-    if not np.isin(obs, (0, 1)).all():
-        raise InputError("observed results must be 0/1 correctness values.")
-    return pos, obs.astype(np.uint8)
 
 
 @dataclass(frozen=True)
@@ -183,6 +166,7 @@ class MIRTEstimator:
         return self
 
     def select(self, n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
+        check_fitted(self, "order_")
         if n != len(self.order_):
             raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
         return np.sort(self.order_[stratified_positions(n, budget, rng)])
@@ -193,6 +177,7 @@ class MIRTEstimator:
         return expit(self.item_.d + self.item_.w @ theta), df
 
     def estimate(self, positions: np.ndarray, observed: np.ndarray) -> Estimate:
+        check_fitted(self, "order_")
         n = len(self.order_)
         pos, obs = check_observations(positions, observed, n)
         prob, df = self.predict_proba(pos, obs)

@@ -18,9 +18,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
-from lifelong_core.estimators.base import Estimate, stratified_positions
-from lifelong_core.estimators.irt import check_cache, check_observations, finish
 from lifelong_core.errors import InputError
+from lifelong_core.methods.base import Estimate, check_fitted, check_observations
+from lifelong_core.methods.design import stratified_positions
+from lifelong_core.methods.irt import check_cache, finish
 
 
 def _loglik(agree: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
@@ -57,11 +58,13 @@ class NeighboursEstimator:
         return self
 
     def select(self, n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
+        check_fitted(self, "order_")
         if n != len(self.order_):
             raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
         return np.sort(self.order_[stratified_positions(n, budget, rng)])
 
     def estimate(self, positions: np.ndarray, observed: np.ndarray) -> Estimate:
+        check_fitted(self, "order_")
         n = len(self.order_)
         pos, obs = check_observations(positions, observed, n)
         match = self.A_[:, pos] == obs  # (m, n') bool, the only m x n' array

@@ -1,0 +1,33 @@
+"""Search methods: the contract (:mod:`.base`), the registry (:mod:`.registry`) and one
+module per method.
+
+- :mod:`.insert_m`: :class:`InsertM`, insert_M with the threshold rules ``midpoint``
+  and ``reference`` (seed 001 §3.2);
+- :mod:`.insert_d`: :class:`InsertD`, insert_D (§3.3);
+- :mod:`.copy_nearest`: :class:`CopyNearestExpand`, the §4.2 baseline;
+- :mod:`.irt`: ``mirt`` and ``irt``, multidimensional item-response models of the cache;
+- :mod:`.neighbours`: ``neighbours``, a Bayesian CopyNearest&Expand;
+- :mod:`.design`: the stratified design and difference estimator ``irt`` and
+  ``neighbours`` share.
+
+The model-based estimators (scipy) are imported only when the registry loads them.
+"""
+
+from lifelong_core.methods.base import Estimate, SearchMethod, check_fitted, check_observations
+from lifelong_core.methods.copy_nearest import CopyNearestExpand
+from lifelong_core.methods.insert_d import InsertD
+from lifelong_core.methods.insert_m import InsertM
+from lifelong_core.methods.registry import (
+    THRESHOLD_RULES,
+    available_methods,
+    get_method,
+    is_threshold_rule,
+    method_spec,
+    register,
+    unregister,
+)
+
+__all__ = [
+    "THRESHOLD_RULES", "CopyNearestExpand", "Estimate", "InsertD", "InsertM", "SearchMethod", "available_methods",
+    "check_fitted", "check_observations", "get_method", "is_threshold_rule", "method_spec", "register", "unregister",
+]

@@ -1,0 +1,86 @@
+"""What a sweep returns, built the same way whatever kernel and executor produced it.
+
+Kernels return per-chunk records (one entry per evaluated model and budget);
+:func:`assemble` concatenates them, orders them by (budget, model) and summarises each
+budget (:func:`summarise`: means over models, Pearson and Spearman across them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+from lifelong_core.sortsearch.metrics import correlations
+from lifelong_core.sortsearch.search import check_budget
+
+TABLE_COLUMNS = ["budget", "mae", "eagg", "kappa", "pearson", "spearman"]
+RECORD_KEYS = ("model_row", "budget", "est_acc", "true_acc", "mae", "eagg", "kappa")
+# Seed 000 §6: the error and the normalized agreement kappa, each split into the part
+# more samples cannot remove (against the best threshold y*) and the part they can.
+DECOMP_KEYS = ("aleatoric", "epistemic", "kappa_aleatoric", "kappa_epistemic")
+PER_MODEL_COLUMNS = ["model_row", "budget", "est_acc", "true_acc", "mae"]
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """``table``: one row per budget (means over evaluated models, correlations across
+    them); ``per_model``: one row per (model, budget). With ``decompose=True`` both also
+    carry ``aleatoric`` and ``epistemic`` (seed 001 §4.5) and the same split of kappa,
+    ``kappa_aleatoric`` = kappa(a, y*) and ``kappa_epistemic`` = kappa(y*, y) (seed 000 §6);
+    search methods with an interval add ``est_lo`` and ``est_hi`` to ``per_model``."""
+
+    table: pd.DataFrame
+    per_model: pd.DataFrame
+    order: np.ndarray
+    config: dict = field(default_factory=dict)
+
+
+def power_budgets(n: int, lo: int = 8, hi: int = 32768) -> tuple[int, ...]:
+    """The paper's 13 budgets 8, 16, ..., 32768 (§4.2), keeping those <= n."""
+    out = []
+    b = lo
+    while b <= min(hi, n):
+        out.append(b)
+        b *= 2
+    if not out:
+        raise InputError(f"no power-of-two budget between {lo} and {hi} fits {n} samples.", param="budgets")
+    return tuple(out)
+
+
+def check_budgets(budgets: Sequence[int], n: int) -> tuple[int, ...]:
+    """Sorted distinct budgets, each a whole number in [1, n]."""
+    out = []
+    for b in budgets:
+        check_budget(n, b)
+        out.append(int(b))
+    if not out:
+        raise InputError("no budgets given.", param="budgets")
+    return tuple(sorted(set(out)))
+
+
+def assemble(parts: list[dict[str, np.ndarray]]) -> pd.DataFrame:
+    """Chunk records -> ``per_model``, ordered by (budget, model_row)."""
+    if not parts:
+        raise InputError("the evaluated rows produced no blocks to score.")
+    records = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    idx = np.lexsort((records["model_row"], records["budget"]))
+    return pd.DataFrame({k: v[idx] for k, v in records.items()})
+
+
+def summarise(per_model: pd.DataFrame) -> pd.DataFrame:
+    """One row per budget: mean MAE, E_agg and kappa over models, and the Pearson and
+    Spearman correlations of estimated and true accuracy across them."""
+    rows = []
+    extra = [c for c in DECOMP_KEYS if c in per_model]
+    for b, g in per_model.groupby("budget", sort=True):
+        pear, spear = correlations(g["est_acc"].to_numpy(), g["true_acc"].to_numpy())
+        row = {"budget": int(b), "mae": g["mae"].mean(), "eagg": g["eagg"].mean(), "kappa": g["kappa"].mean(),
+               "pearson": pear, "spearman": spear}
+        for c in extra:
+            row[c] = g[c].mean()
+        rows.append(row)
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS + extra)

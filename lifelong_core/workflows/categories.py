@@ -1,0 +1,67 @@
+"""Task categories of a counts table when the data carry none, or the user gives their own.
+
+Counts tables (``model, task, category, correct, total``) need a category on every row
+(the rankings' per-category scopes, the three corners of the task-weighting map). An
+import often carries none: lm-evaluation-harness tasks outside any group, a long table
+without a ``category`` column. The rule, for the app and the command line alike: a task
+the user assigned keeps the user's category; a task with a recorded category keeps it;
+every other task gets :data:`UNCATEGORISED`.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import pandas as pd
+
+from lifelong_core.errors import InputError
+
+UNCATEGORISED = "uncategorised"
+
+
+def fill_categories(counts: pd.DataFrame, assigned: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """``counts`` with every row's category set: ``assigned[task]``, else the recorded
+    category, else :data:`UNCATEGORISED`. Tasks named in ``assigned`` must exist."""
+    out = counts.copy()
+    assigned = dict(assigned or {})
+    unknown = sorted(set(assigned) - set(out["task"].astype(str)))
+    if unknown:
+        raise InputError(f"category given for task {unknown[0]!r}, which the data do not have.")
+    recorded = out["category"].astype("string").str.strip()
+    recorded = recorded.where(recorded.notna() & (recorded != ""), UNCATEGORISED)
+    by_user = out["task"].astype(str).map(assigned)
+    out["category"] = by_user.where(by_user.notna(), recorded).astype(str).to_numpy(dtype=object)
+    return out
+
+
+def has_categories(counts: pd.DataFrame) -> bool:
+    """Whether any row carries a recorded (non-empty) category."""
+    text = counts["category"].astype("string").str.strip()
+    return bool((text.notna() & (text != "")).any())
+
+
+def parse_assignment(text: str) -> dict[str, str]:
+    """``task = category`` lines (``:`` or ``,`` also separate; blank lines and ``#``
+    comments ignored) as a dict; InputError naming the first bad line."""
+    out: dict[str, str] = {}
+    for no, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        for sep in ("=", ":", ","):
+            if sep in line:
+                task, cat = (s.strip() for s in line.split(sep, 1))
+                break
+        else:
+            raise InputError(f"category line {no} ({raw.strip()!r}) has no '=': write task = category.")
+        if not task or not cat:
+            raise InputError(f"category line {no} ({raw.strip()!r}) needs both a task and a category.")
+        if task in out and out[task] != cat:
+            raise InputError(f"category line {no} gives task {task!r} a second category ({cat!r}, before {out[task]!r}).")
+        out[task] = cat
+    return out
+
+
+def format_assignment(assigned: Mapping[str, str]) -> str:
+    """The text :func:`parse_assignment` reads back, one ``task = category`` per line."""
+    return "".join(f"{t} = {c}\n" for t, c in assigned.items())

@@ -1,0 +1,167 @@
+"""AppTest of the Data page: create a store, import through the page, see the new data on
+the Budget explorer in the same session (no server restart), errors in one sentence,
+exports, and the page's URL state."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+from lifelong_core.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = "pages/9_Data.py"
+
+
+def ok(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def app(store: Path, monkeypatch) -> AppTest:
+    monkeypatch.setenv("LBE_STORE", str(store))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+    at.run()
+    ok(at)
+    at.switch_page(DATA)
+    at.run()
+    ok(at)
+    return at
+
+
+def test_create_import_and_see_it_on_the_budget_explorer(demo_store_path, tmp_path, monkeypatch):
+    from user_store import own_eval_csv
+
+    at = app(demo_store_path, monkeypatch)
+    new = tmp_path / "mine.duckdb"
+    at.text_input(key="create_path").set_value(str(new))
+    at.button(key="create_btn").click()
+    at.run()
+    ok(at)
+    assert new.exists() and any("Created and opened" in s.value for s in at.success)
+    csv = own_eval_csv(tmp_path / "my_eval.csv")
+    at.file_uploader(key="up_long").set_value((csv.name, csv.read_bytes(), "text/csv"))
+    at.run()
+    at.button(key="import_btn").click()
+    at.run()
+    ok(at)
+    assert any("imported 1260 predictions" in s.value for s in at.success), [s.value for s in at.success]
+    with Store.open(new) as s:
+        assert s.datasets()["dataset"].tolist() == ["my-eval"]
+    at.switch_page("pages/1_Budget_explorer.py")
+    at.run()
+    ok(at)
+    ds = [w for w in at.sidebar.selectbox if w.label == "Dataset"][0]
+    assert ds.options == ["my-eval"] and ds.value == "my-eval"
+    assert any("my\\-eval" in c.value or "my-eval" in c.value for c in at.caption)
+    assert not any("scikit" in c.value for c in at.caption)
+
+
+def test_bad_upload_is_one_sentence_and_writes_nothing(user_store_path, tmp_path, monkeypatch):
+    import shutil
+
+    store = tmp_path / "copy.duckdb"
+    shutil.copy(user_store_path, store)
+    before = store.stat().st_mtime_ns
+    at = app(store, monkeypatch)
+    at.file_uploader(key="up_long").set_value(("bad.csv", b"model,sample,correct\nm1,s1,2\n", "text/csv"))
+    at.run()
+    at.button(key="import_btn").click()
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and "correct" in at.error[0].value and "\n" not in at.error[0].value
+    with Store.open(store) as s:
+        assert s.n_models == 23
+    assert store.stat().st_mtime_ns == before
+
+
+def test_zip_of_lm_eval_runs_imports_every_model(tmp_path, monkeypatch, demo_store_path):
+    from user_store import lm_eval_runs
+
+    runs = lm_eval_runs(tmp_path / "out")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for folder in list(runs.values())[:3]:
+            for f in folder.iterdir():
+                zf.write(f, f"out/{folder.name}/{f.name}")
+    at = app(demo_store_path, monkeypatch)
+    new = tmp_path / "llm.duckdb"
+    at.text_input(key="create_path").set_value(str(new))
+    at.button(key="create_btn").click()
+    at.run()
+    at.radio(key="fmt").set_value("lm-eval")
+    at.run()
+    at.file_uploader(key="up_lm").set_value(("runs.zip", buf.getvalue(), "application/zip"))
+    at.run()
+    at.button(key="import_btn").click()
+    at.run()
+    ok(at)
+    assert sum("imported 180 predictions" in s.value for s in at.success) == 3
+    with Store.open(new) as s:
+        assert sorted(s.models()["model_id"]) == sorted(list(runs)[:3])
+        assert set(s.domains()["domain"]) == {"arc_easy", "boolq", "piqa"}
+    assert at.query_params["fmt"] == ["lm-eval"] or at.query_params["fmt"] == "lm-eval"
+
+
+def test_export_counts_and_url_state(user_store_path, monkeypatch):
+    monkeypatch.setenv("LBE_STORE", str(user_store_path))
+    at = AppTest.from_file(str(ROOT / DATA), default_timeout=240)
+    at.query_params["fmt"] = "matrix"
+    at.query_params["xds"] = "my-eval"
+    at.query_params["dataset"] = "mine"
+    at.run()
+    ok(at)
+    assert at.radio(key="fmt").value == "matrix"
+    assert at.selectbox(key="xds").value == "my-eval"
+    assert at.text_input(key="imp_dataset").value == "mine"
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download counts.csv" in labels and "Download the long table (CSV)" in labels
+    at.radio(key="fmt").set_value("lm-eval")
+    at.selectbox(key="xds").set_value("lm-eval")
+    at.run()
+    ok(at)
+    assert at.query_params["fmt"] in ("lm-eval", ["lm-eval"]) and at.query_params["xds"] in ("lm-eval", ["lm-eval"])
+
+
+def test_inspect_logs_import_through_the_page(tmp_path, monkeypatch, demo_store_path):
+    """Real Inspect logs (written offline by Inspect's mockllm, tests/data/inspect_toy)."""
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+
+    pytest.importorskip("inspect_ai")
+    writer = ROOT / "tests" / "data" / "inspect_toy" / "write_logs.py"
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    env = {**os.environ, "INSPECT_LOG_DIR": str(log_dir), "INSPECT_LOG_LEVEL": "warning", "HF_HUB_OFFLINE": "1",
+           "INSPECT_DISPLAY": "none"}
+    proc = subprocess.run([sys.executable, str(writer)], env=env, capture_output=True, text=True, timeout=600, cwd=log_dir)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    match = next(p for p in log_dir.iterdir() if "_toy-match_" in p.name)
+    partial = next(p for p in log_dir.iterdir() if "_toy-partial_" in p.name)
+    at = app(demo_store_path, monkeypatch)
+    new = tmp_path / "inspect.duckdb"
+    at.text_input(key="create_path").set_value(str(new))
+    at.button(key="create_btn").click()
+    at.run()
+    at.radio(key="fmt").set_value("inspect")
+    at.run()
+    at.file_uploader(key="up_inspect").set_value((partial.name, partial.read_bytes(), "application/octet-stream"))
+    at.run()
+    at.button(key="import_btn").click()
+    at.run()
+    assert not at.exception and len(at.error) == 1 and "\n" not in at.error[0].value  # partial credit: refused
+    at.file_uploader(key="up_inspect").set_value((match.name, match.read_bytes(), "application/octet-stream"))
+    at.run()
+    at.button(key="import_btn").click()
+    at.run()
+    ok(at)
+    assert any("imported 8 predictions" in s.value for s in at.success), [s.value for s in at.success]
+    with Store.open(new) as s:
+        assert s.models()["model_id"].tolist() == ["mockllm/model"]

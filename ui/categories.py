@@ -1,0 +1,58 @@
+"""The task-category control shared by Rankings and Task weighting.
+
+Data often carry no categories (lm-eval tasks outside any group, a long table without a
+``category`` column); the rule that fills them is
+``lifelong_core.workflows.categories.fill_categories``. Here the user may name their own,
+one ``task = category`` line each; the text lives in the URL like every other control.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from lifelong_core.errors import InputError
+from lifelong_core.workflows.categories import (
+    UNCATEGORISED,
+    fill_categories,
+    format_assignment,
+    has_categories,
+    parse_assignment,
+)
+from ui.common import query_default, sync_query
+
+
+def category_control(counts: pd.DataFrame, url_key: str, need: int | None = None) -> pd.DataFrame:
+    """``counts`` with every task in a category: the user's text (URL ``url_key``), else
+    the recorded category, else ``uncategorised``. Stops the page with one sentence on a
+    bad line. ``need``: how many categories the page needs (said in the help text)."""
+    recorded = has_categories(counts)
+    tasks = list(dict.fromkeys(counts["task"].astype(str)))
+    current = fill_categories(counts).drop_duplicates("task").set_index("task")["category"]
+    text_default = format_assignment({t: current[t] for t in tasks})
+    text = query_default(url_key, "")
+    with st.expander("Task categories" + ("" if recorded else " (the data carry none: give your own)"),
+                     expanded=not recorded and need is not None):
+        st.caption(
+            ("The data record no category for any task, so every task is "
+             f"'{UNCATEGORISED}'. " if not recorded else "")
+            + "One `task = category` line per task; tasks left out keep their recorded category. "
+            "At import, a long table's **category** column (or an lm-eval group listing the task) records them."
+            + (f" This page needs {need} categories." if need else "")
+        )
+        typed = st.text_area("task = category", value=text or text_default, height=150, key=url_key)
+    if typed.strip() != text_default.strip():
+        sync_query(**{url_key: typed})
+    elif url_key in st.query_params:
+        del st.query_params[url_key]
+    try:
+        assigned = parse_assignment(typed)
+    except InputError as exc:
+        st.error(str(exc))
+        st.stop()
+    # Lines for tasks these data lack (a link made on another dataset) are left aside, with a note.
+    unknown = [t for t in assigned if t not in set(tasks)]
+    if unknown:
+        st.caption(f"Category lines for tasks these data do not have are ignored: {', '.join(unknown[:5])}"
+                   + (" …" if len(unknown) > 5 else "") + ".")
+    return fill_categories(counts, {t: c for t, c in assigned.items() if t not in unknown})
