@@ -70,8 +70,8 @@ def home() -> None:
     st.markdown(
         "A lifelong benchmark keeps every model's per-sample results in one growing cache (models × samples). "
         "**Sort & Search** uses that cache to estimate a new model from a few hundred evaluations, and a new "
-        "sample's difficulty from a few models (seed 001). The other pages add honest uncertainty to rankings "
-        "(seed 002) and compare accuracy across similar datasets (seed 004)."
+        "sample's difficulty from a few models (Prabhu et al., 2024). The other pages add honest uncertainty to rankings "
+        "(LA-UR-24-25289 report, 2024) and compare accuracy across similar datasets (Anzaku et al.)."
     )
 
     key = data.store_key()

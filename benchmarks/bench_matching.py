@@ -1,4 +1,4 @@
-"""Timing of the matched-accuracy protocol (seed 004, Algorithms 1 and 2).
+"""Timing of the matched-accuracy protocol (Anzaku et al., Algorithms 1 and 2).
 
 1. One model, 50,000 source and 10,000 target datapoints (the ImageNet / ImageNetV2 sizes
    of the paper), 10 runs, eps = 0.005, both criteria, 10 and 1,000 classes

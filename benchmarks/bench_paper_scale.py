@@ -1,6 +1,6 @@
 """Benchmark: Sort & Search at the paper's scale on one machine (issue 7).
 
-Seed 001 §4: 6,000 Sort models + 25,250 evaluated models x 1,697,682 samples
+Prabhu et al. (2024) §4: 6,000 Sort models + 25,250 evaluated models x 1,697,682 samples
 (Lifelong-CIFAR10), 13 budgets 8 ... 32,768, uniform sampling, Sorting by Sum. Phases,
 each a separate process so that its wall time and peak RSS (``ru_maxrss`` from
 ``os.wait4``) are its own:
@@ -52,7 +52,7 @@ def spec_for(models: int, samples: int):
     from lifelong_core.datasets.synthetic import SyntheticSpec
 
     # Model cliques with their own offsets and a little label noise, so one Sort order
-    # fits every model only approximately, as for real classifiers (seed 001 App. E).
+    # fits every model only approximately, as for real classifiers (Prabhu et al., 2024, App. E).
     return SyntheticSpec(n_models=models, n_samples=samples, seed=0, ability_mean=1.5, ability_sd=1.0,
                          n_clusters=4, cluster_spread=0.3, label_noise=0.01)
 

@@ -1,4 +1,4 @@
-"""Timing of the honest-rankings engine (seed 002) on VTAB-1k-sized data.
+"""Timing of the honest-rankings engine (LA-UR-24-25289 report, 2024) on VTAB-1k-sized data.
 
 1. Bootstrap: 2,000 replicates of 16 models x 19 tasks, with the per-scope leaderboard
    (target: within 0.5 s).
@@ -9,8 +9,8 @@
    (target: within 30 s), with its largest R-hat and smallest ESS.
 5. The simulation study of §2.2 (Table 1), whose intervals the README records.
 
-Data: the VTAB-1k leaderboard beside the repository (``../shared/data/vtab1k/``) when
-present; otherwise seeded accuracies with VTAB's 19 test-set sizes (same shapes, same
+Data: the full VTAB-1k leaderboard, when a copy is placed beside the repository (it is not
+committed); otherwise seeded accuracies with VTAB's 19 test-set sizes (same shapes, same
 cost). Timings are wall-clock minima and medians over repeats on a shared 2-core machine,
 so expect noise. Run: ``.venv/bin/python -m benchmarks.bench_stats``.
 """
@@ -43,7 +43,7 @@ VTAB = ROOT.parent / "shared" / "data" / "vtab1k" / "leaderboard_results.csv"
 
 def vtab_counts() -> tuple[CountTable, str]:
     if VTAB.exists():
-        return counts_from_leaderboard(VTAB), "VTAB-1k leaderboard (../shared/data/vtab1k)"
+        return counts_from_leaderboard(VTAB), "VTAB-1k leaderboard (copy beside the repository)"
     tasks = load_tasks()
     rng = np.random.default_rng(0)
     n = np.broadcast_to(tasks["test_examples"].to_numpy(dtype=np.int64), (16, len(tasks))).copy()

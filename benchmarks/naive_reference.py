@@ -1,6 +1,6 @@
 """A naive, dense transcription of the published Sort & Search reference code.
 
-The baseline of ``benchmarks.bench_sweep``: Listing 1 of seed 001 (``sort_by_sum`` with
+The baseline of ``benchmarks.bench_sweep``: Listing 1 of Prabhu et al. (2024) (``sort_by_sum`` with
 ``np.flip(np.argsort(.))``, ``dp_search`` with ``query[query == 0] = -1`` and
 ``np.argmax(np.cumsum(.))``), the reference uniform grid and threshold rule
 (predicted-correct region = sorted positions ``< p[i*]``), and, for every budget, the

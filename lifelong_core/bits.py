@@ -1,4 +1,4 @@
-"""The packed-bit layout of the cache matrix A and its kernels (seed 001, §2-§3).
+"""The packed-bit layout of the cache matrix A and its kernels (Prabhu et al., 2024, §2-§3).
 
 One layout everywhere, from the store's blobs to the sweep's kernels: a packed block is
 ``np.packbits(A_block, axis=1, bitorder="little")``: sample ``j`` of row ``r`` is bit

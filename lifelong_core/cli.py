@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "build_demo",
     "harness",
     "app",
+    "adaptive",
 )
 
 
@@ -50,7 +51,7 @@ def build_parser(prog: str = "python -m lifelong_core") -> argparse.ArgumentPars
 
 
 # Core parameter names whose command-line dest differs.
-PARAM_DESTS = {"model_name": "model"}
+PARAM_DESTS = {"model_name": "model", "task_names": "task"}
 
 
 def flag_for(parser: argparse.ArgumentParser, param: str | None) -> str | None:
@@ -78,6 +79,22 @@ def main(argv: list[str] | None = None, prog: str = "python -m lifelong_core") -
     except InputError as exc:
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         print(error_line(exc, sub.choices[args.command]), file=sys.stderr)
+        return 2
+    except OSError as exc:
+        # A backstop at the edge: readers and writers name their file themselves; an OS
+        # error that slipped past them still gets one sentence with its real cause.
+        from lifelong_core.io.edges import cause
+
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"error: cannot access{where}: {cause(exc)}.", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from lifelong_core.store.maintenance import store_error_sentence
+
+        sentence = store_error_sentence(exc, getattr(args, "store", None))
+        if sentence is None:
+            raise
+        print(f"error: {sentence}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

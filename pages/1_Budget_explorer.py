@@ -1,4 +1,4 @@
-"""Budget explorer: how many evaluations does a new model need? (seed 001 §4, seed 000 §5)."""
+"""Budget explorer: how many evaluations does a new model need? (Prabhu et al., 2024, §4, Prabhu et al. (2024, *Lifelong Benchmarks*) §5)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from lifelong_core.errors import InputError
 from lifelong_core.methods import is_threshold_rule
-from lifelong_core.workflows.sortsets import nested_pool
 from lifelong_core.workflows.sweeps import family_correlation
 from ui import charts, data, studies
 from ui.common import download_table, provenance_note, show_chart, show_table, sync_query, url_index
@@ -18,7 +16,7 @@ st.title("Budget explorer")
 st.markdown(
     "Sort the samples from easy to hard using a few models (**Sort**), then estimate every other "
     "model from only **n′** evaluations (**Search**) and compare with its full evaluation "
-    "(seed 001 §3-4). Every view is in the URL: copy it to share."
+    "(Prabhu et al., 2024, §3-4). Every view is in the URL: copy it to share."
 )
 
 cfg, sel = data.sweep_controls(repeats=True)
@@ -48,7 +46,7 @@ sync_query(hb=hb)
 best = table[table["budget"] == hb].iloc[0]
 c[3].metric(f"MAE at n′={int(best['budget'])}", f"{best['mae']:.4f}",
             help=f"E_agg there: {best['eagg']:.4f} (aggregate accuracy error)")
-c[4].metric("compute saved", f"{n / best['budget']:.1f}×", help=f"n / n′ at n′ = {hb} (seed 001 footnote 4)")
+c[4].metric("compute saved", f"{n / best['budget']:.1f}×", help=f"n / n′ at n′ = {hb} (Prabhu et al., 2024, footnote 4)")
 
 TABS = ["Budget curves", "vs CopyNearest&Expand", "Aleatoric vs epistemic", "Design choices", "Model correlation",
         "New samples (insert_D)"]
@@ -68,7 +66,7 @@ with tabs[0]:
             if mae_fit.ok:
                 p = mae_fit.params
                 st.caption(f"Fitted E = a·exp(−b·n′) + c: a = {p['a']:.4g}, b = {p['b']:.4g}, c = {p['c']:.4g} "
-                           f"(R² {mae_fit.r2:.3f}); c is the error that more samples cannot remove (seed 001 §4.2).")
+                           f"(R² {mae_fit.r2:.3f}); c is the error that more samples cannot remove (Prabhu et al., 2024, §4.2).")
             else:
                 st.caption(f"No exponential fit: {mae_fit.message}.")
         with right:
@@ -76,10 +74,10 @@ with tabs[0]:
                                            title="Aggregate accuracy error E_agg vs budget"), "eagg_vs_budget")
             if eagg_fit.ok:
                 p = eagg_fit.params
-                st.caption(f"Fitted E_agg = c·n′^p: c = {p['c']:.4g}, p = {p['p']:.3f} (R² {eagg_fit.r2:.3f}; seed 000 §5).")
+                st.caption(f"Fitted E_agg = c·n′^p: c = {p['c']:.4g}, p = {p['p']:.3f} (R² {eagg_fit.r2:.3f}; Prabhu et al. (2024, *Lifelong Benchmarks*) §5).")
             else:
                 st.caption(f"No power-law fit: {eagg_fit.message}.")
-        show_chart(charts.budget_lines(table, "kappa", n_total=n, y_title="κ", title="Normalized agreement κ vs budget (seed 000 Eq. 4)"),
+        show_chart(charts.budget_lines(table, "kappa", n_total=n, y_title="κ", title="Normalized agreement κ vs budget (Prabhu et al., 2024, *Lifelong Benchmarks*, Eq. 4)"),
                    "kappa_vs_budget")
         show_table(table, "sweep_table")
         with st.expander("Per-model estimates"):
@@ -88,7 +86,7 @@ with tabs[0]:
 with tabs[1]:
     if tabs[1].open:
         st.markdown("CopyNearest&Expand samples n′ points at random *without* the Sort order and copies the rest from the "
-                    "Sort model that agrees most on them (seed 001 §4.2, Key Result 3).")
+                    "Sort model that agrees most on them (Prabhu et al., 2024, §4.2, Key Result 3).")
         t_cn, _, _, _ = data.run_config(cfg, sel, search="copy-nearest", label="Running CopyNearest&Expand…")
         both = pd.concat([table.assign(method=f"Sort & Search ({search})"), t_cn.assign(method="CopyNearest&Expand")],
                          ignore_index=True)
@@ -103,19 +101,20 @@ with tabs[2]:
         else:
             st.markdown("**Aleatoric** error is what the best threshold on the full sorted row still gets wrong (the order "
                         "is imperfect); **epistemic** is the distance of the chosen threshold from that best one, which "
-                        "more samples remove (seed 001 §4.5).")
+                        "more samples remove (Prabhu et al., 2024, §4.5).")
             long = studies.long_with_bands(table, ["mae", "aleatoric", "epistemic"], "error")
             show_chart(charts.budget_lines(long, "value", series="error", n_total=n, y_title="error (fraction of n)",
                                            title="Error decomposition vs budget"), "error_decomposition")
-            st.caption("κ splits the same way (seed 000 §6): κ_aleatoric = κ(a, y*) is the agreement the best threshold "
-                       "reaches, κ_epistemic = κ(y*, y) how far the chosen threshold agrees with it.")
+            st.caption("κ splits the same way (Prabhu et al., 2024, Lifelong Benchmarks, §6): κ_aleatoric = κ(a, y*) is "
+                       "the agreement the best threshold reaches, κ_epistemic = κ(y*, y) how far the chosen threshold "
+                       "agrees with it.")
             show_table(table[["budget", "mae", "aleatoric", "epistemic", "kappa", "kappa_aleatoric", "kappa_epistemic"]],
                        "error_decomposition")
 
 with tabs[3]:
     if tabs[3].open:
         rule = search if threshold else "midpoint"
-        st.markdown(f"Three design choices of seed 001 Fig. 4b-d, each varied with the others as in the sidebar "
+        st.markdown(f"Three design choices of Prabhu et al. (2024) Fig. 4b-d, each varied with the others as in the sidebar "
                     f"(search rule: {rule}).")
         sizes = [s for s in (5, 10, 25, 50, 100, 200) if s < m * 2 // 3]
         if not sizes:
@@ -144,7 +143,7 @@ with tabs[3]:
 with tabs[4]:
     if tabs[4].open:
         st.markdown("How far the data obeys one difficulty order: correlation between every pair of models' correctness "
-                    "vectors, models sorted by accuracy (seed 001 App. E, Fig. 7). Where families disagree (low or negative "
+                    "vectors, models sorted by accuracy (Prabhu et al., 2024, App. E, Fig. 7). Where families disagree (low or negative "
                     "correlations), one global Sort order fits badly and CopyNearest&Expand can win.")
         corr = data.correlation(key, dataset, dom_key)
         names = [sel.names[i] for i in corr.order]

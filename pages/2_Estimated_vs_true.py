@@ -1,4 +1,4 @@
-"""Estimated vs true accuracy: one scatter per budget, and how well the ranking survives (seed 000 Figs. 6, 9, 10; seed 001 App. F)."""
+"""Estimated vs true accuracy: one scatter per budget, and how well the ranking survives (Prabhu et al., 2024, *Lifelong Benchmarks*, Figs. 6, 9, 10; Prabhu et al. (2024) App. F)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ st.set_page_config(page_title="Estimated vs true accuracy", layout="wide")
 st.title("Estimated vs true accuracy")
 st.markdown(
     "Every evaluated model's accuracy estimated from n′ samples against its accuracy on all n samples; points on "
-    "the dotted line y = x are exact (seed 000 Figs. 6, 9, 10). Hover a point for the model. Methods with "
+    "the dotted line y = x are exact (Prabhu et al., 2024, *Lifelong Benchmarks*, Figs. 6, 9, 10). Hover a point for the model. Methods with "
     "intervals (mirt, irt, neighbours) draw their 95% interval as a vertical bar."
 )
 
@@ -40,7 +40,7 @@ show_chart(charts.estimated_vs_true_grid(per_model, table, cols=cols,
 show_table(table[["budget", "pearson", "spearman", "mae", "eagg"]], "correlations_by_budget")
 
 st.subheader("Does the estimated ranking keep the true one?")
-st.markdown("Rank the models by their estimates and compare with the ranking by true accuracy (seed 001 App. F, Fig. 8).")
+st.markdown("Rank the models by their estimates and compare with the ranking by true accuracy (Prabhu et al., 2024, App. F, Fig. 8).")
 agree = rank_agreement(per_model)
 left, right = st.columns(2)
 with left:

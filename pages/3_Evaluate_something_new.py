@@ -1,4 +1,6 @@
-"""Evaluate something new: a new model from a few samples (insert_M), new samples from a few models (insert_D)."""
+"""Evaluate something new: a new model from a few samples (insert_M), new samples from a few models (insert_D),
+a new model in rounds until its 95% interval is as narrow as asked (adaptive), a language model through
+lm-evaluation-harness."""
 
 from __future__ import annotations
 
@@ -6,16 +8,18 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from lifelong_core.io.limits import MAX_TEXT_CHARS
 from lifelong_core.sortsearch import RULES
 from lifelong_core.workflows import arrivals
 from lifelong_core.workflows.budgets import single_budget_choices
 from ui import charts, data
-from ui.common import NO_DATA, download_table, input_errors, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import NO_DATA, download_table, input_errors, plain, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.harness import lm_eval_section
 
 st.set_page_config(page_title="Evaluate something new", layout="wide")
 st.title("Evaluate something new")
 st.markdown(
-    "The lifelong workflow of seed 001 (§2, §3.2-3.3). **A new model:** download the short list of samples to run "
+    "The lifelong workflow of Prabhu et al. (2024) (§2, §3.2-3.3). **A new model:** download the short list of samples to run "
     "it on, upload its results, and get its estimated accuracy, its predicted result on every other sample and "
     "where it would rank. **New samples:** download the short list of models to run on them, upload their results, "
     "and get each sample's predicted result for every model and its place in the difficulty order."
@@ -36,7 +40,7 @@ provenance_note(sel.synthetic, dataset)
 seed = data.int_input(st.sidebar, "Seed", 0, 2**31 - 1, "seed")
 sync_query(ds=dataset, seed=seed)
 
-TABS = ["A new model (insert_M)", "New samples (insert_D)"]
+TABS = ["A new model (insert_M)", "New samples (insert_D)", "Until sure (adaptive)", "A new model with lm-eval"]
 tabs = st.tabs(TABS, key="tab", bind="query-params")
 
 # ------------------------------------------------------------------ insert_M
@@ -85,7 +89,7 @@ with tabs[0]:
                     "yes/no). The downloaded list with a `correct` column added works as it is: its other columns are "
                     "ignored.")
         up = st.file_uploader("Results of the new model", type=["csv"], key="upload_model")
-        name = st.text_input("Name of the new model", value="new-model", key="new_name")
+        name = st.text_input("Name of the new model", value="new-model", key="new_name", max_chars=MAX_TEXT_CHARS)
         if up is not None:
             with input_errors(stop=False) as upload:
                 results = arrivals.read_results(up.getvalue(), up.name, arrivals.NEW_MODEL_COLUMNS)
@@ -119,10 +123,11 @@ with tabs[0]:
                     row, models = arrivals.estimated_model_rows(
                         new, name, {"method": search, "budget": int(budget), "seed": seed, "source": up.name})
                     with input_errors(stop=False) as written:
+                        data.check_new_model_name(name)
                         summary = data.write_to_store(lambda w: w.insert_matrix(
                             row, models, sel.samples["sample_id"].tolist(), source=f"app upload {up.name}"))
                     if written.ok:
-                        st.success(f"Inserted model {name!r} as estimated ({summary.get('entries', n)} entries).")
+                        st.success(f"Inserted model {plain(repr(name))} as estimated ({summary.get('entries', n)} entries).")
 
 # ------------------------------------------------------------------ insert_D
 with tabs[1]:
@@ -171,11 +176,110 @@ with tabs[1]:
                     "stored). They go to a dataset of their own: the pages score a dataset on the models evaluated on "
                     "every one of its samples, and a few models' results would otherwise shrink that set."
                 )
-                target = st.text_input("Dataset for the new samples", value=f"{dataset}-new", key="new_dataset")
+                # Chosen from a list or created new, never typed over an existing name: typing the
+                # main dataset's name once folded new samples into it for every page.
+                earlier = data.insert_d_datasets()
+                how = st.radio("Dataset for the new samples", ["Create a new dataset", "Add to a dataset made here"],
+                               horizontal=True, key="new_dataset_how", disabled=not earlier,
+                               help="Only datasets created on this page can take more samples.")
+                create = how == "Create a new dataset" or not earlier
+                if create:
+                    target = st.text_input("Name of the new dataset", value=data.free_dataset_name(f"{dataset}-new"),
+                                           key="new_dataset", max_chars=MAX_TEXT_CHARS)
+                else:
+                    target = st.selectbox("Dataset made on this page", earlier, key="new_dataset_pick")
                 if st.button("Insert the evaluations", key="insert_samples"):
-                    long = arrivals.new_sample_entries(results, want, target)
                     with input_errors(stop=False) as written:
+                        if create:
+                            data.check_new_dataset_name(target)
+                        long = arrivals.new_sample_entries(results, want, target)
                         summary = data.write_to_store(lambda w: w.insert_long(long, source=f"app upload {up.name}"))
                     if written.ok:
                         st.success(f"Inserted {summary.get('entries', len(long))} evaluations of "
-                                   f"{len(per_sample)} new sample(s) into dataset {target!r}.")
+                                   f"{len(per_sample)} new sample(s) into dataset {plain(repr(target))}.")
+
+# ------------------------------------------------------------------ adaptive, until sure
+with tabs[2]:
+    if tabs[2].open:
+        from lifelong_core.workflows import adaptive
+
+        st.markdown(
+            "Evaluate a new model **in rounds until its 95% interval is ± the target**. After each round the "
+            "model's ability is refitted and the next samples are drawn where its predicted result is least "
+            "certain; the estimate (Des Raj's ordered estimator with the prediction as a difference term) is "
+            "unbiased and its interval honest however the rounds adapted, also for a model better than every one "
+            "in the store (README, \"Adaptive evaluation\"). The stop is checked after each round: the 95% holds "
+            "at each look, not exactly at the stopping time."
+        )
+        c = st.columns(3)
+        target_pts = c[0].number_input("Target: ± points (95% half-width)", 0.1, 50.0,
+                                       query_default("target", 2.0, float), 0.5, key="target")
+        max_b = c[1].number_input("Maximum budget (samples)", 2, n,
+                                  max(2, min(query_default("max_budget", min(n, 1024), int), n)), key="max_budget")
+        mode = c[2].radio("Model", ["simulate a stored model", "my model, round by round"], key="adaptive_mode")
+        sync_query(target=target_pts, max_budget=int(max_b))
+        h = float(target_pts) / 100.0
+        if mode == "simulate a stored model":
+            row = st.selectbox("Stored model (its stored results stand in for real evaluations)", list(range(m)),
+                               format_func=lambda i: sel.names[i], key="adaptive_model")
+            st.caption("Simulated: the method is fitted on the other models of the store, and each round's results "
+                       "are read from this model's stored row instead of running it.")
+            with input_errors():
+                method = data.fitted_adaptive(key, dataset, int(row))
+                run = adaptive.simulate_stored(method, sel, int(row), seed, h, int(max_b))
+            rounds = adaptive.rounds_table(run.rounds)
+            true = float(sel.A[row].mean())
+            k = st.columns(4)
+            k[0].metric("estimated accuracy", f"{run.estimate.acc:.3f}")
+            if run.estimate.lo is not None:
+                k[1].metric("95% interval", f"{run.estimate.lo:.3f} – {run.estimate.hi:.3f}")
+            k[2].metric("samples evaluated", f"{len(run.columns):,} of {n:,}",
+                        help={"target": "stopped: target reached", "budget": "stopped: maximum budget",
+                              "exhausted": "every sample evaluated"}[run.stopped])
+            k[3].metric("true accuracy (stored)", f"{true:.3f}")
+            show_chart(charts.interval_rounds(rounds, target=h, true_acc=true,
+                                              title="the interval narrowing round by round (simulated)"),
+                       "adaptive_rounds")
+            show_table(rounds, "adaptive_rounds_table")
+        else:
+            with input_errors():
+                method = data.fitted_adaptive(key, dataset, None)
+            st.markdown("**Each round:** download the list, run your model on it, then upload **all** its results so "
+                        "far (one CSV with columns `sample_id, correct`, every round's rows). The page replays the "
+                        f"rounds from the seed ({seed}) and the results, so nothing is kept between visits.")
+            up = st.file_uploader("All results so far (nothing yet for the first round)", type=["csv"],
+                                  key="upload_adaptive")
+            results: dict[int, int] = {}
+            with input_errors():
+                if up is not None:
+                    got = arrivals.read_results(up.getvalue(), up.name, arrivals.NEW_MODEL_COLUMNS)
+                    results = adaptive.results_by_column(sel, got, f"uploaded file {up.name}")
+                prog = adaptive.next_round(method, results, seed, h, int(max_b))
+            if prog.unused:
+                st.info(f"{prog.unused} uploaded results are for samples outside every round so far; they are ignored.")
+            if prog.rounds:
+                rounds = adaptive.rounds_table(prog.rounds)
+                last = prog.rounds[-1]
+                k = st.columns(3)
+                k[0].metric("estimated accuracy", f"{last.acc:.3f}")
+                if last.lo is not None:
+                    k[1].metric("95% interval", f"{last.lo:.3f} – {last.hi:.3f}")
+                k[2].metric("samples evaluated", f"{last.evaluated:,} of {n:,}")
+                show_chart(charts.interval_rounds(rounds, target=h, title="the interval narrowing round by round"),
+                           "adaptive_rounds_real")
+                show_table(rounds, "adaptive_rounds_real_table")
+            if prog.next_columns is None:
+                st.success({"target": f"Done: the 95% interval is within ±{target_pts:g} points.",
+                            "budget": "Stopped at the maximum budget.",
+                            "exhausted": "Every sample is evaluated: the accuracy is exact."}[prog.stopped])
+            else:
+                r = len(prog.rounds) + 1
+                todo = pd.DataFrame({"sample_id": sel.samples["sample_id"].to_numpy(dtype=object)[prog.next_columns]})
+                st.markdown(f"**Round {r}: run the model on these {len(todo)} samples**, then upload all results.")
+                download_table(todo, f"adaptive_round_{r}_{dataset}_seed{seed}",
+                               label=f"Download round {r}'s {len(todo)} sample ids (CSV)")
+
+# ------------------------------------------------------------------ lm-evaluation-harness round trip
+with tabs[3]:
+    if tabs[3].open:
+        lm_eval_section(key, dataset, seed)

@@ -1,4 +1,4 @@
-"""How Sort & Search works: a small real slice of the store, step by step (seed 001 §3)."""
+"""How Sort & Search works: a small real slice of the store, step by step (Prabhu et al., 2024, §3)."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ if transpose:
     st.markdown(
         f"A **new sample** arrives. Which of the {n_other} models get it right? Sort the models from best to worst "
         "by how many of the other samples they solve, run only **n′** of them on the new sample, and find the "
-        "split point: the best models above it are predicted right, the rest wrong (seed 001 §3.3, the transpose "
+        "split point: the best models above it are predicted right, the rest wrong (Prabhu et al., 2024, §3.3, the transpose "
         "of insert_M)."
     )
 else:
@@ -77,7 +77,7 @@ else:
         f"A **new model** arrives. Instead of running it on all {n_other} samples, sort the samples from easy to "
         "hard by how many of the other models solve them (**Sort**), run the new model on only **n′** of them, "
         "and find the split point between *mostly right* and *mostly wrong* (**Search**): everything easier is "
-        "predicted right, everything harder wrong (seed 001 §3.1-3.2)."
+        "predicted right, everything harder wrong (Prabhu et al., 2024, §3.1-3.2)."
     )
 
 st.subheader(f"1. Sort: the other {what_new}s' results before and after sorting")
@@ -130,7 +130,7 @@ else:
     c[0].metric("threshold t", t_now)
     c[1].metric("estimated accuracy" if not transpose else "predicted share of models right", f"{pred_now.mean():.3f}")
     c[2].metric("true", f"{w.true.mean():.3f}")
-    c[3].metric("sample-level error (MAE)", f"{mae:.3f}", help="fraction of entries predicted wrongly (seed 001 Eq. 2)")
+    c[3].metric("sample-level error (MAE)", f"{mae:.3f}", help="fraction of entries predicted wrongly (Prabhu et al., 2024, Eq. 2)")
     show_chart(charts.predicted_vs_true(pred_now, w.true,
                                         title=f"the new {what_new}'s row in sorted order (× = wrong prediction)",
                                         x_title=f"sorted {what_other} position"), "predicted_vs_true")

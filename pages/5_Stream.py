@@ -1,4 +1,4 @@
-"""Stream: replay the store in release order; evaluations spent, error of the estimates, Pareto front (seed 003's view)."""
+"""Stream: replay the store in release order; evaluations spent, error of the estimates, Pareto front (Bornschein et al. (2023)'s view)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ st.title("Stream")
 st.markdown(
     "Models arrive one by one in release order, as in a lifelong benchmark. The first few are evaluated on every "
     "sample; each later one is estimated by Sort & Search from **n′** evaluations, and its predicted row joins the "
-    "cache (serial additions, seed 001 App. G). Like Nevis'22 (seed 003 §3), configurations are compared by the "
+    "cache (serial additions, Prabhu et al. (2024) App. G). Like Nevis'22 (Bornschein et al., 2023, §3), configurations are compared by the "
     "Pareto front of error against compute over the whole stream."
 )
 

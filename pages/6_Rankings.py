@@ -1,4 +1,4 @@
-"""Rankings with honest uncertainty (seed 002): leaderboard intervals, pairwise differences,
+"""Rankings with honest uncertainty (LA-UR-24-25289 report, 2024): leaderboard intervals, pairwise differences,
 rank intervals under five aggregation schemes, and a Bayesian hierarchical model.
 
 Widgets -> lifelong_core.stats -> plotly. Every number comes from ``lifelong_core.stats``;
@@ -229,7 +229,7 @@ def bayes_extras(bhm: dict, source: str, normalized: bool) -> None:
 
 st.title("Rankings with honest uncertainty")
 st.caption(
-    "Seed 002: bootstrap of test instances within each task (§2.1), pairwise differences with "
+    "The LA-UR-24-25289 report (2024): bootstrap of test instances within each task (§2.1), pairwise differences with "
     "Bonferroni, rank intervals under five aggregation schemes (§3.2), metric normalisation (§2.4) "
     "and a beta-binomial hierarchical model (§2.2). Intervals on scores are 83.4% by default "
     "(non-overlap ≈ a 5% test, Goldstein & Healy); differences and ranks use 95%."
@@ -266,7 +266,7 @@ if source == "published":
             f"{wide.loc[m, ('mean_pct', sc)]:.1f} ({wide.loc[m, ('lo_pct', sc)]:.1f}, {wide.loc[m, ('hi_pct', sc)]:.1f})"
             for m in order
         ]
-    st.subheader("Published leaderboard (seed 002, Table A.3)")
+    st.subheader("Published leaderboard (the LA-UR-24-25289 report (2024), Table A.3)")
     st.caption(
         "As published: 16 VTAB-1k models, 19 tasks in three categories, data simulated by the paper's "
         "authors from the leaderboard accuracies and the test-set sizes. The test suite reproduces the "

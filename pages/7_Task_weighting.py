@@ -1,4 +1,4 @@
-"""Task weighting with uncertainty (seed 002 §2.3, §3.3, Appendix A.2; Figures 3-4).
+"""Task weighting with uncertainty (LA-UR-24-25289 report, 2024, §2.3, §3.3, Appendix A.2; Figures 3-4).
 
 Widgets -> lifelong_core.stats.weighting -> ui.ternary. For every weighting of three
 task categories on a simplex grid, the best model, or gray where the top two are within
@@ -33,6 +33,7 @@ from ui.common import (  # noqa: E402
     NO_DATA,
     get_store,
     input_errors,
+    plain,
     provenance_note,
     query_default,
     query_list,
@@ -93,7 +94,7 @@ def static_figure(_regions, key: tuple, title: str) -> dict[str, bytes]:
 
 st.title("Task weighting with uncertainty")
 st.caption(
-    "Seed 002 §2.3 and §3.3: weight three task categories, find the best model at every weighting, and paint the "
+    "The LA-UR-24-25289 report (2024) §2.3 and §3.3: weight three task categories, find the best model at every weighting, and paint the "
     "point gray where the top two differ by at most k standard errors of their difference. Standard errors are "
     "binomial with independent tasks (Appendix A.2); rho is the correlation between the top two models (Eq. 3), "
     "which shrinks the SE. A picture drawn with uncertainty, not a significance test."
@@ -149,7 +150,7 @@ else:
 
 if len(available) < 3:
     st.info(f"Task weighting weighs three task categories; this data has {len(available)} "
-            f"({', '.join(available)}). " + ("Give each task a category under *Task categories* above, or upload a "
+            f"({plain(', '.join(available))}). " + ("Give each task a category under *Task categories* above, or upload a "
                                               "counts.csv whose category column has three values."
                                               if source == "store" else "Upload a counts.csv with three categories."))
     st.stop()
@@ -213,7 +214,8 @@ tab_static, tab_interactive = st.tabs(["Ternary map (python-ternary)", "Interact
 label = "normalised accuracy" if normalized else "accuracy"
 title = f"{source_name}: best model by {label}" + (" (hierarchical model)" if method == "hierarchical" else "")
 with tab_static:
-    st.caption(f"Corners: **{cats[0]}** top, **{cats[1]}** bottom left, **{cats[2]}** bottom right (weight 1 there).")
+    st.caption(f"Corners: **{plain(cats[0])}** top, **{plain(cats[1])}** bottom left, **{plain(cats[2])}** bottom "
+               "right (weight 1 there).")
     images = static_figure(regions, (source, tuple(cats), normalized, step, k, rho, models, method), title)
     st.image(images["png"], width="stretch")
     d1, d2 = st.columns(2)

@@ -1,4 +1,4 @@
-"""Matched accuracy: compare a model on two similar-but-non-identical test sets (seed 004).
+"""Matched accuracy: compare a model on two similar-but-non-identical test sets (Anzaku et al.).
 
 Widgets -> lifelong_core.matching -> plotly. The protocol (Algorithm 1: same predicted
 label and probability within epsilon; Algorithm 2: probability only) and every number
@@ -13,6 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from lifelong_core.limits import MAX_APP_MATCH_RUNS, MAX_SEED, check_match_work
 from lifelong_core.matching import accuracy_vs_confidence, matched_accuracy, subset_density, subset_reliability
 from lifelong_core.matching.store_pair import (
     DEMO_DATASET,
@@ -24,7 +25,7 @@ from lifelong_core.matching.store_pair import (
     model_names,
     read_samples,
 )
-from ui.common import NO_DATA, get_store, input_errors, query_default, query_list, show_chart, show_table, store_path, sync_query
+from ui.common import NO_DATA, get_store, input_errors, plain, query_default, query_list, show_chart, show_table, store_path, sync_query
 
 ALL = "All models"
 CRITERIA = {
@@ -290,9 +291,11 @@ crit_default = query_default("crit", "label-prob")
 crit_keys = list(CRITERIA)
 crit = p2.radio("Match by", crit_keys, format_func=CRITERIA.get, horizontal=True,
                 index=crit_keys.index(crit_default) if crit_default in crit_keys else 0, key="match-crit")
-runs = int(p3.number_input("Runs", min_value=1, max_value=100, step=1,
-                           value=min(max(query_default("runs", 10, int), 1), 100), key="match-runs"))
-seed = int(p4.number_input("Seed", min_value=0, step=1, value=max(query_default("seed", 0, int), 0), key="match-seed"))
+runs = int(p3.number_input("Runs", min_value=1, max_value=MAX_APP_MATCH_RUNS, step=1,
+                           value=min(max(query_default("runs", 10, int), 1), MAX_APP_MATCH_RUNS), key="match-runs"))
+# The URL's seed is clamped to the widget's range: a 100-digit seed once gave a traceback.
+seed = int(p4.number_input("Seed", min_value=0, max_value=MAX_SEED, step=1,
+                           value=min(max(query_default("seed", 0, int), 0), MAX_SEED), key="match-seed"))
 
 sync_query(src_ds=src_ds, src_dom=src_dom, tgt_ds=tgt_ds, tgt_dom=tgt_dom, model=model, eps=eps, crit=crit,
            runs=runs, seed=seed)
@@ -321,7 +324,8 @@ if need:
 with input_errors():
     pair = pair_samples(key, src, tgt)
 src_n, tgt_n = len(pair.source_idx), len(pair.target_idx)
-st.caption(f"Source: {Side(*src).describe()}, {src_n} datapoints. Target: {Side(*tgt).describe()}, {tgt_n} datapoints.")
+st.caption(f"Source: {plain(Side(*src).describe())}, {src_n} datapoints. "
+           f"Target: {plain(Side(*tgt).describe())}, {tgt_n} datapoints.")
 if 0 < src_n < tgt_n:
     st.warning(
         "The source has fewer datapoints than the target. The paper takes the larger set as the source "
@@ -336,6 +340,9 @@ if model != ALL:
     st.stop()
 
 rows = models_df["model_idx"].astype(int).tolist()
+with input_errors():
+    # A bound on one page view's work: a URL with empty domain lists once cost 130 s of CPU.
+    check_match_work(len(rows), runs, src_n, tgt_n)
 size = max(1, math.ceil(len(rows) / BLOCKS))
 blocks = [tuple(rows[i:i + size]) for i in range(0, len(rows), size)]
 bar = st.progress(0.0, text=f"Matching {len(rows)} models x {runs} runs ...")

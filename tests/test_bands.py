@@ -104,7 +104,7 @@ def test_decompose_and_ties_flags(mat, capsys):
                                  "kappa_aleatoric", "kappa_epistemic"]
     per = pd.read_csv(tmp / "p.csv")
     assert list(per.columns)[:5] == ["model_row", "budget", "est_acc", "true_acc", "mae"]
-    # One model by hand: kappa(a, y*) and kappa(y*, y) on the sorted row (seed 000 §6).
+    # One model by hand: kappa(a, y*) and kappa(y*, y) on the sorted row (Prabhu et al., 2024, Lifelong Benchmarks, §6).
     rows = choose_sort_rows(40, 10, 3)
     ev = np.setdiff1d(np.arange(40), rows)
     order = np.argsort(-A[rows].sum(axis=0), kind="stable")

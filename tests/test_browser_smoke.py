@@ -10,6 +10,7 @@ page. A full-page screenshot of each page lands in ``test-artifacts/``.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import socket
@@ -261,5 +262,62 @@ def test_downloads_deliver_files(server, browser):
             settle(page)
         # The figure file embeds plotly.js: it opens offline, like the app.
         assert b"plotly.js" in body
+    finally:
+        context.close()
+
+
+# ------------------------------------------------------------------ the LLM dataset
+@pytest.fixture(scope="module")
+def llm_server(tmp_path_factory):
+    """A server on a store holding only the bundled Open LLM Leaderboard v2 results, so
+    every page opens on that dataset."""
+    from lifelong_core.datasets import leaderboard
+    from lifelong_core.store import Store
+
+    path = tmp_path_factory.mktemp("llm-browser") / "llm.duckdb"
+    with Store.create(path) as st:
+        leaderboard.insert(st)
+        smp = st.samples()
+        # One stored model's real results, read before the server holds the file.
+        first = dict(zip(smp["sample_id"], st.matrix([0], smp["sample_idx"].to_numpy())[0].tolist()))
+    with _serve(path, "streamlit-server-llm.log") as base:
+        yield base, first
+
+
+@pytest.mark.parametrize("name,path", PAGES, ids=[p[0] for p in PAGES])
+def test_page_renders_on_the_llm_dataset(llm_server, browser, name, path):
+    base, _ = llm_server
+    _check_page(base, browser, name, path, f"llm-{name}.png")
+
+
+def test_lm_eval_round_trip_on_the_page(llm_server, browser, tmp_path):
+    """Download samples.json, upload lm-eval samples files of a stored model's real
+    results on those items, read the estimate, insert it marked estimated."""
+    base, truth = llm_server
+    context = browser.new_context(viewport={"width": 1400, "height": 2400}, accept_downloads=True)
+    page = context.new_page()
+    try:
+        page.goto(f"{base}/Evaluate_something_new?tab=A+new+model+with+lm-eval&lm_search=neighbours&lm_budget=64",
+                  wait_until="domcontentloaded", timeout=60_000)
+        settle(page)
+        with page.expect_download(timeout=60_000) as info:
+            page.get_by_text("Download samples.json", exact=True).click()
+        chosen = json.loads(Path(info.value.path()).read_text())
+        assert sum(map(len, chosen.values())) == 64 and set(chosen) <= {"ifeval", "musr", "math_hard"}
+        settle(page)
+        files = []
+        for task, docs in chosen.items():
+            f = tmp_path / f"samples_{task}_2026-11-23T05-00-00.000001.jsonl"
+            f.write_text("".join(json.dumps({"doc_id": d, "filter": "none", "metrics": ["acc"],
+                                             "acc": float(truth[f"{task}/{d}"])}) + "\n" for d in docs))
+            files.append(str(f))
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').last.set_input_files(files)
+        settle(page)
+        page.get_by_text("estimated accuracy").first.wait_for(timeout=120_000)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+        page.screenshot(path=str(ARTIFACTS / "llm-lm-eval-tab.png"), full_page=True)
+        page.get_by_role("button", name="Insert into the store").click()
+        page.get_by_text("Inserted 'new-llm' as estimated").first.wait_for(timeout=120_000)
     finally:
         context.close()

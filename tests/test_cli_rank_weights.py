@@ -147,4 +147,4 @@ def test_module_entry_point_exit_code(tmp_path):
         text=True,
     )
     assert proc.returncode == 2
-    assert proc.stderr.startswith("error: ") and "no such file" in proc.stderr and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("error: ") and "does not exist" in proc.stderr and proc.stderr.count("\n") == 1

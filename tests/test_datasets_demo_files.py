@@ -78,7 +78,7 @@ def test_models_disagree_and_shifts_are_harder_than_clean(demo):
     for d in demo.domains["domain"]:
         if d not in ("clean", "clean-replication"):
             assert acc[d].mean() < acc["clean"].mean() - 0.03, d
-    # The replication is similar but slightly harder, as CIFAR-10.1 is (seed 004).
+    # The replication is similar but slightly harder, as CIFAR-10.1 is (Anzaku et al.).
     gap = acc["clean"] - acc["clean-replication"]
     assert 0.0 < gap.mean() < 0.08
     overall = demo.correct.mean(axis=1)

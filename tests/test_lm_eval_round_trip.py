@@ -142,7 +142,7 @@ def test_run_of_another_task_is_refused_in_one_line(tmp_path, capsys):
     before = renamed.read_bytes()
     assert main(["estimate", "--store", str(renamed), "--lm-eval", str(run), "--model", "x", "--insert"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and err.count("\n") == 1 and "--task DOMAIN=toy_words" in err
+    assert err.startswith("error: --task: ") and err.count("\n") == 1 and "DOMAIN=toy_words" in err
     assert renamed.read_bytes() == before
     # With the mapping written out, the same run is read (and the estimate printed).
     assert main(["estimate", "--store", str(renamed), "--lm-eval", str(run), "--model", "x",

@@ -62,7 +62,7 @@ def test_table_sorted_by_source_accuracy_and_equal_to_single_model_runs():
 
 
 def test_matching_narrows_the_gap_when_confidence_tracks_accuracy():
-    # Simulated calibrated models whose target confidences drop: seed 004's §4 finding in
+    # Simulated calibrated models whose target confidences drop: Anzaku et al.'s §4 finding in
     # miniature (matched gap well inside the raw gap).
     names, y_s, pred_s, conf_s, y_t, pred_t, conf_t = fake_models(seed=2, m=3, n_src=3000, n_tgt=1000)
     t = compare_models(names, y_s, pred_s, conf_s, y_t, pred_t, conf_t, eps=0.01, runs=2).table

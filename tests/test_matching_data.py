@@ -19,7 +19,7 @@ def write(tmp_path, text, name="S.csv"):
 
 
 def test_reads_a_good_file(tmp_path):
-    path = write(tmp_path, "y,y_pred,p,extra\n1,1,0.9,a\n2,0,0.4,b\n 3 , 3 ,1\n")
+    path = write(tmp_path, "y,y_pred,p,extra\n1,1,0.9,a\n2,0,0.4,b\n 3 , 3 ,1,\n")
     pr = read_predictions_csv(path)
     assert pr.y.tolist() == [1, 2, 3] and pr.y_pred.tolist() == [1, 0, 3]
     assert pr.p.tolist() == [0.9, 0.4, 1.0]
@@ -71,7 +71,7 @@ def test_bad_files(tmp_path, text, pieces):
 
 
 def test_missing_file(tmp_path):
-    with pytest.raises(InputError, match="no such file"):
+    with pytest.raises(InputError, match="does not exist"):
         read_predictions_csv(tmp_path / "nope.csv")
 
 

@@ -1,4 +1,4 @@
-"""Algorithm 1 / 2 of seed 004 on cases small enough to work out by hand."""
+"""Algorithm 1 / 2 of Anzaku et al. on cases small enough to work out by hand."""
 
 from __future__ import annotations
 

@@ -9,6 +9,8 @@ command line's ``sweep``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -56,6 +58,7 @@ class TinyMajority:
 
 
 TINY = "tiny-majority"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -201,3 +204,17 @@ def test_unregistered_names_are_refused_in_one_sentence():
     assert TINY not in available_methods()
     with pytest.raises(InputError, match="unknown search method 'tiny-majority'"):
         get_method(TINY)
+
+
+def test_a_method_registered_in_one_line_is_offered_by_the_page_pickers(demo_store_path, monkeypatch):
+    """The app's pickers list the registry: the tiny method is offered, and runs, on the
+    "Evaluate something new" page (AppTest runs the page in this process)."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("LBE_STORE", str(demo_store_path))
+    at = AppTest.from_file(str(ROOT / "pages" / "3_Evaluate_something_new.py"), default_timeout=240)
+    at.query_params["search"] = TINY
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    picker = next(w for w in at.selectbox if w.label == "Method")
+    assert TINY in picker.options and picker.value == TINY

@@ -40,7 +40,7 @@ def test_default_vtab_map_without_a_store(no_store):
     at = run_page()
     assert at.radio(key="wsource").value == "published"
     df = regions(at).set_index(["natural", "specialized", "structured"])
-    # Seed 002 §3.3: Rotation wins when structured tasks dominate; the natural corner
+    # The LA-UR-24-25289 report (2024) §3.3: Rotation wins when structured tasks dominate; the natural corner
     # is a tie between the two supervised models.
     assert df.loc[(0.0, 0.0, 1.0), "winner"] == "Rotation"
     natural = df.loc[(1.0, 0.0, 0.0)]

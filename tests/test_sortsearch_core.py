@@ -1,4 +1,4 @@
-"""Sort, Search, metrics, fits: hand-checked cases and properties (seed 001, seed 000)."""
+"""Sort, Search, metrics, fits: hand-checked cases and properties (Prabhu et al., 2024, Prabhu et al. (2024, *Lifelong Benchmarks*))."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ import pytest
 
 from lifelong_core.errors import InputError
 from lifelong_core.io.matrix import check_binary, load_float_matrix, load_index_list, load_matrix, open_matrix
+from lifelong_core.rows import MatrixRows
 
 A = np.array([[1, 0, 1, 1], [0, 0, 1, 0], [1, 1, 1, 0]], dtype=np.uint8)
 
@@ -41,8 +42,9 @@ def test_every_format_loads_the_same(tmp_path):
         src = open_matrix(p)
         assert src.shape == A.shape
         assert np.array_equal(src.read_rows(np.array([2, 0, 1])), A[[2, 0, 1]]), name
-        blocks = list(src.iter_blocks(np.array([0, 1, 2]), 2))
-        assert [len(i) for i, _ in blocks] == [2, 1]
+        chunks = list(MatrixRows(p, np.array([0, 1, 2])).dense_chunks(2))
+        assert [len(i) for i, _ in chunks] == [2, 1]
+        assert np.array_equal(np.vstack([c for _, c in chunks]), A[:3]), name
 
 
 def expect(match, fn, *args, **kw):

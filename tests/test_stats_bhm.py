@@ -1,4 +1,4 @@
-"""Beta-binomial hierarchical model (seed 002 §2.2) and the simulation study of Table 1."""
+"""Beta-binomial hierarchical model (LA-UR-24-25289 report, 2024, §2.2) and the simulation study of Table 1."""
 
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def test_read_counts_csv_names_file_lines(tmp_path):
     GOOD.assign(correct=["3", "4", "5", "60"]).to_csv(path, index=False)
     with pytest.raises(InputError, match=r"counts.csv line 5: correct \(60\) is larger than total \(10\)"):
         read_counts_csv(path)
-    with pytest.raises(InputError, match="no such file"):
+    with pytest.raises(InputError, match="does not exist"):
         read_counts_csv(tmp_path / "missing.csv")
 
 

@@ -1,4 +1,4 @@
-"""Seed 002 Table A.3 reproduced from the VTAB-1k leaderboard (per-task accuracy x test size)."""
+"""The LA-UR-24-25289 report (2024) Table A.3 reproduced from the VTAB-1k leaderboard (per-task accuracy x test size)."""
 
 from __future__ import annotations
 

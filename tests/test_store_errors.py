@@ -91,7 +91,7 @@ LONG_CASES = {
     "wrong column name": ("modle,sample,correct\nm0,s9,1\n", r"unknown column 'modle'"),
     "missing column": ("model,sample\nm0,s9\n", r"has no column 'correct'"),
     "text in correct": ("model,sample,correct\nm0,s9,yes\n", r"row 1 column 'correct' holds 'yes', which is not a number"),
-    "truncated row": ("model,sample,correct,confidence\nm0,s9,1,0.5\nm0,s8", r"row 2 has no value in column 'correct'|row 2 has a missing value"),
+    "truncated row": ("model,sample,correct,confidence\nm0,s9,1,0.5\nm0,s8", r"data row 2 \(line 3\) has 2 fields but the header has 4"),
     "header only": ("model,sample,correct\n", r"has no data rows"),
     "empty file": ("", r"is empty"),
     "known sample other domain": ("model,sample,correct,domain\nm0,s0,1,b\n", r"sample 's0' is already in the store with domain 'a', but this import gives 'b'"),

@@ -141,7 +141,7 @@ def test_cli_refusals_are_one_line_and_write_nothing(store, tmp_path, capsys):
     before = store.read_bytes()
     out = tmp_path / "x.json"
     cases = [
-        (["select", "--store", str(store), "--budget", "0", "--out", str(out)], "positive whole number"),
+        (["select", "--store", str(store), "--budget", "0", "--out", str(out)], "--budget: the budget must be a positive"),
         (["select", "--store", str(store), "--budget", "5", "--method", "nope", "--out", str(out)], "unknown --method"),
         (["select", "--store", str(store), "--dataset", "zzz", "--budget", "5", "--out", str(out)], "no dataset 'zzz'"),
         (["select", "--store", str(store), "--budget", "5", "--task", "gamma=g", "--out", str(out)], "domain 'gamma'"),
@@ -162,3 +162,30 @@ def test_cli_select_csv(store, tmp_path, capsys):
     table = pd.read_csv(out)
     assert list(table.columns) == ["sample_id", "domain"] and len(table) == 12
     assert "12 of 100 items of sim" in capsys.readouterr().out
+
+
+def test_uploads_zip_is_unpacked_safely_and_must_hold_one_run(store, tmp_path):
+    import io
+    import zipfile
+
+    c = cache(store)
+    line = json.dumps({"doc_id": 3, "filter": "none", "metrics": ["acc"], "acc": 1.0}) + "\n"
+    ts = "2026-11-23T05-00-00.000001"
+
+    def zipped(members: dict) -> bytes:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as zf:
+            for name, text in members.items():
+                zf.writestr(name, text)
+        return buf.getvalue()
+
+    one = zipped({f"out/m/samples_alpha_{ts}.jsonl": line, "../escape.txt": "x"})
+    obs = harness.observations_from_uploads([("run.zip", one)], c)
+    assert obs.values == {"alpha/3": 1} and not (tmp_path.parent / "escape.txt").exists()
+    two = zipped({f"out/a/samples_alpha_{ts}.jsonl": line, f"out/b/samples_alpha_{ts}.jsonl": line})
+    with pytest.raises(InputError, match="2 run folders"):
+        harness.observations_from_uploads([("run.zip", two)], c)
+    with pytest.raises(InputError, match="neither a samples_"):
+        harness.observations_from_uploads([("notes.txt", b"hi")], c)
+    with pytest.raises(InputError, match="no files uploaded"):
+        harness.observations_from_uploads([], c)

@@ -2,7 +2,7 @@
 
 Each builder takes numbers that ``lifelong_core`` already computed (arrays, DataFrames, fit
 results) and returns a ``plotly.graph_objects.Figure``; none of them computes a result.
-Budgets are drawn on a log2 axis, as in the papers' figures (seed 001 Figs. 3-5, seed 000
+Budgets are drawn on a log2 axis, as in the papers' figures (Prabhu et al., 2024, Figs. 3-5, Prabhu et al. (2024, *Lifelong Benchmarks*)
 Figs. 6, 9, 10).
 """
 
@@ -47,7 +47,7 @@ def _budget_axis(fig: go.Figure, budgets: Sequence[int], n_total: int | None, ro
     kwargs = {"row": row, "col": col} if row is not None else {}
     fig.update_xaxes(type="log", tickvals=budgets, ticktext=[str(b) for b in budgets], title_text="budget n′ (samples evaluated)", **kwargs)
     if n_total and row is None:
-        # The papers' "compute saved" axis (seed 001 footnote 4): n / n'. Same positions,
+        # The papers' "compute saved" axis (Prabhu et al., 2024, footnote 4): n / n'. Same positions,
         # relabelled, on a top axis that mirrors the bottom one.
         fig.update_layout(
             xaxis2=dict(
@@ -151,7 +151,7 @@ def histogram(values: np.ndarray, *, title: str = "", x_title: str = "", bins: i
 def estimated_vs_true_grid(
     per_model: pd.DataFrame, stats: pd.DataFrame, *, cols: int = 3, title: str = ""
 ) -> go.Figure:
-    """Small multiples, one scatter per budget, with y = x (seed 000 Figs. 6, 9, 10).
+    """Small multiples, one scatter per budget, with y = x (Prabhu et al., 2024, *Lifelong Benchmarks*, Figs. 6, 9, 10).
 
     ``per_model``: budget, est_acc, true_acc, name, and optionally est_lo/est_hi (drawn as
     vertical error bars where present). ``stats``: budget, pearson, spearman (titles).
@@ -330,7 +330,7 @@ def stream_lines(df: pd.DataFrame, *, x: str, ys: Sequence[str], names: Sequence
 
 def pareto(df: pd.DataFrame, *, x: str, y: str, label: str, front: pd.DataFrame, colour: str | None = None,
            title: str = "", x_title: str = "", y_title: str = "") -> go.Figure:
-    """Configurations as points (x = cost, y = error), the Pareto front as a step line (seed 003 §3)."""
+    """Configurations as points (x = cost, y = error), the Pareto front as a step line (Bornschein et al., 2023, §3)."""
     fig = go.Figure()
     groups = [("", df)] if colour is None else list(df.groupby(colour, sort=True))
     for i, (key, part) in enumerate(groups):
@@ -361,4 +361,32 @@ def observed_strip(n: int, positions: np.ndarray, observed: np.ndarray, *, upto:
                              hoverinfo="skip", showlegend=False))
     fig.update_xaxes(range=[-0.5, n - 0.5], title_text=x_title)
     fig.update_layout(title=title, height=170, margin=dict(t=45, b=10), plot_bgcolor="#ffffff")
+    return fig
+
+
+def interval_rounds(rounds: pd.DataFrame, *, target: float | None = None, true_acc: float | None = None,
+                    title: str = "") -> go.Figure:
+    """The 95% interval narrowing round by round (adaptive evaluation).
+
+    ``rounds``: evaluated, acc, lo, hi (one row per round, fractions). ``target`` is the
+    half-width the evaluation stops at; ``true_acc`` the known accuracy in a simulation.
+    """
+    df = rounds.dropna(subset=["lo", "hi"])
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=np.concatenate([df["evaluated"], df["evaluated"][::-1]]),
+                             y=np.concatenate([df["hi"], df["lo"][::-1]]), fill="toself",
+                             fillcolor="rgba(31,119,180,0.18)", line=dict(width=0), name="95% interval",
+                             hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=rounds["evaluated"], y=rounds["acc"], mode="lines+markers", name="estimate",
+                             line=dict(color=PALETTE[0]),
+                             hovertemplate="%{x} evaluated<br>estimate %{y:.3f}<extra></extra>"))
+    if true_acc is not None:
+        fig.add_hline(y=true_acc, line=dict(color=PALETTE[1], dash="dash"),
+                      annotation_text="true accuracy (simulation)", annotation_position="bottom right")
+    if target is not None and len(rounds):
+        last = float(rounds["acc"].iloc[-1])
+        for y in (last - target, last + target):
+            fig.add_hline(y=y, line=dict(color="#7f7f7f", dash="dot", width=1))
+    fig.update_layout(title=title, xaxis_title="samples evaluated", yaxis_title="accuracy", height=380,
+                      margin=dict(t=50, b=10), legend=dict(orientation="h", y=-0.25))
     return fig

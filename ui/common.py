@@ -37,16 +37,10 @@ def store_path() -> Path:
     return Path(chosen) if chosen else Path(os.environ.get("LBE_STORE", DEFAULT_STORE))
 
 
-@st.cache_resource(show_spinner=False)
-def _open_store(path: str, mtime: float):
-    # mtime in the key: a rebuilt or grown store gets a fresh read-only handle.
-    from lifelong_core.store import Store
-
-    return Store.open(path, read_only=True)
-
-
 def get_store():
-    """The read-only store handle, or stop the page with one plain sentence."""
+    """The shared read-only store (``ui.shared_store.SharedStore``), or stop the page with one sentence."""
+    from ui.shared_store import SharedStore
+
     path = store_path()
     if not path.exists():
         st.error(
@@ -54,8 +48,10 @@ def get_store():
             "`make store`, or point LBE_STORE at an existing DuckDB file."
         )
         st.stop()
+    store = SharedStore(path)
     with input_errors():
-        return _open_store(str(path), path.stat().st_mtime)
+        store.n_models  # noqa: B018 - opens the handle now, so a bad file stops here with its sentence
+    return store
 
 
 class ErrorBox:
@@ -79,15 +75,35 @@ def input_errors(stop: bool = True, cleanup: Callable[[], Any] | None = None) ->
         box.ok = False
         if cleanup is not None:
             cleanup()
-        st.error(str(exc))
+        st.error(plain(str(exc)))
         if stop:
             st.stop()
 
 
 def refresh_store() -> None:
-    """Drop cached handles and derived tables after this session wrote to the store."""
-    _open_store.clear()
+    """Drop derived tables after this session wrote to the store (handles reopen by themselves)."""
     st.cache_data.clear()
+
+
+def app_writes_enabled() -> tuple[bool, str]:
+    """Whether this server lets visitors write, and the sentence saying why not."""
+    from ui.shared_store import writes_enabled
+
+    return writes_enabled(st.get_option("server.address"))
+
+
+# ---------------------------------------------------------------- text from the store
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def plain(text) -> str:
+    """``text`` escaped so Streamlit's Markdown shows it literally.
+
+    Store text (model ids and names, dataset and domain names) and error sentences that
+    quote it are user input: rendered as Markdown, a name like ``![x](http://host/t.png)``
+    would make every visitor's browser fetch that URL.
+    """
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
 # ---------------------------------------------------------------- URL state

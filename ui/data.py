@@ -22,7 +22,7 @@ import streamlit as st
 
 from lifelong_core.methods import available_methods, is_threshold_rule
 from lifelong_core.sortsearch import SORTS, fit_exponential, fit_power_law, model_correlation
-from lifelong_core.store import Store
+from lifelong_core.errors import InputError
 from lifelong_core.workflows import arrivals, selection as _selection, stream, teaching
 from lifelong_core.workflows.budgets import budget_choices, default_budgets
 from lifelong_core.workflows.selection import Selection
@@ -49,18 +49,33 @@ class _Memo:
         self.size = size
         self.items: OrderedDict = OrderedDict()
         self.lock = threading.Lock()
+        self.pending: dict = {}  # key -> Event set when the session computing it is done
 
     def get_or_compute(self, key, compute):
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-                return copy.deepcopy(self.items[key])
-        value = compute()
-        with self.lock:
-            self.items[key] = value
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-        return copy.deepcopy(value)
+        # One computation per key at a time: sessions asking for a key that another is
+        # computing wait for it (20 visitors opening a page together once ran the same
+        # sweep 20 times side by side). If that computation fails, the next one tries.
+        while True:
+            with self.lock:
+                if key in self.items:
+                    self.items.move_to_end(key)
+                    return copy.deepcopy(self.items[key])
+                done = self.pending.get(key)
+                if done is None:
+                    done = self.pending[key] = threading.Event()
+                    break
+            done.wait()
+        try:
+            value = compute()
+            with self.lock:
+                self.items[key] = value
+                while len(self.items) > self.size:
+                    self.items.popitem(last=False)
+            return copy.deepcopy(value)
+        finally:
+            with self.lock:
+                self.pending.pop(key, None)
+            done.set()
 
 
 @st.cache_resource(show_spinner=False)
@@ -221,7 +236,7 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
     # when the store has it (a long table's true_prob column, or --true-prob at import).
     sorts = [x for x in SORTS if x != "confidence" or get_store().has_extra("true_prob")]
     sort = _pick(side, "Sort method", sorts, "sort", "sum",
-                 help="sum: Sorting by Sum; confidence: by confidence sum; recursive: Recursive Sum (seed 001 §3.1)"
+                 help="sum: Sorting by Sum; confidence: by confidence sum; recursive: Recursive Sum (Prabhu et al., 2024, §3.1)"
                       + ("" if "confidence" in sorts else ". Sorting by confidence needs the true_prob column at "
                                                           "import, which this store does not have."))
     side.header("Search")
@@ -318,24 +333,79 @@ def fitted_method(key: str, dataset: str, search: str):
     return arrivals.fit_new_model_method(selection(key, dataset, ()), search)
 
 
+@st.cache_resource(show_spinner="Fitting the adaptive method on the cache (cross-validated)…", max_entries=4)
+def fitted_adaptive(key: str, dataset: str, leave_out: int | None = None):
+    """The adaptive method fitted on every real model of ``dataset``, or on all but row
+    ``leave_out`` for a simulation (reusing the whole store's cross-validated settings, so
+    only the item model is refitted)."""
+    from lifelong_core.workflows import adaptive
+
+    sel = selection(key, dataset, ())
+    tuning = None if leave_out is None else fitted_adaptive(key, dataset, None).tuning_
+    return adaptive.fit_adaptive(sel, leave_out, tuning)
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
 def fitted_insert_d(key: str, dataset: str, rule: str, sampling: str):
     """insert_D fitted on every real model's row of ``dataset``."""
     return arrivals.fit_new_sample_method(selection(key, dataset, ()), rule, sampling)
 
 
-def write_to_store(write):
-    """Run ``write(store)`` on a short-lived writer and return its result.
+def insert_d_datasets() -> list[str]:
+    """Datasets made by the insert_D tab (every domain is ``new``): the only ones it may add to."""
+    dom = get_store().domains()
+    only_new = dom.groupby("dataset")["domain"].agg(lambda d: set(d) == {arrivals.NEW_SAMPLE_DOMAIN})
+    return [d for d in get_store().datasets()["dataset"] if bool(only_new.get(d, False))]
 
-    DuckDB lets a writer in only when no other handle is open, so the app's shared
-    read-only handle is closed first; every session reopens it on its next read. Another
-    process holding the file gives ``StoreLockedError`` (an ``InputError``: one sentence).
+
+def free_dataset_name(base: str) -> str:
+    """``base``, or ``base-2``, ``base-3`` ... whichever the store does not hold yet."""
+    taken = set(get_store().datasets()["dataset"])
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}-{k}", k + 1
+    return name
+
+
+def check_new_dataset_name(name: str) -> None:
+    """InputError unless ``name`` is a usable name no dataset of the store has yet."""
+    from lifelong_core.io.limits import check_name
+
+    name = name.strip()
+    if not name:
+        raise InputError("Give the new dataset a name.")
+    check_name(name, "dataset name")
+    if name in set(get_store().datasets()["dataset"]):
+        raise InputError(f"The store already has a dataset {name!r}; new samples go to a new dataset (or to one "
+                         "made on this page, chosen from the list), never into an existing one by name.")
+
+
+def check_new_model_name(name: str) -> None:
+    """InputError unless ``name`` is a usable id no model of the store has yet."""
+    from lifelong_core.io.limits import check_name
+
+    name = name.strip()
+    if not name:
+        raise InputError("Give the new model a name.")
+    check_name(name, "model name")
+    if name in set(get_store().models()["model_id"]):
+        raise InputError(f"The store already has a model {name!r}; choose another name.")
+
+
+def write_to_store(fn):
+    """THE way a page writes to the store: ``fn(writer)`` runs on a short-lived writer and
+    its result is returned.
+
+    Other sessions keep reading meanwhile: the write waits for their running store calls,
+    and they go on with a fresh handle afterwards (``ui.shared_store``). Raises
+    ``InputError`` (show it with ``ui.common.input_errors``) when writes are off on a
+    server reachable from a network, when another process holds the store, or when ``fn``
+    refuses the data; the store is then unchanged. Cached tables are cleared afterwards.
     """
-    get_store().close()
-    refresh_store()
+    from ui.shared_store import write
+
     try:
-        with Store.open(store_path(), read_only=False) as writer:
-            return write(writer)
+        return write(store_path(), fn, st.get_option("server.address"))
     finally:
         refresh_store()
 
@@ -355,3 +425,11 @@ def stream_configs(key: str, dataset: str, pools: tuple[int, ...], budgets: tupl
         ("stream",) + args,
         lambda: stream.stream_configs(selection(key, dataset, ()), pools, budgets, seed, progress=progress))
 
+
+def undo_import(log_id: int) -> dict:
+    """Remove exactly what import ``log_id`` added (``lifelong_core.store.maintenance.undo``)
+    through :func:`write_to_store`; returns the undo's own log row. InputError (one
+    sentence, store unchanged) when that cannot be done exactly."""
+    from lifelong_core.store.maintenance import undo
+
+    return write_to_store(lambda w: undo(w, int(log_id)))

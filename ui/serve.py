@@ -6,10 +6,16 @@ page view of a fresh server also paid for scipy, plotly's figure classes, DuckDB
 engine (about 1.5 s of a 5 s first render here; README "The app"). Importing them first
 moves that cost to start-up, where nobody is waiting on a page. Options after the module
 name go to ``streamlit run`` unchanged (``--server.port 8502``, ...).
+
+The server listens on 127.0.0.1 only unless ``--server.address`` (or
+``STREAMLIT_SERVER_ADDRESS``) says otherwise, wherever it is started from (the repository's
+``.streamlit/config.toml`` says the same, but is only read from the repository root). On
+any other address the app refuses writes unless ``LBE_APP_WRITES=1`` (``ui.shared_store``).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -34,11 +40,19 @@ def warm_imports() -> None:
     go.Figure(go.Scatter(x=[0], y=[0])).to_plotly_json()
 
 
+def streamlit_args(argv: list[str]) -> list[str]:
+    """``argv`` with ``--server.address 127.0.0.1`` added unless an address is given."""
+    given = any(a == "--server.address" or a.startswith("--server.address=") for a in argv)
+    if given or os.environ.get("STREAMLIT_SERVER_ADDRESS"):
+        return list(argv)
+    return ["--server.address", "127.0.0.1", *argv]
+
+
 def main(argv: list[str] | None = None) -> None:
     warm_imports()
     from streamlit.web import cli
 
-    sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
+    sys.argv = ["streamlit", "run", str(APP), *streamlit_args(sys.argv[1:] if argv is None else argv)]
     cli.main()
 
 

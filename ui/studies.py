@@ -14,7 +14,7 @@ import streamlit as st
 
 from lifelong_core.errors import InputError
 from ui import charts, data
-from ui.common import query_default, query_list, show_chart, show_table, sync_query, url_index
+from ui.common import plain, query_default, query_list, show_chart, show_table, sync_query, url_index
 
 
 def _study(key, dataset, domains, fraction, by_domain, sorts, budgets, sampling, search, seed, progress=None):
@@ -58,7 +58,7 @@ def new_samples_tab(cfg, sel) -> None:
     m, n = sel.A.shape
     st.markdown(
         "**insert_D**: a new *sample* is run on only **m′** models spread along the models' ranking, and its "
-        "result on every other model is predicted (Sort & Search on the transpose, seed 001 §3.3, §4.3, Fig. 4a). "
+        "result on every other model is predicted (Sort & Search on the transpose, Prabhu et al., 2024, §3.3, §4.3, Fig. 4a). "
         "Models are ranked on the samples already in the cache, by accuracy (**Sum**) or by summed confidence "
         "of the true class (**Confidence Sum**). New samples are a random share of the chosen samples, and, "
         "optionally, each domain in turn (a held-out-domain split: does the ranking learnt on the other shifts "
@@ -187,7 +187,7 @@ def design_choice_tables(cfg, sel, rule: str, sizes: list[int], progress=None) -
                 t_s, _, _ = data.sweep(key, cfg.dataset, cfg.domains, srows, srt, smp, rule, cfg.budgets, s,
                                        eval_rows=evr)
             except InputError as exc:
-                left_out[(what, label)] = f"{what} = {label} left out: {exc}"
+                left_out[(what, label)] = f"{what} = {label} left out: {plain(str(exc))}"
             else:
                 tables.setdefault((what, label), []).append(t_s)
             done += 1
@@ -304,7 +304,7 @@ def theorem21_section() -> None:
     from lifelong_core.sortsearch import eagg, kappa, mae, theorem21_vector
 
     st.subheader("4. Why score per sample: E_agg 0, MAE large (Theorem 2.1)")
-    st.markdown("Theorem 2.1 (seed 001 §2.1, proof in App. J): for a true row **a** there is a prediction **y** with "
+    st.markdown("Theorem 2.1 (Prabhu et al., 2024, §2.1, proof in App. J): for a true row **a** there is a prediction **y** with "
                 "exactly the right accuracy (E_agg = 0) whose sample-level error is as large as it can be, "
                 "2·min(acc, 1 − acc). Type a row; the construction of App. J is shown below it.")
     text = st.text_input("True row a (0 = wrong, 1 = right)", value=query_default("t21", "00011"), key="t21")

@@ -1,4 +1,4 @@
-"""Ternary task-weighting figures (seed 002 §3.3, Figures 3-4): presentation only.
+"""Ternary task-weighting figures (LA-UR-24-25289 report, 2024, §3.3, Figures 3-4): presentation only.
 
 Both figures take a :class:`lifelong_core.stats.WeightRegions` and place the three
 categories the same way, so the static and the interactive map can be read side by side:

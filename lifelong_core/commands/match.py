@@ -1,4 +1,4 @@
-"""Matched accuracy of one model on a source and a target set (seed 004, Algorithms 1 and 2).
+"""Matched accuracy of one model on a source and a target set (Anzaku et al., Algorithms 1 and 2).
 
 S.csv and T.csv hold ``y, y_pred, p`` (one row per datapoint of one model); match.json
 holds the means over runs of DESIGN.md's keys. An accuracy that is undefined in every
@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 
 from lifelong_core.errors import InputError
+from lifelong_core.limits import MAX_MATCH_RUNS, check_count, check_seed
 
 
 def _float_arg(text: str) -> float:
@@ -34,7 +35,7 @@ def _int_arg(text: str) -> int:
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "match",
-        help="matched accuracy on two similar-but-non-identical test sets (seed 004)",
+        help="matched accuracy on two similar-but-non-identical test sets (Anzaku et al.)",
         description=__doc__.splitlines()[0],
     )
     p.add_argument("--source", required=True, help="CSV with columns y, y_pred, p (source dataset)")
@@ -54,10 +55,8 @@ def run(args: argparse.Namespace) -> int:
 
     if math.isnan(args.eps) or args.eps < 0:
         raise InputError(f"--eps must be a number >= 0, got {args.eps:g}.")
-    if args.runs < 1:
-        raise InputError(f"--runs must be at least 1, got {args.runs}.")
-    if args.seed < 0:
-        raise InputError(f"--seed must be >= 0, got {args.seed}.")
+    check_count(args.runs, "--runs", 1, MAX_MATCH_RUNS)
+    check_seed(args.seed)
     check_params(args.eps, args.criterion, args.runs)
     out = Path(args.out)
     if not out.parent.is_dir():

@@ -1,4 +1,4 @@
-"""``rank``: intervals of every model's score, overall and per category (seed 002 §2.1-2.4, §3).
+"""``rank``: intervals of every model's score, overall and per category (LA-UR-24-25289 report, 2024, §2.1-2.4, §3).
 
 ranks.csv: model, scope, mean_pct, lo_pct, hi_pct; scope is ``overall`` or a category;
 the score is the unweighted mean accuracy over the scope's tasks; mean is the bootstrap
@@ -22,6 +22,7 @@ import argparse
 from pathlib import Path
 
 from lifelong_core.errors import InputError
+from lifelong_core.limits import check_seed
 
 # The five schemes of §3.2 (lifelong_core.stats.ranks.SCHEMES), named here so --help does
 # not import the statistics stack.
@@ -64,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     check_level(args.rank_level)
     if args.boot < 2:
         raise InputError(f"--boot must be at least 2, got {args.boot}.")
+    check_seed(args.seed)
     schemes = [s.strip() for s in args.schemes.split(",") if s.strip()]
     bad = [s for s in schemes if s not in SCHEME_NAMES]
     if bad or not schemes:

@@ -62,6 +62,18 @@ def add_parser(subparsers) -> None:
     p.add_argument("--store", required=True, help="DuckDB store file")
     p.set_defaults(func=run_info)
 
+    p = subparsers.add_parser("check", help="verify a store's integrity (exit 1 and one line per problem if broken)",
+                              description="Verify a store: format, indices, blocks, blob lengths, ids, log counts, "
+                                          "and that every page of the file reads.")
+    p.add_argument("--store", required=True, help="DuckDB store file")
+    p.set_defaults(func=run_check)
+
+    p = subparsers.add_parser("undo", help="remove exactly what one import added (by its log id), in one logged transaction",
+                              description="Undo one import: remove the models, samples and entries it added.")
+    p.add_argument("--store", required=True, help="DuckDB store file")
+    p.add_argument("log_id", type=int, metavar="LOG_ID", help="the import's log entry (see `info` or the app's Home page)")
+    p.set_defaults(func=run_undo)
+
 
 def run_import(args: argparse.Namespace) -> int:
     if args.matrix is not None and (args.models is None or args.samples is None):
@@ -101,6 +113,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from lifelong_core.io.edges import atomic_output, check_output_path
     from lifelong_core.store import Store
     from lifelong_core.store.files import export_long, write_ids
 
@@ -112,9 +125,15 @@ def run_export(args: argparse.Namespace) -> int:
     extras_out = {f: v for f, v in extras_out.items() if v is not None}
     if args.matrix is None and (args.models or args.samples or extras_out):
         raise InputError("--models, --samples, --confidence, --predicted and --true-prob only go with --matrix.")
-    for flag, out in [("--matrix", args.matrix)] + [("--" + f.replace("_", "-"), v) for f, v in extras_out.items()]:
+    npy_flags = [("--matrix", args.matrix)] + [("--" + f.replace("_", "-"), v) for f, v in extras_out.items()]
+    for flag, out in npy_flags:
         if out is not None and not out.lower().endswith(".npy"):
             raise InputError(f"{flag} output {out} must end in .npy.")
+    # Every output is checked before the first is written, so a bad path writes nothing.
+    for flag, out in npy_flags + [("--models", args.models), ("--samples", args.samples), ("--long", args.long)]:
+        if out is not None:
+            check_output_path(out, flag)
+    flag_of = {out: flag for flag, out in npy_flags if out is not None}
     with Store.open(args.store, read_only=True) as st:
         if args.matrix is not None:
             smp = st.samples(args.dataset)
@@ -129,13 +148,12 @@ def run_export(args: argparse.Namespace) -> int:
                 got = st.extras(None, sidx, fields=tuple(extras_out))
                 arrays.update({extras_out[f]: got[f] for f in extras_out})
             for out, arr in arrays.items():
-                tmp = out + ".tmp.npy"
-                np.save(tmp, arr, allow_pickle=False)
-                os.replace(tmp, out)
+                with atomic_output(out, flag_of[out], suffix=".npy") as tmp:
+                    np.save(tmp, arr, allow_pickle=False)
             if args.models:
-                write_ids(st.models()["model_id"], args.models)
+                write_ids(st.models()["model_id"], args.models, "--models")
             if args.samples:
-                write_ids(smp["sample_id"], args.samples)
+                write_ids(smp["sample_id"], args.samples, "--samples")
             print(f"wrote {A.shape[0]} x {A.shape[1]} matrix to {args.matrix}")
         if args.long is not None:
             n = export_long(st, args.long, args.dataset)
@@ -180,4 +198,31 @@ def run_info(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         # `info | head` closed the pipe early: not an error; keep Python quiet at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from lifelong_core.store import Store
+    from lifelong_core.store.maintenance import verify
+
+    with Store.open(args.store, read_only=True) as st:
+        problems = verify(st)
+    if problems:
+        for p in problems:
+            print(f"problem: {p}")
+        print(f"store {args.store} fails its integrity check ({len(problems)} problem(s)).", file=sys.stderr)
+        return 1
+    print(f"store {args.store}: ok")
+    return 0
+
+
+def run_undo(args: argparse.Namespace) -> int:
+    from lifelong_core.store import Store
+    from lifelong_core.store.maintenance import check_sound, undo
+
+    with Store.open(args.store, read_only=False) as st:
+        check_sound(st)
+        row = undo(st, args.log_id)
+    print(f"undid log entry {args.log_id}: removed {-row['new_models']} models, {-row['new_samples']} samples and "
+          f"{-row['entries']} entries (log entry {row['log_id']}).")
     return 0

@@ -27,6 +27,7 @@ import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.io.matrix import load_float_matrix, load_index_list
+from lifelong_core.limits import check_seed
 from lifelong_core.methods.registry import THRESHOLD_RULES, available_methods
 from lifelong_core.rows import MatrixRows
 from lifelong_core.sortsearch.search import SAMPLING
@@ -121,6 +122,7 @@ def _write(df: pd.DataFrame, path: str, what: str) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.search not in available_methods():
         raise InputError(f"unknown --search {args.search!r}; available: {', '.join(available_methods())}.")
+    check_seed(args.seed)
     budgets = parse_budgets(args.budgets) if args.budgets is not None else None
     if args.threads is None:
         args.threads = os.cpu_count() or 1
@@ -135,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--decompose applies to the threshold rules (midpoint, reference), not --search {args.search}.")
     if args.repeats < 1:
         raise InputError(f"--repeats {args.repeats} must be at least 1.")
+    check_seed(args.seed + args.repeats - 1, "--seed + --repeats - 1 (the last repeat's seed)")
     if args.repeats > 1 and args.sort_rows is not None:
         raise InputError("--repeats draws a new Sort set for every repeat; use --sort-models K instead of --sort-rows.")
     kernel = args.kernel or ("packed" if args.engine == "dask" else "dense")

@@ -1,4 +1,4 @@
-"""``weights``: the best model for each weighting of three task categories (seed 002 §2.3, A.2).
+"""``weights``: the best model for each weighting of three task categories (LA-UR-24-25289 report, 2024, §2.3, A.2).
 
 regions.csv: one column per category weight (named after the category), winner,
 runner_up, diff_pct, se_pct. ``winner`` is ``indeterminate`` where the top two models

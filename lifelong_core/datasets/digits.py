@@ -2,7 +2,7 @@
 
     python -m lifelong_core.datasets.digits --out data/lifelong_digits [--jobs 2]
 
-A small-scale analogue of the lifelong benchmarks of seed 001 (Section 4.1: a pool of test
+A small-scale analogue of the lifelong benchmarks of Prabhu et al. (2024) (Section 4.1: a pool of test
 samples from several domains, a growing set of models, and the 0/1 cache A of models x
 samples). Steps, all seeded:
 

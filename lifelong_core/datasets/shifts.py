@@ -8,7 +8,7 @@ crudely pushed around by whole pixels), comes back to 8x8 by 4x4 block means, an
 rounded to the integers 0..16 again, so every domain has the feature format of the
 original data and a model trained on clean digits can be applied unchanged.
 
-Domains are grouped into three categories for the task-weighting view of seed 002
+Domains are grouped into three categories for the task-weighting view of the LA-UR-24-25289 report (2024)
 (Section 5, ternary plots over category weights):
 
 - ``handwriting``: variation a new writer or pen would bring (the clean pool, a careful
@@ -17,7 +17,7 @@ Domains are grouped into three categories for the task-weighting view of seed 00
   occlusion, dust);
 - ``geometric``: placement of the digit in the frame (translation, rotation, scale, slant).
 
-``clean-replication`` imitates CIFAR-10.1 as used in seed 004 (Section 3): *different*
+``clean-replication`` imitates CIFAR-10.1 as used in Anzaku et al. (Section 3): *different*
 digits of the same classes, re-digitized through a reconstruction of the original
 pipeline (smooth 32x32 reconstruction, a sub-pixel offset of the scan grid, binarization,
 4x4 block counts). It is meant to be similar but not identical, and slightly harder.
@@ -123,7 +123,7 @@ def _replication(imgs, rng):
     # The original scans were binary: a pixel is ink or paper. Re-binarizing the
     # reconstruction at a threshold drawn per scan mimics a different scanner setting; the
     # range sits a little above the midpoint, so strokes come out slightly thinner, which
-    # costs clean-trained models 2-5 points, like CIFAR-10 -> CIFAR-10.1 (seed 004, Sec. 1).
+    # costs clean-trained models 2-5 points, like CIFAR-10 -> CIFAR-10.1 (Anzaku et al., Sec. 1).
     bitmap = big > rng.uniform(8.0, 10.5, size=(n, 1, 1))
     return bitmap.reshape(n, 8, 4, 8, 4).sum(axis=(2, 4)).astype(float)
 

@@ -3,7 +3,7 @@
     python -m lifelong_core.datasets.synthetic --models 2000 --samples 500000 --out A.npy [--packed]
     python -m lifelong_core.datasets.synthetic --models 300 --samples 20000 --store synth.duckdb
 
-Seed 001 assumes (Section 3, "Sort") that one difficulty order of samples holds for all
+Prabhu et al. (2024) assumes (Section 3, "Sort") that one difficulty order of samples holds for all
 models and shows (Appendix E, Fig. 7) that it roughly does for image
 classifiers. This generator makes that assumption explicit and tunable, as a two-parameter
 logistic item-response model (the computerized-adaptive-testing view the paper cites):
@@ -249,7 +249,7 @@ def write_store(
 ) -> Path:
     """Write the cache into a new store as dataset ``dataset`` (flagged synthetic).
 
-    Rows go in one import per block of rows (insert_M of seed 001, Section 2), so memory
+    Rows go in one import per block of rows (insert_M of Prabhu et al. (2024), Section 2), so memory
     stays at one block: packed rows through the bulk packed import, or, with
     ``with_prob``, dense rows plus P(correct) recorded as ``true_prob`` through
     ``insert_matrix`` (a long extras table: demo scale only). The store is built in a

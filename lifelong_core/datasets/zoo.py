@@ -1,7 +1,7 @@
 """The model zoo of Lifelong-Digits: a few hundred real scikit-learn classifiers.
 
-Seed 001 (Section 4.1) builds its lifelong benchmarks from tens of thousands of models of
-many architectures, training recipes and sizes released over time; seed 004 (Section 3,
+Prabhu et al. (2024) (Section 4.1) builds its lifelong benchmarks from tens of thousands of models of
+many architectures, training recipes and sizes released over time; Anzaku et al. (Section 3,
 Table 2) varies architecture, loss, schedule, augmentation and seed. This zoo is the
 small-scale analogue: eleven families, each over a grid of capacities, preprocessing,
 training-set sizes, augmentations and seeds, so that models disagree in family-structured

@@ -1,7 +1,7 @@
 """Reading user-supplied matrices and index lists, with one-sentence errors.
 
 Formats: ``.npy``, ``.npz``, ``.csv`` and ``.parquet``. Rows are models and columns are
-samples (the cache matrix A of seed 001, §2). Every check failure raises
+samples (the cache matrix A of Prabhu et al. (2024), §2). Every check failure raises
 :class:`~lifelong_core.errors.InputError` naming the file and, where it applies, the row
 and column; rows and columns in messages count from 1, like a spreadsheet, except where a
 message explicitly says "0-based" (index lists, which are 0-based row numbers).
@@ -24,13 +24,14 @@ import csv
 import math
 import os
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.arrays import check_npy_header
 
 MATRIX_SUFFIXES = (".npy", ".npz", ".csv", ".parquet")
 
@@ -155,6 +156,7 @@ def _check_npy_magic(p: Path, what: str) -> None:
 
 def _load_npy(p: Path, what: str) -> np.ndarray:
     _check_npy_magic(p, what)
+    check_npy_header(p, what)
     try:
         return np.load(p, allow_pickle=False)
     except ValueError as exc:
@@ -399,13 +401,6 @@ class MatrixSource:
                 start = stop
         return out
 
-    def iter_blocks(self, rows: np.ndarray, block_rows: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Yield ``(row_indices, block)`` for consecutive chunks of ``rows``."""
-        rows = np.asarray(rows, dtype=np.int64)
-        for s in range(0, len(rows), block_rows):
-            idx = rows[s : s + block_rows]
-            yield idx, self.read_rows(idx)
-
 
 def open_matrix(path: Path | str, what: str = "matrix") -> MatrixSource:
     """Open a 0/1 matrix for block reads; validation happens as blocks are read.
@@ -416,6 +411,7 @@ def open_matrix(path: Path | str, what: str = "matrix") -> MatrixSource:
     p = _check_file(path, what)
     if _suffix(p, what) == ".npy":
         _check_npy_magic(p, what)
+        check_npy_header(p, what)
         try:
             with open(p, "rb") as fh:
                 version = np.lib.format.read_magic(fh)

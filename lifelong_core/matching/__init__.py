@@ -1,4 +1,4 @@
-"""Matched-accuracy comparisons on similar-but-non-identical test sets (seed 004).
+"""Matched-accuracy comparisons on similar-but-non-identical test sets (Anzaku et al.).
 
 ``matched_accuracy(source, target, eps, criterion, runs, seed)`` runs Algorithm 1
 (``criterion="label-prob"``) or Algorithm 2 (``"prob"``) for one model;

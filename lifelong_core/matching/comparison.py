@@ -1,4 +1,4 @@
-"""Matched accuracy for many models at once, and the tables behind seed 004's figures.
+"""Matched accuracy for many models at once, and the tables behind Anzaku et al.'s figures.
 
 * :func:`compare_models` - per model: accuracy and matched accuracy on both sets, their
   differences, fraction unmatched, accuracy on the unmatched, mean confidence; rows
@@ -82,7 +82,7 @@ def compare_models(
     seed: int = 0,
     progress: Callable[[float], None] | None = None,
 ) -> ModelComparison:
-    """Seed 004 §4 (Figs. 3, 4): the matching protocol for every model.
+    """Anzaku et al. §4 (Figs. 3, 4): the matching protocol for every model.
 
     ``y_*`` are the labels of the datapoints (1-d); ``pred_*`` / ``conf_*`` are the
     predicted labels and max-softmax probabilities, one row per model in ``models``.

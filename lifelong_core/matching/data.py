@@ -1,6 +1,6 @@
 """Per-datapoint model outputs ``(y, y_hat, p_hat)`` and their validation.
 
-Seed 004, §2.1-§2.2 represents the output of a model on one datapoint as the tuple
+Anzaku et al., §2.1-§2.2 represents the output of a model on one datapoint as the tuple
 ``(y, y_hat, p_hat)``: ground-truth label, predicted label (argmax of the softmax) and
 predicted probability (its max). :class:`Predictions` holds those tuples for one model on
 one dataset as three aligned arrays; :func:`read_predictions_csv` reads them from the
@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.tables import read_csv_table
 
 COLUMNS = ("y", "y_pred", "p")
 
@@ -47,7 +48,7 @@ class Predictions:
 
     @property
     def mean_confidence(self) -> float:
-        """Average predicted probability, the 'confidence' axis of seed 004, Fig. 1."""
+        """Average predicted probability, the 'confidence' axis of Anzaku et al., Fig. 1."""
         return float(np.mean(self.p))
 
 
@@ -114,17 +115,7 @@ def read_predictions_csv(path: str | Path) -> Predictions:
     """
     path = Path(path)
     name = path.name
-    if not path.is_file():
-        raise InputError(f"{path}: no such file.")
-    try:
-        # Strings first, so that a bad cell can be reported exactly as written.
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True, encoding="utf-8-sig")
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{name} is empty; expected a header y,y_pred,p and one row per datapoint.") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{name} is not a readable CSV file ({first}).") from None
-    frame.columns = [str(c).strip() for c in frame.columns]
+    frame = read_csv_table(path, name, skipinitialspace=True)
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
         raise InputError(

@@ -1,4 +1,4 @@
-"""Matched accuracy on two similar-but-non-identical test sets (seed 004, §2, Alg. 1 and 2).
+"""Matched accuracy on two similar-but-non-identical test sets (Anzaku et al., §2, Alg. 1 and 2).
 
 For one model with outputs ``(y, y_hat, p_hat)`` on a source and a target dataset,
 Algorithm 1 walks the target datapoints *in turn* (``for i <- 1, N``, in the order given;
@@ -337,7 +337,7 @@ def matched_accuracy(
     runs: int = 10,
     seed: int = 0,
 ) -> MatchSummary:
-    """Seed 004 §2.3 for one model: accuracy, matched accuracy, unmatched, over R runs."""
+    """Anzaku et al. §2.3 for one model: accuracy, matched accuracy, unmatched, over R runs."""
     matches = match_runs(source, target, eps=eps, criterion=criterion, runs=runs, seed=seed)
     cols = _run_columns(source, target, matches)
     return MatchSummary(

@@ -1,4 +1,4 @@
-"""The plain O(N*M) transcription of seed 004, Algorithm 1 and Algorithm 2.
+"""The plain O(N*M) transcription of Anzaku et al., Algorithm 1 and Algorithm 2.
 
 Kept as the yardstick for :func:`lifelong_core.matching.protocol.match_runs`: the tests
 check that both give the same distribution of outcomes and identical outcomes wherever

@@ -2,11 +2,16 @@
 module per method.
 
 - :mod:`.insert_m`: :class:`InsertM`, insert_M with the threshold rules ``midpoint``
-  and ``reference`` (seed 001 §3.2);
+  and ``reference`` (Prabhu et al., 2024, §3.2);
 - :mod:`.insert_d`: :class:`InsertD`, insert_D (§3.3);
 - :mod:`.copy_nearest`: :class:`CopyNearestExpand`, the §4.2 baseline;
 - :mod:`.irt`: ``mirt`` and ``irt``, multidimensional item-response models of the cache;
 - :mod:`.neighbours`: ``neighbours``, a Bayesian CopyNearest&Expand;
+- :mod:`.tuning`: ``mirt-cv``, ``mirt`` with k and the ridge cross-validated on the cache
+  (Sort & Search's threshold prediction where that predicts better);
+- :mod:`.adaptive`, :mod:`.adaptive_method`: adaptive evaluation in rounds until the 95%
+  interval is narrow enough (driven by an oracle or by replayed rounds, so not in the
+  one-shot registry);
 - :mod:`.design`: the stratified design and difference estimator ``irt`` and
   ``neighbours`` share.
 

@@ -1,7 +1,7 @@
 """The contract every search method follows (docs/CONTRACTS.md), and nothing else.
 
 A search method estimates a new row of the cache matrix (a new model's correctness on
-every sample, insert_M of seed 001 §3.2; or a new sample's correctness for every model,
+every sample, insert_M of Prabhu et al. (2024) §3.2; or a new sample's correctness for every model,
 insert_D, §3.3) from a budget of evaluations, in scikit-learn's shape:
 
 - ``__init__(**settings)``: settings only, checked (``InputError`` on a bad one);

@@ -1,4 +1,4 @@
-"""The CopyNearest&Expand baseline of seed 001 (§4.2 Key Result 3) as a search method."""
+"""The CopyNearest&Expand baseline of Prabhu et al. (2024) (§4.2 Key Result 3) as a search method."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from lifelong_core.sortsearch.search import check_budget
 
 
 class CopyNearestExpand:
-    """CopyNearest&Expand baseline (seed 001 §4.2 Key Result 3; after Vivek et al.).
+    """CopyNearest&Expand baseline (Prabhu et al., 2024, §4.2 Key Result 3; after Vivek et al.).
 
     ``n'`` samples drawn uniformly at random *without* the Sort order; the Sort model
     whose row agrees most with the new model on those samples (smallest Hamming

@@ -1,6 +1,6 @@
 """The sampling design and the accuracy estimator that every method here shares.
 
-Sort & Search (seed 001, §3.2) evaluates a new model on ``n'`` samples spread uniformly
+Sort & Search (Prabhu et al., 2024, §3.2) evaluates a new model on ``n'`` samples spread uniformly
 along the easy -> hard order and reports a threshold position as its accuracy. The order
 is kept here, but the ``n'`` points are drawn as a *stratified random sample*: the order
 is cut into ``n' // 2`` contiguous strata of (almost) equal size and two samples are drawn

@@ -1,4 +1,4 @@
-"""insert_D (seed 001 §3.3): the Sort & Search estimate of a new sample.
+"""insert_D (Prabhu et al., 2024, §3.3): the Sort & Search estimate of a new sample.
 
 The search of :mod:`lifelong_core.methods.insert_m` on the transpose of the cache: models
 are ordered best first, a budget of models is run on the new sample, and the threshold
@@ -18,7 +18,7 @@ from lifelong_core.sortsearch.sort import order_from_sums, sort_models
 
 
 class InsertD:
-    """insert_D (seed 001 §3.3): the same search on the transpose of the cache.
+    """insert_D (Prabhu et al., 2024, §3.3): the same search on the transpose of the cache.
 
     ``fit(A)`` orders models best first (Sorting by Sum on ``A.T``) and keeps the
     per-sample sums; ``select(m, budget, rng)`` returns the model rows to run on a new

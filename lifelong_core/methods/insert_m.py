@@ -1,4 +1,4 @@
-"""insert_M (seed 001 §3.2): the Sort & Search estimate of a new model.
+"""insert_M (Prabhu et al., 2024, §3.2): the Sort & Search estimate of a new model.
 
 The threshold rules ``midpoint`` and ``reference`` (:func:`lifelong_core.sortsearch.rule_thresholds`)
 as a search method (:mod:`lifelong_core.methods.base`). The sweep serves the same rules on
@@ -35,7 +35,7 @@ def columns_to_sorted(rank: np.ndarray, columns: np.ndarray, observed: np.ndarra
 
 
 class InsertM:
-    """insert_M (seed 001 §3.2): evaluate a new model on ``n'`` samples, predict the rest.
+    """insert_M (Prabhu et al., 2024, §3.2): evaluate a new model on ``n'`` samples, predict the rest.
 
     Configure in ``__init__``; ``fit(A_sort)`` learns the easy -> hard order from the
     cache (or takes ``order``); ``select(n, budget, rng)`` returns the column numbers to

@@ -1,6 +1,6 @@
 """Multidimensional item-response model of the cache, and the estimator built on it.
 
-Seed 001 forces one global easy -> hard order on every new model, and its error
+Prabhu et al. (2024) forces one global easy -> hard order on every new model, and its error
 decomposition (§4.5, Appendix E) shows that this order, not the number of evaluations, is
 what limits sample-level accuracy; Appendix L(1) asks for "sample ordering structures"
 beyond a single one. A compensatory multidimensional 2PL model (Reckase, *Multidimensional

@@ -1,6 +1,6 @@
 """Agreement-weighted neighbours in model space: a Bayesian CopyNearest&Expand.
 
-Seed 001's CopyNearest&Expand baseline (§4.2, after Vivek et al.) copies the unevaluated
+Prabhu et al.'s (2024) CopyNearest&Expand baseline (§4.2, after Vivek et al.) copies the unevaluated
 predictions of the one cache model that agrees most with the new model on the evaluated
 samples. Here every cache model ``i`` is a hypothesis "the new model is model ``i`` with
 each answer flipped independently with probability ``eps_i``"; the evaluated samples give

@@ -68,6 +68,7 @@ register("copy-nearest", "lifelong_core.methods.copy_nearest:CopyNearestExpand")
 register("mirt", "lifelong_core.methods.irt:MIRTEstimator")
 register("irt", "lifelong_core.methods.irt:MIRTEstimator", k=1)
 register("neighbours", "lifelong_core.methods.neighbours:NeighboursEstimator")
+register("mirt-cv", "lifelong_core.methods.tuning:TunedEstimator")
 register("insert-d", "lifelong_core.methods.insert_d:InsertD", kind="sample")
 
 THRESHOLD_RULES = RULES

@@ -1,4 +1,4 @@
-"""Sort & Search (seed 001) and its metrics (seed 000): the engine of the explorer.
+"""Sort & Search (Prabhu et al., 2024) and its metrics (Prabhu et al., 2024, *Lifelong Benchmarks*): the engine of the explorer.
 
 Public API (see docs/CONTRACTS.md and the README section ``engine``):
 

@@ -1,5 +1,5 @@
-"""Curve fits of error against budget: E = a exp(-b n') + c (seed 001 §4.2 Key Result 2)
-and E_agg = c n'^p (seed 000 §5 Key Result 2).
+"""Curve fits of error against budget: E = a exp(-b n') + c (Prabhu et al., 2024, §4.2 Key Result 2)
+and E_agg = c n'^p (Prabhu et al., 2024, *Lifelong Benchmarks*, §5 Key Result 2).
 
 A fit never raises on data it cannot fit: the result says ``ok=False`` with a reason, so
 the app can show the sweep without its curve.

@@ -1,5 +1,5 @@
-"""Metrics of a predicted correctness vector against the truth (seed 001 §2.1, §4.1,
-§4.5; seed 000 §4 Eq. 3-4, §5) and the model correlation matrix of seed 001 App. E.
+"""Metrics of a predicted correctness vector against the truth (Prabhu et al., 2024, §2.1, §4.1,
+§4.5; Prabhu et al. (2024, *Lifelong Benchmarks*) §4 Eq. 3-4, §5) and the model correlation matrix of Prabhu et al. (2024) App. E.
 
 All functions work on plain 0/1 vectors; :func:`threshold_metrics` computes the same
 numbers for threshold predictions from counts alone (the sweep's fast path).
@@ -25,19 +25,19 @@ def _pair(a: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def mae(a: np.ndarray, y: np.ndarray) -> float:
-    """Mean absolute error E(a, y) = ||a - y||_1 / n (seed 001 Eq. 2)."""
+    """Mean absolute error E(a, y) = ||a - y||_1 / n (Prabhu et al., 2024, Eq. 2)."""
     a, y = _pair(a, y)
     return float(np.abs(a - y).mean())
 
 
 def eagg(a: np.ndarray, y: np.ndarray) -> float:
-    """Aggregate accuracy error E_agg = | |y| - |a| | / n (seed 001 §2.1, seed 000 §5)."""
+    """Aggregate accuracy error E_agg = | |y| - |a| | / n (Prabhu et al., 2024, §2.1, Prabhu et al. (2024, *Lifelong Benchmarks*) §5)."""
     a, y = _pair(a, y)
     return float(abs(int(y.sum()) - int(a.sum())) / a.size)
 
 
 def kappa_from(err: np.ndarray, acc_a: np.ndarray, acc_y: np.ndarray) -> np.ndarray:
-    """Cohen's kappa (seed 000 Eq. 4) from MAE and the two accuracies, vectorised.
+    """Cohen's kappa (Prabhu et al., 2024, *Lifelong Benchmarks*, Eq. 4) from MAE and the two accuracies, vectorised.
 
     E_rand = acc_a acc_y + (1 - acc_a)(1 - acc_y) (Eq. 3). When E_rand = 1 both vectors
     are the same constant, agreement is perfect and kappa is defined as 1 (Eq. 4 is 0/0
@@ -53,7 +53,7 @@ def kappa_from(err: np.ndarray, acc_a: np.ndarray, acc_y: np.ndarray) -> np.ndar
 
 
 def kappa(a: np.ndarray, y: np.ndarray) -> float:
-    """Normalized agreement kappa(a, y), seed 000 Eq. 4."""
+    """Normalized agreement kappa(a, y), Prabhu et al. (2024, *Lifelong Benchmarks*) Eq. 4."""
     a, y = _pair(a, y)
     return float(kappa_from(np.abs(a - y).mean(), a.mean(), y.mean()))
 
@@ -75,7 +75,7 @@ def threshold_metrics(t: np.ndarray, ones_before_t: np.ndarray, totals: np.ndarr
 
 
 def theorem21_vector(a: np.ndarray) -> np.ndarray:
-    """The construction in the proof of Theorem 2.1 (seed 001 App. J).
+    """The construction in the proof of Theorem 2.1 (Prabhu et al., 2024, App. J).
 
     A prediction with E_agg = 0 and the worst MAE, 2 min(|a|/n, 1 - |a|/n): when ones
     are the minority, flip every one to zero and set as many former zeros to one (the
@@ -97,7 +97,7 @@ def theorem21_vector(a: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Decomposition:
-    """Error decomposition of seed 001 §4.5 (Eq. 3-4), all as fractions of n.
+    """Error decomposition of Prabhu et al. (2024) §4.5 (Eq. 3-4), all as fractions of n.
 
     ``aleatoric`` = ||a P* - y*|| / n with y* the best threshold on the full sorted row
     (DP-search at n' = n); ``epistemic`` = ||y* - y|| / n = |t* - t| / n for a threshold
@@ -153,7 +153,7 @@ def correlations(est: np.ndarray, true: np.ndarray) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class ModelCorrelation:
-    """Seed 001 App. E, Fig. 7: model-by-model correlation, models sorted by accuracy.
+    """Prabhu et al. (2024) App. E, Fig. 7: model-by-model correlation, models sorted by accuracy.
 
     ``order`` are the original row numbers, most accurate first (stable ties);
     ``accuracy`` their accuracies; ``corr`` the correlation matrix in that order.

@@ -1,4 +1,4 @@
-"""Search: choose n' sorted positions, find the threshold, extrapolate to n (seed 001, §3.2).
+"""Search: choose n' sorted positions, find the threshold, extrapolate to n (Prabhu et al., 2024, §3.2).
 
 Positions are indices into the *sorted* order (0 = easiest); ``order[positions]`` are the
 column numbers to evaluate.

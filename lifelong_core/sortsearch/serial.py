@@ -1,4 +1,4 @@
-"""Serial additions of new models (seed 001, Appendix G).
+"""Serial additions of new models (Prabhu et al., 2024, Appendix G).
 
 Each new model is estimated by Sort & Search and its *predicted* row (ones on the first
 ``t`` samples of the current order) is added to the Sort sums before the next model

@@ -1,4 +1,4 @@
-"""Sort: order samples from easy to hard (seed 001, §3.1; Appendix D, Listing 1).
+"""Sort: order samples from easy to hard (Prabhu et al., 2024, §3.1; Appendix D, Listing 1).
 
 Every function returns a permutation ``order`` (``np.int64``) of column numbers, easiest
 first, so ``A[:, order]`` is the paper's ``A P*``.

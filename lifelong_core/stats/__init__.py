@@ -1,4 +1,4 @@
-"""Honest rankings: uncertainty for aggregate benchmark metrics (seed 002).
+"""Honest rankings: uncertainty for aggregate benchmark metrics (LA-UR-24-25289 report, 2024).
 
 - :mod:`.counts`: the validated counts table (model x task correct/total, task categories).
 - :mod:`.bootstrap`: bootstrap of test instances within tasks (§2.1), leaderboards with

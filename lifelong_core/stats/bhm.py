@@ -1,4 +1,4 @@
-"""Beta-binomial Bayesian hierarchical model of benchmark counts (seed 002 §2.2).
+"""Beta-binomial Bayesian hierarchical model of benchmark counts (LA-UR-24-25289 report, 2024, §2.2).
 
 Model, for model ``i`` and task ``t``::
 

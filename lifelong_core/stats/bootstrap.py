@@ -1,4 +1,4 @@
-"""Bootstrap of test instances within each task (seed 002 §2.1) and what follows from it.
+"""Bootstrap of test instances within each task (LA-UR-24-25289 report, 2024, §2.1) and what follows from it.
 
 For each task ``t`` of size ``n_t`` a bootstrap replicate resamples ``n_t`` test
 instances with replacement and records the task accuracy; the benchmark's aggregation

@@ -1,6 +1,6 @@
-"""Per-task correct/total counts: the input of every method in seed 002.
+"""Per-task correct/total counts: the input of every method in the LA-UR-24-25289 report (2024).
 
-A benchmark with a 0/1 metric is summarised without loss, for everything in seed 002
+A benchmark with a 0/1 metric is summarised without loss, for everything in the LA-UR-24-25289 report (2024)
 §2, by the number of correct answers ``c[i, t]`` of model ``i`` on task ``t`` out of
 ``n[i, t]`` test instances, plus the category of each task. That is the ``counts.csv``
 shape of the ``rank`` and ``weights`` commands (model, task, category, correct, total)
@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.tables import read_csv_table
 
 COLUMNS = ("model", "task", "category", "correct", "total")
 
@@ -76,6 +77,9 @@ class CountTable:
         )
 
 
+MAX_COUNT = 10**12
+
+
 def _whole_numbers(values: pd.Series, column: str, where) -> np.ndarray:
     """Parse a column of whole numbers, naming the first offending cell."""
     numeric = pd.to_numeric(values, errors="coerce")
@@ -92,6 +96,13 @@ def _whole_numbers(values: pd.Series, column: str, where) -> np.ndarray:
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
         raise InputError(f"{where(i)}, column '{column}': {values.iloc[i]!r} is negative.")
+    # Above this, floats no longer hold whole numbers exactly and the bootstrap's binomial
+    # draws overflow (1e300 once reached NumPy as a negative count).
+    big = arr > MAX_COUNT
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        raise InputError(f"{where(i)}, column '{column}': {values.iloc[i]!r} is larger than {MAX_COUNT:.0e}, "
+                         "the most test instances a task may count.")
     return arr.astype(np.int64)
 
 
@@ -177,19 +188,7 @@ def read_counts_csv(path, name: str | None = None) -> CountTable:
     """
     if hasattr(path, "read"):
         name = name or getattr(path, "name", "counts.csv")
-        source = path
     else:
-        source = Path(path)
-        name = name or source.name
-    try:
-        # Everything as text, so validation can quote the offending cell verbatim.
-        df = pd.read_csv(source, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file.") from None
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{name} is empty.") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{name} is not a readable CSV file ({first}).") from None
-    df.columns = [str(c).strip() for c in df.columns]
+        name = name or Path(path).name
+    df = read_csv_table(path, name, skipinitialspace=True)
     return from_frame(df, source=name, line_offset=2)

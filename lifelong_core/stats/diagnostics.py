@@ -2,7 +2,7 @@
 
 Both follow Gelman et al., *Bayesian Data Analysis* (3rd ed., §11.4-11.5): R-hat on
 chains split in halves, and the ESS from the multi-chain autocorrelation with Geyer's
-initial monotone positive-pair truncation. Seed 002 §2.2 only says several chains were
+initial monotone positive-pair truncation. The LA-UR-24-25289 report (2024) §2.2 only says several chains were
 run; these are the standard checks that the draws can be trusted.
 """
 

@@ -1,16 +1,16 @@
 """Counts estimated by Sort & Search, so a ranking of new models can carry its uncertainty.
 
-Seed 001's ``insert_M`` evaluates a new model on ``budget`` samples chosen from the
+Prabhu et al.'s (2024) ``insert_M`` evaluates a new model on ``budget`` samples chosen from the
 cache's easy-to-hard order and predicts 0/1 correctness for every sample. Summing the
 predicted vector within each task gives estimated counts of the ``counts.csv`` shape,
-which every method of seed 002 accepts. Next to them the true counts (the full rows of
+which every method of the LA-UR-24-25289 report (2024) accepts. Next to them the true counts (the full rows of
 the cache) are kept, so the page can show how far the estimated ranking is from the
 real one.
 
 What the intervals then mean: a bootstrap over estimated counts measures test-set
 sampling only, as if the predicted vector had been observed. It does not include the
 estimation error of Sort & Search, which at small budgets is usually larger; the page
-says so and shows both rankings. (Seed 002 has no notion of estimated counts; this
+says so and shows both rankings. (The LA-UR-24-25289 report (2024) has no notion of estimated counts; this
 pairing is ours.)
 
 Estimators that give their own 95% interval for a model's accuracy (``mirt``, ``irt``,

@@ -1,4 +1,4 @@
-"""BigBench-style metric normalisation (seed 002 §2.4).
+"""BigBench-style metric normalisation (LA-UR-24-25289 report, 2024, §2.4).
 
 A task score ``s`` becomes ``(s - l) / (h - l)``, where the task's high ``h`` and low
 ``l`` are, as in §2.4, the maximum and minimum score of that task over all bootstrap

@@ -1,4 +1,4 @@
-"""Rank intervals under the five aggregation schemes of seed 002 §3.2 (Tables 4, 5, A.3).
+"""Rank intervals under the five aggregation schemes of the LA-UR-24-25289 report (2024) §3.2 (Tables 4, 5, A.3).
 
 Each bootstrap replicate (or posterior predictive draw) of the task scores is turned
 into one number per model by each scheme, and the mean and percentile interval of those

@@ -1,4 +1,4 @@
-"""The simulation study of seed 002 §2.2 (two models, three tasks, Table 1).
+"""The simulation study of the LA-UR-24-25289 report (2024) §2.2 (two models, three tasks, Table 1).
 
 Table 1's counts survive in the text; the test-set sizes, the true accuracies and the
 hyper-prior parameters do not. The values chosen here are consistent with what

@@ -1,4 +1,4 @@
-"""VTAB-1k as seed 002 analyses it (§3, Appendix A.1, Table A.3).
+"""VTAB-1k as the LA-UR-24-25289 report (2024) analyses it (§3, Appendix A.1, Table A.3).
 
 The repository carries two small public-fact tables under ``data/``:
 ``vtab1k_tasks.csv`` (19 tasks, their category and test-set size, from the benchmark's

@@ -1,4 +1,4 @@
-"""Task weighting over three categories with standard-error gray zones (seed 002 §2.3, §3.3, A.2).
+"""Task weighting over three categories with standard-error gray zones (LA-UR-24-25289 report, 2024, §2.3, §3.3, A.2).
 
 For category weights ``w = (w_1, w_2, w_3)`` on the simplex, a model's weighted score is
 ``sum_c w_c * mean_c``, where ``mean_c`` is its unweighted mean accuracy over the tasks

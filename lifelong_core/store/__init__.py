@@ -1,4 +1,4 @@
-"""The lifelong store: a DuckDB file of cached per-sample predictions (seed 001, §2).
+"""The lifelong store: a DuckDB file of cached per-sample predictions (Prabhu et al., 2024, §2).
 
 The cache is the 0/1 matrix A (rows = models, columns = samples) that grows on both axes:
 insert_M adds rows (models), insert_D adds columns (samples). This package is the only

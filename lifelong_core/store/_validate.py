@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.limits import MAX_METADATA_CHARS, MAX_TEXT_CHARS, check_name
 
 LONG_REQUIRED = ("model", "sample", "correct")
 LONG_OPTIONAL = ("confidence", "predicted", "true_prob", "label", "dataset", "domain", "category", "split")
@@ -54,8 +55,24 @@ def _is_missing(v: Any) -> bool:
 def text_column(values: Sequence[Any] | pd.Series, column: str, source: str, *, required: bool = True) -> np.ndarray:
     """Ids and names as an object array of ``str``; numbers must be whole (``7`` -> ``"7"``).
 
-    ``required``: a missing value is an error; otherwise it becomes ``None``.
+    ``required``: a missing value is an error; otherwise it becomes ``None``. Text longer
+    than :data:`~lifelong_core.io.limits.MAX_TEXT_CHARS` is refused.
     """
+    out = _text_column(values, column, source, required=required)
+    check_text_length(out, column, source)
+    return out
+
+
+def check_text_length(values: np.ndarray, column: str, source: str) -> None:
+    """Refuse an id, name or label longer than ``MAX_TEXT_CHARS``, naming its row."""
+    lengths = np.fromiter((len(v) if isinstance(v, str) else 0 for v in values), dtype=np.int64, count=len(values))
+    if len(lengths) and lengths.max() > MAX_TEXT_CHARS:
+        i = int(lengths.argmax())
+        raise InputError(f"{source} {_row(i)} column {column!r} holds {lengths[i]:,} characters; "
+                         f"ids, names and labels may hold at most {MAX_TEXT_CHARS}.")
+
+
+def _text_column(values, column: str, source: str, *, required: bool) -> np.ndarray:
     s = pd.Series(values, copy=False)
     if s.dtype.kind == "b":
         raise InputError(f"{source} column {column!r} holds true/false values; expected text ids.")
@@ -186,6 +203,7 @@ def validate_long(df: pd.DataFrame, source: str, dataset: str | None = None) -> 
     repeated with identical values is kept once; with different values it is an error.
     ``dataset`` fills the dataset of rows when the table has no ``dataset`` column.
     """
+    check_name(dataset, "dataset name")
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"{source} is not a table.")
     cols = [str(c) for c in df.columns]
@@ -302,9 +320,13 @@ def canonical_json(value: Any, source: str, row: int) -> str:
     if not isinstance(value, dict):
         raise InputError(f"{source} {_row(row)} column 'metadata' must be a JSON object.")
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"))
     except (TypeError, ValueError):
         raise InputError(f"{source} {_row(row)} column 'metadata' holds values that are not JSON.") from None
+    if len(text) > MAX_METADATA_CHARS:
+        raise InputError(f"{source} {_row(row)} column 'metadata' holds {len(text):,} characters of JSON; "
+                         f"metadata may hold at most {MAX_METADATA_CHARS:,}.")
+    return text
 
 
 def normalize_models(models, source: str) -> pd.DataFrame:
@@ -349,6 +371,7 @@ def normalize_models(models, source: str) -> pd.DataFrame:
 
 def normalize_samples(samples, source: str, dataset: str | None) -> pd.DataFrame:
     """Sample ids (a sequence) or a table with ``sample_id`` and optional sample fields."""
+    check_name(dataset, "dataset name")
     if isinstance(samples, pd.DataFrame):
         cols = list(samples.columns)
         if "sample_id" not in cols:

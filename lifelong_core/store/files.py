@@ -13,72 +13,42 @@ Formats (DESIGN.md ``import`` / ``export``):
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.arrays import check_npy_header
+from lifelong_core.io.edges import atomic_output, check_input_file, os_error
+from lifelong_core.io.tables import read_table
 
 LONG_EXPORT_COLUMNS = ("model", "sample", "correct", "confidence", "predicted", "true_prob",
                        "label", "dataset", "domain", "category", "split")
 
 
-def _check_file(path, what: str) -> Path:
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"{what} file {p} does not exist.")
-    if p.is_dir():
-        raise InputError(f"{what} path {p} is a directory, not a file.")
-    if p.stat().st_size == 0:
-        raise InputError(f"{what} file {p} is empty.")
-    return p
-
-
-def _read_table(p: Path, what: str) -> pd.DataFrame:
-    suffix = p.suffix.lower()
-    if suffix == ".csv":
-        try:
-            # Everything as text: the validators convert and name the row of a bad value.
-            return pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[], skip_blank_lines=True)
-        except pd.errors.EmptyDataError:
-            raise InputError(f"{what} file {p} is empty.") from None
-        except pd.errors.ParserError as exc:
-            raise InputError(f"{what} file {p} is not a well-formed CSV table ({str(exc).strip().splitlines()[-1]}).") from None
-        except UnicodeDecodeError:
-            raise InputError(f"{what} file {p} is not UTF-8 text.") from None
-    if suffix == ".parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        try:
-            return pq.read_table(p).to_pandas()
-        except (OSError, pa.ArrowException) as exc:
-            raise InputError(f"{what} file {p} is not a readable Parquet file ({str(exc).splitlines()[0]}).") from None
-    raise InputError(f"{what} file {p} has extension {suffix or '(none)'!r}; use .csv or .parquet.")
-
-
 def read_long(path) -> pd.DataFrame:
     """A long table from CSV or Parquet, unvalidated (the store validates it)."""
-    return _read_table(_check_file(path, "--long"), "--long")
+    return read_table(path, "--long")
 
 
 def read_ids(path, kind: str):
     """Model or sample ids: a list of str (one per line) or a table with ``<kind>_id``."""
     what = f"--{kind}s"
-    p = _check_file(path, what)
+    p = check_input_file(path, what)
     if p.suffix.lower() in (".csv", ".parquet"):
-        df = _read_table(p, what)
+        df = read_table(p, what)
         if f"{kind}_id" not in df.columns:
             raise InputError(f"{what} file {p} has no column '{kind}_id' (columns found: {', '.join(map(str, df.columns))}).")
         if len(df) == 0:
             raise InputError(f"{what} file {p} has no data rows.")
         return df
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        lines = p.read_text(encoding="utf-8-sig").splitlines()
     except UnicodeDecodeError:
         raise InputError(f"{what} file {p} is not UTF-8 text.") from None
+    except OSError as exc:
+        raise os_error(exc, p, f"{what} file", "read") from None
     ids = [s.strip() for s in lines if s.strip()]
     if not ids:
         raise InputError(f"{what} file {p} lists no ids.")
@@ -91,12 +61,13 @@ def read_extra_matrix(path, flag: str) -> np.ndarray:
     Read as stored (no narrowing to float32, so values come back exactly); never
     unpickled. Shape and value checks happen in the store with the matrix at hand.
     """
-    p = _check_file(path, flag)
+    p = check_input_file(path, flag)
     suffix = p.suffix.lower()
     if suffix not in (".npy", ".npz"):
         raise InputError(f"{flag} file {p} must be .npy or .npz.")
     try:
         if suffix == ".npy":
+            check_npy_header(p, flag)
             arr = np.load(p, allow_pickle=False)
         else:
             with np.load(p, allow_pickle=False) as z:
@@ -109,13 +80,21 @@ def read_extra_matrix(path, flag: str) -> np.ndarray:
         if "pickle" in str(exc).lower():
             raise InputError(f"{flag} file {p} holds pickled Python objects, which are never loaded.") from None
         raise InputError(f"{flag} file {p} is not a readable array ({exc}).") from None
-    except (OSError, EOFError) as exc:
+    except OSError as exc:
+        if getattr(exc, "errno", None) is not None:
+            raise os_error(exc, p, f"{flag} file", "read") from None
         raise InputError(f"{flag} file {p} is not a readable array ({exc}).") from None
+    except EOFError as exc:
+        raise InputError(f"{flag} file {p} is not a readable array ({exc}).") from None
+    except MemoryError:
+        raise InputError(f"{flag} file {p} holds an array too large for this machine's memory.") from None
     return arr
 
 
-def write_ids(ids, path) -> None:
-    Path(path).write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
+def write_ids(ids, path, what: str = "id list") -> None:
+    """One id per line, written whole or not at all."""
+    with atomic_output(path, what) as tmp:
+        tmp.write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
 
 
 def export_long(store, path, dataset: str | None = None) -> int:
@@ -139,46 +118,43 @@ def export_long(store, path, dataset: str | None = None) -> int:
     fields = tuple(f for f in ("confidence", "predicted", "true_prob") if store.has_extra(f))
     # Columns that would be empty throughout are left out, so the export imports again.
     meta = tuple(f for f in ("label", "dataset", "domain", "category", "split") if smp[f].notna().any())
-    tmp = p.with_name(p.name + ".tmp")
-    writer = None
     rows = 0
-    try:
-        for a in range(0, len(mdl), per):
-            m = mdl["model_idx"].to_numpy(dtype=np.int64)[a : a + per]
-            vals, known = store.values_and_known(m, sidx)
-            r, c = np.nonzero(known)
-            if len(r) == 0:
-                continue
-            cols = {
-                "model": mdl["model_id"].to_numpy(dtype=object)[a : a + per][r],
-                "sample": smp["sample_id"].to_numpy(dtype=object)[c],
-                "correct": vals[r, c].astype(np.uint8),
-            }
-            if fields:
-                ext = store.extras_partial(m, sidx, fields)
-                for f in fields:
-                    values, have = ext[f]
-                    col = pd.array(values[r, c], dtype="Int32" if f == "predicted" else "Float64")
-                    col[~have[r, c]] = pd.NA
-                    cols[f] = col
-            for f in meta:
-                cols[f] = smp[f].array[c]
-            df = pd.DataFrame(cols)
-            rows += len(df)
-            if suffix == ".csv":
-                df.to_csv(tmp, mode="a" if writer else "w", header=writer is None, index=False)
-                writer = True
-            else:
-                tbl = pa.Table.from_pandas(df, preserve_index=False)
-                if writer is None:
-                    writer = pq.ParquetWriter(tmp, tbl.schema)
-                writer.write_table(tbl.cast(writer.schema))
-        if writer is None:
-            raise InputError("The store holds no recorded predictions to export.")
-        if suffix == ".parquet":
-            writer.close()
-        os.replace(tmp, p)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with atomic_output(p, "--long") as tmp:
+        writer = None
+        try:
+            for a in range(0, len(mdl), per):
+                m = mdl["model_idx"].to_numpy(dtype=np.int64)[a : a + per]
+                vals, known = store.values_and_known(m, sidx)
+                r, c = np.nonzero(known)
+                if len(r) == 0:
+                    continue
+                cols = {
+                    "model": mdl["model_id"].to_numpy(dtype=object)[a : a + per][r],
+                    "sample": smp["sample_id"].to_numpy(dtype=object)[c],
+                    "correct": vals[r, c].astype(np.uint8),
+                }
+                if fields:
+                    ext = store.extras_partial(m, sidx, fields)
+                    for f in fields:
+                        values, have = ext[f]
+                        col = pd.array(values[r, c], dtype="Int32" if f == "predicted" else "Float64")
+                        col[~have[r, c]] = pd.NA
+                        cols[f] = col
+                for f in meta:
+                    cols[f] = smp[f].array[c]
+                df = pd.DataFrame(cols)
+                rows += len(df)
+                if suffix == ".csv":
+                    df.to_csv(tmp, mode="a" if writer else "w", header=writer is None, index=False)
+                    writer = True
+                else:
+                    tbl = pa.Table.from_pandas(df, preserve_index=False)
+                    if writer is None:
+                        writer = pq.ParquetWriter(tmp, tbl.schema)
+                    writer.write_table(tbl.cast(writer.schema))
+            if writer is None:
+                raise InputError("The store holds no recorded predictions to export.")
+        finally:
+            if suffix == ".parquet" and writer is not None:
+                writer.close()
     return rows

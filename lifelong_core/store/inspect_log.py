@@ -78,23 +78,23 @@ def read_inspect_log(path, model_name: str | None = None, scorer: str | None = N
     epochs = sorted({int(s.epoch) for s in samples})
     if epoch is None:
         if len(epochs) > 1:
-            raise InputError(f"Inspect log {path} holds {len(epochs)} epochs per sample; choose one with --epoch (1-{epochs[-1]}).")
+            raise InputError(f"Inspect log {path} holds {len(epochs)} epochs per sample; choose one (1-{epochs[-1]}).", param="epoch")
         epoch = epochs[0]
     elif epoch not in epochs:
-        raise InputError(f"Inspect log {path} has no epoch {epoch}; it has {', '.join(map(str, epochs))}.")
+        raise InputError(f"Inspect log {path} has no epoch {epoch}; it has {', '.join(map(str, epochs))}.", param="epoch")
     samples = [s for s in samples if int(s.epoch) == epoch]
     names = sorted({k for s in samples for k in (s.scores or {})})
     if not names:
         raise InputError(f"Inspect log {path} holds no scores (task {task!r} was run without a scorer).")
     if scorer is None:
         if len(names) > 1:
-            raise InputError(f"Inspect log {path} records scorers {', '.join(names)}; choose one with --scorer.")
+            raise InputError(f"Inspect log {path} records scorers {', '.join(names)}; choose one.", param="scorer")
         scorer = names[0]
     elif scorer not in names:
-        raise InputError(f"Inspect log {path} has no scorer {scorer!r}; it has {', '.join(names)}.")
+        raise InputError(f"Inspect log {path} has no scorer {scorer!r}; it has {', '.join(names)}.", param="scorer")
     model = model_name or str(log.eval.model)
     if not model.strip():
-        raise InputError(f"Inspect log {path} names no model; give one with --model.")
+        raise InputError(f"Inspect log {path} names no model; give the model a name.", param="model_name")
     ids, vals = [], []
     for s in samples:
         score = (s.scores or {}).get(scorer)

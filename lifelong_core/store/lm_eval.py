@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.edges import os_error
 
 _SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl(?P<gz>\.gz)?$")
 # ``results_<ts>.json``, or ``<stem>_<ts>.json`` when --output_path named a .json file.
@@ -116,6 +117,8 @@ def _read_lines(path: Path) -> list[dict]:
         raise InputError(f"{path} is truncated or not a valid gzip file.") from None
     except UnicodeDecodeError:
         raise InputError(f"{path} is not UTF-8 text.") from None
+    except OSError as exc:
+        raise os_error(exc, path, "lm-eval file", "read") from None
     if not out:
         raise InputError(f"{path} holds no samples.")
     return out

@@ -96,7 +96,7 @@ def insert_packed_rows(
     model_chunk: int = DEFAULT_MODEL_CHUNK,
     progress: Progress | None = None,
 ) -> dict:
-    """Import packed rows of new models (insert_M, seed 001 §2) in one transaction.
+    """Import packed rows of new models (insert_M, Prabhu et al. (2024) §2) in one transaction.
 
     ``packed`` is (len(models), ceil(n/8)) uint8 as ``np.packbits(axis=1,
     bitorder="little")``. ``models``: ids or a table as for ``Store.insert_matrix``; every

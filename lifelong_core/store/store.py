@@ -1,4 +1,4 @@
-"""The :class:`Store`: a DuckDB file of cached per-sample predictions (seed 001, §2).
+"""The :class:`Store`: a DuckDB file of cached per-sample predictions (Prabhu et al., 2024, §2).
 
 See the package docstring for the layout and the lock story. This module opens, creates,
 locks and closes the file; what a store does is in :mod:`.reading`, :mod:`.summaries`

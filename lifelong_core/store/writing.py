@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -25,6 +26,7 @@ from lifelong_core.bits import binary_from_rows, pack_rows
 from lifelong_core.errors import InputError
 from lifelong_core.io.matrix import check_binary
 from lifelong_core.store._schema import BLOCK_SIZE
+from lifelong_core.store.maintenance import store_error_sentence
 from lifelong_core.store._validate import (
     EXTRA_FIELDS,
     Entries,
@@ -105,7 +107,7 @@ class StoreWriter:
                 con.execute("INSERT INTO datasets VALUES (?, ?, ?, ?, ?)", [dataset, description, bool(synthetic), source, utc_now()])
                 con.commit()
             except BaseException:
-                con.rollback()
+                _rollback(con)
                 raise
 
     def insert_long(self, df: pd.DataFrame, source: str = "<DataFrame>", *, models: pd.DataFrame | None = None,
@@ -508,12 +510,30 @@ class StoreWriter:
                 }
                 con.execute("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?, ?, ?)", list(summary.values()))
                 con.commit()
-            except BaseException:
-                con.rollback()
+            except BaseException as exc:
+                _rollback(con)
+                sentence = store_error_sentence(exc, self.path)
+                if sentence is not None:
+                    raise InputError(sentence) from None
                 raise
             finally:
-                self._refresh()
+                try:
+                    self._refresh()
+                except duckdb.Error:
+                    pass  # the write's own error (raised above) is the one that says what happened
         return summary
+
+
+def _rollback(con) -> None:
+    """Roll back, unless the failed statement already ended the transaction.
+
+    A failed commit (disk full, unwritable folder) leaves no transaction; rolling back then
+    raised "cannot rollback - no transaction is active", which hid the real cause.
+    """
+    try:
+        con.rollback()
+    except duckdb.Error:
+        pass
 
 
 def _extras_table(model_idx: np.ndarray, block_id: int, fields: Mapping[str, tuple]) -> pa.Table:

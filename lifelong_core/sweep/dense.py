@@ -1,4 +1,4 @@
-"""The dense kernel: threshold rules on uint8 row chunks via prefix counts (seed 001 §4.2).
+"""The dense kernel: threshold rules on uint8 row chunks via prefix counts (Prabhu et al., 2024, §4.2).
 
 One pass per chunk of evaluated rows computes prefix counts at every cut any budget
 needs (docs/CONTRACTS.md, "boundary counts"), then each budget costs O(rows * n') from

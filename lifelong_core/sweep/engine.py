@@ -1,4 +1,4 @@
-"""The one sweep front door: budget sweep of insert_M (seed 001 §4.2).
+"""The one sweep front door: budget sweep of insert_M (Prabhu et al., 2024, §4.2).
 
 Sort once on some models, then for every budget ``n'`` estimate every other model from
 ``n'`` evaluations and score it against its full row. How the work is done is a pair of

@@ -1,4 +1,4 @@
-"""The packed kernel: threshold rules on packed-bit row chunks (seed 001 §4.2, issue 7).
+"""The packed kernel: threshold rules on packed-bit row chunks (Prabhu et al., 2024, §4.2, issue 7).
 
 Same numbers as the dense kernel for Sorting by Sum and the threshold rules; rows stay
 packed 8 per byte (:mod:`lifelong_core.bits`) from the source to the counts, which is
@@ -6,7 +6,7 @@ what makes paper-scale sweeps fit in memory. A sweep is two maps and two reducti
 (docs/SCALING.md):
 
 1. map :meth:`PackedKernel.sort_sums` over chunks of Sort rows -> int64 (n,) partial
-   sums; reduce by addition -> the Sort order (``order_from_sums``, seed 001 §3.1.1 (1));
+   sums; reduce by addition -> the Sort order (``order_from_sums``, Prabhu et al. (2024) §3.1.1 (1));
 2. map :meth:`PackedKernel.evaluate` over chunks of evaluated rows -> per-(model, budget)
    records; reduce by concatenation (:func:`lifelong_core.sweep.result.assemble`).
 

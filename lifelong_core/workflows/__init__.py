@@ -14,6 +14,8 @@ store's public methods.
   tables read off it (rank agreement, ranks, family correlation).
 - :mod:`~lifelong_core.workflows.arrivals`: the new-model and new-sample flows (which
   samples or models to run, reading the results back, the estimates, what is inserted).
+- :mod:`~lifelong_core.workflows.adaptive`: the adaptive new-model flow (rounds until the
+  95% interval is narrow enough; simulated on a stored model or a round trip for a real one).
 - :mod:`~lifelong_core.workflows.stream`: the stream study (release-order replay, the
   cost/error grid of configurations and its Pareto front).
 - :mod:`~lifelong_core.workflows.teaching`: the small slice and one-step walkthrough.

@@ -10,7 +10,6 @@ every model on each sample and its place in the difficulty order.
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass
 
@@ -18,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.tables import read_csv_table
 from lifelong_core.methods import InsertD, get_method
 from lifelong_core.sortsearch import compute_order
 from lifelong_core.store import text_column
@@ -52,15 +52,7 @@ def read_results(data: bytes, name: str, columns: tuple[str, ...]) -> pd.DataFra
     source = f"uploaded file {name}"
     if not name.lower().endswith(".csv"):
         raise InputError(f"{source} is not a .csv file; upload a CSV table with columns {', '.join(columns)}.")
-    try:
-        df = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, na_values=[])
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{source} is empty.") from None
-    except pd.errors.ParserError as exc:
-        raise InputError(f"{source} is not a well-formed CSV table ({str(exc).strip().splitlines()[-1]}).") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{source} is not UTF-8 text.") from None
-    df.columns = [str(c).strip() for c in df.columns]
+    df = read_csv_table(data, source)
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise InputError(f"{source} has no column {missing[0]!r} (columns found: {', '.join(df.columns) or 'none'}); "
@@ -183,6 +175,9 @@ def estimate_new_samples(ins: InsertD, rows: np.ndarray, per_sample: list[tuple[
     return pd.DataFrame(recs), np.vstack(preds)
 
 
+NEW_SAMPLE_DOMAIN = "new"  # domain and category of samples added by the insert_D flow
+
+
 def new_sample_entries(results: pd.DataFrame, wanted_models: list[str], dataset: str) -> pd.DataFrame:
     """The long table to insert for new samples: only the real results of the chosen
     models, in a dataset of their own (domain and category ``new``).
@@ -192,4 +187,5 @@ def new_sample_entries(results: pd.DataFrame, wanted_models: list[str], dataset:
     evaluated on every sample of an existing dataset.
     """
     long = results.rename(columns={"model_id": "model", "sample_id": "sample"})
-    return long[long["model"].isin(wanted_models)].assign(dataset=dataset, domain="new", category="new")
+    return long[long["model"].isin(wanted_models)].assign(dataset=dataset, domain=NEW_SAMPLE_DOMAIN,
+                                                                    category=NEW_SAMPLE_DOMAIN)

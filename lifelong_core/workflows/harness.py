@@ -26,6 +26,7 @@ mapping is written out, but its truth for a given harness version is the user's 
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -61,7 +62,7 @@ def default_dataset(store) -> str:
     """The dataset to use when none is named: the only one, else an error listing them."""
     names = store.datasets()["dataset"].tolist()
     if len(names) != 1:
-        raise InputError(f"the store holds {len(names)} datasets ({', '.join(names) or 'none'}); name one with --dataset.")
+        raise InputError(f"the store holds {len(names)} datasets ({', '.join(names) or 'none'}); name one.", param="dataset")
     return names[0]
 
 
@@ -83,12 +84,12 @@ def parse_task_names(specs: Sequence[str] | None) -> dict[str, str]:
     for spec in specs or []:
         domain, sep, task = str(spec).partition("=")
         if not sep or not domain.strip() or not task.strip():
-            raise InputError(f"--task {spec!r} is not DOMAIN=TASK (e.g. ifeval=leaderboard_ifeval).")
+            raise InputError(f"task name {spec!r} is not DOMAIN=TASK (e.g. ifeval=leaderboard_ifeval).", param="task_names")
         if domain.strip() in out:
-            raise InputError(f"--task names domain {domain.strip()!r} twice.")
+            raise InputError(f"the task names name domain {domain.strip()!r} twice.", param="task_names")
         out[domain.strip()] = task.strip()
     if len(set(out.values())) != len(out):
-        raise InputError("--task maps two domains to the same lm-eval task.")
+        raise InputError("the task names map two domains to the same lm-eval task.", param="task_names")
     return out
 
 
@@ -101,7 +102,7 @@ def doc_ids(samples: pd.DataFrame, task_names: Mapping[str, str] | None = None) 
     task_names = dict(task_names or {})
     unknown = sorted(set(task_names) - set(samples["domain"]))
     if unknown:
-        raise InputError(f"--task names domain {unknown[0]!r}, which the dataset does not have.")
+        raise InputError(f"the task names name domain {unknown[0]!r}, which the dataset does not have.", param="task_names")
     ids = samples["sample_id"].astype(str)
     parts = ids.str.extract(_DOC)
     bad = parts["domain"].isna() | (parts["domain"] != samples["domain"].astype(str))
@@ -109,7 +110,7 @@ def doc_ids(samples: pd.DataFrame, task_names: Mapping[str, str] | None = None) 
         i = int(np.argmax(bad.to_numpy()))
         raise InputError(
             f"sample id {ids.iloc[i]!r} (domain {samples['domain'].iloc[i]!r}) is not <domain>/<doc_id>; lm-eval's "
-            "--samples needs the ids `import --lm-eval` writes (use --format csv for other datasets)."
+            "--samples needs the ids an lm-eval import writes (a CSV list of sample ids works for any dataset)."
         )
     out = pd.DataFrame({
         "sample_id": ids.to_numpy(dtype=object),
@@ -153,11 +154,11 @@ def select_items(cache: Selection, budget: int, method: str = DEFAULT_METHOD, se
     """
     n, m = cache.A.shape[1], cache.A.shape[0]
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
-        raise InputError(f"--budget must be a positive whole number, got {budget!r}.")
+        raise InputError(f"the budget must be a positive whole number, got {budget!r}.", param="budget")
     cols_done, obs_done = observed_columns(cache, evaluated or {})
     left = n - len(cols_done)
     if budget > left:
-        raise InputError(f"budget {budget} exceeds the {left} items of {_dataset(cache)!r} not yet evaluated.")
+        raise InputError(f"budget {budget} exceeds the {left} items of {_dataset(cache)!r} not yet evaluated.", param="budget")
     rng = np.random.default_rng(seed)
     fitted = fitted if fitted is not None else fit(cache, method)
     if hasattr(fitted, "select_next"):
@@ -187,7 +188,7 @@ def write_choice(choice: ItemChoice, path, fmt: str, task_names: Mapping[str, st
     elif fmt == "csv":
         choice.items.to_csv(path, index=False)
     else:
-        raise InputError(f"unknown --format {fmt!r}; use lm-eval or csv.")
+        raise InputError(f"unknown format {fmt!r}; use lm-eval or csv.", param="format")
 
 
 # ------------------------------------------------------------------ read results back
@@ -238,7 +239,7 @@ def observations_from_lm_eval(path, cache: Selection, task_names: Mapping[str, s
         if task not in tasks:
             raise InputError(
                 f"the lm-eval run at {path} has task {task!r}, which is no task of {_dataset(cache)!r} "
-                f"({', '.join(sorted(tasks))}); map a domain to it with --task DOMAIN={task}."
+                f"({', '.join(sorted(tasks))}); map a domain to it with a task name DOMAIN={task}.", param="task_names"
             )
         key = (task, int(doc))
         if key not in sample_of:
@@ -246,6 +247,59 @@ def observations_from_lm_eval(path, cache: Selection, task_names: Mapping[str, s
                              "does not hold.")
         values[sample_of[key]] = int(v)
     return Observations(values, run.source, dict(run.metrics))
+
+
+def observations_from_uploads(files: Sequence[tuple[str, bytes]], cache: Selection,
+                               task_names: Mapping[str, str] | None = None, metric: str | None = None,
+                               filter: str | None = None) -> Observations:
+    """The same as :func:`observations_from_lm_eval` for uploaded files: the run's
+    ``samples_*.jsonl`` (``.gz``) files, optionally with its ``results_*.json``, or one
+    ``.zip`` of the run folder (or of the output folder holding exactly one model's run)."""
+    import tempfile
+    import zipfile
+    from pathlib import Path, PurePosixPath
+
+    if not files:
+        raise InputError("no files uploaded; upload the run's samples_<task>_<timestamp>.jsonl files or a zip of its folder.")
+    with tempfile.TemporaryDirectory(prefix="lbe-lm-eval-") as tmp:
+        root = Path(tmp)
+        zips = [(n, b) for n, b in files if n.lower().endswith(".zip")]
+        if zips and len(files) > 1:
+            raise InputError("upload either one zip of the run folder or the run's files, not both.")
+        if zips:
+            name, data = zips[0]
+            try:
+                with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                    for info in zf.infolist():
+                        rel = PurePosixPath(info.filename)
+                        # Only plain relative paths: a member may not write outside the folder.
+                        if info.is_dir() or rel.is_absolute() or ".." in rel.parts:
+                            continue
+                        dest = root.joinpath(*rel.parts)
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        dest.write_bytes(zf.read(info))
+            except zipfile.BadZipFile:
+                raise InputError(f"uploaded file {name} is not a valid zip archive.") from None
+            runs = sorted({p.parent for p in root.rglob("samples_*.jsonl*")})
+            if len(runs) != 1:
+                what = "no samples_<task>_<timestamp>.jsonl file" if not runs else f"{len(runs)} run folders"
+                raise InputError(f"uploaded file {name} holds {what}; zip one model's run folder (made with --log_samples).")
+            folder = runs[0]
+        else:
+            for name, data in files:
+                base = Path(name).name
+                if not (base.startswith("samples_") or base.startswith("results_")):
+                    raise InputError(f"uploaded file {name} is neither a samples_<task>_<timestamp>.jsonl nor a "
+                                     "results_<timestamp>.json file of an lm-eval run.")
+                (root / base).write_bytes(data)
+            folder = root
+        try:
+            obs = observations_from_lm_eval(folder, cache, task_names, metric=metric, filter=filter)
+        except InputError as exc:
+            # Name the upload, not the temporary folder it was unpacked into.
+            raise InputError(str(exc).replace(str(folder) + "/", "").replace(str(folder), "the upload")) from None
+    names = ", ".join(n for n, _ in files)
+    return Observations(obs.values, f"app upload {names}", obs.metrics)
 
 
 # ------------------------------------------------------------------ estimate

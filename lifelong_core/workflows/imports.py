@@ -112,12 +112,15 @@ def import_into(path, src: Source, progress=None) -> dict:
     """:func:`insert` into the store file ``path``, created if missing and removed again
     when the import into a new store fails (the command line's rule)."""
     from lifelong_core.store import Store
+    from lifelong_core.store.maintenance import check_sound
 
     path = Path(path)
     created = not path.exists()
     store = Store.create(path) if created else Store.open(path, read_only=False)
     ok = False
     try:
+        if not created:
+            check_sound(store)  # never add to a store that fails its integrity check
         summary = insert(store, src, progress)
         ok = True
     finally:

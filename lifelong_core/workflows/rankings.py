@@ -4,7 +4,7 @@ The models are one dataset's complete set (:func:`~lifelong_core.workflows.selec
 real models evaluated on every sample; a store whose datasets were run by different models
 has one such set per dataset), optionally narrowed to the ones the user chose. The newest of
 them by release order play the new models: each is estimated from ``budget`` samples
-(Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*,
+(Prabhu et al., 2024, *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*,
 §3.2) and its predicted vector summed per domain, beside its true counts; see
 :mod:`lifelong_core.stats.estimated` for what intervals on them mean. Domains without a
 category get one by :func:`~lifelong_core.workflows.categories.fill_categories`.

@@ -1,0 +1,207 @@
+"""Load test: many visitors on the Budget explorer of one server, on 127.0.0.1 only.
+
+    .venv/bin/python -m benchmarks.bench_load [--sessions 20] [--views 3] [--store data/demo.duckdb]
+
+Starts the app (``python -m ui.serve``) on a free loopback port against the store, then
+opens ``--sessions`` real Streamlit websocket sessions at once, the way a browser tab
+does (``/_stcore/stream``, the frontend's protobuf messages: ``rerun_script`` with the
+page name, then every ``ForwardMsg`` until ``script_finished``). Each session loads the
+Budget explorer ``--views`` times, one after another; the first view of the first
+sessions pays for the sweep, later ones read the server's caches, as real visitors do.
+No browser draws anything: the numbers are server time (script runs, store reads,
+serialising figures), not chart drawing.
+
+Reports page views per second over the whole run, latency percentiles per view, the
+server's peak resident memory (sampled every 0.1 s) and any view that ended in an
+exception element or a timeout. Bounded: the whole run stops after ``--deadline`` seconds
+(views still running count as timeouts), the server is stopped at the end, and it only
+ever listens on and is reached through 127.0.0.1. Writes the numbers to
+``benchmarks/results/bench_load.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "bench_load.json"
+HOST = "127.0.0.1"  # never anything else: the test must not reach or open a network
+PAGE = "Budget_explorer"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(port: int, proc: subprocess.Popen, timeout: float) -> float:
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with code {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://{HOST}:{port}/_stcore/health", timeout=2) as r:
+                if r.read().strip() == b"ok":
+                    return time.perf_counter() - t0
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"the server did not answer /_stcore/health within {timeout:.0f} s")
+
+
+class _MemorySampler(threading.Thread):
+    """Peak resident memory of the server process, sampled until stopped."""
+
+    def __init__(self, pid: int):
+        super().__init__(daemon=True)
+        import psutil
+
+        self.proc = psutil.Process(pid)
+        self.peak = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                self.peak = max(self.peak, self.proc.memory_info().rss)
+            except Exception:  # noqa: BLE001 - the server may be gone at the very end
+                return
+            time.sleep(0.1)
+
+
+async def _view(ws, page: str) -> tuple[float, bool]:
+    """One page view on an open session: (seconds until script_finished, had an exception)."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    msg = BackMsg()
+    msg.rerun_script.query_string = ""
+    msg.rerun_script.page_name = page
+    t0 = time.perf_counter()
+    await ws.send(msg.SerializeToString())
+    failed = False
+    while True:
+        fwd = ForwardMsg()
+        fwd.ParseFromString(await ws.recv())
+        kind = fwd.WhichOneof("type")
+        if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+            failed |= fwd.delta.new_element.WhichOneof("type") == "exception"
+        if kind == "page_not_found":
+            raise RuntimeError(f"the server has no page {page!r}")
+        if kind == "script_finished":
+            if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                continue
+            return time.perf_counter() - t0, failed
+
+
+async def _session(port: int, views: int, page: str, out: list, deadline: float) -> None:
+    import websockets
+
+    try:
+        async with websockets.connect(f"ws://{HOST}:{port}/_stcore/stream", subprotocols=["streamlit"],
+                                      max_size=None, open_timeout=60, ping_interval=None) as ws:
+            for k in range(views):
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    out.append({"view": k, "seconds": None, "exception": False, "timeout": True})
+                    continue
+                try:
+                    seconds, failed = await asyncio.wait_for(_view(ws, page), left)
+                    out.append({"view": k, "seconds": seconds, "exception": failed, "timeout": False})
+                except asyncio.TimeoutError:
+                    out.append({"view": k, "seconds": None, "exception": False, "timeout": True})
+    except (OSError, websockets.exceptions.WebSocketException) as exc:
+        out.append({"seconds": None, "exception": False, "timeout": False, "error": repr(exc)})
+
+
+def run(store: Path, sessions: int, views: int, deadline_s: float) -> dict:
+    port = _free_port()
+    env = dict(os.environ, LBE_STORE=str(store))
+    cmd = [sys.executable, "-m", "ui.serve", "--server.address", HOST, "--server.port", str(port),
+           "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        startup = _wait_healthy(port, proc, 180)
+        sampler = _MemorySampler(proc.pid)
+        idle = sampler.proc.memory_info().rss
+        sampler.start()
+        out: list = []
+
+        async def all_sessions():
+            deadline = time.perf_counter() + deadline_s
+            await asyncio.gather(*(_session(port, views, PAGE, out, deadline) for _ in range(sessions)))
+
+        t0 = time.perf_counter()
+        asyncio.run(all_sessions())
+        wall = time.perf_counter() - t0
+        sampler.stop.set()
+        sampler.join(5)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(30)
+    done = np.array([v["seconds"] for v in out if v["seconds"] is not None])
+    return {
+        "sessions": sessions, "views_per_session": views, "page": PAGE, "store": str(store),
+        "server_start_s": round(startup, 2), "wall_s": round(wall, 2),
+        "views_done": int(len(done)), "views_timed_out": sum(v["timeout"] for v in out),
+        "views_with_exception": sum(v["exception"] for v in out),
+        "session_errors": [v["error"] for v in out if "error" in v],
+        "pages_per_s": round(len(done) / wall, 3) if wall else None,
+        "latency_s": {f"p{q}": round(float(np.percentile(done, q)), 2) for q in (50, 90, 99)} if len(done) else {},
+        "latency_max_s": round(float(done.max()), 2) if len(done) else None,
+        # The first view of every session arrives together on a cold server; later views
+        # find the sweeps in the server's caches.
+        "latency_by_view_p50_s": {k: round(float(np.median([v["seconds"] for v in out if v.get("view") == k
+                                                            and v["seconds"] is not None] or [np.nan])), 2)
+                                  for k in range(views)},
+        "server_rss_idle_mb": round(idle / 2**20), "server_rss_peak_mb": round(sampler.peak / 2**20),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "note": "shared machine, measured with other work running"},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--store", default=str(ROOT / "data" / "demo.duckdb"))
+    ap.add_argument("--sessions", type=int, default=20)
+    ap.add_argument("--views", type=int, default=3)
+    ap.add_argument("--deadline", type=float, default=900.0, help="stop the whole run after this many seconds")
+    args = ap.parse_args(argv)
+    if not Path(args.store).exists():
+        print(f"no store at {args.store}; run `make store` first", file=sys.stderr)
+        return 2
+    res = run(Path(args.store), args.sessions, args.views, args.deadline)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(res, indent=2) + "\n")
+    lat = res["latency_s"]
+    print(f"| sessions | views | pages/s | p50 s | p90 s | p99 s | max s | server RSS idle -> peak | timeouts | exceptions |\n"
+          f"|---|---|---|---|---|---|---|---|---|---|\n"
+          f"| {res['sessions']} | {res['views_done']} | {res['pages_per_s']} | {lat.get('p50')} | {lat.get('p90')} | "
+          f"{lat.get('p99')} | {res['latency_max_s']} | {res['server_rss_idle_mb']} -> {res['server_rss_peak_mb']} MB | "
+          f"{res['views_timed_out']} | {res['views_with_exception']} |")
+    print("median latency by view (first = cold, together):", res["latency_by_view_p50_s"])
+    if res["session_errors"]:
+        print("session errors:", res["session_errors"][:3])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,31 @@
+"""Papers are cited by authors, year and title, never by reading-copy file numbers or by
+paths outside the repository (README, pages, CLI help, docstrings: every tracked text file)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FORBIDDEN = re.compile(r"(?i)\bseeds? 00\d|seeds/|\.\./shared|\d{3}_[0-9a-f]{16}\.txt")
+
+
+def test_no_seed_numbers_or_outside_paths():
+    files = subprocess.run(["git", "ls-files", "*.py", "*.md", "*.toml", "Makefile"], cwd=ROOT, check=True,
+                           capture_output=True, text=True).stdout.split()
+    hits = []
+    for f in files:
+        if f == "tests/test_papers_by_name.py":
+            continue
+        for n, line in enumerate((ROOT / f).read_text(encoding="utf-8").splitlines(), start=1):
+            if FORBIDDEN.search(line):
+                hits.append(f"{f}:{n}: {line.strip()[:100]}")
+    assert not hits, "\n".join(hits)
+
+
+def test_readme_has_references_with_the_papers():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    refs = text[text.index("## References"):]
+    for needle in ("Prabhu", "arXiv:2402.19472", "LA-UR-24-25289", "Bornschein", "Anzaku", "Zhang, Florian E. Dorner"):
+        assert needle in refs, needle

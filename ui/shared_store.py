@@ -1,0 +1,178 @@
+"""The app's one store handle, shared by every session, and the one way the app writes.
+
+DuckDB lets a process write a file only when it holds no other handle on it, so a write
+from the app must close the read-only handle that every session reads through. Closing
+it under a session that is reading gave "Connection already closed!" there and
+"connection is busy" in the writer. Here every read goes through :class:`SharedStore`,
+which holds a read slot of a readers-writer gate for the length of one store call and
+always calls the *current* handle; :func:`write` waits until no call is running, keeps
+new ones waiting, closes the handle, writes with a short-lived writer, opens a fresh
+read-only handle and lets the readers go on. Sessions never see a closed handle.
+
+Writes are on when the server listens on loopback only (the default, see
+``.streamlit/config.toml``) and off otherwise unless ``LBE_APP_WRITES=1`` is set, so a
+server reachable from a network cannot be written to by whoever reaches it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from lifelong_core.errors import InputError
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class _Gate:
+    """Many readers or one writer; a waiting writer keeps new readers out (no starvation)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writer = False
+        self._waiting = 0
+
+    def acquire_read(self) -> None:
+        with self._cond:
+            while self._writer or self._waiting:
+                self._cond.wait()
+            self._readers += 1
+
+    def release_read(self) -> None:
+        with self._cond:
+            self._readers -= 1
+            if self._readers == 0:
+                self._cond.notify_all()
+
+    def acquire_write(self) -> None:
+        with self._cond:
+            self._waiting += 1
+            try:
+                while self._writer or self._readers:
+                    self._cond.wait()
+            finally:
+                self._waiting -= 1
+            self._writer = True
+
+    def release_write(self) -> None:
+        with self._cond:
+            self._writer = False
+            self._cond.notify_all()
+
+
+_GATE = _Gate()
+_HANDLES: dict[str, tuple[float, Any]] = {}  # path -> (mtime when opened, read-only Store)
+_HANDLES_LOCK = threading.Lock()
+
+
+def _current(path: Path):
+    """The read-only handle of ``path``, reopened when the file changed on disk."""
+    from lifelong_core.store import Store
+
+    key = str(path)
+    mtime = path.stat().st_mtime
+    with _HANDLES_LOCK:
+        held = _HANDLES.get(key)
+        if held is not None and held[0] == mtime:
+            return held[1]
+        # Another process rebuilt or grew the store: a fresh handle sees its content. The
+        # old one is closed only when no call is running on it (we hold a read slot, and
+        # other readers may too), so it is kept until the next write closes all handles.
+        store = Store.open(path, read_only=True)
+        if held is not None:
+            _RETIRED.append(held[1])
+        _HANDLES[key] = (mtime, store)
+        return store
+
+
+_RETIRED: list = []
+
+
+def _close_all() -> None:
+    """Close every handle (called with the write gate held: no call is running)."""
+    with _HANDLES_LOCK:
+        for _, store in _HANDLES.values():
+            store.close()
+        for store in _RETIRED:
+            store.close()
+        _HANDLES.clear()
+        _RETIRED.clear()
+
+
+class SharedStore:
+    """Proxy of the read-only :class:`~lifelong_core.store.Store` of ``path`` for the app.
+
+    Each method call runs under a read slot on the current handle, so a write in another
+    session can neither close the handle during the call nor leave this session with a
+    closed one afterwards. Attributes (``n_models``, ``path``) are read the same way.
+    """
+
+    def __init__(self, path: Path):
+        self._path = Path(path)
+
+    def __getattr__(self, name: str):
+        _GATE.acquire_read()
+        try:
+            value = getattr(_current(self._path), name)
+        finally:
+            _GATE.release_read()
+        if not callable(value):
+            return value
+
+        def call(*args, **kwargs):
+            _GATE.acquire_read()
+            try:
+                return getattr(_current(self._path), name)(*args, **kwargs)
+            except Exception as exc:
+                # A damaged page of the file fails when it is read: one sentence, not a traceback.
+                from lifelong_core.store.maintenance import store_error_sentence
+
+                sentence = store_error_sentence(exc, self._path)
+                if sentence is None:
+                    raise
+                raise InputError(sentence) from None
+            finally:
+                _GATE.release_read()
+
+        return call
+
+
+def writes_enabled(address: str | None) -> tuple[bool, str]:
+    """Whether the app may write, and why not: on loopback yes, elsewhere only if asked."""
+    flag = os.environ.get("LBE_APP_WRITES", "").strip().lower()
+    if flag in ("0", "false", "no", "off"):
+        return False, "Writing to the store from the app is turned off (LBE_APP_WRITES=0)."
+    if flag in ("1", "true", "yes", "on"):
+        return True, ""
+    if (address or "").strip() in LOOPBACK:
+        return True, ""
+    return False, (f"Writing to the store from the app is off because the server listens on {address or 'every address'} "
+                   "(not only this computer); restart it with LBE_APP_WRITES=1 to allow writes from anyone who can reach it.")
+
+
+def write(path: Path, fn: Callable, address: str | None) -> Any:
+    """Run ``fn(writer)`` on a short-lived writer of ``path`` without disturbing readers.
+
+    ``fn`` must only use the writer it is given (a read through :class:`SharedStore`
+    inside it would wait for the write to end). Raises ``InputError`` when writes are off,
+    when another process holds the file (``StoreLockedError``) or when ``fn`` refuses the
+    data; the store is then unchanged.
+    """
+    from lifelong_core.store import Store
+
+    ok, why = writes_enabled(address)
+    if not ok:
+        raise InputError(why)
+    from lifelong_core.store.maintenance import check_sound
+
+    _GATE.acquire_write()
+    try:
+        _close_all()
+        with Store.open(path, read_only=False) as writer:
+            check_sound(writer)  # imports refuse a store that fails its integrity check
+            return fn(writer)
+    finally:
+        _GATE.release_write()
