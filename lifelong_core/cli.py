@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "harness",
     "app",
     "adaptive",
+    "state",
 )
 
 

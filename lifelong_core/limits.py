@@ -5,11 +5,21 @@ Why: a hand-edited URL or flag could otherwise ask one server process for minute
 argument NumPy refuses with a traceback (a negative or 100-digit seed). Each bound is far
 above what the papers' protocols use; the app's bounds are tighter because one server is
 shared by every visitor. README "Bounds" lists them.
+
+The dense-read guard (issue 13) is one more such bound: no caller that opted in
+materialises a models x samples array larger than :func:`dense_limit` bytes
+(:class:`DenseReadError` instead). It is off (``None``) for the library and the command
+line, which score whole stores in chunks of their own; the app turns it on
+(``ui.common``: 64 MB, or ``LBE_DENSE_LIMIT_MB``), so a large store is read as packed
+blocks and can never take the server's memory by accident. Tests lower it through the
+same setting.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+from contextlib import contextmanager
 
 from lifelong_core.errors import InputError
 
@@ -67,3 +77,69 @@ def int_arg(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
+
+
+# ------------------------------------------------------------------ dense-read guard
+DEFAULT_APP_LIMIT_MB = 64.0
+ENV = "LBE_DENSE_LIMIT_MB"
+
+_limit: int | None = None
+
+
+class DenseReadError(InputError):
+    """A dense read larger than the configured block limit was attempted."""
+
+
+def app_limit_bytes() -> int:
+    """The app's limit: ``LBE_DENSE_LIMIT_MB`` if set (a positive number), else 64 MB."""
+    raw = os.environ.get(ENV, "").strip()
+    try:
+        mb = float(raw) if raw else DEFAULT_APP_LIMIT_MB
+    except ValueError:
+        raise InputError(f"{ENV}={raw!r} is not a number of megabytes.") from None
+    if not mb > 0:
+        raise InputError(f"{ENV} must be a positive number of megabytes, got {raw!r}.")
+    return int(mb * (1 << 20))
+
+
+def dense_limit() -> int | None:
+    """Largest dense models x samples array allowed, in bytes; ``None`` = no limit."""
+    return _limit
+
+
+def set_dense_limit(limit_bytes: int | None) -> None:
+    global _limit
+    _limit = None if limit_bytes is None else int(limit_bytes)
+
+
+@contextmanager
+def dense_limit_set(limit_bytes: int | None):
+    """Temporarily set the limit (tests, benchmarks)."""
+    before = _limit
+    set_dense_limit(limit_bytes)
+    try:
+        yield
+    finally:
+        set_dense_limit(before)
+
+
+def fits(rows: int, cols: int, itemsize: int = 1) -> bool:
+    """Whether a dense (rows, cols) array of ``itemsize``-byte entries is within the limit."""
+    return _limit is None or int(rows) * int(cols) * int(itemsize) <= _limit
+
+
+def check_dense(rows: int, cols: int, itemsize: int = 1, what: str = "a dense read") -> None:
+    """Raise :class:`DenseReadError` if a dense (rows, cols) array would exceed the limit."""
+    if not fits(rows, cols, itemsize):
+        size = int(rows) * int(cols) * int(itemsize) / (1 << 20)
+        raise DenseReadError(
+            f"{what} of {int(rows):,} models x {int(cols):,} samples ({size:,.0f} MB) exceeds the dense-read limit of "
+            f"{_limit / (1 << 20):,.0f} MB; this view reads the cache as packed blocks instead."
+        )
+
+
+def block_rows(cols: int, itemsize: int = 1, cap: int = 4096) -> int:
+    """Rows per dense block of ``cols`` columns that stays within the limit (at least 1)."""
+    if _limit is None:
+        return cap
+    return int(max(1, min(cap, _limit // max(1, int(cols) * int(itemsize)))))

@@ -96,6 +96,8 @@ with tabs[1]:
 
 with tabs[2]:
     if tabs[2].open:
+        if threshold and "aleatoric" not in table:  # a large store computes it only here
+            table, _, _, _ = data.run_config(cfg, sel, decompose=True, label="Decomposing the error…")
         if "aleatoric" not in table:
             st.info("The error decomposition applies to threshold rules (midpoint, reference); choose one in the sidebar.")
         else:
@@ -145,7 +147,9 @@ with tabs[4]:
         st.markdown("How far the data obeys one difficulty order: correlation between every pair of models' correctness "
                     "vectors, models sorted by accuracy (Prabhu et al., 2024, App. E, Fig. 7). Where families disagree (low or negative "
                     "correlations), one global Sort order fits badly and CopyNearest&Expand can win.")
-        corr = data.correlation(key, dataset, dom_key)
+        corr, note = data.correlation(key, dataset, dom_key)
+        if note:
+            st.caption(note)
         names = [sel.names[i] for i in corr.order]
         pairs = corr.corr[np.triu_indices(len(names), 1)]
         cc = st.columns(4)

@@ -63,8 +63,14 @@ with tabs[0]:
             # page waits and for how long it has (the spinner's clock).
             with st.spinner(f"Fitting {search} on the {m} models × {n:,} samples of {dataset} (once per store "
                             "version; on large stores a model-based method takes up to a minute)…", show_time=True):
-                method = data.fitted_method(key, dataset, search)
+                try:
+                    method = data.fitted_method(key, dataset, search)
+                except data.StateMissing as exc:  # a large store without its kept state: offer the refresh
+                    data.state_panel(key, dataset, search, missing=str(exc))
+                    st.stop()
             cols = method.select(n, budget, np.random.default_rng(seed))
+        if data.is_large(sel) and search in ("mirt", "irt"):
+            data.state_panel(key, dataset, search)
         ids = sel.samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
         st.markdown(f"**1. Run the new model on these {budget} of the {n:,} samples** ({n / budget:.0f}× less compute than a "
                     "full evaluation). The sort order comes from all "
@@ -80,7 +86,7 @@ with tabs[0]:
             demo_row = st.selectbox("Model", list(range(m)), format_func=lambda i: sel.names[i], key="demo_model",
                                     index=ids_m.index(raw_dm) if raw_dm in ids_m else 0)
             sync_query(demo_model=ids_m[demo_row])
-            download_table(pd.DataFrame({"sample_id": ids, "correct": sel.A[demo_row, cols]}),
+            download_table(pd.DataFrame({"sample_id": ids, "correct": data.row_values(key, dataset, demo_row, cols)}),
                            f"results_{sel.models['model_id'].iloc[demo_row]}_{budget}",
                            label="Download its results on these samples (CSV)")
             st.caption("A demonstration only: that model is part of the cache the method learned from, so its "
@@ -99,7 +105,7 @@ with tabs[0]:
                     st.info(f"Columns not needed here were ignored: {', '.join(results.attrs['ignored'])}.")
                 if extra:
                     st.info(f"{extra} rows of the file name samples that were not on the list; they are ignored.")
-                new = arrivals.estimate_new_model(sel, method, cols, observed)
+                new = arrivals.estimate_new_model(sel, method, cols, observed, data.accuracies(key, dataset))
                 est = new.estimate
                 st.markdown("**3. The estimate**")
                 k = st.columns(4)
@@ -144,7 +150,11 @@ with tabs[1]:
         m_budget = c[2].selectbox("Budget m′ (models to run on each new sample)", mchoices,
                                   index=mchoices.index(raw_mb) if raw_mb in mchoices else 0, key="models_budget")
         sync_query(rule=rule, d_sampling=sampling, models_budget=m_budget)
-        ins = data.fitted_insert_d(key, dataset, rule, sampling)
+        try:
+            ins = data.fitted_insert_d(key, dataset, rule, sampling)
+        except data.StateMissing as exc:
+            data.state_panel(key, dataset, missing=str(exc))
+            st.stop()
         rows = ins.select(m, m_budget, np.random.default_rng(seed))
         run = sel.models.iloc[rows][["model_id", "name", "family"]].reset_index(drop=True)
         st.markdown(f"**1. Run these {m_budget} of the {m} models on the new samples.** Models are ordered best first "

@@ -44,6 +44,9 @@ sampling = pick("Sampling", ["uniform", "random"], "sampling", "uniform", radio=
 with input_errors():
     A, names, sample_ids = data.teaching_slice(key, dataset, n_models, n_samples, slice_seed)
     synthetic = data.selection(key, dataset, ()).synthetic
+    note = data.bounded(key, dataset, ())[1]
+if note:
+    st.caption(note)
 rows_label, cols_label = (sample_ids, names) if transpose else (names, sample_ids)
 what_new, what_other = ("sample", "model") if transpose else ("model", "sample")
 count_new = A.shape[1] if transpose else A.shape[0]

@@ -30,9 +30,11 @@ side = st.sidebar
 raw = query_default("ds", datasets[0])
 dataset = side.selectbox("Dataset", datasets, index=datasets.index(raw) if raw in datasets else 0, key="ds")
 with input_errors():
-    sel = data.selection(key, dataset, ())
+    sel, note = data.bounded(key, dataset, ())
 m, n = sel.A.shape
 provenance_note(sel.synthetic, dataset)
+if note:
+    st.caption(note)
 if sel.models["release_order"].isna().all():
     st.caption("The models carry no release order; they arrive in insertion order.")
 else:

@@ -13,6 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from lifelong_core import limits
 from lifelong_core.limits import MAX_APP_MATCH_RUNS, MAX_SEED, check_match_work
 from lifelong_core.matching import accuracy_vs_confidence, matched_accuracy, subset_density, subset_reliability
 from lifelong_core.matching.store_pair import (
@@ -343,7 +344,8 @@ rows = models_df["model_idx"].astype(int).tolist()
 with input_errors():
     # A bound on one page view's work: a URL with empty domain lists once cost 130 s of CPU.
     check_match_work(len(rows), runs, src_n, tgt_n)
-size = max(1, math.ceil(len(rows) / BLOCKS))
+# Blocks of models whose dense extras (3 fields on the larger side) stay within the dense-read limit.
+size = max(1, min(math.ceil(len(rows) / BLOCKS), limits.block_rows(max(src_n, tgt_n), 9 * 3)))
 blocks = [tuple(rows[i:i + size]) for i in range(0, len(rows), size)]
 bar = st.progress(0.0, text=f"Matching {len(rows)} models x {runs} runs ...")
 tables, skipped = [], []

@@ -26,7 +26,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
                 "lifelong_core.datasets", "lifelong_core.studies")),
     ("sortsearch, store", ("lifelong_core.sortsearch", "lifelong_core.store")),
     ("rows, bits, io", ("lifelong_core.rows", "lifelong_core.bits", "lifelong_core.io")),
-    ("errors, paths", ("lifelong_core.errors", "lifelong_core.paths", "lifelong_core.limits")),
+    ("errors, paths, limits", ("lifelong_core.errors", "lifelong_core.paths", "lifelong_core.limits")),
 ]
 # The package itself (``lifelong_core/__init__.py``) sits on the bottom floor; only the
 # exact name, so a module missing from FLOORS is reported instead of landing there.

@@ -50,6 +50,11 @@ def get_store():
         st.stop()
     store = SharedStore(path)
     with input_errors():
+        # Every page reads through the dense-read guard (64 MB, or LBE_DENSE_LIMIT_MB): a
+        # larger store is read as packed blocks, never as one dense matrix (issue 13).
+        from lifelong_core import limits
+
+        limits.set_dense_limit(limits.app_limit_bytes())
         store.n_models  # noqa: B018 - opens the handle now, so a bad file stops here with its sentence
     return store
 

@@ -23,7 +23,7 @@ import streamlit as st
 from lifelong_core.methods import available_methods, is_threshold_rule
 from lifelong_core.sortsearch import SORTS, fit_exponential, fit_power_law, model_correlation
 from lifelong_core.errors import InputError
-from lifelong_core.workflows import arrivals, selection as _selection, stream, teaching
+from lifelong_core.workflows import arrivals, large, lifelong_state, selection as _selection, stream, teaching
 from lifelong_core.workflows.budgets import budget_choices, default_budgets
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.sortsets import SORT_SETS, sort_rows
@@ -126,18 +126,21 @@ def confidence(key: str, dataset: str, domains: tuple[str, ...], rows: tuple[int
 def sweep(
     key: str, dataset: str, domains: tuple[str, ...], sort_set: tuple[int, ...], sort: str, sampling: str,
     search: str, budgets: tuple[int, ...], seed: int, decompose: bool = False,
-    eval_rows: tuple[int, ...] | None = None, progress=None,
+    eval_rows: tuple[int, ...] | None = None, progress=None, scored: int = large.DEFAULT_SCORED,
 ):
     """:func:`lifelong_core.workflows.sweeps.sweep_selection` on the selection: Sort on
-    ``sort_set``, evaluate every other row (or ``eval_rows``). Memoised."""
-    args = (key, dataset, domains, sort_set, sort, sampling, search, budgets, seed, decompose, eval_rows)
+    ``sort_set``, evaluate every other row (or ``eval_rows``; on a large store a seeded
+    sample of ``scored`` of them). Memoised."""
+    args = (key, dataset, domains, sort_set, sort, sampling, search, budgets, seed, decompose, eval_rows, scored)
     return _memo().get_or_compute(("sweep",) + args, lambda: _sweep(*args, progress=progress))
 
 
-def _sweep(key, dataset, domains, sort_set, sort, sampling, search, budgets, seed, decompose, eval_rows, progress):
-    conf = confidence(key, dataset, domains, sort_set) if sort == "confidence" else None
-    return sweep_selection(selection(key, dataset, domains), sort_set, sort, sampling, search, budgets, seed,
-                           decompose=decompose, eval_rows=eval_rows, confidence=conf, progress=progress)
+def _sweep(key, dataset, domains, sort_set, sort, sampling, search, budgets, seed, decompose, eval_rows, scored,
+           progress):
+    sel = selection(key, dataset, domains)
+    conf = confidence(key, dataset, domains, sort_set) if sort == "confidence" and not is_large(sel) else None
+    return sweep_selection(sel, sort_set, sort, sampling, search, budgets, seed, decompose=decompose,
+                           eval_rows=eval_rows, confidence=conf, progress=progress, store=get_store(), scored=scored)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -146,10 +149,38 @@ def fits(table: pd.DataFrame):
     return fit_exponential(table["budget"], table["mae"]), fit_power_law(table["budget"], table["eagg"])
 
 
+def is_large(sel: Selection) -> bool:
+    """Whether the selection is read as packed blocks (beyond the dense-read limit)."""
+    return isinstance(sel.A, large.PackedCache)
+
+
 @st.cache_data(show_spinner=False, max_entries=4)
 def correlation(key: str, dataset: str, domains: tuple[str, ...]):
-    """The model-by-model correlation matrix sorted by accuracy (Prabhu et al. 2024, App. E)."""
-    return model_correlation(selection(key, dataset, domains).A)
+    """The model-by-model correlation matrix sorted by accuracy (Prabhu et al. 2024, App. E),
+    and a note (empty unless a large store is shown on a bounded sample; ``order`` then
+    indexes the selection's rows)."""
+    import dataclasses
+
+    sel = selection(key, dataset, domains)
+    if not is_large(sel):
+        return model_correlation(sel.A), ""
+    block = large.bounded_block(get_store(), sel.A, large.DEFAULT_SCORED, 0)
+    corr = model_correlation(block.A)
+    return dataclasses.replace(corr, order=block.rows[corr.order]), block.note(sel.A.shape)
+
+
+@st.cache_data(show_spinner="Reading a bounded sample of the cache…", max_entries=4)
+def bounded(key: str, dataset: str, domains: tuple[str, ...], max_models: int = large.DEFAULT_SCORED,
+            seed: int = 0) -> tuple[Selection, str]:
+    """The selection itself, or on a large store a dense bounded block of it (a seeded
+    sample of models in store order and of samples) with a note saying so."""
+    sel = selection(key, dataset, domains)
+    if not is_large(sel):
+        return sel, ""
+    block = large.bounded_block(get_store(), sel.A, max_models, seed)
+    small = Selection(block.A, sel.models.iloc[block.rows].reset_index(drop=True),
+                      sel.samples.iloc[block.cols].reset_index(drop=True), sel.synthetic)
+    return small, block.note(sel.A.shape)
 
 
 # ------------------------------------------------------------------ shared sidebar controls
@@ -166,6 +197,7 @@ class SweepConfig:
     search: str
     budgets: tuple[int, ...]
     seed: int
+    scored: int = large.DEFAULT_SCORED  # evaluated models scored on a large store (a seeded sample)
     repeats: int = 1  # Sort splits with seeds seed, seed + 1, ... (bands on the budget curves)
 
 
@@ -229,6 +261,9 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
     m, n = sel.A.shape
 
     side.header("Sort")
+    scored = large.DEFAULT_SCORED
+    if is_large(sel):
+        scored = int_input(side, "Models scored (large store)", 2, max(2, m - 1), "scored", min(large.DEFAULT_SCORED, m - 1))
     how = _pick(side, "Sort set", list(SORT_SETS), "sortset", "random", radio=True)
     k_max = max(1, m - 1)
     k = int_slider(side, "Models used for Sort", 1, k_max, "k", min(default_k, m // 2))
@@ -262,12 +297,12 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
                      f"{seed}…{seed + reps - 1} and the band holding the central 95% of them.")
         sync_query(reps=reps)
     sync_query(ds=dataset, dom=domains, sortset=how, k=k, sort=sort, sampling=sampling, search=search,
-               budgets=sorted(budgets), seed=seed)
+               budgets=sorted(budgets), seed=seed, **({"scored": scored} if is_large(sel) else {}))
     if not budgets:
         st.warning("Choose at least one budget.")
         st.stop()
     cfg = SweepConfig(dataset, dom_key, how, int(k), sort, sampling, search, tuple(sorted(int(b) for b in budgets)), seed,
-                      reps)
+                      scored, reps)
     return cfg, sel
 
 
@@ -287,16 +322,22 @@ def run_config(cfg: SweepConfig, sel: Selection, *, search: str | None = None, e
     # The subset depends on the page's main method only, so a baseline drawn beside it
     # is scored on the same models.
     eval_rows = capped_eval_rows(len(sel.models), rows, cfg.search, cfg.seed, eval_cap)
+    rest = len(sel.models) - len(rows)
     if eval_rows is not None and search == cfg.search:
-        rest = len(sel.models) - len(rows)
         st.caption(f"{search} is scored on {eval_cap} of the {rest} other models (a seeded subset) to stay "
                    "interactive; the command line scores all of them.")
+    elif is_large(sel) and rest > cfg.scored and search == cfg.search:
+        st.caption(f"This store is beyond the app's dense-read limit: its rows are read as packed blocks and "
+                   f"{cfg.scored:,} of the {rest:,} other models (a seeded sample; the sidebar sets how many) are "
+                   "scored; the command line scores all of them.")
     bar = st.progress(0.0, text=label)
     with input_errors(cleanup=bar.empty):
         table, per, order = sweep(
             store_key(), cfg.dataset, cfg.domains, tuple(int(r) for r in rows), cfg.sort, cfg.sampling, search,
-            cfg.budgets, cfg.seed, decompose=is_threshold_rule(search) if decompose is None else decompose,
-            eval_rows=eval_rows, progress=lambda f: bar.progress(min(float(f), 1.0), text=label),
+            # On a large store the decomposition (a full-row pass per model) waits for its tab.
+            cfg.budgets, cfg.seed,
+            decompose=(is_threshold_rule(search) and not is_large(sel)) if decompose is None else decompose,
+            eval_rows=eval_rows, progress=lambda f: bar.progress(min(float(f), 1.0), text=label), scored=cfg.scored,
         )
     bar.empty()
     return table, per, order, rows
@@ -323,14 +364,40 @@ def _run_repeats(cfg: SweepConfig, sel: Selection, **kw):
 @st.cache_data(show_spinner=False, max_entries=8)
 def teaching_slice(key: str, dataset: str, n_models: int, n_samples: int, seed: int):
     """:func:`lifelong_core.workflows.teaching.teaching_slice` of the dataset's selection."""
-    return teaching.teaching_slice(selection(key, dataset, ()), n_models, n_samples, seed)
+    return teaching.teaching_slice(bounded(key, dataset, ())[0], n_models, n_samples, seed)
 
 
 # ------------------------------------------------------------------ evaluate something new
+StateMissing = lifelong_state.StateMissing
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
 def fitted_method(key: str, dataset: str, search: str):
-    """``search`` fitted on every real model's row of ``dataset`` (Sort by sum)."""
-    return arrivals.fit_new_model_method(selection(key, dataset, ()), search)
+    """``search`` fitted on every real model's row of ``dataset`` (Sort by sum).
+
+    The store's kept state (Sort order, ``mirt``/``irt`` item parameters; ``state``
+    command) is used whenever it is current, so nothing is re-sorted or refitted; a small
+    store without it is fitted here, a large one raises :class:`StateMissing`.
+    """
+    from lifelong_core.methods.registry import get_method
+
+    sel = selection(key, dataset, ())
+    store = get_store()
+    if search in lifelong_state.METHODS:
+        est, stat = lifelong_state.fitted(store, dataset, search)
+        if est is not None:
+            return est
+        if is_large(sel):
+            raise StateMissing(stat.sentence())
+    elif is_large(sel):
+        return get_method(search).fit(None, _kept_sort(store, dataset, sel).order)
+    return arrivals.fit_new_model_method(sel, search)
+
+
+def _kept_sort(store, dataset: str, sel: Selection):
+    """The kept Sort state covering exactly this selection, else StateMissing."""
+    return lifelong_state.current_sort(store, dataset, sel.models["model_idx"].to_numpy(),
+                                       sel.samples["sample_idx"].to_numpy())
 
 
 @st.cache_resource(show_spinner="Fitting the adaptive method on the cache (cross-validated)…", max_entries=4)
@@ -347,8 +414,49 @@ def fitted_adaptive(key: str, dataset: str, leave_out: int | None = None):
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def fitted_insert_d(key: str, dataset: str, rule: str, sampling: str):
-    """insert_D fitted on every real model's row of ``dataset``."""
-    return arrivals.fit_new_sample_method(selection(key, dataset, ()), rule, sampling)
+    """insert_D fitted on every real model's row of ``dataset`` (on a large store from the
+    kept row and column sums)."""
+    from lifelong_core.methods import InsertD
+
+    sel = selection(key, dataset, ())
+    if is_large(sel):
+        s = _kept_sort(get_store(), dataset, sel)
+        return InsertD(rule=rule, sampling=sampling).fit_sums(s.row_sums, s.sums)
+    return arrivals.fit_new_sample_method(sel, rule, sampling)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def accuracies(key: str, dataset: str) -> np.ndarray:
+    """Accuracy of every row of the dataset's selection (kept row sums on a large store)."""
+    sel = selection(key, dataset, ())
+    if not is_large(sel):
+        return sel.A.mean(axis=1)
+    return _kept_sort(get_store(), dataset, sel).row_sums / sel.A.shape[1]
+
+
+def row_values(key: str, dataset: str, row: int, cols: np.ndarray) -> np.ndarray:
+    """One model's 0/1 results on some samples of the dataset's selection."""
+    sel = selection(key, dataset, ())
+    if not is_large(sel):
+        return sel.A[row, cols]
+    return large.dense_rows(get_store(), sel.A, [row], cols)[0]
+
+
+def state_panel(key: str, dataset: str, method: str = "mirt", *, missing: str | None = None) -> None:
+    """Say whether the store's kept lifelong state is current and how long a refresh
+    takes; offer the refresh (written through a short-lived writer, with progress)."""
+    stat = lifelong_state.status(get_store(), dataset, method if method in lifelong_state.METHODS else "mirt")
+    (st.warning if missing else st.caption)(missing or stat.sentence())
+    if missing is None and not (stat.sort_stale or stat.models_since_fit or not stat.items_usable):
+        return
+    if st.button(f"Refresh the kept state now (about {lifelong_state.duration(stat.refresh_seconds)})",
+                 key=f"refresh_state:{dataset}:{method}"):
+        bar = st.progress(0.0, text="Refreshing the lifelong state…")
+        with input_errors(cleanup=bar.empty):
+            write_to_store(lambda w: lifelong_state.refresh(
+                w, dataset, stat.method, progress=lambda f, t: bar.progress(min(float(f), 1.0), text=t)))
+        bar.empty()
+        st.rerun()
 
 
 def insert_d_datasets() -> list[str]:
@@ -414,7 +522,7 @@ def write_to_store(fn):
 @st.cache_data(show_spinner=False, max_entries=16)
 def stream_replay(key: str, dataset: str, pool: int, budget: int, sampling: str, rule: str, seed: int) -> pd.DataFrame:
     """:func:`lifelong_core.workflows.stream.stream_replay` of the dataset's selection."""
-    return stream.stream_replay(selection(key, dataset, ()), pool, budget, sampling, rule, seed)
+    return stream.stream_replay(bounded(key, dataset, ())[0], pool, budget, sampling, rule, seed)
 
 
 def stream_configs(key: str, dataset: str, pools: tuple[int, ...], budgets: tuple[int, ...], seed: int,
@@ -423,7 +531,7 @@ def stream_configs(key: str, dataset: str, pools: tuple[int, ...], budgets: tupl
     args = (key, dataset, pools, budgets, seed)
     return _memo().get_or_compute(
         ("stream",) + args,
-        lambda: stream.stream_configs(selection(key, dataset, ()), pools, budgets, seed, progress=progress))
+        lambda: stream.stream_configs(bounded(key, dataset, ())[0], pools, budgets, seed, progress=progress))
 
 
 def undo_import(log_id: int) -> dict:

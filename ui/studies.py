@@ -185,7 +185,7 @@ def design_choice_tables(cfg, sel, rule: str, sizes: list[int], progress=None) -
         for what, label, srows, srt, smp, evr in runs:
             try:
                 t_s, _, _ = data.sweep(key, cfg.dataset, cfg.domains, srows, srt, smp, rule, cfg.budgets, s,
-                                       eval_rows=evr)
+                                       eval_rows=evr, scored=cfg.scored)
             except InputError as exc:
                 left_out[(what, label)] = f"{what} = {label} left out: {plain(str(exc))}"
             else:

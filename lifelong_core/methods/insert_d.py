@@ -49,6 +49,15 @@ class InsertD:
         self.sample_order_ = order_from_sums(self.sample_sums_)
         return self
 
+    def fit_sums(self, model_sums: np.ndarray, sample_sums: np.ndarray) -> "InsertD":
+        """:meth:`fit` from the cache's row sums (per model) and column sums (per sample):
+        all insert_D needs, so a large cache is never read whole (issue 13)."""
+        self.model_order_ = order_from_sums(np.asarray(model_sums, dtype=np.int64))
+        self._m.fit(None, order=self.model_order_)
+        self.sample_sums_ = np.asarray(sample_sums, dtype=np.int64)
+        self.sample_order_ = order_from_sums(self.sample_sums_)
+        return self
+
     def select(self, m: int, budget: int, rng: np.random.Generator | None = None) -> np.ndarray:
         check_fitted(self, "model_order_")
         return self._m.select(m, budget, rng)

@@ -30,7 +30,7 @@ from scipy.special import expit
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods.base import Estimate, check_fitted, check_observations
-from lifelong_core.methods.design import difference_estimate, stratified_positions
+from lifelong_core.methods.design import difference_estimate_at, stratified_positions
 
 
 def check_cache(A_sort: np.ndarray, order: np.ndarray) -> np.ndarray:
@@ -105,9 +105,15 @@ def fit_item_model(A: np.ndarray, k: int = 10, iters: int = 25, item_ridge: floa
         beta = _newton_rows(X, Y, np.zeros((1, 1)), np.hstack([w, d[:, None]]), item_pen)
         w, d = beta[:, :k], beta[:, k]
         theta = _newton_rows(w, Y.T, np.broadcast_to(d[:, None], (n, m)), theta, model_pen)
-    mean = theta.mean(axis=0)
+    return item_model(d, w, theta)
+
+
+def item_model(d: np.ndarray, w: np.ndarray, theta: np.ndarray) -> ItemModel:
+    """Item parameters with the empirical prior of the cache models' abilities ``theta``
+    (their mean and covariance, plus 1e-3 on the diagonal)."""
+    k = theta.shape[1]
     cov = np.cov(theta, rowvar=False).reshape(k, k) + 1e-3 * np.eye(k)
-    return ItemModel(d=d, w=w, prior_mean=mean, prior_prec=np.linalg.inv(cov), theta=theta)
+    return ItemModel(d=d, w=w, prior_mean=theta.mean(axis=0), prior_prec=np.linalg.inv(cov), theta=theta)
 
 
 def map_ability(
@@ -165,6 +171,30 @@ class MIRTEstimator:
         self.item_ = fit_item_model(A, k=self.k, iters=self.iters, item_ridge=self.item_ridge)
         return self
 
+    def fit_packed(self, P: np.ndarray, n: int, order: np.ndarray, progress=None, block_bytes: int | None = None,
+                   max_columns: int | None = None, seed: int = 0) -> "MIRTEstimator":
+        """:meth:`fit` from packed rows ``P`` ((m, ceil(n/8)) uint8, the store's layout) in
+        bounded memory: the same fit made in column chunks; with ``n > max_columns`` the
+        two-stage fit of :func:`.irt_fit.fit_packed_item_model`."""
+        from lifelong_core.methods.irt_fit import DEFAULT_BLOCK_BYTES, fit_packed_item_model
+
+        d, w, theta = fit_packed_item_model(P, n, k=self.k, iters=self.iters, item_ridge=self.item_ridge,
+                                            max_columns=max_columns, seed=seed,
+                                            block_bytes=block_bytes or DEFAULT_BLOCK_BYTES, progress=progress)
+        return self.with_items(item_model(d, w, theta), order)
+
+    def with_items(self, item: "ItemModel", order: np.ndarray) -> "MIRTEstimator":
+        """This estimator with already fitted item parameters (e.g. persisted in the store)."""
+        order = np.asarray(order, dtype=np.int64)
+        n = len(item.d)
+        if order.shape != (n,) or not np.array_equal(np.sort(order), np.arange(n)):
+            raise InputError(f"the sample order must be a permutation of the {n} sample columns.")
+        self.order_ = order
+        self.rank_ = np.empty_like(order)
+        self.rank_[order] = np.arange(n)
+        self.item_ = item
+        return self
+
     def select(self, n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
         check_fitted(self, "order_")
         if n != len(self.order_):
@@ -174,7 +204,10 @@ class MIRTEstimator:
     def predict_proba(self, positions: np.ndarray, observed: np.ndarray) -> tuple[np.ndarray, float]:
         """P(correct) for every sample, and the effective parameter count of the fit."""
         theta, df = map_ability(self.item_, positions, observed)
-        return expit(self.item_.d + self.item_.w @ theta), df
+        # In the items' own precision: a float32 fit (n x k) is not copied to float64 here.
+        eta = self.item_.w @ theta.astype(self.item_.w.dtype)
+        eta += self.item_.d
+        return expit(eta, out=eta), df
 
     def estimate(self, positions: np.ndarray, observed: np.ndarray) -> Estimate:
         check_fitted(self, "order_")
@@ -184,14 +217,13 @@ class MIRTEstimator:
         # GREG variance with fitted predictions: residual variance times n' / (n' - df)
         # (Särndal et al. 1992, §6.6), since the fit pulled its own residuals towards 0.
         inflate = len(pos) / max(len(pos) - df, 1.0)
-        return finish(prob, pos, obs, self.order_, self.rank_, self.level, inflate=inflate)
+        return finish(prob, pos, obs, self.rank_, self.level, inflate=inflate)
 
 
 def finish(
     prob: np.ndarray,
     pos: np.ndarray,
     obs: np.ndarray,
-    order: np.ndarray,
     rank: np.ndarray,
     level: float,
     inflate: float = 1.0,
@@ -202,9 +234,13 @@ def finish(
     The point estimate always uses in-sample residuals (the difference estimator proper);
     ``width_resid``, when given, are out-of-sample residuals that set the interval's width.
     """
-    iv = difference_estimate(rank[pos], obs, prob[order], level=level, inflate=inflate)
+    # The estimator reads the predictions only at the evaluated samples and in total, so
+    # they are never permuted into sorted order (a 1.7M-element gather per estimate).
+    n = len(prob)
+    at, total = prob[pos], float(prob.sum(dtype=np.float64))
+    iv = difference_estimate_at(rank[pos], obs, at, total, n, level=level, inflate=inflate)
     if width_resid is not None and iv.lo is not None:
-        w = difference_estimate(rank[pos], obs, prob[order], resid=width_resid, level=level)
+        w = difference_estimate_at(rank[pos], obs, at, total, n, resid=width_resid, level=level)
         half = w.half or 0.0
         iv = type(iv)(iv.acc, max(iv.acc - half, 0.0), min(iv.acc + half, 1.0), w.se, half)
     per_sample = (prob >= 0.5).astype(np.uint8)

@@ -74,7 +74,7 @@ class NeighboursEstimator:
         prob = (w * (1.0 - 2.0 * eps)).astype(np.float32) @ self.A_float_ + np.float32((w * eps).sum())
         prob = prob.astype(np.float64)
         loo = self._leave_one_out(match, agree, obs) if len(pos) > 1 else None
-        return finish(prob, pos, obs, self.order_, self.rank_, self.level, width_resid=loo)
+        return finish(prob, pos, obs, self.rank_, self.level, width_resid=loo)
 
     @staticmethod
     def _leave_one_out(match: np.ndarray, agree: np.ndarray, obs: np.ndarray) -> np.ndarray:

@@ -52,6 +52,7 @@ from lifelong_core.store._validate import binary_values, numeric_column, text_co
 from lifelong_core.store.packed_bulk import StoreRows, insert_packed_rows, read_packed_rows
 from lifelong_core.store.store import Store
 from lifelong_core.store.writing import BlockWrite, WritePlan, file_checksum
+from lifelong_core.store import state as _state  # noqa: E402,F401  registers the kept-state update on import
 
 __all__ = [
     "BLOCK_SIZE", "FORMAT_VERSION", "BlockWrite", "Store", "StoreRows", "WritePlan", "binary_values", "file_checksum",

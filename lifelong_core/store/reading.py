@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from lifelong_core import limits
 from lifelong_core.bits import or_into, pack_rows, rows_from_binary, unpack_rows
 from lifelong_core.errors import InputError
 from lifelong_core.store._validate import EXTRA_FIELDS
@@ -220,6 +221,7 @@ class StoreReader:
         m = self.model_rows(models)
         s = self.sample_rows(samples)
         n = self.n_samples if s is None else len(s)
+        limits.check_dense(len(m), n, 2, "reading the store as a dense matrix")
         vals = np.zeros((len(m), n), dtype=np.uint8)
         known = np.zeros((len(m), n), dtype=bool)
         if len(m) == 0 or n == 0:
@@ -255,6 +257,7 @@ class StoreReader:
         m = self.model_rows(models)
         s = self.sample_rows(samples)
         if s is None:
+            limits.check_dense(len(m), self.n_samples, 1, "reading the store as a dense matrix")
             packed, n = self.read_packed(m)
             return unpack_rows(packed, n)
         vals, known = self.values_and_known(m, s)
@@ -340,6 +343,7 @@ class StoreReader:
         m = self.model_rows(models)
         s = self.sample_rows(samples)
         n = self.n_samples if s is None else len(s)
+        limits.check_dense(len(m), n, 9 * len(fields), "reading extras as dense arrays")
         out = {f: (np.zeros((len(m), n), dtype=np.int32 if f == "predicted" else np.float64),
                    np.zeros((len(m), n), dtype=bool)) for f in fields}
         if len(m) == 0 or n == 0 or not fields:

@@ -11,6 +11,8 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from lifelong_core import limits
+
 
 class StoreSummaries:
     """Counts and summaries of a store (see :class:`~lifelong_core.store.Store`)."""
@@ -37,7 +39,7 @@ class StoreSummaries:
         sidx = smp["sample_idx"].to_numpy(dtype=np.int64)[order]
         bounds = np.searchsorted(code[order], np.arange(len(doms)))
         ids = self.models().set_index("model_idx")["model_id"]
-        chunk = max(1, int(50_000_000 // max(len(sidx), 1)))
+        chunk = min(max(1, int(50_000_000 // max(len(sidx), 1))), limits.block_rows(len(sidx), 2))
         correct = np.zeros((len(m), len(doms)), dtype=np.int64)
         total = np.zeros((len(m), len(doms)), dtype=np.int64)
         for a in range(0, len(m), chunk):

@@ -40,6 +40,12 @@ from lifelong_core.store.lm_eval import read_lm_eval
 Progress = Callable[[float], None]
 
 
+# Called with the store after every committed import. ``lifelong_core.store.state``
+# (imported by the package) adds its incremental update of the kept Sort states; a hook
+# rather than an import, because that module reads through the store it updates.
+AFTER_WRITE: list[Callable[[object], None]] = []
+
+
 def utc_now() -> _dt.datetime:
     """The time stamp of store rows: UTC, without a time zone (DuckDB TIMESTAMP)."""
     return _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
@@ -521,6 +527,9 @@ class StoreWriter:
                     self._refresh()
                 except duckdb.Error:
                     pass  # the write's own error (raised above) is the one that says what happened
+        # Kept lifelong state follows every import (store.state registers itself here).
+        for hook in AFTER_WRITE:
+            hook(self)
         return summary
 
 

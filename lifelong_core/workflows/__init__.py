@@ -21,6 +21,10 @@ store's public methods.
 - :mod:`~lifelong_core.workflows.teaching`: the small slice and one-step walkthrough.
 - :mod:`~lifelong_core.workflows.rankings`: counts estimated by Sort & Search for the
   newest models.
+- :mod:`~lifelong_core.workflows.large`: a store beyond the dense-read limit: packed
+  reads, sweeps on a seeded sample of scored models, bounded dense blocks (issue 13).
+- :mod:`~lifelong_core.workflows.lifelong_state`: refreshing and reading the lifelong
+  state kept in the store (Sort state, ``mirt`` parameters), stale or not.
 
 Submodules are imported by name (``from lifelong_core.workflows import sweeps``); this
 package imports none of them, so a front end pays only for what it uses.

@@ -109,10 +109,14 @@ class NewModelEstimate:
     by_domain: pd.DataFrame
 
 
-def estimate_new_model(sel: Selection, method, cols: np.ndarray, observed: np.ndarray) -> NewModelEstimate:
-    """Estimate a new model from ``observed`` results on samples ``cols`` with a fitted ``method``."""
+def estimate_new_model(sel: Selection, method, cols: np.ndarray, observed: np.ndarray,
+                       accuracies: np.ndarray | None = None) -> NewModelEstimate:
+    """Estimate a new model from ``observed`` results on samples ``cols`` with a fitted ``method``.
+
+    ``accuracies`` of the selection's models (default: from ``sel.A``; a large store passes
+    its kept row sums)."""
     est = method.estimate(cols, observed)
-    accs = pd.DataFrame({"name": sel.names, "accuracy": sel.A.mean(axis=1)})
+    accs = pd.DataFrame({"name": sel.names, "accuracy": sel.A.mean(axis=1) if accuracies is None else accuracies})
     rank = int((accs["accuracy"] > est.acc).sum()) + 1
     pred = sel.samples[["sample_id", "domain", "category"]].copy()
     pred["predicted_correct"] = np.asarray(est.per_sample, dtype=np.uint8)

@@ -28,7 +28,8 @@ def real_models(models: pd.DataFrame) -> pd.DataFrame:
 @dataclass(frozen=True)
 class Selection:
     """The matrix of a data choice: rows = every real (not estimated) model evaluated on
-    all chosen samples, in store order; columns = the chosen samples, in store order."""
+    all chosen samples, in store order; columns = the chosen samples, in store order.
+    ``A`` is a :class:`~lifelong_core.workflows.large.PackedCache` for a large store."""
 
     A: np.ndarray
     models: pd.DataFrame
@@ -46,13 +47,19 @@ def select(store, dataset: str, domains: tuple[str, ...] = ()) -> Selection:
     smp = store.samples(dataset, list(domains) if domains else None)
     if len(smp) == 0:
         raise InputError(f"dataset {dataset!r} has no samples in the chosen domains.")
-    models = real_models(store.models())
+    from lifelong_core.store.dataset_rows import complete_models
+    from lifelong_core.workflows import large
+
     sidx = smp["sample_idx"].to_numpy()
-    complete = store.known(models["model_idx"].to_numpy(), sidx).all(axis=1)
-    models = models[complete]
+    models = complete_models(store, real_models(store.models()), sidx)
     if len(models) < 2:
         raise InputError(f"fewer than two models were evaluated on every chosen sample of {dataset!r}.")
-    A = store.matrix(models["model_idx"].to_numpy(), sidx)
+    # Beyond the dense-read limit (lifelong_core.limits) the matrix is read as packed
+    # blocks on demand (workflows.large), never whole.
+    if large.is_large(len(models), len(sidx)):
+        A = large.PackedCache(models["model_idx"].to_numpy(dtype=np.int64), np.asarray(sidx, dtype=np.int64))
+    else:
+        A = store.matrix(models["model_idx"].to_numpy(), sidx)
     ds = store.datasets().set_index("dataset")
     synthetic = bool(ds.loc[dataset, "synthetic"]) if dataset in ds.index else False
     return Selection(A, models.reset_index(drop=True), smp.reset_index(drop=True), synthetic)

@@ -44,21 +44,30 @@ def capped_eval_rows(m: int, sort_set, search: str, seed: int, cap: int) -> tupl
 
 def sweep_selection(sel: Selection, sort_set, sort: str, sampling: str, search: str, budgets, seed: int, *,
                     decompose: bool = False, eval_rows=None, confidence: np.ndarray | None = None,
-                    progress: Callable[[float], None] | None = None):
+                    progress: Callable[[float], None] | None = None, store=None, scored: int | None = None):
     """``run_sweep`` on ``sel``: Sort on rows ``sort_set``, evaluate every other row (or
     ``eval_rows``). Returns (table, per_model with ``name`` and ``family``, order).
 
     ``confidence``: true-class confidences of the Sort rows, needed by ``sort="confidence"``.
+    A large selection (``sel.A`` a ``PackedCache``) is read from ``store`` as packed rows
+    (``sweep.streamed.run_sweep_streamed``) and at most ``scored`` of the evaluated rows,
+    a seeded sample, are scored.
     """
+    from lifelong_core.workflows import large
+
     rows = np.asarray(sort_set, dtype=np.int64)
     ev = complement(len(sel.models), rows) if eval_rows is None else np.asarray(eval_rows, dtype=np.int64)
-    if sort == "confidence" and confidence is None:
-        raise InputError("the store has no confidences (true_prob) for these models; choose another Sort method.")
-    res = run_sweep(
-        sel.A[rows], sel.A[ev], budgets, sort=sort, sampling=sampling, search=search, confidence=confidence,
-        seed=seed, decompose=decompose, eval_row_ids=ev, progress=progress,
-        chunk_rows=None if is_threshold_rule(search) else MODEL_BLOCK_ROWS,
-    )
+    if isinstance(sel.A, large.PackedCache):
+        res = large.sweep(store, sel.A, rows, ev, budgets, sort=sort, sampling=sampling, search=search, seed=seed,
+                          decompose=decompose, scored=scored or large.DEFAULT_SCORED, progress=progress)
+    else:
+        if sort == "confidence" and confidence is None:
+            raise InputError("the store has no confidences (true_prob) for these models; choose another Sort method.")
+        res = run_sweep(
+            sel.A[rows], sel.A[ev], budgets, sort=sort, sampling=sampling, search=search, confidence=confidence,
+            seed=seed, decompose=decompose, eval_row_ids=ev, progress=progress,
+            chunk_rows=None if is_threshold_rule(search) else MODEL_BLOCK_ROWS,
+        )
     per = res.per_model.copy()
     per["name"] = np.asarray(sel.names, dtype=object)[per["model_row"].to_numpy()]
     per["family"] = sel.models["family"].to_numpy(dtype=object)[per["model_row"].to_numpy()]

@@ -1,0 +1,182 @@
+"""The app on a large store, in a real browser (issue 13).
+
+    .venv/bin/python -m benchmarks.bench_app_scale --store BIG.duckdb [--build MODELSxSAMPLES] [--refresh]
+    .venv/bin/python -m benchmarks.bench_app_scale --store paper.duckdb --build paper   # 31,250 x 1,697,682
+
+``--build`` writes the synthetic store first if it does not exist
+(``lifelong_core.datasets.synthetic``: 4 model clusters, seeded; ``paper`` = seed 001 §4's
+6,000 + 25,250 models x 1,697,682 samples, ~7 GB on disk, ~15 GB of memory during the
+import). ``--refresh`` runs ``python -m lifelong_core state --refresh synthetic`` first
+(Sort state and ``mirt`` parameters kept in the store; timed, with peak memory).
+
+Then, on a fresh server each time (``python -m ui.serve``, headless Chromium, as
+``bench_app``): Home from server up until rendered; the Budget explorer opened directly,
+from server up until the script finished and every chart was drawn (default method);
+re-runs after a widget change (the Sampling radio, alternating, median); every other page
+opened and waited for until its script finished, checking for no exception and no error
+box. The server's peak memory is its ``VmHWM`` (peak resident set) read from ``/proc``
+before it stops, children included. Results: ``benchmarks/results/bench_app_scale.json``
+(one entry per store).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.bench_app import CHROMIUM_ARGS, HOME_SETTLED_JS, SETTLED_JS, _start_server, _stop, _wait_rerun
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "bench_app_scale.json"
+PAPER = (31_250, 1_697_682)
+DONE_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && document.querySelector('[data-testid="stSkeleton"]') === null;
+}"""
+
+
+def _peak_gb(pid: int) -> float:
+    """Peak resident memory (VmHWM) of ``pid`` and its children, GB."""
+    total = 0
+    pids = [pid]
+    try:
+        pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            m = re.search(r"VmHWM:\s+(\d+) kB", Path(f"/proc/{p}/status").read_text())
+            total += int(m.group(1)) if m else 0
+        except OSError:
+            pass
+    return total / 1024**2
+
+
+def build(store: Path, spec: str) -> dict:
+    if store.exists():
+        return {"built": False}
+    m, n = PAPER if spec == "paper" else map(int, spec.lower().split("x"))
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "lifelong_core.datasets.synthetic", "--models", str(m), "--samples", str(n),
+                    "--clusters", "4", "--store", str(store)], cwd=ROOT, check=True)
+    return {"built": True, "models": m, "samples": n, "build_s": time.perf_counter() - t}
+
+
+def refresh(store: Path) -> dict:
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "lifelong_core", "state", "--store", str(store), "--refresh", "synthetic"],
+                          cwd=ROOT, check=True, capture_output=True, text=True)
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024**2
+    return {"refresh_s": time.perf_counter() - t, "refresh_peak_gb": peak, "output": proc.stdout.strip()}
+
+
+def _page_paths() -> list[str]:
+    return [re.sub(r"^\d+[_ -]*", "", f.stem) for f in sorted((ROOT / "pages").glob("*.py"))]
+
+
+def _errors(page) -> list[str]:
+    out = []
+    for sel in ('[data-testid="stException"]', '[data-testid="stAlertContentError"]'):
+        loc = page.locator(sel)
+        out += [loc.nth(i).inner_text()[:300] for i in range(loc.count())]
+    return out
+
+
+def browser(store: Path, reruns: int, timeout_s: float) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    out: dict = {"pages": {}}
+    tmo = int(timeout_s * 1000)
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        # Home, on a fresh server.
+        page = chromium.new_page(viewport={"width": 1400, "height": 1200})
+        proc, base, up = _start_server(store)
+        try:
+            page.goto(f"{base}/")
+            page.wait_for_function(HOME_SETTLED_JS, timeout=tmo, polling=50)
+            out["home_s"] = time.monotonic() - up
+            out["home_errors"] = _errors(page)
+        finally:
+            page.close()
+            out["home_server_peak_gb"] = _peak_gb(proc.pid)
+            _stop(proc)
+        # Budget explorer opened directly, then re-runs, then every other page, one server.
+        page = chromium.new_page(viewport={"width": 1400, "height": 1200})
+        proc, base, up = _start_server(store)
+        try:
+            page.goto(f"{base}/Budget_explorer")
+            page.wait_for_function(SETTLED_JS, timeout=tmo, polling=50)
+            out["budget_first_render_s"] = time.monotonic() - up
+            out["budget_errors"] = _errors(page)
+            side = page.locator('[data-testid="stSidebar"]')
+            times = []
+            for r in range(reruns):
+                option = "random" if r % 2 == 0 else "uniform"
+                radio = side.locator('[data-testid="stRadio"]', has_text="Sampling").get_by_text(option, exact=True)
+                t0 = time.monotonic()
+                radio.click()
+                times.append(_wait_rerun(page, t0, timeout_s))
+            out["rerun_s"] = times
+            out["rerun_median_s"] = statistics.median(times) if times else None
+            for path in _page_paths():
+                if path == "Budget_explorer":
+                    continue
+                t0 = time.monotonic()
+                try:
+                    page.goto(f"{base}/{path}")
+                    page.wait_for_selector('[data-testid="stApp"]', timeout=tmo)
+                    time.sleep(0.5)
+                    page.wait_for_function(DONE_JS, timeout=tmo, polling=100)
+                    out["pages"][path] = {"s": time.monotonic() - t0, "errors": _errors(page)}
+                except Exception as exc:  # a page that does not finish is a result, not the end of the run
+                    out["pages"][path] = {"s": time.monotonic() - t0, "errors": [f"did not finish: {exc}"[:300]]}
+                print(path, out["pages"][path], flush=True)
+        finally:
+            page.close()
+            out["server_peak_gb"] = _peak_gb(proc.pid)
+            _stop(proc)
+        chromium.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--store", type=Path, required=True)
+    ap.add_argument("--build", metavar="MxN|paper", help="write the synthetic store first if it is missing")
+    ap.add_argument("--refresh", action="store_true", help="refresh the kept Sort state and mirt parameters first")
+    ap.add_argument("--reruns", type=int, default=8)
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for any one page")
+    ap.add_argument("--note", default="2-core machine shared with other work; timings noisy")
+    args = ap.parse_args(argv)
+    res: dict = {"command": "python -m benchmarks.bench_app_scale " + " ".join(argv if argv is not None else sys.argv[1:]),
+                 "note": args.note}
+    if args.build:
+        res.update(build(args.store, args.build))
+    if not args.store.exists():
+        print(f"error: no store at {args.store}; pass --build MxN", file=sys.stderr)
+        return 2
+    if args.refresh:
+        res.update(refresh(args.store))
+        print(res, flush=True)
+    res.update(browser(args.store, args.reruns, args.timeout))
+    print(json.dumps(res, indent=2), flush=True)
+    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    data[str(args.store.name)] = res
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(data, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    raise SystemExit(main())

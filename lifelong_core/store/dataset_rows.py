@@ -1,0 +1,134 @@
+"""A dataset's models x samples read as packed bits, never as one dense array (issue 13).
+
+``Store.matrix`` gives a dense uint8 matrix; at 4,000 x 500,000 that is 2 GB, at the
+paper's shape (seed 001 §4: 31,250 x 1,697,682) 53 GB. The readers here give the same
+rows packed 8 samples per byte (``np.packbits(axis=1, bitorder="little")``, the store's
+own layout) and only for the blocks that hold the dataset's samples:
+
+- :func:`complete_models`: which real models were evaluated on every chosen sample, from
+  the ``bits`` table's model, block and known columns (the correctness blobs are not
+  read); only models with a partly recorded block are checked entry by entry, in bounded
+  chunks.
+- :func:`read_rows`: packed rows of some models on the chosen samples.
+
+``lifelong_core.sweep.streamed.StoreSource`` serves these rows to the sweep. ``st`` is an
+open :class:`~lifelong_core.store.Store` (not imported here: the store imports this module's
+users).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from lifelong_core import bits as _bits
+from lifelong_core import limits
+from lifelong_core.errors import InputError
+from lifelong_core.store.packed_bulk import POINT_READ_MAX_RUNS, POINT_READ_THREADS, _run_filter, _runs
+
+
+def _blocks_of(st, sidx: np.ndarray) -> pd.DataFrame:
+    b = st.block_table
+    ids, starts, lengths = np.asarray(b["block_id"]), np.asarray(b["start"]), np.asarray(b["length"])
+    pos = np.unique(np.searchsorted(starts, sidx, side="right") - 1)
+    return pd.DataFrame({"block_id": ids[pos], "start": starts[pos], "length": lengths[pos]})
+
+
+def _in_list(values) -> str:
+    return ",".join(str(int(v)) for v in values)
+
+
+def complete_models(st, models: pd.DataFrame, sidx: np.ndarray) -> pd.DataFrame:
+    """The rows of ``models`` (a ``store.models()`` table) recorded on every sample ``sidx``."""
+    sidx = np.asarray(sidx, dtype=np.int64)
+    if len(models) == 0 or len(sidx) == 0:
+        return models.iloc[:0]
+    blocks = _blocks_of(st, sidx)
+    per = st.cursor().sql(
+        "SELECT model_idx, count(*) AS blocks, count(*) FILTER (WHERE known IS NOT NULL) AS partial "
+        f"FROM bits WHERE block_id IN ({_in_list(blocks['block_id'])}) GROUP BY model_idx"
+    ).df()
+    per = per[per["blocks"] == len(blocks)]
+    full = set(per.loc[per["partial"] == 0, "model_idx"].astype(int))
+    partly = np.sort(per.loc[per["partial"] > 0, "model_idx"].to_numpy(dtype=np.int64))
+    partly = partly[np.isin(partly, models["model_idx"].to_numpy(dtype=np.int64))]
+    step = limits.block_rows(len(sidx), 2)
+    for a in range(0, len(partly), step):
+        ok = st.known(partly[a : a + step], sidx).all(axis=1)
+        full.update(int(x) for x in partly[a : a + step][ok])
+    return models[models["model_idx"].astype(int).isin(full)]
+
+
+def _fetch(st, models: np.ndarray, block_ids: np.ndarray) -> pa.Table:
+    """``bits`` rows (model_idx, block_id, correct) of sorted unique ``models`` on ``block_ids``:
+    one query per run of consecutive models on a few cursors, as ``packed_bulk`` reads."""
+    blocks = f" AND block_id IN ({_in_list(block_ids)})"
+    select = "SELECT model_idx, block_id, correct FROM bits WHERE "
+    runs = _runs(models)
+    if len(runs) > POINT_READ_MAX_RUNS:
+        return st.cursor().sql(select + f"model_idx IN ({_in_list(models)})" + blocks).to_arrow_table()
+
+    def part(chunk):
+        cur = st.cursor()
+        return [cur.sql(select + _run_filter(a, b) + blocks).to_arrow_table() for a, b in chunk]
+
+    threads = min(POINT_READ_THREADS, len(runs))
+    if threads <= 1:
+        return pa.concat_tables(part(runs))
+    with ThreadPoolExecutor(threads) as pool:
+        tables = [t for ts in pool.map(part, [runs[i::threads] for i in range(threads)]) for t in ts]
+    return pa.concat_tables(tables)
+
+
+def read_rows(st, model_idx, sidx) -> np.ndarray:
+    """Packed rows (len(model_idx), ceil(len(sidx)/8)) of ``model_idx`` (any order) on the
+    sorted samples ``sidx``; every entry must be recorded (see :func:`complete_models`)."""
+    m = np.asarray(model_idx, dtype=np.int64)
+    sidx = np.asarray(sidx, dtype=np.int64)
+    n = len(sidx)
+    if len(m) == 0 or n == 0:
+        return np.zeros((len(m), (n + 7) // 8), dtype=np.uint8)
+    uniq, inverse = np.unique(m, return_inverse=True)
+    blocks = _blocks_of(st, sidx)
+    lo, hi = int(sidx[0]), int(sidx[-1]) + 1
+    span = np.zeros((len(uniq), (hi - lo + 7) // 8), dtype=np.uint8)
+    tbl = _fetch(st, uniq, blocks["block_id"].to_numpy())
+    if tbl.num_rows != len(uniq) * len(blocks):
+        raise InputError("some of the requested models were not evaluated on every chosen sample.")
+    midx = tbl.column("model_idx").to_numpy()
+    bid = tbl.column("block_id").to_numpy()
+    correct = tbl.column("correct").combine_chunks()
+    start_of = dict(zip(blocks["block_id"].tolist(), blocks["start"].tolist()))
+    length_of = dict(zip(blocks["block_id"].tolist(), blocks["length"].tolist()))
+    by_block = np.argsort(bid, kind="stable")
+    for sel in np.split(by_block, np.flatnonzero(np.diff(bid[by_block])) + 1):
+        b = int(bid[sel[0]])
+        start, length = int(start_of[b]), int(length_of[b])
+        rows = _bits.rows_from_binary(correct.take(pa.array(sel)), (length + 7) // 8)
+        rows = rows[np.argsort(np.searchsorted(uniq, midx[sel]))]
+        # The block may begin before the chosen span (a dataset sharing a block with another).
+        skip = max(0, lo - start)
+        if skip:
+            keep = min(length, hi - start) - skip
+            dense = np.unpackbits(rows, axis=1, count=length, bitorder="little")[:, skip : skip + keep]
+            rows, start = _bits.pack_rows(dense), lo
+        _bits.or_into(span, rows, start - lo)
+    if hi - lo != n:  # chosen samples are not one run: keep their columns, a bounded block at a time
+        out = np.empty((len(uniq), (n + 7) // 8), dtype=np.uint8)
+        step = limits.block_rows(hi - lo)
+        for a in range(0, len(uniq), step):
+            dense = np.unpackbits(span[a : a + step], axis=1, count=hi - lo, bitorder="little")
+            out[a : a + step] = np.packbits(dense[:, sidx - lo], axis=1, bitorder="little")
+        span = out
+    else:
+        span = _mask_tail(span, n)
+    return span[inverse] if len(uniq) != len(m) or not np.array_equal(uniq, m) else span
+
+
+def _mask_tail(P: np.ndarray, n: int) -> np.ndarray:
+    if n % 8:
+        P[:, -1] &= np.uint8((1 << (n % 8)) - 1)
+    return P

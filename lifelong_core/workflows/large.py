@@ -1,0 +1,155 @@
+"""Pages on a store too large to hold as one dense matrix (issue 13).
+
+A selection (dataset, domains) whose models x samples matrix exceeds the dense-read limit
+(``lifelong_core.limits``; the app sets 64 MB) is never read whole. Its ``A`` is a
+:class:`PackedCache`: which rows and columns, with the shape, read on demand:
+
+- sweeps read the Sort rows and a seeded sample of the evaluated models (``scored`` of
+  them; the page says how many) as packed bits and run ``run_sweep_streamed`` (the packed
+  engine, or dense blocks within the limit);
+- views that need a dense matrix (the model correlation, the teaching slice, the stream
+  study) get a bounded block: a seeded sample of models and as many seeded samples as fit
+  in the limit (:func:`bounded_block`), and say so;
+- per-model accuracies are popcounts of packed rows (:func:`row_sums`); insert_D is
+  fitted from row and column sums (the column sums kept in the store's Sort state).
+
+Touching ``PackedCache`` as an array raises :class:`~lifelong_core.limits.DenseReadError`,
+so a dense read of a large store fails loudly instead of filling the memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lifelong_core import limits
+from lifelong_core.store.dataset_rows import read_rows
+
+DEFAULT_SCORED = 200
+
+
+@dataclass(frozen=True, eq=False)
+class PackedCache:
+    """Stand-in for the dense matrix of a large selection: ``model_idx`` (rows) x ``sidx``
+    (columns) of the store, read as packed bits on demand."""
+
+    model_idx: np.ndarray
+    sidx: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self.model_idx), len(self.sidx)
+
+    ndim = 2
+
+    def __len__(self) -> int:
+        return len(self.model_idx)
+
+    def _refuse(self):
+        m, n = self.shape
+        limits.check_dense(m, n, 1, "this view's dense matrix")
+        raise limits.DenseReadError(f"the {m:,} x {n:,} cache is read as packed blocks; dense access is refused.")
+
+    def __array__(self, dtype=None, copy=None):
+        self._refuse()
+
+    def __getitem__(self, key):
+        self._refuse()
+
+
+def is_large(m: int, n: int) -> bool:
+    return not limits.fits(m, n, 1)
+
+
+def packed_rows(store, A: PackedCache, rows) -> np.ndarray:
+    """Packed bits of rows ``rows`` (positions in ``A``) on ``A``'s columns."""
+    return read_rows(store, A.model_idx[np.asarray(rows, dtype=np.int64)], A.sidx)
+
+
+def source(store, A: PackedCache, rows, row_ids=None):
+    """A packed row source (positions ``rows`` of ``A``) for the packed engine and fits."""
+    from lifelong_core.sweep.streamed import StoreSource
+
+    rows = np.asarray(rows, dtype=np.int64)
+    return StoreSource(store, A.model_idx[rows], A.sidx, rows if row_ids is None else row_ids)
+
+
+def row_sums(store, A: PackedCache, rows=None, progress=None) -> np.ndarray:
+    """Number of correct samples of every row (or of ``rows``), from packed popcounts."""
+    rows = np.arange(len(A)) if rows is None else np.asarray(rows, dtype=np.int64)
+    out = np.empty(len(rows), dtype=np.int64)
+    step = int(max(8, min(4096, (64 << 20) // max(1, (A.shape[1] + 7) // 8))))
+    for a in range(0, len(rows), step):
+        P = packed_rows(store, A, rows[a : a + step])
+        out[a : a + step] = np.bitwise_count(P).sum(axis=1, dtype=np.int64)  # padding bits are zero
+        if progress is not None:
+            progress(min(1.0, (a + step) / len(rows)))
+    return out
+
+
+def sweep(store, A: PackedCache, sort_rows, eval_rows, budgets, *, sort: str, sampling: str, search: str, seed: int,
+          decompose: bool, scored: int, progress=None):
+    """A sweep on packed rows: Sort on ``sort_rows``, score a seeded sample of at most
+    ``scored`` of ``eval_rows`` (positions in ``A``; results labelled by them)."""
+    from lifelong_core.errors import InputError
+    from lifelong_core.sweep.streamed import run_sweep_streamed
+
+    if sort == "confidence":
+        raise InputError("Sorting by confidence reads the Sort set's confidences whole, which this large store does "
+                         "not allow here; use the command line, or Sorting by Sum.")
+    ev = np.asarray(eval_rows, dtype=np.int64)
+    if len(ev) > scored:
+        ev = np.sort(np.random.default_rng([seed, 13]).choice(ev, scored, replace=False))
+    return run_sweep_streamed(source(store, A, sort_rows), source(store, A, ev), budgets, sort=sort, sampling=sampling,
+                              search=search, seed=seed, decompose=decompose, progress=progress)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A dense, bounded block of a large selection: rows and columns are positions in it."""
+
+    A: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+
+    def note(self, shape: tuple[int, int]) -> str:
+        m, n = shape
+        parts = []
+        if len(self.rows) < m:
+            parts.append(f"{len(self.rows):,} of the {m:,} models")
+        if len(self.cols) < n:
+            parts.append(f"{len(self.cols):,} of the {n:,} samples")
+        return ("This store is too large to show here whole: this view uses a seeded sample of " + " and ".join(parts)
+                + " (the command line uses all).") if parts else ""
+
+
+def bounded_block(store, A: PackedCache, max_models: int, seed: int, rows=None) -> Block:
+    """Up to ``max_models`` rows (``rows`` if given, else a seeded sample in store order)
+    and as many seeded columns (ascending) as keep the dense block within the limit."""
+    m, n = A.shape
+    if rows is None:
+        rows = np.arange(m) if m <= max_models else np.sort(np.random.default_rng([seed, 17]).choice(m, max_models, replace=False))
+    rows = np.asarray(rows, dtype=np.int64)
+    limit = limits.dense_limit()
+    width = n if limit is None else int(max(2, min(n, limit // max(1, len(rows)))))
+    cols = np.arange(n) if width >= n else np.sort(np.random.default_rng([seed, 19]).choice(n, width, replace=False))
+    dense = np.empty((len(rows), len(cols)), dtype=np.uint8)
+    step = limits.block_rows(n)
+    for a in range(0, len(rows), step):
+        P = packed_rows(store, A, rows[a : a + step])
+        dense[a : a + step] = np.unpackbits(P, axis=1, count=n, bitorder="little")[:, cols]
+    return Block(dense, rows, cols)
+
+
+def dense_rows(store, A: PackedCache, rows, cols) -> np.ndarray:
+    """A small dense sub-block (rows x cols, positions in ``A``), within the limit."""
+    rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
+    cols = np.asarray(cols, dtype=np.int64)
+    limits.check_dense(len(rows), len(cols), 1, "a dense sub-block")
+    P = packed_rows(store, A, rows)
+    out = np.empty((len(rows), len(cols)), dtype=np.uint8)
+    step = limits.block_rows(A.shape[1])
+    for a in range(0, len(rows), step):
+        out[a : a + step] = np.unpackbits(P[a : a + step], axis=1, count=A.shape[1], bitorder="little")[:, cols]
+    return out
