@@ -102,7 +102,7 @@ def home() -> None:
         "- **Recorded:** every prediction of a dataset marked *real* was recorded by an evaluation and imported "
         "as is; each dataset's description and source above come from the store's own metadata.\n"
         "- **Estimated:** rows a user inserted from the *Evaluate something new* page are marked *estimated* and left out "
-        "of every Sort & Search score.\n"
+        "of every score: Sort & Search, rankings, task weighting and matched accuracy.\n"
         "- **Synthetic:** datasets from the seeded generator are marked *synthetic* here and on every page."
     )
     if DEMO_DATASET in set(ds["dataset"]):

@@ -4,7 +4,7 @@
     .venv/bin/python -m benchmarks.bench_app_scale --store paper.duckdb --build paper   # 31,250 x 1,697,682
 
 ``--build`` writes the synthetic store first if it does not exist
-(``lifelong_core.datasets.synthetic``: 4 model clusters, seeded; ``paper`` = seed 001 §4's
+(``lifelong_core.datasets.synthetic``: 4 model clusters, seeded; ``paper`` = Prabhu et al. (2024) §4's
 6,000 + 25,250 models x 1,697,682 samples, ~7 GB on disk, ~15 GB of memory during the
 import). ``--refresh`` runs ``python -m lifelong_core state --refresh synthetic`` first
 (Sort state and ``mirt`` parameters kept in the store; timed, with peak memory).

@@ -16,7 +16,7 @@ E_agg and 95% interval coverage per budget.
 ``fit`` runs ``lifelong_core.workflows.lifelong_state.refresh`` (Sort state + mirt item
 parameters from packed blocks, persisted in the store) in this process and reports wall
 time and peak RSS (``ru_maxrss``). ``fit-shape`` does what that refresh does for mirt at
-the paper's shape (seed 001 §4: 6,000 Sort models x 1,697,682 samples) without writing a
+the paper's shape (Prabhu et al. 2024, §4: 6,000 Sort models x 1,697,682 samples) without writing a
 53-billion-entry store: the synthetic generator makes every row from its own seed, so the
 ``MAX_FIT_MODELS`` rows the refresh would read (the same seeded subset of the 6,000) are
 generated directly as packed rows; then the same ``fit_packed`` call, and the time per

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from lifelong_core.methods import is_threshold_rule
+from lifelong_core.workflows.design import design_rule, design_runs
 from lifelong_core.workflows.sweeps import family_correlation
 from ui import charts, data, studies
 from ui.common import download_table, provenance_note, show_chart, show_table, sync_query, url_index
@@ -115,16 +116,16 @@ with tabs[2]:
 
 with tabs[3]:
     if tabs[3].open:
-        rule = search if threshold else "midpoint"
+        rule = design_rule(search)
         st.markdown(f"Three design choices of Prabhu et al. (2024) Fig. 4b-d, each varied with the others as in the sidebar "
                     f"(search rule: {rule}).")
-        sizes = [s for s in (5, 10, 25, 50, 100, 200) if s < m * 2 // 3]
-        if not sizes:
+        runs = design_runs(sel.models, rows, how, seed, sort, sampling)
+        if not runs:
             st.info("Too few models in the store for this comparison.")
         else:
             bar3 = st.progress(0.0, text="Sweeping design choices…")
             parts, left_out = studies.design_choice_tables(
-                cfg, sel, rule, sizes, progress=lambda f: bar3.progress(f, text="Sweeping design choices…"))
+                cfg, sel, rule, progress=lambda f: bar3.progress(f, text="Sweeping design choices…"))
             bar3.empty()
             for note in left_out:
                 st.caption(note)

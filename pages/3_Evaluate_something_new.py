@@ -123,8 +123,9 @@ with tabs[0]:
                     show_table(new.per_sample, "new_model_per_sample")
 
                 st.markdown("**4. Optionally insert it into the store, marked as estimated.** Its row holds the "
-                            "observed results on the evaluated samples and the predictions elsewhere; every Sort & "
-                            "Search score in the app leaves estimated rows out.")
+                            "observed results on the evaluated samples and the predictions elsewhere; every score in "
+                            "the app (Sort & Search, rankings, task weighting, matched accuracy) leaves estimated rows "
+                            "out.")
                 if st.button("Insert into the store", key="insert_model"):
                     row, models = arrivals.estimated_model_rows(
                         new, name, {"method": search, "budget": int(budget), "seed": seed, "source": up.name})

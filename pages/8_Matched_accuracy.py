@@ -26,6 +26,7 @@ from lifelong_core.matching.store_pair import (
     model_names,
     read_samples,
 )
+from lifelong_core.workflows.selection import real_models
 from ui.common import NO_DATA, get_store, input_errors, plain, query_default, query_list, show_chart, show_table, store_path, sync_query
 
 ALL = "All models"
@@ -276,8 +277,14 @@ if unlabeled:
     st.stop()
 
 models_df = store.models()
-names = model_names(models_df)
-row_of = dict(zip(names, models_df["model_idx"].astype(int)))
+# Names over every model, as the comparison names them; only real models are offered.
+real = set(real_models(models_df)["model_idx"].astype(int))
+row_of = {nm: int(i) for nm, i in zip(model_names(models_df), models_df["model_idx"]) if int(i) in real}
+names = list(row_of)
+if not names:
+    st.info("The store holds only rows inserted as estimated (predictions, not evaluations); matched accuracy "
+            "needs evaluated models.")
+    st.stop()
 model_default = query_default("model", ALL)
 options = [ALL] + names
 model = st.selectbox("Model", options, index=options.index(model_default) if model_default in options else 0,
@@ -340,7 +347,7 @@ if model != ALL:
     show_model_detail(key, src, tgt, row_of[model], eps, crit, runs, seed)
     st.stop()
 
-rows = models_df["model_idx"].astype(int).tolist()
+rows = list(row_of.values())
 with input_errors():
     # A bound on one page view's work: a URL with empty domain lists once cost 130 s of CPU.
     check_match_work(len(rows), runs, src_n, tgt_n)

@@ -17,7 +17,7 @@ import streamlit as st
 
 from lifelong_core.errors import InputError
 from lifelong_core.workflows import imports
-from ui.common import STORE_CHOICE, download_table, get_store, md_text, query_default, store_path, sync_query
+from ui.common import STORE_CHOICE, download_table, get_store, input_errors, md_text, query_default, store_path, sync_query
 from ui import stores
 
 FORMATS = {
@@ -50,12 +50,10 @@ with open_tab:
                         if str(current.resolve()) in options else 0, key="open_pick") if options else None
     typed = st.text_input("…or the path of another store file", key="open_path", placeholder="/path/to/store.duckdb")
     if st.button("Open", key="open_btn"):
-        try:
+        with input_errors(stop=False):
             opened = stores.open_store(typed or pick or "")
             st.success(f"Opened {opened}.")
             st.rerun()
-        except InputError as exc:
-            st.error(str(exc))
     if chosen and st.button("Back to the default store", key="default_btn"):
         stores.use_default_store()
         st.rerun()
@@ -64,11 +62,9 @@ with create_tab:
     new_path = st.text_input("Path of the new store file", key="create_path", placeholder="/path/to/new.duckdb",
                              help="A new, empty .duckdb file; the folder must exist.")
     if st.button("Create and open", key="create_btn"):
-        try:
+        with input_errors(stop=False):
             created = stores.create_store(new_path)
             st.success(f"Created and opened {created}; import your results below.")
-        except InputError as exc:
-            st.error(str(exc))
 
 # ------------------------------------------------------------------ import
 st.header("Import")
@@ -177,14 +173,11 @@ def prepare(folder: Path) -> list:
 
 if st.button(f"Import into {current.name}", type="primary", key="import_btn", disabled=not current.exists()):
     bar = st.progress(0.0, text="Reading and validating the upload…")
-    try:
+    with input_errors(stop=False, cleanup=bar.empty) as imported:
         with tempfile.TemporaryDirectory(prefix="lbe-upload-") as tmp:
             sources = prepare(Path(tmp))
             summaries = stores.import_sources(sources, lambda f, text: bar.progress(min(float(f), 1.0), text=text))
-    except InputError as exc:
-        bar.empty()
-        st.error(str(exc))
-    else:
+    if imported.ok:
         bar.empty()
         for s in summaries:
             st.success(imports.summary_text(s, current))
@@ -207,9 +200,7 @@ else:
     key = store_key()
     st.caption("counts.csv is what `rank` and `weights` read (task = domain; tasks without a category are "
                "'uncategorised'); the long table is one row per recorded prediction, as `export --long` writes it.")
-    try:
+    with input_errors(stop=False):
         download_table(counts_csv(key, xds), f"{xds}-counts", label="Download counts.csv")
-    except InputError as exc:
-        st.error(str(exc))
     st.download_button("Download the long table (CSV)", lambda: long_csv(key, xds), file_name=f"{xds}-long.csv",
                        mime="text/csv", key="dl-long", on_click="ignore")

@@ -71,12 +71,13 @@ def test_home_reports_duplicates_and_the_partial_model():
     ("pages/6_Rankings.py", {"source": "store"}),
     ("pages/7_Task_weighting.py", {"wsource": "store"}),
     ("pages/8_Matched_accuracy.py", {"src_ds": "open-llm-leaderboard-v2"}),
+    ("pages/9_Data.py", {}),
 ])
 def test_page_works_on_the_leaderboard(page, query):
     at = run(page, query)
     assert at.title
     assert "open-llm-leaderboard-v2" in str(dict(at.query_params)) or page in (
-        "pages/7_Task_weighting.py", "pages/8_Matched_accuracy.py") or any(
+        "pages/7_Task_weighting.py", "pages/8_Matched_accuracy.py", "pages/9_Data.py") or any(
         s.value == "open-llm-leaderboard-v2" for s in at.selectbox)
 
 

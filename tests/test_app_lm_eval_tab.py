@@ -152,5 +152,5 @@ def test_dataset_without_doc_ids_says_so(tmp_path, monkeypatch):
     at.query_params["tab"] = TAB
     at.run()
     assert not at.exception
-    assert len(at.error) == 1 and "not <domain>/<doc_id>" in at.error[0].value
+    assert len(at.error) == 1 and "not <domain>/<doc_id>" in at.error[0].value.replace("\\", "")
     assert any("cannot be named to lm-eval" in i.value for i in at.info)

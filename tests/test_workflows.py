@@ -90,3 +90,18 @@ def test_budget_offers_fit_the_data():
     assert single_budget_choices(1) == [1] and single_budget_choices(3)[0] == 2
     assert budgets_within((25, 50, 100), 50) == [25, 50]
     assert budgets_within((25, 50, 100), 50, strict=True) == [25]
+
+
+def test_design_runs_nest_sort_sets_and_score_them_on_the_same_models():
+    from lifelong_core.workflows.design import design_rule, design_runs
+
+    models = pd.DataFrame({"release_order": pd.array(range(40), dtype="Int64")})
+    runs = design_runs(models, [0, 1, 2], "earliest released", 0, "sum", "uniform")
+    sizes = [r for r in runs if r.what == "sort_models"]
+    assert [len(r.sort_set) for r in sizes] == [5, 10, 25]
+    assert all(set(a.sort_set) <= set(b.sort_set) for a, b in zip(sizes, sizes[1:]))
+    assert len({r.eval_rows for r in sizes}) == 1 and set(sizes[0].eval_rows) == set(range(25, 40))
+    assert [r.label for r in runs if r.what == "sort_method"] == ["sum", "confidence", "recursive"]
+    assert [r.sampling for r in runs if r.what == "sampling"] == ["uniform", "random"]
+    assert design_runs(models.iloc[:6], [0], "random", 0, "sum", "uniform") == []
+    assert design_rule("mirt") == "midpoint" and design_rule("reference") == "reference"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from lifelong_core.errors import InputError
 from lifelong_core.workflows.categories import (
     UNCATEGORISED,
     fill_categories,
@@ -19,7 +18,7 @@ from lifelong_core.workflows.categories import (
     has_categories,
     parse_assignment,
 )
-from ui.common import query_default, sync_query
+from ui.common import input_errors, query_default, sync_query
 
 
 def category_control(counts: pd.DataFrame, url_key: str, need: int | None = None) -> pd.DataFrame:
@@ -45,11 +44,8 @@ def category_control(counts: pd.DataFrame, url_key: str, need: int | None = None
         sync_query(**{url_key: typed})
     elif url_key in st.query_params:
         del st.query_params[url_key]
-    try:
+    with input_errors():
         assigned = parse_assignment(typed)
-    except InputError as exc:
-        st.error(str(exc))
-        st.stop()
     # Lines for tasks these data lack (a link made on another dataset) are left aside, with a note.
     unknown = [t for t in assigned if t not in set(tasks)]
     if unknown:

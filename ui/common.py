@@ -1,7 +1,8 @@
 """Presentation helpers shared by every page: the store handle, URL state, downloads.
 
-Pages stay thin: widgets -> lifelong_core -> the helpers here and in ``ui.charts``.
-Nothing in this package computes results; it only moves them to the screen.
+Pages stay thin: widgets -> ui -> ``lifelong_core.workflows`` -> the helpers here and in
+``ui.charts``. Nothing in this package computes results or decides a rule; it only moves
+them to the screen (docs/ARCHITECTURE.md, "The app side").
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from lifelong_core.methods import available_methods, is_threshold_rule
 from lifelong_core.sortsearch import SORTS, fit_exponential, fit_power_law, model_correlation
 from lifelong_core.errors import InputError
 from lifelong_core.workflows import arrivals, large, lifelong_state, selection as _selection, stream, teaching
-from lifelong_core.workflows.budgets import budget_choices, default_budgets
+from lifelong_core.workflows.budgets import budget_choices, budgets_within, default_budgets
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.sortsets import SORT_SETS, sort_rows
 from lifelong_core.workflows.sweeps import capped_eval_rows, sweep_selection
@@ -32,8 +32,9 @@ from ui.common import NO_DATA, get_store, input_errors, query_default, query_lis
 
 
 def method_names() -> list[str]:
-    """The search methods every page's method picker offers (one list for the whole app)."""
-    return available_methods()
+    """The search methods every page's method picker offers: the registry's methods that
+    estimate a new model (``lifelong_core.methods.registry``), one list for the whole app."""
+    return available_methods(kind="model")
 
 
 class _Memo:
@@ -284,7 +285,7 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
                    help="midpoint and reference are threshold rules (§3.2); copy-nearest is the baseline; "
                         "the others estimate with a 95% interval (issue 8)")
     choices = budget_choices(n)
-    wanted = [b for b in (budgets_default or []) if b <= n] or default_budgets(n)
+    wanted = budgets_within(budgets_default or (), n) or default_budgets(n)
     budgets = side.multiselect(
         "Budgets n′", choices, key=f"budgets:{n}",
         default=[int(b) for b in query_list("budgets", [str(b) for b in wanted], [str(c) for c in choices])],

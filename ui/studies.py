@@ -157,39 +157,32 @@ def long_with_bands(table: pd.DataFrame, columns: list[str], name: str) -> pd.Da
     return pd.concat(parts, ignore_index=True)
 
 
-def design_choice_tables(cfg, sel, rule: str, sizes: list[int], progress=None) -> tuple[dict, list[str]]:
-    """The sweeps of Fig. 4b-d (Sort set size, Sort method, sampling) for every Sort split
-    of ``cfg`` (seeds ``cfg.seed + r``), each curve summarised by its mean and 95% band
-    when there is more than one split. Returns ({choice: table}, notes on left-out curves)."""
+def design_choice_tables(cfg, sel, rule: str, progress=None) -> tuple[dict, list[str]]:
+    """The runs of :func:`lifelong_core.workflows.design.design_runs` (Fig. 4b-d: Sort set
+    size, Sort method, sampling) for every Sort split of ``cfg`` (seeds ``cfg.seed + r``),
+    each curve summarised by its mean and 95% band when there is more than one split.
+    Returns ({choice: table}, notes on left-out curves)."""
     from lifelong_core.studies.bands import band_summary, repeat_seeds
+    from lifelong_core.workflows.design import design_runs
+    from lifelong_core.workflows.sortsets import sort_rows
 
-    from lifelong_core.workflows.sortsets import nested_pool, sort_rows
-
-    key, m = data.store_key(), len(sel.models)
+    key = data.store_key()
     seeds = repeat_seeds(cfg.seed, cfg.repeats)
-    runs_per_seed = []
-    for s in seeds:
-        pool = nested_pool(sel.models, max(sizes), cfg.sort_set, s)
-        ev = tuple(int(r) for r in np.setdiff1d(np.arange(m), pool))
-        sort_set = tuple(int(r) for r in sort_rows(sel.models, cfg.k, cfg.sort_set, s))
-        runs_per_seed.append((s, [("sort_models", f"{k} models", tuple(sorted(int(r) for r in pool[:k])), cfg.sort,
-                                   cfg.sampling, ev) for k in sizes]
-                              + [("sort_method", meth, sort_set, meth, cfg.sampling, None)
-                                 for meth in ("sum", "confidence", "recursive")]
-                              + [("sampling", smp, sort_set, cfg.sort, smp, None)
-                                 for smp in ("uniform", "random", "reference")]))
+    runs_per_seed = [(s, design_runs(sel.models, sort_rows(sel.models, cfg.k, cfg.sort_set, s), cfg.sort_set, s,
+                                     cfg.sort, cfg.sampling)) for s in seeds]
     tables: dict[tuple[str, str], list[pd.DataFrame]] = {}
     left_out: dict[tuple[str, str], str] = {}
-    total, done = sum(len(r) for _, r in runs_per_seed), 0
+    total, done = max(1, sum(len(r) for _, r in runs_per_seed)), 0
     for s, runs in runs_per_seed:
-        for what, label, srows, srt, smp, evr in runs:
+        for r in runs:
             try:
-                t_s, _, _ = data.sweep(key, cfg.dataset, cfg.domains, srows, srt, smp, rule, cfg.budgets, s,
-                                       eval_rows=evr, scored=cfg.scored)
+                t_s, _, _ = data.sweep(key, cfg.dataset, cfg.domains, r.sort_set, r.sort, r.sampling, rule,
+                                       cfg.budgets, s, eval_rows=r.eval_rows, scored=cfg.scored)
             except InputError as exc:
-                left_out[(what, label)] = f"{what} = {label} left out: {plain(str(exc))}"
+                # One choice the data cannot serve (no confidences) must not hide the others.
+                left_out[(r.what, r.label)] = f"{r.what} = {r.label} left out: {plain(str(exc))}"
             else:
-                tables.setdefault((what, label), []).append(t_s)
+                tables.setdefault((r.what, r.label), []).append(t_s)
             done += 1
             if progress is not None:
                 progress(done / total)

@@ -2,7 +2,7 @@
 
 :func:`lifelong_core.methods.irt.fit_item_model` holds a few float64 arrays of the
 cache's shape (m_sort x n). At the paper's shape (6,000 Sort models x 1,697,682 samples,
-seed 001 §4) that is about 80 GB each. This module fits the same model,
+Prabhu et al. 2024, §4) that is about 80 GB each. This module fits the same model,
 
     P(model i correct on sample j) = sigmoid(d_j + w_j . theta_i),
 

@@ -196,4 +196,4 @@ class TunedEstimator:
             return self.mirt_.estimate(positions, observed)
         pos, obs = check_observations(positions, observed, len(self.order_))
         prob = self.predictor_.predict(pos, obs)
-        return finish(prob, pos, obs, self.order_, self.rank_, self.level)
+        return finish(prob, pos, obs, self.rank_, self.level)

@@ -1,7 +1,7 @@
 """A dataset's models x samples read as packed bits, never as one dense array (issue 13).
 
 ``Store.matrix`` gives a dense uint8 matrix; at 4,000 x 500,000 that is 2 GB, at the
-paper's shape (seed 001 §4: 31,250 x 1,697,682) 53 GB. The readers here give the same
+paper's shape (Prabhu et al. 2024, §4: 31,250 x 1,697,682) 53 GB. The readers here give the same
 rows packed 8 samples per byte (``np.packbits(axis=1, bitorder="little")``, the store's
 own layout) and only for the blocks that hold the dataset's samples:
 

@@ -7,7 +7,7 @@ never unpack a whole selection. :func:`run_sweep_streamed` takes row sources
 path:
 
 - threshold rule, no error decomposition, Sorting by Sum: ``run_sweep``'s packed kernel;
-- threshold rule with the decomposition (seed 001 §4.5), or ``copy-nearest``/another
+- threshold rule with the decomposition (Prabhu et al. 2024, §4.5), or ``copy-nearest``/another
   protocol method: ``run_sweep``'s dense kernel on chunks of a bounded number of rows
   (``lifelong_core.limits.block_rows``); CopyNearest&Expand on packed rows;
 - a method that can fit from packed rows (``mirt``/``irt``: ``fit_packed``) is fitted so;

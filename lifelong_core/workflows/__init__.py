@@ -16,8 +16,12 @@ store's public methods.
   samples or models to run, reading the results back, the estimates, what is inserted).
 - :mod:`~lifelong_core.workflows.adaptive`: the adaptive new-model flow (rounds until the
   95% interval is narrow enough; simulated on a stored model or a round trip for a real one).
+- :mod:`~lifelong_core.workflows.design`: the design study (Sort-set size, Sort method,
+  sampling).
 - :mod:`~lifelong_core.workflows.stream`: the stream study (release-order replay, the
   cost/error grid of configurations and its Pareto front).
+- :mod:`~lifelong_core.workflows.harness`: the new-model loop with lm-evaluation-harness
+  (the CLI's ``select`` / ``estimate`` and the app).
 - :mod:`~lifelong_core.workflows.teaching`: the small slice and one-step walkthrough.
 - :mod:`~lifelong_core.workflows.rankings`: counts estimated by Sort & Search for the
   newest models.

@@ -75,10 +75,11 @@ def selection_confidence(store, sel: Selection, rows) -> np.ndarray | None:
 
 
 def complete_counts(store, dataset: str) -> tuple[pd.DataFrame, list[str]]:
-    """Per-task counts (tasks = domains) of the models recorded on every domain, named by
-    model name, and the names of the models left out for missing a domain."""
-    counts = store.counts(dataset=dataset)
-    names = store.models().set_index("model_id")["name"]
+    """Per-task counts (tasks = domains) of the real models recorded on every domain, named
+    by model name, and the names of the real models left out for missing a domain."""
+    models = store.models()
+    counts = store.counts(dataset=dataset, models=real_models(models)["model_idx"].to_numpy(dtype=np.int64))
+    names = models.set_index("model_id")["name"]
     counts["model"] = counts["model"].map(names).fillna(counts["model"])
     per_model = counts.groupby("model")["task"].nunique()
     dropped = sorted(per_model[per_model < counts["task"].nunique()].index)
