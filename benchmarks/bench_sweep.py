@@ -90,8 +90,11 @@ def compare_rules(seeds: int, store: Path | None) -> dict:
     if store is not None and store.exists():
         from lifelong_core.store import Store
 
+        from lifelong_core.workflows.selection import select
+
+        # The demo store holds more than one dataset; the rule comparison is on the digits.
         with Store.open(store, read_only=True) as st:
-            settings.append(("demo digits store", st.matrix(), 110))
+            settings.append(("demo digits store", select(st, "lifelong-digits").A, 110))
     rows = []
     for label, A, k in settings:
         m = A.shape[0]

@@ -21,6 +21,8 @@ from lifelong_core.errors import InputError
 # Module names under lifelong_core.commands, in the order shown by --help.
 COMMAND_MODULES = (
     "sweep",
+    "sweep_samples",
+    "stream",
     "rank",
     "weights",
     "match",

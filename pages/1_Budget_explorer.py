@@ -6,12 +6,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from lifelong_core.errors import InputError
 from lifelong_core.methods import is_threshold_rule
 from lifelong_core.workflows.design import design_rule, design_runs
 from lifelong_core.workflows.sweeps import family_correlation
-from ui import charts, data
-from ui.common import download_table, plain, provenance_note, show_chart, show_table, sync_query, url_index
+from ui import charts, data, studies
+from ui.common import download_table, provenance_note, show_chart, show_table, sync_query, url_index
 
 st.set_page_config(page_title="Budget explorer", layout="wide")
 st.title("Budget explorer")
@@ -21,7 +20,7 @@ st.markdown(
     "(Prabhu et al., 2024, §3-4). Every view is in the URL: copy it to share."
 )
 
-cfg, sel = data.sweep_controls()
+cfg, sel = data.sweep_controls(repeats=True)
 key = data.store_key()
 m, n = sel.A.shape
 dataset, dom_key, how, sort, sampling, search, budgets, seed = (
@@ -50,8 +49,13 @@ c[3].metric(f"MAE at n′={int(best['budget'])}", f"{best['mae']:.4f}",
             help=f"E_agg there: {best['eagg']:.4f} (aggregate accuracy error)")
 c[4].metric("compute saved", f"{n / best['budget']:.1f}×", help=f"n / n′ at n′ = {hb} (Prabhu et al., 2024, footnote 4)")
 
-TABS = ["Budget curves", "vs CopyNearest&Expand", "Aleatoric vs epistemic", "Design choices", "Model correlation"]
+TABS = ["Budget curves", "vs CopyNearest&Expand", "Aleatoric vs epistemic", "Design choices", "Model correlation",
+        "New samples (insert_D)"]
 tabs = st.tabs(TABS, key="tab", bind="query-params")
+
+if cfg.repeats > 1:
+    st.caption(f"Every budget curve below is the mean over {cfg.repeats} Sort splits (seeds {seed}…{seed + cfg.repeats - 1}) "
+               "with a band holding the central 95% of them; fits are to the mean; per-model rows are the first split's.")
 
 with tabs[0]:
     if tabs[0].open:
@@ -101,11 +105,14 @@ with tabs[2]:
             st.markdown("**Aleatoric** error is what the best threshold on the full sorted row still gets wrong (the order "
                         "is imperfect); **epistemic** is the distance of the chosen threshold from that best one, which "
                         "more samples remove (Prabhu et al., 2024, §4.5).")
-            long = table.melt(id_vars="budget", value_vars=["mae", "aleatoric", "epistemic"], var_name="error",
-                              value_name="value")
+            long = studies.long_with_bands(table, ["mae", "aleatoric", "epistemic"], "error")
             show_chart(charts.budget_lines(long, "value", series="error", n_total=n, y_title="error (fraction of n)",
                                            title="Error decomposition vs budget"), "error_decomposition")
-            show_table(table[["budget", "mae", "aleatoric", "epistemic"]], "error_decomposition")
+            st.caption("κ splits the same way (Prabhu et al., 2024, Lifelong Benchmarks, §6): κ_aleatoric = κ(a, y*) is "
+                       "the agreement the best threshold reaches, κ_epistemic = κ(y*, y) how far the chosen threshold "
+                       "agrees with it.")
+            show_table(table[["budget", "mae", "aleatoric", "epistemic", "kappa", "kappa_aleatoric", "kappa_epistemic"]],
+                       "error_decomposition")
 
 with tabs[3]:
     if tabs[3].open:
@@ -117,18 +124,11 @@ with tabs[3]:
             st.info("Too few models in the store for this comparison.")
         else:
             bar3 = st.progress(0.0, text="Sweeping design choices…")
-            parts = {"sort_models": [], "sort_method": [], "sampling": []}
-            for i, r in enumerate(runs):
-                try:
-                    t_s, _, _ = data.sweep(key, dataset, dom_key, r.sort_set, r.sort, r.sampling, rule, budgets, seed,
-                                           eval_rows=r.eval_rows, scored=cfg.scored)
-                except InputError as exc:
-                    # One choice the data cannot serve (no confidences) must not hide the others.
-                    st.caption(f"{r.what} = {r.label} left out: {plain(str(exc))}")
-                else:
-                    parts[r.what].append(t_s.assign(**{r.what: r.label}))
-                bar3.progress((i + 1) / len(runs), text="Sweeping design choices…")
+            parts, left_out = studies.design_choice_tables(
+                cfg, sel, rule, progress=lambda f: bar3.progress(f, text="Sweeping design choices…"))
             bar3.empty()
+            for note in left_out:
+                st.caption(note)
             titles = {
                 "sort_models": ("Number of Sort models (Fig. 4b)", "Nested Sort sets; every curve is scored on the same "
                                 "models, those outside the largest set."),
@@ -172,3 +172,7 @@ with tabs[4]:
         st.markdown("**Mean correlation within and between model families**")
         show_table(family_correlation(corr, sel.models), "family_correlation")
         download_table(corr.frame(names).reset_index(names="model"), "correlation_matrix")
+
+with tabs[5]:
+    if tabs[5].open:
+        studies.new_samples_tab(cfg, sel)

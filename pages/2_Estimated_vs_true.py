@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from lifelong_core.workflows.sweeps import rank_agreement, ranks
-from ui import charts, data
+from ui import charts, data, studies
 from ui.common import provenance_note, query_default, show_chart, show_table, sync_query
 
 st.set_page_config(page_title="Estimated vs true accuracy", layout="wide")
@@ -16,9 +18,14 @@ st.markdown(
     "intervals (mirt, irt, neighbours) draw their 95% interval as a vertical bar."
 )
 
-cfg, sel = data.sweep_controls(budgets_default=[32, 64, 128, 256, 512, 1024])
+cfg, sel = data.sweep_controls(budgets_default=[32, 64, 128, 256, 512, 1024], repeats=True)
 provenance_note(sel.synthetic, cfg.dataset)
-table, per_model, _, _ = data.run_config(cfg, sel)
+# Scatters and tables show one Sort split (the first); the rank-agreement curve, with more
+# splits, their mean and band.
+table, per_model, _, _ = data.run_config(replace(cfg, repeats=1), sel)
+if cfg.repeats > 1:
+    st.caption(f"Scatters and tables: the Sort split of seed {cfg.seed}. The rank-agreement curve: mean and central 95% "
+               f"band over {cfg.repeats} splits (seeds {cfg.seed}…{cfg.seed + cfg.repeats - 1}).")
 n = sel.A.shape[1]
 
 cols = st.sidebar.slider("Plots per row", 1, 4, int(min(max(query_default("cols", 3, int), 1), 4)), key="cols")
@@ -37,8 +44,12 @@ st.markdown("Rank the models by their estimates and compare with the ranking by 
 agree = rank_agreement(per_model)
 left, right = st.columns(2)
 with left:
-    long = agree.melt(id_vars="budget", value_vars=["spearman", "kendall", "top10_overlap"], var_name="measure",
-                      value_name="value")
+    if cfg.repeats > 1:
+        long = studies.long_with_bands(studies.repeated_rank_agreement(cfg, sel), ["spearman", "kendall",
+                                                                                  "top10_overlap"], "measure")
+    else:
+        long = agree.melt(id_vars="budget", value_vars=["spearman", "kendall", "top10_overlap"], var_name="measure",
+                          value_name="value")
     show_chart(charts.budget_lines(long, "value", series="measure", n_total=n, y_title="agreement",
                                    title="Rank agreement vs budget"), "rank_agreement")
 with right:

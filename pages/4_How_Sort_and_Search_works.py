@@ -8,7 +8,7 @@ import streamlit as st
 
 from lifelong_core.sortsearch import RULES, dp_search
 from lifelong_core.workflows.teaching import prediction_after, walkthrough
-from ui import charts, data
+from ui import charts, data, studies
 from ui.common import NO_DATA, input_errors, provenance_note, query_default, show_chart, show_table, sync_query
 
 st.set_page_config(page_title="How Sort & Search works", layout="wide")
@@ -146,3 +146,6 @@ steps = pd.DataFrame({
     "running_sum": np.cumsum(2 * w.observed[:step].astype(int) - 1),
 })
 show_table(steps, "search_steps")
+
+studies.theorem21_section()
+studies.simulation_section()

@@ -8,7 +8,7 @@ import streamlit as st
 from lifelong_core.sortsearch import RULES
 from lifelong_core.workflows.budgets import budgets_within, default_budgets, single_budget_choices
 from lifelong_core.workflows.stream import pareto_front
-from ui import charts, data
+from ui import charts, data, studies
 from ui.common import NO_DATA, input_errors, provenance_note, query_default, show_chart, show_table, sync_query
 
 st.set_page_config(page_title="Stream", layout="wide")
@@ -86,6 +86,8 @@ with st.expander("Every arriving model"):
                       "evaluations_ss", "evaluations_full"]], "stream_steps")
 
 st.subheader("Pareto front: error against evaluations over the whole stream")
+st.caption("Every configuration here is scored on the whole stream, so picking the best of them looks at models that "
+           "arrive later; the Nevis'22 protocol below chooses on the early stream and scores on the later one.")
 metric = side.radio("Pareto error", ["mae", "eagg"], index=1 if query_default("perr", "mae") == "eagg" else 0,
                     key="perr", horizontal=True, format_func=lambda v: {"mae": "MAE", "eagg": "E_agg"}[v])
 sync_query(perr=metric)
@@ -108,3 +110,5 @@ st.caption("Each point is one configuration: how many models are evaluated in fu
 show_table(front.drop(columns=["full_evaluations"]), "pareto_front")
 with st.expander("All configurations"):
     show_table(configs.drop(columns=["setting"]), "stream_configurations")
+
+studies.stream_protocol_section(dataset, sel, seed)

@@ -28,7 +28,8 @@ from lifelong_core.stats import (
     rank_intervals,
     read_counts_csv,
 )
-from lifelong_core.stats.vtab import load_published
+from lifelong_core.stats.hierarchical_views import hierarchical_pairwise, hierarchical_rank_intervals
+from lifelong_core.stats.vtab import counts_from_leaderboard, load_published
 from lifelong_core.workflows.budgets import budgets_within
 from lifelong_core.workflows.rankings import newest_estimated_counts
 from ui.categories import category_control
@@ -49,6 +50,7 @@ from ui.data import complete_counts, method_names, selection, store_key
 
 SOURCES = {
     "published": "VTAB-1k published figures",
+    "vtab": "VTAB-1k per-task leaderboard",
     "store": "This store",
     "upload": "Upload counts.csv",
     "estimated": "Estimated by Sort & Search",
@@ -94,6 +96,9 @@ def hierarchical(counts: pd.DataFrame, chains: int, draws: int, seed: int, prior
         "b": fit.b,
         "mean": fit.p.mean(axis=3),
         "models": list(table.models),
+        # Beside the intervals (§2.2, Table 11): all pairs with Bonferroni, rank intervals from predictive draws.
+        "pairwise": hierarchical_pairwise(fit, level=DIFFERENCE_LEVEL),
+        "rank_intervals": hierarchical_rank_intervals(fit, level=DIFFERENCE_LEVEL, seed=seed),
     }
 
 
@@ -188,6 +193,40 @@ def pct(df: pd.DataFrame, cols=("mean", "lo", "hi"), digits: int = 2) -> pd.Data
 
 
 # ------------------------------------------------------------------ page
+def bayes_extras(bhm: dict, source: str, normalized: bool) -> None:
+    """Per-category intervals, pairwise differences and rank intervals (Table 11) of the hierarchical model."""
+    ci = pct(bhm["intervals"])
+    if ci["scope"].nunique() > 1:
+        st.markdown("**Per category** (posterior predictive intervals of the mean over the category's tasks)")
+        wide = ci.pivot(index="model", columns="scope", values="mean")
+        for scope in wide.columns:
+            part = ci[ci["scope"] == scope].set_index("model")
+            wide[scope] = [f"{part.loc[m, 'mean']:.2f} ({part.loc[m, 'lo']:.2f}, {part.loc[m, 'hi']:.2f})" for m in wide.index]
+        order = ci[ci["scope"] == "overall"]["model"]
+        show_table(wide.loc[order, ["overall"] + [c for c in wide.columns if c != "overall"]].reset_index(),
+                   f"bayesian-per-category-{source}")
+    diff = bhm["pairwise"]
+    models = list(ci[ci["scope"] == "overall"]["model"])
+    st.markdown("**Pairwise differences** (credible intervals of score(row) − score(column), raw accuracy)")
+    st.caption(f"{len(diff)} comparison(s), each at {diff['level'].iloc[0]:.4f} so that all hold together at 95% "
+               "(Bonferroni, as for the bootstrap)." if len(diff) else "One model: no pairs.")
+    if len(diff):
+        show_chart(difference_matrix(diff, models), f"bayesian-pairwise-{source}")
+        out = diff.copy()
+        for c in ("diff", "lo", "hi"):
+            out[c] = (out[c] * 100).round(3)
+        show_table(out, f"bayesian-pairwise-differences-{source}")
+    st.markdown("**Rank intervals from posterior predictive draws** (the paper's Table 11; 95%)")
+    r = bhm["rank_intervals"]
+    wide = pd.DataFrame({"model": models})
+    for key, label in SCHEMES.items():
+        part = r[r["scheme"] == key].set_index("model")
+        wide[label] = [f"{part.loc[m, 'mean']:.1f} ({part.loc[m, 'lo']:.1f}, {part.loc[m, 'hi']:.1f})" for m in models]
+    show_table(wide, f"bayesian-rank-intervals-{source}")
+    if normalized:
+        st.caption("The hierarchical model works on raw counts; the normalised toggle applies to the bootstrap tabs.")
+
+
 st.title("Rankings with honest uncertainty")
 st.caption(
     "The LA-UR-24-25289 report (2024): bootstrap of test instances within each task (§2.1), pairwise differences with "
@@ -241,8 +280,9 @@ if source == "published":
     )
     st.info(
         "Pairwise differences, rank intervals and the hierarchical model need per-task counts: "
-        "choose the demo store, upload a counts.csv (model, task, category, correct, total), or "
-        "look at rankings estimated by Sort & Search."
+        "choose the VTAB-1k per-task leaderboard (the same 16 models, counts rebuilt from their accuracies), "
+        "the demo store, upload a counts.csv (model, task, category, correct, total), or look at rankings "
+        "estimated by Sort & Search."
     )
     st.stop()
 
@@ -264,6 +304,11 @@ if source in ("store", "estimated"):
         counts, dropped = complete_counts(store_key(), dataset)
         if dropped:
             st.caption(f"{len(dropped)} model(s) without a recorded prediction on every domain are left out.")
+        st.caption(
+            "Tasks are the store's domains, and every method here treats them as independent test sets, as the paper "
+            "does for VTAB's tasks. Where domains render the same items (the demo's shifted domains are the same 800 "
+            "test digits under different shifts), task scores are correlated and these intervals are too narrow."
+        )
         url_sync_keys("source", "dataset")
     else:
         with input_errors():
@@ -317,6 +362,16 @@ if source in ("store", "estimated"):
         elif "ss_models" in st.query_params:
             del st.query_params["ss_models"]
     counts = category_control(counts, "cats")
+elif source == "vtab":
+    url_sync_keys("source")
+    st.caption(
+        "The 16 VTAB-1k models' per-task accuracies from the public leaderboard (google-research/task_adaptation's "
+        "results.csv; not bundled: read from the shared data beside the checkout or $LBE_VTAB_LEADERBOARD), turned "
+        "into counts as the paper does (accuracy x test-set size, rounded): per-item data are simulated, the "
+        "accuracies are published. `python -m benchmarks.reproduce_uncertainty` prints these results beside Table A.3."
+    )
+    with input_errors():
+        counts = counts_from_leaderboard().to_frame()
 else:
     url_sync_keys("source")
     up = st.file_uploader("counts.csv (model, task, category, correct, total; one row per model × task)", type=["csv"], key="upload")
@@ -501,3 +556,4 @@ with tab_bayes:
     arr = {"mean accuracy": bhm["mean"], "a": bhm["a"], "b": bhm["b"]}[param][:, :, i]
     show_chart(traces(arr, param, model), f"trace-{source}")
     show_table(diag.round(4), f"mcmc-diagnostics-{source}")
+    bayes_extras(bhm, source, bool(normalized))

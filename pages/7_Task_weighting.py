@@ -20,12 +20,14 @@ from lifelong_core.stats import (  # noqa: E402
     category_stats,
     category_stats_from_bootstrap,
     category_stats_from_intervals,
+    fit_hierarchical,
     from_frame,
     normalize,
     read_counts_csv,
     weight_regions,
 )
-from lifelong_core.stats.vtab import CATEGORIES, load_published, published_table  # noqa: E402
+from lifelong_core.stats.hierarchical_views import category_stats_from_hierarchical  # noqa: E402
+from lifelong_core.stats.vtab import CATEGORIES, counts_from_leaderboard, load_published, published_table  # noqa: E402
 from ui.categories import category_control  # noqa: E402
 from ui.common import (  # noqa: E402
     NO_DATA,
@@ -44,13 +46,15 @@ from ui.common import (  # noqa: E402
 from ui.data import complete_counts, store_key  # noqa: E402
 from ui.ternary import matplotlib_ternary, plotly_ternary  # noqa: E402
 
-SOURCES = {"published": "VTAB-1k published figures", "store": "This store", "upload": "Upload counts.csv"}
+SOURCES = {"published": "VTAB-1k published figures", "vtab": "VTAB-1k per-task leaderboard", "store": "This store",
+           "upload": "Upload counts.csv"}
+STATS = {"binomial": "binomial standard errors (Appendix A.2)", "hierarchical": "hierarchical model (Appendix Fig. 5)"}
 STEPS = [0.1, 0.05, 0.025, 0.02, 0.01]
 
 
 @st.cache_data(show_spinner="Computing the weight map…", max_entries=32)
 def regions_for(source_id: str, counts: pd.DataFrame | None, cats: tuple[str, ...], normalized: bool,
-                step: float, k: float, rho: float, models: tuple[str, ...] | None):
+                step: float, k: float, rho: float, models: tuple[str, ...] | None, method: str = "binomial"):
     if counts is None:
         pub = published_table(load_published(), "bootstrap", normalized=normalized)
         stats = category_stats_from_intervals(
@@ -62,7 +66,11 @@ def regions_for(source_id: str, counts: pd.DataFrame | None, cats: tuple[str, ..
         table = from_frame(counts)
         if models is not None:
             table = table.subset(models=list(models))
-        if normalized:
+        if method == "hierarchical":
+            # Category means and variances from posterior predictive draws (Appendix Fig. 5).
+            fit = fit_hierarchical(table, chains=2, draws=500, warmup=250, seed=0)
+            stats = category_stats_from_hierarchical(fit, cats)
+        elif normalized:
             stats = category_stats_from_bootstrap(normalize(bootstrap(table, n_boot=1000, seed=0)), cats)
         else:
             stats = category_stats(table, cats)
@@ -106,6 +114,15 @@ if source == "published":
         "published 83.4% interval (width / 2.77), so it is approximate: the figures are rounded to 0.1 point."
     )
     available = list(CATEGORIES)
+elif source == "vtab":
+    st.caption(
+        "The 16 VTAB-1k models' per-task accuracies from the public leaderboard (not bundled: read from the shared "
+        "data beside the checkout or $LBE_VTAB_LEADERBOARD), turned into counts as the paper does: accuracy x "
+        "test-set size, rounded. Simulated per-item data, published accuracies."
+    )
+    with input_errors():
+        counts = counts_from_leaderboard().to_frame()
+    available = list(dict.fromkeys(counts["category"]))
 elif source == "store":
     store = get_store()
     datasets = store.datasets()
@@ -159,6 +176,14 @@ if counts is not None:
             st.info("Choose at least two models.")
             st.stop()
 
+method = "binomial"
+if counts is not None:
+    url_m = query_default("wstats", "binomial")
+    method = st.radio("Standard errors from", list(STATS), index=list(STATS).index(url_m) if url_m in STATS else 0,
+                      format_func=STATS.get, horizontal=True, key="wstats",
+                      help="The hierarchical model (2 chains x 500 draws) shrinks small tasks towards each model's "
+                           "mean; its map is the paper's Fig. 5.")
+    sync_query(wstats=method)
 c1, c2, c3, c4 = st.columns(4)
 url_k = query_default("k", 1.0, float)
 k = c1.slider("k (standard errors)", 0.0, 3.0, value=min(max(url_k, 0.0), 3.0), step=0.25, key="k")
@@ -172,7 +197,11 @@ sync_query(wsource=source, k=k, rho=rho)
 url_sync_keys("step", "wnorm")
 
 with input_errors():
-    regions = regions_for(source, counts, tuple(cats), bool(normalized), float(step), float(k), float(rho), models)
+    if method == "hierarchical" and normalized:
+        st.info("The hierarchical model works on raw accuracy; the map below is not normalised.")
+        normalized = False
+    regions = regions_for(source, counts, tuple(cats), bool(normalized), float(step), float(k), float(rho), models,
+                          method)
 
 frame = regions.to_frame()
 share = frame["winner"].value_counts(normalize=True)
@@ -183,11 +212,11 @@ m2.metric("Models that win somewhere", f"{frame.loc[frame['winner'] != 'indeterm
 tab_static, tab_interactive = st.tabs(["Ternary map (python-ternary)", "Interactive (plotly)"], key="wtab",
                                      bind="query-params")
 label = "normalised accuracy" if normalized else "accuracy"
-title = f"{source_name}: best model by {label}"
+title = f"{source_name}: best model by {label}" + (" (hierarchical model)" if method == "hierarchical" else "")
 with tab_static:
     st.caption(f"Corners: **{plain(cats[0])}** top, **{plain(cats[1])}** bottom left, **{plain(cats[2])}** bottom "
                "right (weight 1 there).")
-    images = static_figure(regions, (source, tuple(cats), normalized, step, k, rho, models), title)
+    images = static_figure(regions, (source, tuple(cats), normalized, step, k, rho, models, method), title)
     st.image(images["png"], width="stretch")
     d1, d2 = st.columns(2)
     d1.download_button("Download ternary map (PNG)", images["png"], file_name="task_weighting.png", mime="image/png", key="dl-tern-png")

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
 DEMO_STORE = Path(os.environ.get("LBE_STORE", ROOT / "data" / "demo.duckdb"))
 
 
@@ -31,10 +30,12 @@ def demo_store_path() -> Path:
 
 @pytest.fixture(scope="session")
 def vtab_csv() -> Path:
-    path = SHARED / "data" / "vtab1k" / "leaderboard_results.csv"
-    if not path.exists():
+    """The VTAB-1k leaderboard beside the repository (or $LBE_VTAB_LEADERBOARD); not bundled."""
+    from lifelong_core.stats.vtab import LEADERBOARD_CSV
+
+    if not LEADERBOARD_CSV.exists():
         pytest.skip("shared VTAB-1k reference data not present beside the repository")
-    return path
+    return LEADERBOARD_CSV
 
 
 def pytest_sessionfinish(session, exitstatus):

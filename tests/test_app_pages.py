@@ -86,7 +86,8 @@ def test_budget_explorer_numbers_match_the_engine(store_env):
     from lifelong_core.sweep import run_sweep
     from lifelong_core.store import Store
 
-    at = run(BUDGET, {"k": "50", "budgets": "16,64", "seed": "3", "search": "reference"})
+    # reference sampling + reference rule: the published code end to end, as run_sweep's default.
+    at = run(BUDGET, {"k": "50", "budgets": "16,64", "seed": "3", "search": "reference", "sampling": "reference"})
     from lifelong_core.workflows.selection import select
 
     with Store.open(store_env, read_only=True) as s:
@@ -230,7 +231,7 @@ STREAM = "pages/5_Stream.py"
 def test_stream_default_and_changes(store_env):
     at = run(STREAM)
     assert at.title[0].value == "Stream"
-    assert charts(at) == 3
+    assert charts(at) == 5  # evaluations, error, whole-stream Pareto; Nevis'22 Pareto and regret
     mt = metrics(at)
     assert mt["models in the stream"] == "440"
     front = at.dataframe[1].value

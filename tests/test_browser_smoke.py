@@ -150,6 +150,15 @@ def settle(page, timeout_s: float = 120.0, quiet_s: float = 1.5) -> None:
 
 
 PAGES = [("home", "")] + [(f.stem, _url_path(f)) for f in _page_files()]
+# Views behind a tab or a choice, opened by their URL.
+PAGES += [
+    ("budget_insert_d", "Budget_explorer?tab=New+samples+%28insert_D%29&ns_budgets=8,32,128"),
+    ("budget_bands", "Budget_explorer?reps=3&budgets=16,64,256"),
+    ("rankings_vtab_hierarchical", "Rankings?source=vtab"),
+    ("weighting_vtab_hierarchical", "Task_weighting?wsource=vtab&wstats=hierarchical"),
+    ("stream_nevis_protocol", "Stream?np_methods=midpoint,reference,copy-nearest"),
+    ("teaching_simulation_study", "How_Sort_and_Search_works?sim=1"),
+]
 
 
 def _check_page(base, browser, name, path, shot):

@@ -23,7 +23,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("workflows | cli", ("workflows", "lifelong_core.workflows", "lifelong_core.cli", "lifelong_core.commands",
                          "lifelong_core.__main__")),
     ("engine", ("lifelong_core.sweep", "lifelong_core.methods", "lifelong_core.stats", "lifelong_core.matching",
-                "lifelong_core.datasets")),
+                "lifelong_core.datasets", "lifelong_core.studies")),
     ("sortsearch, store", ("lifelong_core.sortsearch", "lifelong_core.store")),
     ("rows, bits, io", ("lifelong_core.rows", "lifelong_core.bits", "lifelong_core.io")),
     ("errors, paths, limits", ("lifelong_core.errors", "lifelong_core.paths", "lifelong_core.limits")),

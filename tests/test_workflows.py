@@ -102,6 +102,6 @@ def test_design_runs_nest_sort_sets_and_score_them_on_the_same_models():
     assert all(set(a.sort_set) <= set(b.sort_set) for a, b in zip(sizes, sizes[1:]))
     assert len({r.eval_rows for r in sizes}) == 1 and set(sizes[0].eval_rows) == set(range(25, 40))
     assert [r.label for r in runs if r.what == "sort_method"] == ["sum", "confidence", "recursive"]
-    assert [r.sampling for r in runs if r.what == "sampling"] == ["uniform", "random"]
+    assert [r.sampling for r in runs if r.what == "sampling"] == ["uniform", "random", "reference"]
     assert design_runs(models.iloc[:6], [0], "random", 0, "sum", "uniform") == []
     assert design_rule("mirt") == "midpoint" and design_rule("reference") == "reference"

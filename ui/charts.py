@@ -75,9 +75,13 @@ def budget_lines(
     ``fits`` maps a series value (or ``""`` when there is one series) to a
     ``lifelong_core.sortsearch.fits.FitResult``; successful fits are drawn dashed over a
     dense budget grid with their parameters in the legend. ``band`` names two columns
-    (low, high) drawn as a shaded range around each line.
+    (low, high) drawn as a shaded range around each line; by default ``<y>_lo`` and
+    ``<y>_hi`` when the table has them.
     """
     fig = go.Figure()
+    if band is None and f"{y}_lo" in df and f"{y}_hi" in df:
+        # Tables summarised over repeated Sort splits carry their band (studies.bands).
+        band = (f"{y}_lo", f"{y}_hi")
     groups = [("", df)] if series is None else list(df.groupby(series, sort=False))
     budgets = df["budget"].to_numpy()
     for i, (key, part) in enumerate(groups):

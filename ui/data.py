@@ -199,6 +199,7 @@ class SweepConfig:
     budgets: tuple[int, ...]
     seed: int
     scored: int = large.DEFAULT_SCORED  # evaluated models scored on a large store (a seeded sample)
+    repeats: int = 1  # Sort splits with seeds seed, seed + 1, ... (bands on the budget curves)
 
 
 def int_slider(container, label: str, lo: int, hi: int, url_key: str, default: int) -> int:
@@ -232,8 +233,11 @@ def _pick(container, label: str, options: list, url_key: str, default, **kw):
 
 
 def sweep_controls(budgets_default: list[int] | None = None, search_methods: list[str] | None = None,
-                   default_k: int = 100) -> tuple[SweepConfig, Selection]:
+                   default_k: int = 100, repeats: bool = False) -> tuple[SweepConfig, Selection]:
     """Render the sidebar shared by the Sort & Search pages; values live in the URL.
+
+    ``repeats=True`` adds the number of Sort splits (seeds ``seed, seed + 1, ...``) whose
+    mean and 95% band the page's budget curves show.
 
     Stops the page with one sentence when the choice is empty or the store cannot serve it.
     """
@@ -272,7 +276,10 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
                       + ("" if "confidence" in sorts else ". Sorting by confidence needs the true_prob column at "
                                                           "import, which this store does not have."))
     side.header("Search")
-    sampling = _pick(side, "Sampling", ["uniform", "random"], "sampling", "uniform", radio=True)
+    sampling = _pick(side, "Sampling", ["uniform", "random", "reference"], "sampling", "uniform", radio=True,
+                     help="uniform: the centre of each of n′ equal strata of the order; random: uniformly at "
+                          "random; reference: the published code's grid, which skips the easy end when n′ "
+                          "does not divide n")
     methods = search_methods or method_names()
     search = _pick(side, "Search rule / estimator", methods, "search", methods[0],
                    help="midpoint and reference are threshold rules (§3.2); copy-nearest is the baseline; "
@@ -284,13 +291,19 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
         default=[int(b) for b in query_list("budgets", [str(b) for b in wanted], [str(c) for c in choices])],
     )
     seed = int_input(side, "Seed", 0, 2**31 - 1, "seed")
+    reps = 1
+    if repeats:
+        reps = int_input(side, "Sort splits (repeats)", 1, 20, "reps", 1)
+        side.caption("With more than one, every budget curve shows the mean over splits drawn with seeds "
+                     f"{seed}…{seed + reps - 1} and the band holding the central 95% of them.")
+        sync_query(reps=reps)
     sync_query(ds=dataset, dom=domains, sortset=how, k=k, sort=sort, sampling=sampling, search=search,
                budgets=sorted(budgets), seed=seed, **({"scored": scored} if is_large(sel) else {}))
     if not budgets:
         st.warning("Choose at least one budget.")
         st.stop()
     cfg = SweepConfig(dataset, dom_key, how, int(k), sort, sampling, search, tuple(sorted(int(b) for b in budgets)), seed,
-                      scored)
+                      scored, reps)
     return cfg, sel
 
 
@@ -302,6 +315,8 @@ def run_config(cfg: SweepConfig, sel: Selection, *, search: str | None = None, e
     scored on a fixed, seeded subset of ``eval_cap`` evaluated models (the page says so).
     Stops the page with one sentence on bad input.
     """
+    if cfg.repeats > 1:
+        return _run_repeats(cfg, sel, search=search, eval_cap=eval_cap, decompose=decompose, label=label)
     search = search or cfg.search
     with input_errors():
         rows = sort_rows(sel.models, cfg.k, cfg.sort_set, cfg.seed)
@@ -327,6 +342,23 @@ def run_config(cfg: SweepConfig, sel: Selection, *, search: str | None = None, e
         )
     bar.empty()
     return table, per, order, rows
+
+
+def _run_repeats(cfg: SweepConfig, sel: Selection, **kw):
+    """``run_config`` once per Sort split (seeds ``cfg.seed + r``); the table holds the mean
+    of every metric and its 95% band (``<metric>_lo`` / ``_hi``, ``lifelong_core.studies.bands``);
+    per-model rows, order and Sort rows are the first split's."""
+    from dataclasses import replace
+
+    from lifelong_core.studies.bands import band_summary, repeat_seeds
+
+    label = kw.pop("label")
+    runs = []
+    for i, s in enumerate(repeat_seeds(cfg.seed, cfg.repeats)):
+        runs.append(run_config(replace(cfg, seed=s, repeats=1), sel, label=f"{label} (split {i + 1} of {cfg.repeats})",
+                               **kw))
+    table = band_summary([r[0] for r in runs])
+    return (table,) + tuple(runs[0][1:])
 
 
 # ------------------------------------------------------------------ teaching slice

@@ -1,8 +1,19 @@
-"""``rank``: bootstrap intervals of every model's score, overall and per category (LA-UR-24-25289 report, 2024, §2.1).
+"""``rank``: intervals of every model's score, overall and per category (LA-UR-24-25289 report, 2024, §2.1-2.4, §3).
 
 ranks.csv: model, scope, mean_pct, lo_pct, hi_pct; scope is ``overall`` or a category;
 the score is the unweighted mean accuracy over the scope's tasks; mean is the bootstrap
 mean and (lo, hi) the percentile interval at ``--level`` (83.4% by default).
+
+Beyond the contract: ``--method hierarchical`` takes mean and interval from the
+beta-binomial hierarchical model's posterior predictive draws instead (§2.2; Table A.3's
+Bayesian block); ``--normalize`` puts every task on the BigBench scale first (§2.4,
+bootstrap only); ``--pairwise FILE`` writes the differences of every pair of models per
+scope with Bonferroni-corrected ``--pairwise-level`` intervals (§2.1, Table 3); and
+``--rank-intervals FILE`` the rank intervals under ``--schemes`` per scope (§3.2,
+Tables 4, 5 and, with the hierarchical model, 11).
+
+pairwise.csv: scope, model_a, model_b, diff_pct, lo_pct, hi_pct, level, excludes_zero.
+rank_intervals.csv: scope, model, scheme, mean, lo, hi (ranks; 1 = best).
 """
 
 from __future__ import annotations
@@ -12,6 +23,10 @@ from pathlib import Path
 
 from lifelong_core.errors import InputError
 from lifelong_core.limits import check_seed
+
+# The five schemes of §3.2 (lifelong_core.stats.ranks.SCHEMES), named here so --help does
+# not import the statistics stack.
+SCHEME_NAMES = ("mean", "geometric", "avg_rank", "avg_rank_noise", "avg_rank_bins")
 
 
 def add_parser(subparsers) -> None:
@@ -25,23 +40,63 @@ def add_parser(subparsers) -> None:
     p.add_argument("--boot", type=int, default=2000, help="bootstrap replicates (default 2000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--out", required=True, help="output ranks.csv")
+    p.add_argument("--method", choices=("bootstrap", "hierarchical"), default="bootstrap",
+                   help="bootstrap of test items (default) or the beta-binomial hierarchical model")
+    p.add_argument("--normalize", action="store_true", help="normalise every task to [0, 1] first (bootstrap only)")
+    p.add_argument("--pairwise", metavar="FILE", help="pairwise.csv: every pair of models per scope")
+    p.add_argument("--pairwise-level", type=float, default=0.95, help="family level of --pairwise (default 0.95)")
+    p.add_argument("--rank-intervals", metavar="FILE", help="rank_intervals.csv: rank intervals per scope and scheme")
+    p.add_argument("--schemes", default=",".join(SCHEME_NAMES),
+                   help=f"rank schemes for --rank-intervals (default all: {','.join(SCHEME_NAMES)})")
+    p.add_argument("--rank-level", type=float, default=0.95, help="level of --rank-intervals (default 0.95)")
+    p.add_argument("--chains", type=int, default=4, help="hierarchical: chains (default 4)")
+    p.add_argument("--draws", type=int, default=1000, help="hierarchical: kept draws per chain (default 1000)")
+    p.add_argument("--warmup", type=int, default=500, help="hierarchical: warm-up iterations per chain (default 500)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from lifelong_core.stats import bootstrap, leaderboard, read_counts_csv
+    from lifelong_core.stats import bootstrap, fit_hierarchical, leaderboard, normalize, read_counts_csv
     from lifelong_core.stats.bootstrap import check_level
+    from lifelong_core.stats.hierarchical_views import pairwise_by_scope, rank_intervals_by_scope
 
     check_level(args.level)
+    check_level(args.pairwise_level)
+    check_level(args.rank_level)
     if args.boot < 2:
         raise InputError(f"--boot must be at least 2, got {args.boot}.")
     check_seed(args.seed)
+    schemes = [s.strip() for s in args.schemes.split(",") if s.strip()]
+    bad = [s for s in schemes if s not in SCHEME_NAMES]
+    if bad or not schemes:
+        raise InputError(f"--schemes entry {bad[0] if bad else ''!r} is not one of {', '.join(SCHEME_NAMES)}.")
+    if args.method == "hierarchical" and args.normalize:
+        raise InputError("--normalize applies to the bootstrap; the hierarchical model works on counts.")
+    for path, flag in ((args.out, "--out"), (args.pairwise, "--pairwise"), (args.rank_intervals, "--rank-intervals")):
+        if path is not None and not Path(path).resolve().parent.is_dir():
+            raise InputError(f"cannot write {path}: the folder {Path(path).parent} does not exist ({flag}).")
     table = read_counts_csv(args.counts)
-    board = leaderboard(bootstrap(table, n_boot=args.boot, seed=args.seed), level=args.level)
+    if args.method == "bootstrap":
+        source = bootstrap(table, n_boot=args.boot, seed=args.seed)
+        if args.normalize:
+            source = normalize(source)
+        board = leaderboard(source, level=args.level)
+    else:
+        source = fit_hierarchical(table, chains=args.chains, draws=args.draws, warmup=args.warmup, seed=args.seed)
+        board = source.aggregate_intervals(level=args.level, seed=args.seed)
     out = board[["model", "scope"]].copy()
     for col in ("mean", "lo", "hi"):
         out[f"{col}_pct"] = (board[col] * 100.0).round(6)
     _write(out, args.out)
+    if args.pairwise:
+        pairs = pairwise_by_scope(source, level=args.pairwise_level)
+        for col in ("diff", "lo", "hi"):
+            pairs[f"{col}_pct"] = (pairs[col] * 100.0).round(6)
+        _write(pairs[["scope", "model_a", "model_b", "diff_pct", "lo_pct", "hi_pct", "level", "excludes_zero"]],
+               args.pairwise)
+    if args.rank_intervals:
+        _write(rank_intervals_by_scope(source, level=args.rank_level, schemes=schemes, seed=args.seed),
+               args.rank_intervals)
     return 0
 
 

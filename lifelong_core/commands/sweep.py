@@ -32,7 +32,9 @@ from lifelong_core.methods.registry import THRESHOLD_RULES, available_methods
 from lifelong_core.rows import MatrixRows
 from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.sortsearch.sort import SORTS, choose_sort_rows
+from lifelong_core.studies.bands import repeat_seeds
 from lifelong_core.sweep import EXECUTORS, KERNELS, PER_MODEL_COLUMNS, TABLE_COLUMNS, run_sweep
+from lifelong_core.sweep.result import DECOMP_KEYS
 
 # The best measured method on held-out demo models (README, "Estimators").
 DEFAULT_SEARCH = "mirt"
@@ -56,8 +58,10 @@ def add_parser(subparsers) -> None:
                    help="comma-separated budgets n' (default: 8,16,...,32768 capped at the number of samples)")
     p.add_argument("--sort", choices=SORTS, default="sum",
                    help="sum of correct answers (default), confidence sum (needs --confidence) or recursive sum")
-    p.add_argument("--sampling", choices=SAMPLING, default="uniform",
-                   help="threshold rules: uniform grid along the sorted order (default) or uniformly at random; "
+    p.add_argument("--sampling", choices=SAMPLING, default=None,
+                   help="threshold rules: uniform = the centre of each of n' equal strata of the sorted order "
+                        "(default), random = uniformly at random, reference = the published code's grid "
+                        "(default with --search reference; it skips the easy end when n' does not divide n); "
                         "the other methods have their own design (copy-nearest: random; mirt, irt, neighbours: "
                         "one random sample per stratum of the order)")
     p.add_argument("--search", default=DEFAULT_SEARCH,
@@ -78,6 +82,16 @@ def add_parser(subparsers) -> None:
                         "not depend on it)")
     p.add_argument("--chunk-rows", type=int, default=None,
                    help="rows per task (default: ~4 MB of dense rows; 256 packed rows)")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="repeat the sweep with seeds S, S+1, ..., S+R-1 (each draws its own --sort-models set and "
+                        "random samples); R > 1 adds a last column 'repeat' to both outputs, one block of rows per "
+                        "repeat (default 1: one run, no extra column)")
+    p.add_argument("--decompose", action="store_true",
+                   help="threshold rules, dense kernel: add aleatoric, epistemic, kappa_aleatoric, kappa_epistemic "
+                        "after the contract columns of both outputs (Sort & Search's error decomposition)")
+    p.add_argument("--ties", choices=("stable", "reference"), default=None,
+                   help="order of tied columns in Sort: stable (default) or reference (Listing 1's unstable "
+                        "argsort, the default with --search reference); fix it to compare rules on one order")
     p.add_argument("--out", required=True, help="sweep.csv: budget, mae, eagg, kappa, pearson, spearman")
     p.add_argument("--per-model", metavar="FILE", help="per_model.csv: model_row, budget, est_acc, true_acc, mae")
     p.set_defaults(func=run)
@@ -119,6 +133,13 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"{what} directory {Path(path).parent} does not exist.")
     if args.engine == "dask":
         _check_dask_options(args)
+    if args.decompose and args.search not in THRESHOLD_RULES:
+        raise InputError(f"--decompose applies to the threshold rules (midpoint, reference), not --search {args.search}.")
+    if args.repeats < 1:
+        raise InputError(f"--repeats {args.repeats} must be at least 1.")
+    check_seed(args.seed + args.repeats - 1, "--seed + --repeats - 1 (the last repeat's seed)")
+    if args.repeats > 1 and args.sort_rows is not None:
+        raise InputError("--repeats draws a new Sort set for every repeat; use --sort-models K instead of --sort-rows.")
     kernel = args.kernel or ("packed" if args.engine == "dask" else "dense")
     executor = args.executor or ("dask" if args.engine == "dask" else "threads" if args.threads > 1 else "serial")
     if args.confidence is not None and args.store is not None:
@@ -132,6 +153,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         every = MatrixRows(args.matrix, what="--matrix")
         rows = every.subset
+    results = [_run_one(args, every, rows, budgets, kernel, executor, seed)
+               for seed in repeat_seeds(args.seed, args.repeats)]
+    if len(results) == 1:
+        _write_outputs(results[0], args)
+    else:
+        _write_repeats(results, args)
+    return 0
+
+
+def _run_one(args: argparse.Namespace, every, rows, budgets, kernel: str, executor: str, seed: int):
+    """One sweep with ``seed`` for --sort-models and random sampling."""
     m, n = every.n_rows, every.n
     if args.sort_rows is not None:
         sort_rows = np.sort(load_index_list(args.sort_rows, m, "--sort-rows"))
@@ -140,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
                 f"--sort-rows file {args.sort_rows} names all {m} rows of the matrix; leave at least one to evaluate."
             )
     else:
-        sort_rows = choose_sort_rows(m, args.sort_models, args.seed)
+        sort_rows = choose_sort_rows(m, args.sort_models, seed)
     eval_rows = np.setdiff1d(np.arange(m, dtype=np.int64), sort_rows)
     confidence = None
     if args.confidence is not None:
@@ -152,11 +184,10 @@ def run(args: argparse.Namespace) -> int:
         confidence = conf[sort_rows]
     elif args.sort == "confidence":
         raise InputError("--sort confidence needs --confidence C (confidence of the true class).")
-    result = run_sweep(rows(sort_rows), rows(eval_rows), budgets, sort=args.sort, sampling=args.sampling,
-                       search=args.search, confidence=confidence, seed=args.seed, depth=args.depth,
-                       kernel=kernel, executor=executor, threads=args.threads, chunk_rows=args.chunk_rows)
-    _write_outputs(result, args)
-    return 0
+    return run_sweep(rows(sort_rows), rows(eval_rows), budgets, sort=args.sort, sampling=args.sampling,
+                     search=args.search, confidence=confidence, seed=seed, depth=args.depth, ties=args.ties,
+                     decompose=args.decompose, kernel=kernel, executor=executor, threads=args.threads,
+                     chunk_rows=args.chunk_rows)
 
 
 def _check_dask_options(args: argparse.Namespace) -> None:
@@ -169,10 +200,29 @@ def _check_dask_options(args: argparse.Namespace) -> None:
         raise InputError(f"--engine dask sorts by sum only (got --sort {args.sort}).")
     if args.confidence is not None:
         raise InputError("--engine dask sorts by sum; --confidence is not used there.")
+    if args.decompose:
+        raise InputError("--engine dask does not compute the error decomposition; leave out --decompose.")
+
+
+def _per_model_columns(per_model: pd.DataFrame) -> list[str]:
+    return PER_MODEL_COLUMNS + [c for c in ("est_lo", "est_hi") + DECOMP_KEYS if c in per_model]
+
+
+def _table_columns(table: pd.DataFrame) -> list[str]:
+    return TABLE_COLUMNS + [c for c in DECOMP_KEYS if c in table]
 
 
 def _write_outputs(result, args: argparse.Namespace) -> None:
-    _write(result.table[TABLE_COLUMNS], args.out, "--out")
+    _write(result.table[_table_columns(result.table)], args.out, "--out")
     if args.per_model is not None:
-        cols = PER_MODEL_COLUMNS + [c for c in ("est_lo", "est_hi") if c in result.per_model]
-        _write(result.per_model[cols], args.per_model, "--per-model")
+        _write(result.per_model[_per_model_columns(result.per_model)], args.per_model, "--per-model")
+
+
+def _write_repeats(results: list, args: argparse.Namespace) -> None:
+    """Per-repeat rows: the contract's columns, then ``repeat`` (0, 1, ...)."""
+    _write(pd.concat([r.table[_table_columns(r.table)].assign(repeat=i) for i, r in enumerate(results)],
+                     ignore_index=True),
+           args.out, "--out")
+    if args.per_model is not None:
+        _write(pd.concat([r.per_model[_per_model_columns(r.per_model)].assign(repeat=i) for i, r in enumerate(results)],
+                         ignore_index=True), args.per_model, "--per-model")

@@ -30,10 +30,10 @@ class InsertD:
 
     name = "insert-d"
 
-    def __init__(self, rule: str = DEFAULT_RULE, sampling: str = "uniform") -> None:
+    def __init__(self, rule: str = DEFAULT_RULE, sampling: str | None = None) -> None:
         self._m = InsertM(rule=rule, sampling=sampling)
         self.rule = rule
-        self.sampling = sampling
+        self.sampling = self._m.sampling
 
     def fit(self, A_sort: np.ndarray, order: np.ndarray | None = None,
             confidence: np.ndarray | None = None) -> "InsertD":

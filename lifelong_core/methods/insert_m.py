@@ -11,7 +11,7 @@ import numpy as np
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods.base import Estimate, check_fitted
-from lifelong_core.sortsearch.search import DEFAULT_RULE, RULES, positions_for, rule_thresholds
+from lifelong_core.sortsearch.search import DEFAULT_RULE, RULES, positions_for, resolve_sampling, rule_thresholds
 from lifelong_core.sortsearch.sort import compute_order
 
 
@@ -44,13 +44,13 @@ class InsertM:
     order and ``acc = t / n``; ``predict`` returns just the vector.
     """
 
-    def __init__(self, rule: str = DEFAULT_RULE, sampling: str = "uniform", sort: str = "sum",
+    def __init__(self, rule: str = DEFAULT_RULE, sampling: str | None = None, sort: str = "sum",
                  ties: str | None = None, depth: int = 2) -> None:
         if rule not in RULES:
             raise InputError(f"unknown threshold rule {rule!r}; use one of {', '.join(RULES)}.")
         self.rule = rule
         self.name = rule
-        self.sampling = sampling
+        self.sampling = resolve_sampling(sampling, rule)
         self.sort = sort
         self.ties = ties
         self.depth = depth

@@ -30,7 +30,7 @@ import numpy as np
 
 from lifelong_core.errors import InputError
 
-SAMPLING = ("uniform", "random")
+SAMPLING = ("uniform", "random", "reference")
 RULES = ("midpoint", "reference")
 DEFAULT_RULE = "midpoint"
 
@@ -47,12 +47,33 @@ def uniform_positions(n: int, k: int) -> np.ndarray:
 
     ``step = n // k``; ``offset = step // 2`` when ``k * step == n`` (centre of each
     stratum), otherwise ``offset = n - k * step`` (the remainder is skipped at the easy
-    end); positions ``offset, offset + step, ...``.
+    end); positions ``offset, offset + step, ...``. Kept as ``reference`` sampling so
+    ``--search reference`` equals the published code; whenever ``k`` does not divide ``n``
+    all ``k`` positions crowd into the hard end (the first ``n - k * step`` samples are
+    never sampled), which :func:`stratum_positions` avoids.
     """
     check_budget(n, k)
     step = n // k
     offset = step // 2 if k * step == n else n - k * step
     return offset + step * np.arange(k, dtype=np.int64)
+
+
+def stratum_positions(n: int, k: int) -> np.ndarray:
+    """``uniform`` sampling: the centre of each of ``k`` equal strata of ``[0, n)``.
+
+    Stratum ``i`` holds the whole positions ``[lo_i, lo_{i+1})`` with
+    ``lo_i = ceil(i n / k)`` (every stratum holds one or two sizes, ``floor(n / k)`` or
+    ``ceil(n / k)``, and none is empty as ``k <= n``); its centre is
+    ``lo_i + (lo_{i+1} - lo_i) // 2``. So there is exactly one position per stratum, the
+    first within half a stratum of the easy end and the last within half a stratum of the
+    hard end, for every ``n`` and ``k <= n``.
+    This is the paper's "sample uniformly" (Prabhu et al. 2024, "Efficient Lifelong Model
+    Evaluation in an Era of Rapid Progress", §3.2 and §4.4) over the whole order; when
+    ``k`` divides ``n`` it equals the reference grid.
+    """
+    check_budget(n, k)
+    lo = (np.arange(k + 1, dtype=np.int64) * n + k - 1) // k
+    return lo[:-1] + (lo[1:] - lo[:-1]) // 2
 
 
 def random_positions(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -61,8 +82,21 @@ def random_positions(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
     return np.sort(rng.choice(n, size=k, replace=False)).astype(np.int64)
 
 
+def resolve_sampling(sampling: str | None, rule: str) -> str:
+    """The sampling a caller meant: ``None`` is ``reference`` for the ``reference`` rule
+    (so that mode is the published code end to end: tie order, grid and rule) and
+    ``uniform`` (stratum centres) for everything else."""
+    if sampling is None:
+        return "reference" if rule == "reference" else "uniform"
+    if sampling not in SAMPLING:
+        raise InputError(f"unknown sampling {sampling!r}; use one of {', '.join(SAMPLING)}.")
+    return sampling
+
+
 def positions_for(sampling: str, n: int, k: int, rng: np.random.Generator | None) -> np.ndarray:
     if sampling == "uniform":
+        return stratum_positions(n, k)
+    if sampling == "reference":
         return uniform_positions(n, k)
     if sampling == "random":
         if rng is None:

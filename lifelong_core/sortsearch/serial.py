@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.sortsearch.search import DEFAULT_RULE, positions_for, rule_thresholds
+from lifelong_core.sortsearch.search import DEFAULT_RULE, positions_for, resolve_sampling, rule_thresholds
 from lifelong_core.sortsearch.sort import column_sums, order_from_sums
 
 
@@ -23,7 +23,7 @@ def resort_keeping_ties(sums: np.ndarray, previous: np.ndarray) -> np.ndarray:
     return previous[order_from_sums(sums[previous], "stable")]
 
 
-def serial_additions(A_sort: np.ndarray, A_new: np.ndarray, budget: int, *, sampling: str = "uniform",
+def serial_additions(A_sort: np.ndarray, A_new: np.ndarray, budget: int, *, sampling: str | None = None,
                      rule: str = DEFAULT_RULE, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
     """Add the rows of ``A_new`` one by one (in row order) as in Appendix G.
 
@@ -40,7 +40,7 @@ def serial_additions(A_sort: np.ndarray, A_new: np.ndarray, budget: int, *, samp
     n = A_sort.shape[1]
     sums = column_sums(A_sort)
     order = order_from_sums(sums, "stable")
-    pos = positions_for(sampling, n, budget, np.random.default_rng(seed))
+    pos = positions_for(resolve_sampling(sampling, rule), n, budget, np.random.default_rng(seed))
     rows = []
     for step, a in enumerate(A_new):
         observed = a[order[pos]].astype(np.uint8)

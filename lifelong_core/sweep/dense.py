@@ -14,7 +14,7 @@ import numpy as np
 
 from lifelong_core.rows import RowSource
 from lifelong_core.sortsearch.kernels import Scratch, SweepPlan, default_block_rows, plan_from_positions
-from lifelong_core.sortsearch.metrics import threshold_metrics
+from lifelong_core.sortsearch.metrics import kappa_from, threshold_metrics
 from lifelong_core.sortsearch.search import rule_thresholds
 from lifelong_core.sortsearch.sort import best_prefix_counts, column_sums
 from lifelong_core.sweep.result import DECOMP_KEYS, RECORD_KEYS
@@ -91,4 +91,6 @@ class DenseKernel:
             if spec.decompose:
                 parts["aleatoric"].append(ale)
                 parts["epistemic"].append(np.abs(t - t_star) / n)
+                parts["kappa_aleatoric"].append(kappa_from(ale, totals / n, t_star / n))
+                parts["kappa_epistemic"].append(kappa_from(np.abs(t - t_star) / n, t_star / n, t / n))
         return {k: np.concatenate(v) for k, v in parts.items()}

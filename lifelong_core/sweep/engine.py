@@ -31,7 +31,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods.registry import get_method, is_threshold_rule, method_spec
 from lifelong_core.rows import DenseRows, RowSource
 from lifelong_core.sortsearch.metrics import kappa_from
-from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING, positions_for
+from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING, positions_for, resolve_sampling
 from lifelong_core.sortsearch.sort import column_sums, compute_order, order_from_sums
 from lifelong_core.sweep.dense import DenseKernel
 from lifelong_core.sweep.executors import make_executor
@@ -95,7 +95,7 @@ def run_sweep(
     budgets: Sequence[int] | None = None,
     *,
     sort: str = "sum",
-    sampling: str = "uniform",
+    sampling: str | None = None,
     search: str = DEFAULT_RULE,
     confidence: np.ndarray | None = None,
     seed: int = 0,
@@ -119,7 +119,9 @@ def run_sweep(
     0..m-1; a source's own ``row_ids`` otherwise). ``budgets`` default to
     :func:`power_budgets`. ``ties`` defaults to ``"reference"`` for
     ``search="reference"`` (so that mode reproduces the published code end to end,
-    Listing 1's ``np.flip(np.argsort(.))``) and ``"stable"`` otherwise.
+    Listing 1's ``np.flip(np.argsort(.))``) and ``"stable"`` otherwise; ``sampling``
+    likewise defaults to the published grid (``"reference"``) for that rule and to
+    stratum centres (``"uniform"``) otherwise.
 
     ``kernel`` and ``executor`` choose how (module docstring); ``executor`` defaults to
     ``"threads"`` when ``threads > 1`` and ``"serial"`` otherwise; ``threads`` sizes the
@@ -128,6 +130,7 @@ def run_sweep(
     calling thread as chunks finish.
     """
     executor = executor or ("threads" if (threads or 1) > 1 else "serial")
+    sampling = resolve_sampling(sampling, search)
     _check_config(kernel, executor, sort, sampling, search, decompose)
     if chunk_rows is not None and chunk_rows < 1:
         raise InputError(f"chunk_rows must be at least 1, got {chunk_rows}.", param="chunk_rows")

@@ -19,7 +19,9 @@ from lifelong_core.sortsearch.search import check_budget
 
 TABLE_COLUMNS = ["budget", "mae", "eagg", "kappa", "pearson", "spearman"]
 RECORD_KEYS = ("model_row", "budget", "est_acc", "true_acc", "mae", "eagg", "kappa")
-DECOMP_KEYS = ("aleatoric", "epistemic")
+# Prabhu et al. (2024, Lifelong Benchmarks) §6: the error and the normalized agreement kappa, each split into the part
+# more samples cannot remove (against the best threshold y*) and the part they can.
+DECOMP_KEYS = ("aleatoric", "epistemic", "kappa_aleatoric", "kappa_epistemic")
 PER_MODEL_COLUMNS = ["model_row", "budget", "est_acc", "true_acc", "mae"]
 
 
@@ -27,8 +29,10 @@ PER_MODEL_COLUMNS = ["model_row", "budget", "est_acc", "true_acc", "mae"]
 class SweepResult:
     """``table``: one row per budget (means over evaluated models, correlations across
     them); ``per_model``: one row per (model, budget). With ``decompose=True`` both also
-    carry ``aleatoric`` and ``epistemic`` (Prabhu et al., 2024, §4.5); search methods with an
-    interval add ``est_lo`` and ``est_hi`` to ``per_model``."""
+    carry ``aleatoric`` and ``epistemic`` (Prabhu et al., 2024, §4.5) and the same split of kappa,
+    ``kappa_aleatoric`` = kappa(a, y*) and ``kappa_epistemic`` = kappa(y*, y) (Prabhu et al., 2024,
+    *Lifelong Benchmarks*, §6); search methods with an interval add ``est_lo`` and ``est_hi`` to
+    ``per_model``."""
 
     table: pd.DataFrame
     per_model: pd.DataFrame

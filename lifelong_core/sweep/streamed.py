@@ -73,7 +73,7 @@ def run_sweep_streamed(
     budgets: Sequence[int],
     *,
     sort: str = "sum",
-    sampling: str = "uniform",
+    sampling: str | None = None,
     search: str = "midpoint",
     confidence: np.ndarray | None = None,
     seed: int = 0,

@@ -14,8 +14,8 @@ import pandas as pd
 
 from lifelong_core.methods import is_threshold_rule
 from lifelong_core.sortsearch import DEFAULT_RULE, SORTS
+from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.workflows.sortsets import nested_pool
-from lifelong_core.workflows.stream import SAMPLINGS
 from lifelong_core.workflows.sweeps import complement
 
 SORT_SIZES = (5, 10, 25, 50, 100, 200)
@@ -58,4 +58,4 @@ def design_runs(models: pd.DataFrame, sort_set, how: str, seed: int, sort: str, 
     return ([DesignRun("sort_models", f"{s} models", tuple(sorted(int(r) for r in pool[:s])), sort, sampling, ev)
              for s in sizes]
             + [DesignRun("sort_method", meth, fixed, meth, sampling, None) for meth in SORTS]
-            + [DesignRun("sampling", smp, fixed, sort, smp, None) for smp in SAMPLINGS])
+            + [DesignRun("sampling", smp, fixed, sort, smp, None) for smp in SAMPLING])

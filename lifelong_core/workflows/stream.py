@@ -15,6 +15,7 @@ import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import RULES, serial_additions
+from lifelong_core.studies.stream_protocol import pareto_front  # noqa: F401  (one implementation; pages import it here)
 from lifelong_core.sweep import run_sweep
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.sortsets import release_rows
@@ -71,16 +72,3 @@ def stream_configs(sel: Selection, pools, budgets, seed: int,
     out = pd.DataFrame(recs)
     out["full_evaluations"] = m * n
     return out
-
-
-def pareto_front(df: pd.DataFrame, cost: str, error: str) -> pd.DataFrame:
-    """Rows not dominated in (cost, error): no other row is at most as costly and strictly
-    better, or strictly cheaper and at most as bad."""
-    d = df.sort_values([cost, error], kind="stable")
-    best = np.inf
-    keep = []
-    for idx, e in zip(d.index, d[error].to_numpy()):
-        if e < best:
-            keep.append(idx)
-            best = e
-    return d.loc[keep]

@@ -1,0 +1,145 @@
+"""``stream``: compare estimation methods on a stream of models as Nevis'22 does.
+
+Bornschein et al. 2023, "NEVIS'22", §4: each method's configuration (sampling grid, for
+the threshold rules) is chosen on the early part of the stream and scored on the later
+part; cost counts evaluations over the whole stream; methods are ranked by the Pareto
+front of meta-test error against evaluations, and a regret view compares each method's
+per-model error with a reference method's along the meta-test stream.
+
+    python -m lifelong_core stream (--matrix A.npy [--release-order FILE] | --store S.duckdb [--dataset D])
+            [--methods midpoint,reference,copy-nearest] [--budgets 8,16,...] [--samplings uniform,random,reference]
+            [--train-fraction 0.5] [--inner-fraction 0.5] [--error mae|eagg] [--seed 0]
+            --out configs.csv [--front front.csv] [--per-model per_model.csv]
+            [--regret regret.csv [--regret-budget B] [--reference METHOD]]
+
+configs.csv: method, budget, sampling, train_error, chosen, test_mae, test_eagg, evaluations, run_seconds
+(one row per configuration tried; test columns on the chosen ones). front.csv: the chosen
+configurations on the Pareto front. per_model.csv: method, budget, sampling, position,
+model_row, est_acc, true_acc, mae, eagg (meta-test models; position = place in the
+meta-test stream). regret.csv: method, position, model_row, error, reference_error, regret.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+from lifelong_core.sortsearch.search import SAMPLING
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("stream", help="Nevis'22 protocol on a stream of models: choose early, score late",
+                              description=__doc__.splitlines()[0].replace("``", ""))
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--matrix", help="0/1 matrix, rows = models: .npy, .npz, .csv or .parquet")
+    src.add_argument("--store", help="a store: its real models of one dataset, in release order")
+    p.add_argument("--dataset", help="with --store: the dataset (default: the store's only one)")
+    p.add_argument("--release-order", metavar="FILE",
+                   help="with --matrix: 0-based row indices in release order, one per line (default: row order)")
+    p.add_argument("--methods", default="midpoint,reference,copy-nearest",
+                   help="comma-separated search methods (default midpoint,reference,copy-nearest; estimators "
+                        "such as mirt are slower)")
+    p.add_argument("--budgets", help="comma-separated budgets n' (default 8, 16, ... up to the number of samples)")
+    p.add_argument("--samplings", default="uniform,random,reference",
+                   help="sampling grids the threshold rules choose from (default uniform,random,reference)")
+    p.add_argument("--train-fraction", type=float, default=0.5, help="share of the stream in meta-train (default 0.5)")
+    p.add_argument("--inner-fraction", type=float, default=0.5,
+                   help="share of meta-train used as the cache while tuning (default 0.5)")
+    p.add_argument("--error", choices=("mae", "eagg"), default="mae", help="error that chooses and ranks (default mae)")
+    p.add_argument("--seed", type=int, default=0, help="seed of random sampling and random designs (default 0)")
+    p.add_argument("--out", required=True, help="configs.csv")
+    p.add_argument("--front", help="front.csv")
+    p.add_argument("--per-model", help="per_model.csv")
+    p.add_argument("--regret", help="regret.csv")
+    p.add_argument("--regret-budget", type=int, help="budget of the regret view (default: the median budget)")
+    p.add_argument("--reference", help="reference method of the regret view (default: reference, else the first)")
+    p.set_defaults(func=run)
+
+
+def _load(args) -> tuple[np.ndarray, np.ndarray]:
+    if args.matrix is not None:
+        from lifelong_core.io.matrix import load_index_list, load_matrix
+
+        if args.dataset is not None:
+            raise InputError("--dataset goes with --store, not --matrix.")
+        A = load_matrix(args.matrix, "--matrix")
+        m = A.shape[0]
+        if args.release_order is None:
+            return A, np.arange(m, dtype=np.int64)
+        order = np.asarray(load_index_list(args.release_order, m, "--release-order"), dtype=np.int64)
+        if len(order) != m or len(np.unique(order)) != m:
+            raise InputError(f"--release-order file {args.release_order} must list each of the {m} rows once.")
+        return A, order
+    if args.release_order is not None:
+        raise InputError("--release-order goes with --matrix; a store brings its release order.")
+    from lifelong_core.store import Store
+    from lifelong_core.workflows.selection import select
+    from lifelong_core.workflows.sortsets import release_rows
+
+    if not Path(args.store).exists():
+        raise InputError(f"store {args.store} does not exist.")
+    with Store.open(args.store, read_only=True) as st:
+        names = st.datasets()["dataset"].tolist()
+        dataset = args.dataset
+        if dataset is None:
+            if len(names) != 1:
+                raise InputError(f"the store holds {len(names)} datasets; name one with --dataset ({', '.join(names)}).")
+            dataset = names[0]
+        elif dataset not in names:
+            raise InputError(f"dataset {dataset!r} is not in the store ({', '.join(names)}).")
+        sel = select(st, dataset)
+    return sel.A, release_rows(sel.models)
+
+
+def _list(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def run(args: argparse.Namespace) -> int:
+    from lifelong_core.commands.sweep import parse_budgets
+    from lifelong_core.methods import available_methods
+    from lifelong_core.sweep import power_budgets
+    from lifelong_core.studies.stream_protocol import regret, stream_protocol
+
+    methods = _list(args.methods)
+    known = available_methods()
+    for meth in methods:
+        if meth not in known:
+            raise InputError(f"--methods entry {meth!r} is not a search method; available: {', '.join(known)}.")
+    samplings = _list(args.samplings)
+    for s in samplings:
+        if s not in SAMPLING:
+            raise InputError(f"--samplings entry {s!r} is not one of {', '.join(SAMPLING)}.")
+    if args.reference is not None and args.reference not in methods:
+        raise InputError(f"--reference {args.reference!r} is not among --methods.")
+    for path, flag in ((args.out, "--out"), (args.front, "--front"), (args.per_model, "--per-model"),
+                       (args.regret, "--regret")):
+        if path is not None and not Path(path).resolve().parent.is_dir():
+            raise InputError(f"{flag} directory {Path(path).parent} does not exist.")
+    A, order = _load(args)
+    budgets = parse_budgets(args.budgets) if args.budgets is not None else list(power_budgets(A.shape[1]))
+    res = stream_protocol(A, order, methods=methods, budgets=budgets, samplings=samplings,
+                          train_fraction=args.train_fraction, inner_fraction=args.inner_fraction, error=args.error,
+                          seed=args.seed)
+    _write(res.configs, args.out, "--out")
+    if args.front:
+        _write(res.front, args.front, "--front")
+    if args.per_model:
+        _write(res.per_model, args.per_model, "--per-model")
+    if args.regret:
+        chosen = sorted(res.per_model["budget"].unique())
+        b = args.regret_budget if args.regret_budget is not None else int(chosen[len(chosen) // 2])
+        ref = args.reference or ("reference" if "reference" in methods else methods[0])
+        _write(regret(res.per_model, b, ref, args.error), args.regret, "--regret")
+    return 0
+
+
+def _write(df: pd.DataFrame, path: str, flag: str) -> None:
+    try:
+        df.to_csv(path, index=False)
+    except OSError as exc:
+        raise InputError(f"cannot write {flag} file {path} ({exc.strerror or exc}).") from None

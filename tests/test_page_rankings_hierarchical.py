@@ -1,0 +1,54 @@
+"""Rankings page: the VTAB per-task source and the hierarchical model's per-category
+intervals, pairwise differences and rank intervals (Table 11) (issue 16, point 4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = str(ROOT / "pages" / "6_Rankings.py")
+
+
+def test_vtab_source_and_hierarchical_views(monkeypatch, tmp_path, vtab_csv):
+    from lifelong_core.stats import Prior, fit_hierarchical
+    from lifelong_core.stats.hierarchical_views import hierarchical_pairwise
+    from lifelong_core.stats.vtab import counts_from_leaderboard
+
+    monkeypatch.setenv("LBE_STORE", str(tmp_path / "absent.duckdb"))
+    at = AppTest.from_file(PAGE, default_timeout=600)
+    at.query_params["source"] = "vtab"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    frames = [d.value for d in at.dataframe]
+    per_cat = [f for f in frames if {"natural", "specialized", "structured", "overall"} <= set(f.columns)]
+    assert per_cat and len(per_cat[0]) == 12
+    pairs = [f for f in frames if "model_a" in f.columns]
+    assert len(pairs) == 2  # the bootstrap tab's chosen pairs and the hierarchical model's all pairs
+    bayes_pairs = pairs[1]
+    assert len(bayes_pairs) == 12 * 11 // 2
+    table = counts_from_leaderboard(vtab_csv)
+    chosen = [m for m in at.multiselect(key="models-vtab").value]
+    fit = fit_hierarchical(table.subset(models=[m for m in table.models if m in chosen]),
+                           prior_a=Prior.uniform(0.0, 10000.0), prior_b=Prior.uniform(0.0, 10000.0),
+                           chains=4, draws=1000, warmup=500, seed=0)
+    want = hierarchical_pairwise(fit)
+    np.testing.assert_allclose(bayes_pairs["diff"].to_numpy(), (want["diff"] * 100).round(3).to_numpy())
+    ranks = [f for f in frames if "Average rank (1% bins)" in f.columns]
+    assert len(ranks) == 2  # bootstrap (Tables 4-5) and hierarchical (Table 11)
+    top = ranks[1].set_index("model").loc["Sup-Rotation-100%", "By average"]
+    assert top.startswith(("1.", "2."))
+
+
+@pytest.mark.parametrize("source", ["store"])
+def test_store_source_says_domains_are_treated_as_independent(demo_store_path, monkeypatch, source):
+    monkeypatch.setenv("LBE_STORE", str(demo_store_path))
+    at = AppTest.from_file(PAGE, default_timeout=600)
+    at.query_params["source"] = source
+    at.run()
+    assert not at.exception
+    assert any("too narrow" in c.value for c in at.caption)

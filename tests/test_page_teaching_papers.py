@@ -1,0 +1,40 @@
+"""The teaching page's Theorem 2.1 example and Table 1 simulation study (issue 16, point 6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = str(ROOT / "pages" / "4_How_Sort_and_Search_works.py")
+
+
+def run(monkeypatch, store, **query) -> AppTest:
+    monkeypatch.setenv("LBE_STORE", str(store))
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_theorem21_default_and_typed(demo_store_path, monkeypatch):
+    at = run(monkeypatch, demo_store_path)
+    assert not at.error
+    m = {x.label: x.value for x in at.metric}
+    assert m["E_agg"] == "0.000" and m["MAE"] == "0.800"
+    at = run(monkeypatch, demo_store_path, t21="1110")
+    m = {x.label: x.value for x in at.metric}
+    assert m["E_agg"] == "0.000" and m["MAE"] == "0.500"  # 2 min(0.75, 0.25)
+    at = run(monkeypatch, demo_store_path, t21="10x1")
+    assert len(at.error) == 1 and "only 0 and 1" in at.error[0].value
+
+
+def test_simulation_study_on_request(demo_store_path, monkeypatch):
+    at = run(monkeypatch, demo_store_path, sim="1")
+    assert not at.error
+    table = [d.value for d in at.dataframe if "published 95% interval" in d.value.columns][0]
+    assert table["published 95% interval"].tolist()[:2] == ["(-0.059, +0.097)", "(-0.021, -0.003)"]
+    assert table["excludes 0"].tolist() == [False, True, False]

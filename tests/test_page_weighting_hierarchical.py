@@ -1,0 +1,50 @@
+"""Task weighting page: the VTAB per-task source and the hierarchical model's map (Appendix Fig. 5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = str(ROOT / "pages" / "7_Task_weighting.py")
+
+
+def run_page(**query) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def regions(at: AppTest):
+    return [d.value for d in at.dataframe if "winner" in d.value.columns][0]
+
+
+def test_vtab_leaderboard_binomial_and_hierarchical(monkeypatch, tmp_path, vtab_csv):
+    from lifelong_core.stats import category_stats, fit_hierarchical, weight_regions
+    from lifelong_core.stats.hierarchical_views import category_stats_from_hierarchical
+    from lifelong_core.stats.vtab import counts_from_leaderboard
+
+    monkeypatch.setenv("LBE_STORE", str(tmp_path / "absent.duckdb"))
+    table = counts_from_leaderboard(vtab_csv)
+    at = run_page(wsource="vtab")
+    got = regions(at)
+    pooled = table.correct.sum(axis=1) / table.total.sum(axis=1)
+    top = [table.models[i] for i in np.argsort(-pooled, kind="stable")[:12]]
+    want = weight_regions(category_stats(table.subset(models=top)), step=0.05).to_frame()
+    assert got["winner"].tolist() == want["winner"].tolist()
+    at = run_page(wsource="vtab", wstats="hierarchical")
+    got = regions(at).set_index(["natural", "specialized", "structured"])
+    assert got.loc[(0.0, 0.0, 1.0), "winner"] == "Rotation"  # the paper's finding, Fig. 5
+    # The page maps the 12 most accurate models (pooled accuracy) by default.
+    pooled = table.correct.sum(axis=1) / table.total.sum(axis=1)
+    top = [table.models[i] for i in np.argsort(-pooled, kind="stable")[:12]]
+    fit = fit_hierarchical(table.subset(models=top), chains=2, draws=500, warmup=250, seed=0)
+    want = weight_regions(category_stats_from_hierarchical(fit), step=0.05).to_frame()
+    np.testing.assert_allclose(got["diff_pct"].to_numpy(), (want["diff"] * 100).round(4).to_numpy())
+    assert at.radio(key="wstats").value == "hierarchical"
