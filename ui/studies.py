@@ -17,6 +17,16 @@ from ui import charts, data
 from ui.common import plain, query_default, query_list, show_chart, show_table, sync_query, url_index
 
 
+def _needs_dense(sel, what: str, command: str) -> bool:
+    """True (after saying so) when ``sel`` is beyond the app's dense-read limit: these
+    studies replay whole rows in memory, which the app only does within that bound."""
+    if isinstance(sel.A, np.ndarray):
+        return False
+    st.info(f"{what} reads the whole selection as one dense matrix, which this store is too large for in the "
+            f"app (the dense-read limit, LBE_DENSE_LIMIT_MB). Run it on the command line instead: `{command}`.")
+    return True
+
+
 def _study(key, dataset, domains, fraction, by_domain, sorts, budgets, sampling, search, seed, progress=None):
     from lifelong_core.studies.new_samples import new_sample_study
     from lifelong_core.workflows.new_samples import make_splits
@@ -55,6 +65,9 @@ def new_samples_tab(cfg, sel) -> None:
     from lifelong_core.methods import is_threshold_rule
     from lifelong_core.workflows.budgets import budget_choices
 
+    if _needs_dense(data.selection(data.store_key(), cfg.dataset, cfg.domains), "The insert_D study",
+                    "lbe sweep-samples --help"):
+        return
     m, n = sel.A.shape
     st.markdown(
         "**insert_D**: a new *sample* is run on only **m′** models spread along the models' ranking, and its "
@@ -209,6 +222,9 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
     from lifelong_core.studies.stream_protocol import regret, split_sizes
     from lifelong_core.workflows.budgets import budgets_within, default_budgets
 
+    # The protocol replays the dataset's whole selection (not the page's bounded one).
+    if _needs_dense(data.selection(data.store_key(), dataset, ()), "The Nevis'22 protocol", "lbe stream --help"):
+        return
     m, n = sel.A.shape
     st.subheader("Nevis'22 protocol: choose on the early stream, score on the later one")
     st.markdown(
