@@ -187,6 +187,38 @@ def test_counts_shape_and_values(tmp_path):
         assert s["datasets"][["domains", "samples", "models", "entries"]].iloc[0].tolist() == [3, 5, 3, 11]
 
 
+def test_counts_equal_a_dense_count_with_gaps_and_interleaved_domains(tmp_path, rng):
+    """counts() popcounts packed blocks under per-domain masks; a dense count of
+    values & known is the reference (gaps, domains interleaved within a block, a second
+    dataset in the same block, models asked out of order and twice)."""
+    n = 203  # a block whose last byte has padding bits
+    A = rng.integers(0, 2, (5, n), dtype=np.uint8)
+    samples = pd.DataFrame({"sample_id": ids("s", n), "domain": rng.choice(["x", "y", "z"], n)})
+    with Store.create(tmp_path / "s.duckdb") as st:
+        st.insert_matrix(A, ids("m", 5), samples, dataset="d")
+        gaps = pd.DataFrame({"model": ["g"] * 40, "sample": [f"s{i}" for i in rng.choice(n, 40, replace=False)],
+                             "correct": rng.integers(0, 2, 40)})
+        st.insert_long(gaps)
+        st.insert_long(pd.DataFrame({"model": ["m0", "g"], "sample": ["o0", "o1"], "correct": [1, 1],
+                                     "dataset": ["other", "other"], "domain": ["x", "x"]}))
+        models = [5, 2, 0, 5]
+        got = st.counts("d", models=models)
+        smp = st.samples("d")
+        vals, known = st.values_and_known(models, smp["sample_idx"].to_numpy())
+        names = st.models().set_index("model_idx")["model_id"]
+        want = {}
+        for r, mi in enumerate(models):
+            for dom in ("x", "y", "z"):
+                cols = (smp["domain"] == dom).to_numpy()
+                total = int(known[r, cols].sum())
+                if total:
+                    want.setdefault((names[mi], dom), []).append((int((vals[r, cols] & known[r, cols]).sum()), total))
+        have = {}
+        for row in got.itertuples():
+            have.setdefault((row.model, row.task), []).append((row.correct, row.total))
+        assert have == want
+
+
 def test_counts_prefix_colliding_domain_names(tmp_path):
     with Store.create(tmp_path / "s.duckdb") as st:
         st.insert_long(pd.DataFrame({"model": ["a", "a"], "sample": ["p", "q"], "correct": [1, 0],

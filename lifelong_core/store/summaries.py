@@ -10,8 +10,9 @@ from typing import Iterable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
-from lifelong_core import limits
+from lifelong_core.bits import rows_from_binary
 
 
 class StoreSummaries:
@@ -35,17 +36,8 @@ class StoreSummaries:
         code = pd.MultiIndex.from_frame(smp[["dataset", "domain"]]).map(
             {k: i for i, k in enumerate(zip(doms["dataset"], doms["domain"]))}
         ).to_numpy(dtype=np.int64)
-        order = np.argsort(code, kind="stable")
-        sidx = smp["sample_idx"].to_numpy(dtype=np.int64)[order]
-        bounds = np.searchsorted(code[order], np.arange(len(doms)))
         ids = self.models().set_index("model_idx")["model_id"]
-        chunk = min(max(1, int(50_000_000 // max(len(sidx), 1))), limits.block_rows(len(sidx), 2))
-        correct = np.zeros((len(m), len(doms)), dtype=np.int64)
-        total = np.zeros((len(m), len(doms)), dtype=np.int64)
-        for a in range(0, len(m), chunk):
-            vals, known = self.values_and_known(m[a : a + chunk], sidx)
-            correct[a : a + chunk] = np.add.reduceat(vals & known, bounds, axis=1)
-            total[a : a + chunk] = np.add.reduceat(known, bounds, axis=1, dtype=np.int64)
+        correct, total = self._domain_counts(m, smp["sample_idx"].to_numpy(dtype=np.int64), code, len(doms))
         out = pd.DataFrame(
             {
                 "model": np.repeat(ids.loc[m].to_numpy(dtype=object), len(doms)),
@@ -56,6 +48,60 @@ class StoreSummaries:
             }
         )
         return out[out["total"] > 0].reset_index(drop=True)
+
+    def _domain_counts(self, m: np.ndarray, sidx: np.ndarray, code: np.ndarray, n_doms: int):
+        """Correct and recorded entries per (model, domain code) straight from the packed
+        blocks: a popcount of ``correct & known`` under each domain's packed column mask, so
+        no models x samples array is ever unpacked (a paper-scale store is 53G entries)."""
+        correct = np.zeros((len(m), n_doms), dtype=np.int64)
+        total = np.zeros((len(m), n_doms), dtype=np.int64)
+        if len(m) == 0 or len(sidx) == 0:
+            return correct, total
+        blocks = self._blocks_for(sidx)
+        masks = []  # per block: [(domain code, packed mask or None when the mask is the whole block, columns)]
+        for block_id, start, length in blocks:
+            start, length = int(start), int(length)
+            col_code = np.full(length, -1, dtype=np.int64)
+            inside = (sidx >= start) & (sidx < start + length)
+            col_code[sidx[inside] - start] = code[inside]
+            per = []
+            for d in np.unique(code[inside]):
+                hit = col_code == d
+                # A whole block needs no mask unless its last byte has padding bits.
+                whole = hit.all() and length % 8 == 0
+                per.append((int(d), None if whole else np.packbits(hit, bitorder="little"), int(hit.sum())))
+            masks.append((int(block_id), (length + 7) // 8, per))
+        width = sum(nb for _, nb, _ in masks)
+        # Packed rows of a model chunk, plus one AND temporary: a bounded block at any size.
+        step = int(max(1, min(4096, (32 << 20) // max(1, 2 * width))))
+        for a in range(0, len(m), step):
+            uniq, inverse = np.unique(m[a : a + step], return_inverse=True)
+            c_u = np.zeros((len(uniq), n_doms), dtype=np.int64)
+            t_u = np.zeros((len(uniq), n_doms), dtype=np.int64)
+            fetched = self._fetch(uniq, np.array([b for b, _, _ in masks]))
+            for block_id, nbytes, per in masks:
+                if block_id not in fetched:
+                    continue
+                midx, cols = fetched[block_id]
+                at = np.searchsorted(uniq, midx)  # _fetch returns only wanted models
+                bits = rows_from_binary(cols["correct"], nbytes)
+                kcol = cols["known"]
+                kvalid = np.asarray(kcol.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+                known = None
+                if kvalid.any():
+                    known = np.full((len(midx), nbytes), 0xFF, dtype=np.uint8)
+                    known[kvalid] = rows_from_binary(kcol.filter(pa.array(kvalid)), nbytes)
+                    bits = bits & known
+                for d, mask, n_cols in per:
+                    c_u[at, d] += np.bitwise_count(bits if mask is None else bits & mask).sum(axis=1, dtype=np.int64)
+                    if known is None:
+                        t_u[at, d] += n_cols
+                    else:
+                        kk = np.bitwise_count(known if mask is None else known & mask).sum(axis=1, dtype=np.int64)
+                        t_u[at, d] += np.where(kvalid, kk, n_cols)
+            correct[a : a + step] = c_u[inverse]
+            total[a : a + step] = t_u[inverse]
+        return correct, total
 
     def summary(self) -> dict[str, pd.DataFrame]:
         """Counts for ``info`` and the app's home page: tables ``datasets`` (dataset,
