@@ -17,7 +17,7 @@ import streamlit as st
 
 from lifelong_core.errors import InputError
 from lifelong_core.workflows import imports
-from ui.common import STORE_CHOICE, download_table, get_store, input_errors, md_text, query_default, store_path, sync_query
+from ui.common import STORE_CHOICE, get_store, input_errors, md_text, query_default, store_path, sync_query
 from ui import stores
 
 FORMATS = {
@@ -200,7 +200,8 @@ else:
     key = store_key()
     st.caption("counts.csv is what `rank` and `weights` read (task = domain; tasks without a category are "
                "'uncategorised'); the long table is one row per recorded prediction, as `export --long` writes it.")
-    with input_errors(stop=False):
-        download_table(counts_csv(key, xds), f"{xds}-counts", label="Download counts.csv")
+    # Both files are produced on click: counting a paper-scale dataset reads every row.
+    st.download_button("Download counts.csv", lambda: counts_csv(key, xds).to_csv(index=False).encode(),
+                       file_name=f"{xds}-counts.csv", mime="text/csv", key="dl-counts", on_click="ignore")
     st.download_button("Download the long table (CSV)", lambda: long_csv(key, xds), file_name=f"{xds}-long.csv",
                        mime="text/csv", key="dl-long", on_click="ignore")
