@@ -9,6 +9,7 @@ counts on a set of samples only where it was evaluated on every one of them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -36,7 +37,7 @@ class Selection:
     samples: pd.DataFrame
     synthetic: bool
 
-    @property
+    @cached_property  # widgets call it per option: 31,250 options must not rebuild it each time
     def names(self) -> list[str]:
         return self.models["name"].fillna(self.models["model_id"]).astype(str).tolist()
 
