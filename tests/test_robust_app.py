@@ -257,3 +257,14 @@ def test_sweep_memo_computes_once_for_sessions_asking_together():
     with pytest.raises(InputError):
         memo.get_or_compute("j", boom)
     assert memo.get_or_compute("j", lambda: 5) == 5  # a failed computation leaves no stale waiter
+
+
+def test_the_apps_read_handle_caps_duckdb_memory(small_store, monkeypatch):
+    """The server's read handle lives as long as the server: DuckDB's cache must not grow
+    with every block a page ever read (LBE_APP_DUCKDB_MEMORY sets the cap)."""
+    from ui import shared_store
+
+    monkeypatch.setenv(shared_store.MEMORY_ENV, "300MB")
+    monkeypatch.setattr(shared_store, "_HANDLES", {})
+    store = shared_store.SharedStore(small_store)
+    assert store.sql("SELECT current_setting('memory_limit') AS m")["m"][0] == "286.1 MiB"

@@ -387,3 +387,15 @@ def test_import_mixing_known_and_new_samples_and_progress(tmp_path, rng):
         assert np.array_equal(st.matrix([1, 2], order), A)
         assert np.array_equal(st.extras([1, 2], order, fields=("confidence",))["confidence"], conf.astype(np.float32))
         assert st.known([0]).tolist() == [[True, True, False, False]]
+
+
+def test_limit_memory_caps_duckdb_and_refuses_a_non_size(tmp_path):
+    path = tmp_path / "s.duckdb"
+    with Store.create(path) as st:
+        st.insert_matrix(np.eye(3, dtype=np.uint8), ids("m", 3), ids("s", 3), dataset="d")
+    with Store.open(path) as st:
+        st.limit_memory("512MB")
+        assert st.cursor().execute("SELECT current_setting('memory_limit')").fetchone()[0] == "488.2 MiB"
+        with pytest.raises(InputError, match="not a size"):
+            st.limit_memory("512; DROP TABLE bits")
+        assert st.matrix().sum() == 3

@@ -68,6 +68,15 @@ _HANDLES: dict[str, tuple[float, Any]] = {}  # path -> (mtime when opened, read-
 _HANDLES_LOCK = threading.Lock()
 
 
+MEMORY_ENV = "LBE_APP_DUCKDB_MEMORY"
+
+
+def app_memory_limit() -> str:
+    """DuckDB's memory cap for the app's shared read handle: ``LBE_APP_DUCKDB_MEMORY`` (e.g.
+    ``4GB``), else 2GB (the server's whole budget at paper scale is 4 GB)."""
+    return os.environ.get(MEMORY_ENV, "").strip() or "2GB"
+
+
 def _current(path: Path):
     """The read-only handle of ``path``, reopened when the file changed on disk."""
     from lifelong_core.store import Store
@@ -82,6 +91,7 @@ def _current(path: Path):
         # old one is closed only when no call is running on it (we hold a read slot, and
         # other readers may too), so it is kept until the next write closes all handles.
         store = Store.open(path, read_only=True)
+        store.limit_memory(app_memory_limit())
         if held is not None:
             _RETIRED.append(held[1])
         _HANDLES[key] = (mtime, store)
