@@ -13,8 +13,9 @@ from lifelong_core.sortsearch import RULES
 from lifelong_core.workflows import arrivals
 from lifelong_core.workflows.budgets import single_budget_choices
 from ui import charts, data
-from ui.common import NO_DATA, download_table, input_errors, plain, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import download_table, input_errors, plain, provenance_note, query_default, show_chart, show_table, sync_query
 from ui.harness import lm_eval_section
+from ui.store_dataset import pick_dataset
 
 st.set_page_config(page_title="Evaluate something new", layout="wide")
 st.title("Evaluate something new")
@@ -26,13 +27,7 @@ st.markdown(
 )
 
 key = data.store_key()
-ov = data.overview(key)
-datasets = ov["datasets"]["dataset"].tolist()
-if not datasets:
-    st.info(NO_DATA)
-    st.stop()
-raw_ds = query_default("ds", datasets[0])
-dataset = st.sidebar.selectbox("Dataset", datasets, index=datasets.index(raw_ds) if raw_ds in datasets else 0, key="ds")
+dataset = pick_dataset()
 with input_errors():
     sel = data.selection(key, dataset, ())
 m, n = sel.A.shape
