@@ -41,13 +41,10 @@ tabs = st.tabs(TABS, key="tab", bind="query-params")
 # ------------------------------------------------------------------ insert_M
 with tabs[0]:
     if tabs[0].open:
-        methods = data.method_names()
         c = st.columns(2)
-        # The best measured estimator, with a 95% interval (README, "Estimators").
-        raw = query_default("search", "mirt" if "mirt" in methods else methods[0])
-        search = c[0].selectbox("Method", methods, index=methods.index(raw) if raw in methods else 0, key="search",
-                                help="midpoint/reference: Sort & Search threshold rules; copy-nearest: the baseline; "
-                                     "mirt, irt, neighbours: estimators with a 95% interval (issue 8)")
+        search = data.pick_method(c[0], "search", "midpoint/reference: Sort & Search threshold rules; copy-nearest: "
+                                                  "the baseline; mirt, irt, neighbours: estimators with a 95% interval "
+                                                  "(issue 8)")
         choices = single_budget_choices(n)
         raw_b = query_default("budget", 256 if 256 in choices else choices[len(choices) // 2], int)
         budget = c[1].selectbox("Budget n′ (samples to run the new model on)", choices,
