@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest_pages import ok, open_page
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -23,17 +25,7 @@ def store_env(demo_store_path, monkeypatch):
 
 
 def run(page: str, query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / page), default_timeout=240)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    at.run()
-    ok(at)
-    return at
-
-
-def ok(at: AppTest) -> None:
-    assert not at.exception, [e.message for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+    return open_page(page, query, no_error=True)
 
 
 def by_label(widgets, prefix: str):
