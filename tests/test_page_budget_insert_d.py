@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.workflows.selection import select
 
 from apptest_pages import open_page
+from tests.test_app_pages import make_tiny_store
 
 BUDGET = "pages/1_Budget_explorer.py"
 TAB = "New samples (insert_D)"
@@ -48,15 +48,7 @@ def test_insert_d_tab_domains_and_both_rankings(demo_store_path, monkeypatch):
 
 @pytest.mark.parametrize("m,n", [(2, 5), (3, 7)])
 def test_insert_d_tab_tiny_store_without_confidences(tmp_path, monkeypatch, m, n):
-    from lifelong_core.store import Store
-
-    path = tmp_path / "tiny.duckdb"
-    A = (np.random.default_rng(1).random((m, n)) < 0.6).astype(np.uint8)
-    with Store.create(path) as s:
-        s.add_dataset("tiny", "tiny synthetic", synthetic=True, source="test")
-        s.insert_matrix(A, pd.DataFrame({"model_id": [f"m{i}" for i in range(m)]}),
-                        pd.DataFrame({"sample_id": [f"s{j}" for j in range(n)], "dataset": "tiny",
-                                      "domain": ["a", "b"] * (n // 2) + ["a"] * (n % 2)}))
+    path = make_tiny_store(tmp_path / "tiny.duckdb", m, n)
     monkeypatch.setenv("LBE_STORE", str(path))
     at = run({"tab": TAB})
     if m < 3:
