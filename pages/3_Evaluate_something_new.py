@@ -13,8 +13,9 @@ from lifelong_core.sortsearch import RULES
 from lifelong_core.workflows import arrivals
 from lifelong_core.workflows.budgets import single_budget_choices
 from ui import charts, data
-from ui.common import NO_DATA, download_table, input_errors, plain, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import download_table, input_errors, plain, provenance_note, query_default, show_chart, show_table, sync_query
 from ui.harness import lm_eval_section
+from ui.store_dataset import pick_dataset
 
 st.set_page_config(page_title="Evaluate something new", layout="wide")
 st.title("Evaluate something new")
@@ -26,13 +27,7 @@ st.markdown(
 )
 
 key = data.store_key()
-ov = data.overview(key)
-datasets = ov["datasets"]["dataset"].tolist()
-if not datasets:
-    st.info(NO_DATA)
-    st.stop()
-raw_ds = query_default("ds", datasets[0])
-dataset = st.sidebar.selectbox("Dataset", datasets, index=datasets.index(raw_ds) if raw_ds in datasets else 0, key="ds")
+dataset = pick_dataset()
 with input_errors():
     sel = data.selection(key, dataset, ())
 m, n = sel.A.shape
@@ -46,13 +41,10 @@ tabs = st.tabs(TABS, key="tab", bind="query-params")
 # ------------------------------------------------------------------ insert_M
 with tabs[0]:
     if tabs[0].open:
-        methods = data.method_names()
         c = st.columns(2)
-        # The best measured estimator, with a 95% interval (README, "Estimators").
-        raw = query_default("search", "mirt" if "mirt" in methods else methods[0])
-        search = c[0].selectbox("Method", methods, index=methods.index(raw) if raw in methods else 0, key="search",
-                                help="midpoint/reference: Sort & Search threshold rules; copy-nearest: the baseline; "
-                                     "mirt, irt, neighbours: estimators with a 95% interval (issue 8)")
+        search = data.pick_method(c[0], "search", "midpoint/reference: Sort & Search threshold rules; copy-nearest: "
+                                                  "the baseline; mirt, irt, neighbours: estimators with a 95% interval "
+                                                  "(issue 8)")
         choices = single_budget_choices(n)
         raw_b = query_default("budget", 256 if 256 in choices else choices[len(choices) // 2], int)
         budget = c[1].selectbox("Budget n′ (samples to run the new model on)", choices,

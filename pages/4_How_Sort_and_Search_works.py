@@ -9,17 +9,13 @@ import streamlit as st
 from lifelong_core.sortsearch import RULES, dp_search
 from lifelong_core.workflows.teaching import prediction_after, walkthrough
 from ui import charts, data, studies
-from ui.common import NO_DATA, input_errors, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import input_errors, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.store_dataset import pick_dataset
 
 st.set_page_config(page_title="How Sort & Search works", layout="wide")
 st.title("How Sort & Search works")
 
 key = data.store_key()
-ov = data.overview(key)
-datasets = ov["datasets"]["dataset"].tolist()
-if not datasets:
-    st.info(NO_DATA)
-    st.stop()
 
 
 def pick(label, options, url_key, default, radio=False):
@@ -31,7 +27,7 @@ def pick(label, options, url_key, default, radio=False):
     return st.sidebar.selectbox(label, options, index=options.index(value), key=url_key)
 
 
-dataset = pick("Dataset", datasets, "ds", datasets[0])
+dataset = pick_dataset()
 MODES = ["new model (insert_M)", "new sample (insert_D)"]
 mode = pick("What arrives", MODES, "mode", MODES[0], radio=True)
 transpose = mode == MODES[1]

@@ -9,7 +9,8 @@ from lifelong_core.sortsearch import RULES
 from lifelong_core.workflows.budgets import budgets_within, default_budgets, single_budget_choices
 from lifelong_core.workflows.stream import pareto_front
 from ui import charts, data, studies
-from ui.common import NO_DATA, input_errors, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import input_errors, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.store_dataset import pick_dataset
 
 st.set_page_config(page_title="Stream", layout="wide")
 st.title("Stream")
@@ -21,14 +22,8 @@ st.markdown(
 )
 
 key = data.store_key()
-ov = data.overview(key)
-datasets = ov["datasets"]["dataset"].tolist()
-if not datasets:
-    st.info(NO_DATA)
-    st.stop()
 side = st.sidebar
-raw = query_default("ds", datasets[0])
-dataset = side.selectbox("Dataset", datasets, index=datasets.index(raw) if raw in datasets else 0, key="ds")
+dataset = pick_dataset()
 with input_errors():
     sel, note = data.bounded(key, dataset, ())
 m, n = sel.A.shape

@@ -34,7 +34,6 @@ from lifelong_core.workflows.budgets import budgets_within
 from lifelong_core.workflows.rankings import newest_estimated_counts
 from ui.categories import category_control
 from ui.common import (
-    NO_DATA,
     get_store,
     input_errors,
     provenance_note,
@@ -46,7 +45,8 @@ from ui.common import (
     url_index,
     url_sync_keys,
 )
-from ui.data import complete_counts, method_names, selection, store_key
+from ui.data import method_names, selection, store_key
+from ui.store_dataset import complete_counts, pick_dataset
 
 SOURCES = {
     "published": "VTAB-1k published figures",
@@ -291,19 +291,10 @@ truth = None
 own_intervals = None
 counts = None
 if source in ("store", "estimated"):
-    store = get_store()
-    datasets = store.datasets()
-    ds_names = datasets["dataset"].tolist()
-    if not ds_names:
-        st.info(NO_DATA)
-        st.stop()
-    ds_default = query_default("dataset", ds_names[0])
-    dataset = st.selectbox("Dataset", ds_names, index=ds_names.index(ds_default) if ds_default in ds_names else 0, key="dataset")
-    provenance_note(bool(datasets.set_index("dataset").loc[dataset, "synthetic"]), dataset)
+    dataset = pick_dataset("dataset", st)
+    provenance_note(dataset=dataset)
     if source == "store":
-        counts, dropped = complete_counts(store_key(), dataset)
-        if dropped:
-            st.caption(f"{len(dropped)} model(s) without a recorded prediction on every domain are left out.")
+        counts = complete_counts(dataset)
         st.caption(
             "Tasks are the store's domains, and every method here treats them as independent test sets, as the paper "
             "does for VTAB's tasks. Where domains render the same items (the demo's shifted domains are the same 800 "
@@ -318,7 +309,7 @@ if source in ("store", "estimated"):
         # dataset (a store whose datasets were run by different models has one such set per dataset).
         pool = sel.names
         ss_models = st.multiselect(
-            f"Models (evaluated on every sample of {dataset}: {len(pool)} of {len(store.models())} in the store)",
+            f"Models (evaluated on every sample of {dataset}: {len(pool)} of {len(get_store().models())} in the store)",
             pool, default=query_list("ss_models", pool, pool), key=f"ss_models:{dataset}",
             help="The newest of these by release order (models without one count as newest, in insertion order) play "
                  "the new models; the others are the cache Sort & Search learns from.",

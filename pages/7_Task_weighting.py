@@ -30,8 +30,6 @@ from lifelong_core.stats.hierarchical_views import category_stats_from_hierarchi
 from lifelong_core.stats.vtab import CATEGORIES, counts_from_leaderboard, load_published, published_table  # noqa: E402
 from ui.categories import category_control  # noqa: E402
 from ui.common import (  # noqa: E402
-    NO_DATA,
-    get_store,
     input_errors,
     plain,
     provenance_note,
@@ -43,7 +41,7 @@ from ui.common import (  # noqa: E402
     url_index,
     url_sync_keys,
 )
-from ui.data import complete_counts, store_key  # noqa: E402
+from ui.store_dataset import complete_counts, pick_dataset  # noqa: E402
 from ui.ternary import matplotlib_ternary, plotly_ternary  # noqa: E402
 
 SOURCES = {"published": "VTAB-1k published figures", "vtab": "VTAB-1k per-task leaderboard", "store": "This store",
@@ -124,20 +122,11 @@ elif source == "vtab":
         counts = counts_from_leaderboard().to_frame()
     available = list(dict.fromkeys(counts["category"]))
 elif source == "store":
-    store = get_store()
-    datasets = store.datasets()
-    names = datasets["dataset"].tolist()
-    if not names:
-        st.info(NO_DATA)
-        st.stop()
-    dataset = st.selectbox("Dataset", names, key="wdataset", index=url_index("wdataset", names, names[0]))
+    dataset = pick_dataset("wdataset", st)
     url_sync_keys("wdataset")
     source_name = dataset
-    provenance_note(bool(datasets.set_index("dataset").loc[dataset, "synthetic"]), dataset)
-    counts, dropped = complete_counts(store_key(), dataset)
-    if dropped:
-        st.caption(f"{len(dropped)} model(s) without a recorded prediction on every domain are left out.")
-    counts = category_control(counts, "wcatmap", need=3)
+    provenance_note(dataset=dataset)
+    counts = category_control(complete_counts(dataset), "wcatmap", need=3)
     available = list(dict.fromkeys(counts["category"]))
 else:
     up = st.file_uploader("counts.csv (model, task, category, correct, total)", type=["csv"], key="wupload")

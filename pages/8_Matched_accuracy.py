@@ -95,35 +95,33 @@ def _pct_axes(fig: go.Figure, x_title: str, y_title: str, x_pct: bool = False) -
     return fig
 
 
-def fig_accuracy(table: pd.DataFrame) -> go.Figure:
+def _model_lines(table: pd.DataFrame, lines: tuple, title: str, y_title: str) -> go.Figure:
+    """One line per ``(column, name, colour, dash)`` over the models in the table's order."""
     x = list(range(1, len(table) + 1))
     fig = go.Figure()
-    for col, name, colour, dash in (
+    for col, name, colour, dash in lines:
+        fig.add_trace(go.Scatter(x=x, y=table[col], name=name, mode="lines",
+                                 line=dict(color=colour, dash=dash, width=1.5), text=table["model"],
+                                 hovertemplate="%{text}<br>%{y:.1%}<extra>" + name + "</extra>"))
+    fig.update_layout(title=title)
+    return _pct_axes(fig, "model (sorted by increasing source accuracy)", y_title)
+
+
+def fig_accuracy(table: pd.DataFrame) -> go.Figure:
+    return _model_lines(table, (
         ("acc_source", "accuracy, source", BLUE, "solid"),
         ("acc_target", "accuracy, target", ORANGE, "solid"),
         ("matched_acc_source", "matched accuracy, source", BLUE, "dot"),
         ("matched_acc_target", "matched accuracy, target", ORANGE, "dot"),
-    ):
-        fig.add_trace(go.Scatter(x=x, y=table[col], name=name, mode="lines",
-                                 line=dict(color=colour, dash=dash, width=1.5), text=table["model"],
-                                 hovertemplate="%{text}<br>%{y:.1%}<extra>" + name + "</extra>"))
-    fig.update_layout(title="Accuracy and matched accuracy")
-    return _pct_axes(fig, "model (sorted by increasing source accuracy)", "accuracy")
+    ), "Accuracy and matched accuracy", "accuracy")
 
 
 def fig_gaps(table: pd.DataFrame) -> go.Figure:
-    x = list(range(1, len(table) + 1))
-    fig = go.Figure()
-    for col, name, colour, dash in (
+    return _model_lines(table, (
         ("acc_diff", "accuracy difference (source - target)", ORANGE, "solid"),
         ("matched_acc_diff", "matched accuracy difference", BLUE, "dot"),
         ("fraction_unmatched", "fraction unmatched", GREY, "dash"),
-    ):
-        fig.add_trace(go.Scatter(x=x, y=table[col], name=name, mode="lines",
-                                 line=dict(color=colour, dash=dash, width=1.5), text=table["model"],
-                                 hovertemplate="%{text}<br>%{y:.1%}<extra>" + name + "</extra>"))
-    fig.update_layout(title="Gaps and fraction unmatched")
-    return _pct_axes(fig, "model (sorted by increasing source accuracy)", "difference / fraction")
+    ), "Gaps and fraction unmatched", "difference / fraction")
 
 
 def fig_gaps_top(table: pd.DataFrame, n: int) -> go.Figure:

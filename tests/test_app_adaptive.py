@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest_pages import open_page
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "3_Evaluate_something_new.py")
 TAB = "Until sure (adaptive)"
@@ -33,12 +35,7 @@ def small_store(tmp_path_factory):
 
 
 def run(query: dict) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=300)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    return at
+    return open_page(PAGE, query, timeout=300)
 
 
 def test_round_trip(small_store, monkeypatch):

@@ -10,17 +10,14 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest_pages import open_page
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "3_Evaluate_something_new.py")
 
 
 def run(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=180)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    return at
+    return open_page(PAGE, query, timeout=180)
 
 
 @pytest.fixture()
@@ -29,13 +26,26 @@ def store_env(demo_store_path, monkeypatch):
     return demo_store_path
 
 
-def _truth(store_path: Path, model_row_name: str | None = None):
-    from lifelong_core.store import Store
+@pytest.fixture()
+def store_copy(tmp_path, demo_store_path, monkeypatch):
+    """A copy of the demo store for the page to write to."""
+    store = tmp_path / "copy.duckdb"
+    shutil.copy(demo_store_path, store)
+    monkeypatch.setenv("LBE_STORE", str(store))
+    return store
 
+
+def _digits(store_path: Path):
+    """The digits dataset's selection (the store also holds the leaderboard's models)."""
+    from lifelong_core.store import Store
     from lifelong_core.workflows.selection import select
 
     with Store.open(store_path, read_only=True) as s:
-        sel = select(s, "lifelong-digits")  # the store also holds the leaderboard's models
+        return select(s, "lifelong-digits")
+
+
+def _truth(store_path: Path):
+    sel = _digits(store_path)
     return sel.models, sel.samples, sel.A[:5]
 
 
@@ -43,13 +53,9 @@ def _fitted(store_path: Path, search: str, budget: int, seed: int = 0):
     # The page's fit: every model of the dataset, Sort by sum; the list it offers.
     from lifelong_core.methods import get_method
     from lifelong_core.sortsearch import compute_order
-    from lifelong_core.store import Store
 
-    from lifelong_core.workflows.selection import select
-
-    with Store.open(store_path, read_only=True) as s:
-        sel = select(s, "lifelong-digits")  # the store also holds the leaderboard's models
-        samples, A = sel.samples, sel.A
+    sel = _digits(store_path)
+    samples, A = sel.samples, sel.A
     method = get_method(search).fit(A, compute_order(A, "sum"))
     cols = method.select(A.shape[1], budget, np.random.default_rng(seed))
     return method, cols, samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
@@ -57,6 +63,18 @@ def _fitted(store_path: Path, search: str, budget: int, seed: int = 0):
 
 def _selected(store_path: Path, search: str, budget: int, seed: int = 0) -> list[str]:
     return _fitted(store_path, search, budget, seed)[2]
+
+
+def _upload_stored_row(store_path: Path, search: str, budget: int, row: int) -> tuple[AppTest, list[str]]:
+    """The page with ``search`` at ``budget`` given stored model ``row``'s results on the
+    samples it lists (a new model whose every result is known), and those sample ids."""
+    ids = _selected(store_path, search, budget)
+    _, samples, A = _truth(store_path)
+    truth = dict(zip(samples["sample_id"], A[row]))
+    csv = pd.DataFrame({"sample_id": ids, "correct": [int(truth[i]) for i in ids]}).to_csv(index=False).encode()
+    at = run({"search": search, "budget": str(budget)})
+    at.file_uploader[0].upload("results.csv", csv, "text/csv").run()
+    return at, ids
 
 
 def test_default_state_offers_the_sample_list(store_env):
@@ -120,27 +138,16 @@ def test_the_downloaded_list_with_a_result_column_added_is_accepted(store_env):
 
 
 def test_estimator_with_interval(store_env):
-    ids = _selected(store_env, "neighbours", 64)
-    _, samples, A = _truth(store_env)
-    truth = dict(zip(samples["sample_id"], A[1]))
-    csv = pd.DataFrame({"sample_id": ids, "correct": [int(truth[i]) for i in ids]}).to_csv(index=False).encode()
-    at = run({"search": "neighbours", "budget": "64"})
-    at.file_uploader[0].upload("r.csv", csv, "text/csv").run()
+    at, _ = _upload_stored_row(store_env, "neighbours", 64, row=1)
     assert not at.exception and not at.error
     labels = [m.label for m in at.metric]
     assert "95% interval" in labels
 
 
-def test_insert_marks_model_estimated(tmp_path, demo_store_path, monkeypatch):
-    store = tmp_path / "copy.duckdb"
-    shutil.copy(demo_store_path, store)
-    monkeypatch.setenv("LBE_STORE", str(store))
-    ids = _selected(store, "midpoint", 128)
+def test_insert_marks_model_estimated(store_copy):
+    store = store_copy
+    at, ids = _upload_stored_row(store, "midpoint", 128, row=2)
     _, samples, A = _truth(store)
-    truth = dict(zip(samples["sample_id"], A[2]))
-    csv = pd.DataFrame({"sample_id": ids, "correct": [int(truth[i]) for i in ids]}).to_csv(index=False).encode()
-    at = run({"search": "midpoint", "budget": "128"})
-    at.file_uploader[0].upload("r.csv", csv, "text/csv").run()
     at.text_input(key="new_name").set_value("my-new-model").run()
     at.button(key="insert_model").click().run()
     assert not at.exception, [e.message for e in at.exception]
@@ -161,13 +168,9 @@ def test_insert_marks_model_estimated(tmp_path, demo_store_path, monkeypatch):
 
 def test_new_samples_flow(store_env):
     from lifelong_core.methods import InsertD
-    from lifelong_core.store import Store
 
-    from lifelong_core.workflows.selection import select
-
-    with Store.open(store_env, read_only=True) as s:
-        sel = select(s, "lifelong-digits")  # the store also holds the leaderboard's models
-        models, samples, A = sel.models, sel.samples, sel.A
+    sel = _digits(store_env)
+    models, A = sel.models, sel.A
     rows = InsertD().fit(A).select(A.shape[0], 32, np.random.default_rng(0))
     # Two "new" samples: copies of stored samples 0 and 5000 under new ids.
     recs = []
@@ -194,19 +197,12 @@ def test_new_samples_reject_known_ids(store_env):
     assert len(at.error) == 1 and "already holds" in at.error[0].value
 
 
-def test_insert_into_locked_store_gives_one_sentence(tmp_path, demo_store_path, monkeypatch):
+def test_insert_into_locked_store_gives_one_sentence(store_copy):
     import subprocess
     import sys
 
-    store = tmp_path / "copy.duckdb"
-    shutil.copy(demo_store_path, store)
-    monkeypatch.setenv("LBE_STORE", str(store))
-    ids = _selected(store, "midpoint", 128)
-    _, samples, A = _truth(store)
-    truth = dict(zip(samples["sample_id"], A[3]))
-    csv = pd.DataFrame({"sample_id": ids, "correct": [int(truth[i]) for i in ids]}).to_csv(index=False).encode()
-    at = run({"search": "midpoint", "budget": "128"})
-    at.file_uploader[0].upload("r.csv", csv, "text/csv").run()
+    store = store_copy
+    at, _ = _upload_stored_row(store, "midpoint", 128, row=3)
     # Another process reading the store (e.g. a second app) keeps writers out.
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, duckdb; c = duckdb.connect(sys.argv[1], read_only=True); "
@@ -227,18 +223,13 @@ def test_insert_into_locked_store_gives_one_sentence(tmp_path, demo_store_path, 
         assert not s.models()["estimated"].astype(bool).any()
 
 
-def test_insert_new_samples_writes_only_real_evaluations(tmp_path, demo_store_path, monkeypatch):
+def test_insert_new_samples_writes_only_real_evaluations(store_copy):
     from lifelong_core.methods import InsertD
     from lifelong_core.store import Store
 
-    store = tmp_path / "copy.duckdb"
-    shutil.copy(demo_store_path, store)
-    monkeypatch.setenv("LBE_STORE", str(store))
-    from lifelong_core.workflows.selection import select
-
-    with Store.open(store, read_only=True) as s:
-        sel = select(s, "lifelong-digits")  # the store also holds the leaderboard's models
-        models, samples, A = sel.models, sel.samples, sel.A
+    store = store_copy
+    sel = _digits(store)
+    models, samples, A = sel.models, sel.samples, sel.A
     rows = InsertD().fit(A).select(A.shape[0], 16, np.random.default_rng(0))
     recs = [{"model_id": models["model_id"].iloc[r], "sample_id": "fresh-x", "correct": int(A[r, 7])} for r in rows]
     at = run({"tab": "New samples (insert_D)", "models_budget": "16"})

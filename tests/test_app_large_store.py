@@ -18,6 +18,8 @@ from streamlit.testing.v1 import AppTest
 
 from lifelong_core import limits
 
+from apptest_pages import open_page
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["app.py"] + [f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*.py"))]
 LIMIT_MB = 0.046  # 48 KB: below 60 x 3,000 one-byte entries
@@ -41,13 +43,7 @@ def env(big_store, monkeypatch):
 
 
 def run(page: str, query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / page), default_timeout=240)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    return at
+    return open_page(page, query, no_error=True)
 
 
 def texts(at: AppTest) -> str:

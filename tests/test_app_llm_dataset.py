@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest_pages import open_page
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
 
@@ -34,13 +36,7 @@ def store_env(llm_store, monkeypatch):
 
 
 def run(page: str, query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / page), default_timeout=300)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, (page, [e.message for e in at.exception])
-    assert not at.error, (page, [e.value for e in at.error])
-    return at
+    return open_page(page, query, timeout=300, no_error=True)
 
 
 def text(at: AppTest) -> str:

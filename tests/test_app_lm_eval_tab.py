@@ -20,6 +20,8 @@ from streamlit.testing.v1 import AppTest
 
 from lifelong_core.workflows import harness
 
+from apptest_pages import ok, open_page
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "3_Evaluate_something_new.py")
 TAB = "A new model with lm-eval"
@@ -45,17 +47,7 @@ def store(tmp_path, monkeypatch):
 
 
 def run(query: dict) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=180)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    ok(at)
-    return at
-
-
-def ok(at: AppTest) -> None:
-    assert not at.exception, [e.message for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+    return open_page(PAGE, query, timeout=180, no_error=True)
 
 
 def chosen(path: Path, budget: int, seed: int = 0) -> list[str]:

@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest_pages import ok, open_page
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -23,17 +25,7 @@ def store_env(demo_store_path, monkeypatch):
 
 
 def run(page: str, query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / page), default_timeout=240)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    at.run()
-    ok(at)
-    return at
-
-
-def ok(at: AppTest) -> None:
-    assert not at.exception, [e.message for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+    return open_page(page, query, no_error=True)
 
 
 def by_label(widgets, prefix: str):
@@ -254,14 +246,12 @@ def test_missing_store_gives_one_sentence(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------ tiny stores
-@pytest.fixture(scope="module", params=[(2, 5), (3, 7)], ids=["2x5", "3x7"])
-def tiny_store(request, tmp_path_factory):
+def make_tiny_store(path: Path, m: int, n: int) -> Path:
+    """A synthetic store of ``m`` models x ``n`` samples in two domains, no confidences."""
     import pandas as pd
 
     from lifelong_core.store import Store
 
-    m, n = request.param
-    path = tmp_path_factory.mktemp("tiny") / "tiny.duckdb"
     A = (np.random.default_rng(1).random((m, n)) < 0.6).astype(np.uint8)
     with Store.create(path) as s:
         s.add_dataset("tiny", "tiny synthetic", synthetic=True, source="test")
@@ -269,6 +259,11 @@ def tiny_store(request, tmp_path_factory):
                         pd.DataFrame({"sample_id": [f"s{j}" for j in range(n)], "dataset": "tiny",
                                       "domain": ["a", "b"] * (n // 2) + ["a"] * (n % 2)}))
     return path
+
+
+@pytest.fixture(scope="module", params=[(2, 5), (3, 7)], ids=["2x5", "3x7"])
+def tiny_store(request, tmp_path_factory):
+    return make_tiny_store(tmp_path_factory.mktemp("tiny") / "tiny.duckdb", *request.param)
 
 
 @pytest.mark.parametrize("page,query", [

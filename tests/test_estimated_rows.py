@@ -18,7 +18,8 @@ from lifelong_core.store import Store
 from lifelong_core.workflows.rankings import newest_estimated_counts
 from lifelong_core.workflows.selection import complete_counts, real_models, select
 
-ROOT = Path(__file__).resolve().parents[1]
+from apptest_pages import open_page
+
 FAKE = "estimated-perfect"
 N_REAL = 12
 
@@ -91,13 +92,7 @@ def test_every_workflow_that_scores_leaves_the_estimated_row_out(store_file):
 
 # ------------------------------------------------------------------ every page that scores
 def run(page: str, **query) -> AppTest:
-    at = AppTest.from_file(str(ROOT / page), default_timeout=240)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    return at
+    return open_page(page, query, no_error=True)
 
 
 def frames(at: AppTest) -> list[pd.DataFrame]:

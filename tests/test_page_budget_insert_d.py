@@ -2,33 +2,26 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.workflows.selection import select
 
-ROOT = Path(__file__).resolve().parents[1]
+from apptest_pages import open_page
+from tests.test_app_pages import make_tiny_store
+
 BUDGET = "pages/1_Budget_explorer.py"
 TAB = "New samples (insert_D)"
 
 
 def run(query: dict) -> AppTest:
-    at = AppTest.from_file(str(ROOT / BUDGET), default_timeout=240)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    return at
+    return open_page(BUDGET, query, no_error=True)
 
 
 def test_insert_d_tab_matches_engine(demo_store_path, monkeypatch):
     from lifelong_core.store import Store
-    from lifelong_core.studies.new_samples import domain_splits, new_sample_study, random_split
+    from lifelong_core.studies.new_samples import new_sample_study, random_split
 
     monkeypatch.setenv("LBE_STORE", str(demo_store_path))
     at = run({"tab": TAB, "ns_budgets": "8,32,128", "ns_rank": "sum", "ns_dom": "0", "seed": "2",
@@ -55,15 +48,7 @@ def test_insert_d_tab_domains_and_both_rankings(demo_store_path, monkeypatch):
 
 @pytest.mark.parametrize("m,n", [(2, 5), (3, 7)])
 def test_insert_d_tab_tiny_store_without_confidences(tmp_path, monkeypatch, m, n):
-    from lifelong_core.store import Store
-
-    path = tmp_path / "tiny.duckdb"
-    A = (np.random.default_rng(1).random((m, n)) < 0.6).astype(np.uint8)
-    with Store.create(path) as s:
-        s.add_dataset("tiny", "tiny synthetic", synthetic=True, source="test")
-        s.insert_matrix(A, pd.DataFrame({"model_id": [f"m{i}" for i in range(m)]}),
-                        pd.DataFrame({"sample_id": [f"s{j}" for j in range(n)], "dataset": "tiny",
-                                      "domain": ["a", "b"] * (n // 2) + ["a"] * (n % 2)}))
+    path = make_tiny_store(tmp_path / "tiny.duckdb", m, n)
     monkeypatch.setenv("LBE_STORE", str(path))
     at = run({"tab": TAB})
     if m < 3:
@@ -130,11 +115,8 @@ def test_estimated_vs_true_rank_agreement_band(demo_store_path, monkeypatch):
     from lifelong_core.workflows.sweeps import rank_agreement
 
     monkeypatch.setenv("LBE_STORE", str(demo_store_path))
-    at = AppTest.from_file(str(ROOT / "pages" / "2_Estimated_vs_true.py"), default_timeout=240)
-    for k, v in {"k": "50", "budgets": "16,64", "seed": "3", "search": "midpoint", "reps": "3"}.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception and not at.error
+    at = open_page("pages/2_Estimated_vs_true.py",
+                   {"k": "50", "budgets": "16,64", "seed": "3", "search": "midpoint", "reps": "3"}, no_error=True)
     with Store.open(demo_store_path, read_only=True) as s:
         A = select(s, "lifelong-digits").A
     tables = []

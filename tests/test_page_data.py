@@ -8,18 +8,14 @@ import io
 import zipfile
 from pathlib import Path
 
-import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.store import Store
 
+from apptest_pages import ok
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = "pages/9_Data.py"
-
-
-def ok(at: AppTest) -> None:
-    assert not at.exception, [e.message for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def app(store: Path, monkeypatch) -> AppTest:
@@ -33,21 +29,31 @@ def app(store: Path, monkeypatch) -> AppTest:
     return at
 
 
+def create_store(at: AppTest, path: Path) -> None:
+    """Create a new store at ``path`` on the page (which opens it)."""
+    at.text_input(key="create_path").set_value(str(path))
+    at.button(key="create_btn").click()
+    at.run()
+
+
+def import_file(at: AppTest, uploader: str, name: str, data: bytes, mime: str) -> None:
+    """Give the page's uploader ``uploader`` one file and press Import."""
+    at.file_uploader(key=uploader).set_value((name, data, mime))
+    at.run()
+    at.button(key="import_btn").click()
+    at.run()
+
+
 def test_create_import_and_see_it_on_the_budget_explorer(demo_store_path, tmp_path, monkeypatch):
     from user_store import own_eval_csv
 
     at = app(demo_store_path, monkeypatch)
     new = tmp_path / "mine.duckdb"
-    at.text_input(key="create_path").set_value(str(new))
-    at.button(key="create_btn").click()
-    at.run()
+    create_store(at, new)
     ok(at)
     assert new.exists() and any("Created and opened" in s.value for s in at.success)
     csv = own_eval_csv(tmp_path / "my_eval.csv")
-    at.file_uploader(key="up_long").set_value((csv.name, csv.read_bytes(), "text/csv"))
-    at.run()
-    at.button(key="import_btn").click()
-    at.run()
+    import_file(at, "up_long", csv.name, csv.read_bytes(), "text/csv")
     ok(at)
     assert any("imported 1260 predictions" in s.value for s in at.success), [s.value for s in at.success]
     with Store.open(new) as s:
@@ -68,10 +74,7 @@ def test_bad_upload_is_one_sentence_and_writes_nothing(user_store_path, tmp_path
     shutil.copy(user_store_path, store)
     before = store.stat().st_mtime_ns
     at = app(store, monkeypatch)
-    at.file_uploader(key="up_long").set_value(("bad.csv", b"model,sample,correct\nm1,s1,2\n", "text/csv"))
-    at.run()
-    at.button(key="import_btn").click()
-    at.run()
+    import_file(at, "up_long", "bad.csv", b"model,sample,correct\nm1,s1,2\n", "text/csv")
     assert not at.exception
     assert len(at.error) == 1 and "correct" in at.error[0].value and "\n" not in at.error[0].value
     with Store.open(store) as s:
@@ -90,15 +93,10 @@ def test_zip_of_lm_eval_runs_imports_every_model(tmp_path, monkeypatch, demo_sto
                 zf.write(f, f"out/{folder.name}/{f.name}")
     at = app(demo_store_path, monkeypatch)
     new = tmp_path / "llm.duckdb"
-    at.text_input(key="create_path").set_value(str(new))
-    at.button(key="create_btn").click()
-    at.run()
+    create_store(at, new)
     at.radio(key="fmt").set_value("lm-eval")
     at.run()
-    at.file_uploader(key="up_lm").set_value(("runs.zip", buf.getvalue(), "application/zip"))
-    at.run()
-    at.button(key="import_btn").click()
-    at.run()
+    import_file(at, "up_lm", "runs.zip", buf.getvalue(), "application/zip")
     ok(at)
     assert sum("imported 180 predictions" in s.value for s in at.success) == 3
     with Store.open(new) as s:
@@ -147,20 +145,12 @@ def test_inspect_logs_import_through_the_page(tmp_path, monkeypatch, demo_store_
     partial = next(p for p in log_dir.iterdir() if "_toy-partial_" in p.name)
     at = app(demo_store_path, monkeypatch)
     new = tmp_path / "inspect.duckdb"
-    at.text_input(key="create_path").set_value(str(new))
-    at.button(key="create_btn").click()
-    at.run()
+    create_store(at, new)
     at.radio(key="fmt").set_value("inspect")
     at.run()
-    at.file_uploader(key="up_inspect").set_value((partial.name, partial.read_bytes(), "application/octet-stream"))
-    at.run()
-    at.button(key="import_btn").click()
-    at.run()
+    import_file(at, "up_inspect", partial.name, partial.read_bytes(), "application/octet-stream")
     assert not at.exception and len(at.error) == 1 and "\n" not in at.error[0].value  # partial credit: refused
-    at.file_uploader(key="up_inspect").set_value((match.name, match.read_bytes(), "application/octet-stream"))
-    at.run()
-    at.button(key="import_btn").click()
-    at.run()
+    import_file(at, "up_inspect", match.name, match.read_bytes(), "application/octet-stream")
     ok(at)
     assert any("imported 8 predictions" in s.value for s in at.success), [s.value for s in at.success]
     with Store.open(new) as s:

@@ -11,6 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from lifelong_core.store import Store
 
+from apptest_pages import open_page
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "8_Matched_accuracy.py")
 
@@ -47,12 +49,7 @@ def toy_store(tmp_path, monkeypatch):
 
 
 def run_page(**query) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page(PAGE, query, timeout=120)
 
 
 def test_toy_store_all_models_default(toy_store):

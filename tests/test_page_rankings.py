@@ -11,6 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from lifelong_core.store import Store
 
+from apptest_pages import open_page
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "6_Rankings.py")
 
@@ -50,12 +52,7 @@ def use_store(toy_store, monkeypatch):
 
 
 def run_page(**query) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=180)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page(PAGE, query, timeout=180)
 
 
 def test_default_shows_published_vtab_figures_without_a_store(monkeypatch, tmp_path):

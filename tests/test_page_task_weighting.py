@@ -9,17 +9,14 @@ from streamlit.testing.v1 import AppTest
 
 from tests.test_page_rankings import make_store
 
+from apptest_pages import open_page
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "7_Task_weighting.py")
 
 
 def run_page(**query) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=180)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page(PAGE, query, timeout=180)
 
 
 def regions(at: AppTest):

@@ -6,18 +6,15 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from apptest_pages import open_page
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "4_How_Sort_and_Search_works.py")
 
 
 def run(monkeypatch, store, **query) -> AppTest:
     monkeypatch.setenv("LBE_STORE", str(store))
-    at = AppTest.from_file(PAGE, default_timeout=300)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page(PAGE, query, timeout=300)
 
 
 def test_theorem21_default_and_typed(demo_store_path, monkeypatch):

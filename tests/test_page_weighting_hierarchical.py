@@ -7,18 +7,14 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from apptest_pages import open_page
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "7_Task_weighting.py")
 
 
 def run_page(**query) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=300)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    return at
+    return open_page(PAGE, query, timeout=300, no_error=True)
 
 
 def regions(at: AppTest):

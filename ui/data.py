@@ -37,6 +37,15 @@ def method_names() -> list[str]:
     return available_methods(kind="model")
 
 
+def pick_method(container, url_key: str, help: str) -> str:
+    """A "Method" picker of :func:`method_names` whose value is the URL's ``url_key``; by
+    default ``mirt``, the best measured estimator, with a 95% interval (README, "Estimators")."""
+    methods = method_names()
+    raw = query_default(url_key, "mirt" if "mirt" in methods else methods[0])
+    return container.selectbox("Method", methods, index=methods.index(raw) if raw in methods else 0, key=url_key,
+                               help=help)
+
+
 class _Memo:
     """A small thread-safe LRU of results that are slow to compute and need a progress bar.
 

@@ -38,12 +38,9 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
         "chosen items through its `--samples` option, and its `--log_samples` output comes back here. The command "
         "line does the same: `lbe select ... --format lm-eval` and `lbe estimate --lm-eval OUT/<model dir>`."
     )
-    methods = data.method_names()
     c = st.columns(3)
-    raw = query_default("lm_search", "mirt" if "mirt" in methods else methods[0])
-    search = c[0].selectbox("Method", methods, index=methods.index(raw) if raw in methods else 0, key="lm_search",
-                            help="mirt, irt, neighbours give a 95% interval; midpoint/reference (Sort & Search) and "
-                                 "copy-nearest give none")
+    search = data.pick_method(c[0], "lm_search", "mirt, irt, neighbours give a 95% interval; midpoint/reference "
+                                                 "(Sort & Search) and copy-nearest give none")
     from lifelong_core.workflows.budgets import single_budget_choices
 
     choices = single_budget_choices(n)

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from lifelong_core.commands._common import add_source, check_out_dirs, write_csv
 from lifelong_core.errors import InputError
 from lifelong_core.io.matrix import load_index_list, load_matrix
 
@@ -48,9 +49,7 @@ def add_parser(subparsers) -> None:
         help="adaptive evaluation of one model until the 95%% interval is narrow enough (simulated on a stored row)",
         description=__doc__.splitlines()[0],
     )
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--matrix", help="0/1 matrix, rows = models: .npy, .npz, .csv or .parquet")
-    src.add_argument("--store", help="DuckDB store: the cache is a dataset's real models (with --lm-eval rounds)")
+    add_source(p, "DuckDB store: the cache is a dataset's real models (with --lm-eval rounds)")
     p.add_argument("--dataset", metavar="D", help="with --store: the dataset (default: the store's only one)")
     p.add_argument("--lm-eval", dest="lm_eval", action="append", metavar="PATH",
                    help="with --store --next: an earlier round's lm_eval --log_samples run (repeat for every round)")
@@ -90,9 +89,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--results goes with --next FILE (a real model's round trip); --row simulates instead.")
     if args.until_halfwidth is not None and not 0 < args.until_halfwidth < 1:
         raise InputError(f"--until-halfwidth {args.until_halfwidth} must be a fraction in (0, 1) (0.01 = 1 point).")
-    for path, what in ((args.out, "--out"), (args.next, "--next")):
-        if path is not None and not Path(path).resolve().parent.is_dir():
-            raise InputError(f"{what} directory {Path(path).parent} does not exist.")
+    check_out_dirs((args.out, "--out"), (args.next, "--next"))
     cache = None
     if args.store is not None:
         from lifelong_core.store import Store
@@ -134,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
                      max_round=args.max_round)
     if args.row is not None:
         res = method.simulate(A[args.row], args.seed, **rounds_kw)
-        _write(pd.DataFrame([r.__dict__ for r in res.rounds], columns=list(COLUMNS)), args.out, "--out")
+        write_csv(pd.DataFrame([r.__dict__ for r in res.rounds], columns=list(COLUMNS)), args.out, "--out")
         e = res.estimate
         ci = f"[{e.lo:.4f}, {e.hi:.4f}]" if e.lo is not None else "(no interval)"
         print(f"row {args.row}: {len(res.columns)} of {n} samples in {len(res.rounds)} rounds, stopped on "
@@ -142,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
               f"{float(A[args.row].mean()):.4f} (simulated evaluation)")
         return 0
     prog = advance(method.sampler(), results, args.seed, **rounds_kw)
-    _write(pd.DataFrame([r.__dict__ for r in prog.rounds], columns=list(COLUMNS)), args.out, "--out")
+    write_csv(pd.DataFrame([r.__dict__ for r in prog.rounds], columns=list(COLUMNS)), args.out, "--out")
     nxt = prog.next_columns if prog.next_columns is not None else np.empty(0, dtype=np.int64)
     if cache is not None:
         if len(nxt):
@@ -150,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         elif Path(args.next).exists():
             Path(args.next).unlink()  # no next round: a stale list must not be run again
     else:
-        _write(pd.DataFrame({"column": np.asarray(nxt, dtype=np.int64)}), args.next, "--next")
+        write_csv(pd.DataFrame({"column": np.asarray(nxt, dtype=np.int64)}), args.next, "--next")
     state = (f"stopped on {prog.stopped}" if prog.next_columns is None
              else f"next: round {len(prog.rounds) + 1}, {len(nxt)} samples in {args.next}")
     est = ""
@@ -185,10 +182,3 @@ def _read_results(path: str, n: int) -> dict[int, int]:
         i = int(np.argmax(col.duplicated().to_numpy()))
         raise InputError(f"--results file {path} row {i + 1} repeats column {int(col.iloc[i])}.")
     return {int(c): int(v) for c, v in zip(col, correct[0])}
-
-
-def _write(df: pd.DataFrame, path: str, what: str) -> None:
-    try:
-        df.to_csv(path, index=False)
-    except OSError as exc:
-        raise InputError(f"cannot write {what} file {path} ({exc.strerror or exc}).") from None

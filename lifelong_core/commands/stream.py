@@ -22,11 +22,10 @@ meta-test stream). regret.csv: method, position, model_row, error, reference_err
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
+from lifelong_core.commands._common import add_source, check_out_dirs, store_selection, write_csv
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch.search import SAMPLING
 
@@ -34,9 +33,7 @@ from lifelong_core.sortsearch.search import SAMPLING
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("stream", help="Nevis'22 protocol on a stream of models: choose early, score late",
                               description=__doc__.splitlines()[0].replace("``", ""))
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--matrix", help="0/1 matrix, rows = models: .npy, .npz, .csv or .parquet")
-    src.add_argument("--store", help="a store: its real models of one dataset, in release order")
+    add_source(p, "a store: its real models of one dataset, in release order")
     p.add_argument("--dataset", help="with --store: the dataset (default: the store's only one)")
     p.add_argument("--release-order", metavar="FILE",
                    help="with --matrix: 0-based row indices in release order, one per line (default: row order)")
@@ -76,23 +73,10 @@ def _load(args) -> tuple[np.ndarray, np.ndarray]:
         return A, order
     if args.release_order is not None:
         raise InputError("--release-order goes with --matrix; a store brings its release order.")
-    from lifelong_core.store import Store
-    from lifelong_core.workflows.selection import select
     from lifelong_core.workflows.sortsets import release_rows
 
-    if not Path(args.store).exists():
-        raise InputError(f"store {args.store} does not exist.")
-    with Store.open(args.store, read_only=True) as st:
-        names = st.datasets()["dataset"].tolist()
-        dataset = args.dataset
-        if dataset is None:
-            if len(names) != 1:
-                raise InputError(f"the store holds {len(names)} datasets; name one with --dataset ({', '.join(names)}).")
-            dataset = names[0]
-        elif dataset not in names:
-            raise InputError(f"dataset {dataset!r} is not in the store ({', '.join(names)}).")
-        sel = select(st, dataset)
-    return sel.A, release_rows(sel.models)
+    with store_selection(args.store, args.dataset) as (_, sel):
+        return sel.A, release_rows(sel.models)
 
 
 def _list(text: str) -> list[str]:
@@ -116,30 +100,21 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"--samplings entry {s!r} is not one of {', '.join(SAMPLING)}.")
     if args.reference is not None and args.reference not in methods:
         raise InputError(f"--reference {args.reference!r} is not among --methods.")
-    for path, flag in ((args.out, "--out"), (args.front, "--front"), (args.per_model, "--per-model"),
-                       (args.regret, "--regret")):
-        if path is not None and not Path(path).resolve().parent.is_dir():
-            raise InputError(f"{flag} directory {Path(path).parent} does not exist.")
+    check_out_dirs((args.out, "--out"), (args.front, "--front"), (args.per_model, "--per-model"),
+                   (args.regret, "--regret"))
     A, order = _load(args)
     budgets = parse_budgets(args.budgets) if args.budgets is not None else list(power_budgets(A.shape[1]))
     res = stream_protocol(A, order, methods=methods, budgets=budgets, samplings=samplings,
                           train_fraction=args.train_fraction, inner_fraction=args.inner_fraction, error=args.error,
                           seed=args.seed)
-    _write(res.configs, args.out, "--out")
+    write_csv(res.configs, args.out, "--out")
     if args.front:
-        _write(res.front, args.front, "--front")
+        write_csv(res.front, args.front, "--front")
     if args.per_model:
-        _write(res.per_model, args.per_model, "--per-model")
+        write_csv(res.per_model, args.per_model, "--per-model")
     if args.regret:
         chosen = sorted(res.per_model["budget"].unique())
         b = args.regret_budget if args.regret_budget is not None else int(chosen[len(chosen) // 2])
         ref = args.reference or ("reference" if "reference" in methods else methods[0])
-        _write(regret(res.per_model, b, ref, args.error), args.regret, "--regret")
+        write_csv(regret(res.per_model, b, ref, args.error), args.regret, "--regret")
     return 0
-
-
-def _write(df: pd.DataFrame, path: str, flag: str) -> None:
-    try:
-        df.to_csv(path, index=False)
-    except OSError as exc:
-        raise InputError(f"cannot write {flag} file {path} ({exc.strerror or exc}).") from None

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from lifelong_core.commands._common import add_source, check_out_dirs, write_csv
 from lifelong_core.errors import InputError
 from lifelong_core.io.matrix import load_float_matrix, load_index_list
 from lifelong_core.limits import check_seed
@@ -47,9 +47,7 @@ def add_parser(subparsers) -> None:
         help="Sort & Search budget sweep (MAE, E_agg, kappa, correlations per budget)",
         description=__doc__.splitlines()[0],
     )
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--matrix", help="0/1 matrix, rows = models: .npy, .npz, .csv or .parquet")
-    src.add_argument("--store", help="DuckDB store; rows are its models in model_idx order")
+    add_source(p, "DuckDB store; rows are its models in model_idx order")
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--sort-rows", metavar="FILE", help="0-based row indices used for Sort, one per line")
     who.add_argument("--sort-models", metavar="K", type=int, help="use K rows drawn at random (--seed) for Sort")
@@ -112,13 +110,6 @@ def parse_budgets(text: str) -> list[int]:
     return out
 
 
-def _write(df: pd.DataFrame, path: str, what: str) -> None:
-    try:
-        df.to_csv(path, index=False)
-    except OSError as exc:
-        raise InputError(f"cannot write {what} file {path} ({exc.strerror or exc}).") from None
-
-
 def run(args: argparse.Namespace) -> int:
     if args.search not in available_methods():
         raise InputError(f"unknown --search {args.search!r}; available: {', '.join(available_methods())}.")
@@ -128,9 +119,7 @@ def run(args: argparse.Namespace) -> int:
         args.threads = os.cpu_count() or 1
     if args.threads < 1:
         raise InputError(f"--threads {args.threads} must be at least 1.")
-    for path, what in ((args.out, "--out"), (args.per_model, "--per-model")):
-        if path is not None and not Path(path).resolve().parent.is_dir():
-            raise InputError(f"{what} directory {Path(path).parent} does not exist.")
+    check_out_dirs((args.out, "--out"), (args.per_model, "--per-model"))
     if args.engine == "dask":
         _check_dask_options(args)
     if args.decompose and args.search not in THRESHOLD_RULES:
@@ -213,16 +202,17 @@ def _table_columns(table: pd.DataFrame) -> list[str]:
 
 
 def _write_outputs(result, args: argparse.Namespace) -> None:
-    _write(result.table[_table_columns(result.table)], args.out, "--out")
+    write_csv(result.table[_table_columns(result.table)], args.out, "--out")
     if args.per_model is not None:
-        _write(result.per_model[_per_model_columns(result.per_model)], args.per_model, "--per-model")
+        write_csv(result.per_model[_per_model_columns(result.per_model)], args.per_model, "--per-model")
 
 
 def _write_repeats(results: list, args: argparse.Namespace) -> None:
     """Per-repeat rows: the contract's columns, then ``repeat`` (0, 1, ...)."""
-    _write(pd.concat([r.table[_table_columns(r.table)].assign(repeat=i) for i, r in enumerate(results)],
-                     ignore_index=True),
-           args.out, "--out")
+    write_csv(pd.concat([r.table[_table_columns(r.table)].assign(repeat=i) for i, r in enumerate(results)],
+                        ignore_index=True),
+              args.out, "--out")
     if args.per_model is not None:
-        _write(pd.concat([r.per_model[_per_model_columns(r.per_model)].assign(repeat=i) for i, r in enumerate(results)],
-                         ignore_index=True), args.per_model, "--per-model")
+        write_csv(pd.concat([r.per_model[_per_model_columns(r.per_model)].assign(repeat=i)
+                             for i, r in enumerate(results)], ignore_index=True),
+                  args.per_model, "--per-model")

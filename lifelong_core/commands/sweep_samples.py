@@ -25,8 +25,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import pandas as pd
 
+from lifelong_core.commands._common import add_source, check_out_dirs, store_selection, write_csv
 from lifelong_core.errors import InputError
 from lifelong_core.methods.registry import THRESHOLD_RULES
 from lifelong_core.sortsearch.search import SAMPLING
@@ -35,9 +35,7 @@ from lifelong_core.sortsearch.search import SAMPLING
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("sweep-samples", help="insert_D sweep: MAE vs model budget m' for new samples",
                               description=__doc__.splitlines()[0].replace("``", ""))
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--matrix", help="0/1 matrix, rows = models: .npy, .npz, .csv or .parquet")
-    src.add_argument("--store", help="a store; its real (not estimated) models and one dataset's samples")
+    add_source(p, "a store; its real (not estimated) models and one dataset's samples")
     p.add_argument("--dataset", help="with --store: the dataset (default: the store's only one)")
     p.add_argument("--confidence", metavar="C", help="with --matrix: confidence of the true class, same shape")
     p.add_argument("--sample-domains", metavar="FILE", help="with --matrix: one domain per line, one line per column")
@@ -98,22 +96,9 @@ def _load(args, ranks: list[str]):
         return A, conf, doms
     if args.confidence is not None or args.sample_domains is not None:
         raise InputError("--confidence and --sample-domains go with --matrix; a store brings its own.")
-    from lifelong_core.store import Store
-    from lifelong_core.workflows.selection import select, selection_confidence
+    from lifelong_core.workflows.selection import selection_confidence
 
-    if not Path(args.store).exists():
-        raise InputError(f"store {args.store} does not exist.")
-    with Store.open(args.store, read_only=True) as st:
-        names = st.datasets()["dataset"].tolist()
-        dataset = args.dataset
-        if dataset is None:
-            if len(names) != 1:
-                raise InputError(f"the store holds {len(names)} datasets; name one with --dataset ({', '.join(names)}).")
-            dataset = names[0]
-        elif dataset not in names:
-            raise InputError(f"dataset {dataset!r} is not in the store ({', '.join(names)}).")
-        # The app's rule: real (not estimated) models evaluated on every sample of the dataset.
-        sel = select(st, dataset)
+    with store_selection(args.store, args.dataset) as (st, sel):
         conf = selection_confidence(st, sel, range(len(sel.models))) if "confidence" in ranks else None
     return sel.A, conf, sel.samples["domain"].astype(str).tolist()
 
@@ -125,10 +110,8 @@ def run(args: argparse.Namespace) -> int:
 
     splits_wanted = _names(args.split, SPLITS, "--split")
     ranks = _names(args.rank, SORTS, "--rank")
-    for path, flag in ((args.out, "--out"), (args.fits, "--fits"), (args.rankings, "--rankings"),
-                       (args.per_sample, "--per-sample")):
-        if path is not None and not Path(path).resolve().parent.is_dir():
-            raise InputError(f"{flag} directory {Path(path).parent} does not exist.")
+    check_out_dirs((args.out, "--out"), (args.fits, "--fits"), (args.rankings, "--rankings"),
+                   (args.per_sample, "--per-sample"))
     budgets = parse_budgets(args.budgets) if args.budgets is not None else None
     A, conf, doms = _load(args, ranks)
     if "confidence" in ranks and conf is None:
@@ -141,19 +124,11 @@ def run(args: argparse.Namespace) -> int:
     splits = make_splits(A.shape[1], doms, splits_wanted, args.new_fraction, args.seed, held)
     study = new_sample_study(A, splits, budgets, sorts=ranks, confidence=conf, sampling=args.sampling,
                              search=args.search, seed=args.seed)
-    _write(study.curves, args.out, "--out")
+    write_csv(study.curves, args.out, "--out")
     if args.fits:
-        _write(study.fits, args.fits, "--fits")
+        write_csv(study.fits, args.fits, "--fits")
     if args.rankings:
-        _write(study.rankings, args.rankings, "--rankings")
+        write_csv(study.rankings, args.rankings, "--rankings")
     if args.per_sample:
-        _write(study.per_sample, args.per_sample, "--per-sample")
+        write_csv(study.per_sample, args.per_sample, "--per-sample")
     return 0
-
-
-def _write(df: pd.DataFrame, path: str, flag: str) -> None:
-    try:
-        df.to_csv(path, index=False)
-    except OSError as exc:
-        raise InputError(f"cannot write {flag} file {path} ({exc.strerror or exc}).") from None
-

@@ -159,15 +159,8 @@ def _load_npy(p: Path, what: str) -> np.ndarray:
     check_npy_header(p, what)
     try:
         return np.load(p, allow_pickle=False)
-    except ValueError as exc:
-        if "pickle" in str(exc).lower():
-            raise InputError(
-                f"{what} file {_name(p)} holds pickled Python objects, which are never loaded "
-                "(allow_pickle=False); save a numeric array instead."
-            ) from None
-        raise InputError(f"{what} file {_name(p)} is not a readable .npy array ({exc}).") from None
-    except (OSError, EOFError) as exc:
-        raise InputError(f"{what} file {_name(p)} is not a readable .npy array ({exc}).") from None
+    except (ValueError, OSError, EOFError) as exc:
+        raise _unreadable(exc, p, what, ".npy array") from None
 
 
 def _load_npz(p: Path, what: str, key: str | None) -> np.ndarray:
@@ -188,15 +181,18 @@ def _load_npz(p: Path, what: str, key: str | None) -> np.ndarray:
             return z[key]
     except InputError:
         raise
-    except ValueError as exc:
-        if "pickle" in str(exc).lower():
-            raise InputError(
-                f"{what} file {_name(p)} holds pickled Python objects, which are never loaded "
-                "(allow_pickle=False); save a numeric array instead."
-            ) from None
-        raise InputError(f"{what} file {_name(p)} is not a readable .npz archive ({exc}).") from None
-    except (OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise InputError(f"{what} file {_name(p)} is not a readable .npz archive ({exc}).") from None
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise _unreadable(exc, p, what, ".npz archive") from None
+
+
+def _unreadable(exc: Exception, p: Path, what: str, kind: str) -> InputError:
+    """The sentence for a ``kind`` file NumPy could not load; pickled objects are named as such."""
+    if isinstance(exc, ValueError) and "pickle" in str(exc).lower():
+        return InputError(
+            f"{what} file {_name(p)} holds pickled Python objects, which are never loaded "
+            "(allow_pickle=False); save a numeric array instead."
+        )
+    return InputError(f"{what} file {_name(p)} is not a readable {kind} ({exc}).")
 
 
 def _is_number(token: str) -> bool:

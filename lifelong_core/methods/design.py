@@ -29,10 +29,11 @@ import numpy as np
 from scipy import stats
 
 from lifelong_core.errors import InputError
+from lifelong_core.methods.base import check_fitted
 from lifelong_core.sortsearch.search import check_budget
 
-__all__ = ["AccuracyInterval", "difference_estimate", "difference_estimate_at", "strata_bounds",
-           "stratified_positions"]
+__all__ = ["AccuracyInterval", "StratifiedAlongOrder", "difference_estimate", "difference_estimate_at",
+           "strata_bounds", "stratified_positions"]
 
 
 def strata_bounds(n: int, budget: int) -> np.ndarray:
@@ -65,6 +66,24 @@ def stratified_positions(n: int, budget: int, rng: np.random.Generator) -> np.nd
     rank_in_stratum = np.arange(n) - np.repeat(edges[:-1], sizes)
     chosen = by_key[rank_in_stratum < np.repeat(take, sizes)]
     return np.sort(chosen)
+
+
+class StratifiedAlongOrder:
+    """The fitted order and ``select`` of the estimators that sample with
+    :func:`stratified_positions` along the cache's easy -> hard order (``mirt``,
+    ``mirt-cv``, ``neighbours``); their ``fit`` calls :meth:`_set_order`."""
+
+    def _set_order(self, order: np.ndarray) -> None:
+        self.order_ = np.asarray(order, dtype=np.int64)
+        # rank_[j]: sample j's position in the order, which the strata of the estimator cut.
+        self.rank_ = np.empty_like(self.order_)
+        self.rank_[self.order_] = np.arange(len(self.order_))
+
+    def select(self, n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
+        check_fitted(self, "order_")
+        if n != len(self.order_):
+            raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
+        return np.sort(self.order_[stratified_positions(n, budget, rng)])
 
 
 def _strata_of(ranks: np.ndarray, n: int, budget: int) -> tuple[np.ndarray, np.ndarray]:

@@ -30,7 +30,7 @@ from scipy.special import expit
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods.base import Estimate, check_fitted, check_observations
-from lifelong_core.methods.design import difference_estimate_at, stratified_positions
+from lifelong_core.methods.design import StratifiedAlongOrder, difference_estimate_at
 
 
 def check_cache(A_sort: np.ndarray, order: np.ndarray) -> np.ndarray:
@@ -142,13 +142,13 @@ def map_ability(
     return theta, df
 
 
-class MIRTEstimator:
+class MIRTEstimator(StratifiedAlongOrder):
     """Sample-level prediction from a multidimensional IRT model of the cache.
 
-    Selection: stratified random along the cache order (``base``). Per-sample prediction:
+    Selection: stratified random along the cache order (``design``). Per-sample prediction:
     the evaluated samples carry their observed result; every other sample is predicted
     correct when ``P(correct) >= 0.5`` under the new model's MAP ability. Accuracy: the
-    model-assisted difference estimator with a 95% stratified interval (``base``).
+    model-assisted difference estimator with a 95% stratified interval (``design``).
     """
 
     name = "mirt"
@@ -165,9 +165,7 @@ class MIRTEstimator:
 
     def fit(self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None) -> "MIRTEstimator":
         A = check_cache(A_sort, order)
-        self.order_ = np.asarray(order, dtype=np.int64)
-        self.rank_ = np.empty_like(self.order_)
-        self.rank_[self.order_] = np.arange(len(self.order_))
+        self._set_order(order)
         self.item_ = fit_item_model(A, k=self.k, iters=self.iters, item_ridge=self.item_ridge)
         return self
 
@@ -189,17 +187,9 @@ class MIRTEstimator:
         n = len(item.d)
         if order.shape != (n,) or not np.array_equal(np.sort(order), np.arange(n)):
             raise InputError(f"the sample order must be a permutation of the {n} sample columns.")
-        self.order_ = order
-        self.rank_ = np.empty_like(order)
-        self.rank_[order] = np.arange(n)
+        self._set_order(order)
         self.item_ = item
         return self
-
-    def select(self, n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
-        check_fitted(self, "order_")
-        if n != len(self.order_):
-            raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
-        return np.sort(self.order_[stratified_positions(n, budget, rng)])
 
     def predict_proba(self, positions: np.ndarray, observed: np.ndarray) -> tuple[np.ndarray, float]:
         """P(correct) for every sample, and the effective parameter count of the fit."""

@@ -20,7 +20,7 @@ from scipy.special import logsumexp
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods.base import Estimate, check_fitted, check_observations
-from lifelong_core.methods.design import stratified_positions
+from lifelong_core.methods.design import StratifiedAlongOrder
 from lifelong_core.methods.irt import check_cache, finish
 
 
@@ -31,7 +31,7 @@ def _loglik(agree: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
     return agree * np.log1p(-eps) + dis * np.log(eps), eps
 
 
-class NeighboursEstimator:
+class NeighboursEstimator(StratifiedAlongOrder):
     """Posterior-weighted mixture of cache models (see module docstring).
 
     Accuracy: the model-assisted difference estimator; its interval width comes from exact
@@ -52,16 +52,8 @@ class NeighboursEstimator:
         # A float copy of the cache is fitted state, so that each estimate's weighted
         # average of rows is one matrix-vector product with O(n + m) working memory.
         self.A_float_ = A.astype(np.float32)
-        self.order_ = np.asarray(order, dtype=np.int64)
-        self.rank_ = np.empty_like(self.order_)
-        self.rank_[self.order_] = np.arange(len(self.order_))
+        self._set_order(order)
         return self
-
-    def select(self, n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
-        check_fitted(self, "order_")
-        if n != len(self.order_):
-            raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
-        return np.sort(self.order_[stratified_positions(n, budget, rng)])
 
     def estimate(self, positions: np.ndarray, observed: np.ndarray) -> Estimate:
         check_fitted(self, "order_")

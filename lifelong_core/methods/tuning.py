@@ -35,7 +35,7 @@ from scipy.special import expit
 from lifelong_core.errors import InputError
 from lifelong_core.methods.adaptive import IRTPredictor, ThresholdPredictor
 from lifelong_core.methods.base import Estimate
-from lifelong_core.methods.design import stratified_positions
+from lifelong_core.methods.design import StratifiedAlongOrder, stratified_positions
 from lifelong_core.methods.base import check_fitted, check_observations
 from lifelong_core.methods.irt import MIRTEstimator, check_cache, finish, fit_item_model, map_ability
 from lifelong_core.sortsearch.search import rule_thresholds
@@ -149,7 +149,7 @@ def _score_irt(B: np.ndarray, folds: list[np.ndarray], draws: list, k: int, ridg
     return float(np.mean(errs))
 
 
-class TunedEstimator:
+class TunedEstimator(StratifiedAlongOrder):
     """``mirt`` with ``k`` and the ridge cross-validated on the Sort models (:func:`tune`),
     or Sort & Search's threshold prediction where that predicts better (small caches).
 
@@ -170,9 +170,7 @@ class TunedEstimator:
 
     def fit(self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None) -> "TunedEstimator":
         A = check_cache(A_sort, order)
-        self.order_ = np.asarray(order, dtype=np.int64)
-        self.rank_ = np.empty_like(self.order_)
-        self.rank_[self.order_] = np.arange(len(self.order_))
+        self._set_order(order)
         # A given tuning (e.g. chosen on a whole store) skips the cross-validation.
         self.tuning_ = self.tuning if self.tuning is not None else tune(A, seed=self.seed)
         if self.tuning_.kind == "irt":
@@ -183,12 +181,6 @@ class TunedEstimator:
             self.mirt_ = None
             self.predictor_ = ThresholdPredictor(self.order_, float(A.mean()))
         return self
-
-    def select(self, n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
-        check_fitted(self, "order_")
-        if n != len(self.order_):
-            raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
-        return np.sort(self.order_[stratified_positions(n, budget, rng)])
 
     def estimate(self, positions: np.ndarray, observed: np.ndarray) -> Estimate:
         check_fitted(self, "order_")

@@ -329,19 +329,26 @@ def canonical_json(value: Any, source: str, row: int) -> str:
     return text
 
 
+def _id_table(table: pd.DataFrame, what: str, fields: tuple[str, ...], named: tuple[str, ...],
+              source: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``table`` with a fresh index, and the output frame holding its checked ``<what>_id``
+    column. One sentence for a missing id column or a column outside ``fields`` (the
+    sentence lists ``named``)."""
+    id_col = f"{what}_id"
+    cols = list(table.columns)
+    if id_col not in cols:
+        raise InputError(f"{source} has no column '{id_col}' (columns found: {', '.join(map(str, cols)) or 'none'}).")
+    unknown = [c for c in cols if c not in (id_col,) + fields]
+    if unknown:
+        raise InputError(f"{source} has unknown column {unknown[0]!r}; {what} columns are {id_col}, {', '.join(named)}.")
+    table = table.reset_index(drop=True)
+    return table, pd.DataFrame({id_col: _ids(table[id_col], what, source)})
+
+
 def normalize_models(models, source: str) -> pd.DataFrame:
     """Model ids (a sequence) or a table with ``model_id`` and optional model fields."""
     if isinstance(models, pd.DataFrame):
-        cols = list(models.columns)
-        if "model_id" not in cols:
-            raise InputError(f"{source} has no column 'model_id' (columns found: {', '.join(map(str, cols)) or 'none'}).")
-        unknown = [c for c in cols if c not in ("model_id",) + MODEL_FIELDS]
-        if unknown:
-            raise InputError(
-                f"{source} has unknown column {unknown[0]!r}; model columns are model_id, {', '.join(MODEL_FIELDS)}."
-            )
-        models = models.reset_index(drop=True)
-        out = pd.DataFrame({"model_id": _ids(models["model_id"], "model", source)})
+        models, out = _id_table(models, "model", MODEL_FIELDS, MODEL_FIELDS, source)
         for c in ("name", "family"):
             if c in models:
                 out[c] = text_column(models[c], c, source, required=False)
@@ -373,16 +380,7 @@ def normalize_samples(samples, source: str, dataset: str | None) -> pd.DataFrame
     """Sample ids (a sequence) or a table with ``sample_id`` and optional sample fields."""
     check_name(dataset, "dataset name")
     if isinstance(samples, pd.DataFrame):
-        cols = list(samples.columns)
-        if "sample_id" not in cols:
-            raise InputError(f"{source} has no column 'sample_id' (columns found: {', '.join(map(str, cols)) or 'none'}).")
-        unknown = [c for c in cols if c not in ("sample_id",) + SAMPLE_FIELDS]
-        if unknown:
-            raise InputError(
-                f"{source} has unknown column {unknown[0]!r}; sample columns are sample_id, {', '.join(SAMPLE_FIELDS[:-1])}."
-            )
-        samples = samples.reset_index(drop=True)
-        out = pd.DataFrame({"sample_id": _ids(samples["sample_id"], "sample", source)})
+        samples, out = _id_table(samples, "sample", SAMPLE_FIELDS, SAMPLE_FIELDS[:-1], source)
         for c in ("dataset", "domain"):
             if c in samples:
                 out[c] = text_column(samples[c], c, source)

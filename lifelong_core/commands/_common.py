@@ -1,0 +1,61 @@
+"""What several commands share: the ``--matrix | --store`` choice, output files, a store's dataset.
+
+Not a command (it is not in ``cli.COMMAND_MODULES``). Like the commands, it imports the
+store only inside the function that needs it, so ``--help`` does not load DuckDB.
+"""
+
+from __future__ import annotations
+
+import argparse
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import pandas as pd
+
+from lifelong_core.errors import InputError
+
+
+def add_source(p: argparse.ArgumentParser, store_help: str) -> None:
+    """The required choice between a matrix file (``--matrix``) and a store (``--store``)."""
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--matrix", help="0/1 matrix, rows = models: .npy, .npz, .csv or .parquet")
+    src.add_argument("--store", help=store_help)
+
+
+def check_out_dirs(*outputs: tuple[str | None, str]) -> None:
+    """Each ``(path, flag)`` output's folder exists (``path`` None: not asked for).
+
+    Checked before any data is read, so a typo costs no computation.
+    """
+    for path, flag in outputs:
+        if path is not None and not Path(path).resolve().parent.is_dir():
+            raise InputError(f"{flag} directory {Path(path).parent} does not exist.")
+
+
+def write_csv(df: pd.DataFrame, path: str, flag: str) -> None:
+    """``df`` to the CSV file ``path`` set by ``flag``; a failed write is one sentence."""
+    try:
+        df.to_csv(path, index=False)
+    except OSError as exc:
+        raise InputError(f"cannot write {flag} file {path} ({exc.strerror or exc}).") from None
+
+
+@contextmanager
+def store_selection(store: str, dataset: str | None) -> Iterator[tuple[object, object]]:
+    """``(store, selection)``: the store open read-only and the app's selection of ``dataset``
+    (default: the store's only one): its real (not estimated) models evaluated on every sample."""
+    from lifelong_core.store import Store
+    from lifelong_core.workflows.selection import select
+
+    if not Path(store).exists():
+        raise InputError(f"store {store} does not exist.")
+    with Store.open(store, read_only=True) as st:
+        names = st.datasets()["dataset"].tolist()
+        if dataset is None:
+            if len(names) != 1:
+                raise InputError(f"the store holds {len(names)} datasets; name one with --dataset ({', '.join(names)}).")
+            dataset = names[0]
+        elif dataset not in names:
+            raise InputError(f"dataset {dataset!r} is not in the store ({', '.join(names)}).")
+        yield st, select(st, dataset)

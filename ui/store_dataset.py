@@ -1,0 +1,33 @@
+"""One dataset of the open store, as the pages take it: the dataset picker and the complete counts.
+
+The choice lives in the URL like every other control; a store with no dataset yet stops
+the page with the one ``NO_DATA`` sentence instead of an empty picker.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from ui import data
+from ui.common import NO_DATA, url_index
+
+
+def pick_dataset(url_key: str = "ds", container=None) -> str:
+    """The dataset chosen in a select box (in ``container``, default the sidebar) whose
+    value is the URL's ``url_key``, else the store's first dataset."""
+    datasets = data.overview(data.store_key())["datasets"]["dataset"].tolist()
+    if not datasets:
+        st.info(NO_DATA)
+        st.stop()
+    box = st.sidebar if container is None else container
+    return box.selectbox("Dataset", datasets, index=url_index(url_key, datasets, datasets[0]), key=url_key)
+
+
+def complete_counts(dataset: str) -> pd.DataFrame:
+    """Per-domain counts of the models evaluated on every domain of ``dataset``
+    (``ui.data.complete_counts``), with a caption naming how many were left out."""
+    counts, dropped = data.complete_counts(data.store_key(), dataset)
+    if dropped:
+        st.caption(f"{len(dropped)} model(s) without a recorded prediction on every domain are left out.")
+    return counts
