@@ -29,8 +29,10 @@ store: $(STORE)
 run: store
 	$(VPY) -m ui.serve --server.headless true --browser.gatherUsageStats false
 
+# Two workers: the browser smoke tests and the AppTest pages keep both cores busy; tests
+# that share a server or a store copy it or start their own (free port, tmp_path).
 test: store
-	$(VPY) -m pytest -q
+	$(VPY) -m pytest -q -n 2 --dist worksteal
 
 # Demo- and laptop-scale benchmarks, one after another (about 25 minutes); numbers go to
 # benchmarks/results/ and the README. The paper-scale run needs ~20 GB of disk and ~15 GB of RAM.
