@@ -1,7 +1,8 @@
 """Every page on a store built the way a user builds one (``tests/user_store.py``: lm-eval
 runs without groups, a second dataset evaluated by other models, no confidences or
-labels), and on the bundled demo: no exception, no error box, the store's own provenance
-and no demo text; and every widget of every page round-trips through the URL."""
+labels): no exception, no error box, the store's own provenance and no demo text; and
+every widget of every page round-trips through the URL. The same pages on the demo store
+are the browser smoke test's and the per-page tests' (tests/test_page_*.py, test_app_pages.py)."""
 
 from __future__ import annotations
 
@@ -62,15 +63,6 @@ def test_page_on_a_user_store(page, query, user_store_path, monkeypatch):
     # Pages that read the store say which data they show, from the store's own metadata.
     if "published" not in query.values() and not page.endswith("9_Data.py"):
         assert "lm\\-eval" in shown or "my\\-eval" in shown or "lm-eval" in shown, f"{page}: no provenance"
-
-
-@pytest.mark.parametrize("page,query", VARIANTS, ids=IDS)
-def test_page_on_the_demo(page, query, demo_store_path, monkeypatch):
-    if page.endswith("8_Matched_accuracy.py"):
-        pytest.skip("covered with the demo store by tests/test_page_matched_accuracy.py (matching 440 models)")
-    query = {k: v for k, v in query.items() if k != "wcatmap" and not (k == "dataset" and v == "my-eval")}
-    at = run(page, demo_store_path, query, monkeypatch)
-    ok(at)
 
 
 def _raw_other(w):
