@@ -26,7 +26,7 @@ from lifelong_core.matching.store_pair import (
     model_names,
     read_samples,
 )
-from lifelong_core.workflows.selection import real_models
+from lifelong_core.workflows.selection import recorded_models
 from ui.common import NO_DATA, get_store, input_errors, plain, query_default, query_list, show_chart, show_table, store_path, sync_query
 
 ALL = "All models"
@@ -275,13 +275,16 @@ if unlabeled:
     st.stop()
 
 models_df = store.models()
-# Names over every model, as the comparison names them; only real models are offered.
-real = set(real_models(models_df)["model_idx"].astype(int))
-row_of = {nm: int(i) for nm, i in zip(model_names(models_df), models_df["model_idx"]) if int(i) in real}
+# Names over every model, as the comparison names them; only real models recorded on both
+# sides are offered (another dataset's models have nothing to compare here).
+with input_errors():
+    both = (set(recorded_models(store, src_ds, src_dom or None)["model_idx"].astype(int))
+            & set(recorded_models(store, tgt_ds, tgt_dom or None)["model_idx"].astype(int)))
+row_of = {nm: int(i) for nm, i in zip(model_names(models_df), models_df["model_idx"]) if int(i) in both}
 names = list(row_of)
 if not names:
-    st.info("The store holds only rows inserted as estimated (predictions, not evaluations); matched accuracy "
-            "needs evaluated models.")
+    st.info("No evaluated model of this store has predictions on both the source and the target samples (rows "
+            "inserted as estimated are predictions, not evaluations, and are left out).")
     st.stop()
 model_default = query_default("model", ALL)
 options = [ALL] + names

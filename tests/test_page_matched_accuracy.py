@@ -123,6 +123,8 @@ def test_demo_default_is_the_replication_pair_for_all_models(demo_store):
     with Store.open(demo_store) as st:
         n_models = st.counts("lifelong-digits")["model"].nunique()
     assert len(table) == n_models  # every digits model has predicted labels and confidences
+    # Only models recorded on both sides are offered: not the leaderboard's language models.
+    assert len(at.selectbox(key="match-model").options) == 1 + n_models
     assert table["acc_source"].is_monotonic_increasing
     assert ((table["fraction_unmatched"] >= 0) & (table["fraction_unmatched"] <= 1)).all()
     labels = [m.label for m in at.metric]

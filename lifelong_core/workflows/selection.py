@@ -42,6 +42,15 @@ class Selection:
         return self.models["name"].fillna(self.models["model_id"]).astype(str).tolist()
 
 
+def recorded_models(store, dataset: str, domains=None) -> pd.DataFrame:
+    """The real models (rows of ``store.models()``) with at least one recorded prediction on
+    the samples of ``dataset`` in ``domains`` (None = all): a store holding several datasets
+    must not offer one dataset's models for another's comparison."""
+    real = real_models(store.models())
+    counts = store.counts(dataset=dataset, domains=domains, models=real["model_idx"].to_numpy(dtype=np.int64))
+    return real[real["model_id"].isin(set(counts["model"]))]
+
+
 def select(store, dataset: str, domains: tuple[str, ...] = ()) -> Selection:
     """Every real model's 0/1 row on the samples of ``dataset`` restricted to ``domains``
     (``()`` = every domain); models not run on every chosen sample are left out."""
