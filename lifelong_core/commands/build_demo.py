@@ -96,6 +96,12 @@ def build_store(store: Path, source: Path = DEFAULT_SOURCE, *, force: bool = Fal
             )
             if llm is not None:
                 summary = {**summary, "llm": leaderboard.insert(st, llm_source, llm)}
+            # The lifelong state (Sort state, mirt item parameters) is kept in the store, as
+            # `state --refresh` keeps it, so no page sorts or fits the cache when it opens.
+            from lifelong_core.workflows import lifelong_state
+
+            for ds in st.datasets()["dataset"]:
+                lifelong_state.refresh(st, str(ds))
         for p in _stale_paths(store)[1:]:
             p.unlink(missing_ok=True)
         os.replace(tmp, store)
