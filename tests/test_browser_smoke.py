@@ -157,8 +157,9 @@ PAGES += [
     ("rankings_vtab_hierarchical", "Rankings?source=vtab"),
     ("weighting_vtab_hierarchical", "Task_weighting?wsource=vtab&wstats=hierarchical"),
     ("stream_nevis_protocol", "Stream?np_methods=midpoint,reference,copy-nearest"),
-    ("teaching_simulation_study", "How_Sort_and_Search_works?sim=1"),
 ]
+# The teaching page's simulation study (?sim=1) runs under AppTest only
+# (tests/test_page_teaching_papers.py): it is the slowest view and draws the same chart types.
 
 
 def _check_page(base, browser, name, path, shot):
