@@ -90,6 +90,17 @@ def test_every_workflow_that_scores_leaves_the_estimated_row_out(store_file):
         assert set(est["model"]) == set(true["model"]) == {"model-09", "model-10", "model-11"}
 
 
+def test_info_summary_scores_evaluated_models_only_and_marks_the_estimated_row(store_file):
+    with Store.open(store_file) as s:
+        summary = s.summary()
+        real = s.counts("toy", models=real_models(s.models())["model_idx"].to_numpy())
+    ds = summary["datasets"].set_index("dataset").loc["toy"]
+    assert ds["models"] == N_REAL
+    assert ds["accuracy"] == round(real["correct"].sum() / real["total"].sum(), 4)
+    mdl = summary["models"].set_index("name")
+    assert bool(mdl.loc[FAKE, "estimated"]) and not mdl.drop(FAKE)["estimated"].any()
+
+
 # ------------------------------------------------------------------ every page that scores
 def run(page: str, **query) -> AppTest:
     return open_page(page, query, no_error=True)

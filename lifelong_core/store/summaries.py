@@ -107,10 +107,12 @@ class StoreSummaries:
         """Counts for ``info`` and the app's home page: tables ``datasets`` (dataset,
         synthetic, domains, samples, models, entries, accuracy, description), ``domains``
         (dataset, domain, category, samples, models, entries, accuracy) and ``models``
-        (model_idx, model_id, name, family, entries, correct, accuracy). ``entries`` counts
-        recorded predictions; ``models`` counts models with at least one."""
+        (model_idx, model_id, name, family, estimated, entries, correct, accuracy). ``entries``
+        counts recorded predictions; ``models`` counts models with at least one. The dataset
+        and domain rows count evaluated models only: a row inserted as *estimated* is a
+        prediction, and its accuracy would pass for a result."""
         mdl = self._df(
-            "SELECT m.model_idx, m.model_id, m.name, m.family, "
+            "SELECT m.model_idx, m.model_id, m.name, m.family, m.estimated, "
             "coalesce(sum(CASE WHEN b.known IS NULL THEN k.length ELSE bit_count(b.known::BIT) END), 0)::BIGINT AS entries, "
             "coalesce(sum(bit_count(b.correct::BIT)), 0)::BIGINT AS correct "
             "FROM models m LEFT JOIN bits b USING (model_idx) LEFT JOIN blocks k USING (block_id) "
@@ -118,7 +120,7 @@ class StoreSummaries:
         )
         mdl["accuracy"] = (mdl["correct"] / mdl["entries"].where(mdl["entries"] > 0)).round(4)
         doms = self.domains().rename(columns={"n_samples": "samples"})
-        cnt = self.counts()
+        cnt = self.counts(models=mdl.loc[~mdl["estimated"].astype(bool), "model_idx"].to_numpy(dtype=np.int64))
         keys = ["dataset", "domain"]
         if len(cnt):
             # counts() names a task dataset/domain only when domain names collide.
@@ -141,4 +143,4 @@ class StoreSummaries:
             df["accuracy"] = (df["correct"] / df["entries"].where(df["entries"] > 0)).round(4)
         dsets = dsets[["dataset", "synthetic", "domains", "samples", "models", "entries", "accuracy", "description"]]
         doms = doms[["dataset", "domain", "category", "samples", "models", "entries", "accuracy"]]
-        return {"datasets": dsets, "domains": doms, "models": mdl[["model_idx", "model_id", "name", "family", "entries", "correct", "accuracy"]]}
+        return {"datasets": dsets, "domains": doms, "models": mdl[["model_idx", "model_id", "name", "family", "estimated", "entries", "correct", "accuracy"]]}
