@@ -8,6 +8,7 @@ Figs. 6, 9, 10).
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping, Sequence
 
@@ -97,7 +98,8 @@ def budget_lines(
             ))
         fig.add_trace(go.Scatter(
             x=part["budget"], y=part[y], mode="lines+markers", name=name,
-            line=dict(color=colour), hovertemplate=f"{name}<br>n′=%{{x}}<br>{y_title or y}=%{{y:.4f}}<extra></extra>",
+            line=dict(color=colour),
+            hovertemplate=f"{html.escape(str(name), quote=False)}<br>n′=%{{x}}<br>{y_title or y}=%{{y:.4f}}<extra></extra>",
         ))
         fit = (fits or {}).get(str(key) if series is not None else "")
         if fit is not None and getattr(fit, "ok", False) and len(part):
@@ -309,7 +311,7 @@ def rank_position(
         err = dict(type="data", symmetric=False, array=[max(hi - new_acc, 0)], arrayminus=[max(new_acc - lo, 0)], color=PALETTE[1])
     fig.add_trace(go.Scatter(x=[rank], y=[new_acc], mode="markers", name=new_name, error_y=err,
                              marker=dict(size=13, color=PALETTE[1], symbol="star"),
-                             hovertemplate=f"{new_name}<br>rank %{{x}}<br>estimated %{{y:.3f}}<extra></extra>"))
+                             hovertemplate=f"{html.escape(str(new_name), quote=False)}<br>rank %{{x}}<br>estimated %{{y:.3f}}<extra></extra>"))
     fig.update_layout(title=title, xaxis_title="rank (1 = best)", yaxis_title="accuracy", height=380,
                       margin=dict(t=50, b=10), legend=dict(orientation="h", y=-0.25))
     return fig

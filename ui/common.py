@@ -7,6 +7,7 @@ them to the screen (docs/ARCHITECTURE.md, "The app side").
 
 from __future__ import annotations
 
+import html
 import io
 import os
 import re
@@ -14,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -204,8 +206,40 @@ def download_matplotlib(fig, name: str, formats: Sequence[str] = ("png", "pdf"))
         )
 
 
+def _escape_strings(values):
+    """``values`` with every string HTML-escaped (plotly renders tags in labels and hover
+    text); numbers, None and nested sequences keep their shape."""
+    if isinstance(values, str):
+        return html.escape(values, quote=False)
+    if isinstance(values, np.ndarray):
+        return np.vectorize(_escape_strings, otypes=[object])(values) if values.dtype.kind in "OUS" and values.size else values
+    if isinstance(values, (list, tuple)):
+        return type(values)(_escape_strings(v) for v in values)
+    return values
+
+
+def plain_figure(fig):
+    """``fig`` with the store's text shown as text: names, labels and hover text of every
+    trace and the axes' tick labels are escaped, so a model called ``<b>x</b>`` (or one
+    carrying a link) is drawn as typed. Templates and titles are the app's own and kept.
+    Works on a copy: a cached figure shown again must not be escaped twice."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(fig)
+    for trace in fig.data:
+        for attr in ("name", "text", "customdata", "x", "y", "labels", "ids", "hovertext"):
+            value = getattr(trace, attr, None) if attr in trace else None
+            if value is not None:
+                trace[attr] = _escape_strings(value if not isinstance(value, tuple) else list(value))
+    fig.for_each_xaxis(lambda ax: ax.update(ticktext=_escape_strings(list(ax.ticktext))) if ax.ticktext else None)
+    fig.for_each_yaxis(lambda ax: ax.update(ticktext=_escape_strings(list(ax.ticktext))) if ax.ticktext else None)
+    return fig
+
+
 def show_chart(fig, name: str) -> None:
-    """Render a plotly figure with its download button underneath."""
+    """Render a plotly figure (store text escaped, :func:`plain_figure`) with its download
+    button underneath."""
+    fig = plain_figure(fig)
     st.plotly_chart(fig, width="stretch", key=f"chart-{_slug(name)}")
     download_figure(fig, name)
 
