@@ -42,9 +42,7 @@ tabs = st.tabs(TABS, key="tab", bind="query-params")
 with tabs[0]:
     if tabs[0].open:
         c = st.columns(2)
-        search = data.pick_method(c[0], "search", "midpoint/reference: Sort & Search threshold rules; copy-nearest: "
-                                                  "the baseline; mirt, irt, neighbours: estimators with a 95% interval "
-                                                  "(issue 8)")
+        search = data.pick_method(c[0], "search")
         choices = single_budget_choices(n)
         raw_b = query_default("budget", 256 if 256 in choices else choices[len(choices) // 2], int)
         budget = c[1].selectbox("Budget n′ (samples to run the new model on)", choices,

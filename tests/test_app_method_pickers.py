@@ -34,6 +34,12 @@ def test_every_picker_offers_a_registered_method(page, query, key):
     assert TINY in at.selectbox(key=key).options
 
 
+def test_the_pickers_help_lists_a_registered_method():
+    at = run("3_Evaluate_something_new.py", search="midpoint")
+    text = at.selectbox(key="search").help
+    assert TINY in text and "midpoint" in text and "copy-nearest" in text and "issue" not in text
+
+
 def test_a_registered_method_runs_on_the_budget_explorer():
     at = run("1_Budget_explorer.py", search=TINY, k="50", budgets="16,64")
     assert at.selectbox(key="search").value == TINY

@@ -37,13 +37,33 @@ def method_names() -> list[str]:
     return available_methods(kind="model")
 
 
-def pick_method(container, url_key: str, help: str) -> str:
+BASELINES = ("copy-nearest",)
+
+
+def method_help() -> str:
+    """What the registered methods are, for a picker's help: read from the registry, so a
+    method registered later is listed too."""
+    methods = method_names()
+    rules = [m for m in methods if is_threshold_rule(m)]
+    base = [m for m in methods if m in BASELINES]
+    rest = [m for m in methods if m not in rules and m not in base]
+    parts = []
+    if rules:
+        parts.append(f"{', '.join(rules)}: Sort & Search threshold rules (Prabhu et al., 2024, §3.2), no interval")
+    if base:
+        parts.append(f"{', '.join(base)}: the CopyNearest&Expand baseline (§4.2), no interval")
+    if rest:
+        parts.append(f"{', '.join(rest)}: estimators (the built-in ones give a 95% interval; README, \"Estimators\")")
+    return "; ".join(parts)
+
+
+def pick_method(container, url_key: str) -> str:
     """A "Method" picker of :func:`method_names` whose value is the URL's ``url_key``; by
     default ``mirt``, the best measured estimator, with a 95% interval (README, "Estimators")."""
     methods = method_names()
     raw = query_default(url_key, "mirt" if "mirt" in methods else methods[0])
     return container.selectbox("Method", methods, index=methods.index(raw) if raw in methods else 0, key=url_key,
-                               help=help)
+                               help=method_help())
 
 
 class _Memo:
@@ -241,7 +261,7 @@ def _pick(container, label: str, options: list, url_key: str, default, **kw):
     return container.selectbox(label, options, index=options.index(value), key=url_key, **kw)
 
 
-def sweep_controls(budgets_default: list[int] | None = None, search_methods: list[str] | None = None,
+def sweep_controls(budgets_default: list[int] | None = None,
                    default_k: int = 100, repeats: bool = False) -> tuple[SweepConfig, Selection]:
     """Render the sidebar shared by the Sort & Search pages; values live in the URL.
 
@@ -289,10 +309,9 @@ def sweep_controls(budgets_default: list[int] | None = None, search_methods: lis
                      help="uniform: the centre of each of n′ equal strata of the order; random: uniformly at "
                           "random; reference: the published code's grid, which skips the easy end when n′ "
                           "does not divide n")
-    methods = search_methods or method_names()
+    methods = method_names()
     search = _pick(side, "Search rule / estimator", methods, "search", methods[0],
-                   help="midpoint and reference are threshold rules (§3.2); copy-nearest is the baseline; "
-                        "the others estimate with a 95% interval (issue 8)")
+                   help=method_help())
     choices = budget_choices(n)
     wanted = budgets_within(budgets_default or (), n) or default_budgets(n)
     budgets = side.multiselect(

@@ -39,8 +39,7 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
         "line does the same: `lbe select ... --format lm-eval` and `lbe estimate --lm-eval OUT/<model dir>`."
     )
     c = st.columns(3)
-    search = data.pick_method(c[0], "lm_search", "mirt, irt, neighbours give a 95% interval; midpoint/reference "
-                                                 "(Sort & Search) and copy-nearest give none")
+    search = data.pick_method(c[0], "lm_search")
     from lifelong_core.workflows.budgets import single_budget_choices
 
     choices = single_budget_choices(n)

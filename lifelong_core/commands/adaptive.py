@@ -1,4 +1,4 @@
-"""Evaluate a model adaptively until the 95% interval is narrow enough (issue 17).
+"""Evaluate a model adaptively until the 95% interval is narrow enough.
 
 Two modes, the same design, estimator and stopping rule
 (:mod:`lifelong_core.methods.adaptive`):

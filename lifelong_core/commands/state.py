@@ -1,4 +1,4 @@
-"""``state``: show or refresh the lifelong state kept in a store (issue 13).
+"""``state``: show or refresh the lifelong state kept in a store (Sort state, mirt parameters).
 
 ``python -m lifelong_core state --store S`` lists, per dataset, the kept Sort state (Sort
 set size, samples, whether an import is not reflected) and the kept ``mirt`` parameters
