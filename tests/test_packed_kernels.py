@@ -17,12 +17,14 @@ from lifelong_core.bits import (
     from_vertical,
     ones_before,
     pack_rows,
+    packed_bits_at,
     row_totals,
     to_vertical,
     unpack_rows,
     word_prefix,
 )
 from lifelong_core.sortsearch.kernels import boundary_counts, sweep_cuts
+from lifelong_core.sortsearch.search import rule_thresholds, rule_thresholds_packed
 
 
 def _random(rng, rows, n, p=None):
@@ -138,3 +140,31 @@ def test_bad_inputs_raise_one_sentence():
         SortedCounter(np.arange(10), np.array([3, 2]), 10)
     with pytest.raises(InputError, match="sorted, unique"):
         SortedCounter(np.arange(10), np.array([0, 11]), 10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 90), st.integers(0, 40), st.integers(0, 2**32 - 1),
+       st.sampled_from(["reference", "midpoint"]), st.sampled_from([1, 2, 3, 8192]))
+def test_byte_table_thresholds_equal_the_running_sum_rule(rows, k, extra, seed, rule, block):
+    # Ties (long 0/1 alternations), all-wrong and all-right rows are where a first-maximiser
+    # scan goes wrong; a low or high p makes them common.
+    rng = np.random.default_rng(seed)
+    n = k + extra
+    positions = np.sort(rng.choice(n, k, replace=False))
+    obs = _random(rng, rows, k, p=rng.choice([0.0, 0.5, 1.0, rng.random()]))
+    if rows > 1:
+        obs[0] = np.arange(k) % 2  # S_j = 1, 0, 1, 0, ...: every odd j ties
+    packed = np.packbits(obs, axis=1, bitorder="little")
+    assert np.array_equal(rule_thresholds_packed(rule, positions, packed, n, block=block),
+                          rule_thresholds(rule, positions, obs, n))
+
+
+@settings(max_examples=40, deadline=None)
+@given(shapes, st.sampled_from([8, 16, 1 << 15]))
+def test_packed_bits_at_is_bits_at_packed(shape, block):
+    rows, n, seed = shape
+    rng = np.random.default_rng(seed)
+    S = SortOrder(rng.permutation(n), n).sorted_rows(pack_rows(_random(rng, rows, n)))
+    pos = np.sort(rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False))
+    assert np.array_equal(packed_bits_at(S, pos, block=block),
+                          np.packbits(bits_at(S, pos), axis=1, bitorder="little"))

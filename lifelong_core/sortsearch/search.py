@@ -138,6 +138,64 @@ def rule_thresholds(rule: str, positions: np.ndarray, observed: np.ndarray, n: i
     raise InputError(f"unknown threshold rule {rule!r}; use one of {', '.join(RULES)}.")
 
 
+def _byte_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each byte of packed observations (little bit order): the running sum
+    ``S_j = sum(2 a - 1)`` over its first j = 1..8 bits at its maximum (``best``), the
+    first j - 1 reaching it (``arg``), and ``best - S_8`` (``best_less_total``)."""
+    bits = (np.arange(256)[:, None] >> np.arange(8)) & 1
+    run = np.cumsum(2 * bits - 1, axis=1)
+    best = run.max(axis=1)
+    return best.astype(np.int32), run.argmax(axis=1).astype(np.int64), (best - run[:, -1]).astype(np.int32)
+
+
+_BEST, _ARG, _BEST_LESS_TOTAL = _byte_tables()
+_TOTAL = (_BEST - _BEST_LESS_TOTAL).astype(np.int32)
+
+
+def rule_thresholds_packed(rule: str, positions: np.ndarray, packed: np.ndarray, n: int,
+                           block: int = 1 << 13) -> np.ndarray:
+    """:func:`rule_thresholds` on packed observations (``bits.packed_bits_at``), equal to
+    it for every input.
+
+    Both rules need the first maximiser of the running sum ``S_j`` (j >= 1) and its value.
+    A byte of observations moves ``S`` by a fixed total and reaches its own maximum at a
+    fixed bit, so the scan runs over bytes through 256-entry tables: the maximum within
+    byte b is ``S`` before it plus the byte's ``best``, and the first byte reaching the
+    row's maximum holds the first maximiser. One pass over k/8 bytes instead of k
+    entries, ``block`` bytes of prefix sums at a time (bounded memory). Padding bits past
+    k are zero and only lower ``S`` after the last observation, so they never maximise.
+    """
+    positions = np.asarray(positions, dtype=np.int64)
+    k = len(positions)
+    P = np.atleast_2d(packed)
+    rows = P.shape[0]
+    if rule not in RULES:
+        raise InputError(f"unknown threshold rule {rule!r}; use one of {', '.join(RULES)}.")
+    if k == 0 or rows == 0:
+        return rule_thresholds(rule, positions, np.zeros((rows, k), dtype=np.uint8), n)
+    r = np.arange(rows)
+    carry = np.zeros(rows, dtype=np.int32)
+    best = np.full(rows, np.iinfo(np.int32).min, dtype=np.int32)
+    at_byte = np.zeros(rows, dtype=np.int64)
+    for a in range(0, P.shape[1], block):
+        B = P[:, a : a + block]
+        before = np.cumsum(_TOTAL[B], axis=1, dtype=np.int32)  # S after each byte
+        before += _BEST_LESS_TOTAL[B]  # the byte's maximum
+        before += carry[:, None]
+        j = np.argmax(before, axis=1)
+        v = before[r, j]
+        better = v > best
+        best[better] = v[better]
+        at_byte[better] = a + j[better]
+        carry += _TOTAL[B].sum(axis=1, dtype=np.int32)
+    first = 8 * at_byte + _ARG[P[r, at_byte]]  # index of the first maximiser, 0-based
+    if rule == "reference":
+        return positions[first]
+    j = np.where(best > 0, first + 1, 0)  # S_0 = 0 wins ties: the empty prefix comes first
+    ext = np.concatenate([[-1], positions, [n]])
+    return (ext[j] + 1 + ext[j + 1]) // 2
+
+
 def rule_candidates(rule: str, positions: np.ndarray, n: int) -> np.ndarray:
     """Every threshold ``rule`` can return for these positions (for the sweep's cuts)."""
     if rule == "reference":

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lifelong_core.bits import SortOrder, bits_at, column_sums_packed, ones_before, word_prefix
+from lifelong_core.bits import SortOrder, column_sums_packed, ones_before, packed_bits_at, word_prefix
 from lifelong_core.rows import DEFAULT_CHUNK_ROWS, RowSource
 from lifelong_core.sortsearch.metrics import threshold_metrics
-from lifelong_core.sortsearch.search import rule_thresholds
+from lifelong_core.sortsearch.search import rule_thresholds_packed
 from lifelong_core.sweep.result import RECORD_KEYS
 
 
@@ -46,12 +46,13 @@ class EvalSpec:
 def records_from_sorted(S: np.ndarray, row_ids: np.ndarray, spec: EvalSpec) -> dict[str, np.ndarray]:
     """Per-(model, budget) metrics of one chunk from its packed rows in Sort order.
 
-    The numbers of the dense kernel (:mod:`lifelong_core.sweep.dense`),
-    computed without materialising counts at every cut: the observations at a budget's
-    sorted positions ``p`` are read as bits of the sorted rows, the rule turns them into a
-    threshold ``t`` (§3.2, extrapolated to n), and MAE, E_agg and kappa follow from the
-    ones before ``t`` and the row total (Theorem 3.1, Eq. 6) -- one prefix count per row
-    and budget instead of ~3 n' counts.
+    The numbers of the dense kernel (:mod:`lifelong_core.sweep.dense`), computed without
+    materialising counts at every cut: the observations at a budget's sorted positions
+    ``p`` are read as bits of the sorted rows and stay packed, the rule turns them into a
+    threshold ``t`` a byte at a time (§3.2, extrapolated to n;
+    :func:`~lifelong_core.sortsearch.search.rule_thresholds_packed`), and MAE, E_agg and
+    kappa follow from the ones before ``t`` and the row total (Theorem 3.1, Eq. 6) -- one
+    prefix count per row and budget instead of ~3 n' counts.
     """
     n = spec.n
     rows = len(row_ids)
@@ -60,7 +61,7 @@ def records_from_sorted(S: np.ndarray, row_ids: np.ndarray, spec: EvalSpec) -> d
     totals = ones_before(S, cum, np.full(rows, n, dtype=np.int64))
     out: dict[str, list] = {k: [] for k in RECORD_KEYS}
     for b, p in zip(spec.budgets, spec.positions):
-        t = rule_thresholds(spec.search, p, bits_at(S, p), n)
+        t = rule_thresholds_packed(spec.search, p, packed_bits_at(S, p), n)
         met = threshold_metrics(t, ones_before(S, cum, t), totals, n)
         out["model_row"].append(np.asarray(row_ids, dtype=np.int64))
         out["budget"].append(np.full(rows, b, dtype=np.int64))
