@@ -11,7 +11,8 @@ import). ``--refresh`` runs ``python -m lifelong_core state --refresh synthetic`
 
 Then, on a fresh server each time (``python -m ui.serve``, headless Chromium, as
 ``bench_app``): Home from server up until rendered; the Budget explorer opened directly,
-from server up until the script finished and every chart was drawn (default method);
+from server up until the script finished and every chart was drawn (default method; the
+median of ``--first-renders`` fresh servers and pages, each value kept);
 re-runs after a widget change (the Sampling radio, alternating, median); every other page
 opened and waited for until its script finished, checking for no exception and no error
 box. The server's peak memory is its ``VmHWM`` (peak resident set) read from ``/proc``
@@ -91,7 +92,7 @@ def _errors(page) -> list[str]:
     return out
 
 
-def browser(store: Path, reruns: int, timeout_s: float) -> dict:
+def browser(store: Path, reruns: int, timeout_s: float, first_renders: int = 5) -> dict:
     from playwright.sync_api import sync_playwright
 
     out: dict = {"pages": {}}
@@ -110,13 +111,29 @@ def browser(store: Path, reruns: int, timeout_s: float) -> dict:
             page.close()
             out["home_server_peak_gb"] = _peak_gb(proc.pid)
             _stop(proc)
-        # Budget explorer opened directly, then re-runs, then every other page, one server.
+        # Budget explorer opened directly on a fresh server and a fresh browser page, several
+        # times: on two cores the browser and the server share the CPU, so one render swings
+        # by a second or more; the median is the figure.
+        firsts = []
+        for _ in range(first_renders - 1):
+            page = chromium.new_page(viewport={"width": 1400, "height": 1200})
+            proc, base, up = _start_server(store)
+            try:
+                page.goto(f"{base}/Budget_explorer")
+                page.wait_for_function(SETTLED_JS, timeout=tmo, polling=50)
+                firsts.append(time.monotonic() - up)
+            finally:
+                page.close()
+                _stop(proc)
+        # The last one goes on: re-runs, then every other page, on the same server.
         page = chromium.new_page(viewport={"width": 1400, "height": 1200})
         proc, base, up = _start_server(store)
         try:
             page.goto(f"{base}/Budget_explorer")
             page.wait_for_function(SETTLED_JS, timeout=tmo, polling=50)
-            out["budget_first_render_s"] = time.monotonic() - up
+            firsts.append(time.monotonic() - up)
+            out["budget_first_render_runs_s"] = firsts
+            out["budget_first_render_s"] = statistics.median(firsts)
             out["budget_errors"] = _errors(page)
             side = page.locator('[data-testid="stSidebar"]')
             times = []
@@ -155,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--build", metavar="MxN|paper", help="write the synthetic store first if it is missing")
     ap.add_argument("--refresh", action="store_true", help="refresh the kept Sort state and mirt parameters first")
     ap.add_argument("--reruns", type=int, default=8)
+    ap.add_argument("--first-renders", type=int, default=5,
+                    help="fresh-server first renders of the Budget explorer (the median is reported)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for any one page")
     ap.add_argument("--note", default="2-core machine shared with other work; timings noisy")
     args = ap.parse_args(argv)
@@ -168,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.refresh:
         res.update(refresh(args.store))
         print(res, flush=True)
-    res.update(browser(args.store, args.reruns, args.timeout))
+    res.update(browser(args.store, args.reruns, args.timeout, max(1, args.first_renders)))
     print(json.dumps(res, indent=2), flush=True)
     data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     data[str(args.store.name)] = res

@@ -140,11 +140,20 @@ def overview(key: str) -> dict:
     }
 
 
-@st.cache_data(show_spinner="Reading the cache from the store…", max_entries=6)
+@st.cache_resource(show_spinner="Reading the cache from the store…", max_entries=6)
 def selection(key: str, dataset: str, domains: tuple[str, ...]) -> Selection:
     """:func:`lifelong_core.workflows.selection.select`: every real model's 0/1 row on the
-    samples of ``dataset`` restricted to ``domains``."""
-    return _selection.select(get_store(), dataset, domains)
+    samples of ``dataset`` restricted to ``domains``.
+
+    One shared object per key, not a copy per call: copying (pickling) the sample table
+    cost more than reading it on a 500,000-sample store, on every re-run. Pages only read
+    it; the matrix is made read-only so that an accidental write fails instead of leaking
+    into other sessions.
+    """
+    sel = _selection.select(get_store(), dataset, domains)
+    if isinstance(sel.A, np.ndarray):
+        sel.A.flags.writeable = False
+    return sel
 
 
 @st.cache_data(show_spinner=False, max_entries=4)

@@ -18,8 +18,6 @@ users).
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -27,7 +25,6 @@ import pyarrow as pa
 from lifelong_core import bits as _bits
 from lifelong_core import limits
 from lifelong_core.errors import InputError
-from lifelong_core.store.packed_bulk import POINT_READ_MAX_RUNS, POINT_READ_THREADS, _run_filter, _runs
 
 
 def _blocks_of(st, sidx: np.ndarray) -> pd.DataFrame:
@@ -63,24 +60,23 @@ def complete_models(st, models: pd.DataFrame, sidx: np.ndarray) -> pd.DataFrame:
 
 
 def _fetch(st, models: np.ndarray, block_ids: np.ndarray) -> pa.Table:
-    """``bits`` rows (model_idx, block_id, correct) of sorted unique ``models`` on ``block_ids``:
-    one query per run of consecutive models on a few cursors, as ``packed_bulk`` reads."""
-    blocks = f" AND block_id IN ({_in_list(block_ids)})"
-    select = "SELECT model_idx, block_id, correct FROM bits WHERE "
-    runs = _runs(models)
-    if len(runs) > POINT_READ_MAX_RUNS:
-        return st.cursor().sql(select + f"model_idx IN ({_in_list(models)})" + blocks).to_arrow_table()
+    """``bits`` rows (model_idx, block_id, correct) of sorted unique ``models`` on ``block_ids``.
 
-    def part(chunk):
-        cur = st.cursor()
-        return [cur.sql(select + _run_filter(a, b) + blocks).to_arrow_table() for a, b in chunk]
-
-    threads = min(POINT_READ_THREADS, len(runs))
-    if threads <= 1:
-        return pa.concat_tables(part(runs))
-    with ThreadPoolExecutor(threads) as pool:
-        tables = [t for ts in pool.map(part, [runs[i::threads] for i in range(threads)]) for t in ts]
-    return pa.concat_tables(tables)
+    One query: a run of consecutive models is a range filter; a scattered set is a semi
+    join with the list of models, which DuckDB answers from the model and block columns
+    before touching a blob. Measured on the 4,000 x 500,000 and the paper-shaped store
+    (200 random models, warm page cache): 4x faster than a range query per run of
+    consecutive models (``packed_bulk``'s point reads) and as fast on a cold cache; an
+    ``IN`` list filter reads every blob of the range (14 s cold at paper scale).
+    """
+    blocks = f"block_id IN ({_in_list(block_ids)})"
+    lo, hi = int(models[0]), int(models[-1])
+    if hi - lo + 1 == len(models):
+        sql = f"SELECT model_idx, block_id, correct FROM bits WHERE model_idx BETWEEN {lo} AND {hi} AND {blocks}"
+    else:
+        sql = (f"SELECT b.model_idx, b.block_id, b.correct FROM bits b SEMI JOIN "
+               f"(SELECT unnest([{_in_list(models)}]) AS m) w ON b.model_idx = w.m WHERE b.{blocks}")
+    return st.cursor().sql(sql).to_arrow_table()
 
 
 def read_rows(st, model_idx, sidx) -> np.ndarray:
