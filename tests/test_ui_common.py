@@ -55,3 +55,29 @@ def test_plain_figure_draws_store_text_as_typed_and_leaves_the_original():
     assert out.data[1].customdata[0][0][0] == "&lt;s&gt;" and out.data[1].customdata[0][0][1] == 1
     assert list(out.layout.yaxis.ticktext) == list(out.data[0].y)
     assert list(fig.data[0].y) == names  # the figure passed in is untouched
+
+
+SHARED_SELECTION = """
+import streamlit as st
+from ui import data
+
+key = data.store_key()
+dataset = data.overview(key)["datasets"]["dataset"].iloc[0]
+a, b = data.selection(key, dataset, ()), data.selection(key, dataset, ())
+st.write(f"same={a is b}")
+try:
+    a.A[0, 0] = 1 - a.A[0, 0]
+    st.write("written")
+except ValueError:
+    st.write("refused")
+"""
+
+
+def test_the_cached_selection_is_shared_and_read_only(demo_store_path, monkeypatch):
+    # One object serves every session (no copy per run), so a page must not be able to
+    # change it for the others.
+    monkeypatch.setenv("LBE_STORE", str(demo_store_path))
+    at = AppTest.from_string(SHARED_SELECTION, default_timeout=120)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert [m.value for m in at.markdown] == ["same=True", "refused"]
