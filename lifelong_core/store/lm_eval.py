@@ -45,6 +45,11 @@ _NOT_METRICS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps
                 "doc_hash", "prompt_hash", "target_hash"}
 
 
+def is_run_file(name: str) -> bool:
+    """Whether a file name is one lm-eval writes for a run (results or per-sample log)."""
+    return bool(_RESULTS.match(name) or _SAMPLES.match(name))
+
+
 @dataclass(frozen=True)
 class LmEvalRun:
     """One model's run, ready for the store: long table, model row, samples' meta."""

@@ -167,13 +167,13 @@ def extract_zip(archive, dest) -> Path:
 def run_folders(root) -> list[Path]:
     """Every folder under ``root`` (itself included) that holds an lm-eval run
     (``results_<ts>.json`` or ``samples_<task>_<ts>.jsonl``), in path order."""
-    from lifelong_core.store.lm_eval import _RESULTS, _SAMPLES
+    from lifelong_core.store.lm_eval import is_run_file
 
     root = Path(root)
     found = set()
     for p in root.rglob("*"):
         if p.is_file() and not any(part.startswith(("__MACOSX", ".")) for part in p.relative_to(root).parts) \
-                and (_RESULTS.match(p.name) or _SAMPLES.match(p.name)):
+                and is_run_file(p.name):
             found.add(p.parent)
     return sorted(found)
 
