@@ -70,6 +70,7 @@ def test_home_reports_duplicates_and_the_partial_model():
     ("pages/6_Rankings.py", {"source": "store", "tab": "Rank intervals"}),
     ("pages/6_Rankings.py", {"source": "store", "tab": "Bayesian model"}),
     ("pages/7_Task_weighting.py", {"wsource": "store"}),
+    ("pages/7_Task_weighting.py", {"wsource": "store", "wtab": "Interactive (plotly)"}),
     ("pages/8_Matched_accuracy.py", {"src_ds": "open-llm-leaderboard-v2"}),
     ("pages/9_Data.py", {}),
 ])

@@ -24,6 +24,7 @@ VARIANTS = [(p, {}) for p in PAGES if not p.endswith(("6_Rankings.py", "7_Task_w
     ("pages/6_Rankings.py", {"source": "estimated", "dataset": "my-eval"}),
     ("pages/7_Task_weighting.py", {"wsource": "published"}),
     ("pages/7_Task_weighting.py", {"wsource": "store"}),
+    ("pages/7_Task_weighting.py", {"wsource": "store", "wtab": "Interactive (plotly)"}),
     ("pages/7_Task_weighting.py", {"wsource": "store", "wcatmap": "arc_easy = reasoning\nboolq = reading\npiqa = physical"}),
 ]
 IDS = [f"{Path(p).stem}-{'-'.join(f'{k}={v[:12]}' for k, v in q.items()) or 'default'}" for p, q in VARIANTS]
