@@ -18,6 +18,7 @@ import streamlit as st
 from lifelong_core.stats import (
     DIFFERENCE_LEVEL,
     SCHEMES,
+    Bootstrap,
     Prior,
     bootstrap,
     fit_hierarchical,
@@ -66,20 +67,28 @@ def estimated_counts(key, dataset: str, n_new: int, budget: int, method: str, se
                                    sel=selection(key, dataset, ()))
 
 
+# The three bootstrap views read the same replicates: the tables below call this cached
+# draw, so a run draws them once whichever tab is open.
 @st.cache_data(show_spinner="Bootstrapping…", max_entries=16)
-def boot_tables(counts: pd.DataFrame, n_boot: int, seed: int, level: float, normalized: bool):
-    table = from_frame(counts)
-    boot = bootstrap(table, n_boot=n_boot, seed=seed)
-    if normalized:
-        boot = normalize(boot)
-    ranks = rank_intervals(boot.scores, table.models, level=DIFFERENCE_LEVEL, seed=seed)
-    return leaderboard(boot, level=level), ranks
-
-
-@st.cache_data(show_spinner="Bootstrapping differences…", max_entries=16)
-def differences(counts: pd.DataFrame, n_boot: int, seed: int, normalized: bool, models: tuple[str, ...]):
+def replicates(counts: pd.DataFrame, n_boot: int, seed: int, normalized: bool) -> Bootstrap:
     boot = bootstrap(from_frame(counts), n_boot=n_boot, seed=seed)
-    return pairwise_differences(normalize(boot) if normalized else boot, models=list(models))
+    return normalize(boot) if normalized else boot
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def board_table(counts: pd.DataFrame, n_boot: int, seed: int, level: float, normalized: bool) -> pd.DataFrame:
+    return leaderboard(replicates(counts, n_boot, seed, normalized), level=level)
+
+
+@st.cache_data(show_spinner="Ranking the replicates…", max_entries=16)
+def rank_table(counts: pd.DataFrame, n_boot: int, seed: int, normalized: bool) -> pd.DataFrame:
+    boot = replicates(counts, n_boot, seed, normalized)
+    return rank_intervals(boot.scores, boot.table.models, level=DIFFERENCE_LEVEL, seed=seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def differences(counts: pd.DataFrame, n_boot: int, seed: int, normalized: bool, models: tuple[str, ...]):
+    return pairwise_differences(replicates(counts, n_boot, seed, normalized), models=list(models))
 
 
 @st.cache_data(show_spinner="Sampling the hierarchical model…", max_entries=8)
@@ -401,150 +410,157 @@ normalized = c4.toggle("Normalised (§2.4)", value=query_default("normalized", F
                        help="BigBench-style: each task rescaled by its lowest and highest score over all replicates.")
 url_sync_keys("level", "n_boot", "seed", "normalized")
 
-board, ranks = boot_tables(counts, int(n_boot), seed, float(level), bool(normalized))
-scopes = list(dict.fromkeys(board["scope"]))
-unit = "normalised accuracy (%)" if normalized else "accuracy (%)"
+# Every tab orders or compares its models by the leaderboard, so it is the one table made before them.
+board = board_table(counts, int(n_boot), seed, float(level), bool(normalized))
 
-# The open tab lives in the URL; only it is computed (the Bayesian model takes seconds).
+# The open tab lives in the URL and only it runs: a hidden tab costs nothing (the Bayesian model takes seconds).
 tab_board, tab_diff, tab_rank, tab_bayes = st.tabs(["Leaderboard", "Pairwise differences", "Rank intervals", "Bayesian model"],
                                                    key="tab", bind="query-params")
 
 with tab_board:
-    scope = st.selectbox("Scope", scopes, key="scope", index=url_index("scope", scopes, "overall"),
-                         help="overall = unweighted mean over all tasks; a category = mean over its tasks")
-    url_sync_keys("scope")
-    shown = pct(board[board["scope"] == scope]).rename(columns={"point": "observed"})
-    shown["observed"] = (shown["observed"] * 100).round(2)
-    show_chart(
-        forest(shown, f"{scope}: bootstrap mean and {level:.1%} interval", unit, truth if (truth is not None and scope == "overall" and not normalized) else None),
-        f"rankings-forest-{source}-{scope}",
-    )
-    if truth is not None:
-        est_overall = board[board["scope"] == "overall"].set_index("model")
-        comp = pd.DataFrame({
-            "model": est_overall.index,
-            "estimated_pct": (est_overall["point"] * 100).round(2).to_numpy(),
-            "lo_pct": (est_overall["lo"] * 100).round(2).to_numpy(),
-            "hi_pct": (est_overall["hi"] * 100).round(2).to_numpy(),
-            "true_pct": truth.reindex(est_overall.index).round(2).to_numpy(),
-        })
-        comp["error_pts"] = (comp["estimated_pct"] - comp["true_pct"]).round(2)
-        comp["estimated_rank"] = comp["estimated_pct"].rank(ascending=False, method="min").astype(int)
-        comp["true_rank"] = comp["true_pct"].rank(ascending=False, method="min").astype(int)
-        comp["true_in_interval"] = (comp["true_pct"] >= comp["lo_pct"]) & (comp["true_pct"] <= comp["hi_pct"])
-        if not normalized:
-            st.metric("True accuracy inside the bootstrap interval", f"{comp['true_in_interval'].mean():.0%} of models")
-        show_table(comp, f"estimated-vs-true-{source}")
-        if own_intervals is not None:
-            own = own_intervals[own_intervals["model"].isin(chosen)].copy()
-            inside = (own["true"] >= own["lo"]) & (own["true"] <= own["hi"])
-            show_chart(
-                forest(own, f"All samples pooled: {method} estimate and its own 95% interval", "accuracy (%)",
-                       own.set_index("model")["true"]),
-                f"rankings-estimator-intervals-{source}",
-            )
-            st.metric("True accuracy inside the estimator's 95% interval", f"{inside.mean():.0%} of models")
-            own["true_in_interval"] = inside
-            own["estimated_rank"] = own["mean"].rank(ascending=False, method="min").astype(int)
-            own["true_rank"] = own["true"].rank(ascending=False, method="min").astype(int)
-            show_table(own.rename(columns={"mean": "est_pct", "lo": "est_lo_pct", "hi": "est_hi_pct",
-                                           "true": "true_pct"}).round(2).sort_values("estimated_rank"),
-                       f"estimator-intervals-{source}")
-    show_table(pct(board), f"leaderboard-{source}")
+    if tab_board.open:
+        scopes = list(dict.fromkeys(board["scope"]))
+        unit = "normalised accuracy (%)" if normalized else "accuracy (%)"
+        scope = st.selectbox("Scope", scopes, key="scope", index=url_index("scope", scopes, "overall"),
+                             help="overall = unweighted mean over all tasks; a category = mean over its tasks")
+        url_sync_keys("scope")
+        shown = pct(board[board["scope"] == scope]).rename(columns={"point": "observed"})
+        shown["observed"] = (shown["observed"] * 100).round(2)
+        show_chart(
+            forest(shown, f"{scope}: bootstrap mean and {level:.1%} interval", unit,
+                   truth if (truth is not None and scope == "overall" and not normalized) else None),
+            f"rankings-forest-{source}-{scope}",
+        )
+        if truth is not None:
+            est_overall = board[board["scope"] == "overall"].set_index("model")
+            comp = pd.DataFrame({
+                "model": est_overall.index,
+                "estimated_pct": (est_overall["point"] * 100).round(2).to_numpy(),
+                "lo_pct": (est_overall["lo"] * 100).round(2).to_numpy(),
+                "hi_pct": (est_overall["hi"] * 100).round(2).to_numpy(),
+                "true_pct": truth.reindex(est_overall.index).round(2).to_numpy(),
+            })
+            comp["error_pts"] = (comp["estimated_pct"] - comp["true_pct"]).round(2)
+            comp["estimated_rank"] = comp["estimated_pct"].rank(ascending=False, method="min").astype(int)
+            comp["true_rank"] = comp["true_pct"].rank(ascending=False, method="min").astype(int)
+            comp["true_in_interval"] = (comp["true_pct"] >= comp["lo_pct"]) & (comp["true_pct"] <= comp["hi_pct"])
+            if not normalized:
+                st.metric("True accuracy inside the bootstrap interval", f"{comp['true_in_interval'].mean():.0%} of models")
+            show_table(comp, f"estimated-vs-true-{source}")
+            if own_intervals is not None:
+                own = own_intervals[own_intervals["model"].isin(chosen)].copy()
+                inside = (own["true"] >= own["lo"]) & (own["true"] <= own["hi"])
+                show_chart(
+                    forest(own, f"All samples pooled: {method} estimate and its own 95% interval", "accuracy (%)",
+                           own.set_index("model")["true"]),
+                    f"rankings-estimator-intervals-{source}",
+                )
+                st.metric("True accuracy inside the estimator's 95% interval", f"{inside.mean():.0%} of models")
+                own["true_in_interval"] = inside
+                own["estimated_rank"] = own["mean"].rank(ascending=False, method="min").astype(int)
+                own["true_rank"] = own["true"].rank(ascending=False, method="min").astype(int)
+                show_table(own.rename(columns={"mean": "est_pct", "lo": "est_lo_pct", "hi": "est_hi_pct",
+                                               "true": "true_pct"}).round(2).sort_values("estimated_rank"),
+                           f"estimator-intervals-{source}")
+        show_table(pct(board), f"leaderboard-{source}")
 
 with tab_diff:
-    default_pair = [m for m in board[board["scope"] == "overall"]["model"]][: min(5, len(chosen))]
-    pick = st.multiselect("Models to compare (up to 10; type to search)", chosen, key=f"pair-{source}", max_selections=10,
-                          default=query_list("pair", default_pair, chosen)[:10])
-    sync_query(pair=pick)
-    if len(pick) < 2:
-        st.info("Choose at least two models.")
-    else:
-        diff = differences(counts, int(n_boot), seed, bool(normalized), tuple(pick))
-        m = len(diff)
-        st.caption(
-            f"{m} comparison(s); each interval is at {diff['level'].iloc[0]:.4f} so that all hold together at 95% "
-            "(Bonferroni). Differences are of the unweighted mean over all tasks, in points."
-        )
-        best_first = [m for m in board[board["scope"] == "overall"].sort_values("point", ascending=False)["model"]
-                      if m in pick]
-        show_chart(difference_matrix(diff, best_first), f"pairwise-{source}")
-        out = diff.copy()
-        for c in ("diff", "lo", "hi"):
-            out[c] = (out[c] * 100).round(3)
-        show_table(out, f"pairwise-differences-{source}")
+    if tab_diff.open:
+        default_pair = [m for m in board[board["scope"] == "overall"]["model"]][: min(5, len(chosen))]
+        pick = st.multiselect("Models to compare (up to 10; type to search)", chosen, key=f"pair-{source}", max_selections=10,
+                              default=query_list("pair", default_pair, chosen)[:10])
+        sync_query(pair=pick)
+        if len(pick) < 2:
+            st.info("Choose at least two models.")
+        else:
+            diff = differences(counts, int(n_boot), seed, bool(normalized), tuple(pick))
+            m = len(diff)
+            st.caption(
+                f"{m} comparison(s); each interval is at {diff['level'].iloc[0]:.4f} so that all hold together at 95% "
+                "(Bonferroni). Differences are of the unweighted mean over all tasks, in points."
+            )
+            best_first = [m for m in board[board["scope"] == "overall"].sort_values("point", ascending=False)["model"]
+                          if m in pick]
+            show_chart(difference_matrix(diff, best_first), f"pairwise-{source}")
+            out = diff.copy()
+            for c in ("diff", "lo", "hi"):
+                out[c] = (out[c] * 100).round(3)
+            show_table(out, f"pairwise-differences-{source}")
 
 with tab_rank:
-    st.caption(
-        "95% bootstrap intervals. By average / geometric mean: the rank of that aggregate (1 = best). The average-rank "
-        "schemes report the average over tasks of the per-task rank, raw, with N(0, 1) noise in points, or with 1-point "
-        "bins (ties share the worst rank)."
-    )
-    wide = pd.DataFrame({"model": board[board["scope"] == "overall"]["model"].to_numpy()})
-    for key, label in SCHEMES.items():
-        part = ranks[ranks["scheme"] == key].set_index("model")
-        wide[label] = [f"{part.loc[m, 'mean']:.1f} ({part.loc[m, 'lo']:.1f}, {part.loc[m, 'hi']:.1f})" for m in wide["model"]]
-    show_table(wide, f"rank-intervals-{source}")
-    scheme = st.selectbox("Scheme to plot", list(SCHEMES), format_func=SCHEMES.get, key="scheme",
-                          index=url_index("scheme", list(SCHEMES), list(SCHEMES)[0]))
-    url_sync_keys("scheme")
-    part = ranks[ranks["scheme"] == scheme].copy()
-    part["mean"] = -part["mean"]
-    lo = -part["hi"]
-    part["hi"] = -part["lo"]
-    part["lo"] = lo
-    fig = forest(part, f"{SCHEMES[scheme]}: rank with 95% interval (left = worse)", "− rank")
-    fig.update_xaxes(tickvals=-np.arange(1, len(chosen) + 1), ticktext=[str(i) for i in range(1, len(chosen) + 1)], title="rank")
-    show_chart(fig, f"rank-forest-{source}-{scheme}")
+    if tab_rank.open:
+        st.caption(
+            "95% bootstrap intervals. By average / geometric mean: the rank of that aggregate (1 = best). The average-rank "
+            "schemes report the average over tasks of the per-task rank, raw, with N(0, 1) noise in points, or with 1-point "
+            "bins (ties share the worst rank)."
+        )
+        ranks = rank_table(counts, int(n_boot), seed, bool(normalized))
+        wide = pd.DataFrame({"model": board[board["scope"] == "overall"]["model"].to_numpy()})
+        for key, label in SCHEMES.items():
+            part = ranks[ranks["scheme"] == key].set_index("model")
+            wide[label] = [f"{part.loc[m, 'mean']:.1f} ({part.loc[m, 'lo']:.1f}, {part.loc[m, 'hi']:.1f})" for m in wide["model"]]
+        show_table(wide, f"rank-intervals-{source}")
+        scheme = st.selectbox("Scheme to plot", list(SCHEMES), format_func=SCHEMES.get, key="scheme",
+                              index=url_index("scheme", list(SCHEMES), list(SCHEMES)[0]))
+        url_sync_keys("scheme")
+        part = ranks[ranks["scheme"] == scheme].copy()
+        part["mean"] = -part["mean"]
+        lo = -part["hi"]
+        part["hi"] = -part["lo"]
+        part["lo"] = lo
+        fig = forest(part, f"{SCHEMES[scheme]}: rank with 95% interval (left = worse)", "− rank")
+        fig.update_xaxes(tickvals=-np.arange(1, len(chosen) + 1), ticktext=[str(i) for i in range(1, len(chosen) + 1)], title="rank")
+        show_chart(fig, f"rank-forest-{source}-{scheme}")
 
 with tab_bayes:
-    st.caption(
-        "Beta-binomial hierarchical model (§2.2): y ~ Binomial(n, p), p ~ Beta(a_model, b_model), Gibbs steps for p "
-        "and slice-sampling steps for a and b; several chains, split R-hat and effective sample size. Intervals are "
-        "posterior predictive (a new test set of the same sizes), at the level chosen above, on raw accuracy."
-    )
-    c1, c2, c3 = st.columns(3)
-    chains = int(c1.selectbox("Chains", [2, 4, 6], index=url_index("chains", [2, 4, 6], 4), key="chains"))
-    draws = int(c2.selectbox("Draws per chain (warm-up = half)", [500, 1000, 2000], key="draws",
-                             index=url_index("draws", [500, 1000, 2000], 1000)))
-    prior_kind = c3.selectbox("Prior on a and b", ["uniform", "normal"], key="prior_kind",
-                              index=url_index("prior_kind", ["uniform", "normal"], "uniform"),
-                              format_func={"uniform": "Uniform(0, high)", "normal": "Normal(mean, sd), truncated at 0"}.get)
-    d1, d2 = st.columns(2)
-    if prior_kind == "uniform":
-        p1, p2 = 0.0, float(d1.number_input("high", min_value=1.0, key="prior_high",
-                                            value=max(1.0, query_default("prior_high", 10000.0, float))))
-    else:
-        p1 = float(d1.number_input("mean", min_value=0.01, value=max(0.01, query_default("prior_mean", 20.0, float)),
-                                   key="prior_mean"))
-        p2 = float(d2.number_input("sd", min_value=0.01, value=max(0.01, query_default("prior_sd", 10.0, float)),
-                                   key="prior_sd"))
-    url_sync_keys("chains", "draws", "prior_kind", "prior_high", "prior_mean", "prior_sd")
-    with input_errors():
-        bhm = hierarchical(counts, chains, draws, seed, (prior_kind, p1, p2), float(level))
-    diag = bhm["diagnostics"]
-    worst_rhat, worst_ess = diag["rhat"].max(), diag["ess"].min()
-    m1, m2 = st.columns(2)
-    m1.metric("Largest split R-hat", f"{worst_rhat:.3f}")
-    m2.metric("Smallest effective sample size", f"{worst_ess:.0f}")
-    if worst_rhat > 1.01 or worst_ess < 400:
-        st.warning("The chains may not have converged (R-hat > 1.01 or ESS < 400): take more draws.")
-    ci = pct(bhm["intervals"])
-    cmp = ci[ci["scope"] == "overall"].merge(
-        pct(board[board["scope"] == "overall"])[["model", "mean", "lo", "hi"]], on="model", suffixes=("_bayes", "_boot")
-    ) if not normalized else ci[ci["scope"] == "overall"]
-    show_table(cmp, f"bayesian-intervals-{source}")
-    probs = bhm["rank_probs"]
-    expected_rank = probs.to_numpy() @ np.arange(1, probs.shape[1] + 1)
-    show_chart(rank_prob_heatmap(probs.iloc[np.argsort(expected_rank, kind="stable")]), f"rank-probabilities-{source}")
-    t1, t2 = st.columns(2)
-    model = t1.selectbox("Trace of model", bhm["models"], key="trace_model",
-                         index=url_index("trace_model", bhm["models"], bhm["models"][0]))
-    param = t2.selectbox("Parameter", ["mean accuracy", "a", "b"], key="trace_param",
-                         index=url_index("trace_param", ["mean accuracy", "a", "b"], "mean accuracy"))
-    url_sync_keys("trace_model", "trace_param")
-    i = bhm["models"].index(model)
-    arr = {"mean accuracy": bhm["mean"], "a": bhm["a"], "b": bhm["b"]}[param][:, :, i]
-    show_chart(traces(arr, param, model), f"trace-{source}")
-    show_table(diag.round(4), f"mcmc-diagnostics-{source}")
-    bayes_extras(bhm, source, bool(normalized))
+    if tab_bayes.open:
+        st.caption(
+            "Beta-binomial hierarchical model (§2.2): y ~ Binomial(n, p), p ~ Beta(a_model, b_model), Gibbs steps for p "
+            "and slice-sampling steps for a and b; several chains, split R-hat and effective sample size. Intervals are "
+            "posterior predictive (a new test set of the same sizes), at the level chosen above, on raw accuracy."
+        )
+        c1, c2, c3 = st.columns(3)
+        chains = int(c1.selectbox("Chains", [2, 4, 6], index=url_index("chains", [2, 4, 6], 4), key="chains"))
+        draws = int(c2.selectbox("Draws per chain (warm-up = half)", [500, 1000, 2000], key="draws",
+                                 index=url_index("draws", [500, 1000, 2000], 1000)))
+        prior_kind = c3.selectbox("Prior on a and b", ["uniform", "normal"], key="prior_kind",
+                                  index=url_index("prior_kind", ["uniform", "normal"], "uniform"),
+                                  format_func={"uniform": "Uniform(0, high)", "normal": "Normal(mean, sd), truncated at 0"}.get)
+        d1, d2 = st.columns(2)
+        if prior_kind == "uniform":
+            p1, p2 = 0.0, float(d1.number_input("high", min_value=1.0, key="prior_high",
+                                                value=max(1.0, query_default("prior_high", 10000.0, float))))
+        else:
+            p1 = float(d1.number_input("mean", min_value=0.01, value=max(0.01, query_default("prior_mean", 20.0, float)),
+                                       key="prior_mean"))
+            p2 = float(d2.number_input("sd", min_value=0.01, value=max(0.01, query_default("prior_sd", 10.0, float)),
+                                       key="prior_sd"))
+        url_sync_keys("chains", "draws", "prior_kind", "prior_high", "prior_mean", "prior_sd")
+        with input_errors():
+            bhm = hierarchical(counts, chains, draws, seed, (prior_kind, p1, p2), float(level))
+        diag = bhm["diagnostics"]
+        worst_rhat, worst_ess = diag["rhat"].max(), diag["ess"].min()
+        m1, m2 = st.columns(2)
+        m1.metric("Largest split R-hat", f"{worst_rhat:.3f}")
+        m2.metric("Smallest effective sample size", f"{worst_ess:.0f}")
+        if worst_rhat > 1.01 or worst_ess < 400:
+            st.warning("The chains may not have converged (R-hat > 1.01 or ESS < 400): take more draws.")
+        ci = pct(bhm["intervals"])
+        cmp = ci[ci["scope"] == "overall"].merge(
+            pct(board[board["scope"] == "overall"])[["model", "mean", "lo", "hi"]], on="model", suffixes=("_bayes", "_boot")
+        ) if not normalized else ci[ci["scope"] == "overall"]
+        show_table(cmp, f"bayesian-intervals-{source}")
+        probs = bhm["rank_probs"]
+        expected_rank = probs.to_numpy() @ np.arange(1, probs.shape[1] + 1)
+        show_chart(rank_prob_heatmap(probs.iloc[np.argsort(expected_rank, kind="stable")]), f"rank-probabilities-{source}")
+        t1, t2 = st.columns(2)
+        model = t1.selectbox("Trace of model", bhm["models"], key="trace_model",
+                             index=url_index("trace_model", bhm["models"], bhm["models"][0]))
+        param = t2.selectbox("Parameter", ["mean accuracy", "a", "b"], key="trace_param",
+                             index=url_index("trace_param", ["mean accuracy", "a", "b"], "mean accuracy"))
+        url_sync_keys("trace_model", "trace_param")
+        i = bhm["models"].index(model)
+        arr = {"mean accuracy": bhm["mean"], "a": bhm["a"], "b": bhm["b"]}[param][:, :, i]
+        show_chart(traces(arr, param, model), f"trace-{source}")
+        show_table(diag.round(4), f"mcmc-diagnostics-{source}")
+        bayes_extras(bhm, source, bool(normalized))

@@ -198,20 +198,25 @@ m1, m2 = st.columns(2)
 m1.metric("Weightings with a clear winner", f"{1 - share.get('indeterminate', 0.0):.0%}")
 m2.metric("Models that win somewhere", f"{frame.loc[frame['winner'] != 'indeterminate', 'winner'].nunique()}")
 
+# The open tab lives in the URL and only it draws: the other map is not rendered (PNG and PDF, or plotly).
 tab_static, tab_interactive = st.tabs(["Ternary map (python-ternary)", "Interactive (plotly)"], key="wtab",
                                      bind="query-params")
 label = "normalised accuracy" if normalized else "accuracy"
 title = f"{source_name}: best model by {label}" + (" (hierarchical model)" if method == "hierarchical" else "")
 with tab_static:
-    st.caption(f"Corners: **{plain(cats[0])}** top, **{plain(cats[1])}** bottom left, **{plain(cats[2])}** bottom "
-               "right (weight 1 there).")
-    images = static_figure(regions, (source, tuple(cats), normalized, step, k, rho, models, method), title)
-    st.image(images["png"], width="stretch")
-    d1, d2 = st.columns(2)
-    d1.download_button("Download ternary map (PNG)", images["png"], file_name="task_weighting.png", mime="image/png", key="dl-tern-png")
-    d2.download_button("Download ternary map (PDF)", images["pdf"], file_name="task_weighting.pdf", mime="application/pdf", key="dl-tern-pdf")
+    if tab_static.open:
+        st.caption(f"Corners: **{plain(cats[0])}** top, **{plain(cats[1])}** bottom left, **{plain(cats[2])}** bottom "
+                   "right (weight 1 there).")
+        images = static_figure(regions, (source, tuple(cats), normalized, step, k, rho, models, method), title)
+        st.image(images["png"], width="stretch")
+        d1, d2 = st.columns(2)
+        d1.download_button("Download ternary map (PNG)", images["png"], file_name="task_weighting.png", mime="image/png",
+                           key="dl-tern-png")
+        d2.download_button("Download ternary map (PDF)", images["pdf"], file_name="task_weighting.pdf",
+                           mime="application/pdf", key="dl-tern-pdf")
 with tab_interactive:
-    show_chart(plotly_ternary(regions, title), f"task-weighting-{source}")
+    if tab_interactive.open:
+        show_chart(plotly_ternary(regions, title), f"task-weighting-{source}")
 
 out = frame.copy()
 out["diff_pct"] = (out.pop("diff") * 100).round(4)

@@ -65,7 +65,12 @@ def test_home_reports_duplicates_and_the_partial_model():
     ("pages/4_How_Sort_and_Search_works.py", {}),
     ("pages/5_Stream.py", {}),
     ("pages/6_Rankings.py", {"source": "store"}),
+    # Only the open tab runs: the others are opened through the URL.
+    ("pages/6_Rankings.py", {"source": "store", "tab": "Pairwise differences"}),
+    ("pages/6_Rankings.py", {"source": "store", "tab": "Rank intervals"}),
+    ("pages/6_Rankings.py", {"source": "store", "tab": "Bayesian model"}),
     ("pages/7_Task_weighting.py", {"wsource": "store"}),
+    ("pages/7_Task_weighting.py", {"wsource": "store", "wtab": "Interactive (plotly)"}),
     ("pages/8_Matched_accuracy.py", {"src_ds": "open-llm-leaderboard-v2"}),
     ("pages/9_Data.py", {}),
 ])

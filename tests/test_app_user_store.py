@@ -17,9 +17,14 @@ PAGES = ["app.py"] + [f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*
 VARIANTS = [(p, {}) for p in PAGES if not p.endswith(("6_Rankings.py", "7_Task_weighting.py"))] + [
     ("pages/6_Rankings.py", {"source": "published"}),
     ("pages/6_Rankings.py", {"source": "store"}),
+    # Only the open tab runs (and shows its controls): the others are opened through the URL.
+    ("pages/6_Rankings.py", {"source": "store", "tab": "Pairwise differences"}),
+    ("pages/6_Rankings.py", {"source": "store", "tab": "Rank intervals"}),
+    ("pages/6_Rankings.py", {"source": "store", "tab": "Bayesian model"}),
     ("pages/6_Rankings.py", {"source": "estimated", "dataset": "my-eval"}),
     ("pages/7_Task_weighting.py", {"wsource": "published"}),
     ("pages/7_Task_weighting.py", {"wsource": "store"}),
+    ("pages/7_Task_weighting.py", {"wsource": "store", "wtab": "Interactive (plotly)"}),
     ("pages/7_Task_weighting.py", {"wsource": "store", "wcatmap": "arc_easy = reasoning\nboolq = reading\npiqa = physical"}),
 ]
 IDS = [f"{Path(p).stem}-{'-'.join(f'{k}={v[:12]}' for k, v in q.items()) or 'default'}" for p, q in VARIANTS]

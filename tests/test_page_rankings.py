@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import streamlit
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.store import Store
@@ -71,39 +72,99 @@ def test_default_shows_published_vtab_figures_without_a_store(monkeypatch, tmp_p
     assert at.dataframe[0].value["overall"].iloc[0] == "89.5 (89.0, 90.0)"
 
 
-def test_store_source_all_tabs(use_store):
+TABS = ["Leaderboard", "Pairwise differences", "Rank intervals", "Bayesian model"]
+RANK_COLUMNS = ["By average", "Geometric mean", "Average rank", "Average rank (noise)", "Average rank (1% bins)"]
+BAYES_METRICS = {"Largest split R-hat", "Smallest effective sample size"}
+
+
+def frames_with(at: AppTest, column: str) -> list[pd.DataFrame]:
+    return [d.value for d in at.dataframe if column in d.value.columns]
+
+
+def test_store_source_leaderboard_tab(use_store):
     at = run_page(source="store")
     assert at.radio(key="source").value == "store"
-    titles = [t.label for t in at.tabs]
-    assert titles == ["Leaderboard", "Pairwise differences", "Rank intervals", "Bayesian model"]
+    assert [t.label for t in at.tabs] == TABS
     # 16 models > 12: the default ranks the 12 most accurate.
     assert len(at.multiselect(key="models-store").value) == 12
-    board = [d.value for d in at.dataframe if "scope" in d.value.columns][0]
+    board = frames_with(at, "scope")[0]
     overall = board[board["scope"] == "overall"].sort_values("mean", ascending=False)
     assert overall["model"].iloc[0] == "model-15"
     assert (overall["lo"] <= overall["mean"]).all() and (overall["mean"] <= overall["hi"]).all()
-    rank_table = [d.value for d in at.dataframe if "Average rank" in d.value.columns][0]
-    assert list(rank_table.columns)[1:] == [
-        "By average", "Geometric mean", "Average rank", "Average rank (noise)", "Average rank (1% bins)"
-    ]
-    labels = [m.label for m in at.metric]
-    assert "Largest split R-hat" in labels and "Smallest effective sample size" in labels
-    assert len(at.get("plotly_chart")) >= 5
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_store_source_pairwise_tab(use_store):
+    at = run_page(source="store", tab="Pairwise differences")
+    diffs = frames_with(at, "model_a")[0]
+    assert len(diffs) == 5 * 4 // 2  # the five best models by default
+    assert diffs["level"].iloc[0] == pytest.approx(1 - 0.05 / 10)
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_store_source_rank_intervals_tab(use_store):
+    at = run_page(source="store", tab="Rank intervals")
+    rank_table = frames_with(at, "Average rank")[0]
+    assert list(rank_table.columns) == ["model"] + RANK_COLUMNS
+    assert rank_table["model"].iloc[0] == "model-15"  # in leaderboard order
+    at.selectbox(key="scheme").set_value("geometric").run()
+    assert not at.exception and len(at.get("plotly_chart")) == 1
+
+
+def test_store_source_bayesian_tab(use_store):
+    at = run_page(source="store", tab="Bayesian model")
+    assert BAYES_METRICS <= {m.label for m in at.metric}
+    intervals = frames_with(at, "mean_bayes")[0]
+    assert {"mean_boot", "lo_boot", "hi_boot"} <= set(intervals.columns) and len(intervals) == 12
+    assert len(at.get("plotly_chart")) == 3  # rank probabilities, a trace, the pairwise matrix
+
+
+def test_hidden_tabs_compute_nothing(use_store, monkeypatch):
+    """The Bayesian model and the rank intervals run only when their tab is open."""
+    import lifelong_core.stats as stats
+
+    calls = {"fit_hierarchical": 0, "rank_intervals": 0}
+
+    def counting(name):
+        real = getattr(stats, name)
+
+        def spy(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return spy
+
+    for name in calls:
+        monkeypatch.setattr(stats, name, counting(name))
+    streamlit.cache_data.clear()  # an earlier test's cached fit would hide the calls
+    at = run_page(source="store")
+    assert calls == {"fit_hierarchical": 0, "rank_intervals": 0}
+    assert not BAYES_METRICS & {m.label for m in at.metric}
+    assert not frames_with(at, "Average rank") and not frames_with(at, "model_a")
+    assert "chains" not in [s.key for s in at.selectbox]
+    at = run_page(source="store", tab="Bayesian model")
+    assert calls == {"fit_hierarchical": 1, "rank_intervals": 0}
+    assert BAYES_METRICS <= {m.label for m in at.metric}
+    assert not frames_with(at, "point")  # the leaderboard's own table is the hidden one now
+    at = run_page(source="store", tab="Rank intervals")
+    assert calls == {"fit_hierarchical": 1, "rank_intervals": 1}
 
 
 def test_store_interactions_level_normalisation_and_pairs(use_store):
     at = run_page(source="store")
-    before = [d.value for d in at.dataframe if "scope" in d.value.columns][0]
+    before = frames_with(at, "scope")[0]
     at.select_slider(key="level").set_value(0.95).run()
     assert not at.exception
-    after = [d.value for d in at.dataframe if "scope" in d.value.columns][0]
+    after = frames_with(at, "scope")[0]
     assert ((after["hi"] - after["lo"]).sum()) > ((before["hi"] - before["lo"]).sum())
     at.toggle(key="normalized").set_value(True).run()
     assert not at.exception
+    at = run_page(source="store", normalized="1", tab="Pairwise differences")
     at.multiselect(key="pair-store").set_value(["model-15", "model-14", "model-13"]).run()
     assert not at.exception
-    diffs = [d.value for d in at.dataframe if "model_a" in d.value.columns][0]
+    diffs = frames_with(at, "model_a")[0]
     assert len(diffs) == 3 and diffs["level"].iloc[0] == pytest.approx(1 - 0.05 / 3)
+    at = run_page(source="store", normalized="1", tab="Bayesian model")
+    assert any("works on raw counts" in c.value for c in at.caption)
     at.selectbox(key="trace_param").set_value("a").run()
     assert not at.exception
 

@@ -21,6 +21,7 @@ def test_vtab_source_and_hierarchical_views(monkeypatch, tmp_path, vtab_csv):
     monkeypatch.setenv("LBE_STORE", str(tmp_path / "absent.duckdb"))
     at = AppTest.from_file(PAGE, default_timeout=600)
     at.query_params["source"] = "vtab"
+    at.query_params["tab"] = "Bayesian model"
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -28,8 +29,8 @@ def test_vtab_source_and_hierarchical_views(monkeypatch, tmp_path, vtab_csv):
     per_cat = [f for f in frames if {"natural", "specialized", "structured", "overall"} <= set(f.columns)]
     assert per_cat and len(per_cat[0]) == 12
     pairs = [f for f in frames if "model_a" in f.columns]
-    assert len(pairs) == 2  # the bootstrap tab's chosen pairs and the hierarchical model's all pairs
-    bayes_pairs = pairs[1]
+    assert len(pairs) == 1  # the hierarchical model's all pairs; the bootstrap's pairs tab is closed
+    bayes_pairs = pairs[0]
     assert len(bayes_pairs) == 12 * 11 // 2
     table = counts_from_leaderboard(vtab_csv)
     chosen = [m for m in at.multiselect(key="models-vtab").value]
@@ -39,8 +40,8 @@ def test_vtab_source_and_hierarchical_views(monkeypatch, tmp_path, vtab_csv):
     want = hierarchical_pairwise(fit)
     np.testing.assert_allclose(bayes_pairs["diff"].to_numpy(), (want["diff"] * 100).round(3).to_numpy())
     ranks = [f for f in frames if "Average rank (1% bins)" in f.columns]
-    assert len(ranks) == 2  # bootstrap (Tables 4-5) and hierarchical (Table 11)
-    top = ranks[1].set_index("model").loc["Sup-Rotation-100%", "By average"]
+    assert len(ranks) == 1  # hierarchical (Table 11); the bootstrap's (Tables 4-5) is in its own tab
+    top = ranks[0].set_index("model").loc["Sup-Rotation-100%", "By average"]
     assert top.startswith(("1.", "2."))
 
 

@@ -36,7 +36,8 @@ def no_store(monkeypatch, tmp_path):
 def test_default_vtab_map_without_a_store(no_store):
     at = run_page()
     assert at.radio(key="wsource").value == "published"
-    df = regions(at).set_index(["natural", "specialized", "structured"])
+    table = regions(at)
+    df = table.set_index(["natural", "specialized", "structured"])
     # The LA-UR-24-25289 report (2024) §3.3: Rotation wins when structured tasks dominate; the natural corner
     # is a tie between the two supervised models.
     assert df.loc[(0.0, 0.0, 1.0), "winner"] == "Rotation"
@@ -44,9 +45,14 @@ def test_default_vtab_map_without_a_store(no_store):
     assert natural["winner"] == "indeterminate"
     assert {natural["leader"], natural["runner_up"]} == {"Sup-Rotation-100%", "Sup-Exemplar-100%"}
     assert len(df) == 21 * 22 // 2  # grid step 0.05, as the weights command
-    assert len(at.get("image")) == 1 and len(at.get("plotly_chart")) == 1
+    # Only the open tab draws: the static map (with its downloads) by default, plotly on request.
+    assert len(at.get("image")) == 1 and len(at.get("plotly_chart")) == 0
     labels = [b.label for b in at.get("download_button")]
     assert "Download ternary map (PNG)" in labels and "Download ternary map (PDF)" in labels
+    at = run_page(wtab="Interactive (plotly)")
+    assert len(at.get("image")) == 0 and len(at.get("plotly_chart")) == 1
+    assert "Download ternary map (PNG)" not in [b.label for b in at.get("download_button")]
+    assert regions(at).equals(table)
 
 
 def test_k_and_rho_move_the_gray_zone(no_store):
@@ -90,4 +96,4 @@ def test_store_with_two_categories_says_why(monkeypatch, tmp_path):
     assert not at.error
     assert any("three task categories" in i.value and "Task categories" in i.value for i in at.info)
     at.text_area(key="wcatmap").set_value("a-0 = a\na-1 = b\nb-0 = c\nb-1 = c\n").run()
-    assert not at.exception and not at.error and len(at.get("plotly_chart")) == 1
+    assert not at.exception and not at.error and len(at.get("image")) == 1
