@@ -479,8 +479,8 @@ with tab_diff:
                 f"{m} comparison(s); each interval is at {diff['level'].iloc[0]:.4f} so that all hold together at 95% "
                 "(Bonferroni). Differences are of the unweighted mean over all tasks, in points."
             )
-            best_first = [m for m in board[board["scope"] == "overall"].sort_values("point", ascending=False)["model"]
-                          if m in pick]
+            best_first = [name for name in board[board["scope"] == "overall"].sort_values("point", ascending=False)["model"]
+                          if name in pick]
             show_chart(difference_matrix(diff, best_first), f"pairwise-{source}")
             out = diff.copy()
             for c in ("diff", "lo", "hi"):
