@@ -17,8 +17,9 @@ setup: $(STAMP)
 
 # The demo store is built from the committed sources under data/ (no network, no training).
 # It is not rebuilt behind the user's back when those sources change (the app can add
-# datasets to it); a stale store gets a note instead.
-$(STORE): $(STAMP)
+# datasets to it); a stale store gets a note instead. The venv is an order-only
+# prerequisite: reinstalling packages must not ask for a store that already exists.
+$(STORE): | $(STAMP)
 	$(VPY) -m lifelong_core build-demo --store $(STORE)
 
 store: $(STORE)
