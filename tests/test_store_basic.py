@@ -219,6 +219,37 @@ def test_counts_equal_a_dense_count_with_gaps_and_interleaved_domains(tmp_path, 
         assert have == want
 
 
+def test_recorded_models_from_key_columns_equal_the_counted_ones(tmp_path, rng):
+    """dataset_rows.recorded_models answers from the bits table's key columns (and checks
+    partly recorded blocks entry by entry): the models it returns are exactly those with
+    a counted prediction, for every dataset and domain choice (a model recorded on a few
+    samples of one domain, one only on another dataset sharing the block, one estimated)."""
+    from lifelong_core.store.dataset_rows import recorded_models
+    from lifelong_core.workflows.selection import recorded_models as offered
+
+    n = 203
+    A = rng.integers(0, 2, (3, n), dtype=np.uint8)
+    domain = np.where(np.arange(n) % 3 == 0, "x", np.where(np.arange(n) % 3 == 1, "y", "z"))
+    samples = pd.DataFrame({"sample_id": ids("s", n), "domain": domain})
+    with Store.create(tmp_path / "s.duckdb") as st:
+        st.insert_matrix(A, ids("m", 3), samples, dataset="d")
+        only_x = [f"s{i}" for i in range(0, n, 3)][:5]
+        st.insert_long(pd.DataFrame({"model": ["g"] * 5, "sample": only_x, "correct": [1, 0, 1, 0, 1]}))
+        st.insert_long(pd.DataFrame({"model": ["o", "o"], "sample": ["o0", "o1"], "correct": [1, 0],
+                                     "dataset": ["other", "other"], "domain": ["x", "x"]}))
+        st.insert_matrix(np.ones((1, 3), np.uint8), pd.DataFrame({"model_id": ["est"], "estimated": [True]}),
+                         ["s0", "s1", "s2"])
+        models = st.models()
+        for dataset, domains in (("d", None), ("d", ["x"]), ("d", ["y", "z"]), ("other", None)):
+            counted = set(st.counts(dataset=dataset, domains=domains)["model"])
+            got = recorded_models(st, models, st.sample_indices(dataset, domains))
+            assert set(got["model_id"]) == counted, (dataset, domains)
+            real = counted - {"est"}
+            assert set(offered(st, dataset, domains)["model_id"]) == real, (dataset, domains)
+        assert set(offered(st, "d", ["y"])["model_id"]) == {"m0", "m1", "m2"}  # g has no y sample
+        assert st.sample_indices("d", ["x"]).tolist() == st.samples("d", ["x"])["sample_idx"].tolist()
+
+
 def test_counts_prefix_colliding_domain_names(tmp_path):
     with Store.create(tmp_path / "s.duckdb") as st:
         st.insert_long(pd.DataFrame({"model": ["a", "a"], "sample": ["p", "q"], "correct": [1, 0],

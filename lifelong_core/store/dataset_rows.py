@@ -9,6 +9,8 @@ own layout) and only for the blocks that hold the dataset's samples:
   the ``bits`` table's model, block and known columns (the correctness blobs are not
   read); only models with a partly recorded block are checked entry by entry, in bounded
   chunks.
+- :func:`recorded_models`: which real models have any prediction on the chosen samples,
+  the same way.
 - :func:`read_rows`: packed rows of some models on the chosen samples.
 
 ``lifelong_core.sweep.streamed.StoreSource`` serves these rows to the sweep. ``st`` is an
@@ -57,6 +59,33 @@ def complete_models(st, models: pd.DataFrame, sidx: np.ndarray) -> pd.DataFrame:
         ok = st.known(partly[a : a + step], sidx).all(axis=1)
         full.update(int(x) for x in partly[a : a + step][ok])
     return models[models["model_idx"].astype(int).isin(full)]
+
+
+def recorded_models(st, models: pd.DataFrame, sidx: np.ndarray) -> pd.DataFrame:
+    """The rows of ``models`` with at least one recorded prediction among the samples ``sidx``.
+
+    Like :func:`complete_models`, from the ``bits`` table's key columns: a model with a
+    wholly recorded block that holds one of the samples qualifies without reading a blob;
+    only models whose blocks there are all partly recorded are checked entry by entry, in
+    bounded chunks. (Counting every model's predictions answered the same question in 23 s
+    per side at the paper's 31,250 x 1,697,682.)
+    """
+    sidx = np.asarray(sidx, dtype=np.int64)
+    if len(models) == 0 or len(sidx) == 0:
+        return models.iloc[:0]
+    blocks = _blocks_of(st, sidx)
+    per = st.cursor().sql(
+        "SELECT model_idx, bool_or(known IS NULL) AS whole "
+        f"FROM bits WHERE block_id IN ({_in_list(blocks['block_id'])}) GROUP BY model_idx"
+    ).df()
+    per = per[per["model_idx"].isin(models["model_idx"].to_numpy(dtype=np.int64))]
+    hit = set(per.loc[per["whole"].astype(bool), "model_idx"].astype(int))
+    partly = np.sort(per.loc[~per["whole"].astype(bool), "model_idx"].to_numpy(dtype=np.int64))
+    step = limits.block_rows(len(sidx), 2)
+    for a in range(0, len(partly), step):
+        some = st.known(partly[a : a + step], sidx).any(axis=1)
+        hit.update(int(x) for x in partly[a : a + step][some])
+    return models[models["model_idx"].astype(int).isin(hit)]
 
 
 def _fetch(st, models: np.ndarray, block_ids: np.ndarray) -> pa.Table:

@@ -91,6 +91,21 @@ class StoreReader:
         df["label"] = df["label"].astype("Int64")
         return df
 
+    def sample_indices(self, dataset: str | None = None, domains: Iterable[str] | None = None) -> np.ndarray:
+        """``sample_idx`` (int64, ascending) of the samples :meth:`samples` would return,
+        without reading their ids and labels."""
+        cond, params = [], []
+        if dataset is not None:
+            cond.append("dataset = ?")
+            params.append(dataset)
+        if domains is not None:
+            cond.append("list_contains(?, domain)")
+            params.append(list(domains))
+        where = f"WHERE {' AND '.join(cond)}" if cond else ""
+        rows = self.cursor().sql(f"SELECT sample_idx FROM samples {where} ORDER BY sample_idx",
+                                 params=params or None).fetchnumpy()["sample_idx"]
+        return np.asarray(rows, dtype=np.int64)
+
     def log(self) -> pd.DataFrame:
         """The insertion log, one row per import."""
         return self._df(

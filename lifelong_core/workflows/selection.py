@@ -46,9 +46,9 @@ def recorded_models(store, dataset: str, domains=None) -> pd.DataFrame:
     """The real models (rows of ``store.models()``) with at least one recorded prediction on
     the samples of ``dataset`` in ``domains`` (None = all): a store holding several datasets
     must not offer one dataset's models for another's comparison."""
-    real = real_models(store.models())
-    counts = store.counts(dataset=dataset, domains=domains, models=real["model_idx"].to_numpy(dtype=np.int64))
-    return real[real["model_id"].isin(set(counts["model"]))]
+    from lifelong_core.store.dataset_rows import recorded_models as recorded
+
+    return recorded(store, real_models(store.models()), store.sample_indices(dataset, domains))
 
 
 def select(store, dataset: str, domains: tuple[str, ...] = ()) -> Selection:
