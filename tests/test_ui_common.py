@@ -81,3 +81,16 @@ def test_the_cached_selection_is_shared_and_read_only(demo_store_path, monkeypat
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     assert [m.value for m in at.markdown] == ["same=True", "refused"]
+
+
+def test_server_start_up_prints_no_streamlit_warnings():
+    # `make run` warms the imports before serving; Streamlit's "No runtime found" warnings
+    # (one per cached function) would greet every user with nine lines that look like faults.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", "import ui.serve; ui.serve.warm_imports()"], cwd=root,
+                         capture_output=True, text=True, timeout=120, check=True)
+    assert "WARNING" not in out.stderr, out.stderr
