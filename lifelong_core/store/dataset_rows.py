@@ -42,49 +42,41 @@ def _in_list(values) -> str:
 
 def complete_models(st, models: pd.DataFrame, sidx: np.ndarray) -> pd.DataFrame:
     """The rows of ``models`` (a ``store.models()`` table) recorded on every sample ``sidx``."""
-    sidx = np.asarray(sidx, dtype=np.int64)
-    if len(models) == 0 or len(sidx) == 0:
-        return models.iloc[:0]
-    blocks = _blocks_of(st, sidx)
-    per = st.cursor().sql(
-        "SELECT model_idx, count(*) AS blocks, count(*) FILTER (WHERE known IS NOT NULL) AS partial "
-        f"FROM bits WHERE block_id IN ({_in_list(blocks['block_id'])}) GROUP BY model_idx"
-    ).df()
-    per = per[per["blocks"] == len(blocks)]
-    full = set(per.loc[per["partial"] == 0, "model_idx"].astype(int))
-    partly = np.sort(per.loc[per["partial"] > 0, "model_idx"].to_numpy(dtype=np.int64))
-    partly = partly[np.isin(partly, models["model_idx"].to_numpy(dtype=np.int64))]
-    step = limits.block_rows(len(sidx), 2)
-    for a in range(0, len(partly), step):
-        ok = st.known(partly[a : a + step], sidx).all(axis=1)
-        full.update(int(x) for x in partly[a : a + step][ok])
-    return models[models["model_idx"].astype(int).isin(full)]
+    return _models_on(st, models, sidx, every=True)
 
 
 def recorded_models(st, models: pd.DataFrame, sidx: np.ndarray) -> pd.DataFrame:
     """The rows of ``models`` with at least one recorded prediction among the samples ``sidx``.
 
-    Like :func:`complete_models`, from the ``bits`` table's key columns: a model with a
-    wholly recorded block that holds one of the samples qualifies without reading a blob;
-    only models whose blocks there are all partly recorded are checked entry by entry, in
-    bounded chunks. (Counting every model's predictions answered the same question in 23 s
-    per side at the paper's 31,250 x 1,697,682.)
+    (Counting every model's predictions answered the same question in 23 s per side at the
+    paper's 31,250 x 1,697,682.)
     """
+    return _models_on(st, models, sidx, every=False)
+
+
+def _models_on(st, models: pd.DataFrame, sidx: np.ndarray, every: bool) -> pd.DataFrame:
+    """From the ``bits`` table's key columns: a wholly recorded block (``known`` NULL) that
+    holds some of ``sidx`` settles a model without reading a blob; only models whose
+    blocks there are partly recorded are checked entry by entry, in bounded chunks."""
     sidx = np.asarray(sidx, dtype=np.int64)
     if len(models) == 0 or len(sidx) == 0:
         return models.iloc[:0]
     blocks = _blocks_of(st, sidx)
     per = st.cursor().sql(
-        "SELECT model_idx, bool_or(known IS NULL) AS whole "
+        "SELECT model_idx, count(*) AS blocks, bool_and(known IS NULL) AS all_whole, bool_or(known IS NULL) AS any_whole "
         f"FROM bits WHERE block_id IN ({_in_list(blocks['block_id'])}) GROUP BY model_idx"
     ).df()
     per = per[per["model_idx"].isin(models["model_idx"].to_numpy(dtype=np.int64))]
-    hit = set(per.loc[per["whole"].astype(bool), "model_idx"].astype(int))
-    partly = np.sort(per.loc[~per["whole"].astype(bool), "model_idx"].to_numpy(dtype=np.int64))
+    if every:
+        per = per[per["blocks"] == len(blocks)]
+    settled = per["all_whole" if every else "any_whole"].astype(bool)
+    hit = set(per.loc[settled, "model_idx"].astype(int))
+    partly = np.sort(per.loc[~settled, "model_idx"].to_numpy(dtype=np.int64))
     step = limits.block_rows(len(sidx), 2)
     for a in range(0, len(partly), step):
-        some = st.known(partly[a : a + step], sidx).any(axis=1)
-        hit.update(int(x) for x in partly[a : a + step][some])
+        known = st.known(partly[a : a + step], sidx)
+        ok = known.all(axis=1) if every else known.any(axis=1)
+        hit.update(int(x) for x in partly[a : a + step][ok])
     return models[models["model_idx"].astype(int).isin(hit)]
 
 
