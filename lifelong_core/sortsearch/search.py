@@ -139,17 +139,16 @@ def rule_thresholds(rule: str, positions: np.ndarray, observed: np.ndarray, n: i
 
 
 def _byte_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each byte of packed observations (little bit order): the running sum
-    ``S_j = sum(2 a - 1)`` over its first j = 1..8 bits at its maximum (``best``), the
-    first j - 1 reaching it (``arg``), and ``best - S_8`` (``best_less_total``)."""
+    """For each byte of packed observations (little bit order), with ``S_j = sum(2 a - 1)``
+    over its first j = 1..8 bits: the byte's total ``S_8``, its maximum less that total
+    (``max_j S_j - S_8``), and the first j - 1 reaching the maximum."""
     bits = (np.arange(256)[:, None] >> np.arange(8)) & 1
     run = np.cumsum(2 * bits - 1, axis=1)
-    best = run.max(axis=1)
-    return best.astype(np.int32), run.argmax(axis=1).astype(np.int64), (best - run[:, -1]).astype(np.int32)
+    total = run[:, -1]
+    return total.astype(np.int32), (run.max(axis=1) - total).astype(np.int32), run.argmax(axis=1).astype(np.int64)
 
 
-_BEST, _ARG, _BEST_LESS_TOTAL = _byte_tables()
-_TOTAL = (_BEST - _BEST_LESS_TOTAL).astype(np.int32)
+_TOTAL, _BEST_LESS_TOTAL, _ARG = _byte_tables()
 
 
 def rule_thresholds_packed(rule: str, positions: np.ndarray, packed: np.ndarray, n: int,
@@ -179,15 +178,15 @@ def rule_thresholds_packed(rule: str, positions: np.ndarray, packed: np.ndarray,
     at_byte = np.zeros(rows, dtype=np.int64)
     for a in range(0, P.shape[1], block):
         B = P[:, a : a + block]
-        before = np.cumsum(_TOTAL[B], axis=1, dtype=np.int32)  # S after each byte
-        before += _BEST_LESS_TOTAL[B]  # the byte's maximum
-        before += carry[:, None]
-        j = np.argmax(before, axis=1)
-        v = before[r, j]
+        peak = np.cumsum(_TOTAL[B], axis=1, dtype=np.int32)  # S after each byte
+        peak += carry[:, None]
+        carry = peak[:, -1].copy()
+        peak += _BEST_LESS_TOTAL[B]  # the byte's maximum
+        j = np.argmax(peak, axis=1)
+        v = peak[r, j]
         better = v > best
         best[better] = v[better]
         at_byte[better] = a + j[better]
-        carry += _TOTAL[B].sum(axis=1, dtype=np.int32)
     first = 8 * at_byte + _ARG[P[r, at_byte]]  # index of the first maximiser, 0-based
     if rule == "reference":
         return positions[first]
