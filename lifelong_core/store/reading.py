@@ -74,15 +74,7 @@ class StoreReader:
     def samples(self, dataset: str | None = None, domains: Iterable[str] | None = None) -> pd.DataFrame:
         """Samples (optionally of one dataset and some of its domains), ordered by
         ``sample_idx`` (the columns of the matrix), with their domain's category."""
-        cond, params = [], []
-        if dataset is not None:
-            cond.append("s.dataset = ?")
-            params.append(dataset)
-        if domains is not None:
-            doms = list(domains)
-            cond.append("list_contains(?, s.domain)")
-            params.append(doms)
-        where = f"WHERE {' AND '.join(cond)}" if cond else ""
+        where, params = _sample_filter(dataset, domains, "s.")
         df = self._df(
             "SELECT s.sample_idx, s.sample_id, s.dataset, s.domain, d.category, s.label, s.split, s.added_at "
             f"FROM samples s JOIN domains d USING (dataset, domain) {where} ORDER BY s.sample_idx",
@@ -94,14 +86,7 @@ class StoreReader:
     def sample_indices(self, dataset: str | None = None, domains: Iterable[str] | None = None) -> np.ndarray:
         """``sample_idx`` (int64, ascending) of the samples :meth:`samples` would return,
         without reading their ids and labels."""
-        cond, params = [], []
-        if dataset is not None:
-            cond.append("dataset = ?")
-            params.append(dataset)
-        if domains is not None:
-            cond.append("list_contains(?, domain)")
-            params.append(list(domains))
-        where = f"WHERE {' AND '.join(cond)}" if cond else ""
+        where, params = _sample_filter(dataset, domains)
         rows = self.cursor().sql(f"SELECT sample_idx FROM samples {where} ORDER BY sample_idx",
                                  params=params or None).fetchnumpy()["sample_idx"]
         return np.asarray(rows, dtype=np.int64)
@@ -394,3 +379,15 @@ class StoreReader:
                 raise InputError(f"The store has no {f} for model {mid!r} on sample {sid!r}; that field was not recorded.")
             out[f] = arr.astype(np.float32) if f != "predicted" else arr
         return out
+
+
+def _sample_filter(dataset: str | None, domains: Iterable[str] | None, alias: str = "") -> tuple[str, list]:
+    """The WHERE clause (and its parameters) choosing the samples of ``dataset`` in ``domains``."""
+    cond, params = [], []
+    if dataset is not None:
+        cond.append(f"{alias}dataset = ?")
+        params.append(dataset)
+    if domains is not None:
+        cond.append(f"list_contains(?, {alias}domain)")
+        params.append(list(domains))
+    return (f"WHERE {' AND '.join(cond)}" if cond else ""), params
