@@ -15,8 +15,8 @@ from pathlib import Path
 import streamlit as st
 
 from ui import data, serve
-from ui.glossary import glossary_popover
 from ui.common import provenance_note, show_table, store_path
+from ui.glossary import glossary_popover
 
 
 @st.cache_resource(show_spinner=False)
@@ -44,7 +44,7 @@ def page_summary(page: Path) -> str:
     desc = " ".join(doc.split("\n\n")[0].split())
     prefix = page_label(page) + ":"
     if desc.lower().startswith(prefix.lower()):
-        desc = desc[len(prefix):].strip()
+        desc = desc[len(prefix) :].strip()
         desc = desc[:1].upper() + desc[1:]
     return desc
 
@@ -84,8 +84,11 @@ def home() -> None:
     c[1].metric("domains", len(ov["domains"]))
     c[2].metric("models", f"{ov['n_models']:,}")
     c[3].metric("samples", f"{ov['n_samples']:,}")
-    c[4].metric("estimated models", int(models["estimated"].astype(bool).sum()) if len(models) else 0,
-                help="rows inserted from Sort & Search estimates, not from real evaluations")
+    c[4].metric(
+        "estimated models",
+        int(models["estimated"].astype(bool).sum()) if len(models) else 0,
+        help="rows inserted from Sort & Search estimates, not from real evaluations",
+    )
     st.caption(f"Store: `{store_path()}`")
 
     st.subheader("What is real and what is simulated")
@@ -93,11 +96,16 @@ def home() -> None:
         # One caption per dataset with its full description and source (the table cuts long
         # text; descriptions carry what an import found irregular, e.g. repeated names).
         provenance_note()
-        show_table(ds.assign(kind=ds["synthetic"].map({True: "synthetic", False: "real"})), "datasets")
+        show_table(
+            ds.assign(kind=ds["synthetic"].map({True: "synthetic", False: "real"})), "datasets"
+        )
         partial = _partial_models(models)
         if len(partial):
-            st.caption(f"{len(partial)} model(s) marked partial, evaluated on only part of their dataset (pages that "
-                       "need every domain leave them out): " + "; ".join(f"{n} ({why})" for n, why in partial))
+            st.caption(
+                f"{len(partial)} model(s) marked partial, evaluated on only part of their dataset (pages that "
+                "need every domain leave them out): "
+                + "; ".join(f"{n} ({why})" for n, why in partial)
+            )
     st.markdown(
         "- **Recorded:** every prediction of a dataset marked *real* was recorded by an evaluation and imported "
         "as is; each dataset's description and source above come from the store's own metadata.\n"
@@ -110,10 +118,12 @@ def home() -> None:
             "- **The bundled demo:** its classifiers were trained on scikit-learn's handwritten digits and their "
             "predictions recorded once; its domains are shifts (noise, blur, rotation, …) rendered from the real test "
             "digits; its release order is simulated (a plausible timeline used by the Stream page and the "
-            "\"earliest released\" Sort set)."
+            '"earliest released" Sort set).'
         )
-    st.info("Your own results: the **Data** page opens or creates a store and imports long tables, wide matrices "
-            "and lm-evaluation-harness runs; `python -m lifelong_core import` does the same from a shell.")
+    st.info(
+        "Your own results: the **Data** page opens or creates a store and imports long tables, wide matrices "
+        "and lm-evaluation-harness runs; `python -m lifelong_core import` does the same from a shell."
+    )
 
     left, right = st.columns(2)
     with left:
@@ -122,10 +132,16 @@ def home() -> None:
     with right:
         st.subheader("Models by family")
         if len(models):
-            fam = (models.assign(family=models["family"].fillna("(none)"))
-                   .groupby("family", as_index=False)
-                   .agg(models=("model_idx", "size"), estimated=("estimated", "sum"),
-                        first_release=("release_order", "min"), last_release=("release_order", "max")))
+            fam = (
+                models.assign(family=models["family"].fillna("(none)"))
+                .groupby("family", as_index=False)
+                .agg(
+                    models=("model_idx", "size"),
+                    estimated=("estimated", "sum"),
+                    first_release=("release_order", "min"),
+                    last_release=("release_order", "max"),
+                )
+            )
             show_table(fam, "model_families")
 
     st.subheader("Latest insertions")

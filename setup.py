@@ -15,8 +15,11 @@ class BuildPy(build_py):
     """The root is the package ``lifelong_app``; this file is not part of it."""
 
     def find_package_modules(self, package, package_dir):
-        return [m for m in super().find_package_modules(package, package_dir)
-                if not (package == "lifelong_app" and m[1] == "setup")]
+        return [
+            m
+            for m in super().find_package_modules(package, package_dir)
+            if not (package == "lifelong_app" and m[1] == "setup")
+        ]
 
 
 setup(

@@ -70,7 +70,7 @@ def load_task(task: str) -> np.ndarray:
 
 def splits(A: np.ndarray, seeds: int):
     m = A.shape[0]
-    cut = int(round(0.8 * m))
+    cut = round(0.8 * m)
     for s in range(seeds):
         perm = np.random.default_rng(s).permutation(m)
         yield "random", s, perm[:cut], perm[cut:]
@@ -79,7 +79,9 @@ def splits(A: np.ndarray, seeds: int):
         yield "extrapolate", s, by_acc[:cut], by_acc[cut:]
 
 
-def random_trajectory(row: np.ndarray, rng: np.random.Generator, budgets, targets, max_traj: int) -> list[dict]:
+def random_trajectory(
+    row: np.ndarray, rng: np.random.Generator, budgets, targets, max_traj: int
+) -> list[dict]:
     """A simple random sample grown round by round on the adaptive method's schedule."""
     n = len(row)
     perm = rng.permutation(n)[:max_traj]
@@ -95,7 +97,15 @@ def random_trajectory(row: np.ndarray, rng: np.random.Generator, budgets, target
         p = row[perm[:done]].mean()
         half = 1.959964 * np.sqrt(p * (1 - p) / done * (1 - done / n)) if done < n else 0.0
         if done in marks:
-            out.append(dict(kind="budget", budget=done, err=abs(p - mu), covered=abs(p - mu) <= half, width=2 * half))
+            out.append(
+                dict(
+                    kind="budget",
+                    budget=done,
+                    err=abs(p - mu),
+                    covered=abs(p - mu) <= half,
+                    width=2 * half,
+                )
+            )
         for h in targets:
             if h not in reached and done >= MIN_EVALUATED and half <= h:
                 reached[h] = (done, abs(p - mu), abs(p - mu) <= half)
@@ -105,19 +115,36 @@ def random_trajectory(row: np.ndarray, rng: np.random.Generator, budgets, target
     return out
 
 
-def adaptive_trajectory(sampler: AdaptiveSampler, row: np.ndarray, seed: int, budgets, targets, max_traj) -> list[dict]:
+def adaptive_trajectory(
+    sampler: AdaptiveSampler, row: np.ndarray, seed: int, budgets, targets, max_traj
+) -> list[dict]:
     n = len(row)
     mu = row.mean()
     reached = {}
 
     def on_round(rec):
         for h in targets:
-            if h not in reached and rec.evaluated >= MIN_EVALUATED and rec.half is not None and rec.half <= h:
+            if (
+                h not in reached
+                and rec.evaluated >= MIN_EVALUATED
+                and rec.half is not None
+                and rec.half <= h
+            ):
                 reached[h] = (rec.evaluated, abs(rec.acc - mu), rec.lo <= mu <= rec.hi)
 
-    run = simulate(sampler, row, seed, max_budget=min(max_traj, n), checkpoints=budgets, on_round=on_round)
-    out = [dict(kind="budget", budget=b, err=abs(e.acc - mu), covered=e.lo <= mu <= e.hi, width=e.hi - e.lo)
-           for b, e in sorted(run.checkpoints.items())]
+    run = simulate(
+        sampler, row, seed, max_budget=min(max_traj, n), checkpoints=budgets, on_round=on_round
+    )
+    out = [
+        dict(
+            kind="budget",
+            budget=b,
+            err=abs(e.acc - mu),
+            covered=e.lo <= mu <= e.hi,
+            width=e.hi - e.lo,
+        )
+        for b, e in sorted(run.checkpoints.items())
+    ]
     for h in targets:
         done_h, err, cov = reached.get(h, (n, 0.0, True))
         out.append(dict(kind="target", target=h, evaluations=done_h, err=err, covered=cov))
@@ -134,10 +161,16 @@ def oracle_bound(item, rows: np.ndarray) -> dict:
         srs.append(mu * (1 - mu))
         resid.append(np.mean((row - p) ** 2))
         neyman.append(np.mean(np.sqrt(pc * (1 - pc))) ** 2)
-    return dict(srs_var=float(np.mean(srs)), resid_var=float(np.mean(resid)), neyman_var=float(np.mean(neyman)))
+    return dict(
+        srs_var=float(np.mean(srs)),
+        resid_var=float(np.mean(resid)),
+        neyman_var=float(np.mean(neyman)),
+    )
 
 
-def run_task(name: str, A: np.ndarray, seeds: int, max_traj: int, log) -> tuple[list[dict], list[dict]]:
+def run_task(
+    name: str, A: np.ndarray, seeds: int, max_traj: int, log
+) -> tuple[list[dict], list[dict]]:
     n = A.shape[1]
     budgets = tuple(b for b in BUDGETS if b < n)
     rows, bounds = [], []
@@ -155,32 +188,59 @@ def run_task(name: str, A: np.ndarray, seeds: int, max_traj: int, log) -> tuple[
             row = A[i]
             mu = row.mean()
             for rec in random_trajectory(row, rng, budgets, TARGETS, max_traj):
-                rows.append(dict(task=name, split=split, seed=seed, model=int(i), method="random", **rec))
+                rows.append(
+                    dict(task=name, split=split, seed=seed, model=int(i), method="random", **rec)
+                )
             for meth, est in (("mirt", mirt), ("mirt-cv", tuned)):
                 for b in budgets:
                     sel = est.select(n, b, rng)
                     e = est.estimate(sel, row[sel])
-                    rows.append(dict(task=name, split=split, seed=seed, model=int(i), method=meth, kind="budget",
-                                     budget=b, err=abs(e.acc - mu), covered=e.lo <= mu <= e.hi, width=e.hi - e.lo))
+                    rows.append(
+                        dict(
+                            task=name,
+                            split=split,
+                            seed=seed,
+                            model=int(i),
+                            method=meth,
+                            kind="budget",
+                            budget=b,
+                            err=abs(e.acc - mu),
+                            covered=e.lo <= mu <= e.hi,
+                            width=e.hi - e.lo,
+                        )
+                    )
             for meth, pred in preds.items():
                 sampler = AdaptiveSampler(pred, n)
-                for rec in adaptive_trajectory(sampler, row, int(rng.integers(2**31)), budgets, TARGETS, max_traj):
-                    rows.append(dict(task=name, split=split, seed=seed, model=int(i), method=meth, **rec))
-        log(f"  {name} {split} seed {seed}: cv chose {tn.kind} k={tn.k} ridge={tn.ridge} ({tn.seconds:.0f} s); "
-            f"{len(E)} models in {time.perf_counter() - t0:.0f} s")
+                for rec in adaptive_trajectory(
+                    sampler, row, int(rng.integers(2**31)), budgets, TARGETS, max_traj
+                ):
+                    rows.append(
+                        dict(task=name, split=split, seed=seed, model=int(i), method=meth, **rec)
+                    )
+        log(
+            f"  {name} {split} seed {seed}: cv chose {tn.kind} k={tn.k} ridge={tn.ridge} ({tn.seconds:.0f} s); "
+            f"{len(E)} models in {time.perf_counter() - t0:.0f} s"
+        )
     return rows, bounds
 
 
 def tables(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     b = df[df.kind == "budget"]
-    at = (b.groupby(["task", "split", "method", "budget"])
-          .agg(eagg_pts=("err", lambda x: 100 * x.mean()), coverage=("covered", "mean"),
-               width_pts=("width", lambda x: 100 * x.mean()))
-          .reset_index())
+    at = (
+        b.groupby(["task", "split", "method", "budget"])
+        .agg(
+            eagg_pts=("err", lambda x: 100 * x.mean()),
+            coverage=("covered", "mean"),
+            width_pts=("width", lambda x: 100 * x.mean()),
+        )
+        .reset_index()
+    )
     t = df[df.kind == "target"]
-    need = (t.groupby(["task", "split", "method", "target"])
-            .agg(evaluations=("evaluations", "mean"), coverage_at_stop=("covered", "mean"))
-            .reset_index())
+    need = (
+        t.groupby(["task", "split", "method", "target"])
+        .agg(evaluations=("evaluations", "mean"), coverage_at_stop=("covered", "mean"))
+        .reset_index()
+    )
     need["target_pts"] = (100 * need.pop("target")).round().astype(int)
     return at, need
 
@@ -190,11 +250,22 @@ def criteria(at: pd.DataFrame, need: pd.DataFrame) -> dict:
     cov = at[at.method == "adaptive"].groupby(["task", "split"]).coverage
     n2 = need[need.target_pts == 2].groupby("method").evaluations.mean()
     return {
-        "adaptive mean E_agg at n'=100 <= 0.7 x mirt": [float(a100["adaptive"]), float(0.7 * a100["mirt"])],
-        "adaptive mean E_agg at n'=100 <= 0.5 x random": [float(a100["adaptive"]), float(0.5 * a100["random"])],
-        "adaptive coverage in [0.93, 0.97] in every task and split (min, max over tasks x splits x budgets)":
-            [float(cov.min().min()), float(cov.max().max())],
-        "adaptive evaluations for +-2 points <= 1/3 random": [float(n2["adaptive"]), float(n2["random"] / 3)],
+        "adaptive mean E_agg at n'=100 <= 0.7 x mirt": [
+            float(a100["adaptive"]),
+            float(0.7 * a100["mirt"]),
+        ],
+        "adaptive mean E_agg at n'=100 <= 0.5 x random": [
+            float(a100["adaptive"]),
+            float(0.5 * a100["random"]),
+        ],
+        "adaptive coverage in [0.93, 0.97] in every task and split (min, max over tasks x splits x budgets)": [
+            float(cov.min().min()),
+            float(cov.max().max()),
+        ],
+        "adaptive evaluations for +-2 points <= 1/3 random": [
+            float(n2["adaptive"]),
+            float(n2["random"] / 3),
+        ],
     }
 
 
@@ -202,7 +273,9 @@ def markdown(df: pd.DataFrame) -> str:
     cols = list(df.columns)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, r in df.iterrows():
-        lines.append("| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in r) + " |")
+        lines.append(
+            "| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in r) + " |"
+        )
     return "\n".join(lines)
 
 
@@ -212,14 +285,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--matrix", help="a 0/1 .npy matrix instead of the leaderboard tasks")
     p.add_argument("--name", default="matrix", help="its name in the tables")
     p.add_argument("--seeds", type=int, default=5)
-    p.add_argument("--max-traj", type=int, default=100_000, help="cap on a trajectory's evaluations")
+    p.add_argument(
+        "--max-traj", type=int, default=100_000, help="cap on a trajectory's evaluations"
+    )
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_adaptive.json"))
-    p.add_argument("--merge", nargs="+", metavar="JSON", help="combine per-task result files instead of running")
+    p.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="JSON",
+        help="combine per-task result files instead of running",
+    )
     args = p.parse_args(argv)
     if args.merge:
         return merge(args.merge, Path(args.out))
-    data = ({args.name: np.load(args.matrix).astype(np.uint8)} if args.matrix
-            else {t: load_task(t) for t in args.tasks.split(",") if t})
+    data = (
+        {args.name: np.load(args.matrix).astype(np.uint8)}
+        if args.matrix
+        else {t: load_task(t) for t in args.tasks.split(",") if t}
+    )
     rows, bounds = [], []
     t0 = time.perf_counter()
     with threadpool_limits(1):
@@ -239,9 +322,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"- {k}: {v[0]:.3g} vs {v[1]:.3g}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(dict(data=list(data), seeds=args.seeds, seconds=time.perf_counter() - t0,
-                                   at_budget=at.to_dict(orient="records"), to_target=need.to_dict(orient="records"),
-                                   oracle_bound=bound.to_dict(orient="records"), criteria=crit), indent=1))
+    out.write_text(
+        json.dumps(
+            dict(
+                data=list(data),
+                seeds=args.seeds,
+                seconds=time.perf_counter() - t0,
+                at_budget=at.to_dict(orient="records"),
+                to_target=need.to_dict(orient="records"),
+                oracle_bound=bound.to_dict(orient="records"),
+                criteria=crit,
+            ),
+            indent=1,
+        )
+    )
     print(f"\nwrote {out}")
     return 0
 
@@ -254,10 +348,21 @@ def merge(paths: list[str], out: Path) -> int:
     crit = criteria(at, need)
     for k, v in crit.items():
         print(f"- {k}: {v[0]:.3g} vs {v[1]:.3g}")
-    out.write_text(json.dumps(dict(data=[t for d in parts for t in d["data"]], seeds=parts[0]["seeds"],
-                                   seconds=sum(d["seconds"] for d in parts), merged_from=[Path(f).name for f in paths],
-                                   at_budget=at.to_dict(orient="records"), to_target=need.to_dict(orient="records"),
-                                   oracle_bound=bound.to_dict(orient="records"), criteria=crit), indent=1))
+    out.write_text(
+        json.dumps(
+            dict(
+                data=[t for d in parts for t in d["data"]],
+                seeds=parts[0]["seeds"],
+                seconds=sum(d["seconds"] for d in parts),
+                merged_from=[Path(f).name for f in paths],
+                at_budget=at.to_dict(orient="records"),
+                to_target=need.to_dict(orient="records"),
+                oracle_bound=bound.to_dict(orient="records"),
+                criteria=crit,
+            ),
+            indent=1,
+        )
+    )
     print(f"wrote {out}")
     return 0
 

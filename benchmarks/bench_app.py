@@ -37,8 +37,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "bench_app.json"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 SETTLED_JS = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
@@ -62,9 +67,25 @@ def _free_port() -> int:
 def _start_server(store: Path) -> tuple[subprocess.Popen, str, float]:
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ui.serve", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=dict(os.environ, LBE_STORE=str(store)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "ui.serve",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=ROOT,
+        env=dict(os.environ, LBE_STORE=str(store)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
@@ -93,7 +114,9 @@ def _wait_rerun(page, t0: float, timeout_s: float = 60.0) -> float:
     started = False
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        state = page.evaluate("() => document.querySelector('[data-testid=\"stApp\"]').getAttribute('data-test-script-state')")
+        state = page.evaluate(
+            "() => document.querySelector('[data-testid=\"stApp\"]').getAttribute('data-test-script-state')"
+        )
         if state == "running":
             started = True
         elif started and page.evaluate(SETTLED_JS):
@@ -109,13 +132,20 @@ def _wait_rerun(page, t0: float, timeout_s: float = 60.0) -> float:
 def browser_timings(store: Path, repeats: int) -> dict:
     from playwright.sync_api import sync_playwright
 
-    out: dict = {"first_render_home_s": [], "first_content_budget_s": [], "first_render_budget_s": [],
-                 "rerun_new_sweep_s": [], "rerun_memo_s": []}
+    out: dict = {
+        "first_render_home_s": [],
+        "first_content_budget_s": [],
+        "first_render_budget_s": [],
+        "rerun_new_sweep_s": [],
+        "rerun_memo_s": [],
+    }
     with sync_playwright() as p:
         # The browser is up before the server starts: its launch is not the app's time.
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        for target, key, js in (("", "first_render_home_s", HOME_SETTLED_JS),
-                                ("Budget_explorer", "first_render_budget_s", SETTLED_JS)):
+        for target, key, js in (
+            ("", "first_render_home_s", HOME_SETTLED_JS),
+            ("Budget_explorer", "first_render_budget_s", SETTLED_JS),
+        ):
             for _ in range(max(1, repeats // 2)):
                 page = browser.new_page(viewport={"width": 1400, "height": 1200})
                 proc, base, up = _start_server(store)
@@ -138,7 +168,9 @@ def browser_timings(store: Path, repeats: int) -> dict:
                 page.goto(f"{base}/")
                 page.wait_for_function(HOME_SETTLED_JS, timeout=120_000, polling=20)
                 t0 = time.monotonic()
-                page.locator('[data-testid="stSidebarNav"]').get_by_text("Budget explorer", exact=True).click()
+                page.locator('[data-testid="stSidebarNav"]').get_by_text(
+                    "Budget explorer", exact=True
+                ).click()
                 page.wait_for_function(SETTLED_JS, timeout=120_000, polling=20)
                 out.setdefault("budget_after_home_s", []).append(time.monotonic() - t0)
             finally:
@@ -151,10 +183,17 @@ def browser_timings(store: Path, repeats: int) -> dict:
             page.wait_for_function(SETTLED_JS, timeout=120_000, polling=20)
             side = page.locator('[data-testid="stSidebar"]')
             # Sampling radio: uniform <-> random. Sort-set radio: random <-> earliest released.
-            clicks = [("Sampling", "random"), ("Sampling", "uniform"), ("Sort set", "earliest released"), ("Sort set", "random")]
+            clicks = [
+                ("Sampling", "random"),
+                ("Sampling", "uniform"),
+                ("Sort set", "earliest released"),
+                ("Sort set", "random"),
+            ]
             for r in range(repeats + 1):
                 for group, option in clicks:
-                    radio = side.locator('[data-testid="stRadio"]', has_text=group).get_by_text(option, exact=True)
+                    radio = side.locator('[data-testid="stRadio"]', has_text=group).get_by_text(
+                        option, exact=True
+                    )
                     t0 = time.monotonic()
                     radio.click()
                     dt = _wait_rerun(page, t0)
@@ -169,13 +208,18 @@ def apptest_timings(store: Path, repeats: int) -> dict:
     os.environ["LBE_STORE"] = str(store)
     from streamlit.testing.v1 import AppTest
 
-    out: dict = {"apptest_first_run_s": [], "apptest_rerun_new_sweep_s": [], "apptest_rerun_memo_s": []}
+    out: dict = {
+        "apptest_first_run_s": [],
+        "apptest_rerun_new_sweep_s": [],
+        "apptest_rerun_memo_s": [],
+    }
     page = str(ROOT / "pages" / "1_Budget_explorer.py")
     t = time.perf_counter()
     at = AppTest.from_file(page, default_timeout=300)
     at.run()
     out["apptest_first_run_s"].append(time.perf_counter() - t)
     assert not at.exception, [e.message for e in at.exception]
+
     def k_slider():
         return next(w for w in at.sidebar.slider if w.label == "Models used for Sort")
 
@@ -203,17 +247,33 @@ def main(argv: list[str] | None = None) -> int:
     timings = apptest_timings(args.store, args.repeats)
     if not args.no_browser and Path("/usr/bin/chromium").exists():
         timings.update(browser_timings(args.store, args.repeats))
-    rows = {k: {"median": statistics.median(v), "min": min(v), "max": max(v), "n": len(v)} for k, v in timings.items() if v}
+    rows = {
+        k: {"median": statistics.median(v), "min": min(v), "max": max(v), "n": len(v)}
+        for k, v in timings.items()
+        if v
+    }
     print("| measurement | median s | min s | max s | n |\n|---|---:|---:|---:|---:|")
     for k, r in rows.items():
         print(f"| {k} | {r['median']:.2f} | {r['min']:.2f} | {r['max']:.2f} | {r['n']} |")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
-        "command": "python -m benchmarks.bench_app " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "store": str(args.store), "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                                              "note": "shared machine, ~7 other jobs; timings noisy"},
-        "summary": rows, "raw": timings,
-    }, indent=2) + "\n")
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "command": "python -m benchmarks.bench_app "
+                + " ".join(argv if argv is not None else sys.argv[1:]),
+                "store": str(args.store),
+                "machine": {
+                    "python": platform.python_version(),
+                    "cpus": os.cpu_count(),
+                    "note": "shared machine, ~7 other jobs; timings noisy",
+                },
+                "summary": rows,
+                "raw": timings,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     return 0
 
 

@@ -23,6 +23,7 @@ before it stops, children included. Results: ``benchmarks/results/bench_app_scal
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -33,7 +34,14 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.bench_app import CHROMIUM_ARGS, HOME_SETTLED_JS, SETTLED_JS, _start_server, _stop, _wait_rerun
+from benchmarks.bench_app import (
+    CHROMIUM_ARGS,
+    HOME_SETTLED_JS,
+    SETTLED_JS,
+    _start_server,
+    _stop,
+    _wait_rerun,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "bench_app_scale.json"
@@ -49,10 +57,8 @@ def _peak_gb(pid: int) -> float:
     """Peak resident memory (VmHWM) of ``pid`` and its children, GB."""
     total = 0
     pids = [pid]
-    try:
+    with contextlib.suppress(OSError):
         pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        pass
     for p in pids:
         try:
             m = re.search(r"VmHWM:\s+(\d+) kB", Path(f"/proc/{p}/status").read_text())
@@ -67,17 +73,50 @@ def build(store: Path, spec: str) -> dict:
         return {"built": False}
     m, n = PAPER if spec == "paper" else map(int, spec.lower().split("x"))
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "lifelong_core.datasets.synthetic", "--models", str(m), "--samples", str(n),
-                    "--clusters", "4", "--store", str(store)], cwd=ROOT, check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lifelong_core.datasets.synthetic",
+            "--models",
+            str(m),
+            "--samples",
+            str(n),
+            "--clusters",
+            "4",
+            "--store",
+            str(store),
+        ],
+        cwd=ROOT,
+        check=True,
+    )
     return {"built": True, "models": m, "samples": n, "build_s": time.perf_counter() - t}
 
 
 def refresh(store: Path) -> dict:
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "lifelong_core", "state", "--store", str(store), "--refresh", "synthetic"],
-                          cwd=ROOT, check=True, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lifelong_core",
+            "state",
+            "--store",
+            str(store),
+            "--refresh",
+            "synthetic",
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024**2
-    return {"refresh_s": time.perf_counter() - t, "refresh_peak_gb": peak, "output": proc.stdout.strip()}
+    return {
+        "refresh_s": time.perf_counter() - t,
+        "refresh_peak_gb": peak,
+        "output": proc.stdout.strip(),
+    }
 
 
 def _page_paths() -> list[str]:
@@ -138,7 +177,9 @@ def browser(store: Path, reruns: int, timeout_s: float, first_renders: int = 5) 
             times = []
             for r in range(reruns):
                 option = "random" if r % 2 == 0 else "uniform"
-                radio = side.locator('[data-testid="stRadio"]', has_text="Sampling").get_by_text(option, exact=True)
+                radio = side.locator('[data-testid="stRadio"]', has_text="Sampling").get_by_text(
+                    option, exact=True
+                )
                 t0 = time.monotonic()
                 radio.click()
                 times.append(_wait_rerun(page, t0, timeout_s))
@@ -154,8 +195,13 @@ def browser(store: Path, reruns: int, timeout_s: float, first_renders: int = 5) 
                     time.sleep(0.5)
                     page.wait_for_function(DONE_JS, timeout=tmo, polling=100)
                     out["pages"][path] = {"s": time.monotonic() - t0, "errors": _errors(page)}
-                except Exception as exc:  # a page that does not finish is a result, not the end of the run
-                    out["pages"][path] = {"s": time.monotonic() - t0, "errors": [f"did not finish: {exc}"[:300]]}
+                except (
+                    Exception
+                ) as exc:  # a page that does not finish is a result, not the end of the run
+                    out["pages"][path] = {
+                        "s": time.monotonic() - t0,
+                        "errors": [f"did not finish: {exc}"[:300]],
+                    }
                 print(path, out["pages"][path], flush=True)
         finally:
             page.close()
@@ -168,16 +214,29 @@ def browser(store: Path, reruns: int, timeout_s: float, first_renders: int = 5) 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--store", type=Path, required=True)
-    ap.add_argument("--build", metavar="MxN|paper", help="write the synthetic store first if it is missing")
-    ap.add_argument("--refresh", action="store_true", help="refresh the kept Sort state and mirt parameters first")
+    ap.add_argument(
+        "--build", metavar="MxN|paper", help="write the synthetic store first if it is missing"
+    )
+    ap.add_argument(
+        "--refresh",
+        action="store_true",
+        help="refresh the kept Sort state and mirt parameters first",
+    )
     ap.add_argument("--reruns", type=int, default=8)
-    ap.add_argument("--first-renders", type=int, default=5,
-                    help="fresh-server first renders of the Budget explorer (the median is reported)")
+    ap.add_argument(
+        "--first-renders",
+        type=int,
+        default=5,
+        help="fresh-server first renders of the Budget explorer (the median is reported)",
+    )
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for any one page")
     ap.add_argument("--note", default="2-core machine shared with other work; timings noisy")
     args = ap.parse_args(argv)
-    res: dict = {"command": "python -m benchmarks.bench_app_scale " + " ".join(argv if argv is not None else sys.argv[1:]),
-                 "note": args.note}
+    res: dict = {
+        "command": "python -m benchmarks.bench_app_scale "
+        + " ".join(argv if argv is not None else sys.argv[1:]),
+        "note": args.note,
+    }
     if args.build:
         res.update(build(args.store, args.build))
     if not args.store.exists():

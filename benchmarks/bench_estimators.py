@@ -47,7 +47,9 @@ def load_matrix(args: argparse.Namespace) -> tuple[np.ndarray, str]:
     return A, f"{args.store} (dataset {args.dataset})"
 
 
-def held_out(A: np.ndarray, methods: list[str], budgets: tuple[int, ...], seeds: int) -> pd.DataFrame:
+def held_out(
+    A: np.ndarray, methods: list[str], budgets: tuple[int, ...], seeds: int
+) -> pd.DataFrame:
     m = A.shape[0]
     frames = []
     for seed in range(seeds):
@@ -55,8 +57,9 @@ def held_out(A: np.ndarray, methods: list[str], budgets: tuple[int, ...], seeds:
         eval_rows = np.setdiff1d(np.arange(m), sort_rows)
         for name in methods:
             t0 = time.perf_counter()
-            res = run_sweep(A[sort_rows], A[eval_rows], budgets, search=name, seed=seed,
-                            eval_row_ids=eval_rows)
+            res = run_sweep(
+                A[sort_rows], A[eval_rows], budgets, search=name, seed=seed, eval_row_ids=eval_rows
+            )
             pm = res.per_model.copy()
             pm["method"] = name
             pm["seed"] = seed
@@ -65,7 +68,9 @@ def held_out(A: np.ndarray, methods: list[str], budgets: tuple[int, ...], seeds:
     return pd.concat(frames, ignore_index=True)
 
 
-def fresh_draw_coverage(A: np.ndarray, methods: list[str], budgets: tuple[int, ...], seeds: int) -> pd.DataFrame:
+def fresh_draw_coverage(
+    A: np.ndarray, methods: list[str], budgets: tuple[int, ...], seeds: int
+) -> pd.DataFrame:
     """Coverage when every held-out model gets its own random selection.
 
     ``run_sweep`` draws one selection per budget and evaluates every held-out model on it
@@ -95,8 +100,11 @@ def summarise(pm: pd.DataFrame) -> pd.DataFrame:
     pm = pm.copy()
     has = "est_lo" in pm
     if has:
-        pm["covered"] = np.where(pm["est_lo"].isna(), np.nan,
-                                 ((pm["est_lo"] <= pm["true_acc"]) & (pm["true_acc"] <= pm["est_hi"])).astype(float))
+        pm["covered"] = np.where(
+            pm["est_lo"].isna(),
+            np.nan,
+            ((pm["est_lo"] <= pm["true_acc"]) & (pm["true_acc"] <= pm["est_hi"])).astype(float),
+        )
         pm["width"] = pm["est_hi"] - pm["est_lo"]
     agg = {"mae": ("mae", "mean"), "eagg": ("eagg", "mean")}
     if has:
@@ -111,12 +119,18 @@ def criteria(table: pd.DataFrame, method: str) -> dict[str, bool]:
     cn = lambda col, b: t.loc[("copy-nearest", b), col]  # noqa: E731
     me = lambda col, b: t.loc[(method, b), col]  # noqa: E731
     out = {
-        "eagg <= 1/2 S&S at every budget >= 64": all(me("eagg", b) <= ref("eagg", b) / 2 for b in budgets),
-        "coverage in [0.93, 0.97] at every budget >= 64": all(0.93 <= me("coverage", b) <= 0.97 for b in budgets),
-        "fresh-draw coverage in [0.93, 0.97] at every budget >= 64":
-            all(0.93 <= me("coverage_fresh", b) <= 0.97 for b in budgets),
-        "mae < S&S and < CopyNearest&Expand at every budget >= 64":
-            all(me("mae", b) < min(ref("mae", b), cn("mae", b)) for b in budgets),
+        "eagg <= 1/2 S&S at every budget >= 64": all(
+            me("eagg", b) <= ref("eagg", b) / 2 for b in budgets
+        ),
+        "coverage in [0.93, 0.97] at every budget >= 64": all(
+            0.93 <= me("coverage", b) <= 0.97 for b in budgets
+        ),
+        "fresh-draw coverage in [0.93, 0.97] at every budget >= 64": all(
+            0.93 <= me("coverage_fresh", b) <= 0.97 for b in budgets
+        ),
+        "mae < S&S and < CopyNearest&Expand at every budget >= 64": all(
+            me("mae", b) < min(ref("mae", b), cn("mae", b)) for b in budgets
+        ),
     }
     if 1024 in budgets:
         out["eagg <= 1/3 S&S at n'=1024"] = me("eagg", 1024) <= ref("eagg", 1024) / 3
@@ -126,7 +140,9 @@ def criteria(table: pd.DataFrame, method: str) -> dict[str, bool]:
     return {k: bool(v) for k, v in out.items()}
 
 
-def timing(A: np.ndarray, methods: list[str], n: int, budgets: tuple[int, ...], reps: int) -> list[dict]:
+def timing(
+    A: np.ndarray, methods: list[str], n: int, budgets: tuple[int, ...], reps: int
+) -> list[dict]:
     rng = np.random.default_rng(0)
     cols = np.sort(rng.choice(A.shape[1], size=min(n, A.shape[1]), replace=False))
     B = A[:, cols]
@@ -152,9 +168,18 @@ def timing(A: np.ndarray, methods: list[str], n: int, budgets: tuple[int, ...], 
             method.estimate(sel, rows[0][sel])
             peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
-            out.append(dict(method=name, n=B.shape[1], m_sort=len(sort_rows), budget=budget, fit_s=fit_s,
-                            median_ms=1000 * float(np.median(times)), p90_ms=1000 * float(np.quantile(times, 0.9)),
-                            peak_kib=peak / 1024))
+            out.append(
+                dict(
+                    method=name,
+                    n=B.shape[1],
+                    m_sort=len(sort_rows),
+                    budget=budget,
+                    fit_s=fit_s,
+                    median_ms=1000 * float(np.median(times)),
+                    p90_ms=1000 * float(np.quantile(times, 0.9)),
+                    peak_kib=peak / 1024,
+                )
+            )
     return out
 
 
@@ -174,7 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--matrix", help="a 0/1 .npy matrix instead of the store")
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--budgets", default=",".join(map(str, BUDGETS)))
-    p.add_argument("--methods", default="mirt,irt,neighbours", help="estimators to compare with the baselines")
+    p.add_argument(
+        "--methods", default="mirt,irt,neighbours", help="estimators to compare with the baselines"
+    )
     p.add_argument("--timing-n", type=int, default=10_000)
     p.add_argument("--timing-reps", type=int, default=50)
     p.add_argument("--out", default=str(RESULTS))
@@ -190,15 +217,22 @@ def _run(args: argparse.Namespace) -> int:
     A, source = load_matrix(args)
     budgets = tuple(int(b) for b in args.budgets.split(",") if int(b) <= A.shape[1])
     ours = [s for s in args.methods.split(",") if s]
-    print(f"matrix {A.shape[0]} models x {A.shape[1]} samples from {source}; "
-          f"Sort on {A.shape[0] // 3} models, {args.seeds} seeds")
+    print(
+        f"matrix {A.shape[0]} models x {A.shape[1]} samples from {source}; "
+        f"Sort on {A.shape[0] // 3} models, {args.seeds} seeds"
+    )
     pm = held_out(A, list(BASELINES) + ours, budgets, args.seeds)
     table = summarise(pm)
     fresh = fresh_draw_coverage(A, ours, budgets, args.seeds)
     table = table.merge(fresh, on=["method", "budget"], how="left")
     verdicts = {name: criteria(table, name) for name in ours}
-    best = min(ours, key=lambda s: (-sum(verdicts[s].values()),
-                                    table[(table.method == s) & (table.budget >= 64)]["mae"].mean()))
+    best = min(
+        ours,
+        key=lambda s: (
+            -sum(verdicts[s].values()),
+            table[(table.method == s) & (table.budget >= 64)]["mae"].mean(),
+        ),
+    )
     t = timing(A, list(BASELINES) + ours, args.timing_n, (64, 1024), args.timing_reps)
 
     print("\n## Held-out models: method x budget\n")
@@ -212,11 +246,22 @@ def _run(args: argparse.Namespace) -> int:
     print(markdown(pd.DataFrame(t), ".3g"))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(dict(
-        source=source, shape=list(A.shape), seeds=args.seeds, budgets=list(budgets),
-        protocol="Sort on a random third of the models (choose_sort_rows(m, m // 3, seed)), evaluate the rest",
-        table=table.to_dict(orient="records"), criteria=verdicts, best=best, timing=t,
-    ), indent=1))
+    out.write_text(
+        json.dumps(
+            dict(
+                source=source,
+                shape=list(A.shape),
+                seeds=args.seeds,
+                budgets=list(budgets),
+                protocol="Sort on a random third of the models (choose_sort_rows(m, m // 3, seed)), evaluate the rest",
+                table=table.to_dict(orient="records"),
+                criteria=verdicts,
+                best=best,
+                timing=t,
+            ),
+            indent=1,
+        )
+    )
     print(f"\nwrote {out}")
     return 0
 

@@ -37,7 +37,6 @@ def _settings(seeds: int, store: Path | None):
     out = []
     if store is not None and store.exists():
         from lifelong_core.store import Store
-
         from lifelong_core.workflows.selection import select
 
         with Store.open(store, read_only=True) as st:
@@ -46,11 +45,20 @@ def _settings(seeds: int, store: Path | None):
         for s in range(seeds):
             rows = np.sort(np.random.default_rng(s).choice(m, 110, replace=False))
             ev = np.setdiff1d(np.arange(m), rows)
-            out.append(("demo insert_M", s, A[rows], A[ev], [2**k for k in range(3, 14) if 2**k <= n]))
+            out.append(
+                ("demo insert_M", s, A[rows], A[ev], [2**k for k in range(3, 14) if 2**k <= n])
+            )
             new = np.sort(np.random.default_rng(1000 + s).choice(n, n // 5, replace=False))
             old = np.setdiff1d(np.arange(n), new)
-            out.append(("demo insert_D", s, np.ascontiguousarray(A[:, old].T), np.ascontiguousarray(A[:, new].T),
-                        [2**k for k in range(3, 9) if 2**k <= m]))
+            out.append(
+                (
+                    "demo insert_D",
+                    s,
+                    np.ascontiguousarray(A[:, old].T),
+                    np.ascontiguousarray(A[:, new].T),
+                    [2**k for k in range(3, 9) if 2**k <= m],
+                )
+            )
     for s in range(seeds):
         path = Path("/tmp") / f"lbe_rules_{s}.npy"
         if not path.exists():
@@ -70,28 +78,48 @@ def compare_grids(seeds: int, store: Path | None) -> dict:
         n = A_sort.shape[1]
         for rule in RULES:
             for sampling in SAMPLINGS:
-                t = run_sweep(A_sort, A_eval, budgets, sampling=sampling, search=rule, seed=s, ties="stable").table
+                t = run_sweep(
+                    A_sort, A_eval, budgets, sampling=sampling, search=rule, seed=s, ties="stable"
+                ).table
                 for _, r in t.iterrows():
                     b = int(r["budget"])
-                    rows.append({"data": label, "seed": s, "rule": rule, "sampling": sampling, "budget": b,
-                                 "unsampled_easy_end": (n - b * (n // b)) / n if sampling == "reference" else 0.0,
-                                 "mae": r["mae"], "eagg": r["eagg"]})
+                    rows.append(
+                        {
+                            "data": label,
+                            "seed": s,
+                            "rule": rule,
+                            "sampling": sampling,
+                            "budget": b,
+                            "unsampled_easy_end": (n - b * (n // b)) / n
+                            if sampling == "reference"
+                            else 0.0,
+                            "mae": r["mae"],
+                            "eagg": r["eagg"],
+                        }
+                    )
     df = pd.DataFrame(rows)
-    curves = (df.groupby(["data", "rule", "sampling", "budget"], as_index=False)[["mae", "eagg", "unsampled_easy_end"]]
-              .mean())
-    wide = df.pivot_table(index=["data", "rule", "seed", "budget"], columns="sampling", values="mae")
+    curves = df.groupby(["data", "rule", "sampling", "budget"], as_index=False)[
+        ["mae", "eagg", "unsampled_easy_end"]
+    ].mean()
+    wide = df.pivot_table(
+        index=["data", "rule", "seed", "budget"], columns="sampling", values="mae"
+    )
     summary = []
     for (data, rule), g in wide.groupby(level=[0, 1]):
-        summary.append({
-            "data": data, "rule": rule, "cases": len(g),
-            "mae_reference_grid": round(float(g["reference"].mean()), 5),
-            "mae_uniform": round(float(g["uniform"].mean()), 5),
-            "mae_random": round(float(g["random"].mean()), 5),
-            "uniform_better_worse_same": f"{int((g['uniform'] < g['reference'] - 1e-12).sum())} / "
-                                         f"{int((g['uniform'] > g['reference'] + 1e-12).sum())} / "
-                                         f"{int((abs(g['uniform'] - g['reference']) <= 1e-12).sum())}",
-            "max_gain": round(float((g["reference"] - g["uniform"]).max()), 5),
-        })
+        summary.append(
+            {
+                "data": data,
+                "rule": rule,
+                "cases": len(g),
+                "mae_reference_grid": round(float(g["reference"].mean()), 5),
+                "mae_uniform": round(float(g["uniform"].mean()), 5),
+                "mae_random": round(float(g["random"].mean()), 5),
+                "uniform_better_worse_same": f"{int((g['uniform'] < g['reference'] - 1e-12).sum())} / "
+                f"{int((g['uniform'] > g['reference'] + 1e-12).sum())} / "
+                f"{int((abs(g['uniform'] - g['reference']) <= 1e-12).sum())}",
+                "max_gain": round(float((g["reference"] - g["uniform"]).max()), 5),
+            }
+        )
     return {"summary": summary, "curves": curves.round(6).to_dict(orient="records")}
 
 

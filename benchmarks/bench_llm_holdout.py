@@ -51,7 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     for r in picks:
         keep = np.setdiff1d(np.arange(len(acc)), [r])
-        cache = Selection(full.A[keep], full.models.iloc[keep].reset_index(drop=True), full.samples, full.synthetic)
+        cache = Selection(
+            full.A[keep],
+            full.models.iloc[keep].reset_index(drop=True),
+            full.samples,
+            full.synthetic,
+        )
         fits = {}
 
         def fitter(d, cache=cache, fits=fits):
@@ -65,25 +70,61 @@ def main(argv: list[str] | None = None) -> int:
             est = harness.estimate_new_model(cache, observed, args.method, fitter=fitter)
             o = est.overall
             true_rank = int((cache.A.mean(axis=1) > acc[r]).sum()) + 1
-            rows.append({"model": full.names[r], "budget": b, "true": round(float(acc[r]), 4),
-                         "estimate": round(float(o["estimate"]), 4), "lo": round(float(o["lo"]), 4),
-                         "hi": round(float(o["hi"]), 4), "rank": est.rank, "rank_lo": est.rank_lo,
-                         "rank_hi": est.rank_hi, "true_rank": true_rank, "of": est.m + 1,
-                         **{f"{t}_est": round(float(v), 4) for t, v in zip(est.table["scope"][:-1], est.table["estimate"][:-1])},
-                         **{f"{t}_true": round(float(full.A[r, (full.samples["domain"] == t).to_numpy()].mean()), 4)
-                            for t in est.table["scope"][:-1]}})
+            rows.append(
+                {
+                    "model": full.names[r],
+                    "budget": b,
+                    "true": round(float(acc[r]), 4),
+                    "estimate": round(float(o["estimate"]), 4),
+                    "lo": round(float(o["lo"]), 4),
+                    "hi": round(float(o["hi"]), 4),
+                    "rank": est.rank,
+                    "rank_lo": est.rank_lo,
+                    "rank_hi": est.rank_hi,
+                    "true_rank": true_rank,
+                    "of": est.m + 1,
+                    **{
+                        f"{t}_est": round(float(v), 4)
+                        for t, v in zip(est.table["scope"][:-1], est.table["estimate"][:-1])
+                    },
+                    **{
+                        f"{t}_true": round(
+                            float(full.A[r, (full.samples["domain"] == t).to_numpy()].mean()), 4
+                        )
+                        for t in est.table["scope"][:-1]
+                    },
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     table = pd.DataFrame(rows)
-    summary = (table.assign(err=(table["estimate"] - table["true"]).abs(),
-                            covered=(table["lo"] <= table["true"]) & (table["true"] <= table["hi"]),
-                            width=table["hi"] - table["lo"])
-               .groupby("budget").agg(mae=("err", "mean"), coverage=("covered", "mean"), width=("width", "mean"))
-               .round(4).reset_index())
+    summary = (
+        table.assign(
+            err=(table["estimate"] - table["true"]).abs(),
+            covered=(table["lo"] <= table["true"]) & (table["true"] <= table["hi"]),
+            width=table["hi"] - table["lo"],
+        )
+        .groupby("budget")
+        .agg(mae=("err", "mean"), coverage=("covered", "mean"), width=("width", "mean"))
+        .round(4)
+        .reset_index()
+    )
     print(summary.to_string(index=False))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"method": args.method, "seed": args.seed, "models": len(acc),
-                                   "items": int(full.A.shape[1]), "seconds": round(time.perf_counter() - t0, 1),
-                                   "per_model": rows, "summary": summary.to_dict("records")}, indent=1) + "\n")
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "method": args.method,
+                "seed": args.seed,
+                "models": len(acc),
+                "items": int(full.A.shape[1]),
+                "seconds": round(time.perf_counter() - t0, 1),
+                "per_model": rows,
+                "summary": summary.to_dict("records"),
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     return 0
 
 

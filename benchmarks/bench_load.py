@@ -78,7 +78,7 @@ class _MemorySampler(threading.Thread):
         while not self.stop.is_set():
             try:
                 self.peak = max(self.peak, self.proc.memory_info().rss)
-            except Exception:  # noqa: BLE001 - the server may be gone at the very end
+            except Exception:
                 return
             time.sleep(0.1)
 
@@ -112,8 +112,13 @@ async def _session(port: int, views: int, page: str, out: list, deadline: float)
     import websockets
 
     try:
-        async with websockets.connect(f"ws://{HOST}:{port}/_stcore/stream", subprotocols=["streamlit"],
-                                      max_size=None, open_timeout=60, ping_interval=None) as ws:
+        async with websockets.connect(
+            f"ws://{HOST}:{port}/_stcore/stream",
+            subprotocols=["streamlit"],
+            max_size=None,
+            open_timeout=60,
+            ping_interval=None,
+        ) as ws:
             for k in range(views):
                 left = deadline - time.perf_counter()
                 if left <= 0:
@@ -121,7 +126,9 @@ async def _session(port: int, views: int, page: str, out: list, deadline: float)
                     continue
                 try:
                     seconds, failed = await asyncio.wait_for(_view(ws, page), left)
-                    out.append({"view": k, "seconds": seconds, "exception": failed, "timeout": False})
+                    out.append(
+                        {"view": k, "seconds": seconds, "exception": failed, "timeout": False}
+                    )
                 except asyncio.TimeoutError:
                     out.append({"view": k, "seconds": None, "exception": False, "timeout": True})
     except (OSError, websockets.exceptions.WebSocketException) as exc:
@@ -131,9 +138,22 @@ async def _session(port: int, views: int, page: str, out: list, deadline: float)
 def run(store: Path, sessions: int, views: int, deadline_s: float) -> dict:
     port = _free_port()
     env = dict(os.environ, LBE_STORE=str(store))
-    cmd = [sys.executable, "-m", "ui.serve", "--server.address", HOST, "--server.port", str(port),
-           "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cmd = [
+        sys.executable,
+        "-m",
+        "ui.serve",
+        "--server.address",
+        HOST,
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         startup = _wait_healthy(port, proc, 180)
         sampler = _MemorySampler(proc.pid)
@@ -143,7 +163,9 @@ def run(store: Path, sessions: int, views: int, deadline_s: float) -> dict:
 
         async def all_sessions():
             deadline = time.perf_counter() + deadline_s
-            await asyncio.gather(*(_session(port, views, PAGE, out, deadline) for _ in range(sessions)))
+            await asyncio.gather(
+                *(_session(port, views, PAGE, out, deadline) for _ in range(sessions))
+            )
 
         t0 = time.perf_counter()
         asyncio.run(all_sessions())
@@ -159,22 +181,46 @@ def run(store: Path, sessions: int, views: int, deadline_s: float) -> dict:
             proc.wait(30)
     done = np.array([v["seconds"] for v in out if v["seconds"] is not None])
     return {
-        "sessions": sessions, "views_per_session": views, "page": PAGE, "store": str(store),
-        "server_start_s": round(startup, 2), "wall_s": round(wall, 2),
-        "views_done": int(len(done)), "views_timed_out": sum(v["timeout"] for v in out),
+        "sessions": sessions,
+        "views_per_session": views,
+        "page": PAGE,
+        "store": str(store),
+        "server_start_s": round(startup, 2),
+        "wall_s": round(wall, 2),
+        "views_done": len(done),
+        "views_timed_out": sum(v["timeout"] for v in out),
         "views_with_exception": sum(v["exception"] for v in out),
         "session_errors": [v["error"] for v in out if "error" in v],
         "pages_per_s": round(len(done) / wall, 3) if wall else None,
-        "latency_s": {f"p{q}": round(float(np.percentile(done, q)), 2) for q in (50, 90, 99)} if len(done) else {},
+        "latency_s": {f"p{q}": round(float(np.percentile(done, q)), 2) for q in (50, 90, 99)}
+        if len(done)
+        else {},
         "latency_max_s": round(float(done.max()), 2) if len(done) else None,
         # The first view of every session arrives together on a cold server; later views
         # find the sweeps in the server's caches.
-        "latency_by_view_p50_s": {k: round(float(np.median([v["seconds"] for v in out if v.get("view") == k
-                                                            and v["seconds"] is not None] or [np.nan])), 2)
-                                  for k in range(views)},
-        "server_rss_idle_mb": round(idle / 2**20), "server_rss_peak_mb": round(sampler.peak / 2**20),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "note": "shared machine, measured with other work running"},
+        "latency_by_view_p50_s": {
+            k: round(
+                float(
+                    np.median(
+                        [
+                            v["seconds"]
+                            for v in out
+                            if v.get("view") == k and v["seconds"] is not None
+                        ]
+                        or [np.nan]
+                    )
+                ),
+                2,
+            )
+            for k in range(views)
+        },
+        "server_rss_idle_mb": round(idle / 2**20),
+        "server_rss_peak_mb": round(sampler.peak / 2**20),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "note": "shared machine, measured with other work running",
+        },
     }
 
 
@@ -183,7 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--store", default=str(ROOT / "data" / "demo.duckdb"))
     ap.add_argument("--sessions", type=int, default=20)
     ap.add_argument("--views", type=int, default=3)
-    ap.add_argument("--deadline", type=float, default=900.0, help="stop the whole run after this many seconds")
+    ap.add_argument(
+        "--deadline", type=float, default=900.0, help="stop the whole run after this many seconds"
+    )
     args = ap.parse_args(argv)
     if not Path(args.store).exists():
         print(f"no store at {args.store}; run `make store` first", file=sys.stderr)
@@ -192,11 +240,13 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(res, indent=2) + "\n")
     lat = res["latency_s"]
-    print(f"| sessions | views | pages/s | p50 s | p90 s | p99 s | max s | server RSS idle -> peak | timeouts | exceptions |\n"
-          f"|---|---|---|---|---|---|---|---|---|---|\n"
-          f"| {res['sessions']} | {res['views_done']} | {res['pages_per_s']} | {lat.get('p50')} | {lat.get('p90')} | "
-          f"{lat.get('p99')} | {res['latency_max_s']} | {res['server_rss_idle_mb']} -> {res['server_rss_peak_mb']} MB | "
-          f"{res['views_timed_out']} | {res['views_with_exception']} |")
+    print(
+        f"| sessions | views | pages/s | p50 s | p90 s | p99 s | max s | server RSS idle -> peak | timeouts | exceptions |\n"
+        f"|---|---|---|---|---|---|---|---|---|---|\n"
+        f"| {res['sessions']} | {res['views_done']} | {res['pages_per_s']} | {lat.get('p50')} | {lat.get('p90')} | "
+        f"{lat.get('p99')} | {res['latency_max_s']} | {res['server_rss_idle_mb']} -> {res['server_rss_peak_mb']} MB | "
+        f"{res['views_timed_out']} | {res['views_with_exception']} |"
+    )
     print("median latency by view (first = cold, together):", res["latency_by_view_p50_s"])
     if res["session_errors"]:
         print("session errors:", res["session_errors"][:3])

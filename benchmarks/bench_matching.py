@@ -64,13 +64,21 @@ def bench_one_model(repeats: int = 3) -> list[dict]:
         tgt = synthetic(10_000, classes, 0.05, rng)
         for criterion in ("label-prob", "prob"):
             res, best, med = timed(
-                lambda: matched_accuracy(src, tgt, eps=0.005, criterion=criterion, runs=10, seed=0), repeats
+                lambda: matched_accuracy(src, tgt, eps=0.005, criterion=criterion, runs=10, seed=0),
+                repeats,
             )
-            rows.append({
-                "case": f"50,000 x 10,000, {classes} classes", "criterion": criterion, "runs": 10,
-                "min_s": best, "median_s": med, "fraction_unmatched": res.fraction_unmatched,
-                "acc_gap": res.acc_diff, "matched_gap": res.matched_acc_diff,
-            })
+            rows.append(
+                {
+                    "case": f"50,000 x 10,000, {classes} classes",
+                    "criterion": criterion,
+                    "runs": 10,
+                    "min_s": best,
+                    "median_s": med,
+                    "fraction_unmatched": res.fraction_unmatched,
+                    "acc_gap": res.acc_diff,
+                    "matched_gap": res.matched_acc_diff,
+                }
+            )
     return rows
 
 
@@ -78,10 +86,16 @@ def bench_reference(n_src: int = 5_000, n_tgt: int = 1_000) -> dict:
     rng = np.random.default_rng(7)
     src = synthetic(n_src, 10, 0.0, rng)
     tgt = synthetic(n_tgt, 10, 0.05, rng)
-    _, ref_s, _ = timed(lambda: match_reference(src, tgt, 0.005, "label-prob", np.random.default_rng(0)), 1)
+    _, ref_s, _ = timed(
+        lambda: match_reference(src, tgt, 0.005, "label-prob", np.random.default_rng(0)), 1
+    )
     _, fast_s, _ = timed(lambda: match_runs(src, tgt, eps=0.005, runs=1, seed=0), 3)
-    return {"case": f"{n_src:,} x {n_tgt:,}, 10 classes, 1 run", "reference_s": ref_s, "fenwick_s": fast_s,
-            "speedup": ref_s / fast_s}
+    return {
+        "case": f"{n_src:,} x {n_tgt:,}, 10 classes, 1 run",
+        "reference_s": ref_s,
+        "fenwick_s": fast_s,
+        "speedup": ref_s / fast_s,
+    }
 
 
 def bench_demo_store(repeats: int = 2) -> dict | None:
@@ -90,7 +104,10 @@ def bench_demo_store(repeats: int = 2) -> dict | None:
         return None
     from lifelong_core.store import Store
 
-    source, target = Side(DEMO_DATASET, (DEMO_SOURCE_DOMAIN,)), Side(DEMO_DATASET, (DEMO_TARGET_DOMAIN,))
+    source, target = (
+        Side(DEMO_DATASET, (DEMO_SOURCE_DOMAIN,)),
+        Side(DEMO_DATASET, (DEMO_TARGET_DOMAIN,)),
+    )
     with Store.open(path, read_only=True) as store:
         rows = store.models()["model_idx"].astype(int).tolist()
         size = max(1, math.ceil(len(rows) / PAGE_BLOCKS))
@@ -99,8 +116,16 @@ def bench_demo_store(repeats: int = 2) -> dict | None:
             pair = read_samples(store, source, target)
             tables = []
             for i in range(0, len(rows), size):
-                comparison, _ = compare_store_models(store, pair, rows[i:i + size], eps=0.005,
-                                                     criterion="label-prob", runs=10, seed=0, require_any=False)
+                comparison, _ = compare_store_models(
+                    store,
+                    pair,
+                    rows[i : i + size],
+                    eps=0.005,
+                    criterion="label-prob",
+                    runs=10,
+                    seed=0,
+                    require_any=False,
+                )
                 tables.append(comparison.table)
             return tables
 
@@ -112,7 +137,9 @@ def bench_demo_store(repeats: int = 2) -> dict | None:
     table = pd.concat(tables, ignore_index=True)
     return {
         "case": f"demo store, {len(table)} models, {n_src} source x {n_tgt} target, 10 runs",
-        "models": int(len(table)), "min_s": best, "median_s": med,
+        "models": len(table),
+        "min_s": best,
+        "median_s": med,
         "mean_acc_gap": float(table["acc_diff"].mean()),
         "mean_matched_gap": float(table["matched_acc_diff"].mean()),
         "mean_fraction_unmatched": float(table["fraction_unmatched"].mean()),
@@ -126,23 +153,41 @@ def main() -> None:
     print("| case | criterion | min s | median s | fraction unmatched | acc gap | matched gap |")
     print("|---|---|---|---|---|---|---|")
     for r in one:
-        print(f"| {r['case']} | {r['criterion']} | {r['min_s']:.2f} | {r['median_s']:.2f} | "
-              f"{r['fraction_unmatched']:.4f} | {r['acc_gap']:.4f} | {r['matched_gap']:.4f} |")
+        print(
+            f"| {r['case']} | {r['criterion']} | {r['min_s']:.2f} | {r['median_s']:.2f} | "
+            f"{r['fraction_unmatched']:.4f} | {r['acc_gap']:.4f} | {r['matched_gap']:.4f} |"
+        )
     print()
     print("| case | reference s | Fenwick s | speed-up |")
     print("|---|---|---|---|")
-    print(f"| {ref['case']} | {ref['reference_s']:.2f} | {ref['fenwick_s']:.3f} | {ref['speedup']:.0f}x |")
+    print(
+        f"| {ref['case']} | {ref['reference_s']:.2f} | {ref['fenwick_s']:.3f} | {ref['speedup']:.0f}x |"
+    )
     print()
     if demo is None:
         print("demo store not found (build it with `make store`); all-model timing skipped")
     else:
-        print("| case | min s | median s | mean acc gap | mean matched gap | mean fraction unmatched |")
+        print(
+            "| case | min s | median s | mean acc gap | mean matched gap | mean fraction unmatched |"
+        )
         print("|---|---|---|---|---|---|")
-        print(f"| {demo['case']} | {demo['min_s']:.2f} | {demo['median_s']:.2f} | {demo['mean_acc_gap']:.4f} | "
-              f"{demo['mean_matched_gap']:.4f} | {demo['mean_fraction_unmatched']:.4f} |")
+        print(
+            f"| {demo['case']} | {demo['min_s']:.2f} | {demo['median_s']:.2f} | {demo['mean_acc_gap']:.4f} | "
+            f"{demo['mean_matched_gap']:.4f} | {demo['mean_fraction_unmatched']:.4f} |"
+        )
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"one_model": one, "reference": ref, "demo_store": demo,
-                               "note": "wall-clock on a shared 2-core machine; noisy"}, indent=2) + "\n")
+    OUT.write_text(
+        json.dumps(
+            {
+                "one_model": one,
+                "reference": ref,
+                "demo_store": demo,
+                "note": "wall-clock on a shared 2-core machine; noisy",
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     print(f"\nwrote {OUT.relative_to(ROOT)}")
 
 

@@ -88,13 +88,21 @@ def part_demo(store: str, seeds: int) -> dict:
             As = A[rows]
             order = compute_order(As, "sum")
             P = np.packbits(As, axis=1, bitorder="little")
-            half = np.sort(np.random.default_rng(seed).choice(len(rows), len(rows) // 2, replace=False))
+            half = np.sort(
+                np.random.default_rng(seed).choice(len(rows), len(rows) // 2, replace=False)
+            )
             fits = {
                 "in-memory": lambda: MIRTEstimator().fit(As, order),
                 "packed chunks": lambda: MIRTEstimator().fit_packed(P, A.shape[1], order),
-                "half the Sort models": lambda: MIRTEstimator().fit_packed(P[half], A.shape[1], order),
-                "two-stage, 2,048 columns": lambda: MIRTEstimator().fit_packed(P, A.shape[1], order, max_columns=2048),
-                "both": lambda: MIRTEstimator().fit_packed(P[half], A.shape[1], order, max_columns=2048),
+                "half the Sort models": lambda: MIRTEstimator().fit_packed(
+                    P[half], A.shape[1], order
+                ),
+                "two-stage, 2,048 columns": lambda: MIRTEstimator().fit_packed(
+                    P, A.shape[1], order, max_columns=2048
+                ),
+                "both": lambda: MIRTEstimator().fit_packed(
+                    P[half], A.shape[1], order, max_columns=2048
+                ),
             }
             for name, fit in fits.items():
                 t = time.perf_counter()
@@ -105,12 +113,31 @@ def part_demo(store: str, seeds: int) -> dict:
                 v["fit_s"].append(secs)
                 for b in BUDGETS:
                     v[str(b)].append(res[b])
-                print(name, seed, round(secs, 2), {b: tuple(round(x, 4) for x in res[b]) for b in BUDGETS}, flush=True)
-    table = {name: {"fit_s": float(np.median(v["fit_s"])),
-                    **{b: dict(zip(("mae", "eagg", "coverage"), np.mean(v[str(b)], axis=0).round(4).tolist()))
-                       for b in map(str, BUDGETS)}}
-             for name, v in variants.items()}
-    return {"seeds": seeds, "heldout_models": int(len(A) - 146), "budgets": list(BUDGETS), "variants": table}
+                print(
+                    name,
+                    seed,
+                    round(secs, 2),
+                    {b: tuple(round(x, 4) for x in res[b]) for b in BUDGETS},
+                    flush=True,
+                )
+    table = {
+        name: {
+            "fit_s": float(np.median(v["fit_s"])),
+            **{
+                b: dict(
+                    zip(("mae", "eagg", "coverage"), np.mean(v[str(b)], axis=0).round(4).tolist())
+                )
+                for b in map(str, BUDGETS)
+            },
+        }
+        for name, v in variants.items()
+    }
+    return {
+        "seeds": seeds,
+        "heldout_models": int(len(A) - 146),
+        "budgets": list(BUDGETS),
+        "variants": table,
+    }
 
 
 def part_estimate(n: int, repeats: int) -> dict:
@@ -125,8 +152,13 @@ def part_estimate(n: int, repeats: int) -> dict:
 
     k = 10
     rng = np.random.default_rng(0)
-    item = ItemModel(d=rng.normal(size=n).astype(np.float32), w=rng.normal(size=(n, k)).astype(np.float32),
-                     prior_mean=np.zeros(k), prior_prec=np.eye(k), theta=rng.normal(size=(100, k)))
+    item = ItemModel(
+        d=rng.normal(size=n).astype(np.float32),
+        w=rng.normal(size=(n, k)).astype(np.float32),
+        prior_mean=np.zeros(k),
+        prior_prec=np.eye(k),
+        theta=rng.normal(size=(100, k)),
+    )
     est = MIRTEstimator(k=k).with_items(item, rng.permutation(n))
     truth = (rng.random(n) < 0.7).astype(np.uint8)
     out = {}
@@ -141,9 +173,11 @@ def part_estimate(n: int, repeats: int) -> dict:
                 wall.append(time.perf_counter() - t0)
             c0 = time.process_time()
             est.select(n, b, np.random.default_rng(0))
-            out[str(b)] = {"estimate_cpu_ms_median": 1000 * float(np.median(cpu)),
-                           "estimate_wall_ms_median": 1000 * float(np.median(wall)),
-                           "select_cpu_ms": 1000 * (time.process_time() - c0)}
+            out[str(b)] = {
+                "estimate_cpu_ms_median": 1000 * float(np.median(cpu)),
+                "estimate_wall_ms_median": 1000 * float(np.median(wall)),
+                "select_cpu_ms": 1000 * (time.process_time() - c0),
+            }
             print(b, out[str(b)], flush=True)
     return {"n": n, "k": k, "repeats": repeats, "threads": 1, "timing": out}
 
@@ -165,9 +199,19 @@ def part_fit(store: str, dataset: str, max_models: int | None) -> dict:
         sort, item = lifelong_state.refresh(st, dataset, progress=progress, **kw)
     wall = time.perf_counter() - t
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
-    out = {"store": store, "dataset": dataset, "sort_models": int(len(sort.members)), "samples": int(len(sort.samples)),
-           "fit_models": int(len(item.fit_models)), "params": item.params, "sort_state_s": sort.seconds,
-           "item_fit_s": item.seconds, "wall_s": wall, "cpu_s": _cpu_s(), "peak_rss_gb": peak}
+    out = {
+        "store": store,
+        "dataset": dataset,
+        "sort_models": len(sort.members),
+        "samples": len(sort.samples),
+        "fit_models": len(item.fit_models),
+        "params": item.params,
+        "sort_state_s": sort.seconds,
+        "item_fit_s": item.seconds,
+        "wall_s": wall,
+        "cpu_s": _cpu_s(),
+        "peak_rss_gb": peak,
+    }
     print(out, flush=True)
     return out
 
@@ -189,7 +233,11 @@ def part_fit_shape(sort_models: int, n: int, repeats: int) -> dict:
     rows = fit_models(np.arange(sort_models), MAX_FIT_MODELS, 0)
     P = np.stack([row(int(i)) for i in rows])
     gen_s = time.perf_counter() - t
-    sums = np.unpackbits(P, axis=1, count=n, bitorder="little").sum(axis=0, dtype=np.int64) if n < 200_000 else None
+    sums = (
+        np.unpackbits(P, axis=1, count=n, bitorder="little").sum(axis=0, dtype=np.int64)
+        if n < 200_000
+        else None
+    )
     if sums is None:
         from lifelong_core.bits import column_sums_packed
 
@@ -217,11 +265,22 @@ def part_fit_shape(sort_models: int, n: int, repeats: int) -> dict:
             t0 = time.perf_counter()
             e = est.estimate(cols, truth[cols])
             times.append(time.perf_counter() - t0)
-        timing[str(b)] = {"median_ms": 1000 * float(np.median(times)), "p90_ms": 1000 * float(np.quantile(times, 0.9)),
-                          "last_abs_error": abs(e.acc - truth.mean())}
+        timing[str(b)] = {
+            "median_ms": 1000 * float(np.median(times)),
+            "p90_ms": 1000 * float(np.quantile(times, 0.9)),
+            "last_abs_error": abs(e.acc - truth.mean()),
+        }
         print(b, timing[str(b)], flush=True)
-    out = {"shape": f"{sort_models} Sort models x {n} samples", "fit_models": int(len(rows)), "max_columns": MAX_FIT_COLUMNS,
-           "generate_s": gen_s, "fit_s": fit_s, "fit_cpu_s": fit_cpu_s, "peak_rss_gb": peak, "estimate": timing}
+    out = {
+        "shape": f"{sort_models} Sort models x {n} samples",
+        "fit_models": len(rows),
+        "max_columns": MAX_FIT_COLUMNS,
+        "generate_s": gen_s,
+        "fit_s": fit_s,
+        "fit_cpu_s": fit_cpu_s,
+        "peak_rss_gb": peak,
+        "estimate": timing,
+    }
     print(out, flush=True)
     return out
 

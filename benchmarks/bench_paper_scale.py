@@ -53,8 +53,16 @@ def spec_for(models: int, samples: int):
 
     # Model cliques with their own offsets and a little label noise, so one Sort order
     # fits every model only approximately, as for real classifiers (Prabhu et al., 2024, App. E).
-    return SyntheticSpec(n_models=models, n_samples=samples, seed=0, ability_mean=1.5, ability_sd=1.0,
-                         n_clusters=4, cluster_spread=0.3, label_noise=0.01)
+    return SyntheticSpec(
+        n_models=models,
+        n_samples=samples,
+        seed=0,
+        ability_mean=1.5,
+        ability_sd=1.0,
+        n_clusters=4,
+        cluster_spread=0.3,
+        label_noise=0.01,
+    )
 
 
 # ---------------------------------------------------------------- phases (child processes)
@@ -63,11 +71,15 @@ def phase_generate(a) -> dict:
 
     spec = spec_for(a.models, a.samples)
     latent = params(spec)
-    out = np.lib.format.open_memmap(a.matrix, mode="w+", dtype=np.uint8, shape=(a.models, (a.samples + 7) // 8))
+    out = np.lib.format.open_memmap(
+        a.matrix, mode="w+", dtype=np.uint8, shape=(a.models, (a.samples + 7) // 8)
+    )
     step = 64
 
     def work(start: int) -> None:
-        for block in iter_blocks(spec, step, packed=True, start=start, stop=min(start + step, a.models), latent=latent):
+        for block in iter_blocks(
+            spec, step, packed=True, start=start, stop=min(start + step, a.models), latent=latent
+        ):
             out[block.start : block.start + len(block.correct)] = block.correct
 
     # Rows are seeded one by one, so any split of them gives the same bits.
@@ -88,21 +100,35 @@ def phase_import(a) -> dict:
     Path(a.store).unlink(missing_ok=True)
     batches = []
     with Store.create(a.store) as st:
-        st.add_dataset(DATASET, description=f"Synthetic cache of Lifelong-CIFAR10's shape ({a.models} x {a.samples}); "
-                       "not real predictions.", synthetic=True, source="benchmarks.bench_paper_scale")
+        st.add_dataset(
+            DATASET,
+            description=f"Synthetic cache of Lifelong-CIFAR10's shape ({a.models} x {a.samples}); "
+            "not real predictions.",
+            synthetic=True,
+            source="benchmarks.bench_paper_scale",
+        )
         batch = a.batch or a.models
         for s in range(0, a.models, batch):
             e = min(s + batch, a.models)
             t = time.perf_counter()
             insert_packed_rows(
-                st, packed[s:e], a.samples, models_table(spec, DATASET, s, e, latent),
-                samples_table(spec, DATASET) if s == 0 else None, source=f"{Path(a.matrix).name} rows {s}..{e - 1}",
+                st,
+                packed[s:e],
+                a.samples,
+                models_table(spec, DATASET, s, e, latent),
+                samples_table(spec, DATASET) if s == 0 else None,
+                source=f"{Path(a.matrix).name} rows {s}..{e - 1}",
             )
             batches.append(round(time.perf_counter() - t, 2))
     size = os.path.getsize(a.store)
-    return {"batches": len(batches), "batch_rows": batch, "first_batch_s": batches[0],
-            "slowest_other_batch_s": max(batches[1:], default=0.0), "store_bytes": size,
-            "store_over_packed_bits": round(size / (a.models * a.samples / 8), 3)}
+    return {
+        "batches": len(batches),
+        "batch_rows": batch,
+        "first_batch_s": batches[0],
+        "slowest_other_batch_s": max(batches[1:], default=0.0),
+        "store_bytes": size,
+        "store_over_packed_bits": round(size / (a.models * a.samples / 8), 3),
+    }
 
 
 def phase_read(a) -> dict:
@@ -114,7 +140,10 @@ def phase_read(a) -> dict:
     with Store.open(a.store, read_only=True) as st:
         m = st.n_models
     k = min(1000, m)
-    sets = {f"random {k} (seed {s})": np.random.default_rng(s).choice(m, k, replace=False) for s in (1, 2, 3)}
+    sets = {
+        f"random {k} (seed {s})": np.random.default_rng(s).choice(m, k, replace=False)
+        for s in (1, 2, 3)
+    }
     sets[f"contiguous {k}"] = np.arange(m // 2 - k // 2, m // 2 - k // 2 + k)
     cold = True
     for name, models in sets.items():
@@ -161,14 +190,35 @@ def timed(cmd: list[str]) -> dict:
         text, problems = out.read().decode(), err.read().decode()
     if proc.returncode != 0:
         raise SystemExit(f"command failed: {' '.join(cmd)}\n{problems}")
-    return {"cmd": " ".join(cmd), "wall_s": round(wall, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
-            "stdout": text}
+    return {
+        "cmd": " ".join(cmd),
+        "wall_s": round(wall, 1),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+        "stdout": text,
+    }
 
 
 def child(phase: str, a, extra: list[str]) -> dict:
-    cmd = [sys.executable, "-m", "benchmarks.bench_paper_scale", "--child", phase, "--models", str(a.models),
-           "--samples", str(a.samples), "--matrix", str(a.matrix), "--store", str(a.store), "--threads",
-           str(a.threads), "--batch", str(a.batch), *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks.bench_paper_scale",
+        "--child",
+        phase,
+        "--models",
+        str(a.models),
+        "--samples",
+        str(a.samples),
+        "--matrix",
+        str(a.matrix),
+        "--store",
+        str(a.store),
+        "--threads",
+        str(a.threads),
+        "--batch",
+        str(a.batch),
+        *extra,
+    ]
     r = timed(cmd)
     r["result"] = json.loads(r.pop("stdout").strip().splitlines()[-1])
     return r
@@ -183,32 +233,71 @@ def compare(a) -> dict:
     ensure_matrix(matrix, 2000, 200_000, 0)
     common = ["--matrix", str(matrix), "--sort-models", "400", "--seed", "0", "--budgets", BUDGETS]
     py = sys.executable
-    naive = timed([py, "-m", "benchmarks.naive_reference", *common, "--out", str(work / "naive.csv")])
-    ours = timed([py, "-m", "lifelong_core", "sweep", *common, "--search", "reference", "--kernel", "packed",
-                  "--out", str(work / "packed.csv")])
-    dask = timed([py, "-m", "lifelong_core", "sweep", *common, "--search", "reference", "--engine", "dask",
-                  "--out", str(work / "packed_dask.csv")])
+    naive = timed(
+        [py, "-m", "benchmarks.naive_reference", *common, "--out", str(work / "naive.csv")]
+    )
+    ours = timed(
+        [
+            py,
+            "-m",
+            "lifelong_core",
+            "sweep",
+            *common,
+            "--search",
+            "reference",
+            "--kernel",
+            "packed",
+            "--out",
+            str(work / "packed.csv"),
+        ]
+    )
+    dask = timed(
+        [
+            py,
+            "-m",
+            "lifelong_core",
+            "sweep",
+            *common,
+            "--search",
+            "reference",
+            "--engine",
+            "dask",
+            "--out",
+            str(work / "packed_dask.csv"),
+        ]
+    )
     import pandas as pd
 
     ref = pd.read_csv(work / "naive.csv")
-    diffs = [float(np.abs(ref["mae"].to_numpy() - pd.read_csv(work / f)["mae"].to_numpy()).max())
-             for f in ("packed.csv", "packed_dask.csv")]
+    diffs = [
+        float(np.abs(ref["mae"].to_numpy() - pd.read_csv(work / f)["mae"].to_numpy()).max())
+        for f in ("packed.csv", "packed_dask.csv")
+    ]
     for r in (naive, ours, dask):
         r.pop("stdout")
-    return {"naive": naive, "packed": ours, "packed_dask": dask, "mae_max_abs_diff": max(diffs),
-            "speedup": round(naive["wall_s"] / ours["wall_s"], 1),
-            "memory_ratio": round(naive["peak_rss_mb"] / ours["peak_rss_mb"], 1)}
+    return {
+        "naive": naive,
+        "packed": ours,
+        "packed_dask": dask,
+        "mae_max_abs_diff": max(diffs),
+        "speedup": round(naive["wall_s"] / ours["wall_s"], 1),
+        "memory_ratio": round(naive["peak_rss_mb"] / ours["peak_rss_mb"], 1),
+    }
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--scale", type=float, default=1.0, help="fraction of the paper's models (rows)")
+    ap.add_argument(
+        "--scale", type=float, default=1.0, help="fraction of the paper's models (rows)"
+    )
     ap.add_argument("--samples", type=int, default=N_SAMPLES)
     ap.add_argument("--workdir", default="/work/scratch-scale/paper")
     ap.add_argument("--compare-dir", default="/tmp/lbe_bench_sweep")
     ap.add_argument("--phases", default="generate,import,read,sweep,compare")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--batch", type=int, default=0, help="models per import transaction (0: all in one)")
+    ap.add_argument(
+        "--batch", type=int, default=0, help="models per import transaction (0: all in one)"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the matrix and the store")
     ap.add_argument("--child", choices=sorted(PHASES), help=argparse.SUPPRESS)
     ap.add_argument("--models", type=int, help=argparse.SUPPRESS)
@@ -228,10 +317,13 @@ def main(argv=None) -> int:
     a.matrix = str(work / f"packed_{a.models}x{a.samples}.npy")
     a.store = str(work / f"store_{a.models}x{a.samples}.duckdb")
     phases = [p.strip() for p in a.phases.split(",") if p.strip()]
-    res: dict = {"shape": {"sort_models": n_sort, "eval_models": n_eval, "samples": a.samples},
-                 "entries": a.models * a.samples, "budgets": [int(b) for b in BUDGETS.split(",")],
-                 "note": "one run each on a 2-core machine; read: first read after opening with the page "
-                         "cache dropped (see read.page_cache_dropped), then warm"}
+    res: dict = {
+        "shape": {"sort_models": n_sort, "eval_models": n_eval, "samples": a.samples},
+        "entries": a.models * a.samples,
+        "budgets": [int(b) for b in BUDGETS.split(",")],
+        "note": "one run each on a 2-core machine; read: first read after opening with the page "
+        "cache dropped (see read.page_cache_dropped), then warm",
+    }
     rows = []
 
     def log(name, shape, r):
@@ -252,21 +344,47 @@ def main(argv=None) -> int:
             log("read any 1,000 models (4 sets, total)", shape, res["read"])
         if "sweep" in phases:
             out = work / "sweep.csv"
-            cmd = [sys.executable, "-m", "lifelong_core", "sweep", "--store", a.store, "--kernel", "packed",
-                   "--search", "midpoint", "--sort-models", str(n_sort), "--seed", "0", "--budgets", BUDGETS,
-                   "--threads", str(a.threads), "--out", str(out)]
+            cmd = [
+                sys.executable,
+                "-m",
+                "lifelong_core",
+                "sweep",
+                "--store",
+                a.store,
+                "--kernel",
+                "packed",
+                "--search",
+                "midpoint",
+                "--sort-models",
+                str(n_sort),
+                "--seed",
+                "0",
+                "--budgets",
+                BUDGETS,
+                "--threads",
+                str(a.threads),
+                "--out",
+                str(out),
+            ]
             res["sweep"] = timed(cmd)
             res["sweep"].pop("stdout")
             import pandas as pd
 
             res["sweep"]["table"] = pd.read_csv(out).round(5).to_dict(orient="records")
-            log("sweep (python -m lifelong_core sweep --store --kernel packed)", f"{n_sort:,} + {n_eval:,} x {a.samples:,}",
-                res["sweep"])
+            log(
+                "sweep (python -m lifelong_core sweep --store --kernel packed)",
+                f"{n_sort:,} + {n_eval:,} x {a.samples:,}",
+                res["sweep"],
+            )
         if "compare" in phases:
             res["compare"] = compare(a)
             c = res["compare"]
             log("compare: naive dense reference", "400 + 1,600 x 200,000", c["naive"])
-            log("compare: sweep --kernel packed --search reference", "400 + 1,600 x 200,000", c["packed"])
+            log(
+                "compare: sweep --kernel packed --search reference",
+                "400 + 1,600 x 200,000",
+                c["packed"],
+            )
             log("compare: same, --engine dask", "400 + 1,600 x 200,000", c["packed_dask"])
     finally:
         if not a.keep:
@@ -281,8 +399,10 @@ def main(argv=None) -> int:
         print("import:", {k: res["import"][k] for k in ("entries_per_s",)}, res["import"]["result"])
     if "compare" in res:
         c = res["compare"]
-        print(f"\ncompare 2,000 x 200,000: MAE max |diff| {c['mae_max_abs_diff']:.3g}, speed-up {c['speedup']}x, "
-              f"memory {c['memory_ratio']}x less")
+        print(
+            f"\ncompare 2,000 x 200,000: MAE max |diff| {c['mae_max_abs_diff']:.3g}, speed-up {c['speedup']}x, "
+            f"memory {c['memory_ratio']}x less"
+        )
     name = "bench_paper_scale" if a.scale == 1.0 else f"bench_paper_scale_{a.scale:g}"
     out = ROOT / "benchmarks" / "results" / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -40,7 +40,9 @@ def leaderboard() -> np.ndarray:
         names, first = np.unique(z["models"], return_index=True)
         parts[task] = dict(zip(names.tolist(), z["correct"][first]))
     common = sorted(set.intersection(*(set(p) for p in parts.values())))
-    return np.vstack([np.concatenate([parts[t][name] for t in parts]) for name in common]).astype(np.uint8)
+    return np.vstack([np.concatenate([parts[t][name] for t in parts]) for name in common]).astype(
+        np.uint8
+    )
 
 
 def demo(store: str) -> np.ndarray:
@@ -60,7 +62,7 @@ def leave_one_out(A: np.ndarray, name: str, draws: int, log) -> pd.DataFrame:
         for i in range(13):
             cache = np.delete(B, i, axis=0)
             for method in METHODS:
-                res = run_sweep(cache, B[i:i + 1], BUDGETS, search=method, seed=seed * 100 + i)
+                res = run_sweep(cache, B[i : i + 1], BUDGETS, search=method, seed=seed * 100 + i)
                 pm = res.per_model.assign(data=name, draw=seed, held_out=i, method=method)
                 frames.append(pm)
         log(f"  {name} draw {seed}: {time.perf_counter() - t0:.0f} s")
@@ -74,23 +76,39 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--draws", type=int, default=3)
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_small_cache.json"))
     args = p.parse_args(argv)
-    data = {"demo digits": np.load(args.matrix).astype(np.uint8) if args.matrix else demo(args.store),
-            "leaderboard (3 tasks)": leaderboard()}
+    data = {
+        "demo digits": np.load(args.matrix).astype(np.uint8) if args.matrix else demo(args.store),
+        "leaderboard (3 tasks)": leaderboard(),
+    }
     with threadpool_limits(1):
         pm = pd.concat([leave_one_out(A, name, args.draws, print) for name, A in data.items()])
-    table = (pm.groupby(["data", "budget", "method"]).agg(mae=("mae", "mean"), eagg=("est_acc", "size"))
-             .reset_index())
+    table = (
+        pm.groupby(["data", "budget", "method"])
+        .agg(mae=("mae", "mean"), eagg=("est_acc", "size"))
+        .reset_index()
+    )
     pm["abs_err"] = (pm.est_acc - pm.true_acc).abs()
     table["eagg"] = pm.groupby(["data", "budget", "method"]).abs_err.mean().to_numpy()
     wide = table.pivot_table(index=["data", "budget"], columns="method", values="mae").reset_index()
     print(wide.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    verdict = {f"{d} n'={b}: mirt-cv MAE <= S&S (reference)": bool(r["mirt-cv"] <= r["reference"])
-               for d, b, r in ((r["data"], r["budget"], r) for _, r in wide.iterrows())}
+    verdict = {
+        f"{d} n'={b}: mirt-cv MAE <= S&S (reference)": bool(r["mirt-cv"] <= r["reference"])
+        for d, b, r in ((r["data"], r["budget"], r) for _, r in wide.iterrows())
+    }
     for k, v in verdict.items():
         print(f"- {k}: {'PASS' if v else 'FAIL'}")
     out = Path(args.out)
-    out.write_text(json.dumps(dict(shapes={k: list(v.shape) for k, v in data.items()}, draws=args.draws,
-                                   table=table.to_dict(orient="records"), criteria=verdict), indent=1))
+    out.write_text(
+        json.dumps(
+            dict(
+                shapes={k: list(v.shape) for k, v in data.items()},
+                draws=args.draws,
+                table=table.to_dict(orient="records"),
+                criteria=verdict,
+            ),
+            indent=1,
+        )
+    )
     print(f"wrote {out}")
     return 0
 

@@ -78,15 +78,21 @@ def main() -> None:
     best, med, _ = timed(lambda: rank_intervals(boot.scores, table.models), repeats=3)
     rows.append(("rank intervals, five schemes, 2,000 replicates", best, med, None))
 
-    best, med, grid = timed(lambda: weight_regions(category_stats(table), step=0.01, se_mult=1.0, rho=0.0), repeats=7)
-    rows.append((f"ternary grid, 101 points per side ({len(grid.weights):,} weightings)", best, med, 1.0))
+    best, med, grid = timed(
+        lambda: weight_regions(category_stats(table), step=0.01, se_mult=1.0, rho=0.0), repeats=7
+    )
+    rows.append(
+        (f"ternary grid, 101 points per side ({len(grid.weights):,} weightings)", best, med, 1.0)
+    )
 
     from ui.ternary import matplotlib_ternary  # presentation; timed for the page's sake
 
-    best_r, med_r, fig = timed(lambda: matplotlib_ternary(grid, "bench"), repeats=1)
+    best_r, med_r, _fig = timed(lambda: matplotlib_ternary(grid, "bench"), repeats=1)
     rows.append(("python-ternary figure of that grid (render, not a target)", best_r, med_r, None))
 
-    best, med, fit = timed(lambda: fit_hierarchical(table, chains=4, draws=2000, warmup=1000, seed=0), repeats=1)
+    best, med, fit = timed(
+        lambda: fit_hierarchical(table, chains=4, draws=2000, warmup=1000, seed=0), repeats=1
+    )
     diag = fit.diagnostics()
     rows.append(("hierarchical model, 4 chains x 2,000 draws (+1,000 warm-up)", best, med, 30.0))
 
@@ -98,7 +104,9 @@ def main() -> None:
     for name, b, m, target in rows:
         ok = "" if target is None else ("yes" if b <= target else "NO")
         print(f"| {name} | {b:.3f} | {m:.3f} | {'' if target is None else f'{target:g}'} | {ok} |")
-    print(f"\nHierarchical model: largest split R-hat {diag['rhat'].max():.4f}, smallest ESS {diag['ess'].min():.0f}")
+    print(
+        f"\nHierarchical model: largest split R-hat {diag['rhat'].max():.4f}, smallest ESS {diag['ess'].min():.0f}"
+    )
     print(
         "Simulation study (§2.2, Table 1; sizes "
         f"{TEST_SIZES}, prior means A {PRIOR_MEANS['Model A']}, B {PRIOR_MEANS['Model B']}):\n"
@@ -111,7 +119,12 @@ def main() -> None:
             {
                 "data": source,
                 "timings": [
-                    {"step": name, "best_s": round(b, 4), "median_s": round(m, 4), "target_s": target}
+                    {
+                        "step": name,
+                        "best_s": round(b, 4),
+                        "median_s": round(m, 4),
+                        "target_s": target,
+                    }
                     for name, b, m, target in rows
                 ],
                 "bhm_max_rhat": float(diag["rhat"].max()),

@@ -77,10 +77,27 @@ def main(argv=None) -> dict:
         (tmp / "models.txt").write_text("".join(f"{i}\n" for i in model_ids))
         (tmp / "samples.txt").write_text("".join(f"{j}\n" for j in sample_ids))
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "lifelong_core", "import", "--store", str(tmp / "cli.duckdb"),
-                        "--matrix", str(tmp / "A.npy"), "--models", str(tmp / "models.txt"),
-                        "--samples", str(tmp / "samples.txt"), "--dataset", "bench"],
-                       check=True, stdout=subprocess.DEVNULL, cwd=Path(__file__).resolve().parents[1])
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "lifelong_core",
+                "import",
+                "--store",
+                str(tmp / "cli.duckdb"),
+                "--matrix",
+                str(tmp / "A.npy"),
+                "--models",
+                str(tmp / "models.txt"),
+                "--samples",
+                str(tmp / "samples.txt"),
+                "--dataset",
+                "bench",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            cwd=Path(__file__).resolve().parents[1],
+        )
         t_cli = time.perf_counter() - t0
 
         rng = np.random.default_rng(args.seed + 1)
@@ -94,19 +111,30 @@ def main(argv=None) -> dict:
                 t = time.perf_counter()
                 P, _ = st.read_packed(pick)
                 t_packed.append(time.perf_counter() - t)
-            ok = bool(np.array_equal(M, A[pick])) and bool(np.array_equal(P, np.packbits(A[pick], axis=1, bitorder="little")))
+            ok = bool(np.array_equal(M, A[pick])) and bool(
+                np.array_equal(P, np.packbits(A[pick], axis=1, bitorder="little"))
+            )
         del M, P
-        size = db.stat().st_size + (os.path.getsize(str(db) + ".wal") if os.path.exists(str(db) + ".wal") else 0)
+        size = db.stat().st_size + (
+            os.path.getsize(str(db) + ".wal") if os.path.exists(str(db) + ".wal") else 0
+        )
         packed_bytes = m * ((n + 7) // 8)
 
     res = {
-        "models": m, "samples": n, "entries": m * n,
-        "import_seconds": round(t_import, 3), "npy_load_seconds": round(t_load, 3),
+        "models": m,
+        "samples": n,
+        "entries": m * n,
+        "import_seconds": round(t_import, 3),
+        "npy_load_seconds": round(t_load, 3),
         "import_entries_per_second": round(m * n / t_import),
-        "cli_import_seconds": round(t_cli, 3), "cli_import_entries_per_second": round(m * n / t_cli),
-        "load_models": len(pick), "matrix_seconds_best": round(min(t_matrix), 3),
+        "cli_import_seconds": round(t_cli, 3),
+        "cli_import_entries_per_second": round(m * n / t_cli),
+        "load_models": len(pick),
+        "matrix_seconds_best": round(min(t_matrix), 3),
         "read_packed_seconds_best": round(min(t_packed), 3),
-        "file_bytes": size, "packed_bytes": packed_bytes, "size_ratio": round(size / packed_bytes, 3),
+        "file_bytes": size,
+        "packed_bytes": packed_bytes,
+        "size_ratio": round(size / packed_bytes, 3),
         "round_trip_identical": ok,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "cli_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
@@ -116,13 +144,21 @@ def main(argv=None) -> dict:
     (RESULTS / "bench_store.json").write_text(json.dumps(res, indent=2) + "\n")
     print(f"| store benchmark ({m:,} x {n:,}) | value | target |")
     print("|---|---|---|")
-    print(f"| import from NPY | {t_import:.2f} s = {m * n / t_import / 1e6:.0f}M entries/s | >= 50M entries/s |")
-    print(f"| same through `python -m lifelong_core import` | {t_cli:.2f} s = {m * n / t_cli / 1e6:.0f}M entries/s | |")
+    print(
+        f"| import from NPY | {t_import:.2f} s = {m * n / t_import / 1e6:.0f}M entries/s | >= 50M entries/s |"
+    )
+    print(
+        f"| same through `python -m lifelong_core import` | {t_cli:.2f} s = {m * n / t_cli / 1e6:.0f}M entries/s | |"
+    )
     print(f"| load {len(pick):,} models (matrix, uint8) | {min(t_matrix):.2f} s | <= 2 s |")
     print(f"| load {len(pick):,} models (read_packed) | {min(t_packed):.2f} s | |")
-    print(f"| file size / packed bits | {size / 1e6:.1f} MB / {packed_bytes / 1e6:.1f} MB = {size / packed_bytes:.3f}x | <= 1.3x |")
+    print(
+        f"| file size / packed bits | {size / 1e6:.1f} MB / {packed_bytes / 1e6:.1f} MB = {size / packed_bytes:.3f}x | <= 1.3x |"
+    )
     print(f"| read back identical | {ok} | True |")
-    print(f"| peak memory (this process / CLI import) | {res['peak_rss_mb']} MB / {res['cli_peak_rss_mb']} MB | <= 8 GB |")
+    print(
+        f"| peak memory (this process / CLI import) | {res['peak_rss_mb']} MB / {res['cli_peak_rss_mb']} MB | <= 8 GB |"
+    )
     return res
 
 

@@ -53,8 +53,10 @@ def ensure_matrix(path: Path, m: int, n: int, seed: int) -> None:
     if path.exists():
         return
     t = time.perf_counter()
-    code = f"from pathlib import Path; from benchmarks.bench_sweep import make_matrix; " \
-           f"make_matrix(Path({str(path)!r}), {m}, {n}, {seed})"
+    code = (
+        f"from pathlib import Path; from benchmarks.bench_sweep import make_matrix; "
+        f"make_matrix(Path({str(path)!r}), {m}, {n}, {seed})"
+    )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
     print(f"generated {path} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
 
@@ -68,8 +70,12 @@ def timed(cmd: list[str]) -> dict:
     proc.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"command failed: {' '.join(cmd)}\n{err}")
-    return {"cmd": " ".join(cmd), "wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
-            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+    return {
+        "cmd": " ".join(cmd),
+        "wall_s": round(wall, 2),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+    }
 
 
 def compare_rules(seeds: int, store: Path | None) -> dict:
@@ -89,7 +95,6 @@ def compare_rules(seeds: int, store: Path | None) -> dict:
         settings.append((f"synthetic seed {100 + s}", np.load(path), 100))
     if store is not None and store.exists():
         from lifelong_core.store import Store
-
         from lifelong_core.workflows.selection import select
 
         # The demo store holds more than one dataset; the rule comparison is on the digits.
@@ -103,35 +108,63 @@ def compare_rules(seeds: int, store: Path | None) -> dict:
             ev = np.setdiff1d(np.arange(m), sort_rows)
             for sampling in ("uniform", "random"):
                 for rule in ("reference", "midpoint"):
-                    t = run_sweep(A[sort_rows], A[ev], None, sampling=sampling, search=rule, seed=s,
-                                  ties="stable").table
+                    t = run_sweep(
+                        A[sort_rows],
+                        A[ev],
+                        None,
+                        sampling=sampling,
+                        search=rule,
+                        seed=s,
+                        ties="stable",
+                    ).table
                     for _, r in t.iterrows():
-                        rows.append({"data": label.split(" seed")[0], "matrix": label, "seed": s,
-                                     "sampling": sampling, "rule": rule,
-                                     "budget": int(r["budget"]), "mae": r["mae"], "eagg": r["eagg"]})
+                        rows.append(
+                            {
+                                "data": label.split(" seed")[0],
+                                "matrix": label,
+                                "seed": s,
+                                "sampling": sampling,
+                                "rule": rule,
+                                "budget": int(r["budget"]),
+                                "mae": r["mae"],
+                                "eagg": r["eagg"],
+                            }
+                        )
     df = pd.DataFrame(rows)
-    wide = df.pivot_table(index=["data", "sampling", "matrix", "seed", "budget"], columns="rule",
-                          values=["mae", "eagg"])
+    wide = df.pivot_table(
+        index=["data", "sampling", "matrix", "seed", "budget"],
+        columns="rule",
+        values=["mae", "eagg"],
+    )
     summary = []
     for (data, sampling), g in wide.groupby(level=[0, 1]):
-        summary.append({
-            "data": data, "sampling": sampling, "cases": len(g),
-            "mae_reference": round(float(g[("mae", "reference")].mean()), 5),
-            "mae_midpoint": round(float(g[("mae", "midpoint")].mean()), 5),
-            "midpoint_mae_wins": int((g[("mae", "midpoint")] < g[("mae", "reference")]).sum()),
-            "reference_mae_wins": int((g[("mae", "midpoint")] > g[("mae", "reference")]).sum()),
-            "eagg_reference": round(float(g[("eagg", "reference")].mean()), 5),
-            "eagg_midpoint": round(float(g[("eagg", "midpoint")].mean()), 5),
-        })
-    per_budget = df.groupby(["data", "sampling", "rule", "budget"])["mae"].mean().round(5).reset_index()
+        summary.append(
+            {
+                "data": data,
+                "sampling": sampling,
+                "cases": len(g),
+                "mae_reference": round(float(g[("mae", "reference")].mean()), 5),
+                "mae_midpoint": round(float(g[("mae", "midpoint")].mean()), 5),
+                "midpoint_mae_wins": int((g[("mae", "midpoint")] < g[("mae", "reference")]).sum()),
+                "reference_mae_wins": int((g[("mae", "midpoint")] > g[("mae", "reference")]).sum()),
+                "eagg_reference": round(float(g[("eagg", "reference")].mean()), 5),
+                "eagg_midpoint": round(float(g[("eagg", "midpoint")].mean()), 5),
+            }
+        )
+    per_budget = (
+        df.groupby(["data", "sampling", "rule", "budget"])["mae"].mean().round(5).reset_index()
+    )
     return {"summary": summary, "per_budget": per_budget.to_dict(orient="records")}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--compare-rules", action="store_true",
-                    help="instead of timing, compare the reference and midpoint threshold rules "
-                         "(writes benchmarks/results/bench_sweep_rules.json)")
+    ap.add_argument(
+        "--compare-rules",
+        action="store_true",
+        help="instead of timing, compare the reference and midpoint threshold rules "
+        "(writes benchmarks/results/bench_sweep_rules.json)",
+    )
     ap.add_argument("--rule-seeds", type=int, default=3)
     ap.add_argument("--store", default=str(ROOT / "data" / "demo.duckdb"))
     ap.add_argument("--models", type=int, default=2000)
@@ -157,13 +190,47 @@ def main(argv=None) -> int:
     ensure_matrix(matrix, args.models, args.samples, args.seed)
     budgets = ",".join(b for b in BUDGETS.split(",") if int(b) <= args.samples)
     py = sys.executable
-    common = ["--matrix", str(matrix), "--sort-models", str(args.sort), "--seed", str(args.seed), "--budgets", budgets]
+    common = [
+        "--matrix",
+        str(matrix),
+        "--sort-models",
+        str(args.sort),
+        "--seed",
+        str(args.seed),
+        "--budgets",
+        budgets,
+    ]
     runs = {
-        "naive dense reference": [py, "-m", "benchmarks.naive_reference", *common, "--out", str(work / "naive.csv")],
-        "sweep --search reference": [py, "-m", "lifelong_core", "sweep", *common, "--search", "reference",
-                                     "--out", str(work / "ours_reference.csv")],
-        "sweep --search midpoint": [py, "-m", "lifelong_core", "sweep", *common, "--search", "midpoint",
-                                    "--out", str(work / "ours_midpoint.csv")],
+        "naive dense reference": [
+            py,
+            "-m",
+            "benchmarks.naive_reference",
+            *common,
+            "--out",
+            str(work / "naive.csv"),
+        ],
+        "sweep --search reference": [
+            py,
+            "-m",
+            "lifelong_core",
+            "sweep",
+            *common,
+            "--search",
+            "reference",
+            "--out",
+            str(work / "ours_reference.csv"),
+        ],
+        "sweep --search midpoint": [
+            py,
+            "-m",
+            "lifelong_core",
+            "sweep",
+            *common,
+            "--search",
+            "midpoint",
+            "--out",
+            str(work / "ours_midpoint.csv"),
+        ],
     }
     results = {name: timed(cmd) for name, cmd in runs.items()}
     naive = pd.read_csv(work / "naive.csv")
@@ -188,8 +255,10 @@ def main(argv=None) -> int:
     print("| run | wall (s) | CPU (s) | peak RSS (MB) |\n|---|---:|---:|---:|")
     for name, r in results.items():
         print(f"| {name} | {r['wall_s']} | {r['cpu_s']} | {r['peak_rss_mb']} |")
-    print(f"\nMAE max |diff| reference vs naive: {diff:.3g}; speed-up {summary['speedup']}x wall, "
-          f"{summary['cpu_speedup']}x CPU; memory {summary['memory_ratio']}x less")
+    print(
+        f"\nMAE max |diff| reference vs naive: {diff:.3g}; speed-up {summary['speedup']}x wall, "
+        f"{summary['cpu_speedup']}x CPU; memory {summary['memory_ratio']}x less"
+    )
     print("\n| budget | MAE reference | MAE midpoint |\n|---:|---:|---:|")
     for b, r, mm in zip(summary["budgets"], summary["mae_reference"], summary["mae_midpoint"]):
         print(f"| {b} | {r:.5f} | {mm:.5f} |")

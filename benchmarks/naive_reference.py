@@ -70,14 +70,16 @@ def main(argv=None) -> int:
             preds[i, : idx[dp_search(truth[i, idx])]] = 1
         err = (preds != truth).mean(axis=1)
         est_acc = preds.sum(axis=1) / n
-        rows.append({
-            "budget": budget,
-            "mae": err.mean(),
-            "eagg": np.abs(est_acc - true_acc).mean(),
-            "kappa": kappa(err, true_acc, est_acc).mean(),
-            "pearson": stats.pearsonr(est_acc, true_acc).statistic,
-            "spearman": stats.spearmanr(est_acc, true_acc).statistic,
-        })
+        rows.append(
+            {
+                "budget": budget,
+                "mae": err.mean(),
+                "eagg": np.abs(est_acc - true_acc).mean(),
+                "kappa": kappa(err, true_acc, est_acc).mean(),
+                "pearson": stats.pearsonr(est_acc, true_acc).statistic,
+                "spearman": stats.spearmanr(est_acc, true_acc).statistic,
+            }
+        )
         del preds
     pd.DataFrame(rows).to_csv(args.out, index=False)
     return 0

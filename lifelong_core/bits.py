@@ -65,7 +65,9 @@ def unpack_rows(P: np.ndarray, n: int) -> np.ndarray:
 def _check_packed(P: np.ndarray, n: int) -> np.ndarray:
     P = np.asarray(P)
     if P.dtype != np.uint8 or P.ndim != 2:
-        raise InputError(f"packed rows must be a 2-dimensional uint8 array, got {P.dtype} with {P.ndim} dimensions.")
+        raise InputError(
+            f"packed rows must be a 2-dimensional uint8 array, got {P.dtype} with {P.ndim} dimensions."
+        )
     if P.shape[1] != packed_width(n):
         raise InputError(
             f"packed rows have {P.shape[1]} bytes but {n} samples need {packed_width(n)} bytes per row."
@@ -148,7 +150,9 @@ def from_vertical(V: np.ndarray, rows: int) -> np.ndarray:
     """Inverse of :func:`to_vertical` for a width that is a multiple of 8: -> (rows, width/8)."""
     V = np.array(V, dtype=np.uint8, order="C", copy=True)
     if V.ndim != 2 or V.shape[1] % 8:
-        raise InputError("vertical bytes must be 2-dimensional with a width that is a multiple of 8.")
+        raise InputError(
+            "vertical bytes must be 2-dimensional with a width that is a multiple of 8."
+        )
     return _from_vertical_inplace(V, rows)
 
 
@@ -240,7 +244,9 @@ def ones_before(S: np.ndarray, cum: np.ndarray, t: np.ndarray) -> np.ndarray:
     t = np.asarray(t, dtype=np.int64)
     r = np.arange(S.shape[0])
     w = t >> 6
-    part = S[r, np.minimum(w, S.shape[1] - 1)] & ((np.uint64(1) << (t & 63).astype(np.uint64)) - np.uint64(1))
+    part = S[r, np.minimum(w, S.shape[1] - 1)] & (
+        (np.uint64(1) << (t & 63).astype(np.uint64)) - np.uint64(1)
+    )
     return cum[r, w].astype(np.int64) + np.bitwise_count(part)
 
 
@@ -267,8 +273,9 @@ def packed_bits_at(S: np.ndarray, positions: np.ndarray, block: int = 1 << 15) -
     block -= block % 8
     out = np.empty((S.shape[0], (len(positions) + 7) // 8), dtype=np.uint8)
     for a in range(0, len(positions), block):
-        out[:, a // 8 : (a + block + 7) // 8] = np.packbits(bits_at(S, positions[a : a + block]), axis=1,
-                                                           bitorder="little")
+        out[:, a // 8 : (a + block + 7) // 8] = np.packbits(
+            bits_at(S, positions[a : a + block]), axis=1, bitorder="little"
+        )
     return out
 
 
@@ -302,7 +309,9 @@ class SortedCounter(SortOrder):
         return out
 
 
-def boundary_counts_packed(P: np.ndarray, order: np.ndarray, cuts: np.ndarray, n: int) -> np.ndarray:
+def boundary_counts_packed(
+    P: np.ndarray, order: np.ndarray, cuts: np.ndarray, n: int
+) -> np.ndarray:
     """Prefix counts of packed rows in Sort order at ``cuts``: int32 (rows, len(cuts)).
 
     The packed twin of the engine's ``boundary_counts(block, order, cuts)`` (same values).
@@ -366,4 +375,6 @@ def binary_from_rows(packed: np.ndarray):
         return pa.Array.from_buffers(
             pa.binary(), n, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(packed)]
         )
-    return pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(packed)])
+    return pa.Array.from_buffers(
+        pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(packed)]
+    )

@@ -38,7 +38,7 @@ COMMAND_MODULES = (
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line, like every other error here."""
 
-    def error(self, message: str) -> None:  # noqa: D401 - argparse API
+    def error(self, message: str) -> None:
         self.exit(2, f"error: {self.prog}: {message}\n")
 
 

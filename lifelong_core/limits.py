@@ -56,7 +56,9 @@ def check_count(value, flag: str, lo: int, hi: int) -> int:
     if n < lo:
         raise InputError(f"{flag} must be at least {lo:,}, got {value!r}.")
     if n > hi:
-        raise InputError(f"{flag} must be at most {hi:,} (a bound on the work of one request), got {value!r}.")
+        raise InputError(
+            f"{flag} must be at most {hi:,} (a bound on the work of one request), got {value!r}."
+        )
     return n
 
 

@@ -89,10 +89,15 @@ class DenseRows(RowSource):
             raise InputError(f"the matrix must be 2-dimensional, got {A.ndim} dimensions.")
         self.A = A
         self.n = int(A.shape[1])
-        self.row_ids = (np.arange(A.shape[0], dtype=np.int64) if row_ids is None
-                        else np.asarray(row_ids, dtype=np.int64))
+        self.row_ids = (
+            np.arange(A.shape[0], dtype=np.int64)
+            if row_ids is None
+            else np.asarray(row_ids, dtype=np.int64)
+        )
         if len(self.row_ids) != A.shape[0]:
-            raise InputError(f"{len(self.row_ids)} row labels were given for a matrix of {A.shape[0]} rows.")
+            raise InputError(
+                f"{len(self.row_ids)} row labels were given for a matrix of {A.shape[0]} rows."
+            )
 
     def read_dense(self, start: int, stop: int) -> np.ndarray:
         return self.A[start:stop]
@@ -110,17 +115,21 @@ class PackedArray(RowSource):
         if packed.ndim != 2 or packed.dtype != np.uint8:
             raise InputError("packed rows must be a 2-dimensional uint8 array.")
         if packed.shape[1] != packed_width(n):
-            raise InputError(f"packed rows have {packed.shape[1]} bytes but {n} samples need {packed_width(n)}.")
+            raise InputError(
+                f"packed rows have {packed.shape[1]} bytes but {n} samples need {packed_width(n)}."
+            )
         self.packed = packed
         self.n = int(n)
         if rows is None:
             self.row_ids = np.arange(packed.shape[0], dtype=np.int64)
         else:
             self.row_ids = _check_rows(rows, packed.shape[0], "")
-        self._contiguous = rows is None or (self.row_ids.size > 0 and np.all(np.diff(self.row_ids) == 1))
+        self._contiguous = rows is None or (
+            self.row_ids.size > 0 and np.all(np.diff(self.row_ids) == 1)
+        )
 
     @classmethod
-    def from_dense(cls, A: np.ndarray, rows: np.ndarray | None = None) -> "PackedArray":
+    def from_dense(cls, A: np.ndarray, rows: np.ndarray | None = None) -> PackedArray:
         A = np.asarray(A)
         if A.ndim != 2:
             raise InputError(f"the matrix must be 2-dimensional, got {A.ndim} dimensions.")
@@ -142,20 +151,25 @@ class MatrixRows(RowSource):
         self._src = open_matrix(path, what)
         self.n = self._src.n_cols
         m = self._src.n_rows
-        self.row_ids = (np.arange(m, dtype=np.int64) if rows is None
-                        else _check_rows(rows, m, f" for {what} file {path}"))
+        self.row_ids = (
+            np.arange(m, dtype=np.int64)
+            if rows is None
+            else _check_rows(rows, m, f" for {what} file {path}")
+        )
 
     @property
     def shape(self) -> tuple[int, int]:
         """Shape of the whole file (all rows, not only ``row_ids``)."""
         return self._src.shape
 
-    def subset(self, rows: np.ndarray) -> "MatrixRows":
+    def subset(self, rows: np.ndarray) -> MatrixRows:
         """The same file, rows ``rows`` (file row numbers), without opening it again
         (a .csv, .npz or .parquet is loaded once)."""
         out = object.__new__(MatrixRows)
         out._src, out.n = self._src, self.n
-        out.row_ids = _check_rows(rows, self._src.n_rows, f" for {self._src.what} file {self._src.path}")
+        out.row_ids = _check_rows(
+            rows, self._src.n_rows, f" for {self._src.what} file {self._src.path}"
+        )
         return out
 
     def read_dense(self, start: int, stop: int) -> np.ndarray:

@@ -24,7 +24,15 @@ cfg, sel = data.sweep_controls(repeats=True)
 key = data.store_key()
 m, n = sel.A.shape
 dataset, dom_key, how, sort, sampling, search, budgets, seed = (
-    cfg.dataset, cfg.domains, cfg.sort_set, cfg.sort, cfg.sampling, cfg.search, cfg.budgets, cfg.seed)
+    cfg.dataset,
+    cfg.domains,
+    cfg.sort_set,
+    cfg.sort,
+    cfg.sampling,
+    cfg.search,
+    cfg.budgets,
+    cfg.seed,
+)
 provenance_note(sel.synthetic, cfg.dataset)
 threshold = is_threshold_rule(search)
 table, per_model, _, rows = data.run_config(cfg, sel)
@@ -40,114 +48,235 @@ c[2].metric("evaluated models", f"{n_eval}")
 b_opts = [int(b) for b in table["budget"]]
 within = [int(r.budget) for r in table.itertuples() if r.eagg <= 0.01]
 hb_default = within[0] if within else b_opts[-1]
-hb = st.sidebar.selectbox("Headline budget n′", b_opts, index=url_index("hb", b_opts, hb_default), key="hb",
-                          help="The budget the figures at the top are read at. Default: the smallest chosen budget "
-                               "with E_agg ≤ 1 point, else the largest.")
+hb = st.sidebar.selectbox(
+    "Headline budget n′",
+    b_opts,
+    index=url_index("hb", b_opts, hb_default),
+    key="hb",
+    help="The budget the figures at the top are read at. Default: the smallest chosen budget "
+    "with E_agg ≤ 1 point, else the largest.",
+)
 sync_query(hb=hb)
 best = table[table["budget"] == hb].iloc[0]
-c[3].metric(f"MAE at n′={int(best['budget'])}", f"{best['mae']:.4f}",
-            help=f"E_agg there: {best['eagg']:.4f} (aggregate accuracy error)")
-c[4].metric("compute saved", f"{n / best['budget']:.1f}×", help=f"n / n′ at n′ = {hb} (Prabhu et al., 2024, footnote 4)")
+c[3].metric(
+    f"MAE at n′={int(best['budget'])}",
+    f"{best['mae']:.4f}",
+    help=f"E_agg there: {best['eagg']:.4f} (aggregate accuracy error)",
+)
+c[4].metric(
+    "compute saved",
+    f"{n / best['budget']:.1f}×",
+    help=f"n / n′ at n′ = {hb} (Prabhu et al., 2024, footnote 4)",
+)
 
-TABS = ["Budget curves", "vs CopyNearest&Expand", "Aleatoric vs epistemic", "Design choices", "Model correlation",
-        "New samples (insert_D)"]
+TABS = [
+    "Budget curves",
+    "vs CopyNearest&Expand",
+    "Aleatoric vs epistemic",
+    "Design choices",
+    "Model correlation",
+    "New samples (insert_D)",
+]
 tabs = st.tabs(TABS, key="tab", bind="query-params")
 
 if cfg.repeats > 1:
-    st.caption(f"Every budget curve below is the mean over {cfg.repeats} Sort splits (seeds {seed}…{seed + cfg.repeats - 1}) "
-               "with a band holding the central 95% of them; fits are to the mean; per-model rows are the first split's.")
+    st.caption(
+        f"Every budget curve below is the mean over {cfg.repeats} Sort splits (seeds {seed}…{seed + cfg.repeats - 1}) "
+        "with a band holding the central 95% of them; fits are to the mean; per-model rows are the first split's."
+    )
 
 with tabs[0]:
     if tabs[0].open:
         mae_fit, eagg_fit = data.fits(table)
         left, right = st.columns(2)
         with left:
-            show_chart(charts.budget_lines(table, "mae", n_total=n, fits={"": mae_fit}, y_title="MAE",
-                                           title="Sample-level error (MAE) vs budget"), "mae_vs_budget")
+            show_chart(
+                charts.budget_lines(
+                    table,
+                    "mae",
+                    n_total=n,
+                    fits={"": mae_fit},
+                    y_title="MAE",
+                    title="Sample-level error (MAE) vs budget",
+                ),
+                "mae_vs_budget",
+            )
             if mae_fit.ok:
                 p = mae_fit.params
-                st.caption(f"Fitted E = a·exp(−b·n′) + c: a = {p['a']:.4g}, b = {p['b']:.4g}, c = {p['c']:.4g} "
-                           f"(R² {mae_fit.r2:.3f}); c is the error that more samples cannot remove (Prabhu et al., 2024, §4.2).")
+                st.caption(
+                    f"Fitted E = a·exp(−b·n′) + c: a = {p['a']:.4g}, b = {p['b']:.4g}, c = {p['c']:.4g} "
+                    f"(R² {mae_fit.r2:.3f}); c is the error that more samples cannot remove (Prabhu et al., 2024, §4.2)."
+                )
             else:
                 st.caption(f"No exponential fit: {mae_fit.message}.")
         with right:
-            show_chart(charts.budget_lines(table, "eagg", n_total=n, fits={"": eagg_fit}, y_title="E_agg",
-                                           title="Aggregate accuracy error E_agg vs budget"), "eagg_vs_budget")
+            show_chart(
+                charts.budget_lines(
+                    table,
+                    "eagg",
+                    n_total=n,
+                    fits={"": eagg_fit},
+                    y_title="E_agg",
+                    title="Aggregate accuracy error E_agg vs budget",
+                ),
+                "eagg_vs_budget",
+            )
             if eagg_fit.ok:
                 p = eagg_fit.params
-                st.caption(f"Fitted E_agg = c·n′^p: c = {p['c']:.4g}, p = {p['p']:.3f} (R² {eagg_fit.r2:.3f}; Prabhu et al. (2024, *Lifelong Benchmarks*) §5).")
+                st.caption(
+                    f"Fitted E_agg = c·n′^p: c = {p['c']:.4g}, p = {p['p']:.3f} (R² {eagg_fit.r2:.3f}; Prabhu et al. (2024, *Lifelong Benchmarks*) §5)."
+                )
             else:
                 st.caption(f"No power-law fit: {eagg_fit.message}.")
-        show_chart(charts.budget_lines(table, "kappa", n_total=n, y_title="κ", title="Normalized agreement κ vs budget (Prabhu et al., 2024, *Lifelong Benchmarks*, Eq. 4)"),
-                   "kappa_vs_budget")
+        show_chart(
+            charts.budget_lines(
+                table,
+                "kappa",
+                n_total=n,
+                y_title="κ",
+                title="Normalized agreement κ vs budget (Prabhu et al., 2024, *Lifelong Benchmarks*, Eq. 4)",
+            ),
+            "kappa_vs_budget",
+        )
         show_table(table, "sweep_table")
         with st.expander("Per-model estimates"):
             show_table(per_model, "per_model")
 
 with tabs[1]:
     if tabs[1].open:
-        st.markdown("CopyNearest&Expand samples n′ points at random *without* the Sort order and copies the rest from the "
-                    "Sort model that agrees most on them (Prabhu et al., 2024, §4.2, Key Result 3).")
-        t_cn, _, _, _ = data.run_config(cfg, sel, search="copy-nearest", label="Running CopyNearest&Expand…")
-        both = pd.concat([table.assign(method=f"Sort & Search ({search})"), t_cn.assign(method="CopyNearest&Expand")],
-                         ignore_index=True)
-        show_chart(charts.budget_lines(both, "mae", series="method", n_total=n, y_title="MAE",
-                                       title="Sort & Search vs CopyNearest&Expand"), "ss_vs_copynearest")
-        show_table(both[["method", "budget", "mae", "eagg", "kappa", "pearson", "spearman"]], "ss_vs_copynearest")
+        st.markdown(
+            "CopyNearest&Expand samples n′ points at random *without* the Sort order and copies the rest from the "
+            "Sort model that agrees most on them (Prabhu et al., 2024, §4.2, Key Result 3)."
+        )
+        t_cn, _, _, _ = data.run_config(
+            cfg, sel, search="copy-nearest", label="Running CopyNearest&Expand…"
+        )
+        both = pd.concat(
+            [
+                table.assign(method=f"Sort & Search ({search})"),
+                t_cn.assign(method="CopyNearest&Expand"),
+            ],
+            ignore_index=True,
+        )
+        show_chart(
+            charts.budget_lines(
+                both,
+                "mae",
+                series="method",
+                n_total=n,
+                y_title="MAE",
+                title="Sort & Search vs CopyNearest&Expand",
+            ),
+            "ss_vs_copynearest",
+        )
+        show_table(
+            both[["method", "budget", "mae", "eagg", "kappa", "pearson", "spearman"]],
+            "ss_vs_copynearest",
+        )
 
 with tabs[2]:
     if tabs[2].open:
         if threshold and "aleatoric" not in table:  # a large store computes it only here
-            table, _, _, _ = data.run_config(cfg, sel, decompose=True, label="Decomposing the error…")
+            table, _, _, _ = data.run_config(
+                cfg, sel, decompose=True, label="Decomposing the error…"
+            )
         if "aleatoric" not in table:
-            st.info("The error decomposition applies to threshold rules (midpoint, reference); choose one in the sidebar.")
+            st.info(
+                "The error decomposition applies to threshold rules (midpoint, reference); choose one in the sidebar."
+            )
         else:
-            st.markdown("**Aleatoric** error is what the best threshold on the full sorted row still gets wrong (the order "
-                        "is imperfect); **epistemic** is the distance of the chosen threshold from that best one, which "
-                        "more samples remove (Prabhu et al., 2024, §4.5).")
+            st.markdown(
+                "**Aleatoric** error is what the best threshold on the full sorted row still gets wrong (the order "
+                "is imperfect); **epistemic** is the distance of the chosen threshold from that best one, which "
+                "more samples remove (Prabhu et al., 2024, §4.5)."
+            )
             long = studies.long_with_bands(table, ["mae", "aleatoric", "epistemic"], "error")
-            show_chart(charts.budget_lines(long, "value", series="error", n_total=n, y_title="error (fraction of n)",
-                                           title="Error decomposition vs budget"), "error_decomposition")
-            st.caption("κ splits the same way (Prabhu et al., 2024, Lifelong Benchmarks, §6): κ_aleatoric = κ(a, y*) is "
-                       "the agreement the best threshold reaches, κ_epistemic = κ(y*, y) how far the chosen threshold "
-                       "agrees with it.")
-            show_table(table[["budget", "mae", "aleatoric", "epistemic", "kappa", "kappa_aleatoric", "kappa_epistemic"]],
-                       "error_decomposition")
+            show_chart(
+                charts.budget_lines(
+                    long,
+                    "value",
+                    series="error",
+                    n_total=n,
+                    y_title="error (fraction of n)",
+                    title="Error decomposition vs budget",
+                ),
+                "error_decomposition",
+            )
+            st.caption(
+                "κ splits the same way (Prabhu et al., 2024, Lifelong Benchmarks, §6): κ_aleatoric = κ(a, y*) is "
+                "the agreement the best threshold reaches, κ_epistemic = κ(y*, y) how far the chosen threshold "
+                "agrees with it."
+            )
+            show_table(
+                table[
+                    [
+                        "budget",
+                        "mae",
+                        "aleatoric",
+                        "epistemic",
+                        "kappa",
+                        "kappa_aleatoric",
+                        "kappa_epistemic",
+                    ]
+                ],
+                "error_decomposition",
+            )
 
 with tabs[3]:
     if tabs[3].open:
         rule = design_rule(search)
-        st.markdown(f"Three design choices of Prabhu et al. (2024) Fig. 4b-d, each varied with the others as in the sidebar "
-                    f"(search rule: {rule}).")
+        st.markdown(
+            f"Three design choices of Prabhu et al. (2024) Fig. 4b-d, each varied with the others as in the sidebar "
+            f"(search rule: {rule})."
+        )
         runs = design_runs(sel.models, rows, how, seed, sort, sampling)
         if not runs:
             st.info("Too few models in the store for this comparison.")
         else:
             bar3 = st.progress(0.0, text="Sweeping design choices…")
             parts, left_out = studies.design_choice_tables(
-                cfg, sel, rule, progress=lambda f: bar3.progress(f, text="Sweeping design choices…"))
+                cfg, sel, rule, progress=lambda f: bar3.progress(f, text="Sweeping design choices…")
+            )
             bar3.empty()
             for note in left_out:
                 st.caption(note)
             titles = {
-                "sort_models": ("Number of Sort models (Fig. 4b)", "Nested Sort sets; every curve is scored on the same "
-                                "models, those outside the largest set."),
-                "sort_method": ("Sort method (Fig. 4c)", "Sorting by Sum, by confidence sum, by Recursive Sum."),
-                "sampling": ("Sampling (Fig. 4d)", "Uniform vs random positions along the sorted order."),
+                "sort_models": (
+                    "Number of Sort models (Fig. 4b)",
+                    (
+                        "Nested Sort sets; every curve is scored on the same "
+                        "models, those outside the largest set."
+                    ),
+                ),
+                "sort_method": (
+                    "Sort method (Fig. 4c)",
+                    "Sorting by Sum, by confidence sum, by Recursive Sum.",
+                ),
+                "sampling": (
+                    "Sampling (Fig. 4d)",
+                    "Uniform vs random positions along the sorted order.",
+                ),
             }
             for what, (title, note) in titles.items():
                 if not parts[what]:
                     continue
                 effect = pd.concat(parts[what], ignore_index=True)
-                show_chart(charts.budget_lines(effect, "mae", series=what, n_total=n, y_title="MAE", title=title), what)
+                show_chart(
+                    charts.budget_lines(
+                        effect, "mae", series=what, n_total=n, y_title="MAE", title=title
+                    ),
+                    what,
+                )
                 st.caption(note)
                 show_table(effect, what)
 
 with tabs[4]:
     if tabs[4].open:
-        st.markdown("How far the data obeys one difficulty order: correlation between every pair of models' correctness "
-                    "vectors, models sorted by accuracy (Prabhu et al., 2024, App. E, Fig. 7). Where families disagree (low or negative "
-                    "correlations), one global Sort order fits badly and CopyNearest&Expand can win.")
+        st.markdown(
+            "How far the data obeys one difficulty order: correlation between every pair of models' correctness "
+            "vectors, models sorted by accuracy (Prabhu et al., 2024, App. E, Fig. 7). Where families disagree (low or negative "
+            "correlations), one global Sort order fits badly and CopyNearest&Expand can win."
+        )
         corr, note = data.correlation(key, dataset, dom_key)
         if note:
             st.caption(note)
@@ -160,15 +289,34 @@ with tabs[4]:
         cc[3].metric("undefined (constant rows)", f"{int(np.isnan(pairs).sum())}")
         left, right = st.columns([3, 2])
         with left:
-            show_chart(charts.correlation_heatmap(corr.corr, names, corr.accuracy, title="Model-by-model correlation"),
-                       "model_correlation")
+            show_chart(
+                charts.correlation_heatmap(
+                    corr.corr, names, corr.accuracy, title="Model-by-model correlation"
+                ),
+                "model_correlation",
+            )
         with right:
-            show_chart(charts.histogram(pairs, title="Distribution of the pairwise correlations", x_title="correlation",
-                                        vline=0.0), "correlation_distribution")
+            show_chart(
+                charts.histogram(
+                    pairs,
+                    title="Distribution of the pairwise correlations",
+                    x_title="correlation",
+                    vline=0.0,
+                ),
+                "correlation_distribution",
+            )
         with st.expander("Models by accuracy rank (the heatmap's axes)"):
-            show_table(pd.DataFrame({"rank": np.arange(1, len(names) + 1), "model": names,
-                                     "family": sel.models["family"].to_numpy(dtype=object)[corr.order],
-                                     "accuracy": corr.accuracy}), "models_by_accuracy")
+            show_table(
+                pd.DataFrame(
+                    {
+                        "rank": np.arange(1, len(names) + 1),
+                        "model": names,
+                        "family": sel.models["family"].to_numpy(dtype=object)[corr.order],
+                        "accuracy": corr.accuracy,
+                    }
+                ),
+                "models_by_accuracy",
+            )
         st.markdown("**Mean correlation within and between model families**")
         show_table(family_correlation(corr, sel.models), "family_correlation")
         download_table(corr.frame(names).reset_index(names="model"), "correlation_matrix")

@@ -13,7 +13,16 @@ from lifelong_core.sortsearch import RULES
 from lifelong_core.workflows import arrivals
 from lifelong_core.workflows.budgets import single_budget_choices
 from ui import charts, data
-from ui.common import download_table, input_errors, plain, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import (
+    download_table,
+    input_errors,
+    plain,
+    provenance_note,
+    query_default,
+    show_chart,
+    show_table,
+    sync_query,
+)
 from ui.harness import lm_eval_section
 from ui.store_dataset import pick_dataset
 
@@ -35,7 +44,12 @@ provenance_note(sel.synthetic, dataset)
 seed = data.int_input(st.sidebar, "Seed", 0, 2**31 - 1, "seed")
 sync_query(ds=dataset, seed=seed)
 
-TABS = ["A new model (insert_M)", "New samples (insert_D)", "Until sure (adaptive)", "A new model with lm-eval"]
+TABS = [
+    "A new model (insert_M)",
+    "New samples (insert_D)",
+    "Until sure (adaptive)",
+    "A new model with lm-eval",
+]
 tabs = st.tabs(TABS, key="tab", bind="query-params")
 
 # ------------------------------------------------------------------ insert_M
@@ -45,57 +59,93 @@ with tabs[0]:
         search = data.pick_method(c[0], "search")
         choices = single_budget_choices(n)
         raw_b = query_default("budget", 256 if 256 in choices else choices[len(choices) // 2], int)
-        budget = c[1].selectbox("Budget n′ (samples to run the new model on)", choices,
-                                index=choices.index(raw_b) if raw_b in choices else len(choices) // 2, key="budget")
+        budget = c[1].selectbox(
+            "Budget n′ (samples to run the new model on)",
+            choices,
+            index=choices.index(raw_b) if raw_b in choices else len(choices) // 2,
+            key="budget",
+        )
         sync_query(search=search, budget=budget)
         with input_errors():
             # Model-based methods fit on the whole cache once per store version; say why the
             # page waits and for how long it has (the spinner's clock).
-            with st.spinner(f"Fitting {search} on the {m} models × {n:,} samples of {dataset} (once per store "
-                            "version; on large stores a model-based method takes up to a minute)…", show_time=True):
+            with st.spinner(
+                f"Fitting {search} on the {m} models × {n:,} samples of {dataset} (once per store "
+                "version; on large stores a model-based method takes up to a minute)…",
+                show_time=True,
+            ):
                 try:
                     method = data.fitted_method(key, dataset, search)
-                except data.StateMissing as exc:  # a large store without its kept state: offer the refresh
+                except (
+                    data.StateMissing
+                ) as exc:  # a large store without its kept state: offer the refresh
                     data.state_panel(key, dataset, search, missing=str(exc))
                     st.stop()
             cols = method.select(n, budget, np.random.default_rng(seed))
         if data.is_large(sel) and search in ("mirt", "irt"):
             data.state_panel(key, dataset, search)
         ids = sel.samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
-        st.markdown(f"**1. Run the new model on these {budget} of the {n:,} samples** ({n / budget:.0f}× less compute than a "
-                    "full evaluation). The sort order comes from all "
-                    f"{m} models in the store.")
+        st.markdown(
+            f"**1. Run the new model on these {budget} of the {n:,} samples** ({n / budget:.0f}× less compute than a "
+            "full evaluation). The sort order comes from all "
+            f"{m} models in the store."
+        )
         todo = sel.samples.iloc[cols][["sample_id", "domain", "label"]].reset_index(drop=True)
-        download_table(todo, f"samples_to_evaluate_{dataset}_{budget}", label=f"Download the {budget} sample ids (CSV)")
+        download_table(
+            todo,
+            f"samples_to_evaluate_{dataset}_{budget}",
+            label=f"Download the {budget} sample ids (CSV)",
+        )
         with st.expander("Preview the list"):
             st.dataframe(todo.head(50), hide_index=True, width="stretch")
 
         with st.expander("No new model at hand? Take the results of one in the store"):
             ids_m = sel.models["model_id"].astype(str).tolist()
             raw_dm = query_default("demo_model", ids_m[0])
-            demo_row = st.selectbox("Model", list(range(m)), format_func=lambda i: sel.names[i], key="demo_model",
-                                    index=ids_m.index(raw_dm) if raw_dm in ids_m else 0)
+            demo_row = st.selectbox(
+                "Model",
+                list(range(m)),
+                format_func=lambda i: sel.names[i],
+                key="demo_model",
+                index=ids_m.index(raw_dm) if raw_dm in ids_m else 0,
+            )
             sync_query(demo_model=ids_m[demo_row])
-            download_table(pd.DataFrame({"sample_id": ids, "correct": data.row_values(key, dataset, demo_row, cols)}),
-                           f"results_{sel.models['model_id'].iloc[demo_row]}_{budget}",
-                           label="Download its results on these samples (CSV)")
-            st.caption("A demonstration only: that model is part of the cache the method learned from, so its "
-                       "estimate is better than a truly new model's would be.")
-        st.markdown("**2. Upload its results**: a CSV with columns `sample_id, correct` (correct is 0/1, true/false or "
-                    "yes/no). The downloaded list with a `correct` column added works as it is: its other columns are "
-                    "ignored.")
+            download_table(
+                pd.DataFrame(
+                    {"sample_id": ids, "correct": data.row_values(key, dataset, demo_row, cols)}
+                ),
+                f"results_{sel.models['model_id'].iloc[demo_row]}_{budget}",
+                label="Download its results on these samples (CSV)",
+            )
+            st.caption(
+                "A demonstration only: that model is part of the cache the method learned from, so its "
+                "estimate is better than a truly new model's would be."
+            )
+        st.markdown(
+            "**2. Upload its results**: a CSV with columns `sample_id, correct` (correct is 0/1, true/false or "
+            "yes/no). The downloaded list with a `correct` column added works as it is: its other columns are "
+            "ignored."
+        )
         up = st.file_uploader("Results of the new model", type=["csv"], key="upload_model")
-        name = st.text_input("Name of the new model", value="new-model", key="new_name", max_chars=MAX_TEXT_CHARS)
+        name = st.text_input(
+            "Name of the new model", value="new-model", key="new_name", max_chars=MAX_TEXT_CHARS
+        )
         if up is not None:
             with input_errors(stop=False) as upload:
                 results = arrivals.read_results(up.getvalue(), up.name, arrivals.NEW_MODEL_COLUMNS)
                 observed, extra = arrivals.match_observations(results, ids, "sample_id", up.name)
             if upload.ok:
                 if results.attrs.get("ignored"):
-                    st.info(f"Columns not needed here were ignored: {', '.join(results.attrs['ignored'])}.")
+                    st.info(
+                        f"Columns not needed here were ignored: {', '.join(results.attrs['ignored'])}."
+                    )
                 if extra:
-                    st.info(f"{extra} rows of the file name samples that were not on the list; they are ignored.")
-                new = arrivals.estimate_new_model(sel, method, cols, observed, data.accuracies(key, dataset))
+                    st.info(
+                        f"{extra} rows of the file name samples that were not on the list; they are ignored."
+                    )
+                new = arrivals.estimate_new_model(
+                    sel, method, cols, observed, data.accuracies(key, dataset)
+                )
                 est = new.estimate
                 st.markdown("**3. The estimate**")
                 k = st.columns(4)
@@ -104,42 +154,78 @@ with tabs[0]:
                     k[1].metric("95% interval", f"{est.lo:.3f} – {est.hi:.3f}")
                 k[2].metric("accuracy on the evaluated samples", f"{observed.mean():.3f}")
                 k[3].metric("would rank", f"{new.rank} of {m + 1}")
-                show_chart(charts.rank_position(new.accuracies, new_name=name, new_acc=est.acc, lo=est.lo, hi=est.hi,
-                                                title="where the new model would rank among the store's models"),
-                           "new_model_rank")
+                show_chart(
+                    charts.rank_position(
+                        new.accuracies,
+                        new_name=name,
+                        new_acc=est.acc,
+                        lo=est.lo,
+                        hi=est.hi,
+                        title="where the new model would rank among the store's models",
+                    ),
+                    "new_model_rank",
+                )
                 st.markdown("Predicted accuracy per domain (from the per-sample predictions):")
                 show_table(new.by_domain, "new_model_by_domain")
                 with st.expander("Predicted correctness of every sample"):
                     show_table(new.per_sample, "new_model_per_sample")
 
-                st.markdown("**4. Optionally insert it into the store, marked as estimated.** Its row holds the "
-                            "observed results on the evaluated samples and the predictions elsewhere; every score in "
-                            "the app (Sort & Search, rankings, task weighting, matched accuracy) leaves estimated rows "
-                            "out.")
+                st.markdown(
+                    "**4. Optionally insert it into the store, marked as estimated.** Its row holds the "
+                    "observed results on the evaluated samples and the predictions elsewhere; every score in "
+                    "the app (Sort & Search, rankings, task weighting, matched accuracy) leaves estimated rows "
+                    "out."
+                )
                 if st.button("Insert into the store", key="insert_model"):
                     row, models = arrivals.estimated_model_rows(
-                        new, name, {"method": search, "budget": int(budget), "seed": seed, "source": up.name})
+                        new,
+                        name,
+                        {"method": search, "budget": int(budget), "seed": seed, "source": up.name},
+                    )
                     with input_errors(stop=False) as written:
                         data.check_new_model_name(name)
-                        summary = data.write_to_store(lambda w: w.insert_matrix(
-                            row, models, sel.samples["sample_id"].tolist(), source=f"app upload {up.name}"))
+                        summary = data.write_to_store(
+                            lambda w: w.insert_matrix(
+                                row,
+                                models,
+                                sel.samples["sample_id"].tolist(),
+                                source=f"app upload {up.name}",
+                            )
+                        )
                     if written.ok:
-                        st.success(f"Inserted model {plain(repr(name))} as estimated ({summary.get('entries', n)} entries).")
+                        st.success(
+                            f"Inserted model {plain(repr(name))} as estimated ({summary.get('entries', n)} entries)."
+                        )
 
 # ------------------------------------------------------------------ insert_D
 with tabs[1]:
     if tabs[1].open:
         c = st.columns(3)
         raw_r = query_default("rule", RULES[0])
-        rule = c[0].selectbox("Threshold rule", list(RULES), index=list(RULES).index(raw_r) if raw_r in RULES else 0,
-                              key="rule")
+        rule = c[0].selectbox(
+            "Threshold rule",
+            list(RULES),
+            index=list(RULES).index(raw_r) if raw_r in RULES else 0,
+            key="rule",
+        )
         raw_s = query_default("d_sampling", "uniform")
-        sampling = c[1].radio("Sampling", ["uniform", "random"], index=1 if raw_s == "random" else 0, key="d_sampling",
-                              horizontal=True)
+        sampling = c[1].radio(
+            "Sampling",
+            ["uniform", "random"],
+            index=1 if raw_s == "random" else 0,
+            key="d_sampling",
+            horizontal=True,
+        )
         mchoices = single_budget_choices(m)
-        raw_mb = query_default("models_budget", 32 if 32 in mchoices else mchoices[len(mchoices) // 2], int)
-        m_budget = c[2].selectbox("Budget m′ (models to run on each new sample)", mchoices,
-                                  index=mchoices.index(raw_mb) if raw_mb in mchoices else 0, key="models_budget")
+        raw_mb = query_default(
+            "models_budget", 32 if 32 in mchoices else mchoices[len(mchoices) // 2], int
+        )
+        m_budget = c[2].selectbox(
+            "Budget m′ (models to run on each new sample)",
+            mchoices,
+            index=mchoices.index(raw_mb) if raw_mb in mchoices else 0,
+            key="models_budget",
+        )
         sync_query(rule=rule, d_sampling=sampling, models_budget=m_budget)
         try:
             ins = data.fitted_insert_d(key, dataset, rule, sampling)
@@ -148,11 +234,19 @@ with tabs[1]:
             st.stop()
         rows = ins.select(m, m_budget, np.random.default_rng(seed))
         run = sel.models.iloc[rows][["model_id", "name", "family"]].reset_index(drop=True)
-        st.markdown(f"**1. Run these {m_budget} of the {m} models on the new samples.** Models are ordered best first "
-                    "by their accuracy on the store's samples (Sort on the transpose).")
-        download_table(run, f"models_to_run_{dataset}_{m_budget}", label=f"Download the {m_budget} model ids (CSV)")
-        st.markdown("**2. Upload their results**: a CSV with columns `model_id, sample_id, correct`, one row per model "
-                    "and new sample (correct is 0/1, true/false or yes/no; other columns are ignored).")
+        st.markdown(
+            f"**1. Run these {m_budget} of the {m} models on the new samples.** Models are ordered best first "
+            "by their accuracy on the store's samples (Sort on the transpose)."
+        )
+        download_table(
+            run,
+            f"models_to_run_{dataset}_{m_budget}",
+            label=f"Download the {m_budget} model ids (CSV)",
+        )
+        st.markdown(
+            "**2. Upload their results**: a CSV with columns `model_id, sample_id, correct`, one row per model "
+            "and new sample (correct is 0/1, true/false or yes/no; other columns are ignored)."
+        )
         up = st.file_uploader("Results on the new samples", type=["csv"], key="upload_samples")
         if up is not None:
             want = run["model_id"].astype(str).tolist()
@@ -161,11 +255,15 @@ with tabs[1]:
                 per_sample = arrivals.new_sample_observations(results, sel, want, up.name)
             if upload.ok:
                 if results.attrs.get("ignored"):
-                    st.info(f"Columns not needed here were ignored: {', '.join(results.attrs['ignored'])}.")
+                    st.info(
+                        f"Columns not needed here were ignored: {', '.join(results.attrs['ignored'])}."
+                    )
                 table, P = arrivals.estimate_new_samples(ins, rows, per_sample, n)
-                st.markdown(f"**3. The estimates** for {len(table)} new sample(s). *difficulty_position* is where the "
-                            f"sample slots into the easy → hard order of the {n:,} stored samples; *harder_than* the "
-                            "share of stored samples it is at least as hard as.")
+                st.markdown(
+                    f"**3. The estimates** for {len(table)} new sample(s). *difficulty_position* is where the "
+                    f"sample slots into the easy → hard order of the {n:,} stored samples; *harder_than* the "
+                    "share of stored samples it is at least as hard as."
+                )
                 show_table(table, "new_samples")
                 matrix = pd.DataFrame(P.T, columns=[s for s, _ in per_sample])
                 matrix.insert(0, "model_id", sel.models["model_id"].to_numpy(dtype=object))
@@ -180,24 +278,39 @@ with tabs[1]:
                 # Chosen from a list or created new, never typed over an existing name: typing the
                 # main dataset's name once folded new samples into it for every page.
                 earlier = data.insert_d_datasets()
-                how = st.radio("Dataset for the new samples", ["Create a new dataset", "Add to a dataset made here"],
-                               horizontal=True, key="new_dataset_how", disabled=not earlier,
-                               help="Only datasets created on this page can take more samples.")
+                how = st.radio(
+                    "Dataset for the new samples",
+                    ["Create a new dataset", "Add to a dataset made here"],
+                    horizontal=True,
+                    key="new_dataset_how",
+                    disabled=not earlier,
+                    help="Only datasets created on this page can take more samples.",
+                )
                 create = how == "Create a new dataset" or not earlier
                 if create:
-                    target = st.text_input("Name of the new dataset", value=data.free_dataset_name(f"{dataset}-new"),
-                                           key="new_dataset", max_chars=MAX_TEXT_CHARS)
+                    target = st.text_input(
+                        "Name of the new dataset",
+                        value=data.free_dataset_name(f"{dataset}-new"),
+                        key="new_dataset",
+                        max_chars=MAX_TEXT_CHARS,
+                    )
                 else:
-                    target = st.selectbox("Dataset made on this page", earlier, key="new_dataset_pick")
+                    target = st.selectbox(
+                        "Dataset made on this page", earlier, key="new_dataset_pick"
+                    )
                 if st.button("Insert the evaluations", key="insert_samples"):
                     with input_errors(stop=False) as written:
                         if create:
                             data.check_new_dataset_name(target)
                         long = arrivals.new_sample_entries(results, want, target)
-                        summary = data.write_to_store(lambda w: w.insert_long(long, source=f"app upload {up.name}"))
+                        summary = data.write_to_store(
+                            lambda w: w.insert_long(long, source=f"app upload {up.name}")
+                        )
                     if written.ok:
-                        st.success(f"Inserted {summary.get('entries', len(long))} evaluations of "
-                                   f"{len(per_sample)} new sample(s) into dataset {plain(repr(target))}.")
+                        st.success(
+                            f"Inserted {summary.get('entries', len(long))} evaluations of "
+                            f"{len(per_sample)} new sample(s) into dataset {plain(repr(target))}."
+                        )
 
 # ------------------------------------------------------------------ adaptive, until sure
 with tabs[2]:
@@ -209,22 +322,41 @@ with tabs[2]:
             "model's ability is refitted and the next samples are drawn where its predicted result is least "
             "certain; the estimate (Des Raj's ordered estimator with the prediction as a difference term) is "
             "unbiased and its interval honest however the rounds adapted, also for a model better than every one "
-            "in the store (README, \"Adaptive evaluation\"). The stop is checked after each round: the 95% holds "
+            'in the store (README, "Adaptive evaluation"). The stop is checked after each round: the 95% holds '
             "at each look, not exactly at the stopping time."
         )
         c = st.columns(3)
-        target_pts = c[0].number_input("Target: ± points (95% half-width)", 0.1, 50.0,
-                                       query_default("target", 2.0, float), 0.5, key="target")
-        max_b = c[1].number_input("Maximum budget (samples)", 2, n,
-                                  max(2, min(query_default("max_budget", min(n, 1024), int), n)), key="max_budget")
-        mode = c[2].radio("Model", ["simulate a stored model", "my model, round by round"], key="adaptive_mode")
+        target_pts = c[0].number_input(
+            "Target: ± points (95% half-width)",
+            0.1,
+            50.0,
+            query_default("target", 2.0, float),
+            0.5,
+            key="target",
+        )
+        max_b = c[1].number_input(
+            "Maximum budget (samples)",
+            2,
+            n,
+            max(2, min(query_default("max_budget", min(n, 1024), int), n)),
+            key="max_budget",
+        )
+        mode = c[2].radio(
+            "Model", ["simulate a stored model", "my model, round by round"], key="adaptive_mode"
+        )
         sync_query(target=target_pts, max_budget=int(max_b))
         h = float(target_pts) / 100.0
         if mode == "simulate a stored model":
-            row = st.selectbox("Stored model (its stored results stand in for real evaluations)", list(range(m)),
-                               format_func=lambda i: sel.names[i], key="adaptive_model")
-            st.caption("Simulated: the method is fitted on the other models of the store, and each round's results "
-                       "are read from this model's stored row instead of running it.")
+            row = st.selectbox(
+                "Stored model (its stored results stand in for real evaluations)",
+                list(range(m)),
+                format_func=lambda i: sel.names[i],
+                key="adaptive_model",
+            )
+            st.caption(
+                "Simulated: the method is fitted on the other models of the store, and each round's results "
+                "are read from this model's stored row instead of running it."
+            )
             with input_errors():
                 method = data.fitted_adaptive(key, dataset, int(row))
                 run = adaptive.simulate_stored(method, sel, int(row), seed, h, int(max_b))
@@ -234,22 +366,39 @@ with tabs[2]:
             k[0].metric("estimated accuracy", f"{run.estimate.acc:.3f}")
             if run.estimate.lo is not None:
                 k[1].metric("95% interval", f"{run.estimate.lo:.3f} – {run.estimate.hi:.3f}")
-            k[2].metric("samples evaluated", f"{len(run.columns):,} of {n:,}",
-                        help={"target": "stopped: target reached", "budget": "stopped: maximum budget",
-                              "exhausted": "every sample evaluated"}[run.stopped])
+            k[2].metric(
+                "samples evaluated",
+                f"{len(run.columns):,} of {n:,}",
+                help={
+                    "target": "stopped: target reached",
+                    "budget": "stopped: maximum budget",
+                    "exhausted": "every sample evaluated",
+                }[run.stopped],
+            )
             k[3].metric("true accuracy (stored)", f"{true:.3f}")
-            show_chart(charts.interval_rounds(rounds, target=h, true_acc=true,
-                                              title="the interval narrowing round by round (simulated)"),
-                       "adaptive_rounds")
+            show_chart(
+                charts.interval_rounds(
+                    rounds,
+                    target=h,
+                    true_acc=true,
+                    title="the interval narrowing round by round (simulated)",
+                ),
+                "adaptive_rounds",
+            )
             show_table(rounds, "adaptive_rounds_table")
         else:
             with input_errors():
                 method = data.fitted_adaptive(key, dataset, None)
-            st.markdown("**Each round:** download the list, run your model on it, then upload **all** its results so "
-                        "far (one CSV with columns `sample_id, correct`, every round's rows). The page replays the "
-                        f"rounds from the seed ({seed}) and the results, so nothing is kept between visits.")
-            up = st.file_uploader("All results so far (nothing yet for the first round)", type=["csv"],
-                                  key="upload_adaptive")
+            st.markdown(
+                "**Each round:** download the list, run your model on it, then upload **all** its results so "
+                "far (one CSV with columns `sample_id, correct`, every round's rows). The page replays the "
+                f"rounds from the seed ({seed}) and the results, so nothing is kept between visits."
+            )
+            up = st.file_uploader(
+                "All results so far (nothing yet for the first round)",
+                type=["csv"],
+                key="upload_adaptive",
+            )
             results: dict[int, int] = {}
             with input_errors():
                 if up is not None:
@@ -257,7 +406,9 @@ with tabs[2]:
                     results = adaptive.results_by_column(sel, got, f"uploaded file {up.name}")
                 prog = adaptive.next_round(method, results, seed, h, int(max_b))
             if prog.unused:
-                st.info(f"{prog.unused} uploaded results are for samples outside every round so far; they are ignored.")
+                st.info(
+                    f"{prog.unused} uploaded results are for samples outside every round so far; they are ignored."
+                )
             if prog.rounds:
                 rounds = adaptive.rounds_table(prog.rounds)
                 last = prog.rounds[-1]
@@ -266,19 +417,38 @@ with tabs[2]:
                 if last.lo is not None:
                     k[1].metric("95% interval", f"{last.lo:.3f} – {last.hi:.3f}")
                 k[2].metric("samples evaluated", f"{last.evaluated:,} of {n:,}")
-                show_chart(charts.interval_rounds(rounds, target=h, title="the interval narrowing round by round"),
-                           "adaptive_rounds_real")
+                show_chart(
+                    charts.interval_rounds(
+                        rounds, target=h, title="the interval narrowing round by round"
+                    ),
+                    "adaptive_rounds_real",
+                )
                 show_table(rounds, "adaptive_rounds_real_table")
             if prog.next_columns is None:
-                st.success({"target": f"Done: the 95% interval is within ±{target_pts:g} points.",
-                            "budget": "Stopped at the maximum budget.",
-                            "exhausted": "Every sample is evaluated: the accuracy is exact."}[prog.stopped])
+                st.success(
+                    {
+                        "target": f"Done: the 95% interval is within ±{target_pts:g} points.",
+                        "budget": "Stopped at the maximum budget.",
+                        "exhausted": "Every sample is evaluated: the accuracy is exact.",
+                    }[prog.stopped]
+                )
             else:
                 r = len(prog.rounds) + 1
-                todo = pd.DataFrame({"sample_id": sel.samples["sample_id"].to_numpy(dtype=object)[prog.next_columns]})
-                st.markdown(f"**Round {r}: run the model on these {len(todo)} samples**, then upload all results.")
-                download_table(todo, f"adaptive_round_{r}_{dataset}_seed{seed}",
-                               label=f"Download round {r}'s {len(todo)} sample ids (CSV)")
+                todo = pd.DataFrame(
+                    {
+                        "sample_id": sel.samples["sample_id"].to_numpy(dtype=object)[
+                            prog.next_columns
+                        ]
+                    }
+                )
+                st.markdown(
+                    f"**Round {r}: run the model on these {len(todo)} samples**, then upload all results."
+                )
+                download_table(
+                    todo,
+                    f"adaptive_round_{r}_{dataset}_seed{seed}",
+                    label=f"Download round {r}'s {len(todo)} sample ids (CSV)",
+                )
 
 # ------------------------------------------------------------------ lm-evaluation-harness round trip
 with tabs[3]:

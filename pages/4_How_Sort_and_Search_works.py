@@ -9,7 +9,14 @@ import streamlit as st
 from lifelong_core.sortsearch import RULES, dp_search
 from lifelong_core.workflows.teaching import prediction_after, walkthrough
 from ui import charts, data, studies
-from ui.common import input_errors, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import (
+    input_errors,
+    provenance_note,
+    query_default,
+    show_chart,
+    show_table,
+    sync_query,
+)
 from ui.store_dataset import pick_dataset
 
 st.set_page_config(page_title="How Sort & Search works", layout="wide")
@@ -23,7 +30,9 @@ def pick(label, options, url_key, default, radio=False):
     by_text = {str(o): o for o in options}
     value = by_text.get(raw, default)
     if radio:
-        return st.sidebar.radio(label, options, index=options.index(value), key=url_key, horizontal=True)
+        return st.sidebar.radio(
+            label, options, index=options.index(value), key=url_key, horizontal=True
+        )
     return st.sidebar.selectbox(label, options, index=options.index(value), key=url_key)
 
 
@@ -50,12 +59,29 @@ n_other = A.shape[0] if transpose else A.shape[1]
 
 held_raw = query_default("new", 0, int)
 # One widget per mode: a model's name must not stay in the box once samples arrive instead.
-held = st.sidebar.selectbox(f"New {what_new}", list(range(count_new)), index=int(np.clip(held_raw, 0, count_new - 1)),
-                            format_func=lambda i: rows_label[i], key=f"new:{'sample' if transpose else 'model'}")
-budget = data.int_slider(st.sidebar, f"Budget n′ ({what_other}s evaluated)", 1, n_other, "b", min(8, n_other))
+held = st.sidebar.selectbox(
+    f"New {what_new}",
+    list(range(count_new)),
+    index=int(np.clip(held_raw, 0, count_new - 1)),
+    format_func=lambda i: rows_label[i],
+    key=f"new:{'sample' if transpose else 'model'}",
+)
+budget = data.int_slider(
+    st.sidebar, f"Budget n′ ({what_other}s evaluated)", 1, n_other, "b", min(8, n_other)
+)
 seed = data.int_input(st.sidebar, "Sampling seed", 0, 10**6, "seed")
-sync_query(ds=dataset, mode=mode, m=n_models, n=n_samples, slice=slice_seed, rule=rule, sampling=sampling, new=held,
-           b=budget, seed=seed)
+sync_query(
+    ds=dataset,
+    mode=mode,
+    m=n_models,
+    n=n_samples,
+    slice=slice_seed,
+    rule=rule,
+    sampling=sampling,
+    new=held,
+    b=budget,
+    seed=seed,
+)
 
 provenance_note(synthetic, dataset)
 w = walkthrough(A, held, budget, rule, sampling, seed, transpose)
@@ -82,17 +108,35 @@ else:
 st.subheader(f"1. Sort: the other {what_new}s' results before and after sorting")
 left, right = st.columns(2)
 with left:
-    show_chart(charts.matrix_heatmap(np.delete(M, held, axis=0), row_labels=other_labels, col_labels=list(cols_label),
-                                     title="before Sort (columns as stored)", x_title=what_other, y_title=what_new),
-               "slice_before_sort")
+    show_chart(
+        charts.matrix_heatmap(
+            np.delete(M, held, axis=0),
+            row_labels=other_labels,
+            col_labels=list(cols_label),
+            title="before Sort (columns as stored)",
+            x_title=what_other,
+            y_title=what_new,
+        ),
+        "slice_before_sort",
+    )
 with right:
     sorted_rest = np.delete(M, held, axis=0)[:, w.order]
-    show_chart(charts.matrix_heatmap(sorted_rest, row_labels=other_labels, col_labels=sorted_labels,
-                                     title="after Sort: easy → hard" if not transpose else "after Sort: best → worst model",
-                                     highlight_cols=w.positions.tolist(), x_title=f"{what_other} (sorted)", y_title=what_new),
-               "slice_after_sort")
-st.caption(f"Blue = correct, light = wrong. Red boxes: the n′ = {budget} sorted positions the new {what_new} is evaluated "
-           f"on ({sampling} sampling).")
+    show_chart(
+        charts.matrix_heatmap(
+            sorted_rest,
+            row_labels=other_labels,
+            col_labels=sorted_labels,
+            title="after Sort: easy → hard" if not transpose else "after Sort: best → worst model",
+            highlight_cols=w.positions.tolist(),
+            x_title=f"{what_other} (sorted)",
+            y_title=what_new,
+        ),
+        "slice_after_sort",
+    )
+st.caption(
+    f"Blue = correct, light = wrong. Red boxes: the n′ = {budget} sorted positions the new {what_new} is evaluated "
+    f"on ({sampling} sampling)."
+)
 
 st.subheader("2. Search: walk through the evaluations")
 step = data.int_slider(st, "Evaluations seen", 0, budget, "step", budget)
@@ -101,23 +145,43 @@ final = step == budget
 # Everything below follows the slider: what the rule knows after `step` evaluations.
 now = prediction_after(w, step, rule)
 shown_t = w.threshold if final else dp_search(w.observed[:step])
-show_chart(charts.observed_strip(n_other, w.positions, w.observed, upto=step,
-                                  title=f"the new {what_new} so far: blue = right, light = wrong, red circles = still to evaluate",
-                                  x_title=f"sorted {what_other} position"), "evaluated_so_far")
 show_chart(
-    charts.running_sum(w.positions, w.observed, upto=step, threshold=now[0] if now else None, n=n_other,
-                       title="running sum of +1 (right) / −1 (wrong) along the sorted order"),
+    charts.observed_strip(
+        n_other,
+        w.positions,
+        w.observed,
+        upto=step,
+        title=f"the new {what_new} so far: blue = right, light = wrong, red circles = still to evaluate",
+        x_title=f"sorted {what_other} position",
+    ),
+    "evaluated_so_far",
+)
+show_chart(
+    charts.running_sum(
+        w.positions,
+        w.observed,
+        upto=step,
+        threshold=now[0] if now else None,
+        n=n_other,
+        title="running sum of +1 (right) / −1 (wrong) along the sorted order",
+    ),
     "running_sum",
 )
 if final:
-    st.markdown(f"All n′ = {budget} evaluations are in. The **{rule}** rule puts the threshold at **t = {w.threshold}** of "
-                f"{n_other}: the {w.threshold} easiest {what_other}s are predicted right.")
+    st.markdown(
+        f"All n′ = {budget} evaluations are in. The **{rule}** rule puts the threshold at **t = {w.threshold}** of "
+        f"{n_other}: the {w.threshold} easiest {what_other}s are predicted right."
+    )
 elif now is None:
-    st.markdown(f"No evaluation yet: move the slider to run the new {what_new} on the first of its {budget} "
-                f"{what_other}s.")
+    st.markdown(
+        f"No evaluation yet: move the slider to run the new {what_new} on the first of its {budget} "
+        f"{what_other}s."
+    )
 else:
-    st.markdown(f"After {step} of {budget} evaluations the running sum peaks after observation {shown_t}; with only "
-                f"these, the **{rule}** rule would put the threshold at **t = {now[0]}**. More evaluations can move it.")
+    st.markdown(
+        f"After {step} of {budget} evaluations the running sum peaks after observation {shown_t}; with only "
+        f"these, the **{rule}** rule would put the threshold at **t = {now[0]}**. More evaluations can move it."
+    )
 
 st.subheader(f"3. Predicted vs true after {step} of {budget} evaluations")
 if now is None:
@@ -127,20 +191,35 @@ else:
     mae = float(np.mean(pred_now != w.true))
     c = st.columns(4)
     c[0].metric("threshold t", t_now)
-    c[1].metric("estimated accuracy" if not transpose else "predicted share of models right", f"{pred_now.mean():.3f}")
+    c[1].metric(
+        "estimated accuracy" if not transpose else "predicted share of models right",
+        f"{pred_now.mean():.3f}",
+    )
     c[2].metric("true", f"{w.true.mean():.3f}")
-    c[3].metric("sample-level error (MAE)", f"{mae:.3f}", help="fraction of entries predicted wrongly (Prabhu et al., 2024, Eq. 2)")
-    show_chart(charts.predicted_vs_true(pred_now, w.true,
-                                        title=f"the new {what_new}'s row in sorted order (× = wrong prediction)",
-                                        x_title=f"sorted {what_other} position"), "predicted_vs_true")
+    c[3].metric(
+        "sample-level error (MAE)",
+        f"{mae:.3f}",
+        help="fraction of entries predicted wrongly (Prabhu et al., 2024, Eq. 2)",
+    )
+    show_chart(
+        charts.predicted_vs_true(
+            pred_now,
+            w.true,
+            title=f"the new {what_new}'s row in sorted order (× = wrong prediction)",
+            x_title=f"sorted {what_other} position",
+        ),
+        "predicted_vs_true",
+    )
 # Only the evaluations made so far: later steps' results are not shown before the slider gets there.
-steps = pd.DataFrame({
-    "step": np.arange(1, step + 1),
-    "sorted_position": w.positions[:step],
-    what_other: [sorted_labels[p] for p in w.positions[:step]],
-    "observed": w.observed[:step],
-    "running_sum": np.cumsum(2 * w.observed[:step].astype(int) - 1),
-})
+steps = pd.DataFrame(
+    {
+        "step": np.arange(1, step + 1),
+        "sorted_position": w.positions[:step],
+        what_other: [sorted_labels[p] for p in w.positions[:step]],
+        "observed": w.observed[:step],
+        "running_sum": np.cumsum(2 * w.observed[:step].astype(int) - 1),
+    }
+)
 show_table(steps, "search_steps")
 
 studies.theorem21_section()

@@ -9,7 +9,14 @@ from lifelong_core.sortsearch import RULES
 from lifelong_core.workflows.budgets import budgets_within, default_budgets, single_budget_choices
 from lifelong_core.workflows.stream import pareto_front
 from ui import charts, data, studies
-from ui.common import input_errors, provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import (
+    input_errors,
+    provenance_note,
+    query_default,
+    show_chart,
+    show_table,
+    sync_query,
+)
 from ui.store_dataset import pick_dataset
 
 st.set_page_config(page_title="Stream", layout="wide")
@@ -33,22 +40,48 @@ if note:
 if sel.models["release_order"].isna().all():
     st.caption("The models carry no release order; they arrive in insertion order.")
 else:
-    st.caption("Models arrive by the store's release_order. In the bundled demo store that order is simulated (a "
-               "plausible timeline, older model families first): its classifiers were all trained at build time.")
+    st.caption(
+        "Models arrive by the store's release_order. In the bundled demo store that order is simulated (a "
+        "plausible timeline, older model families first): its classifiers were all trained at build time."
+    )
 
-pool = data.int_slider(side, "Models evaluated in full at the start", 1, m - 1, "pool", min(20, m - 1))
+pool = data.int_slider(
+    side, "Models evaluated in full at the start", 1, m - 1, "pool", min(20, m - 1)
+)
 choices = single_budget_choices(n)
 raw_b = query_default("budget", 128 if 128 in choices else choices[len(choices) // 2], int)
-budget = side.selectbox("Budget n′ per new model", choices, index=choices.index(raw_b) if raw_b in choices else 0,
-                        key="budget")
+budget = side.selectbox(
+    "Budget n′ per new model",
+    choices,
+    index=choices.index(raw_b) if raw_b in choices else 0,
+    key="budget",
+)
 raw_s = query_default("sampling", "uniform")
-sampling = side.radio("Sampling", ["uniform", "random"], index=1 if raw_s == "random" else 0, key="sampling",
-                      horizontal=True)
+sampling = side.radio(
+    "Sampling",
+    ["uniform", "random"],
+    index=1 if raw_s == "random" else 0,
+    key="sampling",
+    horizontal=True,
+)
 raw_r = query_default("rule", RULES[0])
-rule = side.selectbox("Threshold rule", list(RULES), index=list(RULES).index(raw_r) if raw_r in RULES else 0, key="rule")
+rule = side.selectbox(
+    "Threshold rule",
+    list(RULES),
+    index=list(RULES).index(raw_r) if raw_r in RULES else 0,
+    key="rule",
+)
 seed = data.int_input(side, "Seed", 0, 2**31 - 1, "seed")
-window = side.slider("Rolling window (models)", 1, 100, int(np.clip(query_default("window", 20, int), 1, 100)), key="window")
-sync_query(ds=dataset, pool=pool, budget=budget, sampling=sampling, rule=rule, seed=seed, window=window)
+window = side.slider(
+    "Rolling window (models)",
+    1,
+    100,
+    int(np.clip(query_default("window", 20, int), 1, 100)),
+    key="window",
+)
+sync_query(
+    ds=dataset, pool=pool, budget=budget, sampling=sampling, rule=rule, seed=seed, window=window
+)
 
 with input_errors():
     steps = data.stream_replay(key, dataset, pool, budget, sampling, rule, seed)
@@ -60,48 +93,111 @@ c[2].metric("full evaluation", f"{int(last['evaluations_full']):,}")
 c[3].metric("compute saved", f"{last['evaluations_full'] / last['evaluations_ss']:.1f}×")
 
 st.subheader("Evaluations spent over time")
-show_chart(charts.stream_lines(steps, x="models_seen", ys=["evaluations_full", "evaluations_ss"],
-                               names=["evaluate every model in full", f"Sort & Search, n′ = {budget}"],
-                               x_title="models released so far", y_title="evaluations (model × sample)", log_y=True,
-                               title="Cumulative evaluations"), "stream_evaluations")
+show_chart(
+    charts.stream_lines(
+        steps,
+        x="models_seen",
+        ys=["evaluations_full", "evaluations_ss"],
+        names=["evaluate every model in full", f"Sort & Search, n′ = {budget}"],
+        x_title="models released so far",
+        y_title="evaluations (model × sample)",
+        log_y=True,
+        title="Cumulative evaluations",
+    ),
+    "stream_evaluations",
+)
 
 st.subheader("Error of the estimates as the pool grows")
 roll = steps[["models_seen", "mae", "eagg"]].copy()
 roll["mae_rolling"] = roll["mae"].rolling(window, min_periods=1).mean()
 roll["eagg_rolling"] = roll["eagg"].rolling(window, min_periods=1).mean()
-show_chart(charts.stream_lines(roll, x="models_seen", ys=["mae_rolling", "eagg_rolling"],
-                               names=[f"MAE (rolling mean of {window})", f"|estimated − true accuracy| (rolling mean of {window})"],
-                               x_title="models released so far", y_title="error", title="Error of each new model's estimate"),
-           "stream_error")
+show_chart(
+    charts.stream_lines(
+        roll,
+        x="models_seen",
+        ys=["mae_rolling", "eagg_rolling"],
+        names=[
+            f"MAE (rolling mean of {window})",
+            f"|estimated − true accuracy| (rolling mean of {window})",
+        ],
+        x_title="models released so far",
+        y_title="error",
+        title="Error of each new model's estimate",
+    ),
+    "stream_error",
+)
 unchanged = steps["order_unchanged"].mean()
-st.caption(f"After adding each prediction the Sort order was re-computed: it stayed the same in {unchanged:.0%} of the "
-           "steps (App. G argues it never changes, so no error accumulates).")
+st.caption(
+    f"After adding each prediction the Sort order was re-computed: it stayed the same in {unchanged:.0%} of the "
+    "steps (App. G argues it never changes, so no error accumulates)."
+)
 with st.expander("Every arriving model"):
-    show_table(steps[["models_seen", "name", "threshold", "est_acc", "true_acc", "eagg", "mae", "order_unchanged",
-                      "evaluations_ss", "evaluations_full"]], "stream_steps")
+    show_table(
+        steps[
+            [
+                "models_seen",
+                "name",
+                "threshold",
+                "est_acc",
+                "true_acc",
+                "eagg",
+                "mae",
+                "order_unchanged",
+                "evaluations_ss",
+                "evaluations_full",
+            ]
+        ],
+        "stream_steps",
+    )
 
 st.subheader("Pareto front: error against evaluations over the whole stream")
-st.caption("Every configuration here is scored on the whole stream, so picking the best of them looks at models that "
-           "arrive later; the Nevis'22 protocol below chooses on the early stream and scores on the later one.")
-metric = side.radio("Pareto error", ["mae", "eagg"], index=1 if query_default("perr", "mae") == "eagg" else 0,
-                    key="perr", horizontal=True, format_func=lambda v: {"mae": "MAE", "eagg": "E_agg"}[v])
+st.caption(
+    "Every configuration here is scored on the whole stream, so picking the best of them looks at models that "
+    "arrive later; the Nevis'22 protocol below chooses on the early stream and scores on the later one."
+)
+metric = side.radio(
+    "Pareto error",
+    ["mae", "eagg"],
+    index=1 if query_default("perr", "mae") == "eagg" else 0,
+    key="perr",
+    horizontal=True,
+    format_func=lambda v: {"mae": "MAE", "eagg": "E_agg"}[v],
+)
 sync_query(perr=metric)
 pools = tuple(sorted({p for p in (5, 10, 20, 50, 100, pool) if p < m}))
 budgets = tuple(budgets_within((8, 16, 32, 64, 128, 256, 512, 1024, 2048), n) or default_budgets(n))
 bar = st.progress(0.0, text="Scoring configurations…")
 with input_errors(cleanup=bar.empty):
-    configs = data.stream_configs(key, dataset, pools, budgets, seed,
-                                  progress=lambda f: bar.progress(min(float(f), 1.0), text="Scoring configurations…"))
+    configs = data.stream_configs(
+        key,
+        dataset,
+        pools,
+        budgets,
+        seed,
+        progress=lambda f: bar.progress(min(float(f), 1.0), text="Scoring configurations…"),
+    )
 bar.empty()
 front = pareto_front(configs, "evaluations", metric)
 configs = configs.assign(setting=configs["sampling"] + ", " + configs["rule"])
-show_chart(charts.pareto(configs, x="evaluations", y=metric, label="config", front=front, colour="setting",
-                         x_title="evaluations over the stream", y_title={"mae": "mean MAE", "eagg": "mean E_agg"}[metric],
-                         title=f"{len(configs)} configurations (pool sizes {', '.join(map(str, pools))})"),
-           "stream_pareto")
-st.caption("Each point is one configuration: how many models are evaluated in full first, the budget n′ for every "
-           "later model, sampling and threshold rule. Error is averaged over every model of the stream, those "
-           "evaluated in full counting as exact. Points on the black line are not beaten on both axes at once.")
+show_chart(
+    charts.pareto(
+        configs,
+        x="evaluations",
+        y=metric,
+        label="config",
+        front=front,
+        colour="setting",
+        x_title="evaluations over the stream",
+        y_title={"mae": "mean MAE", "eagg": "mean E_agg"}[metric],
+        title=f"{len(configs)} configurations (pool sizes {', '.join(map(str, pools))})",
+    ),
+    "stream_pareto",
+)
+st.caption(
+    "Each point is one configuration: how many models are evaluated in full first, the budget n′ for every "
+    "later model, sampling and threshold rule. Error is averaged over every model of the stream, those "
+    "evaluated in full counting as exact. Points on the black line are not beaten on both axes at once."
+)
 show_table(front.drop(columns=["full_evaluations"]), "pareto_front")
 with st.expander("All configurations"):
     show_table(configs.drop(columns=["setting"]), "stream_configurations")

@@ -29,7 +29,10 @@ from lifelong_core.stats import (
     rank_intervals,
     read_counts_csv,
 )
-from lifelong_core.stats.hierarchical_views import hierarchical_pairwise, hierarchical_rank_intervals
+from lifelong_core.stats.hierarchical_views import (
+    hierarchical_pairwise,
+    hierarchical_rank_intervals,
+)
 from lifelong_core.stats.vtab import counts_from_leaderboard, load_published
 from lifelong_core.workflows.budgets import budgets_within
 from lifelong_core.workflows.rankings import newest_estimated_counts
@@ -62,9 +65,19 @@ DEFAULT_TOP = 12
 
 # ------------------------------------------------------------------ cached computations
 @st.cache_data(show_spinner="Estimating counts with Sort & Search…", max_entries=16)
-def estimated_counts(key, dataset: str, n_new: int, budget: int, method: str, seed: int, models: tuple[str, ...]):
-    return newest_estimated_counts(get_store(), dataset, n_new, budget, method, seed, models=models,
-                                   sel=selection(key, dataset, ()))
+def estimated_counts(
+    key, dataset: str, n_new: int, budget: int, method: str, seed: int, models: tuple[str, ...]
+):
+    return newest_estimated_counts(
+        get_store(),
+        dataset,
+        n_new,
+        budget,
+        method,
+        seed,
+        models=models,
+        sel=selection(key, dataset, ()),
+    )
 
 
 # The three bootstrap views read the same replicates: the tables below call this cached
@@ -76,7 +89,9 @@ def replicates(counts: pd.DataFrame, n_boot: int, seed: int, normalized: bool) -
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def board_table(counts: pd.DataFrame, n_boot: int, seed: int, level: float, normalized: bool) -> pd.DataFrame:
+def board_table(
+    counts: pd.DataFrame, n_boot: int, seed: int, level: float, normalized: bool
+) -> pd.DataFrame:
     return leaderboard(replicates(counts, n_boot, seed, normalized), level=level)
 
 
@@ -87,16 +102,22 @@ def rank_table(counts: pd.DataFrame, n_boot: int, seed: int, normalized: bool) -
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def differences(counts: pd.DataFrame, n_boot: int, seed: int, normalized: bool, models: tuple[str, ...]):
+def differences(
+    counts: pd.DataFrame, n_boot: int, seed: int, normalized: bool, models: tuple[str, ...]
+):
     return pairwise_differences(replicates(counts, n_boot, seed, normalized), models=list(models))
 
 
 @st.cache_data(show_spinner="Sampling the hierarchical model…", max_entries=8)
-def hierarchical(counts: pd.DataFrame, chains: int, draws: int, seed: int, prior: tuple, level: float):
+def hierarchical(
+    counts: pd.DataFrame, chains: int, draws: int, seed: int, prior: tuple, level: float
+):
     table = from_frame(counts)
     kind, p1, p2 = prior
     pr = Prior.normal(p1, p2) if kind == "normal" else Prior.uniform(p1, p2)
-    fit = fit_hierarchical(table, prior_a=pr, prior_b=pr, chains=chains, draws=draws, warmup=draws // 2, seed=seed)
+    fit = fit_hierarchical(
+        table, prior_a=pr, prior_b=pr, chains=chains, draws=draws, warmup=draws // 2, seed=seed
+    )
     return {
         "diagnostics": fit.diagnostics(),
         "intervals": fit.aggregate_intervals(level=level, seed=seed),
@@ -122,19 +143,30 @@ def forest(df: pd.DataFrame, title: str, x_title: str, truth: pd.Series | None =
             mode="markers",
             name="estimate",
             marker=dict(color=PALETTE[0], size=8),
-            error_x=dict(type="data", symmetric=False, array=df["hi"] - df["mean"], arrayminus=df["mean"] - df["lo"]),
+            error_x=dict(
+                type="data",
+                symmetric=False,
+                array=df["hi"] - df["mean"],
+                arrayminus=df["mean"] - df["lo"],
+            ),
             hovertemplate="%{y}: %{x:.2f}<extra></extra>",
         )
     )
     if truth is not None:
         fig.add_trace(
             go.Scatter(
-                x=truth.reindex(df["model"]).to_numpy(), y=df["model"], mode="markers", name="true (full evaluation)",
+                x=truth.reindex(df["model"]).to_numpy(),
+                y=df["model"],
+                mode="markers",
+                name="true (full evaluation)",
                 marker=dict(color=PALETTE[1], symbol="x", size=9),
             )
         )
     fig.update_layout(
-        title=title, xaxis_title=x_title, height=max(320, 26 * len(df) + 120), margin=dict(l=10, r=10, t=50, b=40),
+        title=title,
+        xaxis_title=x_title,
+        height=max(320, 26 * len(df) + 120),
+        margin=dict(l=10, r=10, t=50, b=40),
         legend=dict(orientation="h", y=-0.15),
     )
     return fig
@@ -149,7 +181,10 @@ def difference_matrix(diff: pd.DataFrame, models: list[str]) -> go.Figure:
         i, j = pos[row.model_a], pos[row.model_b]
         star = "*" if row.excludes_zero else ""
         # Cell (a, b) shows a - b; the mirrored cell the negated difference and interval.
-        for a, b, d, lo, hi in ((i, j, row.diff, row.lo, row.hi), (j, i, -row.diff, -row.hi, -row.lo)):
+        for a, b, d, lo, hi in (
+            (i, j, row.diff, row.lo, row.hi),
+            (j, i, -row.diff, -row.hi, -row.lo),
+        ):
             z[a, b] = d * 100
             text[a][b] = f"{d * 100:+.2f}{star}<br>({lo * 100:+.2f}, {hi * 100:+.2f})"
     lim = np.nanmax(np.abs(z)) if np.isfinite(z).any() else 1.0
@@ -158,16 +193,27 @@ def difference_matrix(diff: pd.DataFrame, models: list[str]) -> go.Figure:
     short = [m if len(m) <= 24 else m[:11] + "…" + m[-11:] for m in models]
     fig = go.Figure(
         go.Heatmap(
-            z=z, x=short, y=short, text=text, texttemplate="%{text}", textfont=dict(size=11 if k <= 6 else 9),
-            colorscale="RdBu", zmid=0, zmin=-lim, zmax=lim, customdata=[[(a, b) for b in models] for a in models],
+            z=z,
+            x=short,
+            y=short,
+            text=text,
+            texttemplate="%{text}",
+            textfont=dict(size=11 if k <= 6 else 9),
+            colorscale="RdBu",
+            zmid=0,
+            zmin=-lim,
+            zmax=lim,
+            customdata=[[(a, b) for b in models] for a in models],
             colorbar=dict(title="row − column<br>(points)"),
             hovertemplate="%{customdata[0]} − %{customdata[1]}: %{z:.2f} points<extra></extra>",
         )
     )
     fig.update_layout(
         title="Pairwise differences (row − column), Bonferroni-corrected intervals; * excludes 0",
-        height=max(420, 80 * k + 180), yaxis=dict(autorange="reversed", automargin=True),
-        xaxis=dict(tickangle=-30, automargin=True), margin=dict(l=10, r=10, t=60, b=10),
+        height=max(420, 80 * k + 180),
+        yaxis=dict(autorange="reversed", automargin=True),
+        xaxis=dict(tickangle=-30, automargin=True),
+        margin=dict(l=10, r=10, t=60, b=10),
     )
     return fig
 
@@ -175,21 +221,36 @@ def difference_matrix(diff: pd.DataFrame, models: list[str]) -> go.Figure:
 def traces(draws: np.ndarray, name: str, model: str) -> go.Figure:
     fig = go.Figure()
     for c in range(draws.shape[0]):
-        fig.add_trace(go.Scatter(y=draws[c], mode="lines", name=f"chain {c + 1}", line=dict(width=1)))
-    fig.update_layout(title=f"Trace of {name}: {model}", xaxis_title="draw (after warm-up)", yaxis_title=name, height=320)
+        fig.add_trace(
+            go.Scatter(y=draws[c], mode="lines", name=f"chain {c + 1}", line=dict(width=1))
+        )
+    fig.update_layout(
+        title=f"Trace of {name}: {model}",
+        xaxis_title="draw (after warm-up)",
+        yaxis_title=name,
+        height=320,
+    )
     return fig
 
 
 def rank_prob_heatmap(probs: pd.DataFrame) -> go.Figure:
     fig = go.Figure(
         go.Heatmap(
-            z=probs.to_numpy(), x=[str(c) for c in probs.columns], y=list(probs.index), colorscale="Blues", zmin=0, zmax=1,
-            colorbar=dict(title="P(rank)"), hovertemplate="%{y}: P(rank %{x}) = %{z:.3f}<extra></extra>",
+            z=probs.to_numpy(),
+            x=[str(c) for c in probs.columns],
+            y=list(probs.index),
+            colorscale="Blues",
+            zmin=0,
+            zmax=1,
+            colorbar=dict(title="P(rank)"),
+            hovertemplate="%{y}: P(rank %{x}) = %{z:.3f}<extra></extra>",
         )
     )
     fig.update_layout(
-        title="Posterior rank probabilities (unweighted mean of task accuracies)", xaxis_title="rank (1 = best)",
-        height=max(320, 24 * len(probs) + 120), yaxis=dict(autorange="reversed"),
+        title="Posterior rank probabilities (unweighted mean of task accuracies)",
+        xaxis_title="rank (1 = best)",
+        height=max(320, 24 * len(probs) + 120),
+        yaxis=dict(autorange="reversed"),
     )
     return fig
 
@@ -206,19 +267,34 @@ def bayes_extras(bhm: dict, source: str, normalized: bool) -> None:
     """Per-category intervals, pairwise differences and rank intervals (Table 11) of the hierarchical model."""
     ci = pct(bhm["intervals"])
     if ci["scope"].nunique() > 1:
-        st.markdown("**Per category** (posterior predictive intervals of the mean over the category's tasks)")
+        st.markdown(
+            "**Per category** (posterior predictive intervals of the mean over the category's tasks)"
+        )
         wide = ci.pivot(index="model", columns="scope", values="mean")
         for scope in wide.columns:
             part = ci[ci["scope"] == scope].set_index("model")
-            wide[scope] = [f"{part.loc[m, 'mean']:.2f} ({part.loc[m, 'lo']:.2f}, {part.loc[m, 'hi']:.2f})" for m in wide.index]
+            wide[scope] = [
+                f"{part.loc[m, 'mean']:.2f} ({part.loc[m, 'lo']:.2f}, {part.loc[m, 'hi']:.2f})"
+                for m in wide.index
+            ]
         order = ci[ci["scope"] == "overall"]["model"]
-        show_table(wide.loc[order, ["overall"] + [c for c in wide.columns if c != "overall"]].reset_index(),
-                   f"bayesian-per-category-{source}")
+        show_table(
+            wide.loc[
+                order, ["overall"] + [c for c in wide.columns if c != "overall"]
+            ].reset_index(),
+            f"bayesian-per-category-{source}",
+        )
     diff = bhm["pairwise"]
     models = list(ci[ci["scope"] == "overall"]["model"])
-    st.markdown("**Pairwise differences** (credible intervals of score(row) − score(column), raw accuracy)")
-    st.caption(f"{len(diff)} comparison(s), each at {diff['level'].iloc[0]:.4f} so that all hold together at 95% "
-               "(Bonferroni, as for the bootstrap)." if len(diff) else "One model: no pairs.")
+    st.markdown(
+        "**Pairwise differences** (credible intervals of score(row) − score(column), raw accuracy)"
+    )
+    st.caption(
+        f"{len(diff)} comparison(s), each at {diff['level'].iloc[0]:.4f} so that all hold together at 95% "
+        "(Bonferroni, as for the bootstrap)."
+        if len(diff)
+        else "One model: no pairs."
+    )
     if len(diff):
         show_chart(difference_matrix(diff, models), f"bayesian-pairwise-{source}")
         out = diff.copy()
@@ -230,10 +306,15 @@ def bayes_extras(bhm: dict, source: str, normalized: bool) -> None:
     wide = pd.DataFrame({"model": models})
     for key, label in SCHEMES.items():
         part = r[r["scheme"] == key].set_index("model")
-        wide[label] = [f"{part.loc[m, 'mean']:.1f} ({part.loc[m, 'lo']:.1f}, {part.loc[m, 'hi']:.1f})" for m in models]
+        wide[label] = [
+            f"{part.loc[m, 'mean']:.1f} ({part.loc[m, 'lo']:.1f}, {part.loc[m, 'hi']:.1f})"
+            for m in models
+        ]
     show_table(wide, f"bayesian-rank-intervals-{source}")
     if normalized:
-        st.caption("The hierarchical model works on raw counts; the normalised toggle applies to the bootstrap tabs.")
+        st.caption(
+            "The hierarchical model works on raw counts; the normalised toggle applies to the bootstrap tabs."
+        )
 
 
 st.title("Rankings with honest uncertainty")
@@ -258,15 +339,31 @@ source = st.radio(
 if source == "published":
     pub = load_published()
     c1, c2, c3 = st.columns(3)
-    method = c1.selectbox("Method", ["bootstrap", "bayesian"], key="pub_method",
-                          index=url_index("pub_method", ["bootstrap", "bayesian"], "bootstrap"),
-                          format_func={"bootstrap": "Bootstrap (83.4% CI)", "bayesian": "Bayesian HM (83.4% credible)"}.get)
-    normalized = c2.toggle("Normalised accuracy", value=query_default("pub_norm", False, bool), key="pub_norm",
-                           disabled=method == "bayesian", help="Table A.3 gives normalised figures for the bootstrap only.")
+    method = c1.selectbox(
+        "Method",
+        ["bootstrap", "bayesian"],
+        key="pub_method",
+        index=url_index("pub_method", ["bootstrap", "bayesian"], "bootstrap"),
+        format_func={
+            "bootstrap": "Bootstrap (83.4% CI)",
+            "bayesian": "Bayesian HM (83.4% credible)",
+        }.get,
+    )
+    normalized = c2.toggle(
+        "Normalised accuracy",
+        value=query_default("pub_norm", False, bool),
+        key="pub_norm",
+        disabled=method == "bayesian",
+        help="Table A.3 gives normalised figures for the bootstrap only.",
+    )
     pub_scopes = ["overall", "natural", "specialized", "structured"]
-    scope = c3.selectbox("Scope", pub_scopes, key="pub_scope", index=url_index("pub_scope", pub_scopes, "overall"))
+    scope = c3.selectbox(
+        "Scope", pub_scopes, key="pub_scope", index=url_index("pub_scope", pub_scopes, "overall")
+    )
     url_sync_keys("source", "pub_method", "pub_norm", "pub_scope")
-    sel = pub[(pub["method"] == method) & (pub["normalized"] == (normalized and method == "bootstrap"))]
+    sel = pub[
+        (pub["method"] == method) & (pub["normalized"] == (normalized and method == "bootstrap"))
+    ]
     wide = sel.pivot(index="model", columns="scope", values=["mean_pct", "lo_pct", "hi_pct"])
     order = sel[sel["scope"] == "overall"].sort_values("mean_pct", ascending=False)["model"]
     table = pd.DataFrame({"model": order.to_numpy()})
@@ -282,9 +379,15 @@ if source == "published":
         "bootstrap figures from per-task accuracies to within 0.2 points."
     )
     show_table(table, f"vtab1k-published-{method}{'-normalised' if normalized else ''}")
-    part = sel[sel["scope"] == scope].rename(columns={"mean_pct": "mean", "lo_pct": "lo", "hi_pct": "hi"})
+    part = sel[sel["scope"] == scope].rename(
+        columns={"mean_pct": "mean", "lo_pct": "lo", "hi_pct": "hi"}
+    )
     show_chart(
-        forest(part, f"VTAB-1k, {scope}: 83.4% intervals ({method})", "accuracy (%)" if not normalized else "normalised accuracy (%)"),
+        forest(
+            part,
+            f"VTAB-1k, {scope}: 83.4% intervals ({method})",
+            "accuracy (%)" if not normalized else "normalised accuracy (%)",
+        ),
         f"vtab1k-forest-{method}-{scope}",
     )
     st.info(
@@ -319,30 +422,63 @@ if source in ("store", "estimated"):
         pool = sel.names
         ss_models = st.multiselect(
             f"Models (evaluated on every sample of {dataset}: {len(pool)} of {len(get_store().models())} in the store)",
-            pool, default=query_list("ss_models", pool, pool), key=f"ss_models:{dataset}",
+            pool,
+            default=query_list("ss_models", pool, pool),
+            key=f"ss_models:{dataset}",
             help="The newest of these by release order (models without one count as newest, in insertion order) play "
-                 "the new models; the others are the cache Sort & Search learns from.",
+            "the new models; the others are the cache Sort & Search learns from.",
         )
         if len(ss_models) < 4:
-            st.warning("Choose at least four models: two or more for the cache and two or more to estimate.")
+            st.warning(
+                "Choose at least four models: two or more for the cache and two or more to estimate."
+            )
             st.stop()
         c1, c2, c3, c4 = st.columns(4)
-        budgets = budgets_within((25, 50, 100, 200, 400, 800, 1600), n_samples, strict=True) or [max(1, n_samples // 2)]
-        budget = c1.selectbox("Budget (samples per new model)", budgets, key="ss_budget",
-                              index=url_index("ss_budget", budgets, 200 if 200 in budgets else budgets[-1]))
+        budgets = budgets_within((25, 50, 100, 200, 400, 800, 1600), n_samples, strict=True) or [
+            max(1, n_samples // 2)
+        ]
+        budget = c1.selectbox(
+            "Budget (samples per new model)",
+            budgets,
+            key="ss_budget",
+            index=url_index("ss_budget", budgets, 200 if 200 in budgets else budgets[-1]),
+        )
         new_max = max(2, min(60, len(ss_models) - 2))
-        n_new = c2.number_input("New models (newest by release order)", min_value=2, max_value=new_max, key="ss_new",
-                                value=int(np.clip(query_default("ss_new", min(20, max(2, len(ss_models) // 4)), int), 2, new_max)))
+        n_new = c2.number_input(
+            "New models (newest by release order)",
+            min_value=2,
+            max_value=new_max,
+            key="ss_new",
+            value=int(
+                np.clip(
+                    query_default("ss_new", min(20, max(2, len(ss_models) // 4)), int), 2, new_max
+                )
+            ),
+        )
         methods = method_names()
         # mirt is the best measured estimator and gives its own interval (README, "Estimators").
         default_method = "mirt" if "mirt" in methods else methods[0]
-        method = c3.selectbox("Search method", methods, index=url_index("ss_method", methods, default_method), key="ss_method",
-                              help="midpoint/reference: Sort & Search threshold rules; copy-nearest: the baseline; "
-                                   "mirt, irt, neighbours: estimators that also give a 95% interval of the accuracy")
-        ss_seed = c4.number_input("Seed", min_value=0, value=max(0, query_default("ss_seed", 0, int)), key="ss_seed")
+        method = c3.selectbox(
+            "Search method",
+            methods,
+            index=url_index("ss_method", methods, default_method),
+            key="ss_method",
+            help="midpoint/reference: Sort & Search threshold rules; copy-nearest: the baseline; "
+            "mirt, irt, neighbours: estimators that also give a 95% interval of the accuracy",
+        )
+        ss_seed = c4.number_input(
+            "Seed", min_value=0, value=max(0, query_default("ss_seed", 0, int)), key="ss_seed"
+        )
         with input_errors():
-            counts, true_counts, own_intervals = estimated_counts(store_key(), dataset, int(n_new), int(budget), method,
-                                                                  int(ss_seed), tuple(ss_models))
+            counts, true_counts, own_intervals = estimated_counts(
+                store_key(),
+                dataset,
+                int(n_new),
+                int(budget),
+                method,
+                int(ss_seed),
+                tuple(ss_models),
+            )
         true_table = from_frame(true_counts)
         truth = pd.Series(true_table.accuracy.mean(axis=1) * 100, index=list(true_table.models))
         st.caption(
@@ -351,10 +487,12 @@ if source in ("store", "estimated"):
             "sampling only, as if the predictions had been observed; the error of the estimate itself is not in "
             "them.** Red crosses mark the true accuracy from the full evaluation, so you can see how sure the "
             "estimated ranking really is."
-            + (" The chosen estimator also gives its own 95% interval of each model's accuracy over all samples "
-               "pooled, which does cover the estimation error: see the second chart of the leaderboard."
-               if own_intervals is not None else
-               " Estimators with their own interval of the estimation error: mirt, irt, neighbours.")
+            + (
+                " The chosen estimator also gives its own 95% interval of each model's accuracy over all samples "
+                "pooled, which does cover the estimation error: see the second chart of the leaderboard."
+                if own_intervals is not None
+                else " Estimators with their own interval of the estimation error: mirt, irt, neighbours."
+            )
         )
         url_sync_keys("source", "dataset", "ss_budget", "ss_new", "ss_method", "ss_seed")
         if len(ss_models) < len(pool):  # every model is the default: keep the URL short
@@ -374,21 +512,31 @@ elif source == "vtab":
         counts = counts_from_leaderboard().to_frame()
 else:
     url_sync_keys("source")
-    up = st.file_uploader("counts.csv (model, task, category, correct, total; one row per model × task)", type=["csv"], key="upload")
+    up = st.file_uploader(
+        "counts.csv (model, task, category, correct, total; one row per model × task)",
+        type=["csv"],
+        key="upload",
+    )
     if up is None:
-        st.info("Upload a counts.csv to rank its models. Column `correct` is the number of correct test "
-                "instances of the model on the task, `total` the task's number of test instances.")
+        st.info(
+            "Upload a counts.csv to rank its models. Column `correct` is the number of correct test "
+            "instances of the model on the task, `total` the task's number of test instances."
+        )
         st.stop()
     with input_errors():
         counts = read_counts_csv(up, name=up.name).to_frame()
 
 table_all = from_frame(counts)
-overall_acc = pd.Series(table_all.accuracy.mean(axis=1), index=list(table_all.models)).sort_values(ascending=False)
+overall_acc = pd.Series(table_all.accuracy.mean(axis=1), index=list(table_all.models)).sort_values(
+    ascending=False
+)
 all_models = list(overall_acc.index)
 if len(all_models) > DEFAULT_TOP:
     chosen = st.multiselect(
         f"Models to rank (default: the {DEFAULT_TOP} most accurate of {len(all_models)}; type to search)",
-        all_models, default=query_list("models", all_models[:DEFAULT_TOP], all_models), key=f"models-{source}",
+        all_models,
+        default=query_list("models", all_models[:DEFAULT_TOP], all_models),
+        key=f"models-{source}",
     )
     sync_query(models=chosen)
 else:
@@ -401,74 +549,131 @@ counts = counts[counts["model"].isin(chosen)].reset_index(drop=True)
 c1, c2, c3, c4 = st.columns(4)
 LEVELS = [0.5, 0.68, 0.8, 0.834, 0.9, 0.95, 0.99]
 url_level = query_default("level", 0.834, float)
-level = c1.select_slider("Interval level for scores", options=LEVELS,
-                         value=url_level if url_level in LEVELS else 0.834, key="level")
-n_boot = c2.selectbox("Bootstrap replicates", [500, 1000, 2000, 5000], index=url_index("n_boot", [500, 1000, 2000, 5000], 2000),
-                      key="n_boot")
-seed = int(c3.number_input("Seed", min_value=0, value=max(0, query_default("seed", 0, int)), key="seed"))
-normalized = c4.toggle("Normalised (§2.4)", value=query_default("normalized", False, bool), key="normalized",
-                       help="BigBench-style: each task rescaled by its lowest and highest score over all replicates.")
+level = c1.select_slider(
+    "Interval level for scores",
+    options=LEVELS,
+    value=url_level if url_level in LEVELS else 0.834,
+    key="level",
+)
+n_boot = c2.selectbox(
+    "Bootstrap replicates",
+    [500, 1000, 2000, 5000],
+    index=url_index("n_boot", [500, 1000, 2000, 5000], 2000),
+    key="n_boot",
+)
+seed = int(
+    c3.number_input("Seed", min_value=0, value=max(0, query_default("seed", 0, int)), key="seed")
+)
+normalized = c4.toggle(
+    "Normalised (§2.4)",
+    value=query_default("normalized", False, bool),
+    key="normalized",
+    help="BigBench-style: each task rescaled by its lowest and highest score over all replicates.",
+)
 url_sync_keys("level", "n_boot", "seed", "normalized")
 
 # Every tab orders or compares its models by the leaderboard, so it is the one table made before them.
 board = board_table(counts, int(n_boot), seed, float(level), bool(normalized))
 
 # The open tab lives in the URL and only it runs: a hidden tab costs nothing (the Bayesian model takes seconds).
-tab_board, tab_diff, tab_rank, tab_bayes = st.tabs(["Leaderboard", "Pairwise differences", "Rank intervals", "Bayesian model"],
-                                                   key="tab", bind="query-params")
+tab_board, tab_diff, tab_rank, tab_bayes = st.tabs(
+    ["Leaderboard", "Pairwise differences", "Rank intervals", "Bayesian model"],
+    key="tab",
+    bind="query-params",
+)
 
 with tab_board:
     if tab_board.open:
         scopes = list(dict.fromkeys(board["scope"]))
         unit = "normalised accuracy (%)" if normalized else "accuracy (%)"
-        scope = st.selectbox("Scope", scopes, key="scope", index=url_index("scope", scopes, "overall"),
-                             help="overall = unweighted mean over all tasks; a category = mean over its tasks")
+        scope = st.selectbox(
+            "Scope",
+            scopes,
+            key="scope",
+            index=url_index("scope", scopes, "overall"),
+            help="overall = unweighted mean over all tasks; a category = mean over its tasks",
+        )
         url_sync_keys("scope")
         shown = pct(board[board["scope"] == scope]).rename(columns={"point": "observed"})
         shown["observed"] = (shown["observed"] * 100).round(2)
         show_chart(
-            forest(shown, f"{scope}: bootstrap mean and {level:.1%} interval", unit,
-                   truth if (truth is not None and scope == "overall" and not normalized) else None),
+            forest(
+                shown,
+                f"{scope}: bootstrap mean and {level:.1%} interval",
+                unit,
+                truth if (truth is not None and scope == "overall" and not normalized) else None,
+            ),
             f"rankings-forest-{source}-{scope}",
         )
         if truth is not None:
             est_overall = board[board["scope"] == "overall"].set_index("model")
-            comp = pd.DataFrame({
-                "model": est_overall.index,
-                "estimated_pct": (est_overall["point"] * 100).round(2).to_numpy(),
-                "lo_pct": (est_overall["lo"] * 100).round(2).to_numpy(),
-                "hi_pct": (est_overall["hi"] * 100).round(2).to_numpy(),
-                "true_pct": truth.reindex(est_overall.index).round(2).to_numpy(),
-            })
+            comp = pd.DataFrame(
+                {
+                    "model": est_overall.index,
+                    "estimated_pct": (est_overall["point"] * 100).round(2).to_numpy(),
+                    "lo_pct": (est_overall["lo"] * 100).round(2).to_numpy(),
+                    "hi_pct": (est_overall["hi"] * 100).round(2).to_numpy(),
+                    "true_pct": truth.reindex(est_overall.index).round(2).to_numpy(),
+                }
+            )
             comp["error_pts"] = (comp["estimated_pct"] - comp["true_pct"]).round(2)
-            comp["estimated_rank"] = comp["estimated_pct"].rank(ascending=False, method="min").astype(int)
+            comp["estimated_rank"] = (
+                comp["estimated_pct"].rank(ascending=False, method="min").astype(int)
+            )
             comp["true_rank"] = comp["true_pct"].rank(ascending=False, method="min").astype(int)
-            comp["true_in_interval"] = (comp["true_pct"] >= comp["lo_pct"]) & (comp["true_pct"] <= comp["hi_pct"])
+            comp["true_in_interval"] = (comp["true_pct"] >= comp["lo_pct"]) & (
+                comp["true_pct"] <= comp["hi_pct"]
+            )
             if not normalized:
-                st.metric("True accuracy inside the bootstrap interval", f"{comp['true_in_interval'].mean():.0%} of models")
+                st.metric(
+                    "True accuracy inside the bootstrap interval",
+                    f"{comp['true_in_interval'].mean():.0%} of models",
+                )
             show_table(comp, f"estimated-vs-true-{source}")
             if own_intervals is not None:
                 own = own_intervals[own_intervals["model"].isin(chosen)].copy()
                 inside = (own["true"] >= own["lo"]) & (own["true"] <= own["hi"])
                 show_chart(
-                    forest(own, f"All samples pooled: {method} estimate and its own 95% interval", "accuracy (%)",
-                           own.set_index("model")["true"]),
+                    forest(
+                        own,
+                        f"All samples pooled: {method} estimate and its own 95% interval",
+                        "accuracy (%)",
+                        own.set_index("model")["true"],
+                    ),
                     f"rankings-estimator-intervals-{source}",
                 )
-                st.metric("True accuracy inside the estimator's 95% interval", f"{inside.mean():.0%} of models")
+                st.metric(
+                    "True accuracy inside the estimator's 95% interval",
+                    f"{inside.mean():.0%} of models",
+                )
                 own["true_in_interval"] = inside
                 own["estimated_rank"] = own["mean"].rank(ascending=False, method="min").astype(int)
                 own["true_rank"] = own["true"].rank(ascending=False, method="min").astype(int)
-                show_table(own.rename(columns={"mean": "est_pct", "lo": "est_lo_pct", "hi": "est_hi_pct",
-                                               "true": "true_pct"}).round(2).sort_values("estimated_rank"),
-                           f"estimator-intervals-{source}")
+                show_table(
+                    own.rename(
+                        columns={
+                            "mean": "est_pct",
+                            "lo": "est_lo_pct",
+                            "hi": "est_hi_pct",
+                            "true": "true_pct",
+                        }
+                    )
+                    .round(2)
+                    .sort_values("estimated_rank"),
+                    f"estimator-intervals-{source}",
+                )
         show_table(pct(board), f"leaderboard-{source}")
 
 with tab_diff:
     if tab_diff.open:
-        default_pair = [m for m in board[board["scope"] == "overall"]["model"]][: min(5, len(chosen))]
-        pick = st.multiselect("Models to compare (up to 10; type to search)", chosen, key=f"pair-{source}", max_selections=10,
-                              default=query_list("pair", default_pair, chosen)[:10])
+        default_pair = list(board[board["scope"] == "overall"]["model"])[: min(5, len(chosen))]
+        pick = st.multiselect(
+            "Models to compare (up to 10; type to search)",
+            chosen,
+            key=f"pair-{source}",
+            max_selections=10,
+            default=query_list("pair", default_pair, chosen)[:10],
+        )
         sync_query(pair=pick)
         if len(pick) < 2:
             st.info("Choose at least two models.")
@@ -479,8 +684,13 @@ with tab_diff:
                 f"{m} comparison(s); each interval is at {diff['level'].iloc[0]:.4f} so that all hold together at 95% "
                 "(Bonferroni). Differences are of the unweighted mean over all tasks, in points."
             )
-            best_first = [name for name in board[board["scope"] == "overall"].sort_values("point", ascending=False)["model"]
-                          if name in pick]
+            best_first = [
+                name
+                for name in board[board["scope"] == "overall"].sort_values(
+                    "point", ascending=False
+                )["model"]
+                if name in pick
+            ]
             show_chart(difference_matrix(diff, best_first), f"pairwise-{source}")
             out = diff.copy()
             for c in ("diff", "lo", "hi"):
@@ -498,10 +708,18 @@ with tab_rank:
         wide = pd.DataFrame({"model": board[board["scope"] == "overall"]["model"].to_numpy()})
         for key, label in SCHEMES.items():
             part = ranks[ranks["scheme"] == key].set_index("model")
-            wide[label] = [f"{part.loc[m, 'mean']:.1f} ({part.loc[m, 'lo']:.1f}, {part.loc[m, 'hi']:.1f})" for m in wide["model"]]
+            wide[label] = [
+                f"{part.loc[m, 'mean']:.1f} ({part.loc[m, 'lo']:.1f}, {part.loc[m, 'hi']:.1f})"
+                for m in wide["model"]
+            ]
         show_table(wide, f"rank-intervals-{source}")
-        scheme = st.selectbox("Scheme to plot", list(SCHEMES), format_func=SCHEMES.get, key="scheme",
-                              index=url_index("scheme", list(SCHEMES), list(SCHEMES)[0]))
+        scheme = st.selectbox(
+            "Scheme to plot",
+            list(SCHEMES),
+            format_func=SCHEMES.get,
+            key="scheme",
+            index=url_index("scheme", list(SCHEMES), next(iter(SCHEMES))),
+        )
         url_sync_keys("scheme")
         part = ranks[ranks["scheme"] == scheme].copy()
         part["mean"] = -part["mean"]
@@ -509,7 +727,11 @@ with tab_rank:
         part["hi"] = -part["lo"]
         part["lo"] = lo
         fig = forest(part, f"{SCHEMES[scheme]}: rank with 95% interval (left = worse)", "− rank")
-        fig.update_xaxes(tickvals=-np.arange(1, len(chosen) + 1), ticktext=[str(i) for i in range(1, len(chosen) + 1)], title="rank")
+        fig.update_xaxes(
+            tickvals=-np.arange(1, len(chosen) + 1),
+            ticktext=[str(i) for i in range(1, len(chosen) + 1)],
+            title="rank",
+        )
         show_chart(fig, f"rank-forest-{source}-{scheme}")
 
 with tab_bayes:
@@ -520,21 +742,57 @@ with tab_bayes:
             "posterior predictive (a new test set of the same sizes), at the level chosen above, on raw accuracy."
         )
         c1, c2, c3 = st.columns(3)
-        chains = int(c1.selectbox("Chains", [2, 4, 6], index=url_index("chains", [2, 4, 6], 4), key="chains"))
-        draws = int(c2.selectbox("Draws per chain (warm-up = half)", [500, 1000, 2000], key="draws",
-                                 index=url_index("draws", [500, 1000, 2000], 1000)))
-        prior_kind = c3.selectbox("Prior on a and b", ["uniform", "normal"], key="prior_kind",
-                                  index=url_index("prior_kind", ["uniform", "normal"], "uniform"),
-                                  format_func={"uniform": "Uniform(0, high)", "normal": "Normal(mean, sd), truncated at 0"}.get)
+        chains = int(
+            c1.selectbox("Chains", [2, 4, 6], index=url_index("chains", [2, 4, 6], 4), key="chains")
+        )
+        draws = int(
+            c2.selectbox(
+                "Draws per chain (warm-up = half)",
+                [500, 1000, 2000],
+                key="draws",
+                index=url_index("draws", [500, 1000, 2000], 1000),
+            )
+        )
+        prior_kind = c3.selectbox(
+            "Prior on a and b",
+            ["uniform", "normal"],
+            key="prior_kind",
+            index=url_index("prior_kind", ["uniform", "normal"], "uniform"),
+            format_func={
+                "uniform": "Uniform(0, high)",
+                "normal": "Normal(mean, sd), truncated at 0",
+            }.get,
+        )
         d1, d2 = st.columns(2)
         if prior_kind == "uniform":
-            p1, p2 = 0.0, float(d1.number_input("high", min_value=1.0, key="prior_high",
-                                                value=max(1.0, query_default("prior_high", 10000.0, float))))
+            p1, p2 = (
+                0.0,
+                float(
+                    d1.number_input(
+                        "high",
+                        min_value=1.0,
+                        key="prior_high",
+                        value=max(1.0, query_default("prior_high", 10000.0, float)),
+                    )
+                ),
+            )
         else:
-            p1 = float(d1.number_input("mean", min_value=0.01, value=max(0.01, query_default("prior_mean", 20.0, float)),
-                                       key="prior_mean"))
-            p2 = float(d2.number_input("sd", min_value=0.01, value=max(0.01, query_default("prior_sd", 10.0, float)),
-                                       key="prior_sd"))
+            p1 = float(
+                d1.number_input(
+                    "mean",
+                    min_value=0.01,
+                    value=max(0.01, query_default("prior_mean", 20.0, float)),
+                    key="prior_mean",
+                )
+            )
+            p2 = float(
+                d2.number_input(
+                    "sd",
+                    min_value=0.01,
+                    value=max(0.01, query_default("prior_sd", 10.0, float)),
+                    key="prior_sd",
+                )
+            )
         url_sync_keys("chains", "draws", "prior_kind", "prior_high", "prior_mean", "prior_sd")
         with input_errors():
             bhm = hierarchical(counts, chains, draws, seed, (prior_kind, p1, p2), float(level))
@@ -544,20 +802,39 @@ with tab_bayes:
         m1.metric("Largest split R-hat", f"{worst_rhat:.3f}")
         m2.metric("Smallest effective sample size", f"{worst_ess:.0f}")
         if worst_rhat > 1.01 or worst_ess < 400:
-            st.warning("The chains may not have converged (R-hat > 1.01 or ESS < 400): take more draws.")
+            st.warning(
+                "The chains may not have converged (R-hat > 1.01 or ESS < 400): take more draws."
+            )
         ci = pct(bhm["intervals"])
-        cmp = ci[ci["scope"] == "overall"].merge(
-            pct(board[board["scope"] == "overall"])[["model", "mean", "lo", "hi"]], on="model", suffixes=("_bayes", "_boot")
-        ) if not normalized else ci[ci["scope"] == "overall"]
+        cmp = (
+            ci[ci["scope"] == "overall"].merge(
+                pct(board[board["scope"] == "overall"])[["model", "mean", "lo", "hi"]],
+                on="model",
+                suffixes=("_bayes", "_boot"),
+            )
+            if not normalized
+            else ci[ci["scope"] == "overall"]
+        )
         show_table(cmp, f"bayesian-intervals-{source}")
         probs = bhm["rank_probs"]
         expected_rank = probs.to_numpy() @ np.arange(1, probs.shape[1] + 1)
-        show_chart(rank_prob_heatmap(probs.iloc[np.argsort(expected_rank, kind="stable")]), f"rank-probabilities-{source}")
+        show_chart(
+            rank_prob_heatmap(probs.iloc[np.argsort(expected_rank, kind="stable")]),
+            f"rank-probabilities-{source}",
+        )
         t1, t2 = st.columns(2)
-        model = t1.selectbox("Trace of model", bhm["models"], key="trace_model",
-                             index=url_index("trace_model", bhm["models"], bhm["models"][0]))
-        param = t2.selectbox("Parameter", ["mean accuracy", "a", "b"], key="trace_param",
-                             index=url_index("trace_param", ["mean accuracy", "a", "b"], "mean accuracy"))
+        model = t1.selectbox(
+            "Trace of model",
+            bhm["models"],
+            key="trace_model",
+            index=url_index("trace_model", bhm["models"], bhm["models"][0]),
+        )
+        param = t2.selectbox(
+            "Parameter",
+            ["mean accuracy", "a", "b"],
+            key="trace_param",
+            index=url_index("trace_param", ["mean accuracy", "a", "b"], "mean accuracy"),
+        )
         url_sync_keys("trace_model", "trace_param")
         i = bhm["models"].index(model)
         arr = {"mean accuracy": bhm["mean"], "a": bhm["a"], "b": bhm["b"]}[param][:, :, i]

@@ -11,11 +11,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import streamlit as st  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
+import streamlit as st
 
-from lifelong_core.stats import (  # noqa: E402
+from lifelong_core.stats import (
     bootstrap,
     category_stats,
     category_stats_from_bootstrap,
@@ -26,10 +26,15 @@ from lifelong_core.stats import (  # noqa: E402
     read_counts_csv,
     weight_regions,
 )
-from lifelong_core.stats.hierarchical_views import category_stats_from_hierarchical  # noqa: E402
-from lifelong_core.stats.vtab import CATEGORIES, counts_from_leaderboard, load_published, published_table  # noqa: E402
-from ui.categories import category_control  # noqa: E402
-from ui.common import (  # noqa: E402
+from lifelong_core.stats.hierarchical_views import category_stats_from_hierarchical
+from lifelong_core.stats.vtab import (
+    CATEGORIES,
+    counts_from_leaderboard,
+    load_published,
+    published_table,
+)
+from ui.categories import category_control
+from ui.common import (
     input_errors,
     plain,
     provenance_note,
@@ -41,23 +46,42 @@ from ui.common import (  # noqa: E402
     url_index,
     url_sync_keys,
 )
-from ui.store_dataset import complete_counts, pick_dataset  # noqa: E402
-from ui.ternary import matplotlib_ternary, plotly_ternary  # noqa: E402
+from ui.store_dataset import complete_counts, pick_dataset
+from ui.ternary import matplotlib_ternary, plotly_ternary
 
-SOURCES = {"published": "VTAB-1k published figures", "vtab": "VTAB-1k per-task leaderboard", "store": "This store",
-           "upload": "Upload counts.csv"}
-STATS = {"binomial": "binomial standard errors (Appendix A.2)", "hierarchical": "hierarchical model (Appendix Fig. 5)"}
+SOURCES = {
+    "published": "VTAB-1k published figures",
+    "vtab": "VTAB-1k per-task leaderboard",
+    "store": "This store",
+    "upload": "Upload counts.csv",
+}
+STATS = {
+    "binomial": "binomial standard errors (Appendix A.2)",
+    "hierarchical": "hierarchical model (Appendix Fig. 5)",
+}
 STEPS = [0.1, 0.05, 0.025, 0.02, 0.01]
 
 
 @st.cache_data(show_spinner="Computing the weight map…", max_entries=32)
-def regions_for(source_id: str, counts: pd.DataFrame | None, cats: tuple[str, ...], normalized: bool,
-                step: float, k: float, rho: float, models: tuple[str, ...] | None, method: str = "binomial"):
+def regions_for(
+    source_id: str,
+    counts: pd.DataFrame | None,
+    cats: tuple[str, ...],
+    normalized: bool,
+    step: float,
+    k: float,
+    rho: float,
+    models: tuple[str, ...] | None,
+    method: str = "binomial",
+):
     if counts is None:
         pub = published_table(load_published(), "bootstrap", normalized=normalized)
         stats = category_stats_from_intervals(
-            pub["model"], CATEGORIES, pub[list(CATEGORIES)].to_numpy() / 100,
-            pub[[f"{c}_lo" for c in CATEGORIES]].to_numpy() / 100, pub[[f"{c}_hi" for c in CATEGORIES]].to_numpy() / 100,
+            pub["model"],
+            CATEGORIES,
+            pub[list(CATEGORIES)].to_numpy() / 100,
+            pub[[f"{c}_lo" for c in CATEGORIES]].to_numpy() / 100,
+            pub[[f"{c}_hi" for c in CATEGORIES]].to_numpy() / 100,
             level=0.834,
         )
     else:
@@ -69,7 +93,9 @@ def regions_for(source_id: str, counts: pd.DataFrame | None, cats: tuple[str, ..
             fit = fit_hierarchical(table, chains=2, draws=500, warmup=250, seed=0)
             stats = category_stats_from_hierarchical(fit, cats)
         elif normalized:
-            stats = category_stats_from_bootstrap(normalize(bootstrap(table, n_boot=1000, seed=0)), cats)
+            stats = category_stats_from_bootstrap(
+                normalize(bootstrap(table, n_boot=1000, seed=0)), cats
+            )
         else:
             stats = category_stats(table, cats)
     return weight_regions(stats, step=step, se_mult=k, rho=rho)
@@ -100,8 +126,14 @@ st.caption(
 
 keys = list(SOURCES)
 url_source = query_default("wsource", "published")
-source = st.radio("Data source", keys, index=keys.index(url_source) if url_source in SOURCES else 0,
-                  format_func=SOURCES.get, horizontal=True, key="wsource")
+source = st.radio(
+    "Data source",
+    keys,
+    index=keys.index(url_source) if url_source in SOURCES else 0,
+    format_func=SOURCES.get,
+    horizontal=True,
+    key="wsource",
+)
 source_name = SOURCES[source]
 
 counts = None
@@ -129,7 +161,9 @@ elif source == "store":
     counts = category_control(complete_counts(dataset), "wcatmap", need=3)
     available = list(dict.fromkeys(counts["category"]))
 else:
-    up = st.file_uploader("counts.csv (model, task, category, correct, total)", type=["csv"], key="wupload")
+    up = st.file_uploader(
+        "counts.csv (model, task, category, correct, total)", type=["csv"], key="wupload"
+    )
     if up is None:
         st.info("Upload a counts.csv with at least three task categories.")
         st.stop()
@@ -138,14 +172,25 @@ else:
     available = list(dict.fromkeys(counts["category"]))
 
 if len(available) < 3:
-    st.info(f"Task weighting weighs three task categories; this data has {len(available)} "
-            f"({plain(', '.join(available))}). " + ("Give each task a category under *Task categories* above, or upload a "
-                                              "counts.csv whose category column has three values."
-                                              if source == "store" else "Upload a counts.csv with three categories."))
+    st.info(
+        f"Task weighting weighs three task categories; this data has {len(available)} "
+        f"({plain(', '.join(available))}). "
+        + (
+            "Give each task a category under *Task categories* above, or upload a "
+            "counts.csv whose category column has three values."
+            if source == "store"
+            else "Upload a counts.csv with three categories."
+        )
+    )
     st.stop()
 if len(available) > 3:
-    cats = st.multiselect("Three categories to weight (top, bottom left, bottom right)", available,
-                          default=query_list("wcats", available[:3], available)[:3], max_selections=3, key="wcats")
+    cats = st.multiselect(
+        "Three categories to weight (top, bottom left, bottom right)",
+        available,
+        default=query_list("wcats", available[:3], available)[:3],
+        max_selections=3,
+        key="wcats",
+    )
     sync_query(wcats=cats)
     if len(cats) != 3:
         st.info("Choose exactly three categories.")
@@ -158,8 +203,14 @@ if counts is not None:
     acc = counts.groupby("model")[["correct", "total"]].sum()
     order = list((acc["correct"] / acc["total"]).sort_values(ascending=False).index)
     if len(order) > 12:
-        models = tuple(st.multiselect(f"Models (default: the 12 most accurate of {len(order)}; type to search)", order,
-                                      default=query_list("wmodels", order[:12], order), key=f"wmodels-{source}"))
+        models = tuple(
+            st.multiselect(
+                f"Models (default: the 12 most accurate of {len(order)}; type to search)",
+                order,
+                default=query_list("wmodels", order[:12], order),
+                key=f"wmodels-{source}",
+            )
+        )
         sync_query(wmodels=list(models))
         if len(models) < 2:
             st.info("Choose at least two models.")
@@ -168,20 +219,42 @@ if counts is not None:
 method = "binomial"
 if counts is not None:
     url_m = query_default("wstats", "binomial")
-    method = st.radio("Standard errors from", list(STATS), index=list(STATS).index(url_m) if url_m in STATS else 0,
-                      format_func=STATS.get, horizontal=True, key="wstats",
-                      help="The hierarchical model (2 chains x 500 draws) shrinks small tasks towards each model's "
-                           "mean; its map is the paper's Fig. 5.")
+    method = st.radio(
+        "Standard errors from",
+        list(STATS),
+        index=list(STATS).index(url_m) if url_m in STATS else 0,
+        format_func=STATS.get,
+        horizontal=True,
+        key="wstats",
+        help="The hierarchical model (2 chains x 500 draws) shrinks small tasks towards each model's "
+        "mean; its map is the paper's Fig. 5.",
+    )
     sync_query(wstats=method)
 c1, c2, c3, c4 = st.columns(4)
 url_k = query_default("k", 1.0, float)
 k = c1.slider("k (standard errors)", 0.0, 3.0, value=min(max(url_k, 0.0), 3.0), step=0.25, key="k")
 url_rho = query_default("rho", 0.0, float)
-rho = c2.slider("rho (correlation of the top two)", 0.0, 0.95, value=min(max(url_rho, 0.0), 0.95), step=0.05, key="rho")
-step = c3.selectbox("Grid step", STEPS, index=url_index("step", STEPS, 0.05), key="step",
-                    help="0.01 gives 101 points per side (5,151 weightings).")
-normalized = c4.toggle("Normalised accuracy", value=query_default("wnorm", False, bool), key="wnorm",
-                       help="Figure 4 of the paper: task scores normalised by the lowest/highest bootstrap score (§2.4).")
+rho = c2.slider(
+    "rho (correlation of the top two)",
+    0.0,
+    0.95,
+    value=min(max(url_rho, 0.0), 0.95),
+    step=0.05,
+    key="rho",
+)
+step = c3.selectbox(
+    "Grid step",
+    STEPS,
+    index=url_index("step", STEPS, 0.05),
+    key="step",
+    help="0.01 gives 101 points per side (5,151 weightings).",
+)
+normalized = c4.toggle(
+    "Normalised accuracy",
+    value=query_default("wnorm", False, bool),
+    key="wnorm",
+    help="Figure 4 of the paper: task scores normalised by the lowest/highest bootstrap score (§2.4).",
+)
 sync_query(wsource=source, k=k, rho=rho)
 url_sync_keys("step", "wnorm")
 
@@ -189,31 +262,60 @@ with input_errors():
     if method == "hierarchical" and normalized:
         st.info("The hierarchical model works on raw accuracy; the map below is not normalised.")
         normalized = False
-    regions = regions_for(source, counts, tuple(cats), bool(normalized), float(step), float(k), float(rho), models,
-                          method)
+    regions = regions_for(
+        source,
+        counts,
+        tuple(cats),
+        bool(normalized),
+        float(step),
+        float(k),
+        float(rho),
+        models,
+        method,
+    )
 
 frame = regions.to_frame()
 share = frame["winner"].value_counts(normalize=True)
 m1, m2 = st.columns(2)
 m1.metric("Weightings with a clear winner", f"{1 - share.get('indeterminate', 0.0):.0%}")
-m2.metric("Models that win somewhere", f"{frame.loc[frame['winner'] != 'indeterminate', 'winner'].nunique()}")
+m2.metric(
+    "Models that win somewhere",
+    f"{frame.loc[frame['winner'] != 'indeterminate', 'winner'].nunique()}",
+)
 
 # The open tab lives in the URL and only it draws: the other map is not rendered (PNG and PDF, or plotly).
-tab_static, tab_interactive = st.tabs(["Ternary map (python-ternary)", "Interactive (plotly)"], key="wtab",
-                                     bind="query-params")
+tab_static, tab_interactive = st.tabs(
+    ["Ternary map (python-ternary)", "Interactive (plotly)"], key="wtab", bind="query-params"
+)
 label = "normalised accuracy" if normalized else "accuracy"
-title = f"{source_name}: best model by {label}" + (" (hierarchical model)" if method == "hierarchical" else "")
+title = f"{source_name}: best model by {label}" + (
+    " (hierarchical model)" if method == "hierarchical" else ""
+)
 with tab_static:
     if tab_static.open:
-        st.caption(f"Corners: **{plain(cats[0])}** top, **{plain(cats[1])}** bottom left, **{plain(cats[2])}** bottom "
-                   "right (weight 1 there).")
-        images = static_figure(regions, (source, tuple(cats), normalized, step, k, rho, models, method), title)
+        st.caption(
+            f"Corners: **{plain(cats[0])}** top, **{plain(cats[1])}** bottom left, **{plain(cats[2])}** bottom "
+            "right (weight 1 there)."
+        )
+        images = static_figure(
+            regions, (source, tuple(cats), normalized, step, k, rho, models, method), title
+        )
         st.image(images["png"], width="stretch")
         d1, d2 = st.columns(2)
-        d1.download_button("Download ternary map (PNG)", images["png"], file_name="task_weighting.png", mime="image/png",
-                           key="dl-tern-png")
-        d2.download_button("Download ternary map (PDF)", images["pdf"], file_name="task_weighting.pdf",
-                           mime="application/pdf", key="dl-tern-pdf")
+        d1.download_button(
+            "Download ternary map (PNG)",
+            images["png"],
+            file_name="task_weighting.png",
+            mime="image/png",
+            key="dl-tern-png",
+        )
+        d2.download_button(
+            "Download ternary map (PDF)",
+            images["pdf"],
+            file_name="task_weighting.pdf",
+            mime="application/pdf",
+            key="dl-tern-pdf",
+        )
 with tab_interactive:
     if tab_interactive.open:
         show_chart(plotly_ternary(regions, title), f"task-weighting-{source}")

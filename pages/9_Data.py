@@ -17,8 +17,16 @@ import streamlit as st
 
 from lifelong_core.errors import InputError
 from lifelong_core.workflows import imports
-from ui.common import STORE_CHOICE, get_store, input_errors, md_text, query_default, store_path, sync_query
 from ui import stores
+from ui.common import (
+    STORE_CHOICE,
+    get_store,
+    input_errors,
+    md_text,
+    query_default,
+    store_path,
+    sync_query,
+)
 
 FORMATS = {
     "long": "Long table (.csv / .parquet)",
@@ -38,7 +46,10 @@ st.caption(
 st.header("Store")
 current = store_path()
 chosen = STORE_CHOICE in st.session_state
-st.markdown(f"This session reads **{md_text(current)}**" + (" (opened here)." if chosen else " (the default)."))
+st.markdown(
+    f"This session reads **{md_text(current)}**"
+    + (" (opened here)." if chosen else " (the default).")
+)
 if not current.exists():
     st.warning("That file does not exist yet: open another store or create one below.")
 
@@ -46,9 +57,19 @@ open_tab, create_tab = st.columns(2)
 with open_tab:
     st.subheader("Open a store")
     options = [str(p) for p in stores.known_stores()]
-    pick = st.selectbox("Store files found", options, index=options.index(str(current.resolve()))
-                        if str(current.resolve()) in options else 0, key="open_pick") if options else None
-    typed = st.text_input("…or the path of another store file", key="open_path", placeholder="/path/to/store.duckdb")
+    pick = (
+        st.selectbox(
+            "Store files found",
+            options,
+            index=options.index(str(current.resolve())) if str(current.resolve()) in options else 0,
+            key="open_pick",
+        )
+        if options
+        else None
+    )
+    typed = st.text_input(
+        "…or the path of another store file", key="open_path", placeholder="/path/to/store.duckdb"
+    )
     if st.button("Open", key="open_btn"):
         with input_errors(stop=False):
             opened = stores.open_store(typed or pick or "")
@@ -59,8 +80,12 @@ with open_tab:
         st.rerun()
 with create_tab:
     st.subheader("Create a store")
-    new_path = st.text_input("Path of the new store file", key="create_path", placeholder="/path/to/new.duckdb",
-                             help="A new, empty .duckdb file; the folder must exist.")
+    new_path = st.text_input(
+        "Path of the new store file",
+        key="create_path",
+        placeholder="/path/to/new.duckdb",
+        help="A new, empty .duckdb file; the folder must exist.",
+    )
     if st.button("Create and open", key="create_btn"):
         with input_errors(stop=False):
             created = stores.create_store(new_path)
@@ -70,10 +95,17 @@ with create_tab:
 st.header("Import")
 fmt_keys = list(FORMATS)
 url_fmt = query_default("fmt", "long")
-fmt = st.radio("Format", fmt_keys, index=fmt_keys.index(url_fmt) if url_fmt in FORMATS else 0,
-               format_func=FORMATS.get, horizontal=True, key="fmt")
+fmt = st.radio(
+    "Format",
+    fmt_keys,
+    index=fmt_keys.index(url_fmt) if url_fmt in FORMATS else 0,
+    format_func=FORMATS.get,
+    horizontal=True,
+    key="fmt",
+)
 dataset = st.text_input(
-    "Dataset of new samples", key="imp_dataset",
+    "Dataset of new samples",
+    key="imp_dataset",
     value=query_default("dataset", ""),
     placeholder="lm-eval" if fmt == "lm-eval" else "(the file's dataset column)",
     help="Long tables may carry a dataset column instead; lm-eval runs default to 'lm-eval'.",
@@ -89,11 +121,15 @@ if fmt == "long":
     )
     files = st.file_uploader("Long table", type=["csv", "parquet"], key="up_long")
 elif fmt == "matrix":
-    st.caption("Rows = models, columns = samples. Id files: one id per line, or a .csv/.parquet table with "
-               "model_id (resp. sample_id) and optional metadata columns (samples: dataset, domain, category, label).")
+    st.caption(
+        "Rows = models, columns = samples. Id files: one id per line, or a .csv/.parquet table with "
+        "model_id (resp. sample_id) and optional metadata columns (samples: dataset, domain, category, label)."
+    )
     c1, c2, c3 = st.columns(3)
     files = {
-        "matrix": c1.file_uploader("0/1 matrix", type=["npy", "npz", "csv", "parquet"], key="up_matrix"),
+        "matrix": c1.file_uploader(
+            "0/1 matrix", type=["npy", "npz", "csv", "parquet"], key="up_matrix"
+        ),
         "models": c2.file_uploader("Model ids", type=["txt", "csv", "parquet"], key="up_models"),
         "samples": c3.file_uploader("Sample ids", type=["txt", "csv", "parquet"], key="up_samples"),
     }
@@ -107,26 +143,43 @@ elif fmt == "inspect":
         "One or more logs written by `inspect eval` (one task run by one model each). Each sample's score must be "
         "C/I or 0/1; the task becomes the domain, the log's model the model (unless named below)."
     )
-    files = st.file_uploader("Inspect logs", type=["eval", "json"], accept_multiple_files=True, key="up_inspect")
+    files = st.file_uploader(
+        "Inspect logs", type=["eval", "json"], accept_multiple_files=True, key="up_inspect"
+    )
     i1, i2, i3 = st.columns(3)
     model_name = i1.text_input("Model name (default: the log's model)", key="in_model")
     scorer = i2.text_input("Scorer", key="in_scorer", help="Only when the log has several scorers.")
-    epoch_text = i3.text_input("Epoch", key="in_epoch", help="Only when the log has several epochs.")
+    epoch_text = i3.text_input(
+        "Epoch", key="in_epoch", help="Only when the log has several epochs."
+    )
 else:
     st.caption(
         "Upload a **zip** of one or more run folders (lm-eval writes one folder per model under --output_path), "
         "or one run's **results_<timestamp>.json** with its **samples_<task>_<timestamp>.jsonl** files. Tasks become "
         "domains; a task's group (from group_subtasks) becomes its category, tasks outside any group have none."
     )
-    files = st.file_uploader("lm-eval output", type=["zip", "json", "jsonl", "gz"], accept_multiple_files=True,
-                             key="up_lm")
+    files = st.file_uploader(
+        "lm-eval output",
+        type=["zip", "json", "jsonl", "gz"],
+        accept_multiple_files=True,
+        key="up_lm",
+    )
     l1, l2, l3 = st.columns(3)
-    model_name = l1.text_input("Model name (one run)", key="lm_model",
-                               help="A zip with several run folders names each model after its folder "
-                                    "(org__name becomes org/name).")
-    metric = l2.text_input("Metric", key="lm_metric", placeholder="acc_norm,acc",
-                           help="The 0/1 metric when a task records several; a list picks per task.")
-    flt = l3.text_input("Filter", key="lm_filter", help="Only when a task was logged under several filters.")
+    model_name = l1.text_input(
+        "Model name (one run)",
+        key="lm_model",
+        help="A zip with several run folders names each model after its folder "
+        "(org__name becomes org/name).",
+    )
+    metric = l2.text_input(
+        "Metric",
+        key="lm_metric",
+        placeholder="acc_norm,acc",
+        help="The 0/1 metric when a task records several; a list picks per task.",
+    )
+    flt = l3.text_input(
+        "Filter", key="lm_filter", help="Only when a task was logged under several filters."
+    )
 
 
 def prepare(folder: Path) -> list:
@@ -140,9 +193,19 @@ def prepare(folder: Path) -> list:
         for need in ("matrix", "models", "samples"):
             if files[need] is None:
                 raise InputError(f"A matrix import needs the {need} file too.")
-        saved = {k: (stores.save_uploads([f], folder / k)[0] if f is not None else None) for k, f in files.items()}
-        return [imports.read_matrix_source(saved["matrix"], saved["models"], saved["samples"],
-                                           {k: saved[k] for k in ("confidence", "predicted", "true_prob")}, ds)]
+        saved = {
+            k: (stores.save_uploads([f], folder / k)[0] if f is not None else None)
+            for k, f in files.items()
+        }
+        return [
+            imports.read_matrix_source(
+                saved["matrix"],
+                saved["models"],
+                saved["samples"],
+                {k: saved[k] for k in ("confidence", "predicted", "true_prob")},
+                ds,
+            )
+        ]
     if fmt == "inspect":
         if not files:
             raise InputError("Choose the Inspect log(s) to import.")
@@ -151,32 +214,44 @@ def prepare(folder: Path) -> list:
             if not epoch_text.strip().isdigit():
                 raise InputError(f"Epoch {epoch_text.strip()!r} is not a whole number.")
             epoch = int(epoch_text)
-        return [imports.inspect_source(f, model_name.strip() or None, scorer.strip() or None, epoch, ds)
-                for f in stores.save_uploads(files, folder / "inspect")]
+        return [
+            imports.inspect_source(f, model_name.strip() or None, scorer.strip() or None, epoch, ds)
+            for f in stores.save_uploads(files, folder / "inspect")
+        ]
     if not files:
-        raise InputError("Choose the lm-eval output to import (a zip, or a results file with its samples files).")
+        raise InputError(
+            "Choose the lm-eval output to import (a zip, or a results file with its samples files)."
+        )
     for f in stores.save_uploads(files, folder / "upload"):
         if f.suffix == ".zip":
             imports.extract_zip(f, folder / "upload" / f.stem)
             f.unlink()
     runs = imports.run_folders(folder / "upload")
     if not runs:
-        raise InputError("The upload holds no lm-eval results_<timestamp>.json or samples_<task>_<timestamp>.jsonl file.")
+        raise InputError(
+            "The upload holds no lm-eval results_<timestamp>.json or samples_<task>_<timestamp>.jsonl file."
+        )
     if len(runs) == 1:
         loose = runs[0] == folder / "upload"  # files uploaded one by one: no folder names the model
         name = model_name.strip() or ("" if loose else imports.model_name_from_folder(runs[0]))
         if not name:
             raise InputError("Give the model name: loose files do not say which model made them.")
         return [imports.lm_eval_source(runs[0], name, metric, flt, ds)]
-    return [imports.lm_eval_source(r, imports.model_name_from_folder(r), metric, flt, ds) for r in runs]
+    return [
+        imports.lm_eval_source(r, imports.model_name_from_folder(r), metric, flt, ds) for r in runs
+    ]
 
 
-if st.button(f"Import into {current.name}", type="primary", key="import_btn", disabled=not current.exists()):
+if st.button(
+    f"Import into {current.name}", type="primary", key="import_btn", disabled=not current.exists()
+):
     bar = st.progress(0.0, text="Reading and validating the upload…")
     with input_errors(stop=False, cleanup=bar.empty) as imported:
         with tempfile.TemporaryDirectory(prefix="lbe-upload-") as tmp:
             sources = prepare(Path(tmp))
-            summaries = stores.import_sources(sources, lambda f, text: bar.progress(min(float(f), 1.0), text=text))
+            summaries = stores.import_sources(
+                sources, lambda f, text: bar.progress(min(float(f), 1.0), text=text)
+            )
     if imported.ok:
         bar.empty()
         for s in summaries:
@@ -192,16 +267,32 @@ if not ds_all:
     st.caption("The store holds no dataset yet.")
 else:
     url_x = query_default("xds", ds_all[0])
-    xds = st.selectbox("Dataset to export", ds_all, index=ds_all.index(url_x) if url_x in ds_all else 0, key="xds")
+    xds = st.selectbox(
+        "Dataset to export", ds_all, index=ds_all.index(url_x) if url_x in ds_all else 0, key="xds"
+    )
     sync_query(xds=xds)
     from ui.data import store_key
     from ui.exports import counts_csv, long_csv
 
     key = store_key()
-    st.caption("counts.csv is what `rank` and `weights` read (task = domain; tasks without a category are "
-               "'uncategorised'); the long table is one row per recorded prediction, as `export --long` writes it.")
+    st.caption(
+        "counts.csv is what `rank` and `weights` read (task = domain; tasks without a category are "
+        "'uncategorised'); the long table is one row per recorded prediction, as `export --long` writes it."
+    )
     # Both files are produced on click: counting a paper-scale dataset reads every row.
-    st.download_button("Download counts.csv", lambda: counts_csv(key, xds).to_csv(index=False).encode(),
-                       file_name=f"{xds}-counts.csv", mime="text/csv", key="dl-counts", on_click="ignore")
-    st.download_button("Download the long table (CSV)", lambda: long_csv(key, xds), file_name=f"{xds}-long.csv",
-                       mime="text/csv", key="dl-long", on_click="ignore")
+    st.download_button(
+        "Download counts.csv",
+        lambda: counts_csv(key, xds).to_csv(index=False).encode(),
+        file_name=f"{xds}-counts.csv",
+        mime="text/csv",
+        key="dl-counts",
+        on_click="ignore",
+    )
+    st.download_button(
+        "Download the long table (CSV)",
+        lambda: long_csv(key, xds),
+        file_name=f"{xds}-long.csv",
+        mime="text/csv",
+        key="dl-long",
+        on_click="ignore",
+    )

@@ -15,7 +15,9 @@ def ok(at: AppTest) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
-def open_page(page: str | Path, query: dict | None = None, timeout: int = 240, no_error: bool = False) -> AppTest:
+def open_page(
+    page: str | Path, query: dict | None = None, timeout: int = 240, no_error: bool = False
+) -> AppTest:
     """``page`` (a path, relative to the checkout or absolute) run once with ``query`` in
     its URL. It must raise nothing; with ``no_error`` it must show no error box either."""
     at = AppTest.from_file(str(ROOT / page), default_timeout=timeout)

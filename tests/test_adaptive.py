@@ -11,7 +11,12 @@ import pytest
 
 from lifelong_core.cli import main
 from lifelong_core.errors import InputError
-from lifelong_core.methods.adaptive import AdaptiveSampler, IRTPredictor, ThresholdPredictor, simulate
+from lifelong_core.methods.adaptive import (
+    AdaptiveSampler,
+    IRTPredictor,
+    ThresholdPredictor,
+    simulate,
+)
 from lifelong_core.methods.adaptive_method import AdaptiveMethod
 from lifelong_core.methods.irt import fit_item_model
 from lifelong_core.methods.tuning import TunedEstimator, tune
@@ -58,10 +63,15 @@ def _forced(row, prefix, weighting):
 
 def _paths(row, draws, weighting):
     """Every sequence of ``draws`` single-sample rounds with its probability and sampler."""
-    return [_forced(row, list(seq), weighting)[::-1] for seq in itertools.permutations(range(len(row)), draws)]
+    return [
+        _forced(row, list(seq), weighting)[::-1]
+        for seq in itertools.permutations(range(len(row)), draws)
+    ]
 
 
-@pytest.mark.parametrize("row", [np.array(r, dtype=np.uint8) for r in itertools.product((0, 1), repeat=5)][::5])
+@pytest.mark.parametrize(
+    "row", [np.array(r, dtype=np.uint8) for r in itertools.product((0, 1), repeat=5)][::5]
+)
 def test_equal_weights_exactly_unbiased_by_enumeration(row):
     paths = _paths(row, 3, "equal")
     assert sum(p for p, _ in paths) == pytest.approx(1.0)
@@ -123,9 +133,13 @@ def test_stopping_rule_stops_at_target_and_respects_max_budget():
     pred = IRTPredictor(fit_item_model(A, k=2))
     run = simulate(AdaptiveSampler(pred, A.shape[1]), new[0], seed=1, until_halfwidth=0.05)
     assert run.stopped == "target"
-    assert run.rounds[-1].half <= 0.05 and all(r.half > 0.05 for r in run.rounds[:-1] if r.evaluated >= 16)
+    assert run.rounds[-1].half <= 0.05 and all(
+        r.half > 0.05 for r in run.rounds[:-1] if r.evaluated >= 16
+    )
     assert len(run.columns) == run.rounds[-1].evaluated < A.shape[1]
-    capped = simulate(AdaptiveSampler(pred, A.shape[1]), new[0], seed=1, until_halfwidth=0.001, max_budget=50)
+    capped = simulate(
+        AdaptiveSampler(pred, A.shape[1]), new[0], seed=1, until_halfwidth=0.001, max_budget=50
+    )
     assert capped.stopped == "budget" and len(capped.columns) == 50
     assert len(np.unique(capped.columns)) == 50
     full = simulate(AdaptiveSampler(pred, A.shape[1]), new[0], seed=1)
@@ -136,11 +150,13 @@ def test_stopping_rule_stops_at_target_and_respects_max_budget():
 def test_checkpoints_are_hit_exactly_and_replay_rebuilds_the_state():
     A, new = _irt_data()
     pred = IRTPredictor(fit_item_model(A, k=2))
-    run = simulate(AdaptiveSampler(pred, A.shape[1]), new[3], seed=7, max_budget=100, checkpoints=(32, 64, 100))
+    run = simulate(
+        AdaptiveSampler(pred, A.shape[1]), new[3], seed=7, max_budget=100, checkpoints=(32, 64, 100)
+    )
     assert sorted(run.checkpoints) == [32, 64, 100]
     sizes = np.diff([0] + [r.evaluated for r in run.rounds])
     bounds = np.cumsum(sizes)
-    rounds = [(run.columns[b - s:b], run.observed[b - s:b]) for s, b in zip(sizes, bounds)]
+    rounds = [(run.columns[b - s : b], run.observed[b - s : b]) for s, b in zip(sizes, bounds)]
     from lifelong_core.methods.adaptive import replay
 
     again = replay(AdaptiveSampler(pred, A.shape[1]), rounds, seed=7)
@@ -212,10 +228,27 @@ def _cli_matrix(tmp_path):
 
 
 def test_cli_adaptive_writes_rounds(tmp_path, capsys):
-    path, A = _cli_matrix(tmp_path)
+    path, _A = _cli_matrix(tmp_path)
     out = tmp_path / "rounds.csv"
-    assert main(["adaptive", "--matrix", str(path), "--row", "3", "--until-halfwidth", "0.08", "--max-budget", "100",
-                 "--no-tune", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "adaptive",
+                "--matrix",
+                str(path),
+                "--row",
+                "3",
+                "--until-halfwidth",
+                "0.08",
+                "--max-budget",
+                "100",
+                "--no-tune",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     df = pd.read_csv(out)
     assert list(df.columns) == ["round", "evaluated", "acc", "lo", "hi", "half"]
     assert df.evaluated.is_monotonic_increasing and df.evaluated.iloc[-1] <= 100
@@ -223,13 +256,16 @@ def test_cli_adaptive_writes_rounds(tmp_path, capsys):
     assert "simulated" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("extra, needle", [
-    (["--row", "99", "--until-halfwidth", "0.05"], "--row 99"),
-    (["--row", "1", "--until-halfwidth", "5"], "--until-halfwidth"),
-    (["--row", "1", "--max-budget", "0"], "--max-budget"),
-    (["--row", "1"], "--until-halfwidth"),
-    (["--row", "x", "--max-budget", "5"], "invalid int"),
-])
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        (["--row", "99", "--until-halfwidth", "0.05"], "--row 99"),
+        (["--row", "1", "--until-halfwidth", "5"], "--until-halfwidth"),
+        (["--row", "1", "--max-budget", "0"], "--max-budget"),
+        (["--row", "1"], "--until-halfwidth"),
+        (["--row", "x", "--max-budget", "5"], "invalid int"),
+    ],
+)
 def test_cli_adaptive_bad_input_one_line_exit_2(tmp_path, capsys, extra, needle):
     path, _ = _cli_matrix(tmp_path)
     with pytest.raises(SystemExit) if extra[1] == "x" else _nullcontext() as ctx:
@@ -258,7 +294,9 @@ def test_round_trip_through_files_matches_simulation():
     sim = simulate(AdaptiveSampler(pred, n), row, seed=3, until_halfwidth=0.06, max_budget=200)
     results: dict[int, int] = {}
     for _ in range(100):
-        prog = advance(AdaptiveSampler(pred, n), results, seed=3, until_halfwidth=0.06, max_budget=200)
+        prog = advance(
+            AdaptiveSampler(pred, n), results, seed=3, until_halfwidth=0.06, max_budget=200
+        )
         if prog.next_columns is None:
             break
         results.update({int(c): int(row[c]) for c in prog.next_columns})  # "run the harness"
@@ -274,8 +312,19 @@ def test_cli_round_trip_through_files_matches_simulation(tmp_path, capsys):
     path, A = _cli_matrix(tmp_path)
     rows = tmp_path / "cache.txt"
     rows.write_text("\n".join(str(i) for i in range(1, 25)))
-    common = ["--matrix", str(path), "--sort-rows", str(rows), "--until-halfwidth", "0.1", "--max-budget", "90",
-              "--seed", "4", "--no-tune"]
+    common = [
+        "--matrix",
+        str(path),
+        "--sort-rows",
+        str(rows),
+        "--until-halfwidth",
+        "0.1",
+        "--max-budget",
+        "90",
+        "--seed",
+        "4",
+        "--no-tune",
+    ]
     sim_out = tmp_path / "sim.csv"
     assert main(["adaptive", *common, "--row", "0", "--out", str(sim_out)]) == 0
     done = tmp_path / "done.csv"
@@ -294,16 +343,33 @@ def test_cli_round_trip_through_files_matches_simulation(tmp_path, capsys):
     pd.testing.assert_frame_equal(pd.read_csv(out), pd.read_csv(sim_out))
 
 
-@pytest.mark.parametrize("content, needle", [
-    ("column,correct\n0,1\n0,1\n", "repeats column 0"),
-    ("column,correct\n999,1\n", "not a sample index"),
-    ("col,correct\n1,1\n", "exactly the columns"),
-])
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        ("column,correct\n0,1\n0,1\n", "repeats column 0"),
+        ("column,correct\n999,1\n", "not a sample index"),
+        ("col,correct\n1,1\n", "exactly the columns"),
+    ],
+)
 def test_cli_round_trip_bad_results_one_line(tmp_path, capsys, content, needle):
     path, _ = _cli_matrix(tmp_path)
     res = tmp_path / "done.csv"
     res.write_text(content)
-    code = main(["adaptive", "--matrix", str(path), "--results", str(res), "--next", str(tmp_path / "n.csv"),
-                 "--max-budget", "50", "--no-tune", "--out", str(tmp_path / "r.csv")])
+    code = main(
+        [
+            "adaptive",
+            "--matrix",
+            str(path),
+            "--results",
+            str(res),
+            "--next",
+            str(tmp_path / "n.csv"),
+            "--max-budget",
+            "50",
+            "--no-tune",
+            "--out",
+            str(tmp_path / "r.csv"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1

@@ -17,15 +17,27 @@ from lifelong_core.cli import main
 
 pytest.importorskip("lm_eval")
 
-from tests.test_lm_eval_round_trip import per_sample, run_lm_eval, simulated_store  # noqa: E402
+from tests.test_lm_eval_round_trip import per_sample, run_lm_eval, simulated_store
 
 
 @pytest.mark.slow
 def test_rounds_through_lm_eval(tmp_path, capsys):
     store = tmp_path / "s.duckdb"
     simulated_store(store)
-    common = ["adaptive", "--store", str(store), "--until-halfwidth", "0.01", "--max-budget", "40", "--seed", "5",
-              "--no-tune", "--out", str(tmp_path / "rounds.csv")]
+    common = [
+        "adaptive",
+        "--store",
+        str(store),
+        "--until-halfwidth",
+        "0.01",
+        "--max-budget",
+        "40",
+        "--seed",
+        "5",
+        "--no-tune",
+        "--out",
+        str(tmp_path / "rounds.csv"),
+    ]
     runs, seen = [], set()
     for r in range(2):
         samples = tmp_path / f"round{r + 1}.json"
@@ -39,8 +51,17 @@ def test_rounds_through_lm_eval(tmp_path, capsys):
         assert set(per_sample(run)) == items
         runs.append(run)
     capsys.readouterr()
-    assert main([*common, *[a for run in runs for a in ("--lm-eval", str(run))],
-                 "--next", str(tmp_path / "round3.json")]) == 0
+    assert (
+        main(
+            [
+                *common,
+                *[a for run in runs for a in ("--lm-eval", str(run))],
+                "--next",
+                str(tmp_path / "round3.json"),
+            ]
+        )
+        == 0
+    )
     assert "2 rounds done, 16 samples" in capsys.readouterr().out
     rounds = pd.read_csv(tmp_path / "rounds.csv")
     assert rounds["evaluated"].tolist() == [8, 16]

@@ -13,8 +13,13 @@ from ui import charts
 
 def test_budget_lines_draws_series_fit_and_saved_axis():
     b = np.array([8, 16, 32, 64])
-    df = pd.DataFrame({"budget": np.tile(b, 2), "mae": [0.4, 0.3, 0.25, 0.22, 0.5, 0.45, 0.41, 0.4],
-                       "method": ["a"] * 4 + ["b"] * 4})
+    df = pd.DataFrame(
+        {
+            "budget": np.tile(b, 2),
+            "mae": [0.4, 0.3, 0.25, 0.22, 0.5, 0.45, 0.41, 0.4],
+            "method": ["a"] * 4 + ["b"] * 4,
+        }
+    )
     fit = fit_exponential(b, df["mae"][:4])
     fig = charts.budget_lines(df, "mae", series="method", n_total=1024, fits={"a": fit})
     names = [t.name for t in fig.data]
@@ -36,11 +41,16 @@ def test_budget_lines_skips_failed_fit():
 
 
 def test_estimated_vs_true_grid_one_panel_per_budget_with_intervals():
-    per = pd.DataFrame({
-        "budget": [8, 8, 8, 32, 32, 32], "est_acc": [0.5, 0.6, 0.7, 0.52, 0.61, 0.69],
-        "true_acc": [0.5, 0.62, 0.7, 0.5, 0.62, 0.7], "name": list("abcabc"),
-        "est_lo": [0.4, 0.5, 0.6, 0.5, 0.6, 0.65], "est_hi": [0.6, 0.7, 0.8, 0.55, 0.65, 0.72],
-    })
+    per = pd.DataFrame(
+        {
+            "budget": [8, 8, 8, 32, 32, 32],
+            "est_acc": [0.5, 0.6, 0.7, 0.52, 0.61, 0.69],
+            "true_acc": [0.5, 0.62, 0.7, 0.5, 0.62, 0.7],
+            "name": list("abcabc"),
+            "est_lo": [0.4, 0.5, 0.6, 0.5, 0.6, 0.65],
+            "est_hi": [0.6, 0.7, 0.8, 0.55, 0.65, 0.72],
+        }
+    )
     stats = pd.DataFrame({"budget": [8, 32], "pearson": [0.99, 0.98], "spearman": [1.0, 1.0]})
     fig = charts.estimated_vs_true_grid(per, stats, cols=2)
     points = [t for t in fig.data if t.mode == "markers"]
@@ -53,14 +63,23 @@ def test_estimated_vs_true_grid_one_panel_per_budget_with_intervals():
 
 def test_matrix_heatmap_and_running_sum():
     A = np.array([[1, 1, 0], [1, 0, 0]], dtype=np.uint8)
-    fig = charts.matrix_heatmap(A, row_labels=["m1", "m2"], col_labels=["s1", "s2", "s3"], highlight_cols=[1])
+    fig = charts.matrix_heatmap(
+        A, row_labels=["m1", "m2"], col_labels=["s1", "s2", "s3"], highlight_cols=[1]
+    )
     assert np.array_equal(np.asarray(fig.data[0].z), A)
     assert len(fig.layout.shapes) == 1
     rs = charts.running_sum(np.array([0, 2, 4]), np.array([1, 0, 0]), upto=3, threshold=1, n=5)
     seen = rs.data[0]
     assert list(seen.y) == [0, 1, 0, -1]
     assert len(rs.layout.shapes) == 1
-    assert len(charts.running_sum(np.array([0, 2]), np.array([1, 1]), upto=1, threshold=None, n=3).layout.shapes) == 0
+    assert (
+        len(
+            charts.running_sum(
+                np.array([0, 2]), np.array([1, 1]), upto=1, threshold=None, n=3
+            ).layout.shapes
+        )
+        == 0
+    )
 
 
 def test_observed_strip_reveals_only_seen_cells():
@@ -84,11 +103,20 @@ def test_correlation_heatmap_hover_only_for_small_matrices():
     small = charts.correlation_heatmap(c.corr, [f"m{i}" for i in c.order], c.accuracy)
     assert small.data[0].text is not None
     big = np.eye(80)
-    assert charts.correlation_heatmap(big, [str(i) for i in range(80)], np.ones(80)).data[0].text is None
+    assert (
+        charts.correlation_heatmap(big, [str(i) for i in range(80)], np.ones(80)).data[0].text
+        is None
+    )
 
 
 def test_pareto_front_keeps_non_dominated_points():
-    df = pd.DataFrame({"cost": [1, 2, 2, 3, 4, 5], "err": [0.5, 0.4, 0.45, 0.4, 0.2, 0.3], "config": list("abcdef")})
+    df = pd.DataFrame(
+        {
+            "cost": [1, 2, 2, 3, 4, 5],
+            "err": [0.5, 0.4, 0.45, 0.4, 0.2, 0.3],
+            "config": list("abcdef"),
+        }
+    )
     front = pareto_front(df, "cost", "err")
     assert list(front["config"]) == ["a", "b", "e"]
     fig = charts.pareto(df, x="cost", y="err", label="config", front=front)
@@ -107,6 +135,14 @@ def test_launcher_runs_streamlit_on_app_py_with_the_given_options(monkeypatch):
     monkeypatch.setattr(sys, "argv", list(sys.argv))
     serve.main(["--server.port", "8600"])
     # Loopback unless an address is given (issue 18: the server is not exposed by default).
-    assert seen["argv"] == ["streamlit", "run", str(serve.APP), "--server.address", "127.0.0.1", "--server.port", "8600"]
+    assert seen["argv"] == [
+        "streamlit",
+        "run",
+        str(serve.APP),
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        "8600",
+    ]
     assert serve.APP.name == "app.py" and serve.APP.exists()
     assert "scipy.stats" in sys.modules and "lifelong_core.store" in sys.modules

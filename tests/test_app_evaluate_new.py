@@ -8,9 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from apptest_pages import open_page
+from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "3_Evaluate_something_new.py")
@@ -65,13 +64,19 @@ def _selected(store_path: Path, search: str, budget: int, seed: int = 0) -> list
     return _fitted(store_path, search, budget, seed)[2]
 
 
-def _upload_stored_row(store_path: Path, search: str, budget: int, row: int) -> tuple[AppTest, list[str]]:
+def _upload_stored_row(
+    store_path: Path, search: str, budget: int, row: int
+) -> tuple[AppTest, list[str]]:
     """The page with ``search`` at ``budget`` given stored model ``row``'s results on the
     samples it lists (a new model whose every result is known), and those sample ids."""
     ids = _selected(store_path, search, budget)
     _, samples, A = _truth(store_path)
     truth = dict(zip(samples["sample_id"], A[row]))
-    csv = pd.DataFrame({"sample_id": ids, "correct": [int(truth[i]) for i in ids]}).to_csv(index=False).encode()
+    csv = (
+        pd.DataFrame({"sample_id": ids, "correct": [int(truth[i]) for i in ids]})
+        .to_csv(index=False)
+        .encode()
+    )
     at = run({"search": search, "budget": str(budget)})
     at.file_uploader[0].upload("results.csv", csv, "text/csv").run()
     return at, ids
@@ -93,7 +98,11 @@ def test_upload_gives_estimate_rank_and_per_sample(store_env):
     # Results of an existing model (row 0) on the requested samples: the estimate must
     # come back close to its true accuracy.
     truth = dict(zip(samples["sample_id"], A[0]))
-    csv = pd.DataFrame({"sample_id": ids, "correct": [int(truth[i]) for i in ids]}).to_csv(index=False).encode()
+    csv = (
+        pd.DataFrame({"sample_id": ids, "correct": [int(truth[i]) for i in ids]})
+        .to_csv(index=False)
+        .encode()
+    )
     at = run({"search": "midpoint", "budget": "256"})
     at.file_uploader[0].upload("results.csv", csv, "text/csv").run()
     assert not at.exception, [e.message for e in at.exception]
@@ -163,7 +172,10 @@ def test_insert_marks_model_estimated(store_copy):
         row = s.matrix(new["model_idx"].to_numpy(), samples["sample_idx"].to_numpy())[0]
     # The evaluated samples keep the observed results.
     pos = samples.set_index("sample_id").loc[ids, "sample_idx"].to_numpy()
-    assert np.array_equal(row[np.searchsorted(samples["sample_idx"].to_numpy(), pos)], A[2][np.searchsorted(samples["sample_idx"].to_numpy(), pos)])
+    assert np.array_equal(
+        row[np.searchsorted(samples["sample_idx"].to_numpy(), pos)],
+        A[2][np.searchsorted(samples["sample_idx"].to_numpy(), pos)],
+    )
 
 
 def test_new_samples_flow(store_env):
@@ -176,7 +188,13 @@ def test_new_samples_flow(store_env):
     recs = []
     for new_id, col in (("fresh-a", 0), ("fresh-b", 5000)):
         for r in rows:
-            recs.append({"model_id": models["model_id"].iloc[r], "sample_id": new_id, "correct": int(A[r, col])})
+            recs.append(
+                {
+                    "model_id": models["model_id"].iloc[r],
+                    "sample_id": new_id,
+                    "correct": int(A[r, col]),
+                }
+            )
     csv = pd.DataFrame(recs).to_csv(index=False).encode()
     at = run({"tab": "New samples (insert_D)", "models_budget": "32"})
     assert len(at.file_uploader) == 1
@@ -205,9 +223,18 @@ def test_insert_into_locked_store_gives_one_sentence(store_copy):
     at, _ = _upload_stored_row(store, "midpoint", 128, row=3)
     # Another process reading the store (e.g. a second app) keeps writers out.
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, duckdb; c = duckdb.connect(sys.argv[1], read_only=True); "
-                               "print('ready', flush=True); sys.stdin.read()", str(store)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, duckdb; c = duckdb.connect(sys.argv[1], read_only=True); "
+                "print('ready', flush=True); sys.stdin.read()"
+            ),
+            str(store),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "ready"
@@ -231,9 +258,14 @@ def test_insert_new_samples_writes_only_real_evaluations(store_copy):
     sel = _digits(store)
     models, samples, A = sel.models, sel.samples, sel.A
     rows = InsertD().fit(A).select(A.shape[0], 16, np.random.default_rng(0))
-    recs = [{"model_id": models["model_id"].iloc[r], "sample_id": "fresh-x", "correct": int(A[r, 7])} for r in rows]
+    recs = [
+        {"model_id": models["model_id"].iloc[r], "sample_id": "fresh-x", "correct": int(A[r, 7])}
+        for r in rows
+    ]
     at = run({"tab": "New samples (insert_D)", "models_budget": "16"})
-    at.file_uploader[0].upload("new.csv", pd.DataFrame(recs).to_csv(index=False).encode(), "text/csv").run()
+    at.file_uploader[0].upload(
+        "new.csv", pd.DataFrame(recs).to_csv(index=False).encode(), "text/csv"
+    ).run()
     at.button(key="insert_samples").click().run()
     assert not at.exception, [e.message for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -242,14 +274,23 @@ def test_insert_new_samples_writes_only_real_evaluations(store_copy):
         new = s.samples("lifelong-digits-new")
         assert list(new["sample_id"]) == ["fresh-x"]
         known = s.known(None, new["sample_idx"].to_numpy())[:, 0]
-        assert known.sum() == 16 and set(np.flatnonzero(known)) == set(models["model_idx"].to_numpy()[rows])
-        assert np.array_equal(s.matrix(models["model_idx"].to_numpy()[rows], new["sample_idx"].to_numpy())[:, 0],
-                              A[rows, 7])
+        assert known.sum() == 16 and set(np.flatnonzero(known)) == set(
+            models["model_idx"].to_numpy()[rows]
+        )
+        assert np.array_equal(
+            s.matrix(models["model_idx"].to_numpy()[rows], new["sample_idx"].to_numpy())[:, 0],
+            A[rows, 7],
+        )
         # The original dataset keeps every model complete.
         assert s.known(models["model_idx"].to_numpy(), samples["sample_idx"].to_numpy()[:5]).all()
     # Every page of this part still opens on the new one-sample dataset and on the old one.
-    for page in ("app.py", "pages/1_Budget_explorer.py", "pages/2_Estimated_vs_true.py", "pages/5_Stream.py",
-                 "pages/4_How_Sort_and_Search_works.py"):
+    for page in (
+        "app.py",
+        "pages/1_Budget_explorer.py",
+        "pages/2_Estimated_vs_true.py",
+        "pages/5_Stream.py",
+        "pages/4_How_Sort_and_Search_works.py",
+    ):
         for ds in ("lifelong-digits-new", "lifelong-digits"):
             other = AppTest.from_file(str(ROOT / page), default_timeout=180)
             other.query_params["ds"] = ds

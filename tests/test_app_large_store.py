@@ -14,11 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core import limits
-
-from apptest_pages import open_page
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["app.py"] + [f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*.py"))]
@@ -30,7 +29,9 @@ def big_store(tmp_path_factory) -> Path:
     from lifelong_core.datasets.synthetic import SyntheticSpec, write_store
 
     path = tmp_path_factory.mktemp("large") / "large.duckdb"
-    write_store(SyntheticSpec(n_models=60, n_samples=3000, seed=3, n_clusters=2, cluster_spread=1.0), path)
+    write_store(
+        SyntheticSpec(n_models=60, n_samples=3000, seed=3, n_clusters=2, cluster_spread=1.0), path
+    )
     return path
 
 
@@ -47,7 +48,11 @@ def run(page: str, query: dict | None = None) -> AppTest:
 
 
 def texts(at: AppTest) -> str:
-    return " ".join([c.value for c in at.caption] + [w.value for w in at.warning] + [m.value for m in at.markdown])
+    return " ".join(
+        [c.value for c in at.caption]
+        + [w.value for w in at.warning]
+        + [m.value for m in at.markdown]
+    )
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -59,7 +64,12 @@ def test_budget_explorer_scores_a_seeded_sample_and_says_so():
     at = run("pages/1_Budget_explorer.py", {"scored": "12", "k": "20"})
     assert "dense-read limit" in texts(at)
     assert {m.label: m.value for m in at.metric}["evaluated models"] == "12"
-    for tab in ("Aleatoric vs epistemic", "Model correlation", "vs CopyNearest&Expand", "Design choices"):
+    for tab in (
+        "Aleatoric vs epistemic",
+        "Model correlation",
+        "vs CopyNearest&Expand",
+        "Design choices",
+    ):
         at = run("pages/1_Budget_explorer.py", {"scored": "12", "k": "20", "tab": tab})
     assert "seeded sample" in texts(at) or "left out" in texts(at)
 
@@ -87,7 +97,10 @@ def test_the_guard_refuses_a_dense_read_of_the_large_store(big_store):
     from lifelong_core.store import Store
 
     limits.set_dense_limit(int(LIMIT_MB * (1 << 20)))
-    with Store.open(big_store) as st, pytest.raises(limits.DenseReadError, match="dense-read limit"):
+    with (
+        Store.open(big_store) as st,
+        pytest.raises(limits.DenseReadError, match="dense-read limit"),
+    ):
         st.matrix()
     with pytest.raises(limits.DenseReadError):
         from lifelong_core.workflows.large import PackedCache

@@ -10,9 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from apptest_pages import open_page
+from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
@@ -40,7 +39,9 @@ def run(page: str, query: dict | None = None) -> AppTest:
 
 
 def text(at: AppTest) -> str:
-    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info]
+    parts = (
+        [m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info]
+    )
     parts += [w.value for w in at.warning]
     return "\n".join(str(p) for p in parts)
 
@@ -56,30 +57,38 @@ def test_home_reports_duplicates_and_the_partial_model():
 
 # Budgets below the smallest task keep the pages quick; mirt (the Evaluate page's default)
 # is fitted once per module through the app's cache.
-@pytest.mark.parametrize("page,query", [
-    ("pages/1_Budget_explorer.py", {"budgets": "16,64", "search": "reference"}),
-    ("pages/1_Budget_explorer.py", {"budgets": "32", "search": "reference", "tab": "Model correlation"}),
-    ("pages/2_Estimated_vs_true.py", {"budgets": "32,128", "search": "reference"}),
-    ("pages/3_Evaluate_something_new.py", {"search": "neighbours", "budget": "64"}),
-    ("pages/3_Evaluate_something_new.py", {"tab": "New samples (insert_D)"}),
-    ("pages/4_How_Sort_and_Search_works.py", {}),
-    ("pages/5_Stream.py", {}),
-    ("pages/6_Rankings.py", {"source": "store"}),
-    # Only the open tab runs: the others are opened through the URL.
-    ("pages/6_Rankings.py", {"source": "store", "tab": "Pairwise differences"}),
-    ("pages/6_Rankings.py", {"source": "store", "tab": "Rank intervals"}),
-    ("pages/6_Rankings.py", {"source": "store", "tab": "Bayesian model"}),
-    ("pages/7_Task_weighting.py", {"wsource": "store"}),
-    ("pages/7_Task_weighting.py", {"wsource": "store", "wtab": "Interactive (plotly)"}),
-    ("pages/8_Matched_accuracy.py", {"src_ds": "open-llm-leaderboard-v2"}),
-    ("pages/9_Data.py", {}),
-])
+@pytest.mark.parametrize(
+    "page,query",
+    [
+        ("pages/1_Budget_explorer.py", {"budgets": "16,64", "search": "reference"}),
+        (
+            "pages/1_Budget_explorer.py",
+            {"budgets": "32", "search": "reference", "tab": "Model correlation"},
+        ),
+        ("pages/2_Estimated_vs_true.py", {"budgets": "32,128", "search": "reference"}),
+        ("pages/3_Evaluate_something_new.py", {"search": "neighbours", "budget": "64"}),
+        ("pages/3_Evaluate_something_new.py", {"tab": "New samples (insert_D)"}),
+        ("pages/4_How_Sort_and_Search_works.py", {}),
+        ("pages/5_Stream.py", {}),
+        ("pages/6_Rankings.py", {"source": "store"}),
+        # Only the open tab runs: the others are opened through the URL.
+        ("pages/6_Rankings.py", {"source": "store", "tab": "Pairwise differences"}),
+        ("pages/6_Rankings.py", {"source": "store", "tab": "Rank intervals"}),
+        ("pages/6_Rankings.py", {"source": "store", "tab": "Bayesian model"}),
+        ("pages/7_Task_weighting.py", {"wsource": "store"}),
+        ("pages/7_Task_weighting.py", {"wsource": "store", "wtab": "Interactive (plotly)"}),
+        ("pages/8_Matched_accuracy.py", {"src_ds": "open-llm-leaderboard-v2"}),
+        ("pages/9_Data.py", {}),
+    ],
+)
 def test_page_works_on_the_leaderboard(page, query):
     at = run(page, query)
     assert at.title
-    assert "open-llm-leaderboard-v2" in str(dict(at.query_params)) or page in (
-        "pages/7_Task_weighting.py", "pages/8_Matched_accuracy.py", "pages/9_Data.py") or any(
-        s.value == "open-llm-leaderboard-v2" for s in at.selectbox)
+    assert (
+        "open-llm-leaderboard-v2" in str(dict(at.query_params))
+        or page in ("pages/7_Task_weighting.py", "pages/8_Matched_accuracy.py", "pages/9_Data.py")
+        or any(s.value == "open-llm-leaderboard-v2" for s in at.selectbox)
+    )
 
 
 def test_every_page_is_covered():

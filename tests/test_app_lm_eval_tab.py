@@ -16,11 +16,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from apptest_pages import ok, open_page
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.workflows import harness
-
-from apptest_pages import ok, open_page
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "3_Evaluate_something_new.py")
@@ -39,9 +38,17 @@ def store(tmp_path, monkeypatch):
     path = tmp_path / "s.duckdb"
     with Store.create(path) as st:
         st.add_dataset("sim", "simulated (test)", synthetic=True)
-        st.insert_matrix(A[:40], [f"m{k}" for k in range(40)],
-                         pd.DataFrame({"sample_id": [f"{t}/{i}" for t, i in items], "dataset": "sim",
-                                       "domain": [t for t, _ in items]}))
+        st.insert_matrix(
+            A[:40],
+            [f"m{k}" for k in range(40)],
+            pd.DataFrame(
+                {
+                    "sample_id": [f"{t}/{i}" for t, i in items],
+                    "dataset": "sim",
+                    "domain": [t for t, _ in items],
+                }
+            ),
+        )
     monkeypatch.setenv("LBE_STORE", str(path))
     return path, A[40], [f"{t}/{i}" for t, i in items]
 
@@ -55,7 +62,11 @@ def chosen(path: Path, budget: int, seed: int = 0) -> list[str]:
     from lifelong_core.store import Store
 
     with Store.open(path) as st:
-        return harness.select_items(harness.cache_of(st, "sim"), budget, "neighbours", seed).items["sample_id"].tolist()
+        return (
+            harness.select_items(harness.cache_of(st, "sim"), budget, "neighbours", seed)
+            .items["sample_id"]
+            .tolist()
+        )
 
 
 def sample_files(ids: list[str], truth: dict) -> dict[str, bytes]:
@@ -63,9 +74,20 @@ def sample_files(ids: list[str], truth: dict) -> dict[str, bytes]:
     out: dict[str, list[str]] = {}
     for sid in ids:
         task, doc = sid.split("/")
-        out.setdefault(task, []).append(json.dumps({"doc_id": int(doc), "filter": "none", "metrics": ["acc"],
-                                                     "acc": float(truth[sid]), "doc_hash": f"h{sid}"}))
-    return {f"samples_{t}_{TS}.jsonl": ("\n".join(lines) + "\n").encode() for t, lines in out.items()}
+        out.setdefault(task, []).append(
+            json.dumps(
+                {
+                    "doc_id": int(doc),
+                    "filter": "none",
+                    "metrics": ["acc"],
+                    "acc": float(truth[sid]),
+                    "doc_hash": f"h{sid}",
+                }
+            )
+        )
+    return {
+        f"samples_{t}_{TS}.jsonl": ("\n".join(lines) + "\n").encode() for t, lines in out.items()
+    }
 
 
 QUERY = {"tab": TAB, "lm_search": "neighbours", "lm_budget": "32"}
@@ -82,12 +104,16 @@ def test_download_upload_estimate_insert(store):
     items = chosen(path, 32)
     files = sample_files(items, truth)
     assert len(files) == 2  # both tasks
-    at.file_uploader(key="lm_upload").set_value([(n, d, "application/json") for n, d in files.items()]).run()
+    at.file_uploader(key="lm_upload").set_value(
+        [(n, d, "application/json") for n, d in files.items()]
+    ).run()
     ok(at)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["items evaluated"] == "32 of 100"
     with Store.open(path) as st:
-        est = harness.estimate_new_model(harness.cache_of(st, "sim"), {i: truth[i] for i in items}, "neighbours")
+        est = harness.estimate_new_model(
+            harness.cache_of(st, "sim"), {i: truth[i] for i in items}, "neighbours"
+        )
     assert metrics["estimated accuracy"] == f"{est.overall['estimate']:.3f}"
     assert metrics["would rank"] == f"{est.rank} of 41"
     table = at.dataframe[0].value
@@ -97,7 +123,9 @@ def test_download_upload_estimate_insert(store):
     with zipfile.ZipFile(buf, "w") as zf:
         for name, data in files.items():
             zf.writestr(f"out/my-model/{name}", data)
-    at.file_uploader(key="lm_upload").set_value(("run.zip", buf.getvalue(), "application/zip")).run()
+    at.file_uploader(key="lm_upload").set_value(
+        ("run.zip", buf.getvalue(), "application/zip")
+    ).run()
     ok(at)
     assert {m.label: m.value for m in at.metric} == metrics
 
@@ -123,10 +151,18 @@ def test_a_single_samples_file_and_bad_uploads(store):
     table = at.dataframe[0].value.set_index("scope")
     assert table.loc["beta", "evaluated"] == 0 and table.loc["alpha", "evaluated"] == len(items)
 
-    bad = {f"samples_gamma_{TS}.jsonl": json.dumps({"doc_id": 0, "filter": "none", "metrics": ["acc"], "acc": 1.0}).encode()}
+    bad = {
+        f"samples_gamma_{TS}.jsonl": json.dumps(
+            {"doc_id": 0, "filter": "none", "metrics": ["acc"], "acc": 1.0}
+        ).encode()
+    }
     at.file_uploader(key="lm_upload").upload(*next(iter(bad.items())), "application/json").run()
     assert not at.exception
-    assert len(at.error) == 1 and "task 'gamma'" in at.error[0].value and "/tmp" not in at.error[0].value
+    assert (
+        len(at.error) == 1
+        and "task 'gamma'" in at.error[0].value
+        and "/tmp" not in at.error[0].value
+    )
     at.file_uploader(key="lm_upload").upload("run.zip", b"not a zip", "application/zip").run()
     assert len(at.error) == 1 and "not a valid zip archive" in at.error[0].value
 
@@ -137,8 +173,11 @@ def test_dataset_without_doc_ids_says_so(tmp_path, monkeypatch):
     path = tmp_path / "t.duckdb"
     with Store.create(path) as st:
         st.add_dataset("plain", "ids without doc numbers (test)", synthetic=True)
-        st.insert_matrix((np.arange(12).reshape(3, 4) % 2).astype(np.uint8), ["a", "b", "c"],
-                         pd.DataFrame({"sample_id": ["w", "x", "y", "z"], "dataset": "plain"}))
+        st.insert_matrix(
+            (np.arange(12).reshape(3, 4) % 2).astype(np.uint8),
+            ["a", "b", "c"],
+            pd.DataFrame({"sample_id": ["w", "x", "y", "z"], "dataset": "plain"}),
+        )
     monkeypatch.setenv("LBE_STORE", str(path))
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.query_params["tab"] = TAB

@@ -4,12 +4,14 @@ method added with one ``register`` line is offered, and runs, with no page edit.
 from __future__ import annotations
 
 import pytest
+from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.methods import register, unregister
-
-from apptest_pages import open_page
-from tests.test_methods_conformance import TINY, TinyMajority  # the conformance battery's tiny method
+from tests.test_methods_conformance import (
+    TINY,
+    TinyMajority,
+)  # the conformance battery's tiny method
 
 
 @pytest.fixture(autouse=True)
@@ -24,11 +26,14 @@ def run(page: str, **query) -> AppTest:
     return open_page(f"pages/{page}", query, no_error=True)
 
 
-@pytest.mark.parametrize("page,query,key", [
-    ("2_Estimated_vs_true.py", {"search": "midpoint"}, "search"),
-    ("3_Evaluate_something_new.py", {"search": "midpoint"}, "search"),
-    ("6_Rankings.py", {"source": "estimated"}, "ss_method"),
-])
+@pytest.mark.parametrize(
+    "page,query,key",
+    [
+        ("2_Estimated_vs_true.py", {"search": "midpoint"}, "search"),
+        ("3_Evaluate_something_new.py", {"search": "midpoint"}, "search"),
+        ("6_Rankings.py", {"source": "estimated"}, "ss_method"),
+    ],
+)
 def test_every_picker_offers_a_registered_method(page, query, key):
     at = run(page, **query)
     assert TINY in at.selectbox(key=key).options

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from apptest_pages import ok, open_page
+from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,15 +74,26 @@ def test_budget_explorer_default(store_env):
 
 def test_budget_explorer_numbers_match_the_engine(store_env):
     from lifelong_core.sortsearch import choose_sort_rows
-    from lifelong_core.sweep import run_sweep
     from lifelong_core.store import Store
+    from lifelong_core.sweep import run_sweep
 
     # reference sampling + reference rule: the published code end to end, as run_sweep's default.
-    at = run(BUDGET, {"k": "50", "budgets": "16,64", "seed": "3", "search": "reference", "sampling": "reference"})
+    at = run(
+        BUDGET,
+        {
+            "k": "50",
+            "budgets": "16,64",
+            "seed": "3",
+            "search": "reference",
+            "sampling": "reference",
+        },
+    )
     from lifelong_core.workflows.selection import select
 
     with Store.open(store_env, read_only=True) as s:
-        A = select(s, "lifelong-digits").A  # the page opens on the first dataset; the store holds two
+        A = select(
+            s, "lifelong-digits"
+        ).A  # the page opens on the first dataset; the store holds two
     rows = choose_sort_rows(A.shape[0], 50, 3)
     rest = np.setdiff1d(np.arange(A.shape[0]), rows)
     ref = run_sweep(A[rows], A[rest], [16, 64], search="reference", seed=3).table
@@ -107,12 +117,15 @@ def test_budget_explorer_widget_changes(store_env):
     assert not at.exception and len(at.warning) == 1
 
 
-@pytest.mark.parametrize("tab,n_charts", [
-    ("vs CopyNearest&Expand", 1),
-    ("Aleatoric vs epistemic", 1),
-    ("Design choices", 3),
-    ("Model correlation", 2),
-])
+@pytest.mark.parametrize(
+    "tab,n_charts",
+    [
+        ("vs CopyNearest&Expand", 1),
+        ("Aleatoric vs epistemic", 1),
+        ("Design choices", 3),
+        ("Model correlation", 2),
+    ],
+)
 def test_budget_explorer_tabs(store_env, tab, n_charts):
     at = run(BUDGET, {"tab": tab, "budgets": "16,64,256"})
     assert charts(at) == n_charts
@@ -135,16 +148,41 @@ def test_budget_explorer_decomposition_needs_threshold_rule(store_env):
 
 
 def test_stale_url_values_fall_back(store_env):
-    at = run(BUDGET, {"ds": "no-such-dataset", "sort": "bogus", "k": "abc", "budgets": "7,notanumber"})
+    at = run(
+        BUDGET, {"ds": "no-such-dataset", "sort": "bogus", "k": "abc", "budgets": "7,notanumber"}
+    )
     assert at.title[0].value == "Budget explorer"
     assert charts(at) == 3
 
 
-@pytest.mark.parametrize("page", [BUDGET, "pages/2_Estimated_vs_true.py", "pages/3_Evaluate_something_new.py",
-                                  "pages/4_How_Sort_and_Search_works.py", "pages/5_Stream.py"])
+@pytest.mark.parametrize(
+    "page",
+    [
+        BUDGET,
+        "pages/2_Estimated_vs_true.py",
+        "pages/3_Evaluate_something_new.py",
+        "pages/4_How_Sort_and_Search_works.py",
+        "pages/5_Stream.py",
+    ],
+)
 def test_out_of_range_url_values_are_clipped(store_env, page):
-    at = run(page, {"seed": "-5", "slice": "-1", "window": "500", "pool": "99999", "m": "2", "n": "1000000",
-                    "b": "0", "step": "-3", "cols": "9", "k": "100000", "budget": "3", "rank_budget": "x"})
+    at = run(
+        page,
+        {
+            "seed": "-5",
+            "slice": "-1",
+            "window": "500",
+            "pool": "99999",
+            "m": "2",
+            "n": "1000000",
+            "b": "0",
+            "step": "-3",
+            "cols": "9",
+            "k": "100000",
+            "budget": "3",
+            "rank_budget": "x",
+        },
+    )
     assert at.title
 
 
@@ -196,8 +234,12 @@ def test_teaching_default_and_steps(store_env):
     get = lambda k: q[k][0] if isinstance(q[k], list) else q[k]  # noqa: E731
 
     with Store.open(store_env, read_only=True) as s:
-        A, _, _ = teaching_slice(select(s, get("ds")), int(get("m")), int(get("n")), int(get("slice")))
-    w = walkthrough(A, int(get("new")), int(get("b")), get("rule"), get("sampling"), int(get("seed")))
+        A, _, _ = teaching_slice(
+            select(s, get("ds")), int(get("m")), int(get("n")), int(get("slice"))
+        )
+    w = walkthrough(
+        A, int(get("new")), int(get("b")), get("rule"), get("sampling"), int(get("seed"))
+    )
     assert w.threshold == t
     assert int(metrics(at)["threshold t"]) == prediction_after(w, 2, get("rule"))[0]
     by_label(at.main.slider, "Evaluations seen").set_value(0).run()
@@ -255,9 +297,17 @@ def make_tiny_store(path: Path, m: int, n: int) -> Path:
     A = (np.random.default_rng(1).random((m, n)) < 0.6).astype(np.uint8)
     with Store.create(path) as s:
         s.add_dataset("tiny", "tiny synthetic", synthetic=True, source="test")
-        s.insert_matrix(A, pd.DataFrame({"model_id": [f"m{i}" for i in range(m)]}),
-                        pd.DataFrame({"sample_id": [f"s{j}" for j in range(n)], "dataset": "tiny",
-                                      "domain": ["a", "b"] * (n // 2) + ["a"] * (n % 2)}))
+        s.insert_matrix(
+            A,
+            pd.DataFrame({"model_id": [f"m{i}" for i in range(m)]}),
+            pd.DataFrame(
+                {
+                    "sample_id": [f"s{j}" for j in range(n)],
+                    "dataset": "tiny",
+                    "domain": ["a", "b"] * (n // 2) + ["a"] * (n % 2),
+                }
+            ),
+        )
     return path
 
 
@@ -266,20 +316,23 @@ def tiny_store(request, tmp_path_factory):
     return make_tiny_store(tmp_path_factory.mktemp("tiny") / "tiny.duckdb", *request.param)
 
 
-@pytest.mark.parametrize("page,query", [
-    ("app.py", {}),
-    (BUDGET, {}),
-    (BUDGET, {"tab": "vs CopyNearest&Expand"}),
-    (BUDGET, {"tab": "Aleatoric vs epistemic"}),
-    (BUDGET, {"tab": "Design choices"}),
-    (BUDGET, {"tab": "Model correlation"}),
-    (EST, {}),
-    ("pages/3_Evaluate_something_new.py", {}),
-    ("pages/3_Evaluate_something_new.py", {"tab": "New samples (insert_D)"}),
-    (HOW, {}),
-    (HOW, {"mode": "new sample (insert_D)"}),
-    (STREAM, {}),
-])
+@pytest.mark.parametrize(
+    "page,query",
+    [
+        ("app.py", {}),
+        (BUDGET, {}),
+        (BUDGET, {"tab": "vs CopyNearest&Expand"}),
+        (BUDGET, {"tab": "Aleatoric vs epistemic"}),
+        (BUDGET, {"tab": "Design choices"}),
+        (BUDGET, {"tab": "Model correlation"}),
+        (EST, {}),
+        ("pages/3_Evaluate_something_new.py", {}),
+        ("pages/3_Evaluate_something_new.py", {"tab": "New samples (insert_D)"}),
+        (HOW, {}),
+        (HOW, {"mode": "new sample (insert_D)"}),
+        (STREAM, {}),
+    ],
+)
 def test_pages_survive_tiny_synthetic_stores(tiny_store, monkeypatch, page, query):
     monkeypatch.setenv("LBE_STORE", str(tiny_store))
     at = run(page, query)
@@ -295,8 +348,11 @@ def test_dataset_with_one_complete_model_gives_one_sentence(tmp_path, monkeypatc
     path = tmp_path / "solo.duckdb"
     with Store.create(path) as s:
         s.add_dataset("solo", "one model", synthetic=True, source="test")
-        s.insert_matrix(np.array([[1, 0, 1, 1]], dtype=np.uint8), pd.DataFrame({"model_id": ["only"]}),
-                        pd.DataFrame({"sample_id": ["a", "b", "c", "d"], "dataset": "solo"}))
+        s.insert_matrix(
+            np.array([[1, 0, 1, 1]], dtype=np.uint8),
+            pd.DataFrame({"model_id": ["only"]}),
+            pd.DataFrame({"sample_id": ["a", "b", "c", "d"], "dataset": "solo"}),
+        )
     monkeypatch.setenv("LBE_STORE", str(path))
     for page in (BUDGET, EST, "pages/3_Evaluate_something_new.py", HOW, STREAM):
         at = AppTest.from_file(str(ROOT / page), default_timeout=120)
@@ -315,10 +371,19 @@ def test_switching_dataset_resets_data_dependent_widgets(tmp_path, monkeypatch):
     with Store.create(path) as s:
         for ds, m, n, doms in (("alpha", 8, 40, ["a1", "a2"]), ("beta", 4, 12, ["b1", "b2", "b3"])):
             s.add_dataset(ds, ds, synthetic=True, source="test")
-            s.insert_matrix((rng.random((m, n)) < 0.6).astype(np.uint8),
-                            pd.DataFrame({"model_id": [f"{ds}-m{i}" for i in range(m)], "release_order": range(m)}),
-                            pd.DataFrame({"sample_id": [f"{ds}{j}" for j in range(n)], "dataset": ds,
-                                          "domain": [doms[j % len(doms)] for j in range(n)]}))
+            s.insert_matrix(
+                (rng.random((m, n)) < 0.6).astype(np.uint8),
+                pd.DataFrame(
+                    {"model_id": [f"{ds}-m{i}" for i in range(m)], "release_order": range(m)}
+                ),
+                pd.DataFrame(
+                    {
+                        "sample_id": [f"{ds}{j}" for j in range(n)],
+                        "dataset": ds,
+                        "domain": [doms[j % len(doms)] for j in range(n)],
+                    }
+                ),
+            )
     monkeypatch.setenv("LBE_STORE", str(path))
     at = run(BUDGET, {"k": "6", "budgets": "16,32"})
     assert by_label(at.sidebar.slider, "Models used for Sort").value == 6

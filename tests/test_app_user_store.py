@@ -6,6 +6,7 @@ are the browser smoke test's and the per-page tests' (tests/test_page_*.py, test
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -25,14 +26,29 @@ VARIANTS = [(p, {}) for p in PAGES if not p.endswith(("6_Rankings.py", "7_Task_w
     ("pages/7_Task_weighting.py", {"wsource": "published"}),
     ("pages/7_Task_weighting.py", {"wsource": "store"}),
     ("pages/7_Task_weighting.py", {"wsource": "store", "wtab": "Interactive (plotly)"}),
-    ("pages/7_Task_weighting.py", {"wsource": "store", "wcatmap": "arc_easy = reasoning\nboolq = reading\npiqa = physical"}),
+    (
+        "pages/7_Task_weighting.py",
+        {"wsource": "store", "wcatmap": "arc_easy = reasoning\nboolq = reading\npiqa = physical"},
+    ),
 ]
-IDS = [f"{Path(p).stem}-{'-'.join(f'{k}={v[:12]}' for k, v in q.items()) or 'default'}" for p, q in VARIANTS]
+IDS = [
+    f"{Path(p).stem}-{'-'.join(f'{k}={v[:12]}' for k, v in q.items()) or 'default'}"
+    for p, q in VARIANTS
+]
 DEMO_TEXT = ("scikit", "Demo store", "handwritten digits")
 # Controls that are deliberately not in the URL: a file path typed on the Data page (a shared
 # link must not open files on the server) and the list of store files found beside it.
 NOT_IN_URL = {"open_pick", "open_path", "create_path", "lm_model", "lm_metric", "lm_filter"}
-WIDGETS = ("selectbox", "radio", "multiselect", "number_input", "slider", "toggle", "checkbox", "select_slider")
+WIDGETS = (
+    "selectbox",
+    "radio",
+    "multiselect",
+    "number_input",
+    "slider",
+    "toggle",
+    "checkbox",
+    "select_slider",
+)
 
 
 def run(page: str, store: Path, query: dict, monkeypatch) -> AppTest:
@@ -51,7 +67,16 @@ def ok(at: AppTest) -> None:
 
 def texts(at: AppTest) -> str:
     parts = []
-    for kind in ("caption", "markdown", "title", "header", "subheader", "info", "warning", "success"):
+    for kind in (
+        "caption",
+        "markdown",
+        "title",
+        "header",
+        "subheader",
+        "info",
+        "warning",
+        "success",
+    ):
         parts += [str(e.value) for e in at.get(kind)]
     parts += [str(getattr(w, "label", "")) for kind in WIDGETS for w in at.get(kind)]
     parts += [str(o) for w in at.get("radio") for o in w.options]
@@ -67,7 +92,9 @@ def test_page_on_a_user_store(page, query, user_store_path, monkeypatch):
         assert text not in shown, f"{page} shows demo text {text!r} on a user's store"
     # Pages that read the store say which data they show, from the store's own metadata.
     if "published" not in query.values() and not page.endswith("9_Data.py"):
-        assert "lm\\-eval" in shown or "my\\-eval" in shown or "lm-eval" in shown, f"{page}: no provenance"
+        assert "lm\\-eval" in shown or "my\\-eval" in shown or "lm-eval" in shown, (
+            f"{page}: no provenance"
+        )
 
 
 def _raw_other(w):
@@ -79,17 +106,15 @@ def _raw_other(w):
     candidates = list(owner) if isinstance(owner, dict) else list(w.options)
     if w.value is not None and not isinstance(w.value, (str, bool)):
         for o in w.options:  # numeric options (budgets, replicates) come back as text
-            try:
+            with contextlib.suppress(TypeError, ValueError):
                 candidates.append(type(w.value)(o))
-            except (TypeError, ValueError):
-                pass
         if isinstance(w.value, int):
             candidates += list(range(len(w.options)))
     cur = fmt(w.value) if w.value is not None else None
     for raw in candidates:
         try:
             label = fmt(raw)
-        except Exception:  # noqa: BLE001 - a candidate the page's format_func does not take
+        except Exception:
             continue
         if label != cur and label in w.options:
             if isinstance(w.value, float) and not isinstance(raw, float):
@@ -154,7 +179,7 @@ def test_every_widget_round_trips_through_the_url(page, query, user_store_path, 
     at.run()
     ok(at)
     before = {k: w.value for k, w in _keyed(at).items()}
-    url = {k: v for k, v in at.query_params.items()}
+    url = dict(at.query_params.items())
     again = run(page, user_store_path, url, monkeypatch)
     ok(again)
     after = {k: w.value for k, w in _keyed(again).items()}
@@ -168,12 +193,26 @@ def test_glossary_explains_the_terms_the_pages_use(user_store_path, monkeypatch)
     at = run("app.py", user_store_path, {}, monkeypatch)
     ok(at)
     text = "\n".join(m.value for m in at.sidebar.markdown)
-    for term in ("insert_M", "insert_D", "E_agg", "κ (kappa)", "n′ (budget)", "MAE", "ε (epsilon)", "R-hat / ESS"):
+    for term in (
+        "insert_M",
+        "insert_D",
+        "E_agg",
+        "κ (kappa)",
+        "n′ (budget)",
+        "MAE",
+        "ε (epsilon)",
+        "R-hat / ESS",
+    ):
         assert term in TERMS and f"**{term}**" in text, term
 
 
 def test_headline_figures_at_the_budget_the_user_picks(user_store_path, monkeypatch):
-    at = run("pages/1_Budget_explorer.py", user_store_path, {"budgets": "8,16,32", "hb": "16"}, monkeypatch)
+    at = run(
+        "pages/1_Budget_explorer.py",
+        user_store_path,
+        {"budgets": "8,16,32", "hb": "16"},
+        monkeypatch,
+    )
     ok(at)
     labels = {m.label: m.value for m in at.metric}
     assert "MAE at n′=16" in labels

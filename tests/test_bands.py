@@ -9,19 +9,34 @@ import pytest
 from lifelong_core.cli import main
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import choose_sort_rows
-from lifelong_core.sweep import run_sweep
 from lifelong_core.studies.bands import band_summary, repeat_seeds
+from lifelong_core.sweep import run_sweep
 
 
 def test_band_summary_hand_checked():
-    t = [pd.DataFrame({"budget": [8, 16], "mae": [0.1, 0.2], "eagg": [0.0, 0.1]}),
-         pd.DataFrame({"budget": [8, 16], "mae": [0.3, 0.2], "eagg": [0.2, 0.1]}),
-         pd.DataFrame({"budget": [8, 16], "mae": [0.2, 0.2], "eagg": [0.1, 0.1]})]
+    t = [
+        pd.DataFrame({"budget": [8, 16], "mae": [0.1, 0.2], "eagg": [0.0, 0.1]}),
+        pd.DataFrame({"budget": [8, 16], "mae": [0.3, 0.2], "eagg": [0.2, 0.1]}),
+        pd.DataFrame({"budget": [8, 16], "mae": [0.2, 0.2], "eagg": [0.1, 0.1]}),
+    ]
     b = band_summary(t, level=0.5)
-    assert list(b.columns) == ["budget", "mae", "mae_lo", "mae_hi", "eagg", "eagg_lo", "eagg_hi", "repeats"]
+    assert list(b.columns) == [
+        "budget",
+        "mae",
+        "mae_lo",
+        "mae_hi",
+        "eagg",
+        "eagg_lo",
+        "eagg_hi",
+        "repeats",
+    ]
     r8 = b.iloc[0]
     # values 0.1, 0.2, 0.3: mean 0.2, 25th / 75th percentiles 0.15 / 0.25 (linear)
-    assert r8["mae"] == pytest.approx(0.2) and r8["mae_lo"] == pytest.approx(0.15) and r8["mae_hi"] == pytest.approx(0.25)
+    assert (
+        r8["mae"] == pytest.approx(0.2)
+        and r8["mae_lo"] == pytest.approx(0.15)
+        and r8["mae_hi"] == pytest.approx(0.25)
+    )
     assert b.iloc[1]["mae_lo"] == pytest.approx(0.2) == b.iloc[1]["mae_hi"]
     assert b["repeats"].tolist() == [3, 3]
     one = band_summary(t[:1])
@@ -43,9 +58,26 @@ def mat(tmp_path):
 
 
 def _sweep(tmp, *extra):
-    return main(["sweep", "--matrix", str(tmp / "A.npy"), "--sort-models", "10", "--seed", "3",
-                 "--budgets", "8,32,100", "--search", "midpoint", "--out", str(tmp / "s.csv"),
-                 "--per-model", str(tmp / "p.csv"), *extra])
+    return main(
+        [
+            "sweep",
+            "--matrix",
+            str(tmp / "A.npy"),
+            "--sort-models",
+            "10",
+            "--seed",
+            "3",
+            "--budgets",
+            "8,32,100",
+            "--search",
+            "midpoint",
+            "--out",
+            str(tmp / "s.csv"),
+            "--per-model",
+            str(tmp / "p.csv"),
+            *extra,
+        ]
+    )
 
 
 def test_repeats_one_is_todays_output(mat):
@@ -54,7 +86,14 @@ def test_repeats_one_is_todays_output(mat):
     plain = (tmp / "s.csv").read_bytes(), (tmp / "p.csv").read_bytes()
     assert _sweep(tmp, "--repeats", "1") == 0
     assert ((tmp / "s.csv").read_bytes(), (tmp / "p.csv").read_bytes()) == plain
-    assert list(pd.read_csv(tmp / "s.csv").columns) == ["budget", "mae", "eagg", "kappa", "pearson", "spearman"]
+    assert list(pd.read_csv(tmp / "s.csv").columns) == [
+        "budget",
+        "mae",
+        "eagg",
+        "kappa",
+        "pearson",
+        "spearman",
+    ]
 
 
 def test_repeats_rows_are_the_single_runs_of_each_seed(mat):
@@ -68,16 +107,25 @@ def test_repeats_rows_are_the_single_runs_of_each_seed(mat):
     for r in range(3):
         rows = choose_sort_rows(40, 10, 3 + r)
         ev = np.setdiff1d(np.arange(40), rows)
-        want = run_sweep(A[rows], A[ev], [8, 32, 100], search="midpoint", sampling="random", seed=3 + r).table
-        np.testing.assert_allclose(out.loc[out["repeat"] == r, "mae"].to_numpy(), want["mae"].to_numpy())
+        want = run_sweep(
+            A[rows], A[ev], [8, 32, 100], search="midpoint", sampling="random", seed=3 + r
+        ).table
+        np.testing.assert_allclose(
+            out.loc[out["repeat"] == r, "mae"].to_numpy(), want["mae"].to_numpy()
+        )
     # repeat 0 equals a plain run with the same seed
     assert _sweep(tmp, "--sampling", "random") == 0
-    np.testing.assert_allclose(pd.read_csv(tmp / "s.csv")["mae"], out.loc[out["repeat"] == 0, "mae"])
+    np.testing.assert_allclose(
+        pd.read_csv(tmp / "s.csv")["mae"], out.loc[out["repeat"] == 0, "mae"]
+    )
 
 
-@pytest.mark.parametrize("extra,msg", [
-    (["--repeats", "0"], "--repeats 0 must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "extra,msg",
+    [
+        (["--repeats", "0"], "--repeats 0 must be at least 1"),
+    ],
+)
 def test_repeats_bad_input(mat, capsys, extra, msg):
     tmp, _ = mat
     assert _sweep(tmp, *extra) == 2
@@ -88,8 +136,23 @@ def test_repeats_bad_input(mat, capsys, extra, msg):
 def test_repeats_need_drawn_sort_sets(mat, capsys):
     tmp, _ = mat
     (tmp / "rows.txt").write_text("0\n1\n2\n")
-    code = main(["sweep", "--matrix", str(tmp / "A.npy"), "--sort-rows", str(tmp / "rows.txt"), "--repeats", "2",
-                 "--budgets", "8", "--search", "midpoint", "--out", str(tmp / "s.csv")])
+    code = main(
+        [
+            "sweep",
+            "--matrix",
+            str(tmp / "A.npy"),
+            "--sort-rows",
+            str(tmp / "rows.txt"),
+            "--repeats",
+            "2",
+            "--budgets",
+            "8",
+            "--search",
+            "midpoint",
+            "--out",
+            str(tmp / "s.csv"),
+        ]
+    )
     assert code == 2 and "use --sort-models" in capsys.readouterr().err
 
 
@@ -100,8 +163,18 @@ def test_decompose_and_ties_flags(mat, capsys):
     tmp, A = mat
     assert _sweep(tmp, "--decompose") == 0
     out = pd.read_csv(tmp / "s.csv")
-    assert list(out.columns) == ["budget", "mae", "eagg", "kappa", "pearson", "spearman", "aleatoric", "epistemic",
-                                 "kappa_aleatoric", "kappa_epistemic"]
+    assert list(out.columns) == [
+        "budget",
+        "mae",
+        "eagg",
+        "kappa",
+        "pearson",
+        "spearman",
+        "aleatoric",
+        "epistemic",
+        "kappa_aleatoric",
+        "kappa_epistemic",
+    ]
     per = pd.read_csv(tmp / "p.csv")
     assert list(per.columns)[:5] == ["model_row", "budget", "est_acc", "true_acc", "mae"]
     # One model by hand: kappa(a, y*) and kappa(y*, y) on the sorted row (Prabhu et al., 2024, Lifelong Benchmarks, §6).
@@ -124,6 +197,20 @@ def test_decompose_and_ties_flags(mat, capsys):
     assert _sweep(tmp, "--search", "reference", "--ties", "stable") == 0
     want = run_sweep(A[rows], A[ev], [8, 32, 100], search="reference", ties="stable", seed=3).table
     np.testing.assert_allclose(pd.read_csv(tmp / "s.csv")["mae"], want["mae"])
-    code = main(["sweep", "--matrix", str(tmp / "A.npy"), "--sort-models", "10", "--budgets", "8",
-                 "--search", "copy-nearest", "--decompose", "--out", str(tmp / "x.csv")])
+    code = main(
+        [
+            "sweep",
+            "--matrix",
+            str(tmp / "A.npy"),
+            "--sort-models",
+            "10",
+            "--budgets",
+            "8",
+            "--search",
+            "copy-nearest",
+            "--decompose",
+            "--out",
+            str(tmp / "x.csv"),
+        ]
+    )
     assert code == 2 and "--decompose applies to the threshold rules" in capsys.readouterr().err

@@ -65,14 +65,24 @@ def _serve(store: Path, log_name: str):
         proc = subprocess.Popen(
             [
                 # The launcher `make run` uses: `streamlit run app.py` after warm imports.
-                sys.executable, "-m", "ui.serve",
-                "--server.headless", "true",
-                "--server.port", str(port),
-                "--server.address", "127.0.0.1",
-                "--browser.gatherUsageStats", "false",
-                "--server.fileWatcherType", "none",
+                sys.executable,
+                "-m",
+                "ui.serve",
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--browser.gatherUsageStats",
+                "false",
+                "--server.fileWatcherType",
+                "none",
             ],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -198,7 +208,11 @@ def test_page_renders_without_exception(server, browser, name, path):
 # On the user's store and the LLM dataset every page already runs under AppTest
 # (tests/test_app_user_store.py, tests/test_app_llm_dataset.py); in the browser, the
 # pages whose widgets and charts depend most on the data's shape.
-OTHER_STORE_PAGES = [p for p in PAGES if p[0] in ("home", "1_Budget_explorer", "3_Evaluate_something_new", "6_Rankings")]
+OTHER_STORE_PAGES = [
+    p
+    for p in PAGES
+    if p[0] in ("home", "1_Budget_explorer", "3_Evaluate_something_new", "6_Rankings")
+]
 
 
 @pytest.mark.parametrize("name,path", OTHER_STORE_PAGES, ids=[p[0] for p in OTHER_STORE_PAGES])
@@ -232,7 +246,9 @@ def test_import_on_the_data_page_shows_on_the_budget_explorer(user_server, brows
         settle(page)
         main = page.locator('[data-testid="stMain"]').inner_text()
         assert "imported 1260 predictions" in main, main[:2000]
-        page.locator('[data-testid="stSidebarNav"]').get_by_text("Budget explorer", exact=True).click()
+        page.locator('[data-testid="stSidebarNav"]').get_by_text(
+            "Budget explorer", exact=True
+        ).click()
         settle(page)
         page.wait_for_function(
             """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
@@ -240,7 +256,9 @@ def test_import_on_the_data_page_shows_on_the_budget_explorer(user_server, brows
                     .every(el => el.querySelector('.main-svg') !== null)""",
             timeout=60_000,
         )
-        page.screenshot(path=str(ARTIFACTS / "data-import-then-budget-explorer.png"), full_page=True)
+        page.screenshot(
+            path=str(ARTIFACTS / "data-import-then-budget-explorer.png"), full_page=True
+        )
         # The new store's dataset: its domains in the sidebar (the select box shows its value in
         # an input, not as text), its name in the provenance caption; nothing of the old store.
         side = page.locator('[data-testid="stSidebar"]').inner_text()
@@ -252,16 +270,19 @@ def test_import_on_the_data_page_shows_on_the_budget_explorer(user_server, brows
         context.close()
 
 
-
 def test_downloads_deliver_files(server, browser):
     # Downloads are produced on click (deferred), so check that a click really yields the file.
     context = browser.new_context(viewport={"width": 1400, "height": 2400}, accept_downloads=True)
     page = context.new_page()
     try:
-        page.goto(f"{server}/Budget_explorer?budgets=16,64", wait_until="domcontentloaded", timeout=60_000)
+        page.goto(
+            f"{server}/Budget_explorer?budgets=16,64", wait_until="domcontentloaded", timeout=60_000
+        )
         settle(page)
-        for label, start in (("Download sweep_table (CSV)", b"budget,mae,eagg,kappa,pearson,spearman"),
-                             ("Download mae_vs_budget (HTML)", b"<html>")):
+        for label, start in (
+            ("Download sweep_table (CSV)", b"budget,mae,eagg,kappa,pearson,spearman"),
+            ("Download mae_vs_budget (HTML)", b"<html>"),
+        ):
             with page.expect_download(timeout=60_000) as info:
                 page.get_by_text(label, exact=True).click()
             body = Path(info.value.path()).read_bytes()
@@ -286,7 +307,9 @@ def llm_server(tmp_path_factory):
         leaderboard.insert(st)
         smp = st.samples()
         # One stored model's real results, read before the server holds the file.
-        first = dict(zip(smp["sample_id"], st.matrix([0], smp["sample_idx"].to_numpy())[0].tolist()))
+        first = dict(
+            zip(smp["sample_id"], st.matrix([0], smp["sample_idx"].to_numpy())[0].tolist())
+        )
     with _serve(path, "streamlit-server-llm.log") as base:
         yield base, first
 
@@ -304,19 +327,38 @@ def test_lm_eval_round_trip_on_the_page(llm_server, browser, tmp_path):
     context = browser.new_context(viewport={"width": 1400, "height": 2400}, accept_downloads=True)
     page = context.new_page()
     try:
-        page.goto(f"{base}/Evaluate_something_new?tab=A+new+model+with+lm-eval&lm_search=neighbours&lm_budget=64",
-                  wait_until="domcontentloaded", timeout=60_000)
+        page.goto(
+            f"{base}/Evaluate_something_new?tab=A+new+model+with+lm-eval&lm_search=neighbours&lm_budget=64",
+            wait_until="domcontentloaded",
+            timeout=60_000,
+        )
         settle(page)
         with page.expect_download(timeout=60_000) as info:
             page.get_by_text("Download samples.json", exact=True).click()
         chosen = json.loads(Path(info.value.path()).read_text())
-        assert sum(map(len, chosen.values())) == 64 and set(chosen) <= {"ifeval", "musr", "math_hard"}
+        assert sum(map(len, chosen.values())) == 64 and set(chosen) <= {
+            "ifeval",
+            "musr",
+            "math_hard",
+        }
         settle(page)
         files = []
         for task, docs in chosen.items():
             f = tmp_path / f"samples_{task}_2026-11-23T05-00-00.000001.jsonl"
-            f.write_text("".join(json.dumps({"doc_id": d, "filter": "none", "metrics": ["acc"],
-                                             "acc": float(truth[f"{task}/{d}"])}) + "\n" for d in docs))
+            f.write_text(
+                "".join(
+                    json.dumps(
+                        {
+                            "doc_id": d,
+                            "filter": "none",
+                            "metrics": ["acc"],
+                            "acc": float(truth[f"{task}/{d}"]),
+                        }
+                    )
+                    + "\n"
+                    for d in docs
+                )
+            )
             files.append(str(f))
         page.locator('[data-testid="stFileUploaderDropzoneInput"]').last.set_input_files(files)
         settle(page)

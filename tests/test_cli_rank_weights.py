@@ -16,7 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def write_counts(path: Path, rows) -> Path:
-    pd.DataFrame(rows, columns=["model", "task", "category", "correct", "total"]).to_csv(path, index=False)
+    pd.DataFrame(rows, columns=["model", "task", "category", "correct", "total"]).to_csv(
+        path, index=False
+    )
     return path
 
 
@@ -25,7 +27,7 @@ def three_cats(tmp_path):
     rows = []
     acc = {"P": (0.9, 0.5, 0.5), "Q": (0.5, 0.8, 0.5), "R": (0.5, 0.5, 0.7)}
     for model, accs in acc.items():
-        for k, (cat, a) in enumerate(zip(("nat", "spec", "struct"), accs)):
+        for _k, (cat, a) in enumerate(zip(("nat", "spec", "struct"), accs)):
             for j in range(2):
                 rows.append((model, f"{cat}{j}", cat, int(a * 1000), 1000))
     return write_counts(tmp_path / "counts.csv", rows)
@@ -48,7 +50,19 @@ def test_rank_writes_the_contract_columns(three_cats, tmp_path):
     main(["rank", "--counts", str(three_cats), "--boot", "300", "--out", str(again)])
     pd.testing.assert_frame_equal(df, pd.read_csv(again))
     wide = tmp_path / "wide.csv"
-    main(["rank", "--counts", str(three_cats), "--boot", "300", "--level", "0.99", "--out", str(wide)])
+    main(
+        [
+            "rank",
+            "--counts",
+            str(three_cats),
+            "--boot",
+            "300",
+            "--level",
+            "0.99",
+            "--out",
+            str(wide),
+        ]
+    )
     w = pd.read_csv(wide)
     assert (w["hi_pct"] - w["lo_pct"]).sum() > (df["hi_pct"] - df["lo_pct"]).sum()
 
@@ -57,7 +71,15 @@ def test_weights_writes_regions_with_named_weight_columns(three_cats, tmp_path):
     out = tmp_path / "regions.csv"
     assert main(["weights", "--counts", str(three_cats), "--step", "0.5", "--out", str(out)]) == 0
     df = pd.read_csv(out)
-    assert list(df.columns) == ["nat", "spec", "struct", "winner", "runner_up", "diff_pct", "se_pct"]
+    assert list(df.columns) == [
+        "nat",
+        "spec",
+        "struct",
+        "winner",
+        "runner_up",
+        "diff_pct",
+        "se_pct",
+    ]
     assert len(df) == 6
     corner = df.set_index(["nat", "spec", "struct"])
     assert corner.loc[(1.0, 0.0, 0.0), "winner"] == "P"
@@ -69,26 +91,58 @@ def test_weights_writes_regions_with_named_weight_columns(three_cats, tmp_path):
     var_q = 0.25 * (0.25 / 2000) + 0.25 * (0.16 / 2000)
     assert mid["se_pct"] == pytest.approx(100 * np.sqrt(var_p + var_q), rel=1e-6)
     big = tmp_path / "big.csv"
-    main(["weights", "--counts", str(three_cats), "--step", "0.5", "--se-mult", "100", "--out", str(big)])
+    main(
+        [
+            "weights",
+            "--counts",
+            str(three_cats),
+            "--step",
+            "0.5",
+            "--se-mult",
+            "100",
+            "--out",
+            str(big),
+        ]
+    )
     assert (pd.read_csv(big)["winner"] == "indeterminate").all()
     rho = tmp_path / "rho.csv"
-    main(["weights", "--counts", str(three_cats), "--step", "0.5", "--rho", "0.9", "--out", str(rho)])
+    main(
+        ["weights", "--counts", str(three_cats), "--step", "0.5", "--rho", "0.9", "--out", str(rho)]
+    )
     assert (pd.read_csv(rho)["se_pct"] < df["se_pct"]).all()
 
 
 BAD = [
     ("missing column", lambda d: d.drop(columns="category"), "missing column(s) 'category'"),
-    ("correct > total", lambda d: d.assign(correct=d["correct"].where(d.index != 2, 5000)), "line 4: correct (5000) is larger than total (1000)"),
-    ("negative", lambda d: d.assign(total=d["total"].where(d.index != 0, -3)), "line 2, column 'total': '-3' is negative"),
-    ("non-integer", lambda d: d.assign(correct=d["correct"].astype(object).where(d.index != 1, "2.5")), "line 3, column 'correct': '2.5' is not a whole number"),
-    ("duplicate", lambda d: pd.concat([d, d.iloc[[0]]]), "model 'P' on task 'nat0' appears twice (first at line 2)"),
+    (
+        "correct > total",
+        lambda d: d.assign(correct=d["correct"].where(d.index != 2, 5000)),
+        "line 4: correct (5000) is larger than total (1000)",
+    ),
+    (
+        "negative",
+        lambda d: d.assign(total=d["total"].where(d.index != 0, -3)),
+        "line 2, column 'total': '-3' is negative",
+    ),
+    (
+        "non-integer",
+        lambda d: d.assign(correct=d["correct"].astype(object).where(d.index != 1, "2.5")),
+        "line 3, column 'correct': '2.5' is not a whole number",
+    ),
+    (
+        "duplicate",
+        lambda d: pd.concat([d, d.iloc[[0]]]),
+        "model 'P' on task 'nat0' appears twice (first at line 2)",
+    ),
     ("missing task", lambda d: d.iloc[1:], "model 'P' has no row for task 'nat0'"),
 ]
 
 
 @pytest.mark.parametrize("command", ["rank", "weights"])
 @pytest.mark.parametrize("name, edit, message", BAD, ids=[b[0] for b in BAD])
-def test_bad_counts_exit_2_with_one_line(command, name, edit, message, three_cats, tmp_path, capsys):
+def test_bad_counts_exit_2_with_one_line(
+    command, name, edit, message, three_cats, tmp_path, capsys
+):
     bad = tmp_path / "bad.csv"
     edit(pd.read_csv(three_cats)).to_csv(bad, index=False)
     code = main([command, "--counts", str(bad), "--out", str(tmp_path / "o.csv")])
@@ -107,7 +161,9 @@ def test_weights_needs_exactly_three_categories(three_cats, tmp_path, capsys):
     assert main(["weights", "--counts", str(bad), "--out", str(tmp_path / "r.csv")]) == 2
     assert "exactly three categories, found 4" in capsys.readouterr().err
     # rank has no such restriction.
-    assert main(["rank", "--counts", str(bad), "--boot", "50", "--out", str(tmp_path / "r.csv")]) == 0
+    assert (
+        main(["rank", "--counts", str(bad), "--boot", "50", "--out", str(tmp_path / "r.csv")]) == 0
+    )
 
 
 @pytest.mark.parametrize(
@@ -129,22 +185,40 @@ def test_bad_options(args, message, three_cats, tmp_path, capsys):
 
 
 def test_output_folder_must_exist(three_cats, tmp_path, capsys):
-    assert main(["rank", "--counts", str(three_cats), "--out", str(tmp_path / "no" / "ranks.csv")]) == 2
+    assert (
+        main(["rank", "--counts", str(three_cats), "--out", str(tmp_path / "no" / "ranks.csv")])
+        == 2
+    )
     assert "does not exist" in capsys.readouterr().err
 
 
 def test_weights_needs_two_models(tmp_path, capsys):
-    one = write_counts(tmp_path / "one.csv", [("P", "a", "x", 1, 2), ("P", "b", "y", 1, 2), ("P", "c", "z", 1, 2)])
+    one = write_counts(
+        tmp_path / "one.csv", [("P", "a", "x", 1, 2), ("P", "b", "y", 1, 2), ("P", "c", "z", 1, 2)]
+    )
     assert main(["weights", "--counts", str(one), "--out", str(tmp_path / "r.csv")]) == 2
     assert "at least two models" in capsys.readouterr().err
 
 
 def test_module_entry_point_exit_code(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "lifelong_core", "rank", "--counts", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "o.csv")],
+        [
+            sys.executable,
+            "-m",
+            "lifelong_core",
+            "rank",
+            "--counts",
+            str(tmp_path / "nope.csv"),
+            "--out",
+            str(tmp_path / "o.csv"),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
     )
     assert proc.returncode == 2
-    assert proc.stderr.startswith("error: ") and "does not exist" in proc.stderr and proc.stderr.count("\n") == 1
+    assert (
+        proc.stderr.startswith("error: ")
+        and "does not exist" in proc.stderr
+        and proc.stderr.count("\n") == 1
+    )

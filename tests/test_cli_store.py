@@ -40,11 +40,21 @@ def long_df():
         for j in range(25):
             if m == "gamma" and j % 3 == 0:
                 continue  # a model that saw only some samples
-            rows.append({"model": m, "sample": f"img-{j:03d}", "correct": int(rng.integers(0, 2)),
-                         "confidence": float(np.float32(rng.random())), "predicted": int(rng.integers(0, 10)),
-                         "true_prob": float(np.float32(rng.random())), "label": j % 10,
-                         "dataset": "digits", "domain": ["clean", "blur"][j % 2], "category": ["natural", "specialized"][j % 2],
-                         "split": "test"})
+            rows.append(
+                {
+                    "model": m,
+                    "sample": f"img-{j:03d}",
+                    "correct": int(rng.integers(0, 2)),
+                    "confidence": float(np.float32(rng.random())),
+                    "predicted": int(rng.integers(0, 10)),
+                    "true_prob": float(np.float32(rng.random())),
+                    "label": j % 10,
+                    "dataset": "digits",
+                    "domain": ["clean", "blur"][j % 2],
+                    "category": ["natural", "specialized"][j % 2],
+                    "split": "test",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -66,7 +76,10 @@ def test_long_round_trip_is_exact(fmt, long_df, tmp_path, capsys):
     if fmt == "csv":
         assert _canon(got).equals(_canon(long_df))
         # and byte-for-byte, once both are in the store's (model, sample) order
-        order = long_df.sort_values(["model", "sample"], key=lambda s: s.map({"alpha": 0, "beta": 1, "gamma": 2}) if s.name == "model" else s)
+        order = long_df.sort_values(
+            ["model", "sample"],
+            key=lambda s: s.map({"alpha": 0, "beta": 1, "gamma": 2}) if s.name == "model" else s,
+        )
         assert back.read_text() == order.to_csv(index=False)
     else:
         for c in long_df.columns:
@@ -96,10 +109,36 @@ def test_wide_round_trip_is_exact(fmt, tmp_path, capsys):
     (tmp_path / "m.txt").write_text("\n".join(models) + "\n")
     (tmp_path / "s.txt").write_text("\n".join(samples) + "\n")
     db = tmp_path / "s.duckdb"
-    ok(["import", "--store", str(db), "--matrix", str(src), "--models", str(tmp_path / "m.txt"),
-        "--samples", str(tmp_path / "s.txt"), "--dataset", "toy"], capsys)
-    ok(["export", "--store", str(db), "--matrix", str(tmp_path / "B.npy"), "--models", str(tmp_path / "m2.txt"),
-        "--samples", str(tmp_path / "s2.txt")], capsys)
+    ok(
+        [
+            "import",
+            "--store",
+            str(db),
+            "--matrix",
+            str(src),
+            "--models",
+            str(tmp_path / "m.txt"),
+            "--samples",
+            str(tmp_path / "s.txt"),
+            "--dataset",
+            "toy",
+        ],
+        capsys,
+    )
+    ok(
+        [
+            "export",
+            "--store",
+            str(db),
+            "--matrix",
+            str(tmp_path / "B.npy"),
+            "--models",
+            str(tmp_path / "m2.txt"),
+            "--samples",
+            str(tmp_path / "s2.txt"),
+        ],
+        capsys,
+    )
     B = np.load(tmp_path / "B.npy")
     assert B.dtype == np.uint8 and np.array_equal(B, A)
     assert (tmp_path / "m2.txt").read_text() == (tmp_path / "m.txt").read_text()
@@ -112,17 +151,52 @@ def test_wide_import_with_metadata_tables_and_growth(tmp_path, capsys):
     C = rng.integers(0, 2, (5, 6), dtype=np.uint8)
     np.save(tmp_path / "A.npy", A)
     np.save(tmp_path / "C.npy", C)
-    pd.DataFrame({"model_id": ["a", "b", "c"], "family": ["cnn", "cnn", "mlp"], "release_order": [1, 2, 3]}).to_csv(
-        tmp_path / "m.csv", index=False)
-    pd.DataFrame({"sample_id": [f"s{j}" for j in range(10)], "domain": ["p"] * 5 + ["q"] * 5,
-                  "category": ["cat1"] * 5 + ["cat2"] * 5, "label": list(range(10))}).to_csv(tmp_path / "s.csv", index=False)
+    pd.DataFrame(
+        {"model_id": ["a", "b", "c"], "family": ["cnn", "cnn", "mlp"], "release_order": [1, 2, 3]}
+    ).to_csv(tmp_path / "m.csv", index=False)
+    pd.DataFrame(
+        {
+            "sample_id": [f"s{j}" for j in range(10)],
+            "domain": ["p"] * 5 + ["q"] * 5,
+            "category": ["cat1"] * 5 + ["cat2"] * 5,
+            "label": list(range(10)),
+        }
+    ).to_csv(tmp_path / "s.csv", index=False)
     (tmp_path / "m2.txt").write_text("a\nb\nc\nd\ne\n")
     (tmp_path / "s2.txt").write_text("".join(f"t{j}\n" for j in range(6)))
     db = str(tmp_path / "s.duckdb")
-    ok(["import", "--store", db, "--matrix", str(tmp_path / "A.npy"), "--models", str(tmp_path / "m.csv"),
-        "--samples", str(tmp_path / "s.csv"), "--dataset", "d1"], capsys)
-    ok(["import", "--store", db, "--matrix", str(tmp_path / "C.npy"), "--models", str(tmp_path / "m2.txt"),
-        "--samples", str(tmp_path / "s2.txt"), "--dataset", "d2"], capsys)
+    ok(
+        [
+            "import",
+            "--store",
+            db,
+            "--matrix",
+            str(tmp_path / "A.npy"),
+            "--models",
+            str(tmp_path / "m.csv"),
+            "--samples",
+            str(tmp_path / "s.csv"),
+            "--dataset",
+            "d1",
+        ],
+        capsys,
+    )
+    ok(
+        [
+            "import",
+            "--store",
+            db,
+            "--matrix",
+            str(tmp_path / "C.npy"),
+            "--models",
+            str(tmp_path / "m2.txt"),
+            "--samples",
+            str(tmp_path / "s2.txt"),
+            "--dataset",
+            "d2",
+        ],
+        capsys,
+    )
     with Store.open(db) as st:
         assert np.array_equal(st.matrix(range(3), range(10)), A)
         assert np.array_equal(st.matrix(None, range(10, 16)), C)
@@ -139,9 +213,20 @@ def test_wide_import_with_metadata_tables_and_growth(tmp_path, capsys):
 
 
 def _lm_line(doc_id, task_filter="none", **metrics):
-    return {"doc_id": doc_id, "doc": {"question": f"q{doc_id}"}, "target": "A", "arguments": {}, "resps": [],
-            "filtered_resps": [], "filter": task_filter, "metrics": list(metrics), "doc_hash": f"dh{doc_id}",
-            "prompt_hash": "p", "target_hash": "t", **metrics}
+    return {
+        "doc_id": doc_id,
+        "doc": {"question": f"q{doc_id}"},
+        "target": "A",
+        "arguments": {},
+        "resps": [],
+        "filtered_resps": [],
+        "filter": task_filter,
+        "metrics": list(metrics),
+        "doc_hash": f"dh{doc_id}",
+        "prompt_hash": "p",
+        "target_hash": "t",
+        **metrics,
+    }
 
 
 def _write_run(folder: Path, ts: str, truth: dict, gz_tasks=()):
@@ -157,8 +242,13 @@ def _write_run(folder: Path, ts: str, truth: dict, gz_tasks=()):
     results = {
         "results": {t: {} for t in truth},
         "group_subtasks": {"mmlu_stem": ["mmlu_physics"], "arc_easy": []},
-        "n-samples": {t: {"original": len({l["doc_id"] for l in v}), "effective": len({l["doc_id"] for l in v})}
-                      for t, v in truth.items()},
+        "n-samples": {
+            t: {
+                "original": len({l["doc_id"] for l in v}),
+                "effective": len({l["doc_id"] for l in v}),
+            }
+            for t, v in truth.items()
+        },
         "config": {"model": "hf", "model_args": "pretrained=tiny"},
     }
     (folder / f"results_{ts}.json").write_text(json.dumps(results))
@@ -168,43 +258,103 @@ def test_lm_eval_round_trip(tmp_path, capsys):
     rng = np.random.default_rng(6)
     ts = "2024-05-14T12-34-56.123456"
     truth = {
-        "arc_easy": [_lm_line(i, acc=float(rng.integers(0, 2)), acc_norm=float(rng.integers(0, 2))) for i in range(30)],
+        "arc_easy": [
+            _lm_line(i, acc=float(rng.integers(0, 2)), acc_norm=float(rng.integers(0, 2)))
+            for i in range(30)
+        ],
         "mmlu_physics": [_lm_line(i, acc=float(rng.integers(0, 2))) for i in range(12)],
-        "gsm8k": [_lm_line(i, task_filter=f, exact_match=float(rng.integers(0, 2)))
-                  for i in range(8) for f in ("strict-match", "flexible-extract")],
+        "gsm8k": [
+            _lm_line(i, task_filter=f, exact_match=float(rng.integers(0, 2)))
+            for i in range(8)
+            for f in ("strict-match", "flexible-extract")
+        ],
     }
     run = tmp_path / "out" / "tiny__model"
     _write_run(run, ts, truth, gz_tasks=("mmlu_physics",))
     db = str(tmp_path / "s.duckdb")
     # acc_norm exists only for arc_easy: a single metric name cannot cover every task...
-    err = fail(["import", "--store", db, "--lm-eval", str(tmp_path / "out"), "--model", "tiny", "--metric", "acc_norm",
-                "--filter", "strict-match"], capsys)
+    err = fail(
+        [
+            "import",
+            "--store",
+            db,
+            "--lm-eval",
+            str(tmp_path / "out"),
+            "--model",
+            "tiny",
+            "--metric",
+            "acc_norm",
+            "--filter",
+            "strict-match",
+        ],
+        capsys,
+    )
     assert "has no metric 'acc_norm'; it has exact_match" in err and not Path(db).exists()
     # ...a preference list can, and --filter picks gsm8k's filter.
-    out = ok(["import", "--store", db, "--lm-eval", str(tmp_path / "out"), "--model", "tiny",
-              "--metric", "acc_norm,acc,exact_match", "--filter", "strict-match"], capsys)
+    out = ok(
+        [
+            "import",
+            "--store",
+            db,
+            "--lm-eval",
+            str(tmp_path / "out"),
+            "--model",
+            "tiny",
+            "--metric",
+            "acc_norm,acc,exact_match",
+            "--filter",
+            "strict-match",
+        ],
+        capsys,
+    )
     assert "imported 50 predictions" in out
-    assert "arc_easy: correct = acc_norm (filter none)" in out and "gsm8k: correct = exact_match (filter strict-match)" in out
+    assert (
+        "arc_easy: correct = acc_norm (filter none)" in out
+        and "gsm8k: correct = exact_match (filter strict-match)" in out
+    )
     ok(["export", "--store", db, "--long", str(tmp_path / "back.csv")], capsys)
     back = pd.read_csv(tmp_path / "back.csv")
     got = dict(zip(back["sample"], back["correct"]))
     want = {f"arc_easy/{l['doc_id']}": l["acc_norm"] for l in truth["arc_easy"]}
     want |= {f"mmlu_physics/{l['doc_id']}": l["acc"] for l in truth["mmlu_physics"]}
-    want |= {f"gsm8k/{l['doc_id']}": l["exact_match"] for l in truth["gsm8k"] if l["filter"] == "strict-match"}
+    want |= {
+        f"gsm8k/{l['doc_id']}": l["exact_match"]
+        for l in truth["gsm8k"]
+        if l["filter"] == "strict-match"
+    }
     assert got == want
     assert set(back["model"]) == {"tiny"} and set(back["dataset"]) == {"lm-eval"}
     cats = back.drop_duplicates("domain").set_index("domain")["category"]
     assert cats["mmlu_physics"] == "mmlu_stem" and pd.isna(cats["arc_easy"])
     with Store.open(db) as st:
         m = st.models()
-        assert m["family"].tolist() == ["hf"] and json.loads(m["metadata"][0]) == {"model_args": "pretrained=tiny", "source": "lm-eval"}
+        assert m["family"].tolist() == ["hf"] and json.loads(m["metadata"][0]) == {
+            "model_args": "pretrained=tiny",
+            "source": "lm-eval",
+        }
         assert st.log()["action"].tolist() == ["insert_lm_eval"]
     # The same run again adds nothing; a second model grows the store on the model axis.
-    out = ok(["import", "--store", db, "--lm-eval", str(run / f"results_{ts}.json"), "--model", "tiny",
-              "--metric", "acc_norm,acc,exact_match", "--filter", "strict-match"], capsys)
+    out = ok(
+        [
+            "import",
+            "--store",
+            db,
+            "--lm-eval",
+            str(run / f"results_{ts}.json"),
+            "--model",
+            "tiny",
+            "--metric",
+            "acc_norm,acc,exact_match",
+            "--filter",
+            "strict-match",
+        ],
+        capsys,
+    )
     assert "imported 0 predictions" in out
     run2 = tmp_path / "run2"
-    _write_run(run2, "2024-06-01T00-00-00.000001", {"arc_easy": [_lm_line(i, acc=1.0) for i in range(30)]})
+    _write_run(
+        run2, "2024-06-01T00-00-00.000001", {"arc_easy": [_lm_line(i, acc=1.0) for i in range(30)]}
+    )
     ok(["import", "--store", db, "--lm-eval", str(run2), "--model", "other"], capsys)
     with Store.open(db) as st:
         assert st.n_models == 2 and st.n_samples == 50
@@ -226,17 +376,36 @@ def test_lm_eval_folder_with_two_runs_needs_a_choice(tmp_path, capsys):
     db = str(tmp_path / "s.duckdb")
     err = fail(["import", "--store", db, "--lm-eval", str(run), "--model", "x"], capsys)
     assert "holds 2 runs" in err
-    ok(["import", "--store", db, "--lm-eval", str(run / "results_2024-05-15T12-34-56.123456.json"), "--model", "x"], capsys)
+    ok(
+        [
+            "import",
+            "--store",
+            db,
+            "--lm-eval",
+            str(run / "results_2024-05-15T12-34-56.123456.json"),
+            "--model",
+            "x",
+        ],
+        capsys,
+    )
     with Store.open(db) as st:
         assert st.matrix().tolist() == [[0]]
 
 
 def test_argument_errors_are_one_line(tmp_path, capsys):
     db = str(tmp_path / "s.duckdb")
-    assert "needs --models and --samples" in fail(["import", "--store", db, "--matrix", "A.npy"], capsys)
-    assert "needs --model NAME" in fail(["import", "--store", db, "--lm-eval", str(tmp_path)], capsys)
-    assert "only go with --lm-eval" in fail(["import", "--store", db, "--long", "x.csv", "--metric", "acc"], capsys)
-    assert "does not exist" in fail(["import", "--store", db, "--long", str(tmp_path / "missing.csv")], capsys)
+    assert "needs --models and --samples" in fail(
+        ["import", "--store", db, "--matrix", "A.npy"], capsys
+    )
+    assert "needs --model NAME" in fail(
+        ["import", "--store", db, "--lm-eval", str(tmp_path)], capsys
+    )
+    assert "only go with --lm-eval" in fail(
+        ["import", "--store", db, "--long", "x.csv", "--metric", "acc"], capsys
+    )
+    assert "does not exist" in fail(
+        ["import", "--store", db, "--long", str(tmp_path / "missing.csv")], capsys
+    )
     assert "No store" in fail(["info", "--store", db], capsys)
     assert "export needs" in fail(["export", "--store", db], capsys)
     assert not Path(db).exists()
@@ -245,8 +414,23 @@ def test_argument_errors_are_one_line(tmp_path, capsys):
 def test_cli_subprocess_exit_codes(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("model,sample,correct\nm,s,7\n")
-    r = subprocess.run([sys.executable, "-m", "lifelong_core", "import", "--store", str(tmp_path / "s.duckdb"),
-                        "--long", str(bad), "--dataset", "d"], cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lifelong_core",
+            "import",
+            "--store",
+            str(tmp_path / "s.duckdb"),
+            "--long",
+            str(bad),
+            "--dataset",
+            "d",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and r.stderr.startswith("error: ") and r.stderr.count("\n") == 1
     assert "Traceback" not in r.stderr
 
@@ -262,41 +446,105 @@ def test_wide_extras_round_trip_and_errors(tmp_path, capsys):
     (tmp_path / "m.txt").write_text("".join(f"m{i}\n" for i in range(4)))
     (tmp_path / "s.txt").write_text("".join(f"s{j}\n" for j in range(9)))
     db = str(tmp_path / "s.duckdb")
-    base = ["import", "--store", db, "--matrix", str(tmp_path / "A.npy"), "--models", str(tmp_path / "m.txt"),
-            "--samples", str(tmp_path / "s.txt"), "--dataset", "d"]
+    base = [
+        "import",
+        "--store",
+        db,
+        "--matrix",
+        str(tmp_path / "A.npy"),
+        "--models",
+        str(tmp_path / "m.txt"),
+        "--samples",
+        str(tmp_path / "s.txt"),
+        "--dataset",
+        "d",
+    ]
     bad = tmp_path / "bad.npy"
     np.save(bad, np.full((4, 9), 1.5))
-    assert "holds 1.5 at row 1, column 1, outside [0, 1]" in fail(base + ["--true-prob", str(bad)], capsys)
+    assert "holds 1.5 at row 1, column 1, outside [0, 1]" in fail(
+        base + ["--true-prob", str(bad)], capsys
+    )
     np.save(bad, np.zeros((4, 8)))
-    assert "has shape (4, 8) but the matrix has shape (4, 9)" in fail(base + ["--confidence", str(bad)], capsys)
+    assert "has shape (4, 8) but the matrix has shape (4, 9)" in fail(
+        base + ["--confidence", str(bad)], capsys
+    )
     np.save(bad, np.array([[object()]], dtype=object), allow_pickle=True)
     assert "pickled" in fail(base + ["--confidence", str(bad)], capsys)
-    assert "only go with --matrix" in fail(["import", "--store", db, "--long", "x.csv", "--confidence", str(bad)], capsys)
+    assert "only go with --matrix" in fail(
+        ["import", "--store", db, "--long", "x.csv", "--confidence", str(bad)], capsys
+    )
     assert not Path(db).exists()
-    ok(base + ["--confidence", str(tmp_path / "conf.npy"), "--predicted", str(tmp_path / "pred.npz")], capsys)
-    ok(["export", "--store", db, "--matrix", str(tmp_path / "B.npy"), "--confidence", str(tmp_path / "c2.npy"),
-        "--predicted", str(tmp_path / "p2.npy")], capsys)
+    ok(
+        base
+        + ["--confidence", str(tmp_path / "conf.npy"), "--predicted", str(tmp_path / "pred.npz")],
+        capsys,
+    )
+    ok(
+        [
+            "export",
+            "--store",
+            db,
+            "--matrix",
+            str(tmp_path / "B.npy"),
+            "--confidence",
+            str(tmp_path / "c2.npy"),
+            "--predicted",
+            str(tmp_path / "p2.npy"),
+        ],
+        capsys,
+    )
     assert np.array_equal(np.load(tmp_path / "B.npy"), A)
     c2, p2 = np.load(tmp_path / "c2.npy"), np.load(tmp_path / "p2.npy")
     assert c2.dtype == np.float32 and np.array_equal(c2, conf)
     assert p2.dtype == np.int32 and np.array_equal(p2, pred)
-    assert "no true_prob" in fail(["export", "--store", db, "--matrix", str(tmp_path / "B.npy"),
-                                   "--true-prob", str(tmp_path / "t.npy")], capsys)
+    assert "no true_prob" in fail(
+        [
+            "export",
+            "--store",
+            db,
+            "--matrix",
+            str(tmp_path / "B.npy"),
+            "--true-prob",
+            str(tmp_path / "t.npy"),
+        ],
+        capsys,
+    )
 
 
 def test_lm_eval_single_task_file(tmp_path, capsys):
     run = tmp_path / "run"
     ts = "2024-05-14T12-34-56.123456"
-    _write_run(run, ts, {"arc_easy": [_lm_line(i, acc=float(i % 2)) for i in range(4)],
-                         "mmlu_physics": [_lm_line(i, acc=1.0) for i in range(3)]})
+    _write_run(
+        run,
+        ts,
+        {
+            "arc_easy": [_lm_line(i, acc=float(i % 2)) for i in range(4)],
+            "mmlu_physics": [_lm_line(i, acc=1.0) for i in range(3)],
+        },
+    )
     db = str(tmp_path / "s.duckdb")
-    out = ok(["import", "--store", db, "--lm-eval", str(run / f"samples_mmlu_physics_{ts}.jsonl"), "--model", "x"], capsys)
+    out = ok(
+        [
+            "import",
+            "--store",
+            db,
+            "--lm-eval",
+            str(run / f"samples_mmlu_physics_{ts}.jsonl"),
+            "--model",
+            "x",
+        ],
+        capsys,
+    )
     assert "imported 3 predictions" in out
     with Store.open(db) as st:
         assert st.samples()["category"].tolist() == ["mmlu_stem"] * 3
     (run / "notes.txt").write_text("hello")
-    assert "is not an lm-eval" in fail(["import", "--store", db, "--lm-eval", str(run / "notes.txt"), "--model", "x"], capsys)
-    assert "does not exist" in fail(["import", "--store", db, "--lm-eval", str(run / "nope"), "--model", "x"], capsys)
+    assert "is not an lm-eval" in fail(
+        ["import", "--store", db, "--lm-eval", str(run / "notes.txt"), "--model", "x"], capsys
+    )
+    assert "does not exist" in fail(
+        ["import", "--store", db, "--lm-eval", str(run / "nope"), "--model", "x"], capsys
+    )
 
 
 def test_log_records_the_source_file_checksum(long_df, tmp_path, capsys):
@@ -310,4 +558,5 @@ def test_log_records_the_source_file_checksum(long_df, tmp_path, capsys):
         log = st.log()
     assert log["checksum"].tolist() == ["sha256:" + hashlib.sha256(src.read_bytes()).hexdigest()]
     assert log[["action", "source", "new_models", "new_samples", "entries"]].values.tolist() == [
-        ["insert_long", str(src), 3, 25, 66]]
+        ["insert_long", str(src), 3, 25, 66]
+    ]

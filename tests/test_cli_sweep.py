@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from lifelong_core.cli import main
-from lifelong_core.sweep import run_sweep
 from lifelong_core.sortsearch.sort import choose_sort_rows
+from lifelong_core.sweep import run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,8 +39,21 @@ def run_main(capsys, *args):
 
 def test_sort_rows_contract_and_per_model(data, capsys):
     d, A, _ = data
-    code, err = run_main(capsys, "--matrix", d / "A.npy", "--sort-rows", d / "rows.txt", "--budgets", "8,16,700",
-                         "--search", "midpoint", "--out", d / "s.csv", "--per-model", d / "pm.csv")
+    code, err = run_main(
+        capsys,
+        "--matrix",
+        d / "A.npy",
+        "--sort-rows",
+        d / "rows.txt",
+        "--budgets",
+        "8,16,700",
+        "--search",
+        "midpoint",
+        "--out",
+        d / "s.csv",
+        "--per-model",
+        d / "pm.csv",
+    )
     assert code == 0, err
     table = pd.read_csv(d / "s.csv")
     pm = pd.read_csv(d / "pm.csv")
@@ -58,16 +71,37 @@ def test_sort_rows_contract_and_per_model(data, capsys):
 
 def test_default_search_is_mirt_with_intervals(data, capsys):
     d, A, _ = data
-    code, err = run_main(capsys, "--matrix", d / "A.npy", "--sort-rows", d / "rows.txt", "--budgets", "16,64",
-                         "--out", d / "dm.csv", "--per-model", d / "dpm.csv")
+    code, err = run_main(
+        capsys,
+        "--matrix",
+        d / "A.npy",
+        "--sort-rows",
+        d / "rows.txt",
+        "--budgets",
+        "16,64",
+        "--out",
+        d / "dm.csv",
+        "--per-model",
+        d / "dpm.csv",
+    )
     assert code == 0, err
     sort_rows = np.arange(0, 30, 3)
     eval_rows = np.setdiff1d(np.arange(30), sort_rows)
-    expected = run_sweep(A[sort_rows], A[eval_rows], [16, 64], search="mirt", eval_row_ids=eval_rows)
+    expected = run_sweep(
+        A[sort_rows], A[eval_rows], [16, 64], search="mirt", eval_row_ids=eval_rows
+    )
     assert expected.config["search"] == "mirt"
     assert np.allclose(pd.read_csv(d / "dm.csv")["mae"], expected.table["mae"])
     pm = pd.read_csv(d / "dpm.csv")
-    assert list(pm.columns) == ["model_row", "budget", "est_acc", "true_acc", "mae", "est_lo", "est_hi"]
+    assert list(pm.columns) == [
+        "model_row",
+        "budget",
+        "est_acc",
+        "true_acc",
+        "mae",
+        "est_lo",
+        "est_hi",
+    ]
     assert ((pm["est_lo"] <= pm["est_acc"]) & (pm["est_acc"] <= pm["est_hi"])).all()
 
 
@@ -75,11 +109,25 @@ def test_default_search_is_mirt_with_intervals(data, capsys):
 def test_dask_engine_matches_numpy_engine(data, capsys, search, sampling):
     pytest.importorskip("dask.distributed")
     d, _, _ = data
-    common = ["--matrix", d / "A.npy", "--sort-models", 7, "--seed", 3, "--budgets", "8,32,128",
-              "--search", search, "--sampling", sampling]
+    common = [
+        "--matrix",
+        d / "A.npy",
+        "--sort-models",
+        7,
+        "--seed",
+        3,
+        "--budgets",
+        "8,32,128",
+        "--search",
+        search,
+        "--sampling",
+        sampling,
+    ]
     code, err = run_main(capsys, *common, "--out", d / "np.csv", "--per-model", d / "np_pm.csv")
     assert code == 0, err
-    code, err = run_main(capsys, *common, "--engine", "dask", "--out", d / "dk.csv", "--per-model", d / "dk_pm.csv")
+    code, err = run_main(
+        capsys, *common, "--engine", "dask", "--out", d / "dk.csv", "--per-model", d / "dk_pm.csv"
+    )
     assert code == 0, err
     pd.testing.assert_frame_equal(pd.read_csv(d / "np.csv"), pd.read_csv(d / "dk.csv"))
     key = ["budget", "model_row"]
@@ -88,22 +136,50 @@ def test_dask_engine_matches_numpy_engine(data, capsys, search, sampling):
     pd.testing.assert_frame_equal(a, b)
 
 
-@pytest.mark.parametrize("extra,needle", [
-    ([], "threshold rules only; add --search midpoint"),
-    (["--search", "midpoint", "--sort", "recursive"], "sorts by sum only"),
-])
+@pytest.mark.parametrize(
+    "extra,needle",
+    [
+        ([], "threshold rules only; add --search midpoint"),
+        (["--search", "midpoint", "--sort", "recursive"], "sorts by sum only"),
+    ],
+)
 def test_dask_engine_refuses_what_it_cannot_run(data, capsys, extra, needle):
     d, _, _ = data
-    code, err = run_main(capsys, "--matrix", d / "A.npy", "--sort-models", 5, "--engine", "dask", *extra,
-                         "--out", d / "never.csv")
+    code, err = run_main(
+        capsys,
+        "--matrix",
+        d / "A.npy",
+        "--sort-models",
+        5,
+        "--engine",
+        "dask",
+        *extra,
+        "--out",
+        d / "never.csv",
+    )
     assert code == 2 and needle in err and "\n" not in err.strip()
     assert not (d / "never.csv").exists()
 
 
 def test_sort_models_seed_and_options(data, capsys):
     d, A, _ = data
-    code, err = run_main(capsys, "--matrix", d / "A.csv", "--sort-models", 8, "--seed", 4, "--budgets", "8,32",
-                         "--sampling", "random", "--search", "reference", "--out", d / "r.csv")
+    code, err = run_main(
+        capsys,
+        "--matrix",
+        d / "A.csv",
+        "--sort-models",
+        8,
+        "--seed",
+        4,
+        "--budgets",
+        "8,32",
+        "--sampling",
+        "random",
+        "--search",
+        "reference",
+        "--out",
+        d / "r.csv",
+    )
     assert code == 0, err
     rows = choose_sort_rows(30, 8, 4)
     ev = np.setdiff1d(np.arange(30), rows)
@@ -111,16 +187,29 @@ def test_sort_models_seed_and_options(data, capsys):
     assert np.allclose(pd.read_csv(d / "r.csv")["mae"], expected.table["mae"])
 
 
-@pytest.mark.parametrize("extra", [
-    ["--sort", "recursive"],
-    ["--sort", "confidence", "--confidence", "C.npy"],
-    ["--search", "copy-nearest"],
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--sort", "recursive"],
+        ["--sort", "confidence", "--confidence", "C.npy"],
+        ["--search", "copy-nearest"],
+    ],
+)
 def test_other_sorts_and_methods_run(data, capsys, extra):
     d, _, _ = data
     extra = [str(d / e) if e.endswith(".npy") else e for e in extra]
-    code, err = run_main(capsys, "--matrix", d / "A.npy", "--sort-models", 10, "--budgets", "8,64",
-                         *extra, "--out", d / "o.csv")
+    code, err = run_main(
+        capsys,
+        "--matrix",
+        d / "A.npy",
+        "--sort-models",
+        10,
+        "--budgets",
+        "8,64",
+        *extra,
+        "--out",
+        d / "o.csv",
+    )
     assert code == 0, err
     assert len(pd.read_csv(d / "o.csv")) == 2
 
@@ -140,21 +229,45 @@ def bad_files(d: Path) -> None:
     (d / "all.txt").write_text("\n".join(map(str, range(30))))
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--matrix", "ragged.csv", "--sort-models", "1"], "ragged: line 2"),
-    (["--matrix", "nonbin.csv", "--sort-models", "1"], "non-binary value 3.0 at line 2, column 2"),
-    (["--matrix", "nan.csv", "--sort-models", "1"], "missing value (NaN) at line 2, column 2"),
-    (["--matrix", "A.npy", "--sort-rows", "out_of_range.txt"], "holds index 30, outside [0, 29]"),
-    (["--matrix", "A.npy", "--sort-rows", "all.txt"], "names all 30 rows"),
-    (["--matrix", "A.npy", "--sort-models", "30"], "--sort-models: the number of Sort models, 30, must be between 1 and 29"),
-    (["--matrix", "A.npy", "--sort-models", "5", "--budgets", "8,701"], "budget 701 must be between 1 and"),
-    (["--matrix", "A.npy", "--sort-models", "5", "--budgets", "0"], "budget 0 must be between 1 and"),
-    (["--matrix", "A.npy", "--sort-models", "5", "--budgets", "8,x"], "'x' is not a whole number"),
-    (["--matrix", "missing.npy", "--sort-models", "5"], "does not exist"),
-    (["--matrix", "A.npy", "--sort-models", "5", "--search", "bogus"], "unknown --search 'bogus'"),
-    (["--matrix", "A.npy", "--sort-models", "5", "--sort", "confidence"], "needs --confidence"),
-    (["--matrix", "A.npy", "--sort-models", "5", "--confidence", "ragged.csv"], "ragged"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--matrix", "ragged.csv", "--sort-models", "1"], "ragged: line 2"),
+        (
+            ["--matrix", "nonbin.csv", "--sort-models", "1"],
+            "non-binary value 3.0 at line 2, column 2",
+        ),
+        (["--matrix", "nan.csv", "--sort-models", "1"], "missing value (NaN) at line 2, column 2"),
+        (
+            ["--matrix", "A.npy", "--sort-rows", "out_of_range.txt"],
+            "holds index 30, outside [0, 29]",
+        ),
+        (["--matrix", "A.npy", "--sort-rows", "all.txt"], "names all 30 rows"),
+        (
+            ["--matrix", "A.npy", "--sort-models", "30"],
+            "--sort-models: the number of Sort models, 30, must be between 1 and 29",
+        ),
+        (
+            ["--matrix", "A.npy", "--sort-models", "5", "--budgets", "8,701"],
+            "budget 701 must be between 1 and",
+        ),
+        (
+            ["--matrix", "A.npy", "--sort-models", "5", "--budgets", "0"],
+            "budget 0 must be between 1 and",
+        ),
+        (
+            ["--matrix", "A.npy", "--sort-models", "5", "--budgets", "8,x"],
+            "'x' is not a whole number",
+        ),
+        (["--matrix", "missing.npy", "--sort-models", "5"], "does not exist"),
+        (
+            ["--matrix", "A.npy", "--sort-models", "5", "--search", "bogus"],
+            "unknown --search 'bogus'",
+        ),
+        (["--matrix", "A.npy", "--sort-models", "5", "--sort", "confidence"], "needs --confidence"),
+        (["--matrix", "A.npy", "--sort-models", "5", "--confidence", "ragged.csv"], "ragged"),
+    ],
+)
 def test_bad_input_exits_2_with_one_sentence(data, capsys, args, needle):
     d, _, _ = data
     bad_files(d)
@@ -168,18 +281,51 @@ def test_bad_input_exits_2_with_one_sentence(data, capsys, args, needle):
 
 def test_unwritable_output(data, capsys):
     d, _, _ = data
-    code, err = run_main(capsys, "--matrix", d / "A.npy", "--sort-models", 5, "--out", d / "no" / "such" / "dir.csv")
+    code, err = run_main(
+        capsys, "--matrix", d / "A.npy", "--sort-models", 5, "--out", d / "no" / "such" / "dir.csv"
+    )
     assert code == 2 and "does not exist" in err
 
 
 def test_as_a_process(data):
     d, _, _ = data
-    ok = subprocess.run([sys.executable, "-m", "lifelong_core", "sweep", "--matrix", str(d / "A.npy"),
-                         "--sort-models", "6", "--budgets", "8,16", "--out", str(d / "proc.csv")],
-                        cwd=ROOT, capture_output=True, text=True)
+    ok = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lifelong_core",
+            "sweep",
+            "--matrix",
+            str(d / "A.npy"),
+            "--sort-models",
+            "6",
+            "--budgets",
+            "8,16",
+            "--out",
+            str(d / "proc.csv"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert ok.returncode == 0, ok.stderr
     assert pd.read_csv(d / "proc.csv")["budget"].tolist() == [8, 16]
-    bad = subprocess.run([sys.executable, "-m", "lifelong_core", "sweep", "--matrix", str(d / "ragged.csv"),
-                          "--sort-models", "1", "--out", str(d / "x.csv")], cwd=ROOT, capture_output=True, text=True)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lifelong_core",
+            "sweep",
+            "--matrix",
+            str(d / "ragged.csv"),
+            "--sort-models",
+            "1",
+            "--out",
+            str(d / "x.csv"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1 and bad.stderr.startswith("error: ")

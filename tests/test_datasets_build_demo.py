@@ -53,7 +53,10 @@ def test_store_matrix_and_extras_equal_the_committed_files(built):
         assert samples["category"].tolist() == d.samples["category"].tolist()
         assert samples["label"].astype(int).tolist() == d.samples["label"].tolist()
         ds = st.datasets()
-        assert ds["dataset"].tolist() == ["lifelong-digits", "open-llm-leaderboard-v2"] and not ds["synthetic"].any()
+        assert (
+            ds["dataset"].tolist() == ["lifelong-digits", "open-llm-leaderboard-v2"]
+            and not ds["synthetic"].any()
+        )
         counts = st.counts("lifelong-digits")
         assert set(counts["category"]) == {"handwriting", "acquisition", "geometric"}
         assert len(st.domains("lifelong-digits")) == len(d.domains)
@@ -69,7 +72,9 @@ def test_the_lifelong_state_is_kept_for_every_dataset(built):
     with Store.open(built) as st:
         for ds in st.datasets()["dataset"]:
             stat = lifelong_state.status(st, ds, "mirt")
-            assert stat.items_usable and not stat.sort_stale and not stat.models_since_fit, stat.sentence()
+            assert stat.items_usable and not stat.sort_stale and not stat.models_since_fit, (
+                stat.sentence()
+            )
             est, _ = lifelong_state.fitted(st, ds, "mirt")
             assert est is not None
 
@@ -105,7 +110,18 @@ def test_damaged_source_leaves_nothing_behind(tmp_path, capsys):
 
 
 def test_missing_source_and_folder_are_one_line_errors(tmp_path, capsys):
-    assert main(["build-demo", "--store", str(tmp_path / "d.duckdb"), "--source", str(tmp_path / "nope")]) == 2
+    assert (
+        main(
+            [
+                "build-demo",
+                "--store",
+                str(tmp_path / "d.duckdb"),
+                "--source",
+                str(tmp_path / "nope"),
+            ]
+        )
+        == 2
+    )
     assert "MANIFEST.json is missing" in capsys.readouterr().err
     assert main(["build-demo", "--store", str(tmp_path / "no" / "d.duckdb")]) == 2
     assert "does not exist" in capsys.readouterr().err
@@ -149,8 +165,14 @@ def test_leaderboard_is_the_second_dataset_as_the_importer_stores_it(built_outpu
     assert "Qwen/Qwen2-VL-7B-Instruct has no results on math_hard" in out
     with Store.open(path) as st:
         smp = st.samples(leaderboard.DATASET)
-        assert smp["domain"].value_counts().to_dict() == {"ifeval": 541, "musr": 756, "math_hard": 894}
-        assert smp["sample_id"].iloc[0] == "ifeval/0" and smp["sample_id"].iloc[-1] == "math_hard/893"
+        assert smp["domain"].value_counts().to_dict() == {
+            "ifeval": 541,
+            "musr": 756,
+            "math_hard": 894,
+        }
+        assert (
+            smp["sample_id"].iloc[0] == "ifeval/0" and smp["sample_id"].iloc[-1] == "math_hard/893"
+        )
         models = st.models().set_index("model_id")
         names = lb.names
         assert len(names) == 429 and set(names) <= set(models.index)
@@ -176,7 +198,10 @@ def test_unusable_leaderboard_file_is_one_line_and_leaves_nothing(tmp_path, caps
     src = tmp_path / "lb"
     src.mkdir()
     for t in ("ifeval", "musr"):
-        shutil.copy(Path(__file__).resolve().parents[1] / "data" / "open_llm_leaderboard_v2" / f"{t}.npz", src)
+        shutil.copy(
+            Path(__file__).resolve().parents[1] / "data" / "open_llm_leaderboard_v2" / f"{t}.npz",
+            src,
+        )
     (src / "math_hard.npz").write_bytes(b"not an npz")
     out = tmp_path / "out"
     out.mkdir()

@@ -23,7 +23,9 @@ def small_builds(tmp_path_factory):
 
 def test_rebuild_is_byte_identical_whatever_the_number_of_workers(small_builds):
     _, a, b = small_builds
-    assert {k: v["sha256"] for k, v in a["files"].items()} == {k: v["sha256"] for k, v in b["files"].items()}
+    assert {k: v["sha256"] for k, v in a["files"].items()} == {
+        k: v["sha256"] for k, v in b["files"].items()
+    }
 
 
 def test_small_build_is_consistent(small_builds):
@@ -72,7 +74,9 @@ def test_augmentation_keeps_originals_first():
     out = shifts.augment(imgs, "rotate", 2, np.random.default_rng(0))
     assert out.shape == (15, 8, 8)
     assert np.array_equal(out[:5], imgs.astype(np.uint8))
-    assert np.array_equal(shifts.augment(imgs, "none", 2, np.random.default_rng(0)), imgs.astype(np.uint8))
+    assert np.array_equal(
+        shifts.augment(imgs, "none", 2, np.random.default_rng(0)), imgs.astype(np.uint8)
+    )
 
 
 def test_zoo_specs_are_unique_and_cover_every_family():
@@ -97,8 +101,15 @@ def test_split_pools_are_disjoint_stratified_and_seeded():
     train, test, rep = digits.split_pools(labels, seed=3)
     assert np.bincount(labels[test]).tolist() == [digits.TEST_PER_CLASS] * 10
     assert np.bincount(labels[rep]).tolist() == [digits.REPLICATION_PER_CLASS] * 10
-    assert len(np.intersect1d(train, test)) == len(np.intersect1d(train, rep)) == len(np.intersect1d(test, rep)) == 0
-    assert all(np.array_equal(x, y) for x, y in zip(digits.split_pools(labels, seed=3), (train, test, rep)))
+    assert (
+        len(np.intersect1d(train, test))
+        == len(np.intersect1d(train, rep))
+        == len(np.intersect1d(test, rep))
+        == 0
+    )
+    assert all(
+        np.array_equal(x, y) for x, y in zip(digits.split_pools(labels, seed=3), (train, test, rep))
+    )
 
 
 def test_builder_cli_rejects_unknown_family(tmp_path, capsys):

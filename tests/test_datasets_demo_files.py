@@ -174,4 +174,7 @@ def test_committed_files_match_what_the_current_code_would_build(demo):
     assert np.array_equal(rendered, demo_files.load_images(DEMO))
     for col in samples.columns:
         assert samples[col].astype(str).tolist() == demo.samples[col].astype(str).tolist(), col
-    assert domains.astype(str).values.tolist() == demo.domains[domains.columns].astype(str).values.tolist()
+    assert (
+        domains.astype(str).values.tolist()
+        == demo.domains[domains.columns].astype(str).values.tolist()
+    )

@@ -10,7 +10,9 @@ from lifelong_core.errors import InputError
 
 
 def _spec(**kw):
-    base = dict(n_models=40, n_samples=1500, seed=7, n_clusters=3, cluster_spread=0.8, label_noise=0.05)
+    base = dict(
+        n_models=40, n_samples=1500, seed=7, n_clusters=3, cluster_spread=0.8, label_noise=0.05
+    )
     base.update(kw)
     return syn.SyntheticSpec(**base)
 
@@ -73,7 +75,9 @@ def test_mislabeled_samples_are_right_only_by_chance():
 
 
 def test_clusters_have_their_own_sample_orders():
-    spec = syn.SyntheticSpec(n_models=600, n_samples=3000, seed=3, n_clusters=2, cluster_spread=2.0, difficulty_sd=1.0)
+    spec = syn.SyntheticSpec(
+        n_models=600, n_samples=3000, seed=3, n_clusters=2, cluster_spread=2.0, difficulty_sd=1.0
+    )
     A = syn.generate(spec)
     cl = syn.params(spec).cluster
     s0, s1 = A[cl == 0][::2], A[cl == 1][::2]
@@ -91,8 +95,15 @@ def test_single_cluster_has_one_order():
 
 @pytest.mark.parametrize(
     "kw",
-    [dict(n_models=0), dict(n_samples=0), dict(label_noise=1.5), dict(discrimination=0.0), dict(ability_sd=-1.0),
-     dict(n_clusters=0), dict(chance=-0.1)],
+    [
+        dict(n_models=0),
+        dict(n_samples=0),
+        dict(label_noise=1.5),
+        dict(discrimination=0.0),
+        dict(ability_sd=-1.0),
+        dict(n_clusters=0),
+        dict(chance=-0.1),
+    ],
 )
 def test_bad_specs_are_input_errors(kw):
     base = dict(n_models=3, n_samples=5)
@@ -111,7 +122,9 @@ def test_write_npy_streams_the_same_matrix(tmp_path):
     out = syn.write_npy(spec, tmp_path / "A.npy", block_rows=9)
     assert np.array_equal(np.load(out), syn.generate(spec))
     packed = syn.write_npy(spec, tmp_path / "P.npy", packed=True, block_rows=5)
-    assert np.array_equal(np.unpackbits(np.load(packed), axis=1, count=777, bitorder="little"), syn.generate(spec))
+    assert np.array_equal(
+        np.unpackbits(np.load(packed), axis=1, count=777, bitorder="little"), syn.generate(spec)
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["A.npy", "P.npy"]
 
 
@@ -149,8 +162,27 @@ def test_packed_store_path_holds_the_same_bits(tmp_path, capsys):
 
     spec = _spec(n_models=17, n_samples=1001)
     path = tmp_path / "p.duckdb"
-    assert syn.main(["--models", "17", "--samples", "1001", "--seed", "7", "--clusters", "3", "--cluster-spread", "0.8",
-                     "--label-noise", "0.05", "--store", str(path)]) == 0
+    assert (
+        syn.main(
+            [
+                "--models",
+                "17",
+                "--samples",
+                "1001",
+                "--seed",
+                "7",
+                "--clusters",
+                "3",
+                "--cluster-spread",
+                "0.8",
+                "--label-noise",
+                "0.05",
+                "--store",
+                str(path),
+            ]
+        )
+        == 0
+    )
     with Store.open(path) as st:
         assert np.array_equal(st.matrix(), syn.generate(spec))
         assert st.models()["model_id"].tolist() == syn.models_table(spec)["model_id"].tolist()

@@ -12,13 +12,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.store import Store
 from lifelong_core.workflows.rankings import newest_estimated_counts
 from lifelong_core.workflows.selection import complete_counts, real_models, select
-
-from apptest_pages import open_page
 
 FAKE = "estimated-perfect"
 N_REAL = 12
@@ -30,31 +29,58 @@ def make_store(path: Path) -> Path:
     rng = np.random.default_rng(1)
     domains = [(f"{c}-{k}", c) for c in ("alpha", "beta", "gamma") for k in range(2)]
     per = 40
-    smp = pd.DataFrame({
-        "sample_id": [f"s{i}" for i in range(len(domains) * per)],
-        "dataset": "toy",
-        "domain": [d for d, _ in domains for _ in range(per)],
-        "category": [c for _, c in domains for _ in range(per)],
-        "label": rng.integers(0, 3, len(domains) * per),
-        "split": "test",
-    })
+    smp = pd.DataFrame(
+        {
+            "sample_id": [f"s{i}" for i in range(len(domains) * per)],
+            "dataset": "toy",
+            "domain": [d for d, _ in domains for _ in range(per)],
+            "category": [c for _, c in domains for _ in range(per)],
+            "label": rng.integers(0, 3, len(domains) * per),
+            "split": "test",
+        }
+    )
     n = len(smp)
     skill = np.linspace(0.3, 0.8, N_REAL)[:, None]
     A = (rng.random((N_REAL, n)) < skill).astype(np.uint8)
     labels = smp["label"].to_numpy()
     pred = np.where(A == 1, labels, (labels + 1) % 3).astype(np.int32)
     conf = rng.uniform(0.4, 1.0, (N_REAL, n)).astype(np.float32)
-    models = pd.DataFrame({"model_id": [f"id{i}" for i in range(N_REAL)], "name": [f"model-{i:02d}" for i in range(N_REAL)],
-                           "family": ["toy"] * N_REAL, "release_order": np.arange(1, N_REAL + 1)})
+    models = pd.DataFrame(
+        {
+            "model_id": [f"id{i}" for i in range(N_REAL)],
+            "name": [f"model-{i:02d}" for i in range(N_REAL)],
+            "family": ["toy"] * N_REAL,
+            "release_order": np.arange(1, N_REAL + 1),
+        }
+    )
     with Store.create(path) as st:
-        st.insert_matrix(A, models=models, samples=smp, source="toy.npy",
-                         extras={"predicted": pred, "confidence": conf, "true_prob": conf})
-        fake = pd.DataFrame({"model_id": [FAKE], "name": [FAKE], "family": ["estimated"], "estimated": [True],
-                             "release_order": [N_REAL + 1]})
-        st.insert_matrix(np.ones((1, n), dtype=np.uint8), models=fake, samples=smp["sample_id"].tolist(),
-                         source="app upload", extras={"predicted": labels[None, :].astype(np.int32),
-                                                      "confidence": np.ones((1, n), np.float32),
-                                                      "true_prob": np.ones((1, n), np.float32)})
+        st.insert_matrix(
+            A,
+            models=models,
+            samples=smp,
+            source="toy.npy",
+            extras={"predicted": pred, "confidence": conf, "true_prob": conf},
+        )
+        fake = pd.DataFrame(
+            {
+                "model_id": [FAKE],
+                "name": [FAKE],
+                "family": ["estimated"],
+                "estimated": [True],
+                "release_order": [N_REAL + 1],
+            }
+        )
+        st.insert_matrix(
+            np.ones((1, n), dtype=np.uint8),
+            models=fake,
+            samples=smp["sample_id"].tolist(),
+            source="app upload",
+            extras={
+                "predicted": labels[None, :].astype(np.int32),
+                "confidence": np.ones((1, n), np.float32),
+                "true_prob": np.ones((1, n), np.float32),
+            },
+        )
     return path
 
 
@@ -142,18 +168,27 @@ def test_task_weighting_store_leaves_estimated_rows_out(use_store):
 
 
 def test_matched_accuracy_leaves_estimated_rows_out(use_store):
-    at = run("pages/8_Matched_accuracy.py", src_ds="toy", tgt_ds="toy", src_dom="alpha-0,beta-0,gamma-0",
-             tgt_dom="alpha-1,beta-1,gamma-1", runs="2")
+    at = run(
+        "pages/8_Matched_accuracy.py",
+        src_ds="toy",
+        tgt_ds="toy",
+        src_dom="alpha-0,beta-0,gamma-0",
+        tgt_dom="alpha-1,beta-1,gamma-1",
+        runs="2",
+    )
     assert FAKE not in at.selectbox(key="match-model").options
     table = frames(at)[0]
     assert len(table) == N_REAL and FAKE not in set(table["model"])
 
 
-@pytest.mark.parametrize("page,query", [
-    ("pages/1_Budget_explorer.py", {"search": "midpoint", "k": "4"}),
-    ("pages/2_Estimated_vs_true.py", {"search": "midpoint", "k": "4"}),
-    ("pages/5_Stream.py", {"pool": "4"}),
-])
+@pytest.mark.parametrize(
+    "page,query",
+    [
+        ("pages/1_Budget_explorer.py", {"search": "midpoint", "k": "4"}),
+        ("pages/2_Estimated_vs_true.py", {"search": "midpoint", "k": "4"}),
+        ("pages/5_Stream.py", {"pool": "4"}),
+    ],
+)
 def test_sort_and_search_pages_leave_estimated_rows_out(use_store, page, query):
     at = run(page, **query)
     assert FAKE not in names_shown(at)
@@ -173,6 +208,24 @@ def test_cli_select_fits_on_real_models_only(store_file, tmp_path, capsys):
     from lifelong_core.cli import main
 
     out = tmp_path / "items.csv"
-    assert main(["select", "--store", str(store_file), "--dataset", "toy", "--budget", "10", "--method", "reference",
-                 "--format", "csv", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "select",
+                "--store",
+                str(store_file),
+                "--dataset",
+                "toy",
+                "--budget",
+                "10",
+                "--method",
+                "reference",
+                "--format",
+                "csv",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert f"fitted on {N_REAL} models" in capsys.readouterr().out

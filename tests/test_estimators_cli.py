@@ -21,10 +21,30 @@ def _matrix(tmp_path):
 
 @pytest.mark.parametrize("name", ["irt", "mirt", "neighbours"])
 def test_sweep_search_name_writes_intervals(tmp_path, name):
-    path, A = _matrix(tmp_path)
+    path, _A = _matrix(tmp_path)
     out, per = tmp_path / "s.csv", tmp_path / "pm.csv"
-    assert main(["sweep", "--matrix", str(path), "--sort-models", "20", "--seed", "1", "--budgets", "16,64,300",
-                 "--search", name, "--out", str(out), "--per-model", str(per)]) == 0
+    assert (
+        main(
+            [
+                "sweep",
+                "--matrix",
+                str(path),
+                "--sort-models",
+                "20",
+                "--seed",
+                "1",
+                "--budgets",
+                "16,64,300",
+                "--search",
+                name,
+                "--out",
+                str(out),
+                "--per-model",
+                str(per),
+            ]
+        )
+        == 0
+    )
     table, pm = pd.read_csv(out), pd.read_csv(per)
     assert table["budget"].tolist() == [16, 64, 300]
     assert {"est_lo", "est_hi"} <= set(pm.columns)
@@ -39,7 +59,22 @@ def test_sweep_search_name_writes_intervals(tmp_path, name):
 
 def test_sweep_rejects_a_budget_larger_than_the_benchmark(tmp_path, capsys):
     path, _ = _matrix(tmp_path)
-    rc = main(["sweep", "--matrix", str(path), "--sort-models", "20", "--seed", "1", "--budgets", "301",
-               "--search", "mirt", "--out", str(tmp_path / "s.csv")])
+    rc = main(
+        [
+            "sweep",
+            "--matrix",
+            str(path),
+            "--sort-models",
+            "20",
+            "--seed",
+            "1",
+            "--budgets",
+            "301",
+            "--search",
+            "mirt",
+            "--out",
+            str(tmp_path / "s.csv"),
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("error:") and len(err.strip().splitlines()) == 1

@@ -21,7 +21,7 @@ from lifelong_core.methods.design import (
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 400), frac=st.floats(0, 1), seed=st.integers(0, 2**31))
 def test_design_exact_budget_sorted_distinct_two_per_stratum(n, frac, seed):
-    budget = max(1, int(round(frac * n)))
+    budget = max(1, round(frac * n))
     pos = stratified_positions(n, budget, np.random.default_rng(seed))
     assert len(pos) == budget
     assert np.all(np.diff(pos) > 0)

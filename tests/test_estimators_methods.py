@@ -121,7 +121,7 @@ def test_mirt_forced_answer_when_every_cache_model_agrees():
 def test_mirt_beats_the_best_single_order_threshold():
     # The floor of any one-order threshold rule (S&S with every sample evaluated, §4.5's
     # aleatoric error) against MIRT from 64 of 400 evaluations, on models of both families.
-    A, fam = two_family_cache(30, 400, 4)
+    A, _fam = two_family_cache(30, 400, 4)
     held, _ = two_family_cache(6, 400, 5)
     order = sum_order(A)
     method = MIRTEstimator(k=2).fit(A, order)
@@ -131,7 +131,9 @@ def test_mirt_beats_the_best_single_order_threshold():
         pos = method.select(400, 64, rng)
         mirt_err.append(np.mean(method.estimate(pos, a[pos]).per_sample != a))
         s = 2.0 * a[order] - 1.0
-        floor.append(np.mean(a[order] != (np.arange(400) < np.argmax(np.concatenate([[0], np.cumsum(s)])))))
+        floor.append(
+            np.mean(a[order] != (np.arange(400) < np.argmax(np.concatenate([[0], np.cumsum(s)]))))
+        )
     assert np.mean(mirt_err) < 0.8 * np.mean(floor)
 
 
@@ -178,7 +180,9 @@ def test_intervals_work_on_positions_chosen_elsewhere():
     assert est.lo < est.hi and abs(est.acc - A[3].mean()) < 0.2
 
 
-@pytest.mark.parametrize("kwargs", [dict(k=0), dict(k=2.5), dict(iters=0), dict(item_ridge=0.0), dict(level=1.0)])
+@pytest.mark.parametrize(
+    "kwargs", [dict(k=0), dict(k=2.5), dict(iters=0), dict(item_ridge=0.0), dict(level=1.0)]
+)
 def test_bad_settings_are_input_errors(kwargs):
     with pytest.raises(InputError):
         MIRTEstimator(**kwargs)
@@ -221,7 +225,7 @@ def test_estimate_invariants_on_any_cache(m, n, frac, seed, name):
     rng = np.random.default_rng(seed)
     A = (rng.random((m, n)) < rng.random()).astype(np.uint8)
     new = (rng.random(n) < rng.random()).astype(np.uint8)
-    budget = max(1, int(round(frac * n)))
+    budget = max(1, round(frac * n))
     method = ESTIMATORS[name]().fit(A, sum_order(A))
     pos = method.select(n, budget, rng)
     est = method.estimate(pos, new[pos])
@@ -241,8 +245,13 @@ def test_map_ability_solves_the_one_dimensional_score_equation():
 
     from lifelong_core.methods.irt import ItemModel, map_ability
 
-    item = ItemModel(d=np.zeros(5), w=np.ones((5, 1)), prior_mean=np.zeros(1), prior_prec=np.eye(1),
-                     theta=np.zeros((2, 1)))
+    item = ItemModel(
+        d=np.zeros(5),
+        w=np.ones((5, 1)),
+        prior_mean=np.zeros(1),
+        prior_prec=np.eye(1),
+        theta=np.zeros((2, 1)),
+    )
     theta, df = map_ability(item, np.array([0, 2, 4]), np.array([1, 1, 1]))
     want = brentq(lambda t: 3 - 3 * expit(t) - t, 0, 3)
     fisher = 3 * expit(want) * (1 - expit(want))

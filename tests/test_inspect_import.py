@@ -25,17 +25,30 @@ WRITER = Path(__file__).resolve().parent / "data" / "inspect_toy" / "write_logs.
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory) -> dict[str, Path]:
     log_dir = tmp_path_factory.mktemp("inspect-logs")
-    env = {**os.environ, "INSPECT_LOG_DIR": str(log_dir), "INSPECT_LOG_LEVEL": "warning",
-           "HF_HUB_OFFLINE": "1", "INSPECT_DISPLAY": "none"}
-    proc = subprocess.run([sys.executable, str(WRITER)], env=env, capture_output=True, text=True, timeout=600,
-                          cwd=log_dir)
+    env = {
+        **os.environ,
+        "INSPECT_LOG_DIR": str(log_dir),
+        "INSPECT_LOG_LEVEL": "warning",
+        "HF_HUB_OFFLINE": "1",
+        "INSPECT_DISPLAY": "none",
+    }
+    proc = subprocess.run(
+        [sys.executable, str(WRITER)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=log_dir,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     found = {}
     for p in log_dir.iterdir():
         for task in ("toy-match", "toy-binary", "toy-partial"):
             if f"_{task}_" in p.name:
                 found[task] = p
-    assert set(found) == {"toy-match", "toy-binary", "toy-partial"}, sorted(p.name for p in log_dir.iterdir())
+    assert set(found) == {"toy-match", "toy-binary", "toy-partial"}, sorted(
+        p.name for p in log_dir.iterdir()
+    )
     return found
 
 
@@ -57,12 +70,27 @@ def test_c_i_and_zero_one_scores_become_correct(logs, tmp_path, capsys):
             assert row.tolist() == [1, 0] * 4  # the mock model answers the even sums right
 
 
-def test_other_scores_are_refused_naming_the_scorer_and_the_store_is_unchanged(logs, tmp_path, capsys):
+def test_other_scores_are_refused_naming_the_scorer_and_the_store_is_unchanged(
+    logs, tmp_path, capsys
+):
     store = tmp_path / "s.duckdb"
     assert main(["import", "--store", str(store), "--inspect", str(logs["toy-match"])]) == 0
     capsys.readouterr()
     before = store.read_bytes()
-    assert main(["import", "--store", str(store), "--inspect", str(logs["toy-partial"]), "--model", "other"]) == 2
+    assert (
+        main(
+            [
+                "import",
+                "--store",
+                str(store),
+                "--inspect",
+                str(logs["toy-partial"]),
+                "--model",
+                "other",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("error: Scorer 'partial' gave 0.5") and err.count("\n") == 1
     assert store.read_bytes() == before
@@ -72,8 +100,24 @@ def test_model_name_scorer_and_bad_files(logs, tmp_path, capsys):
     from lifelong_core.store import Store
 
     store = tmp_path / "s.duckdb"
-    assert main(["import", "--store", str(store), "--inspect", str(logs["toy-binary"]), "--model", "my-model",
-                 "--scorer", "zero_one", "--dataset", "sums"]) == 0
+    assert (
+        main(
+            [
+                "import",
+                "--store",
+                str(store),
+                "--inspect",
+                str(logs["toy-binary"]),
+                "--model",
+                "my-model",
+                "--scorer",
+                "zero_one",
+                "--dataset",
+                "sums",
+            ]
+        )
+        == 0
+    )
     with Store.open(store) as st:
         assert st.models()["model_id"].tolist() == ["my-model"]
         assert st.datasets()["dataset"].tolist() == ["sums"]

@@ -40,7 +40,9 @@ def test_chunked_fit_agrees_with_in_memory_fit_on_demo_data(demo_cache):
     dense = MIRTEstimator().fit(As, order)
     block = 4 * len(As) * 1024  # several column chunks of 1,024 samples
     assert len(column_chunks(n, len(As), block)) > 5
-    packed = MIRTEstimator().fit_packed(np.packbits(As, axis=1, bitorder="little"), n, order, block_bytes=block)
+    packed = MIRTEstimator().fit_packed(
+        np.packbits(As, axis=1, bitorder="little"), n, order, block_bytes=block
+    )
     assert packed.item_.w.dtype == np.float32
     assert np.abs(_probs(dense.item_) - _probs(packed.item_)).max() < 1e-4
     rest = np.setdiff1d(np.arange(len(A)), rows)
@@ -55,8 +57,14 @@ def test_progress_reaches_one_and_is_monotone():
     rng = np.random.default_rng(0)
     A = (rng.random((30, 700)) < rng.random(700)).astype(np.uint8)
     seen = []
-    fit_packed_item_model(np.packbits(A, axis=1, bitorder="little"), 700, k=3, iters=3,
-                          block_bytes=4 * 30 * 128, progress=seen.append)
+    fit_packed_item_model(
+        np.packbits(A, axis=1, bitorder="little"),
+        700,
+        k=3,
+        iters=3,
+        block_bytes=4 * 30 * 128,
+        progress=seen.append,
+    )
     assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0)
 
 

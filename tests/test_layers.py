@@ -20,13 +20,33 @@ ROOT = Path(__file__).resolve().parents[1]
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("pages", ("pages", "app")),
     ("ui", ("ui",)),
-    ("workflows | cli", ("workflows", "lifelong_core.workflows", "lifelong_core.cli", "lifelong_core.commands",
-                         "lifelong_core.__main__")),
-    ("engine", ("lifelong_core.sweep", "lifelong_core.methods", "lifelong_core.stats", "lifelong_core.matching",
-                "lifelong_core.datasets", "lifelong_core.studies")),
+    (
+        "workflows | cli",
+        (
+            "workflows",
+            "lifelong_core.workflows",
+            "lifelong_core.cli",
+            "lifelong_core.commands",
+            "lifelong_core.__main__",
+        ),
+    ),
+    (
+        "engine",
+        (
+            "lifelong_core.sweep",
+            "lifelong_core.methods",
+            "lifelong_core.stats",
+            "lifelong_core.matching",
+            "lifelong_core.datasets",
+            "lifelong_core.studies",
+        ),
+    ),
     ("sortsearch, store", ("lifelong_core.sortsearch", "lifelong_core.store")),
     ("rows, bits, io", ("lifelong_core.rows", "lifelong_core.bits", "lifelong_core.io")),
-    ("errors, paths, limits", ("lifelong_core.errors", "lifelong_core.paths", "lifelong_core.limits")),
+    (
+        "errors, paths, limits",
+        ("lifelong_core.errors", "lifelong_core.paths", "lifelong_core.limits"),
+    ),
 ]
 # The package itself (``lifelong_core/__init__.py``) sits on the bottom floor; only the
 # exact name, so a module missing from FLOORS is reported instead of landing there.
@@ -156,10 +176,12 @@ def test_only_the_store_imports_duckdb_and_the_core_draws_nothing(graph):
     bad = []
     for mod, deps in graph.items():
         if any(d == "duckdb" or d.startswith("duckdb.") for d in deps) and not (
-                mod == DB_OWNER or mod.startswith(DB_OWNER + ".")):
+            mod == DB_OWNER or mod.startswith(DB_OWNER + ".")
+        ):
             bad.append(f"{mod} imports duckdb")
         if mod.startswith("lifelong_core") and any(
-                d.split(".")[0] in ("streamlit", "plotly") for d in deps):
+            d.split(".")[0] in ("streamlit", "plotly") for d in deps
+        ):
             bad.append(f"{mod} imports streamlit or plotly")
     assert not bad, "\n".join(sorted(bad))
 

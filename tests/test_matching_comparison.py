@@ -25,7 +25,9 @@ def fake_models(seed=0, m=4, n_src=300, n_tgt=120, k=5):
     y_s, y_t = rng.integers(k, size=n_src), rng.integers(k, size=n_tgt)
 
     def outputs(y, skill, scale):
-        p = np.clip(scale * rng.beta(2 + 6 * skill, 2, size=(m, y.size)), 1 / k, 1).astype(np.float32)
+        p = np.clip(scale * rng.beta(2 + 6 * skill, 2, size=(m, y.size)), 1 / k, 1).astype(
+            np.float32
+        )
         right = rng.random((m, y.size)) < p
         return np.where(right, y, (y + 1) % k).astype(np.int32), p
 
@@ -39,8 +41,19 @@ def fake_models(seed=0, m=4, n_src=300, n_tgt=120, k=5):
 def test_table_sorted_by_source_accuracy_and_equal_to_single_model_runs():
     names, y_s, pred_s, conf_s, y_t, pred_t, conf_t = fake_models()
     seen = []
-    res = compare_models(names[::-1], y_s, pred_s[::-1], conf_s[::-1], y_t, pred_t[::-1], conf_t[::-1],
-                         eps=0.02, runs=3, seed=5, progress=seen.append)
+    res = compare_models(
+        names[::-1],
+        y_s,
+        pred_s[::-1],
+        conf_s[::-1],
+        y_t,
+        pred_t[::-1],
+        conf_t[::-1],
+        eps=0.02,
+        runs=3,
+        seed=5,
+        progress=seen.append,
+    )
     assert seen == pytest.approx([0.25, 0.5, 0.75, 1.0])
     t = res.table
     assert list(t.columns) == list(TABLE_COLUMNS)
@@ -56,7 +69,9 @@ def test_table_sorted_by_source_accuracy_and_equal_to_single_model_runs():
         assert row["matched_acc_target"] == pytest.approx(one.matched_acc_target)
         assert row["fraction_unmatched"] == pytest.approx(one.fraction_unmatched)
         assert row["acc_diff"] == pytest.approx(row["acc_source"] - row["acc_target"])
-        assert row["matched_acc_diff"] == pytest.approx(row["matched_acc_source"] - row["matched_acc_target"])
+        assert row["matched_acc_diff"] == pytest.approx(
+            row["matched_acc_source"] - row["matched_acc_target"]
+        )
         assert row["conf_target"] == pytest.approx(np.mean(conf_t[k].astype(np.float64)))
         assert res.summary(name).n_target == len(y_t)
 
@@ -64,7 +79,9 @@ def test_table_sorted_by_source_accuracy_and_equal_to_single_model_runs():
 def test_matching_narrows_the_gap_when_confidence_tracks_accuracy():
     # Simulated calibrated models whose target confidences drop: Anzaku et al.'s §4 finding in
     # miniature (matched gap well inside the raw gap).
-    names, y_s, pred_s, conf_s, y_t, pred_t, conf_t = fake_models(seed=2, m=3, n_src=3000, n_tgt=1000)
+    names, y_s, pred_s, conf_s, y_t, pred_t, conf_t = fake_models(
+        seed=2, m=3, n_src=3000, n_tgt=1000
+    )
     t = compare_models(names, y_s, pred_s, conf_s, y_t, pred_t, conf_t, eps=0.01, runs=2).table
     assert (t["acc_diff"] > 0.05).all()
     assert (t["matched_acc_diff"].abs() < t["acc_diff"] / 2).all()
@@ -115,12 +132,16 @@ def test_subset_tables_pool_runs():
     assert list(rel["subset"].unique()) == list(SUBSETS)
     counts = rel.groupby("subset", sort=False)["count"].sum()
     assert counts.to_dict() == {
-        "source": 4, "target": 3, "matched source": 6, "matched target": 6, "unmatched target": 3,
+        "source": 4,
+        "target": 3,
+        "matched source": 6,
+        "matched target": 6,
+        "unmatched target": 3,
     }
     ms = rel[rel["subset"] == "matched source"].set_index("bin")
     assert ms.loc[4, "count"] == 6 and ms.loc[4, "accuracy"] == 1.0  # s0, s2 (both right) x 3 runs
     den = subset_density(src, tgt, s.matches, bins=10)
-    for name, part in den.groupby("subset"):
+    for _name, part in den.groupby("subset"):
         assert part["density"].sum() / 10 == pytest.approx(1.0)
     assert isinstance(den, pd.DataFrame)
     # An empty subset (nothing unmatched) gives zero density, not an error.

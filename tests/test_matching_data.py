@@ -81,15 +81,25 @@ def test_array_validation():
     with pytest.raises(InputError, match="target has no datapoints"):
         make_predictions([], [], [], name="target")
     with pytest.raises(InputError, match=r"model m1\), row 2, column p"):
-        make_predictions([0, 1], [0, 1], np.array([0.5, np.nan], np.float32), name="source (model m1)")
+        make_predictions(
+            [0, 1], [0, 1], np.array([0.5, np.nan], np.float32), name="source (model m1)"
+        )
     with pytest.raises(InputError, match="row 1, column y: 0.5"):
         make_predictions([0.5], [0], [0.5])
-    pr = make_predictions(np.array([1, 2], np.int32), np.array([True, False]), np.array([0.25, 1.0], np.float32))
+    pr = make_predictions(
+        np.array([1, 2], np.int32), np.array([True, False]), np.array([0.25, 1.0], np.float32)
+    )
     assert pr.y.dtype == np.int64 and pr.p.dtype == np.float64
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(-5, 2000), st.integers(-5, 2000), st.floats(0, 1)), min_size=1, max_size=30))
+@given(
+    st.lists(
+        st.tuples(st.integers(-5, 2000), st.integers(-5, 2000), st.floats(0, 1)),
+        min_size=1,
+        max_size=30,
+    )
+)
 def test_csv_round_trip(tmp_path_factory, rows):
     path = tmp_path_factory.mktemp("rt") / "T.csv"
     pd.DataFrame(rows, columns=["y", "y_pred", "p"]).to_csv(path, index=False)

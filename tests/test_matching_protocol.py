@@ -18,12 +18,12 @@ from lifelong_core.matching.protocol import _windows
 SOURCE = [(0, 0, 0.90), (1, 0, 0.50), (1, 1, 0.70), (2, 1, 0.95), (3, 3, 0.80)]
 TARGET = [
     (0, 0, 0.905),  # t0: label 0 near 0.90 -> s0
-    (1, 1, 0.69),   # t1: label 1 near 0.70 -> s2
+    (1, 1, 0.69),  # t1: label 1 near 0.70 -> s2
     (0, 1, 0.948),  # t2: label 1 near 0.95 -> s3 (t2 is wrong)
-    (0, 0, 0.50),   # t3: label 0 at 0.50 -> s1
-    (2, 2, 0.90),   # t4: no source predicts 2; by probability only s0 is near, but taken
-    (1, 0, 0.90),   # t5: s0 already taken by t0 -> unmatched (exhaustion)
-    (3, 0, 0.80),   # t6: label 0 has nothing left; by probability only -> s4
+    (0, 0, 0.50),  # t3: label 0 at 0.50 -> s1
+    (2, 2, 0.90),  # t4: no source predicts 2; by probability only s0 is near, but taken
+    (1, 0, 0.90),  # t5: s0 already taken by t0 -> unmatched (exhaustion)
+    (3, 0, 0.80),  # t6: label 0 has nothing left; by probability only -> s4
 ]
 
 
@@ -119,8 +119,12 @@ def test_eps_zero_matches_exact_twins_only():
 def test_eps_one_prob_only_takes_targets_in_turn():
     rng = np.random.default_rng(5)
     n_src, n_tgt = 40, 55
-    src = make_predictions(rng.integers(3, size=n_src), rng.integers(3, size=n_src), rng.random(n_src))
-    tgt = make_predictions(rng.integers(3, size=n_tgt), rng.integers(3, size=n_tgt), rng.random(n_tgt))
+    src = make_predictions(
+        rng.integers(3, size=n_src), rng.integers(3, size=n_src), rng.random(n_src)
+    )
+    tgt = make_predictions(
+        rng.integers(3, size=n_tgt), rng.integers(3, size=n_tgt), rng.random(n_tgt)
+    )
     for run in match_runs(src, tgt, eps=1.0, criterion="prob", runs=3, seed=2):
         # Every source datapoint is a candidate for every target: the first 40 targets
         # (processed in file order) use the whole source up, the last 15 find nothing.
@@ -188,7 +192,9 @@ def test_runs_are_reproducible_and_prefix_stable():
     se = s.per_run["matched_acc_target"].std(ddof=1) / np.sqrt(5)
     assert s.standard_error("matched_acc_target") == pytest.approx(se)
     assert s.standard_error("matched_acc_target") > 0
-    assert math.isnan(matched_accuracy(src, tgt, eps=0.05, runs=1).standard_error("matched_acc_source"))
+    assert math.isnan(
+        matched_accuracy(src, tgt, eps=0.05, runs=1).standard_error("matched_acc_source")
+    )
 
 
 @pytest.mark.parametrize(
@@ -220,14 +226,14 @@ def instances(draw):
     def prob():
         if grid is None:
             return draw(probs)
-        return draw(st.integers(0, int(round(1 / grid)))) * grid
+        return draw(st.integers(0, round(1 / grid))) * grid
 
     labels = st.integers(0, 2)
     src = [(draw(labels), draw(labels), prob()) for _ in range(n_src)]
     tgt = [(draw(labels), draw(labels), prob()) for _ in range(n_tgt)]
     # Targets sitting exactly on window edges of some source, to stress the float ties.
     eps = draw(st.sampled_from([0.0, 0.05, 0.1, 0.3, 1.0]))
-    for k in range(draw(st.integers(0, 3))):
+    for _k in range(draw(st.integers(0, 3))):
         y, yp, p = src[draw(st.integers(0, n_src - 1))]
         tgt.append((y, yp, min(1.0, max(0.0, p + draw(st.sampled_from([-eps, eps]))))))
     return preds(src, "S"), preds(tgt, "T"), eps
@@ -239,7 +245,7 @@ def test_windows_equal_the_paper_predicate(inst, criterion):
     src, tgt, eps = inst
     win = _windows(src, tgt, eps, criterion)
     for i in range(len(tgt)):
-        got = set(win.order[win.lo[i]:win.hi[i]].tolist())
+        got = set(win.order[win.lo[i] : win.hi[i]].tolist())
         want = {
             s
             for s in range(len(src))

@@ -40,8 +40,10 @@ def exact_distribution(src, tgt, eps, criterion):
             return
         _, yp_t, p_t = tgt[i]
         cands = [
-            s for s in sorted(available)
-            if (criterion == "prob" or src[s][1] == yp_t) and src[s][2] - eps <= p_t <= src[s][2] + eps
+            s
+            for s in sorted(available)
+            if (criterion == "prob" or src[s][1] == yp_t)
+            and src[s][2] - eps <= p_t <= src[s][2] + eps
         ]
         if not cands:
             walk(i + 1, available, prefix + (-1,), prob)
@@ -80,9 +82,14 @@ def test_both_implementations_fit_the_exact_distribution(instance, criterion):
     support = sorted(exact)
     expected = np.array([float(exact[o]) for o in support])
     n = 4000
-    fast = Counter(outcome(r, len(tgt)) for r in match_runs(src, tgt, eps=eps, criterion=criterion, runs=n, seed=123))
+    fast = Counter(
+        outcome(r, len(tgt))
+        for r in match_runs(src, tgt, eps=eps, criterion=criterion, runs=n, seed=123)
+    )
     rng = np.random.default_rng(456)
-    ref = Counter(outcome(match_reference(src, tgt, eps, criterion, rng), len(tgt)) for _ in range(n))
+    ref = Counter(
+        outcome(match_reference(src, tgt, eps, criterion, rng), len(tgt)) for _ in range(n)
+    )
     for counts in (fast, ref):
         assert set(counts) <= set(support)  # never an impossible outcome
         observed = np.array([counts.get(o, 0) for o in support])
@@ -106,7 +113,9 @@ def test_summaries_agree_on_a_larger_random_instance():
     runs = 300
     fast = run_table(src, tgt, match_runs(src, tgt, eps=0.03, runs=runs, seed=1))
     ref_rng = np.random.default_rng(2)
-    ref = run_table(src, tgt, [match_reference(src, tgt, 0.03, "label-prob", ref_rng) for _ in range(runs)])
+    ref = run_table(
+        src, tgt, [match_reference(src, tgt, 0.03, "label-prob", ref_rng) for _ in range(runs)]
+    )
     for col in ("matched_acc_source", "matched_acc_target", "n_matched"):
         a, b = fast[col].to_numpy(), ref[col].to_numpy()
         if a.std() == 0 and b.std() == 0:

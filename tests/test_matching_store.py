@@ -8,21 +8,29 @@ import pytest
 
 from lifelong_core.errors import InputError
 from lifelong_core.matching import matched_accuracy
-from lifelong_core.matching.store_pair import Side, compare_store_models, load_pair, model_names, read_samples
+from lifelong_core.matching.store_pair import (
+    Side,
+    compare_store_models,
+    load_pair,
+    model_names,
+    read_samples,
+)
 from lifelong_core.store import Store
 
 N_A, N_B, K = 40, 25, 4
 
 
 def samples(rng):
-    return pd.DataFrame({
-        "sample_id": [f"s{i}" for i in range(N_A + N_B)],
-        "dataset": "toy",
-        "domain": ["a"] * N_A + ["b"] * N_B,
-        "category": "c",
-        "label": rng.integers(K, size=N_A + N_B),
-        "split": "test",
-    })
+    return pd.DataFrame(
+        {
+            "sample_id": [f"s{i}" for i in range(N_A + N_B)],
+            "dataset": "toy",
+            "domain": ["a"] * N_A + ["b"] * N_B,
+            "category": "c",
+            "label": rng.integers(K, size=N_A + N_B),
+            "split": "test",
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -35,10 +43,17 @@ def store_path(tmp_path_factory):
     pred = np.where(rng.random((m, y.size)) < 0.7, y, (y + 1) % K).astype(np.int32)
     conf = rng.uniform(0.3, 1.0, size=(m, y.size)).round(2).astype(np.float32)
     with Store.create(path) as st:
-        st.insert_matrix((pred == y).astype(np.uint8), models=["m0", "m1", "m2"], samples=smp,
-                         source="toy.npy", extras={"predicted": pred, "confidence": conf})
+        st.insert_matrix(
+            (pred == y).astype(np.uint8),
+            models=["m0", "m1", "m2"],
+            samples=smp,
+            source="toy.npy",
+            extras={"predicted": pred, "confidence": conf},
+        )
         # A model recorded without predicted labels or confidences.
-        st.insert_matrix(np.ones((1, y.size), np.uint8), models=["bare"], samples=smp, source="bare.npy")
+        st.insert_matrix(
+            np.ones((1, y.size), np.uint8), models=["bare"], samples=smp, source="bare.npy"
+        )
     return path
 
 
@@ -67,7 +82,7 @@ def test_models_without_confidence_are_skipped_or_named(store_path):
         assert data.models == ("m0", "m1", "m2")
         assert len(data.skipped) == 1 and data.skipped[0].startswith("bare:")
         res, skipped = compare_store_models(st, pair, models=[3], require_any=False)
-        assert res.table.empty and list(res.table.columns)[0] == "model" and len(skipped) == 1
+        assert res.table.empty and next(iter(res.table.columns)) == "model" and len(skipped) == 1
         with pytest.raises(InputError) as info:
             load_pair(st, pair, models=[3])
     msg = str(info.value)
@@ -96,7 +111,18 @@ def test_unlabeled_samples_are_named(tmp_path):
     path = tmp_path / "nolabel.duckdb"
     smp = pd.DataFrame({"sample_id": ["u0", "u1"], "dataset": "raw", "domain": "d"})  # no labels
     with Store.create(path) as st:
-        st.insert_matrix(np.ones((1, 2), np.uint8), models=["m"], samples=smp, source="raw.npy",
-                         extras={"predicted": np.ones((1, 2), np.int32), "confidence": np.ones((1, 2), np.float32)})
-    with Store.open(path) as st, pytest.raises(InputError, match="without a label \\(first: 'u0'\\)"):
+        st.insert_matrix(
+            np.ones((1, 2), np.uint8),
+            models=["m"],
+            samples=smp,
+            source="raw.npy",
+            extras={
+                "predicted": np.ones((1, 2), np.int32),
+                "confidence": np.ones((1, 2), np.float32),
+            },
+        )
+    with (
+        Store.open(path) as st,
+        pytest.raises(InputError, match="without a label \\(first: 'u0'\\)"),
+    ):
         read_samples(st, Side("raw"), Side("raw"))

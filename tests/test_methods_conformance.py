@@ -187,8 +187,23 @@ def test_a_method_registered_in_one_line_runs_in_the_command_line(tmp_path, caps
     A = cache(6, m=20, n=80)
     np.save(tmp_path / "A.npy", A)
     assert TINY in available_methods()
-    code = main(["sweep", "--matrix", str(tmp_path / "A.npy"), "--sort-models", "5", "--budgets", "4,40",
-                 "--search", TINY, "--out", str(tmp_path / "s.csv"), "--per-model", str(tmp_path / "p.csv")])
+    code = main(
+        [
+            "sweep",
+            "--matrix",
+            str(tmp_path / "A.npy"),
+            "--sort-models",
+            "5",
+            "--budgets",
+            "4,40",
+            "--search",
+            TINY,
+            "--out",
+            str(tmp_path / "s.csv"),
+            "--per-model",
+            str(tmp_path / "p.csv"),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     pm = pd.read_csv(tmp_path / "p.csv")
     # At budget 40 the first 40 samples are observed and the other 40 take their majority.
@@ -206,7 +221,9 @@ def test_unregistered_names_are_refused_in_one_sentence():
         get_method(TINY)
 
 
-def test_a_method_registered_in_one_line_is_offered_by_the_page_pickers(demo_store_path, monkeypatch):
+def test_a_method_registered_in_one_line_is_offered_by_the_page_pickers(
+    demo_store_path, monkeypatch
+):
     """The app's pickers list the registry: the tiny method is offered, and runs, on the
     "Evaluate something new" page (AppTest runs the page in this process)."""
     from streamlit.testing.v1 import AppTest

@@ -8,7 +8,6 @@ import pytest
 
 from lifelong_core.cli import main
 from lifelong_core.errors import InputError
-from lifelong_core.sweep import run_sweep
 from lifelong_core.studies.new_samples import (
     CURVE_COLUMNS,
     SampleSplit,
@@ -17,15 +16,19 @@ from lifelong_core.studies.new_samples import (
     random_split,
     sweep_new_samples,
 )
+from lifelong_core.sweep import run_sweep
 
 # Four models, best first by accuracy on the cache columns 0-5; column 6 is the new sample,
 # right for the two best models only.
-A4 = np.array([
-    [1, 1, 1, 1, 1, 0, 1],
-    [1, 1, 1, 1, 0, 0, 1],
-    [1, 1, 1, 0, 0, 0, 0],
-    [1, 1, 0, 0, 0, 0, 0],
-], dtype=np.uint8)
+A4 = np.array(
+    [
+        [1, 1, 1, 1, 1, 0, 1],
+        [1, 1, 1, 1, 0, 0, 1],
+        [1, 1, 1, 0, 0, 0, 0],
+        [1, 1, 0, 0, 0, 0, 0],
+    ],
+    dtype=np.uint8,
+)
 SPLIT = SampleSplit("hand", np.arange(6), np.array([6]))
 
 
@@ -47,8 +50,14 @@ def test_insert_d_is_the_engine_on_the_transpose():
     A = (rng.random((40, 90)) < np.linspace(0.9, 0.2, 40)[:, None]).astype(np.uint8)
     split = random_split(90, 0.3, seed=5)
     got = sweep_new_samples(A, split, [4, 8, 16], search="midpoint", seed=2)
-    want = run_sweep(A[:, split.old].T.copy(), A[:, split.new].T.copy(), [4, 8, 16], search="midpoint", seed=2,
-                     eval_row_ids=split.new)
+    want = run_sweep(
+        A[:, split.old].T.copy(),
+        A[:, split.new].T.copy(),
+        [4, 8, 16],
+        search="midpoint",
+        seed=2,
+        eval_row_ids=split.new,
+    )
     pd.testing.assert_frame_equal(got.table, want.table)
     # Sorting by Sum on the transpose = models by accuracy on the cache, best first (stable ties).
     acc = A[:, split.old].sum(axis=1)
@@ -56,7 +65,9 @@ def test_insert_d_is_the_engine_on_the_transpose():
 
 
 def test_confidence_ranking_orders_models_by_confidence_sum():
-    C = np.tile(np.array([[0.1], [0.9], [0.5], [0.7]]), (1, 7))  # model 1 most confident, then 3, 2, 0
+    C = np.tile(
+        np.array([[0.1], [0.9], [0.5], [0.7]]), (1, 7)
+    )  # model 1 most confident, then 3, 2, 0
     res = sweep_new_samples(A4, SPLIT, [4], sort="confidence", confidence=C)
     assert res.order.tolist() == [1, 3, 2, 0]
     with pytest.raises(InputError, match="confidence"):
@@ -65,7 +76,11 @@ def test_confidence_ranking_orders_models_by_confidence_sum():
 
 def test_splits():
     s = random_split(10, 0.3, seed=1)
-    assert len(s.new) == 3 and len(s.old) == 7 and np.array_equal(np.sort(np.r_[s.old, s.new]), np.arange(10))
+    assert (
+        len(s.new) == 3
+        and len(s.old) == 7
+        and np.array_equal(np.sort(np.r_[s.old, s.new]), np.arange(10))
+    )
     assert np.array_equal(s.new, random_split(10, 0.3, seed=1).new)
     for bad in (0.0, 1.0, 0.01):
         with pytest.raises(InputError):
@@ -86,17 +101,28 @@ def test_study_tables():
     A = (rng.random((30, 60)) < np.linspace(0.9, 0.3, 30)[:, None]).astype(np.uint8)
     C = np.clip(A * 0.5 + rng.random(A.shape) * 0.5, 0, 1)
     doms = ["x"] * 30 + ["y"] * 30
-    st = new_sample_study(A, [random_split(60, 0.25, 0)] + domain_splits(doms), [4, 8, 16, 29],
-                          sorts=("sum", "confidence"), confidence=C)
+    st = new_sample_study(
+        A,
+        [random_split(60, 0.25, 0)] + domain_splits(doms),
+        [4, 8, 16, 29],
+        sorts=("sum", "confidence"),
+        confidence=C,
+    )
     assert list(st.curves.columns) == CURVE_COLUMNS
-    assert len(st.curves) == 3 * 2 * 4 and set(st.curves["split"]) == {"random", "domain:x", "domain:y"}
+    assert len(st.curves) == 3 * 2 * 4 and set(st.curves["split"]) == {
+        "random",
+        "domain:x",
+        "domain:y",
+    }
     assert len(st.fits) == 6 and len(st.agreement) == 3
     assert len(st.rankings) == 3 * 2 * 30
     sub = st.per_sample[(st.per_sample["split"] == "domain:x") & (st.per_sample["sort"] == "sum")]
     assert sorted(sub["sample_col"].unique()) == list(range(30))
     # the curve is the mean over the new samples of the per-sample rows
     for (split, sort, b), g in st.per_sample.groupby(["split", "sort", "budget"]):
-        row = st.curves[(st.curves["split"] == split) & (st.curves["sort"] == sort) & (st.curves["budget"] == b)]
+        row = st.curves[
+            (st.curves["split"] == split) & (st.curves["sort"] == sort) & (st.curves["budget"] == b)
+        ]
         assert row["mae"].item() == pytest.approx(g["mae"].mean())
 
 
@@ -107,29 +133,62 @@ def test_cli_matrix_with_domains(tmp_path, capsys):
     np.save(tmp_path / "A.npy", A)
     doms = ["p"] * 20 + ["q"] * 30
     (tmp_path / "d.txt").write_text("\n".join(doms) + "\n")
-    code = main(["sweep-samples", "--matrix", str(tmp_path / "A.npy"), "--sample-domains", str(tmp_path / "d.txt"),
-                 "--split", "random,domain", "--held-out", "q", "--budgets", "4,8,19", "--seed", "2",
-                 "--out", str(tmp_path / "c.csv"), "--fits", str(tmp_path / "f.csv"),
-                 "--per-sample", str(tmp_path / "p.csv")])
+    code = main(
+        [
+            "sweep-samples",
+            "--matrix",
+            str(tmp_path / "A.npy"),
+            "--sample-domains",
+            str(tmp_path / "d.txt"),
+            "--split",
+            "random,domain",
+            "--held-out",
+            "q",
+            "--budgets",
+            "4,8,19",
+            "--seed",
+            "2",
+            "--out",
+            str(tmp_path / "c.csv"),
+            "--fits",
+            str(tmp_path / "f.csv"),
+            "--per-sample",
+            str(tmp_path / "p.csv"),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     curve = pd.read_csv(tmp_path / "c.csv")
     assert list(curve.columns) == CURVE_COLUMNS
     assert curve["split"].tolist() == ["random"] * 3 + ["domain:q"] * 3
-    want = new_sample_study(A, [random_split(50, 0.2, 2)] + domain_splits(doms, ["q"]), [4, 8, 19], seed=2).curves
+    want = new_sample_study(
+        A, [random_split(50, 0.2, 2)] + domain_splits(doms, ["q"]), [4, 8, 19], seed=2
+    ).curves
     np.testing.assert_allclose(curve["mae"], want["mae"])
     assert set(pd.read_csv(tmp_path / "f.csv")["split"]) == {"random", "domain:q"}
 
 
-@pytest.mark.parametrize("extra,msg", [
-    (["--split", "domain"], "needs the samples' domains"),
-    (["--split", "cluster"], "--split entry 'cluster'"),
-    (["--rank", "confidence"], "needs --confidence"),
-    (["--new-fraction", "1.5"], "strictly between 0 and 1"),
-    (["--budgets", "4,999"], "between 1 and"),
-])
+@pytest.mark.parametrize(
+    "extra,msg",
+    [
+        (["--split", "domain"], "needs the samples' domains"),
+        (["--split", "cluster"], "--split entry 'cluster'"),
+        (["--rank", "confidence"], "needs --confidence"),
+        (["--new-fraction", "1.5"], "strictly between 0 and 1"),
+        (["--budgets", "4,999"], "between 1 and"),
+    ],
+)
 def test_cli_bad_input_one_sentence(tmp_path, capsys, extra, msg):
     np.save(tmp_path / "A.npy", (np.random.default_rng(0).random((10, 20)) < 0.5).astype(np.uint8))
-    code = main(["sweep-samples", "--matrix", str(tmp_path / "A.npy"), "--out", str(tmp_path / "c.csv"), *extra])
+    code = main(
+        [
+            "sweep-samples",
+            "--matrix",
+            str(tmp_path / "A.npy"),
+            "--out",
+            str(tmp_path / "c.csv"),
+            *extra,
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and msg in err and err.count("\n") == 1
     assert not (tmp_path / "c.csv").exists()
@@ -142,15 +201,41 @@ def test_cli_store(tmp_path, capsys):
     A = (rng.random((12, 40)) < np.linspace(0.9, 0.3, 12)[:, None]).astype(np.uint8)
     path = tmp_path / "s.duckdb"
     with Store.create(path) as st:
-        st.insert_matrix(A, [f"m{i}" for i in range(12)],
-                         pd.DataFrame({"sample_id": [f"s{j}" for j in range(40)],
-                                       "domain": ["u"] * 20 + ["v"] * 20}), dataset="toy")
-    code = main(["sweep-samples", "--store", str(path), "--split", "domain", "--budgets", "2,4,11",
-                 "--out", str(tmp_path / "c.csv")])
+        st.insert_matrix(
+            A,
+            [f"m{i}" for i in range(12)],
+            pd.DataFrame(
+                {"sample_id": [f"s{j}" for j in range(40)], "domain": ["u"] * 20 + ["v"] * 20}
+            ),
+            dataset="toy",
+        )
+    code = main(
+        [
+            "sweep-samples",
+            "--store",
+            str(path),
+            "--split",
+            "domain",
+            "--budgets",
+            "2,4,11",
+            "--out",
+            str(tmp_path / "c.csv"),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     curve = pd.read_csv(tmp_path / "c.csv")
     want = new_sample_study(A, domain_splits(["u"] * 20 + ["v"] * 20), [2, 4, 11]).curves
     np.testing.assert_allclose(curve["mae"], want["mae"])
-    code = main(["sweep-samples", "--store", str(path), "--rank", "confidence", "--out", str(tmp_path / "d.csv")])
+    code = main(
+        [
+            "sweep-samples",
+            "--store",
+            str(path),
+            "--rank",
+            "confidence",
+            "--out",
+            str(tmp_path / "d.csv"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "holds no confidences" in err and err.count("\n") == 1

@@ -15,8 +15,15 @@ from lifelong_core.workflows import categories, imports
 
 
 def test_fill_categories_keeps_recorded_and_user_categories():
-    counts = pd.DataFrame({"model": ["a"] * 3, "task": ["t1", "t2", "t3"], "category": ["g", None, ""],
-                           "correct": [1, 2, 3], "total": [5, 5, 5]})
+    counts = pd.DataFrame(
+        {
+            "model": ["a"] * 3,
+            "task": ["t1", "t2", "t3"],
+            "category": ["g", None, ""],
+            "correct": [1, 2, 3],
+            "total": [5, 5, 5],
+        }
+    )
     out = categories.fill_categories(counts)
     assert out["category"].tolist() == ["g", categories.UNCATEGORISED, categories.UNCATEGORISED]
     out = categories.fill_categories(counts, {"t2": "mine", "t1": "other"})
@@ -38,17 +45,38 @@ def test_parse_assignment_round_trips_and_names_bad_lines():
 
 def test_export_counts_is_read_by_rank(user_store_path, tmp_path, capsys):
     out = tmp_path / "counts.csv"
-    assert main(["export", "--store", str(user_store_path), "--counts", str(out), "--dataset", "lm-eval"]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "--store",
+                str(user_store_path),
+                "--counts",
+                str(out),
+                "--dataset",
+                "lm-eval",
+            ]
+        )
+        == 0
+    )
     counts = pd.read_csv(out)
     assert list(counts.columns) == ["model", "task", "category", "correct", "total"]
     assert set(counts["task"]) == {"arc_easy", "boolq", "piqa"}
     assert set(counts["category"]) == {categories.UNCATEGORISED}
-    assert main(["rank", "--counts", str(out), "--boot", "50", "--out", str(tmp_path / "ranks.csv")]) == 0
+    assert (
+        main(["rank", "--counts", str(out), "--boot", "50", "--out", str(tmp_path / "ranks.csv")])
+        == 0
+    )
     assert len(pd.read_csv(tmp_path / "ranks.csv")) > 0
     capsys.readouterr()
-    assert main(["export", "--store", str(user_store_path), "--counts", str(tmp_path / "c.txt")]) == 2
+    assert (
+        main(["export", "--store", str(user_store_path), "--counts", str(tmp_path / "c.txt")]) == 2
+    )
     assert "must end in .csv" in capsys.readouterr().err
-    assert main(["export", "--store", str(user_store_path), "--counts", str(out), "--dataset", "nope"]) == 2
+    assert (
+        main(["export", "--store", str(user_store_path), "--counts", str(out), "--dataset", "nope"])
+        == 2
+    )
     assert "no dataset 'nope'" in capsys.readouterr().err
 
 

@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lifelong_core.errors import InputError
 from lifelong_core.bits import (
     SortedCounter,
     SortOrder,
@@ -23,6 +22,7 @@ from lifelong_core.bits import (
     unpack_rows,
     word_prefix,
 )
+from lifelong_core.errors import InputError
 from lifelong_core.sortsearch.kernels import boundary_counts, sweep_cuts
 from lifelong_core.sortsearch.search import rule_thresholds, rule_thresholds_packed
 
@@ -108,7 +108,9 @@ def test_sorted_rows_bits_and_prefixes(shape):
     order = rng.permutation(n)
     S = SortOrder(order, n).sorted_rows(_dirty(pack_rows(A), n))
     sorted_dense = A[:, order]
-    assert np.array_equal(np.unpackbits(S.view(np.uint8), axis=1, count=n, bitorder="little"), sorted_dense)
+    assert np.array_equal(
+        np.unpackbits(S.view(np.uint8), axis=1, count=n, bitorder="little"), sorted_dense
+    )
     pos = np.sort(rng.choice(n, size=min(n, 7), replace=False))
     assert np.array_equal(bits_at(S, pos), sorted_dense[:, pos])
     t = rng.integers(0, n + 1, size=rows)
@@ -143,8 +145,14 @@ def test_bad_inputs_raise_one_sentence():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(1, 6), st.integers(1, 90), st.integers(0, 40), st.integers(0, 2**32 - 1),
-       st.sampled_from(["reference", "midpoint"]), st.sampled_from([1, 2, 3, 8192]))
+@given(
+    st.integers(1, 6),
+    st.integers(1, 90),
+    st.integers(0, 40),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["reference", "midpoint"]),
+    st.sampled_from([1, 2, 3, 8192]),
+)
 def test_byte_table_thresholds_equal_the_running_sum_rule(rows, k, extra, seed, rule, block):
     # Ties (long 0/1 alternations), all-wrong and all-right rows are where a first-maximiser
     # scan goes wrong; a low or high p makes them common.
@@ -155,8 +163,10 @@ def test_byte_table_thresholds_equal_the_running_sum_rule(rows, k, extra, seed, 
     if rows > 1:
         obs[0] = np.arange(k) % 2  # S_j = 1, 0, 1, 0, ...: every odd j ties
     packed = np.packbits(obs, axis=1, bitorder="little")
-    assert np.array_equal(rule_thresholds_packed(rule, positions, packed, n, block=block),
-                          rule_thresholds(rule, positions, obs, n))
+    assert np.array_equal(
+        rule_thresholds_packed(rule, positions, packed, n, block=block),
+        rule_thresholds(rule, positions, obs, n),
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -166,5 +176,6 @@ def test_packed_bits_at_is_bits_at_packed(shape, block):
     rng = np.random.default_rng(seed)
     S = SortOrder(rng.permutation(n), n).sorted_rows(pack_rows(_random(rng, rows, n)))
     pos = np.sort(rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False))
-    assert np.array_equal(packed_bits_at(S, pos, block=block),
-                          np.packbits(bits_at(S, pos), axis=1, bitorder="little"))
+    assert np.array_equal(
+        packed_bits_at(S, pos, block=block), np.packbits(bits_at(S, pos), axis=1, bitorder="little")
+    )

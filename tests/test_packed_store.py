@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lifelong_core.errors import InputError
 from lifelong_core.bits import pack_rows
+from lifelong_core.errors import InputError
 from lifelong_core.rows import PackedArray
 from lifelong_core.store import Store
 from lifelong_core.store.packed_bulk import StoreRows, insert_packed_rows, read_packed_rows
@@ -20,7 +20,9 @@ def run_sweep_packed(A_sort, A_eval, budgets=None, **kwargs):
 
 
 def _samples(n: int) -> pd.DataFrame:
-    return pd.DataFrame({"sample_id": [f"s{j}" for j in range(n)], "dataset": "synth", "domain": "d"})
+    return pd.DataFrame(
+        {"sample_id": [f"s{j}" for j in range(n)], "dataset": "synth", "domain": "d"}
+    )
 
 
 def _models(lo: int, hi: int) -> list[str]:
@@ -42,8 +44,12 @@ def bulk_store(tmp_path, monkeypatch):
     path = tmp_path / "bulk.duckdb"
     with Store.create(path) as st:
         st.add_dataset("synth", synthetic=True)
-        insert_packed_rows(st, pack_rows(A[:25]), n, _models(0, 25), _samples(n), source="first", model_chunk=7)
-        insert_packed_rows(st, pack_rows(A[25:]), n, _models(25, 60), None, source="second", model_chunk=7)
+        insert_packed_rows(
+            st, pack_rows(A[:25]), n, _models(0, 25), _samples(n), source="first", model_chunk=7
+        )
+        insert_packed_rows(
+            st, pack_rows(A[25:]), n, _models(25, 60), None, source="second", model_chunk=7
+        )
     return path, A
 
 
@@ -69,13 +75,18 @@ def test_bulk_rows_are_written_model_by_model(bulk_store):
     path, _ = bulk_store
     with Store.open(path) as st:
         order = st.cursor().sql("SELECT model_idx, block_id FROM bits ORDER BY rowid").fetchnumpy()
-    midx, bid = order["model_idx"][:21], order["block_id"][:21]  # the first chunk: 7 models x 3 blocks
+    midx, bid = (
+        order["model_idx"][:21],
+        order["block_id"][:21],
+    )  # the first chunk: 7 models x 3 blocks
     assert midx[:14].tolist() == [m for m in range(7) for _ in range(2)]
     assert bid[:14].tolist() == [0, 1] * 7
     assert midx[14:].tolist() == list(range(7)) and set(bid[14:].tolist()) == {2}
 
 
-@pytest.mark.parametrize("models", [np.array([1, 2, 3, 40, 41, 7, 7, 59]), np.arange(0, 60, 3), np.arange(5, 50)])
+@pytest.mark.parametrize(
+    "models", [np.array([1, 2, 3, 40, 41, 7, 7, 59]), np.arange(0, 60, 3), np.arange(5, 50)]
+)
 def test_scattered_and_range_reads_agree_with_one_scan(bulk_store, monkeypatch, models):
     import lifelong_core.store.packed_bulk as pb
 
@@ -87,12 +98,18 @@ def test_scattered_and_range_reads_agree_with_one_scan(bulk_store, monkeypatch, 
     assert np.array_equal(by_runs, pack_rows(A[models]))
     assert np.array_equal(by_scan, by_runs)
 
+
 def test_store_rows_source_gives_the_array_sweep(bulk_store):
     path, A = bulk_store
     sort_rows, eval_rows = np.arange(0, 60, 4), np.setdiff1d(np.arange(60), np.arange(0, 60, 4))
-    want = run_sweep_packed(PackedArray(pack_rows(A), A.shape[1], sort_rows),
-                            PackedArray(pack_rows(A), A.shape[1], eval_rows), [8, 64, 203])
-    got = run_sweep_packed(StoreRows(path, sort_rows), StoreRows(path, eval_rows), [8, 64, 203], chunk_rows=9)
+    want = run_sweep_packed(
+        PackedArray(pack_rows(A), A.shape[1], sort_rows),
+        PackedArray(pack_rows(A), A.shape[1], eval_rows),
+        [8, 64, 203],
+    )
+    got = run_sweep_packed(
+        StoreRows(path, sort_rows), StoreRows(path, eval_rows), [8, 64, 203], chunk_rows=9
+    )
     pd.testing.assert_frame_equal(want.per_model, got.per_model)
     pd.testing.assert_frame_equal(want.table, got.table)
 
@@ -119,8 +136,14 @@ def test_bad_bulk_imports_leave_the_store_unchanged(bulk_store):
 
 def test_reading_a_model_with_gaps_names_the_gap(tmp_path):
     path = tmp_path / "gaps.duckdb"
-    long = pd.DataFrame({"model": ["a", "a", "b"], "sample": ["s0", "s1", "s0"], "correct": [1, 0, 1],
-                         "dataset": "synth"})
+    long = pd.DataFrame(
+        {
+            "model": ["a", "a", "b"],
+            "sample": ["s0", "s1", "s0"],
+            "correct": [1, 0, 1],
+            "dataset": "synth",
+        }
+    )
     with Store.create(path) as st:
         st.insert_long(long)
         with pytest.raises(InputError, match="no prediction"):
@@ -139,6 +162,11 @@ def test_store_rows_pickle_to_workers_and_report_progress(bulk_store):
     assert copy._store is None
     assert np.array_equal(copy.read(1, 3), pack_rows(A[[1, 44]]))
     seen = []
-    run_sweep_packed(StoreRows(path, np.arange(10)), StoreRows(path, np.arange(10, 60)), [8], chunk_rows=16,
-                     progress=seen.append)
+    run_sweep_packed(
+        StoreRows(path, np.arange(10)),
+        StoreRows(path, np.arange(10, 60)),
+        [8],
+        chunk_rows=16,
+        progress=seen.append,
+    )
     assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) == 1 + 4

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lifelong_core.errors import InputError
 from lifelong_core.bits import pack_rows
 from lifelong_core.cli import main
+from lifelong_core.errors import InputError
 from lifelong_core.rows import MatrixRows, PackedArray
 from lifelong_core.sortsearch.sort import choose_sort_rows
 from lifelong_core.sweep import run_sweep
@@ -45,7 +45,9 @@ def test_identical_to_engine(search, sampling):
     S, E = A[:30], A[30:]
     budgets = [1, 8, 13, 64, 500, 1_237]
     want = run_sweep(S, E, budgets, search=search, sampling=sampling, seed=4)
-    got = run_sweep_packed(S, E, budgets, search=search, sampling=sampling, seed=4, chunk_rows=7, threads=2)
+    got = run_sweep_packed(
+        S, E, budgets, search=search, sampling=sampling, seed=4, chunk_rows=7, threads=2
+    )
     _same(want, got)
 
 
@@ -56,8 +58,13 @@ def test_sources_rows_and_chunking_do_not_change_results():
     eval_rows = np.setdiff1d(np.arange(70), sort_rows)
     want = run_sweep(A[sort_rows], A[eval_rows], [8, 32, 640], eval_row_ids=eval_rows)
     for chunk, threads in ((1, 1), (16, 2), (1000, 3)):
-        got = run_sweep_packed(PackedArray(P, 640, sort_rows), PackedArray(P, 640, eval_rows), [8, 32, 640],
-                               chunk_rows=chunk, threads=threads)
+        got = run_sweep_packed(
+            PackedArray(P, 640, sort_rows),
+            PackedArray(P, 640, eval_rows),
+            [8, 32, 640],
+            chunk_rows=chunk,
+            threads=threads,
+        )
         _same(want, got)
         assert np.array_equal(np.unique(got.per_model["model_row"]), eval_rows)
 
@@ -72,8 +79,22 @@ def test_matrix_file_source_and_command_line(tmp_path, capsys):
     got = run_sweep_packed(MatrixRows(path, sort_rows), MatrixRows(path, eval_rows), [8, 16, 333])
     _same(want, got)
     out, per = tmp_path / "sweep.csv", tmp_path / "per.csv"
-    code = packed_main(["--matrix", str(path), "--sort-models", "10", "--seed", "0", "--budgets", "8,16,333",
-                        "--out", str(out), "--per-model", str(per)])
+    code = packed_main(
+        [
+            "--matrix",
+            str(path),
+            "--sort-models",
+            "10",
+            "--seed",
+            "0",
+            "--budgets",
+            "8,16,333",
+            "--out",
+            str(out),
+            "--per-model",
+            str(per),
+        ]
+    )
     assert code == 0
     table = pd.read_csv(out)
     assert list(table.columns) == ["budget", "mae", "eagg", "kappa", "pearson", "spearman"]
@@ -86,11 +107,31 @@ def test_command_line_bad_input_exits_2(tmp_path, capsys):
     A[2, 3] = 2
     path = tmp_path / "bad.npy"
     np.save(path, A)
-    code = packed_main(["--matrix", str(path), "--sort-models", "2", "--budgets", "8", "--out", str(tmp_path / "o.csv")])
+    code = packed_main(
+        [
+            "--matrix",
+            str(path),
+            "--sort-models",
+            "2",
+            "--budgets",
+            "8",
+            "--out",
+            str(tmp_path / "o.csv"),
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and err.count("\n") == 0
-    code = packed_main(["--matrix", str(tmp_path / "missing.npy"), "--sort-models", "2", "--out", str(tmp_path / "o.csv")])
+    code = packed_main(
+        [
+            "--matrix",
+            str(tmp_path / "missing.npy"),
+            "--sort-models",
+            "2",
+            "--out",
+            str(tmp_path / "o.csv"),
+        ]
+    )
     assert code == 2
 
 

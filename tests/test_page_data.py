@@ -8,11 +8,10 @@ import io
 import zipfile
 from pathlib import Path
 
+from apptest_pages import ok
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.store import Store
-
-from apptest_pages import ok
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = "pages/9_Data.py"
@@ -55,13 +54,15 @@ def test_create_import_and_see_it_on_the_budget_explorer(demo_store_path, tmp_pa
     csv = own_eval_csv(tmp_path / "my_eval.csv")
     import_file(at, "up_long", csv.name, csv.read_bytes(), "text/csv")
     ok(at)
-    assert any("imported 1260 predictions" in s.value for s in at.success), [s.value for s in at.success]
+    assert any("imported 1260 predictions" in s.value for s in at.success), [
+        s.value for s in at.success
+    ]
     with Store.open(new) as s:
         assert s.datasets()["dataset"].tolist() == ["my-eval"]
     at.switch_page("pages/1_Budget_explorer.py")
     at.run()
     ok(at)
-    ds = [w for w in at.sidebar.selectbox if w.label == "Dataset"][0]
+    ds = next(w for w in at.sidebar.selectbox if w.label == "Dataset")
     assert ds.options == ["my-eval"] and ds.value == "my-eval"
     assert any("my\\-eval" in c.value or "my-eval" in c.value for c in at.caption)
     assert not any("scikit" in c.value for c in at.caption)
@@ -122,7 +123,10 @@ def test_export_counts_and_url_state(user_store_path, monkeypatch):
     at.selectbox(key="xds").set_value("lm-eval")
     at.run()
     ok(at)
-    assert at.query_params["fmt"] in ("lm-eval", ["lm-eval"]) and at.query_params["xds"] in ("lm-eval", ["lm-eval"])
+    assert at.query_params["fmt"] in ("lm-eval", ["lm-eval"]) and at.query_params["xds"] in (
+        "lm-eval",
+        ["lm-eval"],
+    )
 
 
 def test_inspect_logs_import_through_the_page(tmp_path, monkeypatch, demo_store_path):
@@ -137,9 +141,21 @@ def test_inspect_logs_import_through_the_page(tmp_path, monkeypatch, demo_store_
     writer = ROOT / "tests" / "data" / "inspect_toy" / "write_logs.py"
     log_dir = tmp_path / "logs"
     log_dir.mkdir()
-    env = {**os.environ, "INSPECT_LOG_DIR": str(log_dir), "INSPECT_LOG_LEVEL": "warning", "HF_HUB_OFFLINE": "1",
-           "INSPECT_DISPLAY": "none"}
-    proc = subprocess.run([sys.executable, str(writer)], env=env, capture_output=True, text=True, timeout=600, cwd=log_dir)
+    env = {
+        **os.environ,
+        "INSPECT_LOG_DIR": str(log_dir),
+        "INSPECT_LOG_LEVEL": "warning",
+        "HF_HUB_OFFLINE": "1",
+        "INSPECT_DISPLAY": "none",
+    }
+    proc = subprocess.run(
+        [sys.executable, str(writer)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=log_dir,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     match = next(p for p in log_dir.iterdir() if "_toy-match_" in p.name)
     partial = next(p for p in log_dir.iterdir() if "_toy-partial_" in p.name)
@@ -149,9 +165,13 @@ def test_inspect_logs_import_through_the_page(tmp_path, monkeypatch, demo_store_
     at.radio(key="fmt").set_value("inspect")
     at.run()
     import_file(at, "up_inspect", partial.name, partial.read_bytes(), "application/octet-stream")
-    assert not at.exception and len(at.error) == 1 and "\n" not in at.error[0].value  # partial credit: refused
+    assert (
+        not at.exception and len(at.error) == 1 and "\n" not in at.error[0].value
+    )  # partial credit: refused
     import_file(at, "up_inspect", match.name, match.read_bytes(), "application/octet-stream")
     ok(at)
-    assert any("imported 8 predictions" in s.value for s in at.success), [s.value for s in at.success]
+    assert any("imported 8 predictions" in s.value for s in at.success), [
+        s.value for s in at.success
+    ]
     with Store.open(new) as s:
         assert s.models()["model_id"].tolist() == ["mockllm/model"]

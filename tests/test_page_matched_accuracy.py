@@ -7,11 +7,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.store import Store
-
-from apptest_pages import open_page
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "8_Matched_accuracy.py")
@@ -20,24 +19,35 @@ PAGE = str(ROOT / "pages" / "8_Matched_accuracy.py")
 def make_store(path: Path, with_bare: bool = True, with_extras: bool = True) -> Path:
     rng = np.random.default_rng(0)
     n_src, n_tgt, k, m = 120, 60, 5, 6
-    smp = pd.DataFrame({
-        "sample_id": [f"s{i}" for i in range(n_src + n_tgt)],
-        "dataset": "lifelong-digits",
-        "domain": ["clean"] * n_src + ["clean-replication"] * n_tgt,
-        "category": "handwriting",
-        "label": rng.integers(k, size=n_src + n_tgt),
-        "split": "test",
-    })
+    smp = pd.DataFrame(
+        {
+            "sample_id": [f"s{i}" for i in range(n_src + n_tgt)],
+            "dataset": "lifelong-digits",
+            "domain": ["clean"] * n_src + ["clean-replication"] * n_tgt,
+            "category": "handwriting",
+            "label": rng.integers(k, size=n_src + n_tgt),
+            "split": "test",
+        }
+    )
     y = smp["label"].to_numpy()
     skill = np.linspace(0.4, 0.95, m)[:, None]
     conf = np.clip(rng.normal(skill, 0.1, size=(m, y.size)), 1 / k, 1).round(3).astype(np.float32)
     pred = np.where(rng.random((m, y.size)) < conf, y, (y + 1) % k).astype(np.int32)
-    models = pd.DataFrame({"model_id": [f"id{i}" for i in range(m)], "name": [f"model-{i}" for i in range(m)]})
+    models = pd.DataFrame(
+        {"model_id": [f"id{i}" for i in range(m)], "name": [f"model-{i}" for i in range(m)]}
+    )
     with Store.create(path) as st:
-        st.insert_matrix((pred == y).astype(np.uint8), models=models, samples=smp, source="toy.npy",
-                         extras={"predicted": pred, "confidence": conf} if with_extras else None)
+        st.insert_matrix(
+            (pred == y).astype(np.uint8),
+            models=models,
+            samples=smp,
+            source="toy.npy",
+            extras={"predicted": pred, "confidence": conf} if with_extras else None,
+        )
         if with_bare:
-            st.insert_matrix(np.ones((1, y.size), np.uint8), models=["bare"], samples=smp, source="bare.npy")
+            st.insert_matrix(
+                np.ones((1, y.size), np.uint8), models=["bare"], samples=smp, source="bare.npy"
+            )
     return path
 
 
@@ -76,9 +86,13 @@ def test_toy_store_one_model_and_criterion_switch(toy_store):
     at.radio(key="match-crit").set_value("prob").run()
     assert not at.exception
     after = {m.label: m.value for m in at.metric}
-    assert after["Accuracy, source"] == before["Accuracy, source"]  # accuracy does not depend on matching
+    assert (
+        after["Accuracy, source"] == before["Accuracy, source"]
+    )  # accuracy does not depend on matching
     # Probability-only matching can pair across labels, so at most as many targets stay unmatched.
-    assert float(after["Fraction unmatched"].rstrip("%")) <= float(before["Fraction unmatched"].rstrip("%"))
+    assert float(after["Fraction unmatched"].rstrip("%")) <= float(
+        before["Fraction unmatched"].rstrip("%")
+    )
 
 
 def test_model_without_confidence_is_named(toy_store):
@@ -89,7 +103,9 @@ def test_model_without_confidence_is_named(toy_store):
 
 
 def test_store_without_any_confidence(tmp_path, monkeypatch):
-    monkeypatch.setenv("LBE_STORE", str(make_store(tmp_path / "bare.duckdb", with_bare=False, with_extras=False)))
+    monkeypatch.setenv(
+        "LBE_STORE", str(make_store(tmp_path / "bare.duckdb", with_bare=False, with_extras=False))
+    )
     at = run_page()
     # Not an error on a valid store: the page names what an import must carry.
     assert not at.error
@@ -97,12 +113,16 @@ def test_store_without_any_confidence(tmp_path, monkeypatch):
 
 
 def test_url_state_round_trip(toy_store):
-    at = run_page(model="model-1", eps="0.02", crit="prob", runs="3", seed="4", tgt_dom="clean-replication")
+    at = run_page(
+        model="model-1", eps="0.02", crit="prob", runs="3", seed="4", tgt_dom="clean-replication"
+    )
     assert at.selectbox(key="match-model").value == "model-1"
     assert at.number_input(key="match-eps").value == pytest.approx(0.02)
     assert at.radio(key="match-crit").value == "prob"
     assert at.number_input(key="match-runs").value == 3
-    at.multiselect(key="match-src-dom-lifelong-digits").set_value([]).run()  # whole dataset as source
+    at.multiselect(key="match-src-dom-lifelong-digits").set_value(
+        []
+    ).run()  # whole dataset as source
     assert not at.exception
     assert any("all domains" in c.value for c in at.caption)
 
@@ -137,14 +157,20 @@ def test_demo_one_model_then_criterion(demo_store):
     at.selectbox(key="match-model").select(best).run()
     assert not at.exception and not at.error
     first = {m.label: m.value for m in at.metric}
-    assert set(first) == {"Accuracy, source", "Accuracy, target", "Matched acc., source",
-                          "Matched acc., target", "Fraction unmatched", "Acc. on unmatched"}
+    assert set(first) == {
+        "Accuracy, source",
+        "Accuracy, target",
+        "Matched acc., source",
+        "Matched acc., target",
+        "Fraction unmatched",
+        "Acc. on unmatched",
+    }
     at.radio(key="match-crit").set_value("prob").run()
     assert not at.exception and not at.error
     second = {m.label: m.value for m in at.metric}
     assert second["Accuracy, source"] == first["Accuracy, source"]
     assert second["Accuracy, target"] == first["Accuracy, target"]
-    per_run = [d.value for d in at.dataframe if "run" in d.value.columns][0]
+    per_run = next(d.value for d in at.dataframe if "run" in d.value.columns)
     assert per_run["run"].tolist() == list(range(10))
 
 

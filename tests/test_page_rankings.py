@@ -8,17 +8,18 @@ import numpy as np
 import pandas as pd
 import pytest
 import streamlit
+from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.store import Store
-
-from apptest_pages import open_page
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "6_Rankings.py")
 
 
-def make_store(path: Path, categories=("alpha", "beta", "gamma"), m: int = 16, per_domain: int = 60) -> Path:
+def make_store(
+    path: Path, categories=("alpha", "beta", "gamma"), m: int = 16, per_domain: int = 60
+) -> Path:
     """A small store: two domains per category, models of spread-out skill."""
     rng = np.random.default_rng(0)
     domains = [(f"{c}-{k}", c) for c in categories for k in range(2)]
@@ -35,7 +36,9 @@ def make_store(path: Path, categories=("alpha", "beta", "gamma"), m: int = 16, p
     difficulty = rng.random(len(smp))
     skill = np.linspace(0.2, 0.9, m)[:, None]
     A = (rng.random((m, len(smp))) < np.clip(skill + 0.5 - difficulty, 0.02, 0.98)).astype(np.uint8)
-    models = pd.DataFrame({"model_id": [f"id{i}" for i in range(m)], "name": [f"model-{i:02d}" for i in range(m)]})
+    models = pd.DataFrame(
+        {"model_id": [f"id{i}" for i in range(m)], "name": [f"model-{i:02d}" for i in range(m)]}
+    )
     with Store.create(path) as st:
         st.insert_matrix(A, models=models, samples=smp, source="toy.npy")
     return path
@@ -73,7 +76,13 @@ def test_default_shows_published_vtab_figures_without_a_store(monkeypatch, tmp_p
 
 
 TABS = ["Leaderboard", "Pairwise differences", "Rank intervals", "Bayesian model"]
-RANK_COLUMNS = ["By average", "Geometric mean", "Average rank", "Average rank (noise)", "Average rank (1% bins)"]
+RANK_COLUMNS = [
+    "By average",
+    "Geometric mean",
+    "Average rank",
+    "Average rank (noise)",
+    "Average rank (1% bins)",
+]
 BAYES_METRICS = {"Largest split R-hat", "Smallest effective sample size"}
 
 
@@ -113,7 +122,7 @@ def test_store_source_rank_intervals_tab(use_store):
 
 def test_store_source_bayesian_tab(use_store):
     at = run_page(source="store", tab="Bayesian model")
-    assert BAYES_METRICS <= {m.label for m in at.metric}
+    assert {m.label for m in at.metric} >= BAYES_METRICS
     intervals = frames_with(at, "mean_bayes")[0]
     assert {"mean_boot", "lo_boot", "hi_boot"} <= set(intervals.columns) and len(intervals) == 12
     assert len(at.get("plotly_chart")) == 3  # rank probabilities, a trace, the pairwise matrix
@@ -131,6 +140,7 @@ def test_hidden_tabs_compute_nothing(use_store, monkeypatch):
         def spy(*args, **kwargs):
             calls[name] += 1
             return real(*args, **kwargs)
+
         return spy
 
     for name in calls:
@@ -143,7 +153,7 @@ def test_hidden_tabs_compute_nothing(use_store, monkeypatch):
     assert "chains" not in [s.key for s in at.selectbox]
     at = run_page(source="store", tab="Bayesian model")
     assert calls == {"fit_hierarchical": 1, "rank_intervals": 0}
-    assert BAYES_METRICS <= {m.label for m in at.metric}
+    assert {m.label for m in at.metric} >= BAYES_METRICS
     assert not frames_with(at, "point")  # the leaderboard's own table is the hidden one now
     at = run_page(source="store", tab="Rank intervals")
     assert calls == {"fit_hierarchical": 1, "rank_intervals": 1}
@@ -172,18 +182,19 @@ def test_store_interactions_level_normalisation_and_pairs(use_store):
 def test_sort_and_search_estimates_against_truth(use_store):
     at = run_page(source="estimated")
     assert not at.error
-    comp = [d.value for d in at.dataframe if "true_pct" in d.value.columns][0]
+    comp = next(d.value for d in at.dataframe if "true_pct" in d.value.columns)
     assert len(comp) == 4  # a quarter of the 16 models are held out by default
     assert {"estimated_pct", "true_pct", "error_pts", "true_in_interval"} <= set(comp.columns)
     assert "True accuracy inside the bootstrap interval" in [m.label for m in at.metric]
     at.selectbox(key="ss_budget").set_value(50).run()
     assert not at.exception
 
+
 def test_sort_and_search_estimates_carry_the_estimators_own_intervals(use_store):
     at = run_page(source="estimated")
     assert not at.exception
     assert at.selectbox(key="ss_method").value == "mirt"
-    own = [d.value for d in at.dataframe if "est_lo_pct" in d.value.columns][0]
+    own = next(d.value for d in at.dataframe if "est_lo_pct" in d.value.columns)
     assert len(own) == 4
     assert ((own["est_lo_pct"] <= own["est_pct"]) & (own["est_pct"] <= own["est_hi_pct"])).all()
     assert "True accuracy inside the estimator's 95% interval" in [m.label for m in at.metric]

@@ -26,21 +26,35 @@ def test_vtab_source_and_hierarchical_views(monkeypatch, tmp_path, vtab_csv):
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     frames = [d.value for d in at.dataframe]
-    per_cat = [f for f in frames if {"natural", "specialized", "structured", "overall"} <= set(f.columns)]
+    per_cat = [
+        f for f in frames if {"natural", "specialized", "structured", "overall"} <= set(f.columns)
+    ]
     assert per_cat and len(per_cat[0]) == 12
     pairs = [f for f in frames if "model_a" in f.columns]
-    assert len(pairs) == 1  # the hierarchical model's all pairs; the bootstrap's pairs tab is closed
+    assert (
+        len(pairs) == 1
+    )  # the hierarchical model's all pairs; the bootstrap's pairs tab is closed
     bayes_pairs = pairs[0]
     assert len(bayes_pairs) == 12 * 11 // 2
     table = counts_from_leaderboard(vtab_csv)
-    chosen = [m for m in at.multiselect(key="models-vtab").value]
-    fit = fit_hierarchical(table.subset(models=[m for m in table.models if m in chosen]),
-                           prior_a=Prior.uniform(0.0, 10000.0), prior_b=Prior.uniform(0.0, 10000.0),
-                           chains=4, draws=1000, warmup=500, seed=0)
+    chosen = list(at.multiselect(key="models-vtab").value)
+    fit = fit_hierarchical(
+        table.subset(models=[m for m in table.models if m in chosen]),
+        prior_a=Prior.uniform(0.0, 10000.0),
+        prior_b=Prior.uniform(0.0, 10000.0),
+        chains=4,
+        draws=1000,
+        warmup=500,
+        seed=0,
+    )
     want = hierarchical_pairwise(fit)
-    np.testing.assert_allclose(bayes_pairs["diff"].to_numpy(), (want["diff"] * 100).round(3).to_numpy())
+    np.testing.assert_allclose(
+        bayes_pairs["diff"].to_numpy(), (want["diff"] * 100).round(3).to_numpy()
+    )
     ranks = [f for f in frames if "Average rank (1% bins)" in f.columns]
-    assert len(ranks) == 1  # hierarchical (Table 11); the bootstrap's (Tables 4-5) is in its own tab
+    assert (
+        len(ranks) == 1
+    )  # hierarchical (Table 11); the bootstrap's (Tables 4-5) is in its own tab
     top = ranks[0].set_index("model").loc["Sup-Rotation-100%", "By average"]
     assert top.startswith(("1.", "2."))
 

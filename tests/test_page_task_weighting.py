@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
 from tests.test_page_rankings import make_store
-
-from apptest_pages import open_page
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "7_Task_weighting.py")
@@ -20,11 +19,11 @@ def run_page(**query) -> AppTest:
 
 
 def regions(at: AppTest):
-    return [d.value for d in at.dataframe if "winner" in d.value.columns][0]
+    return next(d.value for d in at.dataframe if "winner" in d.value.columns)
 
 
 def clear_share(at: AppTest) -> float:
-    metric = [m for m in at.metric if m.label == "Weightings with a clear winner"][0]
+    metric = next(m for m in at.metric if m.label == "Weightings with a clear winner")
     return float(metric.value.rstrip("%"))
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from streamlit.testing.v1 import AppTest
-
 from apptest_pages import open_page
+from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "4_How_Sort_and_Search_works.py")
@@ -32,6 +31,6 @@ def test_theorem21_default_and_typed(demo_store_path, monkeypatch):
 def test_simulation_study_on_request(demo_store_path, monkeypatch):
     at = run(monkeypatch, demo_store_path, sim="1")
     assert not at.error
-    table = [d.value for d in at.dataframe if "published 95% interval" in d.value.columns][0]
+    table = next(d.value for d in at.dataframe if "published 95% interval" in d.value.columns)
     assert table["published 95% interval"].tolist()[:2] == ["(-0.059, +0.097)", "(-0.021, -0.003)"]
     assert table["excludes 0"].tolist() == [False, True, False]

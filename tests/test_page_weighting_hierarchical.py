@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from streamlit.testing.v1 import AppTest
-
 from apptest_pages import open_page
+from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "7_Task_weighting.py")
@@ -18,7 +17,7 @@ def run_page(**query) -> AppTest:
 
 
 def regions(at: AppTest):
-    return [d.value for d in at.dataframe if "winner" in d.value.columns][0]
+    return next(d.value for d in at.dataframe if "winner" in d.value.columns)
 
 
 def test_vtab_leaderboard_binomial_and_hierarchical(monkeypatch, tmp_path, vtab_csv):

@@ -12,8 +12,13 @@ FORBIDDEN = re.compile(r"(?i)\bseeds? 00\d|seeds/|\.\./shared|\d{3}_[0-9a-f]{16}
 
 
 def test_no_seed_numbers_or_outside_paths():
-    files = subprocess.run(["git", "ls-files", "*.py", "*.md", "*.toml", "Makefile"], cwd=ROOT, check=True,
-                           capture_output=True, text=True).stdout.split()
+    files = subprocess.run(
+        ["git", "ls-files", "*.py", "*.md", "*.toml", "Makefile"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     hits = []
     for f in files:
         if f == "tests/test_papers_by_name.py":
@@ -26,6 +31,13 @@ def test_no_seed_numbers_or_outside_paths():
 
 def test_readme_has_references_with_the_papers():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    refs = text[text.index("## References"):]
-    for needle in ("Prabhu", "arXiv:2402.19472", "LA-UR-24-25289", "Bornschein", "Anzaku", "Zhang, Florian E. Dorner"):
+    refs = text[text.index("## References") :]
+    for needle in (
+        "Prabhu",
+        "arXiv:2402.19472",
+        "LA-UR-24-25289",
+        "Bornschein",
+        "Anzaku",
+        "Zhang, Florian E. Dorner",
+    ):
         assert needle in refs, needle

@@ -11,7 +11,23 @@ from benchmarks.reproduce_uncertainty import main
 
 def test_reproduce_from_repository_files(tmp_path, capsys, vtab_csv):
     out = tmp_path / "r.json"
-    assert main(["--leaderboard", str(vtab_csv), "--boot", "400", "--draws", "150", "--chains", "2", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "--leaderboard",
+                str(vtab_csv),
+                "--boot",
+                "400",
+                "--draws",
+                "150",
+                "--chains",
+                "2",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "Table A.3" in text and "Simulation study" in text and "Task weighting" in text
     res = json.loads(out.read_text())

@@ -9,19 +9,19 @@ import re
 import shutil
 import threading
 import time
-import tomllib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import tomllib
+from store_content import content
 from streamlit.testing.v1 import AppTest
+from test_app_evaluate_new import _selected
 
 from lifelong_core.errors import InputError
 from lifelong_core.limits import MAX_SEED
 from lifelong_core.store import Store
-from store_content import content
-from test_app_evaluate_new import _selected
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ROOT / "pages"
@@ -67,7 +67,7 @@ def _hammer(path: Path, stop: threading.Event, errors: list, seen: list) -> None
             n = len(store.models())
             store.known(None, None)  # every entry of the store, recorded or not
             seen.append(n)
-        except Exception as exc:  # noqa: BLE001 - any failure of a reader is the finding
+        except Exception as exc:
             errors.append(repr(exc))
             return
 
@@ -77,14 +77,21 @@ def test_writes_never_disturb_readers(small_store):
     from ui.shared_store import write
 
     stop, errors, seen = threading.Event(), [], []
-    threads = [threading.Thread(target=_hammer, args=(small_store, stop, errors, seen)) for _ in range(4)]
+    threads = [
+        threading.Thread(target=_hammer, args=(small_store, stop, errors, seen)) for _ in range(4)
+    ]
     for t in threads:
         t.start()
     try:
         time.sleep(0.3)
         for k in range(3):
-            write(small_store, lambda w, k=k: w.insert_matrix(np.ones((1, 50), np.uint8), [f"new{k}"],
-                                                               [f"s{j}" for j in range(50)]), "127.0.0.1")
+            write(
+                small_store,
+                lambda w, k=k: w.insert_matrix(
+                    np.ones((1, 50), np.uint8), [f"new{k}"], [f"s{j}" for j in range(50)]
+                ),
+                "127.0.0.1",
+            )
             time.sleep(0.2)
     finally:
         stop.set()
@@ -102,7 +109,11 @@ def test_insert_from_a_page_while_other_sessions_read(store_copy):
         n_before = s.n_models
     writer = page("3_Evaluate_something_new.py", {"search": "midpoint", "budget": "64"})
     ids = _selected(store_copy, "midpoint", 64)
-    csv = pd.DataFrame({"sample_id": ids, "correct": [i % 2 for i in range(len(ids))]}).to_csv(index=False).encode()
+    csv = (
+        pd.DataFrame({"sample_id": ids, "correct": [i % 2 for i in range(len(ids))]})
+        .to_csv(index=False)
+        .encode()
+    )
     writer.file_uploader[0].upload("r.csv", csv, "text/csv").run()
     writer.text_input(key="new_name").set_value("concurrent-model").run()
     reader.start()
@@ -115,7 +126,9 @@ def test_insert_from_a_page_while_other_sessions_read(store_copy):
     assert not writer.exception and not writer.error, [e.value for e in writer.error]
     assert not errors, errors[:3]
     assert seen and max(seen) == n_before + 1
-    other = page("3_Evaluate_something_new.py", {"search": "midpoint", "budget": "64"})  # a second session
+    other = page(
+        "3_Evaluate_something_new.py", {"search": "midpoint", "budget": "64"}
+    )  # a second session
     assert not other.error
 
 
@@ -128,15 +141,24 @@ def test_insert_d_cannot_merge_into_an_existing_dataset_by_name(store_copy):
         sel = select(s, "lifelong-digits")  # the store also holds the leaderboard's models
         models, A = sel.models, sel.A
     rows = InsertD().fit(A).select(A.shape[0], 16, np.random.default_rng(0))
-    recs = [{"model_id": models["model_id"].iloc[r], "sample_id": "fresh-x", "correct": int(A[r, 7])} for r in rows]
+    recs = [
+        {"model_id": models["model_id"].iloc[r], "sample_id": "fresh-x", "correct": int(A[r, 7])}
+        for r in rows
+    ]
     before = content(store_copy)
-    at = page("3_Evaluate_something_new.py", {"tab": "New samples (insert_D)", "models_budget": "16"})
-    at.file_uploader[0].upload("new.csv", pd.DataFrame(recs).to_csv(index=False).encode(), "text/csv").run()
+    at = page(
+        "3_Evaluate_something_new.py", {"tab": "New samples (insert_D)", "models_budget": "16"}
+    )
+    at.file_uploader[0].upload(
+        "new.csv", pd.DataFrame(recs).to_csv(index=False).encode(), "text/csv"
+    ).run()
     assert at.text_input(key="new_dataset").value == "lifelong-digits-new"
     at.text_input(key="new_dataset").set_value("lifelong-digits").run()
     at.button(key="insert_samples").click().run()
     assert not at.exception
-    assert len(at.error) == 1 and "already has a dataset 'lifelong-digits'" in unescaped(at.error[0])
+    assert len(at.error) == 1 and "already has a dataset 'lifelong-digits'" in unescaped(
+        at.error[0]
+    )
     assert content(store_copy) == before
     # A new name works; afterwards that dataset can be chosen from the list, and typing its
     # name again is refused like any existing name.
@@ -146,7 +168,9 @@ def test_insert_d_cannot_merge_into_an_existing_dataset_by_name(store_copy):
     at.run()
     assert not at.radio(key="new_dataset_how").disabled
     at.button(key="insert_samples").click().run()
-    assert len(at.error) == 1 and "already has a dataset 'lifelong-digits-new'" in unescaped(at.error[0])
+    assert len(at.error) == 1 and "already has a dataset 'lifelong-digits-new'" in unescaped(
+        at.error[0]
+    )
 
 
 def test_model_name_box_refuses_long_or_existing_names(store_copy):
@@ -159,7 +183,9 @@ def test_model_name_box_refuses_long_or_existing_names(store_copy):
     before = content(store_copy)
     at.text_input(key="new_name").set_value(existing).run()
     at.button(key="insert_model").click().run()
-    assert not at.exception and len(at.error) == 1 and "already has a model" in unescaped(at.error[0])
+    assert (
+        not at.exception and len(at.error) == 1 and "already has a model" in unescaped(at.error[0])
+    )
     assert content(store_copy) == before
     # The box stops typing at 512 characters in the browser; the page checks again.
     from ui.data import check_new_model_name
@@ -205,8 +231,13 @@ def test_writes_off_when_listening_beyond_loopback(small_store, monkeypatch):
     assert not writes_enabled("0.0.0.0")[0] and not writes_enabled("")[0]
     before = content(small_store)
     with pytest.raises(InputError, match="LBE_APP_WRITES=1"):
-        write(small_store, lambda w: w.insert_matrix(np.ones((1, 50), np.uint8), ["x"], [f"s{j}" for j in range(50)]),
-              "0.0.0.0")
+        write(
+            small_store,
+            lambda w: w.insert_matrix(
+                np.ones((1, 50), np.uint8), ["x"], [f"s{j}" for j in range(50)]
+            ),
+            "0.0.0.0",
+        )
     assert content(small_store) == before
     monkeypatch.setenv("LBE_APP_WRITES", "1")
     assert writes_enabled("0.0.0.0")[0]
@@ -226,11 +257,16 @@ def test_store_text_is_rendered_as_text():
         from ui.common import input_errors
 
         with input_errors(stop=False):
-            raise InputError("uploaded file names model '![t](http://127.0.0.1:9/t.png)', which is unknown.")
+            raise InputError(
+                "uploaded file names model '![t](http://127.0.0.1:9/t.png)', which is unknown."
+            )
 
     at = AppTest.from_function(script).run()
     assert len(at.error) == 1 and "![" not in at.error[0].value and "](" not in at.error[0].value
-    assert unescaped(at.error[0]) == "uploaded file names model '![t](http://127.0.0.1:9/t.png)', which is unknown."
+    assert (
+        unescaped(at.error[0])
+        == "uploaded file names model '![t](http://127.0.0.1:9/t.png)', which is unknown."
+    )
 
 
 def test_sweep_memo_computes_once_for_sessions_asking_together():
@@ -244,7 +280,10 @@ def test_sweep_memo_computes_once_for_sessions_asking_together():
         time.sleep(0.3)
         return {"table": [1, 2, 3]}
 
-    threads = [threading.Thread(target=lambda: results.append(memo.get_or_compute("k", compute))) for _ in range(8)]
+    threads = [
+        threading.Thread(target=lambda: results.append(memo.get_or_compute("k", compute)))
+        for _ in range(8)
+    ]
     for t in threads:
         t.start()
     for t in threads:

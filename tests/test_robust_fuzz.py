@@ -22,13 +22,18 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from store_content import content
 
 from lifelong_core.cli import main
 from lifelong_core.store import Store
-from store_content import content
 
-FUZZ = settings(max_examples=40, derandomize=True, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+FUZZ = settings(
+    max_examples=40,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
 MODELS = ["m-a", "m-b", "m-c"]
 SAMPLES = ["w", "x", "y", "z"]
@@ -63,15 +68,35 @@ def run_refused(argv) -> str:
 
 
 # ------------------------------------------------------------------ long tables
-text_cell = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=30)
+text_cell = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=30
+)
 
 
 @st.composite
 def bad_long(draw) -> bytes:
-    rows = [[m, s, str((i + j) % 2)] for i, m in enumerate(["new-1", "new-2"]) for j, s in enumerate(["q1", "q2", "q3"])]
+    rows = [
+        [m, s, str((i + j) % 2)]
+        for i, m in enumerate(["new-1", "new-2"])
+        for j, s in enumerate(["q1", "q2", "q3"])
+    ]
     header = ["model", "sample", "correct"]
-    kind = draw(st.sampled_from(["ragged_long", "ragged_short", "comma_in_id", "bad_correct", "empty_id",
-                                 "long_id", "conflict", "unknown_column", "not_utf8", "blank_header"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "ragged_long",
+                "ragged_short",
+                "comma_in_id",
+                "bad_correct",
+                "empty_id",
+                "long_id",
+                "conflict",
+                "unknown_column",
+                "not_utf8",
+                "blank_header",
+            ]
+        )
+    )
     r = draw(st.integers(0, len(rows) - 1))
     if kind == "ragged_long":
         rows[r] = rows[r] + [draw(text_cell)]
@@ -89,9 +114,25 @@ def bad_long(draw) -> bytes:
     elif kind == "conflict":
         rows.append([rows[r][0], rows[r][1], "1" if rows[r][2] == "0" else "0"])
     elif kind == "unknown_column":
-        header = header + [draw(st.text(alphabet="abcdefghij_", min_size=1, max_size=8).filter(
-            lambda c: c not in ("confidence", "predicted", "true_prob", "label", "dataset", "domain", "category",
-                                "split")))]
+        header = header + [
+            draw(
+                st.text(alphabet="abcdefghij_", min_size=1, max_size=8).filter(
+                    lambda c: (
+                        c
+                        not in (
+                            "confidence",
+                            "predicted",
+                            "true_prob",
+                            "label",
+                            "dataset",
+                            "domain",
+                            "category",
+                            "split",
+                        )
+                    )
+                )
+            )
+        ]
         rows = [x + ["v"] for x in rows]
     elif kind == "blank_header":
         header[draw(st.integers(0, 2))] = ""
@@ -122,12 +163,28 @@ def bad_wide(draw):
     A = np.zeros((n_m, n_s), dtype=np.uint8)
     models = ["w-1", "w-2"]
     samples = ["v1", "v2", "v3"]
-    kind = draw(st.sampled_from(["value", "nan", "rows", "cols", "dup_model", "dup_sample", "long_id", "object",
-                                 "huge_header", "extras_shape"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "value",
+                "nan",
+                "rows",
+                "cols",
+                "dup_model",
+                "dup_sample",
+                "long_id",
+                "object",
+                "huge_header",
+                "extras_shape",
+            ]
+        )
+    )
     extras = None
     if kind == "value":
         A = A.astype(np.float64)
-        A[draw(st.integers(0, n_m - 1)), draw(st.integers(0, n_s - 1))] = draw(st.sampled_from([2.0, -1.0, 0.5, 1e300]))
+        A[draw(st.integers(0, n_m - 1)), draw(st.integers(0, n_s - 1))] = draw(
+            st.sampled_from([2.0, -1.0, 0.5, 1e300])
+        )
     elif kind == "nan":
         A = A.astype(np.float64)
         A[0, draw(st.integers(0, n_s - 1))] = np.nan
@@ -158,13 +215,25 @@ def test_malformed_wide_matrices_are_refused(case):
         np.save(mat, A, allow_pickle=True)
     elif kind == "huge_header":
         with open(mat, "wb") as f:
-            np.lib.format.write_array_header_1_0(f, {"descr": "|u1", "fortran_order": False, "shape": (10**7, 10**6)})
+            np.lib.format.write_array_header_1_0(
+                f, {"descr": "|u1", "fortran_order": False, "shape": (10**7, 10**6)}
+            )
             f.write(b"\x00" * 64)
     else:
         np.save(mat, A)
     (WORK / "m.txt").write_text("".join(f"{m}\n" for m in models))
     (WORK / "s.txt").write_text("".join(f"{s}\n" for s in samples))
-    argv = ["import", "--store", STORE, "--matrix", mat, "--models", WORK / "m.txt", "--samples", WORK / "s.txt"]
+    argv = [
+        "import",
+        "--store",
+        STORE,
+        "--matrix",
+        mat,
+        "--models",
+        WORK / "m.txt",
+        "--samples",
+        WORK / "s.txt",
+    ]
     if extras is not None:
         np.save(WORK / "c.npy", extras)
         argv += ["--confidence", WORK / "c.npy"]
@@ -176,15 +245,28 @@ TS = "2024-05-14T12-34-56.123456"
 
 
 def _line(doc_id: int, acc: float) -> dict:
-    return {"doc_id": doc_id, "doc": {"q": f"q{doc_id}"}, "target": "A", "arguments": {}, "resps": [],
-            "filtered_resps": [], "filter": "none", "metrics": ["acc"], "doc_hash": f"dh{doc_id}",
-            "prompt_hash": "p", "target_hash": "t", "acc": acc}
+    return {
+        "doc_id": doc_id,
+        "doc": {"q": f"q{doc_id}"},
+        "target": "A",
+        "arguments": {},
+        "resps": [],
+        "filtered_resps": [],
+        "filter": "none",
+        "metrics": ["acc"],
+        "doc_hash": f"dh{doc_id}",
+        "prompt_hash": "p",
+        "target_hash": "t",
+        "acc": acc,
+    }
 
 
 @st.composite
 def bad_lm_eval(draw):
     lines = [json.dumps(_line(i, float(i % 2))) for i in range(5)]
-    kind = draw(st.sampled_from(["truncated", "not_object", "not_utf8", "empty", "long_model", "bad_gzip"]))
+    kind = draw(
+        st.sampled_from(["truncated", "not_object", "not_utf8", "empty", "long_model", "bad_gzip"])
+    )
     model = "lm-model"
     r = draw(st.integers(0, len(lines) - 1))
     if kind == "truncated":

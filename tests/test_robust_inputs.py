@@ -14,17 +14,19 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from store_content import content
 
 from lifelong_core.cli import main
 from lifelong_core.errors import InputError
 from lifelong_core.io.limits import MAX_TEXT_CHARS
-from store_content import content
 
 
 def fail(argv, capsys) -> str:
     rc = main([str(a) for a in argv])
     err = capsys.readouterr().err
-    assert rc == 2 and err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert (
+        rc == 2 and err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+    ), err
     return err
 
 
@@ -38,9 +40,15 @@ def ok(argv, capsys) -> str:
 @pytest.fixture
 def small_store(tmp_path, capsys):
     """A real store with 3 models x 4 samples, made by the importer."""
-    rows = [(m, s, (i + j) % 2) for i, m in enumerate(("m-a", "m-b", "m-c")) for j, s in enumerate("wxyz")]
+    rows = [
+        (m, s, (i + j) % 2)
+        for i, m in enumerate(("m-a", "m-b", "m-c"))
+        for j, s in enumerate("wxyz")
+    ]
     src = tmp_path / "seed.csv"
-    pd.DataFrame(rows, columns=["model", "sample", "correct"]).assign(dataset="d").to_csv(src, index=False)
+    pd.DataFrame(rows, columns=["model", "sample", "correct"]).assign(dataset="d").to_csv(
+        src, index=False
+    )
     db = tmp_path / "s.duckdb"
     ok(["import", "--store", db, "--long", src], capsys)
     return db
@@ -58,18 +66,24 @@ def test_every_row_one_field_longer_is_refused_not_shifted(tmp_path, small_store
     assert content(small_store) == before
 
 
-@pytest.mark.parametrize("body, row, line, fields", [
-    ("a,w,1,EXTRA\nb,x,0\n", 1, 2, 4),       # only the first row long: named, not row 2
-    ("a,w,1\nb,x,0\nc,y,1,EXTRA\n", 3, 4, 4),
-    ("a,w,1\nb,x\n", 2, 3, 2),               # short rows were padded with missing values
-    ("a,w,1\n\nb,x\n", 2, 4, 2),             # blank lines are skipped but counted as lines
-])
+@pytest.mark.parametrize(
+    "body, row, line, fields",
+    [
+        ("a,w,1,EXTRA\nb,x,0\n", 1, 2, 4),  # only the first row long: named, not row 2
+        ("a,w,1\nb,x,0\nc,y,1,EXTRA\n", 3, 4, 4),
+        ("a,w,1\nb,x\n", 2, 3, 2),  # short rows were padded with missing values
+        ("a,w,1\n\nb,x\n", 2, 4, 2),  # blank lines are skipped but counted as lines
+    ],
+)
 def test_ragged_row_named_by_data_row_and_line(tmp_path, body, row, line, fields):
     from lifelong_core.io.tables import read_csv_table
 
     p = tmp_path / "t.csv"
     p.write_text("model,sample,correct\n" + body)
-    with pytest.raises(InputError, match=rf"data row {row} \(line {line}\) has {fields} fields but the header has 3"):
+    with pytest.raises(
+        InputError,
+        match=rf"data row {row} \(line {line}\) has {fields} fields but the header has 3",
+    ):
         read_csv_table(p, "t.csv")
 
 
@@ -79,7 +93,11 @@ def test_quoted_commas_and_newlines_are_fine(tmp_path):
     p = tmp_path / "t.csv"
     p.write_text('model,sample,correct\n"nb[a=1,b=2]","two\nlines",1\n')
     df = read_csv_table(p, "t.csv")
-    assert df.to_dict("list") == {"model": ["nb[a=1,b=2]"], "sample": ["two\nlines"], "correct": ["1"]}
+    assert df.to_dict("list") == {
+        "model": ["nb[a=1,b=2]"],
+        "sample": ["two\nlines"],
+        "correct": ["1"],
+    }
 
 
 def _counts(data):
@@ -102,11 +120,14 @@ def _upload(data):
     return read_results(data, "up.csv", ("sample_id", "correct"))
 
 
-@pytest.mark.parametrize("reader, text", [
-    (lambda d, t: _counts(d), b"model,task,category,correct,total\nm,a,b,1,2,3\nn,a,b,1,2,3\n"),
-    (_predictions, b"y,y_pred,p\n1,1,0.5,9\n0,1,0.2,9\n"),
-    (lambda d, t: _upload(d), b"sample_id,correct\nx,1,0\ny,0,1\n"),
-])
+@pytest.mark.parametrize(
+    "reader, text",
+    [
+        (lambda d, t: _counts(d), b"model,task,category,correct,total\nm,a,b,1,2,3\nn,a,b,1,2,3\n"),
+        (_predictions, b"y,y_pred,p\n1,1,0.5,9\n0,1,0.2,9\n"),
+        (lambda d, t: _upload(d), b"sample_id,correct\nx,1,0\ny,0,1\n"),
+    ],
+)
 def test_every_csv_reader_refuses_the_shift(tmp_path, reader, text):
     with pytest.raises(InputError, match="data row 1 \\(line 2\\)"):
         reader(text, tmp_path)
@@ -131,8 +152,20 @@ def test_long_dataset_name_and_metadata_refused(tmp_path, small_store, capsys):
     (tmp_path / "s.txt").write_text("w9\n")
     meta = pd.DataFrame({"model_id": ["mm"], "metadata": ['{"k": "' + "v" * 70_000 + '"}']})
     meta.to_csv(tmp_path / "m.csv", index=False)
-    err = fail(["import", "--store", small_store, "--matrix", tmp_path / "A.npy", "--models", tmp_path / "m.csv",
-                "--samples", tmp_path / "s.txt"], capsys)
+    err = fail(
+        [
+            "import",
+            "--store",
+            small_store,
+            "--matrix",
+            tmp_path / "A.npy",
+            "--models",
+            tmp_path / "m.csv",
+            "--samples",
+            tmp_path / "s.txt",
+        ],
+        capsys,
+    )
     assert "metadata" in err and "at most" in err
 
 
@@ -142,25 +175,45 @@ def test_info_stays_small_after_limits(small_store, capsys):
 
 
 # ------------------------------------------------------------------ finding 6: tracebacks
-@pytest.mark.parametrize("cmd", [
-    ["sweep", "--matrix", "{A}", "--sort-models", "2", "--seed", "-1", "--out", "{o}"],
-    ["rank", "--counts", "{c}", "--seed", "-1", "--out", "{o}"],
-    ["match", "--source", "{p}", "--target", "{p}", "--seed", "-1", "--out", "{o}"],
-    ["match", "--source", "{p}", "--target", "{p}", "--seed", str(10**30), "--out", "{o}"],
-])
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["sweep", "--matrix", "{A}", "--sort-models", "2", "--seed", "-1", "--out", "{o}"],
+        ["rank", "--counts", "{c}", "--seed", "-1", "--out", "{o}"],
+        ["match", "--source", "{p}", "--target", "{p}", "--seed", "-1", "--out", "{o}"],
+        ["match", "--source", "{p}", "--target", "{p}", "--seed", str(10**30), "--out", "{o}"],
+    ],
+)
 def test_negative_or_huge_seed(tmp_path, capsys, cmd):
     np.save(tmp_path / "A.npy", (np.arange(40).reshape(4, 10) % 3 == 0).astype(np.uint8))
     (tmp_path / "c.csv").write_text("model,task,category,correct,total\nm,t,c,1,2\nn,t,c,2,2\n")
     (tmp_path / "p.csv").write_text("y,y_pred,p\n1,1,0.9\n0,1,0.6\n")
-    paths = {"A": tmp_path / "A.npy", "c": tmp_path / "c.csv", "p": tmp_path / "p.csv", "o": tmp_path / "out.csv"}
+    paths = {
+        "A": tmp_path / "A.npy",
+        "c": tmp_path / "c.csv",
+        "p": tmp_path / "p.csv",
+        "o": tmp_path / "out.csv",
+    }
     err = fail([a.format(**paths) for a in cmd], capsys)
     assert "--seed must be a whole number from 0" in err
 
 
 def test_match_runs_bounded(tmp_path, capsys):
     (tmp_path / "p.csv").write_text("y,y_pred,p\n1,1,0.9\n0,1,0.6\n")
-    err = fail(["match", "--source", tmp_path / "p.csv", "--target", tmp_path / "p.csv", "--runs", "1000000000",
-                "--out", tmp_path / "o.json"], capsys)
+    err = fail(
+        [
+            "match",
+            "--source",
+            tmp_path / "p.csv",
+            "--target",
+            tmp_path / "p.csv",
+            "--runs",
+            "1000000000",
+            "--out",
+            tmp_path / "o.json",
+        ],
+        capsys,
+    )
     assert "--runs must be at most 1,000" in err
 
 
@@ -197,7 +250,9 @@ def test_unreadable_inputs(tmp_path, small_store, capsys, monkeypatch):
     monkeypatch.setattr("builtins.open", deny)
     before = content(small_store)
     assert "permission denied" in fail(["import", "--store", small_store, "--long", p], capsys)
-    assert "permission denied" in fail(["import", "--store", small_store, "--lm-eval", run, "--model", "z"], capsys)
+    assert "permission denied" in fail(
+        ["import", "--store", small_store, "--lm-eval", run, "--model", "z"], capsys
+    )
     monkeypatch.undo()
     assert content(small_store) == before
 
@@ -206,16 +261,44 @@ def test_oversized_npy_header(tmp_path, small_store, capsys):
     # A 100-byte file whose header claims 10^13 elements: np.load would try to allocate it.
     p = tmp_path / "huge.npy"
     with open(p, "wb") as f:
-        np.lib.format.write_array_header_1_0(f, {"descr": "|u1", "fortran_order": False, "shape": (10**13,)})
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": "|u1", "fortran_order": False, "shape": (10**13,)}
+        )
         f.write(b"\x01" * 16)
     np.save(tmp_path / "A.npy", np.ones((1, 1), np.uint8))
     (tmp_path / "m.txt").write_text("a\n")
     (tmp_path / "s.txt").write_text("w\n")
-    err = fail(["import", "--store", small_store, "--matrix", tmp_path / "A.npy", "--models", tmp_path / "m.txt",
-                "--samples", tmp_path / "s.txt", "--confidence", p], capsys)
+    err = fail(
+        [
+            "import",
+            "--store",
+            small_store,
+            "--matrix",
+            tmp_path / "A.npy",
+            "--models",
+            tmp_path / "m.txt",
+            "--samples",
+            tmp_path / "s.txt",
+            "--confidence",
+            p,
+        ],
+        capsys,
+    )
     assert "claims shape (10000000000000,)" in err and "truncated or corrupt" in err
-    err = fail(["import", "--store", small_store, "--matrix", p, "--models", tmp_path / "m.txt",
-                "--samples", tmp_path / "s.txt"], capsys)
+    err = fail(
+        [
+            "import",
+            "--store",
+            small_store,
+            "--matrix",
+            p,
+            "--models",
+            tmp_path / "m.txt",
+            "--samples",
+            tmp_path / "s.txt",
+        ],
+        capsys,
+    )
     assert "truncated or corrupt" in err or "claims" in err
 
 
@@ -237,7 +320,9 @@ def test_full_disk_leaves_no_partial_export(tmp_path, small_store, capsys, monke
 
     monkeypatch.setattr(np, "save", full)
     out = tmp_path / "A.npy"
-    err = fail(["export", "--store", small_store, "--matrix", out, "--models", tmp_path / "m.txt"], capsys)
+    err = fail(
+        ["export", "--store", small_store, "--matrix", out, "--models", tmp_path / "m.txt"], capsys
+    )
     assert "the disk is full" in err
     assert sorted(os.listdir(tmp_path)) == sorted(["s.duckdb", "seed.csv"]), os.listdir(tmp_path)
 
@@ -249,5 +334,7 @@ def test_export_long_full_disk(tmp_path, small_store, capsys, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", full)
-    assert "the disk is full" in fail(["export", "--store", small_store, "--long", tmp_path / "x.csv"], capsys)
+    assert "the disk is full" in fail(
+        ["export", "--store", small_store, "--long", tmp_path / "x.csv"], capsys
+    )
     assert not (tmp_path / "x.csv").exists() and not [f for f in os.listdir(tmp_path) if "tmp" in f]

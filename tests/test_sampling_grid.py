@@ -14,13 +14,16 @@ from lifelong_core.sortsearch.search import positions_for, resolve_sampling, str
 from lifelong_core.sweep import run_sweep
 
 
-@pytest.mark.parametrize("n,k,expected", [
-    (10, 5, [1, 3, 5, 7, 9]),   # k divides n: the same as the reference grid
-    (10, 3, [2, 5, 8]),         # strata {0..3}, {4..6}, {7..9}: lo + size // 2
-    (10, 10, list(range(10))),
-    (7, 1, [3]),
-    (440, 256, None),
-])
+@pytest.mark.parametrize(
+    "n,k,expected",
+    [
+        (10, 5, [1, 3, 5, 7, 9]),  # k divides n: the same as the reference grid
+        (10, 3, [2, 5, 8]),  # strata {0..3}, {4..6}, {7..9}: lo + size // 2
+        (10, 10, list(range(10))),
+        (7, 1, [3]),
+        (440, 256, None),
+    ],
+)
 def test_stratum_positions_hand_checked(n, k, expected):
     p = stratum_positions(n, k)
     if expected is not None:

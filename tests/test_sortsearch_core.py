@@ -139,12 +139,15 @@ def test_choose_sort_rows_rule_and_errors():
 # --- Search ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("n,k,expected", [
-    (10, 5, [1, 3, 5, 7, 9]),      # k * step == n: offset = step // 2
-    (10, 3, [1, 4, 7]),            # offset = n - k * step = 1
-    (10, 10, list(range(10))),
-    (7, 1, [3]),
-])
+@pytest.mark.parametrize(
+    "n,k,expected",
+    [
+        (10, 5, [1, 3, 5, 7, 9]),  # k * step == n: offset = step // 2
+        (10, 3, [1, 4, 7]),  # offset = n - k * step = 1
+        (10, 10, list(range(10))),
+        (7, 1, [3]),
+    ],
+)
 def test_uniform_positions_reference_rule(n, k, expected):
     assert uniform_positions(n, k).tolist() == expected
 
@@ -179,14 +182,14 @@ def test_dp_search_is_optimal_against_brute_force(y):
 
 
 def test_dp_search_hand_checked():
-    assert dp_search(np.array([0, 0, 1])) == 0          # empty prefix is best
+    assert dp_search(np.array([0, 0, 1])) == 0  # empty prefix is best
     # running sums 1, 2, 1, 2, 1, 0: lengths 2 and 4 tie, the smaller wins
     assert dp_search(np.array([1, 1, 0, 1, 0, 0])) == 2
 
 
 def test_reference_rule_hand_checked():
     p = np.array([1, 3, 5, 7, 9])
-    obs = np.array([[1, 1, 0, 1, 0]])   # running sums 1, 2, 1, 2, 1 -> first max i* = 1
+    obs = np.array([[1, 1, 0, 1, 0]])  # running sums 1, 2, 1, 2, 1 -> first max i* = 1
     assert rule_thresholds("reference", p, obs, 10).tolist() == [3]
     # the empty prefix is never chosen: all-zero observations still give p[0]
     assert rule_thresholds("reference", p, np.zeros((1, 5), np.uint8), 10).tolist() == [1]
@@ -228,9 +231,9 @@ def test_decomposition_hand_checked():
     y = np.array([1, 1, 0, 1, 0, 0])
     d = decompose(y, 5)
     assert d.best_threshold == 2
-    assert d.aleatoric == pytest.approx(1 / 6)    # the one at position 3
+    assert d.aleatoric == pytest.approx(1 / 6)  # the one at position 3
     assert d.epistemic == pytest.approx(3 / 6)
-    assert d.total == pytest.approx(2 / 6)        # the zeros at 2 and 4 predicted correct
+    assert d.total == pytest.approx(2 / 6)  # the zeros at 2 and 4 predicted correct
 
 
 # --- fits ------------------------------------------------------------------------------
@@ -248,7 +251,7 @@ def test_fit_exponential_recovers_parameters():
 
 def test_fit_power_law_recovers_parameters():
     x = 2.0 ** np.arange(3, 16)
-    y = 0.3 * x ** -0.2
+    y = 0.3 * x**-0.2
     f = fit_power_law(x, y)
     assert f.ok and f.r2 > 0.999
     assert f.params["p"] == pytest.approx(-0.2, abs=1e-3)
@@ -291,7 +294,7 @@ def test_correlations_match_scipy():
     from lifelong_core.sortsearch.metrics import correlations
 
     rng = np.random.default_rng(4)
-    est = rng.integers(0, 6, 40) / 5       # many ties
+    est = rng.integers(0, 6, 40) / 5  # many ties
     true = est + rng.normal(0, 0.2, 40)
     p, s = correlations(est, true)
     assert p == pytest.approx(stats.pearsonr(est, true).statistic)

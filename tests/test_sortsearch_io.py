@@ -8,7 +8,13 @@ import pandas as pd
 import pytest
 
 from lifelong_core.errors import InputError
-from lifelong_core.io.matrix import check_binary, load_float_matrix, load_index_list, load_matrix, open_matrix
+from lifelong_core.io.matrix import (
+    check_binary,
+    load_float_matrix,
+    load_index_list,
+    load_matrix,
+    open_matrix,
+)
 from lifelong_core.rows import MatrixRows
 
 A = np.array([[1, 0, 1, 1], [0, 0, 1, 0], [1, 1, 1, 0]], dtype=np.uint8)
@@ -119,7 +125,9 @@ def test_float_matrix(tmp_path):
     np.save(tmp_path / "c.npy", C)
     assert np.array_equal(load_float_matrix(tmp_path / "c.npy"), C)
     np.save(tmp_path / "big.npy", C * 2)
-    expect(r"value 1.8.* at row 1, column 2, outside \[0, 1\]", load_float_matrix, tmp_path / "big.npy")
+    expect(
+        r"value 1.8.* at row 1, column 2, outside \[0, 1\]", load_float_matrix, tmp_path / "big.npy"
+    )
 
 
 def test_index_lists(tmp_path):

@@ -74,7 +74,11 @@ def test_reference_mode_equals_listing1_transcription(seed, m, n):
     A = synthetic(m, n, seed)
     budgets = [1, 3, 8, 50, 128, n]
     res = run_sweep(A[:8], A[8:], budgets, search="reference", chunk_rows=5)
-    ref = transcribed_sweep(A[:8], A[8:], budgets).sort_values(["budget", "model_row"]).reset_index(drop=True)
+    ref = (
+        transcribed_sweep(A[:8], A[8:], budgets)
+        .sort_values(["budget", "model_row"])
+        .reset_index(drop=True)
+    )
     got = res.per_model[["model_row", "budget", "est_acc", "true_acc", "mae"]]
     assert np.array_equal(got["model_row"].to_numpy(), ref["model_row"].to_numpy())
     assert np.array_equal(got["budget"].to_numpy(), ref["budget"].to_numpy())
@@ -98,10 +102,21 @@ def test_sweep_table_is_tidy_and_means_per_model():
     A = synthetic(40, 2000, 3)
     res = run_sweep(A[:10], A[10:], None)
     assert list(res.table.columns) == ["budget", "mae", "eagg", "kappa", "pearson", "spearman"]
-    assert res.table["budget"].tolist() == list(power_budgets(2000)) == [8, 16, 32, 64, 128, 256, 512, 1024]
+    assert (
+        res.table["budget"].tolist()
+        == list(power_budgets(2000))
+        == [8, 16, 32, 64, 128, 256, 512, 1024]
+    )
     g = res.per_model.groupby("budget")
     assert np.allclose(res.table["mae"], g["mae"].mean().to_numpy())
-    assert np.allclose(res.table["eagg"], (res.per_model["est_acc"] - res.per_model["true_acc"]).abs().groupby(res.per_model["budget"]).mean().to_numpy())
+    assert np.allclose(
+        res.table["eagg"],
+        (res.per_model["est_acc"] - res.per_model["true_acc"])
+        .abs()
+        .groupby(res.per_model["budget"])
+        .mean()
+        .to_numpy(),
+    )
     assert len(res.per_model) == 30 * 8
 
 
@@ -139,8 +154,13 @@ def test_streamed_rows_and_progress_match_array():
     A = synthetic(30, 500, 6)
     fractions = []
     a = run_sweep(A[:5], A[5:], [8, 100], eval_row_ids=np.arange(5, 30))
-    b = run_sweep(PackedArray.from_dense(A, np.arange(5)), DenseRows(A[5:], np.arange(5, 30)), [8, 100],
-                  chunk_rows=7, progress=fractions.append)
+    b = run_sweep(
+        PackedArray.from_dense(A, np.arange(5)),
+        DenseRows(A[5:], np.arange(5, 30)),
+        [8, 100],
+        chunk_rows=7,
+        progress=fractions.append,
+    )
     pd.testing.assert_frame_equal(a.per_model, b.per_model)
     # One step for the streamed Sort rows, one per chunk of 7 evaluated rows.
     assert fractions[-1] == 1.0 and fractions == sorted(fractions) and len(fractions) == 1 + 4
@@ -153,10 +173,19 @@ def test_kernels_and_executors_give_the_same_numbers(kernel, executor):
     A = synthetic(20, 301, 7)
     dense = run_sweep(A[:6], A[6:], [8, 30])
     P = np.packbits(A, axis=1, bitorder="little")
-    got = run_sweep(PackedArray(P, 301, np.arange(6)), PackedArray(P, 301, np.arange(6, 20)), [8, 30],
-                    kernel=kernel, executor=executor, threads=2, chunk_rows=3)
+    got = run_sweep(
+        PackedArray(P, 301, np.arange(6)),
+        PackedArray(P, 301, np.arange(6, 20)),
+        [8, 30],
+        kernel=kernel,
+        executor=executor,
+        threads=2,
+        chunk_rows=3,
+    )
     pd.testing.assert_frame_equal(dense.table, got.table)
-    pd.testing.assert_frame_equal(dense.per_model.assign(model_row=dense.per_model["model_row"] + 6), got.per_model)
+    pd.testing.assert_frame_equal(
+        dense.per_model.assign(model_row=dense.per_model["model_row"] + 6), got.per_model
+    )
     if kernel == "packed":
         with pytest.raises(InputError, match="decomposition"):
             run_sweep(A[:6], A[6:], [8], kernel=kernel, decompose=True)
@@ -237,11 +266,11 @@ def test_unknown_method_and_bad_budgets():
 
 def test_insert_m_tiny_case():
     A_sort = np.array([[1, 1, 1, 0, 0, 0], [1, 1, 0, 1, 0, 0], [1, 0, 1, 1, 0, 1]])
-    m = InsertM().fit(A_sort)                       # sums 3,2,2,2,0,1 -> order 0,1,2,3,5,4
+    m = InsertM().fit(A_sort)  # sums 3,2,2,2,0,1 -> order 0,1,2,3,5,4
     assert m.order_.tolist() == [0, 1, 2, 3, 5, 4]
-    cols = m.select(6, 3)                          # uniform positions 1, 3, 5 -> columns 1, 3, 4
+    cols = m.select(6, 3)  # uniform positions 1, 3, 5 -> columns 1, 3, 4
     assert cols.tolist() == [1, 3, 4]
-    est = m.estimate(cols, np.array([1, 1, 0]))    # observed in column order 1, 3, 4
+    est = m.estimate(cols, np.array([1, 1, 0]))  # observed in column order 1, 3, 4
     # positions 1, 3 observed 1, position 5 observed 0: j* = 2, t = (3 + 1 + 5) // 2 = 4
     assert est.acc == pytest.approx(4 / 6)
     assert est.per_sample.tolist() == [1, 1, 1, 1, 0, 0]
@@ -250,12 +279,14 @@ def test_insert_m_tiny_case():
 
 
 def test_insert_d_predicts_models_and_place():
-    A = np.array([
-        [1, 1, 1, 1, 0],    # 4 correct
-        [1, 1, 0, 0, 0],    # 2
-        [1, 1, 1, 0, 0],    # 3
-        [1, 0, 0, 0, 0],    # 1
-    ])
+    A = np.array(
+        [
+            [1, 1, 1, 1, 0],  # 4 correct
+            [1, 1, 0, 0, 0],  # 2
+            [1, 1, 1, 0, 0],  # 3
+            [1, 0, 0, 0, 0],  # 1
+        ]
+    )
     d = InsertD().fit(A)
     assert d.model_order_.tolist() == [0, 2, 1, 3]
     rows = d.select(4, 4)
@@ -275,7 +306,9 @@ def test_copy_nearest_expand_tiny_case():
     assert c.nearest(np.array([0, 2]), np.array([0, 1])) == 1
     assert est.per_sample.tolist() == [0, 1, 1, 1, 0, 1]
     # observations override the copied row
-    est2 = c.estimate(np.array([0, 1]), np.array([1, 0]))  # row 0: (1,1) dist 1, row 1: (0,1) dist 2
+    est2 = c.estimate(
+        np.array([0, 1]), np.array([1, 0])
+    )  # row 0: (1,1) dist 1, row 1: (0,1) dist 2
     assert est2.per_sample.tolist() == [1, 0, 0, 0, 1, 0] and est2.acc == pytest.approx(2 / 6)
     cols = c.select(6, 3, np.random.default_rng(0))
     assert len(cols) == 3 and (np.diff(cols) > 0).all()
@@ -304,7 +337,9 @@ def test_threads_give_identical_results_and_full_progress():
     A = synthetic(50, 900, 12)
     one = run_sweep(A[:10], A[10:], [8, 90, 900], chunk_rows=3, decompose=True)
     seen = []
-    two = run_sweep(A[:10], A[10:], [8, 90, 900], chunk_rows=3, decompose=True, threads=2, progress=seen.append)
+    two = run_sweep(
+        A[:10], A[10:], [8, 90, 900], chunk_rows=3, decompose=True, threads=2, progress=seen.append
+    )
     pd.testing.assert_frame_equal(one.per_model, two.per_model)
     pd.testing.assert_frame_equal(one.table, two.table)
     assert seen[-1] == 1.0 and len(seen) == 14
@@ -326,7 +361,9 @@ def test_compute_order_by_name():
     A = synthetic(8, 120, 14)
     C = np.clip(A * 0.5 + np.random.default_rng(0).random(A.shape) * 0.5, 0, 1)
     assert sorted(compute_order(A, "recursive", depth=3).tolist()) == list(range(120))
-    assert np.array_equal(compute_order(A, "confidence", C), np.argsort(-C.sum(axis=0), kind="stable"))
+    assert np.array_equal(
+        compute_order(A, "confidence", C), np.argsort(-C.sum(axis=0), kind="stable")
+    )
     with pytest.raises(InputError, match="needs a confidence matrix"):
         compute_order(A, "confidence")
     with pytest.raises(InputError, match="unknown sort"):

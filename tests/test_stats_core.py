@@ -64,14 +64,32 @@ def test_from_frame_pivots_rows_into_arrays():
     "edit, message",
     [
         (lambda d: d.drop(columns="total"), "missing column(s) 'total'"),
-        (lambda d: d.assign(correct=["3", "11", "5", "6"]), "line 3: correct (11) is larger than total (10)"),
-        (lambda d: d.assign(correct=["3", "-1", "5", "6"]), "line 3, column 'correct': '-1' is negative"),
-        (lambda d: d.assign(total=["10", "10", "9.5", "10"]), "line 4, column 'total': '9.5' is not a whole number"),
-        (lambda d: d.assign(correct=["3", "4", "abc", "6"]), "line 4, column 'correct': 'abc' is not a whole number"),
-        (lambda d: d.assign(task=["x", "y", "x", "x"]), "line 5: model 'B' on task 'x' appears twice (first at line 4)"),
+        (
+            lambda d: d.assign(correct=["3", "11", "5", "6"]),
+            "line 3: correct (11) is larger than total (10)",
+        ),
+        (
+            lambda d: d.assign(correct=["3", "-1", "5", "6"]),
+            "line 3, column 'correct': '-1' is negative",
+        ),
+        (
+            lambda d: d.assign(total=["10", "10", "9.5", "10"]),
+            "line 4, column 'total': '9.5' is not a whole number",
+        ),
+        (
+            lambda d: d.assign(correct=["3", "4", "abc", "6"]),
+            "line 4, column 'correct': 'abc' is not a whole number",
+        ),
+        (
+            lambda d: d.assign(task=["x", "y", "x", "x"]),
+            "line 5: model 'B' on task 'x' appears twice (first at line 4)",
+        ),
         (lambda d: d.iloc[:3], "model 'B' has no row for task 'y'"),
         (lambda d: d.assign(category=["c1", "c2", "c9", "c2"]), "task 'x' is in category 'c9'"),
-        (lambda d: d.assign(model=["A", "", "B", "B"]), "line 3, column 'model': the value is empty"),
+        (
+            lambda d: d.assign(model=["A", "", "B", "B"]),
+            "line 3, column 'model': the value is empty",
+        ),
         (lambda d: d.assign(total=["10", "0", "10", "10"]), "at least one test instance"),
         (lambda d: d.iloc[:0], "has no rows"),
     ],
@@ -87,7 +105,9 @@ def test_bad_counts_raise_one_sentence(edit, message):
 def test_read_counts_csv_names_file_lines(tmp_path):
     path = tmp_path / "counts.csv"
     GOOD.assign(correct=["3", "4", "5", "60"]).to_csv(path, index=False)
-    with pytest.raises(InputError, match=r"counts.csv line 5: correct \(60\) is larger than total \(10\)"):
+    with pytest.raises(
+        InputError, match=r"counts.csv line 5: correct \(60\) is larger than total \(10\)"
+    ):
         read_counts_csv(path)
     with pytest.raises(InputError, match="does not exist"):
         read_counts_csv(tmp_path / "missing.csv")
@@ -212,7 +232,10 @@ def test_simplex_grid_counts_and_sums():
 def test_weight_regions_hand_checked_standard_error():
     # One task per category; P best on a, Q on b, R on c.
     t = make_table(
-        [[900, 500, 500], [500, 800, 500], [500, 500, 700]], [[1000, 1000, 1000]] * 3, ["a", "b", "c"], ["P", "Q", "R"]
+        [[900, 500, 500], [500, 800, 500], [500, 500, 700]],
+        [[1000, 1000, 1000]] * 3,
+        ["a", "b", "c"],
+        ["P", "Q", "R"],
     )
     stats = category_stats(t)
     reg = weight_regions(stats, step=0.5, se_mult=1.0, rho=0.0)
@@ -228,7 +251,12 @@ def test_weight_regions_hand_checked_standard_error():
     var_q = 0.25 * (0.25 / 1000) + 0.25 * (0.8 * 0.2 / 1000)
     assert row["se"] == pytest.approx(np.sqrt(var_p + var_q))
     # Eq. 3 with rho: the SE shrinks; a huge k makes every point indeterminate.
-    corr = weight_regions(stats, step=0.5, rho=0.5).to_frame().set_index(["a", "b", "c"]).loc[(0.5, 0.5, 0.0)]
+    corr = (
+        weight_regions(stats, step=0.5, rho=0.5)
+        .to_frame()
+        .set_index(["a", "b", "c"])
+        .loc[(0.5, 0.5, 0.0)]
+    )
     assert corr["se"] == pytest.approx(np.sqrt(var_p + var_q - np.sqrt(var_p * var_q)))
     assert (weight_regions(stats, step=0.5, se_mult=1e6).winner == "indeterminate").all()
 
@@ -258,7 +286,9 @@ def test_rhat_and_ess_on_known_chains():
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(2, 7), st.sampled_from([1, 2, 4, 5, 10]), st.floats(0.0, 1.0), st.integers(0, 2**16))
+@given(
+    st.integers(2, 7), st.sampled_from([1, 2, 4, 5, 10]), st.floats(0.0, 1.0), st.integers(0, 2**16)
+)
 def test_weight_regions_agree_with_brute_force(m, per_unit, rho, seed):
     rng = np.random.default_rng(seed)
     n = rng.integers(20, 2000, size=(m, 3))
@@ -287,4 +317,6 @@ def test_bootstrap_replicates_are_counts_over_sizes(m, t, seed):
     k = boot.scores * n
     assert np.allclose(k, np.round(k)) and (boot.scores >= 0).all() and (boot.scores <= 1).all()
     board = leaderboard(boot, level=0.9)
-    assert (board["lo"] <= board["mean"] + 1e-12).all() and (board["mean"] <= board["hi"] + 1e-12).all()
+    assert (board["lo"] <= board["mean"] + 1e-12).all() and (
+        board["mean"] <= board["hi"] + 1e-12
+    ).all()

@@ -25,8 +25,16 @@ def test_every_sample_evaluated_threshold_counts(cache):
     # A hand-checkable case: three models, two tasks, every sample evaluated. The midpoint
     # rule then predicts the exact DP prefix of the sorted order.
     A = np.array([[1, 1, 1, 0], [1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 0, 1]], dtype=np.uint8)
-    est = sortsearch_counts(A, ["x", "x", "y", "y"], {"x": "c", "y": "c"}, ["a", "b", "c", "d"],
-                            sort_rows=np.array([0, 1, 2]), eval_rows=np.array([3]), budget=4, method="midpoint")
+    est = sortsearch_counts(
+        A,
+        ["x", "x", "y", "y"],
+        {"x": "c", "y": "c"},
+        ["a", "b", "c", "d"],
+        sort_rows=np.array([0, 1, 2]),
+        eval_rows=np.array([3]),
+        budget=4,
+        method="midpoint",
+    )
     # Sort order by sum: columns 0, 1, 2, 3; row d = [1, 1, 0, 1] -> best prefix 2 (1,1) or 4 (3 of 4);
     # DP maximises (#ones - #zeros) in the prefix: prefix 2 gives +2, prefix 4 gives +2; the first maximum wins.
     assert est.estimated.correct.tolist() == [[2, 0]]
@@ -38,7 +46,9 @@ def test_every_sample_evaluated_threshold_counts(cache):
 
 def test_estimators_with_intervals_are_carried(cache):
     A, tasks, cats, names = cache
-    est = sortsearch_counts(A, tasks, cats, names, np.arange(30), np.arange(30, 40), budget=64, method="mirt", seed=3)
+    est = sortsearch_counts(
+        A, tasks, cats, names, np.arange(30), np.arange(30, 40), budget=64, method="mirt", seed=3
+    )
     assert est.has_intervals
     assert (est.lo <= est.acc).all() and (est.acc <= est.hi).all()
     assert np.allclose(est.true_acc, A[30:].mean(axis=1))
@@ -48,11 +58,17 @@ def test_estimators_with_intervals_are_carried(cache):
     assert ((est.hi - est.lo) < 0.5).all()
 
 
-@pytest.mark.parametrize("kwargs,needle", [
-    (dict(sort_rows=np.arange(30), eval_rows=np.arange(29, 40)), "both in the cache"),
-    (dict(sort_rows=np.arange(30), eval_rows=np.arange(30, 40), budget=301), "between 1 and the number of samples"),
-    (dict(sort_rows=np.arange(0), eval_rows=np.arange(30, 40)), "at least one cached model"),
-])
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        (dict(sort_rows=np.arange(30), eval_rows=np.arange(29, 40)), "both in the cache"),
+        (
+            dict(sort_rows=np.arange(30), eval_rows=np.arange(30, 40), budget=301),
+            "between 1 and the number of samples",
+        ),
+        (dict(sort_rows=np.arange(0), eval_rows=np.arange(30, 40)), "at least one cached model"),
+    ],
+)
 def test_bad_input_is_one_sentence(cache, kwargs, needle):
     A, tasks, cats, names = cache
     kwargs = {"budget": 32, **kwargs}
@@ -61,6 +77,8 @@ def test_bad_input_is_one_sentence(cache, kwargs, needle):
 
 
 def test_task_without_category(cache):
-    A, tasks, cats, names = cache
+    A, tasks, _cats, names = cache
     with pytest.raises(InputError, match="task 't3' has no category"):
-        sortsearch_counts(A, tasks, {"t1": "a", "t2": "a"}, names, np.arange(30), np.arange(30, 40), budget=32)
+        sortsearch_counts(
+            A, tasks, {"t1": "a", "t2": "a"}, names, np.arange(30), np.arange(30, 40), budget=32
+        )

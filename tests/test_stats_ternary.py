@@ -6,14 +6,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.colors import to_rgba  # noqa: E402
-from ternary.helpers import project_point  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.colors import to_rgba
+from ternary.helpers import project_point
 
-from lifelong_core.stats import CountTable, category_stats, weight_regions  # noqa: E402
-from ui.ternary import GRAY, default_colors, matplotlib_ternary, plotly_ternary, ternary_point  # noqa: E402
+from lifelong_core.stats import CountTable, category_stats, weight_regions
+from ui.ternary import GRAY, default_colors, matplotlib_ternary, plotly_ternary, ternary_point
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,12 @@ from lifelong_core.stats import (
     rank_intervals,
     weight_regions,
 )
-from lifelong_core.stats.vtab import counts_from_leaderboard, load_published, load_tasks, published_table
+from lifelong_core.stats.vtab import (
+    counts_from_leaderboard,
+    load_published,
+    load_tasks,
+    published_table,
+)
 
 # Table A.3 (first block): 83.4% bootstrap intervals of the average accuracy, in percent,
 # transcribed from the seed text: natural, specialized, structured, overall.
@@ -64,7 +69,9 @@ def expected_table() -> pd.DataFrame:
         model, *cells = [c.strip() for c in line.split("|")]
         for scope, cell in zip(SCOPES, cells):
             mean, lo, hi = map(float, cell.split())
-            rows.append({"model": model, "scope": scope, "mean_pct": mean, "lo_pct": lo, "hi_pct": hi})
+            rows.append(
+                {"model": model, "scope": scope, "mean_pct": mean, "lo_pct": lo, "hi_pct": hi}
+            )
     return pd.DataFrame(rows)
 
 
@@ -102,13 +109,17 @@ def test_overall_intervals_reproduce_table_a3(boot):
 def test_bundled_published_figures_match_the_transcription_here():
     published = published_table(load_published(), "bootstrap", normalized=False)
     exp = expected_table().pivot(index="model", columns="scope", values="mean_pct")
-    assert np.allclose(published.set_index("model")["overall"], exp.loc[published["model"], "overall"])
+    assert np.allclose(
+        published.set_index("model")["overall"], exp.loc[published["model"], "overall"]
+    )
     assert set(load_published()["method"]) == {"bootstrap", "bayesian"}
     assert len(load_published()) == 16 * 4 * 3
 
 
 def test_average_rank_intervals_reproduce_table_a3(boot, vtab):
-    r = rank_intervals(boot.scores, vtab.models, level=0.95, schemes=["avg_rank"]).set_index("model")
+    r = rank_intervals(boot.scores, vtab.models, level=0.95, schemes=["avg_rank"]).set_index(
+        "model"
+    )
     for model, (mean, lo, hi) in AVG_RANK.items():
         assert r.loc[model, "mean"] == pytest.approx(mean, abs=0.15)
         assert r.loc[model, "lo"] == pytest.approx(lo, abs=0.25)

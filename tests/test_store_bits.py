@@ -11,8 +11,11 @@ from lifelong_core.bits import binary_from_rows, or_into, pack_rows, rows_from_b
 
 
 @settings(max_examples=60, deadline=None)
-@given(lengths=hst.lists(hst.integers(1, 40), min_size=1, max_size=6), rows=hst.integers(1, 4),
-       seed=hst.integers(0, 2**31 - 1))
+@given(
+    lengths=hst.lists(hst.integers(1, 40), min_size=1, max_size=6),
+    rows=hst.integers(1, 4),
+    seed=hst.integers(0, 2**31 - 1),
+)
 def test_blocks_or_into_a_packed_row_equal_packing_the_whole(lengths, rows, seed):
     rng = np.random.default_rng(seed)
     dense = rng.integers(0, 2, (rows, sum(lengths)), dtype=np.uint8)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_store_errors import store_digest
 
 from lifelong_core.errors import StoreLockedError
 from lifelong_core.store import Store
-from test_store_errors import store_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,8 +29,14 @@ HOLD = textwrap.dedent("""
 
 
 def _spawn(code: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", code, *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
 
 
 def _wait_for(proc: subprocess.Popen, word: str) -> None:
@@ -52,14 +58,25 @@ def test_writer_in_another_process_locks_out_writers_and_readers(small_store):
     holder = _spawn(HOLD, str(small_store), "rw")
     try:
         _wait_for(holder, "ready")
-        with pytest.raises(StoreLockedError, match=r"Cannot write to store .* locked by another process \(process \d+\)"):
+        with pytest.raises(
+            StoreLockedError,
+            match=r"Cannot write to store .* locked by another process \(process \d+\)",
+        ):
             Store.open(small_store, read_only=False)
         with pytest.raises(StoreLockedError, match="locked by another process"):
             Store.open(small_store, read_only=True)
-        cli = subprocess.run([sys.executable, "-m", "lifelong_core", "info", "--store", str(small_store)],
-                             cwd=ROOT, capture_output=True, text=True)
+        cli = subprocess.run(
+            [sys.executable, "-m", "lifelong_core", "info", "--store", str(small_store)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         assert cli.returncode == 2
-        assert cli.stderr.count("\n") == 1 and cli.stderr.startswith("error: Cannot read store") and "locked" in cli.stderr
+        assert (
+            cli.stderr.count("\n") == 1
+            and cli.stderr.startswith("error: Cannot read store")
+            and "locked" in cli.stderr
+        )
     finally:
         holder.kill()
         holder.wait()
@@ -133,9 +150,26 @@ def test_cli_import_killed_at_random_moments_is_all_or_nothing(small_store, tmp_
     outcomes = set()
     for delay in (0.7, 1.5, 2.5):
         proc = subprocess.Popen(
-            [sys.executable, "-m", "lifelong_core", "import", "--store", str(small_store), "--matrix",
-             str(tmp_path / "A.npy"), "--models", str(tmp_path / "m.txt"), "--samples", str(tmp_path / "s.txt"),
-             "--dataset", "big"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                sys.executable,
+                "-m",
+                "lifelong_core",
+                "import",
+                "--store",
+                str(small_store),
+                "--matrix",
+                str(tmp_path / "A.npy"),
+                "--models",
+                str(tmp_path / "m.txt"),
+                "--samples",
+                str(tmp_path / "s.txt"),
+                "--dataset",
+                "big",
+            ],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()

@@ -56,30 +56,49 @@ def test_kept_sort_state_equals_a_fresh_computation_after_every_import(tmp_path)
         lstate.refresh_sort_state(st, "ds")
         check(st, "ds")
         # insert_M: new models on every sample
-        st.insert_matrix((rng.random((5, 203)) < 0.6).astype(np.uint8), [f"n{i}" for i in range(5)],
-                         samples([f"s{j}" for j in range(203)]))
+        st.insert_matrix(
+            (rng.random((5, 203)) < 0.6).astype(np.uint8),
+            [f"n{i}" for i in range(5)],
+            samples([f"s{j}" for j in range(203)]),
+        )
         check(st, "ds")
         # insert_D: new samples, every model evaluated on them (columns appended)
         every = st.models()["model_id"].tolist()
-        st.insert_matrix((rng.random((len(every), 37)) < 0.5).astype(np.uint8), every,
-                         samples([f"t{j}" for j in range(37)]))
+        st.insert_matrix(
+            (rng.random((len(every), 37)) < 0.5).astype(np.uint8),
+            every,
+            samples([f"t{j}" for j in range(37)]),
+        )
         check(st, "ds")
         # a second dataset, sharing the storage block, evaluated by some models only
         st.add_dataset("other")
-        st.insert_matrix((rng.random((3, 20)) < 0.5).astype(np.uint8), every[:3],
-                         samples([f"o{j}" for j in range(20)], "other"))
+        st.insert_matrix(
+            (rng.random((3, 20)) < 0.5).astype(np.uint8),
+            every[:3],
+            samples([f"o{j}" for j in range(20)], "other"),
+        )
         check(st, "ds")
         # insert_D evaluated by only some models: the others leave the Sort set
-        st.insert_matrix((rng.random((6, 9)) < 0.5).astype(np.uint8), every[:6], samples([f"u{j}" for j in range(9)]))
+        st.insert_matrix(
+            (rng.random((6, 9)) < 0.5).astype(np.uint8),
+            every[:6],
+            samples([f"u{j}" for j in range(9)]),
+        )
         check(st, "ds")
         # filling in the missing entries: they join again
-        st.insert_matrix((rng.random((len(every) - 6, 9)) < 0.5).astype(np.uint8), every[6:],
-                         samples([f"u{j}" for j in range(9)]))
+        st.insert_matrix(
+            (rng.random((len(every) - 6, 9)) < 0.5).astype(np.uint8),
+            every[6:],
+            samples([f"u{j}" for j in range(9)]),
+        )
         check(st, "ds")
         # an estimated row never joins the Sort set
         est = pd.DataFrame({"model_id": ["e0"], "estimated": [True]})
-        st.insert_matrix(np.ones((1, len(st.samples("ds"))), dtype=np.uint8), est,
-                         samples(st.samples("ds")["sample_id"].tolist()))
+        st.insert_matrix(
+            np.ones((1, len(st.samples("ds"))), dtype=np.uint8),
+            est,
+            samples(st.samples("ds")["sample_id"].tolist()),
+        )
         check(st, "ds")
         lstate.refresh_sort_state(st, "other")
         check(st, "other")
@@ -92,13 +111,32 @@ def test_item_state_round_trip_and_read_only_handles(tmp_path):
     rng = np.random.default_rng(1)
     with Store.create(path) as st:
         st.add_dataset("ds")
-        st.insert_matrix((rng.random((4, 30)) < 0.5).astype(np.uint8), list("abcd"), samples([f"s{j}" for j in range(30)]))
-        item = lstate.ItemState("ds", "mirt", 0, {"k": 2}, np.arange(4), np.arange(30), rng.random(30).astype(np.float32),
-                                rng.random((30, 2)).astype(np.float32), rng.random((4, 2)), lstate._now(), 1.5)
+        st.insert_matrix(
+            (rng.random((4, 30)) < 0.5).astype(np.uint8),
+            list("abcd"),
+            samples([f"s{j}" for j in range(30)]),
+        )
+        item = lstate.ItemState(
+            "ds",
+            "mirt",
+            0,
+            {"k": 2},
+            np.arange(4),
+            np.arange(30),
+            rng.random(30).astype(np.float32),
+            rng.random((30, 2)).astype(np.float32),
+            rng.random((4, 2)),
+            lstate._now(),
+            1.5,
+        )
         lstate.save_item_state(st, item)
     with Store.open(path) as ro:
         got = lstate.load_item_state(ro, "ds", "mirt")
-        assert np.array_equal(got.w, item.w) and np.array_equal(got.theta, item.theta) and got.params == {"k": 2}
+        assert (
+            np.array_equal(got.w, item.w)
+            and np.array_equal(got.theta, item.theta)
+            and got.params == {"k": 2}
+        )
         assert lstate.load_sort_state(ro, "ds") is None
         with pytest.raises(InputError):
             lstate.refresh_sort_state(ro, "ds")

@@ -27,14 +27,18 @@ def run(stop: bool) -> AppTest:
 
 def test_input_error_stops_the_page_with_one_box():
     at = run(True)
-    assert [e.value.replace("\\", "") for e in at.error] == ["the budget 0 is below 1."]  # shown as plain text
+    assert [e.value.replace("\\", "") for e in at.error] == [
+        "the budget 0 is below 1."
+    ]  # shown as plain text
     texts = [m.value for m in at.markdown]
     assert "before" in texts and not any(t.startswith("after") for t in texts)
 
 
 def test_input_error_without_stop_lets_the_page_go_on():
     at = run(False)
-    assert [e.value.replace("\\", "") for e in at.error] == ["the budget 0 is below 1."]  # shown as plain text
+    assert [e.value.replace("\\", "") for e in at.error] == [
+        "the budget 0 is below 1."
+    ]  # shown as plain text
     assert "after ok=False" in [m.value for m in at.markdown]
 
 
@@ -45,12 +49,28 @@ def test_plain_figure_draws_store_text_as_typed_and_leaves_the_original():
     from ui.common import plain_figure
 
     names = ["<b>x</b>", "a&b", "<a href='http://e'>link</a>"]
-    fig = go.Figure(go.Bar(y=names, x=[1, 2, 3], name="<i>n</i>", text=names, hovertemplate="%{y}<br>%{x}<extra></extra>"))
-    fig.add_trace(go.Heatmap(z=np.eye(3), customdata=np.array([[("<s>", 1)] * 3] * 3, dtype=object)))
+    fig = go.Figure(
+        go.Bar(
+            y=names,
+            x=[1, 2, 3],
+            name="<i>n</i>",
+            text=names,
+            hovertemplate="%{y}<br>%{x}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Heatmap(z=np.eye(3), customdata=np.array([[("<s>", 1)] * 3] * 3, dtype=object))
+    )
     fig.update_yaxes(tickvals=[0, 1, 2], ticktext=names)
     out = plain_figure(fig)
-    assert list(out.data[0].y) == ["&lt;b&gt;x&lt;/b&gt;", "a&amp;b", "&lt;a href='http://e'&gt;link&lt;/a&gt;"]
-    assert out.data[0].name == "&lt;i&gt;n&lt;/i&gt;" and list(out.data[0].text) == list(out.data[0].y)
+    assert list(out.data[0].y) == [
+        "&lt;b&gt;x&lt;/b&gt;",
+        "a&amp;b",
+        "&lt;a href='http://e'&gt;link&lt;/a&gt;",
+    ]
+    assert out.data[0].name == "&lt;i&gt;n&lt;/i&gt;" and list(out.data[0].text) == list(
+        out.data[0].y
+    )
     assert out.data[0].hovertemplate == "%{y}<br>%{x}<extra></extra>"  # the app's own markup stays
     assert out.data[1].customdata[0][0][0] == "&lt;s&gt;" and out.data[1].customdata[0][0][1] == 1
     assert list(out.layout.yaxis.ticktext) == list(out.data[0].y)
@@ -91,6 +111,12 @@ def test_server_start_up_prints_no_streamlit_warnings():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    out = subprocess.run([sys.executable, "-c", "import ui.serve; ui.serve.warm_imports()"], cwd=root,
-                         capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", "import ui.serve; ui.serve.warm_imports()"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert "WARNING" not in out.stderr, out.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,8 +16,15 @@ from lifelong_core.workflows.teaching import walkthrough
 
 
 def test_rank_agreement_and_ranks():
-    per = pd.DataFrame({"budget": [8] * 4, "model_row": [0, 1, 2, 3], "est_acc": [0.9, 0.8, 0.6, 0.7],
-                        "true_acc": [0.9, 0.8, 0.7, 0.6], "name": list("abcd")})
+    per = pd.DataFrame(
+        {
+            "budget": [8] * 4,
+            "model_row": [0, 1, 2, 3],
+            "est_acc": [0.9, 0.8, 0.6, 0.7],
+            "true_acc": [0.9, 0.8, 0.7, 0.6],
+            "name": list("abcd"),
+        }
+    )
     agree = rank_agreement(per, top=2)
     assert agree["spearman"].iloc[0] == pytest.approx(0.8)
     assert agree["top2_overlap"].iloc[0] == 1.0
@@ -44,12 +53,15 @@ def test_walkthrough_matches_a_hand_checked_case():
     assert len(wt.true) == 4 and wt.pred.sum() == wt.threshold
 
 
-@pytest.mark.parametrize("content,needle", [
-    (b"sample_id,correct\na,1\na,0\n", "different 'correct'"),
-    (b"sample_id,correct\na,maybe\n", "expected 0/1, true/false or yes/no"),
-    (b"sample_id,correct\n,1\n", "no value in column 'sample_id'"),
-    (b"\xff\xfe\x00", "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        (b"sample_id,correct\na,1\na,0\n", "different 'correct'"),
+        (b"sample_id,correct\na,maybe\n", "expected 0/1, true/false or yes/no"),
+        (b"sample_id,correct\n,1\n", "no value in column 'sample_id'"),
+        (b"\xff\xfe\x00", "not UTF-8"),
+    ],
+)
 def test_read_results_errors(content, needle):
     with pytest.raises(InputError) as err:
         read_results(content, "r.csv", ("sample_id", "correct"))
@@ -65,8 +77,11 @@ def test_read_results_ok_and_wrong_extension():
     assert list(obs) == [0, 1] and extra == 0
     # What users send back: the downloaded list (with its domain and label) plus a result
     # column in their own words.
-    df = read_results(b"sample_id,domain,label,correct\na,x,3,True\nb,x,4,no\nc,y,1,YES\nd,y,2,0.0\n", "r.csv",
-                      ("sample_id", "correct"))
+    df = read_results(
+        b"sample_id,domain,label,correct\na,x,3,True\nb,x,4,no\nc,y,1,YES\nd,y,2,0.0\n",
+        "r.csv",
+        ("sample_id", "correct"),
+    )
     assert list(df["correct"]) == [1, 0, 1, 0] and df.attrs["ignored"] == ["domain", "label"]
 
 
@@ -82,7 +97,12 @@ def test_unknown_sort_set_is_one_sentence():
 
 
 def test_budget_offers_fit_the_data():
-    from lifelong_core.workflows.budgets import budget_choices, budgets_within, default_budgets, single_budget_choices
+    from lifelong_core.workflows.budgets import (
+        budget_choices,
+        budgets_within,
+        default_budgets,
+        single_budget_choices,
+    )
 
     assert budget_choices(100) == [1, 2, 4, 8, 16, 32, 64, 100]
     assert default_budgets(100) == [8, 16, 32]
@@ -99,7 +119,7 @@ def test_design_runs_nest_sort_sets_and_score_them_on_the_same_models():
     runs = design_runs(models, [0, 1, 2], "earliest released", 0, "sum", "uniform")
     sizes = [r for r in runs if r.what == "sort_models"]
     assert [len(r.sort_set) for r in sizes] == [5, 10, 25]
-    assert all(set(a.sort_set) <= set(b.sort_set) for a, b in zip(sizes, sizes[1:]))
+    assert all(set(a.sort_set) <= set(b.sort_set) for a, b in itertools.pairwise(sizes))
     assert len({r.eval_rows for r in sizes}) == 1 and set(sizes[0].eval_rows) == set(range(25, 40))
     assert [r.label for r in runs if r.what == "sort_method"] == ["sum", "confidence", "recursive"]
     assert [r.sampling for r in runs if r.what == "sampling"] == ["uniform", "random", "reference"]

@@ -27,9 +27,17 @@ def store(tmp_path):
     path = tmp_path / "s.duckdb"
     with Store.create(path) as st:
         st.add_dataset("sim", "simulated (test)", synthetic=True)
-        st.insert_matrix(A, [f"m{k}" for k in range(40)],
-                         pd.DataFrame({"sample_id": [f"{t}/{i}" for t, i in items], "dataset": "sim",
-                                       "domain": [t for t, _ in items]}))
+        st.insert_matrix(
+            A,
+            [f"m{k}" for k in range(40)],
+            pd.DataFrame(
+                {
+                    "sample_id": [f"{t}/{i}" for t, i in items],
+                    "dataset": "sim",
+                    "domain": [t for t, _ in items],
+                }
+            ),
+        )
     return path
 
 
@@ -41,7 +49,9 @@ def cache(path):
 
 
 def test_doc_ids_map_domains_to_tasks_and_back():
-    smp = pd.DataFrame({"sample_id": ["ifeval/0", "ifeval/7", "musr/0012"], "domain": ["ifeval", "ifeval", "musr"]})
+    smp = pd.DataFrame(
+        {"sample_id": ["ifeval/0", "ifeval/7", "musr/0012"], "domain": ["ifeval", "ifeval", "musr"]}
+    )
     ids = harness.doc_ids(smp, {"ifeval": "leaderboard_ifeval"})
     assert ids["task"].tolist() == ["leaderboard_ifeval", "leaderboard_ifeval", "musr"]
     assert ids["doc_id"].tolist() == [0, 7, 12]
@@ -107,7 +117,9 @@ def test_estimate_of_a_held_out_model_and_its_rank(store):
     # Every item evaluated: the estimate is the truth, with no width.
     full = dict(zip(c.samples["sample_id"], c.A[held].tolist()))
     exact = harness.estimate_new_model(rest, full, "neighbours").overall
-    assert exact["estimate"] == pytest.approx(truth) and exact["hi"] - exact["lo"] == pytest.approx(0)
+    assert exact["estimate"] == pytest.approx(truth) and exact["hi"] - exact["lo"] == pytest.approx(
+        0
+    )
 
 
 def test_results_naming_unknown_samples_are_refused(store):
@@ -141,12 +153,76 @@ def test_cli_refusals_are_one_line_and_write_nothing(store, tmp_path, capsys):
     before = store.read_bytes()
     out = tmp_path / "x.json"
     cases = [
-        (["select", "--store", str(store), "--budget", "0", "--out", str(out)], "--budget: the budget must be a positive"),
-        (["select", "--store", str(store), "--budget", "5", "--method", "nope", "--out", str(out)], "unknown --method"),
-        (["select", "--store", str(store), "--dataset", "zzz", "--budget", "5", "--out", str(out)], "no dataset 'zzz'"),
-        (["select", "--store", str(store), "--budget", "5", "--task", "gamma=g", "--out", str(out)], "domain 'gamma'"),
-        (["select", "--store", str(store), "--budget", "5", "--out", str(tmp_path / "no" / "x.json")], "does not exist"),
-        (["estimate", "--store", str(store), "--lm-eval", str(tmp_path / "nothing"), "--model", "x"], "does not exist"),
+        (
+            ["select", "--store", str(store), "--budget", "0", "--out", str(out)],
+            "--budget: the budget must be a positive",
+        ),
+        (
+            [
+                "select",
+                "--store",
+                str(store),
+                "--budget",
+                "5",
+                "--method",
+                "nope",
+                "--out",
+                str(out),
+            ],
+            "unknown --method",
+        ),
+        (
+            [
+                "select",
+                "--store",
+                str(store),
+                "--dataset",
+                "zzz",
+                "--budget",
+                "5",
+                "--out",
+                str(out),
+            ],
+            "no dataset 'zzz'",
+        ),
+        (
+            [
+                "select",
+                "--store",
+                str(store),
+                "--budget",
+                "5",
+                "--task",
+                "gamma=g",
+                "--out",
+                str(out),
+            ],
+            "domain 'gamma'",
+        ),
+        (
+            [
+                "select",
+                "--store",
+                str(store),
+                "--budget",
+                "5",
+                "--out",
+                str(tmp_path / "no" / "x.json"),
+            ],
+            "does not exist",
+        ),
+        (
+            [
+                "estimate",
+                "--store",
+                str(store),
+                "--lm-eval",
+                str(tmp_path / "nothing"),
+                "--model",
+                "x",
+            ],
+            "does not exist",
+        ),
     ]
     for argv, words in cases:
         assert main(argv) == 2, argv
@@ -157,8 +233,24 @@ def test_cli_refusals_are_one_line_and_write_nothing(store, tmp_path, capsys):
 
 def test_cli_select_csv(store, tmp_path, capsys):
     out = tmp_path / "items.csv"
-    assert main(["select", "--store", str(store), "--budget", "12", "--method", "reference", "--format", "csv",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "select",
+                "--store",
+                str(store),
+                "--budget",
+                "12",
+                "--method",
+                "reference",
+                "--format",
+                "csv",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     table = pd.read_csv(out)
     assert list(table.columns) == ["sample_id", "domain"] and len(table) == 12
     assert "12 of 100 items of sim" in capsys.readouterr().out

@@ -25,18 +25,38 @@ OWN_DOMAINS = {"clean": 80, "noisy": 60}
 TS = "2025-01-02T03-04-05.000006"
 
 
-def _write_lm_eval_run(folder: Path, model: str, rng: np.random.Generator, ability: float,
-                       difficulty: dict[str, np.ndarray]) -> None:
+def _write_lm_eval_run(
+    folder: Path,
+    model: str,
+    rng: np.random.Generator,
+    ability: float,
+    difficulty: dict[str, np.ndarray],
+) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for task, diff in difficulty.items():
         p = 1 / (1 + np.exp(-(ability - diff)))
         right = rng.random(len(diff)) < p
         lines = []
         for doc_id, ok in enumerate(right):
-            lines.append({"doc_id": doc_id, "doc": {"question": f"{task} question {doc_id}"}, "target": "A",
-                          "arguments": {}, "resps": [], "filtered_resps": [], "filter": "none", "metrics": ["acc"],
-                          "doc_hash": f"{task}-{doc_id}", "prompt_hash": "p", "target_hash": "t", "acc": float(ok)})
-        (folder / f"samples_{task}_{TS}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+            lines.append(
+                {
+                    "doc_id": doc_id,
+                    "doc": {"question": f"{task} question {doc_id}"},
+                    "target": "A",
+                    "arguments": {},
+                    "resps": [],
+                    "filtered_resps": [],
+                    "filter": "none",
+                    "metrics": ["acc"],
+                    "doc_hash": f"{task}-{doc_id}",
+                    "prompt_hash": "p",
+                    "target_hash": "t",
+                    "acc": float(ok),
+                }
+            )
+        (folder / f"samples_{task}_{TS}.jsonl").write_text(
+            "".join(json.dumps(x) + "\n" for x in lines)
+        )
     results = {
         "results": {t: {"acc,none": 0.0} for t in difficulty},
         "group_subtasks": {t: [] for t in difficulty},  # single tasks: no group lists them
@@ -57,8 +77,16 @@ def own_eval_csv(path: Path, seed: int = 1) -> Path:
         for i, model in enumerate(OWN_MODELS):
             ability = -1.0 + 0.3 * i
             right = rng.random(n) < 1 / (1 + np.exp(-(ability - diff)))
-            rows += [{"model": model, "sample": f"{dom}-{j:03d}", "correct": int(r), "dataset": "my-eval",
-                      "domain": dom} for j, r in enumerate(right)]
+            rows += [
+                {
+                    "model": model,
+                    "sample": f"{dom}-{j:03d}",
+                    "correct": int(r),
+                    "dataset": "my-eval",
+                    "domain": dom,
+                }
+                for j, r in enumerate(right)
+            ]
     pd.DataFrame(rows).to_csv(path, index=False)
     return path
 
@@ -81,7 +109,9 @@ def build_user_store(store: Path, work: Path) -> Path:
 
     work.mkdir(parents=True, exist_ok=True)
     for model, folder in lm_eval_runs(work / "runs").items():
-        assert main(["import", "--store", str(store), "--lm-eval", str(folder), "--model", model]) == 0
+        assert (
+            main(["import", "--store", str(store), "--lm-eval", str(folder), "--model", model]) == 0
+        )
     csv = own_eval_csv(work / "my_eval.csv")
     assert main(["import", "--store", str(store), "--long", str(csv)]) == 0
     return store

@@ -30,11 +30,16 @@ def category_control(counts: pd.DataFrame, url_key: str, need: int | None = None
     current = fill_categories(counts).drop_duplicates("task").set_index("task")["category"]
     text_default = format_assignment({t: current[t] for t in tasks})
     text = query_default(url_key, "")
-    with st.expander("Task categories" + ("" if recorded else " (the data carry none: give your own)"),
-                     expanded=not recorded and need is not None):
+    with st.expander(
+        "Task categories" + ("" if recorded else " (the data carry none: give your own)"),
+        expanded=not recorded and need is not None,
+    ):
         st.caption(
-            ("The data record no category for any task, so every task is "
-             f"'{UNCATEGORISED}'. " if not recorded else "")
+            (
+                f"The data record no category for any task, so every task is '{UNCATEGORISED}'. "
+                if not recorded
+                else ""
+            )
             + "One `task = category` line per task; tasks left out keep their recorded category. "
             "At import, a long table's **category** column (or an lm-eval group listing the task) records them."
             + (f" This page needs {need} categories." if need else "")
@@ -49,6 +54,9 @@ def category_control(counts: pd.DataFrame, url_key: str, need: int | None = None
     # Lines for tasks these data lack (a link made on another dataset) are left aside, with a note.
     unknown = [t for t in assigned if t not in set(tasks)]
     if unknown:
-        st.caption(f"Category lines for tasks these data do not have are ignored: {', '.join(unknown[:5])}"
-                   + (" …" if len(unknown) > 5 else "") + ".")
+        st.caption(
+            f"Category lines for tasks these data do not have are ignored: {', '.join(unknown[:5])}"
+            + (" …" if len(unknown) > 5 else "")
+            + "."
+        )
     return fill_categories(counts, {t: c for t, c in assigned.items() if t not in unknown})

@@ -18,8 +18,16 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 PALETTE = (
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#ff7f0e",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
 )
 CORRECT_SCALE = [[0.0, "#f4f1ea"], [1.0, "#2b6cb0"]]  # 0 = wrong (light), 1 = correct (blue)
 
@@ -43,21 +51,38 @@ def _saved(ratio: float) -> str:
     return f"{ratio:,.0f}×" if ratio >= 10 else f"{ratio:.1f}×"
 
 
-def _budget_axis(fig: go.Figure, budgets: Sequence[int], n_total: int | None, row=None, col=None) -> None:
+def _budget_axis(
+    fig: go.Figure, budgets: Sequence[int], n_total: int | None, row=None, col=None
+) -> None:
     budgets = sorted({int(b) for b in budgets})
     kwargs = {"row": row, "col": col} if row is not None else {}
-    fig.update_xaxes(type="log", tickvals=budgets, ticktext=[str(b) for b in budgets], title_text="budget n′ (samples evaluated)", **kwargs)
+    fig.update_xaxes(
+        type="log",
+        tickvals=budgets,
+        ticktext=[str(b) for b in budgets],
+        title_text="budget n′ (samples evaluated)",
+        **kwargs,
+    )
     if n_total and row is None:
         # The papers' "compute saved" axis (Prabhu et al., 2024, footnote 4): n / n'. Same positions,
         # relabelled, on a top axis that mirrors the bottom one.
         fig.update_layout(
             xaxis2=dict(
-                type="log", overlaying="x", side="top", matches="x", showgrid=False,
-                tickvals=budgets, ticktext=[_saved(n_total / b) for b in budgets],
+                type="log",
+                overlaying="x",
+                side="top",
+                matches="x",
+                showgrid=False,
+                tickvals=budgets,
+                ticktext=[_saved(n_total / b) for b in budgets],
                 title=dict(text="compute saved n / n′", standoff=4, font=dict(size=11)),
             )
         )
-        fig.add_trace(go.Scatter(x=budgets, y=[None] * len(budgets), xaxis="x2", showlegend=False, hoverinfo="skip"))
+        fig.add_trace(
+            go.Scatter(
+                x=budgets, y=[None] * len(budgets), xaxis="x2", showlegend=False, hoverinfo="skip"
+            )
+        )
 
 
 def budget_lines(
@@ -90,33 +115,55 @@ def budget_lines(
         part = part.sort_values("budget")
         name = str(key) if series is not None else y
         if band is not None:
-            fig.add_trace(go.Scatter(
-                x=np.concatenate([part["budget"], part["budget"][::-1]]),
-                y=np.concatenate([part[band[1]], part[band[0]][::-1]]),
-                fill="toself", fillcolor=colour, opacity=0.15, line=dict(width=0),
-                hoverinfo="skip", showlegend=False,
-            ))
-        fig.add_trace(go.Scatter(
-            x=part["budget"], y=part[y], mode="lines+markers", name=name,
-            line=dict(color=colour),
-            hovertemplate=f"{html.escape(str(name), quote=False)}<br>n′=%{{x}}<br>{y_title or y}=%{{y:.4f}}<extra></extra>",
-        ))
+            fig.add_trace(
+                go.Scatter(
+                    x=np.concatenate([part["budget"], part["budget"][::-1]]),
+                    y=np.concatenate([part[band[1]], part[band[0]][::-1]]),
+                    fill="toself",
+                    fillcolor=colour,
+                    opacity=0.15,
+                    line=dict(width=0),
+                    hoverinfo="skip",
+                    showlegend=False,
+                )
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=part["budget"],
+                y=part[y],
+                mode="lines+markers",
+                name=name,
+                line=dict(color=colour),
+                hovertemplate=f"{html.escape(str(name), quote=False)}<br>n′=%{{x}}<br>{y_title or y}=%{{y:.4f}}<extra></extra>",
+            )
+        )
         fit = (fits or {}).get(str(key) if series is not None else "")
         if fit is not None and getattr(fit, "ok", False) and len(part):
             grid = np.geomspace(part["budget"].min(), part["budget"].max(), 200)
-            fig.add_trace(go.Scatter(
-                x=grid, y=fit.predict(grid), mode="lines", name=_fit_label(fit),
-                line=dict(color=colour, dash="dash"), hoverinfo="skip",
-            ))
+            fig.add_trace(
+                go.Scatter(
+                    x=grid,
+                    y=fit.predict(grid),
+                    mode="lines",
+                    name=_fit_label(fit),
+                    line=dict(color=colour, dash="dash"),
+                    hoverinfo="skip",
+                )
+            )
     _budget_axis(fig, budgets, n_total)
     fig.update_layout(
-        title=dict(text=title, y=0.98, yanchor="top"), yaxis_title=y_title or y, legend=dict(orientation="h", y=-0.25),
-        margin=dict(t=130 if n_total else 50, b=10), height=460 if n_total else 430,
+        title=dict(text=title, y=0.98, yanchor="top"),
+        yaxis_title=y_title or y,
+        legend=dict(orientation="h", y=-0.25),
+        margin=dict(t=130 if n_total else 50, b=10),
+        height=460 if n_total else 430,
     )
     return fig
 
 
-def correlation_heatmap(corr: np.ndarray, labels: Sequence[str], accuracy: np.ndarray, title: str = "") -> go.Figure:
+def correlation_heatmap(
+    corr: np.ndarray, labels: Sequence[str], accuracy: np.ndarray, title: str = ""
+) -> go.Figure:
     """Model-by-model correlation matrix, rows/columns already sorted by accuracy (App. E, Fig. 7b).
 
     Axes are accuracy ranks; names appear on hover only for small matrices, since per-cell
@@ -124,14 +171,27 @@ def correlation_heatmap(corr: np.ndarray, labels: Sequence[str], accuracy: np.nd
     """
     m = len(labels)
     z = np.asarray(corr, dtype=np.float32)
-    trace = dict(z=z, x=np.arange(1, m + 1), y=np.arange(1, m + 1), colorscale="RdBu", zmid=0, zmin=-1, zmax=1,
-                 colorbar=dict(title="corr"))
+    trace = dict(
+        z=z,
+        x=np.arange(1, m + 1),
+        y=np.arange(1, m + 1),
+        colorscale="RdBu",
+        zmid=0,
+        zmin=-1,
+        zmax=1,
+        colorbar=dict(title="corr"),
+    )
     if m <= 60:
         acc = np.asarray(accuracy, dtype=float)
-        trace["text"] = [[f"{labels[i]} ({acc[i]:.3f})<br>{labels[j]} ({acc[j]:.3f})" for j in range(m)] for i in range(m)]
+        trace["text"] = [
+            [f"{labels[i]} ({acc[i]:.3f})<br>{labels[j]} ({acc[j]:.3f})" for j in range(m)]
+            for i in range(m)
+        ]
         trace["hovertemplate"] = "%{text}<br>correlation %{z:.3f}<extra></extra>"
     else:
-        trace["hovertemplate"] = "models ranked %{y} and %{x}<br>correlation %{z:.3f}<extra></extra>"
+        trace["hovertemplate"] = (
+            "models ranked %{y} and %{x}<br>correlation %{z:.3f}<extra></extra>"
+        )
     fig = go.Figure(go.Heatmap(**trace))
     fig.update_yaxes(autorange="reversed", title_text="model, by accuracy rank (1 = best)")
     fig.update_xaxes(title_text="model, by accuracy rank (1 = best)")
@@ -139,14 +199,28 @@ def correlation_heatmap(corr: np.ndarray, labels: Sequence[str], accuracy: np.nd
     return fig
 
 
-def histogram(values: np.ndarray, *, title: str = "", x_title: str = "", bins: int = 60, vline: float | None = None) -> go.Figure:
+def histogram(
+    values: np.ndarray,
+    *,
+    title: str = "",
+    x_title: str = "",
+    bins: int = 60,
+    vline: float | None = None,
+) -> go.Figure:
     """Distribution of a set of values (e.g. the off-diagonal correlations, Fig. 7a)."""
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
     fig = go.Figure(go.Histogram(x=v, nbinsx=bins, marker_color=PALETTE[0]))
     if vline is not None:
         fig.add_vline(x=vline, line_dash="dash", line_color="#444")
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title="count", height=380, margin=dict(t=50, b=10), bargap=0.02)
+    fig.update_layout(
+        title=title,
+        xaxis_title=x_title,
+        yaxis_title="count",
+        height=380,
+        margin=dict(t=50, b=10),
+        bargap=0.02,
+    )
     return fig
 
 
@@ -162,11 +236,20 @@ def estimated_vs_true_grid(
     rows = max(1, math.ceil(len(budgets) / cols))
     s = stats.set_index("budget")
     titles = [
-        f"n′ = {b}: Pearson {s.loc[b, 'pearson']:.3f}, Spearman {s.loc[b, 'spearman']:.3f}" if b in s.index else f"n′ = {b}"
+        f"n′ = {b}: Pearson {s.loc[b, 'pearson']:.3f}, Spearman {s.loc[b, 'spearman']:.3f}"
+        if b in s.index
+        else f"n′ = {b}"
         for b in budgets
     ]
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, shared_xaxes=False, shared_yaxes=False,
-                        horizontal_spacing=0.06, vertical_spacing=0.12 if rows > 1 else 0.1)
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=titles,
+        shared_xaxes=False,
+        shared_yaxes=False,
+        horizontal_spacing=0.06,
+        vertical_spacing=0.12 if rows > 1 else 0.1,
+    )
     lo = float(min(per_model["est_acc"].min(), per_model["true_acc"].min()))
     hi = float(max(per_model["est_acc"].max(), per_model["true_acc"].max()))
     pad = 0.02
@@ -178,18 +261,40 @@ def estimated_vs_true_grid(
         err = None
         if has_int:
             err = dict(
-                type="data", symmetric=False,
+                type="data",
+                symmetric=False,
                 array=(part["est_hi"] - part["est_acc"]).clip(lower=0).fillna(0),
                 arrayminus=(part["est_acc"] - part["est_lo"]).clip(lower=0).fillna(0),
-                thickness=0.8, width=0, color="rgba(31,119,180,0.35)",
+                thickness=0.8,
+                width=0,
+                color="rgba(31,119,180,0.35)",
             )
-        fig.add_trace(go.Scatter(
-            x=part["true_acc"], y=part["est_acc"], mode="markers", error_y=err,
-            marker=dict(size=5, color=PALETTE[0], opacity=0.7), text=part["name"], showlegend=False,
-            hovertemplate="%{text}<br>true %{x:.3f}<br>estimated %{y:.3f}<extra></extra>",
-        ), row=r, col=c)
-        fig.add_trace(go.Scatter(x=lim, y=lim, mode="lines", line=dict(color="#888", dash="dot"),
-                                 hoverinfo="skip", showlegend=False), row=r, col=c)
+        fig.add_trace(
+            go.Scatter(
+                x=part["true_acc"],
+                y=part["est_acc"],
+                mode="markers",
+                error_y=err,
+                marker=dict(size=5, color=PALETTE[0], opacity=0.7),
+                text=part["name"],
+                showlegend=False,
+                hovertemplate="%{text}<br>true %{x:.3f}<br>estimated %{y:.3f}<extra></extra>",
+            ),
+            row=r,
+            col=c,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=lim,
+                y=lim,
+                mode="lines",
+                line=dict(color="#888", dash="dot"),
+                hoverinfo="skip",
+                showlegend=False,
+            ),
+            row=r,
+            col=c,
+        )
         fig.update_xaxes(range=lim, row=r, col=c, title_text="true accuracy" if r == rows else None)
         fig.update_yaxes(range=lim, row=r, col=c, title_text="estimated" if c == 1 else None)
     fig.update_layout(title=title, height=320 * rows + 60, margin=dict(t=80, b=10))
@@ -197,16 +302,39 @@ def estimated_vs_true_grid(
     return fig
 
 
-def rank_scatter(true_rank: np.ndarray, est_rank: np.ndarray, names: Sequence[str], title: str = "") -> go.Figure:
+def rank_scatter(
+    true_rank: np.ndarray, est_rank: np.ndarray, names: Sequence[str], title: str = ""
+) -> go.Figure:
     """Rank by the estimate against rank by the truth (1 = best) for one budget."""
     n = len(true_rank)
-    fig = go.Figure(go.Scatter(
-        x=true_rank, y=est_rank, mode="markers", text=list(names), marker=dict(size=5, opacity=0.7, color=PALETTE[0]),
-        hovertemplate="%{text}<br>true rank %{x}<br>estimated rank %{y}<extra></extra>",
-    ))
-    fig.add_trace(go.Scatter(x=[1, n], y=[1, n], mode="lines", line=dict(color="#888", dash="dot"), hoverinfo="skip", showlegend=False))
-    fig.update_layout(title=title, xaxis_title="true rank (1 = best)", yaxis_title="rank by estimate", height=420,
-                      showlegend=False, margin=dict(t=50, b=10))
+    fig = go.Figure(
+        go.Scatter(
+            x=true_rank,
+            y=est_rank,
+            mode="markers",
+            text=list(names),
+            marker=dict(size=5, opacity=0.7, color=PALETTE[0]),
+            hovertemplate="%{text}<br>true rank %{x}<br>estimated rank %{y}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[1, n],
+            y=[1, n],
+            mode="lines",
+            line=dict(color="#888", dash="dot"),
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
+    fig.update_layout(
+        title=title,
+        xaxis_title="true rank (1 = best)",
+        yaxis_title="rank by estimate",
+        height=420,
+        showlegend=False,
+        margin=dict(t=50, b=10),
+    )
     return fig
 
 
@@ -224,29 +352,63 @@ def matrix_heatmap(
 ) -> go.Figure:
     """A 0/1 correctness matrix as a heatmap; highlighted columns/rows get a box outline."""
     A = np.asarray(A)
-    fig = go.Figure(go.Heatmap(
-        z=A, x=list(range(A.shape[1])), y=list(range(A.shape[0])),
-        customdata=np.array([[f"{r} · {c}" for c in col_labels] for r in row_labels], dtype=object),
-        hovertemplate="%{customdata}<br>correct=%{z}<extra></extra>",
-        colorscale=CORRECT_SCALE, zmin=0, zmax=1, showscale=False, xgap=1, ygap=1,
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            z=A,
+            x=list(range(A.shape[1])),
+            y=list(range(A.shape[0])),
+            customdata=np.array(
+                [[f"{r} · {c}" for c in col_labels] for r in row_labels], dtype=object
+            ),
+            hovertemplate="%{customdata}<br>correct=%{z}<extra></extra>",
+            colorscale=CORRECT_SCALE,
+            zmin=0,
+            zmax=1,
+            showscale=False,
+            xgap=1,
+            ygap=1,
+        )
+    )
     for c in highlight_cols or ():
-        fig.add_shape(type="rect", x0=c - 0.5, x1=c + 0.5, y0=-0.5, y1=A.shape[0] - 0.5,
-                      line=dict(color="#d62728", width=2))
+        fig.add_shape(
+            type="rect",
+            x0=c - 0.5,
+            x1=c + 0.5,
+            y0=-0.5,
+            y1=A.shape[0] - 0.5,
+            line=dict(color="#d62728", width=2),
+        )
     for r in highlight_rows or ():
-        fig.add_shape(type="rect", x0=-0.5, x1=A.shape[1] - 0.5, y0=r - 0.5, y1=r + 0.5,
-                      line=dict(color="#d62728", width=2))
+        fig.add_shape(
+            type="rect",
+            x0=-0.5,
+            x1=A.shape[1] - 0.5,
+            y0=r - 0.5,
+            y1=r + 0.5,
+            line=dict(color="#d62728", width=2),
+        )
     # Long model names would eat the plot's width: ticks are shortened, hover has them whole.
-    fig.update_yaxes(autorange="reversed", title_text=y_title,
-                     tickvals=list(range(A.shape[0])) if A.shape[0] <= 30 else None,
-                     ticktext=[_short(str(r)) for r in row_labels] if A.shape[0] <= 30 else None)
+    fig.update_yaxes(
+        autorange="reversed",
+        title_text=y_title,
+        tickvals=list(range(A.shape[0])) if A.shape[0] <= 30 else None,
+        ticktext=[_short(str(r)) for r in row_labels] if A.shape[0] <= 30 else None,
+    )
     fig.update_xaxes(title_text=x_title)
-    fig.update_layout(title=title, height=height or max(260, 22 * A.shape[0] + 120), margin=dict(t=50, b=10))
+    fig.update_layout(
+        title=title, height=height or max(260, 22 * A.shape[0] + 120), margin=dict(t=50, b=10)
+    )
     return fig
 
 
 def running_sum(
-    positions: np.ndarray, observed: np.ndarray, *, upto: int, threshold: int | None, n: int, title: str = ""
+    positions: np.ndarray,
+    observed: np.ndarray,
+    *,
+    upto: int,
+    threshold: int | None,
+    n: int,
+    title: str = "",
 ) -> go.Figure:
     """The DP-search score S_j = sum of (2 a_i - 1) over the first j observations (§3.1.2).
 
@@ -258,41 +420,102 @@ def running_sum(
     score = np.concatenate([[0], np.cumsum(2 * obs - 1)])
     x = np.concatenate([[-0.5], positions])
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=x[: upto + 1], y=score[: upto + 1], mode="lines+markers", name="running sum (seen)",
-                             line=dict(color=PALETTE[0], shape="hv")))
+    fig.add_trace(
+        go.Scatter(
+            x=x[: upto + 1],
+            y=score[: upto + 1],
+            mode="lines+markers",
+            name="running sum (seen)",
+            line=dict(color=PALETTE[0], shape="hv"),
+        )
+    )
     if upto < len(positions):
-        fig.add_trace(go.Scatter(x=x[upto:], y=score[upto:], mode="lines+markers", name="not yet seen",
-                                 line=dict(color="#bbb", shape="hv", dash="dot"), marker=dict(color="#bbb")))
+        fig.add_trace(
+            go.Scatter(
+                x=x[upto:],
+                y=score[upto:],
+                mode="lines+markers",
+                name="not yet seen",
+                line=dict(color="#bbb", shape="hv", dash="dot"),
+                marker=dict(color="#bbb"),
+            )
+        )
     colours = np.where(obs == 1, PALETTE[2], PALETTE[1])
-    fig.add_trace(go.Scatter(x=positions[:upto], y=score[1 : upto + 1], mode="markers", name="observation (+1 / −1)",
-                             marker=dict(color=colours[:upto], size=10, symbol="circle"),
-                             hovertemplate="sorted position %{x}<br>S=%{y}<extra></extra>"))
+    fig.add_trace(
+        go.Scatter(
+            x=positions[:upto],
+            y=score[1 : upto + 1],
+            mode="markers",
+            name="observation (+1 / −1)",
+            marker=dict(color=colours[:upto], size=10, symbol="circle"),
+            hovertemplate="sorted position %{x}<br>S=%{y}<extra></extra>",
+        )
+    )
     if threshold is not None:
-        fig.add_vline(x=threshold - 0.5, line_dash="dash", line_color="#d62728",
-                      annotation_text=f"threshold t = {threshold}", annotation_position="top")
-    fig.update_layout(title=title, xaxis_title="sorted position (easy → hard)", yaxis_title="S_j = Σ (2a − 1)",
-                      xaxis_range=[-1, n], height=340, margin=dict(t=50, b=10), legend=dict(orientation="h", y=-0.3))
+        fig.add_vline(
+            x=threshold - 0.5,
+            line_dash="dash",
+            line_color="#d62728",
+            annotation_text=f"threshold t = {threshold}",
+            annotation_position="top",
+        )
+    fig.update_layout(
+        title=title,
+        xaxis_title="sorted position (easy → hard)",
+        yaxis_title="S_j = Σ (2a − 1)",
+        xaxis_range=[-1, n],
+        height=340,
+        margin=dict(t=50, b=10),
+        legend=dict(orientation="h", y=-0.3),
+    )
     return fig
 
 
-def predicted_vs_true(pred: np.ndarray, true: np.ndarray, *, title: str = "", x_title: str = "sorted position") -> go.Figure:
+def predicted_vs_true(
+    pred: np.ndarray, true: np.ndarray, *, title: str = "", x_title: str = "sorted position"
+) -> go.Figure:
     """Two stacked rows: the predicted 0/1 vector and the truth, mismatches marked."""
     pred = np.asarray(pred).astype(int)
     true = np.asarray(true).astype(int)
     z = np.vstack([pred, true])
-    fig = go.Figure(go.Heatmap(z=z, y=["predicted", "true"], colorscale=CORRECT_SCALE, zmin=0, zmax=1,
-                               showscale=False, xgap=1, ygap=2,
-                               hovertemplate="%{y} at %{x}: %{z}<extra></extra>"))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            y=["predicted", "true"],
+            colorscale=CORRECT_SCALE,
+            zmin=0,
+            zmax=1,
+            showscale=False,
+            xgap=1,
+            ygap=2,
+            hovertemplate="%{y} at %{x}: %{z}<extra></extra>",
+        )
+    )
     wrong = np.flatnonzero(pred != true)
     if len(wrong):
-        fig.add_trace(go.Scatter(x=wrong, y=["predicted"] * len(wrong), mode="markers", name="error",
-                                 marker=dict(symbol="x", color="#d62728", size=8), hoverinfo="skip"))
-    fig.update_layout(title=title, xaxis_title=x_title, height=220, margin=dict(t=50, b=10), showlegend=False)
+        fig.add_trace(
+            go.Scatter(
+                x=wrong,
+                y=["predicted"] * len(wrong),
+                mode="markers",
+                name="error",
+                marker=dict(symbol="x", color="#d62728", size=8),
+                hoverinfo="skip",
+            )
+        )
+    fig.update_layout(
+        title=title, xaxis_title=x_title, height=220, margin=dict(t=50, b=10), showlegend=False
+    )
     return fig
 
 
 def rank_position(
-    accuracies: pd.DataFrame, *, new_name: str, new_acc: float, lo: float | None = None, hi: float | None = None,
+    accuracies: pd.DataFrame,
+    *,
+    new_name: str,
+    new_acc: float,
+    lo: float | None = None,
+    hi: float | None = None,
     title: str = "",
 ) -> go.Figure:
     """Where a new model would rank: the store's models by accuracy, the new one marked.
@@ -300,74 +523,185 @@ def rank_position(
     ``accuracies``: name, accuracy (the store's models on the same samples).
     """
     df = accuracies.sort_values("accuracy", ascending=False).reset_index(drop=True)
-    fig = go.Figure(go.Scatter(
-        x=np.arange(1, len(df) + 1), y=df["accuracy"], mode="markers", name="models in the store",
-        text=df["name"], marker=dict(size=5, color="#9aa5b1"),
-        hovertemplate="%{text}<br>rank %{x}<br>accuracy %{y:.3f}<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Scatter(
+            x=np.arange(1, len(df) + 1),
+            y=df["accuracy"],
+            mode="markers",
+            name="models in the store",
+            text=df["name"],
+            marker=dict(size=5, color="#9aa5b1"),
+            hovertemplate="%{text}<br>rank %{x}<br>accuracy %{y:.3f}<extra></extra>",
+        )
+    )
     rank = int((df["accuracy"] > new_acc).sum()) + 1
     err = None
     if lo is not None and hi is not None:
-        err = dict(type="data", symmetric=False, array=[max(hi - new_acc, 0)], arrayminus=[max(new_acc - lo, 0)], color=PALETTE[1])
-    fig.add_trace(go.Scatter(x=[rank], y=[new_acc], mode="markers", name=new_name, error_y=err,
-                             marker=dict(size=13, color=PALETTE[1], symbol="star"),
-                             hovertemplate=f"{html.escape(str(new_name), quote=False)}<br>rank %{{x}}<br>estimated %{{y:.3f}}<extra></extra>"))
-    fig.update_layout(title=title, xaxis_title="rank (1 = best)", yaxis_title="accuracy", height=380,
-                      margin=dict(t=50, b=10), legend=dict(orientation="h", y=-0.25))
+        err = dict(
+            type="data",
+            symmetric=False,
+            array=[max(hi - new_acc, 0)],
+            arrayminus=[max(new_acc - lo, 0)],
+            color=PALETTE[1],
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=[rank],
+            y=[new_acc],
+            mode="markers",
+            name=new_name,
+            error_y=err,
+            marker=dict(size=13, color=PALETTE[1], symbol="star"),
+            hovertemplate=f"{html.escape(str(new_name), quote=False)}<br>rank %{{x}}<br>estimated %{{y:.3f}}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=title,
+        xaxis_title="rank (1 = best)",
+        yaxis_title="accuracy",
+        height=380,
+        margin=dict(t=50, b=10),
+        legend=dict(orientation="h", y=-0.25),
+    )
     return fig
 
 
-def stream_lines(df: pd.DataFrame, *, x: str, ys: Sequence[str], names: Sequence[str] | None = None,
-                 title: str = "", x_title: str = "", y_title: str = "", log_y: bool = False) -> go.Figure:
+def stream_lines(
+    df: pd.DataFrame,
+    *,
+    x: str,
+    ys: Sequence[str],
+    names: Sequence[str] | None = None,
+    title: str = "",
+    x_title: str = "",
+    y_title: str = "",
+    log_y: bool = False,
+) -> go.Figure:
     """Several columns of one table against a common x (e.g. evaluations over the stream)."""
     fig = go.Figure()
     for i, y in enumerate(ys):
-        fig.add_trace(go.Scatter(x=df[x], y=df[y], mode="lines", name=(names or ys)[i], line=dict(color=PALETTE[i % len(PALETTE)])))
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=400, margin=dict(t=50, b=10),
-                      legend=dict(orientation="h", y=-0.25))
+        fig.add_trace(
+            go.Scatter(
+                x=df[x],
+                y=df[y],
+                mode="lines",
+                name=(names or ys)[i],
+                line=dict(color=PALETTE[i % len(PALETTE)]),
+            )
+        )
+    fig.update_layout(
+        title=title,
+        xaxis_title=x_title,
+        yaxis_title=y_title,
+        height=400,
+        margin=dict(t=50, b=10),
+        legend=dict(orientation="h", y=-0.25),
+    )
     if log_y:
         fig.update_yaxes(type="log")
     return fig
 
 
-def pareto(df: pd.DataFrame, *, x: str, y: str, label: str, front: pd.DataFrame, colour: str | None = None,
-           title: str = "", x_title: str = "", y_title: str = "") -> go.Figure:
+def pareto(
+    df: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    label: str,
+    front: pd.DataFrame,
+    colour: str | None = None,
+    title: str = "",
+    x_title: str = "",
+    y_title: str = "",
+) -> go.Figure:
     """Configurations as points (x = cost, y = error), the Pareto front as a step line (Bornschein et al., 2023, §3)."""
     fig = go.Figure()
     groups = [("", df)] if colour is None else list(df.groupby(colour, sort=True))
     for i, (key, part) in enumerate(groups):
-        fig.add_trace(go.Scatter(
-            x=part[x], y=part[y], mode="markers", name=str(key) if colour else "configuration",
-            text=part[label], marker=dict(size=8, color=PALETTE[i % len(PALETTE)], opacity=0.75),
-            hovertemplate="%{text}<br>" + f"{x_title or x}" + " %{x:,.0f}<br>" + f"{y_title or y}" + " %{y:.4f}<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=part[x],
+                y=part[y],
+                mode="markers",
+                name=str(key) if colour else "configuration",
+                text=part[label],
+                marker=dict(size=8, color=PALETTE[i % len(PALETTE)], opacity=0.75),
+                hovertemplate="%{text}<br>"
+                f"{x_title or x}"
+                " %{x:,.0f}<br>"
+                f"{y_title or y}"
+                " %{y:.4f}<extra></extra>",
+            )
+        )
     f = front.sort_values(x)
-    fig.add_trace(go.Scatter(x=f[x], y=f[y], mode="lines", name="Pareto front", line=dict(color="#222", shape="hv", width=2),
-                             hoverinfo="skip"))
+    fig.add_trace(
+        go.Scatter(
+            x=f[x],
+            y=f[y],
+            mode="lines",
+            name="Pareto front",
+            line=dict(color="#222", shape="hv", width=2),
+            hoverinfo="skip",
+        )
+    )
     fig.update_xaxes(type="log", title_text=x_title or x)
-    fig.update_layout(title=title, yaxis_title=y_title or y, height=460, margin=dict(t=50, b=10),
-                      legend=dict(orientation="h", y=-0.25))
+    fig.update_layout(
+        title=title,
+        yaxis_title=y_title or y,
+        height=460,
+        margin=dict(t=50, b=10),
+        legend=dict(orientation="h", y=-0.25),
+    )
     return fig
 
 
-def observed_strip(n: int, positions: np.ndarray, observed: np.ndarray, *, upto: int, title: str = "",
-                   x_title: str = "sorted position") -> go.Figure:
+def observed_strip(
+    n: int,
+    positions: np.ndarray,
+    observed: np.ndarray,
+    *,
+    upto: int,
+    title: str = "",
+    x_title: str = "sorted position",
+) -> go.Figure:
     """The new row as the search sees it: the first ``upto`` evaluated cells, the rest blank."""
     z = np.full((1, n), np.nan)
     pos = np.asarray(positions)[:upto]
     z[0, pos] = np.asarray(observed)[:upto]
-    fig = go.Figure(go.Heatmap(z=z, y=["evaluated"], colorscale=CORRECT_SCALE, zmin=0, zmax=1, showscale=False,
-                               xgap=1, hovertemplate="position %{x}: %{z}<extra></extra>"))
-    fig.add_trace(go.Scatter(x=np.asarray(positions)[upto:], y=["evaluated"] * max(0, len(positions) - upto),
-                             mode="markers", marker=dict(symbol="circle-open", color="#d62728", size=9),
-                             hoverinfo="skip", showlegend=False))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            y=["evaluated"],
+            colorscale=CORRECT_SCALE,
+            zmin=0,
+            zmax=1,
+            showscale=False,
+            xgap=1,
+            hovertemplate="position %{x}: %{z}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=np.asarray(positions)[upto:],
+            y=["evaluated"] * max(0, len(positions) - upto),
+            mode="markers",
+            marker=dict(symbol="circle-open", color="#d62728", size=9),
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
     fig.update_xaxes(range=[-0.5, n - 0.5], title_text=x_title)
     fig.update_layout(title=title, height=170, margin=dict(t=45, b=10), plot_bgcolor="#ffffff")
     return fig
 
 
-def interval_rounds(rounds: pd.DataFrame, *, target: float | None = None, true_acc: float | None = None,
-                    title: str = "") -> go.Figure:
+def interval_rounds(
+    rounds: pd.DataFrame,
+    *,
+    target: float | None = None,
+    true_acc: float | None = None,
+    title: str = "",
+) -> go.Figure:
     """The 95% interval narrowing round by round (adaptive evaluation).
 
     ``rounds``: evaluated, acc, lo, hi (one row per round, fractions). ``target`` is the
@@ -375,20 +709,44 @@ def interval_rounds(rounds: pd.DataFrame, *, target: float | None = None, true_a
     """
     df = rounds.dropna(subset=["lo", "hi"])
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=np.concatenate([df["evaluated"], df["evaluated"][::-1]]),
-                             y=np.concatenate([df["hi"], df["lo"][::-1]]), fill="toself",
-                             fillcolor="rgba(31,119,180,0.18)", line=dict(width=0), name="95% interval",
-                             hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=rounds["evaluated"], y=rounds["acc"], mode="lines+markers", name="estimate",
-                             line=dict(color=PALETTE[0]),
-                             hovertemplate="%{x} evaluated<br>estimate %{y:.3f}<extra></extra>"))
+    fig.add_trace(
+        go.Scatter(
+            x=np.concatenate([df["evaluated"], df["evaluated"][::-1]]),
+            y=np.concatenate([df["hi"], df["lo"][::-1]]),
+            fill="toself",
+            fillcolor="rgba(31,119,180,0.18)",
+            line=dict(width=0),
+            name="95% interval",
+            hoverinfo="skip",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=rounds["evaluated"],
+            y=rounds["acc"],
+            mode="lines+markers",
+            name="estimate",
+            line=dict(color=PALETTE[0]),
+            hovertemplate="%{x} evaluated<br>estimate %{y:.3f}<extra></extra>",
+        )
+    )
     if true_acc is not None:
-        fig.add_hline(y=true_acc, line=dict(color=PALETTE[1], dash="dash"),
-                      annotation_text="true accuracy (simulation)", annotation_position="bottom right")
+        fig.add_hline(
+            y=true_acc,
+            line=dict(color=PALETTE[1], dash="dash"),
+            annotation_text="true accuracy (simulation)",
+            annotation_position="bottom right",
+        )
     if target is not None and len(rounds):
         last = float(rounds["acc"].iloc[-1])
         for y in (last - target, last + target):
             fig.add_hline(y=y, line=dict(color="#7f7f7f", dash="dot", width=1))
-    fig.update_layout(title=title, xaxis_title="samples evaluated", yaxis_title="accuracy", height=380,
-                      margin=dict(t=50, b=10), legend=dict(orientation="h", y=-0.25))
+    fig.update_layout(
+        title=title,
+        xaxis_title="samples evaluated",
+        yaxis_title="accuracy",
+        height=380,
+        margin=dict(t=50, b=10),
+        legend=dict(orientation="h", y=-0.25),
+    )
     return fig

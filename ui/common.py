@@ -11,9 +11,10 @@ import html
 import io
 import os
 import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,8 +27,10 @@ DEFAULT_STORE = ROOT / "data" / "demo.duckdb"
 
 
 # What a page says on a store with no dataset yet (a store just created on the Data page).
-NO_DATA = ("The store holds no dataset yet: import your results on the Data page "
-           "(or with `python -m lifelong_core import`).")
+NO_DATA = (
+    "The store holds no dataset yet: import your results on the Data page "
+    "(or with `python -m lifelong_core import`)."
+)
 # Session-state key of the store opened on the Data page (a per-session choice: another
 # visitor of the same server keeps reading $LBE_STORE).
 STORE_CHOICE = "lbe_store_path"
@@ -212,7 +215,11 @@ def _escape_strings(values):
     if isinstance(values, str):
         return html.escape(values, quote=False)
     if isinstance(values, np.ndarray):
-        return np.vectorize(_escape_strings, otypes=[object])(values) if values.dtype.kind in "OUS" and values.size else values
+        return (
+            np.vectorize(_escape_strings, otypes=[object])(values)
+            if values.dtype.kind in "OUS" and values.size
+            else values
+        )
     if isinstance(values, (list, tuple)):
         return type(values)(_escape_strings(v) for v in values)
     return values
@@ -230,9 +237,15 @@ def plain_figure(fig):
         for attr in ("name", "text", "customdata", "x", "y", "labels", "ids", "hovertext"):
             value = getattr(trace, attr, None) if attr in trace else None
             if value is not None:
-                trace[attr] = _escape_strings(value if not isinstance(value, tuple) else list(value))
-    fig.for_each_xaxis(lambda ax: ax.update(ticktext=_escape_strings(list(ax.ticktext))) if ax.ticktext else None)
-    fig.for_each_yaxis(lambda ax: ax.update(ticktext=_escape_strings(list(ax.ticktext))) if ax.ticktext else None)
+                trace[attr] = _escape_strings(
+                    value if not isinstance(value, tuple) else list(value)
+                )
+    fig.for_each_xaxis(
+        lambda ax: ax.update(ticktext=_escape_strings(list(ax.ticktext))) if ax.ticktext else None
+    )
+    fig.for_each_yaxis(
+        lambda ax: ax.update(ticktext=_escape_strings(list(ax.ticktext))) if ax.ticktext else None
+    )
     return fig
 
 
@@ -263,12 +276,18 @@ def provenance_note(synthetic: bool | None = None, dataset: str | None = None) -
     if dataset is not None:
         ds = ds[ds["dataset"] == dataset]
     for row in ds.itertuples():
-        kind = ("**synthetic** (seeded generator), not real model predictions" if bool(row.synthetic) or synthetic
-                else "predictions as recorded at import")
+        kind = (
+            "**synthetic** (seeded generator), not real model predictions"
+            if bool(row.synthetic) or synthetic
+            else "predictions as recorded at import"
+        )
         desc = str(row.description or "").strip() or "no description recorded"
         src = str(getattr(row, "source", "") or "").strip()
-        st.caption(f"Data: **{md_text(row.dataset)}**, {kind}: {md_text(desc)}"
-                   + (f" (source: {md_text(src)})" if src else "") + ".")
+        st.caption(
+            f"Data: **{md_text(row.dataset)}**, {kind}: {md_text(desc)}"
+            + (f" (source: {md_text(src)})" if src else "")
+            + "."
+        )
 
 
 def url_index(key: str, options: Sequence, default) -> int:

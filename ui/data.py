@@ -20,15 +20,33 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from lifelong_core.errors import InputError
 from lifelong_core.methods import available_methods, is_threshold_rule
 from lifelong_core.sortsearch import SORTS, fit_exponential, fit_power_law, model_correlation
-from lifelong_core.errors import InputError
-from lifelong_core.workflows import arrivals, large, lifelong_state, selection as _selection, stream, teaching
+from lifelong_core.workflows import (
+    arrivals,
+    large,
+    lifelong_state,
+    stream,
+    teaching,
+)
+from lifelong_core.workflows import (
+    selection as _selection,
+)
 from lifelong_core.workflows.budgets import budget_choices, budgets_within, default_budgets
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.sortsets import SORT_SETS, sort_rows
 from lifelong_core.workflows.sweeps import capped_eval_rows, sweep_selection
-from ui.common import NO_DATA, get_store, input_errors, query_default, query_list, refresh_store, store_path, sync_query
+from ui.common import (
+    NO_DATA,
+    get_store,
+    input_errors,
+    query_default,
+    query_list,
+    refresh_store,
+    store_path,
+    sync_query,
+)
 
 
 def method_names() -> list[str]:
@@ -49,11 +67,15 @@ def method_help() -> str:
     rest = [m for m in methods if m not in rules and m not in base]
     parts = []
     if rules:
-        parts.append(f"{', '.join(rules)}: Sort & Search threshold rules (Prabhu et al., 2024, §3.2), no interval")
+        parts.append(
+            f"{', '.join(rules)}: Sort & Search threshold rules (Prabhu et al., 2024, §3.2), no interval"
+        )
     if base:
         parts.append(f"{', '.join(base)}: the CopyNearest&Expand baseline (§4.2), no interval")
     if rest:
-        parts.append(f"{', '.join(rest)}: estimators (the built-in ones give a 95% interval; README, \"Estimators\")")
+        parts.append(
+            f'{", ".join(rest)}: estimators (the built-in ones give a 95% interval; README, "Estimators")'
+        )
     return "; ".join(parts)
 
 
@@ -62,8 +84,13 @@ def pick_method(container, url_key: str) -> str:
     default ``mirt``, the best measured estimator, with a 95% interval (README, "Estimators")."""
     methods = method_names()
     raw = query_default(url_key, "mirt" if "mirt" in methods else methods[0])
-    return container.selectbox("Method", methods, index=methods.index(raw) if raw in methods else 0, key=url_key,
-                               help=method_help())
+    return container.selectbox(
+        "Method",
+        methods,
+        index=methods.index(raw) if raw in methods else 0,
+        key=url_key,
+        help=method_help(),
+    )
 
 
 class _Memo:
@@ -157,35 +184,92 @@ def selection(key: str, dataset: str, domains: tuple[str, ...]) -> Selection:
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def confidence(key: str, dataset: str, domains: tuple[str, ...], rows: tuple[int, ...]) -> np.ndarray | None:
+def confidence(
+    key: str, dataset: str, domains: tuple[str, ...], rows: tuple[int, ...]
+) -> np.ndarray | None:
     """Confidence of the true class (``true_prob``) of the given rows, or None if not recorded."""
     return _selection.selection_confidence(get_store(), selection(key, dataset, domains), rows)
 
 
 def sweep(
-    key: str, dataset: str, domains: tuple[str, ...], sort_set: tuple[int, ...], sort: str, sampling: str,
-    search: str, budgets: tuple[int, ...], seed: int, decompose: bool = False,
-    eval_rows: tuple[int, ...] | None = None, progress=None, scored: int = large.DEFAULT_SCORED,
+    key: str,
+    dataset: str,
+    domains: tuple[str, ...],
+    sort_set: tuple[int, ...],
+    sort: str,
+    sampling: str,
+    search: str,
+    budgets: tuple[int, ...],
+    seed: int,
+    decompose: bool = False,
+    eval_rows: tuple[int, ...] | None = None,
+    progress=None,
+    scored: int = large.DEFAULT_SCORED,
 ):
     """:func:`lifelong_core.workflows.sweeps.sweep_selection` on the selection: Sort on
     ``sort_set``, evaluate every other row (or ``eval_rows``; on a large store a seeded
     sample of ``scored`` of them). Memoised."""
-    args = (key, dataset, domains, sort_set, sort, sampling, search, budgets, seed, decompose, eval_rows, scored)
+    args = (
+        key,
+        dataset,
+        domains,
+        sort_set,
+        sort,
+        sampling,
+        search,
+        budgets,
+        seed,
+        decompose,
+        eval_rows,
+        scored,
+    )
     return _memo().get_or_compute(("sweep",) + args, lambda: _sweep(*args, progress=progress))
 
 
-def _sweep(key, dataset, domains, sort_set, sort, sampling, search, budgets, seed, decompose, eval_rows, scored,
-           progress):
+def _sweep(
+    key,
+    dataset,
+    domains,
+    sort_set,
+    sort,
+    sampling,
+    search,
+    budgets,
+    seed,
+    decompose,
+    eval_rows,
+    scored,
+    progress,
+):
     sel = selection(key, dataset, domains)
-    conf = confidence(key, dataset, domains, sort_set) if sort == "confidence" and not is_large(sel) else None
-    return sweep_selection(sel, sort_set, sort, sampling, search, budgets, seed, decompose=decompose,
-                           eval_rows=eval_rows, confidence=conf, progress=progress, store=get_store(), scored=scored)
+    conf = (
+        confidence(key, dataset, domains, sort_set)
+        if sort == "confidence" and not is_large(sel)
+        else None
+    )
+    return sweep_selection(
+        sel,
+        sort_set,
+        sort,
+        sampling,
+        search,
+        budgets,
+        seed,
+        decompose=decompose,
+        eval_rows=eval_rows,
+        confidence=conf,
+        progress=progress,
+        store=get_store(),
+        scored=scored,
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def fits(table: pd.DataFrame):
     """Exponential fit of MAE and power-law fit of E_agg against the budget."""
-    return fit_exponential(table["budget"], table["mae"]), fit_power_law(table["budget"], table["eagg"])
+    return fit_exponential(table["budget"], table["mae"]), fit_power_law(
+        table["budget"], table["eagg"]
+    )
 
 
 def is_large(sel: Selection) -> bool:
@@ -209,16 +293,25 @@ def correlation(key: str, dataset: str, domains: tuple[str, ...]):
 
 
 @st.cache_data(show_spinner="Reading a bounded sample of the cache…", max_entries=4)
-def bounded(key: str, dataset: str, domains: tuple[str, ...], max_models: int = large.DEFAULT_SCORED,
-            seed: int = 0) -> tuple[Selection, str]:
+def bounded(
+    key: str,
+    dataset: str,
+    domains: tuple[str, ...],
+    max_models: int = large.DEFAULT_SCORED,
+    seed: int = 0,
+) -> tuple[Selection, str]:
     """The selection itself, or on a large store a dense bounded block of it (a seeded
     sample of models in store order and of samples) with a note saying so."""
     sel = selection(key, dataset, domains)
     if not is_large(sel):
         return sel, ""
     block = large.bounded_block(get_store(), sel.A, max_models, seed)
-    small = Selection(block.A, sel.models.iloc[block.rows].reset_index(drop=True),
-                      sel.samples.iloc[block.cols].reset_index(drop=True), sel.synthetic)
+    small = Selection(
+        block.A,
+        sel.models.iloc[block.rows].reset_index(drop=True),
+        sel.samples.iloc[block.cols].reset_index(drop=True),
+        sel.synthetic,
+    )
     return small, block.note(sel.A.shape)
 
 
@@ -266,12 +359,15 @@ def _pick(container, label: str, options: list, url_key: str, default, **kw):
     by_text = {str(o): o for o in options}
     value = by_text.get(raw, default if default in options else options[0])
     if kw.pop("radio", False):
-        return container.radio(label, options, index=options.index(value), key=url_key, horizontal=True, **kw)
+        return container.radio(
+            label, options, index=options.index(value), key=url_key, horizontal=True, **kw
+        )
     return container.selectbox(label, options, index=options.index(value), key=url_key, **kw)
 
 
-def sweep_controls(budgets_default: list[int] | None = None,
-                   default_k: int = 100, repeats: bool = False) -> tuple[SweepConfig, Selection]:
+def sweep_controls(
+    budgets_default: list[int] | None = None, default_k: int = 100, repeats: bool = False
+) -> tuple[SweepConfig, Selection]:
     """Render the sidebar shared by the Sort & Search pages; values live in the URL.
 
     ``repeats=True`` adds the number of Sort splits (seeds ``seed, seed + 1, ...``) whose
@@ -290,7 +386,9 @@ def sweep_controls(budgets_default: list[int] | None = None,
     dataset = _pick(side, "Dataset", datasets, "ds", datasets[0])
     doms_all = ov["domains"].loc[ov["domains"]["dataset"] == dataset, "domain"].tolist()
     # One widget per dataset: domains chosen for another dataset must not leak into this one.
-    domains = side.multiselect("Domains", doms_all, default=query_list("dom", doms_all, doms_all), key=f"dom:{dataset}")
+    domains = side.multiselect(
+        "Domains", doms_all, default=query_list("dom", doms_all, doms_all), key=f"dom:{dataset}"
+    )
     if not domains:
         st.warning("Choose at least one domain.")
         st.stop()
@@ -302,50 +400,110 @@ def sweep_controls(budgets_default: list[int] | None = None,
     side.header("Sort")
     scored = large.DEFAULT_SCORED
     if is_large(sel):
-        scored = int_input(side, "Models scored (large store)", 2, max(2, m - 1), "scored", min(large.DEFAULT_SCORED, m - 1))
+        scored = int_input(
+            side,
+            "Models scored (large store)",
+            2,
+            max(2, m - 1),
+            "scored",
+            min(large.DEFAULT_SCORED, m - 1),
+        )
     how = _pick(side, "Sort set", list(SORT_SETS), "sortset", "random", radio=True)
     k_max = max(1, m - 1)
     k = int_slider(side, "Models used for Sort", 1, k_max, "k", min(default_k, m // 2))
     # Sorting by confidence needs each model's confidence of the true class: offered only
     # when the store has it (a long table's true_prob column, or --true-prob at import).
     sorts = [x for x in SORTS if x != "confidence" or get_store().has_extra("true_prob")]
-    sort = _pick(side, "Sort method", sorts, "sort", "sum",
-                 help="sum: Sorting by Sum; confidence: by confidence sum; recursive: Recursive Sum (Prabhu et al., 2024, §3.1)"
-                      + ("" if "confidence" in sorts else ". Sorting by confidence needs the true_prob column at "
-                                                          "import, which this store does not have."))
+    sort = _pick(
+        side,
+        "Sort method",
+        sorts,
+        "sort",
+        "sum",
+        help="sum: Sorting by Sum; confidence: by confidence sum; recursive: Recursive Sum (Prabhu et al., 2024, §3.1)"
+        + (
+            ""
+            if "confidence" in sorts
+            else ". Sorting by confidence needs the true_prob column at "
+            "import, which this store does not have."
+        ),
+    )
     side.header("Search")
-    sampling = _pick(side, "Sampling", ["uniform", "random", "reference"], "sampling", "uniform", radio=True,
-                     help="uniform: the centre of each of n′ equal strata of the order; random: uniformly at "
-                          "random; reference: the published code's grid, which skips the easy end when n′ "
-                          "does not divide n")
+    sampling = _pick(
+        side,
+        "Sampling",
+        ["uniform", "random", "reference"],
+        "sampling",
+        "uniform",
+        radio=True,
+        help="uniform: the centre of each of n′ equal strata of the order; random: uniformly at "
+        "random; reference: the published code's grid, which skips the easy end when n′ "
+        "does not divide n",
+    )
     methods = method_names()
-    search = _pick(side, "Search rule / estimator", methods, "search", methods[0],
-                   help=method_help())
+    search = _pick(
+        side, "Search rule / estimator", methods, "search", methods[0], help=method_help()
+    )
     choices = budget_choices(n)
     wanted = budgets_within(budgets_default or (), n) or default_budgets(n)
     budgets = side.multiselect(
-        "Budgets n′", choices, key=f"budgets:{n}",
-        default=[int(b) for b in query_list("budgets", [str(b) for b in wanted], [str(c) for c in choices])],
+        "Budgets n′",
+        choices,
+        key=f"budgets:{n}",
+        default=[
+            int(b)
+            for b in query_list("budgets", [str(b) for b in wanted], [str(c) for c in choices])
+        ],
     )
     seed = int_input(side, "Seed", 0, 2**31 - 1, "seed")
     reps = 1
     if repeats:
         reps = int_input(side, "Sort splits (repeats)", 1, 20, "reps", 1)
-        side.caption("With more than one, every budget curve shows the mean over splits drawn with seeds "
-                     f"{seed}…{seed + reps - 1} and the band holding the central 95% of them.")
+        side.caption(
+            "With more than one, every budget curve shows the mean over splits drawn with seeds "
+            f"{seed}…{seed + reps - 1} and the band holding the central 95% of them."
+        )
         sync_query(reps=reps)
-    sync_query(ds=dataset, dom=domains, sortset=how, k=k, sort=sort, sampling=sampling, search=search,
-               budgets=sorted(budgets), seed=seed, **({"scored": scored} if is_large(sel) else {}))
+    sync_query(
+        ds=dataset,
+        dom=domains,
+        sortset=how,
+        k=k,
+        sort=sort,
+        sampling=sampling,
+        search=search,
+        budgets=sorted(budgets),
+        seed=seed,
+        **({"scored": scored} if is_large(sel) else {}),
+    )
     if not budgets:
         st.warning("Choose at least one budget.")
         st.stop()
-    cfg = SweepConfig(dataset, dom_key, how, int(k), sort, sampling, search, tuple(sorted(int(b) for b in budgets)), seed,
-                      scored, reps)
+    cfg = SweepConfig(
+        dataset,
+        dom_key,
+        how,
+        int(k),
+        sort,
+        sampling,
+        search,
+        tuple(sorted(int(b) for b in budgets)),
+        seed,
+        scored,
+        reps,
+    )
     return cfg, sel
 
 
-def run_config(cfg: SweepConfig, sel: Selection, *, search: str | None = None, eval_cap: int = 40,
-               decompose: bool | None = None, label: str = "Running Sort & Search…"):
+def run_config(
+    cfg: SweepConfig,
+    sel: Selection,
+    *,
+    search: str | None = None,
+    eval_cap: int = 40,
+    decompose: bool | None = None,
+    label: str = "Running Sort & Search…",
+):
     """The sweep of ``cfg`` with a progress bar; returns (table, per_model, order, sort rows).
 
     Model-based estimators cost far more per model than a threshold rule, so they are
@@ -353,7 +511,9 @@ def run_config(cfg: SweepConfig, sel: Selection, *, search: str | None = None, e
     Stops the page with one sentence on bad input.
     """
     if cfg.repeats > 1:
-        return _run_repeats(cfg, sel, search=search, eval_cap=eval_cap, decompose=decompose, label=label)
+        return _run_repeats(
+            cfg, sel, search=search, eval_cap=eval_cap, decompose=decompose, label=label
+        )
     search = search or cfg.search
     with input_errors():
         rows = sort_rows(sel.models, cfg.k, cfg.sort_set, cfg.seed)
@@ -362,20 +522,35 @@ def run_config(cfg: SweepConfig, sel: Selection, *, search: str | None = None, e
     eval_rows = capped_eval_rows(len(sel.models), rows, cfg.search, cfg.seed, eval_cap)
     rest = len(sel.models) - len(rows)
     if eval_rows is not None and search == cfg.search:
-        st.caption(f"{search} is scored on {eval_cap} of the {rest} other models (a seeded subset) to stay "
-                   "interactive; the command line scores all of them.")
+        st.caption(
+            f"{search} is scored on {eval_cap} of the {rest} other models (a seeded subset) to stay "
+            "interactive; the command line scores all of them."
+        )
     elif is_large(sel) and rest > cfg.scored and search == cfg.search:
-        st.caption(f"This store is beyond the app's dense-read limit: its rows are read as packed blocks and "
-                   f"{cfg.scored:,} of the {rest:,} other models (a seeded sample; the sidebar sets how many) are "
-                   "scored; the command line scores all of them.")
+        st.caption(
+            f"This store is beyond the app's dense-read limit: its rows are read as packed blocks and "
+            f"{cfg.scored:,} of the {rest:,} other models (a seeded sample; the sidebar sets how many) are "
+            "scored; the command line scores all of them."
+        )
     bar = st.progress(0.0, text=label)
     with input_errors(cleanup=bar.empty):
         table, per, order = sweep(
-            store_key(), cfg.dataset, cfg.domains, tuple(int(r) for r in rows), cfg.sort, cfg.sampling, search,
+            store_key(),
+            cfg.dataset,
+            cfg.domains,
+            tuple(int(r) for r in rows),
+            cfg.sort,
+            cfg.sampling,
+            search,
             # On a large store the decomposition (a full-row pass per model) waits for its tab.
-            cfg.budgets, cfg.seed,
-            decompose=(is_threshold_rule(search) and not is_large(sel)) if decompose is None else decompose,
-            eval_rows=eval_rows, progress=lambda f: bar.progress(min(float(f), 1.0), text=label), scored=cfg.scored,
+            cfg.budgets,
+            cfg.seed,
+            decompose=(is_threshold_rule(search) and not is_large(sel))
+            if decompose is None
+            else decompose,
+            eval_rows=eval_rows,
+            progress=lambda f: bar.progress(min(float(f), 1.0), text=label),
+            scored=cfg.scored,
         )
     bar.empty()
     return table, per, order, rows
@@ -392,8 +567,14 @@ def _run_repeats(cfg: SweepConfig, sel: Selection, **kw):
     label = kw.pop("label")
     runs = []
     for i, s in enumerate(repeat_seeds(cfg.seed, cfg.repeats)):
-        runs.append(run_config(replace(cfg, seed=s, repeats=1), sel, label=f"{label} (split {i + 1} of {cfg.repeats})",
-                               **kw))
+        runs.append(
+            run_config(
+                replace(cfg, seed=s, repeats=1),
+                sel,
+                label=f"{label} (split {i + 1} of {cfg.repeats})",
+                **kw,
+            )
+        )
     table = band_summary([r[0] for r in runs])
     return (table,) + tuple(runs[0][1:])
 
@@ -434,11 +615,14 @@ def fitted_method(key: str, dataset: str, search: str):
 
 def _kept_sort(store, dataset: str, sel: Selection):
     """The kept Sort state covering exactly this selection, else StateMissing."""
-    return lifelong_state.current_sort(store, dataset, sel.models["model_idx"].to_numpy(),
-                                       sel.samples["sample_idx"].to_numpy())
+    return lifelong_state.current_sort(
+        store, dataset, sel.models["model_idx"].to_numpy(), sel.samples["sample_idx"].to_numpy()
+    )
 
 
-@st.cache_resource(show_spinner="Fitting the adaptive method on the cache (cross-validated)…", max_entries=4)
+@st.cache_resource(
+    show_spinner="Fitting the adaptive method on the cache (cross-validated)…", max_entries=4
+)
 def fitted_adaptive(key: str, dataset: str, leave_out: int | None = None):
     """The adaptive method fitted on every real model of ``dataset``, or on all but row
     ``leave_out`` for a simulation (reusing the whole store's cross-validated settings, so
@@ -480,19 +664,31 @@ def row_values(key: str, dataset: str, row: int, cols: np.ndarray) -> np.ndarray
     return large.dense_rows(get_store(), sel.A, [row], cols)[0]
 
 
-def state_panel(key: str, dataset: str, method: str = "mirt", *, missing: str | None = None) -> None:
+def state_panel(
+    key: str, dataset: str, method: str = "mirt", *, missing: str | None = None
+) -> None:
     """Say whether the store's kept lifelong state is current and how long a refresh
     takes; offer the refresh (written through a short-lived writer, with progress)."""
-    stat = lifelong_state.status(get_store(), dataset, method if method in lifelong_state.METHODS else "mirt")
+    stat = lifelong_state.status(
+        get_store(), dataset, method if method in lifelong_state.METHODS else "mirt"
+    )
     (st.warning if missing else st.caption)(missing or stat.sentence())
     if missing is None and not (stat.sort_stale or stat.models_since_fit or not stat.items_usable):
         return
-    if st.button(f"Refresh the kept state now (about {lifelong_state.duration(stat.refresh_seconds)})",
-                 key=f"refresh_state:{dataset}:{method}"):
+    if st.button(
+        f"Refresh the kept state now (about {lifelong_state.duration(stat.refresh_seconds)})",
+        key=f"refresh_state:{dataset}:{method}",
+    ):
         bar = st.progress(0.0, text="Refreshing the lifelong state…")
         with input_errors(cleanup=bar.empty):
-            write_to_store(lambda w: lifelong_state.refresh(
-                w, dataset, stat.method, progress=lambda f, t: bar.progress(min(float(f), 1.0), text=t)))
+            write_to_store(
+                lambda w: lifelong_state.refresh(
+                    w,
+                    dataset,
+                    stat.method,
+                    progress=lambda f, t: bar.progress(min(float(f), 1.0), text=t),
+                )
+            )
         bar.empty()
         st.rerun()
 
@@ -500,7 +696,9 @@ def state_panel(key: str, dataset: str, method: str = "mirt", *, missing: str | 
 def insert_d_datasets() -> list[str]:
     """Datasets made by the insert_D tab (every domain is ``new``): the only ones it may add to."""
     dom = get_store().domains()
-    only_new = dom.groupby("dataset")["domain"].agg(lambda d: set(d) == {arrivals.NEW_SAMPLE_DOMAIN})
+    only_new = dom.groupby("dataset")["domain"].agg(
+        lambda d: set(d) == {arrivals.NEW_SAMPLE_DOMAIN}
+    )
     return [d for d in get_store().datasets()["dataset"] if bool(only_new.get(d, False))]
 
 
@@ -522,8 +720,10 @@ def check_new_dataset_name(name: str) -> None:
         raise InputError("Give the new dataset a name.")
     check_name(name, "dataset name")
     if name in set(get_store().datasets()["dataset"]):
-        raise InputError(f"The store already has a dataset {name!r}; new samples go to a new dataset (or to one "
-                         "made on this page, chosen from the list), never into an existing one by name.")
+        raise InputError(
+            f"The store already has a dataset {name!r}; new samples go to a new dataset (or to one "
+            "made on this page, chosen from the list), never into an existing one by name."
+        )
 
 
 def check_new_model_name(name: str) -> None:
@@ -558,18 +758,29 @@ def write_to_store(fn):
 
 # ------------------------------------------------------------------ stream
 @st.cache_data(show_spinner=False, max_entries=16)
-def stream_replay(key: str, dataset: str, pool: int, budget: int, sampling: str, rule: str, seed: int) -> pd.DataFrame:
+def stream_replay(
+    key: str, dataset: str, pool: int, budget: int, sampling: str, rule: str, seed: int
+) -> pd.DataFrame:
     """:func:`lifelong_core.workflows.stream.stream_replay` of the dataset's selection."""
     return stream.stream_replay(bounded(key, dataset, ())[0], pool, budget, sampling, rule, seed)
 
 
-def stream_configs(key: str, dataset: str, pools: tuple[int, ...], budgets: tuple[int, ...], seed: int,
-                   progress=None) -> pd.DataFrame:
+def stream_configs(
+    key: str,
+    dataset: str,
+    pools: tuple[int, ...],
+    budgets: tuple[int, ...],
+    seed: int,
+    progress=None,
+) -> pd.DataFrame:
     """:func:`lifelong_core.workflows.stream.stream_configs` of the dataset's selection. Memoised."""
     args = (key, dataset, pools, budgets, seed)
     return _memo().get_or_compute(
         ("stream",) + args,
-        lambda: stream.stream_configs(bounded(key, dataset, ())[0], pools, budgets, seed, progress=progress))
+        lambda: stream.stream_configs(
+            bounded(key, dataset, ())[0], pools, budgets, seed, progress=progress
+        ),
+    )
 
 
 def undo_import(log_id: int) -> dict:

@@ -16,7 +16,14 @@ import streamlit as st
 from lifelong_core.errors import InputError
 from lifelong_core.workflows import harness
 from ui import charts, data
-from ui.common import download_table, input_errors, query_default, show_chart, show_table, sync_query
+from ui.common import (
+    download_table,
+    input_errors,
+    query_default,
+    show_chart,
+    show_table,
+    sync_query,
+)
 
 
 @st.cache_resource(show_spinner="Fitting the method on one task…", max_entries=12)
@@ -26,7 +33,11 @@ def _fitted_domain(key: str, dataset: str, search: str, domain: str):
 
 def _fitter(key: str, dataset: str, search: str):
     """Cached fits: the whole dataset (shared with the page's new-model tab) and per task."""
-    return lambda d: data.fitted_method(key, dataset, search) if d is None else _fitted_domain(key, dataset, search, d)
+    return lambda d: (
+        data.fitted_method(key, dataset, search)
+        if d is None
+        else _fitted_domain(key, dataset, search, d)
+    )
 
 
 def lm_eval_section(key: str, dataset: str, seed: int) -> None:
@@ -44,49 +55,87 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
 
     choices = single_budget_choices(n)
     raw_b = query_default("lm_budget", 100 if 100 in choices else choices[len(choices) // 2], int)
-    budget = c[1].selectbox("Items to run", choices, index=choices.index(raw_b) if raw_b in choices else 0,
-                            key="lm_budget")
-    mapping = c[2].text_input("lm-eval task names (optional)", value=query_default("lm_tasks", ""), key="lm_tasks",
-                              placeholder="ifeval=leaderboard_ifeval, ...",
-                              help="DOMAIN=TASK pairs, comma-separated, for domains whose lm-eval task has another name")
+    budget = c[1].selectbox(
+        "Items to run",
+        choices,
+        index=choices.index(raw_b) if raw_b in choices else 0,
+        key="lm_budget",
+    )
+    mapping = c[2].text_input(
+        "lm-eval task names (optional)",
+        value=query_default("lm_tasks", ""),
+        key="lm_tasks",
+        placeholder="ifeval=leaderboard_ifeval, ...",
+        help="DOMAIN=TASK pairs, comma-separated, for domains whose lm-eval task has another name",
+    )
     sync_query(lm_search=search, lm_budget=budget, lm_tasks=mapping)
     with input_errors(stop=False) as ids_ok:
         names = harness.parse_task_names([p for p in (x.strip() for x in mapping.split(",")) if p])
         harness.doc_ids(sel.samples, names)
     if not ids_ok.ok:
-        st.info("This dataset's items cannot be named to lm-eval; the *A new model* tab works with any dataset.")
+        st.info(
+            "This dataset's items cannot be named to lm-eval; the *A new model* tab works with any dataset."
+        )
         return
     if dataset.startswith("open-llm-leaderboard"):
-        st.caption("The bundled leaderboard's item numbers are positions in the release, not necessarily the "
-                   "harness's doc_id, and its MuSR and MATH-hard domains each span several lm-eval tasks: check the "
-                   "item order before running a real model against it.")
+        st.caption(
+            "The bundled leaderboard's item numbers are positions in the release, not necessarily the "
+            "harness's doc_id, and its MuSR and MATH-hard domains each span several lm-eval tasks: check the "
+            "item order before running a real model against it."
+        )
     with input_errors(stop=False) as chosen:
-        choice = harness.select_items(sel, budget, search, seed, fitted=data.fitted_method(key, dataset, search))
+        choice = harness.select_items(
+            sel, budget, search, seed, fitted=data.fitted_method(key, dataset, search)
+        )
         samples = harness.lm_eval_samples(choice, names)
     if not chosen.ok:
         return
-    st.markdown(f"**1. Download the {budget} items** (of {n:,}; chosen by {search}, fitted on the {m} stored models) "
-                "and run your model on them:")
-    st.download_button("Download samples.json", json.dumps(samples, indent=1), file_name="samples.json",
-                       mime="application/json", key="lm_samples_json")
-    st.code(f"lm_eval --model hf --model_args pretrained=YOUR/MODEL --tasks {','.join(samples)} \\\n"
-            "    --samples samples.json --log_samples --output_path out", language="bash")
-    download_table(choice.items, f"items_{dataset}_{budget}", label="Download the items as CSV (sample_id, domain)")
+    st.markdown(
+        f"**1. Download the {budget} items** (of {n:,}; chosen by {search}, fitted on the {m} stored models) "
+        "and run your model on them:"
+    )
+    st.download_button(
+        "Download samples.json",
+        json.dumps(samples, indent=1),
+        file_name="samples.json",
+        mime="application/json",
+        key="lm_samples_json",
+    )
+    st.code(
+        f"lm_eval --model hf --model_args pretrained=YOUR/MODEL --tasks {','.join(samples)} \\\n"
+        "    --samples samples.json --log_samples --output_path out",
+        language="bash",
+    )
+    download_table(
+        choice.items,
+        f"items_{dataset}_{budget}",
+        label="Download the items as CSV (sample_id, domain)",
+    )
 
-    st.markdown("**2. Upload the run**: its `samples_<task>_<timestamp>.jsonl` files (with `results_*.json` if you "
-                "like), or one zip of the run folder `out/<model dir>`.")
-    ups = st.file_uploader("lm-eval output", type=["jsonl", "gz", "json", "zip"], accept_multiple_files=True,
-                           key="lm_upload")
+    st.markdown(
+        "**2. Upload the run**: its `samples_<task>_<timestamp>.jsonl` files (with `results_*.json` if you "
+        "like), or one zip of the run folder `out/<model dir>`."
+    )
+    ups = st.file_uploader(
+        "lm-eval output",
+        type=["jsonl", "gz", "json", "zip"],
+        accept_multiple_files=True,
+        key="lm_upload",
+    )
     k = st.columns(2)
-    metric = k[0].text_input("Metric (if a task records several)", value="", key="lm_metric",
-                             placeholder="acc_norm,acc")
+    metric = k[0].text_input(
+        "Metric (if a task records several)", value="", key="lm_metric", placeholder="acc_norm,acc"
+    )
     name = k[1].text_input("Name of the new model", value="new-llm", key="lm_name")
     if not ups:
         return
     with input_errors(stop=False) as read:
-        obs = harness.observations_from_uploads([(u.name, u.getvalue()) for u in ups], sel, names,
-                                                metric=metric.strip() or None)
-        est = harness.estimate_new_model(sel, obs.values, search, fitter=_fitter(key, dataset, search))
+        obs = harness.observations_from_uploads(
+            [(u.name, u.getvalue()) for u in ups], sel, names, metric=metric.strip() or None
+        )
+        est = harness.estimate_new_model(
+            sel, obs.values, search, fitter=_fitter(key, dataset, search)
+        )
     if not read.ok:
         return
     o = est.overall
@@ -97,25 +146,48 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
         mc[1].metric("95% interval", f"{o['lo']:.3f} – {o['hi']:.3f}")
     mc[2].metric("items evaluated", f"{int(o['evaluated'])} of {int(o['items']):,}")
     rank = f"{est.rank} of {est.m + 1}"
-    mc[3].metric("would rank", rank, help=None if est.rank_lo is None else f"95% rank interval {est.rank_lo} – {est.rank_hi}")
+    mc[3].metric(
+        "would rank",
+        rank,
+        help=None if est.rank_lo is None else f"95% rank interval {est.rank_lo} – {est.rank_hi}",
+    )
     if est.rank_lo is not None:
-        st.caption(f"Rank interval {est.rank_lo} – {est.rank_hi} (from the accuracy interval; the stored models' "
-                   "accuracies are exact).")
+        st.caption(
+            f"Rank interval {est.rank_lo} – {est.rank_hi} (from the accuracy interval; the stored models' "
+            "accuracies are exact)."
+        )
     show_table(est.table, "lm_eval_estimate")
-    show_chart(charts.rank_position(est.new.accuracies, new_name=name, new_acc=float(o["estimate"]),
-                                    lo=None if np.isnan(o["lo"]) else float(o["lo"]),
-                                    hi=None if np.isnan(o["hi"]) else float(o["hi"]),
-                                    title="where the new model would rank among the store's models"),
-               "lm_eval_rank")
-    st.markdown("**4. Optionally insert it, marked as estimated** (real results on the evaluated items, the method's "
-                "predictions elsewhere; every score in the app leaves estimated rows out).")
+    show_chart(
+        charts.rank_position(
+            est.new.accuracies,
+            new_name=name,
+            new_acc=float(o["estimate"]),
+            lo=None if np.isnan(o["lo"]) else float(o["lo"]),
+            hi=None if np.isnan(o["hi"]) else float(o["hi"]),
+            title="where the new model would rank among the store's models",
+        ),
+        "lm_eval_rank",
+    )
+    st.markdown(
+        "**4. Optionally insert it, marked as estimated** (real results on the evaluated items, the method's "
+        "predictions elsewhere; every score in the app leaves estimated rows out)."
+    )
     if st.button("Insert into the store", key="lm_insert"):
         with input_errors(stop=False) as written:
             if not name.strip():
                 raise InputError("the new model needs a name.")
-            summary = data.write_to_store(lambda w: harness.insert_estimated(
-                w, sel, name.strip(), est, source=obs.source,
-                extra_meta={"lm_eval_metrics": {t: list(v) for t, v in obs.metrics.items()}}))
+            summary = data.write_to_store(
+                lambda w: harness.insert_estimated(
+                    w,
+                    sel,
+                    name.strip(),
+                    est,
+                    source=obs.source,
+                    extra_meta={"lm_eval_metrics": {t: list(v) for t, v in obs.metrics.items()}},
+                )
+            )
         if written.ok:
-            st.success(f"Inserted {name.strip()!r} as estimated ({summary.get('entries', n)} entries, "
-                       f"{int(o['evaluated'])} of them real results).")
+            st.success(
+                f"Inserted {name.strip()!r} as estimated ({summary.get('entries', n)} entries, "
+                f"{int(o['evaluated'])} of them real results)."
+            )

@@ -44,28 +44,28 @@ class _DropNoRuntime:
 
 
 def _warm() -> None:
-    import scipy.optimize  # noqa: F401 - curve fits of the budget explorer
-    import scipy.stats  # noqa: F401 - correlations, intervals
-
-    import lifelong_core.methods.irt  # noqa: F401
-    import lifelong_core.methods.neighbours  # noqa: F401
-    import lifelong_core.sortsearch  # noqa: F401
-    import lifelong_core.stats  # noqa: F401
-    import lifelong_core.store  # noqa: F401
-    import ui.charts
-    import ui.data  # noqa: F401
-
     # Plotly builds its figure and layout validators on first use, not on import: draw the
     # budget chart every Sort & Search page opens with once, fit line and top axis included
     # (0.1-0.2 s of the first page view otherwise).
     import pandas as pd
     import plotly.io as pio
+    import scipy.optimize
+    import scipy.stats  # noqa: F401 - correlations, intervals
 
+    import lifelong_core.methods.irt
+    import lifelong_core.methods.neighbours
+    import lifelong_core.sortsearch
+    import lifelong_core.stats
+    import lifelong_core.store  # noqa: F401
+    import ui.charts
+    import ui.data
     from lifelong_core.sortsearch import fit_exponential
     from ui.common import plain_figure
 
     table = pd.DataFrame({"budget": [8, 16, 32, 64], "mae": [0.30, 0.21, 0.16, 0.14]})
-    fig = ui.charts.budget_lines(table, "mae", n_total=128, fits={"": fit_exponential(table["budget"], table["mae"])})
+    fig = ui.charts.budget_lines(
+        table, "mae", n_total=128, fits={"": fit_exponential(table["budget"], table["mae"])}
+    )
     pio.to_json(plain_figure(fig))
 
 
@@ -81,7 +81,12 @@ def main(argv: list[str] | None = None) -> None:
     warm_imports()
     from streamlit.web import cli
 
-    sys.argv = ["streamlit", "run", str(APP), *streamlit_args(sys.argv[1:] if argv is None else argv)]
+    sys.argv = [
+        "streamlit",
+        "run",
+        str(APP),
+        *streamlit_args(sys.argv[1:] if argv is None else argv),
+    ]
     cli.main()
 
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from lifelong_core.errors import InputError
 
@@ -159,8 +160,10 @@ def writes_enabled(address: str | None) -> tuple[bool, str]:
         return True, ""
     if (address or "").strip() in LOOPBACK:
         return True, ""
-    return False, (f"Writing to the store from the app is off because the server listens on {address or 'every address'} "
-                   "(not only this computer); restart it with LBE_APP_WRITES=1 to allow writes from anyone who can reach it.")
+    return False, (
+        f"Writing to the store from the app is off because the server listens on {address or 'every address'} "
+        "(not only this computer); restart it with LBE_APP_WRITES=1 to allow writes from anyone who can reach it."
+    )
 
 
 def write(path: Path, fn: Callable, address: str | None) -> Any:

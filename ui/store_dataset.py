@@ -21,7 +21,9 @@ def pick_dataset(url_key: str = "ds", container=None) -> str:
         st.info(NO_DATA)
         st.stop()
     box = st.sidebar if container is None else container
-    return box.selectbox("Dataset", datasets, index=url_index(url_key, datasets, datasets[0]), key=url_key)
+    return box.selectbox(
+        "Dataset", datasets, index=url_index(url_key, datasets, datasets[0]), key=url_key
+    )
 
 
 def complete_counts(dataset: str) -> pd.DataFrame:
@@ -29,5 +31,7 @@ def complete_counts(dataset: str) -> pd.DataFrame:
     (``ui.data.complete_counts``), with a caption naming how many were left out."""
     counts, dropped = data.complete_counts(data.store_key(), dataset)
     if dropped:
-        st.caption(f"{len(dropped)} model(s) without a recorded prediction on every domain are left out.")
+        st.caption(
+            f"{len(dropped)} model(s) without a recorded prediction on every domain are left out."
+        )
     return counts

@@ -8,8 +8,8 @@ The chosen store is per session (``st.session_state``); ``$LBE_STORE`` stays the
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import streamlit as st
 
@@ -23,11 +23,17 @@ def known_stores() -> list[Path]:
     import os
 
     seen: dict[Path, None] = {}
-    anchors = [store_path(), DEFAULT_STORE, Path(os.environ.get("LBE_STORE", DEFAULT_STORE)), ROOT / "data"]
+    anchors = [
+        store_path(),
+        DEFAULT_STORE,
+        Path(os.environ.get("LBE_STORE", DEFAULT_STORE)),
+        ROOT / "data",
+    ]
     for a in anchors:
         folder = a if a.is_dir() else a.parent
         for p in ([a] if a.suffix == ".duckdb" and a.exists() else []) + (
-                sorted(folder.glob("*.duckdb")) if folder.is_dir() else []):
+            sorted(folder.glob("*.duckdb")) if folder.is_dir() else []
+        ):
             seen.setdefault(p.resolve(), None)
     return list(seen)
 
@@ -83,7 +89,9 @@ def save_uploads(files: Sequence, folder: Path) -> list[Path]:
     return out
 
 
-def import_sources(sources: Sequence, progress: Callable[[float, str], None] | None = None) -> list[dict]:
+def import_sources(
+    sources: Sequence, progress: Callable[[float, str], None] | None = None
+) -> list[dict]:
     """Insert each prepared source (``workflows.imports.Source``) into this session's store
     through the app's write path; one transaction per source. Returns the summaries."""
     from lifelong_core.workflows import imports
@@ -93,15 +101,21 @@ def import_sources(sources: Sequence, progress: Callable[[float, str], None] | N
         done = []
         for i, src in enumerate(sources):
             label = f"Importing {Path(src.source).name} ({i + 1} of {len(sources)})…"
-            step = (lambda f, i=i, label=label: progress((i + float(f)) / len(sources), label)) if progress else None
+            step = (
+                (lambda f, i=i, label=label: progress((i + float(f)) / len(sources), label))
+                if progress
+                else None
+            )
             if progress:
                 progress(i / len(sources), label)
             try:
                 done.append(imports.insert(store, src, step))
             except InputError as exc:
                 if done:
-                    raise InputError(f"{exc} (the {len(done)} source(s) before it were imported; nothing of this one "
-                                     "was written.)") from None
+                    raise InputError(
+                        f"{exc} (the {len(done)} source(s) before it were imported; nothing of this one "
+                        "was written.)"
+                    ) from None
                 raise
         return done
 

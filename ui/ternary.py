@@ -22,7 +22,7 @@ points of a 0.01 grid, against well under a second here).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -62,7 +62,9 @@ def _legend_order(regions: WeightRegions) -> list[str]:
     return order + ([INDETERMINATE] if INDETERMINATE in names else [])
 
 
-def matplotlib_ternary(regions: WeightRegions, title: str = "", colors: dict[str, str] | None = None):
+def matplotlib_ternary(
+    regions: WeightRegions, title: str = "", colors: dict[str, str] | None = None
+):
     """The python-ternary map: a hexagon per grid point, coloured by winner, gray if indeterminate."""
     import matplotlib
 
@@ -75,14 +77,18 @@ def matplotlib_ternary(regions: WeightRegions, title: str = "", colors: dict[str
     from ternary.heatmapping import hexagon_coordinates
 
     colors = colors or default_colors(regions)
-    scale = int(round(1.0 / regions.step))
+    scale = round(1.0 / regions.step)
     points = np.rint(ternary_point(regions.weights) * scale).astype(int)
     fig, ax = plt.subplots(figsize=(7.2, 6.2))
     fig, tax = ternary.figure(ax=ax, scale=scale)
     polygons = []
     for i, j, k in points:
         hexagon = hexagon_coordinates(i, j, k)
-        polygons.append(np.stack([hexagon[:, 0] + hexagon[:, 1] / 2.0, hexagon[:, 1] * np.sqrt(3) / 2.0], axis=1))
+        polygons.append(
+            np.stack(
+                [hexagon[:, 0] + hexagon[:, 1] / 2.0, hexagon[:, 1] * np.sqrt(3) / 2.0], axis=1
+            )
+        )
     face = [to_rgba(colors[w]) for w in regions.winner]
     ax.add_collection(PolyCollection(polygons, facecolors=face, edgecolors=face, linewidths=0.3))
     tax.boundary(linewidth=1.2)
@@ -95,17 +101,28 @@ def matplotlib_ternary(regions: WeightRegions, title: str = "", colors: dict[str
     tax.right_corner_label(c2, offset=0.36, fontsize=12, fontweight="bold")
     step = max(1, scale // 5)
     labels = [f"{v / scale:.1f}" for v in range(0, scale + 1, step)]
-    tax.ticks(axis="lbr", ticks=labels, locations=list(range(0, scale + 1, step)), linewidth=1, offset=0.02, fontsize=8)
+    tax.ticks(
+        axis="lbr",
+        ticks=labels,
+        locations=list(range(0, scale + 1, step)),
+        linewidth=1,
+        offset=0.02,
+        fontsize=8,
+    )
     tax.clear_matplotlib_ticks()
     tax.get_axes().axis("off")
     handles = [Patch(facecolor=colors[n], label=n) for n in _legend_order(regions)]
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.78, 1.02), fontsize=8, frameon=False)
+    ax.legend(
+        handles=handles, loc="upper left", bbox_to_anchor=(0.78, 1.02), fontsize=8, frameon=False
+    )
     subtitle = f"gray: top two within {regions.se_mult:g} SE (rho = {regions.rho:g})"
     fig.suptitle(f"{title}\n{subtitle}" if title else subtitle, fontsize=11, y=1.02)
     return fig
 
 
-def plotly_ternary(regions: WeightRegions, title: str = "", colors: dict[str, str] | None = None) -> go.Figure:
+def plotly_ternary(
+    regions: WeightRegions, title: str = "", colors: dict[str, str] | None = None
+) -> go.Figure:
     """Interactive map: one marker per grid point with weights, top two, difference and SE on hover."""
     colors = colors or default_colors(regions)
     df = regions.to_frame()
@@ -114,7 +131,15 @@ def plotly_ternary(regions: WeightRegions, title: str = "", colors: dict[str, st
     for name in _legend_order(regions):
         part = df[df["winner"] == name]
         custom = np.stack(
-            [part[c0], part[c1], part[c2], part["leader"], part["runner_up"], part["diff"] * 100, part["se"] * 100],
+            [
+                part[c0],
+                part[c1],
+                part[c2],
+                part["leader"],
+                part["runner_up"],
+                part["diff"] * 100,
+                part["se"] * 100,
+            ],
             axis=1,
         )
         fig.add_trace(

@@ -7,9 +7,9 @@ store only inside the function that needs it, so ``--help`` does not load DuckDB
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import pandas as pd
 
@@ -54,7 +54,9 @@ def store_selection(store: str, dataset: str | None) -> Iterator[tuple[object, o
         names = st.datasets()["dataset"].tolist()
         if dataset is None:
             if len(names) != 1:
-                raise InputError(f"the store holds {len(names)} datasets; name one with --dataset ({', '.join(names)}).")
+                raise InputError(
+                    f"the store holds {len(names)} datasets; name one with --dataset ({', '.join(names)})."
+                )
             dataset = names[0]
         elif dataset not in names:
             raise InputError(f"dataset {dataset!r} is not in the store ({', '.join(names)}).")

@@ -50,31 +50,70 @@ def add_parser(subparsers) -> None:
         description=__doc__.splitlines()[0],
     )
     add_source(p, "DuckDB store: the cache is a dataset's real models (with --lm-eval rounds)")
-    p.add_argument("--dataset", metavar="D", help="with --store: the dataset (default: the store's only one)")
-    p.add_argument("--lm-eval", dest="lm_eval", action="append", metavar="PATH",
-                   help="with --store --next: an earlier round's lm_eval --log_samples run (repeat for every round)")
-    p.add_argument("--task", action="append", metavar="DOMAIN=TASK",
-                   help="with --store: map a domain to its lm-eval task name (repeatable)")
+    p.add_argument(
+        "--dataset", metavar="D", help="with --store: the dataset (default: the store's only one)"
+    )
+    p.add_argument(
+        "--lm-eval",
+        dest="lm_eval",
+        action="append",
+        metavar="PATH",
+        help="with --store --next: an earlier round's lm_eval --log_samples run (repeat for every round)",
+    )
+    p.add_argument(
+        "--task",
+        action="append",
+        metavar="DOMAIN=TASK",
+        help="with --store: map a domain to its lm-eval task name (repeatable)",
+    )
     p.add_argument("--metric", help="with --lm-eval: the 0/1 metric when a task records several")
-    p.add_argument("--filter", help="with --lm-eval: the filter to keep when a task was logged under several")
-    p.add_argument("--format", choices=("lm-eval", "csv"), default="lm-eval",
-                   help="with --store --next: lm-eval --samples JSON (default) or a CSV of sample ids")
+    p.add_argument(
+        "--filter", help="with --lm-eval: the filter to keep when a task was logged under several"
+    )
+    p.add_argument(
+        "--format",
+        choices=("lm-eval", "csv"),
+        default="lm-eval",
+        help="with --store --next: lm-eval --samples JSON (default) or a CSV of sample ids",
+    )
     p.add_argument("--key", help="array name inside an .npz holding several (e.g. 'correct')")
     who = p.add_mutually_exclusive_group(required=True)
-    who.add_argument("--row", type=int, help="0-based row of a stored model to evaluate (simulated)")
-    who.add_argument("--next", metavar="FILE", help="a real model: write the next round's columns to FILE")
-    p.add_argument("--results", metavar="FILE", help="with --next: every result so far, CSV column,correct")
-    p.add_argument("--sort-rows", metavar="FILE",
-                   help="0-based rows forming the cache, one per line (default: every row but --row)")
-    p.add_argument("--until-halfwidth", type=float, default=None, metavar="H",
-                   help="stop once the 95%% half-width is <= H (a fraction: 0.01 = 1 point)")
-    p.add_argument("--max-budget", type=int, default=None, metavar="B",
-                   help="never evaluate more than B samples (default: all)")
+    who.add_argument(
+        "--row", type=int, help="0-based row of a stored model to evaluate (simulated)"
+    )
+    who.add_argument(
+        "--next", metavar="FILE", help="a real model: write the next round's columns to FILE"
+    )
+    p.add_argument(
+        "--results", metavar="FILE", help="with --next: every result so far, CSV column,correct"
+    )
+    p.add_argument(
+        "--sort-rows",
+        metavar="FILE",
+        help="0-based rows forming the cache, one per line (default: every row but --row)",
+    )
+    p.add_argument(
+        "--until-halfwidth",
+        type=float,
+        default=None,
+        metavar="H",
+        help="stop once the 95%% half-width is <= H (a fraction: 0.01 = 1 point)",
+    )
+    p.add_argument(
+        "--max-budget",
+        type=int,
+        default=None,
+        metavar="B",
+        help="never evaluate more than B samples (default: all)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the random draws (default 0)")
     p.add_argument("--min-round", type=int, default=8, help="smallest round (default 8)")
     p.add_argument("--max-round", type=int, default=64, help="largest round (default 64)")
-    p.add_argument("--no-tune", action="store_true",
-                   help="use mirt's fixed k = 10 instead of the cross-validated item model")
+    p.add_argument(
+        "--no-tune",
+        action="store_true",
+        help="use mirt's fixed k = 10 instead of the cross-validated item model",
+    )
     p.add_argument("--out", required=True, help="rounds.csv: round, evaluated, acc, lo, hi, half")
     p.set_defaults(func=run)
 
@@ -84,11 +123,17 @@ def run(args: argparse.Namespace) -> int:
     from lifelong_core.methods.adaptive_method import AdaptiveMethod
 
     if args.row is not None and args.until_halfwidth is None and args.max_budget is None:
-        raise InputError("give --until-halfwidth H, --max-budget B or both; otherwise every sample is evaluated.")
+        raise InputError(
+            "give --until-halfwidth H, --max-budget B or both; otherwise every sample is evaluated."
+        )
     if args.results is not None and args.next is None:
-        raise InputError("--results goes with --next FILE (a real model's round trip); --row simulates instead.")
+        raise InputError(
+            "--results goes with --next FILE (a real model's round trip); --row simulates instead."
+        )
     if args.until_halfwidth is not None and not 0 < args.until_halfwidth < 1:
-        raise InputError(f"--until-halfwidth {args.until_halfwidth} must be a fraction in (0, 1) (0.01 = 1 point).")
+        raise InputError(
+            f"--until-halfwidth {args.until_halfwidth} must be a fraction in (0, 1) (0.01 = 1 point)."
+        )
     check_out_dirs((args.out, "--out"), (args.next, "--next"))
     cache = None
     if args.store is not None:
@@ -96,8 +141,10 @@ def run(args: argparse.Namespace) -> int:
         from lifelong_core.workflows import harness
 
         if args.results is not None or args.key is not None or args.sort_rows is not None:
-            raise InputError("--results, --key and --sort-rows go with --matrix; with --store give the rounds' "
-                             "runs as --lm-eval PATH.")
+            raise InputError(
+                "--results, --key and --sort-rows go with --matrix; with --store give the rounds' "
+                "runs as --lm-eval PATH."
+            )
         with Store.open(args.store, read_only=True) as st:
             cache = harness.cache_of(st, args.dataset or harness.default_dataset(st))
         A = cache.A
@@ -109,37 +156,52 @@ def run(args: argparse.Namespace) -> int:
     if args.row is not None and not 0 <= args.row < m:
         raise InputError(f"--row {args.row} is outside the matrix's {m} rows (0 to {m - 1}).")
     if args.max_budget is not None and not 1 <= args.max_budget <= n:
-        raise InputError(f"--max-budget {args.max_budget} must be between 1 and the number of samples ({n}).")
+        raise InputError(
+            f"--max-budget {args.max_budget} must be between 1 and the number of samples ({n})."
+        )
     if args.sort_rows is not None:
         sort_rows = np.sort(load_index_list(args.sort_rows, m, "--sort-rows"))
         if args.row is not None and args.row in set(sort_rows.tolist()):
-            raise InputError(f"--sort-rows file {args.sort_rows} names --row {args.row}; the evaluated model "
-                             "must not be in the cache.")
+            raise InputError(
+                f"--sort-rows file {args.sort_rows} names --row {args.row}; the evaluated model "
+                "must not be in the cache."
+            )
     else:
         sort_rows = np.setdiff1d(np.arange(m), [] if args.row is None else [args.row])
     if len(sort_rows) < 3:
         raise InputError(f"the cache needs at least 3 models, got {len(sort_rows)}.")
     if cache is not None and args.next is not None:
-        from lifelong_core.workflows import adaptive as flow, harness
+        from lifelong_core.workflows import adaptive as flow
+        from lifelong_core.workflows import harness
 
         names = harness.parse_task_names(args.task)
         results = flow.lm_eval_results(cache, args.lm_eval, names, args.metric, args.filter)
     else:
         results = _read_results(args.results, n) if args.results is not None else {}
     method = AdaptiveMethod(seed=args.seed, tune=not args.no_tune).fit(A[sort_rows])
-    rounds_kw = dict(until_halfwidth=args.until_halfwidth, max_budget=args.max_budget, min_round=args.min_round,
-                     max_round=args.max_round)
+    rounds_kw = dict(
+        until_halfwidth=args.until_halfwidth,
+        max_budget=args.max_budget,
+        min_round=args.min_round,
+        max_round=args.max_round,
+    )
     if args.row is not None:
         res = method.simulate(A[args.row], args.seed, **rounds_kw)
-        write_csv(pd.DataFrame([r.__dict__ for r in res.rounds], columns=list(COLUMNS)), args.out, "--out")
+        write_csv(
+            pd.DataFrame([r.__dict__ for r in res.rounds], columns=list(COLUMNS)), args.out, "--out"
+        )
         e = res.estimate
         ci = f"[{e.lo:.4f}, {e.hi:.4f}]" if e.lo is not None else "(no interval)"
-        print(f"row {args.row}: {len(res.columns)} of {n} samples in {len(res.rounds)} rounds, stopped on "
-              f"{res.stopped}; estimate {e.acc:.4f} 95% {ci}; true accuracy of the stored row "
-              f"{float(A[args.row].mean()):.4f} (simulated evaluation)")
+        print(
+            f"row {args.row}: {len(res.columns)} of {n} samples in {len(res.rounds)} rounds, stopped on "
+            f"{res.stopped}; estimate {e.acc:.4f} 95% {ci}; true accuracy of the stored row "
+            f"{float(A[args.row].mean()):.4f} (simulated evaluation)"
+        )
         return 0
     prog = advance(method.sampler(), results, args.seed, **rounds_kw)
-    write_csv(pd.DataFrame([r.__dict__ for r in prog.rounds], columns=list(COLUMNS)), args.out, "--out")
+    write_csv(
+        pd.DataFrame([r.__dict__ for r in prog.rounds], columns=list(COLUMNS)), args.out, "--out"
+    )
     nxt = prog.next_columns if prog.next_columns is not None else np.empty(0, dtype=np.int64)
     if cache is not None:
         if len(nxt):
@@ -148,14 +210,22 @@ def run(args: argparse.Namespace) -> int:
             Path(args.next).unlink()  # no next round: a stale list must not be run again
     else:
         write_csv(pd.DataFrame({"column": np.asarray(nxt, dtype=np.int64)}), args.next, "--next")
-    state = (f"stopped on {prog.stopped}" if prog.next_columns is None
-             else f"next: round {len(prog.rounds) + 1}, {len(nxt)} samples in {args.next}")
+    state = (
+        f"stopped on {prog.stopped}"
+        if prog.next_columns is None
+        else f"next: round {len(prog.rounds) + 1}, {len(nxt)} samples in {args.next}"
+    )
     est = ""
     if prog.rounds:
         r = prog.rounds[-1]
-        est = f"; estimate {r.acc:.4f}" + (f" 95% [{r.lo:.4f}, {r.hi:.4f}]" if r.lo is not None else "")
-    print(f"{sum(1 for _ in prog.rounds)} rounds done, {prog.rounds[-1].evaluated if prog.rounds else 0} samples"
-          f"{est}; {state}" + (f"; {prog.unused} results outside every round ignored" if prog.unused else ""))
+        est = f"; estimate {r.acc:.4f}" + (
+            f" 95% [{r.lo:.4f}, {r.hi:.4f}]" if r.lo is not None else ""
+        )
+    print(
+        f"{sum(1 for _ in prog.rounds)} rounds done, {prog.rounds[-1].evaluated if prog.rounds else 0} samples"
+        f"{est}; {state}"
+        + (f"; {prog.unused} results outside every round ignored" if prog.unused else "")
+    )
     return 0
 
 
@@ -167,17 +237,25 @@ def _read_results(path: str, n: int) -> dict[int, int]:
     except FileNotFoundError:
         raise InputError(f"--results file {path} does not exist.") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InputError(f"--results file {path} is not a readable CSV table ({type(exc).__name__}).") from None
+        raise InputError(
+            f"--results file {path} is not a readable CSV table ({type(exc).__name__})."
+        ) from None
     if list(df.columns) != ["column", "correct"]:
-        raise InputError(f"--results file {path} must have exactly the columns column,correct "
-                         f"(found {','.join(map(str, df.columns))}).")
+        raise InputError(
+            f"--results file {path} must have exactly the columns column,correct "
+            f"(found {','.join(map(str, df.columns))})."
+        )
     col = pd.to_numeric(df["column"], errors="coerce")
     bad = col.isna() | (col != col.round()) | (col < 0) | (col >= n)
     if bad.any():
         i = int(np.argmax(bad.to_numpy()))
-        raise InputError(f"--results file {path} row {i + 1}: column {df['column'].iloc[i]!r} is not a sample "
-                         f"index in [0, {n - 1}].")
-    correct = check_binary(pd.to_numeric(df["correct"], errors="coerce").to_numpy()[None, :], path, what="results")
+        raise InputError(
+            f"--results file {path} row {i + 1}: column {df['column'].iloc[i]!r} is not a sample "
+            f"index in [0, {n - 1}]."
+        )
+    correct = check_binary(
+        pd.to_numeric(df["correct"], errors="coerce").to_numpy()[None, :], path, what="results"
+    )
     if col.duplicated().any():
         i = int(np.argmax(col.duplicated().to_numpy()))
         raise InputError(f"--results file {path} row {i + 1} repeats column {int(col.iloc[i])}.")

@@ -19,11 +19,20 @@ from lifelong_core.errors import InputError
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("app", help="serve the dashboard in the browser",
-                       description="Serve the Lifelong Benchmark Explorer dashboard.")
-    p.add_argument("--store", type=Path, help="DuckDB store to show (default: the demo store, built on first use)")
+    p = sub.add_parser(
+        "app",
+        help="serve the dashboard in the browser",
+        description="Serve the Lifelong Benchmark Explorer dashboard.",
+    )
+    p.add_argument(
+        "--store",
+        type=Path,
+        help="DuckDB store to show (default: the demo store, built on first use)",
+    )
     p.add_argument("--port", type=int, default=8501, help="port to listen on (default 8501)")
-    p.add_argument("--no-headless", dest="headless", action="store_false", help="also open a browser window")
+    p.add_argument(
+        "--no-headless", dest="headless", action="store_false", help="also open a browser window"
+    )
     p.set_defaults(func=run)
 
 
@@ -32,11 +41,27 @@ def command(store: Path, port: int, headless: bool = True) -> tuple[list[str], d
     from lifelong_core.paths import APP_DIR
 
     if not (APP_DIR / "app.py").is_file():
-        raise InputError(f"the app is not installed beside lifelong_core (no {APP_DIR / 'app.py'}); reinstall the package.")
-    env = {**os.environ, "LBE_STORE": str(Path(store).resolve()),
-           "PYTHONPATH": os.pathsep.join([str(APP_DIR), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    argv = [sys.executable, "-m", "ui.serve", "--server.headless", "true" if headless else "false",
-            "--browser.gatherUsageStats", "false", "--server.port", str(port)]
+        raise InputError(
+            f"the app is not installed beside lifelong_core (no {APP_DIR / 'app.py'}); reinstall the package."
+        )
+    env = {
+        **os.environ,
+        "LBE_STORE": str(Path(store).resolve()),
+        "PYTHONPATH": os.pathsep.join(
+            [str(APP_DIR), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "ui.serve",
+        "--server.headless",
+        "true" if headless else "false",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.port",
+        str(port),
+    ]
     return argv, env
 
 
@@ -47,7 +72,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--port {args.port} is not a port number (1-65535).")
     store = args.store or default_store()
     if args.store is not None and not store.is_file():
-        raise InputError(f"no store at {store}; build one with `lbe build-demo --store {store}` or `lbe import`.")
+        raise InputError(
+            f"no store at {store}; build one with `lbe build-demo --store {store}` or `lbe import`."
+        )
     if not store.is_file():
         from lifelong_core.commands.build_demo import build_store
 

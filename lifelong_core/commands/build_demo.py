@@ -34,11 +34,21 @@ DATASET_SOURCE = "sklearn.datasets.load_digits; built by python -m lifelong_core
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("build-demo", help="build the demo store from the committed files under data/")
-    p.add_argument("--store", type=Path, default=Path("data/demo.duckdb"), help="store file to create")
-    p.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="directory of the committed demo files")
-    p.add_argument("--llm-source", type=Path, default=LLM_SOURCE,
-                   help="directory of the committed Open LLM Leaderboard v2 files (second dataset)")
+    p = sub.add_parser(
+        "build-demo", help="build the demo store from the committed files under data/"
+    )
+    p.add_argument(
+        "--store", type=Path, default=Path("data/demo.duckdb"), help="store file to create"
+    )
+    p.add_argument(
+        "--source", type=Path, default=DEFAULT_SOURCE, help="directory of the committed demo files"
+    )
+    p.add_argument(
+        "--llm-source",
+        type=Path,
+        default=LLM_SOURCE,
+        help="directory of the committed Open LLM Leaderboard v2 files (second dataset)",
+    )
     p.add_argument("--force", action="store_true", help="replace an existing store")
     p.set_defaults(func=run)
 
@@ -47,8 +57,13 @@ def _stale_paths(path: Path) -> list[Path]:
     return [path, path.with_name(path.name + ".wal")]
 
 
-def build_store(store: Path, source: Path = DEFAULT_SOURCE, *, force: bool = False,
-                llm_source: Path | None = LLM_SOURCE) -> dict:
+def build_store(
+    store: Path,
+    source: Path = DEFAULT_SOURCE,
+    *,
+    force: bool = False,
+    llm_source: Path | None = LLM_SOURCE,
+) -> dict:
     """Build ``store`` from the demo files in ``source`` and, unless ``llm_source`` is None,
     the leaderboard files there; returns the digits import summary, plus ``llm``: the
     leaderboard's (with its duplicated and partial models)."""
@@ -68,7 +83,9 @@ def build_store(store: Path, source: Path = DEFAULT_SOURCE, *, force: bool = Fal
     llm = leaderboard.load(llm_source) if llm_source is not None else None
     datasets = data.samples["dataset"].unique()
     if len(datasets) != 1:
-        raise InputError(f"{source / 'samples.csv'} names {len(datasets)} datasets; a demo directory holds exactly one.")
+        raise InputError(
+            f"{source / 'samples.csv'} names {len(datasets)} datasets; a demo directory holds exactly one."
+        )
     samples = data.samples[["sample_id", "dataset", "domain", "category", "label", "split"]].copy()
     samples["meta"] = [f'{{"source_index":{int(i)}}}' for i in data.samples["source_index"]]
     models = data.models[["model_id", "name", "family", "release_order", "metadata"]]
@@ -79,9 +96,13 @@ def build_store(store: Path, source: Path = DEFAULT_SOURCE, *, force: bool = Fal
     try:
         with Store.create(tmp) as st:
             description = DATASET_DESCRIPTION.format(
-                domains=len(data.domains), models=len(data.models), families=data.models["family"].nunique()
+                domains=len(data.domains),
+                models=len(data.models),
+                families=data.models["family"].nunique(),
             )
-            st.add_dataset(str(datasets[0]), description=description, synthetic=False, source=DATASET_SOURCE)
+            st.add_dataset(
+                str(datasets[0]), description=description, synthetic=False, source=DATASET_SOURCE
+            )
             summary = st.insert_matrix(
                 data.correct,
                 models=models,
@@ -125,8 +146,12 @@ def run(args) -> int:
     llm = summary["llm"]
     print(f"dataset {llm['dataset']}: {llm['models']} models, {llm['entries']:,} results")
     if llm["duplicated"]:
-        print(f"  {len(llm['duplicated'])} model names appear twice in the release with identical rows; each is stored "
-              f"once: {', '.join(llm['duplicated'])}")
+        print(
+            f"  {len(llm['duplicated'])} model names appear twice in the release with identical rows; each is stored "
+            f"once: {', '.join(llm['duplicated'])}"
+        )
     for name, tasks in llm["partial"].items():
-        print(f"  {name} has no results on {', '.join(tasks)}: stored with what it has, marked partial in its metadata")
+        print(
+            f"  {name} has no results on {', '.join(tasks)}: stored with what it has, marked partial in its metadata"
+        )
     return 0

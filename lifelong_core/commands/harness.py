@@ -20,43 +20,74 @@ from pathlib import Path
 
 from lifelong_core.errors import InputError
 
-TASK_HELP = ("map a domain of the dataset to its lm-eval task name, e.g. ifeval=leaderboard_ifeval (repeatable; "
-             "default: the domain's own name)")
+TASK_HELP = (
+    "map a domain of the dataset to its lm-eval task name, e.g. ifeval=leaderboard_ifeval (repeatable; "
+    "default: the domain's own name)"
+)
 
 
 def _method_help() -> str:
-    return ("search method: mirt (default; multidimensional IRT with a 95%% interval), irt, neighbours, "
-            "the Sort & Search threshold rules midpoint/reference (no interval), or copy-nearest")
+    return (
+        "search method: mirt (default; multidimensional IRT with a 95%% interval), irt, neighbours, "
+        "the Sort & Search threshold rules midpoint/reference (no interval), or copy-nearest"
+    )
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("select", help="write the items a new model should run (lm-eval --samples JSON or CSV)",
-                       description=__doc__.splitlines()[0])
+    p = sub.add_parser(
+        "select",
+        help="write the items a new model should run (lm-eval --samples JSON or CSV)",
+        description=__doc__.splitlines()[0],
+    )
     p.add_argument("--store", required=True, help="DuckDB store file")
     p.add_argument("--dataset", metavar="D", help="dataset (default: the store's only dataset)")
     p.add_argument("--budget", type=int, required=True, metavar="N", help="number of items to run")
     p.add_argument("--method", default="mirt", help=_method_help())
     p.add_argument("--seed", type=int, default=0, help="seed of the random choices (default 0)")
-    p.add_argument("--format", choices=("lm-eval", "csv"), default="lm-eval",
-                   help="lm-eval: {\"task\": [doc_id, ...]} for lm_eval --samples; csv: sample_id, domain")
+    p.add_argument(
+        "--format",
+        choices=("lm-eval", "csv"),
+        default="lm-eval",
+        help='lm-eval: {"task": [doc_id, ...]} for lm_eval --samples; csv: sample_id, domain',
+    )
     p.add_argument("--task", action="append", metavar="DOMAIN=TASK", help=TASK_HELP)
     p.add_argument("--out", required=True, type=Path, help="file to write")
     p.set_defaults(func=run_select)
 
-    p = sub.add_parser("estimate", help="estimate a new model's accuracy and rank from its lm-eval run",
-                       description="Estimate a new model from an lm-eval --log_samples run on the selected items.")
+    p = sub.add_parser(
+        "estimate",
+        help="estimate a new model's accuracy and rank from its lm-eval run",
+        description="Estimate a new model from an lm-eval --log_samples run on the selected items.",
+    )
     p.add_argument("--store", required=True, help="DuckDB store file")
     p.add_argument("--dataset", metavar="D", help="dataset (default: the store's only dataset)")
-    p.add_argument("--lm-eval", dest="lm_eval", required=True, metavar="PATH",
-                   help="the run's output folder for this model (OUT/<model dir>), its results_*.json or one samples_*.jsonl")
-    p.add_argument("--model", required=True, metavar="NAME", help="the new model's name (its id if inserted)")
+    p.add_argument(
+        "--lm-eval",
+        dest="lm_eval",
+        required=True,
+        metavar="PATH",
+        help="the run's output folder for this model (OUT/<model dir>), its results_*.json or one samples_*.jsonl",
+    )
+    p.add_argument(
+        "--model", required=True, metavar="NAME", help="the new model's name (its id if inserted)"
+    )
     p.add_argument("--method", default="mirt", help=_method_help())
     p.add_argument("--task", action="append", metavar="DOMAIN=TASK", help=TASK_HELP)
-    p.add_argument("--metric", help="the 0/1 metric when a task records several (a preference list such as acc_norm,acc)")
+    p.add_argument(
+        "--metric",
+        help="the 0/1 metric when a task records several (a preference list such as acc_norm,acc)",
+    )
     p.add_argument("--filter", help="the filter to keep when a task was logged under several")
-    p.add_argument("--out", type=Path, help="also write the table as CSV: scope, items, evaluated, observed, estimate, lo, hi")
-    p.add_argument("--insert", action="store_true",
-                   help="store the model's row marked estimated: real results on the evaluated items, predictions elsewhere")
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="also write the table as CSV: scope, items, evaluated, observed, estimate, lo, hi",
+    )
+    p.add_argument(
+        "--insert",
+        action="store_true",
+        help="store the model's row marked estimated: real results on the evaluated items, predictions elsewhere",
+    )
     p.set_defaults(func=run_estimate)
 
 
@@ -74,18 +105,24 @@ def run_select(args: argparse.Namespace) -> int:
     from lifelong_core.workflows import harness
 
     if args.method not in available_methods():
-        raise InputError(f"unknown --method {args.method!r}; available: {', '.join(available_methods())}.")
+        raise InputError(
+            f"unknown --method {args.method!r}; available: {', '.join(available_methods())}."
+        )
     if not args.out.parent.is_dir():
         raise InputError(f"cannot write {args.out}: folder {args.out.parent} does not exist.")
     names = harness.parse_task_names(args.task)
     cache = _cache(args.store, args.dataset)
     if args.format == "lm-eval":
-        harness.doc_ids(cache.samples, names)  # refuse ids lm-eval cannot take before fitting anything
+        harness.doc_ids(
+            cache.samples, names
+        )  # refuse ids lm-eval cannot take before fitting anything
     choice = harness.select_items(cache, args.budget, args.method, args.seed)
     harness.write_choice(choice, args.out, args.format, names)
     per = choice.items.groupby("domain", sort=False).size()
-    print(f"wrote {args.out}: {choice.budget} of {choice.n} items of {choice.dataset} "
-          f"({', '.join(f'{d} {k}' for d, k in per.items())}), chosen by {choice.method} fitted on {choice.m} models")
+    print(
+        f"wrote {args.out}: {choice.budget} of {choice.n} items of {choice.dataset} "
+        f"({', '.join(f'{d} {k}' for d, k in per.items())}), chosen by {choice.method} fitted on {choice.m} models"
+    )
     return 0
 
 
@@ -94,12 +131,16 @@ def run_estimate(args: argparse.Namespace) -> int:
     from lifelong_core.workflows import harness
 
     if args.method not in available_methods():
-        raise InputError(f"unknown --method {args.method!r}; available: {', '.join(available_methods())}.")
+        raise InputError(
+            f"unknown --method {args.method!r}; available: {', '.join(available_methods())}."
+        )
     if args.out is not None and not args.out.parent.is_dir():
         raise InputError(f"cannot write {args.out}: folder {args.out.parent} does not exist.")
     names = harness.parse_task_names(args.task)
     cache = _cache(args.store, args.dataset)
-    obs = harness.observations_from_lm_eval(args.lm_eval, cache, names, metric=args.metric, filter=args.filter)
+    obs = harness.observations_from_lm_eval(
+        args.lm_eval, cache, names, metric=args.metric, filter=args.filter
+    )
     est = harness.estimate_new_model(cache, obs.values, args.method)
     print(harness.format_estimate(args.model, est))
     if args.out is not None:
@@ -108,8 +149,16 @@ def run_estimate(args: argparse.Namespace) -> int:
         from lifelong_core.store import Store
 
         with Store.open(args.store, read_only=False) as w:
-            summary = harness.insert_estimated(w, cache, args.model, est, source=obs.source,
-                                               extra_meta={"lm_eval_metrics": {t: list(v) for t, v in obs.metrics.items()}})
-        print(f"inserted {args.model} into {args.store} marked estimated ({summary.get('entries', cache.A.shape[1])} "
-              f"entries, {len(est.new.cols)} of them real results)")
+            summary = harness.insert_estimated(
+                w,
+                cache,
+                args.model,
+                est,
+                source=obs.source,
+                extra_meta={"lm_eval_metrics": {t: list(v) for t, v in obs.metrics.items()}},
+            )
+        print(
+            f"inserted {args.model} into {args.store} marked estimated ({summary.get('entries', cache.A.shape[1])} "
+            f"entries, {len(est.new.cols)} of them real results)"
+        )
     return 0

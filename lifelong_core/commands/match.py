@@ -40,11 +40,21 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument("--source", required=True, help="CSV with columns y, y_pred, p (source dataset)")
     p.add_argument("--target", required=True, help="CSV with columns y, y_pred, p (target dataset)")
-    p.add_argument("--eps", type=_float_arg, default=0.005,
-                   help="match if |p_source - p_target| <= eps (default 0.005, as in the paper)")
-    p.add_argument("--criterion", choices=("label-prob", "prob"), default="label-prob",
-                   help="label-prob: same predicted label and probability (Alg. 1); prob: probability only (Alg. 2)")
-    p.add_argument("--runs", type=_int_arg, default=10, help="seeded runs to average over (default 10)")
+    p.add_argument(
+        "--eps",
+        type=_float_arg,
+        default=0.005,
+        help="match if |p_source - p_target| <= eps (default 0.005, as in the paper)",
+    )
+    p.add_argument(
+        "--criterion",
+        choices=("label-prob", "prob"),
+        default="label-prob",
+        help="label-prob: same predicted label and probability (Alg. 1); prob: probability only (Alg. 2)",
+    )
+    p.add_argument(
+        "--runs", type=_int_arg, default=10, help="seeded runs to average over (default 10)"
+    )
     p.add_argument("--seed", type=_int_arg, default=0, help="random seed (default 0)")
     p.add_argument("--out", required=True, help="output JSON file")
     p.set_defaults(func=run)

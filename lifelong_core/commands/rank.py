@@ -35,28 +35,72 @@ def add_parser(subparsers) -> None:
         help="bootstrap confidence intervals of aggregate accuracy per model (overall and per category)",
         description=__doc__.split("\n\n")[0].replace("``", ""),
     )
-    p.add_argument("--counts", required=True, help="counts.csv: model, task, category, correct, total")
-    p.add_argument("--level", type=float, default=0.834, help="interval level (default 0.834, Goldstein & Healy)")
+    p.add_argument(
+        "--counts", required=True, help="counts.csv: model, task, category, correct, total"
+    )
+    p.add_argument(
+        "--level",
+        type=float,
+        default=0.834,
+        help="interval level (default 0.834, Goldstein & Healy)",
+    )
     p.add_argument("--boot", type=int, default=2000, help="bootstrap replicates (default 2000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--out", required=True, help="output ranks.csv")
-    p.add_argument("--method", choices=("bootstrap", "hierarchical"), default="bootstrap",
-                   help="bootstrap of test items (default) or the beta-binomial hierarchical model")
-    p.add_argument("--normalize", action="store_true", help="normalise every task to [0, 1] first (bootstrap only)")
-    p.add_argument("--pairwise", metavar="FILE", help="pairwise.csv: every pair of models per scope")
-    p.add_argument("--pairwise-level", type=float, default=0.95, help="family level of --pairwise (default 0.95)")
-    p.add_argument("--rank-intervals", metavar="FILE", help="rank_intervals.csv: rank intervals per scope and scheme")
-    p.add_argument("--schemes", default=",".join(SCHEME_NAMES),
-                   help=f"rank schemes for --rank-intervals (default all: {','.join(SCHEME_NAMES)})")
-    p.add_argument("--rank-level", type=float, default=0.95, help="level of --rank-intervals (default 0.95)")
+    p.add_argument(
+        "--method",
+        choices=("bootstrap", "hierarchical"),
+        default="bootstrap",
+        help="bootstrap of test items (default) or the beta-binomial hierarchical model",
+    )
+    p.add_argument(
+        "--normalize",
+        action="store_true",
+        help="normalise every task to [0, 1] first (bootstrap only)",
+    )
+    p.add_argument(
+        "--pairwise", metavar="FILE", help="pairwise.csv: every pair of models per scope"
+    )
+    p.add_argument(
+        "--pairwise-level",
+        type=float,
+        default=0.95,
+        help="family level of --pairwise (default 0.95)",
+    )
+    p.add_argument(
+        "--rank-intervals",
+        metavar="FILE",
+        help="rank_intervals.csv: rank intervals per scope and scheme",
+    )
+    p.add_argument(
+        "--schemes",
+        default=",".join(SCHEME_NAMES),
+        help=f"rank schemes for --rank-intervals (default all: {','.join(SCHEME_NAMES)})",
+    )
+    p.add_argument(
+        "--rank-level", type=float, default=0.95, help="level of --rank-intervals (default 0.95)"
+    )
     p.add_argument("--chains", type=int, default=4, help="hierarchical: chains (default 4)")
-    p.add_argument("--draws", type=int, default=1000, help="hierarchical: kept draws per chain (default 1000)")
-    p.add_argument("--warmup", type=int, default=500, help="hierarchical: warm-up iterations per chain (default 500)")
+    p.add_argument(
+        "--draws", type=int, default=1000, help="hierarchical: kept draws per chain (default 1000)"
+    )
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=500,
+        help="hierarchical: warm-up iterations per chain (default 500)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from lifelong_core.stats import bootstrap, fit_hierarchical, leaderboard, normalize, read_counts_csv
+    from lifelong_core.stats import (
+        bootstrap,
+        fit_hierarchical,
+        leaderboard,
+        normalize,
+        read_counts_csv,
+    )
     from lifelong_core.stats.bootstrap import check_level
     from lifelong_core.stats.hierarchical_views import pairwise_by_scope, rank_intervals_by_scope
 
@@ -69,12 +113,22 @@ def run(args: argparse.Namespace) -> int:
     schemes = [s.strip() for s in args.schemes.split(",") if s.strip()]
     bad = [s for s in schemes if s not in SCHEME_NAMES]
     if bad or not schemes:
-        raise InputError(f"--schemes entry {bad[0] if bad else ''!r} is not one of {', '.join(SCHEME_NAMES)}.")
+        raise InputError(
+            f"--schemes entry {bad[0] if bad else ''!r} is not one of {', '.join(SCHEME_NAMES)}."
+        )
     if args.method == "hierarchical" and args.normalize:
-        raise InputError("--normalize applies to the bootstrap; the hierarchical model works on counts.")
-    for path, flag in ((args.out, "--out"), (args.pairwise, "--pairwise"), (args.rank_intervals, "--rank-intervals")):
+        raise InputError(
+            "--normalize applies to the bootstrap; the hierarchical model works on counts."
+        )
+    for path, flag in (
+        (args.out, "--out"),
+        (args.pairwise, "--pairwise"),
+        (args.rank_intervals, "--rank-intervals"),
+    ):
         if path is not None and not Path(path).resolve().parent.is_dir():
-            raise InputError(f"cannot write {path}: the folder {Path(path).parent} does not exist ({flag}).")
+            raise InputError(
+                f"cannot write {path}: the folder {Path(path).parent} does not exist ({flag})."
+            )
     table = read_counts_csv(args.counts)
     if args.method == "bootstrap":
         source = bootstrap(table, n_boot=args.boot, seed=args.seed)
@@ -82,7 +136,9 @@ def run(args: argparse.Namespace) -> int:
             source = normalize(source)
         board = leaderboard(source, level=args.level)
     else:
-        source = fit_hierarchical(table, chains=args.chains, draws=args.draws, warmup=args.warmup, seed=args.seed)
+        source = fit_hierarchical(
+            table, chains=args.chains, draws=args.draws, warmup=args.warmup, seed=args.seed
+        )
         board = source.aggregate_intervals(level=args.level, seed=args.seed)
     out = board[["model", "scope"]].copy()
     for col in ("mean", "lo", "hi"):
@@ -92,11 +148,26 @@ def run(args: argparse.Namespace) -> int:
         pairs = pairwise_by_scope(source, level=args.pairwise_level)
         for col in ("diff", "lo", "hi"):
             pairs[f"{col}_pct"] = (pairs[col] * 100.0).round(6)
-        _write(pairs[["scope", "model_a", "model_b", "diff_pct", "lo_pct", "hi_pct", "level", "excludes_zero"]],
-               args.pairwise)
+        _write(
+            pairs[
+                [
+                    "scope",
+                    "model_a",
+                    "model_b",
+                    "diff_pct",
+                    "lo_pct",
+                    "hi_pct",
+                    "level",
+                    "excludes_zero",
+                ]
+            ],
+            args.pairwise,
+        )
     if args.rank_intervals:
-        _write(rank_intervals_by_scope(source, level=args.rank_level, schemes=schemes, seed=args.seed),
-               args.rank_intervals)
+        _write(
+            rank_intervals_by_scope(source, level=args.rank_level, schemes=schemes, seed=args.seed),
+            args.rank_intervals,
+        )
     return 0
 
 

@@ -15,13 +15,30 @@ import time
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("state", help="show or refresh the kept Sort state and mirt parameters",
-                              description=__doc__.splitlines()[0])
+    p = subparsers.add_parser(
+        "state",
+        help="show or refresh the kept Sort state and mirt parameters",
+        description=__doc__.splitlines()[0],
+    )
     p.add_argument("--store", required=True, help="DuckDB store file")
-    p.add_argument("--refresh", metavar="DATASET", help="update the Sort state of DATASET and fit mirt on it")
-    p.add_argument("--method", default="mirt", choices=("mirt", "irt"), help="model-based estimator to fit (default mirt)")
-    p.add_argument("--max-models", type=int, default=None, help="Sort models the fit uses at most (default 500)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the fit's model and column subsample")
+    p.add_argument(
+        "--refresh", metavar="DATASET", help="update the Sort state of DATASET and fit mirt on it"
+    )
+    p.add_argument(
+        "--method",
+        default="mirt",
+        choices=("mirt", "irt"),
+        help="model-based estimator to fit (default mirt)",
+    )
+    p.add_argument(
+        "--max-models",
+        type=int,
+        default=None,
+        help="Sort models the fit uses at most (default 500)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the fit's model and column subsample"
+    )
     p.set_defaults(func=run)
 
 
@@ -33,7 +50,11 @@ def _progress():
         # One line per 5% (or a new step), so a log of a long fit stays readable.
         if f - last[0] >= 0.05 or f >= 1.0:
             last[0] = f
-            print(f"[{time.perf_counter() - t0:7.1f} s] {100 * f:5.1f}% {text}", file=sys.stderr, flush=True)
+            print(
+                f"[{time.perf_counter() - t0:7.1f} s] {100 * f:5.1f}% {text}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     return report
 
@@ -46,9 +67,13 @@ def run(args: argparse.Namespace) -> int:
     if args.refresh:
         kw = {} if args.max_models is None else {"max_models": args.max_models}
         with Store.open(args.store, read_only=False) as st:
-            sort, item = lifelong_state.refresh(st, args.refresh, args.method, seed=args.seed, progress=_progress(), **kw)
-        print(f"{args.refresh}: Sort state over {len(sort.members):,} models x {len(sort.samples):,} samples; "
-              f"{args.method} fitted on {len(item.fit_models):,} of them in {item.seconds:.1f} s (log row {item.log_id}).")
+            sort, item = lifelong_state.refresh(
+                st, args.refresh, args.method, seed=args.seed, progress=_progress(), **kw
+            )
+        print(
+            f"{args.refresh}: Sort state over {len(sort.members):,} models x {len(sort.samples):,} samples; "
+            f"{args.method} fitted on {len(item.fit_models):,} of them in {item.seconds:.1f} s (log row {item.log_id})."
+        )
         return 0
     with Store.open(args.store) as st:
         sorts = kept.sort_states(st)
@@ -56,10 +81,14 @@ def run(args: argparse.Namespace) -> int:
         for ds in datasets:
             row = sorts[sorts["dataset"] == ds]
             if len(row) == 0:
-                print(f"{ds}: no Sort state kept (python -m lifelong_core state --store {args.store} --refresh {ds}).")
+                print(
+                    f"{ds}: no Sort state kept (python -m lifelong_core state --store {args.store} --refresh {ds})."
+                )
             else:
                 r = row.iloc[0]
-                print(f"{ds}: Sort state over {int(r['models']):,} models x {int(r['samples']):,} samples, log row "
-                      f"{int(r['log_id'])}{' (stale: later imports not reflected)' if r['stale'] else ''}.")
+                print(
+                    f"{ds}: Sort state over {int(r['models']):,} models x {int(r['samples']):,} samples, log row "
+                    f"{int(r['log_id'])}{' (stale: later imports not reflected)' if r['stale'] else ''}."
+                )
             print("  " + lifelong_state.status(st, ds, args.method).sentence())
     return 0

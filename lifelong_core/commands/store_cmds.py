@@ -19,69 +19,159 @@ from lifelong_core.errors import InputError
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("import", help="add predictions to a store (long table, wide matrix or lm-eval logs)",
-                              description=__doc__.splitlines()[0])
+    p = subparsers.add_parser(
+        "import",
+        help="add predictions to a store (long table, wide matrix or lm-eval logs)",
+        description=__doc__.splitlines()[0],
+    )
     p.add_argument("--store", required=True, help="DuckDB store file (created if missing)")
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--long", metavar="F", help="long table .csv/.parquet: model, sample, correct[, confidence, "
-                     "predicted, true_prob, label, dataset, domain, category, split]")
-    src.add_argument("--matrix", metavar="F", help="0/1 matrix .npy/.npz/.csv/.parquet (rows = models); needs --models and --samples")
-    src.add_argument("--lm-eval", dest="lm_eval", metavar="PATH",
-                     help="lm-evaluation-harness --log_samples output of one model (folder, results_*.json or one samples_*.jsonl); needs --model")
-    src.add_argument("--inspect", metavar="LOG",
-                     help="an Inspect AI evaluation log (.eval or .json); scores C/I or 0/1 become correct")
-    p.add_argument("--models", metavar="F", help="model ids for --matrix: one per line, or .csv/.parquet with model_id")
-    p.add_argument("--samples", metavar="F", help="sample ids for --matrix: one per line, or .csv/.parquet with sample_id")
-    for flag, what in (("--confidence", "max-softmax confidence"), ("--predicted", "predicted label"),
-                       ("--true-prob", "probability of the true class")):
-        p.add_argument(flag, metavar="F", help=f"with --matrix: {what} per entry, .npy/.npz of the same shape")
-    p.add_argument("--model", metavar="NAME", help="model id for --lm-eval (required) or --inspect (default: the log's model)")
+    src.add_argument(
+        "--long",
+        metavar="F",
+        help="long table .csv/.parquet: model, sample, correct[, confidence, "
+        "predicted, true_prob, label, dataset, domain, category, split]",
+    )
+    src.add_argument(
+        "--matrix",
+        metavar="F",
+        help="0/1 matrix .npy/.npz/.csv/.parquet (rows = models); needs --models and --samples",
+    )
+    src.add_argument(
+        "--lm-eval",
+        dest="lm_eval",
+        metavar="PATH",
+        help="lm-evaluation-harness --log_samples output of one model (folder, results_*.json or one samples_*.jsonl); needs --model",
+    )
+    src.add_argument(
+        "--inspect",
+        metavar="LOG",
+        help="an Inspect AI evaluation log (.eval or .json); scores C/I or 0/1 become correct",
+    )
+    p.add_argument(
+        "--models",
+        metavar="F",
+        help="model ids for --matrix: one per line, or .csv/.parquet with model_id",
+    )
+    p.add_argument(
+        "--samples",
+        metavar="F",
+        help="sample ids for --matrix: one per line, or .csv/.parquet with sample_id",
+    )
+    for flag, what in (
+        ("--confidence", "max-softmax confidence"),
+        ("--predicted", "predicted label"),
+        ("--true-prob", "probability of the true class"),
+    ):
+        p.add_argument(
+            flag, metavar="F", help=f"with --matrix: {what} per entry, .npy/.npz of the same shape"
+        )
+    p.add_argument(
+        "--model",
+        metavar="NAME",
+        help="model id for --lm-eval (required) or --inspect (default: the log's model)",
+    )
     p.add_argument("--scorer", help="--inspect: the scorer to use when the log records several")
-    p.add_argument("--epoch", type=int, help="--inspect: the epoch to use when the log holds several")
-    p.add_argument("--metric", help="--lm-eval: the 0/1 metric when a task records several; a preference list such as acc_norm,acc picks per task")
-    p.add_argument("--filter", help="--lm-eval: the filter to keep when a task was logged under several")
-    p.add_argument("--dataset", metavar="NAME", help="dataset of new samples (default: the file's dataset column; lm-eval: 'lm-eval')")
+    p.add_argument(
+        "--epoch", type=int, help="--inspect: the epoch to use when the log holds several"
+    )
+    p.add_argument(
+        "--metric",
+        help="--lm-eval: the 0/1 metric when a task records several; a preference list such as acc_norm,acc picks per task",
+    )
+    p.add_argument(
+        "--filter", help="--lm-eval: the filter to keep when a task was logged under several"
+    )
+    p.add_argument(
+        "--dataset",
+        metavar="NAME",
+        help="dataset of new samples (default: the file's dataset column; lm-eval: 'lm-eval')",
+    )
     p.set_defaults(func=run_import)
 
-    p = subparsers.add_parser("export", help="write a store's matrix (.npy) or long table (.parquet/.csv)",
-                              description="Export a store's predictions.")
+    p = subparsers.add_parser(
+        "export",
+        help="write a store's matrix (.npy) or long table (.parquet/.csv)",
+        description="Export a store's predictions.",
+    )
     p.add_argument("--store", required=True, help="DuckDB store file")
-    p.add_argument("--matrix", metavar="OUT.npy", help="write the 0/1 matrix (all models x the samples) as uint8 .npy")
-    p.add_argument("--models", metavar="OUT.txt", help="with --matrix: write the row model ids, one per line")
-    p.add_argument("--samples", metavar="OUT.txt", help="with --matrix: write the column sample ids, one per line")
-    for flag, what in (("--confidence", "confidence (float32)"), ("--predicted", "predicted labels (int32)"),
-                       ("--true-prob", "true-class probabilities (float32)")):
+    p.add_argument(
+        "--matrix",
+        metavar="OUT.npy",
+        help="write the 0/1 matrix (all models x the samples) as uint8 .npy",
+    )
+    p.add_argument(
+        "--models", metavar="OUT.txt", help="with --matrix: write the row model ids, one per line"
+    )
+    p.add_argument(
+        "--samples",
+        metavar="OUT.txt",
+        help="with --matrix: write the column sample ids, one per line",
+    )
+    for flag, what in (
+        ("--confidence", "confidence (float32)"),
+        ("--predicted", "predicted labels (int32)"),
+        ("--true-prob", "true-class probabilities (float32)"),
+    ):
         p.add_argument(flag, metavar="OUT.npy", help=f"with --matrix: write the {what}, same shape")
-    p.add_argument("--long", metavar="OUT", help="write every recorded entry as a long .parquet or .csv table")
-    p.add_argument("--counts", metavar="OUT.csv", help="write counts.csv (model, task, category, correct, total; "
-                   "task = domain, tasks without a category get 'uncategorised') for rank and weights")
+    p.add_argument(
+        "--long", metavar="OUT", help="write every recorded entry as a long .parquet or .csv table"
+    )
+    p.add_argument(
+        "--counts",
+        metavar="OUT.csv",
+        help="write counts.csv (model, task, category, correct, total; "
+        "task = domain, tasks without a category get 'uncategorised') for rank and weights",
+    )
     p.add_argument("--dataset", metavar="NAME", help="only this dataset's samples")
     p.set_defaults(func=run_export)
 
-    p = subparsers.add_parser("info", help="counts per dataset, domain and model", description="Describe a store.")
+    p = subparsers.add_parser(
+        "info", help="counts per dataset, domain and model", description="Describe a store."
+    )
     p.add_argument("--store", required=True, help="DuckDB store file")
     p.set_defaults(func=run_info)
 
-    p = subparsers.add_parser("check", help="verify a store's integrity (exit 1 and one line per problem if broken)",
-                              description="Verify a store: format, indices, blocks, blob lengths, ids, log counts, "
-                                          "and that every page of the file reads.")
+    p = subparsers.add_parser(
+        "check",
+        help="verify a store's integrity (exit 1 and one line per problem if broken)",
+        description="Verify a store: format, indices, blocks, blob lengths, ids, log counts, "
+        "and that every page of the file reads.",
+    )
     p.add_argument("--store", required=True, help="DuckDB store file")
     p.set_defaults(func=run_check)
 
-    p = subparsers.add_parser("undo", help="remove exactly what one import added (by its log id), in one logged transaction",
-                              description="Undo one import: remove the models, samples and entries it added.")
+    p = subparsers.add_parser(
+        "undo",
+        help="remove exactly what one import added (by its log id), in one logged transaction",
+        description="Undo one import: remove the models, samples and entries it added.",
+    )
     p.add_argument("--store", required=True, help="DuckDB store file")
-    p.add_argument("log_id", type=int, metavar="LOG_ID", help="the import's log entry (see `info` or the app's Home page)")
+    p.add_argument(
+        "log_id",
+        type=int,
+        metavar="LOG_ID",
+        help="the import's log entry (see `info` or the app's Home page)",
+    )
     p.set_defaults(func=run_undo)
 
 
 def run_import(args: argparse.Namespace) -> int:
     if args.matrix is not None and (args.models is None or args.samples is None):
         raise InputError("--matrix needs --models and --samples files naming its rows and columns.")
-    extras_args = {"confidence": args.confidence, "predicted": args.predicted, "true_prob": args.true_prob}
-    if args.matrix is None and (args.models is not None or args.samples is not None
-                                or any(v is not None for v in extras_args.values())):
-        raise InputError("--models, --samples, --confidence, --predicted and --true-prob only go with --matrix.")
+    extras_args = {
+        "confidence": args.confidence,
+        "predicted": args.predicted,
+        "true_prob": args.true_prob,
+    }
+    if args.matrix is None and (
+        args.models is not None
+        or args.samples is not None
+        or any(v is not None for v in extras_args.values())
+    ):
+        raise InputError(
+            "--models, --samples, --confidence, --predicted and --true-prob only go with --matrix."
+        )
     if args.lm_eval is not None and not args.model:
         raise InputError("--lm-eval needs --model NAME, the id the model gets in the store.")
     if args.lm_eval is None and (args.metric or args.filter):
@@ -97,12 +187,17 @@ def run_import(args: argparse.Namespace) -> int:
     if args.long is not None:
         src = imports.read_long_source(args.long, args.dataset)
     elif args.matrix is not None:
-        src = imports.read_matrix_source(args.matrix, args.models, args.samples, extras_args, args.dataset)
+        src = imports.read_matrix_source(
+            args.matrix, args.models, args.samples, extras_args, args.dataset
+        )
     elif args.inspect is not None:
-        src = imports.inspect_source(args.inspect, args.model, scorer=args.scorer, epoch=args.epoch, dataset=args.dataset)
+        src = imports.inspect_source(
+            args.inspect, args.model, scorer=args.scorer, epoch=args.epoch, dataset=args.dataset
+        )
     else:
-        src = imports.lm_eval_source(args.lm_eval, args.model, metric=args.metric, filter=args.filter,
-                                     dataset=args.dataset)
+        src = imports.lm_eval_source(
+            args.lm_eval, args.model, metric=args.metric, filter=args.filter, dataset=args.dataset
+        )
     summary = imports.import_into(args.store, src)
     print(imports.summary_text(summary, Path(args.store)))
     for task, (metric, flt) in sorted(summary.get("metrics", {}).items()):
@@ -118,19 +213,33 @@ def run_export(args: argparse.Namespace) -> int:
     from lifelong_core.store.files import export_long, write_ids
 
     if args.matrix is None and args.long is None and args.counts is None:
-        raise InputError("export needs --matrix OUT.npy, --long OUT.parquet and/or --counts OUT.csv.")
+        raise InputError(
+            "export needs --matrix OUT.npy, --long OUT.parquet and/or --counts OUT.csv."
+        )
     if args.counts is not None and not args.counts.lower().endswith(".csv"):
         raise InputError(f"--counts output {args.counts} must end in .csv.")
-    extras_out = {"confidence": args.confidence, "predicted": args.predicted, "true_prob": args.true_prob}
+    extras_out = {
+        "confidence": args.confidence,
+        "predicted": args.predicted,
+        "true_prob": args.true_prob,
+    }
     extras_out = {f: v for f, v in extras_out.items() if v is not None}
     if args.matrix is None and (args.models or args.samples or extras_out):
-        raise InputError("--models, --samples, --confidence, --predicted and --true-prob only go with --matrix.")
-    npy_flags = [("--matrix", args.matrix)] + [("--" + f.replace("_", "-"), v) for f, v in extras_out.items()]
+        raise InputError(
+            "--models, --samples, --confidence, --predicted and --true-prob only go with --matrix."
+        )
+    npy_flags = [("--matrix", args.matrix)] + [
+        ("--" + f.replace("_", "-"), v) for f, v in extras_out.items()
+    ]
     for flag, out in npy_flags:
         if out is not None and not out.lower().endswith(".npy"):
             raise InputError(f"{flag} output {out} must end in .npy.")
     # Every output is checked before the first is written, so a bad path writes nothing.
-    for flag, out in npy_flags + [("--models", args.models), ("--samples", args.samples), ("--long", args.long)]:
+    for flag, out in npy_flags + [
+        ("--models", args.models),
+        ("--samples", args.samples),
+        ("--long", args.long),
+    ]:
         if out is not None:
             check_output_path(out, flag)
     flag_of = {out: flag for flag, out in npy_flags if out is not None}
@@ -171,10 +280,14 @@ def run_export(args: argparse.Namespace) -> int:
 
 def _table(df) -> str:
     cols = [str(c) for c in df.columns]
-    rows = [[("" if v is None or v != v else str(v)) for v in r] for r in df.itertuples(index=False)]
+    rows = [
+        [("" if v is None or v != v else str(v)) for v in r] for r in df.itertuples(index=False)
+    ]
     widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(cols)]
     line = lambda vals: "| " + " | ".join(v.ljust(w) for v, w in zip(vals, widths)) + " |"  # noqa: E731
-    return "\n".join([line(cols), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in rows])
+    return "\n".join(
+        [line(cols), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in rows]
+    )
 
 
 def run_info(args: argparse.Namespace) -> int:
@@ -187,7 +300,11 @@ def run_info(args: argparse.Namespace) -> int:
         lines = [
             f"store {args.store}: {len(st.datasets())} datasets, {st.n_models} models, {st.n_samples} samples, "
             f"{summary['models']['entries'].sum()} recorded predictions"
-            + (f" ({summary['models']['entries'].sum() / cells:.1%} of the matrix)" if cells else "")
+            + (
+                f" ({summary['models']['entries'].sum() / cells:.1%} of the matrix)"
+                if cells
+                else ""
+            )
             + f", file {size / 1e6:.1f} MB"
         ]
         for name in ("datasets", "domains", "models"):
@@ -210,7 +327,10 @@ def run_check(args: argparse.Namespace) -> int:
     if problems:
         for p in problems:
             print(f"problem: {p}")
-        print(f"store {args.store} fails its integrity check ({len(problems)} problem(s)).", file=sys.stderr)
+        print(
+            f"store {args.store} fails its integrity check ({len(problems)} problem(s)).",
+            file=sys.stderr,
+        )
         return 1
     print(f"store {args.store}: ok")
     return 0
@@ -223,6 +343,8 @@ def run_undo(args: argparse.Namespace) -> int:
     with Store.open(args.store, read_only=False) as st:
         check_sound(st)
         row = undo(st, args.log_id)
-    print(f"undid log entry {args.log_id}: removed {-row['new_models']} models, {-row['new_samples']} samples and "
-          f"{-row['entries']} entries (log entry {row['log_id']}).")
+    print(
+        f"undid log entry {args.log_id}: removed {-row['new_models']} models, {-row['new_samples']} samples and "
+        f"{-row['entries']} entries (log entry {row['log_id']})."
+    )
     return 0

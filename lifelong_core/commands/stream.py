@@ -31,29 +31,65 @@ from lifelong_core.sortsearch.search import SAMPLING
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("stream", help="Nevis'22 protocol on a stream of models: choose early, score late",
-                              description=__doc__.splitlines()[0].replace("``", ""))
+    p = subparsers.add_parser(
+        "stream",
+        help="Nevis'22 protocol on a stream of models: choose early, score late",
+        description=__doc__.splitlines()[0].replace("``", ""),
+    )
     add_source(p, "a store: its real models of one dataset, in release order")
     p.add_argument("--dataset", help="with --store: the dataset (default: the store's only one)")
-    p.add_argument("--release-order", metavar="FILE",
-                   help="with --matrix: 0-based row indices in release order, one per line (default: row order)")
-    p.add_argument("--methods", default="midpoint,reference,copy-nearest",
-                   help="comma-separated search methods (default midpoint,reference,copy-nearest; estimators "
-                        "such as mirt are slower)")
-    p.add_argument("--budgets", help="comma-separated budgets n' (default 8, 16, ... up to the number of samples)")
-    p.add_argument("--samplings", default="uniform,random,reference",
-                   help="sampling grids the threshold rules choose from (default uniform,random,reference)")
-    p.add_argument("--train-fraction", type=float, default=0.5, help="share of the stream in meta-train (default 0.5)")
-    p.add_argument("--inner-fraction", type=float, default=0.5,
-                   help="share of meta-train used as the cache while tuning (default 0.5)")
-    p.add_argument("--error", choices=("mae", "eagg"), default="mae", help="error that chooses and ranks (default mae)")
-    p.add_argument("--seed", type=int, default=0, help="seed of random sampling and random designs (default 0)")
+    p.add_argument(
+        "--release-order",
+        metavar="FILE",
+        help="with --matrix: 0-based row indices in release order, one per line (default: row order)",
+    )
+    p.add_argument(
+        "--methods",
+        default="midpoint,reference,copy-nearest",
+        help="comma-separated search methods (default midpoint,reference,copy-nearest; estimators "
+        "such as mirt are slower)",
+    )
+    p.add_argument(
+        "--budgets",
+        help="comma-separated budgets n' (default 8, 16, ... up to the number of samples)",
+    )
+    p.add_argument(
+        "--samplings",
+        default="uniform,random,reference",
+        help="sampling grids the threshold rules choose from (default uniform,random,reference)",
+    )
+    p.add_argument(
+        "--train-fraction",
+        type=float,
+        default=0.5,
+        help="share of the stream in meta-train (default 0.5)",
+    )
+    p.add_argument(
+        "--inner-fraction",
+        type=float,
+        default=0.5,
+        help="share of meta-train used as the cache while tuning (default 0.5)",
+    )
+    p.add_argument(
+        "--error",
+        choices=("mae", "eagg"),
+        default="mae",
+        help="error that chooses and ranks (default mae)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of random sampling and random designs (default 0)"
+    )
     p.add_argument("--out", required=True, help="configs.csv")
     p.add_argument("--front", help="front.csv")
     p.add_argument("--per-model", help="per_model.csv")
     p.add_argument("--regret", help="regret.csv")
-    p.add_argument("--regret-budget", type=int, help="budget of the regret view (default: the median budget)")
-    p.add_argument("--reference", help="reference method of the regret view (default: reference, else the first)")
+    p.add_argument(
+        "--regret-budget", type=int, help="budget of the regret view (default: the median budget)"
+    )
+    p.add_argument(
+        "--reference",
+        help="reference method of the regret view (default: reference, else the first)",
+    )
     p.set_defaults(func=run)
 
 
@@ -67,9 +103,13 @@ def _load(args) -> tuple[np.ndarray, np.ndarray]:
         m = A.shape[0]
         if args.release_order is None:
             return A, np.arange(m, dtype=np.int64)
-        order = np.asarray(load_index_list(args.release_order, m, "--release-order"), dtype=np.int64)
+        order = np.asarray(
+            load_index_list(args.release_order, m, "--release-order"), dtype=np.int64
+        )
         if len(order) != m or len(np.unique(order)) != m:
-            raise InputError(f"--release-order file {args.release_order} must list each of the {m} rows once.")
+            raise InputError(
+                f"--release-order file {args.release_order} must list each of the {m} rows once."
+            )
         return A, order
     if args.release_order is not None:
         raise InputError("--release-order goes with --matrix; a store brings its release order.")
@@ -86,27 +126,43 @@ def _list(text: str) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from lifelong_core.commands.sweep import parse_budgets
     from lifelong_core.methods import available_methods
-    from lifelong_core.sweep import power_budgets
     from lifelong_core.studies.stream_protocol import regret, stream_protocol
+    from lifelong_core.sweep import power_budgets
 
     methods = _list(args.methods)
     known = available_methods()
     for meth in methods:
         if meth not in known:
-            raise InputError(f"--methods entry {meth!r} is not a search method; available: {', '.join(known)}.")
+            raise InputError(
+                f"--methods entry {meth!r} is not a search method; available: {', '.join(known)}."
+            )
     samplings = _list(args.samplings)
     for s in samplings:
         if s not in SAMPLING:
             raise InputError(f"--samplings entry {s!r} is not one of {', '.join(SAMPLING)}.")
     if args.reference is not None and args.reference not in methods:
         raise InputError(f"--reference {args.reference!r} is not among --methods.")
-    check_out_dirs((args.out, "--out"), (args.front, "--front"), (args.per_model, "--per-model"),
-                   (args.regret, "--regret"))
+    check_out_dirs(
+        (args.out, "--out"),
+        (args.front, "--front"),
+        (args.per_model, "--per-model"),
+        (args.regret, "--regret"),
+    )
     A, order = _load(args)
-    budgets = parse_budgets(args.budgets) if args.budgets is not None else list(power_budgets(A.shape[1]))
-    res = stream_protocol(A, order, methods=methods, budgets=budgets, samplings=samplings,
-                          train_fraction=args.train_fraction, inner_fraction=args.inner_fraction, error=args.error,
-                          seed=args.seed)
+    budgets = (
+        parse_budgets(args.budgets) if args.budgets is not None else list(power_budgets(A.shape[1]))
+    )
+    res = stream_protocol(
+        A,
+        order,
+        methods=methods,
+        budgets=budgets,
+        samplings=samplings,
+        train_fraction=args.train_fraction,
+        inner_fraction=args.inner_fraction,
+        error=args.error,
+        seed=args.seed,
+    )
     write_csv(res.configs, args.out, "--out")
     if args.front:
         write_csv(res.front, args.front, "--front")

@@ -49,49 +49,110 @@ def add_parser(subparsers) -> None:
     )
     add_source(p, "DuckDB store; rows are its models in model_idx order")
     who = p.add_mutually_exclusive_group(required=True)
-    who.add_argument("--sort-rows", metavar="FILE", help="0-based row indices used for Sort, one per line")
-    who.add_argument("--sort-models", metavar="K", type=int, help="use K rows drawn at random (--seed) for Sort")
-    p.add_argument("--seed", type=int, default=0, help="seed for --sort-models and random sampling (default 0)")
-    p.add_argument("--budgets", default=None,
-                   help="comma-separated budgets n' (default: 8,16,...,32768 capped at the number of samples)")
-    p.add_argument("--sort", choices=SORTS, default="sum",
-                   help="sum of correct answers (default), confidence sum (needs --confidence) or recursive sum")
-    p.add_argument("--sampling", choices=SAMPLING, default=None,
-                   help="threshold rules: uniform = the centre of each of n' equal strata of the sorted order "
-                        "(default), random = uniformly at random, reference = the published code's grid "
-                        "(default with --search reference; it skips the easy end when n' does not divide n); "
-                        "the other methods have their own design (copy-nearest: random; mirt, irt, neighbours: "
-                        "one random sample per stratum of the order)")
-    p.add_argument("--search", default=DEFAULT_SEARCH,
-                   help=f"search method (default {DEFAULT_SEARCH}, the best measured); threshold rules: "
-                        "midpoint, reference ('reference' reproduces the published code)")
-    p.add_argument("--confidence", metavar="C", help="confidence of the true class, same shape as --matrix")
-    p.add_argument("--depth", type=int, default=2, help="recursion depth of --sort recursive (default 2)")
-    p.add_argument("--engine", choices=ENGINES, default="numpy",
-                   help="numpy (default) or dask: the same as --kernel packed --executor dask "
-                        "(sum Sort and --search midpoint|reference only)")
-    p.add_argument("--kernel", choices=tuple(KERNELS), default=None,
-                   help="dense (default) or packed: packed bits from the source to the counts (sum Sort and "
-                        "threshold rules only; the fast way at paper scale, with --store)")
-    p.add_argument("--executor", choices=EXECUTORS, default=None,
-                   help="threads (default; serial with --threads 1), serial or dask (a local dask cluster)")
-    p.add_argument("--threads", type=int, default=None,
-                   help="threads of the executor, or of each dask worker (default: all cores; results do "
-                        "not depend on it)")
-    p.add_argument("--chunk-rows", type=int, default=None,
-                   help="rows per task (default: ~4 MB of dense rows; 256 packed rows)")
-    p.add_argument("--repeats", type=int, default=1,
-                   help="repeat the sweep with seeds S, S+1, ..., S+R-1 (each draws its own --sort-models set and "
-                        "random samples); R > 1 adds a last column 'repeat' to both outputs, one block of rows per "
-                        "repeat (default 1: one run, no extra column)")
-    p.add_argument("--decompose", action="store_true",
-                   help="threshold rules, dense kernel: add aleatoric, epistemic, kappa_aleatoric, kappa_epistemic "
-                        "after the contract columns of both outputs (Sort & Search's error decomposition)")
-    p.add_argument("--ties", choices=("stable", "reference"), default=None,
-                   help="order of tied columns in Sort: stable (default) or reference (Listing 1's unstable "
-                        "argsort, the default with --search reference); fix it to compare rules on one order")
-    p.add_argument("--out", required=True, help="sweep.csv: budget, mae, eagg, kappa, pearson, spearman")
-    p.add_argument("--per-model", metavar="FILE", help="per_model.csv: model_row, budget, est_acc, true_acc, mae")
+    who.add_argument(
+        "--sort-rows", metavar="FILE", help="0-based row indices used for Sort, one per line"
+    )
+    who.add_argument(
+        "--sort-models", metavar="K", type=int, help="use K rows drawn at random (--seed) for Sort"
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed for --sort-models and random sampling (default 0)"
+    )
+    p.add_argument(
+        "--budgets",
+        default=None,
+        help="comma-separated budgets n' (default: 8,16,...,32768 capped at the number of samples)",
+    )
+    p.add_argument(
+        "--sort",
+        choices=SORTS,
+        default="sum",
+        help="sum of correct answers (default), confidence sum (needs --confidence) or recursive sum",
+    )
+    p.add_argument(
+        "--sampling",
+        choices=SAMPLING,
+        default=None,
+        help="threshold rules: uniform = the centre of each of n' equal strata of the sorted order "
+        "(default), random = uniformly at random, reference = the published code's grid "
+        "(default with --search reference; it skips the easy end when n' does not divide n); "
+        "the other methods have their own design (copy-nearest: random; mirt, irt, neighbours: "
+        "one random sample per stratum of the order)",
+    )
+    p.add_argument(
+        "--search",
+        default=DEFAULT_SEARCH,
+        help=f"search method (default {DEFAULT_SEARCH}, the best measured); threshold rules: "
+        "midpoint, reference ('reference' reproduces the published code)",
+    )
+    p.add_argument(
+        "--confidence", metavar="C", help="confidence of the true class, same shape as --matrix"
+    )
+    p.add_argument(
+        "--depth", type=int, default=2, help="recursion depth of --sort recursive (default 2)"
+    )
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="numpy",
+        help="numpy (default) or dask: the same as --kernel packed --executor dask "
+        "(sum Sort and --search midpoint|reference only)",
+    )
+    p.add_argument(
+        "--kernel",
+        choices=tuple(KERNELS),
+        default=None,
+        help="dense (default) or packed: packed bits from the source to the counts (sum Sort and "
+        "threshold rules only; the fast way at paper scale, with --store)",
+    )
+    p.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default=None,
+        help="threads (default; serial with --threads 1), serial or dask (a local dask cluster)",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="threads of the executor, or of each dask worker (default: all cores; results do "
+        "not depend on it)",
+    )
+    p.add_argument(
+        "--chunk-rows",
+        type=int,
+        default=None,
+        help="rows per task (default: ~4 MB of dense rows; 256 packed rows)",
+    )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="repeat the sweep with seeds S, S+1, ..., S+R-1 (each draws its own --sort-models set and "
+        "random samples); R > 1 adds a last column 'repeat' to both outputs, one block of rows per "
+        "repeat (default 1: one run, no extra column)",
+    )
+    p.add_argument(
+        "--decompose",
+        action="store_true",
+        help="threshold rules, dense kernel: add aleatoric, epistemic, kappa_aleatoric, kappa_epistemic "
+        "after the contract columns of both outputs (Sort & Search's error decomposition)",
+    )
+    p.add_argument(
+        "--ties",
+        choices=("stable", "reference"),
+        default=None,
+        help="order of tied columns in Sort: stable (default) or reference (Listing 1's unstable "
+        "argsort, the default with --search reference); fix it to compare rules on one order",
+    )
+    p.add_argument(
+        "--out", required=True, help="sweep.csv: budget, mae, eagg, kappa, pearson, spearman"
+    )
+    p.add_argument(
+        "--per-model",
+        metavar="FILE",
+        help="per_model.csv: model_row, budget, est_acc, true_acc, mae",
+    )
     p.set_defaults(func=run)
 
 
@@ -112,7 +173,9 @@ def parse_budgets(text: str) -> list[int]:
 
 def run(args: argparse.Namespace) -> int:
     if args.search not in available_methods():
-        raise InputError(f"unknown --search {args.search!r}; available: {', '.join(available_methods())}.")
+        raise InputError(
+            f"unknown --search {args.search!r}; available: {', '.join(available_methods())}."
+        )
     check_seed(args.seed)
     budgets = parse_budgets(args.budgets) if args.budgets is not None else None
     if args.threads is None:
@@ -123,16 +186,24 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "dask":
         _check_dask_options(args)
     if args.decompose and args.search not in THRESHOLD_RULES:
-        raise InputError(f"--decompose applies to the threshold rules (midpoint, reference), not --search {args.search}.")
+        raise InputError(
+            f"--decompose applies to the threshold rules (midpoint, reference), not --search {args.search}."
+        )
     if args.repeats < 1:
         raise InputError(f"--repeats {args.repeats} must be at least 1.")
     check_seed(args.seed + args.repeats - 1, "--seed + --repeats - 1 (the last repeat's seed)")
     if args.repeats > 1 and args.sort_rows is not None:
-        raise InputError("--repeats draws a new Sort set for every repeat; use --sort-models K instead of --sort-rows.")
+        raise InputError(
+            "--repeats draws a new Sort set for every repeat; use --sort-models K instead of --sort-rows."
+        )
     kernel = args.kernel or ("packed" if args.engine == "dask" else "dense")
-    executor = args.executor or ("dask" if args.engine == "dask" else "threads" if args.threads > 1 else "serial")
+    executor = args.executor or (
+        "dask" if args.engine == "dask" else "threads" if args.threads > 1 else "serial"
+    )
     if args.confidence is not None and args.store is not None:
-        raise InputError("--confidence goes with --matrix; a store's confidences are not used by sweep.")
+        raise InputError(
+            "--confidence goes with --matrix; a store's confidences are not used by sweep."
+        )
     if args.store is not None:
         # Imported here: DuckDB adds to every command's start-up and only --store needs it.
         from lifelong_core.store import StoreRows
@@ -142,8 +213,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         every = MatrixRows(args.matrix, what="--matrix")
         rows = every.subset
-    results = [_run_one(args, every, rows, budgets, kernel, executor, seed)
-               for seed in repeat_seeds(args.seed, args.repeats)]
+    results = [
+        _run_one(args, every, rows, budgets, kernel, executor, seed)
+        for seed in repeat_seeds(args.seed, args.repeats)
+    ]
     if len(results) == 1:
         _write_outputs(results[0], args)
     else:
@@ -173,24 +246,41 @@ def _run_one(args: argparse.Namespace, every, rows, budgets, kernel: str, execut
         confidence = conf[sort_rows]
     elif args.sort == "confidence":
         raise InputError("--sort confidence needs --confidence C (confidence of the true class).")
-    return run_sweep(rows(sort_rows), rows(eval_rows), budgets, sort=args.sort, sampling=args.sampling,
-                     search=args.search, confidence=confidence, seed=seed, depth=args.depth, ties=args.ties,
-                     decompose=args.decompose, kernel=kernel, executor=executor, threads=args.threads,
-                     chunk_rows=args.chunk_rows)
+    return run_sweep(
+        rows(sort_rows),
+        rows(eval_rows),
+        budgets,
+        sort=args.sort,
+        sampling=args.sampling,
+        search=args.search,
+        confidence=confidence,
+        seed=seed,
+        depth=args.depth,
+        ties=args.ties,
+        decompose=args.decompose,
+        kernel=kernel,
+        executor=executor,
+        threads=args.threads,
+        chunk_rows=args.chunk_rows,
+    )
 
 
 def _check_dask_options(args: argparse.Namespace) -> None:
     # Checked before any data is read: the dask engine maps the packed chunk kernels,
     # which exist for Sorting by Sum and the two threshold rules only.
     if args.search not in THRESHOLD_RULES:
-        raise InputError(f"--engine dask runs the threshold rules only; add --search midpoint or --search reference "
-                         f"(got {args.search!r}).")
+        raise InputError(
+            f"--engine dask runs the threshold rules only; add --search midpoint or --search reference "
+            f"(got {args.search!r})."
+        )
     if args.sort != "sum":
         raise InputError(f"--engine dask sorts by sum only (got --sort {args.sort}).")
     if args.confidence is not None:
         raise InputError("--engine dask sorts by sum; --confidence is not used there.")
     if args.decompose:
-        raise InputError("--engine dask does not compute the error decomposition; leave out --decompose.")
+        raise InputError(
+            "--engine dask does not compute the error decomposition; leave out --decompose."
+        )
 
 
 def _per_model_columns(per_model: pd.DataFrame) -> list[str]:
@@ -204,15 +294,30 @@ def _table_columns(table: pd.DataFrame) -> list[str]:
 def _write_outputs(result, args: argparse.Namespace) -> None:
     write_csv(result.table[_table_columns(result.table)], args.out, "--out")
     if args.per_model is not None:
-        write_csv(result.per_model[_per_model_columns(result.per_model)], args.per_model, "--per-model")
+        write_csv(
+            result.per_model[_per_model_columns(result.per_model)], args.per_model, "--per-model"
+        )
 
 
 def _write_repeats(results: list, args: argparse.Namespace) -> None:
     """Per-repeat rows: the contract's columns, then ``repeat`` (0, 1, ...)."""
-    write_csv(pd.concat([r.table[_table_columns(r.table)].assign(repeat=i) for i, r in enumerate(results)],
-                        ignore_index=True),
-              args.out, "--out")
+    write_csv(
+        pd.concat(
+            [r.table[_table_columns(r.table)].assign(repeat=i) for i, r in enumerate(results)],
+            ignore_index=True,
+        ),
+        args.out,
+        "--out",
+    )
     if args.per_model is not None:
-        write_csv(pd.concat([r.per_model[_per_model_columns(r.per_model)].assign(repeat=i)
-                             for i, r in enumerate(results)], ignore_index=True),
-                  args.per_model, "--per-model")
+        write_csv(
+            pd.concat(
+                [
+                    r.per_model[_per_model_columns(r.per_model)].assign(repeat=i)
+                    for i, r in enumerate(results)
+                ],
+                ignore_index=True,
+            ),
+            args.per_model,
+            "--per-model",
+        )

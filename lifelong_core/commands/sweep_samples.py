@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-
 from lifelong_core.commands._common import add_source, check_out_dirs, store_selection, write_csv
 from lifelong_core.errors import InputError
 from lifelong_core.methods.registry import THRESHOLD_RULES
@@ -33,21 +32,61 @@ from lifelong_core.sortsearch.search import SAMPLING
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("sweep-samples", help="insert_D sweep: MAE vs model budget m' for new samples",
-                              description=__doc__.splitlines()[0].replace("``", ""))
+    p = subparsers.add_parser(
+        "sweep-samples",
+        help="insert_D sweep: MAE vs model budget m' for new samples",
+        description=__doc__.splitlines()[0].replace("``", ""),
+    )
     add_source(p, "a store; its real (not estimated) models and one dataset's samples")
     p.add_argument("--dataset", help="with --store: the dataset (default: the store's only one)")
-    p.add_argument("--confidence", metavar="C", help="with --matrix: confidence of the true class, same shape")
-    p.add_argument("--sample-domains", metavar="FILE", help="with --matrix: one domain per line, one line per column")
-    p.add_argument("--split", default="random", help="random, domain or both (comma-separated; default random)")
-    p.add_argument("--new-fraction", type=float, default=0.2, help="random split: share of new samples (default 0.2)")
-    p.add_argument("--held-out", help="domain split: the domains to hold out, comma-separated (default: each in turn)")
-    p.add_argument("--rank", default="sum", help="model ranking: sum, confidence or both (comma-separated; default sum)")
-    p.add_argument("--budgets", help="comma-separated model budgets m' (default 8, 16, ..., 2048 below the model count)")
-    p.add_argument("--sampling", choices=SAMPLING, default=None,
-                   help="positions along the model ranking (default uniform; reference with --search reference)")
-    p.add_argument("--search", choices=THRESHOLD_RULES, default="midpoint", help="threshold rule (default midpoint)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random split and random sampling (default 0)")
+    p.add_argument(
+        "--confidence", metavar="C", help="with --matrix: confidence of the true class, same shape"
+    )
+    p.add_argument(
+        "--sample-domains",
+        metavar="FILE",
+        help="with --matrix: one domain per line, one line per column",
+    )
+    p.add_argument(
+        "--split", default="random", help="random, domain or both (comma-separated; default random)"
+    )
+    p.add_argument(
+        "--new-fraction",
+        type=float,
+        default=0.2,
+        help="random split: share of new samples (default 0.2)",
+    )
+    p.add_argument(
+        "--held-out",
+        help="domain split: the domains to hold out, comma-separated (default: each in turn)",
+    )
+    p.add_argument(
+        "--rank",
+        default="sum",
+        help="model ranking: sum, confidence or both (comma-separated; default sum)",
+    )
+    p.add_argument(
+        "--budgets",
+        help="comma-separated model budgets m' (default 8, 16, ..., 2048 below the model count)",
+    )
+    p.add_argument(
+        "--sampling",
+        choices=SAMPLING,
+        default=None,
+        help="positions along the model ranking (default uniform; reference with --search reference)",
+    )
+    p.add_argument(
+        "--search",
+        choices=THRESHOLD_RULES,
+        default="midpoint",
+        help="threshold rule (default midpoint)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the random split and random sampling (default 0)",
+    )
     p.add_argument("--out", required=True, help="curve.csv")
     p.add_argument("--fits", help="fits.csv")
     p.add_argument("--rankings", help="rankings.csv")
@@ -69,13 +108,19 @@ def _read_domains(path: str, n: int) -> list[str]:
     try:
         lines = [ln.strip() for ln in Path(path).read_text().splitlines()]
     except OSError as exc:
-        raise InputError(f"cannot read --sample-domains file {path} ({exc.strerror or exc}).") from None
+        raise InputError(
+            f"cannot read --sample-domains file {path} ({exc.strerror or exc})."
+        ) from None
     while lines and not lines[-1]:
         lines.pop()
     if len(lines) != n:
-        raise InputError(f"--sample-domains file {path} has {len(lines)} lines, but the matrix has {n} columns.")
+        raise InputError(
+            f"--sample-domains file {path} has {len(lines)} lines, but the matrix has {n} columns."
+        )
     if any(not ln for ln in lines):
-        raise InputError(f"--sample-domains file {path} has an empty line; every column needs a domain.")
+        raise InputError(
+            f"--sample-domains file {path} has an empty line; every column needs a domain."
+        )
     return lines
 
 
@@ -91,15 +136,21 @@ def _load(args, ranks: list[str]):
         if args.confidence is not None:
             conf = load_float_matrix(args.confidence, "--confidence")
             if conf.shape != A.shape:
-                raise InputError(f"--confidence file {args.confidence} has shape {conf.shape}, but --matrix has {A.shape}.")
+                raise InputError(
+                    f"--confidence file {args.confidence} has shape {conf.shape}, but --matrix has {A.shape}."
+                )
         doms = _read_domains(args.sample_domains, A.shape[1]) if args.sample_domains else None
         return A, conf, doms
     if args.confidence is not None or args.sample_domains is not None:
-        raise InputError("--confidence and --sample-domains go with --matrix; a store brings its own.")
+        raise InputError(
+            "--confidence and --sample-domains go with --matrix; a store brings its own."
+        )
     from lifelong_core.workflows.selection import selection_confidence
 
     with store_selection(args.store, args.dataset) as (st, sel):
-        conf = selection_confidence(st, sel, range(len(sel.models))) if "confidence" in ranks else None
+        conf = (
+            selection_confidence(st, sel, range(len(sel.models))) if "confidence" in ranks else None
+        )
     return sel.A, conf, sel.samples["domain"].astype(str).tolist()
 
 
@@ -110,20 +161,36 @@ def run(args: argparse.Namespace) -> int:
 
     splits_wanted = _names(args.split, SPLITS, "--split")
     ranks = _names(args.rank, SORTS, "--rank")
-    check_out_dirs((args.out, "--out"), (args.fits, "--fits"), (args.rankings, "--rankings"),
-                   (args.per_sample, "--per-sample"))
+    check_out_dirs(
+        (args.out, "--out"),
+        (args.fits, "--fits"),
+        (args.rankings, "--rankings"),
+        (args.per_sample, "--per-sample"),
+    )
     budgets = parse_budgets(args.budgets) if args.budgets is not None else None
     A, conf, doms = _load(args, ranks)
     if "confidence" in ranks and conf is None:
         if args.store is not None:
-            raise InputError(f"store {args.store} holds no confidences (true_prob) for these models; use --rank sum.")
+            raise InputError(
+                f"store {args.store} holds no confidences (true_prob) for these models; use --rank sum."
+            )
         raise InputError("--rank confidence needs --confidence C (confidence of the true class).")
     held = [d.strip() for d in args.held_out.split(",") if d.strip()] if args.held_out else None
     if "domain" in splits_wanted and doms is None:
-        raise InputError("--split domain needs the samples' domains: --sample-domains FILE (or use --store).")
+        raise InputError(
+            "--split domain needs the samples' domains: --sample-domains FILE (or use --store)."
+        )
     splits = make_splits(A.shape[1], doms, splits_wanted, args.new_fraction, args.seed, held)
-    study = new_sample_study(A, splits, budgets, sorts=ranks, confidence=conf, sampling=args.sampling,
-                             search=args.search, seed=args.seed)
+    study = new_sample_study(
+        A,
+        splits,
+        budgets,
+        sorts=ranks,
+        confidence=conf,
+        sampling=args.sampling,
+        search=args.search,
+        seed=args.seed,
+    )
     write_csv(study.curves, args.out, "--out")
     if args.fits:
         write_csv(study.fits, args.fits, "--fits")

@@ -21,9 +21,18 @@ def add_parser(subparsers) -> None:
         description=__doc__.split("\n\n")[0].replace("``", ""),
     )
     p.add_argument("--counts", required=True, help="counts.csv with exactly three categories")
-    p.add_argument("--step", type=float, default=0.05, help="grid spacing of the weights (default 0.05)")
-    p.add_argument("--se-mult", type=float, default=1.0, help="k: indeterminate where diff <= k * SE (default 1)")
-    p.add_argument("--rho", type=float, default=0.0, help="correlation between the top two models (default 0)")
+    p.add_argument(
+        "--step", type=float, default=0.05, help="grid spacing of the weights (default 0.05)"
+    )
+    p.add_argument(
+        "--se-mult",
+        type=float,
+        default=1.0,
+        help="k: indeterminate where diff <= k * SE (default 1)",
+    )
+    p.add_argument(
+        "--rho", type=float, default=0.0, help="correlation between the top two models (default 0)"
+    )
     p.add_argument("--out", required=True, help="output regions.csv")
     p.set_defaults(func=run)
 
@@ -37,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             f"{args.counts}: weights needs exactly three categories, found {len(table.categories)} ({found})."
         )
-    regions = weight_regions(category_stats(table), step=args.step, se_mult=args.se_mult, rho=args.rho)
+    regions = weight_regions(
+        category_stats(table), step=args.step, se_mult=args.se_mult, rho=args.rho
+    )
     df = regions.to_frame()
     out = df[[*table.categories, "winner", "runner_up"]].copy()
     out["diff_pct"] = (df["diff"] * 100.0).round(6)

@@ -44,7 +44,16 @@ MANIFEST = "MANIFEST.json"
 DATA_FILES = (PREDICTIONS, IMAGES, MODELS, SAMPLES, DOMAINS)
 
 MODEL_COLUMNS = ["model_idx", "model_id", "name", "family", "release_order", "metadata"]
-SAMPLE_COLUMNS = ["sample_idx", "sample_id", "dataset", "domain", "category", "label", "split", "source_index"]
+SAMPLE_COLUMNS = [
+    "sample_idx",
+    "sample_id",
+    "dataset",
+    "domain",
+    "category",
+    "label",
+    "split",
+    "source_index",
+]
 DOMAIN_COLUMNS = ["dataset", "domain", "category", "n_samples", "description"]
 
 
@@ -104,7 +113,10 @@ def write_demo(directory: Path, data: DemoData, images: np.ndarray, manifest_ext
     data.models[MODEL_COLUMNS].to_csv(directory / MODELS, index=False, lineterminator="\n")
     data.samples[SAMPLE_COLUMNS].to_csv(directory / SAMPLES, index=False, lineterminator="\n")
     data.domains[DOMAIN_COLUMNS].to_csv(directory / DOMAINS, index=False, lineterminator="\n")
-    files = {name: {"bytes": (directory / name).stat().st_size, "sha256": sha256(directory / name)} for name in DATA_FILES}
+    files = {
+        name: {"bytes": (directory / name).stat().st_size, "sha256": sha256(directory / name)}
+        for name in DATA_FILES
+    }
     manifest = {
         **manifest_extra,
         "n_models": int(m),
@@ -119,7 +131,9 @@ def write_demo(directory: Path, data: DemoData, images: np.ndarray, manifest_ext
 
 def _npz(path: Path) -> dict[str, np.ndarray]:
     if not path.exists():
-        raise InputError(f"demo file {path} is missing; rebuild it with python -m lifelong_core.datasets.digits")
+        raise InputError(
+            f"demo file {path} is missing; rebuild it with python -m lifelong_core.datasets.digits"
+        )
     try:
         with np.load(path, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
@@ -129,7 +143,9 @@ def _npz(path: Path) -> dict[str, np.ndarray]:
 
 def _csv(path: Path, columns: list[str]) -> pd.DataFrame:
     if not path.exists():
-        raise InputError(f"demo file {path} is missing; rebuild it with python -m lifelong_core.datasets.digits")
+        raise InputError(
+            f"demo file {path} is missing; rebuild it with python -m lifelong_core.datasets.digits"
+        )
     df = pd.read_csv(path, keep_default_na=False)
     missing = [c for c in columns if c not in df.columns]
     if missing:
@@ -167,13 +183,21 @@ def load_demo(directory: Path) -> DemoData:
     domains = _csv(directory / DOMAINS, DOMAIN_COLUMNS)
     for key in ("predicted", "confidence", "true_prob"):
         if pred[key].shape != (m, n):
-            raise InputError(f"array {key!r} in {directory / PREDICTIONS} has shape {pred[key].shape}, expected {(m, n)}.")
+            raise InputError(
+                f"array {key!r} in {directory / PREDICTIONS} has shape {pred[key].shape}, expected {(m, n)}."
+            )
     if correct.shape != (m, n):
-        raise InputError(f"array 'correct_bits' in {directory / PREDICTIONS} does not unpack to shape {(m, n)}.")
+        raise InputError(
+            f"array 'correct_bits' in {directory / PREDICTIONS} does not unpack to shape {(m, n)}."
+        )
     if len(models) != m:
-        raise InputError(f"{directory / MODELS} has {len(models)} rows but the predictions have {m} models.")
+        raise InputError(
+            f"{directory / MODELS} has {len(models)} rows but the predictions have {m} models."
+        )
     if len(samples) != n:
-        raise InputError(f"{directory / SAMPLES} has {len(samples)} rows but the predictions have {n} samples.")
+        raise InputError(
+            f"{directory / SAMPLES} has {len(samples)} rows but the predictions have {n} samples."
+        )
     return DemoData(
         correct=correct,
         predicted=pred["predicted"],

@@ -71,11 +71,26 @@ def render_test_set(images: np.ndarray, labels: np.ndarray, seed: int = SEED):
         rendered = shifts.render(images[src], dom.name, np.random.default_rng([seed, 1, d_idx]))
         parts.append(rendered)
         for i in src:
-            rows.append((f"{dom.name}/{int(i):04d}", DATASET, dom.name, dom.category, int(labels[i]), "test", int(i)))
+            rows.append(
+                (
+                    f"{dom.name}/{int(i):04d}",
+                    DATASET,
+                    dom.name,
+                    dom.category,
+                    int(labels[i]),
+                    "test",
+                    int(i),
+                )
+            )
         doms.append((DATASET, dom.name, dom.category, len(src), dom.description))
-    samples = pd.DataFrame(rows, columns=["sample_id", "dataset", "domain", "category", "label", "split", "source_index"])
+    samples = pd.DataFrame(
+        rows,
+        columns=["sample_id", "dataset", "domain", "category", "label", "split", "source_index"],
+    )
     samples.insert(0, "sample_idx", np.arange(len(samples)))
-    domains = pd.DataFrame(doms, columns=["dataset", "domain", "category", "n_samples", "description"])
+    domains = pd.DataFrame(
+        doms, columns=["dataset", "domain", "category", "n_samples", "description"]
+    )
     return np.concatenate(parts), samples, domains
 
 
@@ -88,7 +103,9 @@ def _init_worker(train_images, train_labels, test_X, test_labels) -> None:
 
     threadpool_limits(1)
     os.environ["OMP_NUM_THREADS"] = "1"
-    _STATE.update(train_images=train_images, train_labels=train_labels, test_X=test_X, test_labels=test_labels)
+    _STATE.update(
+        train_images=train_images, train_labels=train_labels, test_X=test_X, test_labels=test_labels
+    )
 
 
 def _stratified_subset(labels: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -97,7 +114,11 @@ def _stratified_subset(labels: np.ndarray, size: int, rng: np.random.Generator) 
     classes = np.unique(labels)
     per = np.full(len(classes), size // len(classes))
     per[: size % len(classes)] += 1
-    return np.sort(np.concatenate([rng.permutation(np.flatnonzero(labels == c))[:k] for c, k in zip(classes, per)]))
+    return np.sort(
+        np.concatenate(
+            [rng.permutation(np.flatnonzero(labels == c))[:k] for c, k in zip(classes, per)]
+        )
+    )
 
 
 def train_and_predict(spec: zoo.ModelSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -200,24 +221,38 @@ def build(
             "scikit-learn": sklearn.__version__,
             "scipy": __import__("scipy").__version__,
         },
-        "pools": {"train": int(len(train)), "test_per_class": TEST_PER_CLASS, "replication_per_class": REPLICATION_PER_CLASS},
+        "pools": {
+            "train": len(train),
+            "test_per_class": TEST_PER_CLASS,
+            "replication_per_class": REPLICATION_PER_CLASS,
+        },
     }
     return write_demo(Path(out), data, rendered, extra)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lifelong_core.datasets.digits", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m lifelong_core.datasets.digits", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--out", type=Path, default=Path("data/lifelong_digits"))
-    parser.add_argument("--per-family", type=int, default=DEFAULT_PER_FAMILY, help="models per family (default 40)")
-    parser.add_argument("--families", default=None, help="comma-separated subset of families (default: all)")
-    parser.add_argument("--jobs", type=int, default=2, help="worker processes (results do not depend on it)")
+    parser.add_argument(
+        "--per-family", type=int, default=DEFAULT_PER_FAMILY, help="models per family (default 40)"
+    )
+    parser.add_argument(
+        "--families", default=None, help="comma-separated subset of families (default: all)"
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="worker processes (results do not depend on it)"
+    )
     parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args(argv)
     families = tuple(args.families.split(",")) if args.families else None
     unknown = [f for f in families or () if f not in zoo.FAMILY_ERAS]
     try:
         if unknown:
-            raise InputError(f"unknown family {unknown[0]!r}; choose from {', '.join(zoo.FAMILY_ERAS)}.")
+            raise InputError(
+                f"unknown family {unknown[0]!r}; choose from {', '.join(zoo.FAMILY_ERAS)}."
+            )
         if args.jobs < 1:
             raise InputError(f"--jobs must be at least 1, got {args.jobs}.")
         zoo.model_specs(per_family=args.per_family, seed=args.seed, families=families)
@@ -229,14 +264,29 @@ def main(argv: list[str] | None = None) -> int:
 
     def progress(done: int, total: int) -> None:
         if done % 20 == 0 or done == total:
-            print(f"  {done}/{total} models ({time.perf_counter() - wall:.0f} s)", file=sys.stderr, flush=True)
+            print(
+                f"  {done}/{total} models ({time.perf_counter() - wall:.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
 
-    command = "python -m lifelong_core.datasets.digits " + " ".join(argv if argv is not None else sys.argv[1:])
-    manifest = build(args.out, per_family=args.per_family, families=families, jobs=args.jobs, seed=args.seed,
-                     command=command.strip(), progress=progress)
+    command = "python -m lifelong_core.datasets.digits " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
+    manifest = build(
+        args.out,
+        per_family=args.per_family,
+        families=families,
+        jobs=args.jobs,
+        seed=args.seed,
+        command=command.strip(),
+        progress=progress,
+    )
     t = os.times()
-    cpu_total = (time.process_time() - cpu) + (t.children_user - children_before.children_user) + (
-        t.children_system - children_before.children_system
+    cpu_total = (
+        (time.process_time() - cpu)
+        + (t.children_user - children_before.children_user)
+        + (t.children_system - children_before.children_system)
     )
     print(
         f"wrote {args.out}: {manifest['n_models']} models x {manifest['n_samples']} samples, "

@@ -33,8 +33,10 @@ DEFAULT_SOURCE = DATA_DIR / "open_llm_leaderboard_v2"
 DATASET = "open-llm-leaderboard-v2"
 TASKS = ("ifeval", "musr", "math_hard")
 TASK_TITLES = {"ifeval": "IFEval", "musr": "MuSR", "math_hard": "MATH-hard"}
-SOURCE = ("Open LLM Leaderboard v2 per-item results, released (MIT) with Zhang, Dorner & Hardt, "
-          "'How Benchmark Prediction from Fewer Data Misses the Mark' (2025)")
+SOURCE = (
+    "Open LLM Leaderboard v2 per-item results, released (MIT) with Zhang, Dorner & Hardt, "
+    "'How Benchmark Prediction from Fewer Data Misses the Mark' (2025)"
+)
 
 
 @dataclass(frozen=True)
@@ -63,11 +65,20 @@ def load(source: str | Path = DEFAULT_SOURCE) -> Leaderboard:
             with np.load(path, allow_pickle=False) as z:
                 correct, names = np.asarray(z["correct"]), np.asarray(z["models"]).astype(str)
         except (KeyError, ValueError, OSError) as exc:
-            raise InputError(f"{path} is not a leaderboard file with arrays 'correct' and 'models' ({exc}).") from None
+            raise InputError(
+                f"{path} is not a leaderboard file with arrays 'correct' and 'models' ({exc})."
+            ) from None
         if correct.ndim != 2 or correct.shape[0] != len(names):
             raise InputError(f"{path} has {correct.shape} results for {len(names)} model names.")
         tables[task] = (correct, names)
-    dup = sorted({n for _, names in tables.values() for n, c in zip(*np.unique(names, return_counts=True)) if c > 1})
+    dup = sorted(
+        {
+            n
+            for _, names in tables.values()
+            for n, c in zip(*np.unique(names, return_counts=True))
+            if c > 1
+        }
+    )
     everyone = {n for _, names in tables.values() for n in names.tolist()}
     partial = {}
     for n in sorted(everyone):
@@ -81,15 +92,17 @@ def long_table(lb: Leaderboard, task: str) -> pd.DataFrame:
     """One task as the long import format (every row of the file, repeats included)."""
     correct, names = lb.tables[task]
     m, n = correct.shape
-    return pd.DataFrame({
-        "model": np.repeat(names.astype(object), n),
-        "sample": np.tile(np.array([f"{task}/{j}" for j in range(n)], dtype=object), m),
-        "correct": correct.reshape(-1),
-        "dataset": DATASET,
-        "domain": task,
-        # Each task is its own category, so Task weighting can weigh the three tasks.
-        "category": task,
-    })
+    return pd.DataFrame(
+        {
+            "model": np.repeat(names.astype(object), n),
+            "sample": np.tile(np.array([f"{task}/{j}" for j in range(n)], dtype=object), m),
+            "correct": correct.reshape(-1),
+            "dataset": DATASET,
+            "domain": task,
+            # Each task is its own category, so Task weighting can weigh the three tasks.
+            "category": task,
+        }
+    )
 
 
 def models_table(lb: Leaderboard) -> pd.DataFrame:
@@ -100,17 +113,25 @@ def models_table(lb: Leaderboard) -> pd.DataFrame:
         meta = {"source": "Open LLM Leaderboard v2"}
         if name in lb.partial:
             meta["partial"] = "no results on " + ", ".join(TASK_TITLES[t] for t in lb.partial[name])
-        rows.append({"model_id": name, "name": name, "family": name.split("/")[0] if "/" in name else None,
-                     "metadata": json.dumps(meta, sort_keys=True, separators=(",", ":"))})
+        rows.append(
+            {
+                "model_id": name,
+                "name": name,
+                "family": name.split("/")[0] if "/" in name else None,
+                "metadata": json.dumps(meta, sort_keys=True, separators=(",", ":")),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def description(lb: Leaderboard) -> str:
     """The dataset's description in the store (Home shows it): what it is and its quirks."""
     sizes = ", ".join(f"{TASK_TITLES[t]} ({lb.tables[t][0].shape[1]} items)" for t in TASKS)
-    text = (f"Open LLM Leaderboard v2: real per-item results of {len(lb.names)} language models on {sizes}, "
-            "released with Zhang, Dorner & Hardt (2025). Sample ids are <task>/<index>; an index is the item's "
-            "position in the release, not necessarily the harness's doc_id.")
+    text = (
+        f"Open LLM Leaderboard v2: real per-item results of {len(lb.names)} language models on {sizes}, "
+        "released with Zhang, Dorner & Hardt (2025). Sample ids are <task>/<index>; an index is the item's "
+        "position in the release, not necessarily the harness's doc_id."
+    )
     if lb.duplicated:
         text += f" {len(lb.duplicated)} model names appear twice in the release with identical rows; each is stored once."
     for name, tasks in lb.partial.items():
@@ -127,8 +148,16 @@ def insert(store, source: str | Path = DEFAULT_SOURCE, lb: Leaderboard | None = 
     for task in TASKS:
         table = long_table(lb, task)
         # insert_long needs a model row for exactly the models this table names.
-        summary = store.insert_long(table, source=str(Path(source) / f"{task}.npz"),
-                                    models=models[models["model_id"].isin(set(lb.tables[task][1].tolist()))])
+        summary = store.insert_long(
+            table,
+            source=str(Path(source) / f"{task}.npz"),
+            models=models[models["model_id"].isin(set(lb.tables[task][1].tolist()))],
+        )
         entries += int(summary.get("entries", 0))
-    return {"dataset": DATASET, "models": len(lb.names), "entries": entries,
-            "duplicated": lb.duplicated, "partial": lb.partial}
+    return {
+        "dataset": DATASET,
+        "models": len(lb.names),
+        "entries": entries,
+        "duplicated": lb.duplicated,
+        "partial": lb.partial,
+    }

@@ -80,13 +80,19 @@ def _warp_32(big: np.ndarray, matrices: np.ndarray, shifts_32: np.ndarray) -> np
     n = len(big)
     coords = np.einsum("nij,jp->nip", matrices, _GRID - _CENTRE) + _CENTRE - shifts_32[:, :, None]
     index = np.broadcast_to(np.arange(n, dtype=float)[:, None], (n, coords.shape[2]))
-    out = ndimage.map_coordinates(big, [index, coords[:, 0], coords[:, 1]], order=1, mode="constant", cval=0.0)
+    out = ndimage.map_coordinates(
+        big, [index, coords[:, 0], coords[:, 1]], order=1, mode="constant", cval=0.0
+    )
     return out.reshape(n, 32, 32)
 
 
-def _affine(imgs: np.ndarray, matrices: np.ndarray, offsets_8: np.ndarray | None = None) -> np.ndarray:
+def _affine(
+    imgs: np.ndarray, matrices: np.ndarray, offsets_8: np.ndarray | None = None
+) -> np.ndarray:
     """Apply per-image ``matrices`` (output -> input, about the centre) at 32x32 resolution."""
-    shift = np.zeros((len(imgs), 2)) if offsets_8 is None else 4.0 * np.asarray(offsets_8, dtype=float)
+    shift = (
+        np.zeros((len(imgs), 2)) if offsets_8 is None else 4.0 * np.asarray(offsets_8, dtype=float)
+    )
     return _downsample(_warp_32(_upsample(imgs), matrices, shift))
 
 
@@ -119,7 +125,9 @@ def _clean(imgs, rng):
 
 def _replication(imgs, rng):
     n = len(imgs)
-    big = _warp_32(_upsample(imgs), np.broadcast_to(np.eye(2), (n, 2, 2)), rng.uniform(-1.5, 1.5, size=(n, 2)))
+    big = _warp_32(
+        _upsample(imgs), np.broadcast_to(np.eye(2), (n, 2, 2)), rng.uniform(-1.5, 1.5, size=(n, 2))
+    )
     # The original scans were binary: a pixel is ink or paper. Re-binarizing the
     # reconstruction at a threshold drawn per scan mimics a different scanner setting; the
     # range sits a little above the midpoint, so strokes come out slightly thinner, which
@@ -147,7 +155,9 @@ def _noise(imgs, rng):
 
 def _blur(imgs, rng):
     sigma = rng.uniform(0.5, 0.9, size=len(imgs))
-    return np.stack([ndimage.gaussian_filter(img, sigma=s, mode="constant") for img, s in zip(imgs, sigma)])
+    return np.stack(
+        [ndimage.gaussian_filter(img, sigma=s, mode="constant") for img, s in zip(imgs, sigma)]
+    )
 
 
 def _faded(imgs, rng):
@@ -167,8 +177,10 @@ def _occlusion(imgs, rng):
     r, c = rng.integers(1, 8 - h), rng.integers(1, 8 - w)
     rows, cols = np.arange(8)[None, :, None], np.arange(8)[None, None, :]
     box = (
-        (rows >= r[:, None, None]) & (rows < (r + h)[:, None, None])
-        & (cols >= c[:, None, None]) & (cols < (c + w)[:, None, None])
+        (rows >= r[:, None, None])
+        & (rows < (r + h)[:, None, None])
+        & (cols >= c[:, None, None])
+        & (cols < (c + w)[:, None, None])
     )
     return np.where(box, 0.0, imgs)
 
@@ -195,7 +207,9 @@ def _rotate(imgs, rng):
 
 def _scale(imgs, rng):
     n = len(imgs)
-    factor = np.where(rng.random(n) < 0.5, rng.uniform(0.72, 0.85, size=n), rng.uniform(1.15, 1.3, size=n))
+    factor = np.where(
+        rng.random(n) < 0.5, rng.uniform(0.72, 0.85, size=n), rng.uniform(1.15, 1.3, size=n)
+    )
     return _affine(imgs, np.eye(2)[None] / factor[:, None, None])
 
 
@@ -224,15 +238,42 @@ _RENDERERS: dict[str, tuple[Domain, Callable]] = {
             ),
             _replication,
         ),
-        (Domain("thick-stroke", "handwriting", "strokes dilated by 1-1.5 original pixels (broad pen)"), _thick),
-        (Domain("thin-stroke", "handwriting", "strokes eroded by about one original pixel (fine pen)"), _thin),
-        (Domain("gaussian-noise", "acquisition", "additive Gaussian sensor noise, sd 2.5-4.5 of 16"), _noise),
+        (
+            Domain(
+                "thick-stroke",
+                "handwriting",
+                "strokes dilated by 1-1.5 original pixels (broad pen)",
+            ),
+            _thick,
+        ),
+        (
+            Domain(
+                "thin-stroke",
+                "handwriting",
+                "strokes eroded by about one original pixel (fine pen)",
+            ),
+            _thin,
+        ),
+        (
+            Domain(
+                "gaussian-noise", "acquisition", "additive Gaussian sensor noise, sd 2.5-4.5 of 16"
+            ),
+            _noise,
+        ),
         (Domain("blur", "acquisition", "Gaussian defocus blur, sd 0.5-0.9 pixels"), _blur),
-        (Domain("faded-ink", "acquisition", "contrast 0.3-0.5 on grey paper (background 2-5 of 16)"), _faded),
+        (
+            Domain(
+                "faded-ink", "acquisition", "contrast 0.3-0.5 on grey paper (background 2-5 of 16)"
+            ),
+            _faded,
+        ),
         (Domain("overexposed", "acquisition", "gain 2-3.5 with saturation at 16"), _overexposed),
         (Domain("occlusion", "acquisition", "a 2-3 x 3-4 pixel rectangle erased"), _occlusion),
         (Domain("dust", "acquisition", "8-14% of pixels replaced by black or white specks"), _dust),
-        (Domain("translate", "geometric", "shifted 0.6-1.1 pixels in a random direction"), _translate),
+        (
+            Domain("translate", "geometric", "shifted 0.6-1.1 pixels in a random direction"),
+            _translate,
+        ),
         (Domain("rotate", "geometric", "rotated 10-25 degrees either way"), _rotate),
         (Domain("scale", "geometric", "shrunk to 72-85% or enlarged to 115-130%"), _scale),
         (Domain("slant", "geometric", "sheared 0.2-0.45 either way (italic)"), _slant),
@@ -285,7 +326,9 @@ def _aug_photometric(imgs, rng):
     n = len(imgs)
     out = rng.uniform(0.0, 3.0, size=(n, 1, 1)) + rng.uniform(0.5, 1.8, size=(n, 1, 1)) * imgs
     sigma = rng.uniform(0.0, 0.6, size=n)
-    return np.stack([ndimage.gaussian_filter(img, sigma=s, mode="constant") for img, s in zip(out, sigma)])
+    return np.stack(
+        [ndimage.gaussian_filter(img, sigma=s, mode="constant") for img, s in zip(out, sigma)]
+    )
 
 
 AUGMENTATIONS: dict[str, Callable | None] = {

@@ -68,7 +68,10 @@ class SyntheticSpec:
             (self.n_models >= 1, "n_models must be at least 1"),
             (self.n_samples >= 1, "n_samples must be at least 1"),
             (self.n_clusters >= 1, "n_clusters must be at least 1"),
-            (self.ability_sd >= 0 and self.difficulty_sd >= 0 and self.cluster_spread >= 0, "standard deviations must be non-negative"),
+            (
+                self.ability_sd >= 0 and self.difficulty_sd >= 0 and self.cluster_spread >= 0,
+                "standard deviations must be non-negative",
+            ),
             (self.discrimination > 0, "discrimination must be positive"),
             (0.0 <= self.label_noise <= 1.0, "label_noise must be in [0, 1]"),
             (0.0 <= self.chance <= 1.0, "chance must be in [0, 1]"),
@@ -102,7 +105,9 @@ def params(spec: SyntheticSpec) -> SyntheticParams:
     """Draw the latent parameters (O(models + clusters x samples) memory)."""
     rm = np.random.default_rng([spec.seed, 0])
     m = spec.n_models
-    ability = rm.normal(spec.ability_mean, spec.ability_sd, size=m) + spec.ability_trend * np.arange(m) / max(m - 1, 1)
+    ability = rm.normal(
+        spec.ability_mean, spec.ability_sd, size=m
+    ) + spec.ability_trend * np.arange(m) / max(m - 1, 1)
     cluster = rm.integers(0, spec.n_clusters, size=m)
     rs = np.random.default_rng([spec.seed, 1])
     n = spec.n_samples
@@ -146,7 +151,9 @@ def iter_blocks(
     """
     stop = spec.n_models if stop is None else min(stop, spec.n_models)
     if not 0 <= start <= stop:
-        raise InputError(f"synthetic rows {start}..{stop} are out of range for {spec.n_models} models.")
+        raise InputError(
+            f"synthetic rows {start}..{stop} are out of range for {spec.n_models} models."
+        )
     rows = block_rows or default_block_rows(spec.n_samples, packed)
     p = latent if latent is not None else params(spec)
     n = spec.n_samples
@@ -165,7 +172,9 @@ def iter_blocks(
         yield Block(b0, out, probs)
 
 
-def generate(spec: SyntheticSpec, *, with_prob: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+def generate(
+    spec: SyntheticSpec, *, with_prob: bool = False
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """The whole cache in memory (uint8 models x samples); with ``with_prob`` also P(correct)."""
     blocks = list(iter_blocks(spec, with_prob=with_prob))
     A = np.concatenate([b.correct for b in blocks])
@@ -174,13 +183,22 @@ def generate(spec: SyntheticSpec, *, with_prob: bool = False) -> np.ndarray | tu
     return A
 
 
-def write_npy(spec: SyntheticSpec, path: Path, *, packed: bool = False, block_rows: int | None = None, progress=None) -> Path:
+def write_npy(
+    spec: SyntheticSpec,
+    path: Path,
+    *,
+    packed: bool = False,
+    block_rows: int | None = None,
+    progress=None,
+) -> Path:
     """Stream the cache to an ``.npy`` file (uint8, packed rows if ``packed``) atomically."""
     path = Path(path)
     width = (spec.n_samples + 7) // 8 if packed else spec.n_samples
     tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
     try:
-        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.uint8, shape=(spec.n_models, width))
+        out = np.lib.format.open_memmap(
+            tmp, mode="w+", dtype=np.uint8, shape=(spec.n_models, width)
+        )
         latent = params(spec)
         for block in iter_blocks(spec, block_rows, packed=packed, latent=latent):
             out[block.start : block.start + len(block.correct)] = block.correct
@@ -230,7 +248,14 @@ def models_table(
             "family": [f"cluster-{int(p.cluster[i])}" for i in idx],
             "release_order": idx,
             "metadata": [
-                json.dumps({"synthetic": True, "ability": round(float(p.ability[i]), 6), "cluster": int(p.cluster[i]), "seed": spec.seed})
+                json.dumps(
+                    {
+                        "synthetic": True,
+                        "ability": round(float(p.ability[i]), 6),
+                        "cluster": int(p.cluster[i]),
+                        "seed": spec.seed,
+                    }
+                )
                 for i in idx
             ],
         }
@@ -270,23 +295,45 @@ def write_store(
     )
     fields = ", ".join(f"{k}={v}" for k, v in spec.__dict__.items())
     # Dense blocks with probabilities cost 5 bytes per entry in memory: keep them small.
-    rows = block_rows or (max(1, (16 << 20) // spec.n_samples) if with_prob else default_block_rows(spec.n_samples, packed=True))
+    rows = block_rows or (
+        max(1, (16 << 20) // spec.n_samples)
+        if with_prob
+        else default_block_rows(spec.n_samples, packed=True)
+    )
     latent = params(spec)
     samples = samples_table(spec, dataset)
     try:
         with Store.create(tmp) as st:
-            st.add_dataset(dataset, description=description, synthetic=True, source=f"lifelong_core.datasets.synthetic({fields})")
-            for block in iter_blocks(spec, rows, packed=not with_prob, with_prob=with_prob, latent=latent):
+            st.add_dataset(
+                dataset,
+                description=description,
+                synthetic=True,
+                source=f"lifelong_core.datasets.synthetic({fields})",
+            )
+            for block in iter_blocks(
+                spec, rows, packed=not with_prob, with_prob=with_prob, latent=latent
+            ):
                 stop = block.start + len(block.correct)
                 models = models_table(spec, dataset, block.start, stop, latent)
                 source = f"synthetic rows {block.start}..{stop - 1}"
                 if with_prob:
-                    st.insert_matrix(block.correct, models=models, samples=samples, source=source,
-                                     extras={"true_prob": block.prob})
+                    st.insert_matrix(
+                        block.correct,
+                        models=models,
+                        samples=samples,
+                        source=source,
+                        extras={"true_prob": block.prob},
+                    )
                 else:
                     # Samples are registered with the first block; later blocks reuse them.
-                    insert_packed_rows(st, block.correct, spec.n_samples, models,
-                                       samples=samples if block.start == 0 else None, source=source)
+                    insert_packed_rows(
+                        st,
+                        block.correct,
+                        spec.n_samples,
+                        models,
+                        samples=samples if block.start == 0 else None,
+                        source=source,
+                    )
                 if progress:
                     progress(stop, spec.n_models)
         path.with_name(path.name + ".wal").unlink(missing_ok=True)
@@ -310,19 +357,29 @@ def _spec_from_args(args) -> SyntheticSpec:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lifelong_core.datasets.synthetic", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m lifelong_core.datasets.synthetic", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--models", type=int, required=True)
     parser.add_argument("--samples", type=int, required=True)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--trend", type=float, default=0.0, help="ability gained from the first to the last model")
+    parser.add_argument(
+        "--trend", type=float, default=0.0, help="ability gained from the first to the last model"
+    )
     parser.add_argument("--clusters", type=int, default=1)
     parser.add_argument("--cluster-spread", type=float, default=0.0)
     parser.add_argument("--label-noise", type=float, default=0.0)
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--out", type=Path, help="write an .npy matrix (uint8 models x samples)")
     target.add_argument("--store", type=Path, help="write a new DuckDB store (dataset 'synthetic')")
-    parser.add_argument("--packed", action="store_true", help="with --out: rows packed 8 samples per byte (little bit order)")
-    parser.add_argument("--with-prob", action="store_true", help="with --store: also record P(correct) as true_prob")
+    parser.add_argument(
+        "--packed",
+        action="store_true",
+        help="with --out: rows packed 8 samples per byte (little bit order)",
+    )
+    parser.add_argument(
+        "--with-prob", action="store_true", help="with --store: also record P(correct) as true_prob"
+    )
     parser.add_argument("--force", action="store_true", help="replace an existing output")
     args = parser.parse_args(argv)
     try:
@@ -338,7 +395,9 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {target_path}: {spec.n_models} x {spec.n_samples} synthetic in {time.perf_counter() - t0:.1f} s")
+    print(
+        f"wrote {target_path}: {spec.n_models} x {spec.n_samples} synthetic in {time.perf_counter() - t0:.1f} s"
+    )
     return 0
 
 

@@ -50,22 +50,36 @@ def _grid(**axes) -> list[dict]:
 
 def _family_grids() -> dict[str, list[dict]]:
     return {
-        "naive-bayes": _grid(var_smoothing=[1e-9, 1e-3, 1e-2, 0.05, 0.2], prep=["raw", "per-image"]),
+        "naive-bayes": _grid(
+            var_smoothing=[1e-9, 1e-3, 1e-2, 0.05, 0.2], prep=["raw", "per-image"]
+        ),
         "discriminant": (
             _grid(kind=["lda"], shrinkage=[0.0, 0.1, 0.3, 0.6], prep=["raw", "per-image"])
             + _grid(kind=["qda"], shrinkage=[0.05, 0.2, 0.5, 0.8], prep=["raw", "per-image"])
         ),
-        "knn": _grid(k=[1, 3, 5, 9, 15, 31], weights=["uniform", "distance"], prep=["raw", "per-image"]),
+        "knn": _grid(
+            k=[1, 3, 5, 9, 15, 31], weights=["uniform", "distance"], prep=["raw", "per-image"]
+        ),
         "decision-tree": _grid(
             max_depth=[4, 6, 8, 12, None], min_samples_leaf=[1, 4], criterion=["gini", "entropy"]
         ),
         "logistic": _grid(C=[1e-3, 1e-2, 0.1, 1.0, 10.0], prep=["standard", "per-image"]),
         "linear-svm": _grid(C=[1e-3, 1e-2, 0.1, 1.0], prep=["standard", "per-image"]),
-        "rbf-svm": _grid(C=[0.5, 2.0, 10.0], gamma_mult=[0.5, 1.0, 2.0], prep=["standard", "per-image"]),
-        "random-forest": _grid(n_estimators=[10, 30, 100], max_depth=[6, None], max_features=["sqrt", 0.3]),
-        "extra-trees": _grid(n_estimators=[10, 30, 100], max_depth=[6, None], max_features=["sqrt", 0.3]),
-        "gradient-boosting": _grid(max_iter=[15, 40, 80], learning_rate=[0.05, 0.2], max_depth=[3, None]),
-        "mlp": _grid(hidden=[(32,), (64,), (128,), (128, 64)], alpha=[1e-4, 1e-2, 1.0], prep=["standard"]),
+        "rbf-svm": _grid(
+            C=[0.5, 2.0, 10.0], gamma_mult=[0.5, 1.0, 2.0], prep=["standard", "per-image"]
+        ),
+        "random-forest": _grid(
+            n_estimators=[10, 30, 100], max_depth=[6, None], max_features=["sqrt", 0.3]
+        ),
+        "extra-trees": _grid(
+            n_estimators=[10, 30, 100], max_depth=[6, None], max_features=["sqrt", 0.3]
+        ),
+        "gradient-boosting": _grid(
+            max_iter=[15, 40, 80], learning_rate=[0.05, 0.2], max_depth=[3, None]
+        ),
+        "mlp": _grid(
+            hidden=[(32,), (64,), (128,), (128, 64)], alpha=[1e-4, 1e-2, 1.0], prep=["standard"]
+        ),
     }
 
 
@@ -109,7 +123,9 @@ def _short(v) -> str:
     return str(v)
 
 
-def model_specs(per_family: int = 40, seed: int = 0, families: tuple[str, ...] | None = None) -> list[ModelSpec]:
+def model_specs(
+    per_family: int = 40, seed: int = 0, families: tuple[str, ...] | None = None
+) -> list[ModelSpec]:
     """The zoo: ``per_family`` specs for each family, drawn without repetition.
 
     Each family's hyper-parameter grid is crossed with training sizes and augmentations;
@@ -126,7 +142,9 @@ def model_specs(per_family: int = 40, seed: int = 0, families: tuple[str, ...] |
         seen: set = set()
         limit = len(grid) * len(set(TRAIN_SIZES)) * len(set(AUGMENTATIONS))
         if not 1 <= per_family <= limit:
-            raise InputError(f"models per family must be between 1 and {limit} for family {family}, got {per_family}.")
+            raise InputError(
+                f"models per family must be between 1 and {limit} for family {family}, got {per_family}."
+            )
         i = 0
         while len(seen) < per_family:
             cap = grid[int(caps[i % len(caps)])]
@@ -179,8 +197,15 @@ def _per_image(X: np.ndarray) -> np.ndarray:
 def make_estimator(spec: ModelSpec):
     """A fresh, unfitted scikit-learn estimator for ``spec`` (single-threaded)."""
     from sklearn.calibration import CalibratedClassifierCV
-    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
-    from sklearn.ensemble import ExtraTreesClassifier, HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.discriminant_analysis import (
+        LinearDiscriminantAnalysis,
+        QuadraticDiscriminantAnalysis,
+    )
+    from sklearn.ensemble import (
+        ExtraTreesClassifier,
+        HistGradientBoostingClassifier,
+        RandomForestClassifier,
+    )
     from sklearn.linear_model import LogisticRegression
     from sklearn.naive_bayes import GaussianNB
     from sklearn.neighbors import KNeighborsClassifier
@@ -205,7 +230,9 @@ def make_estimator(spec: ModelSpec):
     elif f == "discriminant":
         if hp["kind"] == "lda":
             shrink = hp["shrinkage"]
-            est = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrink if shrink > 0 else None)
+            est = LinearDiscriminantAnalysis(
+                solver="lsqr", shrinkage=shrink if shrink > 0 else None
+            )
         else:
             # Shrunk class covariances: with 10 classes and as few as 10 digits per class,
             # the empirical 64x64 covariances are singular.
@@ -238,7 +265,10 @@ def make_estimator(spec: ModelSpec):
         est = HistGradientBoostingClassifier(random_state=seed, early_stopping=False, **hp)
     elif f == "mlp":
         est = MLPClassifier(
-            hidden_layer_sizes=tuple(hp["hidden"]), alpha=hp["alpha"], max_iter=200, random_state=seed
+            hidden_layer_sizes=tuple(hp["hidden"]),
+            alpha=hp["alpha"],
+            max_iter=200,
+            random_state=seed,
         )
     else:
         raise InputError(f"unknown model family {f!r}; families are {', '.join(FAMILY_ERAS)}.")

@@ -22,12 +22,14 @@ def check_npy_header(path, what: str) -> None:
             if version == (1, 0):
                 shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
             elif version == (2, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+                shape, _fortran, dtype = np.lib.format.read_array_header_2_0(f)
             else:
                 return  # newer formats: np.load decides
             data_start = f.tell()
     except (ValueError, EOFError) as exc:
-        raise InputError(f"{what} file {os.fspath(path)} is not a readable .npy array ({exc}).") from None
+        raise InputError(
+            f"{what} file {os.fspath(path)} is not a readable .npy array ({exc})."
+        ) from None
     except OSError:
         return  # the caller's read reports OS errors with their cause
     if dtype.hasobject:

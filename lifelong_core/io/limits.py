@@ -21,4 +21,6 @@ def check_name(text: str | None, what: str) -> None:
     from lifelong_core.errors import InputError
 
     if text is not None and len(text) > MAX_TEXT_CHARS:
-        raise InputError(f"The {what} is {len(text):,} characters long; names may hold at most {MAX_TEXT_CHARS}.")
+        raise InputError(
+            f"The {what} is {len(text):,} characters long; names may hold at most {MAX_TEXT_CHARS}."
+        )

@@ -108,7 +108,9 @@ def check_binary(
         nan = np.isnan(arr)
         if nan.any():
             r, c = _first_bad(nan)
-            raise InputError(f"{what} file {source} has a missing value (NaN) at {row(r)}, column {c + 1}.")
+            raise InputError(
+                f"{what} file {source} has a missing value (NaN) at {row(r)}, column {c + 1}."
+            )
     if arr.dtype == np.uint8:
         # A max-reduction needs no temporary; the mask is built only to locate a problem.
         if arr.size == 0 or arr.max() <= 1:
@@ -135,7 +137,9 @@ def _check_unit_interval(
     nan = np.isnan(arr) if arr.dtype.kind == "f" else np.zeros(arr.shape, dtype=bool)
     if nan.any():
         r, c = _first_bad(nan)
-        raise InputError(f"{what} file {source} has a missing value (NaN) at {row(r)}, column {c + 1}.")
+        raise InputError(
+            f"{what} file {source} has a missing value (NaN) at {row(r)}, column {c + 1}."
+        )
     bad = (arr < 0) | (arr > 1)
     if bad.any():
         r, c = _first_bad(bad)
@@ -252,9 +256,13 @@ def _load_parquet(p: Path, what: str) -> np.ndarray:
     try:
         table = pq.read_table(p)
     except (OSError, pa.ArrowException) as exc:
-        raise InputError(f"{what} file {_name(p)} is not a readable Parquet file ({exc}).") from None
+        raise InputError(
+            f"{what} file {_name(p)} is not a readable Parquet file ({exc})."
+        ) from None
     if table.num_columns == 0 or table.num_rows == 0:
-        raise InputError(f"{what} file {_name(p)} holds an empty table ({table.num_rows} rows, {table.num_columns} columns).")
+        raise InputError(
+            f"{what} file {_name(p)} holds an empty table ({table.num_rows} rows, {table.num_columns} columns)."
+        )
     cols = []
     for j, (name, col) in enumerate(zip(table.column_names, table.columns)):
         t = col.type
@@ -264,7 +272,9 @@ def _load_parquet(p: Path, what: str) -> np.ndarray:
             )
         if col.null_count:
             r = int(np.argmax(col.is_null().to_numpy(zero_copy_only=False)))
-            raise InputError(f"{what} file {_name(p)} has a missing value at row {r + 1}, column {j + 1} ({name!r}).")
+            raise InputError(
+                f"{what} file {_name(p)} has a missing value at row {r + 1}, column {j + 1} ({name!r})."
+            )
         cols.append(col.to_numpy())
     return np.column_stack(cols)
 
@@ -304,7 +314,9 @@ def load_matrix(path: Path | str, what: str = "matrix", key: str | None = None) 
     return np.ascontiguousarray(check_binary(arr, _name(p), what, lines=lines))
 
 
-def load_float_matrix(path: Path | str, what: str = "confidence", key: str | None = None) -> np.ndarray:
+def load_float_matrix(
+    path: Path | str, what: str = "confidence", key: str | None = None
+) -> np.ndarray:
     """Load a matrix of values in [0, 1] (e.g. confidences) as ``np.float32``."""
     arr, p, lines = _load_any(path, what, key)
     return np.ascontiguousarray(_check_unit_interval(arr, _name(p), what, lines=lines))
@@ -393,7 +405,9 @@ class MatrixSource:
                 if block.size != (stop - start) * self.shape[1]:
                     raise InputError(f"{self.what} file {self.path} is truncated.")
                 block = block.reshape(stop - start, self.shape[1])
-                out[start:stop] = check_binary(block, self.path, self.what, row_offset=int(rows[start]))
+                out[start:stop] = check_binary(
+                    block, self.path, self.what, row_offset=int(rows[start])
+                )
                 start = stop
         return out
 
@@ -417,7 +431,9 @@ def open_matrix(path: Path | str, what: str = "matrix") -> MatrixSource:
                     shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
                 offset = fh.tell()
         except (ValueError, OSError, EOFError) as exc:
-            raise InputError(f"{what} file {_name(p)} is not a readable .npy array ({exc}).") from None
+            raise InputError(
+                f"{what} file {_name(p)} is not a readable .npy array ({exc})."
+            ) from None
         if dtype.hasobject:
             raise InputError(
                 f"{what} file {_name(p)} holds pickled Python objects, which are never loaded "
@@ -429,7 +445,9 @@ def open_matrix(path: Path | str, what: str = "matrix") -> MatrixSource:
                 "expected a 2-dimensional matrix (rows = models, columns = samples)."
             )
         if shape[0] == 0 or shape[1] == 0:
-            raise InputError(f"{what} file {_name(p)} holds an empty matrix of shape {tuple(shape)}.")
+            raise InputError(
+                f"{what} file {_name(p)} holds an empty matrix of shape {tuple(shape)}."
+            )
         if dtype.kind not in "biuf":
             raise InputError(
                 f"{what} file {_name(p)} has dtype {dtype}; expected 0/1 numbers (bool, integer or float)."

@@ -40,16 +40,22 @@ def _ragged_row(data: bytes, what: str) -> str | None:
     row = 0
     try:
         for rec in reader:
-            if not rec or all(not f.strip() for f in rec) and len(rec) <= 1:
+            if not rec or (all(not f.strip() for f in rec) and len(rec) <= 1):
                 continue  # blank lines are skipped, as the fast parser does
             if header is None:
                 header = len(rec)
                 continue
             row += 1
             if len(rec) != header:
-                hint = " (an unquoted comma inside a value? quote values that contain commas)" if len(rec) > header else ""
-                return (f"{what} data row {row} (line {reader.line_num}) has {len(rec)} fields but the header has "
-                        f"{header}{hint}.")
+                hint = (
+                    " (an unquoted comma inside a value? quote values that contain commas)"
+                    if len(rec) > header
+                    else ""
+                )
+                return (
+                    f"{what} data row {row} (line {reader.line_num}) has {len(rec)} fields but the header has "
+                    f"{header}{hint}."
+                )
     except csv.Error as exc:
         return f"{what} is not a well-formed CSV table (line {reader.line_num}: {exc})."
     return None
@@ -78,16 +84,26 @@ def read_csv_table(source, what: str, *, skipinitialspace: bool = False) -> pd.D
     if not data.strip():
         raise InputError(f"{what} is empty.")
     try:
-        raw = pd.read_csv(io.BytesIO(data), header=None, dtype=str, keep_default_na=False, na_values=[],
-                          skip_blank_lines=True, index_col=False, encoding="utf-8-sig",
-                          skipinitialspace=skipinitialspace)
+        raw = pd.read_csv(
+            io.BytesIO(data),
+            header=None,
+            dtype=str,
+            keep_default_na=False,
+            na_values=[],
+            skip_blank_lines=True,
+            index_col=False,
+            encoding="utf-8-sig",
+            skipinitialspace=skipinitialspace,
+        )
     except pd.errors.EmptyDataError:
         raise InputError(f"{what} is empty.") from None
     except UnicodeDecodeError:
         raise InputError(f"{what} is not UTF-8 text.") from None
     except pd.errors.ParserError as exc:
-        raise InputError(_ragged_row(data, what) or f"{what} is not a well-formed CSV table "
-                         f"({str(exc).strip().splitlines()[-1]}).") from None
+        raise InputError(
+            _ragged_row(data, what)
+            or f"{what} is not a well-formed CSV table ({str(exc).strip().splitlines()[-1]})."
+        ) from None
     # The fast parser pads a short row with empty cells, which look like cells left empty
     # on purpose; only when the last column has an empty cell is the file scanned for one.
     if raw.shape[0] > 1 and (raw.iloc[1:, -1] == "").any():
@@ -101,7 +117,9 @@ def read_csv_table(source, what: str, *, skipinitialspace: bool = False) -> pd.D
     seen: dict[str, int] = {}
     for j, c in enumerate(columns):
         if c in seen:
-            raise InputError(f"{what} names column {c!r} twice in its header (columns {seen[c] + 1} and {j + 1}).")
+            raise InputError(
+                f"{what} names column {c!r} twice in its header (columns {seen[c] + 1} and {j + 1})."
+            )
         seen[c] = j
     df = raw.iloc[1:].reset_index(drop=True)
     df.columns = columns
@@ -118,8 +136,10 @@ def check_cell_lengths(df: pd.DataFrame, what: str, limit: int = MAX_CELL_CHARS)
         lengths = col.astype(str).str.len().to_numpy()
         if len(lengths) and lengths.max() > limit:
             i = int(lengths.argmax())
-            raise InputError(f"{what} row {i + 1} column {c!r} holds {lengths[i]:,} characters; "
-                             f"cells may hold at most {limit:,}.")
+            raise InputError(
+                f"{what} row {i + 1} column {c!r} holds {lengths[i]:,} characters; "
+                f"cells may hold at most {limit:,}."
+            )
 
 
 def read_parquet_table(path, what: str) -> pd.DataFrame:
@@ -133,9 +153,13 @@ def read_parquet_table(path, what: str) -> pd.DataFrame:
     except OSError as exc:
         if getattr(exc, "errno", None) is not None:
             raise os_error(exc, p, f"{what} file", "read") from None
-        raise InputError(f"{what} file {p} is not a readable Parquet file ({str(exc).splitlines()[0]}).") from None
+        raise InputError(
+            f"{what} file {p} is not a readable Parquet file ({str(exc).splitlines()[0]})."
+        ) from None
     except pa.ArrowException as exc:
-        raise InputError(f"{what} file {p} is not a readable Parquet file ({str(exc).splitlines()[0]}).") from None
+        raise InputError(
+            f"{what} file {p} is not a readable Parquet file ({str(exc).splitlines()[0]})."
+        ) from None
     check_cell_lengths(df, f"{what} file {p}")
     return df
 
@@ -149,4 +173,3 @@ def read_table(path, what: str) -> pd.DataFrame:
     if suffix == ".parquet":
         return read_parquet_table(p, what)
     raise InputError(f"{what} file {p} has extension {suffix or '(none)'!r}; use .csv or .parquet.")
-

@@ -17,8 +17,8 @@ Every model is matched with the same ``seed``, so a model's row here equals
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -56,7 +56,9 @@ class ModelComparison:
         return self.summaries[model]
 
 
-def _check_matrix(name: str, labels: np.ndarray, pred, conf, n_models: int) -> tuple[np.ndarray, np.ndarray]:
+def _check_matrix(
+    name: str, labels: np.ndarray, pred, conf, n_models: int
+) -> tuple[np.ndarray, np.ndarray]:
     pred = np.asarray(pred)
     conf = np.asarray(conf)
     want = (n_models, labels.shape[0])
@@ -96,12 +98,20 @@ def compare_models(
         raise InputError("Model names must be unique to label the comparison table.")
     y_source = np.asarray(y_source)
     y_target = np.asarray(y_target)
-    pred_source, conf_source = _check_matrix("source", y_source, pred_source, conf_source, len(models))
-    pred_target, conf_target = _check_matrix("target", y_target, pred_target, conf_target, len(models))
+    pred_source, conf_source = _check_matrix(
+        "source", y_source, pred_source, conf_source, len(models)
+    )
+    pred_target, conf_target = _check_matrix(
+        "target", y_target, pred_target, conf_target, len(models)
+    )
     rows, summaries = [], {}
     for k, model in enumerate(models):
-        src = make_predictions(y_source, pred_source[k], conf_source[k], name=f"source (model {model})")
-        tgt = make_predictions(y_target, pred_target[k], conf_target[k], name=f"target (model {model})")
+        src = make_predictions(
+            y_source, pred_source[k], conf_source[k], name=f"source (model {model})"
+        )
+        tgt = make_predictions(
+            y_target, pred_target[k], conf_target[k], name=f"target (model {model})"
+        )
         s = matched_accuracy(src, tgt, eps=eps, criterion=criterion, runs=runs, seed=seed)
         summaries[model] = s
         rows.append(
@@ -158,7 +168,11 @@ def subset_arrays(
     cs, ct = source.correct, target.correct
 
     def pooled(arrays, p, c):
-        idx = np.concatenate([np.asarray(a, dtype=np.int64) for a in arrays]) if arrays else np.zeros(0, np.int64)
+        idx = (
+            np.concatenate([np.asarray(a, dtype=np.int64) for a in arrays])
+            if arrays
+            else np.zeros(0, np.int64)
+        )
         return p[idx], c[idx]
 
     return {
@@ -232,5 +246,7 @@ def subset_density(
         count, _ = np.histogram(p, bins=edges)
         total = count.sum()
         density = count * bins / total if total else np.zeros(bins)
-        parts.append(pd.DataFrame({"subset": name, "p": centres, "density": density, "count": count}))
+        parts.append(
+            pd.DataFrame({"subset": name, "p": centres, "density": density, "count": count})
+        )
     return pd.concat(parts, ignore_index=True)

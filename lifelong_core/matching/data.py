@@ -29,9 +29,9 @@ class Predictions:
     validates; the arrays are made read-only so a result can never drift from its input.
     """
 
-    y: np.ndarray        # int64 ground-truth labels
-    y_pred: np.ndarray   # int64 predicted labels
-    p: np.ndarray        # float64 predicted probability of y_pred, in [0, 1]
+    y: np.ndarray  # int64 ground-truth labels
+    y_pred: np.ndarray  # int64 predicted labels
+    p: np.ndarray  # float64 predicted probability of y_pred, in [0, 1]
     name: str = "data"
 
     def __len__(self) -> int:
@@ -99,9 +99,7 @@ def make_predictions(y, y_pred, p, name: str = "data") -> Predictions:
     outside = (p_arr < 0.0) | (p_arr > 1.0)
     if outside.any():
         row = int(np.flatnonzero(outside)[0])
-        raise InputError(
-            f"{name}, row {row + 1}, column p: {p_arr[row]:g} is outside [0, 1]."
-        )
+        raise InputError(f"{name}, row {row + 1}, column p: {p_arr[row]:g} is outside [0, 1].")
     for arr in (y_arr, yp_arr, p_arr):
         arr.flags.writeable = False
     return Predictions(y=y_arr, y_pred=yp_arr, p=p_arr, name=name)
@@ -139,7 +137,9 @@ def read_predictions_csv(path: str | Path) -> Predictions:
             row = int(np.flatnonzero(bad)[0])
             cell = text.iloc[row]
             if cell.lower() in ("nan", "na", "n/a", "null", "none"):
-                raise InputError(f"{name}, row {row + 1}, column {col}: the value is missing ({cell}).")
+                raise InputError(
+                    f"{name}, row {row + 1}, column {col}: the value is missing ({cell})."
+                )
             kind = "a number" if col == "p" else "an integer label"
             raise InputError(f"{name}, row {row + 1}, column {col}: {cell!r} is not {kind}.")
         values[col] = num

@@ -67,8 +67,8 @@ class MatchRun:
     match, in processing order.
     """
 
-    src_matched: np.ndarray    # int64 indices into the source
-    tgt_matched: np.ndarray    # int64 indices into the target
+    src_matched: np.ndarray  # int64 indices into the source
+    tgt_matched: np.ndarray  # int64 indices into the target
     tgt_unmatched: np.ndarray  # int64 indices into the target
 
     @property
@@ -157,9 +157,7 @@ def check_params(eps: float, criterion: str, runs: int | None = None) -> None:
     if not np.isfinite(eps_f) or eps_f < 0:
         raise InputError(f"epsilon must be a finite number >= 0, got {eps!r}.")
     if criterion not in CRITERIA:
-        raise InputError(
-            f"criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}."
-        )
+        raise InputError(f"criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}.")
     if runs is not None:
         try:
             whole = int(runs) == runs
@@ -175,7 +173,7 @@ class _Windows:
     """Source sorted by (group, p); each target's candidates are sorted positions [lo, hi)."""
 
     order: np.ndarray  # sorted position -> source index
-    lo: list           # per target, Python ints (the hot loop indexes them one by one)
+    lo: list  # per target, Python ints (the hot loop indexes them one by one)
     hi: list
 
 
@@ -188,7 +186,7 @@ def _windows(source: Predictions, target: Predictions, eps: float, criterion: st
     # Stable sort with the source index as last key: a deterministic layout for ties.
     order = np.lexsort((np.arange(len(source)), source.p, g_src))
     gs, ps = g_src[order], source.p[order]
-    upper = ps + eps   # non-decreasing within a group, since rounding is monotone
+    upper = ps + eps  # non-decreasing within a group, since rounding is monotone
     lower = ps - eps
     lo = np.zeros(len(target), dtype=np.int64)
     hi = np.zeros(len(target), dtype=np.int64)
@@ -202,7 +200,7 @@ def _windows(source: Predictions, target: Predictions, eps: float, criterion: st
         a, b = int(seg_start[k]), int(seg_end[k])
         if a == b:  # no source datapoint with this predicted label: empty window
             continue
-        members = by_group[cuts[k]:cuts[k + 1]]
+        members = by_group[cuts[k] : cuts[k + 1]]
         pt = target.p[members]
         # Candidates: p_t <= p_s + eps (from lo on) and p_s - eps <= p_t (before hi).
         lo[members] = a + np.searchsorted(upper[a:b], pt, side="left")
@@ -291,7 +289,9 @@ def match_runs(
     out = []
     for _ in range(int(runs)):
         u, v = rng.random((2, n_tgt))
-        chosen = np.asarray(_fenwick_run(n_src, win.lo, win.hi, u.tolist(), v.tolist()), dtype=np.int64)
+        chosen = np.asarray(
+            _fenwick_run(n_src, win.lo, win.hi, u.tolist(), v.tolist()), dtype=np.int64
+        )
         hit = chosen >= 0
         out.append(
             MatchRun(
@@ -311,10 +311,18 @@ def _run_columns(source: Predictions, target: Predictions, matches) -> dict[str,
     cs, ct = source.correct, target.correct
     return {
         "run": np.arange(len(matches), dtype=np.int64),
-        "matched_acc_source": np.array([_mean_or_nan(cs[m.src_matched]) for m in matches], dtype=np.float64),
-        "matched_acc_target": np.array([_mean_or_nan(ct[m.tgt_matched]) for m in matches], dtype=np.float64),
-        "fraction_unmatched": np.array([m.tgt_unmatched.size / len(target) for m in matches], dtype=np.float64),
-        "acc_unmatched": np.array([_mean_or_nan(ct[m.tgt_unmatched]) for m in matches], dtype=np.float64),
+        "matched_acc_source": np.array(
+            [_mean_or_nan(cs[m.src_matched]) for m in matches], dtype=np.float64
+        ),
+        "matched_acc_target": np.array(
+            [_mean_or_nan(ct[m.tgt_matched]) for m in matches], dtype=np.float64
+        ),
+        "fraction_unmatched": np.array(
+            [m.tgt_unmatched.size / len(target) for m in matches], dtype=np.float64
+        ),
+        "acc_unmatched": np.array(
+            [_mean_or_nan(ct[m.tgt_unmatched]) for m in matches], dtype=np.float64
+        ),
         "n_matched": np.array([m.n_matched for m in matches], dtype=np.int64),
     }
 
@@ -359,4 +367,3 @@ def matched_accuracy(
         per_run_columns=cols,
         matches=matches,
     )
-

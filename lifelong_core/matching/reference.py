@@ -29,8 +29,7 @@ def match_reference(
     check_params(eps, criterion)
     use_label = criterion == "label-prob"
     p_src = [
-        (int(source.y[s]), int(source.y_pred[s]), float(source.p[s]), s)
-        for s in range(len(source))
+        (int(source.y[s]), int(source.y_pred[s]), float(source.p[s]), s) for s in range(len(source))
     ]
     src_matched, tgt_matched, tgt_unmatched = [], [], []
     for i in range(len(target)):  # for i <- 1, N: the targets in turn

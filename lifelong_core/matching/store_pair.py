@@ -11,8 +11,8 @@ public read methods, so it never touches DuckDB itself.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -46,10 +46,10 @@ class PairData:
 
     source: Side
     target: Side
-    models: tuple[str, ...]        # display names, unique
-    model_idx: np.ndarray          # store rows, aligned with ``models``
+    models: tuple[str, ...]  # display names, unique
+    model_idx: np.ndarray  # store rows, aligned with ``models``
     y_source: np.ndarray
-    pred_source: np.ndarray        # (models, source samples)
+    pred_source: np.ndarray  # (models, source samples)
     conf_source: np.ndarray
     y_target: np.ndarray
     pred_target: np.ndarray
@@ -60,10 +60,18 @@ class PairData:
         """Source and target :class:`Predictions` of one model."""
         k = self.models.index(model)
         return (
-            make_predictions(self.y_source, self.pred_source[k], self.conf_source[k],
-                             name=f"source {self.source.describe()} (model {model})"),
-            make_predictions(self.y_target, self.pred_target[k], self.conf_target[k],
-                             name=f"target {self.target.describe()} (model {model})"),
+            make_predictions(
+                self.y_source,
+                self.pred_source[k],
+                self.conf_source[k],
+                name=f"source {self.source.describe()} (model {model})",
+            ),
+            make_predictions(
+                self.y_target,
+                self.pred_target[k],
+                self.conf_target[k],
+                name=f"target {self.target.describe()} (model {model})",
+            ),
         )
 
 
@@ -82,7 +90,9 @@ def _samples(store, side: Side, role: str) -> pd.DataFrame:
         have = set(store.domains(side.dataset)["domain"])
         missing = [d for d in side.domains if d not in have]
         if missing:
-            raise InputError(f"Dataset {side.dataset!r} has no domain {missing[0]!r} (the {role} set).")
+            raise InputError(
+                f"Dataset {side.dataset!r} has no domain {missing[0]!r} (the {role} set)."
+            )
     smp = store.samples(dataset=side.dataset, domains=list(side.domains) if side.domains else None)
     if smp.empty:
         raise InputError(f"The {role} set {side.describe()} has no samples.")
@@ -106,11 +116,11 @@ class PairSamples:
 
     source: Side
     target: Side
-    source_idx: np.ndarray   # sample_idx of the source samples, in store order
+    source_idx: np.ndarray  # sample_idx of the source samples, in store order
     y_source: np.ndarray
     target_idx: np.ndarray
     y_target: np.ndarray
-    model_names: dict        # model_idx -> display name, every model in the store
+    model_names: dict  # model_idx -> display name, every model in the store
 
 
 def read_samples(store, source: Side, target: Side) -> PairSamples:
@@ -176,7 +186,10 @@ def load_pair(
                 f"{first} Matched accuracy needs the label, predicted and confidence columns."
             ) from None
         keep = np.asarray(kept, dtype=np.int64)
-        empty = {"predicted": np.zeros((0, 0), np.int32), "confidence": np.zeros((0, 0), np.float32)}
+        empty = {
+            "predicted": np.zeros((0, 0), np.int32),
+            "confidence": np.zeros((0, 0), np.float32),
+        }
         ex_s = {f: np.concatenate([p[f] for p in parts_s]) if parts_s else empty[f] for f in FIELDS}
         ex_t = {f: np.concatenate([p[f] for p in parts_t]) if parts_t else empty[f] for f in FIELDS}
     return PairData(

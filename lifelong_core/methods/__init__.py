@@ -33,6 +33,18 @@ from lifelong_core.methods.registry import (
 )
 
 __all__ = [
-    "THRESHOLD_RULES", "CopyNearestExpand", "Estimate", "InsertD", "InsertM", "SearchMethod", "available_methods",
-    "check_fitted", "check_observations", "get_method", "is_threshold_rule", "method_spec", "register", "unregister",
+    "THRESHOLD_RULES",
+    "CopyNearestExpand",
+    "Estimate",
+    "InsertD",
+    "InsertM",
+    "SearchMethod",
+    "available_methods",
+    "check_fitted",
+    "check_observations",
+    "get_method",
+    "is_threshold_rule",
+    "method_spec",
+    "register",
+    "unregister",
 ]

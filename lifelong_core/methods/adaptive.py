@@ -117,7 +117,7 @@ class ThresholdPredictor:
         self.rank = np.empty_like(self.order)
         self.rank[self.order] = np.arange(len(self.order))
         self.n = len(self.order)
-        self.start = int(round(start_acc * self.n))
+        self.start = round(start_acc * self.n)
         self.rule = rule
 
     def predict(self, cols: np.ndarray, obs: np.ndarray) -> np.ndarray:
@@ -160,14 +160,24 @@ class AdaptiveSampler:
     a round trip through files can be replayed (:func:`replay`).
     """
 
-    def __init__(self, predictor, n: int, level: float = 0.95, floor: float = 0.2, clip: float = 0.02,
-                 weighting: str = "equal", variance_floor: bool = True):
+    def __init__(
+        self,
+        predictor,
+        n: int,
+        level: float = 0.95,
+        floor: float = 0.2,
+        clip: float = 0.02,
+        weighting: str = "equal",
+        variance_floor: bool = True,
+    ):
         if not 0 < level < 1:
             raise InputError(f"level must be in (0, 1), got {level}.")
         if not floor > 0 or not 0 < clip < 0.5:
             raise InputError(f"floor must be > 0 and clip in (0, 0.5), got {floor} and {clip}.")
         if weighting not in WEIGHTINGS:
-            raise InputError(f"unknown weighting {weighting!r}; use one of {', '.join(WEIGHTINGS)}.")
+            raise InputError(
+                f"unknown weighting {weighting!r}; use one of {', '.join(WEIGHTINGS)}."
+            )
         self.predictor = predictor
         self.n = int(n)
         self.level, self.floor, self.clip, self.weighting = level, floor, clip, weighting
@@ -195,7 +205,9 @@ class AdaptiveSampler:
         if self._pending is not None:
             raise InputError("the previous round's results have not been recorded yet.")
         if not 1 <= size <= self.remaining:
-            raise InputError(f"a round must evaluate between 1 and {self.remaining} samples, got {size}.")
+            raise InputError(
+                f"a round must evaluate between 1 and {self.remaining} samples, got {size}."
+            )
         rest = np.flatnonzero(~self._known)
         p = self._p[rest]
         pc = np.clip(p, self.clip, 1.0 - self.clip)
@@ -203,6 +215,7 @@ class AdaptiveSampler:
         s = np.sqrt(c)
         w = s + self.floor * s.mean()
         pick = np.argsort(rng.exponential(size=len(rest)) / w, kind="stable")[:size]
+
         # Totals over R_t: everything still unevaluated minus the round's earlier draws.
         def before(x_all: np.ndarray) -> np.ndarray:
             return x_all.sum() - np.concatenate(([0.0], np.cumsum(x_all[pick])[:-1]))
@@ -212,8 +225,14 @@ class AdaptiveSampler:
         v = (W * before(c / w) - before(c)) / self.n**2
         cf = np.maximum(p * (1.0 - p), FLOOR_CLIP * (1.0 - FLOOR_CLIP))
         vf = (W * before(cf / w) - before(cf)) / self.n**2
-        self._pending = _Pending(cols=rest[pick], q=q, p=p[pick], rest=before(p), v=np.maximum(v, 0.0),
-                                 vf=np.maximum(vf, 0.0))
+        self._pending = _Pending(
+            cols=rest[pick],
+            q=q,
+            p=p[pick],
+            rest=before(p),
+            v=np.maximum(v, 0.0),
+            vf=np.maximum(vf, 0.0),
+        )
         return rest[pick].copy()
 
     def record(self, cols: np.ndarray, observed: np.ndarray) -> None:
@@ -221,7 +240,9 @@ class AdaptiveSampler:
         cols = np.asarray(cols, dtype=np.int64)
         obs = np.asarray(observed)
         if pend is None or cols.shape != pend.cols.shape or not np.array_equal(cols, pend.cols):
-            raise InputError("the results must be for the samples of the round just proposed, in its order.")
+            raise InputError(
+                "the results must be for the samples of the round just proposed, in its order."
+            )
         if obs.shape != cols.shape or not np.isin(obs, (0, 1)).all():
             raise InputError("observed results must be 0/1, one per proposed sample.")
         a = obs.astype(np.float64)
@@ -234,7 +255,9 @@ class AdaptiveSampler:
         self.obs += obs.astype(int).tolist()
         self._known[cols] = True
         self._pending = None
-        self._p = self.predictor.predict(np.asarray(self.cols, dtype=np.int64), np.asarray(self.obs, dtype=np.uint8))
+        self._p = self.predictor.predict(
+            np.asarray(self.cols, dtype=np.int64), np.asarray(self.obs, dtype=np.uint8)
+        )
 
     def estimate(self) -> AdaptiveEstimate:
         t = len(self.z)
@@ -263,16 +286,22 @@ class AdaptiveSampler:
             # have not turned up yet (a model that fails almost everything), this does not.
             var = max(var, float((lam**2 * np.asarray(self.vf)).sum()))
         half = float(stats.t.ppf(0.5 + self.level / 2.0, max(n_eff - 1.0, 1.0))) * np.sqrt(var)
-        return AdaptiveEstimate(float(np.clip(acc, 0, 1)), max(acc - half, 0.0), min(acc + half, 1.0), half, t)
+        return AdaptiveEstimate(
+            float(np.clip(acc, 0, 1)), max(acc - half, 0.0), min(acc + half, 1.0), half, t
+        )
 
     def to_estimate(self) -> Estimate:
         """The engine's :class:`Estimate`: accuracy, interval, per-sample prediction."""
         e = self.estimate()
         prob = self.prediction()
-        return Estimate(acc=e.acc, lo=e.lo, hi=e.hi, per_sample=(prob >= 0.5).astype(np.uint8), prob=prob)
+        return Estimate(
+            acc=e.acc, lo=e.lo, hi=e.hi, per_sample=(prob >= 0.5).astype(np.uint8), prob=prob
+        )
 
 
-def round_size(evaluated: int, min_round: int = 8, growth: float = 0.25, max_round: int = 64) -> int:
+def round_size(
+    evaluated: int, min_round: int = 8, growth: float = 0.25, max_round: int = 64
+) -> int:
     """Rounds grow with what is known (a quarter of it by default): small rounds adapt often
     while the prediction is poor, large ones save refits once it is good."""
     return int(min(max(min_round, np.ceil(growth * evaluated)), max_round))
@@ -304,24 +333,39 @@ class AdaptiveRun:
 def _check_run(n: int, until_halfwidth, max_budget, min_round: int, max_round: int) -> int:
     budget = n if max_budget is None else int(max_budget)
     if not 1 <= budget <= n:
-        raise InputError(f"the maximum budget must be between 1 and the number of samples ({n}), got {max_budget}.")
+        raise InputError(
+            f"the maximum budget must be between 1 and the number of samples ({n}), got {max_budget}."
+        )
     if until_halfwidth is not None and not 0 < until_halfwidth < 1:
-        raise InputError(f"the target half-width must be in (0, 1) (a fraction, 0.01 = 1 point), got {until_halfwidth}.")
+        raise InputError(
+            f"the target half-width must be in (0, 1) (a fraction, 0.01 = 1 point), got {until_halfwidth}."
+        )
     if min_round < 1 or max_round < min_round:
-        raise InputError(f"round sizes must satisfy 1 <= min_round <= max_round, got {min_round} and {max_round}.")
+        raise InputError(
+            f"round sizes must satisfy 1 <= min_round <= max_round, got {min_round} and {max_round}."
+        )
     return budget
 
 
-def _next_size(done: int, budget: int, marks: Sequence[int], min_round: int, growth: float, max_round: int) -> int:
+def _next_size(
+    done: int, budget: int, marks: Sequence[int], min_round: int, growth: float, max_round: int
+) -> int:
     size = min(round_size(done, min_round, growth, max_round), budget - done)
     nxt = [c for c in marks if c > done]
     return min(size, nxt[0] - done) if nxt else size
 
 
-def _stop_reason(e: AdaptiveEstimate, n: int, budget: int, until_halfwidth, min_evaluated: int) -> str | None:
+def _stop_reason(
+    e: AdaptiveEstimate, n: int, budget: int, until_halfwidth, min_evaluated: int
+) -> str | None:
     """The stopping rule, checked after every round: one implementation for the engine's
     loop and for the round trip through files."""
-    if until_halfwidth is not None and e.half is not None and e.evaluated >= min_evaluated and e.half <= until_halfwidth:
+    if (
+        until_halfwidth is not None
+        and e.half is not None
+        and e.evaluated >= min_evaluated
+        and e.half <= until_halfwidth
+    ):
         return "target"
     if e.evaluated == n:
         return "exhausted"
@@ -375,9 +419,14 @@ def run_adaptive(
         if why is not None:
             stopped = why
             break
-    return AdaptiveRun(rounds=rounds, columns=np.asarray(sampler.cols, dtype=np.int64),
-                       observed=np.asarray(sampler.obs, dtype=np.uint8), estimate=sampler.to_estimate(),
-                       stopped=stopped, checkpoints=at)
+    return AdaptiveRun(
+        rounds=rounds,
+        columns=np.asarray(sampler.cols, dtype=np.int64),
+        observed=np.asarray(sampler.obs, dtype=np.uint8),
+        estimate=sampler.to_estimate(),
+        stopped=stopped,
+        checkpoints=at,
+    )
 
 
 @dataclass(frozen=True)
@@ -419,8 +468,13 @@ def advance(
     while True:
         if rounds:
             last = rounds[-1]
-            why = _stop_reason(AdaptiveEstimate(last.acc, last.lo, last.hi, last.half, last.evaluated), n, budget,
-                               until_halfwidth, min_evaluated)
+            why = _stop_reason(
+                AdaptiveEstimate(last.acc, last.lo, last.hi, last.half, last.evaluated),
+                n,
+                budget,
+                until_halfwidth,
+                min_evaluated,
+            )
             if why is not None:
                 return Progress(rounds, None, why, len(results) - used, sampler)
         size = _next_size(len(sampler.cols), budget, (), min_round, growth, max_round)
@@ -429,8 +483,10 @@ def advance(
         if not any(have):
             return Progress(rounds, cols, None, len(results) - used, sampler)
         if not all(have):
-            raise InputError(f"round {r + 1} is incomplete: {have.count(False)} of its {size} samples have no result "
-                             "yet; evaluate the whole list of that round.")
+            raise InputError(
+                f"round {r + 1} is incomplete: {have.count(False)} of its {size} samples have no result "
+                "yet; evaluate the whole list of that round."
+            )
         sampler.record(cols, np.array([results[int(c)] for c in cols], dtype=np.uint8))
         used += size
         e = sampler.estimate()
@@ -442,11 +498,15 @@ def simulate(sampler: AdaptiveSampler, row: np.ndarray, seed: int, **kwargs) -> 
     """:func:`run_adaptive` against a known row of results (a stored model)."""
     row = np.asarray(row)
     if row.shape != (sampler.n,) or not np.isin(row, (0, 1)).all():
-        raise InputError(f"the model's row must hold {sampler.n} 0/1 results, got shape {row.shape}.")
+        raise InputError(
+            f"the model's row must hold {sampler.n} 0/1 results, got shape {row.shape}."
+        )
     return run_adaptive(sampler, lambda cols: row[cols], seed, **kwargs)
 
 
-def replay(sampler: AdaptiveSampler, rounds: Sequence[tuple[np.ndarray, np.ndarray]], seed: int) -> AdaptiveSampler:
+def replay(
+    sampler: AdaptiveSampler, rounds: Sequence[tuple[np.ndarray, np.ndarray]], seed: int
+) -> AdaptiveSampler:
     """Rebuild a sampler's state from earlier rounds' (columns, results), checking that each
     round is the one the design would have drawn (round ``r`` uses ``default_rng([seed, r])``).
 
@@ -456,8 +516,10 @@ def replay(sampler: AdaptiveSampler, rounds: Sequence[tuple[np.ndarray, np.ndarr
         cols = np.asarray(cols, dtype=np.int64)
         want = sampler.propose(len(cols), np.random.default_rng([seed, r]))
         if not np.array_equal(np.sort(want), np.sort(cols)):
-            raise InputError(f"round {r + 1}'s samples are not the ones this design drew with seed {seed}; "
-                             "were they produced with another cache, seed or method?")
+            raise InputError(
+                f"round {r + 1}'s samples are not the ones this design drew with seed {seed}; "
+                "were they produced with another cache, seed or method?"
+            )
         by = {int(c): int(o) for c, o in zip(cols, np.asarray(obs).ravel())}
         sampler.record(want, np.array([by[int(c)] for c in want], dtype=np.uint8))
     return sampler

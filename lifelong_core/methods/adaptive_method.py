@@ -16,7 +16,14 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.adaptive import AdaptiveRun, AdaptiveSampler, IRTPredictor, replay, run_adaptive, simulate
+from lifelong_core.methods.adaptive import (
+    AdaptiveRun,
+    AdaptiveSampler,
+    IRTPredictor,
+    replay,
+    run_adaptive,
+    simulate,
+)
 from lifelong_core.methods.irt import MIRTEstimator, check_cache
 from lifelong_core.methods.tuning import TunedEstimator, TuneResult
 from lifelong_core.sortsearch.sort import order_from_sums
@@ -25,12 +32,19 @@ from lifelong_core.sortsearch.sort import order_from_sums
 class AdaptiveMethod:
     name = "adaptive"
 
-    def __init__(self, level: float = 0.95, seed: int = 0, floor: float = 0.2, clip: float = 0.02,
-                 tune: bool = True, tuning: TuneResult | None = None):
+    def __init__(
+        self,
+        level: float = 0.95,
+        seed: int = 0,
+        floor: float = 0.2,
+        clip: float = 0.02,
+        tune: bool = True,
+        tuning: TuneResult | None = None,
+    ):
         self.level, self.seed, self.tuning = level, seed, tuning
         self.floor, self.clip, self.tune = floor, clip, tune
 
-    def fit(self, A_sort: np.ndarray, order: np.ndarray | None = None) -> "AdaptiveMethod":
+    def fit(self, A_sort: np.ndarray, order: np.ndarray | None = None) -> AdaptiveMethod:
         A = np.asarray(A_sort)
         if order is None:
             order = order_from_sums(A.sum(axis=0))
@@ -48,7 +62,9 @@ class AdaptiveMethod:
     def sampler(self) -> AdaptiveSampler:
         if not hasattr(self, "predictor_"):
             raise InputError("fit the adaptive method on a cache before evaluating a model.")
-        return AdaptiveSampler(self.predictor_, self.n_, level=self.level, floor=self.floor, clip=self.clip)
+        return AdaptiveSampler(
+            self.predictor_, self.n_, level=self.level, floor=self.floor, clip=self.clip
+        )
 
     def simulate(self, row: np.ndarray, seed: int, **kwargs) -> AdaptiveRun:
         """Evaluate a model whose results are known (a stored row), round by round."""

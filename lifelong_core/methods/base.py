@@ -49,8 +49,12 @@ class SearchMethod(Protocol):
 
     name: str
 
-    def fit(self, A_sort: np.ndarray, order: np.ndarray | None = None,
-            confidence: np.ndarray | None = None) -> "SearchMethod": ...
+    def fit(
+        self,
+        A_sort: np.ndarray,
+        order: np.ndarray | None = None,
+        confidence: np.ndarray | None = None,
+    ) -> SearchMethod: ...
 
     def select(self, n: int, budget: int, rng: np.random.Generator | None = None) -> np.ndarray: ...
 
@@ -60,10 +64,14 @@ class SearchMethod(Protocol):
 def check_fitted(method: object, attribute: str) -> None:
     """NotFittedError unless ``method`` has the fitted ``attribute`` (set by ``fit``)."""
     if not hasattr(method, attribute):
-        raise NotFittedError(f"{type(method).__name__} is not fitted yet; call fit(A_sort, order) first.")
+        raise NotFittedError(
+            f"{type(method).__name__} is not fitted yet; call fit(A_sort, order) first."
+        )
 
 
-def check_observations(positions: np.ndarray, observed: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+def check_observations(
+    positions: np.ndarray, observed: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
     """The evaluated indices (int64) and their 0/1 results (uint8), checked: same length,
     at least one, distinct, in ``[0, n)``."""
     pos = np.asarray(positions, dtype=np.int64)

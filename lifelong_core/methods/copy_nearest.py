@@ -20,8 +20,12 @@ class CopyNearestExpand:
 
     name = "copy-nearest"
 
-    def fit(self, A_sort: np.ndarray, order: np.ndarray | None = None,
-            confidence: np.ndarray | None = None) -> "CopyNearestExpand":
+    def fit(
+        self,
+        A_sort: np.ndarray,
+        order: np.ndarray | None = None,
+        confidence: np.ndarray | None = None,
+    ) -> CopyNearestExpand:
         self.A_ = np.asarray(A_sort).astype(np.uint8, copy=False)
         self.n_ = self.A_.shape[1]
         return self
@@ -32,7 +36,9 @@ class CopyNearestExpand:
             raise InputError(f"the method was fitted on {self.n_} samples, not {n}.")
         check_budget(n, budget)
         if rng is None:
-            raise InputError("copy-nearest samples at random and needs a random generator (pass a seed).")
+            raise InputError(
+                "copy-nearest samples at random and needs a random generator (pass a seed)."
+            )
         return np.sort(rng.choice(n, size=budget, replace=False)).astype(np.int64)
 
     def nearest(self, columns: np.ndarray, observed: np.ndarray) -> int:

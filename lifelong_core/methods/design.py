@@ -32,8 +32,14 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods.base import check_fitted
 from lifelong_core.sortsearch.search import check_budget
 
-__all__ = ["AccuracyInterval", "StratifiedAlongOrder", "difference_estimate", "difference_estimate_at",
-           "strata_bounds", "stratified_positions"]
+__all__ = [
+    "AccuracyInterval",
+    "StratifiedAlongOrder",
+    "difference_estimate",
+    "difference_estimate_at",
+    "strata_bounds",
+    "stratified_positions",
+]
 
 
 def strata_bounds(n: int, budget: int) -> np.ndarray:
@@ -54,7 +60,9 @@ def stratified_positions(n: int, budget: int, rng: np.random.Generator) -> np.nd
     """
     check_budget(n, budget)
     if not isinstance(rng, np.random.Generator):
-        raise InputError("stratified sampling draws at random and needs a random generator (pass a seed).")
+        raise InputError(
+            "stratified sampling draws at random and needs a random generator (pass a seed)."
+        )
     edges = strata_bounds(n, budget)
     sizes = np.diff(edges)
     take = np.full(len(sizes), min(2, budget), dtype=np.int64)
@@ -144,8 +152,16 @@ def difference_estimate(
     shrunk by the fit and would make the interval too narrow (the GREG small-sample
     problem, Särndal et al. §6.6-6.7).
     """
-    return difference_estimate_at(ranks, observed, prob_sorted[ranks], prob_sorted.sum(), len(prob_sorted),
-                                  resid=resid, level=level, inflate=inflate)
+    return difference_estimate_at(
+        ranks,
+        observed,
+        prob_sorted[ranks],
+        prob_sorted.sum(),
+        len(prob_sorted),
+        resid=resid,
+        level=level,
+        inflate=inflate,
+    )
 
 
 def difference_estimate_at(

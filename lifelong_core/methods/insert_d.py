@@ -35,8 +35,12 @@ class InsertD:
         self.rule = rule
         self.sampling = self._m.sampling
 
-    def fit(self, A_sort: np.ndarray, order: np.ndarray | None = None,
-            confidence: np.ndarray | None = None) -> "InsertD":
+    def fit(
+        self,
+        A_sort: np.ndarray,
+        order: np.ndarray | None = None,
+        confidence: np.ndarray | None = None,
+    ) -> InsertD:
         """Fit on the cache ``A_sort`` (models x samples). ``order``: the model order,
         best first (default: Sorting by Sum on the transpose, ``sort_models``);
         ``confidence`` is not used (the contract's signature)."""
@@ -49,7 +53,7 @@ class InsertD:
         self.sample_order_ = order_from_sums(self.sample_sums_)
         return self
 
-    def fit_sums(self, model_sums: np.ndarray, sample_sums: np.ndarray) -> "InsertD":
+    def fit_sums(self, model_sums: np.ndarray, sample_sums: np.ndarray) -> InsertD:
         """:meth:`fit` from the cache's row sums (per model) and column sums (per sample):
         all insert_D needs, so a large cache is never read whole (issue 13)."""
         self.model_order_ = order_from_sums(np.asarray(model_sums, dtype=np.int64))

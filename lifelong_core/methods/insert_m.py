@@ -11,17 +11,27 @@ import numpy as np
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods.base import Estimate, check_fitted
-from lifelong_core.sortsearch.search import DEFAULT_RULE, RULES, positions_for, resolve_sampling, rule_thresholds
+from lifelong_core.sortsearch.search import (
+    DEFAULT_RULE,
+    RULES,
+    positions_for,
+    resolve_sampling,
+    rule_thresholds,
+)
 from lifelong_core.sortsearch.sort import compute_order
 
 
-def columns_to_sorted(rank: np.ndarray, columns: np.ndarray, observed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def columns_to_sorted(
+    rank: np.ndarray, columns: np.ndarray, observed: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Evaluated columns and their observations -> sorted positions (ascending) and the
     observations in that order; InputError on mismatched, repeated or out-of-range input."""
     columns = np.asarray(columns, dtype=np.int64)
     observed = np.asarray(observed).astype(np.uint8).ravel()
     if columns.ndim != 1 or len(columns) != len(observed) or len(columns) == 0:
-        raise InputError(f"need as many observations as evaluated samples ({len(observed)} vs {columns.size}).")
+        raise InputError(
+            f"need as many observations as evaluated samples ({len(observed)} vs {columns.size})."
+        )
     if columns.min() < 0 or columns.max() >= len(rank):
         raise InputError(f"evaluated sample indices must lie in [0, {len(rank) - 1}].")
     if (observed > 1).any():
@@ -44,8 +54,14 @@ class InsertM:
     order and ``acc = t / n``; ``predict`` returns just the vector.
     """
 
-    def __init__(self, rule: str = DEFAULT_RULE, sampling: str | None = None, sort: str = "sum",
-                 ties: str | None = None, depth: int = 2) -> None:
+    def __init__(
+        self,
+        rule: str = DEFAULT_RULE,
+        sampling: str | None = None,
+        sort: str = "sum",
+        ties: str | None = None,
+        depth: int = 2,
+    ) -> None:
         if rule not in RULES:
             raise InputError(f"unknown threshold rule {rule!r}; use one of {', '.join(RULES)}.")
         self.rule = rule
@@ -55,11 +71,18 @@ class InsertM:
         self.ties = ties
         self.depth = depth
 
-    def fit(self, A_sort: np.ndarray, order: np.ndarray | None = None,
-            confidence: np.ndarray | None = None) -> "InsertM":
+    def fit(
+        self,
+        A_sort: np.ndarray,
+        order: np.ndarray | None = None,
+        confidence: np.ndarray | None = None,
+    ) -> InsertM:
         ties = self.ties or ("reference" if self.rule == "reference" else "stable")
-        self.order_ = (np.asarray(order, dtype=np.int64) if order is not None
-                       else compute_order(A_sort, self.sort, confidence, ties, self.depth))
+        self.order_ = (
+            np.asarray(order, dtype=np.int64)
+            if order is not None
+            else compute_order(A_sort, self.sort, confidence, ties, self.depth)
+        )
         self.n_ = len(self.order_)
         self.rank_ = np.empty(self.n_, dtype=np.int64)
         self.rank_[self.order_] = np.arange(self.n_)

@@ -43,7 +43,9 @@ def check_cache(A_sort: np.ndarray, order: np.ndarray) -> np.ndarray:
         raise InputError("the Sort cache must hold only 0/1 correctness values.")
     order = np.asarray(order)
     if order.shape != (A.shape[1],) or not np.array_equal(np.sort(order), np.arange(A.shape[1])):
-        raise InputError(f"the sample order must be a permutation of the {A.shape[1]} sample columns.")
+        raise InputError(
+            f"the sample order must be a permutation of the {A.shape[1]} sample columns."
+        )
     return A
 
 
@@ -58,7 +60,9 @@ class ItemModel:
     theta: np.ndarray  # (m, k) cache models' abilities
 
 
-def _newton_rows(X: np.ndarray, Y: np.ndarray, offset: np.ndarray, beta: np.ndarray, ridge: np.ndarray) -> np.ndarray:
+def _newton_rows(
+    X: np.ndarray, Y: np.ndarray, offset: np.ndarray, beta: np.ndarray, ridge: np.ndarray
+) -> np.ndarray:
     """One damped Newton step for many independent ridge logistic regressions at once.
 
     Regression r has design ``X`` (shared, (s, p)), responses ``Y[:, r]``, offsets
@@ -76,7 +80,9 @@ def _newton_rows(X: np.ndarray, Y: np.ndarray, offset: np.ndarray, beta: np.ndar
     return beta + np.clip(step, -2.0, 2.0)
 
 
-def fit_item_model(A: np.ndarray, k: int = 10, iters: int = 25, item_ridge: float = 8.0) -> ItemModel:
+def fit_item_model(
+    A: np.ndarray, k: int = 10, iters: int = 25, item_ridge: float = 8.0
+) -> ItemModel:
     """Fit ``sigmoid(d_j + w_j . theta_i)`` to the cache by alternating Newton steps.
 
     Initialised from the leading principal components of the centred cache (logistic
@@ -113,7 +119,9 @@ def item_model(d: np.ndarray, w: np.ndarray, theta: np.ndarray) -> ItemModel:
     (their mean and covariance, plus 1e-3 on the diagonal)."""
     k = theta.shape[1]
     cov = np.cov(theta, rowvar=False).reshape(k, k) + 1e-3 * np.eye(k)
-    return ItemModel(d=d, w=w, prior_mean=theta.mean(axis=0), prior_prec=np.linalg.inv(cov), theta=theta)
+    return ItemModel(
+        d=d, w=w, prior_mean=theta.mean(axis=0), prior_prec=np.linalg.inv(cov), theta=theta
+    )
 
 
 def map_ability(
@@ -157,31 +165,51 @@ class MIRTEstimator(StratifiedAlongOrder):
         if int(k) != k or k < 1 or int(iters) != iters or iters < 1:
             raise InputError(f"k and iters must be positive integers, got k={k}, iters={iters}.")
         if not item_ridge > 0 or not 0 < level < 1:
-            raise InputError(f"item_ridge must be > 0 and level in (0, 1), got {item_ridge} and {level}.")
+            raise InputError(
+                f"item_ridge must be > 0 and level in (0, 1), got {item_ridge} and {level}."
+            )
         self.k = k
         self.iters = iters
         self.item_ridge = item_ridge
         self.level = level
 
-    def fit(self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None) -> "MIRTEstimator":
+    def fit(
+        self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None
+    ) -> MIRTEstimator:
         A = check_cache(A_sort, order)
         self._set_order(order)
         self.item_ = fit_item_model(A, k=self.k, iters=self.iters, item_ridge=self.item_ridge)
         return self
 
-    def fit_packed(self, P: np.ndarray, n: int, order: np.ndarray, progress=None, block_bytes: int | None = None,
-                   max_columns: int | None = None, seed: int = 0) -> "MIRTEstimator":
+    def fit_packed(
+        self,
+        P: np.ndarray,
+        n: int,
+        order: np.ndarray,
+        progress=None,
+        block_bytes: int | None = None,
+        max_columns: int | None = None,
+        seed: int = 0,
+    ) -> MIRTEstimator:
         """:meth:`fit` from packed rows ``P`` ((m, ceil(n/8)) uint8, the store's layout) in
         bounded memory: the same fit made in column chunks; with ``n > max_columns`` the
         two-stage fit of :func:`.irt_fit.fit_packed_item_model`."""
         from lifelong_core.methods.irt_fit import DEFAULT_BLOCK_BYTES, fit_packed_item_model
 
-        d, w, theta = fit_packed_item_model(P, n, k=self.k, iters=self.iters, item_ridge=self.item_ridge,
-                                            max_columns=max_columns, seed=seed,
-                                            block_bytes=block_bytes or DEFAULT_BLOCK_BYTES, progress=progress)
+        d, w, theta = fit_packed_item_model(
+            P,
+            n,
+            k=self.k,
+            iters=self.iters,
+            item_ridge=self.item_ridge,
+            max_columns=max_columns,
+            seed=seed,
+            block_bytes=block_bytes or DEFAULT_BLOCK_BYTES,
+            progress=progress,
+        )
         return self.with_items(item_model(d, w, theta), order)
 
-    def with_items(self, item: "ItemModel", order: np.ndarray) -> "MIRTEstimator":
+    def with_items(self, item: ItemModel, order: np.ndarray) -> MIRTEstimator:
         """This estimator with already fitted item parameters (e.g. persisted in the store)."""
         order = np.asarray(order, dtype=np.int64)
         n = len(item.d)
@@ -191,7 +219,9 @@ class MIRTEstimator(StratifiedAlongOrder):
         self.item_ = item
         return self
 
-    def predict_proba(self, positions: np.ndarray, observed: np.ndarray) -> tuple[np.ndarray, float]:
+    def predict_proba(
+        self, positions: np.ndarray, observed: np.ndarray
+    ) -> tuple[np.ndarray, float]:
         """P(correct) for every sample, and the effective parameter count of the fit."""
         theta, df = map_ability(self.item_, positions, observed)
         # In the items' own precision: a float32 fit (n x k) is not copied to float64 here.

@@ -80,8 +80,14 @@ def _unpack(P: np.ndarray, c0: int, c1: int) -> np.ndarray:
     return bits.astype(np.float32)
 
 
-def _item_newton(X: np.ndarray, outer_x: np.ndarray, Y: np.ndarray, beta: np.ndarray, item_pen: np.ndarray,
-                 iu: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+def _item_newton(
+    X: np.ndarray,
+    outer_x: np.ndarray,
+    Y: np.ndarray,
+    beta: np.ndarray,
+    item_pen: np.ndarray,
+    iu: tuple[np.ndarray, np.ndarray],
+) -> np.ndarray:
     """One damped Newton step of the item regressions of a column chunk (``beta``: (c, p)).
 
     Same step as ``irt._newton_rows`` on the design ``X = [theta, 1]``: float32 chunk
@@ -136,7 +142,14 @@ def _alternate(P, n, k, iters, item_ridge, spans, tick):
         h_theta = np.zeros((m, len(iu_k[0])))
         for c0, c1 in spans:
             Y = _unpack(P, c0, c1)
-            beta = _item_newton(X, outer_x, Y, np.hstack([w[c0:c1], d[c0:c1, None]]).astype(np.float64), item_pen, iu_p)
+            beta = _item_newton(
+                X,
+                outer_x,
+                Y,
+                np.hstack([w[c0:c1], d[c0:c1, None]]).astype(np.float64),
+                item_pen,
+                iu_p,
+            )
             w[c0:c1] = beta[:, :k]
             d[c0:c1] = beta[:, k]
             # This chunk's share of the ability step, with the items just updated.
@@ -193,10 +206,14 @@ def fit_packed_item_model(
     """
     P = np.asarray(P)
     if P.dtype != np.uint8 or P.ndim != 2 or P.shape[1] != (n + 7) // 8:
-        raise InputError(f"the packed Sort cache must be (models, {(n + 7) // 8}) uint8 rows for {n} samples.")
+        raise InputError(
+            f"the packed Sort cache must be (models, {(n + 7) // 8}) uint8 rows for {n} samples."
+        )
     m = P.shape[0]
     if m < 2 or n < 2:
-        raise InputError(f"the Sort cache must have at least 2 models and 2 samples, got {m} x {n}.")
+        raise InputError(
+            f"the Sort cache must have at least 2 models and 2 samples, got {m} x {n}."
+        )
     if max_columns is not None and max_columns < 2:
         raise InputError(f"max_columns must be at least 2, got {max_columns}.")
     k = int(max(1, min(k, m - 1)))
@@ -217,12 +234,16 @@ def fit_packed_item_model(
         theta, d, w, _ = _alternate(P, n, k, iters, item_ridge, spans, tick)
     else:
         cols = np.sort(np.random.default_rng(seed).choice(n, max_columns, replace=False))
-        theta, _, _, _ = _alternate(_columns(P, n, cols), max_columns, k, iters, item_ridge, spans, tick)
+        theta, _, _, _ = _alternate(
+            _columns(P, n, cols), max_columns, k, iters, item_ridge, spans, tick
+        )
         # Stage 2: items of every column given theta. Start: d = smoothed logit of the
         # column mean, w = the ridge least-squares slope of the centred column on theta,
         # times 4 (the logistic's slope at 1/2), i.e. the start consistent with the
         # fitted theta (the PCA start would belong to the initial one).
-        lsq = (np.linalg.solve(theta.T @ theta + item_ridge * np.eye(k), theta.T) * 4.0).astype(np.float32)
+        lsq = (np.linalg.solve(theta.T @ theta + item_ridge * np.eye(k), theta.T) * 4.0).astype(
+            np.float32
+        )
         iu_p = _triu(k + 1)
         item_pen = np.append(np.full(k, item_ridge), 0.01)
         X = np.hstack([theta, np.ones((m, 1))]).astype(np.float32)
@@ -233,7 +254,9 @@ def fit_packed_item_model(
             Y = _unpack(P, c0, c1)
             col = Y.mean(axis=0, dtype=np.float64)
             d0 = np.log((col * m + 0.5) / ((1 - col) * m + 0.5))
-            beta = np.hstack([((Y - col.astype(np.float32)).T @ lsq.T), d0[:, None]]).astype(np.float64)
+            beta = np.hstack([((Y - col.astype(np.float32)).T @ lsq.T), d0[:, None]]).astype(
+                np.float64
+            )
             for _ in range(item_iters):
                 beta = _item_newton(X, outer_x, Y, beta, item_pen, iu_p)
             w[c0:c1] = beta[:, :k]

@@ -46,7 +46,9 @@ class NeighboursEstimator(StratifiedAlongOrder):
             raise InputError(f"level must be in (0, 1), got {level}.")
         self.level = level
 
-    def fit(self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None) -> "NeighboursEstimator":
+    def fit(
+        self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None
+    ) -> NeighboursEstimator:
         A = check_cache(A_sort, order)
         self.A_ = A.astype(np.uint8)
         # A float copy of the cache is fitted state, so that each estimate's weighted
@@ -63,7 +65,9 @@ class NeighboursEstimator(StratifiedAlongOrder):
         agree = match.sum(axis=1)
         ll, eps = _loglik(agree, len(pos))
         w = np.exp(ll - logsumexp(ll))
-        prob = (w * (1.0 - 2.0 * eps)).astype(np.float32) @ self.A_float_ + np.float32((w * eps).sum())
+        prob = (w * (1.0 - 2.0 * eps)).astype(np.float32) @ self.A_float_ + np.float32(
+            (w * eps).sum()
+        )
         prob = prob.astype(np.float64)
         loo = self._leave_one_out(match, agree, obs) if len(pos) > 1 else None
         return finish(prob, pos, obs, self.rank_, self.level, width_resid=loo)

@@ -84,8 +84,10 @@ def available_methods(kind: str | None = "model") -> list[str]:
 def method_spec(name: str) -> MethodSpec:
     """The registry entry of ``name``; InputError listing the names if unknown."""
     if name not in _REGISTRY:
-        raise InputError(f"unknown search method {name!r}; available: {', '.join(available_methods())}.",
-                         param="search")
+        raise InputError(
+            f"unknown search method {name!r}; available: {', '.join(available_methods())}.",
+            param="search",
+        )
     return _REGISTRY[name]
 
 

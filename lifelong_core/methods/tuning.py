@@ -34,10 +34,15 @@ from scipy.special import expit
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods.adaptive import IRTPredictor, ThresholdPredictor
-from lifelong_core.methods.base import Estimate
+from lifelong_core.methods.base import Estimate, check_fitted, check_observations
 from lifelong_core.methods.design import StratifiedAlongOrder, stratified_positions
-from lifelong_core.methods.base import check_fitted, check_observations
-from lifelong_core.methods.irt import MIRTEstimator, check_cache, finish, fit_item_model, map_ability
+from lifelong_core.methods.irt import (
+    MIRTEstimator,
+    check_cache,
+    finish,
+    fit_item_model,
+    map_ability,
+)
 from lifelong_core.sortsearch.search import rule_thresholds
 from lifelong_core.sortsearch.sort import order_from_sums
 
@@ -134,7 +139,9 @@ def _score_threshold(B: np.ndarray, folds: list[np.ndarray], draws: list) -> flo
     return float(np.mean(errs))
 
 
-def _score_irt(B: np.ndarray, folds: list[np.ndarray], draws: list, k: int, ridge: float, iters: int) -> float:
+def _score_irt(
+    B: np.ndarray, folds: list[np.ndarray], draws: list, k: int, ridge: float, iters: int
+) -> float:
     errs = []
     items = {}
     for f, test in enumerate(folds):
@@ -168,13 +175,17 @@ class TunedEstimator(StratifiedAlongOrder):
         self.seed = seed
         self.tuning = tuning
 
-    def fit(self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None) -> "TunedEstimator":
+    def fit(
+        self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None
+    ) -> TunedEstimator:
         A = check_cache(A_sort, order)
         self._set_order(order)
         # A given tuning (e.g. chosen on a whole store) skips the cross-validation.
         self.tuning_ = self.tuning if self.tuning is not None else tune(A, seed=self.seed)
         if self.tuning_.kind == "irt":
-            self.mirt_ = MIRTEstimator(k=self.tuning_.k, item_ridge=self.tuning_.ridge, level=self.level)
+            self.mirt_ = MIRTEstimator(
+                k=self.tuning_.k, item_ridge=self.tuning_.ridge, level=self.level
+            )
             self.mirt_.fit(A, self.order_)
             self.predictor_ = IRTPredictor(self.mirt_.item_)
         else:

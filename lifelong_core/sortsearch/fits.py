@@ -86,7 +86,12 @@ def fit_exponential(budgets, errors) -> FitResult:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             popt, _ = curve_fit(
-                _exp, x, y, p0=[a0, b0, c0], bounds=([0, 0, 0], [np.inf, np.inf, np.inf]), maxfev=20000
+                _exp,
+                x,
+                y,
+                p0=[a0, b0, c0],
+                bounds=([0, 0, 0], [np.inf, np.inf, np.inf]),
+                maxfev=20000,
             )
     except (RuntimeError, ValueError) as exc:
         return FitResult("exponential", message=f"curve_fit failed: {exc}")

@@ -41,7 +41,11 @@ class Scratch:
 
     def _buffers(self, rows: int, n: int) -> tuple[np.ndarray, np.ndarray]:
         loc = self._local
-        if getattr(loc, "sorted", None) is None or loc.sorted.shape[0] < rows or loc.sorted.shape[1] != n:
+        if (
+            getattr(loc, "sorted", None) is None
+            or loc.sorted.shape[0] < rows
+            or loc.sorted.shape[1] != n
+        ):
             loc.sorted = np.empty((rows, n), dtype=np.uint8)
             loc.running = np.empty((rows, n), dtype=np.int32)
         return loc.sorted[:rows], loc.running[:rows]
@@ -87,7 +91,11 @@ class SweepPlan:
 
 
 def plan_sweep(
-    n: int, budgets: tuple[int, ...], sampling: str, rng: np.random.Generator | None, rules: tuple[str, ...] = RULES
+    n: int,
+    budgets: tuple[int, ...],
+    sampling: str,
+    rng: np.random.Generator | None,
+    rules: tuple[str, ...] = RULES,
 ) -> SweepPlan:
     """Positions for every budget (random draws in budget order from ``rng``) and cuts.
 
@@ -95,11 +103,17 @@ def plan_sweep(
     ``count(p + 1) - count(p)``), every threshold the ``rules`` can return, and ``n``
     (the row total).
     """
-    return plan_from_positions(n, budgets, tuple(positions_for(sampling, n, b, rng) for b in budgets), rules)
+    return plan_from_positions(
+        n, budgets, tuple(positions_for(sampling, n, b, rng) for b in budgets), rules
+    )
 
 
-def plan_from_positions(n: int, budgets: tuple[int, ...], positions: tuple[np.ndarray, ...],
-                        rules: tuple[str, ...] = RULES) -> SweepPlan:
+def plan_from_positions(
+    n: int,
+    budgets: tuple[int, ...],
+    positions: tuple[np.ndarray, ...],
+    rules: tuple[str, ...] = RULES,
+) -> SweepPlan:
     """:func:`plan_sweep` for positions already drawn (one array per budget)."""
     parts = [np.array([0, n], dtype=np.int64)]
     for p in positions:
@@ -107,6 +121,8 @@ def plan_from_positions(n: int, budgets: tuple[int, ...], positions: tuple[np.nd
     return SweepPlan(n, tuple(budgets), positions, np.unique(np.concatenate(parts)))
 
 
-def sweep_cuts(n: int, budgets: tuple[int, ...], sampling: str, rng: np.random.Generator | None) -> np.ndarray:
+def sweep_cuts(
+    n: int, budgets: tuple[int, ...], sampling: str, rng: np.random.Generator | None
+) -> np.ndarray:
     """The cut positions of CONTRACTS.md: sorted unique int64 in ``[0, n]``."""
     return plan_sweep(n, budgets, sampling, rng).cuts

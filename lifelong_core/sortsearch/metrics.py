@@ -20,7 +20,9 @@ def _pair(a: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     a = np.asarray(a).astype(np.int64).ravel()
     y = np.asarray(y).astype(np.int64).ravel()
     if a.shape != y.shape or a.size == 0:
-        raise InputError(f"truth and prediction must be non-empty and of equal length ({a.size} vs {y.size}).")
+        raise InputError(
+            f"truth and prediction must be non-empty and of equal length ({a.size} vs {y.size})."
+        )
     return a, y
 
 
@@ -58,7 +60,9 @@ def kappa(a: np.ndarray, y: np.ndarray) -> float:
     return float(kappa_from(np.abs(a - y).mean(), a.mean(), y.mean()))
 
 
-def threshold_metrics(t: np.ndarray, ones_before_t: np.ndarray, totals: np.ndarray, n: int) -> dict[str, np.ndarray]:
+def threshold_metrics(
+    t: np.ndarray, ones_before_t: np.ndarray, totals: np.ndarray, n: int
+) -> dict[str, np.ndarray]:
     """MAE, accuracies, E_agg and kappa of threshold predictions, from counts only.
 
     Row ``i`` predicts its first ``t[i]`` sorted samples correct; it has ``totals[i]``
@@ -71,7 +75,13 @@ def threshold_metrics(t: np.ndarray, ones_before_t: np.ndarray, totals: np.ndarr
     err = ((t - c) + (tot - c)) / n
     est = t / n
     true = tot / n
-    return {"mae": err, "est_acc": est, "true_acc": true, "eagg": np.abs(est - true), "kappa": kappa_from(err, true, est)}
+    return {
+        "mae": err,
+        "est_acc": est,
+        "true_acc": true,
+        "eagg": np.abs(est - true),
+        "kappa": kappa_from(err, true, est),
+    }
 
 
 def theorem21_vector(a: np.ndarray) -> np.ndarray:

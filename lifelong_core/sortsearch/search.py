@@ -145,14 +145,19 @@ def _byte_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     bits = (np.arange(256)[:, None] >> np.arange(8)) & 1
     run = np.cumsum(2 * bits - 1, axis=1)
     total = run[:, -1]
-    return total.astype(np.int32), (run.max(axis=1) - total).astype(np.int32), run.argmax(axis=1).astype(np.int64)
+    return (
+        total.astype(np.int32),
+        (run.max(axis=1) - total).astype(np.int32),
+        run.argmax(axis=1).astype(np.int64),
+    )
 
 
 _TOTAL, _BEST_LESS_TOTAL, _ARG = _byte_tables()
 
 
-def rule_thresholds_packed(rule: str, positions: np.ndarray, packed: np.ndarray, n: int,
-                           block: int = 1 << 13) -> np.ndarray:
+def rule_thresholds_packed(
+    rule: str, positions: np.ndarray, packed: np.ndarray, n: int, block: int = 1 << 13
+) -> np.ndarray:
     """:func:`rule_thresholds` on packed observations (``bits.packed_bits_at``), equal to
     it for every input.
 

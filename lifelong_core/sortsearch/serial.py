@@ -14,7 +14,12 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.sortsearch.search import DEFAULT_RULE, positions_for, resolve_sampling, rule_thresholds
+from lifelong_core.sortsearch.search import (
+    DEFAULT_RULE,
+    positions_for,
+    resolve_sampling,
+    rule_thresholds,
+)
 from lifelong_core.sortsearch.sort import column_sums, order_from_sums
 
 
@@ -23,8 +28,15 @@ def resort_keeping_ties(sums: np.ndarray, previous: np.ndarray) -> np.ndarray:
     return previous[order_from_sums(sums[previous], "stable")]
 
 
-def serial_additions(A_sort: np.ndarray, A_new: np.ndarray, budget: int, *, sampling: str | None = None,
-                     rule: str = DEFAULT_RULE, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
+def serial_additions(
+    A_sort: np.ndarray,
+    A_new: np.ndarray,
+    budget: int,
+    *,
+    sampling: str | None = None,
+    rule: str = DEFAULT_RULE,
+    seed: int = 0,
+) -> tuple[pd.DataFrame, np.ndarray]:
     """Add the rows of ``A_new`` one by one (in row order) as in Appendix G.
 
     One set of sampled positions (drawn once from ``default_rng(seed)`` when random) is
@@ -49,8 +61,16 @@ def serial_additions(A_sort: np.ndarray, A_new: np.ndarray, budget: int, *, samp
         y[order[:t]] = 1
         sums = sums + y
         new_order = resort_keeping_ties(sums, order)
-        rows.append({"step": step, "model_row": step, "threshold": t, "est_acc": t / n,
-                     "true_acc": float(a.mean()), "mae": float(np.abs(a.astype(np.int64) - y).mean()),
-                     "order_unchanged": bool(np.array_equal(new_order, order))})
+        rows.append(
+            {
+                "step": step,
+                "model_row": step,
+                "threshold": t,
+                "est_acc": t / n,
+                "true_acc": float(a.mean()),
+                "mae": float(np.abs(a.astype(np.int64) - y).mean()),
+                "order_unchanged": bool(np.array_equal(new_order, order)),
+            }
+        )
         order = new_order
     return pd.DataFrame(rows), order

@@ -66,7 +66,9 @@ def sort_by_confidence(C: np.ndarray, ties: str = "stable") -> np.ndarray:
     return _order_desc(C.sum(axis=0, dtype=np.float64), ties)
 
 
-def best_prefix_counts(sorted_rows: np.ndarray, chunk_rows: int = 64) -> tuple[np.ndarray, np.ndarray]:
+def best_prefix_counts(
+    sorted_rows: np.ndarray, chunk_rows: int = 64
+) -> tuple[np.ndarray, np.ndarray]:
     """Optimal threshold of each row of ``A P`` (Theorem 3.1) and the ones before it.
 
     Returns ``(t, c)`` (int64): predicting the first ``t`` sorted samples correct
@@ -159,7 +161,8 @@ def choose_sort_rows(m: int, k: int, seed: int) -> np.ndarray:
     if not 1 <= k < m:
         raise InputError(
             f"the number of Sort models, {k}, must be between 1 and {m - 1} (the matrix has {m} rows and at "
-            "least one must be left to evaluate).", param="sort_models"
+            "least one must be left to evaluate).",
+            param="sort_models",
         )
     return np.sort(np.random.default_rng(seed).choice(m, k, replace=False)).astype(np.int64)
 
@@ -167,8 +170,13 @@ def choose_sort_rows(m: int, k: int, seed: int) -> np.ndarray:
 SORTS = ("sum", "confidence", "recursive")
 
 
-def compute_order(A_sort: np.ndarray, sort: str = "sum", confidence: np.ndarray | None = None,
-                  ties: str = "stable", depth: int = 2) -> np.ndarray:
+def compute_order(
+    A_sort: np.ndarray,
+    sort: str = "sum",
+    confidence: np.ndarray | None = None,
+    ties: str = "stable",
+    depth: int = 2,
+) -> np.ndarray:
     """The Sort step by name: ``sum``, ``confidence`` (needs ``confidence``) or ``recursive``."""
     if sort == "sum":
         return sort_by_sum(A_sort, ties)

@@ -41,15 +41,15 @@ from lifelong_core.stats.weighting import (
 )
 
 __all__ = [
+    "DIFFERENCE_LEVEL",
+    "DISPLAY_LEVEL",
+    "INDETERMINATE",
+    "SCHEMES",
     "Bootstrap",
     "CategoryStats",
     "CountTable",
-    "DIFFERENCE_LEVEL",
-    "DISPLAY_LEVEL",
     "HierarchicalFit",
-    "INDETERMINATE",
     "Prior",
-    "SCHEMES",
     "WeightRegions",
     "bootstrap",
     "category_stats",

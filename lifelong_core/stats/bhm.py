@@ -26,8 +26,8 @@ available through :class:`Prior`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -57,16 +57,20 @@ class Prior:
         if self.kind not in ("normal", "uniform"):
             raise InputError(f"prior kind must be 'normal' or 'uniform', got '{self.kind}'.")
         if self.kind == "normal" and not self.scale > 0:
-            raise InputError(f"a normal prior needs a positive standard deviation, got {self.scale}.")
+            raise InputError(
+                f"a normal prior needs a positive standard deviation, got {self.scale}."
+            )
         if self.kind == "uniform" and not (0 <= self.loc < self.scale):
-            raise InputError(f"a uniform prior needs 0 <= low < high, got ({self.loc}, {self.scale}).")
+            raise InputError(
+                f"a uniform prior needs 0 <= low < high, got ({self.loc}, {self.scale})."
+            )
 
     @classmethod
-    def normal(cls, mean: float, sd: float) -> "Prior":
+    def normal(cls, mean: float, sd: float) -> Prior:
         return cls("normal", float(mean), float(sd))
 
     @classmethod
-    def uniform(cls, low: float, high: float) -> "Prior":
+    def uniform(cls, low: float, high: float) -> Prior:
         return cls("uniform", float(low), float(high))
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
@@ -106,7 +110,9 @@ def _per_model(prior: Prior | Sequence[Prior], m: int, name: str) -> list[Prior]
     return priors
 
 
-def _slice_sample(u0: np.ndarray, logf, rng: np.random.Generator, width: float = 1.0, max_steps: int = 20) -> np.ndarray:
+def _slice_sample(
+    u0: np.ndarray, logf, rng: np.random.Generator, width: float = 1.0, max_steps: int = 20
+) -> np.ndarray:
     """One univariate slice-sampling update of every element of ``u0`` (Neal 2003, Fig. 3 and 5).
 
     ``logf`` maps an array shaped like ``u0`` to elementwise log densities; elements
@@ -170,9 +176,15 @@ class HierarchicalFit:
         return self.p.shape[1]
 
     def _weights(self, task_weights: np.ndarray | None) -> np.ndarray:
-        return uniform_task_weights(self.table) if task_weights is None else np.asarray(task_weights, dtype=float)
+        return (
+            uniform_task_weights(self.table)
+            if task_weights is None
+            else np.asarray(task_weights, dtype=float)
+        )
 
-    def aggregate_draws(self, task_weights: np.ndarray | None = None, predictive: bool = False, seed: int = 0) -> np.ndarray:
+    def aggregate_draws(
+        self, task_weights: np.ndarray | None = None, predictive: bool = False, seed: int = 0
+    ) -> np.ndarray:
         """Draws of every model's weighted score, shape (chains * draws, models).
 
         ``predictive=False``: the parameter ``sum_t w_t p[i, t]``. ``predictive=True``:
@@ -189,7 +201,11 @@ class HierarchicalFit:
         return p @ w
 
     def aggregate_intervals(
-        self, level: float = DISPLAY_LEVEL, task_weights: np.ndarray | None = None, predictive: bool = True, seed: int = 0
+        self,
+        level: float = DISPLAY_LEVEL,
+        task_weights: np.ndarray | None = None,
+        predictive: bool = True,
+        seed: int = 0,
     ) -> pd.DataFrame:
         """Credible intervals of every model's score per scope (overall, categories).
 
@@ -205,12 +221,18 @@ class HierarchicalFit:
         frames = []
         for scope, w in scopes:
             mean, lo, hi = percentile_interval(self.aggregate_draws(w, predictive, seed), level)
-            df = pd.DataFrame({"model": self.table.models, "scope": scope, "mean": mean, "lo": lo, "hi": hi})
+            df = pd.DataFrame(
+                {"model": self.table.models, "scope": scope, "mean": mean, "lo": lo, "hi": hi}
+            )
             frames.append(df.sort_values("mean", ascending=False, kind="stable"))
         return pd.concat(frames, ignore_index=True)
 
     def difference_interval(
-        self, model_a: str, model_b: str, level: float = 0.95, task_weights: np.ndarray | None = None
+        self,
+        model_a: str,
+        model_b: str,
+        level: float = 0.95,
+        task_weights: np.ndarray | None = None,
     ) -> tuple[float, float, float]:
         """Posterior mean and credible interval of ``score(a) - score(b)`` (parameters)."""
         agg = self.aggregate_draws(task_weights)
@@ -240,7 +262,9 @@ class HierarchicalFit:
         for name, draws in (("a", self.a), ("b", self.b), ("mean accuracy", mean_acc)):
             r, e = split_rhat(draws), effective_sample_size(draws)
             for i, model in enumerate(self.table.models):
-                rows.append({"parameter": name, "model": model, "rhat": float(r[i]), "ess": float(e[i])})
+                rows.append(
+                    {"parameter": name, "model": model, "rhat": float(r[i]), "ess": float(e[i])}
+                )
         return pd.DataFrame(rows)
 
 
@@ -263,7 +287,9 @@ def fit_hierarchical(
     now and then for the UI.
     """
     if chains < 1 or draws < 1 or warmup < 0:
-        raise InputError("the hierarchical model needs at least one chain and one draw, and a non-negative warm-up.")
+        raise InputError(
+            "the hierarchical model needs at least one chain and one draw, and a non-negative warm-up."
+        )
     m, t = table.correct.shape
     pa = tuple(_per_model(prior_a, m, "prior_a"))
     pb = tuple(_per_model(prior_b, m, "prior_b"))
@@ -317,7 +343,9 @@ def fit_hierarchical(
         mean = a / (a + b)
         kappa = np.exp(
             _slice_sample(
-                np.log(a + b), lambda u, m=mean: log_joint(m * np.exp(u), (1 - m) * np.exp(u)) + 2 * u, rng
+                np.log(a + b),
+                lambda u, m=mean: log_joint(m * np.exp(u), (1 - m) * np.exp(u)) + 2 * u,
+                rng,
             )
         )
         a, b = mean * kappa, (1 - mean) * kappa
@@ -330,4 +358,6 @@ def fit_hierarchical(
             progress(it / total_iter)
     if progress is not None:
         progress(1.0)
-    return HierarchicalFit(table=table, p=keep_p, a=keep_a, b=keep_b, prior_a=pa, prior_b=pb, seed=seed)
+    return HierarchicalFit(
+        table=table, p=keep_p, a=keep_a, b=keep_b, prior_a=pa, prior_b=pb, seed=seed
+    )

@@ -18,8 +18,8 @@ responses here), so correlation between models is ignored (§2.3 discusses it).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -113,7 +113,9 @@ def category_task_weights(table: CountTable, weights: Mapping[str, float]) -> np
     """
     unknown = [c for c in weights if c not in table.categories]
     if unknown:
-        raise InputError(f"category weight for '{unknown[0]}' does not match any category in the data.")
+        raise InputError(
+            f"category weight for '{unknown[0]}' does not match any category in the data."
+        )
     total = float(sum(weights.values()))
     if total <= 0 or any(v < 0 for v in weights.values()):
         raise InputError("category weights must be non-negative and not all zero.")
@@ -123,7 +125,9 @@ def category_task_weights(table: CountTable, weights: Mapping[str, float]) -> np
     return w
 
 
-def percentile_interval(samples: np.ndarray, level: float, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def percentile_interval(
+    samples: np.ndarray, level: float, axis: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean and equal-tailed percentile interval of ``samples`` along ``axis``."""
     check_level(level)
     tail = (1.0 - level) / 2.0
@@ -155,7 +159,14 @@ def leaderboard(boot: Bootstrap, level: float = DISPLAY_LEVEL) -> pd.DataFrame:
         w = uniform_task_weights(table, None if scope == "overall" else scope)
         mean, lo, hi = percentile_interval(boot.aggregate(w), level)
         df = pd.DataFrame(
-            {"model": table.models, "scope": scope, "mean": mean, "lo": lo, "hi": hi, "point": boot.point @ w}
+            {
+                "model": table.models,
+                "scope": scope,
+                "mean": mean,
+                "lo": lo,
+                "hi": hi,
+                "point": boot.point @ w,
+            }
         )
         frames.append(df.sort_values("mean", ascending=False, kind="stable"))
     return pd.concat(frames, ignore_index=True)
@@ -184,7 +195,9 @@ def pairwise_differences(
     agg = boot.aggregate(task_weights)
     pairs = [(i, j) for k, i in enumerate(idx) for j in idx[k + 1 :]]
     if not pairs:
-        return pd.DataFrame(columns=["model_a", "model_b", "diff", "lo", "hi", "level", "excludes_zero"])
+        return pd.DataFrame(
+            columns=["model_a", "model_b", "diff", "lo", "hi", "level", "excludes_zero"]
+        )
     per_level = 1.0 - (1.0 - level) / len(pairs) if bonferroni else level
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])

@@ -10,9 +10,9 @@ arrays.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -51,10 +51,20 @@ class CountTable:
         """Boolean mask over tasks that belong to ``category``."""
         return np.array([c == category for c in self.task_category])
 
-    def subset(self, models: Sequence[str] | None = None, tasks: Sequence[str] | None = None) -> "CountTable":
+    def subset(
+        self, models: Sequence[str] | None = None, tasks: Sequence[str] | None = None
+    ) -> CountTable:
         """The same counts restricted to ``models`` and ``tasks`` (in the given order)."""
-        mi = [self.models.index(m) for m in models] if models is not None else list(range(len(self.models)))
-        ti = [self.tasks.index(t) for t in tasks] if tasks is not None else list(range(len(self.tasks)))
+        mi = (
+            [self.models.index(m) for m in models]
+            if models is not None
+            else list(range(len(self.models)))
+        )
+        ti = (
+            [self.tasks.index(t) for t in tasks]
+            if tasks is not None
+            else list(range(len(self.tasks)))
+        )
         return CountTable(
             models=tuple(self.models[i] for i in mi),
             tasks=tuple(self.tasks[j] for j in ti),
@@ -86,12 +96,16 @@ def _whole_numbers(values: pd.Series, column: str, where) -> np.ndarray:
     bad = numeric.isna() | ~np.isfinite(numeric.to_numpy(dtype=float, na_value=np.nan))
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"{where(i)}, column '{column}': {values.iloc[i]!r} is not a whole number.")
+        raise InputError(
+            f"{where(i)}, column '{column}': {values.iloc[i]!r} is not a whole number."
+        )
     arr = numeric.to_numpy(dtype=float)
     frac = arr != np.round(arr)
     if frac.any():
         i = int(np.flatnonzero(frac)[0])
-        raise InputError(f"{where(i)}, column '{column}': {values.iloc[i]!r} is not a whole number.")
+        raise InputError(
+            f"{where(i)}, column '{column}': {values.iloc[i]!r} is not a whole number."
+        )
     neg = arr < 0
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
@@ -101,12 +115,16 @@ def _whole_numbers(values: pd.Series, column: str, where) -> np.ndarray:
     big = arr > MAX_COUNT
     if big.any():
         i = int(np.flatnonzero(big)[0])
-        raise InputError(f"{where(i)}, column '{column}': {values.iloc[i]!r} is larger than {MAX_COUNT:.0e}, "
-                         "the most test instances a task may count.")
+        raise InputError(
+            f"{where(i)}, column '{column}': {values.iloc[i]!r} is larger than {MAX_COUNT:.0e}, "
+            "the most test instances a task may count."
+        )
     return arr.astype(np.int64)
 
 
-def from_frame(df: pd.DataFrame, source: str = "counts", line_offset: int | None = None) -> CountTable:
+def from_frame(
+    df: pd.DataFrame, source: str = "counts", line_offset: int | None = None
+) -> CountTable:
     """Validate a long counts frame and pivot it to a :class:`CountTable`.
 
     ``source`` names the input in error messages. With ``line_offset`` (2 for a CSV
@@ -123,7 +141,9 @@ def from_frame(df: pd.DataFrame, source: str = "counts", line_offset: int | None
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         names = ", ".join(f"'{c}'" for c in missing)
-        raise InputError(f"{source} is missing column(s) {names}; expected model, task, category, correct, total.")
+        raise InputError(
+            f"{source} is missing column(s) {names}; expected model, task, category, correct, total."
+        )
     if len(df) == 0:
         raise InputError(f"{source} has no rows.")
     df = df.reset_index(drop=True)
@@ -140,7 +160,9 @@ def from_frame(df: pd.DataFrame, source: str = "counts", line_offset: int | None
     zero = total == 0
     if zero.any():
         i = int(np.flatnonzero(zero)[0])
-        raise InputError(f"{where(i)}, column 'total': a task needs at least one test instance, got 0.")
+        raise InputError(
+            f"{where(i)}, column 'total': a task needs at least one test instance, got 0."
+        )
     over = correct > total
     if over.any():
         i = int(np.flatnonzero(over)[0])
@@ -173,12 +195,20 @@ def from_frame(df: pd.DataFrame, source: str = "counts", line_offset: int | None
     seen[rows, cols] = True
     if not seen.all():
         i, j = np.argwhere(~seen)[0]
-        raise InputError(f"{source}: model '{models[i]}' has no row for task '{tasks[j]}'; every model needs every task.")
+        raise InputError(
+            f"{source}: model '{models[i]}' has no row for task '{tasks[j]}'; every model needs every task."
+        )
     C = np.zeros(seen.shape, dtype=np.int64)
     N = np.zeros(seen.shape, dtype=np.int64)
     C[rows, cols] = correct
     N[rows, cols] = total
-    return CountTable(models=models, tasks=tasks, task_category=tuple(task_cat[t] for t in tasks), correct=C, total=N)
+    return CountTable(
+        models=models,
+        tasks=tasks,
+        task_category=tuple(task_cat[t] for t in tasks),
+        correct=C,
+        total=N,
+    )
 
 
 def read_counts_csv(path, name: str | None = None) -> CountTable:

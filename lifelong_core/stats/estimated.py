@@ -22,8 +22,8 @@ leaderboard.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -82,11 +82,15 @@ def sortsearch_counts(
     sort_rows = np.asarray(sort_rows, dtype=np.int64)
     eval_rows = np.asarray(eval_rows, dtype=np.int64)
     if len(sample_task) != A.shape[1]:
-        raise InputError(f"the cache has {A.shape[1]} samples but {len(sample_task)} task labels were given.")
+        raise InputError(
+            f"the cache has {A.shape[1]} samples but {len(sample_task)} task labels were given."
+        )
     if len(sort_rows) == 0 or len(eval_rows) == 0:
         raise InputError("Sort & Search needs at least one cached model and one model to estimate.")
     if np.intersect1d(sort_rows, eval_rows).size:
-        raise InputError("a model cannot be both in the cache used for sorting and among the estimated models.")
+        raise InputError(
+            "a model cannot be both in the cache used for sorting and among the estimated models."
+        )
     n = A.shape[1]
     check_budget(n, budget)
     tasks, col_task = _task_index(list(sample_task))
@@ -112,7 +116,9 @@ def sortsearch_counts(
     cats = tuple(task_category[t] for t in tasks)
 
     def table(correct: np.ndarray) -> CountTable:
-        return CountTable(models=names, tasks=tasks, task_category=cats, correct=correct, total=sizes)
+        return CountTable(
+            models=names, tasks=tasks, task_category=cats, correct=correct, total=sizes
+        )
 
     return EstimatedCounts(
         estimated=table(predicted.astype(np.int64) @ onehot),

@@ -42,7 +42,9 @@ def predictive_task_scores(fit: HierarchicalFit, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).binomial(n, p) / n
 
 
-def _pairs_frame(agg: np.ndarray, models: Sequence[str], level: float, bonferroni: bool) -> pd.DataFrame:
+def _pairs_frame(
+    agg: np.ndarray, models: Sequence[str], level: float, bonferroni: bool
+) -> pd.DataFrame:
     m = agg.shape[1]
     pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
     if not pairs:
@@ -51,22 +53,45 @@ def _pairs_frame(agg: np.ndarray, models: Sequence[str], level: float, bonferron
     a = np.array([p[0] for p in pairs])
     b = np.array([p[1] for p in pairs])
     mean, lo, hi = percentile_interval(agg[:, a] - agg[:, b], per_level)
-    return pd.DataFrame({"model_a": [models[i] for i in a], "model_b": [models[j] for j in b], "diff": mean,
-                         "lo": lo, "hi": hi, "level": per_level, "excludes_zero": (lo > 0) | (hi < 0)})
+    return pd.DataFrame(
+        {
+            "model_a": [models[i] for i in a],
+            "model_b": [models[j] for j in b],
+            "diff": mean,
+            "lo": lo,
+            "hi": hi,
+            "level": per_level,
+            "excludes_zero": (lo > 0) | (hi < 0),
+        }
+    )
 
 
-def hierarchical_pairwise(fit: HierarchicalFit, level: float = DIFFERENCE_LEVEL, bonferroni: bool = True,
-                          task_weights: np.ndarray | None = None, predictive: bool = False,
-                          seed: int = 0) -> pd.DataFrame:
+def hierarchical_pairwise(
+    fit: HierarchicalFit,
+    level: float = DIFFERENCE_LEVEL,
+    bonferroni: bool = True,
+    task_weights: np.ndarray | None = None,
+    predictive: bool = False,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Credible intervals for ``score(a) - score(b)`` over all model pairs, Bonferroni
     over the pairs as for the bootstrap (§2.1). Columns as ``pairwise_differences``."""
     check_level(level)
-    return _pairs_frame(fit.aggregate_draws(task_weights, predictive, seed), list(fit.table.models), level, bonferroni)
+    return _pairs_frame(
+        fit.aggregate_draws(task_weights, predictive, seed),
+        list(fit.table.models),
+        level,
+        bonferroni,
+    )
 
 
-def hierarchical_rank_intervals(fit: HierarchicalFit, level: float = DIFFERENCE_LEVEL,
-                                schemes: Sequence[str] = tuple(SCHEMES), seed: int = 0,
-                                tasks: np.ndarray | None = None) -> pd.DataFrame:
+def hierarchical_rank_intervals(
+    fit: HierarchicalFit,
+    level: float = DIFFERENCE_LEVEL,
+    schemes: Sequence[str] = tuple(SCHEMES),
+    seed: int = 0,
+    tasks: np.ndarray | None = None,
+) -> pd.DataFrame:
     """Rank intervals under the five schemes from posterior predictive task scores
     (Table 11). ``tasks``: a boolean mask to rank on some tasks only (a category)."""
     scores = predictive_task_scores(fit, seed)
@@ -75,8 +100,9 @@ def hierarchical_rank_intervals(fit: HierarchicalFit, level: float = DIFFERENCE_
     return rank_intervals(scores, fit.table.models, level=level, schemes=schemes, seed=seed)
 
 
-def category_stats_from_hierarchical(fit: HierarchicalFit, categories: Sequence[str] | None = None,
-                                     seed: int = 0) -> CategoryStats:
+def category_stats_from_hierarchical(
+    fit: HierarchicalFit, categories: Sequence[str] | None = None, seed: int = 0
+) -> CategoryStats:
     """Category means and variances from posterior predictive draws: the input of the
     ternary map drawn from the hierarchical model (Appendix Fig. 5)."""
     cats = _three(fit.table, categories)
@@ -90,11 +116,14 @@ def category_stats_from_hierarchical(fit: HierarchicalFit, categories: Sequence[
 
 
 def _scope_mask(table, scope: str) -> np.ndarray:
-    return np.ones(len(table.tasks), dtype=bool) if scope == "overall" else table.category_mask(scope)
+    return (
+        np.ones(len(table.tasks), dtype=bool) if scope == "overall" else table.category_mask(scope)
+    )
 
 
-def pairwise_by_scope(source: Bootstrap | HierarchicalFit, level: float = DIFFERENCE_LEVEL,
-                      bonferroni: bool = True) -> pd.DataFrame:
+def pairwise_by_scope(
+    source: Bootstrap | HierarchicalFit, level: float = DIFFERENCE_LEVEL, bonferroni: bool = True
+) -> pd.DataFrame:
     """Pairwise differences of the unweighted mean over each scope's tasks (overall, then
     each category): a ``scope`` column in front of the pairwise columns."""
     table = source.table
@@ -109,8 +138,12 @@ def pairwise_by_scope(source: Bootstrap | HierarchicalFit, level: float = DIFFER
     return pd.concat(frames, ignore_index=True)
 
 
-def rank_intervals_by_scope(source: Bootstrap | HierarchicalFit, level: float = DIFFERENCE_LEVEL,
-                            schemes: Sequence[str] = tuple(SCHEMES), seed: int = 0) -> pd.DataFrame:
+def rank_intervals_by_scope(
+    source: Bootstrap | HierarchicalFit,
+    level: float = DIFFERENCE_LEVEL,
+    schemes: Sequence[str] = tuple(SCHEMES),
+    seed: int = 0,
+) -> pd.DataFrame:
     """Rank intervals on each scope's tasks (overall, then each category); columns scope,
     model, scheme, mean, lo, hi. Bootstrap replicates or posterior predictive draws."""
     for s in schemes:
@@ -121,8 +154,12 @@ def rank_intervals_by_scope(source: Bootstrap | HierarchicalFit, level: float = 
     for scope in scopes(table):
         mask = _scope_mask(table, scope)
         if isinstance(source, Bootstrap):
-            r = rank_intervals(source.scores[:, :, mask], table.models, level=level, schemes=schemes, seed=seed)
+            r = rank_intervals(
+                source.scores[:, :, mask], table.models, level=level, schemes=schemes, seed=seed
+            )
         else:
-            r = hierarchical_rank_intervals(source, level=level, schemes=schemes, seed=seed, tasks=mask)
+            r = hierarchical_rank_intervals(
+                source, level=level, schemes=schemes, seed=seed, tasks=mask
+            )
         frames.append(r.assign(scope=scope)[["scope", "model", "scheme", "mean", "lo", "hi"]])
     return pd.concat(frames, ignore_index=True)

@@ -85,5 +85,9 @@ def rank_intervals(
     frames = []
     for scheme in schemes:
         mean, lo, hi = percentile_interval(scheme_values(scores, scheme, rng), level)
-        frames.append(pd.DataFrame({"model": list(models), "scheme": scheme, "mean": mean, "lo": lo, "hi": hi}))
+        frames.append(
+            pd.DataFrame(
+                {"model": list(models), "scheme": scheme, "mean": mean, "lo": lo, "hi": hi}
+            )
+        )
     return pd.concat(frames, ignore_index=True)

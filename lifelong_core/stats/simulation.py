@@ -82,7 +82,9 @@ def simulation_study(
     agg = bootstrap(table, n_boot=n_boot, seed=seed).aggregate()
     boot = percentile_interval(agg[:, 0] - agg[:, 1], 0.95)
     pa, pb = zip(*(informative_priors(m) for m in prior_means))
-    fit = fit_hierarchical(table, prior_a=list(pa), prior_b=list(pb), chains=chains, draws=draws, seed=seed)
+    fit = fit_hierarchical(
+        table, prior_a=list(pa), prior_b=list(pb), chains=chains, draws=draws, seed=seed
+    )
     diag = fit.diagnostics()
     return SimulationResult(
         bootstrap=tuple(float(v) for v in boot),

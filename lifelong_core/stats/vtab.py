@@ -31,8 +31,10 @@ TASKS_CSV = DATA_DIR / "vtab1k_tasks.csv"
 PUBLISHED_CSV = DATA_DIR / "vtab1k_published.csv"
 # The public leaderboard's results.csv is not copied into the repository (its source asks
 # not to); a checkout finds it in the shared data beside it, or where the variable points.
-LEADERBOARD_CSV = Path(os.environ.get("LBE_VTAB_LEADERBOARD")
-                       or DATA_DIR.parent.parent / "shared" / "data" / "vtab1k" / "leaderboard_results.csv")
+LEADERBOARD_CSV = Path(
+    os.environ.get("LBE_VTAB_LEADERBOARD")
+    or DATA_DIR.parent.parent / "shared" / "data" / "vtab1k" / "leaderboard_results.csv"
+)
 CATEGORIES = ("natural", "specialized", "structured")
 
 
@@ -48,7 +50,9 @@ def load_published(path: str | Path = PUBLISHED_CSV) -> pd.DataFrame:
     return df
 
 
-def counts_from_leaderboard(path: str | Path = LEADERBOARD_CSV, tasks: pd.DataFrame | None = None, regime: str = "1000") -> CountTable:
+def counts_from_leaderboard(
+    path: str | Path = LEADERBOARD_CSV, tasks: pd.DataFrame | None = None, regime: str = "1000"
+) -> CountTable:
     """Counts for the VTAB leaderboard's models from its per-task accuracy table.
 
     The file's first row gives each column's training regime (``1000`` for VTAB-1k,
@@ -60,11 +64,15 @@ def counts_from_leaderboard(path: str | Path = LEADERBOARD_CSV, tasks: pd.DataFr
     try:
         raw = pd.read_csv(path, header=None, dtype=str, keep_default_na=False)
     except FileNotFoundError:
-        raise InputError(f"the VTAB-1k leaderboard file {path} is not there: it is not bundled; download "
-                         "google-research/task_adaptation's docs/data/results.csv and pass its path "
-                         "(or set LBE_VTAB_LEADERBOARD).") from None
+        raise InputError(
+            f"the VTAB-1k leaderboard file {path} is not there: it is not bundled; download "
+            "google-research/task_adaptation's docs/data/results.csv and pass its path "
+            "(or set LBE_VTAB_LEADERBOARD)."
+        ) from None
     if len(raw) < 4:
-        raise InputError(f"{path.name} has fewer rows than the leaderboard format needs (regime, task, method, models).")
+        raise InputError(
+            f"{path.name} has fewer rows than the leaderboard format needs (regime, task, method, models)."
+        )
     regimes, names = raw.iloc[0].tolist(), raw.iloc[1].tolist()
     column = {}
     for j, (reg, name) in enumerate(zip(regimes, names)):
@@ -80,7 +88,9 @@ def counts_from_leaderboard(path: str | Path = LEADERBOARD_CSV, tasks: pd.DataFr
         col = pd.to_numeric(body.iloc[:, column[task]], errors="coerce").to_numpy(dtype=float)
         if np.isnan(col).any() or (col < 0).any() or (col > 100).any():
             i = int(np.flatnonzero(np.isnan(col) | (col < 0) | (col > 100))[0])
-            raise InputError(f"{path.name} line {i + 4}, task '{task}': accuracy must be a percentage in [0, 100].")
+            raise InputError(
+                f"{path.name} line {i + 4}, task '{task}': accuracy must be a percentage in [0, 100]."
+            )
         acc[:, t] = col
     n = np.broadcast_to(tasks["test_examples"].to_numpy(dtype=np.int64), acc.shape).copy()
     correct = np.rint(acc / 100.0 * n).astype(np.int64)
@@ -93,11 +103,15 @@ def counts_from_leaderboard(path: str | Path = LEADERBOARD_CSV, tasks: pd.DataFr
     )
 
 
-def published_table(published: pd.DataFrame, method: str = "bootstrap", normalized: bool = False) -> pd.DataFrame:
+def published_table(
+    published: pd.DataFrame, method: str = "bootstrap", normalized: bool = False
+) -> pd.DataFrame:
     """One Table A.3 block as a wide frame: model, then mean/lo/hi per scope (percent)."""
     sel = published[(published["method"] == method) & (published["normalized"] == normalized)]
     if sel.empty:
-        raise InputError(f"the published VTAB table has no rows for method '{method}' (normalized={normalized}).")
+        raise InputError(
+            f"the published VTAB table has no rows for method '{method}' (normalized={normalized})."
+        )
     wide = sel.pivot(index="model", columns="scope", values=["mean_pct", "lo_pct", "hi_pct"])
     order = list(dict.fromkeys(sel["model"]))
     out = pd.DataFrame({"model": order})

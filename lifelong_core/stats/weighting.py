@@ -19,8 +19,8 @@ bootstrap replicates instead (:func:`category_stats_from_bootstrap`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -75,7 +75,9 @@ def category_stats(table: CountTable, categories: Sequence[str] | None = None) -
     return CategoryStats(models=table.models, categories=cats, mean=mean, var=var)
 
 
-def category_stats_from_bootstrap(boot: Bootstrap, categories: Sequence[str] | None = None) -> CategoryStats:
+def category_stats_from_bootstrap(
+    boot: Bootstrap, categories: Sequence[str] | None = None
+) -> CategoryStats:
     """Category means and variances estimated from bootstrap replicates (e.g. normalised)."""
     cats = _three(boot.table, categories)
     mean = np.empty((len(boot.table.models), 3))
@@ -109,7 +111,10 @@ def category_stats_from_intervals(
     if (se < 0).any():
         raise InputError("a published interval has its upper end below its lower end.")
     return CategoryStats(
-        models=tuple(models), categories=tuple(categories), mean=np.asarray(mean, dtype=float), var=se**2
+        models=tuple(models),
+        categories=tuple(categories),
+        mean=np.asarray(mean, dtype=float),
+        var=se**2,
     )
 
 
@@ -121,11 +126,15 @@ def simplex_grid(step: float) -> np.ndarray:
     """
     if not 0 < step <= 1:
         raise InputError(f"the weight step must be in (0, 1], got {step}.")
-    n = int(round(1.0 / step))
+    n = round(1.0 / step)
     if n > MAX_GRID_DIVISIONS:
-        raise InputError(f"the weight step must be at least {1 / MAX_GRID_DIVISIONS:g}, got {step}.")
+        raise InputError(
+            f"the weight step must be at least {1 / MAX_GRID_DIVISIONS:g}, got {step}."
+        )
     if abs(n * step - 1.0) > 1e-9:
-        raise InputError(f"the weight step must divide 1 evenly (e.g. 0.05, 0.1, 0.01), got {step}.")
+        raise InputError(
+            f"the weight step must divide 1 evenly (e.g. 0.05, 0.1, 0.01), got {step}."
+        )
     i, j = np.triu_indices(n + 1)
     # Pairs (i, j - i) enumerate every (w1, w2) with w1 + w2 <= 1 exactly once.
     first = i
@@ -175,7 +184,9 @@ class WeightRegions:
         return df
 
 
-def weight_regions(stats: CategoryStats, step: float = 0.05, se_mult: float = 1.0, rho: float = 0.0) -> WeightRegions:
+def weight_regions(
+    stats: CategoryStats, step: float = 0.05, se_mult: float = 1.0, rho: float = 0.0
+) -> WeightRegions:
     """Leader, runner-up, difference and its standard error at each simplex grid point."""
     if len(stats.models) < 2:
         raise InputError("task weighting compares models, so it needs at least two models.")
@@ -194,6 +205,13 @@ def weight_regions(stats: CategoryStats, step: float = 0.05, se_mult: float = 1.
     se = np.sqrt(np.maximum(v1 + v2 - 2.0 * rho * np.sqrt(v1 * v2), 0.0))
     diff = score[rows, lead] - score[rows, second]
     return WeightRegions(
-        stats=stats, weights=w, leader=lead, runner_up=second, diff=diff, se=se, se_mult=float(se_mult), rho=float(rho),
+        stats=stats,
+        weights=w,
+        leader=lead,
+        runner_up=second,
+        diff=diff,
+        se=se,
+        se_mult=float(se_mult),
+        rho=float(rho),
         step=float(step),
     )

@@ -47,14 +47,24 @@ with recorded entries), then writes in one DuckDB transaction, so a failure or a
 process leaves the store as it was.
 """
 
+from lifelong_core.store import state as _state  # noqa: F401  registers the kept-state update on import
 from lifelong_core.store._schema import BLOCK_SIZE, FORMAT_VERSION
 from lifelong_core.store._validate import binary_values, numeric_column, text_column
 from lifelong_core.store.packed_bulk import StoreRows, insert_packed_rows, read_packed_rows
 from lifelong_core.store.store import Store
 from lifelong_core.store.writing import BlockWrite, WritePlan, file_checksum
-from lifelong_core.store import state as _state  # noqa: E402,F401  registers the kept-state update on import
 
 __all__ = [
-    "BLOCK_SIZE", "FORMAT_VERSION", "BlockWrite", "Store", "StoreRows", "WritePlan", "binary_values", "file_checksum",
-    "insert_packed_rows", "numeric_column", "read_packed_rows", "text_column",
+    "BLOCK_SIZE",
+    "FORMAT_VERSION",
+    "BlockWrite",
+    "Store",
+    "StoreRows",
+    "WritePlan",
+    "binary_values",
+    "file_checksum",
+    "insert_packed_rows",
+    "numeric_column",
+    "read_packed_rows",
+    "text_column",
 ]

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,7 +21,16 @@ from lifelong_core.errors import InputError
 from lifelong_core.io.limits import MAX_METADATA_CHARS, MAX_TEXT_CHARS, check_name
 
 LONG_REQUIRED = ("model", "sample", "correct")
-LONG_OPTIONAL = ("confidence", "predicted", "true_prob", "label", "dataset", "domain", "category", "split")
+LONG_OPTIONAL = (
+    "confidence",
+    "predicted",
+    "true_prob",
+    "label",
+    "dataset",
+    "domain",
+    "category",
+    "split",
+)
 EXTRA_FIELDS = ("confidence", "predicted", "true_prob")
 FLOAT_FIELDS = ("confidence", "true_prob")
 MODEL_FIELDS = ("name", "family", "release_order", "metadata", "estimated")
@@ -52,7 +62,9 @@ def _is_missing(v: Any) -> bool:
     return isinstance(v, str) and v.strip() == ""
 
 
-def text_column(values: Sequence[Any] | pd.Series, column: str, source: str, *, required: bool = True) -> np.ndarray:
+def text_column(
+    values: Sequence[Any] | pd.Series, column: str, source: str, *, required: bool = True
+) -> np.ndarray:
     """Ids and names as an object array of ``str``; numbers must be whole (``7`` -> ``"7"``).
 
     ``required``: a missing value is an error; otherwise it becomes ``None``. Text longer
@@ -65,11 +77,15 @@ def text_column(values: Sequence[Any] | pd.Series, column: str, source: str, *, 
 
 def check_text_length(values: np.ndarray, column: str, source: str) -> None:
     """Refuse an id, name or label longer than ``MAX_TEXT_CHARS``, naming its row."""
-    lengths = np.fromiter((len(v) if isinstance(v, str) else 0 for v in values), dtype=np.int64, count=len(values))
+    lengths = np.fromiter(
+        (len(v) if isinstance(v, str) else 0 for v in values), dtype=np.int64, count=len(values)
+    )
     if len(lengths) and lengths.max() > MAX_TEXT_CHARS:
         i = int(lengths.argmax())
-        raise InputError(f"{source} {_row(i)} column {column!r} holds {lengths[i]:,} characters; "
-                         f"ids, names and labels may hold at most {MAX_TEXT_CHARS}.")
+        raise InputError(
+            f"{source} {_row(i)} column {column!r} holds {lengths[i]:,} characters; "
+            f"ids, names and labels may hold at most {MAX_TEXT_CHARS}."
+        )
 
 
 def _text_column(values, column: str, source: str, *, required: bool) -> np.ndarray:
@@ -84,7 +100,9 @@ def _text_column(values, column: str, source: str, *, required: bool) -> np.ndar
         arr = s.to_numpy(dtype=np.float64)
         nan = np.isnan(arr)
         if nan.any() and required:
-            raise InputError(f"{source} {_row(int(np.argmax(nan)))} has no value in column {column!r}.")
+            raise InputError(
+                f"{source} {_row(int(np.argmax(nan)))} has no value in column {column!r}."
+            )
         frac = ~nan & (arr != np.round(arr))
         if frac.any():
             i = int(np.argmax(frac))
@@ -97,7 +115,9 @@ def _text_column(values, column: str, source: str, *, required: bool) -> np.ndar
         stripped = s.astype(object).map(str.strip) if s.dtype == object else s.str.strip()
         empty = (stripped == "").to_numpy(dtype=bool)
         if empty.any() and required:
-            raise InputError(f"{source} {_row(int(np.argmax(empty)))} has no value in column {column!r}.")
+            raise InputError(
+                f"{source} {_row(int(np.argmax(empty)))} has no value in column {column!r}."
+            )
         out = stripped.to_numpy(dtype=object)
         out[empty] = None
         return out
@@ -123,9 +143,7 @@ def _text_column(values, column: str, source: str, *, required: bool) -> np.ndar
 def numeric_column(values: pd.Series | np.ndarray, column: str, source: str) -> np.ndarray:
     """Numbers as float64, refusing missing values and non-numeric text by row."""
     s = pd.Series(values, copy=False)
-    if s.dtype.kind == "b":
-        arr = s.to_numpy(dtype=np.float64)
-    elif s.dtype.kind in "iuf":
+    if s.dtype.kind == "b" or s.dtype.kind in "iuf":
         arr = s.to_numpy(dtype=np.float64)
     else:
         if pd.api.types.infer_dtype(s, skipna=True) not in ("string", "empty"):
@@ -136,10 +154,14 @@ def numeric_column(values: pd.Series | np.ndarray, column: str, source: str) -> 
         odd = np.flatnonzero(np.isnan(arr))
         if len(odd):
             cells = s.iloc[odd]
-            bad = ~cells.map(lambda v: _is_missing(v) or str(v).strip().lower() == "nan").to_numpy(dtype=bool)
+            bad = ~cells.map(lambda v: _is_missing(v) or str(v).strip().lower() == "nan").to_numpy(
+                dtype=bool
+            )
             if bad.any():
                 i = int(odd[np.argmax(bad)])
-                raise InputError(f"{source} {_row(i)} column {column!r} holds {s.iloc[i]!r}, which is not a number.")
+                raise InputError(
+                    f"{source} {_row(i)} column {column!r} holds {s.iloc[i]!r}, which is not a number."
+                )
     nan = np.isnan(arr)
     if nan.any():
         i = int(np.argmax(nan))
@@ -151,7 +173,9 @@ def binary_values(arr: np.ndarray, column: str, source: str) -> np.ndarray:
     bad = (arr != 0) & (arr != 1)
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(f"{source} {_row(i)} column {column!r} holds {arr[i].item()!r}; only 0 and 1 are allowed.")
+        raise InputError(
+            f"{source} {_row(i)} column {column!r} holds {arr[i].item()!r}; only 0 and 1 are allowed."
+        )
     return arr.astype(np.uint8)
 
 
@@ -159,15 +183,21 @@ def unit_values(arr: np.ndarray, column: str, source: str) -> np.ndarray:
     bad = (arr < 0) | (arr > 1)
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(f"{source} {_row(i)} column {column!r} holds {arr[i].item()!r}, outside [0, 1].")
+        raise InputError(
+            f"{source} {_row(i)} column {column!r} holds {arr[i].item()!r}, outside [0, 1]."
+        )
     return arr.astype(np.float64)
 
 
-def int_values(arr: np.ndarray, column: str, source: str, *, lo: float = -INT32_MAX, hi: float = INT32_MAX) -> np.ndarray:
+def int_values(
+    arr: np.ndarray, column: str, source: str, *, lo: float = -INT32_MAX, hi: float = INT32_MAX
+) -> np.ndarray:
     bad = (arr != np.round(arr)) | (arr < lo) | (arr > hi)
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(f"{source} {_row(i)} column {column!r} holds {arr[i].item()!r}; expected a whole number.")
+        raise InputError(
+            f"{source} {_row(i)} column {column!r} holds {arr[i].item()!r}; expected a whole number."
+        )
     return arr.astype(np.int64)
 
 
@@ -176,7 +206,9 @@ def _first_appearance(codes: np.ndarray) -> np.ndarray:
     return np.sort(first)
 
 
-def _check_consistent(keys: np.ndarray, values: np.ndarray, what: str, column: str, source: str, key_names) -> None:
+def _check_consistent(
+    keys: np.ndarray, values: np.ndarray, what: str, column: str, source: str, key_names
+) -> None:
     """Every row with the same key code must carry the same value code."""
     order = np.argsort(keys, kind="stable")
     k, v = keys[order], values[order]
@@ -195,7 +227,9 @@ def _codes(values: np.ndarray) -> np.ndarray:
     return pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)[0]
 
 
-def validate_long(df: pd.DataFrame, source: str, dataset: str | None = None) -> tuple[Entries, pd.DataFrame, pd.DataFrame]:
+def validate_long(
+    df: pd.DataFrame, source: str, dataset: str | None = None
+) -> tuple[Entries, pd.DataFrame, pd.DataFrame]:
     """Validate a long table (DESIGN.md ``import --long``).
 
     Returns the unique entries, the samples it names (``sample_id`` + the metadata columns
@@ -218,7 +252,9 @@ def validate_long(df: pd.DataFrame, source: str, dataset: str | None = None) -> 
         raise InputError(f"{source} has column {dup!r} twice.")
     missing = [c for c in LONG_REQUIRED if c not in cols]
     if missing:
-        raise InputError(f"{source} has no column {missing[0]!r} (columns found: {', '.join(cols) or 'none'}).")
+        raise InputError(
+            f"{source} has no column {missing[0]!r} (columns found: {', '.join(cols) or 'none'})."
+        )
     if len(df) == 0:
         raise InputError(f"{source} has no data rows.")
     df = df.reset_index(drop=True)
@@ -230,11 +266,15 @@ def validate_long(df: pd.DataFrame, source: str, dataset: str | None = None) -> 
         if f in df:
             extras[f] = unit_values(numeric_column(df[f], f, source), f, source)
     if "predicted" in df:
-        extras["predicted"] = int_values(numeric_column(df["predicted"], "predicted", source), "predicted", source).astype(np.int32)
+        extras["predicted"] = int_values(
+            numeric_column(df["predicted"], "predicted", source), "predicted", source
+        ).astype(np.int32)
 
     meta: dict[str, np.ndarray] = {}
     if "label" in df:
-        meta["label"] = int_values(numeric_column(df["label"], "label", source), "label", source, lo=-(2.0**62), hi=2.0**62)
+        meta["label"] = int_values(
+            numeric_column(df["label"], "label", source), "label", source, lo=-(2.0**62), hi=2.0**62
+        )
     for c in ("dataset", "domain"):
         if c in df:
             meta[c] = text_column(df[c], c, source)
@@ -252,7 +292,7 @@ def validate_long(df: pd.DataFrame, source: str, dataset: str | None = None) -> 
         else:
             meta["dataset"] = np.full(len(df), dataset, dtype=object)
 
-    mcodes, mnames = pd.factorize(pd.Series(model, dtype=object))
+    mcodes, _mnames = pd.factorize(pd.Series(model, dtype=object))
     scodes, snames = pd.factorize(pd.Series(sample, dtype=object))
     key = mcodes.astype(np.int64) * max(len(snames), 1) + scodes
     order = np.argsort(key, kind="stable")
@@ -285,8 +325,14 @@ def validate_long(df: pd.DataFrame, source: str, dataset: str | None = None) -> 
             _check_consistent(dkey, _codes(meta["category"]), "domain", "category", source, names)
 
     # factorize numbers ids by first appearance, the order of the tables returned below.
-    entries = Entries(model[keep], sample[keep], correct[keep], {f: v[keep] for f, v in extras.items()},
-                      mcodes[keep].astype(np.int64), scodes[keep].astype(np.int64))
+    entries = Entries(
+        model[keep],
+        sample[keep],
+        correct[keep],
+        {f: v[keep] for f, v in extras.items()},
+        mcodes[keep].astype(np.int64),
+        scodes[keep].astype(np.int64),
+    )
     first = _first_appearance(scodes)
     samples = pd.DataFrame({"sample_id": sample[first]})
     for c, v in meta.items():
@@ -302,7 +348,9 @@ def _ids(values, what: str, source: str) -> np.ndarray:
         counts = np.bincount(codes)
         dup = int(np.flatnonzero(counts > 1)[0])
         rows = np.flatnonzero(codes == dup)[:2]
-        raise InputError(f"{source} lists {what} {uniq[dup]!r} twice ({_row(int(rows[0]))} and {_row(int(rows[1]))}).")
+        raise InputError(
+            f"{source} lists {what} {uniq[dup]!r} twice ({_row(int(rows[0]))} and {_row(int(rows[1]))})."
+        )
     if len(ids) == 0:
         raise InputError(f"{source} lists no {what} ids.")
     return ids
@@ -322,25 +370,34 @@ def canonical_json(value: Any, source: str, row: int) -> str:
     try:
         text = json.dumps(value, sort_keys=True, separators=(",", ":"))
     except (TypeError, ValueError):
-        raise InputError(f"{source} {_row(row)} column 'metadata' holds values that are not JSON.") from None
+        raise InputError(
+            f"{source} {_row(row)} column 'metadata' holds values that are not JSON."
+        ) from None
     if len(text) > MAX_METADATA_CHARS:
-        raise InputError(f"{source} {_row(row)} column 'metadata' holds {len(text):,} characters of JSON; "
-                         f"metadata may hold at most {MAX_METADATA_CHARS:,}.")
+        raise InputError(
+            f"{source} {_row(row)} column 'metadata' holds {len(text):,} characters of JSON; "
+            f"metadata may hold at most {MAX_METADATA_CHARS:,}."
+        )
     return text
 
 
-def _id_table(table: pd.DataFrame, what: str, fields: tuple[str, ...], named: tuple[str, ...],
-              source: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _id_table(
+    table: pd.DataFrame, what: str, fields: tuple[str, ...], named: tuple[str, ...], source: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``table`` with a fresh index, and the output frame holding its checked ``<what>_id``
     column. One sentence for a missing id column or a column outside ``fields`` (the
     sentence lists ``named``)."""
     id_col = f"{what}_id"
     cols = list(table.columns)
     if id_col not in cols:
-        raise InputError(f"{source} has no column '{id_col}' (columns found: {', '.join(map(str, cols)) or 'none'}).")
+        raise InputError(
+            f"{source} has no column '{id_col}' (columns found: {', '.join(map(str, cols)) or 'none'})."
+        )
     unknown = [c for c in cols if c not in (id_col,) + fields]
     if unknown:
-        raise InputError(f"{source} has unknown column {unknown[0]!r}; {what} columns are {id_col}, {', '.join(named)}.")
+        raise InputError(
+            f"{source} has unknown column {unknown[0]!r}; {what} columns are {id_col}, {', '.join(named)}."
+        )
     table = table.reset_index(drop=True)
     return table, pd.DataFrame({id_col: _ids(table[id_col], what, source)})
 
@@ -359,10 +416,16 @@ def normalize_models(models, source: str) -> pd.DataFrame:
             bad |= ~np.isnan(arr) & (arr != np.round(arr))
             if bad.any():
                 i = int(np.argmax(bad))
-                raise InputError(f"{source} {_row(i)} column 'release_order' holds {v.iloc[i]!r}; expected a whole number.")
-            out["release_order"] = pd.array([None if math.isnan(x) else int(x) for x in arr], dtype="Int64")
+                raise InputError(
+                    f"{source} {_row(i)} column 'release_order' holds {v.iloc[i]!r}; expected a whole number."
+                )
+            out["release_order"] = pd.array(
+                [None if math.isnan(x) else int(x) for x in arr], dtype="Int64"
+            )
         if "metadata" in models:
-            out["metadata"] = [canonical_json(v, source, i) for i, v in enumerate(models["metadata"].tolist())]
+            out["metadata"] = [
+                canonical_json(v, source, i) for i, v in enumerate(models["metadata"].tolist())
+            ]
         if "estimated" in models:
             v = models["estimated"]
             if v.dtype.kind == "b":
@@ -388,14 +451,30 @@ def normalize_samples(samples, source: str, dataset: str | None) -> pd.DataFrame
             if c in samples:
                 out[c] = text_column(samples[c], c, source, required=False)
         if "label" in samples:
-            arr = int_values(numeric_column(samples["label"], "label", source), "label", source, lo=-(2.0**62), hi=2.0**62)
+            arr = int_values(
+                numeric_column(samples["label"], "label", source),
+                "label",
+                source,
+                lo=-(2.0**62),
+                hi=2.0**62,
+            )
             out["label"] = pd.array(arr, dtype="Int64")
         if "category" in out:
             dom = out.get("domain", out.get("dataset"))
             if dom is not None:
-                key = _codes((out.get("dataset", dom).astype(str) + "\x00" + dom.astype(str)).to_numpy(dtype=object))
-                _check_consistent(key, _codes(out["category"].to_numpy(dtype=object)), "domain", "category", source,
-                                  list(pd.unique(dom)))
+                key = _codes(
+                    (out.get("dataset", dom).astype(str) + "\x00" + dom.astype(str)).to_numpy(
+                        dtype=object
+                    )
+                )
+                _check_consistent(
+                    key,
+                    _codes(out["category"].to_numpy(dtype=object)),
+                    "domain",
+                    "category",
+                    source,
+                    list(pd.unique(dom)),
+                )
     else:
         if isinstance(samples, (str, bytes)):
             raise InputError(f"{source}: sample ids must be a list, not one string.")
@@ -405,39 +484,57 @@ def normalize_samples(samples, source: str, dataset: str | None) -> pd.DataFrame
             bad = (out["dataset"] != dataset).to_numpy()
             if bad.any():
                 i = int(np.argmax(bad))
-                raise InputError(f"{source} {_row(i)} names dataset {out['dataset'][i]!r} but dataset {dataset!r} was requested.")
+                raise InputError(
+                    f"{source} {_row(i)} names dataset {out['dataset'][i]!r} but dataset {dataset!r} was requested."
+                )
         else:
             out["dataset"] = dataset
     return out
 
 
-def check_extras(extras: Mapping[str, np.ndarray] | None, shape: tuple[int, int], source: str) -> dict[str, np.ndarray]:
+def check_extras(
+    extras: Mapping[str, np.ndarray] | None, shape: tuple[int, int], source: str
+) -> dict[str, np.ndarray]:
     """Per-entry extras of a wide import: same shape as the matrix, values checked."""
     if not extras:
         return {}
     out: dict[str, np.ndarray] = {}
     for f, arr in extras.items():
         if f not in EXTRA_FIELDS:
-            raise InputError(f"{source}: unknown extra field {f!r}; known fields are {', '.join(EXTRA_FIELDS)}.")
+            raise InputError(
+                f"{source}: unknown extra field {f!r}; known fields are {', '.join(EXTRA_FIELDS)}."
+            )
         a = np.asarray(arr)
         if a.dtype == object or a.dtype.kind not in "biuf":
             raise InputError(f"{source}: extra field {f!r} has dtype {a.dtype}; expected numbers.")
         if a.shape != shape:
-            raise InputError(f"{source}: extra field {f!r} has shape {a.shape} but the matrix has shape {shape}.")
+            raise InputError(
+                f"{source}: extra field {f!r} has shape {a.shape} but the matrix has shape {shape}."
+            )
         if a.dtype.kind == "f":
             nan = np.isnan(a)
             if nan.any():
                 r, c = np.unravel_index(int(np.argmax(nan)), a.shape)
-                raise InputError(f"{source}: extra field {f!r} has a missing value (NaN) at row {r + 1}, column {c + 1}.")
+                raise InputError(
+                    f"{source}: extra field {f!r} has a missing value (NaN) at row {r + 1}, column {c + 1}."
+                )
         if f in FLOAT_FIELDS:
             bad = (a < 0) | (a > 1)
             conv = a.astype(np.float64)
         else:
-            bad = (a != np.round(a)) | (a < -INT32_MAX) | (a > INT32_MAX) if a.dtype.kind == "f" else (a < -INT32_MAX) | (a > INT32_MAX)
+            bad = (
+                (a != np.round(a)) | (a < -INT32_MAX) | (a > INT32_MAX)
+                if a.dtype.kind == "f"
+                else (a < -INT32_MAX) | (a > INT32_MAX)
+            )
             conv = a.astype(np.int32)
         if bad.any():
             r, c = np.unravel_index(int(np.argmax(bad)), a.shape)
-            what = "outside [0, 1]" if f in FLOAT_FIELDS else "not a whole number in the int32 range"
-            raise InputError(f"{source}: extra field {f!r} holds {a[r, c].item()!r} at row {r + 1}, column {c + 1}, {what}.")
+            what = (
+                "outside [0, 1]" if f in FLOAT_FIELDS else "not a whole number in the int32 range"
+            )
+            raise InputError(
+                f"{source}: extra field {f!r} holds {a[r, c].item()!r} at row {r + 1}, column {c + 1}, {what}."
+            )
         out[f] = conv
     return out

@@ -31,7 +31,11 @@ from lifelong_core.errors import InputError
 
 def _blocks_of(st, sidx: np.ndarray) -> pd.DataFrame:
     b = st.block_table
-    ids, starts, lengths = np.asarray(b["block_id"]), np.asarray(b["start"]), np.asarray(b["length"])
+    ids, starts, lengths = (
+        np.asarray(b["block_id"]),
+        np.asarray(b["start"]),
+        np.asarray(b["length"]),
+    )
     pos = np.unique(np.searchsorted(starts, sidx, side="right") - 1)
     return pd.DataFrame({"block_id": ids[pos], "start": starts[pos], "length": lengths[pos]})
 
@@ -62,10 +66,14 @@ def _models_on(st, models: pd.DataFrame, sidx: np.ndarray, every: bool) -> pd.Da
     if len(models) == 0 or len(sidx) == 0:
         return models.iloc[:0]
     blocks = _blocks_of(st, sidx)
-    per = st.cursor().sql(
-        "SELECT model_idx, count(*) AS blocks, bool_and(known IS NULL) AS all_whole, bool_or(known IS NULL) AS any_whole "
-        f"FROM bits WHERE block_id IN ({_in_list(blocks['block_id'])}) GROUP BY model_idx"
-    ).df()
+    per = (
+        st.cursor()
+        .sql(
+            "SELECT model_idx, count(*) AS blocks, bool_and(known IS NULL) AS all_whole, bool_or(known IS NULL) AS any_whole "
+            f"FROM bits WHERE block_id IN ({_in_list(blocks['block_id'])}) GROUP BY model_idx"
+        )
+        .df()
+    )
     per = per[per["model_idx"].isin(models["model_idx"].to_numpy(dtype=np.int64))]
     if every:
         per = per[per["blocks"] == len(blocks)]
@@ -95,8 +103,10 @@ def _fetch(st, models: np.ndarray, block_ids: np.ndarray) -> pa.Table:
     if hi - lo + 1 == len(models):
         sql = f"SELECT model_idx, block_id, correct FROM bits WHERE model_idx BETWEEN {lo} AND {hi} AND {blocks}"
     else:
-        sql = (f"SELECT b.model_idx, b.block_id, b.correct FROM bits b SEMI JOIN "
-               f"(SELECT unnest([{_in_list(models)}]) AS m) w ON b.model_idx = w.m WHERE b.{blocks}")
+        sql = (
+            f"SELECT b.model_idx, b.block_id, b.correct FROM bits b SEMI JOIN "
+            f"(SELECT unnest([{_in_list(models)}]) AS m) w ON b.model_idx = w.m WHERE b.{blocks}"
+        )
     return st.cursor().sql(sql).to_arrow_table()
 
 
@@ -130,10 +140,14 @@ def read_rows(st, model_idx, sidx) -> np.ndarray:
         skip = max(0, lo - start)
         if skip:
             keep = min(length, hi - start) - skip
-            dense = np.unpackbits(rows, axis=1, count=length, bitorder="little")[:, skip : skip + keep]
+            dense = np.unpackbits(rows, axis=1, count=length, bitorder="little")[
+                :, skip : skip + keep
+            ]
             rows, start = _bits.pack_rows(dense), lo
         _bits.or_into(span, rows, start - lo)
-    if hi - lo != n:  # chosen samples are not one run: keep their columns, a bounded block at a time
+    if (
+        hi - lo != n
+    ):  # chosen samples are not one run: keep their columns, a bounded block at a time
         out = np.empty((len(uniq), (n + 7) // 8), dtype=np.uint8)
         step = limits.block_rows(hi - lo)
         for a in range(0, len(uniq), step):

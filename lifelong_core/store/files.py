@@ -23,8 +23,19 @@ from lifelong_core.io.arrays import check_npy_header
 from lifelong_core.io.edges import atomic_output, check_input_file, os_error
 from lifelong_core.io.tables import read_table
 
-LONG_EXPORT_COLUMNS = ("model", "sample", "correct", "confidence", "predicted", "true_prob",
-                       "label", "dataset", "domain", "category", "split")
+LONG_EXPORT_COLUMNS = (
+    "model",
+    "sample",
+    "correct",
+    "confidence",
+    "predicted",
+    "true_prob",
+    "label",
+    "dataset",
+    "domain",
+    "category",
+    "split",
+)
 
 
 def read_long(path) -> pd.DataFrame:
@@ -39,7 +50,9 @@ def read_ids(path, kind: str):
     if p.suffix.lower() in (".csv", ".parquet"):
         df = read_table(p, what)
         if f"{kind}_id" not in df.columns:
-            raise InputError(f"{what} file {p} has no column '{kind}_id' (columns found: {', '.join(map(str, df.columns))}).")
+            raise InputError(
+                f"{what} file {p} has no column '{kind}_id' (columns found: {', '.join(map(str, df.columns))})."
+            )
         if len(df) == 0:
             raise InputError(f"{what} file {p} has no data rows.")
         return df
@@ -72,13 +85,17 @@ def read_extra_matrix(path, flag: str) -> np.ndarray:
         else:
             with np.load(p, allow_pickle=False) as z:
                 if len(z.files) != 1:
-                    raise InputError(f"{flag} file {p} holds {len(z.files)} arrays; it must hold exactly one.")
+                    raise InputError(
+                        f"{flag} file {p} holds {len(z.files)} arrays; it must hold exactly one."
+                    )
                 arr = z[z.files[0]]
     except InputError:
         raise
     except ValueError as exc:
         if "pickle" in str(exc).lower():
-            raise InputError(f"{flag} file {p} holds pickled Python objects, which are never loaded.") from None
+            raise InputError(
+                f"{flag} file {p} holds pickled Python objects, which are never loaded."
+            ) from None
         raise InputError(f"{flag} file {p} is not a readable array ({exc}).") from None
     except OSError as exc:
         if getattr(exc, "errno", None) is not None:
@@ -87,7 +104,9 @@ def read_extra_matrix(path, flag: str) -> np.ndarray:
     except EOFError as exc:
         raise InputError(f"{flag} file {p} is not a readable array ({exc}).") from None
     except MemoryError:
-        raise InputError(f"{flag} file {p} holds an array too large for this machine's memory.") from None
+        raise InputError(
+            f"{flag} file {p} holds an array too large for this machine's memory."
+        ) from None
     return arr
 
 
@@ -117,7 +136,9 @@ def export_long(store, path, dataset: str | None = None) -> int:
     per = max(1, 20_000_000 // max(len(sidx), 1))
     fields = tuple(f for f in ("confidence", "predicted", "true_prob") if store.has_extra(f))
     # Columns that would be empty throughout are left out, so the export imports again.
-    meta = tuple(f for f in ("label", "dataset", "domain", "category", "split") if smp[f].notna().any())
+    meta = tuple(
+        f for f in ("label", "dataset", "domain", "category", "split") if smp[f].notna().any()
+    )
     rows = 0
     with atomic_output(p, "--long") as tmp:
         writer = None
@@ -137,7 +158,9 @@ def export_long(store, path, dataset: str | None = None) -> int:
                     ext = store.extras_partial(m, sidx, fields)
                     for f in fields:
                         values, have = ext[f]
-                        col = pd.array(values[r, c], dtype="Int32" if f == "predicted" else "Float64")
+                        col = pd.array(
+                            values[r, c], dtype="Int32" if f == "predicted" else "Float64"
+                        )
                         col[~have[r, c]] = pd.NA
                         cols[f] = col
                 for f in meta:

@@ -50,56 +50,91 @@ def _correct(value) -> int | None:
         return _LETTERS.get(value)
     if isinstance(value, bool):
         return int(value)
-    if isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value)) and value in (0, 1):
+    if (
+        isinstance(value, (int, float))
+        and not (isinstance(value, float) and math.isnan(value))
+        and value in (0, 1)
+    ):
         return int(value)
     return None
 
 
-def read_inspect_log(path, model_name: str | None = None, scorer: str | None = None, epoch: int | None = None,
-                     dataset: str | None = None) -> InspectRun:
+def read_inspect_log(
+    path,
+    model_name: str | None = None,
+    scorer: str | None = None,
+    epoch: int | None = None,
+    dataset: str | None = None,
+) -> InspectRun:
     """Read one Inspect log file into the long import format (see the module docstring)."""
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
-        raise InputError("reading Inspect logs needs the inspect_ai package (pip install 'lifelong-benchmark-explorer[harness]').") from None
+        raise InputError(
+            "reading Inspect logs needs the inspect_ai package (pip install 'lifelong-benchmark-explorer[harness]')."
+        ) from None
     path = Path(path)
     if not path.is_file():
         raise InputError(f"Inspect log {path} does not exist.")
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # Inspect raises many types for a file it cannot read
-        raise InputError(f"{path} is not an Inspect evaluation log ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'unreadable'}).") from None
+        raise InputError(
+            f"{path} is not an Inspect evaluation log ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'unreadable'})."
+        ) from None
     if log.status != "success":
-        raise InputError(f"Inspect log {path} records a run with status {log.status!r}; only finished runs (status 'success') are imported.")
+        raise InputError(
+            f"Inspect log {path} records a run with status {log.status!r}; only finished runs (status 'success') are imported."
+        )
     samples = log.samples or []
     if not samples:
-        raise InputError(f"Inspect log {path} holds no samples (was it written with --no-log-samples?).")
+        raise InputError(
+            f"Inspect log {path} holds no samples (was it written with --no-log-samples?)."
+        )
     task = str(log.eval.task)
     epochs = sorted({int(s.epoch) for s in samples})
     if epoch is None:
         if len(epochs) > 1:
-            raise InputError(f"Inspect log {path} holds {len(epochs)} epochs per sample; choose one (1-{epochs[-1]}).", param="epoch")
+            raise InputError(
+                f"Inspect log {path} holds {len(epochs)} epochs per sample; choose one (1-{epochs[-1]}).",
+                param="epoch",
+            )
         epoch = epochs[0]
     elif epoch not in epochs:
-        raise InputError(f"Inspect log {path} has no epoch {epoch}; it has {', '.join(map(str, epochs))}.", param="epoch")
+        raise InputError(
+            f"Inspect log {path} has no epoch {epoch}; it has {', '.join(map(str, epochs))}.",
+            param="epoch",
+        )
     samples = [s for s in samples if int(s.epoch) == epoch]
     names = sorted({k for s in samples for k in (s.scores or {})})
     if not names:
-        raise InputError(f"Inspect log {path} holds no scores (task {task!r} was run without a scorer).")
+        raise InputError(
+            f"Inspect log {path} holds no scores (task {task!r} was run without a scorer)."
+        )
     if scorer is None:
         if len(names) > 1:
-            raise InputError(f"Inspect log {path} records scorers {', '.join(names)}; choose one.", param="scorer")
+            raise InputError(
+                f"Inspect log {path} records scorers {', '.join(names)}; choose one.",
+                param="scorer",
+            )
         scorer = names[0]
     elif scorer not in names:
-        raise InputError(f"Inspect log {path} has no scorer {scorer!r}; it has {', '.join(names)}.", param="scorer")
+        raise InputError(
+            f"Inspect log {path} has no scorer {scorer!r}; it has {', '.join(names)}.",
+            param="scorer",
+        )
     model = model_name or str(log.eval.model)
     if not model.strip():
-        raise InputError(f"Inspect log {path} names no model; give the model a name.", param="model_name")
+        raise InputError(
+            f"Inspect log {path} names no model; give the model a name.", param="model_name"
+        )
     ids, vals = [], []
     for s in samples:
         score = (s.scores or {}).get(scorer)
         if score is None:
-            raise InputError(f"Sample {s.id!r} of task {task!r} in {path.name} has no score from scorer {scorer!r}.")
+            raise InputError(
+                f"Sample {s.id!r} of task {task!r} in {path.name} has no score from scorer {scorer!r}."
+            )
         v = _correct(score.value)
         if v is None:
             raise InputError(
@@ -108,11 +143,24 @@ def read_inspect_log(path, model_name: str | None = None, scorer: str | None = N
             )
         ids.append(f"{task}/{s.id}")
         vals.append(v)
-    table = pd.DataFrame({"model": model, "sample": ids, "correct": vals, "dataset": dataset or "inspect",
-                          "domain": task})
+    table = pd.DataFrame(
+        {
+            "model": model,
+            "sample": ids,
+            "correct": vals,
+            "dataset": dataset or "inspect",
+            "domain": task,
+        }
+    )
     # Per model, not per run: the same model imported from several tasks' logs must agree.
     meta = {"source": "inspect", "log_model": str(log.eval.model)}
-    models = pd.DataFrame({"model_id": [model], "name": [model], "family": [str(log.eval.model).split("/")[0]],
-                           "metadata": [json.dumps(meta, sort_keys=True, separators=(",", ":"))]})
+    models = pd.DataFrame(
+        {
+            "model_id": [model],
+            "name": [model],
+            "family": [str(log.eval.model).split("/")[0]],
+            "metadata": [json.dumps(meta, sort_keys=True, separators=(",", ":"))],
+        }
+    )
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     return InspectRun(table, models, f"inspect:{path}", "sha256:" + digest, scorer, task)

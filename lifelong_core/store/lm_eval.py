@@ -38,11 +38,24 @@ import pandas as pd
 from lifelong_core.errors import InputError
 from lifelong_core.io.edges import os_error
 
-_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl(?P<gz>\.gz)?$")
+_SAMPLES = re.compile(
+    r"^samples_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl(?P<gz>\.gz)?$"
+)
 # ``results_<ts>.json``, or ``<stem>_<ts>.json`` when --output_path named a .json file.
 _RESULTS = re.compile(r"^(?P<stem>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.json$")
-_NOT_METRICS = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
-                "doc_hash", "prompt_hash", "target_hash"}
+_NOT_METRICS = {
+    "doc_id",
+    "doc",
+    "target",
+    "arguments",
+    "resps",
+    "filtered_resps",
+    "filter",
+    "metrics",
+    "doc_hash",
+    "prompt_hash",
+    "target_hash",
+}
 
 
 def is_run_file(name: str) -> bool:
@@ -76,29 +89,50 @@ def _find_run(path: Path) -> tuple[Path | None, list[Path], str]:
                 f"{path} is not an lm-eval results_<timestamp>.json or samples_<task>_<timestamp>.jsonl file or a run folder."
             )
         ts = m.group("ts")
-        files = sorted(p for p in path.parent.iterdir() if (s := _SAMPLES.match(p.name)) and s.group("ts") == ts)
+        files = sorted(
+            p
+            for p in path.parent.iterdir()
+            if (s := _SAMPLES.match(p.name)) and s.group("ts") == ts
+        )
         if not files:
-            raise InputError(f"{path.parent} holds no samples_<task>_{ts}.jsonl files for {path.name}; was the run made with --log_samples?")
+            raise InputError(
+                f"{path.parent} holds no samples_<task>_{ts}.jsonl files for {path.name}; was the run made with --log_samples?"
+            )
         return path, files, str(path.parent)
     if not path.is_dir():
         raise InputError(f"lm-eval path {path} does not exist.")
     folder = path
     if not any(_RESULTS.match(p.name) or _SAMPLES.match(p.name) for p in folder.iterdir()):
-        subs = [d for d in sorted(folder.iterdir()) if d.is_dir()
-                and any(_RESULTS.match(p.name) or _SAMPLES.match(p.name) for p in d.iterdir())]
+        subs = [
+            d
+            for d in sorted(folder.iterdir())
+            if d.is_dir()
+            and any(_RESULTS.match(p.name) or _SAMPLES.match(p.name) for p in d.iterdir())
+        ]
         if len(subs) != 1:
-            what = "no run folder" if not subs else f"{len(subs)} run folders ({', '.join(d.name for d in subs)})"
-            raise InputError(f"lm-eval path {path} holds {what}; give the path of one model's folder.")
+            what = (
+                "no run folder"
+                if not subs
+                else f"{len(subs)} run folders ({', '.join(d.name for d in subs)})"
+            )
+            raise InputError(
+                f"lm-eval path {path} holds {what}; give the path of one model's folder."
+            )
         folder = subs[0]
     results = sorted(p for p in folder.iterdir() if _RESULTS.match(p.name))
     samples = sorted(p for p in folder.iterdir() if _SAMPLES.match(p.name))
-    stamps = sorted({_SAMPLES.match(p.name).group("ts") for p in samples} | {_RESULTS.match(p.name).group("ts") for p in results})
+    stamps = sorted(
+        {_SAMPLES.match(p.name).group("ts") for p in samples}
+        | {_RESULTS.match(p.name).group("ts") for p in results}
+    )
     if len(stamps) > 1:
         raise InputError(
             f"lm-eval folder {folder} holds {len(stamps)} runs ({', '.join(stamps)}); pass one results_<timestamp>.json file to choose."
         )
     if not samples:
-        raise InputError(f"lm-eval folder {folder} holds no samples_<task>_<timestamp>.jsonl files; was the run made with --log_samples?")
+        raise InputError(
+            f"lm-eval folder {folder} holds no samples_<task>_<timestamp>.jsonl files; was the run made with --log_samples?"
+        )
     return (results[0] if results else None), samples, str(folder)
 
 
@@ -113,7 +147,9 @@ def _read_lines(path: Path) -> list[dict]:
                 try:
                     rec = json.loads(line)
                 except json.JSONDecodeError:
-                    raise InputError(f"{path} line {lineno} is not valid JSON (is the file truncated?).") from None
+                    raise InputError(
+                        f"{path} line {lineno} is not valid JSON (is the file truncated?)."
+                    ) from None
                 if not isinstance(rec, dict):
                     raise InputError(f"{path} line {lineno} is not a JSON object.")
                 rec["_line"] = lineno
@@ -140,11 +176,15 @@ def _binary(v) -> float | None:
 def _pick(options: list[str], wanted: str | None, what: str, task: str, path: Path) -> str:
     if wanted is not None:
         if wanted not in options:
-            raise InputError(f"Task {task!r} ({path.name}) has no {what} {wanted!r}; it has {', '.join(options)}.")
+            raise InputError(
+                f"Task {task!r} ({path.name}) has no {what} {wanted!r}; it has {', '.join(options)}."
+            )
         return wanted
     if len(options) == 1:
         return options[0]
-    raise InputError(f"Task {task!r} ({path.name}) records {what}s {', '.join(options)}; choose one.", param=what)
+    raise InputError(
+        f"Task {task!r} ({path.name}) records {what}s {', '.join(options)}; choose one.", param=what
+    )
 
 
 def _pick_metric(options: list[str], wanted: str | None, task: str, path: Path) -> str:
@@ -157,12 +197,18 @@ def _pick_metric(options: list[str], wanted: str | None, task: str, path: Path) 
             return w
     raise InputError(
         f"Task {task!r} ({path.name}) has no metric {' or '.join(map(repr, prefs))}; it has {', '.join(options)} "
-        "(the metric may be a preference list, e.g. acc_norm,acc).", param="metric"
+        "(the metric may be a preference list, e.g. acc_norm,acc).",
+        param="metric",
     )
 
 
-def read_lm_eval(path, model_name: str, metric: str | None = None, dataset: str | None = None,
-                 filter: str | None = None) -> LmEvalRun:
+def read_lm_eval(
+    path,
+    model_name: str,
+    metric: str | None = None,
+    dataset: str | None = None,
+    filter: str | None = None,
+) -> LmEvalRun:
     """Read one model's ``--log_samples`` run: a folder (or the folder holding exactly one
     model's folder), its ``results_*.json`` file, or one task's ``samples_*.jsonl``."""
     if not isinstance(model_name, str) or not model_name.strip():
@@ -177,7 +223,9 @@ def read_lm_eval(path, model_name: str, metric: str | None = None, dataset: str 
         try:
             results = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise InputError(f"{results_path} is not valid JSON (is the file truncated?).") from None
+            raise InputError(
+                f"{results_path} is not valid JSON (is the file truncated?)."
+            ) from None
         if not isinstance(results, dict):
             raise InputError(f"{results_path} is not a JSON object.")
     parent = {}
@@ -191,7 +239,9 @@ def read_lm_eval(path, model_name: str, metric: str | None = None, dataset: str 
     for f in files:
         task = _SAMPLES.match(f.name).group("task")
         if task in seen_tasks:
-            raise InputError(f"Task {task!r} has two sample files ({seen_tasks[task].name} and {f.name}); keep one.")
+            raise InputError(
+                f"Task {task!r} has two sample files ({seen_tasks[task].name} and {f.name}); keep one."
+            )
         seen_tasks[task] = f
         h.update(f.name.encode())
         h.update(f.read_bytes())
@@ -202,8 +252,13 @@ def read_lm_eval(path, model_name: str, metric: str | None = None, dataset: str 
         recs = [r for r in recs if str(r.get("filter", "none")) == flt]
         names = recs[0].get("metrics")
         if not isinstance(names, list) or not names:
-            names = [k for k, v in recs[0].items() if k not in _NOT_METRICS and not k.startswith("_")
-                     and isinstance(v, (int, float, bool))]
+            names = [
+                k
+                for k, v in recs[0].items()
+                if k not in _NOT_METRICS
+                and not k.startswith("_")
+                and isinstance(v, (int, float, bool))
+            ]
         if not names:
             raise InputError(f"{f} line {recs[0]['_line']} records no metric field.")
         met = _pick_metric([str(n) for n in names], metric, task, f)
@@ -222,28 +277,58 @@ def read_lm_eval(path, model_name: str, metric: str | None = None, dataset: str 
                     f"{r[met]!r}; only 0/1 metrics such as acc, acc_norm or exact_match map to correct."
                 )
             if doc in first_line:
-                raise InputError(f"{f} lines {first_line[doc]} and {r['_line']} both hold doc_id {doc} under filter {flt!r}.")
+                raise InputError(
+                    f"{f} lines {first_line[doc]} and {r['_line']} both hold doc_id {doc} under filter {flt!r}."
+                )
             first_line[doc] = r["_line"]
             ids.append(f"{task}/{doc}")
             vals.append(v)
             hashes.append(r.get("doc_hash"))
-        want = (declared.get(task) or {}).get("effective") if isinstance(declared.get(task), dict) else None
+        want = (
+            (declared.get(task) or {}).get("effective")
+            if isinstance(declared.get(task), dict)
+            else None
+        )
         if isinstance(want, int) and want != len(ids):
-            raise InputError(f"{f} holds {len(ids)} samples but {results_path.name} reports {want} for task {task!r} (is the file truncated?).")
-        frame = pd.DataFrame({"model": model_name, "sample": ids, "correct": np.asarray(vals, dtype=np.uint8),
-                              "dataset": dataset, "domain": task})
+            raise InputError(
+                f"{f} holds {len(ids)} samples but {results_path.name} reports {want} for task {task!r} (is the file truncated?)."
+            )
+        frame = pd.DataFrame(
+            {
+                "model": model_name,
+                "sample": ids,
+                "correct": np.asarray(vals, dtype=np.uint8),
+                "dataset": dataset,
+                "domain": task,
+            }
+        )
         frame["category"] = parent.get(task)
         frames.append(frame)
         for sid, dh in zip(ids, hashes):
-            meta[sid] = json.dumps({"doc_hash": dh}, sort_keys=True, separators=(",", ":")) if dh is not None else None
+            meta[sid] = (
+                json.dumps({"doc_hash": dh}, sort_keys=True, separators=(",", ":"))
+                if dh is not None
+                else None
+            )
         used[task] = (met, flt)
     table = pd.concat(frames, ignore_index=True)
     cfg = results.get("config") or {}
     model_meta = {"source": "lm-eval"}
     if cfg.get("model_args") is not None:
         model_meta["model_args"] = cfg.get("model_args")
-    models = pd.DataFrame({
-        "model_id": [model_name], "name": [model_name], "family": [cfg.get("model")],
-        "metadata": [json.dumps(model_meta, sort_keys=True, separators=(",", ":"))],
-    })
-    return LmEvalRun(table, models, pd.Series(meta, dtype=object), f"lm-eval:{folder}", "sha256:" + h.hexdigest(), used)
+    models = pd.DataFrame(
+        {
+            "model_id": [model_name],
+            "name": [model_name],
+            "family": [cfg.get("model")],
+            "metadata": [json.dumps(model_meta, sort_keys=True, separators=(",", ":"))],
+        }
+    )
+    return LmEvalRun(
+        table,
+        models,
+        pd.Series(meta, dtype=object),
+        f"lm-eval:{folder}",
+        "sha256:" + h.hexdigest(),
+        used,
+    )

@@ -111,12 +111,16 @@ def insert_packed_rows(
     if packed.ndim != 2 or packed.dtype != np.uint8:
         raise InputError(f"{source}: packed rows must be a 2-dimensional uint8 array.")
     if packed.shape[1] != (n + 7) // 8:
-        raise InputError(f"{source}: packed rows have {packed.shape[1]} bytes but {n} samples need {(n + 7) // 8}.")
+        raise InputError(
+            f"{source}: packed rows have {packed.shape[1]} bytes but {n} samples need {(n + 7) // 8}."
+        )
     if model_chunk < 1:
         raise InputError(f"model_chunk must be at least 1, got {model_chunk}.")
     mdl = normalize_models(models, f"{source} (model ids)")
     if len(mdl) != packed.shape[0]:
-        raise InputError(f"{source} has {packed.shape[0]} packed rows but {len(mdl)} model ids were given.")
+        raise InputError(
+            f"{source} has {packed.shape[0]} packed rows but {len(mdl)} model ids were given."
+        )
     model_idx, new_models = st.resolve_models(mdl, source)
     if len(new_models) != len(mdl):
         old = mdl["model_id"].iloc[int(np.argmax(model_idx < st.n_models))]
@@ -126,19 +130,32 @@ def insert_packed_rows(
         )
     if samples is None:
         if n != st.n_samples:
-            raise InputError(f"{source} has {n} samples per row but the store holds {st.n_samples} samples.")
+            raise InputError(
+                f"{source} has {n} samples per row but the store holds {st.n_samples} samples."
+            )
         sample_idx = np.arange(n, dtype=np.int64)
-        new_samples = pd.DataFrame(columns=["sample_idx", "sample_id", "dataset", "domain", "label", "split", "meta"])
+        new_samples = pd.DataFrame(
+            columns=["sample_idx", "sample_id", "dataset", "domain", "label", "split", "meta"]
+        )
         new_domains = pd.DataFrame(columns=["dataset", "domain", "category"])
         new_datasets = pd.DataFrame({"dataset": pd.Series(dtype=str)})
-        new_blocks = pd.DataFrame({"block_id": pd.Series(dtype=np.int32), "start": pd.Series(dtype=np.int64),
-                                   "length": pd.Series(dtype=np.int32)})
+        new_blocks = pd.DataFrame(
+            {
+                "block_id": pd.Series(dtype=np.int32),
+                "start": pd.Series(dtype=np.int64),
+                "length": pd.Series(dtype=np.int32),
+            }
+        )
         first = "<store samples>"
     else:
         smp = normalize_samples(samples, f"{source} (sample ids)", dataset)
         if len(smp) != n:
-            raise InputError(f"{source} has {n} samples per row but {len(smp)} sample ids were given.")
-        sample_idx, new_samples, new_domains, new_datasets, new_blocks = st.resolve_samples(smp, source)
+            raise InputError(
+                f"{source} has {n} samples per row but {len(smp)} sample ids were given."
+            )
+        sample_idx, new_samples, new_domains, new_datasets, new_blocks = st.resolve_samples(
+            smp, source
+        )
         first = str(smp["sample_id"].iloc[0])
     ids, starts, lengths, _ = st.blocks_after(new_blocks)
     # Column of each block's first sample; each touched block must be covered whole, in order.
@@ -163,7 +180,9 @@ def insert_packed_rows(
             rows = packed[r0:r1, c0 // 8 : c0 // 8 + (length + 7) // 8]
             return mask_tail(np.ascontiguousarray(rows), length)
         # A block that starts mid-byte in the input: shift through a dense slice.
-        dense = np.unpackbits(packed[r0:r1], axis=1, count=n, bitorder="little")[:, c0 : c0 + length]
+        dense = np.unpackbits(packed[r0:r1], axis=1, count=n, bitorder="little")[
+            :, c0 : c0 + length
+        ]
         return pack_rows(dense)
 
     # Blocks of one length are written model by model: a model's blobs then lie next to
@@ -179,8 +198,14 @@ def insert_packed_rows(
         for length, group in by_length.items():
             rows = np.stack([block_rows(r0, r1, c0, length) for _, c0 in group], axis=1)
             ids = np.array([b for b, _ in group], dtype=np.int32)
-            out.append((np.repeat(m32[r0:r1], len(group)), rows.reshape(-1, rows.shape[2]), None,
-                        np.tile(ids, r1 - r0)))
+            out.append(
+                (
+                    np.repeat(m32[r0:r1], len(group)),
+                    rows.reshape(-1, rows.shape[2]),
+                    None,
+                    np.tile(ids, r1 - r0),
+                )
+            )
         return out, []
 
     tasks = [
@@ -188,8 +213,18 @@ def insert_packed_rows(
         for r0 in range(0, len(mdl), model_chunk)
     ]
     digest = checksum or _digest(packed, mdl["model_id"].to_numpy(dtype=object), n, first)
-    plan = WritePlan("insert_packed", source, digest, new_datasets, new_domains, new_models, new_samples, new_blocks,
-                 tasks, int(packed.shape[0]) * int(n))
+    plan = WritePlan(
+        "insert_packed",
+        source,
+        digest,
+        new_datasets,
+        new_domains,
+        new_models,
+        new_samples,
+        new_blocks,
+        tasks,
+        int(packed.shape[0]) * int(n),
+    )
     cur = st.cursor()
     for name, value in BULK_SETTINGS:
         cur.execute(f"SET {name} = '{value}'")
@@ -230,7 +265,9 @@ def _fetch_bits(st: Store, models: np.ndarray) -> pa.Table:
 
     threads = min(POINT_READ_THREADS, len(runs))
     with ThreadPoolExecutor(threads) as pool:
-        tables = [t for ts in pool.map(part, [runs[i::threads] for i in range(threads)]) for t in ts]
+        tables = [
+            t for ts in pool.map(part, [runs[i::threads] for i in range(threads)]) for t in ts
+        ]
     return pa.concat_tables(tables)
 
 

@@ -6,7 +6,7 @@ Mixed into :class:`~lifelong_core.store.Store`; every read takes its own cursor
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import duckdb
 import numpy as np
@@ -52,7 +52,9 @@ class StoreReader:
 
     def datasets(self) -> pd.DataFrame:
         """dataset, description, synthetic, source; in the order they arrived."""
-        return self._df("SELECT dataset, description, synthetic, source FROM datasets ORDER BY added_at, dataset")
+        return self._df(
+            "SELECT dataset, description, synthetic, source FROM datasets ORDER BY added_at, dataset"
+        )
 
     def domains(self, dataset: str | None = None) -> pd.DataFrame:
         """dataset, domain, category, n_samples; in the order of their first sample."""
@@ -71,7 +73,9 @@ class StoreReader:
             "FROM models ORDER BY model_idx"
         )
 
-    def samples(self, dataset: str | None = None, domains: Iterable[str] | None = None) -> pd.DataFrame:
+    def samples(
+        self, dataset: str | None = None, domains: Iterable[str] | None = None
+    ) -> pd.DataFrame:
         """Samples (optionally of one dataset and some of its domains), ordered by
         ``sample_idx`` (the columns of the matrix), with their domain's category."""
         where, params = _sample_filter(dataset, domains, "s.")
@@ -83,12 +87,19 @@ class StoreReader:
         df["label"] = df["label"].astype("Int64")
         return df
 
-    def sample_indices(self, dataset: str | None = None, domains: Iterable[str] | None = None) -> np.ndarray:
+    def sample_indices(
+        self, dataset: str | None = None, domains: Iterable[str] | None = None
+    ) -> np.ndarray:
         """``sample_idx`` (int64, ascending) of the samples :meth:`samples` would return,
         without reading their ids and labels."""
         where, params = _sample_filter(dataset, domains)
-        rows = self.cursor().sql(f"SELECT sample_idx FROM samples {where} ORDER BY sample_idx",
-                                 params=params or None).fetchnumpy()["sample_idx"]
+        rows = (
+            self.cursor()
+            .sql(
+                f"SELECT sample_idx FROM samples {where} ORDER BY sample_idx", params=params or None
+            )
+            .fetchnumpy()["sample_idx"]
+        )
         return np.asarray(rows, dtype=np.int64)
 
     def log(self) -> pd.DataFrame:
@@ -113,11 +124,15 @@ class StoreReader:
             return np.zeros(0, dtype=np.int64)
         cur = self.cursor()
         cur.register("_ids", pa.table({"id": pa.array(want)}))
-        got = cur.sql(f"SELECT {kind}_id AS id, {kind}_idx AS idx FROM {table} WHERE {kind}_id IN (SELECT id FROM _ids)").df()
+        got = cur.sql(
+            f"SELECT {kind}_id AS id, {kind}_idx AS idx FROM {table} WHERE {kind}_id IN (SELECT id FROM _ids)"
+        ).df()
         lookup = dict(zip(got["id"], got["idx"].astype(np.int64)))
         missing = [i for i in want if i not in lookup]
         if missing:
-            raise InputError(f"The store has no {kind} with id {missing[0]!r} ({len(missing)} of {len(want)} ids are unknown).")
+            raise InputError(
+                f"The store has no {kind} with id {missing[0]!r} ({len(missing)} of {len(want)} ids are unknown)."
+            )
         return np.array([lookup[i] for i in want], dtype=np.int64)
 
     # ------------------------------------------------------------------ matrix reads
@@ -132,7 +147,9 @@ class StoreReader:
         idx = idx.astype(np.int64).ravel()
         bad = (idx < 0) | (idx >= self.n_models)
         if bad.any():
-            raise InputError(f"Model index {int(idx[bad][0])} is outside the store's 0..{self.n_models - 1}.")
+            raise InputError(
+                f"Model index {int(idx[bad][0])} is outside the store's 0..{self.n_models - 1}."
+            )
         return idx
 
     def sample_rows(self, samples) -> np.ndarray | None:
@@ -146,10 +163,18 @@ class StoreReader:
         idx = idx.astype(np.int64).ravel()
         bad = (idx < 0) | (idx >= self.n_samples)
         if bad.any():
-            raise InputError(f"Sample index {int(idx[bad][0])} is outside the store's 0..{self.n_samples - 1}.")
+            raise InputError(
+                f"Sample index {int(idx[bad][0])} is outside the store's 0..{self.n_samples - 1}."
+            )
         return idx
 
-    def _fetch(self, models: np.ndarray, block_ids: np.ndarray | None, columns=("correct", "known"), table: str = "bits"):
+    def _fetch(
+        self,
+        models: np.ndarray,
+        block_ids: np.ndarray | None,
+        columns=("correct", "known"),
+        table: str = "bits",
+    ):
         """Rows of ``bits`` (or ``extras``) for the wanted models, grouped by block.
 
         Returns {block_id: (model_idx int64 sorted, {column: pyarrow array})}.
@@ -245,8 +270,16 @@ class StoreReader:
         r, c = np.unravel_index(int(np.argmax(~known)), known.shape)
         mi = int(m[r])
         si = int(c if s is None else s[c])
-        mid = self.cursor().execute("SELECT model_id FROM models WHERE model_idx = ?", [mi]).fetchone()[0]
-        sid = self.cursor().execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [si]).fetchone()[0]
+        mid = (
+            self.cursor()
+            .execute("SELECT model_id FROM models WHERE model_idx = ?", [mi])
+            .fetchone()[0]
+        )
+        sid = (
+            self.cursor()
+            .execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [si])
+            .fetchone()[0]
+        )
         missing = int((~known).sum())
         raise InputError(
             f"The store has no prediction of model {mid!r} on sample {sid!r} ({missing} of the requested "
@@ -288,7 +321,9 @@ class StoreReader:
         uniq, inverse = np.unique(m, return_inverse=True)
         fetched = self._fetch(uniq, None)
         complete = True
-        for block_id, start, length in zip(self._blocks["block_id"], self._blocks["start"], self._blocks["length"]):
+        for block_id, start, length in zip(
+            self._blocks["block_id"], self._blocks["start"], self._blocks["length"]
+        ):
             got = fetched.get(int(block_id))
             if got is None or len(got[0]) != len(uniq) or got[1]["known"].null_count != len(got[0]):
                 complete = False
@@ -303,15 +338,28 @@ class StoreReader:
     def has_extra(self, field: str) -> bool:
         """Whether any entry has ``field`` (confidence, predicted, true_prob) recorded."""
         if field not in EXTRA_FIELDS:
-            raise InputError(f"Unknown extra field {field!r}; known fields are {', '.join(EXTRA_FIELDS)}.")
-        return self.cursor().execute(f"SELECT count(*) FROM (SELECT 1 FROM extras WHERE {field} IS NOT NULL LIMIT 1)").fetchone()[0] > 0
+            raise InputError(
+                f"Unknown extra field {field!r}; known fields are {', '.join(EXTRA_FIELDS)}."
+            )
+        return (
+            self.cursor()
+            .execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM extras WHERE {field} IS NOT NULL LIMIT 1)"
+            )
+            .fetchone()[0]
+            > 0
+        )
 
-    def _extras_block(self, fetched, block_id: int, length: int, models: np.ndarray, fields) -> dict:
+    def _extras_block(
+        self, fetched, block_id: int, length: int, models: np.ndarray, fields
+    ) -> dict:
         """field -> (values (len(models), length), recorded mask) of one block."""
         out = {}
         got = fetched.get(block_id)
         for f in fields:
-            vals = np.zeros((len(models), length), dtype=np.int32 if f == "predicted" else np.float64)
+            vals = np.zeros(
+                (len(models), length), dtype=np.int32 if f == "predicted" else np.float64
+            )
             have = np.zeros((len(models), length), dtype=bool)
             if got is not None:
                 midx, cols = got
@@ -322,9 +370,16 @@ class StoreReader:
                 rows_with = np.flatnonzero(valid)  # rows of this block's slice that hold the field
                 if len(rows_with):
                     flat = lists.flatten()
-                    data = np.asarray(flat.fill_null(0).to_numpy(zero_copy_only=False)).reshape(len(rows_with), length)
-                    rec = (np.ones(data.shape, dtype=bool) if flat.null_count == 0 else
-                           np.asarray(flat.is_valid().to_numpy(zero_copy_only=False), dtype=bool).reshape(data.shape))
+                    data = np.asarray(flat.fill_null(0).to_numpy(zero_copy_only=False)).reshape(
+                        len(rows_with), length
+                    )
+                    rec = (
+                        np.ones(data.shape, dtype=bool)
+                        if flat.null_count == 0
+                        else np.asarray(
+                            flat.is_valid().to_numpy(zero_copy_only=False), dtype=bool
+                        ).reshape(data.shape)
+                    )
                     slot = np.full(len(midx), -1, dtype=np.int64)
                     slot[rows_with] = np.arange(len(rows_with))
                     take = np.flatnonzero(hit & (slot[pos] >= 0))
@@ -333,7 +388,9 @@ class StoreReader:
             out[f] = (vals, have)
         return out
 
-    def extras_partial(self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS) -> dict:
+    def extras_partial(
+        self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS
+    ) -> dict:
         """Like :meth:`extras` but never raises on gaps: field -> (values, recorded mask).
 
         Probabilities come back as float64, exactly as imported (``extras`` narrows them
@@ -341,13 +398,20 @@ class StoreReader:
         fields = tuple(fields)
         for f in fields:
             if f not in EXTRA_FIELDS:
-                raise InputError(f"Unknown extra field {f!r}; known fields are {', '.join(EXTRA_FIELDS)}.")
+                raise InputError(
+                    f"Unknown extra field {f!r}; known fields are {', '.join(EXTRA_FIELDS)}."
+                )
         m = self.model_rows(models)
         s = self.sample_rows(samples)
         n = self.n_samples if s is None else len(s)
         limits.check_dense(len(m), n, 9 * len(fields), "reading extras as dense arrays")
-        out = {f: (np.zeros((len(m), n), dtype=np.int32 if f == "predicted" else np.float64),
-                   np.zeros((len(m), n), dtype=bool)) for f in fields}
+        out = {
+            f: (
+                np.zeros((len(m), n), dtype=np.int32 if f == "predicted" else np.float64),
+                np.zeros((len(m), n), dtype=bool),
+            )
+            for f in fields
+        }
         if len(m) == 0 or n == 0 or not fields:
             return out
         blocks = self._blocks_for(s)
@@ -361,10 +425,15 @@ class StoreReader:
             else:
                 cols = np.flatnonzero((s >= start) & (s < start + length))
                 for f, (v, h) in got.items():
-                    out[f][0][:, cols], out[f][1][:, cols] = v[:, s[cols] - start], h[:, s[cols] - start]
+                    out[f][0][:, cols], out[f][1][:, cols] = (
+                        v[:, s[cols] - start],
+                        h[:, s[cols] - start],
+                    )
         return out
 
-    def extras(self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS) -> dict[str, np.ndarray]:
+    def extras(
+        self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS
+    ) -> dict[str, np.ndarray]:
         """Per-entry extras (confidence, true_prob: float32; predicted: int32), shaped like
         :meth:`matrix`. InputError naming the field if any requested entry lacks it."""
         m = self.model_rows(models)
@@ -373,15 +442,27 @@ class StoreReader:
         for f, (arr, have) in self.extras_partial(m, s, fields).items():
             if not have.all():
                 rr, cc = np.unravel_index(int(np.argmax(~have)), have.shape)
-                mid = self.cursor().execute("SELECT model_id FROM models WHERE model_idx = ?", [int(m[rr])]).fetchone()[0]
+                mid = (
+                    self.cursor()
+                    .execute("SELECT model_id FROM models WHERE model_idx = ?", [int(m[rr])])
+                    .fetchone()[0]
+                )
                 si = int(cc if s is None else s[cc])
-                sid = self.cursor().execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [si]).fetchone()[0]
-                raise InputError(f"The store has no {f} for model {mid!r} on sample {sid!r}; that field was not recorded.")
+                sid = (
+                    self.cursor()
+                    .execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [si])
+                    .fetchone()[0]
+                )
+                raise InputError(
+                    f"The store has no {f} for model {mid!r} on sample {sid!r}; that field was not recorded."
+                )
             out[f] = arr.astype(np.float32) if f != "predicted" else arr
         return out
 
 
-def _sample_filter(dataset: str | None, domains: Iterable[str] | None, alias: str = "") -> tuple[str, list]:
+def _sample_filter(
+    dataset: str | None, domains: Iterable[str] | None, alias: str = ""
+) -> tuple[str, list]:
     """The WHERE clause (and its parameters) choosing the samples of ``dataset`` in ``domains``."""
     cond, params = [], []
     if dataset is not None:

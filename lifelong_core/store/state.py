@@ -56,7 +56,9 @@ class SortState:
     samples: np.ndarray  # sample_idx of the dataset's samples, ascending (the columns)
     sums: np.ndarray  # int64 (n,) column sums over the members
     order: np.ndarray  # int64 (n,) Sort order, easy -> hard
-    row_sums: np.ndarray  # int64 correct samples of every member (insert_D's model order, accuracies)
+    row_sums: (
+        np.ndarray
+    )  # int64 correct samples of every member (insert_D's model order, accuracies)
     computed_at: _dt.datetime
     seconds: float  # wall time of the last full computation
 
@@ -87,8 +89,14 @@ def _arr(b: bytes, dtype) -> np.ndarray:
 
 
 def _has_tables(st) -> bool:
-    names = st.cursor().execute("SELECT table_name FROM information_schema.tables WHERE table_name IN "
-                              "('sort_state', 'item_state')").fetchall()
+    names = (
+        st.cursor()
+        .execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_name IN "
+            "('sort_state', 'item_state')"
+        )
+        .fetchall()
+    )
     return len(names) == 2
 
 
@@ -109,7 +117,9 @@ def _cache_of(st, dataset: str) -> tuple[np.ndarray, np.ndarray]:
     return members, sidx
 
 
-def _sums(st, members: np.ndarray, sidx: np.ndarray, progress=None) -> tuple[np.ndarray, np.ndarray]:
+def _sums(
+    st, members: np.ndarray, sidx: np.ndarray, progress=None
+) -> tuple[np.ndarray, np.ndarray]:
     """Column sums and row sums of ``members`` on ``sidx``, reading packed rows in bounded chunks."""
     from lifelong_core.bits import column_sums_packed, row_totals
 
@@ -134,10 +144,23 @@ def _order(sums: np.ndarray) -> np.ndarray:
 
 
 def _save_sort(st, s: SortState) -> None:
-    _replace(st, "sort_state", "dataset = ?", [s.dataset], [
-        s.dataset, int(s.log_id), _blob(s.members, np.int32), _blob(s.samples, np.int32),
-        _blob(s.sums, np.int32), _blob(s.order, np.int32), _blob(s.row_sums, np.int32), s.computed_at,
-        float(s.seconds)])
+    _replace(
+        st,
+        "sort_state",
+        "dataset = ?",
+        [s.dataset],
+        [
+            s.dataset,
+            int(s.log_id),
+            _blob(s.members, np.int32),
+            _blob(s.samples, np.int32),
+            _blob(s.sums, np.int32),
+            _blob(s.order, np.int32),
+            _blob(s.row_sums, np.int32),
+            s.computed_at,
+            float(s.seconds),
+        ],
+    )
 
 
 def _replace(st, table: str, where: str, key: list, row: list) -> None:
@@ -160,10 +183,21 @@ def refresh_sort_state(st, dataset: str, progress=None) -> SortState:
     t0 = time.perf_counter()
     members, sidx = _cache_of(st, dataset)
     if len(members) == 0:
-        raise InputError(f"no real model was evaluated on every sample of {dataset!r}; there is no cache to sort.")
+        raise InputError(
+            f"no real model was evaluated on every sample of {dataset!r}; there is no cache to sort."
+        )
     sums, rows = _sums(st, members, sidx, progress)
-    state = SortState(dataset, latest_log_id(st), members, sidx, sums, _order(sums), rows, _now(),
-                      time.perf_counter() - t0)
+    state = SortState(
+        dataset,
+        latest_log_id(st),
+        members,
+        sidx,
+        sums,
+        _order(sums),
+        rows,
+        _now(),
+        time.perf_counter() - t0,
+    )
     _save_sort(st, state)
     return state
 
@@ -185,9 +219,15 @@ def sort_states(st) -> pd.DataFrame:
     cols = ["dataset", "log_id", "models", "samples", "computed_at", "seconds", "stale"]
     if not _has_tables(st):
         return pd.DataFrame(columns=cols)
-    df = st.cursor().execute("SELECT dataset, log_id, octet_length(members) // 4 AS models, "
-                           "octet_length(samples) // 4 AS samples, computed_at, seconds FROM sort_state "
-                           "ORDER BY dataset").df()
+    df = (
+        st.cursor()
+        .execute(
+            "SELECT dataset, log_id, octet_length(members) // 4 AS models, "
+            "octet_length(samples) // 4 AS samples, computed_at, seconds FROM sort_state "
+            "ORDER BY dataset"
+        )
+        .df()
+    )
     df["stale"] = df["log_id"] < latest_log_id(st)
     return df[cols]
 
@@ -204,7 +244,9 @@ def update_sort_state(st, dataset: str, progress=None) -> SortState:
         return old
     members, sidx = _cache_of(st, dataset)
     if not np.isin(old.samples, sidx).all():
-        return refresh_sort_state(st, dataset, progress)  # samples never leave a store; be safe anyway
+        return refresh_sort_state(
+            st, dataset, progress
+        )  # samples never leave a store; be safe anyway
     kept = np.intersect1d(old.members, members)
     joined = np.setdiff1d(members, old.members)
     left = np.setdiff1d(old.members, members)
@@ -226,7 +268,9 @@ def update_sort_state(st, dataset: str, progress=None) -> SortState:
         cols, rows = _sums(st, members, appended)
         sums[np.searchsorted(sidx, appended)] = cols
         row_sums += rows
-    state = SortState(dataset, log_id, members, sidx, sums, _order(sums), row_sums, old.computed_at, old.seconds)
+    state = SortState(
+        dataset, log_id, members, sidx, sums, _order(sums), row_sums, old.computed_at, old.seconds
+    )
     _save_sort(st, state)
     return state
 
@@ -248,10 +292,25 @@ def save_item_state(st, s: ItemState) -> None:
     import json
 
     st.require_writer()
-    _replace(st, "item_state", "dataset = ? AND method = ?", [s.dataset, s.method], [
-        s.dataset, s.method, int(s.log_id), json.dumps(s.params, sort_keys=True), _blob(s.fit_models, np.int32),
-        _blob(s.samples, np.int32), _blob(s.d, np.float32), _blob(s.w, np.float32), _blob(s.theta, np.float64),
-        s.computed_at, float(s.seconds)])
+    _replace(
+        st,
+        "item_state",
+        "dataset = ? AND method = ?",
+        [s.dataset, s.method],
+        [
+            s.dataset,
+            s.method,
+            int(s.log_id),
+            json.dumps(s.params, sort_keys=True),
+            _blob(s.fit_models, np.int32),
+            _blob(s.samples, np.int32),
+            _blob(s.d, np.float32),
+            _blob(s.w, np.float32),
+            _blob(s.theta, np.float64),
+            s.computed_at,
+            float(s.seconds),
+        ],
+    )
 
 
 def load_item_state(st, dataset: str, method: str) -> ItemState | None:
@@ -259,29 +318,60 @@ def load_item_state(st, dataset: str, method: str) -> ItemState | None:
 
     if not _has_tables(st):
         return None
-    row = st.cursor().execute("SELECT * FROM item_state WHERE dataset = ? AND method = ?", [dataset, method]).fetchone()
+    row = (
+        st.cursor()
+        .execute("SELECT * FROM item_state WHERE dataset = ? AND method = ?", [dataset, method])
+        .fetchone()
+    )
     if row is None:
         return None
     ds, meth, log_id, params, fit_models, samples, d, w, theta, at, seconds = row
     params = json.loads(params)
     k = int(params["k"])
-    return ItemState(ds, meth, int(log_id), params, _arr(fit_models, np.int32).astype(np.int64),
-                     _arr(samples, np.int32).astype(np.int64), _arr(d, np.float32), _arr(w, np.float32).reshape(-1, k),
-                     _arr(theta, np.float64).reshape(-1, k), at, float(seconds))
+    return ItemState(
+        ds,
+        meth,
+        int(log_id),
+        params,
+        _arr(fit_models, np.int32).astype(np.int64),
+        _arr(samples, np.int32).astype(np.int64),
+        _arr(d, np.float32),
+        _arr(w, np.float32).reshape(-1, k),
+        _arr(theta, np.float64).reshape(-1, k),
+        at,
+        float(seconds),
+    )
 
 
 def item_states(st) -> pd.DataFrame:
     cols = ["dataset", "method", "log_id", "models", "samples", "computed_at", "seconds"]
     if not _has_tables(st):
         return pd.DataFrame(columns=cols)
-    return st.cursor().execute("SELECT dataset, method, log_id, octet_length(fit_models) // 4 AS models, "
-                             "octet_length(samples) // 4 AS samples, computed_at, seconds FROM item_state "
-                             "ORDER BY dataset, method").df()[cols]
+    return (
+        st.cursor()
+        .execute(
+            "SELECT dataset, method, log_id, octet_length(fit_models) // 4 AS models, "
+            "octet_length(samples) // 4 AS samples, computed_at, seconds FROM item_state "
+            "ORDER BY dataset, method"
+        )
+        .df()[cols]
+    )
 
 
 def _now() -> _dt.datetime:
     return _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
 
 
-__all__ = ["ItemState", "SortState", "after_write", "item_states", "latest_log_id", "load_item_state",
-           "load_sort_state", "refresh_sort_state", "save_item_state", "sort_states", "update_sort_state"]
+__all__ = [
+    "ItemState",
+    "SortState",
+    "after_write",
+    "item_states",
+    "latest_log_id",
+    "load_item_state",
+    "load_sort_state",
+    "refresh_sort_state",
+    "save_item_state",
+    "sort_states",
+    "update_sort_state",
+]

@@ -68,7 +68,9 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
             "has it open in the other mode; close that handle first."
         ) from None
     except duckdb.Error as exc:
-        raise InputError(f"{path} is not a DuckDB store file ({str(exc).splitlines()[0]}).") from None
+        raise InputError(
+            f"{path} is not a DuckDB store file ({str(exc).splitlines()[0]})."
+        ) from None
     # No progress bar: DuckDB would draw it on stdout, inside command output. Cursors
     # inherit the setting.
     con.execute("SET enable_progress_bar = false")
@@ -91,7 +93,7 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
 
     # ------------------------------------------------------------------ opening
     @classmethod
-    def open(cls, path: str | os.PathLike, read_only: bool = True) -> "Store":
+    def open(cls, path: str | os.PathLike, read_only: bool = True) -> Store:
         """Open an existing store. Read-only handles share the file with each other; a
         writer needs it alone. Raises :class:`StoreLockedError` when that is not possible."""
         p = Path(path)
@@ -121,13 +123,17 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
             if not read_only:
                 _release_writer(p)
         if row is None:
-            raise InputError(f"{p} is a DuckDB file but not a lifelong store (no store_meta table).")
+            raise InputError(
+                f"{p} is a DuckDB file but not a lifelong store (no store_meta table)."
+            )
         if row[0] != FORMAT_VERSION:
-            raise InputError(f"Store {p} has format version {row[0]}; this program reads version {FORMAT_VERSION} (rebuild it from its sources).")
+            raise InputError(
+                f"Store {p} has format version {row[0]}; this program reads version {FORMAT_VERSION} (rebuild it from its sources)."
+            )
         return cls(con, p, read_only)
 
     @classmethod
-    def create(cls, path: str | os.PathLike) -> "Store":
+    def create(cls, path: str | os.PathLike) -> Store:
         """Create a new, empty store (read-write). Refuses to overwrite an existing file."""
         p = Path(path)
         if p.exists():
@@ -144,7 +150,11 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
         con.execute(DDL)
         con.executemany(
             "INSERT INTO store_meta VALUES (?, ?)",
-            [("format_version", FORMAT_VERSION), ("block_size", str(BLOCK_SIZE)), ("created_at", utc_now().isoformat())],
+            [
+                ("format_version", FORMAT_VERSION),
+                ("block_size", str(BLOCK_SIZE)),
+                ("created_at", utc_now().isoformat()),
+            ],
         )
         con.commit()
         con.execute("CHECKPOINT")
@@ -157,7 +167,7 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
             if not self.read_only:
                 _release_writer(self.path)
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -183,7 +193,9 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
 
     def _refresh(self) -> None:
         cur = self.cursor()
-        self._blocks = cur.execute("SELECT block_id, start, length FROM blocks ORDER BY start").fetchnumpy()
+        self._blocks = cur.execute(
+            "SELECT block_id, start, length FROM blocks ORDER BY start"
+        ).fetchnumpy()
         self._blocks = {k: np.asarray(v, dtype=np.int64) for k, v in self._blocks.items()}
         self.n_models = int(cur.execute("SELECT count(*) FROM models").fetchone()[0])
         self.n_samples = int(cur.execute("SELECT count(*) FROM samples").fetchone()[0])

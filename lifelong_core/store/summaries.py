@@ -6,7 +6,7 @@ Mixed into :class:`~lifelong_core.store.Store`; built on the read methods only.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -18,7 +18,9 @@ from lifelong_core.bits import rows_from_binary
 class StoreSummaries:
     """Counts and summaries of a store (see :class:`~lifelong_core.store.Store`)."""
 
-    def counts(self, dataset: str | None = None, domains: Iterable[str] | None = None, models=None) -> pd.DataFrame:
+    def counts(
+        self, dataset: str | None = None, domains: Iterable[str] | None = None, models=None
+    ) -> pd.DataFrame:
         """Correct and total recorded predictions per model and domain: the ``counts.csv``
         of ``rank`` / ``weights`` (model, task, category, correct, total; task = domain).
 
@@ -29,15 +31,28 @@ class StoreSummaries:
         m = self.model_rows(models)
         cols = ["model", "task", "category", "correct", "total"]
         if len(smp) == 0 or len(m) == 0:
-            return pd.DataFrame({c: pd.Series(dtype=object if c in ("model", "task", "category") else np.int64) for c in cols})
-        doms = smp[["dataset", "domain", "category"]].drop_duplicates(["dataset", "domain"]).reset_index(drop=True)
+            return pd.DataFrame(
+                {
+                    c: pd.Series(dtype=object if c in ("model", "task", "category") else np.int64)
+                    for c in cols
+                }
+            )
+        doms = (
+            smp[["dataset", "domain", "category"]]
+            .drop_duplicates(["dataset", "domain"])
+            .reset_index(drop=True)
+        )
         clash = doms["domain"].duplicated(keep=False)
         doms["task"] = np.where(clash, doms["dataset"] + "/" + doms["domain"], doms["domain"])
-        code = pd.MultiIndex.from_frame(smp[["dataset", "domain"]]).map(
-            {k: i for i, k in enumerate(zip(doms["dataset"], doms["domain"]))}
-        ).to_numpy(dtype=np.int64)
+        code = (
+            pd.MultiIndex.from_frame(smp[["dataset", "domain"]])
+            .map({k: i for i, k in enumerate(zip(doms["dataset"], doms["domain"]))})
+            .to_numpy(dtype=np.int64)
+        )
         ids = self.models().set_index("model_idx")["model_id"]
-        correct, total = self._domain_counts(m, smp["sample_idx"].to_numpy(dtype=np.int64), code, len(doms))
+        correct, total = self._domain_counts(
+            m, smp["sample_idx"].to_numpy(dtype=np.int64), code, len(doms)
+        )
         out = pd.DataFrame(
             {
                 "model": np.repeat(ids.loc[m].to_numpy(dtype=object), len(doms)),
@@ -69,7 +84,9 @@ class StoreSummaries:
                 hit = col_code == d
                 # A whole block needs no mask unless its last byte has padding bits.
                 whole = hit.all() and length % 8 == 0
-                per.append((int(d), None if whole else np.packbits(hit, bitorder="little"), int(hit.sum())))
+                per.append(
+                    (int(d), None if whole else np.packbits(hit, bitorder="little"), int(hit.sum()))
+                )
             masks.append((int(block_id), (length + 7) // 8, per))
         width = sum(nb for _, nb, _ in masks)
         # Packed rows of a model chunk, plus one AND temporary: a bounded block at any size.
@@ -93,11 +110,15 @@ class StoreSummaries:
                     known[kvalid] = rows_from_binary(kcol.filter(pa.array(kvalid)), nbytes)
                     bits = bits & known
                 for d, mask, n_cols in per:
-                    c_u[at, d] += np.bitwise_count(bits if mask is None else bits & mask).sum(axis=1, dtype=np.int64)
+                    c_u[at, d] += np.bitwise_count(bits if mask is None else bits & mask).sum(
+                        axis=1, dtype=np.int64
+                    )
                     if known is None:
                         t_u[at, d] += n_cols
                     else:
-                        kk = np.bitwise_count(known if mask is None else known & mask).sum(axis=1, dtype=np.int64)
+                        kk = np.bitwise_count(known if mask is None else known & mask).sum(
+                            axis=1, dtype=np.int64
+                        )
                         t_u[at, d] += np.where(kvalid, kk, n_cols)
             correct[a : a + step] = c_u[inverse]
             total[a : a + step] = t_u[inverse]
@@ -120,27 +141,73 @@ class StoreSummaries:
         )
         mdl["accuracy"] = (mdl["correct"] / mdl["entries"].where(mdl["entries"] > 0)).round(4)
         doms = self.domains().rename(columns={"n_samples": "samples"})
-        cnt = self.counts(models=mdl.loc[~mdl["estimated"].astype(bool), "model_idx"].to_numpy(dtype=np.int64))
+        cnt = self.counts(
+            models=mdl.loc[~mdl["estimated"].astype(bool), "model_idx"].to_numpy(dtype=np.int64)
+        )
         keys = ["dataset", "domain"]
         if len(cnt):
             # counts() names a task dataset/domain only when domain names collide.
-            task_key = {t: (ds, dm) for ds, dm in zip(doms["dataset"], doms["domain"]) for t in (dm, f"{ds}/{dm}")}
+            task_key = {
+                t: (ds, dm)
+                for ds, dm in zip(doms["dataset"], doms["domain"])
+                for t in (dm, f"{ds}/{dm}")
+            }
             cnt[keys] = pd.DataFrame([task_key[t] for t in cnt["task"]], index=cnt.index)
-            agg = cnt.groupby(keys).agg(models=("model", "nunique"), entries=("total", "sum"), correct=("correct", "sum"))
+            agg = cnt.groupby(keys).agg(
+                models=("model", "nunique"), entries=("total", "sum"), correct=("correct", "sum")
+            )
             doms = doms.merge(agg.reset_index(), on=keys, how="left")
         else:
             doms = doms.assign(models=0, entries=0, correct=0)
-        doms[["models", "entries", "correct"]] = doms[["models", "entries", "correct"]].fillna(0).astype(np.int64)
+        doms[["models", "entries", "correct"]] = (
+            doms[["models", "entries", "correct"]].fillna(0).astype(np.int64)
+        )
         dsets = self.datasets().merge(
-            doms.groupby("dataset").agg(domains=("domain", "size"), samples=("samples", "sum"),
-                                        entries=("entries", "sum"), correct=("correct", "sum")).reset_index(),
-            on="dataset", how="left")
-        per_model = cnt.groupby("dataset")["model"].nunique() if len(cnt) else pd.Series(dtype=np.int64)
+            doms.groupby("dataset")
+            .agg(
+                domains=("domain", "size"),
+                samples=("samples", "sum"),
+                entries=("entries", "sum"),
+                correct=("correct", "sum"),
+            )
+            .reset_index(),
+            on="dataset",
+            how="left",
+        )
+        per_model = (
+            cnt.groupby("dataset")["model"].nunique() if len(cnt) else pd.Series(dtype=np.int64)
+        )
         dsets["models"] = dsets["dataset"].map(per_model).fillna(0).astype(np.int64)
         for c in ("domains", "samples", "entries", "correct"):
             dsets[c] = dsets[c].fillna(0).astype(np.int64)
         for df in (doms, dsets):
             df["accuracy"] = (df["correct"] / df["entries"].where(df["entries"] > 0)).round(4)
-        dsets = dsets[["dataset", "synthetic", "domains", "samples", "models", "entries", "accuracy", "description"]]
+        dsets = dsets[
+            [
+                "dataset",
+                "synthetic",
+                "domains",
+                "samples",
+                "models",
+                "entries",
+                "accuracy",
+                "description",
+            ]
+        ]
         doms = doms[["dataset", "domain", "category", "samples", "models", "entries", "accuracy"]]
-        return {"datasets": dsets, "domains": doms, "models": mdl[["model_idx", "model_id", "name", "family", "estimated", "entries", "correct", "accuracy"]]}
+        return {
+            "datasets": dsets,
+            "domains": doms,
+            "models": mdl[
+                [
+                    "model_idx",
+                    "model_id",
+                    "name",
+                    "family",
+                    "estimated",
+                    "entries",
+                    "correct",
+                    "accuracy",
+                ]
+            ],
+        }

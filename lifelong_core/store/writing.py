@@ -11,11 +11,12 @@ module (:mod:`.packed_bulk`) build their own plans from these public pieces.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 import duckdb
 import numpy as np
@@ -26,7 +27,6 @@ from lifelong_core.bits import binary_from_rows, pack_rows
 from lifelong_core.errors import InputError
 from lifelong_core.io.matrix import check_binary
 from lifelong_core.store._schema import BLOCK_SIZE
-from lifelong_core.store.maintenance import store_error_sentence
 from lifelong_core.store._validate import (
     EXTRA_FIELDS,
     Entries,
@@ -36,6 +36,7 @@ from lifelong_core.store._validate import (
     validate_long,
 )
 from lifelong_core.store.lm_eval import read_lm_eval
+from lifelong_core.store.maintenance import store_error_sentence
 
 Progress = Callable[[float], None]
 
@@ -86,9 +87,13 @@ class StoreWriter:
 
     def require_writer(self) -> None:
         if self.read_only:
-            raise InputError(f"Store {self.path} is open read-only; open it with read_only=False to write.")
+            raise InputError(
+                f"Store {self.path} is open read-only; open it with read_only=False to write."
+            )
 
-    def add_dataset(self, dataset: str, description: str = "", synthetic: bool = False, source: str = "") -> None:
+    def add_dataset(
+        self, dataset: str, description: str = "", synthetic: bool = False, source: str = ""
+    ) -> None:
         """Register a dataset's description before importing into it (one transaction).
 
         A dataset that exists with identical fields is left alone; different fields are an error.
@@ -96,9 +101,13 @@ class StoreWriter:
         self.require_writer()
         if not isinstance(dataset, str) or not dataset.strip():
             raise InputError("A dataset needs a non-empty name.")
-        row = self.cursor().execute(
-            "SELECT description, synthetic, source FROM datasets WHERE dataset = ?", [dataset]
-        ).fetchone()
+        row = (
+            self.cursor()
+            .execute(
+                "SELECT description, synthetic, source FROM datasets WHERE dataset = ?", [dataset]
+            )
+            .fetchone()
+        )
         if row is not None:
             if tuple(row) != (description, bool(synthetic), source):
                 raise InputError(
@@ -110,14 +119,25 @@ class StoreWriter:
             con = self._con
             con.begin()
             try:
-                con.execute("INSERT INTO datasets VALUES (?, ?, ?, ?, ?)", [dataset, description, bool(synthetic), source, utc_now()])
+                con.execute(
+                    "INSERT INTO datasets VALUES (?, ?, ?, ?, ?)",
+                    [dataset, description, bool(synthetic), source, utc_now()],
+                )
                 con.commit()
             except BaseException:
                 _rollback(con)
                 raise
 
-    def insert_long(self, df: pd.DataFrame, source: str = "<DataFrame>", *, models: pd.DataFrame | None = None,
-                    dataset: str | None = None, checksum: str | None = None, progress: Progress | None = None) -> dict:
+    def insert_long(
+        self,
+        df: pd.DataFrame,
+        source: str = "<DataFrame>",
+        *,
+        models: pd.DataFrame | None = None,
+        dataset: str | None = None,
+        checksum: str | None = None,
+        progress: Progress | None = None,
+    ) -> dict:
         """Import a long table (model, sample, correct[, confidence, predicted, true_prob,
         label, dataset, domain, category, split]) in one transaction.
 
@@ -127,27 +147,63 @@ class StoreWriter:
         """
         self.require_writer()
         entries, smp, mdl = validate_long(df, source, dataset)
-        return self._insert_entries("insert_long", source, checksum, entries, smp, mdl, models, progress)
+        return self._insert_entries(
+            "insert_long", source, checksum, entries, smp, mdl, models, progress
+        )
 
-    def _insert_entries(self, action: str, source: str, checksum: str | None, entries: Entries, smp: pd.DataFrame,
-                        mdl: pd.DataFrame, models: pd.DataFrame | None, progress: Progress | None) -> dict:
+    def _insert_entries(
+        self,
+        action: str,
+        source: str,
+        checksum: str | None,
+        entries: Entries,
+        smp: pd.DataFrame,
+        mdl: pd.DataFrame,
+        models: pd.DataFrame | None,
+        progress: Progress | None,
+    ) -> dict:
         if models is not None:
             meta = normalize_models(models, f"{source} (models)")
-            extra = np.setdiff1d(mdl["model_id"].to_numpy(dtype=object).astype(str),
-                                 meta["model_id"].to_numpy(dtype=object).astype(str))
+            extra = np.setdiff1d(
+                mdl["model_id"].to_numpy(dtype=object).astype(str),
+                meta["model_id"].to_numpy(dtype=object).astype(str),
+            )
             if len(extra):
-                raise InputError(f"{source} names model {extra[0]!r}, which the model table does not describe.")
+                raise InputError(
+                    f"{source} names model {extra[0]!r}, which the model table does not describe."
+                )
             mdl = mdl.merge(meta, on="model_id", how="left")
         model_idx, new_models = self.resolve_models(mdl, source)
-        sample_idx, new_samples, new_domains, new_datasets, new_blocks = self.resolve_samples(smp, source)
+        sample_idx, new_samples, new_domains, new_datasets, new_blocks = self.resolve_samples(
+            smp, source
+        )
         plan = self._plan_sparse(
-            action, source, checksum or _digest_entries(entries),
-            model_idx[entries.model_row], sample_idx[entries.sample_row], entries, new_models, new_samples, new_domains, new_datasets, new_blocks,
+            action,
+            source,
+            checksum or _digest_entries(entries),
+            model_idx[entries.model_row],
+            sample_idx[entries.sample_row],
+            entries,
+            new_models,
+            new_samples,
+            new_domains,
+            new_datasets,
+            new_blocks,
         )
         return self.apply(plan, progress)
 
-    def insert_matrix(self, A, models, samples, source: str = "<array>", *, extras: Mapping[str, np.ndarray] | None = None,
-                      dataset: str | None = None, checksum: str | None = None, progress: Progress | None = None) -> dict:
+    def insert_matrix(
+        self,
+        A,
+        models,
+        samples,
+        source: str = "<array>",
+        *,
+        extras: Mapping[str, np.ndarray] | None = None,
+        dataset: str | None = None,
+        checksum: str | None = None,
+        progress: Progress | None = None,
+    ) -> dict:
         """Import a wide 0/1 matrix (rows = ``models``, columns = ``samples``) in one transaction.
 
         ``models``/``samples``: id lists or tables (``model_id`` + model fields;
@@ -159,7 +215,9 @@ class StoreWriter:
         if arr.dtype == object:
             raise InputError(f"{source} holds Python objects; expected a numeric 0/1 matrix.")
         if arr.ndim != 2:
-            raise InputError(f"{source} holds a {arr.ndim}-dimensional array; expected a 2-dimensional matrix (models x samples).")
+            raise InputError(
+                f"{source} holds a {arr.ndim}-dimensional array; expected a 2-dimensional matrix (models x samples)."
+            )
         mdl = normalize_models(models, f"{source} (model ids)")
         smp = normalize_samples(samples, f"{source} (sample ids)", dataset)
         if arr.shape != (len(mdl), len(smp)):
@@ -173,55 +231,96 @@ class StoreWriter:
             arr = check_binary(arr, source, what="matrix")
         ext = check_extras(extras, arr.shape, source)
         model_idx, new_models = self.resolve_models(mdl, source)
-        sample_idx, new_samples, new_domains, new_datasets, new_blocks = self.resolve_samples(smp, source)
+        sample_idx, new_samples, new_domains, new_datasets, new_blocks = self.resolve_samples(
+            smp, source
+        )
         plan = self._plan_dense(
-            "insert_matrix", source, checksum or _digest_dense(arr, mdl, smp, ext),
-            model_idx, sample_idx, arr, ext, new_models, new_samples, new_domains, new_datasets, new_blocks,
+            "insert_matrix",
+            source,
+            checksum or _digest_dense(arr, mdl, smp, ext),
+            model_idx,
+            sample_idx,
+            arr,
+            ext,
+            new_models,
+            new_samples,
+            new_domains,
+            new_datasets,
+            new_blocks,
         )
         return self.apply(plan, progress)
 
-    def insert_lm_eval(self, path: str | os.PathLike, model_name: str, metric: str | None = None,
-                       dataset: str | None = None, filter: str | None = None, progress: Progress | None = None) -> dict:
+    def insert_lm_eval(
+        self,
+        path: str | os.PathLike,
+        model_name: str,
+        metric: str | None = None,
+        dataset: str | None = None,
+        filter: str | None = None,
+        progress: Progress | None = None,
+    ) -> dict:
         """Import one model's lm-evaluation-harness ``--log_samples`` output (see
         :mod:`lifelong_core.store.lm_eval`) in one transaction."""
         self.require_writer()
         run = read_lm_eval(path, model_name, metric=metric, dataset=dataset, filter=filter)
         entries, smp, mdl = validate_long(run.table, run.source)
         smp["meta"] = run.sample_meta.loc[smp["sample_id"]].to_numpy(dtype=object)
-        summary = self._insert_entries("insert_lm_eval", run.source, run.checksum, entries, smp, mdl, run.models, progress)
+        summary = self._insert_entries(
+            "insert_lm_eval", run.source, run.checksum, entries, smp, mdl, run.models, progress
+        )
         return {**summary, "metrics": dict(run.metrics)}
 
     # -- resolution of ids against what the store holds (reads only)
     def resolve_models(self, mdl: pd.DataFrame, source: str) -> tuple[np.ndarray, pd.DataFrame]:
         cur = self.cursor()
-        cur.register("_in_models", pa.table({"model_id": pa.array(mdl["model_id"].astype(str).tolist())}))
+        cur.register(
+            "_in_models", pa.table({"model_id": pa.array(mdl["model_id"].astype(str).tolist())})
+        )
         old = cur.sql(
             "SELECT model_idx, model_id, name, family, release_order, metadata, estimated FROM models "
             "WHERE model_id IN (SELECT model_id FROM _in_models)"
         ).df()
         idx = np.full(len(mdl), -1, dtype=np.int64)
         if len(old):
-            at = pd.Series(np.arange(len(mdl)), index=mdl["model_id"].to_numpy(dtype=object)).loc[old["model_id"]].to_numpy()
+            at = (
+                pd.Series(np.arange(len(mdl)), index=mdl["model_id"].to_numpy(dtype=object))
+                .loc[old["model_id"]]
+                .to_numpy()
+            )
             idx[at] = old["model_idx"].to_numpy(dtype=np.int64)
             for c in ("name", "family", "release_order", "metadata", "estimated"):
                 if c in mdl:
-                    _check_same(mdl[c].to_numpy(dtype=object)[at], old[c].to_numpy(dtype=object),
-                                old["model_id"], "model", c, source)
+                    _check_same(
+                        mdl[c].to_numpy(dtype=object)[at],
+                        old[c].to_numpy(dtype=object),
+                        old["model_id"],
+                        "model",
+                        c,
+                        source,
+                    )
         fresh = idx < 0
         idx[fresh] = self.n_models + np.arange(int(fresh.sum()))
         new = mdl[fresh].reset_index(drop=True)
-        out = pd.DataFrame({"model_idx": idx[fresh].astype(np.int32), "model_id": new["model_id"].astype(str)})
+        out = pd.DataFrame(
+            {"model_idx": idx[fresh].astype(np.int32), "model_id": new["model_id"].astype(str)}
+        )
         out["name"] = new["name"] if "name" in new else out["model_id"]
         out["name"] = [i if _missing(n) else n for n, i in zip(out["name"], out["model_id"])]
-        out["family"] = new["family"] if "family" in new else None
-        out["metadata"] = new["metadata"] if "metadata" in new else "{}"
-        out["release_order"] = new["release_order"] if "release_order" in new else pd.array([None] * len(new), dtype="Int64")
+        out["family"] = new.get("family", None)
+        out["metadata"] = new.get("metadata", "{}")
+        out["release_order"] = (
+            new["release_order"]
+            if "release_order" in new
+            else pd.array([None] * len(new), dtype="Int64")
+        )
         out["estimated"] = new["estimated"].astype(bool) if "estimated" in new else False
         return idx, out
 
     def resolve_samples(self, smp: pd.DataFrame, source: str):
         cur = self.cursor()
-        cur.register("_in_samples", pa.table({"sample_id": pa.array(smp["sample_id"].astype(str).tolist())}))
+        cur.register(
+            "_in_samples", pa.table({"sample_id": pa.array(smp["sample_id"].astype(str).tolist())})
+        )
         old = cur.sql(
             "SELECT s.sample_idx, s.sample_id, s.dataset, s.domain, d.category, s.label, s.split, s.meta "
             "FROM samples s JOIN domains d USING (dataset, domain) "
@@ -234,8 +333,14 @@ class StoreWriter:
             idx[at] = old["sample_idx"].to_numpy(dtype=np.int64)
             for c in ("dataset", "domain", "category", "label", "split", "meta"):
                 if c in smp:
-                    _check_same(smp[c].to_numpy(dtype=object)[at], old[c].to_numpy(dtype=object),
-                                old["sample_id"], "sample", c, source)
+                    _check_same(
+                        smp[c].to_numpy(dtype=object)[at],
+                        old[c].to_numpy(dtype=object),
+                        old["sample_id"],
+                        "sample",
+                        c,
+                        source,
+                    )
         fresh = idx < 0
         n_new = int(fresh.sum())
         idx[fresh] = self.n_samples + np.arange(n_new)
@@ -243,32 +348,50 @@ class StoreWriter:
         if n_new and "dataset" not in new:
             raise InputError(
                 f"{source}: sample {new['sample_id'].iloc[0]!r} is new to the store and no dataset is given; "
-                "add a dataset column or pass a dataset name.", param="dataset"
+                "add a dataset column or pass a dataset name.",
+                param="dataset",
             )
         if n_new and "domain" not in new:
             # Only new samples take the default domain (the dataset's name): a known
             # sample keeps the one it has.
             new["domain"] = new["dataset"]
-        samples = pd.DataFrame({"sample_idx": idx[fresh].astype(np.int32), "sample_id": new["sample_id"].astype(str)})
+        samples = pd.DataFrame(
+            {"sample_idx": idx[fresh].astype(np.int32), "sample_id": new["sample_id"].astype(str)}
+        )
         for c in ("dataset", "domain"):
             samples[c] = new[c].astype(str) if n_new else pd.Series(dtype=str)
-        samples["label"] = new["label"] if "label" in new else pd.array([None] * n_new, dtype="Int64")
-        samples["split"] = new["split"] if "split" in new else None
-        samples["meta"] = new["meta"] if "meta" in new else None
+        samples["label"] = (
+            new["label"] if "label" in new else pd.array([None] * n_new, dtype="Int64")
+        )
+        samples["split"] = new.get("split", None)
+        samples["meta"] = new.get("meta", None)
 
         # Domains and datasets named by new samples (or re-stated by known ones).
         stated = [smp[~fresh]] if {"dataset", "domain"} <= set(smp.columns) else []
         doms = pd.concat(stated + ([new] if n_new else [])) if stated or n_new else smp.iloc[:0]
         doms = doms.drop_duplicates(["dataset", "domain"]) if len(doms) else doms
-        cats = doms["category"].to_numpy(dtype=object) if "category" in doms else np.full(len(doms), None, dtype=object)
+        cats = (
+            doms["category"].to_numpy(dtype=object)
+            if "category" in doms
+            else np.full(len(doms), None, dtype=object)
+        )
         new_domains = []
         if len(doms):
-            cur.register("_in_domains", pa.table({"dataset": pa.array(doms["dataset"].astype(str).tolist()),
-                                                  "domain": pa.array(doms["domain"].astype(str).tolist())}))
+            cur.register(
+                "_in_domains",
+                pa.table(
+                    {
+                        "dataset": pa.array(doms["dataset"].astype(str).tolist()),
+                        "domain": pa.array(doms["domain"].astype(str).tolist()),
+                    }
+                ),
+            )
             old_d = cur.sql(
                 "SELECT d.dataset, d.domain, d.category FROM domains d JOIN _in_domains i USING (dataset, domain)"
             ).df()
-            old_cat = {(a, b): c for a, b, c in zip(old_d["dataset"], old_d["domain"], old_d["category"])}
+            old_cat = {
+                (a, b): c for a, b, c in zip(old_d["dataset"], old_d["domain"], old_d["category"])
+            }
             for (ds, dm), cat in zip(zip(doms["dataset"], doms["domain"]), cats):
                 if (ds, dm) in old_cat:
                     if "category" in smp and not _same(cat, old_cat[(ds, dm)]):
@@ -286,11 +409,13 @@ class StoreWriter:
         # New samples occupy new blocks only, so existing packed rows are never rewritten.
         starts = np.arange(self.n_samples, self.n_samples + n_new, BLOCK_SIZE, dtype=np.int64)
         next_id = int(self._blocks["block_id"].max()) + 1 if len(self._blocks["block_id"]) else 0
-        new_blocks = pd.DataFrame({
-            "block_id": np.arange(next_id, next_id + len(starts), dtype=np.int32),
-            "start": starts,
-            "length": np.minimum(BLOCK_SIZE, self.n_samples + n_new - starts).astype(np.int32),
-        })
+        new_blocks = pd.DataFrame(
+            {
+                "block_id": np.arange(next_id, next_id + len(starts), dtype=np.int32),
+                "start": starts,
+                "length": np.minimum(BLOCK_SIZE, self.n_samples + n_new - starts).astype(np.int32),
+            }
+        )
         return idx, samples, new_domains, new_datasets, new_blocks
 
     def blocks_after(self, new_blocks: pd.DataFrame):
@@ -302,8 +427,16 @@ class StoreWriter:
             len(b["block_id"]),
         )
 
-    def _merge(self, block_id: int, length: int, models: np.ndarray, vals: np.ndarray, known_new: np.ndarray,
-               ext_new: dict, source: str):
+    def _merge(
+        self,
+        block_id: int,
+        length: int,
+        models: np.ndarray,
+        vals: np.ndarray,
+        known_new: np.ndarray,
+        ext_new: dict,
+        source: str,
+    ):
         """Merge incoming dense rows of one existing block with what is stored there.
 
         Returns (task or None, mask of incoming entries that are new). Raises on a
@@ -316,11 +449,19 @@ class StoreWriter:
             clash = both & (old_v != vals)
             if clash.any():
                 r, c = np.unravel_index(int(np.argmax(clash)), clash.shape)
-                self._raise_conflict(int(models[r]), block_id, int(c), f"correct {int(old_v[r, c])}",
-                                     f"correct {int(vals[r, c])}", source)
+                self._raise_conflict(
+                    int(models[r]),
+                    block_id,
+                    int(c),
+                    f"correct {int(old_v[r, c])}",
+                    f"correct {int(vals[r, c])}",
+                    source,
+                )
         old_ext = {}
         if ext_new:
-            ex_fetched = self._fetch(models, np.array([block_id]), columns=EXTRA_FIELDS, table="extras")
+            ex_fetched = self._fetch(
+                models, np.array([block_id]), columns=EXTRA_FIELDS, table="extras"
+            )
             old_ext = self._extras_block(ex_fetched, block_id, length, models, EXTRA_FIELDS)
             for f, new in ext_new.items():
                 ov, oh = old_ext[f]
@@ -328,14 +469,20 @@ class StoreWriter:
                 if bad.any():
                     r, c = np.unravel_index(int(np.argmax(bad)), bad.shape)
                     was = f"{f} {ov[r, c].item()!r}" if oh[r, c] else f"no {f}"
-                    self._raise_conflict(int(models[r]), block_id, int(c), was, f"{f} {new[r, c].item()!r}", source)
+                    self._raise_conflict(
+                        int(models[r]), block_id, int(c), was, f"{f} {new[r, c].item()!r}", source
+                    )
         fresh = known_new & ~old_k
         rows = np.flatnonzero(fresh.any(axis=1))
         if len(rows) == 0:
             return None, fresh
         final_v = (old_v[rows] | (vals[rows] & fresh[rows])).astype(np.uint8)
         final_k = old_k[rows] | known_new[rows]
-        had_bits = np.isin(models[rows], fetched[block_id][0]) if block_id in fetched else np.zeros(len(rows), bool)
+        had_bits = (
+            np.isin(models[rows], fetched[block_id][0])
+            if block_id in fetched
+            else np.zeros(len(rows), bool)
+        )
         mid = models[rows].astype(np.int32)
         full = final_k.all(axis=1)
         ext_rows = {}
@@ -361,18 +508,43 @@ class StoreWriter:
                 bits.append((mid[~full], pack_rows(final_v[~full]), pack_rows(final_k[~full])))
             return bits, ([(mid, ext_rows)] if ext_rows else [])
 
-        return BlockWrite(block_id, build, delete_bits=mid[had_bits], delete_extras=delete_extras), fresh
+        return BlockWrite(
+            block_id, build, delete_bits=mid[had_bits], delete_extras=delete_extras
+        ), fresh
 
-    def _raise_conflict(self, model_idx: int, block_id: int, offset: int, old: str, new: str, source: str):
+    def _raise_conflict(
+        self, model_idx: int, block_id: int, offset: int, old: str, new: str, source: str
+    ):
         start = int(self._blocks["start"][self._blocks["block_id"] == block_id][0])
-        mid = self.cursor().execute("SELECT model_id FROM models WHERE model_idx = ?", [model_idx]).fetchone()[0]
-        sid = self.cursor().execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [start + offset]).fetchone()[0]
+        mid = (
+            self.cursor()
+            .execute("SELECT model_id FROM models WHERE model_idx = ?", [model_idx])
+            .fetchone()[0]
+        )
+        sid = (
+            self.cursor()
+            .execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [start + offset])
+            .fetchone()[0]
+        )
         raise InputError(
             f"{source}: the store already records model {mid!r} on sample {sid!r} with {old}, but this import gives {new}."
         )
 
-    def _plan_dense(self, action, source, checksum, model_idx, sample_idx, arr, ext, new_models, new_samples,
-                    new_domains, new_datasets, new_blocks) -> WritePlan:
+    def _plan_dense(
+        self,
+        action,
+        source,
+        checksum,
+        model_idx,
+        sample_idx,
+        arr,
+        ext,
+        new_models,
+        new_samples,
+        new_domains,
+        new_datasets,
+        new_blocks,
+    ) -> WritePlan:
         ids, starts, lengths, n_old = self.blocks_after(new_blocks)
         blk = np.searchsorted(starts, sample_idx, side="right") - 1
         tasks: list[BlockWrite] = []
@@ -384,7 +556,11 @@ class StoreWriter:
             offs = sample_idx[cols] - start
             if b >= n_old:
                 # A brand-new block: nothing to merge with; pack during the write.
-                contiguous = len(cols) == length and bool(np.all(np.diff(cols) == 1)) and bool(np.all(offs == np.arange(length)))
+                contiguous = (
+                    len(cols) == length
+                    and bool(np.all(np.diff(cols) == 1))
+                    and bool(np.all(offs == np.arange(length)))
+                )
 
                 def build(cols=cols, offs=offs, length=length, contiguous=contiguous):
                     def place(a):
@@ -418,10 +594,33 @@ class StoreWriter:
             if task is not None:
                 tasks.append(task)
             entries += int(fresh.sum())
-        return WritePlan(action, source, checksum, new_datasets, new_domains, new_models, new_samples, new_blocks, tasks, entries)
+        return WritePlan(
+            action,
+            source,
+            checksum,
+            new_datasets,
+            new_domains,
+            new_models,
+            new_samples,
+            new_blocks,
+            tasks,
+            entries,
+        )
 
-    def _plan_sparse(self, action, source, checksum, model_idx, sample_idx, entries: Entries, new_models, new_samples,
-                     new_domains, new_datasets, new_blocks) -> WritePlan:
+    def _plan_sparse(
+        self,
+        action,
+        source,
+        checksum,
+        model_idx,
+        sample_idx,
+        entries: Entries,
+        new_models,
+        new_samples,
+        new_domains,
+        new_datasets,
+        new_blocks,
+    ) -> WritePlan:
         ids, starts, lengths, n_old = self.blocks_after(new_blocks)
         blk = np.searchsorted(starts, sample_idx, side="right") - 1
         order = np.lexsort((model_idx, blk))
@@ -452,7 +651,9 @@ class StoreWriter:
                         bits.append((m32[full], pack_rows(vals[full]), None))
                     if (~full).any():
                         bits.append((m32[~full], pack_rows(vals[~full]), pack_rows(known[~full])))
-                    return bits, ([(m32, {f: (v, known) for f, v in ext_b.items()})] if ext_b else [])
+                    return bits, (
+                        [(m32, {f: (v, known) for f, v in ext_b.items()})] if ext_b else []
+                    )
 
                 tasks.append(BlockWrite(block_id, build))
                 n_entries += len(part)
@@ -461,7 +662,18 @@ class StoreWriter:
                 if task is not None:
                     tasks.append(task)
                 n_entries += int(fresh.sum())
-        return WritePlan(action, source, checksum, new_datasets, new_domains, new_models, new_samples, new_blocks, tasks, n_entries)
+        return WritePlan(
+            action,
+            source,
+            checksum,
+            new_datasets,
+            new_domains,
+            new_models,
+            new_samples,
+            new_blocks,
+            tasks,
+            n_entries,
+        )
 
     def apply(self, plan: WritePlan, progress: Progress | None) -> dict:
         """Apply a validated plan in ONE DuckDB transaction; roll back on any failure."""
@@ -470,10 +682,15 @@ class StoreWriter:
             con = self._con
             con.begin()
             try:
+
                 def put(table: str, df: pd.DataFrame | pa.Table, columns: str):
                     if len(df) == 0:
                         return
-                    tbl = df if isinstance(df, pa.Table) else pa.Table.from_pandas(df, preserve_index=False)
+                    tbl = (
+                        df
+                        if isinstance(df, pa.Table)
+                        else pa.Table.from_pandas(df, preserve_index=False)
+                    )
                     con.register("_put", tbl)
                     con.execute(f"INSERT INTO {table} SELECT {columns} FROM _put")
                     con.unregister("_put")
@@ -481,40 +698,75 @@ class StoreWriter:
                 def delete(table: str, block_id: int, models: np.ndarray):
                     if len(models):
                         con.register("_del", pa.table({"m": pa.array(models.astype(np.int32))}))
-                        con.execute(f"DELETE FROM {table} WHERE block_id = {block_id} AND model_idx IN (SELECT m FROM _del)")
+                        con.execute(
+                            f"DELETE FROM {table} WHERE block_id = {block_id} AND model_idx IN (SELECT m FROM _del)"
+                        )
                         con.unregister("_del")
 
-                ds = plan.datasets.assign(description="", synthetic=False, source=plan.source, added_at=now)
+                ds = plan.datasets.assign(
+                    description="", synthetic=False, source=plan.source, added_at=now
+                )
                 put("datasets", ds, "dataset, description, synthetic, source, added_at")
-                put("domains", plan.domains.assign(added_at=now), "dataset, domain, category, added_at")
-                put("models", plan.models.assign(added_at=now),
-                    "model_idx, model_id, name, family, metadata, release_order, estimated, added_at")
-                put("samples", plan.samples.assign(added_at=now),
-                    "sample_idx, sample_id, dataset, domain, label, split, meta, added_at")
+                put(
+                    "domains",
+                    plan.domains.assign(added_at=now),
+                    "dataset, domain, category, added_at",
+                )
+                put(
+                    "models",
+                    plan.models.assign(added_at=now),
+                    "model_idx, model_id, name, family, metadata, release_order, estimated, added_at",
+                )
+                put(
+                    "samples",
+                    plan.samples.assign(added_at=now),
+                    "sample_idx, sample_id, dataset, domain, label, split, meta, added_at",
+                )
                 put("blocks", plan.blocks, "block_id, start, length")
                 for i, task in enumerate(plan.tasks):
                     delete("bits", task.block_id, task.delete_bits)
                     delete("extras", task.block_id, task.delete_extras)
                     bits_rows, extras_rows = task.build()
                     for midx, correct, known, *row_blocks in bits_rows:
-                        block_ids = row_blocks[0] if row_blocks else np.full(len(midx), task.block_id)
-                        put("bits", pa.table({
-                            "model_idx": pa.array(midx.astype(np.int32)),
-                            "block_id": pa.array(np.asarray(block_ids, dtype=np.int32)),
-                            "correct": binary_from_rows(correct),
-                            "known": binary_from_rows(known) if known is not None else pa.nulls(len(midx), pa.binary()),
-                        }), "model_idx, block_id, correct, known")
+                        block_ids = (
+                            row_blocks[0] if row_blocks else np.full(len(midx), task.block_id)
+                        )
+                        put(
+                            "bits",
+                            pa.table(
+                                {
+                                    "model_idx": pa.array(midx.astype(np.int32)),
+                                    "block_id": pa.array(np.asarray(block_ids, dtype=np.int32)),
+                                    "correct": binary_from_rows(correct),
+                                    "known": binary_from_rows(known)
+                                    if known is not None
+                                    else pa.nulls(len(midx), pa.binary()),
+                                }
+                            ),
+                            "model_idx, block_id, correct, known",
+                        )
                     for midx, fields in extras_rows:
-                        put("extras", _extras_table(midx, task.block_id, fields), "model_idx, block_id, " + ", ".join(EXTRA_FIELDS))
+                        put(
+                            "extras",
+                            _extras_table(midx, task.block_id, fields),
+                            "model_idx, block_id, " + ", ".join(EXTRA_FIELDS),
+                        )
                     if progress is not None:
                         progress((i + 1) / max(len(plan.tasks), 1))
                 log_id = con.execute("SELECT coalesce(max(log_id) + 1, 0) FROM log").fetchone()[0]
                 summary = {
-                    "log_id": int(log_id), "added_at": now, "action": plan.action, "source": plan.source,
-                    "new_models": len(plan.models), "new_samples": len(plan.samples),
-                    "entries": int(plan.entries), "checksum": plan.checksum,
+                    "log_id": int(log_id),
+                    "added_at": now,
+                    "action": plan.action,
+                    "source": plan.source,
+                    "new_models": len(plan.models),
+                    "new_samples": len(plan.samples),
+                    "entries": int(plan.entries),
+                    "checksum": plan.checksum,
                 }
-                con.execute("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?, ?, ?)", list(summary.values()))
+                con.execute(
+                    "INSERT INTO log VALUES (?, ?, ?, ?, ?, ?, ?, ?)", list(summary.values())
+                )
                 con.commit()
             except BaseException as exc:
                 _rollback(con)
@@ -539,18 +791,18 @@ def _rollback(con) -> None:
     A failed commit (disk full, unwritable folder) leaves no transaction; rolling back then
     raised "cannot rollback - no transaction is active", which hid the real cause.
     """
-    try:
+    with contextlib.suppress(duckdb.Error):
         con.rollback()
-    except duckdb.Error:
-        pass
 
 
 def _extras_table(model_idx: np.ndarray, block_id: int, fields: Mapping[str, tuple]) -> pa.Table:
     """One row per model: a list per field (NULL list when the row has none of it,
     NULL elements where an entry lacks it)."""
     n = len(model_idx)
-    cols = {"model_idx": pa.array(np.asarray(model_idx, dtype=np.int32)),
-            "block_id": pa.array(np.full(n, block_id, dtype=np.int32))}
+    cols = {
+        "model_idx": pa.array(np.asarray(model_idx, dtype=np.int32)),
+        "block_id": pa.array(np.full(n, block_id, dtype=np.int32)),
+    }
     for f in EXTRA_FIELDS:
         typ = pa.int32() if f == "predicted" else pa.float64()
         if f not in fields:
@@ -560,10 +812,17 @@ def _extras_table(model_idx: np.ndarray, block_id: int, fields: Mapping[str, tup
         length = values.shape[1]
         row_has = np.ones(n, dtype=bool) if have is None else have.any(axis=1)
         flat_mask = None if have is None or have.all() else ~have.ravel()
-        flat = pa.array(np.ascontiguousarray(values, dtype=np.int32 if f == "predicted" else np.float64).ravel(),
-                        type=typ, mask=flat_mask)
+        flat = pa.array(
+            np.ascontiguousarray(
+                values, dtype=np.int32 if f == "predicted" else np.float64
+            ).ravel(),
+            type=typ,
+            mask=flat_mask,
+        )
         offsets = pa.array(np.arange(0, (n + 1) * length, length, dtype=np.int64))
-        cols[f] = pa.LargeListArray.from_arrays(offsets, flat, mask=pa.array(~row_has) if not row_has.all() else None)
+        cols[f] = pa.LargeListArray.from_arrays(
+            offsets, flat, mask=pa.array(~row_has) if not row_has.all() else None
+        )
     return pa.table(cols)
 
 
@@ -577,12 +836,16 @@ def _same(a, b) -> bool:
         return na and nb
     if isinstance(a, (bool, np.bool_)) or isinstance(b, (bool, np.bool_)):
         return bool(a) == bool(b)
-    if isinstance(a, (int, np.integer, float, np.floating)) and isinstance(b, (int, np.integer, float, np.floating)):
+    if isinstance(a, (int, np.integer, float, np.floating)) and isinstance(
+        b, (int, np.integer, float, np.floating)
+    ):
         return float(a) == float(b)
     return str(a) == str(b)
 
 
-def _check_same(new: np.ndarray, old: np.ndarray, ids: pd.Series, what: str, column: str, source: str) -> None:
+def _check_same(
+    new: np.ndarray, old: np.ndarray, ids: pd.Series, what: str, column: str, source: str
+) -> None:
     """Known ids must arrive with the metadata the store holds (missing == missing)."""
     miss_new = pd.isna(pd.Series(new, dtype=object)).to_numpy()
     miss_old = pd.isna(pd.Series(old, dtype=object)).to_numpy()
@@ -594,8 +857,10 @@ def _check_same(new: np.ndarray, old: np.ndarray, ids: pd.Series, what: str, col
             # Whole numbers compare by value (7 == 7.0 from a CSV), the rest as text.
             eq[both] = a.astype(np.float64) == b.astype(np.float64)
         else:
-            eq[both] = (pd.Series(a, dtype=object).astype(str).to_numpy()
-                        == pd.Series(b, dtype=object).astype(str).to_numpy())
+            eq[both] = (
+                pd.Series(a, dtype=object).astype(str).to_numpy()
+                == pd.Series(b, dtype=object).astype(str).to_numpy()
+            )
     if not eq.all():
         j = int(np.argmax(~eq))
         raise InputError(
@@ -623,7 +888,9 @@ def _digest_entries(e: Entries) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def _digest_dense(arr: np.ndarray, mdl: pd.DataFrame, smp: pd.DataFrame, ext: Mapping[str, np.ndarray]) -> str:
+def _digest_dense(
+    arr: np.ndarray, mdl: pd.DataFrame, smp: pd.DataFrame, ext: Mapping[str, np.ndarray]
+) -> str:
     h = hashlib.sha256()
     for ids in (mdl["model_id"], smp["sample_id"]):
         h.update("\x00".join(ids.to_numpy(dtype=object).tolist()).encode())

@@ -18,19 +18,34 @@ import pandas as pd
 
 from lifelong_core.errors import InputError
 
-METRICS = ("mae", "eagg", "kappa", "pearson", "spearman", "aleatoric", "epistemic", "kappa_aleatoric",
-           "kappa_epistemic")
+METRICS = (
+    "mae",
+    "eagg",
+    "kappa",
+    "pearson",
+    "spearman",
+    "aleatoric",
+    "epistemic",
+    "kappa_aleatoric",
+    "kappa_epistemic",
+)
 
 
 def repeat_seeds(seed: int, repeats: int) -> list[int]:
     """Seeds of the repeats: ``seed, seed + 1, ..., seed + repeats - 1``."""
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise InputError(f"the number of repeats must be a whole number of at least 1, got {repeats!r}.")
+        raise InputError(
+            f"the number of repeats must be a whole number of at least 1, got {repeats!r}."
+        )
     return [int(seed) + r for r in range(int(repeats))]
 
 
-def band_summary(tables: Sequence[pd.DataFrame], level: float = 0.95, by: Sequence[str] = ("budget",),
-                 metrics: Sequence[str] = METRICS) -> pd.DataFrame:
+def band_summary(
+    tables: Sequence[pd.DataFrame],
+    level: float = 0.95,
+    by: Sequence[str] = ("budget",),
+    metrics: Sequence[str] = METRICS,
+) -> pd.DataFrame:
     """Mean and central ``level`` band of every metric column over repeated tables.
 
     Each table has the ``by`` columns and metric columns (those of ``metrics``, default
@@ -45,7 +60,9 @@ def band_summary(tables: Sequence[pd.DataFrame], level: float = 0.95, by: Sequen
         raise InputError(f"the band level must lie strictly between 0 and 1, got {level}.")
     by = list(by)
     metrics = [c for c in metrics if all(c in t for t in tables)]
-    long = pd.concat([t[by + metrics].assign(_repeat=i) for i, t in enumerate(tables)], ignore_index=True)
+    long = pd.concat(
+        [t[by + metrics].assign(_repeat=i) for i, t in enumerate(tables)], ignore_index=True
+    )
     q = [(1 - level) / 2, (1 + level) / 2]
     rows = []
     for key, g in long.groupby(by, sort=True):

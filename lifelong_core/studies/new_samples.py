@@ -37,7 +37,17 @@ from lifelong_core.sweep import power_budgets, run_sweep
 
 SPLITS = ("random", "domain")
 SORTS = ("sum", "confidence")
-CURVE_COLUMNS = ["split", "sort", "budget", "mae", "eagg", "kappa", "pearson", "spearman", "new_samples"]
+CURVE_COLUMNS = [
+    "split",
+    "sort",
+    "budget",
+    "mae",
+    "eagg",
+    "kappa",
+    "pearson",
+    "spearman",
+    "new_samples",
+]
 PER_SAMPLE_COLUMNS = ["split", "sort", "sample_col", "budget", "est_acc", "true_acc", "mae"]
 FIT_COLUMNS = ["split", "sort", "a", "b", "c", "r2", "ok", "message"]
 
@@ -54,15 +64,21 @@ class SampleSplit:
 def random_split(n: int, fraction: float, seed: int) -> SampleSplit:
     """A seeded random ``fraction`` of the ``n`` samples is new (at least one on each side)."""
     if not 0 < fraction < 1:
-        raise InputError(f"the fraction of new samples must lie strictly between 0 and 1, got {fraction}.")
-    k = int(round(fraction * n))
+        raise InputError(
+            f"the fraction of new samples must lie strictly between 0 and 1, got {fraction}."
+        )
+    k = round(fraction * n)
     if not 1 <= k < n:
-        raise InputError(f"a fraction {fraction} of {n} samples leaves no sample on one side of the split.")
+        raise InputError(
+            f"a fraction {fraction} of {n} samples leaves no sample on one side of the split."
+        )
     new = np.sort(np.random.default_rng(seed).choice(n, k, replace=False)).astype(np.int64)
     return SampleSplit("random", np.setdiff1d(np.arange(n, dtype=np.int64), new), new)
 
 
-def domain_splits(domains: Sequence[str], held_out: Sequence[str] | None = None) -> list[SampleSplit]:
+def domain_splits(
+    domains: Sequence[str], held_out: Sequence[str] | None = None
+) -> list[SampleSplit]:
     """One split per held-out domain (default: every domain in turn), named ``domain:<name>``."""
     dom = np.asarray(domains, dtype=object)
     names = list(dict.fromkeys(dom.tolist()))
@@ -71,11 +87,19 @@ def domain_splits(domains: Sequence[str], held_out: Sequence[str] | None = None)
     chosen = names if held_out is None else list(held_out)
     unknown = [d for d in chosen if d not in names]
     if unknown:
-        raise InputError(f"domain {unknown[0]!r} is not among the samples' domains ({', '.join(map(str, names))}).")
+        raise InputError(
+            f"domain {unknown[0]!r} is not among the samples' domains ({', '.join(map(str, names))})."
+        )
     out = []
     for d in chosen:
         mask = dom == d
-        out.append(SampleSplit(f"domain:{d}", np.flatnonzero(~mask).astype(np.int64), np.flatnonzero(mask).astype(np.int64)))
+        out.append(
+            SampleSplit(
+                f"domain:{d}",
+                np.flatnonzero(~mask).astype(np.int64),
+                np.flatnonzero(mask).astype(np.int64),
+            )
+        )
     return out
 
 
@@ -112,15 +136,27 @@ def sweep_new_samples(
     conf = None
     if sort == "confidence":
         if confidence is None:
-            raise InputError("ranking models by confidence sum needs the confidence of the true class.")
+            raise InputError(
+                "ranking models by confidence sum needs the confidence of the true class."
+            )
         confidence = np.asarray(confidence)
         if confidence.shape != A.shape:
-            raise InputError(f"the confidence matrix has shape {confidence.shape}, the matrix {A.shape}; they must match.")
+            raise InputError(
+                f"the confidence matrix has shape {confidence.shape}, the matrix {A.shape}; they must match."
+            )
         conf = np.ascontiguousarray(confidence[:, split.old].T)
     budgets = default_model_budgets(m) if budgets is None else budgets
-    return run_sweep(np.ascontiguousarray(A[:, split.old].T), np.ascontiguousarray(A[:, split.new].T), budgets,
-                     sort=sort, confidence=conf, sampling=sampling, search=search, seed=seed,
-                     eval_row_ids=split.new)
+    return run_sweep(
+        np.ascontiguousarray(A[:, split.old].T),
+        np.ascontiguousarray(A[:, split.new].T),
+        budgets,
+        sort=sort,
+        confidence=conf,
+        sampling=sampling,
+        search=search,
+        seed=seed,
+        eval_row_ids=split.new,
+    )
 
 
 @dataclass(frozen=True)
@@ -162,16 +198,35 @@ def new_sample_study(
     for split in splits:
         orders = {}
         for s in sorts:
-            res = sweep_new_samples(A, split, budgets, sort=s, confidence=confidence, sampling=sampling,
-                                    search=search, seed=seed)
+            res = sweep_new_samples(
+                A,
+                split,
+                budgets,
+                sort=s,
+                confidence=confidence,
+                sampling=sampling,
+                search=search,
+                seed=seed,
+            )
             orders[s] = res.order
             t = res.table.assign(split=split.name, sort=s, new_samples=len(split.new))
             curves.append(t[CURVE_COLUMNS])
-            per.append(res.per_model[["model_row", "budget", "est_acc", "true_acc", "mae"]]
-                       .rename(columns={"model_row": "sample_col"}).assign(split=split.name, sort=s))
+            per.append(
+                res.per_model[["model_row", "budget", "est_acc", "true_acc", "mae"]]
+                .rename(columns={"model_row": "sample_col"})
+                .assign(split=split.name, sort=s)
+            )
             f = fit_exponential(t["budget"].to_numpy(), t["mae"].to_numpy())
-            fits.append({"split": split.name, "sort": s, **{k: f.params.get(k, np.nan) for k in "abc"},
-                         "r2": f.r2, "ok": f.ok, "message": f.message})
+            fits.append(
+                {
+                    "split": split.name,
+                    "sort": s,
+                    **{k: f.params.get(k, np.nan) for k in "abc"},
+                    "r2": f.r2,
+                    "ok": f.ok,
+                    "message": f.message,
+                }
+            )
             done += 1
             if progress is not None:
                 progress(done / total)
@@ -180,13 +235,26 @@ def new_sample_study(
         for s, order in orders.items():
             rank[s] = np.empty(m, dtype=np.int64)
             rank[s][order] = np.arange(1, m + 1)
-            ranks.append(pd.DataFrame({"split": split.name, "sort": s, "model_row": np.arange(m), "rank": rank[s]}))
+            ranks.append(
+                pd.DataFrame(
+                    {"split": split.name, "sort": s, "model_row": np.arange(m), "rank": rank[s]}
+                )
+            )
         if len(rank) == 2:
             top = min(10, m)
-            agree.append({"split": split.name, "spearman": float(stats.spearmanr(rank["sum"], rank["confidence"])[0]),
-                          "same_top10": len(set(orders["sum"][:top].tolist()) & set(orders["confidence"][:top].tolist()))})
-    return NewSampleStudy(pd.concat(curves, ignore_index=True), pd.DataFrame(fits, columns=FIT_COLUMNS),
-                          pd.concat(ranks, ignore_index=True),
-                          pd.DataFrame(agree, columns=["split", "spearman", "same_top10"]),
-                          pd.concat(per, ignore_index=True)[PER_SAMPLE_COLUMNS])
-
+            agree.append(
+                {
+                    "split": split.name,
+                    "spearman": float(stats.spearmanr(rank["sum"], rank["confidence"])[0]),
+                    "same_top10": len(
+                        set(orders["sum"][:top].tolist()) & set(orders["confidence"][:top].tolist())
+                    ),
+                }
+            )
+    return NewSampleStudy(
+        pd.concat(curves, ignore_index=True),
+        pd.DataFrame(fits, columns=FIT_COLUMNS),
+        pd.concat(ranks, ignore_index=True),
+        pd.DataFrame(agree, columns=["split", "spearman", "same_top10"]),
+        pd.concat(per, ignore_index=True)[PER_SAMPLE_COLUMNS],
+    )

@@ -42,8 +42,17 @@ from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.sweep import run_sweep
 
 ERRORS = ("mae", "eagg")
-CONFIG_COLUMNS = ["method", "budget", "sampling", "train_error", "chosen", "test_mae", "test_eagg", "evaluations",
-                  "run_seconds"]
+CONFIG_COLUMNS = [
+    "method",
+    "budget",
+    "sampling",
+    "train_error",
+    "chosen",
+    "test_mae",
+    "test_eagg",
+    "evaluations",
+    "run_seconds",
+]
 
 
 def pareto_front(df: pd.DataFrame, cost: str, error: str) -> pd.DataFrame:
@@ -77,14 +86,19 @@ class StreamProtocolResult:
 def split_sizes(m: int, train_fraction: float, inner_fraction: float = 0.5) -> tuple[int, int]:
     """(cache, meta-train) sizes for ``m`` models: the first ``cache`` models are the cache
     while tuning, the first ``meta-train`` the meta-train part. InputError if a part is empty."""
-    for f, name in ((train_fraction, "meta-train fraction"), (inner_fraction, "cache fraction of meta-train")):
+    for f, name in (
+        (train_fraction, "meta-train fraction"),
+        (inner_fraction, "cache fraction of meta-train"),
+    ):
         if not 0 < f < 1:
             raise InputError(f"the {name} must lie strictly between 0 and 1, got {f}.")
-    t = int(round(train_fraction * m))
-    inner = int(round(inner_fraction * t))
+    t = round(train_fraction * m)
+    inner = round(inner_fraction * t)
     if not (1 <= inner < t < m):
-        raise InputError(f"{m} models cannot be split into a cache, the rest of meta-train and a meta-test part "
-                         f"with these fractions (cache {inner}, meta-train {t}); use more models or other fractions.")
+        raise InputError(
+            f"{m} models cannot be split into a cache, the rest of meta-train and a meta-test part "
+            f"with these fractions (cache {inner}, meta-train {t}); use more models or other fractions."
+        )
     return inner, t
 
 
@@ -133,8 +147,14 @@ def stream_protocol(
     for meth, s in jobs:
         res = run_sweep(A[cache], A[tune], budgets, sampling=s, search=meth, seed=seed)
         for r in res.table.itertuples():
-            rows.append({"method": meth, "budget": int(r.budget), "sampling": s or "own design",
-                         "train_error": float(getattr(r, error))})
+            rows.append(
+                {
+                    "method": meth,
+                    "budget": int(r.budget),
+                    "sampling": s or "own design",
+                    "train_error": float(getattr(r, error)),
+                }
+            )
         done += 1
         if progress is not None:
             progress(done / steps)
@@ -151,13 +171,33 @@ def stream_protocol(
     for (meth, smp), grp in chosen_rows.groupby(["method", "sampling"], sort=False):
         s = None if smp == "own design" else smp
         start = time.perf_counter()
-        res = run_sweep(A[train], A[test], grp["budget"].tolist(), sampling=s, search=meth, seed=seed,
-                        eval_row_ids=test)
+        res = run_sweep(
+            A[train],
+            A[test],
+            grp["budget"].tolist(),
+            sampling=s,
+            search=meth,
+            seed=seed,
+            eval_row_ids=test,
+        )
         secs = time.perf_counter() - start
         pm = res.per_model.assign(method=meth, sampling=smp)
         pm["position"] = pm["model_row"].map(pos)
-        per_model.append(pm[["method", "budget", "sampling", "position", "model_row", "est_acc", "true_acc", "mae",
-                             "eagg"]])
+        per_model.append(
+            pm[
+                [
+                    "method",
+                    "budget",
+                    "sampling",
+                    "position",
+                    "model_row",
+                    "est_acc",
+                    "true_acc",
+                    "mae",
+                    "eagg",
+                ]
+            ]
+        )
         for idx, b in zip(grp.index, grp["budget"]):
             at = pm[pm["budget"] == b]
             tested[idx] = (float(at["mae"].mean()), float(at["eagg"].mean()), secs)
@@ -166,17 +206,33 @@ def stream_protocol(
             progress(min(done / steps, 1.0))
     for col, k in (("test_mae", 0), ("test_eagg", 1), ("run_seconds", 2)):
         configs[col] = [tested[i][k] if i in tested else np.nan for i in configs.index]
-    configs["evaluations"] = np.where(configs["chosen"], t * n + (m - t) * configs["budget"], np.nan)
+    configs["evaluations"] = np.where(
+        configs["chosen"], t * n + (m - t) * configs["budget"], np.nan
+    )
     configs = configs[CONFIG_COLUMNS]
     chosen = configs[configs["chosen"]].reset_index(drop=True)
     front = pareto_front(chosen, "evaluations", f"test_{error}").reset_index(drop=True)
-    split = {"models": m, "samples": n, "cache": inner, "meta_train": t, "meta_test": m - t,
-             "full_evaluations": m * n}
-    return StreamProtocolResult(configs, front, pd.concat(per_model, ignore_index=True).sort_values(
-        ["method", "budget", "position"], kind="stable").reset_index(drop=True), split)
+    split = {
+        "models": m,
+        "samples": n,
+        "cache": inner,
+        "meta_train": t,
+        "meta_test": m - t,
+        "full_evaluations": m * n,
+    }
+    return StreamProtocolResult(
+        configs,
+        front,
+        pd.concat(per_model, ignore_index=True)
+        .sort_values(["method", "budget", "position"], kind="stable")
+        .reset_index(drop=True),
+        split,
+    )
 
 
-def regret(per_model: pd.DataFrame, budget: int, reference: str, error: str = "mae") -> pd.DataFrame:
+def regret(
+    per_model: pd.DataFrame, budget: int, reference: str, error: str = "mae"
+) -> pd.DataFrame:
     """Cumulative ``error`` of each method minus the ``reference`` method's over the
     meta-test stream, at one budget (Nevis'22 Fig. 5). Columns: method, position,
     model_row, error, reference_error, regret (cumulative sum of the difference)."""
@@ -190,8 +246,16 @@ def regret(per_model: pd.DataFrame, budget: int, reference: str, error: str = "m
     for meth, g in at.groupby("method", sort=False):
         g = g.sort_values("position")
         diff = g[error].to_numpy() - ref.reindex(g["position"]).to_numpy()
-        frames.append(pd.DataFrame({"method": meth, "position": g["position"].to_numpy(),
-                                    "model_row": g["model_row"].to_numpy(), "error": g[error].to_numpy(),
-                                    "reference_error": ref.reindex(g["position"]).to_numpy(),
-                                    "regret": np.cumsum(diff)}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "method": meth,
+                    "position": g["position"].to_numpy(),
+                    "model_row": g["model_row"].to_numpy(),
+                    "error": g[error].to_numpy(),
+                    "reference_error": ref.reindex(g["position"]).to_numpy(),
+                    "regret": np.cumsum(diff),
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)

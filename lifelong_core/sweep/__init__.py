@@ -18,6 +18,12 @@ from lifelong_core.sweep.result import (
 )
 
 __all__ = [
-    "EXECUTORS", "KERNELS", "PER_MODEL_COLUMNS", "TABLE_COLUMNS", "SweepResult", "check_budgets", "power_budgets",
+    "EXECUTORS",
+    "KERNELS",
+    "PER_MODEL_COLUMNS",
+    "TABLE_COLUMNS",
+    "SweepResult",
+    "check_budgets",
+    "power_budgets",
     "run_sweep",
 ]

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from lifelong_core.rows import RowSource
-from lifelong_core.sortsearch.kernels import Scratch, SweepPlan, default_block_rows, plan_from_positions
+from lifelong_core.sortsearch.kernels import (
+    Scratch,
+    SweepPlan,
+    default_block_rows,
+    plan_from_positions,
+)
 from lifelong_core.sortsearch.metrics import kappa_from, threshold_metrics
 from lifelong_core.sortsearch.search import rule_thresholds
 from lifelong_core.sortsearch.sort import best_prefix_counts, column_sums
@@ -61,25 +66,45 @@ class DenseKernel:
     def sort_sums(self, rows: np.ndarray, n: int) -> np.ndarray:
         return column_sums(rows)
 
-    def spec(self, n: int, budgets: tuple[int, ...], positions: tuple[np.ndarray, ...], search: str,
-             order: np.ndarray, decompose: bool) -> DenseSpec:
+    def spec(
+        self,
+        n: int,
+        budgets: tuple[int, ...],
+        positions: tuple[np.ndarray, ...],
+        search: str,
+        order: np.ndarray,
+        decompose: bool,
+    ) -> DenseSpec:
         plan = plan_from_positions(n, budgets, positions, rules=(search,))
         sampled = np.unique(np.concatenate(plan.positions))
-        return DenseSpec(plan, order, search, decompose, plan.index(sampled), plan.index(sampled + 1),
-                         tuple(np.searchsorted(sampled, p) for p in plan.positions),
-                         int(plan.index(np.array([n]))[0]))
+        return DenseSpec(
+            plan,
+            order,
+            search,
+            decompose,
+            plan.index(sampled),
+            plan.index(sampled + 1),
+            tuple(np.searchsorted(sampled, p) for p in plan.positions),
+            int(plan.index(np.array([n]))[0]),
+        )
 
-    def evaluate(self, block: np.ndarray, row_ids: np.ndarray, spec: DenseSpec) -> dict[str, np.ndarray]:
+    def evaluate(
+        self, block: np.ndarray, row_ids: np.ndarray, spec: DenseSpec
+    ) -> dict[str, np.ndarray]:
         plan, n = spec.plan, spec.plan.n
         counts = self._scratch.boundary_counts(block, spec.order, plan.cuts)
         rows = counts.shape[0]
         totals = counts[:, spec.total_col].astype(np.int64)
         # np.take along an axis is several times faster than fancy indexing here.
-        observed_all = (np.take(counts, spec.hi, axis=1) - np.take(counts, spec.lo, axis=1)).astype(np.uint8)
+        observed_all = (np.take(counts, spec.hi, axis=1) - np.take(counts, spec.lo, axis=1)).astype(
+            np.uint8
+        )
         if spec.decompose:
             t_star, c_star = best_prefix_counts(np.take(block, spec.order, axis=1))
             ale = ((t_star - c_star) + (totals - c_star)) / n
-        parts: dict[str, list] = {k: [] for k in RECORD_KEYS + (DECOMP_KEYS if spec.decompose else ())}
+        parts: dict[str, list] = {
+            k: [] for k in RECORD_KEYS + (DECOMP_KEYS if spec.decompose else ())
+        }
         for b, p, sel in zip(plan.budgets, plan.positions, spec.pick):
             t = rule_thresholds(spec.search, p, np.take(observed_all, sel, axis=1), n)
             c_t = counts[np.arange(rows), plan.index(t)]
@@ -92,5 +117,7 @@ class DenseKernel:
                 parts["aleatoric"].append(ale)
                 parts["epistemic"].append(np.abs(t - t_star) / n)
                 parts["kappa_aleatoric"].append(kappa_from(ale, totals / n, t_star / n))
-                parts["kappa_epistemic"].append(kappa_from(np.abs(t - t_star) / n, t_star / n, t / n))
+                parts["kappa_epistemic"].append(
+                    kappa_from(np.abs(t - t_star) / n, t_star / n, t / n)
+                )
         return {k: np.concatenate(v) for k, v in parts.items()}

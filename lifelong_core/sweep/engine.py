@@ -36,7 +36,13 @@ from lifelong_core.sortsearch.sort import column_sums, compute_order, order_from
 from lifelong_core.sweep.dense import DenseKernel
 from lifelong_core.sweep.executors import make_executor
 from lifelong_core.sweep.packed import PackedKernel
-from lifelong_core.sweep.result import SweepResult, assemble, check_budgets, power_budgets, summarise
+from lifelong_core.sweep.result import (
+    SweepResult,
+    assemble,
+    check_budgets,
+    power_budgets,
+    summarise,
+)
 
 KERNELS = {"dense": DenseKernel, "packed": PackedKernel}
 
@@ -64,29 +70,47 @@ def _as_rows(A, what: str, row_ids: np.ndarray | None, check: bool) -> RowSource
     return DenseRows(A, row_ids)
 
 
-def _check_config(kernel: str, executor: str, sort: str, sampling: str, search: str, decompose: bool) -> None:
+def _check_config(
+    kernel: str, executor: str, sort: str, sampling: str, search: str, decompose: bool
+) -> None:
     if kernel not in KERNELS:
-        raise InputError(f"unknown kernel {kernel!r}; use one of {', '.join(KERNELS)}.", param="kernel")
+        raise InputError(
+            f"unknown kernel {kernel!r}; use one of {', '.join(KERNELS)}.", param="kernel"
+        )
     if sampling not in SAMPLING:
-        raise InputError(f"unknown sampling {sampling!r}; use one of {', '.join(SAMPLING)}.", param="sampling")
+        raise InputError(
+            f"unknown sampling {sampling!r}; use one of {', '.join(SAMPLING)}.", param="sampling"
+        )
     threshold = is_threshold_rule(search)
     if not threshold:
         method_spec(search)
     if kernel == "packed":
         if sort != "sum":
-            raise InputError(f"the packed kernel sorts by sum only; sort {sort!r} needs the dense kernel.",
-                             param="sort")
+            raise InputError(
+                f"the packed kernel sorts by sum only; sort {sort!r} needs the dense kernel.",
+                param="sort",
+            )
         if not threshold:
-            raise InputError(f"the packed kernel runs the threshold rules only; search {search!r} needs the dense "
-                             "kernel.", param="search")
+            raise InputError(
+                f"the packed kernel runs the threshold rules only; search {search!r} needs the dense "
+                "kernel.",
+                param="search",
+            )
     if executor == "dask" and not threshold:
-        raise InputError(f"the dask executor runs the threshold rules only; search {search!r} runs in the calling "
-                         "thread (serial or threads executor).", param="search")
+        raise InputError(
+            f"the dask executor runs the threshold rules only; search {search!r} runs in the calling "
+            "thread (serial or threads executor).",
+            param="search",
+        )
     if decompose and not threshold:
-        raise InputError("the error decomposition applies to threshold rules only.", param="decompose")
+        raise InputError(
+            "the error decomposition applies to threshold rules only.", param="decompose"
+        )
     if decompose and not KERNELS[kernel].decomposes:
-        raise InputError(f"the {kernel} kernel cannot compute the error decomposition; use the dense kernel.",
-                         param="decompose")
+        raise InputError(
+            f"the {kernel} kernel cannot compute the error decomposition; use the dense kernel.",
+            param="decompose",
+        )
 
 
 def run_sweep(
@@ -144,16 +168,29 @@ def run_sweep(
         raise InputError("there are no rows to evaluate: every row is in the Sort set.")
     n = rows_sort.n
     if rows_eval.n != n:
-        raise InputError(f"the evaluated rows have {rows_eval.n} samples but the Sort rows have {n}.")
+        raise InputError(
+            f"the evaluated rows have {rows_eval.n} samples but the Sort rows have {n}."
+        )
     if confidence is not None and np.shape(confidence) != (rows_sort.n_rows, n):
-        raise InputError(f"the confidence matrix has shape {np.shape(confidence)}, the Sort rows "
-                         f"{(rows_sort.n_rows, n)}; they must match.", param="confidence")
+        raise InputError(
+            f"the confidence matrix has shape {np.shape(confidence)}, the Sort rows "
+            f"{(rows_sort.n_rows, n)}; they must match.",
+            param="confidence",
+        )
     budgets = check_budgets(power_budgets(n) if budgets is None else budgets, n)
     ties = ties or ("reference" if search == "reference" else "stable")
     kern = KERNELS[kernel]()
     step = chunk_rows or kern.default_chunk_rows(n)
-    config = dict(sort=sort, sampling=sampling, search=search, seed=seed, ties=ties, n=n, kernel=kernel,
-                  executor=executor)
+    config = dict(
+        sort=sort,
+        sampling=sampling,
+        search=search,
+        seed=seed,
+        ties=ties,
+        n=n,
+        kernel=kernel,
+        executor=executor,
+    )
     # Sorting by Sum streams the Sort rows through the kernel (and the executor); they are
     # read into memory only for another Sort or a method that fits on them, or used in
     # place when the dense kernel was handed an array.
@@ -177,15 +214,23 @@ def run_sweep(
         elif dense_sort is not None:
             order = order_from_sums(column_sums(dense_sort), ties)
         else:
-            order = order_from_sums(ex.total(_sort_task, rows_sort, rows_sort.spans(step), kern), ties)
+            order = order_from_sums(
+                ex.total(_sort_task, rows_sort, rows_sort.spans(step), kern), ties
+            )
             advance(rows_sort.n_rows)
         rng = np.random.default_rng(seed)
         if threshold:
             positions = tuple(positions_for(sampling, n, b, rng) for b in budgets)
             spec = kern.spec(n, budgets, positions, search, order, decompose)
             spans = rows_eval.spans(step)
-            parts = ex.map(_eval_task, rows_eval, spans, kern, spec,
-                           on_result=lambda i, _: advance(spans[i][1] - spans[i][0]))
+            parts = ex.map(
+                _eval_task,
+                rows_eval,
+                spans,
+                kern,
+                spec,
+                on_result=lambda i, _: advance(spans[i][1] - spans[i][0]),
+            )
             per_model = assemble(parts)
         else:
             method = get_method(search)
@@ -196,21 +241,39 @@ def run_sweep(
     return SweepResult(summarise(per_model), per_model, order, config)
 
 
-def _protocol_path(method, rows: RowSource, n: int, budgets, rng, step: int, advance) -> pd.DataFrame:
+def _protocol_path(
+    method, rows: RowSource, n: int, budgets, rng, step: int, advance
+) -> pd.DataFrame:
     """Fit once, then every evaluated model at every budget through ``select``/``estimate``."""
     selections = [np.asarray(method.select(n, b, rng), dtype=np.int64) for b in budgets]
     for b, sel in zip(budgets, selections):
         if len(sel) != b:
-            raise InputError(f"search method {getattr(method, 'name', method)!r} selected {len(sel)} samples for budget {b}.")
-    out: dict[str, list] = {k: [] for k in ("model_row", "budget", "est_acc", "true_acc", "mae", "eagg", "kappa",
-                                            "est_lo", "est_hi")}
+            raise InputError(
+                f"search method {getattr(method, 'name', method)!r} selected {len(sel)} samples for budget {b}."
+            )
+    out: dict[str, list] = {
+        k: []
+        for k in (
+            "model_row",
+            "budget",
+            "est_acc",
+            "true_acc",
+            "mae",
+            "eagg",
+            "kappa",
+            "est_lo",
+            "est_hi",
+        )
+    }
     for row_ids, dense in rows.dense_chunks(step):
         for b, sel in zip(budgets, selections):
             for rid, row in zip(row_ids, dense):
                 est = method.estimate(sel, row[sel])
                 y = np.asarray(est.per_sample)
                 if y.shape != (n,):
-                    raise InputError(f"search method returned a per-sample vector of length {y.size}, expected {n}.")
+                    raise InputError(
+                        f"search method returned a per-sample vector of length {y.size}, expected {n}."
+                    )
                 err = float(np.count_nonzero(y != row)) / n
                 true = float(row.sum(dtype=np.int64)) / n
                 out["model_row"].append(int(rid))
@@ -225,7 +288,9 @@ def _protocol_path(method, rows: RowSource, n: int, budgets, rng, step: int, adv
         advance(len(row_ids))
     if not out["model_row"]:
         raise InputError("the evaluated rows produced no blocks to score.")
-    df = pd.DataFrame(out).sort_values(["budget", "model_row"], kind="stable").reset_index(drop=True)
+    df = (
+        pd.DataFrame(out).sort_values(["budget", "model_row"], kind="stable").reset_index(drop=True)
+    )
     if df["est_lo"].isna().all() and df["est_hi"].isna().all():
         df = df.drop(columns=["est_lo", "est_hi"])
     return df

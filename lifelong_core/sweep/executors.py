@@ -43,18 +43,26 @@ def default_threads() -> int:
 class SerialExecutor:
     name = "serial"
 
-    def __enter__(self) -> "SerialExecutor":
+    def __enter__(self) -> SerialExecutor:
         return self
 
     def __exit__(self, *exc) -> None:
         pass
 
-    def _ordered(self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], args) -> Iterator:
+    def _ordered(
+        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], args
+    ) -> Iterator:
         for s, e in spans:
             yield fn(source, s, e, *args)
 
-    def map(self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], *args,
-            on_result: OnResult = None) -> list:
+    def map(
+        self,
+        fn: Task,
+        source: RowSource,
+        spans: Sequence[tuple[int, int]],
+        *args,
+        on_result: OnResult = None,
+    ) -> list:
         out = []
         for part in self._ordered(fn, source, spans, args):
             out.append(part)
@@ -62,7 +70,9 @@ class SerialExecutor:
                 on_result(len(out) - 1, part)
         return out
 
-    def total(self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], *args) -> np.ndarray:
+    def total(
+        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], *args
+    ) -> np.ndarray:
         """The sum of the task results (int arrays), added up as they arrive."""
         acc = None
         for part in self._ordered(fn, source, spans, args):
@@ -78,14 +88,16 @@ class ThreadExecutor(SerialExecutor):
         if self.threads < 1:
             raise InputError(f"threads must be at least 1, got {self.threads}.", param="threads")
 
-    def __enter__(self) -> "ThreadExecutor":
+    def __enter__(self) -> ThreadExecutor:
         self._pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="sweep")
         return self
 
     def __exit__(self, *exc) -> None:
         self._pool.shutdown()
 
-    def _ordered(self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], args) -> Iterator:
+    def _ordered(
+        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], args
+    ) -> Iterator:
         pending: deque = deque()
         for s, e in spans:
             pending.append(self._pool.submit(fn, source, s, e, *args))
@@ -101,7 +113,8 @@ def _distributed():
     except ImportError:
         raise InputError(
             "the dask executor needs the optional package dask[distributed]; install it with "
-            "pip install 'dask[distributed]' or use the threads executor.", param="executor"
+            "pip install 'dask[distributed]' or use the threads executor.",
+            param="executor",
         ) from None
     return dd
 
@@ -118,12 +131,16 @@ class DaskExecutor:
         self.n_workers = n_workers
         self.threads_per_worker = threads_per_worker
 
-    def __enter__(self) -> "DaskExecutor":
+    def __enter__(self) -> DaskExecutor:
         self._dd = _distributed()
         self._cluster = None
         if self.client is None:
-            self._cluster = self._dd.LocalCluster(n_workers=self.n_workers, threads_per_worker=self.threads_per_worker,
-                                                  processes=False, dashboard_address=None)
+            self._cluster = self._dd.LocalCluster(
+                n_workers=self.n_workers,
+                threads_per_worker=self.threads_per_worker,
+                processes=False,
+                dashboard_address=None,
+            )
             self._client = self._dd.Client(self._cluster)
         else:
             self._client = self.client
@@ -148,11 +165,23 @@ class DaskExecutor:
         # Sources and arguments travel once per worker; tasks refer to them (pure=False:
         # no hashing of data).
         [src, *shared] = client.scatter([source, *args], broadcast=True, hash=False)
-        return client.map(fn, [src] * len(spans), [s for s, _ in spans], [e for _, e in spans],
-                          *[[a] * len(spans) for a in shared], pure=False)
+        return client.map(
+            fn,
+            [src] * len(spans),
+            [s for s, _ in spans],
+            [e for _, e in spans],
+            *[[a] * len(spans) for a in shared],
+            pure=False,
+        )
 
-    def map(self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], *args,
-            on_result: OnResult = None) -> list:
+    def map(
+        self,
+        fn: Task,
+        source: RowSource,
+        spans: Sequence[tuple[int, int]],
+        *args,
+        on_result: OnResult = None,
+    ) -> list:
         futures = self._submit(fn, source, spans, args)
         index = {f.key: i for i, f in enumerate(futures)}
         out: list = [None] * len(futures)
@@ -163,10 +192,15 @@ class DaskExecutor:
                 on_result(i, out[i])
         return out
 
-    def total(self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], *args) -> np.ndarray:
+    def total(
+        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], *args
+    ) -> np.ndarray:
         level = self._submit(fn, source, spans, args)
         while len(level) > 1:
-            nxt = [self._client.submit(_add, level[i], level[i + 1], pure=False) for i in range(0, len(level) - 1, 2)]
+            nxt = [
+                self._client.submit(_add, level[i], level[i + 1], pure=False)
+                for i in range(0, len(level) - 1, 2)
+            ]
             if len(level) % 2:
                 nxt.append(level[-1])
             level = nxt
@@ -181,4 +215,6 @@ def make_executor(name: str, *, threads: int | None = None, client=None, n_worke
         return ThreadExecutor(threads)
     if name == "dask":
         return DaskExecutor(client, n_workers, threads or 2)
-    raise InputError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}.", param="executor")
+    raise InputError(
+        f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}.", param="executor"
+    )

@@ -20,7 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lifelong_core.bits import SortOrder, column_sums_packed, ones_before, packed_bits_at, word_prefix
+from lifelong_core.bits import (
+    SortOrder,
+    column_sums_packed,
+    ones_before,
+    packed_bits_at,
+    word_prefix,
+)
 from lifelong_core.rows import DEFAULT_CHUNK_ROWS, RowSource
 from lifelong_core.sortsearch.metrics import threshold_metrics
 from lifelong_core.sortsearch.search import rule_thresholds_packed
@@ -43,7 +49,9 @@ class EvalSpec:
     order: np.ndarray
 
 
-def records_from_sorted(S: np.ndarray, row_ids: np.ndarray, spec: EvalSpec) -> dict[str, np.ndarray]:
+def records_from_sorted(
+    S: np.ndarray, row_ids: np.ndarray, spec: EvalSpec
+) -> dict[str, np.ndarray]:
     """Per-(model, budget) metrics of one chunk from its packed rows in Sort order.
 
     The numbers of the dense kernel (:mod:`lifelong_core.sweep.dense`), computed without
@@ -86,11 +94,20 @@ class PackedKernel:
         """Map step of Sort: column sums (int64, n) of one chunk of packed Sort rows."""
         return column_sums_packed(packed, n)
 
-    def spec(self, n: int, budgets: tuple[int, ...], positions: tuple[np.ndarray, ...], search: str,
-             order: np.ndarray, decompose: bool) -> EvalSpec:
+    def spec(
+        self,
+        n: int,
+        budgets: tuple[int, ...],
+        positions: tuple[np.ndarray, ...],
+        search: str,
+        order: np.ndarray,
+        decompose: bool,
+    ) -> EvalSpec:
         return EvalSpec(n, tuple(budgets), tuple(positions), search, order)
 
-    def evaluate(self, packed: np.ndarray, row_ids: np.ndarray, spec: EvalSpec) -> dict[str, np.ndarray]:
+    def evaluate(
+        self, packed: np.ndarray, row_ids: np.ndarray, spec: EvalSpec
+    ) -> dict[str, np.ndarray]:
         """Map step of Search: records of one chunk of packed evaluated rows."""
         # Building the padded order costs O(n) (~10 ms at 1.7M samples), small next to a
         # chunk, and keeps the task free of per-process caches.

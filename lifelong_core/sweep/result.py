@@ -48,7 +48,9 @@ def power_budgets(n: int, lo: int = 8, hi: int = 32768) -> tuple[int, ...]:
         out.append(b)
         b *= 2
     if not out:
-        raise InputError(f"no power-of-two budget between {lo} and {hi} fits {n} samples.", param="budgets")
+        raise InputError(
+            f"no power-of-two budget between {lo} and {hi} fits {n} samples.", param="budgets"
+        )
     return tuple(out)
 
 
@@ -79,8 +81,14 @@ def summarise(per_model: pd.DataFrame) -> pd.DataFrame:
     extra = [c for c in DECOMP_KEYS if c in per_model]
     for b, g in per_model.groupby("budget", sort=True):
         pear, spear = correlations(g["est_acc"].to_numpy(), g["true_acc"].to_numpy())
-        row = {"budget": int(b), "mae": g["mae"].mean(), "eagg": g["eagg"].mean(), "kappa": g["kappa"].mean(),
-               "pearson": pear, "spearman": spear}
+        row = {
+            "budget": int(b),
+            "mae": g["mae"].mean(),
+            "eagg": g["eagg"].mean(),
+            "kappa": g["kappa"].mean(),
+            "pearson": pear,
+            "spearman": spear,
+        }
         for c in extra:
             row[c] = g[c].mean()
         rows.append(row)

@@ -46,8 +46,11 @@ class StoreSource(RowSource):
         self.model_idx = np.asarray(model_idx, dtype=np.int64)
         self.sidx = np.asarray(sidx, dtype=np.int64)
         self.n = len(self.sidx)
-        self.row_ids = (np.arange(len(self.model_idx), dtype=np.int64) if row_ids is None
-                        else np.asarray(row_ids, dtype=np.int64))
+        self.row_ids = (
+            np.arange(len(self.model_idx), dtype=np.int64)
+            if row_ids is None
+            else np.asarray(row_ids, dtype=np.int64)
+        )
 
     def read(self, start: int, stop: int) -> np.ndarray:
         from lifelong_core.store.dataset_rows import read_rows
@@ -87,11 +90,22 @@ def run_sweep_streamed(
     method (e.g. item parameters read from the store) used instead of fitting one.
     """
     if A_sort.n != A_eval.n:
-        raise InputError(f"the evaluated rows have {A_eval.n} samples but the Sort rows have {A_sort.n}.")
+        raise InputError(
+            f"the evaluated rows have {A_eval.n} samples but the Sort rows have {A_sort.n}."
+        )
     threshold = is_threshold_rule(search)
     if threshold and not decompose and sort == "sum":
-        return run_sweep(A_sort, A_eval, budgets, sort=sort, sampling=sampling, search=search, seed=seed,
-                         kernel="packed", progress=progress)
+        return run_sweep(
+            A_sort,
+            A_eval,
+            budgets,
+            sort=sort,
+            sampling=sampling,
+            search=search,
+            seed=seed,
+            kernel="packed",
+            progress=progress,
+        )
     if search == "copy-nearest" and sort == "sum":
         return copy_nearest_packed(A_sort, A_eval, budgets, seed=seed, progress=progress)
     step = limits.block_rows(A_eval.n, 1, cap=256)
@@ -99,8 +113,20 @@ def run_sweep_streamed(
         # The dense kernel on bounded chunks; a Sort other than by Sum reads the Sort rows whole.
         if sort != "sum" or search == "copy-nearest":
             _dense_all(A_sort, f"Sort method {sort!r} / {search!r} on the Sort set")
-        return run_sweep(A_sort, A_eval, budgets, sort=sort, sampling=sampling, search=search, confidence=confidence,
-                         seed=seed, decompose=decompose, progress=progress, kernel="dense", chunk_rows=step)
+        return run_sweep(
+            A_sort,
+            A_eval,
+            budgets,
+            sort=sort,
+            sampling=sampling,
+            search=search,
+            confidence=confidence,
+            seed=seed,
+            decompose=decompose,
+            progress=progress,
+            kernel="dense",
+            chunk_rows=step,
+        )
     if decompose:
         raise InputError("the error decomposition applies to threshold rules only.")
     if method is None:
@@ -108,23 +134,40 @@ def run_sweep_streamed(
         if sort != "sum":
             from lifelong_core.sortsearch import compute_order
 
-            order = compute_order(_dense_all(A_sort, f"Sort method {sort!r} on the Sort set"), sort, confidence)
+            order = compute_order(
+                _dense_all(A_sort, f"Sort method {sort!r} on the Sort set"), sort, confidence
+            )
         else:
             order = _order_from_sums(A_sort)
         if hasattr(method, "fit_packed"):
             from lifelong_core.methods.irt_fit import DEFAULT_MAX_COLUMNS
 
             fit_progress = None if progress is None else (lambda f: progress(0.5 * f))
-            method.fit_packed(A_sort.read(0, A_sort.n_rows), A_sort.n, order, progress=fit_progress,
-                              max_columns=DEFAULT_MAX_COLUMNS, seed=seed)
+            method.fit_packed(
+                A_sort.read(0, A_sort.n_rows),
+                A_sort.n,
+                order,
+                progress=fit_progress,
+                max_columns=DEFAULT_MAX_COLUMNS,
+                seed=seed,
+            )
         else:
             method.fit(_dense_all(A_sort, f"fitting {search!r} on the Sort set"), order, confidence)
     eval_progress = None if progress is None else (lambda f: progress(0.5 + 0.5 * f))
-    return run_sweep_with_method(method, A_eval, budgets, seed=seed, progress=eval_progress, block_rows=min(step, 4))
+    return run_sweep_with_method(
+        method, A_eval, budgets, seed=seed, progress=eval_progress, block_rows=min(step, 4)
+    )
 
 
-def run_sweep_with_method(method, A_eval: RowSource, budgets: Sequence[int], *, seed: int = 0,
-                          progress: Callable[[float], None] | None = None, block_rows: int = 4) -> SweepResult:
+def run_sweep_with_method(
+    method,
+    A_eval: RowSource,
+    budgets: Sequence[int],
+    *,
+    seed: int = 0,
+    progress: Callable[[float], None] | None = None,
+    block_rows: int = 4,
+) -> SweepResult:
     """Score a fitted protocol method on evaluated rows read ``block_rows`` at a time."""
     n = A_eval.n
     budgets = check_budgets(budgets, n)
@@ -136,8 +179,12 @@ def run_sweep_with_method(method, A_eval: RowSource, budgets: Sequence[int], *, 
         if progress is not None:
             progress(min(done / A_eval.n_rows, 1.0))
 
-    per_model = _protocol_path(method, A_eval, n, budgets, np.random.default_rng(seed), block_rows, advance)
-    config = dict(sort="sum", sampling="stratified", search=getattr(method, "name", "?"), seed=seed, n=n)
+    per_model = _protocol_path(
+        method, A_eval, n, budgets, np.random.default_rng(seed), block_rows, advance
+    )
+    config = dict(
+        sort="sum", sampling="stratified", search=getattr(method, "name", "?"), seed=seed, n=n
+    )
     return SweepResult(summarise(per_model), per_model, method.order_, config)
 
 
@@ -146,8 +193,14 @@ def _bits_at(P: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return (P[:, cols >> 3] >> (cols & 7).astype(np.uint8)) & np.uint8(1)
 
 
-def copy_nearest_packed(A_sort: RowSource, A_eval: RowSource, budgets: Sequence[int], *, seed: int = 0,
-                        progress: Callable[[float], None] | None = None) -> SweepResult:
+def copy_nearest_packed(
+    A_sort: RowSource,
+    A_eval: RowSource,
+    budgets: Sequence[int],
+    *,
+    seed: int = 0,
+    progress: Callable[[float], None] | None = None,
+) -> SweepResult:
     """``run_sweep(..., search="copy-nearest")`` on packed rows, same numbers
     (``methods.copy_nearest``: the same random draws per budget, nearest Sort row by
     Hamming distance on the drawn samples, lowest row on ties). The Sort rows stay packed;
@@ -169,15 +222,32 @@ def copy_nearest_packed(A_sort: RowSource, A_eval: RowSource, budgets: Sequence[
             agree = obs @ sa.T + (1.0 - obs) @ (1.0 - sa).T
             near = np.argmax(agree, axis=1)  # fewest disagreements, lowest row on ties
             at = sa[near]
-            errors = np.bitwise_count(S[near] ^ E).sum(axis=1, dtype=np.int64) - (at != obs).sum(axis=1)
+            errors = np.bitwise_count(S[near] ^ E).sum(axis=1, dtype=np.int64) - (at != obs).sum(
+                axis=1
+            )
             est = (s_tot[near] - at.sum(axis=1) + obs.sum(axis=1)) / n
             true = e_tot / n
             err = errors / n
-            parts.append(pd.DataFrame({"model_row": row_ids, "budget": b, "est_acc": est, "true_acc": true, "mae": err,
-                                       "eagg": np.abs(est - true), "kappa": kappa_from(err, true, est)}))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "model_row": row_ids,
+                        "budget": b,
+                        "est_acc": est,
+                        "true_acc": true,
+                        "mae": err,
+                        "eagg": np.abs(est - true),
+                        "kappa": kappa_from(err, true, est),
+                    }
+                )
+            )
         done += len(row_ids)
         if progress is not None:
             progress(done / A_eval.n_rows)
-    per_model = pd.concat(parts).sort_values(["budget", "model_row"], kind="stable").reset_index(drop=True)
-    config = dict(sort="sum", sampling="random", search="copy-nearest", seed=seed, n=n, kernel="packed")
+    per_model = (
+        pd.concat(parts).sort_values(["budget", "model_row"], kind="stable").reset_index(drop=True)
+    )
+    config = dict(
+        sort="sum", sampling="random", search="copy-nearest", seed=seed, n=n, kernel="packed"
+    )
     return SweepResult(summarise(per_model), per_model, _order_from_sums(A_sort), config)

@@ -21,7 +21,9 @@ from lifelong_core.workflows.selection import Selection
 ROUND_COLUMNS = ("round", "evaluated", "acc", "lo", "hi", "half")
 
 
-def fit_adaptive(sel: Selection, leave_out: int | None = None, tuning: TuneResult | None = None) -> AdaptiveMethod:
+def fit_adaptive(
+    sel: Selection, leave_out: int | None = None, tuning: TuneResult | None = None
+) -> AdaptiveMethod:
     """The adaptive method fitted on every row of ``sel`` but ``leave_out`` (the simulated
     model must not be in its own cache); ``tuning`` reuses settings chosen before."""
     A = sel.A if leave_out is None else np.delete(sel.A, leave_out, axis=0)
@@ -29,7 +31,9 @@ def fit_adaptive(sel: Selection, leave_out: int | None = None, tuning: TuneResul
 
 
 def rounds_table(rounds: list[RoundRecord]) -> pd.DataFrame:
-    return pd.DataFrame([[getattr(r, c) for c in ROUND_COLUMNS] for r in rounds], columns=list(ROUND_COLUMNS))
+    return pd.DataFrame(
+        [[getattr(r, c) for c in ROUND_COLUMNS] for r in rounds], columns=list(ROUND_COLUMNS)
+    )
 
 
 def results_by_column(sel: Selection, results: pd.DataFrame, source: str) -> dict[int, int]:
@@ -41,42 +45,70 @@ def results_by_column(sel: Selection, results: pd.DataFrame, source: str) -> dic
     return {index[x]: int(v) for x, v in zip(results["sample_id"], results["correct"])}
 
 
-def simulate_stored(method: AdaptiveMethod, sel: Selection, row: int, seed: int, until_halfwidth: float | None,
-                    max_budget: int | None) -> AdaptiveRun:
+def simulate_stored(
+    method: AdaptiveMethod,
+    sel: Selection,
+    row: int,
+    seed: int,
+    until_halfwidth: float | None,
+    max_budget: int | None,
+) -> AdaptiveRun:
     """Rounds on a stored model: its stored results stand in for real evaluations."""
     return method.simulate(sel.A[row], seed, until_halfwidth=until_halfwidth, max_budget=max_budget)
 
 
-def next_round(method: AdaptiveMethod, results: dict[int, int], seed: int, until_halfwidth: float | None,
-               max_budget: int | None) -> Progress:
+def next_round(
+    method: AdaptiveMethod,
+    results: dict[int, int],
+    seed: int,
+    until_halfwidth: float | None,
+    max_budget: int | None,
+) -> Progress:
     """Where a real model's round trip stands: its rounds so far and the next list (or the stop)."""
-    return advance(method.sampler(), results, seed, until_halfwidth=until_halfwidth, max_budget=max_budget)
+    return advance(
+        method.sampler(), results, seed, until_halfwidth=until_halfwidth, max_budget=max_budget
+    )
 
 
 # ------------------------------------------------------------------ lm-evaluation-harness rounds
-def lm_eval_results(cache: Selection, paths, task_names=None, metric: str | None = None,
-                    filter: str | None = None) -> dict[int, int]:
+def lm_eval_results(
+    cache: Selection, paths, task_names=None, metric: str | None = None, filter: str | None = None
+) -> dict[int, int]:
     """Every round's ``lm_eval --log_samples`` run read back (:mod:`workflows.harness`) and
     merged as column -> 0/1; an item two runs disagree on is an error."""
     from lifelong_core.workflows import harness
 
     merged: dict[str, int] = {}
     for path in paths or []:
-        obs = harness.observations_from_lm_eval(path, cache, task_names, metric=metric, filter=filter)
+        obs = harness.observations_from_lm_eval(
+            path, cache, task_names, metric=metric, filter=filter
+        )
         for sid, v in obs.values.items():
             if merged.get(sid, v) != v:
-                raise InputError(f"the lm-eval run at {path} gives item {sid!r} a different result than an earlier run.")
+                raise InputError(
+                    f"the lm-eval run at {path} gives item {sid!r} a different result than an earlier run."
+                )
             merged[sid] = v
     df = pd.DataFrame({"sample_id": list(merged), "correct": list(merged.values())})
     return results_by_column(cache, df, "the lm-eval runs") if len(df) else {}
 
 
-def write_round(cache: Selection, cols: np.ndarray, path, fmt: str, seed: int, task_names=None) -> None:
+def write_round(
+    cache: Selection, cols: np.ndarray, path, fmt: str, seed: int, task_names=None
+) -> None:
     """The next round's items in lm-eval's ``--samples`` JSON (or a CSV of sample ids)."""
     from lifelong_core.workflows import harness
 
     cols = np.sort(np.asarray(cols, dtype=np.int64))
     items = cache.samples.iloc[cols][["sample_id", "domain"]].reset_index(drop=True)
-    choice = harness.ItemChoice(str(cache.samples["dataset"].iloc[0]), "adaptive", len(cols), seed, cols, items,
-                                cache.A.shape[1], cache.A.shape[0])
+    choice = harness.ItemChoice(
+        str(cache.samples["dataset"].iloc[0]),
+        "adaptive",
+        len(cols),
+        seed,
+        cols,
+        items,
+        cache.A.shape[1],
+        cache.A.shape[0],
+    )
     harness.write_choice(choice, path, fmt, task_names)

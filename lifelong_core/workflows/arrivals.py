@@ -51,12 +51,16 @@ def read_results(data: bytes, name: str, columns: tuple[str, ...]) -> pd.DataFra
     """
     source = f"uploaded file {name}"
     if not name.lower().endswith(".csv"):
-        raise InputError(f"{source} is not a .csv file; upload a CSV table with columns {', '.join(columns)}.")
+        raise InputError(
+            f"{source} is not a .csv file; upload a CSV table with columns {', '.join(columns)}."
+        )
     df = read_csv_table(data, source)
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise InputError(f"{source} has no column {missing[0]!r} (columns found: {', '.join(df.columns) or 'none'}); "
-                         f"expected {', '.join(columns)}.")
+        raise InputError(
+            f"{source} has no column {missing[0]!r} (columns found: {', '.join(df.columns) or 'none'}); "
+            f"expected {', '.join(columns)}."
+        )
     # The downloaded list with a result column added comes back with the list's own columns:
     # they are set aside (named in ``attrs["ignored"]`` for the page to say so), not refused.
     _, extra = split_columns(df.columns, columns)
@@ -70,21 +74,27 @@ def read_results(data: bytes, name: str, columns: tuple[str, ...]) -> pd.DataFra
         i = int(np.argmax(dup.to_numpy()))
         same = out[dup].groupby(keys)["correct"].nunique()
         if (same > 1).any():
-            raise InputError(f"{source} row {i + 1} repeats {', '.join(keys)} {tuple(out.loc[i, keys])} with a different "
-                             "'correct' value.")
+            raise InputError(
+                f"{source} row {i + 1} repeats {', '.join(keys)} {tuple(out.loc[i, keys])} with a different "
+                "'correct' value."
+            )
         out = out.drop_duplicates(keys).reset_index(drop=True)
     out.attrs["ignored"] = extra
     return out
 
 
-def match_observations(results: pd.DataFrame, wanted_ids: list[str], id_col: str, name: str) -> tuple[np.ndarray, int]:
+def match_observations(
+    results: pd.DataFrame, wanted_ids: list[str], id_col: str, name: str
+) -> tuple[np.ndarray, int]:
     """Observed 0/1 values in the order of ``wanted_ids``; InputError naming the first id
     the file lacks. Returns the values and how many rows of the file were not asked for."""
     by_id = dict(zip(results[id_col], results["correct"]))
     missing = [i for i in wanted_ids if i not in by_id]
     if missing:
-        raise InputError(f"uploaded file {name} has no result for {id_col} {missing[0]!r} ({len(missing)} of the "
-                         f"{len(wanted_ids)} requested are missing).")
+        raise InputError(
+            f"uploaded file {name} has no result for {id_col} {missing[0]!r} ({len(missing)} of the "
+            f"{len(wanted_ids)} requested are missing)."
+        )
     extra = len(set(by_id) - set(wanted_ids))
     return np.array([by_id[i] for i in wanted_ids], dtype=np.uint8), extra
 
@@ -109,14 +119,21 @@ class NewModelEstimate:
     by_domain: pd.DataFrame
 
 
-def estimate_new_model(sel: Selection, method, cols: np.ndarray, observed: np.ndarray,
-                       accuracies: np.ndarray | None = None) -> NewModelEstimate:
+def estimate_new_model(
+    sel: Selection,
+    method,
+    cols: np.ndarray,
+    observed: np.ndarray,
+    accuracies: np.ndarray | None = None,
+) -> NewModelEstimate:
     """Estimate a new model from ``observed`` results on samples ``cols`` with a fitted ``method``.
 
     ``accuracies`` of the selection's models (default: from ``sel.A``; a large store passes
     its kept row sums)."""
     est = method.estimate(cols, observed)
-    accs = pd.DataFrame({"name": sel.names, "accuracy": sel.A.mean(axis=1) if accuracies is None else accuracies})
+    accs = pd.DataFrame(
+        {"name": sel.names, "accuracy": sel.A.mean(axis=1) if accuracies is None else accuracies}
+    )
     rank = int((accs["accuracy"] > est.acc).sum()) + 1
     pred = sel.samples[["sample_id", "domain", "category"]].copy()
     pred["predicted_correct"] = np.asarray(est.per_sample, dtype=np.uint8)
@@ -124,25 +141,37 @@ def estimate_new_model(sel: Selection, method, cols: np.ndarray, observed: np.nd
         pred["p_correct"] = np.asarray(est.prob, dtype=float)
     pred["evaluated"] = False
     pred.loc[cols, "evaluated"] = True
-    by_domain = (pred.groupby(["category", "domain"], as_index=False, sort=False)
-                 .agg(samples=("sample_id", "size"), predicted_accuracy=("predicted_correct", "mean"),
-                      evaluated=("evaluated", "sum")))
+    by_domain = pred.groupby(["category", "domain"], as_index=False, sort=False).agg(
+        samples=("sample_id", "size"),
+        predicted_accuracy=("predicted_correct", "mean"),
+        evaluated=("evaluated", "sum"),
+    )
     return NewModelEstimate(est, observed, cols, accs, rank, pred, by_domain)
 
 
-def estimated_model_rows(new: NewModelEstimate, name: str, provenance: dict) -> tuple[np.ndarray, pd.DataFrame]:
+def estimated_model_rows(
+    new: NewModelEstimate, name: str, provenance: dict
+) -> tuple[np.ndarray, pd.DataFrame]:
     """The row to insert for a new model (observed results where evaluated, predictions
     elsewhere) and its model table, marked *estimated* with ``provenance`` as metadata."""
     row = np.asarray(new.estimate.per_sample, dtype=np.uint8).copy()
     row[new.cols] = new.observed
-    models = pd.DataFrame({"model_id": [name], "name": [name], "family": ["estimated"],
-                           "estimated": [True], "metadata": [json.dumps(provenance)]})
+    models = pd.DataFrame(
+        {
+            "model_id": [name],
+            "name": [name],
+            "family": ["estimated"],
+            "estimated": [True],
+            "metadata": [json.dumps(provenance)],
+        }
+    )
     return row[None, :], models
 
 
 # ------------------------------------------------------------------ new samples
-def new_sample_observations(results: pd.DataFrame, sel: Selection, wanted_models: list[str],
-                            name: str) -> list[tuple[str, np.ndarray]]:
+def new_sample_observations(
+    results: pd.DataFrame, sel: Selection, wanted_models: list[str], name: str
+) -> list[tuple[str, np.ndarray]]:
     """Per new sample (in file order) the results of ``wanted_models``, in that order.
 
     InputError if the file names a sample the selection already holds (new samples need
@@ -151,8 +180,10 @@ def new_sample_observations(results: pd.DataFrame, sel: Selection, wanted_models
     known = set(sel.samples["sample_id"])
     clash = [s for s in results["sample_id"].unique() if s in known]
     if clash:
-        raise InputError(f"uploaded file {name} names sample {clash[0]!r}, which the store already holds; "
-                         "new samples need new ids.")
+        raise InputError(
+            f"uploaded file {name} names sample {clash[0]!r}, which the store already holds; "
+            "new samples need new ids."
+        )
     per_sample = []
     for sid, g in results.groupby("sample_id", sort=False):
         obs, _ = match_observations(g.rename(columns={"model_id": "id"}), wanted_models, "id", name)
@@ -160,8 +191,9 @@ def new_sample_observations(results: pd.DataFrame, sel: Selection, wanted_models
     return per_sample
 
 
-def estimate_new_samples(ins: InsertD, rows: np.ndarray, per_sample: list[tuple[str, np.ndarray]],
-                         n: int) -> tuple[pd.DataFrame, np.ndarray]:
+def estimate_new_samples(
+    ins: InsertD, rows: np.ndarray, per_sample: list[tuple[str, np.ndarray]], n: int
+) -> tuple[pd.DataFrame, np.ndarray]:
     """Each new sample's estimate from the results of models ``rows`` with a fitted insert_D.
 
     Returns one row per sample (models_evaluated, observed and predicted share of models
@@ -173,16 +205,25 @@ def estimate_new_samples(ins: InsertD, rows: np.ndarray, per_sample: list[tuple[
         est = ins.estimate(rows, obs)
         place = ins.place(rows, obs)
         preds.append(np.asarray(est.per_sample, dtype=np.uint8))
-        recs.append({"sample_id": sid, "models_evaluated": len(obs), "observed_share_right": obs.mean(),
-                     "predicted_share_right": est.acc, "difficulty_position": place,
-                     "harder_than": place / n})
+        recs.append(
+            {
+                "sample_id": sid,
+                "models_evaluated": len(obs),
+                "observed_share_right": obs.mean(),
+                "predicted_share_right": est.acc,
+                "difficulty_position": place,
+                "harder_than": place / n,
+            }
+        )
     return pd.DataFrame(recs), np.vstack(preds)
 
 
 NEW_SAMPLE_DOMAIN = "new"  # domain and category of samples added by the insert_D flow
 
 
-def new_sample_entries(results: pd.DataFrame, wanted_models: list[str], dataset: str) -> pd.DataFrame:
+def new_sample_entries(
+    results: pd.DataFrame, wanted_models: list[str], dataset: str
+) -> pd.DataFrame:
     """The long table to insert for new samples: only the real results of the chosen
     models, in a dataset of their own (domain and category ``new``).
 
@@ -191,5 +232,6 @@ def new_sample_entries(results: pd.DataFrame, wanted_models: list[str], dataset:
     evaluated on every sample of an existing dataset.
     """
     long = results.rename(columns={"model_id": "model", "sample_id": "sample"})
-    return long[long["model"].isin(wanted_models)].assign(dataset=dataset, domain=NEW_SAMPLE_DOMAIN,
-                                                                    category=NEW_SAMPLE_DOMAIN)
+    return long[long["model"].isin(wanted_models)].assign(
+        dataset=dataset, domain=NEW_SAMPLE_DOMAIN, category=NEW_SAMPLE_DOMAIN
+    )

@@ -8,7 +8,7 @@ page offers a budget the engine would refuse.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from lifelong_core.sweep import power_budgets
 
@@ -40,4 +40,3 @@ def single_budget_choices(n: int) -> list[int]:
 def budgets_within(candidates: Iterable[int], n: int, *, strict: bool = False) -> list[int]:
     """The candidates that fit ``n`` samples (``<= n``, or ``< n`` with ``strict``), in order."""
     return [int(b) for b in candidates if (b < n if strict else b <= n)]
-

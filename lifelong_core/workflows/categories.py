@@ -10,7 +10,7 @@ every other task gets :data:`UNCATEGORISED`.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import pandas as pd
 
@@ -19,7 +19,9 @@ from lifelong_core.errors import InputError
 UNCATEGORISED = "uncategorised"
 
 
-def fill_categories(counts: pd.DataFrame, assigned: Mapping[str, str] | None = None) -> pd.DataFrame:
+def fill_categories(
+    counts: pd.DataFrame, assigned: Mapping[str, str] | None = None
+) -> pd.DataFrame:
     """``counts`` with every row's category set: ``assigned[task]``, else the recorded
     category, else :data:`UNCATEGORISED`. Tasks named in ``assigned`` must exist."""
     out = counts.copy()
@@ -53,11 +55,17 @@ def parse_assignment(text: str) -> dict[str, str]:
                 task, cat = (s.strip() for s in line.split(sep, 1))
                 break
         else:
-            raise InputError(f"category line {no} ({raw.strip()!r}) has no '=': write task = category.")
+            raise InputError(
+                f"category line {no} ({raw.strip()!r}) has no '=': write task = category."
+            )
         if not task or not cat:
-            raise InputError(f"category line {no} ({raw.strip()!r}) needs both a task and a category.")
+            raise InputError(
+                f"category line {no} ({raw.strip()!r}) needs both a task and a category."
+            )
         if task in out and out[task] != cat:
-            raise InputError(f"category line {no} gives task {task!r} a second category ({cat!r}, before {out[task]!r}).")
+            raise InputError(
+                f"category line {no} gives task {task!r} a second category ({cat!r}, before {out[task]!r})."
+            )
         out[task] = cat
     return out
 

@@ -40,7 +40,9 @@ def design_rule(search: str) -> str:
     return search if is_threshold_rule(search) else DEFAULT_RULE
 
 
-def design_runs(models: pd.DataFrame, sort_set, how: str, seed: int, sort: str, sampling: str) -> list[DesignRun]:
+def design_runs(
+    models: pd.DataFrame, sort_set, how: str, seed: int, sort: str, sampling: str
+) -> list[DesignRun]:
     """The study's runs on ``models`` (rows of a selection), or [] when there are too few
     models for Sort sets of 5 or more that leave a third of the models to score.
 
@@ -55,7 +57,18 @@ def design_runs(models: pd.DataFrame, sort_set, how: str, seed: int, sort: str, 
     pool = nested_pool(models, max(sizes), how, seed)
     ev = tuple(int(r) for r in complement(m, pool))
     fixed = tuple(int(r) for r in sort_set)
-    return ([DesignRun("sort_models", f"{s} models", tuple(sorted(int(r) for r in pool[:s])), sort, sampling, ev)
-             for s in sizes]
-            + [DesignRun("sort_method", meth, fixed, meth, sampling, None) for meth in SORTS]
-            + [DesignRun("sampling", smp, fixed, sort, smp, None) for smp in SAMPLING])
+    return (
+        [
+            DesignRun(
+                "sort_models",
+                f"{s} models",
+                tuple(sorted(int(r) for r in pool[:s])),
+                sort,
+                sampling,
+                ev,
+            )
+            for s in sizes
+        ]
+        + [DesignRun("sort_method", meth, fixed, meth, sampling, None) for meth in SORTS]
+        + [DesignRun("sampling", smp, fixed, sort, smp, None) for smp in SAMPLING]
+    )

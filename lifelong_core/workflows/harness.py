@@ -50,7 +50,9 @@ def cache_of(store, dataset: str) -> Selection:
     whole dataset (every real model evaluated on all of its samples)."""
     names = store.datasets()["dataset"].tolist()
     if dataset not in names:
-        raise InputError(f"the store holds no dataset {dataset!r}; it has {', '.join(names) or 'none'}.")
+        raise InputError(
+            f"the store holds no dataset {dataset!r}; it has {', '.join(names) or 'none'}."
+        )
     return select(store, dataset)
 
 
@@ -62,7 +64,10 @@ def default_dataset(store) -> str:
     """The dataset to use when none is named: the only one, else an error listing them."""
     names = store.datasets()["dataset"].tolist()
     if len(names) != 1:
-        raise InputError(f"the store holds {len(names)} datasets ({', '.join(names) or 'none'}); name one.", param="dataset")
+        raise InputError(
+            f"the store holds {len(names)} datasets ({', '.join(names) or 'none'}); name one.",
+            param="dataset",
+        )
     return names[0]
 
 
@@ -73,7 +78,9 @@ def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = Non
     if domain is None:
         return fit_new_model_method(cache, method)
     cols = (cache.samples["domain"] == domain).to_numpy()
-    sub = Selection(cache.A[:, cols], cache.models, cache.samples[cols].reset_index(drop=True), cache.synthetic)
+    sub = Selection(
+        cache.A[:, cols], cache.models, cache.samples[cols].reset_index(drop=True), cache.synthetic
+    )
     return fit_new_model_method(sub, method)
 
 
@@ -84,12 +91,19 @@ def parse_task_names(specs: Sequence[str] | None) -> dict[str, str]:
     for spec in specs or []:
         domain, sep, task = str(spec).partition("=")
         if not sep or not domain.strip() or not task.strip():
-            raise InputError(f"task name {spec!r} is not DOMAIN=TASK (e.g. ifeval=leaderboard_ifeval).", param="task_names")
+            raise InputError(
+                f"task name {spec!r} is not DOMAIN=TASK (e.g. ifeval=leaderboard_ifeval).",
+                param="task_names",
+            )
         if domain.strip() in out:
-            raise InputError(f"the task names name domain {domain.strip()!r} twice.", param="task_names")
+            raise InputError(
+                f"the task names name domain {domain.strip()!r} twice.", param="task_names"
+            )
         out[domain.strip()] = task.strip()
     if len(set(out.values())) != len(out):
-        raise InputError("the task names map two domains to the same lm-eval task.", param="task_names")
+        raise InputError(
+            "the task names map two domains to the same lm-eval task.", param="task_names"
+        )
     return out
 
 
@@ -102,7 +116,10 @@ def doc_ids(samples: pd.DataFrame, task_names: Mapping[str, str] | None = None) 
     task_names = dict(task_names or {})
     unknown = sorted(set(task_names) - set(samples["domain"]))
     if unknown:
-        raise InputError(f"the task names name domain {unknown[0]!r}, which the dataset does not have.", param="task_names")
+        raise InputError(
+            f"the task names name domain {unknown[0]!r}, which the dataset does not have.",
+            param="task_names",
+        )
     ids = samples["sample_id"].astype(str)
     parts = ids.str.extract(_DOC)
     bad = parts["domain"].isna() | (parts["domain"] != samples["domain"].astype(str))
@@ -112,18 +129,25 @@ def doc_ids(samples: pd.DataFrame, task_names: Mapping[str, str] | None = None) 
             f"sample id {ids.iloc[i]!r} (domain {samples['domain'].iloc[i]!r}) is not <domain>/<doc_id>; lm-eval's "
             "--samples needs the ids an lm-eval import writes (a CSV list of sample ids works for any dataset)."
         )
-    out = pd.DataFrame({
-        "sample_id": ids.to_numpy(dtype=object),
-        "domain": samples["domain"].astype(str).to_numpy(dtype=object),
-        "task": samples["domain"].astype(str).map(lambda d: task_names.get(d, d)).to_numpy(dtype=object),
-        "doc_id": parts["doc"].astype(np.int64).to_numpy(),
-    })
+    out = pd.DataFrame(
+        {
+            "sample_id": ids.to_numpy(dtype=object),
+            "domain": samples["domain"].astype(str).to_numpy(dtype=object),
+            "task": samples["domain"]
+            .astype(str)
+            .map(lambda d: task_names.get(d, d))
+            .to_numpy(dtype=object),
+            "doc_id": parts["doc"].astype(np.int64).to_numpy(),
+        }
+    )
     # "x/01" and "x/1" would both be doc 1 of task x.
     dup = out.duplicated(["task", "doc_id"])
     if dup.any():
         i = int(np.argmax(dup.to_numpy()))
-        raise InputError(f"sample id {out['sample_id'].iloc[i]!r} names the same lm-eval item as another sample "
-                         f"(task {out['task'].iloc[i]!r}, doc_id {out['doc_id'].iloc[i]}).")
+        raise InputError(
+            f"sample id {out['sample_id'].iloc[i]!r} names the same lm-eval item as another sample "
+            f"(task {out['task'].iloc[i]!r}, doc_id {out['doc_id'].iloc[i]})."
+        )
     return out
 
 
@@ -142,8 +166,14 @@ class ItemChoice:
     m: int
 
 
-def select_items(cache: Selection, budget: int, method: str = DEFAULT_METHOD, seed: int = 0,
-                 evaluated: Mapping[str, int] | None = None, fitted=None) -> ItemChoice:
+def select_items(
+    cache: Selection,
+    budget: int,
+    method: str = DEFAULT_METHOD,
+    seed: int = 0,
+    evaluated: Mapping[str, int] | None = None,
+    fitted=None,
+) -> ItemChoice:
     """The ``budget`` items a new model should run next.
 
     ``evaluated`` (sample id -> 0/1) holds results already in hand. A method that chooses
@@ -154,11 +184,16 @@ def select_items(cache: Selection, budget: int, method: str = DEFAULT_METHOD, se
     """
     n, m = cache.A.shape[1], cache.A.shape[0]
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
-        raise InputError(f"the budget must be a positive whole number, got {budget!r}.", param="budget")
+        raise InputError(
+            f"the budget must be a positive whole number, got {budget!r}.", param="budget"
+        )
     cols_done, obs_done = observed_columns(cache, evaluated or {})
     left = n - len(cols_done)
     if budget > left:
-        raise InputError(f"budget {budget} exceeds the {left} items of {_dataset(cache)!r} not yet evaluated.", param="budget")
+        raise InputError(
+            f"budget {budget} exceeds the {left} items of {_dataset(cache)!r} not yet evaluated.",
+            param="budget",
+        )
     rng = np.random.default_rng(seed)
     fitted = fitted if fitted is not None else fit(cache, method)
     if hasattr(fitted, "select_next"):
@@ -172,17 +207,25 @@ def select_items(cache: Selection, budget: int, method: str = DEFAULT_METHOD, se
     return ItemChoice(_dataset(cache), method, int(budget), int(seed), cols, items, n, m)
 
 
-def lm_eval_samples(choice: ItemChoice, task_names: Mapping[str, str] | None = None) -> dict[str, list[int]]:
+def lm_eval_samples(
+    choice: ItemChoice, task_names: Mapping[str, str] | None = None
+) -> dict[str, list[int]]:
     """The ``--samples`` argument of lm-evaluation-harness 0.4: ``{task: [doc_id, ...]}``."""
     ids = doc_ids(choice.items, task_names)
     return {t: sorted(int(d) for d in g["doc_id"]) for t, g in ids.groupby("task", sort=False)}
 
 
-def write_choice(choice: ItemChoice, path, fmt: str, task_names: Mapping[str, str] | None = None) -> None:
+def write_choice(
+    choice: ItemChoice, path, fmt: str, task_names: Mapping[str, str] | None = None
+) -> None:
     """``lm-eval``: the JSON of :func:`lm_eval_samples`; ``csv``: sample_id, domain."""
     if fmt == "lm-eval":
         tasks = lm_eval_samples(choice, task_names)
-        text = "{\n" + ",\n".join(f" {json.dumps(t)}: {json.dumps(d)}" for t, d in tasks.items()) + "\n}\n"
+        text = (
+            "{\n"
+            + ",\n".join(f" {json.dumps(t)}: {json.dumps(d)}" for t, d in tasks.items())
+            + "\n}\n"
+        )
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)
     elif fmt == "csv":
@@ -192,16 +235,22 @@ def write_choice(choice: ItemChoice, path, fmt: str, task_names: Mapping[str, st
 
 
 # ------------------------------------------------------------------ read results back
-def observed_columns(cache: Selection, observed: Mapping[str, int]) -> tuple[np.ndarray, np.ndarray]:
+def observed_columns(
+    cache: Selection, observed: Mapping[str, int]
+) -> tuple[np.ndarray, np.ndarray]:
     """Columns and 0/1 values (column order) of ``observed`` (sample id -> 0/1)."""
     if not len(observed):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8)
-    pos = pd.Series(np.arange(len(cache.samples)), index=cache.samples["sample_id"].astype(str).to_numpy())
+    pos = pd.Series(
+        np.arange(len(cache.samples)), index=cache.samples["sample_id"].astype(str).to_numpy()
+    )
     ids = pd.Index([str(s) for s in observed])
     missing = ~ids.isin(pos.index)
     if missing.any():
-        raise InputError(f"sample {ids[missing][0]!r} is not in dataset {_dataset(cache)!r} "
-                         f"({int(missing.sum())} of {len(ids)} results name samples it does not have).")
+        raise InputError(
+            f"sample {ids[missing][0]!r} is not in dataset {_dataset(cache)!r} "
+            f"({int(missing.sum())} of {len(ids)} results name samples it does not have)."
+        )
     cols = pos.loc[ids].to_numpy(dtype=np.int64)
     vals = np.asarray([int(v) for v in observed.values()], dtype=np.int64)
     if ((vals != 0) & (vals != 1)).any():
@@ -219,8 +268,13 @@ class Observations:
     metrics: dict = field(default_factory=dict)  # task -> (metric, filter) used
 
 
-def observations_from_lm_eval(path, cache: Selection, task_names: Mapping[str, str] | None = None,
-                              metric: str | None = None, filter: str | None = None) -> Observations:
+def observations_from_lm_eval(
+    path,
+    cache: Selection,
+    task_names: Mapping[str, str] | None = None,
+    metric: str | None = None,
+    filter: str | None = None,
+) -> Observations:
     """One model's ``lm_eval --log_samples`` run as results on the dataset's sample ids.
 
     The run is read by the store's importer (same metric/filter rules as ``import
@@ -239,19 +293,26 @@ def observations_from_lm_eval(path, cache: Selection, task_names: Mapping[str, s
         if task not in tasks:
             raise InputError(
                 f"the lm-eval run at {path} has task {task!r}, which is no task of {_dataset(cache)!r} "
-                f"({', '.join(sorted(tasks))}); map a domain to it with a task name DOMAIN={task}.", param="task_names"
+                f"({', '.join(sorted(tasks))}); map a domain to it with a task name DOMAIN={task}.",
+                param="task_names",
             )
         key = (task, int(doc))
         if key not in sample_of:
-            raise InputError(f"the lm-eval run at {path} has doc_id {doc} of task {task!r}, which {_dataset(cache)!r} "
-                             "does not hold.")
+            raise InputError(
+                f"the lm-eval run at {path} has doc_id {doc} of task {task!r}, which {_dataset(cache)!r} "
+                "does not hold."
+            )
         values[sample_of[key]] = int(v)
     return Observations(values, run.source, dict(run.metrics))
 
 
-def observations_from_uploads(files: Sequence[tuple[str, bytes]], cache: Selection,
-                               task_names: Mapping[str, str] | None = None, metric: str | None = None,
-                               filter: str | None = None) -> Observations:
+def observations_from_uploads(
+    files: Sequence[tuple[str, bytes]],
+    cache: Selection,
+    task_names: Mapping[str, str] | None = None,
+    metric: str | None = None,
+    filter: str | None = None,
+) -> Observations:
     """The same as :func:`observations_from_lm_eval` for uploaded files: the run's
     ``samples_*.jsonl`` (``.gz``) files, optionally with its ``results_*.json``, or one
     ``.zip`` of the run folder (or of the output folder holding exactly one model's run)."""
@@ -260,12 +321,16 @@ def observations_from_uploads(files: Sequence[tuple[str, bytes]], cache: Selecti
     from pathlib import Path, PurePosixPath
 
     if not files:
-        raise InputError("no files uploaded; upload the run's samples_<task>_<timestamp>.jsonl files or a zip of its folder.")
+        raise InputError(
+            "no files uploaded; upload the run's samples_<task>_<timestamp>.jsonl files or a zip of its folder."
+        )
     with tempfile.TemporaryDirectory(prefix="lbe-lm-eval-") as tmp:
         root = Path(tmp)
         zips = [(n, b) for n, b in files if n.lower().endswith(".zip")]
         if zips and len(files) > 1:
-            raise InputError("upload either one zip of the run folder or the run's files, not both.")
+            raise InputError(
+                "upload either one zip of the run folder or the run's files, not both."
+            )
         if zips:
             name, data = zips[0]
             try:
@@ -282,22 +347,32 @@ def observations_from_uploads(files: Sequence[tuple[str, bytes]], cache: Selecti
                 raise InputError(f"uploaded file {name} is not a valid zip archive.") from None
             runs = sorted({p.parent for p in root.rglob("samples_*.jsonl*")})
             if len(runs) != 1:
-                what = "no samples_<task>_<timestamp>.jsonl file" if not runs else f"{len(runs)} run folders"
-                raise InputError(f"uploaded file {name} holds {what}; zip one model's run folder (made with --log_samples).")
+                what = (
+                    "no samples_<task>_<timestamp>.jsonl file"
+                    if not runs
+                    else f"{len(runs)} run folders"
+                )
+                raise InputError(
+                    f"uploaded file {name} holds {what}; zip one model's run folder (made with --log_samples)."
+                )
             folder = runs[0]
         else:
             for name, data in files:
                 base = Path(name).name
-                if not (base.startswith("samples_") or base.startswith("results_")):
-                    raise InputError(f"uploaded file {name} is neither a samples_<task>_<timestamp>.jsonl nor a "
-                                     "results_<timestamp>.json file of an lm-eval run.")
+                if not (base.startswith(("samples_", "results_"))):
+                    raise InputError(
+                        f"uploaded file {name} is neither a samples_<task>_<timestamp>.jsonl nor a "
+                        "results_<timestamp>.json file of an lm-eval run."
+                    )
                 (root / base).write_bytes(data)
             folder = root
         try:
             obs = observations_from_lm_eval(folder, cache, task_names, metric=metric, filter=filter)
         except InputError as exc:
             # Name the upload, not the temporary folder it was unpacked into.
-            raise InputError(str(exc).replace(str(folder) + "/", "").replace(str(folder), "the upload")) from None
+            raise InputError(
+                str(exc).replace(str(folder) + "/", "").replace(str(folder), "the upload")
+            ) from None
     names = ", ".join(n for n, _ in files)
     return Observations(obs.values, f"app upload {names}", obs.metrics)
 
@@ -337,15 +412,20 @@ class NewModelEstimate:
 
 def _row(scope: str, items: int, obs: np.ndarray, est) -> dict:
     nan = float("nan")
-    return {"scope": scope, "items": items, "evaluated": len(obs),
-            "observed": float(obs.mean()) if len(obs) else nan,
-            "estimate": float(est.acc) if est is not None else nan,
-            "lo": float(est.lo) if est is not None and est.lo is not None else nan,
-            "hi": float(est.hi) if est is not None and est.hi is not None else nan}
+    return {
+        "scope": scope,
+        "items": items,
+        "evaluated": len(obs),
+        "observed": float(obs.mean()) if len(obs) else nan,
+        "estimate": float(est.acc) if est is not None else nan,
+        "lo": float(est.lo) if est is not None and est.lo is not None else nan,
+        "hi": float(est.hi) if est is not None and est.hi is not None else nan,
+    }
 
 
-def estimate_new_model(cache: Selection, observed: Mapping[str, int], method: str = DEFAULT_METHOD,
-                       fitter=None) -> NewModelEstimate:
+def estimate_new_model(
+    cache: Selection, observed: Mapping[str, int], method: str = DEFAULT_METHOD, fitter=None
+) -> NewModelEstimate:
     """Estimated accuracy per task (domain) and overall, with 95% intervals, and the rank.
 
     Overall: the new-model page's estimate (``method`` fitted on every item of the
@@ -382,15 +462,21 @@ def estimate_new_model(cache: Selection, observed: Mapping[str, int], method: st
 def format_estimate(name: str, est: NewModelEstimate) -> str:
     """The text ``estimate`` prints: the per-task table, the overall row and the rank."""
     t = est.table
-    lines = [f"model {name} on {est.dataset}: {int(t['evaluated'].iloc[-1])} of {int(t['items'].iloc[-1])} items "
-             f"evaluated; method {est.method}",
-             f"{'task':<24} {'items':>6} {'evaluated':>9} {'observed':>8} {'estimate':>8}  95% interval"]
+    lines = [
+        (
+            f"model {name} on {est.dataset}: {int(t['evaluated'].iloc[-1])} of {int(t['items'].iloc[-1])} items "
+            f"evaluated; method {est.method}"
+        ),
+        f"{'task':<24} {'items':>6} {'evaluated':>9} {'observed':>8} {'estimate':>8}  95% interval",
+    ]
     for r in t.itertuples():
         iv = "-" if np.isnan(r.lo) else f"{r.lo:.3f} - {r.hi:.3f}"
         obs = "-" if np.isnan(r.observed) else f"{r.observed:.3f}"
         val = "-" if np.isnan(r.estimate) else f"{r.estimate:.3f}"
         lines.append(f"{r.scope:<24} {r.items:>6} {r.evaluated:>9} {obs:>8} {val:>8}  {iv}")
-    rank = f"rank {est.rank} of {est.m + 1} (among the {est.m} stored models evaluated on every item)"
+    rank = (
+        f"rank {est.rank} of {est.m + 1} (among the {est.m} stored models evaluated on every item)"
+    )
     if est.rank_lo is not None:
         rank += f"; 95% rank interval {est.rank_lo} - {est.rank_hi}"
     else:
@@ -400,7 +486,9 @@ def format_estimate(name: str, est: NewModelEstimate) -> str:
 
 
 # ------------------------------------------------------------------ insert
-def insert_estimated(writer, cache: Selection, name: str, est: NewModelEstimate, source: str, extra_meta=None) -> dict:
+def insert_estimated(
+    writer, cache: Selection, name: str, est: NewModelEstimate, source: str, extra_meta=None
+) -> dict:
     """Store the new model's row as the new-model page does
     (:func:`workflows.arrivals.estimated_model_rows`: real results on the evaluated items,
     the method's prediction elsewhere, marked estimated). Metadata records the method, the
@@ -409,12 +497,17 @@ def insert_estimated(writer, cache: Selection, name: str, est: NewModelEstimate,
         raise InputError("the new model needs a name.")
     o = est.overall
     cols = est.new.cols
-    meta = {"method": est.method, "source": source, "estimate": {
-                "accuracy": round(float(o["estimate"]), 6),
-                "lo": None if np.isnan(o["lo"]) else round(float(o["lo"]), 6),
-                "hi": None if np.isnan(o["hi"]) else round(float(o["hi"]), 6)},
-            "evaluated": int(len(cols)),
-            "evaluated_samples": cache.samples["sample_id"].astype(str).to_numpy()[cols].tolist(),
-            **(extra_meta or {})}
+    meta = {
+        "method": est.method,
+        "source": source,
+        "estimate": {
+            "accuracy": round(float(o["estimate"]), 6),
+            "lo": None if np.isnan(o["lo"]) else round(float(o["lo"]), 6),
+            "hi": None if np.isnan(o["hi"]) else round(float(o["hi"]), 6),
+        },
+        "evaluated": len(cols),
+        "evaluated_samples": cache.samples["sample_id"].astype(str).to_numpy()[cols].tolist(),
+        **(extra_meta or {}),
+    }
     row, models = estimated_model_rows(est.new, name, meta)
     return writer.insert_matrix(row, models, cache.samples["sample_id"].tolist(), source=source)

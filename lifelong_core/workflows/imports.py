@@ -12,9 +12,9 @@ runs arrive as a zip or as loose files; :func:`extract_zip` unpacks a zip safely
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -55,8 +55,9 @@ def read_long_source(path, dataset: str | None = None) -> Source:
     return Source("long", str(path), file_checksum(path), dataset or None, table=table)
 
 
-def read_matrix_source(matrix, models, samples, extras: Mapping[str, object] | None = None,
-                       dataset: str | None = None) -> Source:
+def read_matrix_source(
+    matrix, models, samples, extras: Mapping[str, object] | None = None, dataset: str | None = None
+) -> Source:
     """A wide 0/1 matrix with its model-id and sample-id files and optional extras
     (``confidence``, ``predicted``, ``true_prob``: .npy/.npz of the same shape)."""
     from lifelong_core.io.matrix import load_matrix
@@ -68,43 +69,94 @@ def read_matrix_source(matrix, models, samples, extras: Mapping[str, object] | N
     ids_s = read_ids(samples, "sample")
     A = load_matrix(matrix, what="--matrix")
     ext = {f: read_extra_matrix(v, "--" + f.replace("_", "-")) for f, v in extras.items()}
-    return Source("matrix", str(matrix), file_checksum(matrix, models, samples, *extras.values()), dataset or None,
-                  matrix=A, models=ids_m, samples=ids_s, extras=ext)
+    return Source(
+        "matrix",
+        str(matrix),
+        file_checksum(matrix, models, samples, *extras.values()),
+        dataset or None,
+        matrix=A,
+        models=ids_m,
+        samples=ids_s,
+        extras=ext,
+    )
 
 
-def lm_eval_source(path, model: str, metric: str | None = None, filter: str | None = None,
-                   dataset: str | None = None) -> Source:
+def lm_eval_source(
+    path,
+    model: str,
+    metric: str | None = None,
+    filter: str | None = None,
+    dataset: str | None = None,
+) -> Source:
     """One model's lm-evaluation-harness ``--log_samples`` run (folder, results file or one
     samples file); read and validated by the store's lm-eval reader at :func:`insert`."""
     if not isinstance(model, str) or not model.strip():
         raise InputError("An lm-eval import needs a model name (--model NAME).")
-    return Source("lm-eval", str(path), dataset=dataset or None, path=Path(path), model=model.strip(),
-                  metric=metric or None, filter=filter or None)
+    return Source(
+        "lm-eval",
+        str(path),
+        dataset=dataset or None,
+        path=Path(path),
+        model=model.strip(),
+        metric=metric or None,
+        filter=filter or None,
+    )
 
 
-def inspect_source(path, model: str | None = None, scorer: str | None = None, epoch: int | None = None,
-                   dataset: str | None = None) -> Source:
+def inspect_source(
+    path,
+    model: str | None = None,
+    scorer: str | None = None,
+    epoch: int | None = None,
+    dataset: str | None = None,
+) -> Source:
     """One Inspect AI log (``.eval`` or ``.json``), read through Inspect's own reader."""
     from lifelong_core.store.inspect_log import read_inspect_log
 
-    run = read_inspect_log(path, model or None, scorer=scorer or None, epoch=epoch, dataset=dataset or None)
+    run = read_inspect_log(
+        path, model or None, scorer=scorer or None, epoch=epoch, dataset=dataset or None
+    )
     return Source("inspect", run.source, run.checksum, table=run.table, models=run.models, run=run)
 
 
 def insert(store, src: Source, progress: Callable[[float], None] | None = None) -> dict:
     """Write ``src`` into an open writable store in one transaction; the store's summary."""
     if src.kind == "long":
-        return store.insert_long(src.table, source=src.source, dataset=src.dataset, checksum=src.checksum,
-                                 progress=progress)
+        return store.insert_long(
+            src.table,
+            source=src.source,
+            dataset=src.dataset,
+            checksum=src.checksum,
+            progress=progress,
+        )
     if src.kind == "matrix":
-        return store.insert_matrix(src.matrix, src.models, src.samples, source=src.source, dataset=src.dataset,
-                                   checksum=src.checksum, extras=dict(src.extras) or None, progress=progress)
+        return store.insert_matrix(
+            src.matrix,
+            src.models,
+            src.samples,
+            source=src.source,
+            dataset=src.dataset,
+            checksum=src.checksum,
+            extras=dict(src.extras) or None,
+            progress=progress,
+        )
     if src.kind == "lm-eval":
-        return store.insert_lm_eval(src.path, src.model, metric=src.metric, dataset=src.dataset, filter=src.filter,
-                                    progress=progress)
+        return store.insert_lm_eval(
+            src.path,
+            src.model,
+            metric=src.metric,
+            dataset=src.dataset,
+            filter=src.filter,
+            progress=progress,
+        )
     if src.kind == "inspect":
-        return store.insert_long(src.table, source=src.source, models=src.models, checksum=src.checksum,
-                                 progress=progress)
+        return store.insert_long(
+            src.table,
+            source=src.source,
+            models=src.models,
+            checksum=src.checksum,
+            progress=progress,
+        )
     raise InputError(f"unknown import kind {src.kind!r}; expected one of {', '.join(KINDS)}.")
 
 
@@ -134,8 +186,10 @@ def import_into(path, src: Source, progress=None) -> dict:
 
 def summary_text(summary: Mapping, path) -> str:
     """The one line the command line prints after an import (and the Data page shows)."""
-    return (f"imported {summary['entries']} predictions into {path}: {summary['new_models']} new models, "
-            f"{summary['new_samples']} new samples (log entry {summary['log_id']}).")
+    return (
+        f"imported {summary['entries']} predictions into {path}: {summary['new_models']} new models, "
+        f"{summary['new_samples']} new samples (log entry {summary['log_id']})."
+    )
 
 
 # ------------------------------------------------------------------ uploaded lm-eval runs
@@ -150,13 +204,17 @@ def extract_zip(archive, dest) -> Path:
     with zf:
         infos = zf.infolist()
         if sum(i.file_size for i in infos) > MAX_UNZIPPED_BYTES:
-            raise InputError(f"{archive.name} unpacks to more than {MAX_UNZIPPED_BYTES // 1024**3} GiB; "
-                             "import its runs from the command line instead.")
+            raise InputError(
+                f"{archive.name} unpacks to more than {MAX_UNZIPPED_BYTES // 1024**3} GiB; "
+                "import its runs from the command line instead."
+            )
         root = dest.resolve()
         for info in infos:
             target = (dest / info.filename).resolve()
             if root != target and root not in target.parents:
-                raise InputError(f"{archive.name} holds {info.filename!r}, a path outside the archive; it is not unpacked.")
+                raise InputError(
+                    f"{archive.name} holds {info.filename!r}, a path outside the archive; it is not unpacked."
+                )
         try:
             zf.extractall(dest)
         except (zipfile.BadZipFile, OSError, EOFError) as exc:
@@ -172,8 +230,11 @@ def run_folders(root) -> list[Path]:
     root = Path(root)
     found = set()
     for p in root.rglob("*"):
-        if p.is_file() and not any(part.startswith(("__MACOSX", ".")) for part in p.relative_to(root).parts) \
-                and is_run_file(p.name):
+        if (
+            p.is_file()
+            and not any(part.startswith(("__MACOSX", ".")) for part in p.relative_to(root).parts)
+            and is_run_file(p.name)
+        ):
             found.add(p.parent)
     return sorted(found)
 

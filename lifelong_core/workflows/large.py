@@ -49,7 +49,9 @@ class PackedCache:
     def _refuse(self):
         m, n = self.shape
         limits.check_dense(m, n, 1, "this view's dense matrix")
-        raise limits.DenseReadError(f"the {m:,} x {n:,} cache is read as packed blocks; dense access is refused.")
+        raise limits.DenseReadError(
+            f"the {m:,} x {n:,} cache is read as packed blocks; dense access is refused."
+        )
 
     def __array__(self, dtype=None, copy=None):
         self._refuse()
@@ -88,21 +90,45 @@ def row_sums(store, A: PackedCache, rows=None, progress=None) -> np.ndarray:
     return out
 
 
-def sweep(store, A: PackedCache, sort_rows, eval_rows, budgets, *, sort: str, sampling: str, search: str, seed: int,
-          decompose: bool, scored: int, progress=None):
+def sweep(
+    store,
+    A: PackedCache,
+    sort_rows,
+    eval_rows,
+    budgets,
+    *,
+    sort: str,
+    sampling: str,
+    search: str,
+    seed: int,
+    decompose: bool,
+    scored: int,
+    progress=None,
+):
     """A sweep on packed rows: Sort on ``sort_rows``, score a seeded sample of at most
     ``scored`` of ``eval_rows`` (positions in ``A``; results labelled by them)."""
     from lifelong_core.errors import InputError
     from lifelong_core.sweep.streamed import run_sweep_streamed
 
     if sort == "confidence":
-        raise InputError("Sorting by confidence reads the Sort set's confidences whole, which this large store does "
-                         "not allow here; use the command line, or Sorting by Sum.")
+        raise InputError(
+            "Sorting by confidence reads the Sort set's confidences whole, which this large store does "
+            "not allow here; use the command line, or Sorting by Sum."
+        )
     ev = np.asarray(eval_rows, dtype=np.int64)
     if len(ev) > scored:
         ev = np.sort(np.random.default_rng([seed, 13]).choice(ev, scored, replace=False))
-    return run_sweep_streamed(source(store, A, sort_rows), source(store, A, ev), budgets, sort=sort, sampling=sampling,
-                              search=search, seed=seed, decompose=decompose, progress=progress)
+    return run_sweep_streamed(
+        source(store, A, sort_rows),
+        source(store, A, ev),
+        budgets,
+        sort=sort,
+        sampling=sampling,
+        search=search,
+        seed=seed,
+        decompose=decompose,
+        progress=progress,
+    )
 
 
 @dataclass(frozen=True)
@@ -120,8 +146,15 @@ class Block:
             parts.append(f"{len(self.rows):,} of the {m:,} models")
         if len(self.cols) < n:
             parts.append(f"{len(self.cols):,} of the {n:,} samples")
-        return ("This store is too large to show here whole: this view uses a seeded sample of " + " and ".join(parts)
-                + " (the command line uses all).") if parts else ""
+        return (
+            (
+                "This store is too large to show here whole: this view uses a seeded sample of "
+                + " and ".join(parts)
+                + " (the command line uses all)."
+            )
+            if parts
+            else ""
+        )
 
 
 def bounded_block(store, A: PackedCache, max_models: int, seed: int, rows=None) -> Block:
@@ -129,11 +162,19 @@ def bounded_block(store, A: PackedCache, max_models: int, seed: int, rows=None) 
     and as many seeded columns (ascending) as keep the dense block within the limit."""
     m, n = A.shape
     if rows is None:
-        rows = np.arange(m) if m <= max_models else np.sort(np.random.default_rng([seed, 17]).choice(m, max_models, replace=False))
+        rows = (
+            np.arange(m)
+            if m <= max_models
+            else np.sort(np.random.default_rng([seed, 17]).choice(m, max_models, replace=False))
+        )
     rows = np.asarray(rows, dtype=np.int64)
     limit = limits.dense_limit()
     width = n if limit is None else int(max(2, min(n, limit // max(1, len(rows)))))
-    cols = np.arange(n) if width >= n else np.sort(np.random.default_rng([seed, 19]).choice(n, width, replace=False))
+    cols = (
+        np.arange(n)
+        if width >= n
+        else np.sort(np.random.default_rng([seed, 19]).choice(n, width, replace=False))
+    )
     dense = np.empty((len(rows), len(cols)), dtype=np.uint8)
     step = limits.block_rows(n)
     for a in range(0, len(rows), step):
@@ -151,5 +192,7 @@ def dense_rows(store, A: PackedCache, rows, cols) -> np.ndarray:
     out = np.empty((len(rows), len(cols)), dtype=np.uint8)
     step = limits.block_rows(A.shape[1])
     for a in range(0, len(rows), step):
-        out[a : a + step] = np.unpackbits(P[a : a + step], axis=1, count=A.shape[1], bitorder="little")[:, cols]
+        out[a : a + step] = np.unpackbits(
+            P[a : a + step], axis=1, count=A.shape[1], bitorder="little"
+        )[:, cols]
     return out

@@ -45,7 +45,9 @@ def fit_models(members: np.ndarray, max_models: int, seed: int) -> np.ndarray:
     """The Sort models the item fit uses: all of them, or a seeded random ``max_models``."""
     if len(members) <= max_models:
         return np.asarray(members, dtype=np.int64)
-    return np.sort(np.random.default_rng(seed).choice(members, max_models, replace=False)).astype(np.int64)
+    return np.sort(np.random.default_rng(seed).choice(members, max_models, replace=False)).astype(
+        np.int64
+    )
 
 
 def _estimator(method: str):
@@ -56,33 +58,73 @@ def _estimator(method: str):
     return get_method(method)
 
 
-def refresh(st, dataset: str, method: str = "mirt", *, max_models: int = MAX_FIT_MODELS,
-            max_columns: int = MAX_FIT_COLUMNS, seed: int = 0, progress: Progress | None = None):
+def refresh(
+    st,
+    dataset: str,
+    method: str = "mirt",
+    *,
+    max_models: int = MAX_FIT_MODELS,
+    max_columns: int = MAX_FIT_COLUMNS,
+    seed: int = 0,
+    progress: Progress | None = None,
+):
     """Update the Sort state of ``dataset``, fit ``method`` on it and keep both (writer handle).
 
     Returns ``(SortState, ItemState)``.
     """
     if max_models < 2 or max_columns < 2:
-        raise InputError(f"max_models and max_columns must be at least 2, got {max_models} and {max_columns}.")
+        raise InputError(
+            f"max_models and max_columns must be at least 2, got {max_models} and {max_columns}."
+        )
     report = progress or (lambda f, text: None)
     est = _estimator(method)
     report(0.0, "Sort state: column sums over the cache")
-    sort = kept.update_sort_state(st, dataset, progress=lambda f: report(0.1 * f, "Sort state: column sums over the cache"))
+    sort = kept.update_sort_state(
+        st, dataset, progress=lambda f: report(0.1 * f, "Sort state: column sums over the cache")
+    )
     if len(sort.members) < 2:
-        raise InputError(f"fewer than two real models were evaluated on every sample of {dataset!r}; nothing to fit.")
+        raise InputError(
+            f"fewer than two real models were evaluated on every sample of {dataset!r}; nothing to fit."
+        )
     t0 = time.perf_counter()
     rows = fit_models(sort.members, max_models, seed)
     n = len(sort.samples)
     report(0.1, f"reading {len(rows):,} Sort models' packed rows")
     P = read_rows(st, rows, sort.samples)
     report(0.15, f"fitting {method} on {len(rows):,} models x {n:,} samples")
-    est.fit_packed(P, n, sort.order, max_columns=max_columns, seed=seed,
-                   progress=lambda f: report(0.15 + 0.85 * f, f"fitting {method} on {len(rows):,} models x {n:,} samples"))
+    est.fit_packed(
+        P,
+        n,
+        sort.order,
+        max_columns=max_columns,
+        seed=seed,
+        progress=lambda f: report(
+            0.15 + 0.85 * f, f"fitting {method} on {len(rows):,} models x {n:,} samples"
+        ),
+    )
     del P
-    params = {"k": est.k, "iters": est.iters, "item_ridge": est.item_ridge, "max_models": max_models,
-              "max_columns": max_columns, "seed": seed, "members_at_fit": int(len(sort.members))}
-    item = kept.ItemState(dataset, method, sort.log_id, params, rows, sort.samples, est.item_.d, est.item_.w,
-                          est.item_.theta, kept._now(), time.perf_counter() - t0)
+    params = {
+        "k": est.k,
+        "iters": est.iters,
+        "item_ridge": est.item_ridge,
+        "max_models": max_models,
+        "max_columns": max_columns,
+        "seed": seed,
+        "members_at_fit": len(sort.members),
+    }
+    item = kept.ItemState(
+        dataset,
+        method,
+        sort.log_id,
+        params,
+        rows,
+        sort.samples,
+        est.item_.d,
+        est.item_.w,
+        est.item_.theta,
+        kept._now(),
+        time.perf_counter() - t0,
+    )
     kept.save_item_state(st, item)
     report(1.0, "done")
     return sort, item
@@ -95,7 +137,9 @@ class Status:
     dataset: str
     method: str
     has_sort: bool
-    sort_stale: bool  # imports the kept sums do not reflect (e.g. a store written by an older version)
+    sort_stale: (
+        bool  # imports the kept sums do not reflect (e.g. a store written by an older version)
+    )
     has_items: bool
     items_usable: bool  # fitted on the dataset's current samples (new samples need a refit)
     models_since_fit: int  # Sort models added since the fit (net)
@@ -105,14 +149,20 @@ class Status:
     def sentence(self) -> str:
         t = duration(self.refresh_seconds)
         if not self.has_items:
-            return (f"No {self.method} parameters are kept for {self.dataset!r} yet; fitting them takes about {t} "
-                    "(once; later visits read them from the store).")
+            return (
+                f"No {self.method} parameters are kept for {self.dataset!r} yet; fitting them takes about {t} "
+                "(once; later visits read them from the store)."
+            )
         if not self.items_usable:
-            return (f"The kept {self.method} parameters of {self.dataset!r} predate samples added since; "
-                    f"a refresh takes about {t}.")
+            return (
+                f"The kept {self.method} parameters of {self.dataset!r} predate samples added since; "
+                f"a refresh takes about {t}."
+            )
         if self.models_since_fit or self.sort_stale:
-            return (f"{self.method} was fitted on {self.fitted_on:,} Sort models; {self.models_since_fit:,} models "
-                    f"were added since (stale, still usable); a refresh takes about {t}.")
+            return (
+                f"{self.method} was fitted on {self.fitted_on:,} Sort models; {self.models_since_fit:,} models "
+                f"were added since (stale, still usable); a refresh takes about {t}."
+            )
         return f"{self.method} parameters of {self.dataset!r} are up to date ({self.fitted_on:,} Sort models)."
 
 
@@ -124,7 +174,9 @@ def _fit_work(m: int, n: int, iters: int = 25, item_iters: int = 6) -> float:
     """Entry-passes of a fit on ``m`` models x ``n`` samples (a stage-2 item step costs
     about 0.6 of an alternating pass)."""
     m = min(m, MAX_FIT_MODELS)
-    return m * min(n, MAX_FIT_COLUMNS) * (iters + 1) + (m * n * item_iters * 0.6 if n > MAX_FIT_COLUMNS else 0)
+    return m * min(n, MAX_FIT_COLUMNS) * (iters + 1) + (
+        m * n * item_iters * 0.6 if n > MAX_FIT_COLUMNS else 0
+    )
 
 
 def _expected_seconds(members: int, n: int, item, sort_kept: bool) -> float:
@@ -152,9 +204,20 @@ def status(st, dataset: str, method: str = "mirt") -> Status:
     usable = item is not None and sort is not None and np.array_equal(item.samples, sort.samples)
     since = 0
     if item is not None and sort is not None:
-        since = max(0, len(sort.members) - int(item.params.get("members_at_fit", len(sort.members))))
-    return Status(dataset, method, sort is not None, sort_stale, item is not None, usable, since,
-                  0 if item is None else len(item.fit_models), _expected_seconds(members, n, item, sort is not None))
+        since = max(
+            0, len(sort.members) - int(item.params.get("members_at_fit", len(sort.members)))
+        )
+    return Status(
+        dataset,
+        method,
+        sort is not None,
+        sort_stale,
+        item is not None,
+        usable,
+        since,
+        0 if item is None else len(item.fit_models),
+        _expected_seconds(members, n, item, sort is not None),
+    )
 
 
 class StateMissing(InputError):
@@ -165,8 +228,11 @@ def current_sort(st, dataset: str, members, samples):
     """The kept Sort state of ``dataset`` if it covers exactly these members (model_idx)
     and samples (sample_idx), else :class:`StateMissing` with the status sentence."""
     s = kept.load_sort_state(st, dataset)
-    if s is None or not np.array_equal(s.members, np.asarray(members)) \
-            or not np.array_equal(s.samples, np.sort(np.asarray(samples))):
+    if (
+        s is None
+        or not np.array_equal(s.members, np.asarray(members))
+        or not np.array_equal(s.samples, np.sort(np.asarray(samples)))
+    ):
         raise StateMissing(status(st, dataset).sentence())
     return s
 
@@ -183,5 +249,9 @@ def fitted(st, dataset: str, method: str = "mirt"):
     k = item.theta.shape[1]
     model = item_model(item.d, item.w, item.theta)
     est = _estimator(method)
-    est.k, est.iters, est.item_ridge = k, int(item.params["iters"]), float(item.params["item_ridge"])
+    est.k, est.iters, est.item_ridge = (
+        k,
+        int(item.params["iters"]),
+        float(item.params["item_ridge"]),
+    )
     return est.with_items(model, sort.order), stat

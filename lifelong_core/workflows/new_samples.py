@@ -15,8 +15,14 @@ from lifelong_core.errors import InputError
 from lifelong_core.studies.new_samples import SPLITS, SampleSplit, domain_splits, random_split
 
 
-def make_splits(n_samples: int, domains: Sequence[str] | None, kinds: Sequence[str], fraction: float, seed: int,
-                held_out: Sequence[str] | None = None) -> list[SampleSplit]:
+def make_splits(
+    n_samples: int,
+    domains: Sequence[str] | None,
+    kinds: Sequence[str],
+    fraction: float,
+    seed: int,
+    held_out: Sequence[str] | None = None,
+) -> list[SampleSplit]:
     """The random split (if asked) first, then one split per held-out domain.
 
     ``domains`` gives each sample's domain (needed for ``domain``); ``held_out`` limits the

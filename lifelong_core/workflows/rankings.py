@@ -12,7 +12,7 @@ category get one by :func:`~lifelong_core.workflows.categories.fill_categories`.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -24,8 +24,16 @@ from lifelong_core.workflows.selection import Selection, select
 from lifelong_core.workflows.sortsets import release_rows
 
 
-def newest_estimated_counts(store, dataset: str, n_new: int, budget: int, method: str, seed: int,
-                            models: Sequence[str] | None = None, sel: Selection | None = None):
+def newest_estimated_counts(
+    store,
+    dataset: str,
+    n_new: int,
+    budget: int,
+    method: str,
+    seed: int,
+    models: Sequence[str] | None = None,
+    sel: Selection | None = None,
+):
     """Estimated and true counts (``counts.csv`` frames) of the ``n_new`` newest of the chosen
     ``models`` (names; None = all) of ``dataset``, the older ones as the cache; and, where
     ``method`` gives one, a frame of its own interval of each model's pooled accuracy in
@@ -36,11 +44,22 @@ def newest_estimated_counts(store, dataset: str, n_new: int, budget: int, method
     keep = np.arange(len(names)) if models is None else np.flatnonzero(np.isin(names, list(models)))
     keep = keep[release_rows(sel.models.iloc[keep])]
     if not 2 <= n_new < len(keep) - 1:
-        raise InputError(f"hold out between 2 and {len(keep) - 2} of the {len(keep)} chosen models "
-                         "(at least two stay in the cache).")
+        raise InputError(
+            f"hold out between 2 and {len(keep) - 2} of the {len(keep)} chosen models "
+            "(at least two stay in the cache)."
+        )
     smp = sel.samples
-    doms = fill_categories(pd.DataFrame({"model": "", "task": smp["domain"].astype(str), "category": smp["category"],
-                                         "correct": 0, "total": 1}).drop_duplicates("task"))
+    doms = fill_categories(
+        pd.DataFrame(
+            {
+                "model": "",
+                "task": smp["domain"].astype(str),
+                "category": smp["category"],
+                "correct": 0,
+                "total": 1,
+            }
+        ).drop_duplicates("task")
+    )
     rows = np.arange(len(keep))
     est = sortsearch_counts(
         sel.A[keep],
@@ -55,6 +74,13 @@ def newest_estimated_counts(store, dataset: str, n_new: int, budget: int, method
     )
     own = None
     if est.has_intervals:
-        own = pd.DataFrame({"model": list(est.estimated.models), "mean": est.acc * 100, "lo": est.lo * 100,
-                            "hi": est.hi * 100, "true": est.true_acc * 100})
+        own = pd.DataFrame(
+            {
+                "model": list(est.estimated.models),
+                "mean": est.acc * 100,
+                "lo": est.lo * 100,
+                "hi": est.hi * 100,
+                "true": est.true_acc * 100,
+            }
+        )
     return est.estimated.to_frame(), est.true.to_frame(), own

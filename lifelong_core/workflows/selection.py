@@ -63,11 +63,15 @@ def select(store, dataset: str, domains: tuple[str, ...] = ()) -> Selection:
     sidx = smp["sample_idx"].to_numpy()
     models = complete_models(store, real_models(store.models()), sidx)
     if len(models) < 2:
-        raise InputError(f"fewer than two models were evaluated on every chosen sample of {dataset!r}.")
+        raise InputError(
+            f"fewer than two models were evaluated on every chosen sample of {dataset!r}."
+        )
     # Beyond the dense-read limit (lifelong_core.limits) the matrix is read as packed
     # blocks on demand (workflows.large), never whole.
     if large.is_large(len(models), len(sidx)):
-        A = large.PackedCache(models["model_idx"].to_numpy(dtype=np.int64), np.asarray(sidx, dtype=np.int64))
+        A = large.PackedCache(
+            models["model_idx"].to_numpy(dtype=np.int64), np.asarray(sidx, dtype=np.int64)
+        )
     else:
         A = store.matrix(models["model_idx"].to_numpy(), sidx)
     ds = store.datasets().set_index("dataset")
@@ -78,8 +82,11 @@ def select(store, dataset: str, domains: tuple[str, ...] = ()) -> Selection:
 def selection_confidence(store, sel: Selection, rows) -> np.ndarray | None:
     """Confidence of the true class (``true_prob``) of ``rows`` of ``sel``, or None if not recorded."""
     try:
-        return store.extras(sel.models["model_idx"].to_numpy()[list(rows)], sel.samples["sample_idx"].to_numpy(),
-                            fields=("true_prob",))["true_prob"]
+        return store.extras(
+            sel.models["model_idx"].to_numpy()[list(rows)],
+            sel.samples["sample_idx"].to_numpy(),
+            fields=("true_prob",),
+        )["true_prob"]
     except InputError:
         return None
 
@@ -88,7 +95,9 @@ def complete_counts(store, dataset: str) -> tuple[pd.DataFrame, list[str]]:
     """Per-task counts (tasks = domains) of the real models recorded on every domain, named
     by model name, and the names of the real models left out for missing a domain."""
     models = store.models()
-    counts = store.counts(dataset=dataset, models=real_models(models)["model_idx"].to_numpy(dtype=np.int64))
+    counts = store.counts(
+        dataset=dataset, models=real_models(models)["model_idx"].to_numpy(dtype=np.int64)
+    )
     names = models.set_index("model_id")["name"]
     counts["model"] = counts["model"].map(names).fillna(counts["model"])
     per_model = counts.groupby("model")["task"].nunique()

@@ -8,7 +8,7 @@ from 30 Years of Computer Vision Research*, §3 compare methods on a stream.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -23,7 +23,9 @@ from lifelong_core.workflows.sortsets import release_rows
 SAMPLINGS = ("uniform", "random")
 
 
-def stream_replay(sel: Selection, pool: int, budget: int, sampling: str, rule: str, seed: int) -> pd.DataFrame:
+def stream_replay(
+    sel: Selection, pool: int, budget: int, sampling: str, rule: str, seed: int
+) -> pd.DataFrame:
     """Replay ``sel`` in release order.
 
     The first ``pool`` released models are evaluated in full; each later model is
@@ -35,7 +37,9 @@ def stream_replay(sel: Selection, pool: int, budget: int, sampling: str, rule: s
     order = release_rows(sel.models)
     if not 1 <= pool < m:
         raise InputError(f"the initial pool needs between 1 and {m - 1} models, got {pool}.")
-    steps, _ = serial_additions(sel.A[order[:pool]], sel.A[order[pool:]], budget, sampling=sampling, rule=rule, seed=seed)
+    steps, _ = serial_additions(
+        sel.A[order[:pool]], sel.A[order[pool:]], budget, sampling=sampling, rule=rule, seed=seed
+    )
     steps["model_row"] = order[pool:][steps["step"].to_numpy()]
     steps["name"] = np.asarray(sel.names, dtype=object)[steps["model_row"].to_numpy()]
     steps["models_seen"] = pool + steps["step"] + 1
@@ -45,8 +49,9 @@ def stream_replay(sel: Selection, pool: int, budget: int, sampling: str, rule: s
     return steps
 
 
-def stream_configs(sel: Selection, pools, budgets, seed: int,
-                   progress: Callable[[float], None] | None = None) -> pd.DataFrame:
+def stream_configs(
+    sel: Selection, pools, budgets, seed: int, progress: Callable[[float], None] | None = None
+) -> pd.DataFrame:
     """Cost and error over the whole stream for every Sort & Search configuration.
 
     Configuration = (initial pool evaluated in full, budget n′, sampling, threshold rule).
@@ -59,14 +64,27 @@ def stream_configs(sel: Selection, pools, budgets, seed: int,
     recs = []
     grid = [(p, s, r) for p in pools if 1 <= p < m for s in SAMPLINGS for r in RULES]
     for i, (p, s, r) in enumerate(grid):
-        res = run_sweep(sel.A[order[:p]], sel.A[order[p:]], [b for b in budgets if b <= n], sampling=s, search=r, seed=seed)
+        res = run_sweep(
+            sel.A[order[:p]],
+            sel.A[order[p:]],
+            [b for b in budgets if b <= n],
+            sampling=s,
+            search=r,
+            seed=seed,
+        )
         for row in res.table.itertuples():
-            recs.append({
-                "pool": p, "budget": int(row.budget), "sampling": s, "rule": r,
-                "config": f"pool {p}, n′={int(row.budget)}, {s}, {r}",
-                "evaluations": p * n + (m - p) * int(row.budget),
-                "mae": row.mae * (m - p) / m, "eagg": row.eagg * (m - p) / m,
-            })
+            recs.append(
+                {
+                    "pool": p,
+                    "budget": int(row.budget),
+                    "sampling": s,
+                    "rule": r,
+                    "config": f"pool {p}, n′={int(row.budget)}, {s}, {r}",
+                    "evaluations": p * n + (m - p) * int(row.budget),
+                    "mae": row.mae * (m - p) / m,
+                    "eagg": row.eagg * (m - p) / m,
+                }
+            )
         if progress is not None:
             progress((i + 1) / len(grid))
     out = pd.DataFrame(recs)

@@ -8,7 +8,7 @@ Sort on the Sort set, estimate every other model at each budget (§3-4); rank ag
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -39,12 +39,27 @@ def capped_eval_rows(m: int, sort_set, search: str, seed: int, cap: int) -> tupl
     rest = complement(m, sort_set)
     if is_threshold_rule(search) or search == "copy-nearest" or len(rest) <= cap:
         return None
-    return tuple(int(r) for r in np.sort(np.random.default_rng(seed).choice(rest, cap, replace=False)))
+    return tuple(
+        int(r) for r in np.sort(np.random.default_rng(seed).choice(rest, cap, replace=False))
+    )
 
 
-def sweep_selection(sel: Selection, sort_set, sort: str, sampling: str, search: str, budgets, seed: int, *,
-                    decompose: bool = False, eval_rows=None, confidence: np.ndarray | None = None,
-                    progress: Callable[[float], None] | None = None, store=None, scored: int | None = None):
+def sweep_selection(
+    sel: Selection,
+    sort_set,
+    sort: str,
+    sampling: str,
+    search: str,
+    budgets,
+    seed: int,
+    *,
+    decompose: bool = False,
+    eval_rows=None,
+    confidence: np.ndarray | None = None,
+    progress: Callable[[float], None] | None = None,
+    store=None,
+    scored: int | None = None,
+):
     """``run_sweep`` on ``sel``: Sort on rows ``sort_set``, evaluate every other row (or
     ``eval_rows``). Returns (table, per_model with ``name`` and ``family``, order).
 
@@ -56,16 +71,43 @@ def sweep_selection(sel: Selection, sort_set, sort: str, sampling: str, search: 
     from lifelong_core.workflows import large
 
     rows = np.asarray(sort_set, dtype=np.int64)
-    ev = complement(len(sel.models), rows) if eval_rows is None else np.asarray(eval_rows, dtype=np.int64)
+    ev = (
+        complement(len(sel.models), rows)
+        if eval_rows is None
+        else np.asarray(eval_rows, dtype=np.int64)
+    )
     if isinstance(sel.A, large.PackedCache):
-        res = large.sweep(store, sel.A, rows, ev, budgets, sort=sort, sampling=sampling, search=search, seed=seed,
-                          decompose=decompose, scored=scored or large.DEFAULT_SCORED, progress=progress)
+        res = large.sweep(
+            store,
+            sel.A,
+            rows,
+            ev,
+            budgets,
+            sort=sort,
+            sampling=sampling,
+            search=search,
+            seed=seed,
+            decompose=decompose,
+            scored=scored or large.DEFAULT_SCORED,
+            progress=progress,
+        )
     else:
         if sort == "confidence" and confidence is None:
-            raise InputError("the store has no confidences (true_prob) for these models; choose another Sort method.")
+            raise InputError(
+                "the store has no confidences (true_prob) for these models; choose another Sort method."
+            )
         res = run_sweep(
-            sel.A[rows], sel.A[ev], budgets, sort=sort, sampling=sampling, search=search, confidence=confidence,
-            seed=seed, decompose=decompose, eval_row_ids=ev, progress=progress,
+            sel.A[rows],
+            sel.A[ev],
+            budgets,
+            sort=sort,
+            sampling=sampling,
+            search=search,
+            confidence=confidence,
+            seed=seed,
+            decompose=decompose,
+            eval_row_ids=ev,
+            progress=progress,
             chunk_rows=None if is_threshold_rule(search) else MODEL_BLOCK_ROWS,
         )
     per = res.per_model.copy()
@@ -88,12 +130,14 @@ def rank_agreement(per_model: pd.DataFrame, top: int = 10) -> pd.DataFrame:
         k = min(top, len(g))
         top_true = set(g.nlargest(k, "true_acc")["model_row"])
         top_est = set(g.nlargest(k, "est_acc")["model_row"])
-        rows.append({
-            "budget": int(b),
-            "spearman": float(stats.spearmanr(est, true).statistic) if defined else np.nan,
-            "kendall": float(stats.kendalltau(est, true).statistic) if defined else np.nan,
-            f"top{top}_overlap": len(top_true & top_est) / k,
-        })
+        rows.append(
+            {
+                "budget": int(b),
+                "spearman": float(stats.spearmanr(est, true).statistic) if defined else np.nan,
+                "kendall": float(stats.kendalltau(est, true).statistic) if defined else np.nan,
+                f"top{top}_overlap": len(top_true & top_est) / k,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -121,6 +165,15 @@ def family_correlation(corr, models: pd.DataFrame) -> pd.DataFrame:
             if b < a:
                 continue
             block = c[np.ix_(ia, fam == b)]
-            rows.append({"family_a": a, "family_b": b, "models_a": int(ia.sum()), "models_b": int((fam == b).sum()),
-                         "mean_correlation": float(np.nanmean(block)) if np.isfinite(block).any() else np.nan})
+            rows.append(
+                {
+                    "family_a": a,
+                    "family_b": b,
+                    "models_a": int(ia.sum()),
+                    "models_b": int((fam == b).sum()),
+                    "mean_correlation": float(np.nanmean(block))
+                    if np.isfinite(block).any()
+                    else np.nan,
+                }
+            )
     return pd.DataFrame(rows)

@@ -27,7 +27,11 @@ def teaching_slice(sel: Selection, n_models: int, n_samples: int, seed: int):
     jitter = rng.integers(-2, 3, size=len(picks))
     picks = np.unique(np.clip(picks + jitter, 0, m - 1))
     rows = np.sort(by_acc[picks])
-    return sel.A[np.ix_(rows, cols)], [sel.names[i] for i in rows], sel.samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
+    return (
+        sel.A[np.ix_(rows, cols)],
+        [sel.names[i] for i in rows],
+        sel.samples["sample_id"].to_numpy(dtype=object)[cols].tolist(),
+    )
 
 
 @dataclass(frozen=True)
@@ -47,8 +51,15 @@ class Walkthrough:
     true: np.ndarray
 
 
-def walkthrough(A: np.ndarray, held_out: int, budget: int, rule: str, sampling: str, seed: int,
-                transpose: bool = False) -> Walkthrough:
+def walkthrough(
+    A: np.ndarray,
+    held_out: int,
+    budget: int,
+    rule: str,
+    sampling: str,
+    seed: int,
+    transpose: bool = False,
+) -> Walkthrough:
     """Sort & Search for one held-out row of ``A`` (or column, with ``transpose``).
 
     insert_M: Sort the columns by the other rows' sums, evaluate the held-out row at

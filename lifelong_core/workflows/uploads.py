@@ -28,7 +28,9 @@ def result_values(values: pd.Series, column: str, source: str) -> np.ndarray:
         i = int(np.argmax(bad))
         shown = values.iloc[i]
         what = "no value" if pd.isna(shown) or str(shown).strip() == "" else repr(shown)
-        raise InputError(f"{source} row {i + 1} column {column!r} holds {what}; expected 0/1, true/false or yes/no.")
+        raise InputError(
+            f"{source} row {i + 1} column {column!r} holds {what}; expected 0/1, true/false or yes/no."
+        )
     return right.astype(np.uint8)
 
 

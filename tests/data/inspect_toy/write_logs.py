@@ -30,6 +30,7 @@ def answer(messages, tools, tool_choice, config) -> ModelOutput:
 def zero_one():
     async def score(state: TaskState, target: Target) -> Score:
         return Score(value=float(state.output.completion.strip() == target.text))
+
     return score
 
 
@@ -37,14 +38,23 @@ def zero_one():
 def partial():
     async def score(state: TaskState, target: Target) -> Score:
         return Score(value=0.5 if state.output.completion.strip() != target.text else 1.0)
+
     return score
 
 
 def main() -> None:
     model = get_model("mockllm/model", custom_outputs=answer)
-    for name, sc in (("toy_match", match()), ("toy_binary", zero_one()), ("toy_partial", partial())):
-        eval(Task(dataset=QUESTIONS, solver=generate(), scorer=sc, name=name), model=model,
-             log_dir=os.environ["INSPECT_LOG_DIR"], display="none")
+    for name, sc in (
+        ("toy_match", match()),
+        ("toy_binary", zero_one()),
+        ("toy_partial", partial()),
+    ):
+        eval(
+            Task(dataset=QUESTIONS, solver=generate(), scorer=sc, name=name),
+            model=model,
+            log_dir=os.environ["INSPECT_LOG_DIR"],
+            display="none",
+        )
 
 
 if __name__ == "__main__":
