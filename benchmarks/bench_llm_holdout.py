@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.datasets.leaderboard import DATASET
+from lifelong_core.methods.registry import DEFAULT_METHOD
 from lifelong_core.store import Store
 from lifelong_core.workflows import harness
 from lifelong_core.workflows.selection import Selection
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--store", default=str(ROOT / "data" / "demo.duckdb"))
     ap.add_argument("--models", type=int, default=8)
     ap.add_argument("--budgets", default="100,200")
-    ap.add_argument("--method", default=harness.DEFAULT_METHOD)
+    ap.add_argument("--method", default=DEFAULT_METHOD)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     budgets = [int(b) for b in args.budgets.split(",")]

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from lifelong_core.io.limits import MAX_TEXT_CHARS
+from lifelong_core.methods import capabilities
 from lifelong_core.sortsearch import RULES
 from lifelong_core.workflows import arrivals
 from lifelong_core.workflows.budgets import single_budget_choices
@@ -82,7 +83,7 @@ with tabs[0]:
                     data.state_panel(key, dataset, search, missing=str(exc))
                     st.stop()
             cols = method.select(n, budget, np.random.default_rng(seed))
-        if data.is_large(sel) and search in ("mirt", "irt"):
+        if data.is_large(sel) and capabilities(search).kept_state:
             data.state_panel(key, dataset, search)
         ids = sel.samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
         st.markdown(

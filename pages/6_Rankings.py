@@ -49,7 +49,7 @@ from ui.common import (
     url_index,
     url_sync_keys,
 )
-from ui.data import method_names, selection, store_key
+from ui.data import default_method, method_help, method_names, selection, store_key
 from ui.store_dataset import complete_counts, pick_dataset
 
 SOURCES = {
@@ -456,15 +456,13 @@ if source in ("store", "estimated"):
             ),
         )
         methods = method_names()
-        # mirt is the best measured estimator and gives its own interval (README, "Estimators").
-        default_method = "mirt" if "mirt" in methods else methods[0]
+        ss_default = default_method(methods)
         method = c3.selectbox(
             "Search method",
             methods,
-            index=url_index("ss_method", methods, default_method),
+            index=url_index("ss_method", methods, ss_default),
             key="ss_method",
-            help="midpoint/reference: Sort & Search threshold rules; copy-nearest: the baseline; "
-            "mirt, irt, neighbours: estimators that also give a 95% interval of the accuracy",
+            help=method_help(),
         )
         ss_seed = c4.number_input(
             "Seed", min_value=0, value=max(0, query_default("ss_seed", 0, int)), key="ss_seed"

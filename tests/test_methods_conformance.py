@@ -18,16 +18,20 @@ import pytest
 from lifelong_core.cli import main
 from lifelong_core.errors import InputError, NotFittedError
 from lifelong_core.methods import (
+    DEFAULT_METHOD,
     Estimate,
     SearchMethod,
     available_methods,
+    capabilities,
     check_fitted,
     check_observations,
     get_method,
     method_spec,
+    methods_with,
     register,
     unregister,
 )
+from lifelong_core.methods.registry import kept_method
 from lifelong_core.sortsearch.search import check_budget
 from lifelong_core.sortsearch.sort import choose_sort_rows, sort_by_sum
 from lifelong_core.sweep import run_sweep
@@ -235,3 +239,69 @@ def test_a_method_registered_in_one_line_is_offered_by_the_page_pickers(
     assert not at.exception, [e.message for e in at.exception]
     picker = next(w for w in at.selectbox if w.label == "Method")
     assert TINY in picker.options and picker.value == TINY
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_declared_interval_matches_the_estimates(name):
+    """A method declaring an interval returns one that holds its estimate; one that
+    declares none returns none (pages label methods by this declaration)."""
+    method, n, new = setup(name)
+    cols = method.select(n, 9, np.random.default_rng(1))
+    est = method.estimate(cols, new[cols])
+    if capabilities(name).interval:
+        assert est.lo is not None and est.hi is not None
+        assert est.lo <= est.acc <= est.hi
+    else:
+        assert est.lo is None and est.hi is None
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_declared_per_sample_prediction_is_a_full_row(name):
+    method, n, new = setup(name)
+    cols = method.select(n, 9, np.random.default_rng(2))
+    est = method.estimate(cols, new[cols])
+    if capabilities(name).per_sample:
+        assert est.per_sample is not None and len(est.per_sample) == n
+        assert set(np.unique(est.per_sample)) <= {0, 1}
+
+
+def test_threshold_rules_declare_what_the_fast_path_gives():
+    rules = methods_with(threshold_rule=True)
+    assert rules, "the threshold rules are registered"
+    for name in rules:
+        caps = capabilities(name)
+        assert caps.family == "sort-search" and caps.packed and caps.dask and caps.cheap
+    # The dask executor refuses a method that does not declare it, before any work.
+    A = cache(m=20, n=40)
+    for name in methods_with(dask=False):
+        with pytest.raises(InputError, match="dask"):
+            run_sweep(A[:10], A[10:], [4], search=name, executor="dask")
+
+
+def test_default_method_is_registered_and_estimates_a_model():
+    assert DEFAULT_METHOD in available_methods(kind="model")
+    assert kept_method() in methods_with(kept_state=True)
+
+
+# Front ends (pages, ui, commands, workflows) decide what a method can do from its
+# declared capabilities. A literal comparison with a registered name is a decision taken
+# by name, which a newly registered method would silently miss.
+FRONT_ENDS = ("pages", "ui", "app.py", "lifelong_core/commands", "lifelong_core/workflows")
+
+
+def test_front_ends_never_compare_a_method_name():
+    import re
+
+    names = "|".join(re.escape(m) for m in available_methods(kind=None))
+    compare = re.compile(
+        rf"""(==|!=|\bin\b|\bnot in\b)\s*\(?\s*["']({names})["']|["']({names})["']\s*(==|!=|\bin\b)"""
+    )
+    found = []
+    for tree in FRONT_ENDS:
+        path = ROOT / tree
+        files = [path] if path.is_file() else sorted(path.rglob("*.py"))
+        for f in files:
+            for i, line in enumerate(f.read_text().splitlines(), 1):
+                if compare.search(line):
+                    found.append(f"{f.relative_to(ROOT)}:{i}: {line.strip()}")
+    assert not found, "decided by method name:\n" + "\n".join(found)

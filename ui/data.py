@@ -21,7 +21,8 @@ import pandas as pd
 import streamlit as st
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods import available_methods, is_threshold_rule
+from lifelong_core.methods import available_methods, capabilities, is_threshold_rule
+from lifelong_core.methods.registry import DEFAULT_METHOD, describe_methods
 from lifelong_core.sortsearch import SORTS, fit_exponential, fit_power_law, model_correlation
 from lifelong_core.workflows import (
     arrivals,
@@ -55,35 +56,21 @@ def method_names() -> list[str]:
     return available_methods(kind="model")
 
 
-BASELINES = ("copy-nearest",)
+def default_method(methods: list[str]) -> str:
+    """The product's default estimator if offered, else the first of ``methods``."""
+    return DEFAULT_METHOD if DEFAULT_METHOD in methods else methods[0]
 
 
 def method_help() -> str:
-    """What the registered methods are, for a picker's help: read from the registry, so a
-    method registered later is listed too."""
-    methods = method_names()
-    rules = [m for m in methods if is_threshold_rule(m)]
-    base = [m for m in methods if m in BASELINES]
-    rest = [m for m in methods if m not in rules and m not in base]
-    parts = []
-    if rules:
-        parts.append(
-            f"{', '.join(rules)}: Sort & Search threshold rules (Prabhu et al., 2024, §3.2), no interval"
-        )
-    if base:
-        parts.append(f"{', '.join(base)}: the CopyNearest&Expand baseline (§4.2), no interval")
-    if rest:
-        parts.append(
-            f'{", ".join(rest)}: estimators (the built-in ones give a 95% interval; README, "Estimators")'
-        )
-    return "; ".join(parts)
+    """What the registered methods are, for a picker's help (read from the registry)."""
+    return describe_methods()
 
 
 def pick_method(container, url_key: str) -> str:
     """A "Method" picker of :func:`method_names` whose value is the URL's ``url_key``; by
-    default ``mirt``, the best measured estimator, with a 95% interval (README, "Estimators")."""
+    default the product's default estimator (``methods.registry.DEFAULT_METHOD``)."""
     methods = method_names()
-    raw = query_default(url_key, "mirt" if "mirt" in methods else methods[0])
+    raw = query_default(url_key, default_method(methods))
     return container.selectbox(
         "Method",
         methods,
@@ -602,7 +589,7 @@ def fitted_method(key: str, dataset: str, search: str):
 
     sel = selection(key, dataset, ())
     store = get_store()
-    if search in lifelong_state.METHODS:
+    if capabilities(search).kept_state:
         est, stat = lifelong_state.fitted(store, dataset, search)
         if est is not None:
             return est
@@ -665,13 +652,12 @@ def row_values(key: str, dataset: str, row: int, cols: np.ndarray) -> np.ndarray
 
 
 def state_panel(
-    key: str, dataset: str, method: str = "mirt", *, missing: str | None = None
+    key: str, dataset: str, method: str | None = None, *, missing: str | None = None
 ) -> None:
     """Say whether the store's kept lifelong state is current and how long a refresh
     takes; offer the refresh (written through a short-lived writer, with progress)."""
-    stat = lifelong_state.status(
-        get_store(), dataset, method if method in lifelong_state.METHODS else "mirt"
-    )
+    kept = method if method is not None and capabilities(method).kept_state else None
+    stat = lifelong_state.status(get_store(), dataset, kept)
     (st.warning if missing else st.caption)(missing or stat.sentence())
     if missing is None and not (stat.sort_stale or stat.models_since_fit or not stat.items_usable):
         return

@@ -13,6 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from lifelong_core.errors import InputError
+from lifelong_core.methods import capabilities
+from lifelong_core.methods.registry import PUBLISHED_METHOD
 from ui import charts, data
 from ui.common import (
     plain,
@@ -120,6 +122,7 @@ def new_samples_tab(cfg, sel) -> None:
     """The insert_D tab: controls in the tab (URL keys ``ns_*``), curves, fits, rankings."""
     from lifelong_core.methods import is_threshold_rule
     from lifelong_core.sortsearch import fit_exponential
+    from lifelong_core.sortsearch.search import DEFAULT_RULE
     from lifelong_core.workflows.budgets import budget_choices
 
     if _needs_dense(
@@ -140,7 +143,7 @@ def new_samples_tab(cfg, sel) -> None:
     if m < 3:
         st.info("insert_D needs at least three models.")
         return
-    rule = cfg.search if is_threshold_rule(cfg.search) else "midpoint"
+    rule = cfg.search if is_threshold_rule(cfg.search) else DEFAULT_RULE
     c = st.columns(4)
     # Confidence Sum needs the store's true-class confidences; without them only Sum is offered.
     has_conf = (
@@ -406,7 +409,7 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
         key="np_methods",
         default=query_list(
             "np_methods",
-            [x for x in ("midpoint", "reference", "copy-nearest") if x in methods_all],
+            [x for x in methods_all if capabilities(x).cheap],
             methods_all,
         ),
         help="mirt, irt and neighbours are fitted once per phase; on the demo store mirt "
@@ -488,7 +491,7 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
         "nevis_pareto",
     )
     show_table(res.front, "nevis_front")
-    ref_default = "reference" if "reference" in methods else methods[0]
+    ref_default = PUBLISHED_METHOD if PUBLISHED_METHOD in methods else methods[0]
     rc = st.columns(2)
     ref = rc[0].selectbox(
         "Regret against", methods, index=url_index("np_ref", methods, ref_default), key="np_ref"

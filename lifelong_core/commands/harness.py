@@ -19,6 +19,7 @@ import argparse
 from pathlib import Path
 
 from lifelong_core.errors import InputError
+from lifelong_core.methods.registry import DEFAULT_METHOD
 
 TASK_HELP = (
     "map a domain of the dataset to its lm-eval task name, e.g. ifeval=leaderboard_ifeval (repeatable; "
@@ -27,10 +28,9 @@ TASK_HELP = (
 
 
 def _method_help() -> str:
-    return (
-        "search method: mirt (default; multidimensional IRT with a 95%% interval), irt, neighbours, "
-        "the Sort & Search threshold rules midpoint/reference (no interval), or copy-nearest"
-    )
+    from lifelong_core.methods.registry import describe_methods
+
+    return "search method: " + describe_methods().replace("%", "%%")
 
 
 def add_parser(sub) -> None:
@@ -42,7 +42,7 @@ def add_parser(sub) -> None:
     p.add_argument("--store", required=True, help="DuckDB store file")
     p.add_argument("--dataset", metavar="D", help="dataset (default: the store's only dataset)")
     p.add_argument("--budget", type=int, required=True, metavar="N", help="number of items to run")
-    p.add_argument("--method", default="mirt", help=_method_help())
+    p.add_argument("--method", default=DEFAULT_METHOD, help=_method_help())
     p.add_argument("--seed", type=int, default=0, help="seed of the random choices (default 0)")
     p.add_argument(
         "--format",
@@ -71,7 +71,7 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--model", required=True, metavar="NAME", help="the new model's name (its id if inserted)"
     )
-    p.add_argument("--method", default="mirt", help=_method_help())
+    p.add_argument("--method", default=DEFAULT_METHOD, help=_method_help())
     p.add_argument("--task", action="append", metavar="DOMAIN=TASK", help=TASK_HELP)
     p.add_argument(
         "--metric",

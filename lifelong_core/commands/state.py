@@ -13,6 +13,8 @@ import argparse
 import sys
 import time
 
+from lifelong_core.methods.registry import kept_method, kept_methods
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
@@ -26,9 +28,9 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument(
         "--method",
-        default="mirt",
-        choices=("mirt", "irt"),
-        help="model-based estimator to fit (default mirt)",
+        default=None,
+        choices=kept_methods(),
+        help=f"model-based estimator whose parameters are kept (default: {kept_method()})",
     )
     p.add_argument(
         "--max-models",
@@ -64,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from lifelong_core.store import state as kept
     from lifelong_core.workflows import lifelong_state
 
+    args.method = kept_method(args.method)
     if args.refresh:
         kw = {} if args.max_models is None else {"max_models": args.max_models}
         with Store.open(args.store, read_only=False) as st:

@@ -126,6 +126,7 @@ def _list(text: str) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from lifelong_core.commands.sweep import parse_budgets
     from lifelong_core.methods import available_methods
+    from lifelong_core.methods.registry import PUBLISHED_METHOD
     from lifelong_core.studies.stream_protocol import regret, stream_protocol
     from lifelong_core.sweep import power_budgets
 
@@ -171,6 +172,6 @@ def run(args: argparse.Namespace) -> int:
     if args.regret:
         chosen = sorted(res.per_model["budget"].unique())
         b = args.regret_budget if args.regret_budget is not None else int(chosen[len(chosen) // 2])
-        ref = args.reference or ("reference" if "reference" in methods else methods[0])
+        ref = args.reference or (PUBLISHED_METHOD if PUBLISHED_METHOD in methods else methods[0])
         write_csv(regret(res.per_model, b, ref, args.error), args.regret, "--regret")
     return 0

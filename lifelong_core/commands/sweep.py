@@ -28,7 +28,12 @@ from lifelong_core.commands._common import add_source, check_out_dirs, write_csv
 from lifelong_core.errors import InputError
 from lifelong_core.io.matrix import load_float_matrix, load_index_list
 from lifelong_core.limits import check_seed
-from lifelong_core.methods.registry import THRESHOLD_RULES, available_methods
+from lifelong_core.methods.registry import (
+    DEFAULT_METHOD,
+    THRESHOLD_RULES,
+    available_methods,
+    describe_methods,
+)
 from lifelong_core.rows import MatrixRows
 from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.sortsearch.sort import SORTS, choose_sort_rows
@@ -36,8 +41,6 @@ from lifelong_core.studies.bands import repeat_seeds
 from lifelong_core.sweep import EXECUTORS, KERNELS, PER_MODEL_COLUMNS, TABLE_COLUMNS, run_sweep
 from lifelong_core.sweep.result import DECOMP_KEYS
 
-# The best measured method on held-out demo models (README, "Estimators").
-DEFAULT_SEARCH = "mirt"
 ENGINES = ("numpy", "dask")
 
 
@@ -81,9 +84,10 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument(
         "--search",
-        default=DEFAULT_SEARCH,
-        help=f"search method (default {DEFAULT_SEARCH}, the best measured); threshold rules: "
-        "midpoint, reference ('reference' reproduces the published code)",
+        default=DEFAULT_METHOD,
+        help="search method: "
+        + describe_methods().replace("%", "%%")
+        + " ('reference' reproduces the published code)",
     )
     p.add_argument(
         "--confidence", metavar="C", help="confidence of the true class, same shape as --matrix"

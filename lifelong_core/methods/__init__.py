@@ -23,28 +23,38 @@ from lifelong_core.methods.copy_nearest import CopyNearestExpand
 from lifelong_core.methods.insert_d import InsertD
 from lifelong_core.methods.insert_m import InsertM
 from lifelong_core.methods.registry import (
+    DEFAULT_METHOD,
     THRESHOLD_RULES,
+    Capabilities,
     available_methods,
+    capabilities,
+    describe_methods,
     get_method,
     is_threshold_rule,
     method_spec,
+    methods_with,
     register,
     unregister,
 )
 
 __all__ = [
+    "DEFAULT_METHOD",
     "THRESHOLD_RULES",
+    "Capabilities",
     "CopyNearestExpand",
     "Estimate",
     "InsertD",
     "InsertM",
     "SearchMethod",
     "available_methods",
+    "capabilities",
+    "describe_methods",
     "check_fitted",
     "check_observations",
     "get_method",
     "is_threshold_rule",
     "method_spec",
+    "methods_with",
     "register",
     "unregister",
 ]

@@ -22,37 +22,135 @@ from lifelong_core.errors import InputError
 from lifelong_core.sortsearch.search import RULES
 
 KINDS = ("model", "sample")
+FAMILIES = ("sort-search", "baseline", "estimator")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a registered method offers. Pages, commands and workflows ask these; none of
+    them compares a method's name to decide what it can do.
+
+    Attributes
+    ----------
+    family : str
+        ``"sort-search"`` (a threshold rule of Prabhu et al., 2024, §3.2), ``"baseline"``
+        (a reference point such as CopyNearest&Expand, §4.2) or ``"estimator"`` (a
+        model-based estimator of the cache).
+    threshold_rule : bool
+        Served by the sweep's prefix-count fast path: takes a sampling grid, supports the
+        error decomposition (§4.5), the packed kernel and the dask executor.
+    interval : bool
+        Gives a 95% interval of the accuracy (``est_lo``, ``est_hi``).
+    per_sample : bool
+        Predicts every unevaluated sample (sample-level MAE and kappa are meaningful).
+    needs_confidence : bool
+        Needs the store's true-class confidences.
+    packed : bool
+        Runs on packed rows in bounded memory (no dense copy of the cache).
+    dask : bool
+        Runs as dask tasks (``executor="dask"``).
+    self_tuning : bool
+        Chooses its own settings by cross-validation on the user's cache.
+    kept_state : bool
+        Its fitted parameters can be kept in the store and followed across imports.
+    cheap : bool
+        Costs little enough per evaluated model that an interactive page scores every
+        model, not a seeded subset.
+    packed_sweep : str or None
+        ``"module:function"`` of a whole-sweep implementation on packed rows, used by the
+        streamed sweep instead of the generic per-row path.
+    """
+
+    family: str = "estimator"
+    threshold_rule: bool = False
+    interval: bool = False
+    per_sample: bool = True
+    needs_confidence: bool = False
+    packed: bool = False
+    dask: bool = False
+    self_tuning: bool = False
+    kept_state: bool = False
+    cheap: bool = False
+    packed_sweep: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise InputError(
+                f"unknown method family {self.family!r}; use one of {', '.join(FAMILIES)}."
+            )
+
+
+def _load(target: str | type) -> object:
+    if not isinstance(target, str):
+        return target
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """A registered method: where its class lives and the settings its name fixes."""
+    """A registered method: where its class lives, the settings its name fixes and what it
+    offers."""
 
     name: str
     target: str | type
     defaults: dict = field(default_factory=dict)
     kind: str = "model"
+    capabilities: Capabilities = field(default_factory=Capabilities)
 
     def load(self) -> type:
-        if not isinstance(self.target, str):
-            return self.target
-        module, _, attr = self.target.partition(":")
-        return getattr(importlib.import_module(module), attr)
+        """The method's class (its module is imported on first use)."""
+        cls = _load(self.target)
+        assert isinstance(cls, type)
+        return cls
+
+    def load_packed_sweep(self):
+        """The method's whole-sweep implementation on packed rows, or None."""
+        path = self.capabilities.packed_sweep
+        return None if path is None else _load(path)
 
 
 _REGISTRY: dict[str, MethodSpec] = {}
 
 
-def register(name: str, target: str | type, *, kind: str = "model", **defaults) -> None:
-    """Register ``target`` (a class, or ``"module:Class"``) under ``name`` with ``defaults``.
+def register(
+    name: str,
+    target: str | type,
+    *,
+    kind: str = "model",
+    capabilities: Capabilities | None = None,
+    **defaults,
+) -> None:
+    """Register ``target`` (a class, or ``"module:Class"``) under ``name``.
 
+    Parameters
+    ----------
+    name : str
+        The name users type (``--search NAME``) and pages show.
+    target : str or type
+        The class, or its dotted path ``"package.module:Class"`` (imported on first use).
+    kind : {"model", "sample"}
+        Which row the method estimates: a new model's (insert_M) or a new sample's
+        (insert_D).
+    capabilities : Capabilities, optional
+        What the method offers; by default an estimator with no interval.
+    **defaults
+        The settings the name stands for, passed to the class.
+
+    Raises
+    ------
+    InputError
+        If the name is empty or the kind unknown.
+
+    Notes
+    -----
     Re-registering a name replaces it (so a test can register and remove its own).
     """
     if not isinstance(name, str) or not name.strip():
         raise InputError("a search method needs a non-empty name.")
     if kind not in KINDS:
         raise InputError(f"unknown method kind {kind!r}; use one of {', '.join(KINDS)}.")
-    _REGISTRY[name] = MethodSpec(name, target, dict(defaults), kind)
+    _REGISTRY[name] = MethodSpec(name, target, dict(defaults), kind, capabilities or Capabilities())
 
 
 def unregister(name: str) -> None:
@@ -60,16 +158,50 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
+_RULE = Capabilities(family="sort-search", threshold_rule=True, packed=True, dask=True, cheap=True)
+_ITEM_MODEL = Capabilities(interval=True, packed=True, kept_state=True)
+
 # The threshold rules first (the sweep's prefix-count fast path serves them), then the
 # baselines and the model-based estimators; insert_D last.
-register("midpoint", "lifelong_core.methods.insert_m:InsertM", rule="midpoint")
-register("reference", "lifelong_core.methods.insert_m:InsertM", rule="reference")
-register("copy-nearest", "lifelong_core.methods.copy_nearest:CopyNearestExpand")
-register("mirt", "lifelong_core.methods.irt:MIRTEstimator")
-register("irt", "lifelong_core.methods.irt:MIRTEstimator", k=1)
-register("neighbours", "lifelong_core.methods.neighbours:NeighboursEstimator")
-register("mirt-cv", "lifelong_core.methods.tuning:TunedEstimator")
-register("insert-d", "lifelong_core.methods.insert_d:InsertD", kind="sample")
+register("midpoint", "lifelong_core.methods.insert_m:InsertM", capabilities=_RULE, rule="midpoint")
+register(
+    "reference", "lifelong_core.methods.insert_m:InsertM", capabilities=_RULE, rule="reference"
+)
+register(
+    "copy-nearest",
+    "lifelong_core.methods.copy_nearest:CopyNearestExpand",
+    capabilities=Capabilities(
+        family="baseline",
+        packed=True,
+        cheap=True,
+        packed_sweep="lifelong_core.sweep.streamed:copy_nearest_packed",
+    ),
+)
+register("mirt", "lifelong_core.methods.irt:MIRTEstimator", capabilities=_ITEM_MODEL)
+register("irt", "lifelong_core.methods.irt:MIRTEstimator", capabilities=_ITEM_MODEL, k=1)
+register(
+    "neighbours",
+    "lifelong_core.methods.neighbours:NeighboursEstimator",
+    capabilities=Capabilities(interval=True),
+)
+register(
+    "mirt-cv",
+    "lifelong_core.methods.tuning:TunedEstimator",
+    capabilities=Capabilities(interval=True, self_tuning=True),
+)
+register(
+    "insert-d",
+    "lifelong_core.methods.insert_d:InsertD",
+    kind="sample",
+    capabilities=Capabilities(family="sort-search"),
+)
+
+# The product's one default estimator: the command line, the pages and the Python API
+# all start from it.
+DEFAULT_METHOD = "mirt"
+# The published code of Prabhu et al. (2024), Listing 1: the yardstick other methods'
+# regret is measured against by default.
+PUBLISHED_METHOD = "reference"
 
 THRESHOLD_RULES = RULES
 
@@ -100,6 +232,65 @@ def get_method(name: str, **kwargs) -> object:
     return method
 
 
+def capabilities(name: str) -> Capabilities:
+    """What the method registered as ``name`` offers; InputError if it is unknown."""
+    return method_spec(name).capabilities
+
+
+def methods_with(kind: str | None = "model", **wanted: object) -> list[str]:
+    """Registered names (in registration order) whose capabilities match ``wanted``.
+
+    Examples
+    --------
+    >>> methods_with(kept_state=True)
+    ['mirt', 'irt']
+    """
+    return [
+        name
+        for name in available_methods(kind)
+        if all(getattr(_REGISTRY[name].capabilities, k) == v for k, v in wanted.items())
+    ]
+
+
+def kept_methods() -> list[str]:
+    """The registered methods whose fitted parameters the store can keep."""
+    return methods_with(kept_state=True)
+
+
+def kept_method(method: str | None = None) -> str:
+    """``method``, or the method whose state is kept by default: the product's default
+    estimator when its parameters can be kept, else the first registered that can."""
+    if method is not None:
+        return method
+    kept = kept_methods()
+    return DEFAULT_METHOD if DEFAULT_METHOD in kept else kept[0]
+
+
 def is_threshold_rule(name: str) -> bool:
-    """Whether ``name`` is a threshold rule (served by the sweep's prefix-count fast path)."""
-    return name in THRESHOLD_RULES
+    """Whether ``name`` is a registered threshold rule (the sweep's prefix-count fast path)."""
+    spec = _REGISTRY.get(name)
+    return spec is not None and spec.capabilities.threshold_rule
+
+
+def describe_methods(kind: str = "model") -> str:
+    """One sentence per family of the registered methods, for a picker's or a flag's help.
+
+    Read from the registry, so a method registered later is described too.
+    """
+    names = available_methods(kind)
+    groups = {f: [m for m in names if _REGISTRY[m].capabilities.family == f] for f in FAMILIES}
+    what = {
+        "sort-search": "Sort & Search threshold rules (Prabhu et al., 2024, §3.2)",
+        "baseline": "baselines",
+        "estimator": "model-based estimators",
+    }
+    parts = []
+    for family, members in groups.items():
+        if not members:
+            continue
+        labelled = [
+            f"{m} (95% interval)" if _REGISTRY[m].capabilities.interval else m for m in members
+        ]
+        parts.append(f"{what[family]}: {', '.join(labelled)}")
+    default = f"default {DEFAULT_METHOD}; " if DEFAULT_METHOD in names else ""
+    return default + "; ".join(parts)

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.registry import get_method, is_threshold_rule, method_spec
+from lifelong_core.methods.registry import capabilities, get_method, is_threshold_rule, method_spec
 from lifelong_core.rows import DenseRows, RowSource
 from lifelong_core.sortsearch.metrics import kappa_from
 from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING, positions_for, resolve_sampling
@@ -81,9 +81,8 @@ def _check_config(
         raise InputError(
             f"unknown sampling {sampling!r}; use one of {', '.join(SAMPLING)}.", param="sampling"
         )
-    threshold = is_threshold_rule(search)
-    if not threshold:
-        method_spec(search)
+    caps = capabilities(search)
+    threshold = caps.threshold_rule
     if kernel == "packed":
         if sort != "sum":
             raise InputError(
@@ -96,7 +95,7 @@ def _check_config(
                 "kernel.",
                 param="search",
             )
-    if executor == "dask" and not threshold:
+    if executor == "dask" and not caps.dask:
         raise InputError(
             f"the dask executor runs the threshold rules only; search {search!r} runs in the calling "
             "thread (serial or threads executor).",
@@ -178,7 +177,10 @@ def run_sweep(
             param="confidence",
         )
     budgets = check_budgets(power_budgets(n) if budgets is None else budgets, n)
-    ties = ties or ("reference" if search == "reference" else "stable")
+    # The published rule keeps the published code's tie order (Listing 1), end to end.
+    ties = ties or (
+        "reference" if method_spec(search).defaults.get("rule") == "reference" else "stable"
+    )
     kern = KERNELS[kernel]()
     step = chunk_rows or kern.default_chunk_rows(n)
     config = dict(

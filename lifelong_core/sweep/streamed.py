@@ -28,7 +28,7 @@ import pandas as pd
 from lifelong_core import limits
 from lifelong_core.bits import column_sums_packed
 from lifelong_core.errors import InputError
-from lifelong_core.methods.registry import get_method, is_threshold_rule
+from lifelong_core.methods.registry import get_method, is_threshold_rule, method_spec
 from lifelong_core.rows import RowSource
 from lifelong_core.sortsearch.metrics import kappa_from
 from lifelong_core.sortsearch.sort import order_from_sums
@@ -106,12 +106,14 @@ def run_sweep_streamed(
             kernel="packed",
             progress=progress,
         )
-    if search == "copy-nearest" and sort == "sum":
-        return copy_nearest_packed(A_sort, A_eval, budgets, seed=seed, progress=progress)
+    packed_sweep = method_spec(search).load_packed_sweep()
+    if packed_sweep is not None and sort == "sum":
+        return packed_sweep(A_sort, A_eval, budgets, seed=seed, progress=progress)
     step = limits.block_rows(A_eval.n, 1, cap=256)
-    if threshold or search == "copy-nearest":
-        # The dense kernel on bounded chunks; a Sort other than by Sum reads the Sort rows whole.
-        if sort != "sum" or search == "copy-nearest":
+    if threshold or packed_sweep is not None:
+        # The dense kernel on bounded chunks; a Sort other than by Sum, or a method that
+        # fits on the Sort rows, reads them whole.
+        if sort != "sum" or packed_sweep is not None:
             _dense_all(A_sort, f"Sort method {sort!r} / {search!r} on the Sort set")
         return run_sweep(
             A_sort,

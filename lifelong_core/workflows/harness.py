@@ -36,11 +36,11 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.methods.registry import DEFAULT_METHOD
 from lifelong_core.workflows.arrivals import estimate_new_model as estimate_overall
 from lifelong_core.workflows.arrivals import estimated_model_rows, fit_new_model_method
 from lifelong_core.workflows.selection import Selection, select
 
-DEFAULT_METHOD = "mirt"  # best measured estimator with a 95% interval (README, "Estimators")
 _DOC = re.compile(r"^(?P<domain>.+)/(?P<doc>\d+)$")
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods.irt_fit import DEFAULT_MAX_COLUMNS
+from lifelong_core.methods.registry import kept_method, kept_methods
 from lifelong_core.store import state as kept
 from lifelong_core.store.dataset_rows import read_rows
 
@@ -36,7 +37,6 @@ MAX_FIT_COLUMNS = DEFAULT_MAX_COLUMNS
 # (later ones scale the last measured fit time).
 FIT_SECONDS_PER_ENTRY_PASS = 1.2e-7
 SORT_SECONDS_PER_ENTRY = 8e-9  # Sort sums from the store (4,000 x 500,000 in ~16 s, same machine)
-METHODS = ("mirt", "irt")
 
 Progress = Callable[[float, str], None]
 
@@ -53,15 +53,17 @@ def fit_models(members: np.ndarray, max_models: int, seed: int) -> np.ndarray:
 def _estimator(method: str):
     from lifelong_core.methods.registry import get_method
 
-    if method not in METHODS:
-        raise InputError(f"the kept item parameters are for {', '.join(METHODS)}, not {method!r}.")
+    if method not in kept_methods():
+        raise InputError(
+            f"the kept item parameters are for {', '.join(kept_methods())}, not {method!r}."
+        )
     return get_method(method)
 
 
 def refresh(
     st,
     dataset: str,
-    method: str = "mirt",
+    method: str | None = None,
     *,
     max_models: int = MAX_FIT_MODELS,
     max_columns: int = MAX_FIT_COLUMNS,
@@ -72,6 +74,7 @@ def refresh(
 
     Returns ``(SortState, ItemState)``.
     """
+    method = kept_method(method)
     if max_models < 2 or max_columns < 2:
         raise InputError(
             f"max_models and max_columns must be at least 2, got {max_models} and {max_columns}."
@@ -190,8 +193,9 @@ def _expected_seconds(members: int, n: int, item, sort_kept: bool) -> float:
     return fit + (0.0 if sort_kept else members * n * SORT_SECONDS_PER_ENTRY)
 
 
-def status(st, dataset: str, method: str = "mirt") -> Status:
+def status(st, dataset: str, method: str | None = None) -> Status:
     """The kept state of ``dataset`` without computing anything (a read-only handle will do)."""
+    method = kept_method(method)
     sort = kept.load_sort_state(st, dataset)
     item = kept.load_item_state(st, dataset, method)
     latest = kept.latest_log_id(st)
@@ -237,8 +241,9 @@ def current_sort(st, dataset: str, members, samples):
     return s
 
 
-def fitted(st, dataset: str, method: str = "mirt"):
+def fitted(st, dataset: str, method: str | None = None):
     """``(estimator or None, Status)``: ``method`` rebuilt from the kept parameters, no refit."""
+    method = kept_method(method)
     from lifelong_core.methods.irt import item_model
 
     stat = status(st, dataset, method)

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods import is_threshold_rule
+from lifelong_core.methods import capabilities, is_threshold_rule
 from lifelong_core.sweep import run_sweep
 from lifelong_core.workflows.selection import Selection
 
@@ -37,7 +37,7 @@ def capped_eval_rows(m: int, sort_set, search: str, seed: int, cap: int) -> tupl
     says so), the command line on every model.
     """
     rest = complement(m, sort_set)
-    if is_threshold_rule(search) or search == "copy-nearest" or len(rest) <= cap:
+    if capabilities(search).cheap or len(rest) <= cap:
         return None
     return tuple(
         int(r) for r in np.sort(np.random.default_rng(seed).choice(rest, cap, replace=False))
