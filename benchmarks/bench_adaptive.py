@@ -1,4 +1,4 @@
-"""Adaptive evaluation (issue 17) against a plain random sample and ``mirt``, on real LLM data.
+"""Adaptive evaluation against a plain random sample and ``mirt``, on real LLM data.
 
 Data: the bundled Open LLM Leaderboard v2 per-item results (IFEval, MuSR, MATH-hard;
 Zhang, Dorner & Hardt, 2025, "How Benchmark Prediction from Fewer Data Misses the Mark"),

@@ -121,10 +121,9 @@ def _wait_rerun(page, t0: float, timeout_s: float = 60.0) -> float:
             started = True
         elif started and page.evaluate(SETTLED_JS):
             return time.monotonic() - t0
-        elif not started and time.monotonic() - t0 > 3:
+        elif not started and time.monotonic() - t0 > 3 and page.evaluate(SETTLED_JS):
             # Never saw it running: the rerun finished between two polls.
-            if page.evaluate(SETTLED_JS):
-                return time.monotonic() - t0
+            return time.monotonic() - t0
         time.sleep(0.005)
     raise RuntimeError("re-run did not settle")
 

@@ -1,4 +1,4 @@
-"""The app on a large store, in a real browser (issue 13).
+"""The app on a large store, in a real browser.
 
     .venv/bin/python -m benchmarks.bench_app_scale --store BIG.duckdb [--build MODELSxSAMPLES] [--refresh]
     .venv/bin/python -m benchmarks.bench_app_scale --store paper.duckdb --build paper   # 31,250 x 1,697,682

@@ -1,10 +1,10 @@
-"""Estimators of issue 8 against Sort & Search and CopyNearest&Expand, models held out.
+"""Model-based estimators against Sort & Search and CopyNearest&Expand, models held out.
 
-Protocol (issue 8): Sort on a random third of the models, evaluate the rest, 5 seeds; every
+Protocol: Sort on a random third of the models, evaluate the rest, 5 seeds; every
 method runs through the engine's ``run_sweep`` (the same path as ``sweep --search NAME``),
 so S&S (``reference`` rule) and CopyNearest&Expand (``copy-nearest``) are the engine's own
 code. Reports, per method and budget, sample-level MAE, E_agg (mean |est - true| accuracy),
-95%-interval coverage and mean width, checks the issue's acceptance criteria, and times one
+95%-interval coverage and mean width, checks the targets, and times one
 estimate per method at n = 10,000 (median of repeated calls; peak extra memory by
 tracemalloc).
 
@@ -237,7 +237,7 @@ def _run(args: argparse.Namespace) -> int:
 
     print("\n## Held-out models: method x budget\n")
     print(markdown(table))
-    print("\n## Acceptance criteria (issue 8)\n")
+    print("\n## Targets\n")
     for name, v in verdicts.items():
         for k, ok in v.items():
             print(f"- {name}: {k}: {'PASS' if ok else 'FAIL'}")

@@ -64,7 +64,9 @@ def bench_one_model(repeats: int = 3) -> list[dict]:
         tgt = synthetic(10_000, classes, 0.05, rng)
         for criterion in ("label-prob", "prob"):
             res, best, med = timed(
-                lambda: matched_accuracy(src, tgt, eps=0.005, criterion=criterion, runs=10, seed=0),
+                lambda src=src, tgt=tgt, criterion=criterion: matched_accuracy(
+                    src, tgt, eps=0.005, criterion=criterion, runs=10, seed=0
+                ),
                 repeats,
             )
             rows.append(

@@ -1,4 +1,4 @@
-"""mirt at the paper's scale (issue 13): what the fit's subsample costs, and what it takes.
+"""mirt at the paper's scale: what the fit's subsample costs, and what it takes.
 
     python -m benchmarks.bench_mirt_scale --part demo      # subsample effect on the demo data
     python -m benchmarks.bench_mirt_scale --part fit --store BIG.duckdb --dataset synthetic
@@ -92,15 +92,17 @@ def part_demo(store: str, seeds: int) -> dict:
                 np.random.default_rng(seed).choice(len(rows), len(rows) // 2, replace=False)
             )
             fits = {
-                "in-memory": lambda: MIRTEstimator().fit(As, order),
-                "packed chunks": lambda: MIRTEstimator().fit_packed(P, A.shape[1], order),
-                "half the Sort models": lambda: MIRTEstimator().fit_packed(
-                    P[half], A.shape[1], order
+                "in-memory": lambda As=As, order=order: MIRTEstimator().fit(As, order),
+                "packed chunks": lambda P=P, order=order: MIRTEstimator().fit_packed(
+                    P, A.shape[1], order
                 ),
-                "two-stage, 2,048 columns": lambda: MIRTEstimator().fit_packed(
+                "half the Sort models": lambda P=P, half=half, order=order: (
+                    MIRTEstimator().fit_packed(P[half], A.shape[1], order)
+                ),
+                "two-stage, 2,048 columns": lambda P=P, order=order: MIRTEstimator().fit_packed(
                     P, A.shape[1], order, max_columns=2048
                 ),
-                "both": lambda: MIRTEstimator().fit_packed(
+                "both": lambda P=P, half=half, order=order: MIRTEstimator().fit_packed(
                     P[half], A.shape[1], order, max_columns=2048
                 ),
             }

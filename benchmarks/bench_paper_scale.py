@@ -1,4 +1,4 @@
-"""Benchmark: Sort & Search at the paper's scale on one machine (issue 7).
+"""Benchmark: Sort & Search at the paper's scale on one machine.
 
 Prabhu et al. (2024) §4: 6,000 Sort models + 25,250 evaluated models x 1,697,682 samples
 (Lifelong-CIFAR10), 13 budgets 8 ... 32,768, uniform sampling, Sorting by Sum. Phases,

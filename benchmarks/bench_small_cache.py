@@ -1,7 +1,7 @@
 """A 13-model cache, leave one out: sample-level MAE of Sort & Search against the estimators.
 
-Issue 17 asks that with a cache of a dozen models the default method's sample-level MAE be
-no worse than Sort & Search's at n' = 64 and 1,024. Protocol: draw 13 models at random
+The target: with a cache of a dozen models the default method's sample-level MAE is no
+worse than Sort & Search's at n' = 64 and 1,024. Protocol: draw 13 models at random
 (3 draws: seeds 0-2), evaluate each in turn with the other 12 as the cache; every method
 runs through the engine's ``run_sweep`` (the path of ``sweep --search NAME``), S&S with its
 published ``reference`` rule and uniform grid and with the ``midpoint`` rule.

@@ -1,4 +1,4 @@
-"""Store benchmark (issue 3): a 2,000 x 500,000 0/1 matrix through the DuckDB store.
+"""Store benchmark: a 2,000 x 500,000 0/1 matrix through the DuckDB store.
 
 Measures, on a seeded synthetic matrix (Bernoulli of model ability minus sample
 difficulty, so rows and columns have realistic spread; bits of such data barely compress):

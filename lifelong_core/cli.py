@@ -1,4 +1,4 @@
-"""``python -m lifelong_core <command>``: the stable command-line contracts of DESIGN.md.
+"""``python -m lifelong_core <command>``: the stable command-line contracts (docs/reference/cli.md).
 
 Each subcommand lives in its own module under ``lifelong_core.commands`` and exposes
 ``add_parser(subparsers)`` (which sets ``func`` on its parser) so that commands stay

@@ -4,9 +4,9 @@ Why: a hand-edited URL or flag could otherwise ask one server process for minute
 (matched accuracy of every model on two whole datasets took 130 s per page view) or an
 argument NumPy refuses with a traceback (a negative or 100-digit seed). Each bound is far
 above what the papers' protocols use; the app's bounds are tighter because one server is
-shared by every visitor. README "Bounds" lists them.
+shared by every visitor. The documentation's reliability guide lists them.
 
-The dense-read guard (issue 13) is one more such bound: no caller that opted in
+The dense-read guard is one more such bound: no caller that opted in
 materialises a models x samples array larger than :func:`dense_limit` bytes
 (:class:`DenseReadError` instead). It is off (``None``) for the library and the command
 line, which score whole stores in chunks of their own; the app turns it on

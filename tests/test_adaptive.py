@@ -1,4 +1,4 @@
-"""Adaptive evaluation (issue 17): exact unbiasedness by enumeration, coverage in a seeded
+"""Adaptive evaluation: exact unbiasedness by enumeration, coverage in a seeded
 simulation, the stopping rule, replay of rounds, self-tuning and the command line."""
 
 from __future__ import annotations

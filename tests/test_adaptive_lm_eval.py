@@ -1,4 +1,4 @@
-"""Adaptive evaluation in rounds with the real lm-evaluation-harness, offline (issue 17).
+"""Adaptive evaluation in rounds with the real lm-evaluation-harness, offline.
 
 Each round: ``adaptive --store ... --next samples.json`` writes the round's items, the real
 ``lm_eval`` runs its ``dummy`` model on exactly them with ``--log_samples``, and the next

@@ -1,4 +1,4 @@
-"""AppTest of the 'Until sure (adaptive)' tab of 'Evaluate something new' (issue 17), on a
+"""AppTest of the 'Until sure (adaptive)' tab of 'Evaluate something new', on a
 small store of IRT-generated models (the demo store's 440 x 10,700 fit is too slow for a test)."""
 
 from __future__ import annotations

@@ -134,7 +134,7 @@ def test_launcher_runs_streamlit_on_app_py_with_the_given_options(monkeypatch):
     monkeypatch.setattr(cli, "main", lambda: seen.setdefault("argv", list(sys.argv)))
     monkeypatch.setattr(sys, "argv", list(sys.argv))
     serve.main(["--server.port", "8600"])
-    # Loopback unless an address is given (issue 18: the server is not exposed by default).
+    # Loopback unless an address is given: the server is not exposed by default.
     assert seen["argv"] == [
         "streamlit",
         "run",

@@ -1,4 +1,4 @@
-"""Every page on a store larger than the dense-read limit (issue 13), CI-sized.
+"""Every page on a store larger than the dense-read limit, CI-sized.
 
 The limit is lowered through its setting (``LBE_DENSE_LIMIT_MB``) instead of building a
 huge store: a 60 x 3,000 synthetic store is then "large" (180 KB against a 48 KB limit),

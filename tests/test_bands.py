@@ -1,4 +1,4 @@
-"""Bands over repeated Sort splits (issue 16, point 3): engine summary and `sweep --repeats`."""
+"""Bands over repeated Sort splits: engine summary and `sweep --repeats`."""
 
 from __future__ import annotations
 

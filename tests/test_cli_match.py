@@ -1,4 +1,4 @@
-"""`python -m lifelong_core match`: the DESIGN.md contract, end to end."""
+"""`python -m lifelong_core match`: the command-line contract (docs/reference/cli.md), end to end."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`rank` beyond the contract (issue 16, point 4): --method, --normalize, --pairwise,
+"""`rank` beyond the contract: --method, --normalize, --pairwise,
 --rank-intervals/--schemes, per scope. The contract's ranks.csv is unchanged by default."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`python -m lifelong_core rank` and `weights`: the DESIGN.md contracts and their errors."""
+"""`python -m lifelong_core rank` and `weights`: the command-line contracts and their errors."""
 
 from __future__ import annotations
 

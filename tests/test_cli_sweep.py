@@ -1,4 +1,4 @@
-"""`python -m lifelong_core sweep`: the DESIGN.md contract, in-process and as a process."""
+"""`python -m lifelong_core sweep`: the command-line contract (docs/reference/cli.md), in-process and as a process."""
 
 from __future__ import annotations
 

@@ -118,14 +118,14 @@ def test_a_changed_file_fails_the_manifest(tmp_path):
     d = _copy(tmp_path)
     text = (d / "models.csv").read_text()
     (d / "models.csv").write_text(text.replace("knn", "kNN", 1))
-    with pytest.raises(InputError, match="models.csv does not match its checksum"):
+    with pytest.raises(InputError, match=r"models.csv does not match its checksum"):
         demo_files.verify_manifest(d)
 
 
 def test_missing_and_truncated_files_are_input_errors(tmp_path):
     d = _copy(tmp_path)
     (d / "samples.csv").unlink()
-    with pytest.raises(InputError, match="samples.csv is missing"):
+    with pytest.raises(InputError, match=r"samples.csv is missing"):
         demo_files.load_demo(d)
     d2 = tmp_path / "demo2"
     shutil.copytree(DEMO, d2)

@@ -1,4 +1,4 @@
-"""benchmarks.bench_estimators stays runnable and its acceptance checks read the table right."""
+"""benchmarks.bench_estimators stays runnable and its target checks read the table right."""
 
 from __future__ import annotations
 

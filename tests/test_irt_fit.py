@@ -1,6 +1,6 @@
-"""mirt fitted from packed rows in column chunks agrees with the in-memory fit (issue 13).
+"""mirt fitted from packed rows in column chunks agrees with the in-memory fit.
 
-Tolerance stated here and in the README: on the demo data every fitted probability of
+Tolerance stated here and on the documentation's Benchmarks page: on the demo data every fitted probability of
 every cache entry within 1e-4, and the estimate (accuracy, interval ends) of every held-out
 model within 1e-5, with identical per-sample predictions. Measured: 7e-7 and 1e-8.
 """

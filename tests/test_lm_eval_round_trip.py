@@ -33,7 +33,11 @@ def simulated_store(path: Path, n_models: int = 30, seed: int = 0) -> None:
     from lifelong_core.store import Store
 
     rng = np.random.default_rng(seed)
-    items = [(t, i) for t in TASKS for i in range(sum(1 for _ in open(TASK_DIR / f"{t}.jsonl")))]
+    items = [
+        (t, i)
+        for t in TASKS
+        for i in range(len((TASK_DIR / f"{t}.jsonl").read_text().splitlines()))
+    ]
     theta = rng.normal(0, 1.2, n_models)
     b = rng.normal(0, 1.2, len(items))
     A = (

@@ -84,7 +84,7 @@ def test_array_validation():
         make_predictions(
             [0, 1], [0, 1], np.array([0.5, np.nan], np.float32), name="source (model m1)"
         )
-    with pytest.raises(InputError, match="row 1, column y: 0.5"):
+    with pytest.raises(InputError, match=r"row 1, column y: 0.5"):
         make_predictions([0.5], [0], [0.5])
     pr = make_predictions(
         np.array([1, 2], np.int32), np.array([True, False]), np.array([0.25, 1.0], np.float32)

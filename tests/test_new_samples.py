@@ -1,4 +1,4 @@
-"""insert_D studies (issue 16, point 2): engine on hand-checked cases and `sweep-samples`."""
+"""insert_D studies: engine on hand-checked cases and `sweep-samples`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The dask engine: same chunk functions as dask tasks, same numbers (issue 7)."""
+"""The dask engine: same chunk functions as dask tasks, same numbers."""
 
 from __future__ import annotations
 

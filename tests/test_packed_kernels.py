@@ -1,4 +1,4 @@
-"""Packed-bit kernels against the dense engine (issue 7): same numbers, any shape."""
+"""Packed-bit kernels against the dense engine: same numbers, any shape."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bulk packed import and packed reads of the store (issue 7)."""
+"""Bulk packed import and packed reads of the store."""
 
 from __future__ import annotations
 

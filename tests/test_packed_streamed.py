@@ -1,4 +1,4 @@
-"""run_sweep_streamed (packed sources, bounded dense blocks) gives run_sweep's numbers (issue 13)."""
+"""run_sweep_streamed (packed sources, bounded dense blocks) gives run_sweep's numbers."""
 
 from __future__ import annotations
 

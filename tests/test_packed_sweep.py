@@ -1,4 +1,4 @@
-"""The packed sweep engines give the engine's numbers (issue 7)."""
+"""The packed sweep engines give the engine's numbers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""AppTest of the Budget explorer's insert_D tab (issue 16, point 2): numbers equal the engine's."""
+"""AppTest of the Budget explorer's insert_D tab: numbers equal the engine's."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Rankings page: the VTAB per-task source and the hierarchical model's per-category
-intervals, pairwise differences and rank intervals (Table 11) (issue 16, point 4)."""
+intervals, pairwise differences and rank intervals (Table 11)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stream page: the Nevis'22 protocol section (issue 16, point 5) equals the engine."""
+"""Stream page: the Nevis'22 protocol section equals the engine."""
 
 from __future__ import annotations
 

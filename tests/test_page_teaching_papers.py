@@ -1,4 +1,4 @@
-"""The teaching page's Theorem 2.1 example and Table 1 simulation study (issue 16, point 6)."""
+"""The teaching page's Theorem 2.1 example and Table 1 simulation study."""
 
 from __future__ import annotations
 

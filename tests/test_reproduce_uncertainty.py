@@ -1,6 +1,5 @@
 """benchmarks.reproduce_uncertainty rebuilds Table A.3, the simulation study and the VTAB
-ternary finding from the repository's files and the VTAB-1k leaderboard beside it (issue 16,
-point 4)."""
+ternary finding from the repository's files and the VTAB-1k leaderboard beside it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Regression tests of issue 18's findings in the app: concurrent writes (3), the insert_D
-target (4), tracebacks and wrong messages (6), unbounded URL and upload work (7),
-exposure (8). Real Streamlit (AppTest) and a real DuckDB file throughout.
+"""Hostile and careless use of the app: concurrent writes, the insert_D target, tracebacks
+and wrong messages, unbounded URL and upload work, exposure on a network address. Real Streamlit (AppTest) and a real DuckDB file throughout.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Regression tests of issue 18's findings at the command line and in the readers.
+"""Hostile and careless input at the command line and in the readers.
 
-Each test names the finding it guards (1 silent column shift, 2 unbounded lengths,
-6 tracebacks instead of one sentence, 7 unbounded work); the app's findings are in
+Each test names what it guards (a silent column shift, unbounded lengths, tracebacks
+instead of one sentence, unbounded work); the app's findings are in
 test_robust_app.py. Every refusal must be one line on stderr, exit 2, store unchanged.
 """
 

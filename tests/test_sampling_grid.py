@@ -1,4 +1,4 @@
-"""The honest uniform grid (stratum centres) against the published grid (issue 16, point 1)."""
+"""The honest uniform grid (stratum centres) against the published grid."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from lifelong_core.stats.simulation import TEST_SIZES, informative_priors, simul
 
 def test_simulation_study_reproduces_the_papers_finding():
     res = simulation_study(seed=0, draws=1000)
-    mean, lo, hi = res.bootstrap
+    _mean, lo, hi = res.bootstrap
     assert lo < 0 < hi, "the bootstrap interval should contain 0 (paper: (-0.059, 0.097))"
     _mean, lo, hi = res.hierarchical
     assert hi < 0, (

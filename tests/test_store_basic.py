@@ -591,7 +591,7 @@ def test_other_format_version_is_refused_with_a_hint(tmp_path):
     con.execute("UPDATE store_meta SET value = '1' WHERE key = 'format_version'")
     con.close()
     with pytest.raises(
-        InputError, match="has format version 1; this program reads version 2 .*rebuild"
+        InputError, match=r"has format version 1; this program reads version 2 .*rebuild"
     ):
         Store.open(path)
 

@@ -98,9 +98,11 @@ def test_readers_share_but_block_a_writer(small_store):
 
 
 def test_same_process_other_mode_is_a_clear_error(small_store):
-    with Store.open(small_store, read_only=True):
-        with pytest.raises(StoreLockedError, match="already has it open in the other mode"):
-            Store.open(small_store, read_only=False)
+    with (
+        Store.open(small_store, read_only=True),
+        pytest.raises(StoreLockedError, match="already has it open in the other mode"),
+    ):
+        Store.open(small_store, read_only=False)
 
 
 KILLED_IMPORT = textwrap.dedent("""
@@ -186,8 +188,10 @@ def test_cli_import_killed_at_random_moments_is_all_or_nothing(small_store, tmp_
 
 
 def test_one_writer_per_process_too(small_store):
-    with Store.open(small_store, read_only=False):
-        with pytest.raises(StoreLockedError, match="already has a writer open"):
-            Store.open(small_store, read_only=False)
+    with (
+        Store.open(small_store, read_only=False),
+        pytest.raises(StoreLockedError, match="already has a writer open"),
+    ):
+        Store.open(small_store, read_only=False)
     with Store.open(small_store, read_only=False) as st:  # released on close
         assert st.n_models == 3

@@ -187,9 +187,9 @@ def test_bad_long_table_through_api_names_the_problem(store):
     with Store.open(store, read_only=False) as st:
         with pytest.raises(InputError, match="column 'model' holds true/false"):
             st.insert_long(pd.DataFrame({"model": [True], "sample": ["s0"], "correct": [1]}))
-        with pytest.raises(InputError, match="column 'sample' holds 1.5"):
+        with pytest.raises(InputError, match=r"column 'sample' holds 1.5"):
             st.insert_long(pd.DataFrame({"model": ["m0"], "sample": [1.5], "correct": [1]}))
-        with pytest.raises(InputError, match="column 'model' twice|has column 'model' twice"):
+        with pytest.raises(InputError, match=r"column 'model' twice|has column 'model' twice"):
             st.insert_long(
                 pd.DataFrame(
                     [["m0", "m0", "s0", 1]], columns=["model", "model", "sample", "correct"]
@@ -516,7 +516,7 @@ def test_long_tables_with_repeats(tmp_path_factory, rows):
     path = tmp_path_factory.mktemp("rep") / "s.duckdb"
     with Store.create(path) as st:
         if conflict:
-            with pytest.raises(InputError, match="repeats model .* with different values"):
+            with pytest.raises(InputError, match=r"repeats model .* with different values"):
                 st.insert_long(df, dataset="d")
             assert st.n_models == 0 and len(st.log()) == 0
             return

@@ -1,4 +1,4 @@
-"""The lifelong state kept in the store follows every import (issue 13).
+"""The lifelong state kept in the store follows every import.
 
 After each import of a sequence (insert_M: new models; insert_D: new samples, evaluated
 by every model or by only some; a second dataset sharing a storage block; filling in a
@@ -143,6 +143,8 @@ def test_item_state_round_trip_and_read_only_handles(tmp_path):
 
 
 def test_a_dataset_without_a_complete_model_is_one_sentence(tmp_path):
-    with Store.create(tmp_path / "s.duckdb") as st:
-        with pytest.raises(InputError, match="no dataset 'nope'"):
-            lstate.refresh_sort_state(st, "nope")
+    with (
+        Store.create(tmp_path / "s.duckdb") as st,
+        pytest.raises(InputError, match="no dataset 'nope'"),
+    ):
+        lstate.refresh_sort_state(st, "nope")

@@ -1,4 +1,4 @@
-"""The stream as Nevis'22 runs it (issue 16, point 5): choose on meta-train, score on meta-test."""
+"""The stream as Nevis'22 runs it: choose on meta-train, score on meta-test."""
 
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ def test_read_results_errors(content, needle):
 def test_read_results_ok_and_wrong_extension():
     df = read_results(b"sample_id,correct\na,1\nb,0\na,1\n", "r.csv", ("sample_id", "correct"))
     assert list(df["sample_id"]) == ["a", "b"] and list(df["correct"]) == [1, 0]
-    with pytest.raises(InputError, match="not a .csv file"):
+    with pytest.raises(InputError, match=r"not a .csv file"):
         read_results(b"x", "r.xlsx", ("sample_id", "correct"))
     obs, extra = match_observations(df, ["b", "a"], "sample_id", "r.csv")
     assert list(obs) == [0, 1] and extra == 0

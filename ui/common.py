@@ -57,7 +57,7 @@ def get_store():
     store = SharedStore(path)
     with input_errors():
         # Every page reads through the dense-read guard (64 MB, or LBE_DENSE_LIMIT_MB): a
-        # larger store is read as packed blocks, never as one dense matrix (issue 13).
+        # larger store is read as packed blocks, never as one dense matrix.
         from lifelong_core import limits
 
         limits.set_dense_limit(limits.app_limit_bytes())

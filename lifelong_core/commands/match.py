@@ -1,7 +1,7 @@
 """Matched accuracy of one model on a source and a target set (Anzaku et al., Algorithms 1 and 2).
 
 S.csv and T.csv hold ``y, y_pred, p`` (one row per datapoint of one model); match.json
-holds the means over runs of DESIGN.md's keys. An accuracy that is undefined in every
+holds the means over runs of the keys listed in docs/reference/file-formats.md. An accuracy that is undefined in every
 run (``acc_unmatched`` when every target datapoint found a match, matched accuracies
 when none did) is written as JSON ``null``.
 """

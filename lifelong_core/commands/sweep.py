@@ -1,4 +1,4 @@
-"""Sort & Search budget sweep of insert_M on a 0/1 matrix (the ``sweep`` contract of DESIGN.md).
+"""Sort & Search budget sweep of insert_M on a 0/1 matrix (the ``sweep`` contract).
 
 Sort on the rows named by ``--sort-rows`` (or ``--sort-models K`` rows drawn with
 ``--seed``), estimate every other row at each budget, write one summary row per budget
@@ -7,7 +7,7 @@ matrices are streamed from disk a chunk of rows at a time; ``--store DB`` takes 
 (models, by ``model_idx``) from a store instead, read straight into packed chunks.
 
 The default ``--search`` is ``mirt``, the method measured best on held-out demo models
-(issue 8; README "Estimators"). It needs the Sort rows in memory and costs about a
+(docs/concepts/estimators.md). It needs the Sort rows in memory and costs about a
 millisecond per model and budget at n = 10,000; for very large matrices the threshold
 rules ``midpoint`` (the better of the two S&S rules) and ``reference`` (the published
 code) run on streamed prefix counts. How: ``--kernel dense|packed`` (packed bits from

@@ -20,7 +20,7 @@ def check_npy_header(path, what: str) -> None:
         with open(path, "rb") as f:
             version = np.lib.format.read_magic(f)
             if version == (1, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+                shape, _fortran, dtype = np.lib.format.read_array_header_1_0(f)
             elif version == (2, 0):
                 shape, _fortran, dtype = np.lib.format.read_array_header_2_0(f)
             else:

@@ -131,7 +131,7 @@ class MatchSummary:
         return self.matched_acc_source - self.matched_acc_target
 
     def to_json_dict(self) -> dict:
-        """The ``match.json`` contract of DESIGN.md; undefined values become ``None``."""
+        """The ``match.json`` contract (docs/reference/file-formats.md); undefined values become ``None``."""
         keys = (
             "acc_source",
             "acc_target",

@@ -177,7 +177,7 @@ def difference_estimate_at(
     """:func:`difference_estimate` from what it reads of the predictions: ``prob_at``
     (the predictions at the evaluated samples, in the order of ``ranks``) and
     ``prob_total`` (their sum over all ``n`` samples). At ``n`` = 1.7M this spares a
-    caller with predictions in column order the permutation into sorted order (issue 13).
+    caller with predictions in column order the permutation into sorted order.
     """
     budget = len(ranks)
     obs = observed.astype(np.float64)

@@ -55,7 +55,7 @@ class InsertD:
 
     def fit_sums(self, model_sums: np.ndarray, sample_sums: np.ndarray) -> InsertD:
         """:meth:`fit` from the cache's row sums (per model) and column sums (per sample):
-        all insert_D needs, so a large cache is never read whole (issue 13)."""
+        all insert_D needs, so a large cache is never read whole."""
         self.model_order_ = order_from_sums(np.asarray(model_sums, dtype=np.int64))
         self._m.fit(None, order=self.model_order_)
         self.sample_sums_ = np.asarray(sample_sums, dtype=np.int64)

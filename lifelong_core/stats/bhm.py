@@ -325,7 +325,7 @@ def fit_hierarchical(
         s_log_p = np.log(p).sum(axis=2)
         s_log_q = np.log1p(-p).sum(axis=2)
 
-        def log_joint(a, b):
+        def log_joint(a, b, s_log_p=s_log_p, s_log_q=s_log_q):
             return (
                 log_prior_a.logpdf(a)
                 + log_prior_b.logpdf(b)

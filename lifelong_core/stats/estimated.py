@@ -14,7 +14,7 @@ says so and shows both rankings. (The LA-UR-24-25289 report (2024) has no notion
 pairing is ours.)
 
 Estimators that give their own 95% interval for a model's accuracy (``mirt``, ``irt``,
-``neighbours``; issue 8) cover the estimation error instead. Their interval is for the
+``neighbours``) cover the estimation error instead. Their interval is for the
 accuracy pooled over all samples, so it is kept beside the counts (``acc``, ``lo``,
 ``hi``, with ``true_acc`` the pooled truth) rather than mixed into the task-mean
 leaderboard.

@@ -230,7 +230,7 @@ def _codes(values: np.ndarray) -> np.ndarray:
 def validate_long(
     df: pd.DataFrame, source: str, dataset: str | None = None
 ) -> tuple[Entries, pd.DataFrame, pd.DataFrame]:
-    """Validate a long table (DESIGN.md ``import --long``).
+    """Validate a long table (``import --long``; docs/reference/file-formats.md).
 
     Returns the unique entries, the samples it names (``sample_id`` + the metadata columns
     it carries, first-appearance order) and the models it names (``model_id``). A pair
@@ -302,7 +302,7 @@ def validate_long(
     if same.any():
         a, b = order[:-1][same], order[1:][same]
         diff = correct[a] != correct[b]
-        for f, v in extras.items():
+        for v in extras.values():
             diff |= v[a] != v[b]
         if diff.any():
             j = int(np.argmax(diff))

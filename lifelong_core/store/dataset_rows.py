@@ -1,4 +1,4 @@
-"""A dataset's models x samples read as packed bits, never as one dense array (issue 13).
+"""A dataset's models x samples read as packed bits, never as one dense array.
 
 ``Store.matrix`` gives a dense uint8 matrix; at 4,000 x 500,000 that is 2 GB, at the
 paper's shape (Prabhu et al. 2024, §4: 31,250 x 1,697,682) 53 GB. The readers here give the same

@@ -1,6 +1,6 @@
 """Files in and out of the store: long tables, id lists, matrix and long exports.
 
-Formats (DESIGN.md ``import`` / ``export``):
+Formats (``import`` / ``export``; docs/reference/file-formats.md):
 
 - long table, ``.csv`` or ``.parquet``: columns ``model, sample, correct`` and optionally
   ``confidence, predicted, true_prob, label, dataset, domain, category, split``;

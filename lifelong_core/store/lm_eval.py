@@ -1,5 +1,5 @@
-"""Reading lm-evaluation-harness ``--log_samples`` output (DESIGN.md, "The
-lm-evaluation-harness per-sample format").
+"""Reading lm-evaluation-harness ``--log_samples`` output (the format is described in
+docs/reference/file-formats.md).
 
 One model's run is a folder with ``results_<timestamp>.json`` and one
 ``samples_<task>_<timestamp>.jsonl`` (or ``.jsonl.gz``) per task; each line is one test

@@ -20,6 +20,7 @@ entries cannot be told apart from older ones).
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import duckdb
@@ -268,10 +269,9 @@ def undo(store, log_id: int) -> dict:
             con.execute("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?, ?, ?)", list(summary.values()))
             con.commit()
         except BaseException:
-            try:
+            # A failed commit already ended the transaction; its own error is the one to report.
+            with contextlib.suppress(duckdb.Error):
                 con.rollback()
-            except duckdb.Error:
-                pass  # a failed commit already ended the transaction; its own error is the one to report
             raise
         finally:
             store._refresh()

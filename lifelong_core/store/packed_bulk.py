@@ -1,4 +1,4 @@
-"""Bulk packed-rows import and read for paper-scale stores (issue 7).
+"""Bulk packed-rows import and read for paper-scale stores.
 
 Built on :class:`~lifelong_core.store.Store` and its layout (one ``bits`` row per model
 per block of samples, packed ``bitorder="little"``); nothing here changes the schema.
@@ -34,6 +34,7 @@ models on a few cursors, because a filtered scan reads every blob of the table.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import threading
@@ -209,7 +210,7 @@ def insert_packed_rows(
         return out, []
 
     tasks = [
-        BlockWrite(-1, lambda r0=r0, r1=min(r0 + model_chunk, len(mdl)): chunk_rows(r0, r1))
+        BlockWrite(-1, functools.partial(chunk_rows, r0, min(r0 + model_chunk, len(mdl))))
         for r0 in range(0, len(mdl), model_chunk)
     ]
     digest = checksum or _digest(packed, mdl["model_id"].to_numpy(dtype=object), n, first)

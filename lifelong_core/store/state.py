@@ -1,4 +1,4 @@
-"""The lifelong state: what Sort learns from the cache, kept in the store (issue 13).
+"""The lifelong state: what Sort learns from the cache, kept in the store.
 
 The premise of Prabhu et al. (2024) is that the cache only grows (insert_M adds models, insert_D adds
 samples, §2), so what Sort learns from it need not be recomputed from scratch whenever a

@@ -775,10 +775,9 @@ class StoreWriter:
                     raise InputError(sentence) from None
                 raise
             finally:
-                try:
+                # The write's own error (raised above) is the one that says what happened.
+                with contextlib.suppress(duckdb.Error):
                     self._refresh()
-                except duckdb.Error:
-                    pass  # the write's own error (raised above) is the one that says what happened
         # Kept lifelong state follows every import (store.state registers itself here).
         for hook in AFTER_WRITE:
             hook(self)

@@ -1,4 +1,4 @@
-"""The packed kernel: threshold rules on packed-bit row chunks (Prabhu et al., 2024, §4.2, issue 7).
+"""The packed kernel: threshold rules on packed-bit row chunks (Prabhu et al., 2024, §4.2).
 
 Same numbers as the dense kernel for Sorting by Sum and the threshold rules; rows stay
 packed 8 per byte (:mod:`lifelong_core.bits`) from the source to the counts, which is

@@ -1,4 +1,4 @@
-"""A sweep from packed row sources in bounded memory, for every search method (issue 13).
+"""A sweep from packed row sources in bounded memory, for every search method.
 
 ``run_sweep`` serves every method, but its protocol path fits a model-based method on
 dense Sort rows and the dense kernel reads other Sorts whole; a page on a large store must

@@ -1,7 +1,7 @@
 """What the command line and the app share: the rules between the engine and a front end.
 
 A rule written here is obeyed by every page and every command that uses it, so it is
-written once (issue 12). Each module takes a store (or plain tables) and returns plain
+written once. Each module takes a store (or plain tables) and returns plain
 results; none imports streamlit or plotly, and none touches DuckDB except through the
 store's public methods.
 
@@ -26,7 +26,7 @@ store's public methods.
 - :mod:`~lifelong_core.workflows.rankings`: counts estimated by Sort & Search for the
   newest models.
 - :mod:`~lifelong_core.workflows.large`: a store beyond the dense-read limit: packed
-  reads, sweeps on a seeded sample of scored models, bounded dense blocks (issue 13).
+  reads, sweeps on a seeded sample of scored models, bounded dense blocks.
 - :mod:`~lifelong_core.workflows.lifelong_state`: refreshing and reading the lifelong
   state kept in the store (Sort state, ``mirt`` parameters), stale or not.
 

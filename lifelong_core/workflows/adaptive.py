@@ -1,4 +1,4 @@
-"""The adaptive new-model flow (issue 17): evaluate in rounds until the interval is narrow.
+"""The adaptive new-model flow: evaluate in rounds until the interval is narrow.
 
 Two ways in, one rule each: a *simulation* on a stored model (fitted on the other models,
 results read from its stored row) and a *round trip* for a real model (download a round's

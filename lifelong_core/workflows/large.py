@@ -1,4 +1,4 @@
-"""Pages on a store too large to hold as one dense matrix (issue 13).
+"""Pages on a store too large to hold as one dense matrix.
 
 A selection (dataset, domains) whose models x samples matrix exceeds the dense-read limit
 (``lifelong_core.limits``; the app sets 64 MB) is never read whole. Its ``A`` is a

@@ -1,4 +1,4 @@
-"""Refreshing and reading the lifelong state kept in the store (issue 13).
+"""Refreshing and reading the lifelong state kept in the store.
 
 ``lifelong_core.store.state`` keeps, per dataset, the Sort set's column sums and order
 (updated by every import) and the fitted item parameters of ``mirt``. This module is what
