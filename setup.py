@@ -31,7 +31,7 @@ setup(
         "lifelong_app": [
             "data/lifelong_digits/*",
             "data/open_llm_leaderboard_v2/*",
-            "data/vtab1k_*.csv",
+            "data/vtab1k/*",
         ],
     },
 )

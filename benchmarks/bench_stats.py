@@ -22,8 +22,6 @@ import statistics
 import time
 from pathlib import Path
 
-import numpy as np
-
 from lifelong_core.stats import (
     CountTable,
     bootstrap,
@@ -34,28 +32,15 @@ from lifelong_core.stats import (
     weight_regions,
 )
 from lifelong_core.stats.simulation import PRIOR_MEANS, TEST_SIZES, simulation_study
-from lifelong_core.stats.vtab import counts_from_leaderboard, load_tasks
+from lifelong_core.stats.vtab import LEADERBOARD_CSV, counts_from_leaderboard
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "bench_stats.json"
-VTAB = ROOT.parent / "shared" / "data" / "vtab1k" / "leaderboard_results.csv"
+VTAB = LEADERBOARD_CSV
 
 
 def vtab_counts() -> tuple[CountTable, str]:
-    if VTAB.exists():
-        return counts_from_leaderboard(VTAB), "VTAB-1k leaderboard (copy beside the repository)"
-    tasks = load_tasks()
-    rng = np.random.default_rng(0)
-    n = np.broadcast_to(tasks["test_examples"].to_numpy(dtype=np.int64), (16, len(tasks))).copy()
-    acc = rng.uniform(0.1, 0.95, size=n.shape)
-    table = CountTable(
-        models=tuple(f"model-{i}" for i in range(16)),
-        tasks=tuple(tasks["task"]),
-        task_category=tuple(tasks["category"]),
-        correct=np.rint(acc * n).astype(np.int64),
-        total=n,
-    )
-    return table, "seeded accuracies with VTAB-1k test-set sizes (leaderboard file not found)"
+    return counts_from_leaderboard(VTAB), "VTAB-1k leaderboard (data/vtab1k/)"
 
 
 def timed(fn, repeats: int) -> tuple[float, float, object]:

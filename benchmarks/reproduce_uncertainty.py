@@ -7,10 +7,9 @@ Learning Benchmarks" (Los Alamos report LA-UR-24-25289, 2024):
 1. Table A.3: 83.4% intervals of every model's average accuracy per category and overall,
    three blocks: bootstrap, beta-binomial hierarchical model (posterior predictive),
    bootstrap on normalised accuracy. Input: the leaderboard's ``results.csv`` (per-task
-   accuracies; not bundled: ``--leaderboard``, default ``stats.vtab.LEADERBOARD_CSV``, i.e.
-   ``$LBE_VTAB_LEADERBOARD`` or ``shared/data/vtab1k/leaderboard_results.csv`` beside the
-   checkout) and ``data/vtab1k_tasks.csv`` (test-set sizes); counts = accuracy x size,
-   rounded, as the report does. Published figures: ``data/vtab1k_published.csv``.
+   accuracies, ``--leaderboard``, default ``stats.vtab.LEADERBOARD_CSV``: the bundled
+   ``data/vtab1k/leaderboard_results.csv`` or ``$LBE_VTAB_LEADERBOARD``) and ``data/vtab1k/tasks.csv`` (test-set sizes); counts = accuracy x size,
+   rounded, as the report does. Published figures: ``data/vtab1k/published_table_a3.csv``.
 2. The simulation study of §2.2 (Table 1): 95% intervals of mean_A - mean_B; published
    bootstrap (-0.059, 0.097), hierarchical (-0.021, -0.003).
 3. The task-weighting finding of §3.3 (Figs. 3-5): Rotation wins where structured tasks
@@ -139,8 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not Path(args.leaderboard).is_file():
         print(
-            f"error: the VTAB-1k leaderboard file {args.leaderboard} is not there (it is not bundled); pass "
-            "--leaderboard with google-research/task_adaptation's docs/data/results.csv.",
+            f"error: the VTAB-1k leaderboard file {args.leaderboard} is not there; pass "
+            "--leaderboard with a file in the format of google-research/task_adaptation's "
+            "docs/data/results.csv.",
             file=sys.stderr,
         )
         return 2

@@ -30,11 +30,10 @@ def demo_store_path() -> Path:
 
 @pytest.fixture(scope="session")
 def vtab_csv() -> Path:
-    """The VTAB-1k leaderboard beside the repository (or $LBE_VTAB_LEADERBOARD); not bundled."""
+    """The VTAB-1k leaderboard bundled under data/vtab1k/ (or $LBE_VTAB_LEADERBOARD)."""
     from lifelong_core.stats.vtab import LEADERBOARD_CSV
 
-    if not LEADERBOARD_CSV.exists():
-        pytest.skip("shared VTAB-1k reference data not present beside the repository")
+    assert LEADERBOARD_CSV.exists(), f"the bundled VTAB-1k leaderboard {LEADERBOARD_CSV} is missing"
     return LEADERBOARD_CSV
 
 

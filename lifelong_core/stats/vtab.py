@@ -1,14 +1,13 @@
 """VTAB-1k as the LA-UR-24-25289 report (2024) analyses it (§3, Appendix A.1, Table A.3).
 
-The repository carries two small public-fact tables under ``data/``:
-``vtab1k_tasks.csv`` (19 tasks, their category and test-set size, from the benchmark's
-own splits) and ``vtab1k_published.csv`` (the per-category and overall figures of Table
-A.3 with their 83.4% intervals: bootstrap, Bayesian, and bootstrap on normalised
-accuracy). Per-task leaderboard accuracies are not bundled; a ``leaderboard_results.csv``
-in the format of google-research/task_adaptation's ``docs/data/results.csv`` can be
-turned into counts with :func:`counts_from_leaderboard`. Without a path it reads
-``$LBE_VTAB_LEADERBOARD``, else ``shared/data/vtab1k/leaderboard_results.csv`` beside the
-checkout (:data:`LEADERBOARD_CSV`), and says so in one sentence when the file is absent.
+The repository carries three tables under ``data/vtab1k/`` (its README names sources and
+licences): ``tasks.csv`` (19 tasks, their category and test-set size, from the
+benchmark's own splits), ``published_table_a3.csv`` (the per-category and overall figures
+of Table A.3 with their 83.4% intervals: bootstrap, Bayesian, and bootstrap on normalised
+accuracy) and ``leaderboard_results.csv``, the public VTAB leaderboard's per-task
+accuracies (google-research/task_adaptation, Apache-2.0), turned into counts by
+:func:`counts_from_leaderboard`. ``$LBE_VTAB_LEADERBOARD`` points at another file in that
+format.
 
 Like the paper (§3: "simulated data consistent with the per-task accuracies"), the
 number correct of a model on a task is its published accuracy times the test-set size,
@@ -27,13 +26,11 @@ from lifelong_core.errors import InputError
 from lifelong_core.paths import DATA_DIR  # the committed data, in a checkout or installed
 from lifelong_core.stats.counts import CountTable
 
-TASKS_CSV = DATA_DIR / "vtab1k_tasks.csv"
-PUBLISHED_CSV = DATA_DIR / "vtab1k_published.csv"
-# The public leaderboard's results.csv is not copied into the repository (its source asks
-# not to); a checkout finds it in the shared data beside it, or where the variable points.
+VTAB_DIR = DATA_DIR / "vtab1k"
+TASKS_CSV = VTAB_DIR / "tasks.csv"
+PUBLISHED_CSV = VTAB_DIR / "published_table_a3.csv"
 LEADERBOARD_CSV = Path(
-    os.environ.get("LBE_VTAB_LEADERBOARD")
-    or DATA_DIR.parent.parent / "shared" / "data" / "vtab1k" / "leaderboard_results.csv"
+    os.environ.get("LBE_VTAB_LEADERBOARD") or VTAB_DIR / "leaderboard_results.csv"
 )
 CATEGORIES = ("natural", "specialized", "structured")
 
@@ -65,8 +62,8 @@ def counts_from_leaderboard(
         raw = pd.read_csv(path, header=None, dtype=str, keep_default_na=False)
     except FileNotFoundError:
         raise InputError(
-            f"the VTAB-1k leaderboard file {path} is not there: it is not bundled; download "
-            "google-research/task_adaptation's docs/data/results.csv and pass its path "
+            f"the VTAB-1k leaderboard file {path} is not there; pass the path of a file in "
+            "the format of google-research/task_adaptation's docs/data/results.csv "
             "(or set LBE_VTAB_LEADERBOARD)."
         ) from None
     if len(raw) < 4:
