@@ -5,7 +5,7 @@ VPY       := $(VENV)/bin/python
 STORE     ?= data/demo.duckdb
 STAMP     := $(VENV)/.installed
 
-.PHONY: run test setup store bench bench-paper clean-store
+.PHONY: run test setup store bench bench-paper clean-store docs docs-build docs-screenshots
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(VPY) || $(PY) -m venv $(VENV)
@@ -51,3 +51,16 @@ bench-paper: $(STAMP)
 
 clean-store:
 	rm -f $(STORE) $(STORE).wal
+
+# The documentation site (mkdocs-material): `make docs` serves it on http://localhost:8000,
+# `make docs-build` builds it strictly into site/ (as CI does).
+docs: $(STAMP)
+	$(VPY) -m mkdocs serve
+
+docs-build: $(STAMP)
+	$(VPY) -m mkdocs build --strict --site-dir site
+
+# Screenshots of every page for the documentation, taken by the browser smoke test on the
+# demo store.
+docs-screenshots: store
+	LBE_DOCS_SCREENSHOTS=docs/images/app $(VPY) -m pytest -q tests/test_browser_smoke.py -k test_page_renders_without_exception

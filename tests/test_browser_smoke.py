@@ -4,7 +4,9 @@ Starts ``streamlit run app.py`` on a free localhost port against the demo store,
 ``/_stcore/health``, then opens the home page and every file in ``pages/`` in Debian's
 chromium (driven by Python playwright, no browser download), waits for the script to
 finish and the charts to draw, and checks that no Streamlit exception block is on the
-page. A full-page screenshot of each page lands in ``test-artifacts/``.
+page. A full-page screenshot of each page lands in ``test-artifacts/``; with
+``LBE_DOCS_SCREENSHOTS=docs/images/app`` (``make docs-screenshots``) the top of each page is
+also saved there for the documentation, so its pictures show the app as it is.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
+DOCS_SHOTS = os.environ.get("LBE_DOCS_SCREENSHOTS")
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -187,6 +190,11 @@ def _check_page(base, browser, name, path, shot):
             timeout=30_000,
         )
         page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
+        if DOCS_SHOTS:
+            out = ROOT / DOCS_SHOTS / Path(shot).with_suffix(".jpg").name
+            out.parent.mkdir(parents=True, exist_ok=True)
+            page.set_viewport_size({"width": 1400, "height": 900})
+            page.screenshot(path=str(out), type="jpeg", quality=70)
         text = page.locator('[data-testid="stMain"]').inner_text()
         assert "Page not found" not in text, f"{name}: {path!r} is not a page of the app"
         errors = page.locator('[data-testid="stException"]')
