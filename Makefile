@@ -5,12 +5,15 @@ VPY       := $(VENV)/bin/python
 STORE     ?= data/demo.duckdb
 STAMP     := $(VENV)/.installed
 
-.PHONY: run test setup store bench bench-paper clean-store docs docs-build docs-screenshots
+.PHONY: run test test-fast check setup store bench bench-paper clean-store docs docs-build docs-screenshots
 
-$(STAMP): requirements.txt requirements-dev.txt
+# The exact versions of the requirements files, then the package itself in editable mode
+# (no new downloads: its dependencies are already there), so .venv/bin/lbe is the command.
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml setup.py
 	test -x $(VPY) || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(VPY) -m pip install --quiet -r requirements-dev.txt
+	$(VPY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -35,6 +38,16 @@ run: store
 test: store
 	$(VPY) -m pytest -q -n 2 --dist worksteal
 
+# The inner loop: everything but the slow, browser and harness tests.
+test-fast: store
+	$(VPY) -m pytest -q -n 2 --dist worksteal -m "not slow and not browser and not harness"
+
+# Quality gates (CI runs them beside the tests): lint, format, types.
+check: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
 # Demo- and laptop-scale benchmarks, one after another (about 25 minutes); numbers go to
 # benchmarks/results/ and the README. The paper-scale run needs ~20 GB of disk and ~15 GB of RAM.
 bench: store
@@ -55,10 +68,10 @@ clean-store:
 # The documentation site (mkdocs-material): `make docs` serves it on http://localhost:8000,
 # `make docs-build` builds it strictly into site/ (as CI does).
 docs: $(STAMP)
-	$(VPY) -m mkdocs serve
+	NO_MKDOCS_2_WARNING=1 $(VPY) -m mkdocs serve
 
 docs-build: $(STAMP)
-	$(VPY) -m mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(VPY) -m mkdocs build --strict --site-dir site
 
 # Screenshots of every page for the documentation, taken by the browser smoke test on the
 # demo store.

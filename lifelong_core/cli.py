@@ -42,8 +42,30 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {self.prog}: {message}\n")
 
 
+def version() -> str:
+    """The installed distribution's version (the package's own when run from a checkout).
+
+    Both come from ``lifelong_core.__version__``, the one place it is written
+    (pyproject.toml reads it at build time).
+    """
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version(DISTRIBUTION)
+    except PackageNotFoundError:
+        from lifelong_core import __version__
+
+        return __version__
+
+
+DISTRIBUTION = "lifelong-benchmark-explorer"
+
+
 def build_parser(prog: str = "python -m lifelong_core") -> argparse.ArgumentParser:
+    """The command line's parser: one subparser per module of :data:`COMMAND_MODULES`."""
     parser = _Parser(prog=prog, description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMAND_MODULES:
         module = importlib.import_module(f"lifelong_core.commands.{name}")
