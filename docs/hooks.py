@@ -126,7 +126,11 @@ def on_post_build(config) -> None:
         if src is None:
             lines += ["", f"{'#' * min(depth + 2, 4)} {title}", ""]
             continue
-        url = base + src.removesuffix(".md").removesuffix("index") + ("/" if not src.endswith("index.md") else "")
+        url = (
+            base
+            + src.removesuffix(".md").removesuffix("index")
+            + ("/" if not src.endswith("index.md") else "")
+        )
         url = url.replace("//", "/").replace(":/", "://")
         summary = _first_paragraph(docs / src)
         name = title or src
