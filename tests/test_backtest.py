@@ -10,13 +10,9 @@ import pytest
 from lifelong_core.cli import main
 from lifelong_core.errors import InputError
 from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD, PUBLISHED_METHOD
+from lifelong_core.stats.coverage import clopper_pearson, coverage_of
 from lifelong_core.workflows import harness
-from lifelong_core.workflows.backtest import (
-    backtest,
-    clopper_pearson,
-    default_methods,
-    held_out_rows,
-)
+from lifelong_core.workflows.backtest import backtest, default_methods, held_out_rows
 from lifelong_core.workflows.selection import Selection
 
 
@@ -62,6 +58,9 @@ def test_clopper_pearson():
     lo, hi = clopper_pearson(8, 12)
     assert (round(lo, 3), round(hi, 3)) == (0.349, 0.901)
     assert clopper_pearson(0, 10)[0] == 0 and clopper_pearson(10, 10)[1] == 1
+    c = coverage_of([0.5, 0.2, 0.9], [0.4, 0.3, 0.8], [0.6, 0.4, 0.95])
+    assert (c.covered, c.total) == (2, 3) and c.share == pytest.approx(2 / 3)
+    assert (c.lo, c.hi) == pytest.approx(clopper_pearson(2, 3))
 
 
 def test_report_per_method_and_budget(sel):

@@ -11,9 +11,8 @@ budget:
 - the mean absolute error of the accuracy (and its mean signed error, and the share of
   estimates above the truth: errors that lean one way show up there);
 - for methods with an interval, its coverage (the share of intervals holding the truth)
-  with a Clopper-Pearson 95% interval on that share (Clopper & Pearson, 1934, "The use of
-  confidence or fiducial limits illustrated in the case of the binomial", *Biometrika*
-  26), and the interval's mean width;
+  with a Clopper-Pearson 95% interval on that share
+  (:func:`lifelong_core.stats.coverage.clopper_pearson`), and the interval's mean width;
 - the ratio of error and width to the random-sampling baseline at the same budget
   (:data:`~lifelong_core.methods.registry.BASELINE_METHOD`), the question "better than a
   random sample?";
@@ -52,6 +51,7 @@ from lifelong_core.methods.registry import (
     capabilities,
     predicts_samples,
 )
+from lifelong_core.stats.coverage import clopper_pearson
 
 if TYPE_CHECKING:  # the command line's --help reads the defaults below without pandas or the store
     import pandas as pd
@@ -75,25 +75,6 @@ def default_methods() -> list[str]:
     return [
         m for m in dict.fromkeys((DEFAULT_METHOD, PUBLISHED_METHOD, BASELINE_METHOD)) if m in names
     ]
-
-
-def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Exact binomial interval of a share ``k / n`` (Clopper & Pearson, 1934).
-
-    Examples
-    --------
-    >>> lo, hi = clopper_pearson(8, 12)
-    >>> round(lo, 3), round(hi, 3)
-    (0.349, 0.901)
-    """
-    from scipy.stats import beta
-
-    if n <= 0:
-        return float("nan"), float("nan")
-    a = (1.0 - level) / 2.0
-    lo = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
-    hi = 1.0 if k == n else float(beta.ppf(1.0 - a, k + 1, n - k))
-    return lo, hi
 
 
 def held_out_rows(sel: Selection, holdout: int, split: str, seed: int) -> np.ndarray:
