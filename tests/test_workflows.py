@@ -204,3 +204,21 @@ def test_every_new_model_tab_opens_on_the_same_budget():
 
     assert default_single_budget(2191) == 256 and default_single_budget(1172) == 256
     assert default_single_budget(100) in single_budget_choices(100)
+
+
+def test_interval_coverage_per_budget():
+    from lifelong_core.workflows.sweeps import interval_coverage
+
+    per = pd.DataFrame(
+        {
+            "budget": [8, 8, 8, 32, 32, 32],
+            "true_acc": [0.5, 0.5, 0.9, 0.5, 0.5, 0.5],
+            "est_lo": [0.4, 0.45, 0.4, 0.4, 0.4, 0.4],
+            "est_hi": [0.6, 0.55, 0.6, 0.6, 0.6, 0.6],
+        }
+    )
+    cov = interval_coverage(per).set_index("budget")
+    assert cov.loc[8, "covered"] == 2 and cov.loc[32, "coverage"] == 1.0
+    assert cov.loc[8, "mean_width"] == pytest.approx((0.2 + 0.1 + 0.2) / 3)
+    assert cov.loc[8, "coverage_lo"] < 2 / 3 < cov.loc[8, "coverage_hi"]
+    assert interval_coverage(per.drop(columns=["est_lo", "est_hi"])).empty

@@ -225,12 +225,22 @@ def histogram(
 
 
 def estimated_vs_true_grid(
-    per_model: pd.DataFrame, stats: pd.DataFrame, *, cols: int = 3, title: str = ""
+    per_model: pd.DataFrame,
+    stats: pd.DataFrame,
+    *,
+    cols: int = 3,
+    title: str = "",
+    label: str | None = None,
+    baseline: pd.DataFrame | None = None,
+    baseline_label: str = "random sample",
 ) -> go.Figure:
     """Small multiples, one scatter per budget, with y = x (Prabhu et al., 2024, *Lifelong Benchmarks*, Figs. 6, 9, 10).
 
     ``per_model``: budget, est_acc, true_acc, name, and optionally est_lo/est_hi (drawn as
     vertical error bars where present). ``stats``: budget, pearson, spearman (titles).
+    ``baseline``: the same columns for a second method (the random-sampling baseline),
+    drawn in grey behind the first; ``label`` and ``baseline_label`` name the two in the
+    legend.
     """
     budgets = sorted(per_model["budget"].unique())
     rows = max(1, math.ceil(len(budgets) / cols))
@@ -250,16 +260,16 @@ def estimated_vs_true_grid(
         horizontal_spacing=0.06,
         vertical_spacing=0.12 if rows > 1 else 0.1,
     )
-    lo = float(min(per_model["est_acc"].min(), per_model["true_acc"].min()))
-    hi = float(max(per_model["est_acc"].max(), per_model["true_acc"].max()))
+    both = per_model if baseline is None else pd.concat([per_model, baseline])
+    lo = float(min(both["est_acc"].min(), both["true_acc"].min()))
+    hi = float(max(both["est_acc"].max(), both["true_acc"].max()))
     pad = 0.02
     lim = [max(0.0, lo - pad), min(1.0, hi + pad)]
-    has_int = {"est_lo", "est_hi"} <= set(per_model.columns) and per_model["est_lo"].notna().any()
-    for k, b in enumerate(budgets):
-        r, c = k // cols + 1, k % cols + 1
-        part = per_model[per_model["budget"] == b]
+
+    def points(frame, b, colour, bar_colour, name, first):
+        part = frame[frame["budget"] == b]
         err = None
-        if has_int:
+        if {"est_lo", "est_hi"} <= set(frame.columns) and frame["est_lo"].notna().any():
             err = dict(
                 type="data",
                 symmetric=False,
@@ -267,19 +277,32 @@ def estimated_vs_true_grid(
                 arrayminus=(part["est_acc"] - part["est_lo"]).clip(lower=0).fillna(0),
                 thickness=0.8,
                 width=0,
-                color="rgba(31,119,180,0.35)",
+                color=bar_colour,
+            )
+        return go.Scatter(
+            x=part["true_acc"],
+            y=part["est_acc"],
+            mode="markers",
+            error_y=err,
+            marker=dict(size=5, color=colour, opacity=0.7),
+            text=part["name"],
+            name=name,
+            legendgroup=name,
+            showlegend=first and baseline is not None,
+            hovertemplate=f"{html.escape(name, quote=False)}: %{{text}}<br>true %{{x:.3f}}<br>"
+            "estimated %{y:.3f}<extra></extra>",
+        )
+
+    for k, b in enumerate(budgets):
+        r, c = k // cols + 1, k % cols + 1
+        if baseline is not None:
+            fig.add_trace(
+                points(baseline, b, "#9a9a9a", "rgba(150,150,150,0.3)", baseline_label, k == 0),
+                row=r,
+                col=c,
             )
         fig.add_trace(
-            go.Scatter(
-                x=part["true_acc"],
-                y=part["est_acc"],
-                mode="markers",
-                error_y=err,
-                marker=dict(size=5, color=PALETTE[0], opacity=0.7),
-                text=part["name"],
-                showlegend=False,
-                hovertemplate="%{text}<br>true %{x:.3f}<br>estimated %{y:.3f}<extra></extra>",
-            ),
+            points(per_model, b, PALETTE[0], "rgba(31,119,180,0.35)", label or "estimate", k == 0),
             row=r,
             col=c,
         )
@@ -297,7 +320,12 @@ def estimated_vs_true_grid(
         )
         fig.update_xaxes(range=lim, row=r, col=c, title_text="true accuracy" if r == rows else None)
         fig.update_yaxes(range=lim, row=r, col=c, title_text="estimated" if c == 1 else None)
-    fig.update_layout(title=title, height=320 * rows + 60, margin=dict(t=80, b=10))
+    fig.update_layout(
+        title=title,
+        height=320 * rows + 60 + (40 if baseline is not None else 0),
+        margin=dict(t=80, b=10),
+        legend=dict(orientation="h", y=-0.08 if baseline is not None else 1),
+    )
     fig.update_annotations(font_size=12)
     return fig
 
