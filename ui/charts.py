@@ -778,3 +778,85 @@ def interval_rounds(
         legend=dict(orientation="h", y=-0.25),
     )
     return fig
+
+
+def backtest_panels(
+    table: pd.DataFrame, *, n_total: int | None = None, title: str = ""
+) -> go.Figure:
+    """Three panels against the budget, one line per method: the mean absolute error of the
+    accuracy (points), the interval coverage with its exact 95% interval as error bars and
+    the nominal 95% dashed, and the mean interval width (points).
+
+    ``table``: :attr:`lifelong_core.workflows.backtest.Backtest.table`.
+    """
+    fig = make_subplots(
+        rows=1,
+        cols=3,
+        subplot_titles=(
+            "Mean absolute error of the accuracy (points)",
+            "Interval coverage (target 95%)",
+            "Mean interval width (points)",
+        ),
+        horizontal_spacing=0.07,
+    )
+    for i, (method, part) in enumerate(table.groupby("method", sort=False)):
+        colour = PALETTE[i % len(PALETTE)]
+        part = part.sort_values("budget")
+        name = str(method)
+        common = dict(mode="lines+markers", line=dict(color=colour), legendgroup=name, name=name)
+        fig.add_trace(
+            go.Scatter(
+                x=part["budget"],
+                y=part["mae_pts"],
+                hovertemplate=f"{html.escape(name, quote=False)}<br>n′=%{{x}}<br>MAE %{{y:.2f}} pts<extra></extra>",
+                **common,
+            ),
+            row=1,
+            col=1,
+        )
+        if part["coverage"].notna().any():
+            fig.add_trace(
+                go.Scatter(
+                    x=part["budget"],
+                    y=part["coverage"],
+                    error_y=dict(
+                        type="data",
+                        symmetric=False,
+                        array=part["coverage_hi"] - part["coverage"],
+                        arrayminus=part["coverage"] - part["coverage_lo"],
+                        thickness=1,
+                        width=3,
+                    ),
+                    showlegend=False,
+                    hovertemplate=f"{html.escape(name, quote=False)}<br>n′=%{{x}}<br>coverage %{{y:.0%}}<extra></extra>",
+                    **common,
+                ),
+                row=1,
+                col=2,
+            )
+            fig.add_trace(
+                go.Scatter(
+                    x=part["budget"],
+                    y=part["width_pts"],
+                    showlegend=False,
+                    hovertemplate=f"{html.escape(name, quote=False)}<br>n′=%{{x}}<br>width %{{y:.1f}} pts<extra></extra>",
+                    **common,
+                ),
+                row=1,
+                col=3,
+            )
+    budgets = sorted({int(b) for b in table["budget"]})
+    fig.add_hline(y=0.95, line=dict(color="#888", dash="dash"), row=1, col=2)
+    for col in (1, 2, 3):
+        _budget_axis(fig, budgets, None, row=1, col=col)
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.02], row=1, col=2)
+    fig.update_yaxes(rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(rangemode="tozero", row=1, col=3)
+    fig.update_layout(
+        title=title,
+        height=420,
+        margin=dict(t=80, b=10),
+        legend=dict(orientation="h", y=-0.25),
+    )
+    fig.update_annotations(font_size=12)
+    return fig

@@ -649,6 +649,44 @@ def _run_repeats(cfg: SweepConfig, sel: Selection, **kw):
     return (table,) + tuple(runs[0][1:])
 
 
+# ------------------------------------------------------------------ backtest
+def backtest(
+    key: str,
+    dataset: str,
+    methods: tuple[str, ...],
+    budgets: tuple[int, ...],
+    holdout: int,
+    split: str,
+    repeats: int,
+    seed: int,
+    draws: str,
+    label: str = "Backtesting…",
+):
+    """:func:`lifelong_core.workflows.backtest.backtest` on the dataset's selection, with a
+    progress bar; memoised like the sweeps. Stops the page with one sentence on bad input."""
+    from lifelong_core.workflows import backtest as bt
+
+    args = (key, dataset, methods, budgets, holdout, split, repeats, seed, draws)
+    bar = st.progress(0.0, text=label)
+    with input_errors(cleanup=bar.empty):
+        result = _memo().get_or_compute(
+            ("backtest",) + args,
+            lambda: bt.backtest(
+                selection(key, dataset, ()),
+                list(methods),
+                list(budgets),
+                holdout=holdout,
+                split=split,
+                repeats=repeats,
+                seed=seed,
+                draws=draws,
+                progress=lambda f, text: bar.progress(min(float(f), 1.0), text=text),
+            ),
+        )
+    bar.empty()
+    return result
+
+
 # ------------------------------------------------------------------ teaching slice
 @st.cache_data(show_spinner=False, max_entries=8)
 def teaching_slice(key: str, dataset: str, n_models: int, n_samples: int, seed: int):

@@ -143,12 +143,22 @@ class RandomSample:
             self.n_ = len(np.asarray(order))
         else:
             raise InputError("fit needs the cache or its sample order to know the number of items.")
+        self._keep_order(order)
         return self
 
     def fit_packed(self, P: np.ndarray, n: int, order: np.ndarray, **_) -> RandomSample:
         """:meth:`fit` for packed rows: only ``n`` is used, nothing is unpacked."""
         self.n_ = int(n)
+        self._keep_order(order)
         return self
+
+    def _keep_order(self, order: np.ndarray | None) -> None:
+        # Not used to choose items; kept so a sweep reports the order it was given.
+        self.order_ = (
+            np.arange(self.n_, dtype=np.int64)
+            if order is None
+            else np.asarray(order, dtype=np.int64)
+        )
 
     def select(self, n: int, budget: int, rng: np.random.Generator | None = None) -> np.ndarray:
         check_fitted(self, "n_")
