@@ -1,7 +1,10 @@
 """``import``, ``export`` and ``info``: getting predictions into and out of a store.
 
 ``import`` validates the whole input before writing and writes in one transaction; a
-store that did not exist is created, and removed again if the import fails. ``export``
+store that did not exist is created, and removed again if the import fails. A folder (or
+zip) of lm-eval runs is one import: every run is read first, a run that cannot be read is
+skipped and named on stderr with its reason (``--strict``: the whole import is refused),
+and the readable runs are written together. ``export``
 writes the matrix as ``.npy`` (with optional id lists) and/or every recorded entry as a
 long ``.parquet``/``.csv`` table. ``info`` prints counts per dataset, domain and model.
 """
@@ -41,7 +44,9 @@ def add_parser(subparsers) -> None:
         "--lm-eval",
         dest="lm_eval",
         metavar="PATH",
-        help="lm-evaluation-harness --log_samples output of one model (folder, results_*.json or one samples_*.jsonl); needs --model",
+        help="lm-evaluation-harness --log_samples output: one model's run (folder, results_*.json or one "
+        "samples_*.jsonl), a folder of run folders (one per model, as lm_eval --output_path writes them) or a "
+        ".zip of either; each run is named by its results file; all runs go in in one transaction",
     )
     src.add_argument(
         "--inspect",
@@ -69,7 +74,15 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--model",
         metavar="NAME",
-        help="model id for --lm-eval (required) or --inspect (default: the log's model)",
+        help="model id for one --lm-eval run (default: the name its results file gives) or --inspect "
+        "(default: the log's model)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="--lm-eval with several runs: a run that cannot be read rejects the whole import and the "
+        "store is left unchanged (default: it is skipped, named on stderr with its reason, and the "
+        "other runs are imported)",
     )
     p.add_argument("--scorer", help="--inspect: the scorer to use when the log records several")
     p.add_argument(
@@ -85,7 +98,8 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--dataset",
         metavar="NAME",
-        help="dataset of new samples (default: the file's dataset column; lm-eval: 'lm-eval')",
+        help="dataset of new samples (default: the file's dataset column; lm-eval: the dataset the "
+        "store already keeps the items in, else the runs' one group or task, else 'lm-eval')",
     )
     p.set_defaults(func=run_import)
 
@@ -172,10 +186,8 @@ def run_import(args: argparse.Namespace) -> int:
         raise InputError(
             "--models, --samples, --confidence, --predicted and --true-prob only go with --matrix."
         )
-    if args.lm_eval is not None and not args.model:
-        raise InputError("--lm-eval needs --model NAME, the id the model gets in the store.")
-    if args.lm_eval is None and (args.metric or args.filter):
-        raise InputError("--metric and --filter only go with --lm-eval.")
+    if args.lm_eval is None and (args.metric or args.filter or args.strict):
+        raise InputError("--metric, --filter and --strict only go with --lm-eval.")
     if args.lm_eval is None and args.inspect is None and args.model:
         raise InputError("--model only goes with --lm-eval or --inspect.")
     if args.inspect is None and (args.scorer or args.epoch is not None):
@@ -195,14 +207,24 @@ def run_import(args: argparse.Namespace) -> int:
             args.inspect, args.model, scorer=args.scorer, epoch=args.epoch, dataset=args.dataset
         )
     else:
+        from lifelong_core.commands._common import stderr_progress
+
         src = imports.lm_eval_source(
-            args.lm_eval, args.model, metric=args.metric, filter=args.filter, dataset=args.dataset
+            args.lm_eval,
+            args.model,
+            metric=args.metric,
+            filter=args.filter,
+            dataset=args.dataset,
+            strict=args.strict,
+            progress=stderr_progress(),
         )
+        for s in src.skipped:
+            print(f"skipped run {s.run}: {s.reason}.", file=sys.stderr)
     summary = imports.import_into(args.store, src)
     print(imports.summary_text(summary, Path(args.store)))
     for task, (metric, flt) in sorted(summary.get("metrics", {}).items()):
         print(f"  {task}: correct = {metric} (filter {flt})")
-    if src.run is not None:
+    if src.kind == "inspect":
         print(f"  {src.run.task}: correct = scorer {src.run.scorer!r} (C/I or 0/1)")
     return 0
 
