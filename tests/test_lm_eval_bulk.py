@@ -239,3 +239,25 @@ def test_a_single_run_reader_given_a_folder_of_runs_lists_a_few(zoo):
     text = str(exc.value)
     assert "holds 200 run folders" in text and "and 197 more" in text and len(text) < 300
     assert few(list("abcde")) == "a, b, c and 2 more" and few(["a"]) == "a"
+
+
+def test_info_counts_a_large_store_per_family_and_lists_models_on_request(zoo, tmp_path, capsys):
+    out, runs = zoo
+    store = tmp_path / "s.duckdb"
+    assert _import(["--store", str(store), "--lm-eval", str(out)], capsys)[0] == 0
+    assert main(["info", "--store", str(store)]) == 0
+    said = capsys.readouterr().out
+    assert "models: 200 in 7 families:" in said and "--models lists every one" in said
+    assert "meta-llama" in said and "model-199" not in said
+    assert len(said.splitlines()) < 40
+    assert main(["info", "--store", str(store), "--summary"]) == 0
+    assert "--models lists" not in capsys.readouterr().out
+    assert main(["info", "--store", str(store), "--models"]) == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in runs)
+    # A small store lists its models as before.
+    small = tmp_path / "small.duckdb"
+    one = write_run(tmp_path / "one" / "org__solo", "org/solo", np.ones(5, dtype=np.uint8))
+    assert _import(["--store", str(small), "--lm-eval", str(one)], capsys)[0] == 0
+    assert main(["info", "--store", str(small)]) == 0
+    assert "org/solo" in capsys.readouterr().out

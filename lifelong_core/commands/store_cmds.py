@@ -6,7 +6,8 @@ zip) of lm-eval runs is one import: every run is read first, a run that cannot b
 skipped and named on stderr with its reason (``--strict``: the whole import is refused),
 and the readable runs are written together. ``export``
 writes the matrix as ``.npy`` (with optional id lists) and/or every recorded entry as a
-long ``.parquet``/``.csv`` table. ``info`` prints counts per dataset, domain and model.
+long ``.parquet``/``.csv`` table. ``info`` prints counts per dataset, domain and model (per
+family beyond a few dozen models, or with ``--summary``; ``--models`` lists every one).
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ from pathlib import Path
 import numpy as np
 
 from lifelong_core.errors import InputError
+
+# ``info`` lists every model up to this many; beyond, it gives counts per family unless
+# asked for the list (a 200-model store printed 200 rows nobody reads).
+INFO_LISTED_MODELS = 30
+INFO_FAMILIES = 15  # families listed in the summary, largest first
 
 
 def add_parser(subparsers) -> None:
@@ -144,6 +150,19 @@ def add_parser(subparsers) -> None:
         "info", help="counts per dataset, domain and model", description="Describe a store."
     )
     p.add_argument("--store", required=True, help="DuckDB store file")
+    listing = p.add_mutually_exclusive_group()
+    listing.add_argument(
+        "--summary",
+        action="store_true",
+        help="counts only: datasets, domains and models per family, no row per model "
+        f"(the default beyond {INFO_LISTED_MODELS} models)",
+    )
+    listing.add_argument(
+        "--models",
+        dest="all_models",
+        action="store_true",
+        help="list every model, however many",
+    )
     p.set_defaults(func=run_info)
 
     p = subparsers.add_parser(
@@ -312,6 +331,24 @@ def _table(df) -> str:
     )
 
 
+def _families(models):
+    """Models, estimated rows and recorded predictions per family (largest first)."""
+    fam = models.assign(family=models["family"].fillna("(none)").astype(str))
+    out = fam.groupby("family", sort=False).agg(
+        models=("model_id", "size"),
+        estimated=("estimated", "sum"),
+        entries=("entries", "sum"),
+        correct=("correct", "sum"),
+    )
+    out["accuracy"] = (out["correct"] / out["entries"].where(out["entries"] > 0)).round(4)
+    out["estimated"] = out["estimated"].astype(int)
+    return (
+        out.drop(columns="correct")
+        .reset_index()
+        .sort_values(["models", "family"], ascending=[False, True], kind="stable")
+    )
+
+
 def run_info(args: argparse.Namespace) -> int:
     from lifelong_core.store import Store
 
@@ -329,8 +366,30 @@ def run_info(args: argparse.Namespace) -> int:
             )
             + f", file {size / 1e6:.1f} MB"
         ]
-        for name in ("datasets", "domains", "models"):
+        for name in ("datasets", "domains"):
             lines += ["", f"{name}:", _table(summary[name]) if len(summary[name]) else "(none)"]
+        models = summary["models"]
+        listed = args.all_models or (not args.summary and len(models) <= INFO_LISTED_MODELS)
+        if listed or not len(models):
+            lines += ["", "models:", _table(models) if len(models) else "(none)"]
+        else:
+            fams = _families(models)
+            head = f"models: {len(models)} in {len(fams)} families"
+            lines += [
+                "",
+                head + (f", the {INFO_FAMILIES} largest:" if len(fams) > INFO_FAMILIES else ":"),
+            ]
+            lines.append(_table(fams.head(INFO_FAMILIES)))
+            if len(fams) > INFO_FAMILIES:
+                rest = fams.iloc[INFO_FAMILIES:]
+                lines.append(
+                    f"(and {len(rest)} more families with {int(rest['models'].sum())} models)"
+                )
+            if not args.summary:
+                lines.append(
+                    f"({len(models)} models: more than {INFO_LISTED_MODELS}, so counted per family; "
+                    "--models lists every one)"
+                )
     try:
         sys.stdout.write("\n".join(lines) + "\n")
         sys.stdout.flush()
