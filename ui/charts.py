@@ -30,6 +30,7 @@ PALETTE = (
     "#17becf",
 )
 CORRECT_SCALE = [[0.0, "#f4f1ea"], [1.0, "#2b6cb0"]]  # 0 = wrong (light), 1 = correct (blue)
+HEATMAP_LABEL_CHARS = 48  # longest model name a heatmap row shows whole
 
 
 def _fmt(v: float) -> str:
@@ -49,6 +50,50 @@ def _short(text: str, width: int = 16) -> str:
 
 def _saved(ratio: float) -> str:
     return f"{ratio:,.0f}×" if ratio >= 10 else f"{ratio:.1f}×"
+
+
+def _number(v: float) -> str:
+    """A tick label in full: 0.02, 5, 2,000, 100,000 (never a bare mantissa or "100k")."""
+    if v >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:g}"
+
+
+def log_ticks(values) -> tuple[list[float], list[str]]:
+    """Tick positions and labels for a log axis over ``values`` (the positive finite ones):
+    powers of ten (times 1, 2 and 5 over three decades or less) inside their range, every
+    label the number in full (plotly's own log ticks mix bare digits such as "2, 3" with
+    "100k").
+
+    Examples
+    --------
+    >>> log_ticks([2, 3, 150000])[1]
+    ['10', '100', '1,000', '10,000', '100,000']
+    >>> log_ticks([0.013, 0.08])[1]
+    ['0.02', '0.05']
+    """
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v) & (v > 0)]
+    if not len(v):
+        return [], []
+    lo, hi = float(v.min()), float(v.max())
+    # Over many decades, powers of ten alone; over a few, 1-2-5 (about 4 to 10 ticks).
+    steps = (1,) if math.log10(hi / lo) > 3 else (1, 2, 5)
+    ticks = []
+    for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
+        for m in steps:
+            t = m * 10.0**e
+            if lo / 1.0001 <= t <= hi * 1.0001:
+                ticks.append(t)
+    if len(ticks) < 2:  # less than a decade: the ends as they are
+        ticks = sorted({lo, hi})
+    return ticks, [_number(t) for t in ticks]
+
+
+def _log_axis(fig: go.Figure, values, axis: str) -> None:
+    vals, text = log_ticks(values)
+    update = fig.update_xaxes if axis == "x" else fig.update_yaxes
+    update(type="log", tickvals=vals or None, ticktext=text or None)
 
 
 def _budget_axis(
@@ -415,12 +460,16 @@ def matrix_heatmap(
             y1=r + 0.5,
             line=dict(color="#d62728", width=2),
         )
-    # Long model names would eat the plot's width: ticks are shortened, hover has them whole.
+    # Model names are shown whole up to hub length (org/model-name-size-variant), the margin
+    # growing to fit; only beyond that are they shortened (the hover has them whole).
     fig.update_yaxes(
         autorange="reversed",
         title_text=y_title,
+        automargin=True,
         tickvals=list(range(A.shape[0])) if A.shape[0] <= 30 else None,
-        ticktext=[_short(str(r)) for r in row_labels] if A.shape[0] <= 30 else None,
+        ticktext=[_short(str(r), HEATMAP_LABEL_CHARS) for r in row_labels]
+        if A.shape[0] <= 30
+        else None,
     )
     fig.update_xaxes(title_text=x_title)
     fig.update_layout(
@@ -626,7 +675,7 @@ def stream_lines(
         legend=dict(orientation="h", y=-0.25),
     )
     if log_y:
-        fig.update_yaxes(type="log")
+        _log_axis(fig, df[list(ys)].to_numpy().ravel(), "y")
     return fig
 
 
@@ -672,7 +721,8 @@ def pareto(
             hoverinfo="skip",
         )
     )
-    fig.update_xaxes(type="log", title_text=x_title or x)
+    _log_axis(fig, df[x].to_numpy(), "x")
+    fig.update_xaxes(title_text=x_title or x)
     fig.update_layout(
         title=title,
         yaxis_title=y_title or y,
