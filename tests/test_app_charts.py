@@ -158,6 +158,7 @@ def test_heatmap_rows_show_hub_length_model_names_whole():
 
 def test_log_axes_label_every_tick_in_full():
     vals, text = charts.log_ticks([2, 3, 150000])
+    assert vals == [10.0, 100.0, 1000.0, 10000.0, 100000.0]
     assert text == ["10", "100", "1,000", "10,000", "100,000"]
     assert charts.log_ticks([0.013, 0.08])[1] == ["0.02", "0.05"]
     assert charts.log_ticks([50, 4000])[1] == ["50", "100", "200", "500", "1,000", "2,000"]
