@@ -187,6 +187,12 @@ with tabs[0]:
                 with st.expander("Predicted correctness of every sample"):
                     show_table(new.per_sample, "new_model_per_sample")
 
+                if not new.predicts_samples:
+                    st.caption(
+                        f"{search} predicts no sample it was not run on: the per-domain figures are the share "
+                        "right among each domain's evaluated samples, and there is no estimated row to insert."
+                    )
+                    st.stop()
                 st.markdown(
                     "**4. Optionally insert it into the store, marked as estimated.** Its row holds the "
                     "observed results on the evaluated samples and the predictions elsewhere; every score in "

@@ -311,3 +311,15 @@ def test_insert_new_samples_writes_only_real_evaluations(store_copy):
             other.query_params["ds"] = ds
             other.run()
             assert not other.exception, (page, ds, [e.message for e in other.exception])
+
+
+def test_random_sample_estimates_without_predicting_and_offers_no_insert(store_env):
+    at, ids = _upload_stored_row(store_env, "random", 64, row=1)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    _, samples, A = _truth(store_env)
+    truth = dict(zip(samples["sample_id"], A[1]))
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["estimated accuracy"] == f"{np.mean([truth[i] for i in ids]):.3f}"
+    assert "95% interval" in metrics
+    assert not any(b.label.startswith("Insert") for b in at.button)
+    assert any("no estimated row to insert" in c.value for c in at.caption)

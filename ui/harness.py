@@ -175,6 +175,11 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
         ),
         "lm_eval_rank",
     )
+    if not est.new.predicts_samples:
+        st.caption(
+            f"{search} predicts no item it was not run on, so there is no estimated row to insert."
+        )
+        return
     st.markdown(
         "**4. Optionally insert it, marked as estimated** (real results on the evaluated items, the method's "
         "predictions elsewhere; every score in the app leaves estimated rows out)."
