@@ -340,3 +340,27 @@ def test_uploads_zip_is_unpacked_safely_and_must_hold_one_run(store, tmp_path):
         harness.observations_from_uploads([("notes.txt", b"hi")], c)
     with pytest.raises(InputError, match="no files uploaded"):
         harness.observations_from_uploads([], c)
+
+
+def test_random_baseline_estimates_per_task_and_has_nothing_to_insert(store):
+    from lifelong_core.store import Store
+
+    c = cache(store)
+    held = 7
+    keep = np.setdiff1d(np.arange(40), [held])
+    rest = Selection(c.A[keep], c.models.iloc[keep].reset_index(drop=True), c.samples, c.synthetic)
+    choice = harness.select_items(rest, 30, "random", seed=0, model="held")
+    obs = dict(zip(choice.items["sample_id"], c.A[held, choice.columns].tolist()))
+    est = harness.estimate_new_model(rest, obs, "random")
+    t = est.table.set_index("scope")
+    # The overall estimate is the sample mean; each task's, its own evaluated share.
+    assert t.loc["overall", "estimate"] == pytest.approx(np.mean(list(obs.values())))
+    for task in ("alpha", "beta"):
+        mine = [v for k, v in obs.items() if k.startswith(task + "/")]
+        assert t.loc[task, "estimate"] == pytest.approx(np.mean(mine))
+        assert t.loc[task, "lo"] <= t.loc[task, "estimate"] <= t.loc[task, "hi"]
+    with (
+        Store.open(store, read_only=False) as w,
+        pytest.raises(InputError, match="no estimated row"),
+    ):
+        harness.insert_estimated(w, rest, "held", est, source="test")
