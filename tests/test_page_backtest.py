@@ -46,7 +46,9 @@ def test_run_shows_chart_tables_and_the_workflows_numbers(store_env):
     table = next(d.value for d in at.dataframe if "coverage_lo" in d.value.columns)
     assert set(table["method"]) == {"midpoint", BASELINE_METHOD}
     with Store.open(store_env) as st:
-        want = backtest(select(st, LEADERBOARD), ["midpoint"], [16, 64], holdout=5, repeats=1, seed=2)
+        want = backtest(
+            select(st, LEADERBOARD), ["midpoint"], [16, 64], holdout=5, repeats=1, seed=2
+        )
     got = table.set_index(["method", "budget"])["mae_pts"]
     exp = want.table.set_index(["method", "budget"])["mae_pts"].round(4)
     assert got.to_dict() == pytest.approx(exp.to_dict())
