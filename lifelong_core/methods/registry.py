@@ -43,6 +43,9 @@ class Capabilities:
         Gives a 95% interval of the accuracy (``est_lo``, ``est_hi``).
     per_sample : bool
         Predicts every unevaluated sample (sample-level MAE and kappa are meaningful).
+        A method without (the ``random`` baseline) still returns a full row, as the
+        contract asks, but sweeps and backtests report its sample-level MAE and kappa as
+        undefined (NaN) instead of scoring that row.
     needs_confidence : bool
         Needs the store's true-class confidences.
     packed : bool
@@ -177,6 +180,15 @@ register(
         packed_sweep="lifelong_core.sweep.streamed:copy_nearest_packed",
     ),
 )
+# What ``lm_eval --limit`` users do today: a uniform random sample and its exact interval.
+# It predicts no unevaluated item, so sample-level scores are undefined for it.
+register(
+    "random",
+    "lifelong_core.methods.random_sample:RandomSample",
+    capabilities=Capabilities(
+        family="baseline", interval=True, per_sample=False, packed=True, cheap=True
+    ),
+)
 register("mirt", "lifelong_core.methods.irt:MIRTEstimator", capabilities=_ITEM_MODEL)
 register("irt", "lifelong_core.methods.irt:MIRTEstimator", capabilities=_ITEM_MODEL, k=1)
 register(
@@ -202,6 +214,9 @@ DEFAULT_METHOD = "mirt"
 # The published code of Prabhu et al. (2024), Listing 1: the yardstick other methods'
 # regret is measured against by default.
 PUBLISHED_METHOD = "reference"
+# The reference point every chart and backtest compares with: a uniform random sample of
+# items, as ``lm_eval --limit`` gives (is the chosen method better than random?).
+BASELINE_METHOD = "random"
 
 THRESHOLD_RULES = RULES
 
@@ -235,6 +250,15 @@ def get_method(name: str, **kwargs) -> object:
 def capabilities(name: str) -> Capabilities:
     """What the method registered as ``name`` offers; InputError if it is unknown."""
     return method_spec(name).capabilities
+
+
+def predicts_samples(method: object) -> bool:
+    """Whether ``method`` (a name or a method object) predicts the samples it was not run
+    on: its registered ``per_sample`` capability; an unregistered method object is taken
+    at its word (its row is scored)."""
+    name = method if isinstance(method, str) else getattr(method, "name", None)
+    spec = _REGISTRY.get(name) if isinstance(name, str) else None
+    return True if spec is None else spec.capabilities.per_sample
 
 
 def methods_with(kind: str | None = "model", **wanted: object) -> list[str]:

@@ -28,7 +28,13 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.registry import capabilities, get_method, is_threshold_rule, method_spec
+from lifelong_core.methods.registry import (
+    capabilities,
+    get_method,
+    is_threshold_rule,
+    method_spec,
+    predicts_samples,
+)
 from lifelong_core.rows import DenseRows, RowSource
 from lifelong_core.sortsearch.metrics import kappa_from
 from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING, positions_for, resolve_sampling
@@ -267,6 +273,9 @@ def _protocol_path(
             "est_hi",
         )
     }
+    # A method that predicts no unevaluated sample (the random baseline) has no
+    # sample-level error: its row is a constant fill, not a prediction to score.
+    scored = predicts_samples(method)
     for row_ids, dense in rows.dense_chunks(step):
         for b, sel in zip(budgets, selections):
             for rid, row in zip(row_ids, dense):
@@ -276,15 +285,17 @@ def _protocol_path(
                     raise InputError(
                         f"search method returned a per-sample vector of length {y.size}, expected {n}."
                     )
-                err = float(np.count_nonzero(y != row)) / n
                 true = float(row.sum(dtype=np.int64)) / n
+                err = float(np.count_nonzero(y != row)) / n if scored else np.nan
                 out["model_row"].append(int(rid))
                 out["budget"].append(b)
                 out["est_acc"].append(float(est.acc))
                 out["true_acc"].append(true)
                 out["mae"].append(err)
                 out["eagg"].append(abs(float(est.acc) - true))
-                out["kappa"].append(float(kappa_from(err, true, float(y.mean()))))
+                out["kappa"].append(
+                    float(kappa_from(err, true, float(y.mean()))) if scored else np.nan
+                )
                 out["est_lo"].append(np.nan if est.lo is None else float(est.lo))
                 out["est_hi"].append(np.nan if est.hi is None else float(est.hi))
         advance(len(row_ids))
