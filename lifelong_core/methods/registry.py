@@ -222,9 +222,20 @@ THRESHOLD_RULES = RULES
 
 
 def available_methods(kind: str | None = "model") -> list[str]:
-    """Registered names in registration order: those of ``kind`` (None = every kind).
+    """Registered method names, in registration order.
 
-    The one list the command line's ``--search`` and the app's method pickers show."""
+    The one list the command line's ``--search`` and the app's method pickers show.
+
+    Parameters
+    ----------
+    kind : {"model", "sample"} or None
+        Methods that estimate a new model's row (insert_M), a new sample's column
+        (insert_D), or every kind (None).
+
+    Returns
+    -------
+    list of str
+    """
     return [s.name for s in _REGISTRY.values() if kind is None or s.kind == kind]
 
 
@@ -239,7 +250,32 @@ def method_spec(name: str) -> MethodSpec:
 
 
 def get_method(name: str, **kwargs) -> object:
-    """A fresh, unfitted method by name (``kwargs`` override the registered settings)."""
+    """A fresh, unfitted method by name.
+
+    Parameters
+    ----------
+    name : str
+        A registered method.
+    **kwargs
+        Settings overriding those the name stands for.
+
+    Returns
+    -------
+    SearchMethod
+        With ``fit(A_sort, order)``, ``select(n, budget, rng)`` and
+        ``estimate(columns, observed)`` (:mod:`lifelong_core.methods.base`).
+
+    Raises
+    ------
+    InputError
+        If no method is registered under ``name``.
+
+    Examples
+    --------
+    >>> m = get_method("midpoint")
+    >>> m.name
+    'midpoint'
+    """
     spec = method_spec(name)
     method = spec.load()(**{**spec.defaults, **kwargs})
     # The registered name is the method's name in results, whatever its class calls itself.
@@ -248,7 +284,22 @@ def get_method(name: str, **kwargs) -> object:
 
 
 def capabilities(name: str) -> Capabilities:
-    """What the method registered as ``name`` offers; InputError if it is unknown."""
+    """What the method registered as ``name`` declares it offers.
+
+    Parameters
+    ----------
+    name : str
+        A registered method.
+
+    Returns
+    -------
+    Capabilities
+
+    Raises
+    ------
+    InputError
+        If no method is registered under ``name``.
+    """
     return method_spec(name).capabilities
 
 
@@ -263,6 +314,17 @@ def predicts_samples(method: object) -> bool:
 
 def methods_with(kind: str | None = "model", **wanted: object) -> list[str]:
     """Registered names (in registration order) whose capabilities match ``wanted``.
+
+    Parameters
+    ----------
+    kind : {"model", "sample"} or None
+        As for :func:`available_methods`.
+    **wanted
+        Capability values to match, e.g. ``interval=True``.
+
+    Returns
+    -------
+    list of str
 
     Examples
     --------
@@ -300,6 +362,15 @@ def describe_methods(kind: str = "model") -> str:
     """One sentence per family of the registered methods, for a picker's or a flag's help.
 
     Read from the registry, so a method registered later is described too.
+
+    Parameters
+    ----------
+    kind : {"model", "sample"}
+        Which methods to describe.
+
+    Returns
+    -------
+    str
     """
     names = available_methods(kind)
     groups = {f: [m for m in names if _REGISTRY[m].capabilities.family == f] for f in FAMILIES}

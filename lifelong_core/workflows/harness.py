@@ -463,6 +463,11 @@ class NewModelEstimate:
     def m(self) -> int:
         return len(self.new.accuracies)
 
+    def summary(self, name: str = "new model") -> str:
+        """The per-task table, the overall estimate with its interval, and the rank, as
+        ``lbe estimate`` prints them."""
+        return format_estimate(name, self)
+
 
 def _row(scope: str, items: int, obs: np.ndarray, est) -> dict:
     nan = float("nan")
