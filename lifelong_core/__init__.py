@@ -24,6 +24,7 @@ __all__ = [
     "SweepResult",
     "available_methods",
     "backtest",
+    "cache",
     "capabilities",
     "counts",
     "create_store",

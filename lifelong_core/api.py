@@ -19,6 +19,7 @@ The loop:
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,7 @@ __all__ = [
     "SweepResult",
     "available_methods",
     "backtest",
+    "cache",
     "capabilities",
     "counts",
     "create_store",
@@ -155,6 +157,40 @@ def _dataset(store: Store, dataset: str | None) -> str:
     return dataset if dataset is not None else default_dataset(store)
 
 
+# Fitting a model-based method on a cache takes seconds; a notebook that selects items,
+# estimates, then selects again must not refit. Fits are kept per (store file, its latest
+# import, dataset, models left out, method, task), so an import into the store is seen.
+_FITS: OrderedDict[tuple, Any] = OrderedDict()
+_FITS_KEPT = 16
+
+
+def _fitter(store: Store, cache: Selection, dataset: str | None, leave_out, method: str):
+    from lifelong_core.store.state import latest_log_id
+    from lifelong_core.workflows.harness import fit
+
+    left = (leave_out,) if isinstance(leave_out, str) else tuple(sorted(leave_out or ()))
+    base = (
+        str(Path(store.path).resolve()),
+        latest_log_id(store),
+        _dataset(store, dataset),
+        left,
+        method,
+    )
+
+    def fitted(domain: str | None):
+        key = (*base, domain)
+        if key in _FITS:
+            _FITS.move_to_end(key)
+            return _FITS[key]
+        value = fit(cache, method, domain)
+        _FITS[key] = value
+        while len(_FITS) > _FITS_KEPT:
+            _FITS.popitem(last=False)
+        return value
+
+    return fitted
+
+
 def _cache(store: Store, dataset: str | None, leave_out: str | Iterable[str] | None) -> Selection:
     from lifelong_core.workflows.harness import cache_of
     from lifelong_core.workflows.selection import without_models
@@ -164,6 +200,31 @@ def _cache(store: Store, dataset: str | None, leave_out: str | Iterable[str] | N
         return sel
     names = [leave_out] if isinstance(leave_out, str) else list(leave_out)
     return without_models(sel, names)
+
+
+def cache(
+    store: Store, *, dataset: str | None = None, leave_out: str | Iterable[str] | None = None
+) -> Selection:
+    """A dataset's cache: every real model evaluated on all of its samples, as a matrix.
+
+    The matrix every estimate of a new model is fitted on (rows inserted as *estimated*
+    are left out: they are predictions, not evaluations).
+
+    Parameters
+    ----------
+    store : Store
+    dataset : str, optional
+        Needed when the store holds several datasets.
+    leave_out : str or iterable of str, optional
+        Models to leave out, e.g. one that will play a new model.
+
+    Returns
+    -------
+    Selection
+        ``A`` (uint8, models x samples), ``models`` and ``samples`` (tables in row and
+        column order), ``names``.
+    """
+    return _cache(store, dataset, leave_out)
 
 
 def results(store: Store, model: str, *, dataset: str | None = None) -> pd.Series:
@@ -396,6 +457,7 @@ def select_items(
         method,
         seed,
         evaluated=done,
+        fitted=_fitter(store, cache, dataset, leave_out, method)(None),
         model=model if per_model else None,
         draws=PER_MODEL if per_model else COMMON,
     )
@@ -444,7 +506,12 @@ def estimate_new_model(
 
     cache = _cache(store, dataset, leave_out)
     values = results.to_dict() if isinstance(results, pd.Series) else dict(results)
-    return estimate(cache, {str(k): int(v) for k, v in values.items()}, method)
+    return estimate(
+        cache,
+        {str(k): int(v) for k, v in values.items()},
+        method,
+        fitter=_fitter(store, cache, dataset, leave_out, method),
+    )
 
 
 def backtest(
