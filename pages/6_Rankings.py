@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from lifelong_core.limits import MAX_SEED
 from lifelong_core.methods.draws import COMMON, PER_MODEL
 from lifelong_core.stats import (
     DIFFERENCE_LEVEL,
@@ -474,7 +475,11 @@ if source in ("store", "estimated"):
             help=method_help(),
         )
         ss_seed = c4.number_input(
-            "Seed", min_value=0, value=max(0, query_default("ss_seed", 0, int)), key="ss_seed"
+            "Seed",
+            min_value=0,
+            max_value=MAX_SEED,
+            value=min(max(0, query_default("ss_seed", 0, int)), MAX_SEED),
+            key="ss_seed",
         )
         ss_draws = (
             COMMON
@@ -584,7 +589,13 @@ n_boot = c2.selectbox(
     key="n_boot",
 )
 seed = int(
-    c3.number_input("Seed", min_value=0, value=max(0, query_default("seed", 0, int)), key="seed")
+    c3.number_input(
+        "Seed",
+        min_value=0,
+        max_value=MAX_SEED,
+        value=min(max(0, query_default("seed", 0, int)), MAX_SEED),
+        key="seed",
+    )
 )
 normalized = c4.toggle(
     "Normalised (§2.4)",

@@ -107,8 +107,6 @@ def run(args: argparse.Namespace) -> int:
     check_level(args.level)
     check_level(args.pairwise_level)
     check_level(args.rank_level)
-    if args.boot < 2:
-        raise InputError(f"--boot must be at least 2, got {args.boot}.")
     check_seed(args.seed)
     schemes = [s.strip() for s in args.schemes.split(",") if s.strip()]
     bad = [s for s in schemes if s not in SCHEME_NAMES]
