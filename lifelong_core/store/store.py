@@ -11,6 +11,8 @@ import contextlib
 import os
 import re
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -78,6 +80,59 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     with contextlib.suppress(duckdb.Error):
         con.execute("SET enable_progress_bar = false")
     return con
+
+
+@contextmanager
+def held_alone(path: str | os.PathLike, doing: str = "replace") -> Iterator[None]:
+    """Hold the file ``path`` against every other process while it is rebuilt or replaced.
+
+    Takes the lock DuckDB itself takes on a store file (an exclusive POSIX record lock), so
+    while it is held no other process can open the store to read or to write, and it is
+    refused (:class:`StoreLockedError`, naming the holder as an import's refusal does) when
+    another process already has the file open: a writer, an import, or the app serving it.
+    The file need not be a sound store (``build-demo --force`` replaces a damaged one).
+    Within this process a writer open on ``path`` is refused the same way.
+    """
+    p = Path(path)
+    _claim_writer(p)
+    try:
+        try:
+            fd = os.open(p, os.O_RDWR)
+        except FileNotFoundError:
+            fd = None  # nothing to hold: the caller creates the file
+        except OSError as exc:
+            from lifelong_core.io.edges import os_error
+
+            raise os_error(exc, p, "store", doing) from None
+        try:
+            if fd is not None:
+                _lock_alone(fd, p, doing)
+            yield
+        finally:
+            if fd is not None:
+                os.close(fd)
+    finally:
+        _release_writer(p)
+
+
+def _lock_alone(fd: int, path: Path, doing: str) -> None:
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: DuckDB's own lock refuses the later writer instead
+        return
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        # DuckDB's refusal names the holding process; ask it for that sentence.
+        holder = ""
+        try:
+            duckdb.connect(str(path), read_only=False).close()
+        except duckdb.Error as exc:
+            holder = _lock_holder(str(exc))
+        raise StoreLockedError(
+            f"Cannot {doing} store {path}: it is open in another process{holder}; close that "
+            "process (an import, a writer, or the app serving it) and try again."
+        ) from None
 
 
 class Store(StoreReader, StoreSummaries, StoreWriter):
