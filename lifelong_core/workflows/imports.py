@@ -24,8 +24,6 @@ import pandas as pd
 from lifelong_core.errors import InputError
 
 KINDS = ("long", "matrix", "lm-eval", "inspect")
-# A zip that unpacks to more than this is refused (a "zip bomb" must not fill the disk).
-MAX_UNZIPPED_BYTES = 4 * 1024**3
 
 
 @dataclass(frozen=True)
@@ -442,19 +440,17 @@ def summary_text(summary: Mapping, path) -> str:
 # ------------------------------------------------------------------ uploaded lm-eval runs
 def extract_zip(archive, dest) -> Path:
     """Unpack ``archive`` under ``dest`` and return ``dest``; refuses members that would
-    land outside ``dest`` and archives that unpack to more than 4 GiB."""
+    land outside ``dest`` and archives that unpack to more than the unpacked limit
+    (:mod:`lifelong_core.io.limits`: a "zip bomb" must not fill the disk)."""
+    from lifelong_core.io.text import check_archive
+
     archive, dest = Path(archive), Path(dest)
+    infos = check_archive(archive, archive.name)
     try:
         zf = zipfile.ZipFile(archive)
     except (zipfile.BadZipFile, OSError):
         raise InputError(f"{archive.name} is not a readable zip archive.") from None
     with zf:
-        infos = zf.infolist()
-        if sum(i.file_size for i in infos) > MAX_UNZIPPED_BYTES:
-            raise InputError(
-                f"{archive.name} unpacks to more than {MAX_UNZIPPED_BYTES // 1024**3} GiB; "
-                "import its runs from the command line instead."
-            )
         root = dest.resolve()
         for info in infos:
             target = (dest / info.filename).resolve()
