@@ -360,3 +360,38 @@ def test_data_page_upload_of_a_parquet_with_a_null_model(tmp_path, monkeypatch):
     assert len(at.error) == 1 and "row 2 has no value in column 'model'" in at.error[0].value
     with Store.open(store) as st:
         assert st.n_models == 0
+
+
+# ------------------------------------------------------------------ messages that say what is wrong
+@pytest.mark.parametrize("keep", [300_000, 100_000])
+def test_truncated_store_is_called_truncated(tmp_path, demo_store_path, capsys, keep):
+    cut = tmp_path / "cut.duckdb"
+    with open(demo_store_path, "rb") as src:
+        cut.write_bytes(src.read(keep))
+    err = fail(["info", "--store", cut], capsys)
+    assert f"Store {cut} is truncated: the file holds {keep:,} bytes" in err
+
+
+def test_output_that_cannot_be_written_names_its_path(tmp_path, capsys):
+    counts = tmp_path / "c.csv"
+    counts.write_text("model,task,category,correct,total\nm,t,c,1,2\nn,t,c,2,2\n")
+    target = Path("/proc/version")
+    if not target.exists():
+        pytest.skip("needs Linux's /proc")
+    err = fail(["rank", "--counts", counts, "--out", target], capsys)
+    assert "cannot write --out file /proc/version" in err and "disk" not in err
+
+
+def test_sweep_on_a_one_row_matrix_says_why(tmp_path, capsys):
+    np.save(tmp_path / "one.npy", np.ones((1, 1), np.uint8))
+    argv = [
+        "sweep",
+        "--matrix",
+        tmp_path / "one.npy",
+        "--sort-models",
+        "1",
+        "--out",
+        tmp_path / "o.csv",
+    ]
+    err = fail(argv, capsys)
+    assert "the matrix has 1 row; a sweep needs at least 2 models" in err and "and 0" not in err

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from lifelong_core.commands._common import write_csv
 from lifelong_core.errors import InputError
 from lifelong_core.limits import check_seed
 
@@ -160,17 +161,19 @@ def run(args: argparse.Namespace) -> int:
                 ]
             ],
             args.pairwise,
+            "--pairwise",
         )
     if args.rank_intervals:
         _write(
             rank_intervals_by_scope(source, level=args.rank_level, schemes=schemes, seed=args.seed),
             args.rank_intervals,
+            "--rank-intervals",
         )
     return 0
 
 
-def _write(df, path: str) -> None:
+def _write(df, path: str, flag: str = "--out") -> None:
     target = Path(path)
     if not target.parent.exists():
         raise InputError(f"cannot write {path}: the folder {target.parent} does not exist.")
-    df.to_csv(target, index=False)
+    write_csv(df, path, flag)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import struct
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,6 +51,46 @@ def _lock_holder(message: str) -> str:
     return f" (process {m.group(1)})" if m else ""
 
 
+_HEADER = 4096  # DuckDB's file starts with three 4 KiB headers, then its blocks
+
+
+def truncated_size(path: Path) -> int | None:
+    """The size the file's DuckDB header describes, when the file is shorter than that.
+
+    A store cut short (a copy that stopped, a full disk) may still open, with its tables
+    gone; its header still says how many blocks it had. ``None`` when the file is whole or
+    its header is not one this reads (then DuckDB's own error stands).
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(3 * _HEADER)
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if len(head) < 3 * _HEADER or head[8:12] != b"DUCK":
+        return None
+    best = None
+    for off in (_HEADER, 2 * _HEADER):  # two database headers; the newer one is current
+        iteration, _, _, block_count, block_size = struct.unpack_from("<5Q", head, off + 8)
+        if not (1 << 12 <= block_size <= 1 << 24) or block_size & (block_size - 1):
+            continue
+        if best is None or iteration > best[0]:
+            best = (iteration, 3 * _HEADER + block_count * block_size)
+    if best is None or size >= best[1]:
+        return None
+    return best[1]
+
+
+def _truncated_error(path: Path) -> InputError | None:
+    want = truncated_size(path)
+    if want is None:
+        return None
+    return InputError(
+        f"Store {path} is truncated: the file holds {path.stat().st_size:,} bytes but its DuckDB "
+        f"header describes {want:,}; restore it from a backup or rebuild it from its sources."
+    )
+
+
 def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
         con = duckdb.connect(str(path), read_only=read_only)
@@ -63,7 +104,9 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
             ) from None
         if "not a valid DuckDB" in msg:
             raise InputError(f"{path} is not a DuckDB store file.") from None
-        raise InputError(f"Cannot open store {path}: {msg.splitlines()[0]}") from None
+        raise _truncated_error(path) or InputError(
+            f"Cannot open store {path}: {msg.splitlines()[0]}"
+        ) from None
     except duckdb.ConnectionException:
         # Same process, other mode: DuckDB shares one database instance per file.
         raise StoreLockedError(
@@ -71,7 +114,7 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
             "has it open in the other mode; close that handle first."
         ) from None
     except duckdb.Error as exc:
-        raise InputError(
+        raise _truncated_error(path) or InputError(
             f"{path} is not a DuckDB store file ({str(exc).splitlines()[0]})."
         ) from None
     # No progress bar: DuckDB would draw it on stdout, inside command output. Cursors
@@ -181,7 +224,7 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
             if not read_only:
                 _release_writer(p)
         if row is None:
-            raise InputError(
+            raise _truncated_error(p) or InputError(
                 f"{p} is a DuckDB file but not a lifelong store (no store_meta table)."
             )
         if row[0] != FORMAT_VERSION:
