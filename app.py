@@ -15,7 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui import data, serve
-from ui.common import provenance_note, show_table, store_path
+from ui.common import page_errors, provenance_note, show_table, store_path
 from ui.glossary import glossary_popover
 
 
@@ -169,4 +169,7 @@ navigation = st.navigation(
 )
 # Drawn here, before the page, so every page has it in its sidebar.
 glossary_popover()
-navigation.run()
+# A store whose file is damaged fails only when a lost page is read, which can be any
+# read of any page: what a page did not catch itself is one error box (ui.common).
+with page_errors():
+    navigation.run()

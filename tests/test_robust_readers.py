@@ -364,12 +364,13 @@ def test_data_page_upload_of_a_parquet_with_a_null_model(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ messages that say what is wrong
 @pytest.mark.parametrize("keep", [300_000, 100_000])
-def test_truncated_store_is_called_truncated(tmp_path, demo_store_path, capsys, keep):
+def test_truncated_store_is_called_cut_short(tmp_path, demo_store_path, capsys, keep):
     cut = tmp_path / "cut.duckdb"
     with open(demo_store_path, "rb") as src:
         cut.write_bytes(src.read(keep))
     err = fail(["info", "--store", cut], capsys)
-    assert f"Store {cut} is truncated: the file holds {keep:,} bytes" in err
+    assert f"Store {cut} cannot be read" in err
+    assert f"the file holds {keep:,} bytes, less than the" in err and "cut short" in err
 
 
 def test_output_that_cannot_be_written_names_its_path(tmp_path, capsys):

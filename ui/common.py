@@ -91,6 +91,22 @@ def input_errors(stop: bool = True, cleanup: Callable[[], Any] | None = None) ->
             st.stop()
 
 
+@contextmanager
+def page_errors() -> Iterator[None]:
+    """The backstop around every page (``app.py``): bad input, and a read of a damaged
+    store file, that a page did not catch itself are one error box, never a traceback."""
+    from lifelong_core.store.maintenance import store_error_sentence
+
+    try:
+        with input_errors():
+            yield
+    except Exception as exc:
+        sentence = store_error_sentence(exc, store_path())
+        if sentence is None:
+            raise
+        st.error(plain(sentence))
+
+
 def refresh_store() -> None:
     """Drop derived tables after this session wrote to the store (handles reopen by themselves)."""
     st.cache_data.clear()

@@ -71,10 +71,12 @@ def _warm() -> None:
 
 def streamlit_args(argv: list[str]) -> list[str]:
     """``argv`` with ``--server.address 127.0.0.1`` added unless an address is given."""
+    from lifelong_core.commands.app import DEFAULT_ADDRESS
+
     given = any(a == "--server.address" or a.startswith("--server.address=") for a in argv)
     if given or os.environ.get("STREAMLIT_SERVER_ADDRESS"):
         return list(argv)
-    return ["--server.address", "127.0.0.1", *argv]
+    return ["--server.address", DEFAULT_ADDRESS, *argv]
 
 
 def main(argv: list[str] | None = None) -> None:

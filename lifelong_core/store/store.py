@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import struct
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +20,7 @@ import numpy as np
 
 from lifelong_core.errors import InputError, StoreLockedError
 from lifelong_core.store._schema import BLOCK_SIZE, DDL, FORMAT_VERSION
+from lifelong_core.store.damage import truncated_size, unreadable
 from lifelong_core.store.reading import StoreReader
 from lifelong_core.store.summaries import StoreSummaries
 from lifelong_core.store.writing import StoreWriter, utc_now
@@ -51,46 +51,6 @@ def _lock_holder(message: str) -> str:
     return f" (process {m.group(1)})" if m else ""
 
 
-_HEADER = 4096  # DuckDB's file starts with three 4 KiB headers, then its blocks
-
-
-def truncated_size(path: Path) -> int | None:
-    """The size the file's DuckDB header describes, when the file is shorter than that.
-
-    A store cut short (a copy that stopped, a full disk) may still open, with its tables
-    gone; its header still says how many blocks it had. ``None`` when the file is whole or
-    its header is not one this reads (then DuckDB's own error stands).
-    """
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(3 * _HEADER)
-        size = path.stat().st_size
-    except OSError:
-        return None
-    if len(head) < 3 * _HEADER or head[8:12] != b"DUCK":
-        return None
-    best = None
-    for off in (_HEADER, 2 * _HEADER):  # two database headers; the newer one is current
-        iteration, _, _, block_count, block_size = struct.unpack_from("<5Q", head, off + 8)
-        if not (1 << 12 <= block_size <= 1 << 24) or block_size & (block_size - 1):
-            continue
-        if best is None or iteration > best[0]:
-            best = (iteration, 3 * _HEADER + block_count * block_size)
-    if best is None or size >= best[1]:
-        return None
-    return best[1]
-
-
-def _truncated_error(path: Path) -> InputError | None:
-    want = truncated_size(path)
-    if want is None:
-        return None
-    return InputError(
-        f"Store {path} is truncated: the file holds {path.stat().st_size:,} bytes but its DuckDB "
-        f"header describes {want:,}; restore it from a backup or rebuild it from its sources."
-    )
-
-
 def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
         con = duckdb.connect(str(path), read_only=read_only)
@@ -104,9 +64,7 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
             ) from None
         if "not a valid DuckDB" in msg:
             raise InputError(f"{path} is not a DuckDB store file.") from None
-        raise _truncated_error(path) or InputError(
-            f"Cannot open store {path}: {msg.splitlines()[0]}"
-        ) from None
+        raise unreadable(path, exc) from None
     except duckdb.ConnectionException:
         # Same process, other mode: DuckDB shares one database instance per file.
         raise StoreLockedError(
@@ -114,7 +72,9 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
             "has it open in the other mode; close that handle first."
         ) from None
     except duckdb.Error as exc:
-        raise _truncated_error(path) or InputError(
+        if truncated_size(path) is not None:
+            raise unreadable(path, exc) from None
+        raise InputError(
             f"{path} is not a DuckDB store file ({str(exc).splitlines()[0]})."
         ) from None
     # No progress bar: DuckDB would draw it on stdout, inside command output. Cursors
@@ -123,6 +83,17 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     with contextlib.suppress(duckdb.Error):
         con.execute("SET enable_progress_bar = false")
     return con
+
+
+def check_readable(path: str | os.PathLike) -> None:
+    """Refuse a store file that cannot be read, before anything shows it.
+
+    Opens ``path`` read-only and reads the tables every page reads first (datasets,
+    domains, models, samples, log): a damaged or cut-short file is one sentence here
+    instead of failing halfway through a page or a command.
+    """
+    with Store.open(path, read_only=True) as st:
+        st.probe()
 
 
 @contextmanager
@@ -217,21 +188,34 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
                 "SELECT value FROM information_schema.tables t, store_meta "
                 "WHERE t.table_name = 'store_meta' AND key = 'format_version'"
             ).fetchone()
-        except duckdb.Error:
+        except duckdb.CatalogException:
             row = None
+        except duckdb.Error as exc:
+            con.close()
+            if not read_only:
+                _release_writer(p)
+            raise unreadable(p, exc) from None
         if row is None or row[0] != FORMAT_VERSION:
             con.close()
             if not read_only:
                 _release_writer(p)
         if row is None:
-            raise _truncated_error(p) or InputError(
+            if truncated_size(p) is not None:
+                raise unreadable(p, InputError("no store_meta table"))
+            raise InputError(
                 f"{p} is a DuckDB file but not a lifelong store (no store_meta table)."
             )
         if row[0] != FORMAT_VERSION:
             raise InputError(
                 f"Store {p} has format version {row[0]}; this program reads version {FORMAT_VERSION} (rebuild it from its sources)."
             )
-        return cls(con, p, read_only)
+        try:
+            return cls(con, p, read_only)
+        except duckdb.Error as exc:  # the first reads of the tables' pages
+            con.close()
+            if not read_only:
+                _release_writer(p)
+            raise unreadable(p, exc) from None
 
     @classmethod
     def create(cls, path: str | os.PathLike) -> Store:
@@ -260,6 +244,15 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
         con.commit()
         con.execute("CHECKPOINT")
         return cls(con, p, False)
+
+    def probe(self) -> None:
+        """Read the tables every page and command reads first (datasets, domains, models,
+        samples, log); a damaged or cut-short file is one sentence (:class:`InputError`)."""
+        try:
+            for read in (self.datasets, self.domains, self.models, self.samples, self.log):
+                read()
+        except duckdb.Error as exc:
+            raise unreadable(self.path, exc) from None
 
     def close(self) -> None:
         if self._con is not None:
