@@ -108,6 +108,8 @@ def test_bootstrap_replicate_array_is_bounded_in_bytes():
     from lifelong_core.stats.counts import from_frame
 
     rows = [(f"m{i}", f"t{j}", "c", 1, 2) for i in range(40) for j in range(10)]
-    table = from_frame(pd.DataFrame(rows, columns=["model", "task", "category", "correct", "total"]))
+    table = from_frame(
+        pd.DataFrame(rows, columns=["model", "task", "category", "correct", "total"])
+    )
     with pytest.raises(InputError, match="use at most 375000 replicates"):
         bootstrap(table, n_boot=limits.MAX_BOOT)

@@ -78,7 +78,7 @@ def remove_stale_builds(store: Path) -> list[Path]:
     """
     store = Path(store)
     prefix = _building(store)
-    removed = []
+    removed: list[Path] = []
     try:
         candidates = sorted(store.parent.glob(prefix + "*"))
     except OSError:

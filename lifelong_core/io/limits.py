@@ -42,21 +42,24 @@ _CONTROL_NAMES = {
 }
 
 
-def control_character(text: str) -> str | None:
-    """How a message names the first control character in ``text``, or None if it has none."""
+def control_character(text: str) -> tuple[str, int] | None:
+    """How a message names the first control character in ``text``, and its position
+    (from 1); None if ``text`` has none."""
     m = CONTROL.search(text)
     if m is None:
         return None
     ch = m.group()
     code = f"U+{ord(ch):04X}"
     name = _CONTROL_NAMES.get(ch)
-    return f"{name} ({code})" if name else f"the control character {code}"
+    return (f"{name} ({code})" if name else f"the control character {code}"), m.start() + 1
 
 
-def printable_rule(where: str, found: str, position: int) -> str:
-    """The one sentence for text holding a control character (``where``: the file and line)."""
+def printable_rule(where: str, found: tuple[str, int]) -> str:
+    """The one sentence for text holding a control character (``where``: the file and
+    line; ``found``: what :func:`control_character` says)."""
+    what, position = found
     return (
-        f"{where} holds {found} at character {position}; ids, names and labels must be "
+        f"{where} holds {what} at character {position}; ids, names and labels must be "
         "printable text on one line."
     )
 
@@ -72,7 +75,7 @@ def check_name(text: str | None, what: str) -> None:
         )
     found = control_character(text) if text is not None else None
     if found:
-        raise InputError(printable_rule(f"The {what}", found, CONTROL.search(text).start() + 1))
+        raise InputError(printable_rule(f"The {what}", found))
 
 
 # ------------------------------------------------------------------ sizes of input files

@@ -94,14 +94,9 @@ def check_printable(values: np.ndarray, column: str, source: str) -> None:
     if bad.empty:
         return
     i = int(np.flatnonzero(pd.Series(values, dtype=object).isin(set(bad)).to_numpy())[0])
-    text = values[i]
-    raise InputError(
-        printable_rule(
-            f"{source} {_row(i)} column {column!r}",
-            control_character(text),
-            CONTROL.search(text).start() + 1,
-        )
-    )
+    found = control_character(str(values[i]))
+    if found is not None:
+        raise InputError(printable_rule(f"{source} {_row(i)} column {column!r}", found))
 
 
 def check_text_length(values: np.ndarray, column: str, source: str) -> None:

@@ -21,7 +21,7 @@ import pandas as pd
 from lifelong_core.errors import InputError
 from lifelong_core.io.arrays import check_npy_header
 from lifelong_core.io.edges import atomic_output, check_input_file, os_error
-from lifelong_core.io.limits import CONTROL, control_character, printable_rule
+from lifelong_core.io.limits import control_character, printable_rule
 from lifelong_core.io.tables import read_table
 from lifelong_core.io.text import check_archive, read_text
 
@@ -68,11 +68,7 @@ def read_ids(path, kind: str):
             continue
         found = control_character(s)
         if found:
-            raise InputError(
-                printable_rule(
-                    f"{what} file {p} line {lineno}", found, CONTROL.search(s).start() + 1
-                )
-            )
+            raise InputError(printable_rule(f"{what} file {p} line {lineno}", found))
         ids.append(s)
     if not ids:
         raise InputError(f"{what} file {p} lists no ids.")
