@@ -10,6 +10,8 @@ held-out models of one dataset.
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -235,7 +237,7 @@ def traces(draws: np.ndarray, name: str, model: str) -> go.Figure:
             go.Scatter(y=draws[c], mode="lines", name=f"chain {c + 1}", line=dict(width=1))
         )
     fig.update_layout(
-        title=f"Trace of {name}: {model}",
+        title=f"Trace of {name}: {html.escape(str(model), quote=False)}",
         xaxis_title="draw (after warm-up)",
         yaxis_title=name,
         height=320,

@@ -310,7 +310,7 @@ def show_model_detail(store_key, src, tgt, row, eps, crit, runs, seed, label_suf
         else ""
     )
     st.caption(
-        f"Model **{detail['model']}**: {detail['n_source']} source and {detail['n_target']} target datapoints; "
+        f"Model **{plain(detail['model'])}**: {detail['n_source']} source and {detail['n_target']} target datapoints; "
         f"on average {m['n_matched']:.1f} targets matched per run.{se_text} Matched and unmatched subsets below "
         f"are pooled over the {runs} runs. Accuracy on the unmatched shows — when every target found a match."
     )
