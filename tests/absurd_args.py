@@ -113,6 +113,19 @@ def bases(p: dict[str, str]) -> dict[str, list[str]]:
         "app": ["app", "--store", p["store"]],
         "adaptive": ["adaptive", "--matrix", p["matrix"], "--row", "0", "--out", p["out"]],
         "state": ["state", "--store", p["store"], "--refresh", "d"],
+        "backtest": [
+            "backtest",
+            "--store",
+            p["store"],
+            "--holdout",
+            "2",
+            "--repeats",
+            "1",
+            "--budgets",
+            "8",
+            "--out",
+            p["out"],
+        ],
     }
 
 

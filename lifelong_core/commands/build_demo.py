@@ -212,10 +212,14 @@ def _build(store: Path, source: Path, llm_source: Path | None, existed: bool) ->
     return summary
 
 
+_TERMINATED = []
+
+
 def _stop_on_sigterm(signum, frame):
     # SIGTERM's default ends the process at once, before the build's clean-up runs; as
     # Ctrl+C's exception it unwinds through build_store's finally (the command line then
     # says "interrupted" and exits 130).
+    _TERMINATED.append(signum)
     raise KeyboardInterrupt
 
 
@@ -227,6 +231,12 @@ def run(args) -> int:
         before = None
     try:
         summary = build_store(args.store, args.source, force=args.force, llm_source=args.llm_source)
+    except RuntimeError:
+        # Interrupted inside a DuckDB query, the signal's exception comes back as DuckDB's
+        # "Query interrupted"; the clean-up has run either way.
+        if _TERMINATED:
+            raise KeyboardInterrupt from None
+        raise
     finally:
         if before is not None:
             signal.signal(signal.SIGTERM, before)
