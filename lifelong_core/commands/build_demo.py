@@ -212,7 +212,7 @@ def _build(store: Path, source: Path, llm_source: Path | None, existed: bool) ->
     return summary
 
 
-_TERMINATED = []
+_TERMINATED: list[int] = []
 
 
 def _stop_on_sigterm(signum, frame):
