@@ -1,6 +1,6 @@
 """Readers refuse what they cannot represent, in one sentence, before memory grows.
 
-Cases from a fuzz of hostile and unusual inputs: lm-eval ``results_*.json`` fields of the
+Hostile and unusual inputs that once gave a traceback or passed silently: lm-eval ``results_*.json`` fields of the
 wrong shape (tracebacks in import, estimate and the Data page), Parquet ids that are null
 (an ``ArrowTypeError``), ids holding a newline, NUL or tab (stored as given: an export's
 ``models.txt`` then had more lines than the matrix has rows), labels near 1e20 in
@@ -275,7 +275,7 @@ def test_npz_and_zip_archives_past_the_unpacked_limit(tmp_path, small_store, cap
 
 @pytest.mark.slow
 def test_gigabyte_line_in_a_megabyte_gzip_at_the_default_limit(run, small_store, capsys):
-    # The fuzz's case as it was: refused at the 16 MiB line limit, not after 3 GB.
+    # A gigabyte line in a megabyte gzip at the default limit: refused at 16 MiB, not after 3 GB.
     import resource
 
     f = next(run.glob("samples_boolq_*.jsonl"))

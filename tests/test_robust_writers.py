@@ -211,7 +211,7 @@ SLOW_IMPORT = textwrap.dedent("""
 
 
 def test_build_during_an_import_is_refused_and_the_import_survives(tmp_path, small_store):
-    # The fuzz's case: build-demo --force started while an import was under way.
+    # build-demo --force started while an import is under way.
     m, n = 40, 2_000
     A = (np.random.default_rng(3).random((m, n)) < 0.5).astype(np.uint8)
     np.save(tmp_path / "big.npy", A)
