@@ -7,15 +7,13 @@ the file name is their label and URL), so a new page needs no change here.
 
 from __future__ import annotations
 
-import ast
-import re
 import threading
 from pathlib import Path
 
 import streamlit as st
 
 from ui import data, serve
-from ui.common import provenance_note, show_table, store_path
+from ui.common import page_errors, page_label, page_summary, provenance_note, show_table, store_path
 from ui.glossary import glossary_popover
 
 
@@ -32,21 +30,6 @@ def _warm_imports() -> threading.Thread:
 # The bundled demo's dataset: only its own notes mention digits and simulated release dates.
 DEMO_DATASET = "lifelong-digits"
 PAGE_FILES = sorted(Path(__file__).resolve().parent.glob("pages/*.py"))
-
-
-def page_label(page: Path) -> str:
-    return re.sub(r"^\d+[_ -]*", "", page.stem).replace("_", " ")
-
-
-def page_summary(page: Path) -> str:
-    """First paragraph of the page's docstring, without a leading "Label:"."""
-    doc = ast.get_docstring(ast.parse(page.read_text(encoding="utf-8"))) or ""
-    desc = " ".join(doc.split("\n\n")[0].split())
-    prefix = page_label(page) + ":"
-    if desc.lower().startswith(prefix.lower()):
-        desc = desc[len(prefix) :].strip()
-        desc = desc[:1].upper() + desc[1:]
-    return desc
 
 
 def _partial_models(models) -> list[tuple[str, str]]:
@@ -169,4 +152,7 @@ navigation = st.navigation(
 )
 # Drawn here, before the page, so every page has it in its sidebar.
 glossary_popover()
-navigation.run()
+# A store whose file is damaged fails only when a lost page is read, which can be any
+# read of any page: what a page did not catch itself is one error box (ui.common).
+with page_errors():
+    navigation.run()

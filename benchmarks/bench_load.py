@@ -1,22 +1,29 @@
-"""Load test: many visitors on the Budget explorer of one server, on 127.0.0.1 only.
+"""Load test: many visitors on one server, on 127.0.0.1 only.
 
-    .venv/bin/python -m benchmarks.bench_load [--sessions 20] [--views 3] [--store data/demo.duckdb]
+    .venv/bin/python -m benchmarks.bench_load [--sessions 20] [--views 3]
+        [--pages Home,Budget_explorer,Rankings] [--store data/demo.duckdb]
 
 Starts the app (``python -m ui.serve``) on a free loopback port against the store, then
 opens ``--sessions`` real Streamlit websocket sessions at once, the way a browser tab
 does (``/_stcore/stream``, the frontend's protobuf messages: ``rerun_script`` with the
-page name, then every ``ForwardMsg`` until ``script_finished``). Each session loads the
-Budget explorer ``--views`` times, one after another; the first view of the first
-sessions pays for the sweep, later ones read the server's caches, as real visitors do.
-No browser draws anything: the numbers are server time (script runs, store reads,
-serialising figures), not chart drawing.
+page name, then every ``ForwardMsg`` until ``script_finished``). Each session makes
+``--views`` page views one after another, going round ``--pages`` from its own starting
+page (session ``i`` starts at page ``i mod len(pages)``), so every page is loaded by
+several sessions at once; the first views pay for the sweeps, later ones read the
+server's caches, as real visitors do. No browser draws anything: the numbers are server
+time (script runs, store reads, serialising figures), not chart drawing.
 
-Reports page views per second over the whole run, latency percentiles per view, the
-server's peak resident memory (sampled every 0.1 s) and any view that ended in an
+Meanwhile a prober asks for ``GET /`` (the page a browser loads first) and
+``/_stcore/health`` every 0.25 s: both are answered by the server's event loop, so their
+latency shows whether page views starve it.
+
+Reports page views per second over the whole run, latency percentiles overall, per page
+and per view, the probes' latencies, the server's peak resident memory (sampled every
+0.1 s), the machine's load average before and after, and any view that ended in an
 exception element or a timeout. Bounded: the whole run stops after ``--deadline`` seconds
 (views still running count as timeouts), the server is stopped at the end, and it only
 ever listens on and is reached through 127.0.0.1. Writes the numbers to
-``benchmarks/results/bench_load.json``.
+``benchmarks/results/bench_load.json`` (``--out`` to choose another file).
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "bench_load.json"
 HOST = "127.0.0.1"  # never anything else: the test must not reach or open a network
-PAGE = "Budget_explorer"
+PAGES = ("Home", "Budget_explorer", "Rankings")
 
 
 def _free_port() -> int:
@@ -83,8 +90,9 @@ class _MemorySampler(threading.Thread):
             time.sleep(0.1)
 
 
-async def _view(ws, page: str) -> tuple[float, bool]:
-    """One page view on an open session: (seconds until script_finished, had an exception)."""
+async def _view(ws, page: str) -> tuple[float, str]:
+    """One page view on an open session: (seconds until script_finished, the first exception
+    element's type and message, or "")."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -93,13 +101,15 @@ async def _view(ws, page: str) -> tuple[float, bool]:
     msg.rerun_script.page_name = page
     t0 = time.perf_counter()
     await ws.send(msg.SerializeToString())
-    failed = False
+    failed = ""
     while True:
         fwd = ForwardMsg()
         fwd.ParseFromString(await ws.recv())
         kind = fwd.WhichOneof("type")
         if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-            failed |= fwd.delta.new_element.WhichOneof("type") == "exception"
+            element = fwd.delta.new_element
+            if element.WhichOneof("type") == "exception" and not failed:
+                failed = f"{element.exception.type}: {element.exception.message}"[:300]
         if kind == "page_not_found":
             raise RuntimeError(f"the server has no page {page!r}")
         if kind == "script_finished":
@@ -108,7 +118,9 @@ async def _view(ws, page: str) -> tuple[float, bool]:
             return time.perf_counter() - t0, failed
 
 
-async def _session(port: int, views: int, page: str, out: list, deadline: float) -> None:
+async def _session(
+    port: int, views: int, pages: list[str], start: int, out: list, deadline: float
+) -> None:
     import websockets
 
     try:
@@ -120,22 +132,59 @@ async def _session(port: int, views: int, page: str, out: list, deadline: float)
             ping_interval=None,
         ) as ws:
             for k in range(views):
+                page = pages[(start + k) % len(pages)]
+                rec = {"view": k, "page": page}
                 left = deadline - time.perf_counter()
                 if left <= 0:
-                    out.append({"view": k, "seconds": None, "exception": False, "timeout": True})
+                    out.append({**rec, "seconds": None, "exception": "", "timeout": True})
                     continue
                 try:
-                    seconds, failed = await asyncio.wait_for(_view(ws, page), left)
-                    out.append(
-                        {"view": k, "seconds": seconds, "exception": failed, "timeout": False}
-                    )
+                    name = "" if page == "Home" else page
+                    seconds, failed = await asyncio.wait_for(_view(ws, name), left)
+                    out.append({**rec, "seconds": seconds, "exception": failed, "timeout": False})
                 except asyncio.TimeoutError:
-                    out.append({"view": k, "seconds": None, "exception": False, "timeout": True})
+                    out.append({**rec, "seconds": None, "exception": "", "timeout": True})
     except (OSError, websockets.exceptions.WebSocketException) as exc:
-        out.append({"seconds": None, "exception": False, "timeout": False, "error": repr(exc)})
+        out.append({"seconds": None, "exception": "", "timeout": False, "error": repr(exc)})
 
 
-def run(store: Path, sessions: int, views: int, deadline_s: float) -> dict:
+class _Prober(threading.Thread):
+    """``GET /`` and ``/_stcore/health`` every 0.25 s until stopped: (path, seconds) each."""
+
+    def __init__(self, port: int):
+        super().__init__(daemon=True)
+        self.port = port
+        self.times: dict[str, list[float]] = {"/": [], "/_stcore/health": []}
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            for path, got in self.times.items():
+                t0 = time.perf_counter()
+                try:
+                    with urllib.request.urlopen(
+                        f"http://{HOST}:{self.port}{path}", timeout=120
+                    ) as r:
+                        r.read()
+                    got.append(time.perf_counter() - t0)
+                except OSError:
+                    got.append(float("inf"))
+            self.stop.wait(0.25)
+
+
+def _pcts(values, qs=(50, 90)) -> dict:
+    arr = np.asarray([v for v in values if v is not None], dtype=float)
+    if not len(arr):
+        return {}
+    out = {f"p{q}": round(float(np.percentile(arr, q)), 2) for q in qs}
+    out["max"] = round(float(arr.max()), 2)
+    out["n"] = len(arr)
+    return out
+
+
+def run(
+    store: Path, sessions: int, views: int, deadline_s: float, pages: tuple[str, ...] = PAGES
+) -> dict:
     port = _free_port()
     env = dict(os.environ, LBE_STORE=str(store))
     cmd = [
@@ -159,19 +208,28 @@ def run(store: Path, sessions: int, views: int, deadline_s: float) -> dict:
         sampler = _MemorySampler(proc.pid)
         idle = sampler.proc.memory_info().rss
         sampler.start()
+        prober = _Prober(port)
         out: list = []
+        load_before = os.getloadavg()
 
         async def all_sessions():
             deadline = time.perf_counter() + deadline_s
             await asyncio.gather(
-                *(_session(port, views, PAGE, out, deadline) for _ in range(sessions))
+                *(
+                    _session(port, views, list(pages), i % len(pages), out, deadline)
+                    for i in range(sessions)
+                )
             )
 
+        prober.start()
         t0 = time.perf_counter()
         asyncio.run(all_sessions())
         wall = time.perf_counter() - t0
+        prober.stop.set()
+        prober.join(130)
         sampler.stop.set()
         sampler.join(5)
+        load_after = os.getloadavg()
     finally:
         proc.terminate()
         try:
@@ -183,13 +241,14 @@ def run(store: Path, sessions: int, views: int, deadline_s: float) -> dict:
     return {
         "sessions": sessions,
         "views_per_session": views,
-        "page": PAGE,
+        "pages": list(pages),
         "store": str(store),
         "server_start_s": round(startup, 2),
         "wall_s": round(wall, 2),
         "views_done": len(done),
         "views_timed_out": sum(v["timeout"] for v in out),
-        "views_with_exception": sum(v["exception"] for v in out),
+        "views_with_exception": sum(bool(v["exception"]) for v in out),
+        "exceptions": sorted({v["exception"] for v in out if v["exception"]}),
         "session_errors": [v["error"] for v in out if "error" in v],
         "pages_per_s": round(len(done) / wall, 3) if wall else None,
         "latency_s": {f"p{q}": round(float(np.percentile(done, q)), 2) for q in (50, 90, 99)}
@@ -214,6 +273,12 @@ def run(store: Path, sessions: int, views: int, deadline_s: float) -> dict:
             )
             for k in range(views)
         },
+        "latency_by_page_s": {
+            p: _pcts(v["seconds"] for v in out if v.get("page") == p) for p in pages
+        },
+        "probe_s": {path: _pcts(got) for path, got in prober.times.items()},
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in load_after],
         "server_rss_idle_mb": round(idle / 2**20),
         "server_rss_peak_mb": round(sampler.peak / 2**20),
         "machine": {
@@ -230,15 +295,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sessions", type=int, default=20)
     ap.add_argument("--views", type=int, default=3)
     ap.add_argument(
+        "--pages",
+        default=",".join(PAGES),
+        help="comma-separated page names (Home, or a page's URL name such as Budget_explorer)",
+    )
+    ap.add_argument(
         "--deadline", type=float, default=900.0, help="stop the whole run after this many seconds"
     )
+    ap.add_argument("--out", default=str(RESULTS), help="JSON file for the numbers")
     args = ap.parse_args(argv)
     if not Path(args.store).exists():
         print(f"no store at {args.store}; run `make store` first", file=sys.stderr)
         return 2
-    res = run(Path(args.store), args.sessions, args.views, args.deadline)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(res, indent=2) + "\n")
+    pages = tuple(p.strip() for p in args.pages.split(",") if p.strip())
+    res = run(Path(args.store), args.sessions, args.views, args.deadline, pages)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(res, indent=2) + "\n")
     lat = res["latency_s"]
     print(
         f"| sessions | views | pages/s | p50 s | p90 s | p99 s | max s | server RSS idle -> peak | timeouts | exceptions |\n"
@@ -248,6 +321,14 @@ def main(argv: list[str] | None = None) -> int:
         f"{res['views_timed_out']} | {res['views_with_exception']} |"
     )
     print("median latency by view (first = cold, together):", res["latency_by_view_p50_s"])
+    print("| page | views | p50 s | p90 s | max s |\n|---|---|---|---|---|")
+    for page, q in res["latency_by_page_s"].items():
+        print(f"| {page} | {q.get('n')} | {q.get('p50')} | {q.get('p90')} | {q.get('max')} |")
+    for path, q in res["probe_s"].items():
+        print(
+            f"GET {path}: p50 {q.get('p50')} s, p90 {q.get('p90')} s, max {q.get('max')} s ({q.get('n')} probes)"
+        )
+    print(f"load average before {res['load_average_before']}, after {res['load_average_after']}")
     if res["session_errors"]:
         print("session errors:", res["session_errors"][:3])
     return 0

@@ -75,7 +75,7 @@ def build_parser(prog: str = "python -m lifelong_core") -> argparse.ArgumentPars
 
 
 # Core parameter names whose command-line dest differs.
-PARAM_DESTS = {"model_name": "model", "task_names": "task"}
+PARAM_DESTS = {"model_name": "model", "task_names": "task", "n_boot": "boot"}
 
 
 def flag_for(parser: argparse.ArgumentParser, param: str | None) -> str | None:
@@ -109,8 +109,10 @@ def main(argv: list[str] | None = None, prog: str = "python -m lifelong_core") -
         # error that slipped past them still gets one sentence with its real cause.
         from lifelong_core.io.edges import cause
 
-        where = f" {exc.filename}" if exc.filename else ""
-        print(f"error: cannot access{where}: {cause(exc)}.", file=sys.stderr)
+        if exc.filename:
+            print(f"error: cannot access {exc.filename}: {cause(exc)}.", file=sys.stderr)
+        else:
+            print(f"error: a file could not be read or written: {cause(exc)}.", file=sys.stderr)
         return 2
     except Exception as exc:
         from lifelong_core.store.maintenance import store_error_sentence

@@ -18,6 +18,7 @@ same setting.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from contextlib import contextmanager
 
@@ -32,34 +33,142 @@ MAX_APP_MATCH_RUNS = 100
 # Matched accuracy of every model in one page view: models x runs x (source + target
 # datapoints). The demo's default view is 440 x 10 x 2,000 = 8.8M (about 12 s here).
 MAX_APP_MATCH_WORK = 20_000_000
+# Recursive Sorting by Sum: levels (the papers use 2; a level past the last tied group
+# changes nothing but still costs a DP-search over every Sort row).
+MAX_SORT_DEPTH = 64
+# Repeated sweeps (bands over Sort splits): each repeat is a whole sweep.
+MAX_REPEATS = 1_000
+# Worker threads of one command (far above any machine's cores; each thread is memory).
+MAX_THREADS = 1_024
+# Rows per task of the sweep kernels (a task holds its rows in memory).
+MAX_CHUNK_ROWS = 1 << 20
+# Bootstrap replicates per model and task (the paper uses 2,000; the replicate array has
+# its own bound in bytes, stats.bootstrap).
+MAX_BOOT = 1_000_000
+# The hierarchical model's Gibbs sampler: chains, kept draws and warm-up per chain, and the
+# kept draws of every model's task accuracies (chains x draws x models x tasks doubles,
+# 800 MB at the bound); the defaults (4 x 1,000 on 440 models x 14 tasks) keep 24.6M.
+MAX_CHAINS = 64
+MAX_DRAWS = 1_000_000
+MAX_WARMUP = 1_000_000
+MAX_MCMC_CELLS = 100_000_000
+# ... and its updates: chains x (warm-up + draws) x models x tasks Beta draws, about 2M a
+# second here (the defaults on the demo, 37M, take 20 s; the bound is some eight minutes).
+MAX_MCMC_UPDATES = 1_000_000_000
+
+# Kept mirt parameters: Sort models and columns one refresh fits on (default 500 models;
+# the fit's time grows with both).
+MAX_STATE_FIT_MODELS = 10_000
+MAX_STATE_FIT_COLUMNS = 1 << 22
+
+BOUND_NOTE = "a bound on the work of one request"
 
 
-def check_seed(seed, flag: str = "--seed") -> int:
-    """``seed`` as an int in [0, MAX_SEED], or one sentence."""
+def check_seed(seed, param: str | None = "seed", what: str = "the seed") -> int:
+    """``seed`` as an int in [0, :data:`MAX_SEED`], or one sentence naming ``what``.
+
+    The one seed rule: every command and page that draws random numbers passes its seed
+    through here before any work, so ``-1`` or a 30-digit seed is refused the same way
+    everywhere (NumPy would raise a traceback for the first and take the second).
+    """
+    if isinstance(seed, bool):
+        raise InputError(f"{what} must be a whole number, got {seed!r}.", param=param)
     try:
         value = int(seed)
     except (TypeError, ValueError, OverflowError):
-        raise InputError(f"{flag} must be a whole number, got {seed!r}.") from None
+        raise InputError(f"{what} must be a whole number, got {seed!r}.", param=param) from None
     if value != seed or not 0 <= value <= MAX_SEED:
-        raise InputError(f"{flag} must be a whole number from 0 to {MAX_SEED:,}, got {seed!r}.")
+        raise InputError(
+            f"{what} must be a whole number from 0 to {MAX_SEED:,}, got {_show(seed)}.",
+            param=param,
+        )
     return value
 
 
-def check_count(value, flag: str, lo: int, hi: int) -> int:
-    """``value`` as an int in [lo, hi], or one sentence naming the flag and the range."""
+def check_count(value, what: str, lo: int, hi: int, param: str | None = None) -> int:
+    """``value`` as an int in [lo, hi], or one sentence naming ``what`` and the range.
+
+    The one rule for work-size arguments (depth, repeats, chains, draws, runs, threads):
+    checked before any work, the bound in the message.
+    """
+    if isinstance(value, bool):
+        raise InputError(f"{what} must be a whole number, got {value!r}.", param=param)
     try:
         n = int(value)
     except (TypeError, ValueError, OverflowError):
-        raise InputError(f"{flag} must be a whole number, got {value!r}.") from None
+        raise InputError(f"{what} must be a whole number, got {value!r}.", param=param) from None
     if n != value:
-        raise InputError(f"{flag} must be a whole number, got {value!r}.")
+        raise InputError(f"{what} must be a whole number, got {value!r}.", param=param)
     if n < lo:
-        raise InputError(f"{flag} must be at least {lo:,}, got {value!r}.")
+        raise InputError(f"{what} must be at least {lo:,}, got {_show(value)}.", param=param)
     if n > hi:
         raise InputError(
-            f"{flag} must be at most {hi:,} (a bound on the work of one request), got {value!r}."
+            f"{what} must be at most {hi:,} ({BOUND_NOTE}), got {_show(value)}.", param=param
         )
     return n
+
+
+def check_real(
+    value,
+    what: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    *,
+    param: str | None = None,
+    open_lo: bool = False,
+    open_hi: bool = False,
+) -> float:
+    """``value`` as a finite float within the given bounds, or one sentence naming ``what``.
+
+    NaN passes every ``<`` test and infinity every ``>=`` test, so a parameter compared
+    with its range alone would take them (``--se-mult nan`` marked no cell indeterminate);
+    every real-valued parameter is checked here instead.
+    """
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{what} must be a number, got {value!r}.", param=param) from None
+    if isinstance(value, bool) or not math.isfinite(x):
+        raise InputError(f"{what} must be a finite number, got {value!r}.", param=param)
+    below = lo is not None and (x <= lo if open_lo else x < lo)
+    above = hi is not None and (x >= hi if open_hi else x > hi)
+    if below or above:
+        if lo is None:
+            rng = f"{'below' if open_hi else 'at most'} {hi:g}"
+        elif hi is None:
+            rng = f"{'above' if open_lo else 'at least'} {lo:g}"
+        else:
+            strictly = "strictly " if open_lo and open_hi else ""
+            rng = f"{strictly}between {lo:g} and {hi:g}"
+            if open_lo != open_hi:
+                rng += f" ({'above' if open_lo else 'at least'} {lo:g}, {'below' if open_hi else 'at most'} {hi:g})"
+        raise InputError(f"{what} must be {rng}, got {x:g}.", param=param)
+    return x
+
+
+def check_work(amount: int, limit: int, what: str, advice: str, param: str | None = None) -> None:
+    """Refuse a request whose size (values kept, updates run) is above ``limit``.
+
+    For bounds on a product of arguments, checked before anything is allocated; ``what``
+    names the product and its factors, ``advice`` says what to lower.
+    """
+    if amount > limit:
+        raise InputError(
+            f"{what} is {amount:,}, above the limit of {limit:,} ({BOUND_NOTE}); {advice}.",
+            param=param,
+        )
+
+
+def _show(value) -> str:
+    """A number for a message: digits grouped, and a 30-digit value shortened."""
+    try:
+        n = int(value)
+    except (TypeError, ValueError, OverflowError):
+        return repr(value)
+    if n != value:
+        return repr(value)
+    text = f"{n:,}"
+    return text if len(text) <= 27 else f"{n:.3e}"
 
 
 def check_match_work(models: int, runs: int, n_source: int, n_target: int) -> None:

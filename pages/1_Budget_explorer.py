@@ -115,7 +115,7 @@ with tabs[0]:
         with left:
             if predicts:
                 show_chart(
-                    charts.budget_lines(
+                    lambda: charts.budget_lines(
                         table,
                         "mae",
                         n_total=n,
@@ -124,6 +124,7 @@ with tabs[0]:
                         title="Sample-level error (MAE) vs budget",
                     ),
                     "mae_vs_budget",
+                    key=(key, cfg),  # built once per server for these settings
                 )
                 if mae_fit.ok:
                     p = mae_fit.params
@@ -155,7 +156,7 @@ with tabs[0]:
                 )
                 series, eagg_fits = "method", {names[search]: eagg_fit}
             show_chart(
-                charts.budget_lines(
+                lambda: charts.budget_lines(
                     eagg_table,
                     "eagg",
                     series=series,
@@ -166,6 +167,7 @@ with tabs[0]:
                     + (" (against a random sample)" if t_rand is not None else ""),
                 ),
                 "eagg_vs_budget",
+                key=(key, cfg),  # built once per server for these settings
             )
             if eagg_fit.ok:
                 p = eagg_fit.params
@@ -176,7 +178,7 @@ with tabs[0]:
                 st.caption(f"No power-law fit: {eagg_fit.message}.")
         if predicts:
             show_chart(
-                charts.budget_lines(
+                lambda: charts.budget_lines(
                     table,
                     "kappa",
                     n_total=n,
@@ -184,6 +186,7 @@ with tabs[0]:
                     title="Normalized agreement κ vs budget (Prabhu et al., 2024, *Lifelong Benchmarks*, Eq. 4)",
                 ),
                 "kappa_vs_budget",
+                key=(key, cfg),  # built once per server for these settings
             )
         show_table(table, "sweep_table")
         if t_rand is not None:

@@ -49,8 +49,10 @@ sync_query(cols=cols)
 # The title counts the models actually plotted and scored: a model-based estimator is scored
 # on a seeded subset (run_config says so), and every figure below uses that same subset.
 n_plotted = per_model["model_row"].nunique()
+# The figures are built once per server for these settings, not once per visitor.
+view = (data.store_key(), cfg)
 show_chart(
-    charts.estimated_vs_true_grid(
+    lambda: charts.estimated_vs_true_grid(
         per_model,
         table,
         cols=cols,
@@ -62,6 +64,7 @@ show_chart(
         baseline_label=data.method_label(BASELINE_METHOD),
     ),
     "estimated_vs_true",
+    key=(view, cols),
 )
 scores = ["budget", "pearson", "spearman", "mae", "eagg"]
 if t_rand is None:
@@ -111,7 +114,7 @@ with left:
             value_name="value",
         )
     show_chart(
-        charts.budget_lines(
+        lambda: charts.budget_lines(
             long,
             "value",
             series="measure",
@@ -120,6 +123,7 @@ with left:
             title="Rank agreement vs budget",
         ),
         "rank_agreement",
+        key=view,
     )
 with right:
     b_opts = list(cfg.budgets)
@@ -133,13 +137,14 @@ with right:
     sync_query(rank_budget=b)
     r = ranks(per_model, b)
     show_chart(
-        charts.rank_scatter(
+        lambda: charts.rank_scatter(
             r["true_rank"].to_numpy(),
             r["est_rank"].to_numpy(),
             r["name"].tolist(),
             title=f"Rank by estimate vs true rank at n′ = {b}",
         ),
         "rank_scatter",
+        key=(view, b),
     )
 show_table(agree, "rank_agreement")
 with st.expander(f"Ranks at n′ = {b}"):

@@ -86,7 +86,7 @@ with tabs[0]:
             # Model-based methods fit on the whole cache once per store version; say why the
             # page waits and for how long it has (the spinner's clock).
             with st.spinner(
-                f"Fitting {search} on the {m} models × {n:,} samples of {dataset} (once per store "
+                f"Fitting {search} on the {m} models × {n:,} samples of {plain(dataset)} (once per store "
                 "version; on large stores a model-based method takes up to a minute)…",
                 show_time=True,
             ):

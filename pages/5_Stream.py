@@ -182,7 +182,7 @@ bar.empty()
 front = pareto_front(configs, "evaluations", metric)
 configs = configs.assign(setting=configs["sampling"] + ", " + configs["rule"])
 show_chart(
-    charts.pareto(
+    lambda: charts.pareto(
         configs,
         x="evaluations",
         y=metric,
@@ -194,6 +194,7 @@ show_chart(
         title=f"{len(configs)} configurations (pool sizes {', '.join(map(str, pools))})",
     ),
     "stream_pareto",
+    key=(key, dataset, pools, budgets, seed, metric),  # built once per server for these settings
 )
 st.caption(
     "Each point is one configuration: how many models are evaluated in full first, the budget n′ for every "

@@ -10,11 +10,14 @@ held-out models of one dataset.
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from lifelong_core.limits import MAX_SEED
 from lifelong_core.methods.draws import COMMON, PER_MODEL
 from lifelong_core.stats import (
     DIFFERENCE_LEVEL,
@@ -234,7 +237,7 @@ def traces(draws: np.ndarray, name: str, model: str) -> go.Figure:
             go.Scatter(y=draws[c], mode="lines", name=f"chain {c + 1}", line=dict(width=1))
         )
     fig.update_layout(
-        title=f"Trace of {name}: {model}",
+        title=f"Trace of {name}: {html.escape(str(model), quote=False)}",
         xaxis_title="draw (after warm-up)",
         yaxis_title=name,
         height=320,
@@ -474,7 +477,11 @@ if source in ("store", "estimated"):
             help=method_help(),
         )
         ss_seed = c4.number_input(
-            "Seed", min_value=0, value=max(0, query_default("ss_seed", 0, int)), key="ss_seed"
+            "Seed",
+            min_value=0,
+            max_value=MAX_SEED,
+            value=min(max(0, query_default("ss_seed", 0, int)), MAX_SEED),
+            key="ss_seed",
         )
         ss_draws = (
             COMMON
@@ -584,7 +591,13 @@ n_boot = c2.selectbox(
     key="n_boot",
 )
 seed = int(
-    c3.number_input("Seed", min_value=0, value=max(0, query_default("seed", 0, int)), key="seed")
+    c3.number_input(
+        "Seed",
+        min_value=0,
+        max_value=MAX_SEED,
+        value=min(max(0, query_default("seed", 0, int)), MAX_SEED),
+        key="seed",
+    )
 )
 normalized = c4.toggle(
     "Normalised (§2.4)",

@@ -310,15 +310,23 @@ def show_model_detail(store_key, src, tgt, row, eps, crit, runs, seed, label_suf
         else ""
     )
     st.caption(
-        f"Model **{detail['model']}**: {detail['n_source']} source and {detail['n_target']} target datapoints; "
+        f"Model **{plain(detail['model'])}**: {detail['n_source']} source and {detail['n_target']} target datapoints; "
         f"on average {m['n_matched']:.1f} targets matched per run.{se_text} Matched and unmatched subsets below "
         f"are pooled over the {runs} runs. Accuracy on the unmatched shows — when every target found a match."
     )
+    # Built once per server for these settings, not once per visitor.
+    same = (store_key, src, tgt, row, eps, crit, runs, seed)
     left, right = st.columns(2)
     with left:
-        show_chart(fig_reliability(detail["reliability"]), f"matched-reliability{label_suffix}")
+        show_chart(
+            lambda: fig_reliability(detail["reliability"]),
+            f"matched-reliability{label_suffix}",
+            key=same,
+        )
     with right:
-        show_chart(fig_density(detail["density"]), f"matched-density{label_suffix}")
+        show_chart(
+            lambda: fig_density(detail["density"]), f"matched-density{label_suffix}", key=same
+        )
     with st.expander("Per-run results"):
         show_table(detail["per_run"], f"matched-per-run{label_suffix}")
     with st.expander("Reliability and density tables"):
@@ -558,11 +566,13 @@ m2.metric("Mean accuracy gap", _fmt(float(table["acc_diff"].mean())))
 m3.metric("Mean matched gap", _fmt(float(table["matched_acc_diff"].mean())))
 m4.metric("Mean fraction unmatched", _fmt(float(table["fraction_unmatched"].mean())))
 
+# Every figure below is built once per server for these settings, not once per visitor.
+view = (key, src, tgt, model, eps, crit, runs, seed)
 left, right = st.columns(2)
 with left:
-    show_chart(fig_accuracy(table), "matched-accuracy-by-model")
+    show_chart(lambda: fig_accuracy(table), "matched-accuracy-by-model", key=view)
 with right:
-    show_chart(fig_gaps(table), "matched-gaps-by-model")
+    show_chart(lambda: fig_gaps(table), "matched-gaps-by-model", key=view)
 if len(table) > 30:
     top_n = int(
         st.number_input(
@@ -574,8 +584,10 @@ if len(table) > 30:
         )
     )
     sync_query(topn=top_n)
-    show_chart(fig_gaps_top(table, top_n), "matched-gaps-top")
-show_chart(fig_confidence(accuracy_vs_confidence(table)), "accuracy-vs-confidence")
+    show_chart(lambda: fig_gaps_top(table, top_n), "matched-gaps-top", key=(view, top_n))
+show_chart(
+    lambda: fig_confidence(accuracy_vs_confidence(table)), "accuracy-vs-confidence", key=view
+)
 st.subheader("All models")
 show_table(table, "matched-accuracy-all-models")
 

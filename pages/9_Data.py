@@ -20,6 +20,7 @@ from lifelong_core.workflows import imports
 from ui import stores
 from ui.common import (
     STORE_CHOICE,
+    app_writes_enabled,
     get_store,
     input_errors,
     md_text,
@@ -53,43 +54,54 @@ st.markdown(
 if not current.exists():
     st.warning("That file does not exist yet: open another store or create one below.")
 
-open_tab, create_tab = st.columns(2)
-with open_tab:
-    st.subheader("Open a store")
-    options = [str(p) for p in stores.known_stores()]
-    pick = (
-        st.selectbox(
-            "Store files found",
-            options,
-            index=options.index(str(current.resolve())) if str(current.resolve()) in options else 0,
-            key="open_pick",
+writes_ok, writes_off_why = app_writes_enabled()
+if not writes_ok:
+    # Opening or creating a store by name would let whoever reaches the server look at
+    # (and make) files on it; with writes off, the served store is all this page offers.
+    st.info(f"{writes_off_why} Opening and creating stores is off as well.")
+else:
+    folder = stores.stores_dir()
+    st.caption(
+        f"Stores are opened and created in the stores folder, {md_text(folder)} "
+        "(the served store's folder unless the server was started with `lbe app --stores-dir`)."
+    )
+    open_tab, create_tab = st.columns(2)
+    with open_tab:
+        st.subheader("Open a store")
+        options = [p.name for p in stores.known_stores()]
+        pick = (
+            st.selectbox(
+                "Store files in the stores folder",
+                options,
+                index=options.index(current.name) if current.name in options else 0,
+                key="open_pick",
+            )
+            if options
+            else None
         )
-        if options
-        else None
-    )
-    typed = st.text_input(
-        "…or the path of another store file", key="open_path", placeholder="/path/to/store.duckdb"
-    )
-    if st.button("Open", key="open_btn"):
-        with input_errors(stop=False):
-            opened = stores.open_store(typed or pick or "")
-            st.success(f"Opened {opened}.")
+        typed = st.text_input(
+            "…or the name of another store file there", key="open_path", placeholder="other.duckdb"
+        )
+        if st.button("Open", key="open_btn"):
+            with input_errors(stop=False):
+                opened = stores.open_store(typed or pick or "")
+                st.success(f"Opened {opened.name}.")
+                st.rerun()
+        if chosen and st.button("Back to the default store", key="default_btn"):
+            stores.use_default_store()
             st.rerun()
-    if chosen and st.button("Back to the default store", key="default_btn"):
-        stores.use_default_store()
-        st.rerun()
-with create_tab:
-    st.subheader("Create a store")
-    new_path = st.text_input(
-        "Path of the new store file",
-        key="create_path",
-        placeholder="/path/to/new.duckdb",
-        help="A new, empty .duckdb file; the folder must exist.",
-    )
-    if st.button("Create and open", key="create_btn"):
-        with input_errors(stop=False):
-            created = stores.create_store(new_path)
-            st.success(f"Created and opened {created}; import your results below.")
+    with create_tab:
+        st.subheader("Create a store")
+        new_path = st.text_input(
+            "Name of the new store file",
+            key="create_path",
+            placeholder="new.duckdb",
+            help="A new, empty .duckdb file in the stores folder.",
+        )
+        if st.button("Create and open", key="create_btn"):
+            with input_errors(stop=False):
+                created = stores.create_store(new_path)
+                st.success(f"Created and opened {created.name}; import your results below.")
 
 # ------------------------------------------------------------------ import
 st.header("Import")
@@ -246,12 +258,14 @@ if st.button(
     f"Import into {current.name}", type="primary", key="import_btn", disabled=not current.exists()
 ):
     bar = st.progress(0.0, text="Reading and validating the upload…")
-    with input_errors(stop=False, cleanup=bar.empty) as imported:
-        with tempfile.TemporaryDirectory(prefix="lbe-upload-") as tmp:
-            sources = prepare(Path(tmp))
-            summaries = stores.import_sources(
-                sources, lambda f, text: bar.progress(min(float(f), 1.0), text=text)
-            )
+    with (
+        input_errors(stop=False, cleanup=bar.empty) as imported,
+        tempfile.TemporaryDirectory(prefix="lbe-upload-") as tmp,
+    ):
+        sources = prepare(Path(tmp))
+        summaries = stores.import_sources(
+            sources, lambda f, text: bar.progress(min(float(f), 1.0), text=text)
+        )
     if imported.ok:
         bar.empty()
         for s in summaries:

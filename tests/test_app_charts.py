@@ -133,14 +133,20 @@ def test_launcher_runs_streamlit_on_app_py_with_the_given_options(monkeypatch):
     seen = {}
     monkeypatch.setattr(cli, "main", lambda: seen.setdefault("argv", list(sys.argv)))
     monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr("gc.freeze", lambda: None)  # the test process is not a server
     serve.main(["--server.port", "8600"])
-    # Loopback unless an address is given: the server is not exposed by default.
+    # Loopback unless an address is given: the server is not exposed by default; and the
+    # serving options (no garbage collection after every run, no source watching).
     assert seen["argv"] == [
         "streamlit",
         "run",
         str(serve.APP),
         "--server.address",
         "127.0.0.1",
+        "--runner.postScriptGC",
+        "false",
+        "--server.fileWatcherType",
+        "none",
         "--server.port",
         "8600",
     ]

@@ -134,7 +134,7 @@ def test_download_upload_estimate_insert(store):
     at.text_input(key="lm_name").set_value("held-out").run()
     at.button(key="lm_insert").click().run()
     ok(at)
-    assert any("Inserted 'held-out' as estimated" in s.value for s in at.success)
+    assert any("Inserted 'held-out' as estimated" in s.value.replace("\\", "") for s in at.success)
     with Store.open(path) as st:
         m = st.models().set_index("model_id").loc["held-out"]
         assert bool(m["estimated"]) and json.loads(m["metadata"])["evaluated"] == 32

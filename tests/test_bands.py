@@ -123,7 +123,8 @@ def test_repeats_rows_are_the_single_runs_of_each_seed(mat):
 @pytest.mark.parametrize(
     "extra,msg",
     [
-        (["--repeats", "0"], "--repeats 0 must be at least 1"),
+        (["--repeats", "0"], "--repeats: the number of repeats must be at least 1"),
+        (["--repeats", "100000000"], "at most 1,000"),
     ],
 )
 def test_repeats_bad_input(mat, capsys, extra, msg):

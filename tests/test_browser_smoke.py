@@ -230,27 +230,32 @@ def test_page_renders_on_a_user_store(user_server, browser, name, path):
         assert demo not in text, f"{name} shows demo text {demo!r} on a user's store"
 
 
-def test_import_on_the_data_page_shows_on_the_budget_explorer(user_server, browser, tmp_path):
+def test_import_on_the_data_page_shows_on_the_budget_explorer(
+    user_server, user_store_path, browser, tmp_path
+):
     """Create a store, import a long table through the page, then open the Budget explorer
-    from the sidebar in the same session: the new dataset is there, no server restart."""
+    from the sidebar in the same session: the new dataset is there, no server restart.
+    The new store goes in the stores folder (the served store's folder)."""
+    import uuid
+
     from user_store import own_eval_csv
 
     csv = own_eval_csv(tmp_path / "my_eval.csv")
-    new = tmp_path / "browser.duckdb"
+    new = user_store_path.parent / f"browser-{uuid.uuid4().hex[:8]}.duckdb"
     context = browser.new_context(viewport={"width": 1400, "height": 2400})
     page = context.new_page()
     try:
         page.goto(f"{user_server}/Data", wait_until="domcontentloaded", timeout=60_000)
         settle(page)
-        page.get_by_role("textbox", name="Path of the new store file").fill(str(new))
-        page.get_by_role("textbox", name="Path of the new store file").press("Enter")
+        page.get_by_role("textbox", name="Name of the new store file").fill(new.name)
+        page.get_by_role("textbox", name="Name of the new store file").press("Enter")
         settle(page)
         page.get_by_role("button", name="Create and open").click()
         settle(page)
         assert new.exists()
         page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(csv))
         settle(page)
-        page.get_by_role("button", name="Import into browser.duckdb").click()
+        page.get_by_role("button", name=f"Import into {new.name}").click()
         settle(page)
         main = page.locator('[data-testid="stMain"]').inner_text()
         assert "imported 1260 predictions" in main, main[:2000]
@@ -376,5 +381,64 @@ def test_lm_eval_round_trip_on_the_page(llm_server, browser, tmp_path):
         page.screenshot(path=str(ARTIFACTS / "llm-lm-eval-tab.png"), full_page=True)
         page.get_by_role("button", name="Insert into the store").click()
         page.get_by_text("Inserted 'new-llm' as estimated").first.wait_for(timeout=120_000)
+    finally:
+        context.close()
+
+
+# Names a store may hold (an older store, or one imported before ids were checked), drawn
+# by a real browser: Markdown, HTML and a link must show as typed and fetch nothing; a
+# right-to-left override must not turn the text around it.
+TRAP = "127.0.0.1:9"
+HOSTILE = {
+    "markdown": f"![t](http://{TRAP}/md.png) **bold** [link](http://{TRAP}/l)",
+    "html": f'<img src="http://{TRAP}/h.png"><b>b</b>',
+    "rlo": "model\u202egnp.exe",
+}
+
+
+@pytest.fixture(scope="module")
+def hostile_server(tmp_path_factory):
+    import numpy as np
+    import pandas as pd
+
+    from lifelong_core.store import Store
+
+    path = tmp_path_factory.mktemp("hostile") / "hostile.duckdb"
+    rng = np.random.default_rng(0)
+    m, n = 12, 80
+    A = (rng.random((m, n)) < np.linspace(0.9, 0.2, n)).astype(np.uint8)
+    ids = [f"m{i}" for i in range(m)]
+    samples = pd.DataFrame(
+        {"sample_id": [f"s{j}" for j in range(n)], "domain": [f"d{j % 2}" for j in range(n)]}
+    )
+    with Store.create(path) as st:
+        st.insert_matrix(A, ids, samples, dataset="hostile")
+        # Written past the importer, which now refuses control characters in names.
+        cur = st.cursor()
+        for i, name in enumerate(HOSTILE.values()):
+            cur.execute("UPDATE models SET name = ? WHERE model_id = ?", [name, ids[i]])
+    with _serve(path, "streamlit-server-hostile.log") as base:
+        yield base
+
+
+@pytest.mark.parametrize("path", ["", "Budget_explorer", "Estimated_vs_true"])
+def test_hostile_names_are_drawn_as_text_in_the_browser(hostile_server, browser, path):
+    context = browser.new_context(viewport={"width": 1400, "height": 2400})
+    page = context.new_page()
+    fetched = []
+    page.on("request", lambda r: fetched.append(r.url) if TRAP in r.url else None)
+    try:
+        page.goto(f"{hostile_server}/{path}", wait_until="domcontentloaded", timeout=60_000)
+        settle(page)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert fetched == [], fetched  # no image or link of a name was loaded
+        injected = page.evaluate(
+            """(trap) => [...document.querySelectorAll('img, a, b, strong')]
+                .filter(el => (el.getAttribute('src') || el.getAttribute('href') || '')
+                                .includes(trap) || el.textContent === 'b' || el.textContent === 'bold')
+                .map(el => el.outerHTML)""",
+            TRAP,
+        )
+        assert injected == [], injected
     finally:
         context.close()

@@ -121,7 +121,7 @@ def test_default_eps_and_seed_are_reproducible(tmp_path):
 @pytest.mark.parametrize(
     "extra, pieces",
     [
-        (["--eps", "-0.1"], ["--eps", ">= 0"]),
+        (["--eps", "-0.1"], ["--eps", "between 0 and 1"]),
         (["--eps", "nan"], ["--eps"]),
         (["--runs", "0"], ["--runs", "at least 1"]),
         (["--runs", "two"], ["--runs", "invalid integer"]),

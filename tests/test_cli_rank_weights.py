@@ -170,12 +170,13 @@ def test_weights_needs_exactly_three_categories(three_cats, tmp_path, capsys):
     "args, message",
     [
         (["rank", "--level", "1.5"], "strictly between 0 and 1"),
-        (["rank", "--boot", "1"], "--boot must be at least 2"),
+        (["rank", "--boot", "1"], "--boot: the number of bootstrap replicates must be at least 2"),
         (["weights", "--step", "0.3"], "divide 1 evenly"),
         (["weights", "--step", "0.0001"], "at least 0.001"),
-        (["rank", "--boot", "100000000"], "use at most"),
+        (["rank", "--boot", "100000000"], "at most 1,000,000"),
         (["weights", "--rho", "2"], "between -1 and 1"),
-        (["weights", "--se-mult", "-1"], "non-negative"),
+        (["weights", "--se-mult", "-1"], "at least 0"),
+        (["weights", "--se-mult", "nan"], "finite number"),
     ],
 )
 def test_bad_options(args, message, three_cats, tmp_path, capsys):

@@ -29,8 +29,9 @@ def app(store: Path, monkeypatch) -> AppTest:
 
 
 def create_store(at: AppTest, path: Path) -> None:
-    """Create a new store at ``path`` on the page (which opens it)."""
-    at.text_input(key="create_path").set_value(str(path))
+    """Create a new store at ``path`` on the page (which opens it); ``path`` is in the
+    stores folder the test set (``LBE_STORES_DIR``)."""
+    at.text_input(key="create_path").set_value(path.name)
     at.button(key="create_btn").click()
     at.run()
 
@@ -46,6 +47,7 @@ def import_file(at: AppTest, uploader: str, name: str, data: bytes, mime: str) -
 def test_create_import_and_see_it_on_the_budget_explorer(demo_store_path, tmp_path, monkeypatch):
     from user_store import own_eval_csv
 
+    monkeypatch.setenv("LBE_STORES_DIR", str(tmp_path))
     at = app(demo_store_path, monkeypatch)
     new = tmp_path / "mine.duckdb"
     create_store(at, new)
@@ -92,6 +94,7 @@ def test_zip_of_lm_eval_runs_imports_every_model(tmp_path, monkeypatch, demo_sto
         for folder in list(runs.values())[:3]:
             for f in folder.iterdir():
                 zf.write(f, f"out/{folder.name}/{f.name}")
+    monkeypatch.setenv("LBE_STORES_DIR", str(tmp_path))
     at = app(demo_store_path, monkeypatch)
     new = tmp_path / "llm.duckdb"
     create_store(at, new)
@@ -161,6 +164,7 @@ def test_inspect_logs_import_through_the_page(tmp_path, monkeypatch, demo_store_
     assert proc.returncode == 0, proc.stderr[-2000:]
     match = next(p for p in log_dir.iterdir() if "_toy-match_" in p.name)
     partial = next(p for p in log_dir.iterdir() if "_toy-partial_" in p.name)
+    monkeypatch.setenv("LBE_STORES_DIR", str(tmp_path))
     at = app(demo_store_path, monkeypatch)
     new = tmp_path / "inspect.duckdb"
     create_store(at, new)

@@ -190,3 +190,18 @@ def test_empty_store(tmp_path, monkeypatch):
     monkeypatch.setenv("LBE_STORE", str(path))
     at = run_page()
     assert any("holds no dataset" in i.value and "Data page" in i.value for i in at.info)
+
+
+def test_a_model_name_with_markdown_is_shown_as_text(tmp_path, monkeypatch):
+    """The one-model caption quoted the model as Markdown: a name holding an image made
+    every visitor's browser fetch it."""
+    path = make_store(tmp_path / "toy.duckdb", with_bare=False)
+    hostile = "![t](http://127.0.0.1:9/t.png) **x**"
+    with Store.open(path, read_only=False) as st:
+        st.cursor().execute("UPDATE models SET name = ? WHERE model_id = 'id3'", [hostile])
+    monkeypatch.setenv("LBE_STORE", str(path))
+    at = run_page()
+    at.selectbox(key="match-model").select(hostile).run()
+    assert not at.exception
+    caption = next(c.value for c in at.caption if "source and" in c.value)
+    assert "![" not in caption and "\\!\\[t\\]" in caption

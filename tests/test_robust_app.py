@@ -4,6 +4,7 @@ and wrong messages, unbounded URL and upload work, exposure on a network address
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import threading
@@ -219,7 +220,8 @@ def test_upload_and_address_bounds_in_config():
     from ui.serve import streamlit_args
 
     assert streamlit_args([])[:2] == ["--server.address", "127.0.0.1"]
-    assert streamlit_args(["--server.address", "0.0.0.0"]) == ["--server.address", "0.0.0.0"]
+    given = streamlit_args(["--server.address", "0.0.0.0"])
+    assert given[-2:] == ["--server.address", "0.0.0.0"] and given.count("--server.address") == 1
 
 
 def test_writes_off_when_listening_beyond_loopback(small_store, monkeypatch):
@@ -306,3 +308,61 @@ def test_the_apps_read_handle_caps_duckdb_memory(small_store, monkeypatch):
     monkeypatch.setattr(shared_store, "_HANDLES", {})
     store = shared_store.SharedStore(small_store)
     assert store.sql("SELECT current_setting('memory_limit') AS m")["m"][0] == "286.1 MiB"
+
+
+def test_serving_options_are_set_unless_given():
+    from ui.serve import SERVING_OPTIONS, streamlit_args
+
+    args = streamlit_args([])
+    for option, value in SERVING_OPTIONS.items():
+        assert args[args.index(f"--{option}") + 1] == value
+    mine = streamlit_args(["--runner.postScriptGC", "true"])
+    assert mine.count("--runner.postScriptGC") == 1 and mine[-1] == "true"
+    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert cfg["runner"]["postScriptGC"] is False
+
+
+def test_a_keyed_chart_is_built_once_per_server_and_escaped():
+    """Under load, building and escaping the same figure for every visitor held the
+    interpreter lock; with a key it is built once and shared by every session (and is
+    still escaped)."""
+
+    def script():
+        import sys
+        import types
+
+        import plotly.graph_objects as go
+
+        from ui.common import show_chart
+
+        # Counts builds across sessions (two AppTests are two sessions of one process).
+        counter = sys.modules.setdefault("_keyed_chart_builds", types.ModuleType("c"))
+        counter.__dict__.setdefault("built", [])
+
+        def build():
+            counter.built.append(1)
+            return go.Figure(go.Bar(x=["<b>m</b>", "n"], y=[1, 2], name="<i>x</i>"))
+
+        show_chart(build, "shared-test-chart", key=("shared-test", 1))
+
+    sessions = [AppTest.from_function(script, default_timeout=60) for _ in range(3)]
+    for at in sessions:
+        at.run()
+        at.run()
+        assert not at.exception
+    import sys
+
+    assert sys.modules["_keyed_chart_builds"].built == [1]
+    spec = json.loads(sessions[-1].get("plotly_chart")[0].proto.spec)
+    assert spec["data"][0]["x"] == ["&lt;b&gt;m&lt;/b&gt;", "n"]
+    assert spec["data"][0]["name"] == "&lt;i&gt;x&lt;/i&gt;"
+
+
+def test_home_reads_the_page_files_once():
+    from ui.common import page_summary
+
+    page = next((ROOT / "pages").glob("1_*.py"))
+    page_summary.cache_clear()
+    page_summary(page)
+    page_summary(page)
+    assert page_summary.cache_info().hits == 1 and page_summary.cache_info().misses == 1

@@ -195,7 +195,7 @@ def test_negative_or_huge_seed(tmp_path, capsys, cmd):
         "o": tmp_path / "out.csv",
     }
     err = fail([a.format(**paths) for a in cmd], capsys)
-    assert "--seed must be a whole number from 0" in err
+    assert "--seed: the seed must be a whole number from 0" in err
 
 
 def test_match_runs_bounded(tmp_path, capsys):
@@ -214,7 +214,7 @@ def test_match_runs_bounded(tmp_path, capsys):
         ],
         capsys,
     )
-    assert "--runs must be at most 1,000" in err
+    assert "--runs: the number of runs must be at most 1,000" in err
 
 
 def test_rank_on_a_directory(tmp_path, capsys):

@@ -7,11 +7,16 @@ them to the screen (docs/ARCHITECTURE.md, "The app side").
 
 from __future__ import annotations
 
+import ast
+import copy
+import functools
 import html
 import io
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -89,6 +94,22 @@ def input_errors(stop: bool = True, cleanup: Callable[[], Any] | None = None) ->
         st.error(plain(str(exc)))
         if stop:
             st.stop()
+
+
+@contextmanager
+def page_errors() -> Iterator[None]:
+    """The backstop around every page (``app.py``): bad input, and a read of a damaged
+    store file, that a page did not catch itself are one error box, never a traceback."""
+    from lifelong_core.store.maintenance import store_error_sentence
+
+    try:
+        with input_errors():
+            yield
+    except Exception as exc:
+        sentence = store_error_sentence(exc, store_path())
+        if sentence is None:
+            raise
+        st.error(plain(sentence))
 
 
 def refresh_store() -> None:
@@ -225,34 +246,128 @@ def _escape_strings(values):
     return values
 
 
+_TRACE_TEXT = ("name", "text", "customdata", "x", "y", "labels", "ids", "hovertext")
+_AXIS = re.compile(r"[xy]axis\d*")
+
+
 def plain_figure(fig):
     """``fig`` with the store's text shown as text: names, labels and hover text of every
     trace and the axes' tick labels are escaped, so a model called ``<b>x</b>`` (or one
     carrying a link) is drawn as typed. Templates and titles are the app's own and kept.
-    Works on a copy: a cached figure shown again must not be escaped twice."""
+    Works on a copy: a cached figure shown again must not be escaped twice.
+
+    The copy is made as plain data and put back together without plotly's validation (the
+    figure was valid, and only strings are replaced by strings): validating every property
+    again cost 5-7 ms of the interpreter lock per figure, for every visitor.
+    """
     import plotly.graph_objects as go
 
-    fig = go.Figure(fig)
-    for trace in fig.data:
-        for attr in ("name", "text", "customdata", "x", "y", "labels", "ids", "hovertext"):
-            value = getattr(trace, attr, None) if attr in trace else None
+    spec = fig.to_dict() if hasattr(fig, "to_dict") else go.Figure(fig).to_dict()
+    for trace in spec.get("data", ()):
+        for attr in _TRACE_TEXT:
+            value = trace.get(attr)
             if value is not None:
-                trace[attr] = _escape_strings(
-                    value if not isinstance(value, tuple) else list(value)
-                )
-    fig.for_each_xaxis(
-        lambda ax: ax.update(ticktext=_escape_strings(list(ax.ticktext))) if ax.ticktext else None
-    )
-    fig.for_each_yaxis(
-        lambda ax: ax.update(ticktext=_escape_strings(list(ax.ticktext))) if ax.ticktext else None
-    )
-    return fig
+                trace[attr] = _escape_strings(list(value) if isinstance(value, tuple) else value)
+    for name, axis in spec.get("layout", {}).items():
+        if _AXIS.fullmatch(name) and isinstance(axis, dict) and axis.get("ticktext") is not None:
+            axis["ticktext"] = _escape_strings(list(axis["ticktext"]))
+    return go.Figure(spec, _validate=False)
 
 
-def show_chart(fig, name: str) -> None:
+def page_label(page: Path) -> str:
+    """A page's label in the navigation: its file name without the order prefix."""
+    return re.sub(r"^\d+[_ -]*", "", page.stem).replace("_", " ")
+
+
+# CPython 3.11's parser is not safe to run in two threads at once ("AST constructor
+# recursion depth mismatch"), and Streamlit compiles page scripts in session threads.
+_PARSE_LOCK = threading.Lock()
+
+
+@functools.cache
+def page_summary(page: Path) -> str:
+    """First paragraph of the page's docstring, without a leading "Label:".
+
+    Read once per server (``ui.serve`` reads them all before it serves): Home lists every
+    page on every view, and parsing ten page files for it was a sixth of the server's time
+    under load.
+    """
+    with _PARSE_LOCK:
+        doc = ast.get_docstring(ast.parse(page.read_text(encoding="utf-8"))) or ""
+    desc = " ".join(doc.split("\n\n")[0].split())
+    prefix = page_label(page) + ":"
+    if desc.lower().startswith(prefix.lower()):
+        desc = desc[len(prefix) :].strip()
+        desc = desc[:1].upper() + desc[1:]
+    return desc
+
+
+class Memo:
+    """A small thread-safe LRU of results that are slow to compute and need a progress bar.
+
+    ``st.cache_data`` records every element a cached function touches and replays it on a
+    hit, which fails for a progress bar created outside the function; sweeps are memoised
+    here instead (keys include the store's modification time, like every cache here).
+    Results are returned as deep copies so a page cannot alter the memo, unless ``copies``
+    is False (values only ever read, such as the figures :func:`show_chart` shares).
+    """
+
+    def __init__(self, size: int, copies: bool = True) -> None:
+        self.size = size
+        self.copies = copies
+        self.items: OrderedDict = OrderedDict()
+        self.lock = threading.Lock()
+        self.pending: dict = {}  # key -> Event set when the session computing it is done
+
+    def get_or_compute(self, key, compute):
+        # One computation per key at a time: sessions asking for a key that another is
+        # computing wait for it (20 visitors opening a page together once ran the same
+        # sweep 20 times side by side). If that computation fails, the next one tries.
+        while True:
+            with self.lock:
+                if key in self.items:
+                    self.items.move_to_end(key)
+                    return self._out(self.items[key])
+                done = self.pending.get(key)
+                if done is None:
+                    done = self.pending[key] = threading.Event()
+                    break
+            done.wait()
+        try:
+            value = compute()
+            with self.lock:
+                self.items[key] = value
+                while len(self.items) > self.size:
+                    self.items.popitem(last=False)
+            return self._out(value)
+        finally:
+            with self.lock:
+                self.pending.pop(key, None)
+            done.set()
+
+    def _out(self, value):
+        return copy.deepcopy(value) if self.copies else value
+
+
+_FIGURES = Memo(128, copies=False)
+
+
+def show_chart(fig, name: str, key: Hashable | None = None) -> None:
     """Render a plotly figure (store text escaped, :func:`plain_figure`) with its download
-    button underneath."""
-    fig = plain_figure(fig)
+    button underneath.
+
+    ``fig`` is a figure, or a function that builds one. With ``key`` (a hashable value that
+    names everything the figure depends on, such as the store key and the page's settings),
+    the escaped figure is built once per server and shared by every session: building and
+    escaping a figure holds the interpreter lock for 10-20 ms, which many visitors of the
+    same view would otherwise each pay (the figure is only read afterwards).
+    """
+    if key is None:
+        fig = plain_figure(fig() if callable(fig) else fig)
+    else:
+        fig = _FIGURES.get_or_compute(
+            (name, key), lambda: plain_figure(fig() if callable(fig) else fig)
+        )
     st.plotly_chart(fig, width="stretch", key=f"chart-{_slug(name)}")
     download_figure(fig, name)
 

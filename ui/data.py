@@ -11,9 +11,6 @@ Every cached function takes ``key`` (store path and modification time, from
 
 from __future__ import annotations
 
-import copy
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,6 +50,7 @@ from ui.common import (
     store_path,
     sync_query,
 )
+from ui.common import Memo as _Memo
 
 
 def method_names() -> list[str]:
@@ -153,48 +151,6 @@ def pick_method(container, url_key: str) -> str:
         key=url_key,
         help=method_help(),
     )
-
-
-class _Memo:
-    """A small thread-safe LRU of results that are slow to compute and need a progress bar.
-
-    ``st.cache_data`` records every element a cached function touches and replays it on a
-    hit, which fails for a progress bar created outside the function; sweeps are memoised
-    here instead (keys include the store's modification time, like every cache here).
-    Results are returned as deep copies so a page cannot alter the memo.
-    """
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.items: OrderedDict = OrderedDict()
-        self.lock = threading.Lock()
-        self.pending: dict = {}  # key -> Event set when the session computing it is done
-
-    def get_or_compute(self, key, compute):
-        # One computation per key at a time: sessions asking for a key that another is
-        # computing wait for it (20 visitors opening a page together once ran the same
-        # sweep 20 times side by side). If that computation fails, the next one tries.
-        while True:
-            with self.lock:
-                if key in self.items:
-                    self.items.move_to_end(key)
-                    return copy.deepcopy(self.items[key])
-                done = self.pending.get(key)
-                if done is None:
-                    done = self.pending[key] = threading.Event()
-                    break
-            done.wait()
-        try:
-            value = compute()
-            with self.lock:
-                self.items[key] = value
-                while len(self.items) > self.size:
-                    self.items.popitem(last=False)
-            return copy.deepcopy(value)
-        finally:
-            with self.lock:
-                self.pending.pop(key, None)
-            done.set()
 
 
 @st.cache_resource(show_spinner=False)

@@ -20,6 +20,7 @@ from ui.common import (
     download_table,
     input_errors,
     md_text,
+    plain,
     query_default,
     show_chart,
     show_table,
@@ -200,6 +201,6 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
             )
         if written.ok:
             st.success(
-                f"Inserted {name.strip()!r} as estimated ({summary.get('entries', n)} entries, "
+                f"Inserted {plain(repr(name.strip()))} as estimated ({summary.get('entries', n)} entries, "
                 f"{int(o['evaluated'])} of them real results)."
             )

@@ -11,6 +11,16 @@ The server listens on 127.0.0.1 only unless ``--server.address`` (or
 ``STREAMLIT_SERVER_ADDRESS``) says otherwise, wherever it is started from (the repository's
 ``.streamlit/config.toml`` says the same, but is only read from the repository root). On
 any other address the app refuses writes unless ``LBE_APP_WRITES=1`` (``ui.shared_store``).
+
+Every session's script runs in a thread of this one process, so what a page view costs in
+Python is paid under one interpreter lock, and the server's event loop (which answers
+``GET /`` and moves every message) waits behind it. Profiled with 20 sessions, most of that
+cost was not the app's: Streamlit collected all garbage (``gc.collect(2)``, a walk of every
+object of the process) after each script run, about 70% of the lock's time, and re-scanned
+every imported module's path for its source watcher after each run, on the event loop.
+Served, the app turns both off (:data:`SERVING_OPTIONS`, unless given on the command line)
+and freezes the objects made at start-up, so the collections Python still makes walk only
+what page views create.
 """
 
 from __future__ import annotations
@@ -60,7 +70,11 @@ def _warm() -> None:
     import ui.charts
     import ui.data
     from lifelong_core.sortsearch import fit_exponential
-    from ui.common import plain_figure
+    from ui.common import page_summary, plain_figure
+
+    # Home's list of pages, read before any session thread runs (page_summary says why).
+    for page in sorted((APP.parent / "pages").glob("*.py")):
+        page_summary(page)
 
     table = pd.DataFrame({"budget": [8, 16, 32, 64], "mae": [0.30, 0.21, 0.16, 0.14]})
     fig = ui.charts.budget_lines(
@@ -69,16 +83,37 @@ def _warm() -> None:
     pio.to_json(plain_figure(fig))
 
 
+# Streamlit options the served app sets unless the command line gives them (module
+# docstring): no full garbage collection after every script run, no source watching.
+SERVING_OPTIONS = {"runner.postScriptGC": "false", "server.fileWatcherType": "none"}
+
+
+def _given(argv: list[str], option: str) -> bool:
+    return any(a == f"--{option}" or a.startswith(f"--{option}=") for a in argv)
+
+
 def streamlit_args(argv: list[str]) -> list[str]:
-    """``argv`` with ``--server.address 127.0.0.1`` added unless an address is given."""
-    given = any(a == "--server.address" or a.startswith("--server.address=") for a in argv)
-    if given or os.environ.get("STREAMLIT_SERVER_ADDRESS"):
-        return list(argv)
-    return ["--server.address", "127.0.0.1", *argv]
+    """``argv`` with ``--server.address 127.0.0.1`` added unless an address is given, and
+    the :data:`SERVING_OPTIONS` not given."""
+    from lifelong_core.commands.app import DEFAULT_ADDRESS
+
+    extra = []
+    if not _given(argv, "server.address") and not os.environ.get("STREAMLIT_SERVER_ADDRESS"):
+        extra += ["--server.address", DEFAULT_ADDRESS]
+    for option, value in SERVING_OPTIONS.items():
+        if not _given(argv, option):
+            extra += [f"--{option}", value]
+    return [*extra, *argv]
 
 
 def main(argv: list[str] | None = None) -> None:
+    import gc
+
     warm_imports()
+    # Modules, plotly's validators and the engine live as long as the server: frozen, the
+    # garbage collector never walks them again.
+    gc.collect()
+    gc.freeze()
     from streamlit.web import cli
 
     sys.argv = [

@@ -92,7 +92,15 @@ def _current(path: Path):
         # old one is closed only when no call is running on it (we hold a read slot, and
         # other readers may too), so it is kept until the next write closes all handles.
         store = Store.open(path, read_only=True)
-        store.limit_memory(app_memory_limit())
+        try:
+            # A damaged file may open and fail only when a lost page is read, on any page;
+            # the tables every page reads first are read once per version of the file, so
+            # such a file stops every page at its first read with one sentence.
+            store.probe()
+            store.limit_memory(app_memory_limit())
+        except BaseException:
+            store.close()
+            raise
         if held is not None:
             _RETIRED.append(held[1])
         _HANDLES[key] = (mtime, store)
@@ -128,6 +136,8 @@ class SharedStore:
         _GATE.acquire_read()
         try:
             value = getattr(_current(self._path), name)
+        except Exception as exc:
+            raise _one_sentence(exc, self._path) from None
         finally:
             _GATE.release_read()
         if not callable(value):
@@ -136,19 +146,50 @@ class SharedStore:
         def call(*args, **kwargs):
             _GATE.acquire_read()
             try:
-                return getattr(_current(self._path), name)(*args, **kwargs)
+                out = getattr(_current(self._path), name)(*args, **kwargs)
             except Exception as exc:
-                # A damaged page of the file fails when it is read: one sentence, not a traceback.
-                from lifelong_core.store.maintenance import store_error_sentence
-
-                sentence = store_error_sentence(exc, self._path)
-                if sentence is None:
-                    raise
-                raise InputError(sentence) from None
+                raise _one_sentence(exc, self._path) from None
             finally:
                 _GATE.release_read()
+            # The store's own modules read through a cursor (store.cursor().execute(...));
+            # its reads fail the same way and get the same sentence.
+            return _GuardedCursor(out, self._path) if name == "cursor" else out
 
         return call
+
+
+class _GuardedCursor:
+    """A DuckDB cursor whose calls turn a read of a damaged file into one sentence."""
+
+    def __init__(self, cursor, path: Path):
+        self._cursor = cursor
+        self._path = path
+
+    def __getattr__(self, name: str):
+        value = getattr(self._cursor, name)
+        if not callable(value):
+            return value
+
+        def call(*args, **kwargs):
+            try:
+                out = value(*args, **kwargs)
+            except Exception as exc:
+                raise _one_sentence(exc, self._path) from None
+            # execute() returns the cursor itself, for chained fetches.
+            return self if out is self._cursor else out
+
+        return call
+
+
+def _one_sentence(exc: Exception, path: Path) -> Exception:
+    """A damaged page of the file fails when it is read, at open or in any call: one
+    sentence (an InputError), not a traceback. Anything else is re-raised as it is."""
+    if isinstance(exc, InputError):
+        return exc
+    from lifelong_core.store.maintenance import store_error_sentence
+
+    sentence = store_error_sentence(exc, path)
+    return exc if sentence is None else InputError(sentence)
 
 
 def writes_enabled(address: str | None) -> tuple[bool, str]:

@@ -3,10 +3,20 @@
 Writes go through ``ui.data.write_to_store`` (the app's one write path); reading and
 validating a source is ``lifelong_core.workflows.imports``, the command line's own code.
 The chosen store is per session (``st.session_state``); ``$LBE_STORE`` stays the default.
+
+Opening and creating stores is confined to one folder on the server, the *stores folder*:
+``$LBE_STORES_DIR`` (``lbe app --stores-dir``), else the served store's own folder. A
+store is named by its file name there; a path that leads anywhere else (``..``, an
+absolute path, a symbolic link out of the folder) is refused with one sentence that says
+nothing about what is there, so the page cannot be used to create files elsewhere, to
+learn whether a server path exists or what it is, or to show another file. When the app
+does not allow writes (a server listening beyond this computer without
+``LBE_APP_WRITES=1``), none of it is offered.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -14,40 +24,66 @@ from pathlib import Path
 import streamlit as st
 
 from lifelong_core.errors import InputError
-from ui.common import DEFAULT_STORE, ROOT, STORE_CHOICE, refresh_store, store_path
+from ui.common import DEFAULT_STORE, STORE_CHOICE, refresh_store
+
+STORES_DIR_ENV = "LBE_STORES_DIR"
+
+
+def served_store() -> Path:
+    """The store the server was started on (``$LBE_STORE``, else the bundled demo)."""
+    return Path(os.environ.get("LBE_STORE") or DEFAULT_STORE)
+
+
+def stores_dir() -> Path:
+    """The one folder the Data page opens and creates stores in (resolved)."""
+    raw = os.environ.get(STORES_DIR_ENV, "").strip()
+    return Path(raw).expanduser().resolve() if raw else served_store().resolve().parent
+
+
+def store_in_folder(name: str | Path) -> Path:
+    """The file ``name`` names inside the stores folder, or one sentence.
+
+    ``name`` is a file name there (``mine.duckdb``); a path is accepted only when it leads
+    straight into the folder. Nothing outside the folder is looked at, so the refusal is
+    the same whatever is there.
+    """
+    text = str(name).strip()
+    if not text:
+        raise InputError("Give the name of a store file (.duckdb) in the stores folder.")
+    folder = stores_dir()
+    target = Path(text).expanduser()
+    if not target.is_absolute():
+        target = folder / target
+    # resolve() follows symbolic links, so a link in the folder pointing out of it is
+    # refused like a path written out of it.
+    if target.resolve().parent != folder:
+        raise InputError(
+            f"Stores are opened and created in the stores folder only ({folder}); give the name of "
+            "a .duckdb file there."
+        )
+    return folder / target.name
 
 
 def known_stores() -> list[Path]:
-    """Store files the session can switch to without typing a path: the current one, the
-    bundled demo, ``$LBE_STORE``, and ``*.duckdb`` files beside them."""
-    import os
-
-    seen: dict[Path, None] = {}
-    anchors = [
-        store_path(),
-        DEFAULT_STORE,
-        Path(os.environ.get("LBE_STORE", DEFAULT_STORE)),
-        ROOT / "data",
-    ]
-    for a in anchors:
-        folder = a if a.is_dir() else a.parent
-        for p in ([a] if a.suffix == ".duckdb" and a.exists() else []) + (
-            sorted(folder.glob("*.duckdb")) if folder.is_dir() else []
-        ):
-            seen.setdefault(p.resolve(), None)
-    return list(seen)
+    """The ``*.duckdb`` files in the stores folder (a session switches between them)."""
+    folder = stores_dir()
+    try:
+        found = sorted(p for p in folder.glob("*.duckdb") if p.resolve().parent == folder)
+    except OSError:
+        return []
+    return [p for p in found if p.is_file()]
 
 
-def open_store(path: str | Path) -> Path:
-    """Make ``path`` this session's store after checking that it opens as a store."""
-    from lifelong_core.store import Store
+def open_store(name: str | Path) -> Path:
+    """Make the store ``name`` (in the stores folder) this session's store after checking
+    that it opens as a complete store."""
+    from lifelong_core.store import check_readable
 
-    p = Path(str(path).strip()).expanduser()
-    if not str(path).strip():
-        raise InputError("Give the path of a store file (.duckdb).")
-    with Store.open(p, read_only=True):
-        pass
-    st.session_state[STORE_CHOICE] = str(p.resolve())
+    p = store_in_folder(name)
+    if not p.exists():
+        raise InputError(f"There is no store named {p.name} in the stores folder.")
+    check_readable(p)
+    st.session_state[STORE_CHOICE] = str(p)
     refresh_store()
     return p
 
@@ -57,15 +93,13 @@ def use_default_store() -> None:
     refresh_store()
 
 
-def create_store(path: str | Path) -> Path:
-    """Create an empty store at ``path`` (a new ``.duckdb`` file) and open it."""
+def create_store(name: str | Path) -> Path:
+    """Create an empty store ``name`` (a new ``.duckdb`` file in the stores folder) and open it."""
     from lifelong_core.store import Store
 
-    p = Path(str(path).strip()).expanduser()
-    if not str(path).strip():
-        raise InputError("Give a path for the new store file, ending in .duckdb.")
+    p = store_in_folder(name)
     if p.suffix != ".duckdb":
-        raise InputError(f"New store path {p} must end in .duckdb.")
+        raise InputError(f"The new store's name {p.name} must end in .duckdb.")
     Store.create(p).close()
     return open_store(p)
 

@@ -480,7 +480,7 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
         chosen["method"] + ", n′=" + chosen["budget"].astype(str) + ", " + chosen["sampling"]
     )
     show_chart(
-        charts.pareto(
+        lambda: charts.pareto(
             chosen,
             x="evaluations",
             y=f"test_{error}",
@@ -492,6 +492,7 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
             title="Chosen configurations and their Pareto front (meta-test)",
         ),
         "nevis_pareto",
+        key=args,  # built once per server for these settings
     )
     show_table(res.front, "nevis_front")
     ref_default = PUBLISHED_METHOD if PUBLISHED_METHOD in methods else methods[0]
@@ -513,7 +514,7 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
     )
     reg = reg.reset_index()
     show_chart(
-        charts.stream_lines(
+        lambda: charts.stream_lines(
             reg,
             x="position",
             ys=[c for c in reg.columns if c != "position"],
@@ -522,6 +523,7 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
             title=f"Regret view (Nevis'22 Fig. 5): falling = better than {ref}",
         ),
         "nevis_regret",
+        key=(args, ref, int(b)),
     )
     with st.expander("Every configuration tried (meta-train error; meta-test on the chosen ones)"):
         show_table(res.configs, "nevis_configs")

@@ -70,10 +70,12 @@ def check_out_dirs(*outputs: tuple[str | None, str]) -> None:
 
 def write_csv(df: pd.DataFrame, path: str, flag: str) -> None:
     """``df`` to the CSV file ``path`` set by ``flag``; a failed write is one sentence."""
+    from lifelong_core.io.edges import cause
+
     try:
         df.to_csv(path, index=False)
     except OSError as exc:
-        raise InputError(f"cannot write {flag} file {path} ({exc.strerror or exc}).") from None
+        raise InputError(f"cannot write {flag} file {path}: {cause(exc)}.") from None
 
 
 @contextmanager

@@ -10,12 +10,15 @@ missing (about 15 s, once). The engine does not import the app: it is a child pr
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.edges import cause
 
 
 def add_parser(sub) -> None:
@@ -31,12 +34,20 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--port", type=int, default=8501, help="port to listen on (default 8501)")
     p.add_argument(
+        "--stores-dir",
+        type=Path,
+        help="the folder the Data page may open and create stores in (default: the served "
+        "store's folder)",
+    )
+    p.add_argument(
         "--no-headless", dest="headless", action="store_false", help="also open a browser window"
     )
     p.set_defaults(func=run)
 
 
-def command(store: Path, port: int, headless: bool = True) -> tuple[list[str], dict]:
+def command(
+    store: Path, port: int, headless: bool = True, stores_dir: Path | None = None
+) -> tuple[list[str], dict]:
     """The server's command line and environment (a separate function so it can be tested)."""
     from lifelong_core.paths import APP_DIR
 
@@ -47,6 +58,7 @@ def command(store: Path, port: int, headless: bool = True) -> tuple[list[str], d
     env = {
         **os.environ,
         "LBE_STORE": str(Path(store).resolve()),
+        **({"LBE_STORES_DIR": str(Path(stores_dir).resolve())} if stores_dir is not None else {}),
         "PYTHONPATH": os.pathsep.join(
             [str(APP_DIR), *filter(None, [os.environ.get("PYTHONPATH")])]
         ),
@@ -65,23 +77,64 @@ def command(store: Path, port: int, headless: bool = True) -> tuple[list[str], d
     return argv, env
 
 
+# Where the server listens unless --server.address or STREAMLIT_SERVER_ADDRESS says
+# otherwise (ui.serve adds it to the server's options).
+DEFAULT_ADDRESS = "127.0.0.1"
+
+
+def check_port(port: int, address: str) -> None:
+    """Refuse a port the server could not listen on (in use, or not allowed), before
+    anything is printed or built: the server would otherwise announce its address and
+    then exit."""
+    try:
+        infos = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)
+    except socket.gaierror:
+        raise InputError(
+            f"the server address {address!r} is not an address of this computer."
+        ) from None
+    family, kind, proto, _, sockaddr = infos[0]
+    with socket.socket(family, kind, proto) as s:
+        # As the server's own socket does, so a port left in TIME_WAIT counts as free.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(sockaddr)
+        except OSError as exc:
+            why = "it is in use" if exc.errno == errno.EADDRINUSE else cause(exc)
+            raise InputError(
+                f"cannot listen on {address} port {port}: {why}; choose another with --port.",
+                param="port",
+            ) from None
+
+
+def check_store(store: Path) -> None:
+    """Refuse a file that is not a readable, complete store before the server starts."""
+    from lifelong_core.store import check_readable
+
+    check_readable(store)
+
+
 def run(args: argparse.Namespace) -> int:
     from lifelong_core.paths import default_store
 
     if not 1 <= args.port <= 65535:
         raise InputError(f"--port {args.port} is not a port number (1-65535).")
+    check_port(args.port, os.environ.get("STREAMLIT_SERVER_ADDRESS") or DEFAULT_ADDRESS)
+    if args.stores_dir is not None and not args.stores_dir.is_dir():
+        raise InputError(f"--stores-dir {args.stores_dir} is not a folder.")
     store = args.store or default_store()
     if args.store is not None and not store.is_file():
         raise InputError(
             f"no store at {store}; build one with `lbe build-demo --store {store}` or `lbe import`."
         )
+    if store.is_file():
+        check_store(store)
     if not store.is_file():
         from lifelong_core.commands.build_demo import build_store
 
         store.parent.mkdir(parents=True, exist_ok=True)
         print(f"building the demo store at {store} (once, about 15 s) ...", flush=True)
         build_store(store)
-    argv, env = command(store, args.port, args.headless)
+    argv, env = command(store, args.port, args.headless, args.stores_dir)
     print(f"serving {store} at http://localhost:{args.port} (Ctrl+C stops)", flush=True)
     try:
         return subprocess.call(argv, env=env)

@@ -7,14 +7,20 @@ No training and no network: the committed predictions of Lifelong-Digits (see
 :mod:`lifelong_core.datasets.digits`) are checked against their MANIFEST and imported with
 one :meth:`Store.insert_matrix` call; the committed Open LLM Leaderboard v2 results (see
 :mod:`lifelong_core.datasets.leaderboard`) are added as a second dataset through the long
-import a user would run, and what is irregular about them is reported. The store is built in a temporary file beside the
-target and renamed into place at the end, so an interrupted build leaves nothing
-half-made, and an existing store is replaced only with ``--force``.
+import a user would run, and what is irregular about them is reported.
+
+The store is built in a temporary file beside the target (``.NAME.building-<pid>``) and
+renamed into place at the end, so the target is never half-made. A build that fails or
+is interrupted (Ctrl+C, SIGTERM) removes its temporary file; one killed outright (SIGKILL,
+a power cut) cannot, and the next build removes it. An existing store is replaced only
+with ``--force``, and never while another process has it open (an import, a writer, the
+app serving it): the build is refused, naming that process, as an import is.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -57,6 +63,52 @@ def _stale_paths(path: Path) -> list[Path]:
     return [path, path.with_name(path.name + ".wal")]
 
 
+def _building(store: Path) -> str:
+    """The prefix of the temporary files a build of ``store`` makes beside it."""
+    return f".{store.name}.building-"
+
+
+def remove_stale_builds(store: Path) -> list[Path]:
+    """Remove the temporaries of earlier builds of ``store`` whose process is gone.
+
+    A build writes ``.NAME.building-<pid>`` beside the target and renames it into place at
+    the end; a build killed before then (SIGKILL, a power cut) cannot clean up after
+    itself, so the next build does. A temporary whose process still runs is another build
+    at work and is left alone. Returns the files removed.
+    """
+    store = Path(store)
+    prefix = _building(store)
+    removed: list[Path] = []
+    try:
+        candidates = sorted(store.parent.glob(prefix + "*"))
+    except OSError:
+        return removed
+    for p in candidates:
+        pid_text = p.name[len(prefix) :].removesuffix(".wal")
+        if not pid_text.isdigit() or _alive(int(pid_text)):
+            continue
+        try:
+            p.unlink()
+            removed.append(p)
+        except FileNotFoundError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    except OverflowError:
+        return False
+    return True
+
+
 def build_store(
     store: Path,
     source: Path = DEFAULT_SOURCE,
@@ -66,10 +118,13 @@ def build_store(
 ) -> dict:
     """Build ``store`` from the demo files in ``source`` and, unless ``llm_source`` is None,
     the leaderboard files there; returns the digits import summary, plus ``llm``: the
-    leaderboard's (with its duplicated and partial models)."""
-    from lifelong_core.datasets import leaderboard
-    from lifelong_core.datasets.demo_files import PREDICTIONS, load_demo, verify_manifest
-    from lifelong_core.store import Store
+    leaderboard's (with its duplicated and partial models).
+
+    An existing store is replaced only with ``force``, and never while another process
+    holds it (an import, a writer, the app serving it): the build holds the file alone from
+    start to end, so nothing can be written into the old store and then lost.
+    """
+    from lifelong_core.store import held_alone
 
     store = Path(store)
     if store.is_dir():
@@ -78,6 +133,33 @@ def build_store(
         raise InputError(f"store {store} already exists; pass --force to rebuild it.")
     if not store.parent.exists():
         raise InputError(f"cannot create store {store}: folder {store.parent} does not exist.")
+    remove_stale_builds(store)
+    with held_alone(store, "replace"):
+        return _build(store, source, llm_source, existed=store.exists())
+
+
+def _place(tmp: Path, store: Path, existed: bool) -> None:
+    """Rename the finished build over ``store``; a store that appeared meanwhile is kept."""
+    if existed:
+        for p in _stale_paths(store)[1:]:
+            p.unlink(missing_ok=True)
+        os.replace(tmp, store)
+        return
+    try:
+        os.link(tmp, store)  # fails, instead of replacing, if another process made one
+    except FileExistsError:
+        raise InputError(
+            f"store {store} was created by another process during the build; it is left as it is."
+        ) from None
+    except OSError:
+        os.replace(tmp, store)  # a file system without hard links
+
+
+def _build(store: Path, source: Path, llm_source: Path | None, existed: bool) -> dict:
+    from lifelong_core.datasets import leaderboard
+    from lifelong_core.datasets.demo_files import PREDICTIONS, load_demo, verify_manifest
+    from lifelong_core.store import Store
+
     verify_manifest(source)
     data = load_demo(source)
     llm = leaderboard.load(llm_source) if llm_source is not None else None
@@ -90,7 +172,7 @@ def build_store(
     samples["meta"] = [f'{{"source_index":{int(i)}}}' for i in data.samples["source_index"]]
     models = data.models[["model_id", "name", "family", "release_order", "metadata"]]
 
-    tmp = store.with_name(f".{store.name}.building-{os.getpid()}")
+    tmp = store.with_name(f"{_building(store)}{os.getpid()}")
     for p in _stale_paths(tmp):
         p.unlink(missing_ok=True)
     try:
@@ -123,18 +205,41 @@ def build_store(
 
             for ds in st.datasets()["dataset"]:
                 lifelong_state.refresh(st, str(ds))
-        for p in _stale_paths(store)[1:]:
-            p.unlink(missing_ok=True)
-        os.replace(tmp, store)
+        _place(tmp, store, existed)
     finally:
         for p in _stale_paths(tmp):
             p.unlink(missing_ok=True)
     return summary
 
 
+_TERMINATED: list[int] = []
+
+
+def _stop_on_sigterm(signum, frame):
+    # SIGTERM's default ends the process at once, before the build's clean-up runs; as
+    # Ctrl+C's exception it unwinds through build_store's finally (the command line then
+    # says "interrupted" and exits 130).
+    _TERMINATED.append(signum)
+    raise KeyboardInterrupt
+
+
 def run(args) -> int:
     t0 = time.perf_counter()
-    summary = build_store(args.store, args.source, force=args.force, llm_source=args.llm_source)
+    try:
+        before = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    except ValueError:  # not the main thread: signals stay as they are
+        before = None
+    try:
+        summary = build_store(args.store, args.source, force=args.force, llm_source=args.llm_source)
+    except RuntimeError:
+        # Interrupted inside a DuckDB query, the signal's exception comes back as DuckDB's
+        # "Query interrupted"; the clean-up has run either way.
+        if _TERMINATED:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
     from lifelong_core.store import Store
 
     with Store.open(args.store) as st:

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 
 from lifelong_core.errors import InputError
-from lifelong_core.limits import MAX_MATCH_RUNS, check_count, check_seed
 
 
 def _float_arg(text: str) -> float:
@@ -63,11 +61,7 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from lifelong_core.matching import check_params, matched_accuracy, read_predictions_csv
 
-    if math.isnan(args.eps) or args.eps < 0:
-        raise InputError(f"--eps must be a number >= 0, got {args.eps:g}.")
-    check_count(args.runs, "--runs", 1, MAX_MATCH_RUNS)
-    check_seed(args.seed)
-    check_params(args.eps, args.criterion, args.runs)
+    check_params(args.eps, args.criterion, args.runs, args.seed)
     out = Path(args.out)
     if not out.parent.is_dir():
         raise InputError(f"--out {out}: the folder {out.parent} does not exist.")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from lifelong_core.commands._common import write_csv
 from lifelong_core.errors import InputError
 from lifelong_core.limits import check_seed
 
@@ -107,8 +108,6 @@ def run(args: argparse.Namespace) -> int:
     check_level(args.level)
     check_level(args.pairwise_level)
     check_level(args.rank_level)
-    if args.boot < 2:
-        raise InputError(f"--boot must be at least 2, got {args.boot}.")
     check_seed(args.seed)
     schemes = [s.strip() for s in args.schemes.split(",") if s.strip()]
     bad = [s for s in schemes if s not in SCHEME_NAMES]
@@ -162,17 +161,19 @@ def run(args: argparse.Namespace) -> int:
                 ]
             ],
             args.pairwise,
+            "--pairwise",
         )
     if args.rank_intervals:
         _write(
             rank_intervals_by_scope(source, level=args.rank_level, schemes=schemes, seed=args.seed),
             args.rank_intervals,
+            "--rank-intervals",
         )
     return 0
 
 
-def _write(df, path: str) -> None:
+def _write(df, path: str, flag: str = "--out") -> None:
     target = Path(path)
     if not target.parent.exists():
         raise InputError(f"cannot write {path}: the folder {target.parent} does not exist.")
-    df.to_csv(target, index=False)
+    write_csv(df, path, flag)

@@ -214,32 +214,34 @@ def run_import(args: argparse.Namespace) -> int:
 
     from lifelong_core.workflows import imports
 
-    # Read and validate the input files before the store is touched.
-    if args.long is not None:
-        src = imports.read_long_source(args.long, args.dataset)
-    elif args.matrix is not None:
-        src = imports.read_matrix_source(
-            args.matrix, args.models, args.samples, extras_args, args.dataset
-        )
-    elif args.inspect is not None:
-        src = imports.inspect_source(
-            args.inspect, args.model, scorer=args.scorer, epoch=args.epoch, dataset=args.dataset
-        )
-    else:
-        from lifelong_core.commands._common import stderr_progress
+    # An existing store is held from here on; the input files are read and validated
+    # before it is written (a new store is created only for a valid input).
+    with imports.held_store(args.store) as held:
+        if args.long is not None:
+            src = imports.read_long_source(args.long, args.dataset)
+        elif args.matrix is not None:
+            src = imports.read_matrix_source(
+                args.matrix, args.models, args.samples, extras_args, args.dataset
+            )
+        elif args.inspect is not None:
+            src = imports.inspect_source(
+                args.inspect, args.model, scorer=args.scorer, epoch=args.epoch, dataset=args.dataset
+            )
+        else:
+            from lifelong_core.commands._common import stderr_progress
 
-        src = imports.lm_eval_source(
-            args.lm_eval,
-            args.model,
-            metric=args.metric,
-            filter=args.filter,
-            dataset=args.dataset,
-            strict=args.strict,
-            progress=stderr_progress(),
-        )
-        for s in src.skipped:
-            print(f"skipped run {s.run}: {s.reason}.", file=sys.stderr)
-    summary = imports.import_into(args.store, src)
+            src = imports.lm_eval_source(
+                args.lm_eval,
+                args.model,
+                metric=args.metric,
+                filter=args.filter,
+                dataset=args.dataset,
+                strict=args.strict,
+                progress=stderr_progress(),
+            )
+            for s in src.skipped:
+                print(f"skipped run {s.run}: {s.reason}.", file=sys.stderr)
+        summary = imports.import_into(args.store, src, store=held)
     print(imports.summary_text(summary, Path(args.store)))
     for task, (metric, flt) in sorted(summary.get("metrics", {}).items()):
         print(f"  {task}: correct = {metric} (filter {flt})")

@@ -27,7 +27,6 @@ import pandas as pd
 from lifelong_core.commands._common import add_source, check_out_dirs, write_csv
 from lifelong_core.errors import InputError
 from lifelong_core.io.matrix import load_float_matrix, load_index_list
-from lifelong_core.limits import check_seed
 from lifelong_core.methods.registry import (
     DEFAULT_METHOD,
     THRESHOLD_RULES,
@@ -39,6 +38,7 @@ from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.sortsearch.sort import SORTS, choose_sort_rows
 from lifelong_core.studies.bands import repeat_seeds
 from lifelong_core.sweep import EXECUTORS, KERNELS, PER_MODEL_COLUMNS, TABLE_COLUMNS, run_sweep
+from lifelong_core.sweep.engine import check_bounds
 from lifelong_core.sweep.result import DECOMP_KEYS
 
 ENGINES = ("numpy", "dask")
@@ -180,12 +180,12 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             f"unknown --search {args.search!r}; available: {', '.join(available_methods())}."
         )
-    check_seed(args.seed)
+    # The engine's seed and work bounds (lifelong_core.limits), before any file is read.
+    seeds = repeat_seeds(args.seed, args.repeats)
     budgets = parse_budgets(args.budgets) if args.budgets is not None else None
     if args.threads is None:
         args.threads = os.cpu_count() or 1
-    if args.threads < 1:
-        raise InputError(f"--threads {args.threads} must be at least 1.")
+    check_bounds(seed=args.seed, depth=args.depth, threads=args.threads, chunk_rows=args.chunk_rows)
     check_out_dirs((args.out, "--out"), (args.per_model, "--per-model"))
     if args.engine == "dask":
         _check_dask_options(args)
@@ -193,9 +193,6 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             f"--decompose applies to the threshold rules (midpoint, reference), not --search {args.search}."
         )
-    if args.repeats < 1:
-        raise InputError(f"--repeats {args.repeats} must be at least 1.")
-    check_seed(args.seed + args.repeats - 1, "--seed + --repeats - 1 (the last repeat's seed)")
     if args.repeats > 1 and args.sort_rows is not None:
         raise InputError(
             "--repeats draws a new Sort set for every repeat; use --sort-models K instead of --sort-rows."
@@ -217,10 +214,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         every = MatrixRows(args.matrix, what="--matrix")
         rows = every.subset
-    results = [
-        _run_one(args, every, rows, budgets, kernel, executor, seed)
-        for seed in repeat_seeds(args.seed, args.repeats)
-    ]
+    results = [_run_one(args, every, rows, budgets, kernel, executor, seed) for seed in seeds]
     if len(results) == 1:
         _write_outputs(results[0], args)
     else:

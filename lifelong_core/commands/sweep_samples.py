@@ -23,7 +23,6 @@ sample_col, budget, est_acc, true_acc, mae (est_acc = predicted share of models 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from lifelong_core.commands._common import add_source, check_out_dirs, store_selection, write_csv
 from lifelong_core.errors import InputError
@@ -105,12 +104,11 @@ def _names(text: str, allowed: tuple[str, ...], flag: str) -> list[str]:
 
 
 def _read_domains(path: str, n: int) -> list[str]:
-    try:
-        lines = [ln.strip() for ln in Path(path).read_text().splitlines()]
-    except OSError as exc:
-        raise InputError(
-            f"cannot read --sample-domains file {path} ({exc.strerror or exc})."
-        ) from None
+    from lifelong_core.io.edges import check_input_file
+    from lifelong_core.io.text import read_text
+
+    text = read_text(check_input_file(path, "--sample-domains"), f"--sample-domains file {path}")
+    lines = [ln.strip() for ln in text.split("\n")]
     while lines and not lines[-1]:
         lines.pop()
     if len(lines) != n:

@@ -25,7 +25,7 @@ _CAUSES = {
     errno.EDQUOT: "the disk quota is exceeded",
     errno.EROFS: "the file system is read-only",
     errno.EFBIG: "the file is too large for the file system",
-    errno.EIO: "an input/output error (a failing disk?)",
+    errno.EIO: "an input/output error",
     errno.ENAMETOOLONG: "the file name is too long",
 }
 

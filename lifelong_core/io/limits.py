@@ -1,12 +1,25 @@
-"""Size limits on text that enters a store, so one hostile cell cannot grow every reader.
+"""Size limits on what a user hands in, so one hostile file or cell cannot grow every reader.
 
 Why: ``info`` pads each column to its widest cell and the app renders names in tables, so
-a single 20 MiB model id once made ``info`` need 23 GB. The limits are far above any real
-id or name (Hugging Face repository ids are at most 96 characters) and checked before
-anything is written.
+a single 20 MiB model id once made ``info`` need 23 GB; a 1 MiB gzip holding one 1 GiB
+line cost 3.1 GB and 23 s before an unrelated refusal, and an 800 MB one-line CSV needed
+2.6-3.5 GB before it was refused. The text limits are far above any real id or name
+(Hugging Face repository ids are at most 96 characters) and checked before anything is
+written; the size limits are checked while a file is read (:mod:`lifelong_core.io.text`),
+so memory never grows past them:
+
+- a line of any text input (CSV, JSON Lines, id and index lists): 16 MiB
+  (``LBE_MAX_LINE_MB``; a matrix CSV row of 8 million samples fits);
+- what a compressed input unpacks to (``.jsonl.gz``, a zip upload, an ``.npz`` or
+  Inspect ``.eval`` archive): 4 GiB (``LBE_MAX_UNPACKED_MB``);
+- one JSON document read whole (an lm-eval ``results_*.json``, an Inspect ``.json`` log):
+  256 MiB (``LBE_MAX_JSON_MB``).
 """
 
 from __future__ import annotations
+
+import os
+import re
 
 # Ids, names, dataset/domain/category/split labels: characters after stripping.
 MAX_TEXT_CHARS = 512
@@ -16,11 +29,88 @@ MAX_METADATA_CHARS = 65_536
 MAX_CELL_CHARS = MAX_METADATA_CHARS
 
 
+# Characters no id, name or label may hold: C0 and C1 controls and DEL (a newline or NUL
+# in a model id gave an exported models.txt more lines than the matrix has rows and broke
+# `info`'s table), the Unicode line and paragraph separators, and the invisible
+# bidirectional overrides and isolates that make text display other than it reads.
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL_NAMES = {
+    "\n": "a line break",
+    "\r": "a carriage return",
+    "\t": "a tab",
+    "\x00": "a NUL character",
+}
+
+
+def control_character(text: str) -> tuple[str, int] | None:
+    """How a message names the first control character in ``text``, and its position
+    (from 1); None if ``text`` has none."""
+    m = CONTROL.search(text)
+    if m is None:
+        return None
+    ch = m.group()
+    code = f"U+{ord(ch):04X}"
+    name = _CONTROL_NAMES.get(ch)
+    return (f"{name} ({code})" if name else f"the control character {code}"), m.start() + 1
+
+
+def printable_rule(where: str, found: tuple[str, int]) -> str:
+    """The one sentence for text holding a control character (``where``: the file and
+    line; ``found``: what :func:`control_character` says)."""
+    what, position = found
+    return (
+        f"{where} holds {what} at character {position}; ids, names and labels must be "
+        "printable text on one line."
+    )
+
+
 def check_name(text: str | None, what: str) -> None:
-    """Refuse a single name (``--dataset``, ``--model``, a text box) over the limit."""
+    """Refuse a single name (``--dataset``, ``--model``, a text box) over the limit or
+    holding a control character."""
     from lifelong_core.errors import InputError
 
     if text is not None and len(text) > MAX_TEXT_CHARS:
         raise InputError(
             f"The {what} is {len(text):,} characters long; names may hold at most {MAX_TEXT_CHARS}."
         )
+    found = control_character(text) if text is not None else None
+    if found:
+        raise InputError(printable_rule(f"The {what}", found))
+
+
+# ------------------------------------------------------------------ sizes of input files
+MIB = 1 << 20
+# kind -> (environment variable, default in MiB, what the limit is on)
+SIZE_LIMITS = {
+    "line": ("LBE_MAX_LINE_MB", 16, "one line of a text file"),
+    "unpacked": ("LBE_MAX_UNPACKED_MB", 4096, "what a compressed file unpacks to"),
+    "json": ("LBE_MAX_JSON_MB", 256, "one JSON document"),
+}
+
+
+def size_limit(kind: str) -> int:
+    """The ``kind`` limit in bytes: its environment variable (MiB) if set, else the default.
+
+    Read at each use, so a server started with the variable and a test that sets it both
+    see it.
+    """
+    from lifelong_core.errors import InputError
+
+    env, default, _ = SIZE_LIMITS[kind]
+    raw = os.environ.get(env, "").strip()
+    try:
+        mib = float(raw) if raw else float(default)
+    except ValueError:
+        raise InputError(f"{env}={raw!r} is not a number of megabytes.") from None
+    if not 0 < mib < float("inf"):
+        raise InputError(f"{env} must be a positive number of megabytes, got {raw!r}.")
+    return max(1, int(mib * MIB))
+
+
+def size_rule(kind: str) -> str:
+    """How a message names the ``kind`` limit: ``the limit of 16 MiB on one line of a text
+    file (LBE_MAX_LINE_MB)``."""
+    env, _, what = SIZE_LIMITS[kind]
+    n = size_limit(kind)
+    shown = f"{n / MIB:,.0f} MiB" if n % MIB == 0 else f"{n / MIB:,.3g} MiB"
+    return f"the limit of {shown} on {what} ({env})"

@@ -21,6 +21,7 @@ over evaluated models without holding the whole matrix in memory.
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 import zipfile
@@ -32,6 +33,7 @@ import numpy as np
 
 from lifelong_core.errors import InputError
 from lifelong_core.io.arrays import check_npy_header
+from lifelong_core.io.text import check_archive, iter_lines, read_text
 
 MATRIX_SUFFIXES = (".npy", ".npz", ".csv", ".parquet")
 
@@ -168,6 +170,7 @@ def _load_npy(p: Path, what: str) -> np.ndarray:
 
 
 def _load_npz(p: Path, what: str, key: str | None) -> np.ndarray:
+    check_archive(p, f"{what} file {_name(p)}")
     try:
         with np.load(p, allow_pickle=False) as z:
             keys = list(z.files)
@@ -215,33 +218,33 @@ def _load_csv(p: Path, what: str) -> tuple[np.ndarray, list[int]]:
     rows: list[np.ndarray] = []
     lines: list[int] = []
     width = None
+    # Read under the line limit (io.text); "utf-8-sig" drops a byte-order mark, as the
+    # long-table reader does (a matrix CSV saved by Excel starts with one).
+    text = read_text(p, f"{what} file {_name(p)}")
     try:
-        with open(p, newline="", encoding="utf-8") as fh:
-            reader = csv.reader(fh)
-            for lineno, fields in enumerate(reader, start=1):
-                if not fields or all(not f.strip() for f in fields):
-                    continue
-                if lineno == 1 and not any(_is_number(f) for f in fields):
-                    width = len(fields)
-                    continue
-                if width is None:
-                    width = len(fields)
-                elif len(fields) != width:
-                    raise InputError(
-                        f"{what} file {_name(p)} is ragged: line {lineno} has {len(fields)} "
-                        f"fields where earlier lines have {width}."
-                    )
-                try:
-                    rows.append(np.array([float(f) if f.strip() else math.nan for f in fields]))
-                    lines.append(lineno)
-                except ValueError:
-                    col = next(i for i, f in enumerate(fields) if f.strip() and not _is_number(f))
-                    raise InputError(
-                        f"{what} file {_name(p)} has non-numeric value {fields[col].strip()!r} at "
-                        f"line {lineno}, column {col + 1}."
-                    ) from None
-    except UnicodeDecodeError:
-        raise InputError(f"{what} file {_name(p)} is not a UTF-8 text CSV file.") from None
+        reader = csv.reader(io.StringIO(text, newline=""))
+        for lineno, fields in enumerate(reader, start=1):
+            if not fields or all(not f.strip() for f in fields):
+                continue
+            if lineno == 1 and not any(_is_number(f) for f in fields):
+                width = len(fields)
+                continue
+            if width is None:
+                width = len(fields)
+            elif len(fields) != width:
+                raise InputError(
+                    f"{what} file {_name(p)} is ragged: line {lineno} has {len(fields)} "
+                    f"fields where earlier lines have {width}."
+                )
+            try:
+                rows.append(np.array([float(f) if f.strip() else math.nan for f in fields]))
+                lines.append(lineno)
+            except ValueError:
+                col = next(i for i, f in enumerate(fields) if f.strip() and not _is_number(f))
+                raise InputError(
+                    f"{what} file {_name(p)} has non-numeric value {fields[col].strip()!r} at "
+                    f"line {lineno}, column {col + 1}."
+                ) from None
     except csv.Error as exc:
         raise InputError(f"{what} file {_name(p)} is not a readable CSV file ({exc}).") from None
     if not rows:
@@ -332,28 +335,28 @@ def load_index_list(path: Path | str, n: int | None = None, what: str = "index l
     out: list[int] = []
     seen: dict[int, int] = {}
     try:
-        with open(p, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                s = line.strip()
-                if not s:
-                    continue
-                try:
-                    v = int(s)
-                except ValueError:
-                    raise InputError(
-                        f"{what} file {_name(p)} line {lineno} is {s!r}, not a whole number."
-                    ) from None
-                if v < 0 or (n is not None and v >= n):
-                    rng = f"[0, {n - 1}]" if n is not None else "0 or more"
-                    raise InputError(
-                        f"{what} file {_name(p)} line {lineno} holds index {v}, outside {rng} (0-based)."
-                    )
-                if v in seen:
-                    raise InputError(
-                        f"{what} file {_name(p)} line {lineno} repeats index {v} (first on line {seen[v]})."
-                    )
-                seen[v] = lineno
-                out.append(v)
+        for lineno, raw in iter_lines(p, f"{what} file {_name(p)}"):
+            line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            s = line.strip()
+            if not s:
+                continue
+            try:
+                v = int(s)
+            except ValueError:
+                raise InputError(
+                    f"{what} file {_name(p)} line {lineno} is {s!r}, not a whole number."
+                ) from None
+            if v < 0 or (n is not None and v >= n):
+                rng = f"[0, {n - 1}]" if n is not None else "0 or more"
+                raise InputError(
+                    f"{what} file {_name(p)} line {lineno} holds index {v}, outside {rng} (0-based)."
+                )
+            if v in seen:
+                raise InputError(
+                    f"{what} file {_name(p)} line {lineno} repeats index {v} (first on line {seen[v]})."
+                )
+            seen[v] = lineno
+            out.append(v)
     except UnicodeDecodeError:
         raise InputError(f"{what} file {_name(p)} is not a UTF-8 text file.") from None
     if not out:

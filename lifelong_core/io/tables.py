@@ -27,6 +27,7 @@ import pandas as pd
 from lifelong_core.errors import InputError
 from lifelong_core.io.edges import check_input_file, os_error
 from lifelong_core.io.limits import MAX_CELL_CHARS
+from lifelong_core.io.text import read_text_bytes
 
 
 def _ragged_row(data: bytes, what: str) -> str | None:
@@ -62,16 +63,11 @@ def _ragged_row(data: bytes, what: str) -> str | None:
 
 
 def _as_bytes(source, what: str) -> bytes:
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return bytes(source)
-    if hasattr(source, "read"):
-        data = source.read()
-        return data.encode("utf-8") if isinstance(data, str) else bytes(data)
-    p = check_input_file(source, "input")
-    try:
-        return p.read_bytes()
-    except OSError as exc:
-        raise os_error(exc, p, "input file", "read") from None
+    # Lines are checked against the line limit as the bytes arrive (io.text), before
+    # pandas sees them: its parser needs several times a line's size in memory.
+    if not isinstance(source, (bytes, bytearray, memoryview)) and not hasattr(source, "read"):
+        source = check_input_file(source, "input")
+    return read_text_bytes(source, what)
 
 
 def read_csv_table(source, what: str, *, skipinitialspace: bool = False) -> pd.DataFrame:

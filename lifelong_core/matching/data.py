@@ -19,6 +19,10 @@ from lifelong_core.errors import InputError
 from lifelong_core.io.tables import read_csv_table
 
 COLUMNS = ("y", "y_pred", "p")
+# Labels are read as float64 numbers, which hold every whole number exactly only up to
+# 2**53; beyond it two labels can read as one, and a cast to int64 overflows (labels near
+# 1e20 once became one label with a NumPy warning and an accuracy of 0).
+MAX_LABEL = 2**53
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,7 +74,18 @@ def _as_int_labels(values, what: str, name: str) -> np.ndarray:
         raise InputError(
             f"{name}, row {row + 1}, column {what}: {arr[row]} is not an integer label."
         )
+    _check_label_range(as_float, what, name, lambda row: arr[row])
     return as_float.astype(np.int64)
+
+
+def _check_label_range(values: np.ndarray, what: str, name: str, shown) -> None:
+    big = np.abs(values) > MAX_LABEL
+    if big.any():
+        row = int(np.flatnonzero(big)[0])
+        raise InputError(
+            f"{name}, row {row + 1}, column {what}: label {shown(row)} is beyond what can be told "
+            f"apart exactly; labels must be whole numbers from -{MAX_LABEL:,} to {MAX_LABEL:,}."
+        )
 
 
 def make_predictions(y, y_pred, p, name: str = "data") -> Predictions:
@@ -133,6 +148,10 @@ def read_predictions_csv(path: str | Path) -> Predictions:
         bad = np.isnan(num)
         if col != "p":
             bad |= ~np.isfinite(num) | (num != np.round(num))
+        if col != "p":
+            _check_label_range(
+                np.where(bad, 0.0, num), col, name, lambda row, text=text: repr(text.iloc[row])
+            )
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             cell = text.iloc[row]

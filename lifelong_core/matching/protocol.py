@@ -42,6 +42,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.matching.data import Predictions
 
@@ -148,23 +149,30 @@ class MatchSummary:
         return out
 
 
-def check_params(eps: float, criterion: str, runs: int | None = None) -> None:
-    """InputError for epsilon < 0 or not a number, an unknown criterion, or runs < 1."""
-    try:
-        eps_f = float(eps)
-    except (TypeError, ValueError):
-        raise InputError(f"epsilon must be a number, got {eps!r}.") from None
-    if not np.isfinite(eps_f) or eps_f < 0:
-        raise InputError(f"epsilon must be a finite number >= 0, got {eps!r}.")
+def check_params(
+    eps: float,
+    criterion: str,
+    runs: int | None = None,
+    seed: int | None = None,
+    max_runs: int | None = limits.MAX_MATCH_RUNS,
+) -> None:
+    """InputError for an epsilon outside [0, 1] or not a finite number, an unknown
+    criterion, runs outside [1, ``max_runs``] or a seed outside the seed rule.
+
+    ``max_runs`` is the bound on one request (the command line, the app, ``compare_models``
+    and ``matched_accuracy``); ``match_runs`` itself, the algorithm, takes any number
+    (``max_runs=None``: statistical checks of the algorithm draw thousands of runs).
+    """
+    # Probabilities differ by at most 1, so a larger epsilon would match every pair.
+    limits.check_real(eps, "epsilon", 0.0, 1.0, param="eps")
     if criterion not in CRITERIA:
-        raise InputError(f"criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}.")
+        raise InputError(
+            f"criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}.", param="criterion"
+        )
     if runs is not None:
-        try:
-            whole = int(runs) == runs
-        except (TypeError, ValueError):
-            whole = False
-        if not whole or runs < 1:
-            raise InputError(f"runs must be an integer >= 1, got {runs!r}.")
+        limits.check_count(runs, "the number of runs", 1, max_runs or 2**63, "runs")
+    if seed is not None:
+        limits.check_seed(seed)
 
 
 # ------------------------------------------------------------------ candidate windows
@@ -282,7 +290,9 @@ def match_runs(
     Runs draw from one ``np.random.default_rng(seed)`` in sequence, so the same seed gives
     the same runs, and run r of a longer call equals run r of a shorter one.
     """
-    check_params(eps, criterion, runs)
+    check_params(
+        eps, criterion, runs, None if isinstance(seed, np.random.Generator) else seed, max_runs=None
+    )
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     win = _windows(source, target, float(eps), criterion)
     n_src, n_tgt = len(source), len(target)
@@ -346,6 +356,7 @@ def matched_accuracy(
     seed: int = 0,
 ) -> MatchSummary:
     """Anzaku et al. §2.3 for one model: accuracy, matched accuracy, unmatched, over R runs."""
+    check_params(eps, criterion, runs, seed)
     matches = match_runs(source, target, eps=eps, criterion=criterion, runs=runs, seed=seed)
     cols = _run_columns(source, target, matches)
     return MatchSummary(

@@ -21,6 +21,7 @@ import hashlib
 
 import numpy as np
 
+from lifelong_core import limits
 from lifelong_core.errors import InputError
 
 PER_MODEL = "per-model"
@@ -38,8 +39,7 @@ def model_seed(name: str, seed: int) -> int:
     >>> model_seed("org/model-7b", 0) != model_seed("org/model-7b", 1)
     True
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError(f"the seed must be a whole number >= 0, got {seed!r}.", param="seed")
+    seed = limits.check_seed(seed)  # the one seed rule
     text = f"{int(seed)}\x1f{name}".encode()
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
 

@@ -158,6 +158,12 @@ def choose_sort_rows(m: int, k: int, seed: int) -> np.ndarray:
     ``np.random.default_rng(seed).choice(m, k, replace=False)``, then sorted ascending;
     stated exactly so other implementations (the naive benchmark) can reproduce it.
     """
+    if m < 2:
+        raise InputError(
+            f"the matrix has {m} row{'s' if m != 1 else ''}; a sweep needs at least 2 models, at least one to Sort on and "
+            "one to evaluate.",
+            param="sort_models",
+        )
     if not 1 <= k < m:
         raise InputError(
             f"the number of Sort models, {k}, must be between 1 and {m - 1} (the matrix has {m} rows and at "

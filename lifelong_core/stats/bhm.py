@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import gammaln
 
+from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.stats.bootstrap import DISPLAY_LEVEL, percentile_interval, uniform_task_weights
 from lifelong_core.stats.counts import CountTable
@@ -286,11 +287,26 @@ def fit_hierarchical(
     chains that have not forgotten where they began. ``progress(fraction)`` is called
     now and then for the UI.
     """
-    if chains < 1 or draws < 1 or warmup < 0:
-        raise InputError(
-            "the hierarchical model needs at least one chain and one draw, and a non-negative warm-up."
-        )
+    chains = limits.check_count(chains, "the number of chains", 1, limits.MAX_CHAINS, "chains")
+    draws = limits.check_count(draws, "the draws per chain", 1, limits.MAX_DRAWS, "draws")
+    warmup = limits.check_count(warmup, "the warm-up per chain", 0, limits.MAX_WARMUP, "warmup")
+    seed = limits.check_seed(seed)
     m, t = table.correct.shape
+    limits.check_work(
+        chains * draws * m * t,
+        limits.MAX_MCMC_CELLS,
+        f"the number of kept draws ({chains:,} chains x {draws:,} draws x {m:,} models x {t:,} tasks)",
+        "use fewer chains or draws",
+        "draws",
+    )
+    limits.check_work(
+        chains * (warmup + draws) * m * t,
+        limits.MAX_MCMC_UPDATES,
+        f"the number of Gibbs updates ({chains:,} chains x ({warmup:,} warm-up + {draws:,} draws) x "
+        f"{m:,} models x {t:,} tasks)",
+        "use fewer chains, draws or warm-up iterations",
+        "warmup",
+    )
     pa = tuple(_per_model(prior_a, m, "prior_a"))
     pb = tuple(_per_model(prior_b, m, "prior_b"))
     log_prior_a, log_prior_b = _StackedPrior(pa), _StackedPrior(pb)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.stats.counts import CountTable
 
@@ -80,8 +81,10 @@ def bootstrap(table: CountTable, n_boot: int = 2000, seed: int = 0) -> Bootstrap
     Follows §2.1 (resample the ``n_t`` test instances of each task with replacement);
     implemented as one vectorised binomial draw per model x task (see module docstring).
     """
-    if int(n_boot) < 2:
-        raise InputError(f"the number of bootstrap replicates must be at least 2, got {n_boot}.")
+    n_boot = limits.check_count(
+        n_boot, "the number of bootstrap replicates", 2, limits.MAX_BOOT, "n_boot"
+    )
+    seed = limits.check_seed(seed)
     n = table.total
     cells = int(n_boot) * n.size
     if cells > MAX_REPLICATE_CELLS:

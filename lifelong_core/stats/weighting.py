@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.stats.bootstrap import Bootstrap, uniform_task_weights
 from lifelong_core.stats.counts import CountTable
@@ -124,8 +125,7 @@ def simplex_grid(step: float) -> np.ndarray:
     Rows are ordered by the first weight, then the second; ``round(1/step) + 1`` points
     per side.
     """
-    if not 0 < step <= 1:
-        raise InputError(f"the weight step must be in (0, 1], got {step}.")
+    step = limits.check_real(step, "the weight step", 0, 1, open_lo=True, param="step")
     n = round(1.0 / step)
     if n > MAX_GRID_DIVISIONS:
         raise InputError(
@@ -190,10 +190,8 @@ def weight_regions(
     """Leader, runner-up, difference and its standard error at each simplex grid point."""
     if len(stats.models) < 2:
         raise InputError("task weighting compares models, so it needs at least two models.")
-    if not -1.0 <= rho <= 1.0:
-        raise InputError(f"the correlation rho must be between -1 and 1, got {rho}.")
-    if se_mult < 0:
-        raise InputError(f"the standard-error multiplier must be non-negative, got {se_mult}.")
+    rho = limits.check_real(rho, "the correlation rho", -1.0, 1.0, param="rho")
+    se_mult = limits.check_real(se_mult, "the standard-error multiplier", 0.0, param="se_mult")
     w = simplex_grid(step)
     score = w @ stats.mean.T
     var = (w**2) @ stats.var.T

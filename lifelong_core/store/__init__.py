@@ -51,7 +51,7 @@ from lifelong_core.store import state as _state  # noqa: F401  registers the kep
 from lifelong_core.store._schema import BLOCK_SIZE, FORMAT_VERSION
 from lifelong_core.store._validate import binary_values, numeric_column, text_column
 from lifelong_core.store.packed_bulk import StoreRows, insert_packed_rows, read_packed_rows
-from lifelong_core.store.store import Store
+from lifelong_core.store.store import Store, check_readable, held_alone
 from lifelong_core.store.writing import BlockWrite, WritePlan, file_checksum
 
 __all__ = [
@@ -62,7 +62,9 @@ __all__ = [
     "StoreRows",
     "WritePlan",
     "binary_values",
+    "check_readable",
     "file_checksum",
+    "held_alone",
     "insert_packed_rows",
     "numeric_column",
     "read_packed_rows",

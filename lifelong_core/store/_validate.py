@@ -18,7 +18,14 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.io.limits import MAX_METADATA_CHARS, MAX_TEXT_CHARS, check_name
+from lifelong_core.io.limits import (
+    CONTROL,
+    MAX_METADATA_CHARS,
+    MAX_TEXT_CHARS,
+    check_name,
+    control_character,
+    printable_rule,
+)
 
 LONG_REQUIRED = ("model", "sample", "correct")
 LONG_OPTIONAL = (
@@ -72,7 +79,24 @@ def text_column(
     """
     out = _text_column(values, column, source, required=required)
     check_text_length(out, column, source)
+    check_printable(out, column, source)
     return out
+
+
+def check_printable(values: np.ndarray, column: str, source: str) -> None:
+    """Refuse an id, name or label holding a control character (a newline, NUL, tab, ...),
+    naming its row; checked on the distinct values, so a long table costs one hash pass."""
+    present = pd.Series(values, dtype=object).dropna()
+    if present.empty:
+        return
+    uniq = pd.Series(present.unique(), dtype=object)
+    bad = uniq[uniq.str.contains(CONTROL.pattern, regex=True)]
+    if bad.empty:
+        return
+    i = int(np.flatnonzero(pd.Series(values, dtype=object).isin(set(bad)).to_numpy())[0])
+    found = control_character(str(values[i]))
+    if found is not None:
+        raise InputError(printable_rule(f"{source} {_row(i)} column {column!r}", found))
 
 
 def check_text_length(values: np.ndarray, column: str, source: str) -> None:
@@ -112,8 +136,14 @@ def _text_column(values, column: str, source: str, *, required: bool) -> np.ndar
         return np.array([None if n else str(int(v)) for v, n in zip(arr, nan)], dtype=object)
     if pd.api.types.infer_dtype(s, skipna=False) == "string":
         # All text (the usual case, and the only large one): vectorized.
-        stripped = s.astype(object).map(str.strip) if s.dtype == object else s.str.strip()
-        empty = (stripped == "").to_numpy(dtype=bool)
+        stripped = (
+            s.astype(object).map(str.strip, na_action="ignore")
+            if s.dtype == object
+            else s.str.strip()
+        )
+        # A text column read from Parquet holds its nulls as missing values (NaN), which
+        # compare unequal to "" and would reach the store's id lookups as floats.
+        empty = (stripped.isna() | (stripped == "")).to_numpy(dtype=bool)
         if empty.any() and required:
             raise InputError(
                 f"{source} {_row(int(np.argmax(empty)))} has no value in column {column!r}."

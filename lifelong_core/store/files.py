@@ -21,7 +21,9 @@ import pandas as pd
 from lifelong_core.errors import InputError
 from lifelong_core.io.arrays import check_npy_header
 from lifelong_core.io.edges import atomic_output, check_input_file, os_error
+from lifelong_core.io.limits import control_character, printable_rule
 from lifelong_core.io.tables import read_table
+from lifelong_core.io.text import check_archive, read_text
 
 LONG_EXPORT_COLUMNS = (
     "model",
@@ -56,13 +58,18 @@ def read_ids(path, kind: str):
         if len(df) == 0:
             raise InputError(f"{what} file {p} has no data rows.")
         return df
-    try:
-        lines = p.read_text(encoding="utf-8-sig").splitlines()
-    except UnicodeDecodeError:
-        raise InputError(f"{what} file {p} is not UTF-8 text.") from None
-    except OSError as exc:
-        raise os_error(exc, p, f"{what} file", "read") from None
-    ids = [s.strip() for s in lines if s.strip()]
+    text = read_text(p, f"{what} file {p}")
+    ids = []
+    # Lines end at "\n" only: str.splitlines would also split at form feeds, record
+    # separators and U+2028, turning one id with such a character into two.
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        s = line.removesuffix("\r").strip()
+        if not s:
+            continue
+        found = control_character(s)
+        if found:
+            raise InputError(printable_rule(f"{what} file {p} line {lineno}", found))
+        ids.append(s)
     if not ids:
         raise InputError(f"{what} file {p} lists no ids.")
     return ids
@@ -83,6 +90,7 @@ def read_extra_matrix(path, flag: str) -> np.ndarray:
             check_npy_header(p, flag)
             arr = np.load(p, allow_pickle=False)
         else:
+            check_archive(p, f"{flag} file {p}")
             with np.load(p, allow_pickle=False) as z:
                 if len(z.files) != 1:
                     raise InputError(

@@ -23,12 +23,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.text import check_archive, check_json_size
 
 _LETTERS = {"C": 1, "I": 0}
 
@@ -74,8 +76,17 @@ def read_inspect_log(
             "reading Inspect logs needs the inspect_ai package (pip install 'lifelong-benchmark-explorer[harness]')."
         ) from None
     path = Path(path)
+    if path.is_dir():
+        raise InputError(
+            f"Inspect log {path} is a folder; give one log file (.eval or .json) written by `inspect eval`."
+        )
     if not path.is_file():
         raise InputError(f"Inspect log {path} does not exist.")
+    # Inspect reads a log whole: its size is checked first (io.text's limits).
+    if zipfile.is_zipfile(path):
+        check_archive(path, f"Inspect log {path}")
+    else:
+        check_json_size(path, f"Inspect log {path}")
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # Inspect raises many types for a file it cannot read

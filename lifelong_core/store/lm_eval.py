@@ -23,12 +23,10 @@ Departure: predicted answers and log-likelihoods are not turned into the store's
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import math
 import re
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +35,7 @@ import pandas as pd
 
 from lifelong_core.errors import InputError, few
 from lifelong_core.io.edges import os_error
+from lifelong_core.io.text import iter_lines, read_json_bytes
 
 _SAMPLES = re.compile(
     r"^samples_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl(?P<gz>\.gz)?$"
@@ -76,7 +75,9 @@ def model_name_of(results: dict) -> str | None:
     name = results.get("model_name")
     if isinstance(name, str) and name.strip():
         return name.strip()
-    args = (results.get("config") or {}).get("model_args")
+    config = results.get("config")
+    # A results file of another shape names no model here; read_lm_eval says what is wrong.
+    args = config.get("model_args") if isinstance(config, dict) else None
     if isinstance(args, dict):
         name = args.get("pretrained")
     elif isinstance(args, str):
@@ -165,33 +166,89 @@ def _find_run(path: Path) -> tuple[Path | None, list[Path], str]:
     return (results[0] if results else None), samples, str(folder)
 
 
-def _read_lines(path: Path) -> list[dict]:
-    opener = gzip.open if path.name.endswith(".gz") else open
-    out = []
+# Per-sample fields that hold the item's text and the model's answers (the bulk of each
+# line); they are never read, so they are not kept in memory.
+_BULKY = ("doc", "arguments", "resps", "filtered_resps", "target")
+
+
+def _read_lines(path: Path, digest) -> list[dict]:
+    """The records of a samples file, read under the line and unpacked limits (io.text);
+    ``digest`` is updated with the file's bytes as stored."""
     try:
-        with opener(path, "rt", encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
-                    raise InputError(
-                        f"{path} line {lineno} is not valid JSON (is the file truncated?)."
-                    ) from None
-                if not isinstance(rec, dict):
-                    raise InputError(f"{path} line {lineno} is not a JSON object.")
-                rec["_line"] = lineno
-                out.append(rec)
-    except (EOFError, gzip.BadGzipFile, zlib.error):
-        raise InputError(f"{path} is truncated or not a valid gzip file.") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path} is not UTF-8 text.") from None
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
     except OSError as exc:
         raise os_error(exc, path, "lm-eval file", "read") from None
+    out = []
+    for lineno, line in iter_lines(path, str(path)):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except UnicodeDecodeError:
+            raise InputError(f"{path} is not UTF-8 text.") from None
+        except json.JSONDecodeError:
+            raise InputError(
+                f"{path} line {lineno} is not valid JSON (is the file truncated?)."
+            ) from None
+        if not isinstance(rec, dict):
+            raise InputError(f"{path} line {lineno} is not a JSON object.")
+        for key in _BULKY:
+            rec.pop(key, None)
+        rec["_line"] = lineno
+        out.append(rec)
     if not out:
         raise InputError(f"{path} holds no samples.")
     return out
+
+
+def _results_fields(results: dict, path: Path | None) -> tuple[dict, dict, dict]:
+    """The fields read from a ``results_*.json``, each checked for the shape lm-eval writes.
+
+    Returns ``(task -> group, task -> declared sample count, config)``: ``group_subtasks``
+    maps each group to a list of task names, ``n-samples`` maps each task to an object
+    whose ``effective`` is a whole number, ``config`` is an object whose ``model`` is text.
+    Anything else is one sentence naming the file and the field, not a traceback halfway
+    through the import.
+    """
+
+    def wrong(field: str, expected: str, got) -> InputError:
+        shown = json.dumps(got)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return InputError(f"{path} field {field} must be {expected}; it holds {shown}.")
+
+    def _object(name: str) -> dict:
+        value = results.get(name)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise wrong(name, "an object", value)
+        return value
+
+    parent: dict[str, str] = {}
+    for group, subs in _object("group_subtasks").items():
+        if subs is None:
+            continue
+        if not isinstance(subs, list) or not all(isinstance(t, str) for t in subs):
+            raise wrong(f"group_subtasks[{json.dumps(group)}]", "a list of task names", subs)
+        for t in subs:
+            parent.setdefault(t, group)
+    declared: dict[str, int] = {}
+    for task, counts in _object("n-samples").items():
+        if counts is None:
+            continue
+        if not isinstance(counts, dict):
+            raise wrong(f"n-samples[{json.dumps(task)}]", "an object", counts)
+        eff = counts.get("effective")
+        if eff is not None and (isinstance(eff, bool) or not isinstance(eff, int) or eff < 0):
+            raise wrong(f"n-samples[{json.dumps(task)}].effective", "a whole number", eff)
+        if eff is not None:
+            declared[task] = eff
+    cfg = _object("config")
+    if cfg.get("model") is not None and not isinstance(cfg["model"], str):
+        raise wrong("config.model", "text (the model type)", cfg["model"])
+    return parent, declared, cfg
 
 
 def _binary(v) -> float | None:
@@ -251,7 +308,7 @@ def read_lm_eval(
     h = hashlib.sha256()
     results: dict = {}
     if results_path is not None:
-        raw = results_path.read_bytes()
+        raw = read_json_bytes(results_path, str(results_path))
         h.update(raw)
         try:
             results = json.loads(raw)
@@ -261,6 +318,7 @@ def read_lm_eval(
             ) from None
         if not isinstance(results, dict):
             raise InputError(f"{results_path} is not a JSON object.")
+    parent, declared, cfg = _results_fields(results, results_path)
     if model_name is None:
         model_name = model_name_of(results) or default_name
         if not model_name:
@@ -269,11 +327,6 @@ def read_lm_eval(
                 "results file); give the model's name.",
                 param="model_name",
             )
-    parent = {}
-    for group, subs in (results.get("group_subtasks") or {}).items():
-        for t in subs or []:
-            parent.setdefault(t, group)
-    declared = results.get("n-samples") or {}
 
     frames, meta, used = [], {}, {}
     seen_tasks: dict[str, Path] = {}
@@ -285,8 +338,7 @@ def read_lm_eval(
             )
         seen_tasks[task] = f
         h.update(f.name.encode())
-        h.update(f.read_bytes())
-        recs = _read_lines(f)
+        recs = _read_lines(f, h)
         filters = sorted({str(r.get("filter", "none")) for r in recs})
         # The filter only matters where a task was logged under several filters.
         flt = filters[0] if len(filters) == 1 else _pick(filters, filter, "filter", task, f)
@@ -324,13 +376,15 @@ def read_lm_eval(
             first_line[doc] = r["_line"]
             ids.append(f"{task}/{doc}")
             vals.append(v)
-            hashes.append(r.get("doc_hash"))
-        want = (
-            (declared.get(task) or {}).get("effective")
-            if isinstance(declared.get(task), dict)
-            else None
-        )
-        if isinstance(want, int) and want != len(ids):
+            dh = r.get("doc_hash")
+            if dh is not None and not isinstance(dh, str):
+                raise InputError(
+                    f"{f} line {r['_line']} (doc_id {doc}) field doc_hash must be text; it holds a "
+                    f"{type(dh).__name__}."
+                )
+            hashes.append(dh)
+        want = declared.get(task)
+        if want is not None and want != len(ids):
             raise InputError(
                 f"{f} holds {len(ids)} samples but {results_path.name} reports {want} for task {task!r} (is the file truncated?)."
             )
@@ -353,7 +407,6 @@ def read_lm_eval(
             )
         used[task] = (met, flt)
     table = pd.concat(frames, ignore_index=True)
-    cfg = results.get("config") or {}
     model_meta = {"source": "lm-eval"}
     if cfg.get("model_args") is not None:
         model_meta["model_args"] = cfg.get("model_args")

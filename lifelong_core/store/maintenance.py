@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -56,6 +57,11 @@ def store_error_sentence(exc: BaseException, path=None) -> str | None:
             f"Cannot write to {where}: DuckDB reports {first!r} (is the disk full or the folder not "
             "writable?); the import was not committed, so the store holds what it held before."
         )
+    if path is not None and Path(path).is_file():
+        from lifelong_core.store.damage import truncated_size, unreadable
+
+        if truncated_size(Path(path)) is not None:
+            return str(unreadable(Path(path), exc))
     return (
         f"Cannot read {where}: DuckDB reports {first!r}; the file may be damaged or truncated "
         "(`check --store` verifies it)."

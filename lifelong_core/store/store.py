@@ -11,6 +11,8 @@ import contextlib
 import os
 import re
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -18,6 +20,7 @@ import numpy as np
 
 from lifelong_core.errors import InputError, StoreLockedError
 from lifelong_core.store._schema import BLOCK_SIZE, DDL, FORMAT_VERSION
+from lifelong_core.store.damage import truncated_size, unreadable
 from lifelong_core.store.reading import StoreReader
 from lifelong_core.store.summaries import StoreSummaries
 from lifelong_core.store.writing import StoreWriter, utc_now
@@ -61,7 +64,7 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
             ) from None
         if "not a valid DuckDB" in msg:
             raise InputError(f"{path} is not a DuckDB store file.") from None
-        raise InputError(f"Cannot open store {path}: {msg.splitlines()[0]}") from None
+        raise unreadable(path, exc) from None
     except duckdb.ConnectionException:
         # Same process, other mode: DuckDB shares one database instance per file.
         raise StoreLockedError(
@@ -69,6 +72,8 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
             "has it open in the other mode; close that handle first."
         ) from None
     except duckdb.Error as exc:
+        if truncated_size(path) is not None:
+            raise unreadable(path, exc) from None
         raise InputError(
             f"{path} is not a DuckDB store file ({str(exc).splitlines()[0]})."
         ) from None
@@ -78,6 +83,70 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     with contextlib.suppress(duckdb.Error):
         con.execute("SET enable_progress_bar = false")
     return con
+
+
+def check_readable(path: str | os.PathLike) -> None:
+    """Refuse a store file that cannot be read, before anything shows it.
+
+    Opens ``path`` read-only and reads the tables every page reads first (datasets,
+    domains, models, samples, log): a damaged or cut-short file is one sentence here
+    instead of failing halfway through a page or a command.
+    """
+    with Store.open(path, read_only=True) as st:
+        st.probe()
+
+
+@contextmanager
+def held_alone(path: str | os.PathLike, doing: str = "replace") -> Iterator[None]:
+    """Hold the file ``path`` against every other process while it is rebuilt or replaced.
+
+    Takes the lock DuckDB itself takes on a store file (an exclusive POSIX record lock), so
+    while it is held no other process can open the store to read or to write, and it is
+    refused (:class:`StoreLockedError`, naming the holder as an import's refusal does) when
+    another process already has the file open: a writer, an import, or the app serving it.
+    The file need not be a sound store (``build-demo --force`` replaces a damaged one).
+    Within this process a writer open on ``path`` is refused the same way.
+    """
+    p = Path(path)
+    _claim_writer(p)
+    try:
+        try:
+            fd = os.open(p, os.O_RDWR)
+        except FileNotFoundError:
+            fd = None  # nothing to hold: the caller creates the file
+        except OSError as exc:
+            from lifelong_core.io.edges import os_error
+
+            raise os_error(exc, p, "store", doing) from None
+        try:
+            if fd is not None:
+                _lock_alone(fd, p, doing)
+            yield
+        finally:
+            if fd is not None:
+                os.close(fd)
+    finally:
+        _release_writer(p)
+
+
+def _lock_alone(fd: int, path: Path, doing: str) -> None:
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: DuckDB's own lock refuses the later writer instead
+        return
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        # DuckDB's refusal names the holding process; ask it for that sentence.
+        holder = ""
+        try:
+            duckdb.connect(str(path), read_only=False).close()
+        except duckdb.Error as exc:
+            holder = _lock_holder(str(exc))
+        raise StoreLockedError(
+            f"Cannot {doing} store {path}: it is open in another process{holder}; close that "
+            "process (an import, a writer, or the app serving it) and try again."
+        ) from None
 
 
 class Store(StoreReader, StoreSummaries, StoreWriter):
@@ -119,13 +188,20 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
                 "SELECT value FROM information_schema.tables t, store_meta "
                 "WHERE t.table_name = 'store_meta' AND key = 'format_version'"
             ).fetchone()
-        except duckdb.Error:
+        except duckdb.CatalogException:
             row = None
+        except duckdb.Error as exc:
+            con.close()
+            if not read_only:
+                _release_writer(p)
+            raise unreadable(p, exc) from None
         if row is None or row[0] != FORMAT_VERSION:
             con.close()
             if not read_only:
                 _release_writer(p)
         if row is None:
+            if truncated_size(p) is not None:
+                raise unreadable(p, InputError("no store_meta table"))
             raise InputError(
                 f"{p} is a DuckDB file but not a lifelong store (no store_meta table)."
             )
@@ -133,7 +209,13 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
             raise InputError(
                 f"Store {p} has format version {row[0]}; this program reads version {FORMAT_VERSION} (rebuild it from its sources)."
             )
-        return cls(con, p, read_only)
+        try:
+            return cls(con, p, read_only)
+        except duckdb.Error as exc:  # the first reads of the tables' pages
+            con.close()
+            if not read_only:
+                _release_writer(p)
+            raise unreadable(p, exc) from None
 
     @classmethod
     def create(cls, path: str | os.PathLike) -> Store:
@@ -162,6 +244,15 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
         con.commit()
         con.execute("CHECKPOINT")
         return cls(con, p, False)
+
+    def probe(self) -> None:
+        """Read the tables every page and command reads first (datasets, domains, models,
+        samples, log); a damaged or cut-short file is one sentence (:class:`InputError`)."""
+        try:
+            for read in (self.datasets, self.domains, self.models, self.samples, self.log):
+                read()
+        except duckdb.Error as exc:
+            raise unreadable(self.path, exc) from None
 
     def close(self) -> None:
         if self._con is not None:

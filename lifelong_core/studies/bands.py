@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from lifelong_core import limits
 from lifelong_core.errors import InputError
 
 METRICS = (
@@ -33,11 +34,12 @@ METRICS = (
 
 def repeat_seeds(seed: int, repeats: int) -> list[int]:
     """Seeds of the repeats: ``seed, seed + 1, ..., seed + repeats - 1``."""
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise InputError(
-            f"the number of repeats must be a whole number of at least 1, got {repeats!r}."
-        )
-    return [int(seed) + r for r in range(int(repeats))]
+    repeats = limits.check_count(repeats, "the number of repeats", 1, limits.MAX_REPEATS, "repeats")
+    seed = limits.check_seed(seed)
+    limits.check_seed(
+        seed + repeats - 1, "repeats", "the last repeat's seed (the seed + repeats - 1)"
+    )
+    return [seed + r for r in range(repeats)]
 
 
 def band_summary(

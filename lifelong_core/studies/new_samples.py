@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import fit_exponential
 from lifelong_core.sweep import power_budgets, run_sweep
@@ -64,10 +65,16 @@ class SampleSplit:
 
 def random_split(n: int, fraction: float, seed: int) -> SampleSplit:
     """A seeded random ``fraction`` of the ``n`` samples is new (at least one on each side)."""
-    if not 0 < fraction < 1:
-        raise InputError(
-            f"the fraction of new samples must lie strictly between 0 and 1, got {fraction}."
-        )
+    limits.check_real(
+        fraction,
+        "the fraction of new samples",
+        0,
+        1,
+        open_lo=True,
+        open_hi=True,
+        param="new_fraction",
+    )
+    limits.check_seed(seed)
     k = round(fraction * n)
     if not 1 <= k < n:
         raise InputError(

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.methods import is_threshold_rule
 from lifelong_core.methods.registry import predicts_samples
@@ -87,12 +88,11 @@ class StreamProtocolResult:
 def split_sizes(m: int, train_fraction: float, inner_fraction: float = 0.5) -> tuple[int, int]:
     """(cache, meta-train) sizes for ``m`` models: the first ``cache`` models are the cache
     while tuning, the first ``meta-train`` the meta-train part. InputError if a part is empty."""
-    for f, name in (
-        (train_fraction, "meta-train fraction"),
-        (inner_fraction, "cache fraction of meta-train"),
+    for f, name, param in (
+        (train_fraction, "meta-train fraction", "train_fraction"),
+        (inner_fraction, "cache fraction of meta-train", "inner_fraction"),
     ):
-        if not 0 < f < 1:
-            raise InputError(f"the {name} must lie strictly between 0 and 1, got {f}.")
+        limits.check_real(f, f"the {name}", 0, 1, open_lo=True, open_hi=True, param=param)
     t = round(train_fraction * m)
     inner = round(inner_fraction * t)
     if not (1 <= inner < t < m):
@@ -123,6 +123,7 @@ def stream_protocol(
 ) -> StreamProtocolResult:
     """Run the Nevis'22 protocol on ``A`` (models x samples) with models arriving in the
     order ``release`` (row numbers). See the module docstring."""
+    limits.check_seed(seed)
     A = np.asarray(A)
     release = np.asarray(release, dtype=np.int64)
     m, n = A.shape

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.methods.registry import (
     capabilities,
@@ -118,6 +119,21 @@ def _check_config(
         )
 
 
+def check_bounds(
+    *, seed: int = 0, depth: int = 2, threads: int | None = None, chunk_rows: int | None = None
+) -> None:
+    """Refuse a seed or a work size outside :mod:`lifelong_core.limits` (one sentence each).
+
+    :func:`run_sweep` calls it first; the command line calls it before reading any file.
+    """
+    limits.check_seed(seed)
+    limits.check_count(depth, "the recursion depth of Sort", 1, limits.MAX_SORT_DEPTH, "depth")
+    if threads is not None:
+        limits.check_count(threads, "the number of threads", 1, limits.MAX_THREADS, "threads")
+    if chunk_rows is not None:
+        limits.check_count(chunk_rows, "the rows per task", 1, limits.MAX_CHUNK_ROWS, "chunk_rows")
+
+
 def run_sweep(
     A_sort,
     A_eval,
@@ -202,8 +218,7 @@ def run_sweep(
     executor = executor or ("threads" if (threads or 1) > 1 else "serial")
     sampling = resolve_sampling(sampling, search)
     _check_config(kernel, executor, sort, sampling, search, decompose)
-    if chunk_rows is not None and chunk_rows < 1:
-        raise InputError(f"chunk_rows must be at least 1, got {chunk_rows}.", param="chunk_rows")
+    check_bounds(seed=seed, depth=depth, threads=threads, chunk_rows=chunk_rows)
     threshold = is_threshold_rule(search)
     packed = kernel == "packed"
     rows_sort = _as_rows(A_sort, "Sort", None, packed)

@@ -52,6 +52,7 @@ from lifelong_core.methods.registry import (
     predicts_samples,
 )
 from lifelong_core.stats.coverage import clopper_pearson
+from lifelong_core.studies.bands import repeat_seeds
 
 if TYPE_CHECKING:  # the command line's --help reads the defaults below without pandas or the store
     import pandas as pd
@@ -315,8 +316,8 @@ def backtest(
         except InputError as exc:
             raise InputError(str(exc), param="budgets") from None
     check_draws(draws)
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise InputError(f"repeats must be a whole number >= 1, got {repeats!r}.", param="repeats")
+    # The one rule for repeats and their seeds (lifelong_core.limits): bounded, checked now.
+    seeds = repeat_seeds(seed, repeats)
     names = np.asarray(sel.names, dtype=object)
     accs = A.mean(axis=1, dtype=np.float64)
     # Fits dominate for the model-based methods; estimates for the cheap ones: the bar
@@ -324,8 +325,7 @@ def backtest(
     total = repeats * len(methods) * (1 + holdout)
     done = 0
     records: list[dict] = []
-    for r in range(repeats):
-        s = seed + r
+    for r, s in enumerate(seeds):
         rows = held_out_rows(sel, holdout, split, s)
         keep = np.setdiff1d(np.arange(m), rows)
         cache = Selection(

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.methods.draws import COMMON, PER_MODEL, check_draws, model_rng
 from lifelong_core.methods.registry import DEFAULT_METHOD
@@ -246,7 +247,7 @@ def select_items(
             param="budget",
         )
     model = model.strip() if draws == PER_MODEL else None
-    rng = model_rng(model or "", seed, draws)
+    rng = model_rng(model or "", limits.check_seed(seed), draws)
     fitted = fitted if fitted is not None else fit(cache, method)
     if hasattr(fitted, "select_next"):
         cols = np.asarray(fitted.select_next(n, budget, rng, cols_done, obs_done), dtype=np.int64)

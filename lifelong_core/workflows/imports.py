@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,8 +24,6 @@ import pandas as pd
 from lifelong_core.errors import InputError
 
 KINDS = ("long", "matrix", "lm-eval", "inspect")
-# A zip that unpacks to more than this is refused (a "zip bomb" must not fill the disk).
-MAX_UNZIPPED_BYTES = 4 * 1024**3
 
 
 @dataclass(frozen=True)
@@ -377,12 +376,36 @@ def insert(store, src: Source, progress: Callable[[float], None] | None = None) 
     raise InputError(f"unknown import kind {src.kind!r}; expected one of {', '.join(KINDS)}.")
 
 
-def import_into(path, src: Source, progress=None) -> dict:
-    """:func:`insert` into the store file ``path``, created if missing and removed again
-    when the import into a new store fails (the command line's rule)."""
+@contextmanager
+def held_store(path) -> Iterator[object | None]:
+    """The writer of the existing store ``path``, held while an import reads its inputs.
+
+    Opened (and checked sound) before the inputs are read, so another process cannot
+    replace or write the store meanwhile (``build-demo --force`` is refused, naming this
+    one), and a store that is locked is refused before minutes of reading. A store that
+    does not exist yet gives ``None``: it is created only once the input is valid.
+    """
+    path = Path(path)
+    if not path.exists():
+        yield None
+        return
     from lifelong_core.store import Store
     from lifelong_core.store.maintenance import check_sound
 
+    with Store.open(path, read_only=False) as store:
+        check_sound(store)  # never add to a store that fails its integrity check
+        yield store
+
+
+def import_into(path, src: Source, progress=None, store=None) -> dict:
+    """:func:`insert` into the store file ``path``, created if missing and removed again
+    when the import into a new store fails (the command line's rule). ``store``: the
+    writer :func:`held_store` holds on ``path``, used as it is."""
+    from lifelong_core.store import Store
+    from lifelong_core.store.maintenance import check_sound
+
+    if store is not None:
+        return insert(store, src, progress)
     path = Path(path)
     created = not path.exists()
     store = Store.create(path) if created else Store.open(path, read_only=False)
@@ -417,19 +440,17 @@ def summary_text(summary: Mapping, path) -> str:
 # ------------------------------------------------------------------ uploaded lm-eval runs
 def extract_zip(archive, dest) -> Path:
     """Unpack ``archive`` under ``dest`` and return ``dest``; refuses members that would
-    land outside ``dest`` and archives that unpack to more than 4 GiB."""
+    land outside ``dest`` and archives that unpack to more than the unpacked limit
+    (:mod:`lifelong_core.io.limits`: a "zip bomb" must not fill the disk)."""
+    from lifelong_core.io.text import check_archive
+
     archive, dest = Path(archive), Path(dest)
+    infos = check_archive(archive, archive.name)
     try:
         zf = zipfile.ZipFile(archive)
     except (zipfile.BadZipFile, OSError):
         raise InputError(f"{archive.name} is not a readable zip archive.") from None
     with zf:
-        infos = zf.infolist()
-        if sum(i.file_size for i in infos) > MAX_UNZIPPED_BYTES:
-            raise InputError(
-                f"{archive.name} unpacks to more than {MAX_UNZIPPED_BYTES // 1024**3} GiB; "
-                "import its runs from the command line instead."
-            )
         root = dest.resolve()
         for info in infos:
             target = (dest / info.filename).resolve()

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.methods.irt_fit import DEFAULT_MAX_COLUMNS
 from lifelong_core.methods.registry import kept_method, kept_methods
@@ -75,10 +76,13 @@ def refresh(
     Returns ``(SortState, ItemState)``.
     """
     method = kept_method(method)
-    if max_models < 2 or max_columns < 2:
-        raise InputError(
-            f"max_models and max_columns must be at least 2, got {max_models} and {max_columns}."
-        )
+    limits.check_count(
+        max_models, "the models of the fit", 2, limits.MAX_STATE_FIT_MODELS, "max_models"
+    )
+    limits.check_count(
+        max_columns, "the columns of the fit", 2, limits.MAX_STATE_FIT_COLUMNS, "max_columns"
+    )
+    limits.check_seed(seed)
     report = progress or (lambda f, text: None)
     est = _estimator(method)
     report(0.0, "Sort state: column sums over the cache")
