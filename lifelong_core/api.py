@@ -140,15 +140,10 @@ def demo_store() -> Path:
     -------
     Path
     """
+    from lifelong_core.commands.build_demo import ensure_demo_store
     from lifelong_core.paths import default_store
 
-    path = default_store()
-    if not path.is_file():
-        from lifelong_core.commands.build_demo import build_store
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        build_store(path)
-    return path
+    return ensure_demo_store(default_store())
 
 
 def _dataset(store: Store, dataset: str | None) -> str:

@@ -10,8 +10,10 @@ missing (about 15 s, once). The engine does not import the app: it is a child pr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -128,15 +130,61 @@ def run(args: argparse.Namespace) -> int:
         )
     if store.is_file():
         check_store(store)
-    if not store.is_file():
-        from lifelong_core.commands.build_demo import build_store
+    else:
+        from lifelong_core.commands.build_demo import ensure_demo_store
 
-        store.parent.mkdir(parents=True, exist_ok=True)
-        print(f"building the demo store at {store} (once, about 15 s) ...", flush=True)
-        build_store(store)
+        ensure_demo_store(store)
     argv, env = command(store, args.port, args.headless, args.stores_dir)
     print(f"serving {store} at http://localhost:{args.port} (Ctrl+C stops)", flush=True)
+    return serve(argv, env)
+
+
+def _die_with_parent() -> None:
+    # In the server's process, before it runs: Linux sends it SIGTERM when `lbe app` dies,
+    # even by SIGKILL, so no server outlives the command that started it.
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+PR_SET_PDEATHSIG = 1
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def serve(argv: list[str], env: dict[str, str], grace: float = 10.0) -> int:
+    """Run the server as a child that lives exactly as long as this command.
+
+    SIGTERM, SIGHUP and Ctrl+C stop the server (SIGTERM, then SIGKILL after ``grace``
+    seconds) before this command exits; on Linux the server also dies with it when it
+    is killed outright. Returns 0 when stopped so, else the server's exit code.
+    """
+    linux = sys.platform.startswith("linux")
+    proc = subprocess.Popen(argv, env=env, preexec_fn=_die_with_parent if linux else None)
+    stopped = False
+
+    def stop(signum, frame) -> None:
+        nonlocal stopped
+        stopped = True
+        proc.terminate()
+
+    previous = {s: signal.signal(s, stop) for s in STOP_SIGNALS}
     try:
-        return subprocess.call(argv, env=env)
-    except KeyboardInterrupt:
-        return 0
+        while True:
+            try:
+                code = proc.wait()
+                return 0 if stopped else code
+            except KeyboardInterrupt:
+                # Ctrl+C reached the server too (same process group); make sure it ends.
+                stopped = True
+                proc.terminate()
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for s, handler in previous.items():
+            signal.signal(s, handler)

@@ -109,6 +109,19 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def ensure_demo_store(store: Path) -> Path:
+    """``store``, built from the bundled data first when it does not exist yet.
+
+    What ``lbe app`` without ``--store`` and :func:`lifelong_core.demo_store` serve: a
+    missing demo store is built once (about 15 seconds).
+    """
+    if not store.is_file():
+        store.parent.mkdir(parents=True, exist_ok=True)
+        print(f"building the demo store at {store} (once, about 15 s) ...", flush=True)
+        build_store(store)
+    return store
+
+
 def build_store(
     store: Path,
     source: Path = DEFAULT_SOURCE,
