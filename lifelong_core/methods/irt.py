@@ -209,8 +209,19 @@ class MIRTEstimator(StratifiedAlongOrder):
         )
         return self.with_items(item_model(d, w, theta), order)
 
-    def with_items(self, item: ItemModel, order: np.ndarray) -> MIRTEstimator:
-        """This estimator with already fitted item parameters (e.g. persisted in the store)."""
+    def kept_params(self) -> dict:
+        """The settings the store keeps beside the item parameters (``workflows.lifelong_state``)."""
+        return {"k": int(self.k), "iters": int(self.iters), "item_ridge": float(self.item_ridge)}
+
+    def with_items(
+        self, item: ItemModel, order: np.ndarray, params: dict | None = None
+    ) -> MIRTEstimator:
+        """This estimator with already fitted item parameters (e.g. persisted in the store);
+        ``params`` (:meth:`kept_params`) restores the settings they were fitted with."""
+        if params is not None:
+            self.k = int(item.w.shape[1])
+            self.iters = int(params.get("iters", self.iters))
+            self.item_ridge = float(params.get("item_ridge", self.item_ridge))
         order = np.asarray(order, dtype=np.int64)
         n = len(item.d)
         if order.shape != (n,) or not np.array_equal(np.sort(order), np.arange(n)):
