@@ -190,6 +190,11 @@ register(
     capabilities=Capabilities(interval=True, self_tuning=True),
 )
 register(
+    "auto",
+    "lifelong_core.methods.auto:AutoEstimator",
+    capabilities=Capabilities(interval=True, packed=True, self_tuning=True, kept_state=True),
+)
+register(
     "insert-d",
     "lifelong_core.methods.insert_d:InsertD",
     kind="sample",
@@ -198,7 +203,7 @@ register(
 
 # The product's one default estimator: the command line, the pages and the Python API
 # all start from it.
-DEFAULT_METHOD = "mirt"
+DEFAULT_METHOD = "auto"
 # The published code of Prabhu et al. (2024), Listing 1: the yardstick other methods'
 # regret is measured against by default.
 PUBLISHED_METHOD = "reference"
