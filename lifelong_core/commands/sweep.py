@@ -10,7 +10,10 @@ The default ``--search`` is ``mirt``, the method measured best on held-out demo 
 (docs/concepts/estimators.md). It needs the Sort rows in memory and costs about a
 millisecond per model and budget at n = 10,000; for very large matrices the threshold
 rules ``midpoint`` (the better of the two S&S rules) and ``reference`` (the published
-code) run on streamed prefix counts. How: ``--kernel dense|packed`` (packed bits from
+code) run on streamed prefix counts. With ``--store``, the rows are the real models of one
+dataset evaluated on every one of its samples (``--dataset``; a store with one dataset
+needs none), in model_idx order; a line says how many models that is and which were left
+out. How: ``--kernel dense|packed`` (packed bits from
 file or store to the counts; paper scale) and ``--executor serial|threads|dask``; the
 numbers do not depend on them. ``--engine dask`` (kept from before) means ``--kernel
 packed --executor dask`` (a local cluster; see docs/SCALING.md).
@@ -24,7 +27,14 @@ import os
 import numpy as np
 import pandas as pd
 
-from lifelong_core.commands._common import add_source, check_out_dirs, write_csv
+from lifelong_core.commands._common import (
+    add_dataset,
+    add_source,
+    check_out_dirs,
+    open_store,
+    store_dataset,
+    write_csv,
+)
 from lifelong_core.errors import InputError
 from lifelong_core.io.matrix import load_float_matrix, load_index_list
 from lifelong_core.limits import check_seed
@@ -50,7 +60,11 @@ def add_parser(subparsers) -> None:
         help="Sort & Search budget sweep (MAE, E_agg, kappa, correlations per budget)",
         description=__doc__.splitlines()[0],
     )
-    add_source(p, "DuckDB store; rows are its models in model_idx order")
+    add_source(
+        p,
+        "DuckDB store; rows are the dataset's models evaluated on all its samples, in model_idx order",
+    )
+    add_dataset(p)
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument(
         "--sort-rows", metavar="FILE", help="0-based row indices used for Sort, one per line"
@@ -209,11 +223,9 @@ def run(args: argparse.Namespace) -> int:
             "--confidence goes with --matrix; a store's confidences are not used by sweep."
         )
     if args.store is not None:
-        # Imported here: DuckDB adds to every command's start-up and only --store needs it.
-        from lifelong_core.store import StoreRows
-
-        every = StoreRows(args.store)
-        rows = lambda ids: StoreRows(args.store, ids)  # noqa: E731
+        every, rows = _store_rows(args.store, args.dataset)
+    elif args.dataset is not None:
+        raise InputError("--dataset goes with --store, not --matrix.")
     else:
         every = MatrixRows(args.matrix, what="--matrix")
         rows = every.subset
@@ -226,6 +238,25 @@ def run(args: argparse.Namespace) -> int:
     else:
         _write_repeats(results, args)
     return 0
+
+
+def _store_rows(path: str, dataset: str | None):
+    """The dataset's complete real models as row sources (all, and a subset by row)."""
+    # Imported here: DuckDB adds to every command's start-up and only --store needs it.
+    from lifelong_core.store import StoreRows
+    from lifelong_core.workflows.selection import dataset_models
+
+    with open_store(path) as st:
+        found = dataset_models(st, store_dataset(st, dataset))
+    if len(found.complete) < 2:
+        raise InputError(found.note().rstrip(".") + "; a sweep needs at least two.")
+    print(found.note())
+    model_idx = found.complete["model_idx"].to_numpy(dtype=np.int64)
+    sidx = found.samples["sample_idx"].to_numpy(dtype=np.int64)
+    # Rows are labelled by their position in the dataset's model list, as --sort-rows
+    # counts them and export --matrix writes them.
+    every = StoreRows(path, model_idx, sidx, row_ids=np.arange(len(model_idx)))
+    return every, lambda ids: StoreRows(path, model_idx[np.asarray(ids)], sidx, row_ids=ids)
 
 
 def _run_one(args: argparse.Namespace, every, rows, budgets, kernel: str, executor: str, seed: int):
