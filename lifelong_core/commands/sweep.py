@@ -92,7 +92,9 @@ def add_parser(subparsers) -> None:
         default=None,
         help="threshold rules: uniform = the centre of each of n' equal strata of the sorted order "
         "(default), random = uniformly at random, reference = the published code's grid "
-        "(default with --search reference; it skips the easy end when n' does not divide n); "
+        "(default with --search reference; it skips the easy end when n' does not divide n), "
+        "listing = Listing 1's grid as printed, arange(0, n, n // n')[1:] (not always n' samples: "
+        "a line says how many); "
         "the other methods have their own design (copy-nearest: random; mirt, irt, neighbours: "
         "one random sample per stratum of the order)",
     )
@@ -233,6 +235,13 @@ def run(args: argparse.Namespace) -> int:
         _run_one(args, every, rows, budgets, kernel, executor, seed)
         for seed in repeat_seeds(args.seed, args.repeats)
     ]
+    evaluated = results[0].config.get("evaluated", {})
+    if any(k != v for k, v in evaluated.items()):
+        print(
+            "the listing's grid evaluates "
+            + ", ".join(f"{v:,} samples at budget {k:,}" for k, v in evaluated.items())
+            + "."
+        )
     if len(results) == 1:
         _write_outputs(results[0], args)
     else:
