@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from lifelong_core.methods import is_threshold_rule
 from lifelong_core.workflows.design import design_rule, design_runs
 from lifelong_core.workflows.sweeps import family_correlation
 from ui import charts, data, studies
@@ -34,7 +35,6 @@ dataset, dom_key, how, sort, sampling, search, budgets, seed = (
     cfg.seed,
 )
 provenance_note(sel.synthetic, cfg.dataset)
-threshold = is_threshold_rule(search)
 table, per_model, _, rows = data.run_config(cfg, sel)
 
 n_eval = per_model["model_row"].nunique()
@@ -176,9 +176,17 @@ with tabs[1]:
 
 with tabs[2]:
     if tabs[2].open:
-        if threshold and "aleatoric" not in table:  # a large store computes it only here
+        # The decomposition is of a threshold rule: the sidebar's, or the default rule when
+        # the sidebar's method is an estimator (as the design study does).
+        rule = design_rule(search)
+        if "aleatoric" not in table:  # a large store computes it only here
             table, _, _, _ = data.run_config(
-                cfg, sel, decompose=True, label="Decomposing the error…"
+                replace(cfg, search=rule), sel, decompose=True, label="Decomposing the error…"
+            )
+        if rule != search:
+            st.caption(
+                f"The error decomposition is of a threshold rule; shown for {rule}, since {search} "
+                "is not one."
             )
         if "aleatoric" not in table:
             st.info(

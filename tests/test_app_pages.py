@@ -14,6 +14,8 @@ import pytest
 from apptest_pages import ok, open_page
 from streamlit.testing.v1 import AppTest
 
+from lifelong_core.methods.registry import DEFAULT_METHOD
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -68,8 +70,9 @@ def test_budget_explorer_default(store_env):
     assert charts(at) == 3  # MAE with fit, E_agg with power law, kappa
     assert "compute saved" in metrics(at)
     assert any("a·exp" in c.value or "No exponential fit" in c.value for c in at.caption)
-    # The URL carries the view.
-    assert at.query_params["search"] == ["midpoint"] or at.query_params["search"] == "midpoint"
+    # The URL carries the view; the method picker opens on the product's default estimator.
+    assert at.query_params["search"] in ([DEFAULT_METHOD], DEFAULT_METHOD)
+    assert by_label(at.sidebar.selectbox, "Search rule").value == DEFAULT_METHOD
 
 
 def test_budget_explorer_numbers_match_the_engine(store_env):
@@ -141,10 +144,13 @@ def test_budget_explorer_confidence_sort_and_estimator(store_env):
     assert "est_lo" in at.dataframe[1].value.columns
 
 
-def test_budget_explorer_decomposition_needs_threshold_rule(store_env):
+def test_budget_explorer_decomposes_the_default_rule_for_an_estimator(store_env):
+    # The decomposition is of a threshold rule: with an estimator chosen (the default is
+    # one) the tab shows the default rule's and says so.
     at = run(BUDGET, {"tab": "Aleatoric vs epistemic", "search": "copy-nearest", "budgets": "32"})
-    assert charts(at) == 0
-    assert any("threshold rules" in i.value for i in at.info)
+    assert charts(at) == 1
+    assert any("shown for midpoint, since copy-nearest is not one" in c.value for c in at.caption)
+    assert "aleatoric" in at.dataframe[-1].value.columns
 
 
 def test_stale_url_values_fall_back(store_env):

@@ -24,6 +24,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods import available_methods, capabilities, is_threshold_rule
 from lifelong_core.methods.registry import DEFAULT_METHOD, describe_methods
 from lifelong_core.sortsearch import SORTS, fit_exponential, fit_power_law, model_correlation
+from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.workflows import (
     arrivals,
     large,
@@ -419,17 +420,23 @@ def sweep_controls(
     sampling = _pick(
         side,
         "Sampling",
-        ["uniform", "random", "reference"],
+        list(SAMPLING),
         "sampling",
         "uniform",
         radio=True,
-        help="uniform: the centre of each of n′ equal strata of the order; random: uniformly at "
-        "random; reference: the published code's grid, which skips the easy end when n′ "
-        "does not divide n",
+        help="For the threshold rules. uniform: the centre of each of n′ equal strata of the "
+        "order; random: uniformly at random; reference: the published code's grid, which skips "
+        "the easy end when n′ does not divide n; listing: Listing 1's grid as printed, "
+        "arange(0, n, n // n′)[1:], which is not always n′ samples",
     )
     methods = method_names()
     search = _pick(
-        side, "Search rule / estimator", methods, "search", methods[0], help=method_help()
+        side,
+        "Search rule / estimator",
+        methods,
+        "search",
+        default_method(methods),
+        help=method_help(),
     )
     choices = budget_choices(n)
     wanted = budgets_within(budgets_default or (), n) or default_budgets(n)

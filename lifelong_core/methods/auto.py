@@ -482,7 +482,8 @@ class AutoEstimator(StratifiedAlongOrder):
     def fit(
         self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None
     ) -> AutoEstimator:
-        A = check_cache(A_sort, order)
+        # One model is enough for the threshold (with fewer than 3 it is the only candidate).
+        A = check_cache(A_sort, order, least=1)
         self._set_order(order)
         self.tuning_ = self.tuning if self.tuning is not None else tune_auto(A, seed=self.seed)
         self.mirt_ = None

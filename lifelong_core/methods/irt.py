@@ -33,11 +33,14 @@ from lifelong_core.methods.base import Estimate, check_fitted, check_observation
 from lifelong_core.methods.design import StratifiedAlongOrder, difference_estimate_at
 
 
-def check_cache(A_sort: np.ndarray, order: np.ndarray) -> np.ndarray:
+def check_cache(A_sort: np.ndarray, order: np.ndarray, least: int = 2) -> np.ndarray:
+    """The cache as an array, checked: 0/1, at least ``least`` models and samples, and
+    ``order`` a permutation of its columns."""
     A = np.asarray(A_sort)
-    if A.ndim != 2 or A.shape[0] < 2 or A.shape[1] < 2:
+    if A.ndim != 2 or A.shape[0] < least or A.shape[1] < least:
         raise InputError(
-            f"the Sort cache must be a matrix with at least 2 models and 2 samples, got shape {A.shape}."
+            f"the Sort cache must be a matrix with at least {least} models and {least} samples, "
+            f"got shape {A.shape}."
         )
     if not np.isin(A, (0, 1)).all():
         raise InputError("the Sort cache must hold only 0/1 correctness values.")
