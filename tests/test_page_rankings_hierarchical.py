@@ -47,7 +47,7 @@ def test_vtab_source_and_hierarchical_views(monkeypatch, tmp_path, vtab_csv):
         warmup=500,
         seed=0,
     )
-    want = hierarchical_pairwise(fit)
+    want = hierarchical_pairwise(fit, predictive=True, seed=0)
     np.testing.assert_allclose(
         bayes_pairs["diff"].to_numpy(), (want["diff"] * 100).round(3).to_numpy()
     )
