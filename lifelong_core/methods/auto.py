@@ -17,17 +17,23 @@ rest:
 - ``threshold``: the first ``t`` samples of the easy -> hard order correct (midpoint rule);
 - ``copy-nearest``: the row of the training model that agrees most with the evaluated
   samples (lowest row on ties);
-- ``mirt``: the item model's P(correct) under the new model's MAP ability; its size ``k``
+- ``mirt``: the item model's P(correct) under the new model's MAP ability. Its size ``k``
   and ridge are searched coordinate-wise first (``k`` over :data:`K_GRID` at the default
-  ridge, then the ridge over :data:`RIDGE_GRID` at the best ``k``; the grids hold the fixed
-  ``mirt``'s k = 10, ridge 8), by the mean error over every budget.
+  ridge, then the ridge over :data:`RIDGE_GRID` at the best ``k``) by the mean
+  sample-level error over every budget, and ``mirt``'s fixed settings (k = 10, ridge 8;
+  fewer directions on a cache too small for ten) are kept unless the best beats them by
+  more than one standard error and by more than :data:`MARGIN` (:func:`_keep_or_move`):
+  on a large cache the default is ``mirt`` itself unless the cache clearly says otherwise.
 
 Per budget, two choices are recorded (:class:`Choice`): the candidate with the lowest
 sample-level error on the unevaluated samples makes the per-sample prediction, and the one
-with the lowest squared error of its P(correct) (Brier, 1950) feeds the accuracy estimate,
-because the model-assisted difference estimator's variance is the variance of exactly those
-residuals (Särndal, Swensson & Wretman, *Model Assisted Survey Sampling*, 1992, §6.3). At
-estimation the choice of the nearest cross-validated budget (on a log scale) is used.
+whose accuracy interval would be narrowest feeds the accuracy estimate. The latter is
+scored exactly: the held-out model's whole row is known, so the design variance of the
+difference estimator with that candidate's predictions (the within-stratum variance of
+its residuals, Cochran, *Sampling Techniques*, 3rd ed., 1977, §5.3; Särndal, Swensson &
+Wretman, *Model Assisted Survey Sampling*, 1992, §6.3), times the interval's correction
+for parameters fitted on the sample (below), is computed for every draw. At estimation the
+choice of the nearest cross-validated budget (on a log scale) is used.
 
 The interval stays the design's: stratified random sampling along the order and the
 difference estimator with a stratified t-interval (:mod:`.design`) are valid for any
@@ -91,7 +97,7 @@ DEFAULT_RIDGE = 8.0
 class Choice:
     """What the estimator uses at ``budget``: ``predict`` makes the per-sample prediction
     (lowest cross-validated sample-level error), ``estimate`` feeds the accuracy estimate
-    (lowest cross-validated squared error of P(correct))."""
+    (narrowest cross-validated interval)."""
 
     budget: int
     predict: str
