@@ -27,8 +27,15 @@ rest:
 
 Per budget, two choices are recorded (:class:`Choice`): the candidate with the lowest
 sample-level error on the unevaluated samples makes the per-sample prediction, and the one
-whose accuracy interval would be narrowest feeds the accuracy estimate. The latter is
-scored exactly: the held-out model's whole row is known, so the design variance of the
+whose accuracy interval would be narrowest feeds the accuracy estimate; each time the
+simplest candidate (threshold, then CopyNearest&Expand, then the item model) within one
+standard error of the best wins (the one-standard-error rule, Hastie et al. §7.10), so a
+dozen models' noise does not pick the most flexible one. Where the threshold makes the
+per-sample prediction the samples are evenly spaced along the order at a random offset
+(:func:`.design.regular_positions`: Sort & Search's uniform grid, made a probability
+sample), and it is scored on such draws; elsewhere two samples are drawn at random in each
+stratum (:func:`.design.stratified_positions`). The accuracy predictor is scored
+exactly: the held-out model's whole row is known, so the design variance of the
 difference estimator with that candidate's predictions (the within-stratum variance of
 its residuals, Cochran, *Sampling Techniques*, 3rd ed., 1977, §5.3; Särndal, Swensson &
 Wretman, *Model Assisted Survey Sampling*, 1992, §6.3), times the interval's correction
@@ -67,6 +74,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods.base import Estimate, check_fitted, check_observations
 from lifelong_core.methods.design import (
     StratifiedAlongOrder,
+    regular_positions,
     strata_bounds,
     stratified_positions,
 )
@@ -164,7 +172,8 @@ class _Draws:
     fold: list
     row: list
     budget: list
-    cols: list
+    cols: list  # the stratified design's columns (copy-nearest, mirt)
+    regular: list  # the regular design's columns, drawn with the same generator (threshold)
     strata: list
 
 
@@ -194,7 +203,7 @@ def _strata(order: np.ndarray, budget: int) -> _Strata:
 def _make_draws(B, folds, budgets, rng) -> tuple[_Draws, list[np.ndarray]]:
     mb, nb = B.shape
     per = max(1, -(-MIN_DRAWS // mb))  # draws per held-out model and budget
-    draws = _Draws([], [], [], [], [])
+    draws = _Draws([], [], [], [], [], [])
     orders = []
     for f, test in enumerate(folds):
         train = np.setdiff1d(np.arange(mb), test)
@@ -208,6 +217,7 @@ def _make_draws(B, folds, budgets, rng) -> tuple[_Draws, list[np.ndarray]]:
                     draws.row.append(int(i))
                     draws.budget.append(b)
                     draws.cols.append(np.sort(order[stratified_positions(nb, b, rng)]))
+                    draws.regular.append(np.sort(order[regular_positions(nb, b, rng)]))
                     draws.strata.append(strata[b])
     return draws, orders
 
@@ -238,7 +248,7 @@ def _score_threshold(B, folds, orders, draws) -> np.ndarray:
         r = np.empty(n, dtype=np.int64)
         r[order] = np.arange(n)
         ranks.append(r)
-    for d, (f, i, cols) in enumerate(zip(draws.fold, draws.row, draws.cols)):
+    for d, (f, i, cols) in enumerate(zip(draws.fold, draws.row, draws.regular)):
         pos = np.sort(ranks[f][cols])
         t = int(rule_thresholds("midpoint", pos, B[i, orders[f][pos]][None, :], n)[0])
         pred = np.zeros(n, dtype=np.uint8)
@@ -271,6 +281,38 @@ def _score_mirt(B, folds, draws, k: int, ridge: float, iters: int) -> np.ndarray
     return out
 
 
+def _clusters(draws: _Draws, at: np.ndarray) -> np.ndarray:
+    """Cluster label of each selected draw: its held-out model (draws of one model share
+    its row, so standard errors are taken over models)."""
+    key = np.array(draws.fold)[at] * (1 + max(draws.row)) + np.array(draws.row)[at]
+    return np.unique(key, return_inverse=True)[1]
+
+
+def _paired_gap(a: np.ndarray, b: np.ndarray, groups: np.ndarray) -> tuple[float, float]:
+    """Mean of ``a - b`` and its standard error, over clusters."""
+    per = np.bincount(groups, weights=a - b) / np.bincount(groups)
+    se = per.std(ddof=1) / np.sqrt(len(per)) if len(per) > 1 else np.inf
+    return float(per.mean()), float(se)
+
+
+def _simplest_within_se(scores: dict[str, np.ndarray], col: int, groups: np.ndarray) -> str:
+    """The simplest candidate (in the order of :data:`CANDIDATES`: the threshold has one
+    fitted number, CopyNearest&Expand picks one row, the item model fits ``k`` directions)
+    whose cross-validated error ``col`` exceeds the best's by at most one standard error of
+    their paired difference: the one-standard-error rule (Hastie, Tibshirani & Friedman
+    2009, §7.10), so that a dozen models' noise does not pick the most flexible candidate."""
+    best = min(scores, key=lambda c: scores[c][:, col].mean())
+    for c in CANDIDATES:
+        if c not in scores:
+            continue
+        if c == best:
+            return c
+        gap, se = _paired_gap(scores[c][:, col], scores[best][:, col], groups)
+        if gap <= se:
+            return c
+    return best
+
+
 def _keep_or_move(
     scores: dict[tuple[int, float], np.ndarray], incumbent: tuple[int, float], draws: _Draws
 ) -> tuple[int, float]:
@@ -285,12 +327,9 @@ def _keep_or_move(
     best = min(scores, key=lambda c: scores[c][:, 0].mean())
     if best == incumbent or incumbent not in scores:
         return best
-    diff = scores[best][:, 0] - scores[incumbent][:, 0]
-    key = np.array(draws.fold) * (1 + max(draws.row)) + np.array(draws.row)
-    _, group = np.unique(key, return_inverse=True)
-    per = np.bincount(group, weights=diff) / np.bincount(group)
-    se = per.std(ddof=1) / np.sqrt(len(per)) if len(per) > 1 else np.inf
-    gain = -per.mean()
+    groups = _clusters(draws, np.ones(len(draws.row), dtype=bool))
+    gap, se = _paired_gap(scores[best][:, 0], scores[incumbent][:, 0], groups)
+    gain = -gap
     return best if gain > se and gain > MARGIN * scores[incumbent][:, 0].mean() else incumbent
 
 
@@ -388,12 +427,10 @@ def _tune(A: np.ndarray, seed: int, iters: int, candidates: tuple[str, ...]) -> 
                     draws=int(at.sum()),
                 )
             )
+        by = {c: sc[at] for c, sc in scores.items()}
+        groups = _clusters(draws, at)
         choices.append(
-            Choice(
-                b,
-                min(mean, key=lambda c: mean[c][0]),
-                min(mean, key=lambda c: mean[c][1]),
-            )
+            Choice(b, _simplest_within_se(by, 0, groups), _simplest_within_se(by, 1, groups))
         )
     for (kk, rr), s in mirt_scores.items():
         table.append(
@@ -560,6 +597,18 @@ class AutoEstimator(StratifiedAlongOrder):
         self._set_order(order)
         self.cache_ = None
         return self
+
+    def select(self, n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
+        """``budget`` columns to evaluate: evenly spaced along the order at a random offset
+        (:func:`.design.regular_positions`) where the threshold makes the per-sample
+        prediction, which places a threshold best, else two at random in each stratum
+        (:func:`.design.stratified_positions`)."""
+        check_fitted(self, "tuning_")
+        if n != len(self.order_):
+            raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
+        if self.tuning_.choice_at(budget).predict == "threshold":
+            return np.sort(self.order_[regular_positions(n, budget, rng)])
+        return super().select(n, budget, rng)
 
     # -- the three candidates' predictions
     def _threshold(self, pos: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, dict]:
