@@ -403,3 +403,23 @@ def test_switching_dataset_resets_data_dependent_widgets(tmp_path, monkeypatch):
         other = run(page, {"ds": "alpha"})
         other.sidebar.selectbox(key="ds").set_value("beta").run()
         ok(other)
+
+
+def test_the_sidebar_calls_home_home(store_env, monkeypatch):
+    """The first entry of the navigation is titled Home (Streamlit would label the entry
+    script "app")."""
+    import streamlit
+
+    seen = []
+    real = streamlit.navigation
+
+    def spy(pages, *a, **kw):
+        seen.append(list(pages))
+        return real(pages, *a, **kw)
+
+    monkeypatch.setattr(streamlit, "navigation", spy)
+    at = run("app.py")
+    assert not at.exception
+    pages = seen[-1]
+    assert pages[0].title == "Home"
+    assert "app" not in {p.title.lower() for p in pages}

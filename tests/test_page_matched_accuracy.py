@@ -190,3 +190,41 @@ def test_empty_store(tmp_path, monkeypatch):
     monkeypatch.setenv("LBE_STORE", str(path))
     at = run_page()
     assert any("holds no dataset" in i.value and "Data page" in i.value for i in at.info)
+
+
+def test_model_list_leaves_out_another_datasets_models(tmp_path, monkeypatch):
+    """A store with a second dataset run by other models: comparing two domains of the
+    first offers only that dataset's models (the other dataset's have nothing here)."""
+    path = make_store(tmp_path / "two.duckdb", with_bare=False)
+    rng = np.random.default_rng(1)
+    other = pd.DataFrame(
+        {
+            "sample_id": [f"o{i}" for i in range(40)],
+            "dataset": "other-benchmark",
+            "domain": ["a"] * 20 + ["b"] * 20,
+            "category": "x",
+            "label": rng.integers(3, size=40),
+            "split": "test",
+        }
+    )
+    with Store.open(path, read_only=False) as st:
+        st.insert_matrix(
+            (rng.random((3, 40)) < 0.6).astype(np.uint8),
+            models=pd.DataFrame(
+                {
+                    "model_id": [f"other{i}" for i in range(3)],
+                    "name": [f"other-{i}" for i in range(3)],
+                }
+            ),
+            samples=other,
+            source="other.npy",
+            extras={
+                "predicted": rng.integers(3, size=(3, 40)).astype(np.int32),
+                "confidence": rng.random((3, 40)).astype(np.float32),
+            },
+        )
+    monkeypatch.setenv("LBE_STORE", str(path))
+    at = run_page()
+    assert at.selectbox(key="match-src-ds").value == "lifelong-digits"
+    offered = at.selectbox(key="match-model").options
+    assert "model-0" in offered and not any(o.startswith("other-") for o in offered)
