@@ -423,3 +423,9 @@ def test_the_sidebar_calls_home_home(store_env, monkeypatch):
     pages = seen[-1]
     assert pages[0].title == "Home"
     assert "app" not in {p.title.lower() for p in pages}
+
+
+@pytest.mark.parametrize("page", [BUDGET, "pages/2_Estimated_vs_true.py"])
+def test_sort_and_search_pages_open_on_the_default_estimator(store_env, page):
+    at = run(page, {"budgets": "32"})
+    assert by_label(at.sidebar.selectbox, "Search rule").value == DEFAULT_METHOD
