@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import streamlit as st
 
+from lifelong_core.methods.registry import methods_with
 from lifelong_core.workflows.sweeps import rank_agreement, ranks
 from ui import charts, data, studies
 from ui.common import provenance_note, query_default, show_chart, show_table, sync_query
@@ -15,7 +16,7 @@ st.title("Estimated vs true accuracy")
 st.markdown(
     "Every evaluated model's accuracy estimated from n′ samples against its accuracy on all n samples; points on "
     "the dotted line y = x are exact (Prabhu et al., 2024, *Lifelong Benchmarks*, Figs. 6, 9, 10). Hover a point for the model. Methods with "
-    "intervals (mirt, irt, neighbours) draw their 95% interval as a vertical bar."
+    f"intervals ({', '.join(methods_with(interval=True))}) draw their 95% interval as a vertical bar."
 )
 
 cfg, sel = data.sweep_controls(budgets_default=[32, 64, 128, 256, 512, 1024], repeats=True)

@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from lifelong_core.methods.registry import methods_with
 from lifelong_core.stats import (
     DIFFERENCE_LEVEL,
     SCHEMES,
@@ -513,7 +514,9 @@ if source in ("store", "estimated"):
                 " The chosen estimator also gives its own 95% interval of each model's accuracy over all samples "
                 "pooled, which does cover the estimation error: see the second chart of the leaderboard."
                 if own_intervals is not None
-                else " Estimators with their own interval of the estimation error: mirt, irt, neighbours."
+                else " Estimators with their own interval of the estimation error: "
+                + ", ".join(methods_with(interval=True))
+                + "."
             )
         )
         url_sync_keys("source", "dataset", "ss_budget", "ss_new", "ss_method", "ss_seed")

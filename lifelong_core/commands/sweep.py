@@ -6,9 +6,11 @@ Sort on the rows named by ``--sort-rows`` (or ``--sort-models K`` rows drawn wit
 matrices are streamed from disk a chunk of rows at a time; ``--store DB`` takes the rows
 (models, by ``model_idx``) from a store instead, read straight into packed chunks.
 
-The default ``--search`` is ``mirt``, the method measured best on held-out demo models
-(docs/concepts/estimators.md). It needs the Sort rows in memory and costs about a
-millisecond per model and budget at n = 10,000; for very large matrices the threshold
+The default ``--search`` is the product's default estimator (``auto``: per budget the best
+of ``mirt``, Sort & Search's threshold and CopyNearest&Expand on the Sort rows, chosen by
+cross-validation; a 95% interval per model). It needs the Sort rows in memory, seconds of
+cross-validation, and about a millisecond per model and budget at n = 10,000; for very
+large matrices the threshold
 rules ``midpoint`` (the better of the two S&S rules) and ``reference`` (the published
 code) run on streamed prefix counts. With ``--store``, the rows are the real models of one
 dataset evaluated on every one of its samples (``--dataset``; a store with one dataset
