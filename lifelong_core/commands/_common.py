@@ -43,11 +43,9 @@ def write_csv(df: pd.DataFrame, path: str, flag: str) -> None:
 
 @contextmanager
 def open_store(store: str) -> Iterator[object]:
-    """The store at ``store`` open read-only; one sentence if there is none."""
+    """The store at ``store`` open read-only; one sentence if there is none (the store's own)."""
     from lifelong_core.store import Store
 
-    if not Path(store).exists():
-        raise InputError(f"store {store} does not exist.")
     with Store.open(store, read_only=True) as st:
         yield st
 
