@@ -66,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
             return fits[d]
 
         for b in budgets:
-            choice = harness.select_items(cache, b, args.method, args.seed, fitted=fitter(None))
+            choice = harness.select_items(
+                cache, b, args.method, args.seed, fitted=fitter(None), model=full.names[r]
+            )
             observed = dict(zip(choice.items["sample_id"], full.A[r, choice.columns].tolist()))
             est = harness.estimate_new_model(cache, observed, args.method, fitter=fitter)
             o = est.overall

@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "store_cmds",
     "build_demo",
     "harness",
+    "backtest",
     "app",
     "adaptive",
     "state",

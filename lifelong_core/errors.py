@@ -32,3 +32,18 @@ class NotFittedError(RuntimeError):
     Distinct from :class:`InputError` so that callers never show it to a user as if the
     user's data were at fault (after scikit-learn's ``NotFittedError``).
     """
+
+
+def few(names, limit: int = 3) -> str:
+    """At most ``limit`` names, then how many more: what a one-sentence message lists.
+
+    Examples
+    --------
+    >>> few(["a", "b"])
+    'a, b'
+    >>> few(["a", "b", "c", "d", "e"])
+    'a, b, c and 2 more'
+    """
+    names = [str(n) for n in names]
+    shown = ", ".join(names[:limit])
+    return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
+from lifelong_core.methods import capabilities
+from lifelong_core.methods.registry import BASELINE_METHOD
 from lifelong_core.workflows.design import design_rule, design_runs
 from lifelong_core.workflows.sweeps import family_correlation
 from ui import charts, data, studies
@@ -35,10 +35,17 @@ dataset, dom_key, how, sort, sampling, search, budgets, seed = (
     cfg.seed,
 )
 provenance_note(sel.synthetic, cfg.dataset)
+predicts = capabilities(search).per_sample
 table, per_model, _, rows = data.run_config(cfg, sel)
+# The random-sampling baseline on the same Sort split and models: "better than random?"
+t_rand = None
+if cfg.baseline:
+    t_rand, _, _, _ = data.run_config(
+        cfg, sel, search=BASELINE_METHOD, label="Running the random-sample baseline…"
+    )
 
 n_eval = per_model["model_row"].nunique()
-c = st.columns(5)
+c = st.columns(6 if t_rand is not None else 5)
 c[0].metric("samples n", f"{n:,}")
 c[1].metric("Sort models", f"{len(rows)}")
 c[2].metric("evaluated models", f"{n_eval}")
@@ -58,16 +65,31 @@ hb = st.sidebar.selectbox(
 )
 sync_query(hb=hb)
 best = table[table["budget"] == hb].iloc[0]
-c[3].metric(
-    f"MAE at n′={int(best['budget'])}",
-    f"{best['mae']:.4f}",
-    help=f"E_agg there: {best['eagg']:.4f} (aggregate accuracy error)",
-)
+if predicts:
+    c[3].metric(
+        f"MAE at n′={int(best['budget'])}",
+        f"{best['mae']:.4f}",
+        help=f"E_agg there: {best['eagg']:.4f} (aggregate accuracy error)",
+    )
+else:
+    c[3].metric(
+        f"E_agg at n′={int(best['budget'])}",
+        f"{best['eagg']:.4f}",
+        help=f"{search} predicts no single sample, so it has no sample-level MAE.",
+    )
 c[4].metric(
     "compute saved",
     f"{n / best['budget']:.1f}×",
     help=f"n / n′ at n′ = {hb} (Prabhu et al., 2024, footnote 4)",
 )
+if t_rand is not None:
+    r_eagg = float(t_rand.loc[t_rand["budget"] == hb, "eagg"].iloc[0])
+    c[5].metric(
+        "E_agg vs a random sample",
+        f"{best['eagg'] / r_eagg:.2f}×" if r_eagg > 0 else "–",
+        help=f"{search}'s aggregate accuracy error over a random sample's at n′ = {hb} "
+        f"({best['eagg']:.4f} vs {r_eagg:.4f}); below 1 is better than random.",
+    )
 
 TABS = [
     "Budget curves",
@@ -90,34 +112,57 @@ with tabs[0]:
         mae_fit, eagg_fit = data.fits(table)
         left, right = st.columns(2)
         with left:
-            show_chart(
-                charts.budget_lines(
-                    table,
-                    "mae",
-                    n_total=n,
-                    fits={"": mae_fit},
-                    y_title="MAE",
-                    title="Sample-level error (MAE) vs budget",
-                ),
-                "mae_vs_budget",
-            )
-            if mae_fit.ok:
-                p = mae_fit.params
-                st.caption(
-                    f"Fitted E = a·exp(−b·n′) + c: a = {p['a']:.4g}, b = {p['b']:.4g}, c = {p['c']:.4g} "
-                    f"(R² {mae_fit.r2:.3f}); c is the error that more samples cannot remove (Prabhu et al., 2024, §4.2)."
+            if predicts:
+                show_chart(
+                    charts.budget_lines(
+                        table,
+                        "mae",
+                        n_total=n,
+                        fits={"": mae_fit},
+                        y_title="MAE",
+                        title="Sample-level error (MAE) vs budget",
+                    ),
+                    "mae_vs_budget",
                 )
+                if mae_fit.ok:
+                    p = mae_fit.params
+                    st.caption(
+                        f"Fitted E = a·exp(−b·n′) + c: a = {p['a']:.4g}, b = {p['b']:.4g}, c = {p['c']:.4g} "
+                        f"(R² {mae_fit.r2:.3f}); c is the error that more samples cannot remove (Prabhu et al., 2024, §4.2)."
+                    )
+                else:
+                    st.caption(f"No exponential fit: {mae_fit.message}.")
             else:
-                st.caption(f"No exponential fit: {mae_fit.message}.")
+                st.info(
+                    f"{search} predicts no sample it was not run on, so it has no sample-level error (MAE): "
+                    "its accuracy error E_agg is on the right."
+                )
         with right:
+            if t_rand is None:
+                eagg_table, series, eagg_fits = table, None, {"": eagg_fit}
+            else:
+                names = {
+                    search: data.method_label(search),
+                    BASELINE_METHOD: data.method_label(BASELINE_METHOD),
+                }
+                eagg_table = pd.concat(
+                    [
+                        table.assign(method=names[search]),
+                        t_rand.assign(method=names[BASELINE_METHOD]),
+                    ],
+                    ignore_index=True,
+                )
+                series, eagg_fits = "method", {names[search]: eagg_fit}
             show_chart(
                 charts.budget_lines(
-                    table,
+                    eagg_table,
                     "eagg",
+                    series=series,
                     n_total=n,
-                    fits={"": eagg_fit},
+                    fits=eagg_fits,
                     y_title="E_agg",
-                    title="Aggregate accuracy error E_agg vs budget",
+                    title="Aggregate accuracy error E_agg vs budget"
+                    + (" (against a random sample)" if t_rand is not None else ""),
                 ),
                 "eagg_vs_budget",
             )
@@ -128,17 +173,35 @@ with tabs[0]:
                 )
             else:
                 st.caption(f"No power-law fit: {eagg_fit.message}.")
-        show_chart(
-            charts.budget_lines(
-                table,
-                "kappa",
-                n_total=n,
-                y_title="κ",
-                title="Normalized agreement κ vs budget (Prabhu et al., 2024, *Lifelong Benchmarks*, Eq. 4)",
-            ),
-            "kappa_vs_budget",
-        )
+        if predicts:
+            show_chart(
+                charts.budget_lines(
+                    table,
+                    "kappa",
+                    n_total=n,
+                    y_title="κ",
+                    title="Normalized agreement κ vs budget (Prabhu et al., 2024, *Lifelong Benchmarks*, Eq. 4)",
+                ),
+                "kappa_vs_budget",
+            )
         show_table(table, "sweep_table")
+        if t_rand is not None:
+            vs = pd.DataFrame(
+                {
+                    "budget": table["budget"],
+                    f"eagg_{search}": table["eagg"],
+                    f"eagg_{BASELINE_METHOD}": table["budget"].map(
+                        t_rand.set_index("budget")["eagg"]
+                    ),
+                }
+            )
+            vs["ratio"] = vs[f"eagg_{search}"] / vs[f"eagg_{BASELINE_METHOD}"]
+            st.caption(
+                "A random sample: n′ samples drawn uniformly at random and their share right, as `lm_eval --limit` "
+                "gives (the `random` method). Ratio below 1: the chosen method's accuracy error is smaller than a "
+                "random sample's at the same budget."
+            )
+            show_table(vs, "eagg_vs_random")
         with st.expander("Per-model estimates"):
             show_table(per_model, "per_model")
 
@@ -181,7 +244,7 @@ with tabs[2]:
         rule = design_rule(search)
         if "aleatoric" not in table:  # a large store computes it only here
             table, _, _, _ = data.run_config(
-                replace(cfg, search=rule), sel, decompose=True, label="Decomposing the error…"
+                cfg, sel, search=rule, decompose=True, label="Decomposing the error…"
             )
         if rule != search:
             st.caption(

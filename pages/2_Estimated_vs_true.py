@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pandas as pd
 import streamlit as st
 
-from lifelong_core.methods.registry import methods_with
-from lifelong_core.workflows.sweeps import rank_agreement, ranks
+from lifelong_core.methods.registry import BASELINE_METHOD
+from lifelong_core.workflows.sweeps import interval_coverage, rank_agreement, ranks
 from ui import charts, data, studies
 from ui.common import provenance_note, query_default, show_chart, show_table, sync_query
 
@@ -16,7 +17,8 @@ st.title("Estimated vs true accuracy")
 st.markdown(
     "Every evaluated model's accuracy estimated from n′ samples against its accuracy on all n samples; points on "
     "the dotted line y = x are exact (Prabhu et al., 2024, *Lifelong Benchmarks*, Figs. 6, 9, 10). Hover a point for the model. Methods with "
-    f"intervals ({', '.join(methods_with(interval=True))}) draw their 95% interval as a vertical bar."
+    "a 95% interval draw it as a vertical bar; a random sample of the same size is drawn in grey behind the chosen "
+    "method (turn it off in the sidebar)."
 )
 
 cfg, sel = data.sweep_controls(budgets_default=[32, 64, 128, 256, 512, 1024], repeats=True)
@@ -24,6 +26,15 @@ provenance_note(sel.synthetic, cfg.dataset)
 # Scatters and tables show one Sort split (the first); the rank-agreement curve, with more
 # splits, their mean and band.
 table, per_model, _, _ = data.run_config(replace(cfg, repeats=1), sel)
+# The random-sampling baseline on the same Sort split and models, drawn behind the method.
+t_rand = per_rand = None
+if cfg.baseline:
+    t_rand, per_rand, _, _ = data.run_config(
+        replace(cfg, repeats=1),
+        sel,
+        search=BASELINE_METHOD,
+        label="Running the random-sample baseline…",
+    )
 if cfg.repeats > 1:
     st.caption(
         f"Scatters and tables: the Sort split of seed {cfg.seed}. The rank-agreement curve: mean and central 95% "
@@ -44,11 +55,40 @@ show_chart(
         table,
         cols=cols,
         title=f"Estimated vs true accuracy ({cfg.search}, {n_plotted} of "
-        f"{len(sel.A) - cfg.k} evaluated models)",
+        f"{len(sel.A) - cfg.k} evaluated models)"
+        + (" against a random sample (grey)" if per_rand is not None else ""),
+        label=data.method_label(cfg.search),
+        baseline=per_rand,
+        baseline_label=data.method_label(BASELINE_METHOD),
     ),
     "estimated_vs_true",
 )
-show_table(table[["budget", "pearson", "spearman", "mae", "eagg"]], "correlations_by_budget")
+scores = ["budget", "pearson", "spearman", "mae", "eagg"]
+if t_rand is None:
+    show_table(table[scores], "correlations_by_budget")
+else:
+    show_table(
+        pd.concat(
+            [table[scores].assign(method=cfg.search), t_rand[scores].assign(method=BASELINE_METHOD)]
+        )[["method", *scores]],
+        "correlations_by_budget",
+    )
+# Do the intervals hold the truth as often as they claim? Counted over the models shown.
+cov = [
+    interval_coverage(p).assign(method=name)
+    for name, p in ((cfg.search, per_model), (BASELINE_METHOD, per_rand))
+    if p is not None
+]
+cov = pd.concat(cov, ignore_index=True) if cov else pd.DataFrame()
+if len(cov):
+    st.markdown("**Do the 95% intervals hold the true accuracy?**")
+    st.caption(
+        "Share of the models shown whose true accuracy lies inside their 95% interval, with the exact 95% "
+        "interval of that share (Clopper-Pearson). In this sweep every model is run on the same samples at a "
+        "budget (one common draw per budget), so their errors move together and a share counted over them is "
+        "less certain than its interval says; the Backtest page draws each held-out model its own samples."
+    )
+    show_table(cov[["method", *[c for c in cov.columns if c != "method"]]], "interval_coverage")
 
 st.subheader("Does the estimated ranking keep the true one?")
 st.markdown(

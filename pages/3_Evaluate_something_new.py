@@ -10,9 +10,10 @@ import streamlit as st
 
 from lifelong_core.io.limits import MAX_TEXT_CHARS
 from lifelong_core.methods import capabilities
+from lifelong_core.methods.draws import model_rng
 from lifelong_core.sortsearch import RULES
 from lifelong_core.workflows import arrivals
-from lifelong_core.workflows.budgets import single_budget_choices
+from lifelong_core.workflows.budgets import default_single_budget, single_budget_choices
 from ui import charts, data
 from ui.common import (
     download_table,
@@ -26,6 +27,8 @@ from ui.common import (
 )
 from ui.harness import lm_eval_section
 from ui.store_dataset import pick_dataset
+
+SAMPLINGS = ["uniform", "random"]  # insert_D's sampling of models: grid or at random
 
 st.set_page_config(page_title="Evaluate something new", layout="wide")
 st.title("Evaluate something new")
@@ -56,17 +59,29 @@ tabs = st.tabs(TABS, key="tab", bind="query-params")
 # ------------------------------------------------------------------ insert_M
 with tabs[0]:
     if tabs[0].open:
-        c = st.columns(2)
+        c = st.columns(3)
         search = data.pick_method(c[0], "search")
         choices = single_budget_choices(n)
-        raw_b = query_default("budget", 256 if 256 in choices else choices[len(choices) // 2], int)
+        raw_b = query_default("budget", default_single_budget(n), int)
         budget = c[1].selectbox(
             "Budget n′ (samples to run the new model on)",
             choices,
-            index=choices.index(raw_b) if raw_b in choices else len(choices) // 2,
+            index=choices.index(raw_b if raw_b in choices else default_single_budget(n)),
             key="budget",
         )
-        sync_query(search=search, budget=budget)
+        # The name comes first: the samples are the model's own draw (from its name and the seed).
+        name = c[2].text_input(
+            "Name of the new model",
+            value=query_default("new_name", "new-model"),
+            key="new_name",
+            max_chars=MAX_TEXT_CHARS,
+            help="Its samples are its own random draw, from this name and the seed, so several new "
+            "models' errors are independent.",
+        )
+        sync_query(search=search, budget=budget, new_name=name)
+        if not name.strip():
+            st.warning("Name the new model: its samples are drawn for it.")
+            st.stop()
         with input_errors():
             # Model-based methods fit on the whole cache once per store version; say why the
             # page waits and for how long it has (the spinner's clock).
@@ -82,7 +97,7 @@ with tabs[0]:
                 ) as exc:  # a large store without its kept state: offer the refresh
                     data.state_panel(key, dataset, search, missing=str(exc))
                     st.stop()
-            cols = method.select(n, budget, np.random.default_rng(seed))
+            cols = method.select(n, budget, model_rng(name.strip(), seed))
         if data.is_large(sel) and capabilities(search).kept_state:
             data.state_panel(key, dataset, search)
         ids = sel.samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
@@ -91,7 +106,7 @@ with tabs[0]:
             "full evaluation). The sort order comes from all "
             f"{m} models in the store."
         )
-        todo = sel.samples.iloc[cols][["sample_id", "domain", "label"]].reset_index(drop=True)
+        todo = arrivals.samples_to_run(sel, cols)
         download_table(
             todo,
             f"samples_to_evaluate_{dataset}_{budget}",
@@ -124,16 +139,17 @@ with tabs[0]:
             )
         st.markdown(
             "**2. Upload its results**: a CSV with columns `sample_id, correct` (correct is 0/1, true/false or "
-            "yes/no). The downloaded list with a `correct` column added works as it is: its other columns are "
-            "ignored."
+            "yes/no). The downloaded list with its `correct` column filled in works as it is."
         )
         up = st.file_uploader("Results of the new model", type=["csv"], key="upload_model")
-        name = st.text_input(
-            "Name of the new model", value="new-model", key="new_name", max_chars=MAX_TEXT_CHARS
-        )
         if up is not None:
             with input_errors(stop=False) as upload:
-                results = arrivals.read_results(up.getvalue(), up.name, arrivals.NEW_MODEL_COLUMNS)
+                results = arrivals.read_results(
+                    up.getvalue(),
+                    up.name,
+                    arrivals.NEW_MODEL_COLUMNS,
+                    known=arrivals.NEW_MODEL_LIST_COLUMNS,
+                )
                 observed, extra = arrivals.match_observations(results, ids, "sample_id", up.name)
             if upload.ok:
                 if results.attrs.get("ignored"):
@@ -171,6 +187,12 @@ with tabs[0]:
                 with st.expander("Predicted correctness of every sample"):
                     show_table(new.per_sample, "new_model_per_sample")
 
+                if not new.predicts_samples:
+                    st.caption(
+                        f"{search} predicts no sample it was not run on: the per-domain figures are the share "
+                        "right among each domain's evaluated samples, and there is no estimated row to insert."
+                    )
+                    st.stop()
                 st.markdown(
                     "**4. Optionally insert it into the store, marked as estimated.** Its row holds the "
                     "observed results on the evaluated samples and the predictions elsewhere; every score in "
@@ -212,8 +234,8 @@ with tabs[1]:
         raw_s = query_default("d_sampling", "uniform")
         sampling = c[1].radio(
             "Sampling",
-            ["uniform", "random"],
-            index=1 if raw_s == "random" else 0,
+            SAMPLINGS,
+            index=SAMPLINGS.index(raw_s) if raw_s in SAMPLINGS else 0,
             key="d_sampling",
             horizontal=True,
         )

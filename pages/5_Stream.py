@@ -19,6 +19,8 @@ from ui.common import (
 )
 from ui.store_dataset import pick_dataset
 
+SAMPLINGS = ["uniform", "random"]  # sampling along the order: grid or at random
+
 st.set_page_config(page_title="Stream", layout="wide")
 st.title("Stream")
 st.markdown(
@@ -59,8 +61,8 @@ budget = side.selectbox(
 raw_s = query_default("sampling", "uniform")
 sampling = side.radio(
     "Sampling",
-    ["uniform", "random"],
-    index=1 if raw_s == "random" else 0,
+    SAMPLINGS,
+    index=SAMPLINGS.index(raw_s) if raw_s in SAMPLINGS else 0,
     key="sampling",
     horizontal=True,
 )

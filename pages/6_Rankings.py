@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from lifelong_core.methods.draws import COMMON, PER_MODEL
 from lifelong_core.methods.registry import methods_with
 from lifelong_core.stats import (
     DIFFERENCE_LEVEL,
@@ -37,7 +38,12 @@ from lifelong_core.stats.hierarchical_views import (
 )
 from lifelong_core.stats.vtab import counts_from_leaderboard, load_published
 from lifelong_core.workflows.budgets import budgets_within
-from lifelong_core.workflows.rankings import DEFAULT_TOP, default_models, newest_estimated_counts
+from lifelong_core.workflows.rankings import (
+    DEFAULT_TOP,
+    default_models,
+    estimator_coverage,
+    newest_estimated_counts,
+)
 from ui.categories import category_control
 from ui.common import (
     get_store,
@@ -67,7 +73,14 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
 # ------------------------------------------------------------------ cached computations
 @st.cache_data(show_spinner="Estimating counts with Sort & Search…", max_entries=16)
 def estimated_counts(
-    key, dataset: str, n_new: int, budget: int, method: str, seed: int, models: tuple[str, ...]
+    key,
+    dataset: str,
+    n_new: int,
+    budget: int,
+    method: str,
+    seed: int,
+    models: tuple[str, ...],
+    draws: str = PER_MODEL,
 ):
     return newest_estimated_counts(
         get_store(),
@@ -78,6 +91,7 @@ def estimated_counts(
         seed,
         models=models,
         sel=selection(key, dataset, ()),
+        draws=draws,
     )
 
 
@@ -492,6 +506,18 @@ if source in ("store", "estimated"):
         ss_seed = c4.number_input(
             "Seed", min_value=0, value=max(0, query_default("ss_seed", 0, int)), key="ss_seed"
         )
+        ss_draws = (
+            COMMON
+            if st.toggle(
+                "Same samples for every new model",
+                value=query_default("ss_common", False, bool),
+                key="ss_common",
+                help="Off: each new model's samples are its own random draw (from its name and the seed), "
+                "so the models' errors are independent. On: one common set, to compare models on identical "
+                "samples; their errors then move together.",
+            )
+            else PER_MODEL
+        )
         with input_errors():
             counts, true_counts, own_intervals = estimated_counts(
                 store_key(),
@@ -501,6 +527,7 @@ if source in ("store", "estimated"):
                 method,
                 int(ss_seed),
                 tuple(ss_models),
+                ss_draws,
             )
         true_table = from_frame(true_counts)
         truth = pd.Series(true_table.accuracy.mean(axis=1) * 100, index=list(true_table.models))
@@ -519,7 +546,9 @@ if source in ("store", "estimated"):
                 + "."
             )
         )
-        url_sync_keys("source", "dataset", "ss_budget", "ss_new", "ss_method", "ss_seed")
+        url_sync_keys(
+            "source", "dataset", "ss_budget", "ss_new", "ss_method", "ss_seed", "ss_common"
+        )
         if len(ss_models) < len(pool):  # every model is the default: keep the URL short
             sync_query(ss_models=ss_models)
         elif "ss_models" in st.query_params:
@@ -681,10 +710,14 @@ with tab_board:
                     ),
                     f"rankings-estimator-intervals-{source}",
                 )
+                # Counted over every estimated model, not the chosen ones (workflows.rankings).
+                cov, cov_text = estimator_coverage(own_intervals, ss_draws)
                 st.metric(
                     "True accuracy inside the estimator's 95% interval",
-                    f"{inside.mean():.0%} of models",
+                    f"{cov.covered} of {cov.total} models",
+                    help=cov_text,
                 )
+                st.caption(cov_text)
                 own["true_in_interval"] = inside
                 own["estimated_rank"] = own["mean"].rank(ascending=False, method="min").astype(int)
                 own["true_rank"] = own["true"].rank(ascending=False, method="min").astype(int)

@@ -237,9 +237,9 @@ def prepare(folder: Path) -> list:
         if not name:
             raise InputError("Give the model name: loose files do not say which model made them.")
         return [imports.lm_eval_source(runs[0], name, metric, flt, ds)]
-    return [
-        imports.lm_eval_source(r, imports.model_name_from_folder(r), metric, flt, ds) for r in runs
-    ]
+    # Several runs are one import (one transaction), as on the command line: each run named
+    # by its results file (else its folder), a run that cannot be read skipped and named.
+    return [imports.lm_eval_source(folder / "upload", None, metric, flt, ds)]
 
 
 if st.button(

@@ -146,3 +146,23 @@ def test_launcher_runs_streamlit_on_app_py_with_the_given_options(monkeypatch):
     ]
     assert serve.APP.name == "app.py" and serve.APP.exists()
     assert "scipy.stats" in sys.modules and "lifelong_core.store" in sys.modules
+
+
+def test_heatmap_rows_show_hub_length_model_names_whole():
+    names = ["meta-llama/Meta-Llama-3.1-70B-Instruct", "Qwen/Qwen2.5-Coder-32B-Instruct"]
+    fig = charts.matrix_heatmap(
+        np.ones((2, 3), dtype=np.uint8), row_labels=names, col_labels=["a", "b", "c"]
+    )
+    assert list(fig.layout.yaxis.ticktext) == names and fig.layout.yaxis.automargin
+
+
+def test_log_axes_label_every_tick_in_full():
+    vals, text = charts.log_ticks([2, 3, 150000])
+    assert vals == [10.0, 100.0, 1000.0, 10000.0, 100000.0]
+    assert text == ["10", "100", "1,000", "10,000", "100,000"]
+    assert charts.log_ticks([0.013, 0.08])[1] == ["0.02", "0.05"]
+    assert charts.log_ticks([50, 4000])[1] == ["50", "100", "200", "500", "1,000", "2,000"]
+    df = pd.DataFrame({"x": [1, 2, 3], "a": [100.0, 2000.0, 90000.0], "b": [50.0, 60.0, 70.0]})
+    fig = charts.stream_lines(df, x="x", ys=["a", "b"], log_y=True)
+    assert fig.layout.yaxis.type == "log"
+    assert list(fig.layout.yaxis.ticktext) == ["100", "1,000", "10,000"]

@@ -48,15 +48,17 @@ def _truth(store_path: Path):
     return sel.models, sel.samples, sel.A[:5]
 
 
-def _fitted(store_path: Path, search: str, budget: int, seed: int = 0):
-    # The page's fit: every model of the dataset, Sort by sum; the list it offers.
+def _fitted(store_path: Path, search: str, budget: int, seed: int = 0, name: str = "new-model"):
+    # The page's fit: every model of the dataset, Sort by sum; the list it offers to the
+    # model named ``name`` (the page's default name): its own draw.
     from lifelong_core.methods import get_method
+    from lifelong_core.methods.draws import model_rng
     from lifelong_core.sortsearch import compute_order
 
     sel = _digits(store_path)
     samples, A = sel.samples, sel.A
     method = get_method(search).fit(A, compute_order(A, "sum"))
-    cols = method.select(A.shape[1], budget, np.random.default_rng(seed))
+    cols = method.select(A.shape[1], budget, model_rng(name, seed))
     return method, cols, samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
 
 
@@ -133,17 +135,30 @@ def test_bad_upload_gives_one_sentence(store_env, content, needle):
     assert needle in msg and "Traceback" not in msg and msg.count("\n") == 0, msg
 
 
-def test_the_downloaded_list_with_a_result_column_added_is_accepted(store_env):
+def test_the_downloaded_list_with_its_result_column_filled_is_accepted(store_env):
     ids = _selected(store_env, "midpoint", 256)
     _, samples, A = _truth(store_env)
     truth = dict(zip(samples["sample_id"], A[0]))
-    back = samples.set_index("sample_id").loc[ids, ["domain", "label"]].reset_index()
-    back["correct"] = ["True" if truth[i] else "false" for i in ids]
     at = run({"search": "midpoint", "budget": "256"})
+    from lifelong_core.workflows.arrivals import samples_to_run
+    from lifelong_core.workflows.selection import Selection
+
+    sel = _digits(store_env)
+    pos = pd.Index(sel.samples["sample_id"]).get_indexer(ids)
+    back = samples_to_run(Selection(sel.A, sel.models, sel.samples, False), pos)
+    # What the page offers: the ids, their domain and an empty column to fill in.
+    assert list(back.columns) == ["sample_id", "domain", "correct"]
+    assert back["sample_id"].tolist() == ids and (back["correct"] == "").all()
+    back["correct"] = ["True" if truth[i] else "false" for i in ids]
     at.file_uploader[0].upload("list.csv", back.to_csv(index=False).encode(), "text/csv").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert any("ignored: domain, label" in i.value for i in at.info)
+    # The list's own columns come back expected: nothing is reported as ignored.
+    assert not any("ignored" in i.value for i in at.info), [i.value for i in at.info]
     assert {m.label for m in at.metric} >= {"estimated accuracy", "would rank"}
+    # A column the list did not have is still named.
+    back["note"] = "x"
+    at.file_uploader[0].upload("list.csv", back.to_csv(index=False).encode(), "text/csv").run()
+    assert any("ignored: note" in i.value for i in at.info)
 
 
 def test_estimator_with_interval(store_env):
@@ -296,3 +311,15 @@ def test_insert_new_samples_writes_only_real_evaluations(store_copy):
             other.query_params["ds"] = ds
             other.run()
             assert not other.exception, (page, ds, [e.message for e in other.exception])
+
+
+def test_random_sample_estimates_without_predicting_and_offers_no_insert(store_env):
+    at, ids = _upload_stored_row(store_env, "random", 64, row=1)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    _, samples, A = _truth(store_env)
+    truth = dict(zip(samples["sample_id"], A[1]))
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["estimated accuracy"] == f"{np.mean([truth[i] for i in ids]):.3f}"
+    assert "95% interval" in metrics
+    assert not any(b.label.startswith("Insert") for b in at.button)
+    assert any("no estimated row to insert" in c.value for c in at.caption)

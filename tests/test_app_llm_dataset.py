@@ -79,6 +79,10 @@ def test_home_reports_duplicates_and_the_partial_model():
         ("pages/7_Task_weighting.py", {"wsource": "store", "wtab": "Interactive (plotly)"}),
         ("pages/8_Matched_accuracy.py", {"src_ds": "open-llm-leaderboard-v2"}),
         ("pages/9_Data.py", {}),
+        (
+            "pages/10_Backtest.py",
+            {"methods": "reference", "budgets": "32", "holdout": "3", "repeats": "1", "run": "1"},
+        ),
     ],
 )
 def test_page_works_on_the_leaderboard(page, query):

@@ -63,7 +63,9 @@ def chosen(path: Path, budget: int, seed: int = 0) -> list[str]:
 
     with Store.open(path) as st:
         return (
-            harness.select_items(harness.cache_of(st, "sim"), budget, "neighbours", seed)
+            harness.select_items(
+                harness.cache_of(st, "sim"), budget, "neighbours", seed, model="new-llm"
+            )
             .items["sample_id"]
             .tolist()
         )

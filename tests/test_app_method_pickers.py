@@ -56,3 +56,18 @@ def test_a_registered_method_selects_samples_for_a_new_model():
     at = run("3_Evaluate_something_new.py", search=TINY, budget="16")
     assert at.selectbox(key="search").value == TINY
     assert any("Run the new model on these 16" in m.value for m in at.markdown)
+
+
+def test_the_backtest_page_offers_and_runs_a_registered_method():
+    at = run(
+        "10_Backtest.py",
+        ds="open-llm-leaderboard-v2",
+        methods=TINY,
+        budgets="16",
+        holdout="3",
+        repeats="1",
+        run="1",
+    )
+    assert TINY in at.multiselect[0].options
+    table = next(d.value for d in at.dataframe if "coverage_lo" in d.value.columns)
+    assert TINY in set(table["method"])

@@ -64,15 +64,60 @@ def test_home_lists_store_and_links_every_page(store_env):
 BUDGET = "pages/1_Budget_explorer.py"
 
 
+def chart_specs(at: AppTest) -> list[str]:
+    return [c.proto.spec for c in at.get("plotly_chart")]
+
+
 def test_budget_explorer_default(store_env):
+    from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD
+    from ui.data import method_label
+
     at = run(BUDGET)
     assert at.title[0].value == "Budget explorer"
-    assert charts(at) == 3  # MAE with fit, E_agg with power law, kappa
+    assert charts(at) == 3  # MAE with fit, E_agg with power law (and the baseline), kappa
     assert "compute saved" in metrics(at)
     assert any("a·exp" in c.value or "No exponential fit" in c.value for c in at.caption)
-    # The URL carries the view; the method picker opens on the product's default estimator.
-    assert at.query_params["search"] in ([DEFAULT_METHOD], DEFAULT_METHOD)
-    assert by_label(at.sidebar.selectbox, "Search rule").value == DEFAULT_METHOD
+    # It opens on the product's default estimator, and the URL carries the view.
+    assert at.sidebar.selectbox(key="search").value == DEFAULT_METHOD
+    assert at.query_params["search"] in (DEFAULT_METHOD, [DEFAULT_METHOD])
+    # The random-sampling baseline is drawn beside it by default: "better than random?"
+    eagg = next(sp for sp in chart_specs(at) if "E_agg vs budget" in sp)
+    assert method_label(DEFAULT_METHOD) in eagg and method_label(BASELINE_METHOD) in eagg
+    assert "E_agg vs a random sample" in metrics(at)
+    vs = next(d.value for d in at.dataframe if "ratio" in d.value.columns)
+    assert (vs[f"eagg_{DEFAULT_METHOD}"] / vs[f"eagg_{BASELINE_METHOD}"]).tolist() == pytest.approx(
+        vs["ratio"].tolist()
+    )
+
+
+def test_budget_explorer_baseline_can_be_hidden_and_the_papers_rule_is_one_click_away(store_env):
+    from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD, PUBLISHED_METHOD
+    from ui.data import method_label
+
+    at = run(BUDGET, {"budgets": "16,64"})
+    at.sidebar.toggle(key="baseline").set_value(False).run()
+    ok(at)
+    assert "E_agg vs a random sample" not in metrics(at)
+    assert at.query_params["baseline"] in ("0", ["0"])
+    assert method_label(BASELINE_METHOD) not in " ".join(chart_specs(at))
+    paper = next(b for b in at.sidebar.button if "paper's method" in b.label)
+    paper.click().run()
+    ok(at)
+    assert at.sidebar.selectbox(key="search").value == PUBLISHED_METHOD
+    back = next(b for b in at.sidebar.button if "default estimator" in b.label)
+    back.click().run()
+    ok(at)
+    assert at.sidebar.selectbox(key="search").value == DEFAULT_METHOD
+
+
+def test_budget_explorer_on_the_random_baseline_itself(store_env):
+    from lifelong_core.methods.registry import BASELINE_METHOD
+
+    at = run(BUDGET, {"search": BASELINE_METHOD, "budgets": "16,64"})
+    # No sample-level prediction: no MAE chart or kappa, the accuracy error instead.
+    assert charts(at) == 1
+    assert any("no sample-level error" in i.value for i in at.info)
+    assert "E_agg at n′=16" in metrics(at) or "E_agg at n′=64" in metrics(at)
 
 
 def test_budget_explorer_numbers_match_the_engine(store_env):
@@ -130,7 +175,7 @@ def test_budget_explorer_widget_changes(store_env):
     ],
 )
 def test_budget_explorer_tabs(store_env, tab, n_charts):
-    at = run(BUDGET, {"tab": tab, "budgets": "16,64,256"})
+    at = run(BUDGET, {"tab": tab, "budgets": "16,64,256", "search": "midpoint"})
     assert charts(at) == n_charts
     assert len(at.dataframe) >= 1
 
@@ -141,7 +186,7 @@ def test_budget_explorer_confidence_sort_and_estimator(store_env):
     at = run(BUDGET, {"search": "neighbours", "budgets": "32,128"})
     assert metrics(at)["evaluated models"] == "40"
     assert any("seeded subset" in c.value for c in at.caption)
-    assert "est_lo" in at.dataframe[1].value.columns
+    assert any("est_lo" in d.value.columns for d in at.dataframe)
 
 
 def test_budget_explorer_decomposes_the_default_rule_for_an_estimator(store_env):
@@ -197,12 +242,27 @@ EST = "pages/2_Estimated_vs_true.py"
 
 
 def test_estimated_vs_true_default_and_rank_budget(store_env):
+    from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD
+    from ui.data import method_label
+
     at = run(EST)
     assert at.title[0].value == "Estimated vs true accuracy"
     assert charts(at) == 3  # small multiples, rank agreement, rank scatter
+    # The product's default estimator, with a random sample drawn behind it.
+    assert at.sidebar.selectbox(key="search").value == DEFAULT_METHOD
+    grid = chart_specs(at)[0]
+    assert method_label(DEFAULT_METHOD) in grid and method_label(BASELINE_METHOD) in grid
     corr = at.dataframe[0].value
-    assert list(corr["budget"]) == [32, 64, 128, 256, 512, 1024]
+    assert list(corr["method"].unique()) == [DEFAULT_METHOD, BASELINE_METHOD]
+    assert list(corr["budget"].unique()) == [32, 64, 128, 256, 512, 1024]
     assert corr["spearman"].between(-1, 1).all()
+    # Interval coverage per budget, for both, with its own exact interval.
+    cov = next(d.value for d in at.dataframe if "coverage_lo" in d.value.columns)
+    assert set(cov["method"]) == {DEFAULT_METHOD, BASELINE_METHOD}
+    assert (cov["coverage_lo"] <= cov["coverage"]).all() and (
+        cov["coverage"] <= cov["coverage_hi"]
+    ).all()
+    assert any("same samples at a budget" in c.value for c in at.caption)
     at.selectbox(key="rank_budget").set_value(1024).run()
     ok(at)
     at.sidebar.slider(key="cols").set_value(2).run()

@@ -69,7 +69,7 @@ def _adaptive(tmp):
 
 def _select(tmp):
     return ["select", "--budget", "16", "--method", "midpoint", "--format", "csv",
-            "--out", tmp / "pick.csv"]  # fmt: skip
+            "--model", "new-model", "--out", tmp / "pick.csv"]  # fmt: skip
 
 
 ONE_DATASET = {
@@ -183,10 +183,12 @@ def test_info_and_state_describe_the_store_or_one_dataset(demo, capsys, dataset)
 
 
 def test_info_models_of_one_dataset_are_counted_on_it(demo, capsys):
-    code, out, _ = lbe(capsys, "info", "--store", demo, "--dataset", LLM)
+    code, out, _ = lbe(capsys, "info", "--store", demo, "--dataset", LLM, "--models")
     assert code == 0
     models = out.split("models:")[1]
     assert "lifelong-digits/" not in models and "01-ai/Yi-1.5-34B" in models
+    code, out, _ = lbe(capsys, "info", "--store", demo, "--dataset", LLM, "--summary")
+    assert code == 0 and "models: 429 in" in out  # the dataset's models, counted per family
 
 
 def test_one_dataset_store_needs_no_flag(tmp_path, capsys):

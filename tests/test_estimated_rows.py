@@ -243,6 +243,7 @@ def test_cli_select_fits_on_real_models_only(store_file, tmp_path, capsys):
                 "10",
                 "--method",
                 "reference",
+                "--common-items",
                 "--format",
                 "csv",
                 "--out",

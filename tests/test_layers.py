@@ -25,6 +25,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
         (
             "workflows",
             "lifelong_core.workflows",
+            "lifelong_core.api",
             "lifelong_core.cli",
             "lifelong_core.commands",
             "lifelong_core.__main__",

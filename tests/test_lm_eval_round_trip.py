@@ -131,6 +131,8 @@ def test_select_run_estimate_insert(tmp_path, capsys):
                 "mirt",
                 "--seed",
                 "3",
+                "--model",
+                "new-llm",
                 "--format",
                 "lm-eval",
                 "--out",

@@ -184,7 +184,14 @@ def test_runs_in_the_sweep(name):
     A = cache(5, m=20, n=80)
     res = run_sweep(A[:8], A[8:], [4, 16], search=name, seed=1)
     assert res.table["budget"].tolist() == [4, 16]
-    assert res.per_model["mae"].between(0, 1).all() and len(res.per_model) == 2 * 12
+    assert res.per_model["eagg"].between(0, 1).all() and len(res.per_model) == 2 * 12
+    # Sample-level scores exist exactly for the methods that declare per-sample prediction.
+    per_sample = name == TINY or capabilities(name).per_sample
+    for col in ("mae", "kappa"):
+        scored = res.per_model[col].notna()
+        assert scored.all() if per_sample else not scored.any()
+    if per_sample:
+        assert res.per_model["mae"].between(0, 1).all()
 
 
 def test_a_method_registered_in_one_line_runs_in_the_command_line(tmp_path, capsys):

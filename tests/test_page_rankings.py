@@ -199,6 +199,14 @@ def test_sort_and_search_estimates_carry_the_estimators_own_intervals(use_store)
     assert len(own) == 4
     assert ((own["est_lo_pct"] <= own["est_pct"]) & (own["est_pct"] <= own["est_hi_pct"])).all()
     assert "True accuracy inside the estimator's 95% interval" in [m.label for m in at.metric]
+    # The count is over every estimated model, with an exact interval and the draw it used.
+    metric = next(m for m in at.metric if m.label.startswith("True accuracy inside the estimator"))
+    assert metric.value.endswith("of 4 models")
+    said = " ".join(c.value for c in at.caption)
+    assert "exact 95% interval of that share" in said and "its own random draw" in said
+    at.toggle(key="ss_common").set_value(True).run()
+    assert not at.exception
+    assert "run on the same samples" in " ".join(c.value for c in at.caption)
     at.selectbox(key="ss_method").set_value("midpoint").run()
     assert not at.exception
     assert not [d for d in at.dataframe if "est_lo_pct" in d.value.columns]

@@ -82,3 +82,33 @@ def test_task_without_category(cache):
         sortsearch_counts(
             A, tasks, {"t1": "a", "t2": "a"}, names, np.arange(30), np.arange(30, 40), budget=32
         )
+
+
+def test_each_new_model_gets_its_own_draw_whatever_else_is_estimated(cache):
+    """A model's estimate depends on its name and the seed, not on which other models are
+    estimated with it or in what order; the common draw gives every model the same set."""
+    A, tasks, cats, names = cache
+    kw = dict(budget=40, method="random", seed=7)
+    both = sortsearch_counts(A, tasks, cats, names, np.arange(30), np.array([30, 31]), **kw)
+    alone = sortsearch_counts(A, tasks, cats, names, np.arange(30), np.array([31]), **kw)
+    assert both.acc[1] == alone.acc[0] and both.draws == "per-model"
+    twins = A.copy()
+    twins[31] = twins[30]
+    own = sortsearch_counts(twins, tasks, cats, names, np.arange(30), np.array([30, 31]), **kw)
+    common = sortsearch_counts(
+        twins, tasks, cats, names, np.arange(30), np.array([30, 31]), draws="common", **kw
+    )
+    assert own.acc[0] != own.acc[1] and common.acc[0] == common.acc[1]
+    assert common.draws == "common"
+    with pytest.raises(InputError, match="unknown item draw"):
+        sortsearch_counts(A, tasks, cats, names, np.arange(30), np.array([30]), draws="x", **kw)
+
+
+def test_a_method_without_sample_prediction_counts_each_task_at_its_evaluated_share(cache):
+    A, tasks, cats, names = cache
+    est = sortsearch_counts(
+        A, tasks, cats, names, np.arange(30), np.arange(30, 40), budget=300, method="random"
+    )
+    # Every sample evaluated: each task's share is exact, so the counts are the true ones.
+    assert np.array_equal(est.estimated.correct, est.true.correct)
+    assert est.has_intervals and np.allclose(est.acc, est.true_acc)

@@ -127,3 +127,100 @@ def test_design_runs_nest_sort_sets_and_score_them_on_the_same_models():
     assert "listing" in SAMPLING
     assert design_runs(models.iloc[:6], [0], "random", 0, "sum", "uniform") == []
     assert design_rule("mirt") == "midpoint" and design_rule("reference") == "reference"
+
+
+def test_estimator_coverage_counts_every_model_and_says_how_sure_it_is():
+    from lifelong_core.workflows.rankings import estimator_coverage
+
+    own = pd.DataFrame(
+        {
+            "model": list("abcdefghijkl"),
+            "mean": 50.0,
+            "lo": 40.0,
+            "hi": 60.0,
+            "true": [50.0] * 8 + [70.0] * 4,
+        }
+    )
+    cov, text = estimator_coverage(own, "per-model")
+    assert (cov.covered, cov.total) == (8, 12)
+    assert "8 of 12 estimated models (67%)" in text and "35%-90%" in text
+    assert "excludes 95%" in text and "less often than they claim" in text
+    assert "its own random draw" in text
+    own["true"] = 50.0
+    cov, text = estimator_coverage(own, "common")
+    assert cov.covered == 12 and "consistent with intervals that hold the truth 95%" in text
+    assert "run on the same samples" in text
+
+
+def _selection_without_categories(m: int = 12, n: int = 60):
+    from lifelong_core.workflows.selection import Selection
+
+    rng = np.random.default_rng(0)
+    A = (rng.random((m, n)) < rng.random((m, 1))).astype(np.uint8)
+    models = pd.DataFrame(
+        {"model_id": [f"m{i}" for i in range(m)], "name": [f"m{i}" for i in range(m)]}
+    )
+    samples = pd.DataFrame(
+        {
+            "sample_id": [f"task{j % 2}/{j}" for j in range(n)],
+            "domain": [f"task{j % 2}" for j in range(n)],
+            "category": None,  # an lm-eval task outside any group has none
+        }
+    )
+    return Selection(A, models, samples, False)
+
+
+def test_new_model_per_domain_table_is_kept_for_datasets_without_categories():
+    from lifelong_core.methods import get_method
+    from lifelong_core.sortsearch import compute_order
+    from lifelong_core.workflows.arrivals import estimate_new_model
+
+    sel = _selection_without_categories()
+    method = get_method("midpoint").fit(sel.A[1:], compute_order(sel.A[1:], "sum"))
+    cols = np.arange(0, 60, 3)
+    new = estimate_new_model(sel, method, cols, sel.A[0, cols])
+    assert new.by_domain["domain"].tolist() == ["task0", "task1"]
+    assert new.by_domain["samples"].tolist() == [30, 30]
+
+
+def test_a_method_without_sample_prediction_reports_domain_shares_and_inserts_nothing():
+    from lifelong_core.methods import get_method
+    from lifelong_core.workflows.arrivals import estimate_new_model, estimated_model_rows
+
+    sel = _selection_without_categories()
+    method = get_method("random").fit(sel.A[1:])
+    cols = np.arange(0, 40)
+    new = estimate_new_model(sel, method, cols, sel.A[0, cols])
+    assert not new.predicts_samples
+    by = new.by_domain.set_index("domain")["predicted_accuracy"]
+    for d in ("task0", "task1"):
+        in_d = [c for c in cols if sel.samples["domain"].iloc[c] == d]
+        assert by[d] == pytest.approx(sel.A[0, in_d].mean())
+    assert new.per_sample["predicted_correct"].isna().sum() == 20
+    with pytest.raises(InputError, match="no estimated row to insert"):
+        estimated_model_rows(new, "x", {})
+
+
+def test_every_new_model_tab_opens_on_the_same_budget():
+    from lifelong_core.workflows.budgets import default_single_budget, single_budget_choices
+
+    assert default_single_budget(2191) == 256 and default_single_budget(1172) == 256
+    assert default_single_budget(100) in single_budget_choices(100)
+
+
+def test_interval_coverage_per_budget():
+    from lifelong_core.workflows.sweeps import interval_coverage
+
+    per = pd.DataFrame(
+        {
+            "budget": [8, 8, 8, 32, 32, 32],
+            "true_acc": [0.5, 0.5, 0.9, 0.5, 0.5, 0.5],
+            "est_lo": [0.4, 0.45, 0.4, 0.4, 0.4, 0.4],
+            "est_hi": [0.6, 0.55, 0.6, 0.6, 0.6, 0.6],
+        }
+    )
+    cov = interval_coverage(per).set_index("budget")
+    assert cov.loc[8, "covered"] == 2 and cov.loc[32, "coverage"] == 1.0
+    assert cov.loc[8, "mean_width"] == pytest.approx((0.2 + 0.1 + 0.2) / 3)
+    assert cov.loc[8, "coverage_lo"] < 2 / 3 < cov.loc[8, "coverage_hi"]
+    assert interval_coverage(per.drop(columns=["est_lo", "est_hi"])).empty

@@ -67,16 +67,46 @@ def test_doc_ids_map_domains_to_tasks_and_back():
 
 def test_select_is_seeded_and_skips_what_is_evaluated(store):
     c = cache(store)
-    a = harness.select_items(c, 20, "neighbours", seed=1)
+    a = harness.select_items(c, 20, "neighbours", seed=1, model="m1")
     assert len(a.columns) == 20 and np.array_equal(a.columns, np.sort(a.columns))
-    assert np.array_equal(a.columns, harness.select_items(c, 20, "neighbours", seed=1).columns)
+    assert np.array_equal(
+        a.columns, harness.select_items(c, 20, "neighbours", seed=1, model="m1").columns
+    )
     done = dict(zip(a.items["sample_id"], c.A[0, a.columns].tolist()))
-    b = harness.select_items(c, 15, "neighbours", seed=2, evaluated=done)
+    b = harness.select_items(c, 15, "neighbours", seed=2, evaluated=done, model="m1")
     assert len(b.columns) == 15 and not set(b.columns) & set(a.columns)
     samples = harness.lm_eval_samples(a)
     assert sum(map(len, samples.values())) == 20 and set(samples) <= {"alpha", "beta"}
     with pytest.raises(InputError, match="not yet evaluated"):
-        harness.select_items(c, 90, "neighbours", evaluated=done)
+        harness.select_items(c, 90, "neighbours", evaluated=done, model="m1")
+
+
+def test_select_draws_each_model_its_own_items_unless_common_items_are_asked(store):
+    c = cache(store)
+    own = {
+        name: harness.select_items(c, 20, "random", seed=3, model=name).columns
+        for name in ("org/a", "org/b", "org/c")
+    }
+    # Different models, different items; the same model, the same items.
+    assert not np.array_equal(own["org/a"], own["org/b"])
+    assert not np.array_equal(own["org/b"], own["org/c"])
+    again = harness.select_items(c, 20, "random", seed=3, model="org/a")
+    assert np.array_equal(again.columns, own["org/a"]) and again.model == "org/a"
+    assert "org/a" in again.describe()
+    common = [
+        harness.select_items(c, 20, "random", seed=3, draws="common").columns for _ in range(2)
+    ]
+    assert np.array_equal(*common)
+    # A name given with the common draw changes nothing: the set is the seed's.
+    named = harness.select_items(c, 20, "random", seed=3, model="org/a", draws="common")
+    assert np.array_equal(named.columns, common[0]) and named.model is None
+    assert "common item set of seed 3" in named.describe()
+    for bad in (None, "", "  "):
+        with pytest.raises(InputError, match="name the new model") as exc:
+            harness.select_items(c, 20, "random", seed=3, model=bad)
+        assert exc.value.param == "model"
+    with pytest.raises(InputError, match="unknown item draw"):
+        harness.select_items(c, 20, "random", seed=3, model="x", draws="shared")
 
 
 def test_select_gives_an_adaptive_method_the_results_in_hand(store, monkeypatch):
@@ -89,7 +119,7 @@ def test_select_gives_an_adaptive_method_the_results_in_hand(store, monkeypatch)
             return np.setdiff1d(np.arange(n), columns)[:budget]
 
     done = {"alpha/3": 1, "beta/0": 0}
-    out = harness.select_items(c, 4, "x", evaluated=done, fitted=Adaptive())
+    out = harness.select_items(c, 4, "x", evaluated=done, fitted=Adaptive(), model="x")
     assert seen["args"] == (100, 4, [3, 60], [1, 0])
     assert out.items["sample_id"].tolist() == ["alpha/0", "alpha/1", "alpha/2", "alpha/4"]
 
@@ -99,7 +129,7 @@ def test_estimate_of_a_held_out_model_and_its_rank(store):
     held = 5
     keep = np.setdiff1d(np.arange(40), [held])
     rest = Selection(c.A[keep], c.models.iloc[keep].reset_index(drop=True), c.samples, c.synthetic)
-    choice = harness.select_items(rest, 40, "neighbours", seed=0)
+    choice = harness.select_items(rest, 40, "neighbours", seed=0, model="held")
     obs = dict(zip(choice.items["sample_id"], c.A[held, choice.columns].tolist()))
     est = harness.estimate_new_model(rest, obs, "neighbours")
     t = est.table.set_index("scope")
@@ -154,8 +184,12 @@ def test_cli_refusals_are_one_line_and_write_nothing(store, tmp_path, capsys):
     out = tmp_path / "x.json"
     cases = [
         (
-            ["select", "--store", str(store), "--budget", "0", "--out", str(out)],
+            ["select", "--store", str(store), "--budget", "0", "--model", "x", "--out", str(out)],
             "--budget: the budget must be a positive",
+        ),
+        (
+            ["select", "--store", str(store), "--budget", "5", "--out", str(out)],
+            "name the new model with --model NAME",
         ),
         (
             [
@@ -166,6 +200,7 @@ def test_cli_refusals_are_one_line_and_write_nothing(store, tmp_path, capsys):
                 "5",
                 "--method",
                 "nope",
+                "--common-items",
                 "--out",
                 str(out),
             ],
@@ -180,6 +215,7 @@ def test_cli_refusals_are_one_line_and_write_nothing(store, tmp_path, capsys):
                 "zzz",
                 "--budget",
                 "5",
+                "--common-items",
                 "--out",
                 str(out),
             ],
@@ -194,6 +230,7 @@ def test_cli_refusals_are_one_line_and_write_nothing(store, tmp_path, capsys):
                 "5",
                 "--task",
                 "gamma=g",
+                "--common-items",
                 "--out",
                 str(out),
             ],
@@ -206,6 +243,7 @@ def test_cli_refusals_are_one_line_and_write_nothing(store, tmp_path, capsys):
                 str(store),
                 "--budget",
                 "5",
+                "--common-items",
                 "--out",
                 str(tmp_path / "no" / "x.json"),
             ],
@@ -245,6 +283,8 @@ def test_cli_select_csv(store, tmp_path, capsys):
                 "reference",
                 "--format",
                 "csv",
+                "--model",
+                "org/new-7b",
                 "--out",
                 str(out),
             ]
@@ -253,7 +293,26 @@ def test_cli_select_csv(store, tmp_path, capsys):
     )
     table = pd.read_csv(out)
     assert list(table.columns) == ["sample_id", "domain"] and len(table) == 12
-    assert "12 of 100 items of sim" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "12 of 100 items of sim" in said and "items drawn for model 'org/new-7b' alone" in said
+
+
+def test_cli_select_accepts_every_registered_method_and_lists_them_in_help(store, tmp_path, capsys):
+    from lifelong_core.methods import available_methods
+
+    with pytest.raises(SystemExit):
+        main(["select", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    for name in available_methods():
+        assert name in help_text, name
+    out = tmp_path / "r.json"
+    argv = ["select", "--store", str(store), "--budget", "10", "--method", "random"]
+    assert main([*argv, "--model", "org/a", "--out", str(out)]) == 0
+    assert "chosen by random" in capsys.readouterr().out
+    assert sum(map(len, json.loads(out.read_text()).values())) == 10
+    # --model and --common-items exclude each other.
+    with pytest.raises(SystemExit):
+        main([*argv, "--model", "a", "--common-items", "--out", str(out)])
 
 
 def test_uploads_zip_is_unpacked_safely_and_must_hold_one_run(store, tmp_path):
@@ -281,3 +340,27 @@ def test_uploads_zip_is_unpacked_safely_and_must_hold_one_run(store, tmp_path):
         harness.observations_from_uploads([("notes.txt", b"hi")], c)
     with pytest.raises(InputError, match="no files uploaded"):
         harness.observations_from_uploads([], c)
+
+
+def test_random_baseline_estimates_per_task_and_has_nothing_to_insert(store):
+    from lifelong_core.store import Store
+
+    c = cache(store)
+    held = 7
+    keep = np.setdiff1d(np.arange(40), [held])
+    rest = Selection(c.A[keep], c.models.iloc[keep].reset_index(drop=True), c.samples, c.synthetic)
+    choice = harness.select_items(rest, 30, "random", seed=0, model="held")
+    obs = dict(zip(choice.items["sample_id"], c.A[held, choice.columns].tolist()))
+    est = harness.estimate_new_model(rest, obs, "random")
+    t = est.table.set_index("scope")
+    # The overall estimate is the sample mean; each task's, its own evaluated share.
+    assert t.loc["overall", "estimate"] == pytest.approx(np.mean(list(obs.values())))
+    for task in ("alpha", "beta"):
+        mine = [v for k, v in obs.items() if k.startswith(task + "/")]
+        assert t.loc[task, "estimate"] == pytest.approx(np.mean(mine))
+        assert t.loc[task, "lo"] <= t.loc[task, "estimate"] <= t.loc[task, "hi"]
+    with (
+        Store.open(store, read_only=False) as w,
+        pytest.raises(InputError, match="no estimated row"),
+    ):
+        harness.insert_estimated(w, rest, "held", est, source="test")

@@ -30,6 +30,7 @@ PALETTE = (
     "#17becf",
 )
 CORRECT_SCALE = [[0.0, "#f4f1ea"], [1.0, "#2b6cb0"]]  # 0 = wrong (light), 1 = correct (blue)
+HEATMAP_LABEL_CHARS = 48  # longest model name a heatmap row shows whole
 
 
 def _fmt(v: float) -> str:
@@ -49,6 +50,50 @@ def _short(text: str, width: int = 16) -> str:
 
 def _saved(ratio: float) -> str:
     return f"{ratio:,.0f}×" if ratio >= 10 else f"{ratio:.1f}×"
+
+
+def _number(v: float) -> str:
+    """A tick label in full: 0.02, 5, 2,000, 100,000 (never a bare mantissa or "100k")."""
+    if v >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:g}"
+
+
+def log_ticks(values) -> tuple[list[float], list[str]]:
+    """Tick positions and labels for a log axis over ``values`` (the positive finite ones):
+    powers of ten (times 1, 2 and 5 over three decades or less) inside their range, every
+    label the number in full (plotly's own log ticks mix bare digits such as "2, 3" with
+    "100k").
+
+    Examples
+    --------
+    >>> log_ticks([2, 3, 150000])[1]
+    ['10', '100', '1,000', '10,000', '100,000']
+    >>> log_ticks([0.013, 0.08])[1]
+    ['0.02', '0.05']
+    """
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v) & (v > 0)]
+    if not len(v):
+        return [], []
+    lo, hi = float(v.min()), float(v.max())
+    # Over many decades, powers of ten alone; over a few, 1-2-5 (about 4 to 10 ticks).
+    steps = (1,) if math.log10(hi / lo) > 3 else (1, 2, 5)
+    ticks = []
+    for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
+        for m in steps:
+            t = m * 10.0**e
+            if lo / 1.0001 <= t <= hi * 1.0001:
+                ticks.append(t)
+    if len(ticks) < 2:  # less than a decade: the ends as they are
+        ticks = sorted({lo, hi})
+    return ticks, [_number(t) for t in ticks]
+
+
+def _log_axis(fig: go.Figure, values, axis: str) -> None:
+    vals, text = log_ticks(values)
+    update = fig.update_xaxes if axis == "x" else fig.update_yaxes
+    update(type="log", tickvals=vals or None, ticktext=text or None)
 
 
 def _budget_axis(
@@ -225,12 +270,22 @@ def histogram(
 
 
 def estimated_vs_true_grid(
-    per_model: pd.DataFrame, stats: pd.DataFrame, *, cols: int = 3, title: str = ""
+    per_model: pd.DataFrame,
+    stats: pd.DataFrame,
+    *,
+    cols: int = 3,
+    title: str = "",
+    label: str | None = None,
+    baseline: pd.DataFrame | None = None,
+    baseline_label: str = "random sample",
 ) -> go.Figure:
     """Small multiples, one scatter per budget, with y = x (Prabhu et al., 2024, *Lifelong Benchmarks*, Figs. 6, 9, 10).
 
     ``per_model``: budget, est_acc, true_acc, name, and optionally est_lo/est_hi (drawn as
     vertical error bars where present). ``stats``: budget, pearson, spearman (titles).
+    ``baseline``: the same columns for a second method (the random-sampling baseline),
+    drawn in grey behind the first; ``label`` and ``baseline_label`` name the two in the
+    legend.
     """
     budgets = sorted(per_model["budget"].unique())
     rows = max(1, math.ceil(len(budgets) / cols))
@@ -250,16 +305,16 @@ def estimated_vs_true_grid(
         horizontal_spacing=0.06,
         vertical_spacing=0.12 if rows > 1 else 0.1,
     )
-    lo = float(min(per_model["est_acc"].min(), per_model["true_acc"].min()))
-    hi = float(max(per_model["est_acc"].max(), per_model["true_acc"].max()))
+    both = per_model if baseline is None else pd.concat([per_model, baseline])
+    lo = float(min(both["est_acc"].min(), both["true_acc"].min()))
+    hi = float(max(both["est_acc"].max(), both["true_acc"].max()))
     pad = 0.02
     lim = [max(0.0, lo - pad), min(1.0, hi + pad)]
-    has_int = {"est_lo", "est_hi"} <= set(per_model.columns) and per_model["est_lo"].notna().any()
-    for k, b in enumerate(budgets):
-        r, c = k // cols + 1, k % cols + 1
-        part = per_model[per_model["budget"] == b]
+
+    def points(frame, b, colour, bar_colour, name, first):
+        part = frame[frame["budget"] == b]
         err = None
-        if has_int:
+        if {"est_lo", "est_hi"} <= set(frame.columns) and frame["est_lo"].notna().any():
             err = dict(
                 type="data",
                 symmetric=False,
@@ -267,19 +322,32 @@ def estimated_vs_true_grid(
                 arrayminus=(part["est_acc"] - part["est_lo"]).clip(lower=0).fillna(0),
                 thickness=0.8,
                 width=0,
-                color="rgba(31,119,180,0.35)",
+                color=bar_colour,
+            )
+        return go.Scatter(
+            x=part["true_acc"],
+            y=part["est_acc"],
+            mode="markers",
+            error_y=err,
+            marker=dict(size=5, color=colour, opacity=0.7),
+            text=part["name"],
+            name=name,
+            legendgroup=name,
+            showlegend=first and baseline is not None,
+            hovertemplate=f"{html.escape(name, quote=False)}: %{{text}}<br>true %{{x:.3f}}<br>"
+            "estimated %{y:.3f}<extra></extra>",
+        )
+
+    for k, b in enumerate(budgets):
+        r, c = k // cols + 1, k % cols + 1
+        if baseline is not None:
+            fig.add_trace(
+                points(baseline, b, "#9a9a9a", "rgba(150,150,150,0.3)", baseline_label, k == 0),
+                row=r,
+                col=c,
             )
         fig.add_trace(
-            go.Scatter(
-                x=part["true_acc"],
-                y=part["est_acc"],
-                mode="markers",
-                error_y=err,
-                marker=dict(size=5, color=PALETTE[0], opacity=0.7),
-                text=part["name"],
-                showlegend=False,
-                hovertemplate="%{text}<br>true %{x:.3f}<br>estimated %{y:.3f}<extra></extra>",
-            ),
+            points(per_model, b, PALETTE[0], "rgba(31,119,180,0.35)", label or "estimate", k == 0),
             row=r,
             col=c,
         )
@@ -297,7 +365,12 @@ def estimated_vs_true_grid(
         )
         fig.update_xaxes(range=lim, row=r, col=c, title_text="true accuracy" if r == rows else None)
         fig.update_yaxes(range=lim, row=r, col=c, title_text="estimated" if c == 1 else None)
-    fig.update_layout(title=title, height=320 * rows + 60, margin=dict(t=80, b=10))
+    fig.update_layout(
+        title=title,
+        height=320 * rows + 60 + (40 if baseline is not None else 0),
+        margin=dict(t=80, b=10),
+        legend=dict(orientation="h", y=-0.08 if baseline is not None else 1),
+    )
     fig.update_annotations(font_size=12)
     return fig
 
@@ -387,12 +460,16 @@ def matrix_heatmap(
             y1=r + 0.5,
             line=dict(color="#d62728", width=2),
         )
-    # Long model names would eat the plot's width: ticks are shortened, hover has them whole.
+    # Model names are shown whole up to hub length (org/model-name-size-variant), the margin
+    # growing to fit; only beyond that are they shortened (the hover has them whole).
     fig.update_yaxes(
         autorange="reversed",
         title_text=y_title,
+        automargin=True,
         tickvals=list(range(A.shape[0])) if A.shape[0] <= 30 else None,
-        ticktext=[_short(str(r)) for r in row_labels] if A.shape[0] <= 30 else None,
+        ticktext=[_short(str(r), HEATMAP_LABEL_CHARS) for r in row_labels]
+        if A.shape[0] <= 30
+        else None,
     )
     fig.update_xaxes(title_text=x_title)
     fig.update_layout(
@@ -598,7 +675,7 @@ def stream_lines(
         legend=dict(orientation="h", y=-0.25),
     )
     if log_y:
-        fig.update_yaxes(type="log")
+        _log_axis(fig, df[list(ys)].to_numpy().ravel(), "y")
     return fig
 
 
@@ -644,7 +721,8 @@ def pareto(
             hoverinfo="skip",
         )
     )
-    fig.update_xaxes(type="log", title_text=x_title or x)
+    _log_axis(fig, df[x].to_numpy(), "x")
+    fig.update_xaxes(title_text=x_title or x)
     fig.update_layout(
         title=title,
         yaxis_title=y_title or y,
@@ -749,4 +827,86 @@ def interval_rounds(
         margin=dict(t=50, b=10),
         legend=dict(orientation="h", y=-0.25),
     )
+    return fig
+
+
+def backtest_panels(
+    table: pd.DataFrame, *, n_total: int | None = None, title: str = ""
+) -> go.Figure:
+    """Three panels against the budget, one line per method: the mean absolute error of the
+    accuracy (points), the interval coverage with its exact 95% interval as error bars and
+    the nominal 95% dashed, and the mean interval width (points).
+
+    ``table``: :attr:`lifelong_core.workflows.backtest.Backtest.table`.
+    """
+    fig = make_subplots(
+        rows=1,
+        cols=3,
+        subplot_titles=(
+            "Mean absolute error of the accuracy (points)",
+            "Interval coverage (target 95%)",
+            "Mean interval width (points)",
+        ),
+        horizontal_spacing=0.07,
+    )
+    for i, (method, part) in enumerate(table.groupby("method", sort=False)):
+        colour = PALETTE[i % len(PALETTE)]
+        part = part.sort_values("budget")
+        name = str(method)
+        common = dict(mode="lines+markers", line=dict(color=colour), legendgroup=name, name=name)
+        fig.add_trace(
+            go.Scatter(
+                x=part["budget"],
+                y=part["mae_pts"],
+                hovertemplate=f"{html.escape(name, quote=False)}<br>n′=%{{x}}<br>MAE %{{y:.2f}} pts<extra></extra>",
+                **common,
+            ),
+            row=1,
+            col=1,
+        )
+        if part["coverage"].notna().any():
+            fig.add_trace(
+                go.Scatter(
+                    x=part["budget"],
+                    y=part["coverage"],
+                    error_y=dict(
+                        type="data",
+                        symmetric=False,
+                        array=part["coverage_hi"] - part["coverage"],
+                        arrayminus=part["coverage"] - part["coverage_lo"],
+                        thickness=1,
+                        width=3,
+                    ),
+                    showlegend=False,
+                    hovertemplate=f"{html.escape(name, quote=False)}<br>n′=%{{x}}<br>coverage %{{y:.0%}}<extra></extra>",
+                    **common,
+                ),
+                row=1,
+                col=2,
+            )
+            fig.add_trace(
+                go.Scatter(
+                    x=part["budget"],
+                    y=part["width_pts"],
+                    showlegend=False,
+                    hovertemplate=f"{html.escape(name, quote=False)}<br>n′=%{{x}}<br>width %{{y:.1f}} pts<extra></extra>",
+                    **common,
+                ),
+                row=1,
+                col=3,
+            )
+    budgets = sorted({int(b) for b in table["budget"]})
+    fig.add_hline(y=0.95, line=dict(color="#888", dash="dash"), row=1, col=2)
+    for col in (1, 2, 3):
+        _budget_axis(fig, budgets, None, row=1, col=col)
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.02], row=1, col=2)
+    fig.update_yaxes(rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(rangemode="tozero", row=1, col=3)
+    fig.update_layout(
+        title=title,
+        height=420,
+        margin=dict(t=80, b=10),
+        legend=dict(orientation="h", y=-0.25),
+    )
+    fig.update_annotations(font_size=12)
     return fig

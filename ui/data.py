@@ -22,7 +22,12 @@ import streamlit as st
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods import available_methods, capabilities, is_threshold_rule
-from lifelong_core.methods.registry import DEFAULT_METHOD, describe_methods
+from lifelong_core.methods.registry import (
+    BASELINE_METHOD,
+    DEFAULT_METHOD,
+    PUBLISHED_METHOD,
+    describe_methods,
+)
 from lifelong_core.sortsearch import SORTS, fit_exponential, fit_power_law, model_correlation
 from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.workflows import (
@@ -65,6 +70,76 @@ def default_method(methods: list[str]) -> str:
 def method_help() -> str:
     """What the registered methods are, for a picker's help (read from the registry)."""
     return describe_methods()
+
+
+def method_label(name: str) -> str:
+    """A picker's text for ``name``: the method and what it is to the product (the default
+    estimator, Sort & Search's rules and which is the paper's, the random baseline)."""
+    caps = capabilities(name)
+    if name == DEFAULT_METHOD:
+        what = "default estimator"
+    elif name == PUBLISHED_METHOD:
+        what = "Sort & Search, the paper's rule (Prabhu et al., 2024)"
+    elif caps.family == "sort-search":
+        what = "Sort & Search rule"
+    elif name == BASELINE_METHOD:
+        what = "random sample, the baseline"
+    else:
+        return name
+    return f"{name} ({what})"
+
+
+def _set_search(url_key: str, name: str) -> None:
+    st.session_state[url_key] = name
+
+
+def pick_search(container, url_key: str = "search", sort_models: int | None = None) -> str:
+    """The Sort & Search pages' method picker: opens on the product's default estimator,
+    labels every method by what it is (:func:`method_label`), and keeps the paper's method
+    one click away: a button switches to Sort & Search's published rule, and back.
+
+    With fewer than two ``sort_models`` a model-based default cannot be fitted; the page
+    then opens on the paper's rule and says why."""
+    methods = method_names()
+    default = default_method(methods)
+    if (
+        sort_models is not None
+        and sort_models < 2
+        and not capabilities(default).threshold_rule
+        and PUBLISHED_METHOD in methods
+    ):
+        container.caption(
+            f"The default estimator ({default}) is fitted on the Sort models and needs two or more; "
+            f"with {sort_models} this page opens on {method_label(PUBLISHED_METHOD)}."
+        )
+        default = PUBLISHED_METHOD
+    raw = query_default(url_key, default)
+    value = raw if raw in methods else default
+    chosen = container.selectbox(
+        "Search rule / estimator",
+        methods,
+        index=methods.index(value),
+        key=url_key,
+        format_func=method_label,
+        help=method_help(),
+    )
+    paper = PUBLISHED_METHOD if PUBLISHED_METHOD in methods else None
+    if paper is not None and chosen != paper:
+        container.button(
+            "Use Sort & Search, the paper's method",
+            key=f"{url_key}_paper",
+            on_click=_set_search,
+            args=(url_key, paper),
+            help=f"Switch to {method_label(paper)}.",
+        )
+    elif chosen != default:
+        container.button(
+            f"Back to the default estimator ({default})",
+            key=f"{url_key}_default",
+            on_click=_set_search,
+            args=(url_key, default),
+        )
+    return chosen
 
 
 def pick_method(container, url_key: str) -> str:
@@ -319,6 +394,7 @@ class SweepConfig:
     seed: int
     scored: int = large.DEFAULT_SCORED  # evaluated models scored on a large store (a seeded sample)
     repeats: int = 1  # Sort splits with seeds seed, seed + 1, ... (bands on the budget curves)
+    baseline: bool = False  # draw the random-sampling baseline beside the chosen method
 
 
 def int_slider(container, label: str, lo: int, hi: int, url_key: str, default: int) -> int:
@@ -429,14 +505,14 @@ def sweep_controls(
         "the easy end when n′ does not divide n; listing: Listing 1's grid as printed, "
         "arange(0, n, n // n′)[1:], which is not always n′ samples",
     )
-    methods = method_names()
-    search = _pick(
-        side,
-        "Search rule / estimator",
-        methods,
-        "search",
-        default_method(methods),
-        help=method_help(),
+    search = pick_search(side, sort_models=k)
+    # Every budget curve and scatter answers "better than a random sample?" unless asked not to.
+    baseline = search != BASELINE_METHOD and side.toggle(
+        "Compare with a random sample",
+        value=query_default("baseline", True, bool),
+        key="baseline",
+        help=f"Draw {method_label(BASELINE_METHOD)} beside the chosen method: n′ items drawn uniformly at "
+        "random, their share right, and its exact 95% interval (what lm_eval --limit gives).",
     )
     choices = budget_choices(n)
     wanted = budgets_within(budgets_default or (), n) or default_budgets(n)
@@ -466,6 +542,7 @@ def sweep_controls(
         sort=sort,
         sampling=sampling,
         search=search,
+        **({"baseline": bool(baseline)} if search != BASELINE_METHOD else {}),
         budgets=sorted(budgets),
         seed=seed,
         **({"scored": scored} if is_large(sel) else {}),
@@ -485,6 +562,7 @@ def sweep_controls(
         seed,
         scored,
         reps,
+        bool(baseline),
     )
     return cfg, sel
 
@@ -571,6 +649,44 @@ def _run_repeats(cfg: SweepConfig, sel: Selection, **kw):
         )
     table = band_summary([r[0] for r in runs])
     return (table,) + tuple(runs[0][1:])
+
+
+# ------------------------------------------------------------------ backtest
+def backtest(
+    key: str,
+    dataset: str,
+    methods: tuple[str, ...],
+    budgets: tuple[int, ...],
+    holdout: int,
+    split: str,
+    repeats: int,
+    seed: int,
+    draws: str,
+    label: str = "Backtesting…",
+):
+    """:func:`lifelong_core.workflows.backtest.backtest` on the dataset's selection, with a
+    progress bar; memoised like the sweeps. Stops the page with one sentence on bad input."""
+    from lifelong_core.workflows import backtest as bt
+
+    args = (key, dataset, methods, budgets, holdout, split, repeats, seed, draws)
+    bar = st.progress(0.0, text=label)
+    with input_errors(cleanup=bar.empty):
+        result = _memo().get_or_compute(
+            ("backtest",) + args,
+            lambda: bt.backtest(
+                selection(key, dataset, ()),
+                list(methods),
+                list(budgets),
+                holdout=holdout,
+                split=split,
+                repeats=repeats,
+                seed=seed,
+                draws=draws,
+                progress=lambda f, text: bar.progress(min(float(f), 1.0), text=text),
+            ),
+        )
+    bar.empty()
+    return result
 
 
 # ------------------------------------------------------------------ teaching slice

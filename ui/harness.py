@@ -19,6 +19,7 @@ from ui import charts, data
 from ui.common import (
     download_table,
     input_errors,
+    md_text,
     query_default,
     show_chart,
     show_table,
@@ -49,16 +50,16 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
         "chosen items through its `--samples` option, and its `--log_samples` output comes back here. The command "
         "line does the same: `lbe select ... --format lm-eval` and `lbe estimate --lm-eval OUT/<model dir>`."
     )
-    c = st.columns(3)
+    c = st.columns(4)
     search = data.pick_method(c[0], "lm_search")
-    from lifelong_core.workflows.budgets import single_budget_choices
+    from lifelong_core.workflows.budgets import default_single_budget, single_budget_choices
 
     choices = single_budget_choices(n)
-    raw_b = query_default("lm_budget", 100 if 100 in choices else choices[len(choices) // 2], int)
+    raw_b = query_default("lm_budget", default_single_budget(n), int)
     budget = c[1].selectbox(
         "Items to run",
         choices,
-        index=choices.index(raw_b) if raw_b in choices else 0,
+        index=choices.index(raw_b if raw_b in choices else default_single_budget(n)),
         key="lm_budget",
     )
     mapping = c[2].text_input(
@@ -68,7 +69,15 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
         placeholder="ifeval=leaderboard_ifeval, ...",
         help="DOMAIN=TASK pairs, comma-separated, for domains whose lm-eval task has another name",
     )
-    sync_query(lm_search=search, lm_budget=budget, lm_tasks=mapping)
+    # The name comes first: the items are the model's own draw (from its name and the seed).
+    name = c[3].text_input(
+        "Name of the new model",
+        value=query_default("lm_name", "new-llm"),
+        key="lm_name",
+        help="Its items are its own random draw, from this name and the seed, so several new models' "
+        "errors are independent.",
+    )
+    sync_query(lm_search=search, lm_budget=budget, lm_tasks=mapping, lm_name=name)
     with input_errors(stop=False) as ids_ok:
         names = harness.parse_task_names([p for p in (x.strip() for x in mapping.split(",")) if p])
         harness.doc_ids(sel.samples, names)
@@ -85,14 +94,14 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
         )
     with input_errors(stop=False) as chosen:
         choice = harness.select_items(
-            sel, budget, search, seed, fitted=data.fitted_method(key, dataset, search)
+            sel, budget, search, seed, fitted=data.fitted_method(key, dataset, search), model=name
         )
         samples = harness.lm_eval_samples(choice, names)
     if not chosen.ok:
         return
     st.markdown(
-        f"**1. Download the {budget} items** (of {n:,}; chosen by {search}, fitted on the {m} stored models) "
-        "and run your model on them:"
+        f"**1. Download the {budget} items** (of {n:,}; chosen by {search}, fitted on the {m} stored models; "
+        f"{md_text(choice.describe())}) and run your model on them:"
     )
     st.download_button(
         "Download samples.json",
@@ -122,11 +131,9 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
         accept_multiple_files=True,
         key="lm_upload",
     )
-    k = st.columns(2)
-    metric = k[0].text_input(
+    metric = st.text_input(
         "Metric (if a task records several)", value="", key="lm_metric", placeholder="acc_norm,acc"
     )
-    name = k[1].text_input("Name of the new model", value="new-llm", key="lm_name")
     if not ups:
         return
     with input_errors(stop=False) as read:
@@ -168,6 +175,11 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
         ),
         "lm_eval_rank",
     )
+    if not est.new.predicts_samples:
+        st.caption(
+            f"{search} predicts no item it was not run on, so there is no estimated row to insert."
+        )
+        return
     st.markdown(
         "**4. Optionally insert it, marked as estimated** (real results on the evaluated items, the method's "
         "predictions elsewhere; every score in the app leaves estimated rows out)."

@@ -15,6 +15,7 @@ import streamlit as st
 from lifelong_core.errors import InputError
 from lifelong_core.methods import capabilities
 from lifelong_core.methods.registry import PUBLISHED_METHOD
+from lifelong_core.studies.new_samples import RANDOM_SPLIT
 from ui import charts, data
 from ui.common import (
     plain,
@@ -244,7 +245,7 @@ def new_samples_tab(cfg, sel) -> None:
     fig.update_xaxes(title_text="model budget m′ (models each new sample is run on)")
     fig.update_layout(xaxis2=dict(title=dict(text="compute saved m / m′")))
     show_chart(fig, "insert_d_mae")
-    rnd = study.curves[study.curves["split"] == "random"]
+    rnd = study.curves[study.curves["split"] == RANDOM_SPLIT]
     st.caption(
         f"Random split: {int(rnd['new_samples'].iloc[0]):,} new samples of {n:,}, {m} models. Dashed: "
         "MAE = a·exp(−b·m′) + c fitted to each curve."
@@ -280,7 +281,7 @@ def new_samples_tab(cfg, sel) -> None:
             f"Spearman's ρ between the two rankings: {a['spearman'].min():.3f} to {a['spearman'].max():.3f} over "
             f"{len(a)} split(s); the two top-10s share {int(a['same_top10'].min())}-{int(a['same_top10'].max())} models."
         )
-        r = study.rankings[study.rankings["split"] == "random"].pivot(
+        r = study.rankings[study.rankings["split"] == RANDOM_SPLIT].pivot(
             index="model_row", columns="sort", values="rank"
         )
         r = r.reset_index()
@@ -409,7 +410,9 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
         key="np_methods",
         default=query_list(
             "np_methods",
-            [x for x in methods_all if capabilities(x).cheap],
+            # The default error is sample-level, which a method without per-sample
+            # prediction (the random baseline) does not have.
+            [x for x in methods_all if capabilities(x).cheap and capabilities(x).per_sample],
             methods_all,
         ),
         help="mirt, irt and neighbours are fitted once per phase; on the demo store mirt "

@@ -7,7 +7,9 @@ store only inside the function that needs it, so ``--help`` does not load DuckDB
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+import sys
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -21,6 +23,39 @@ def add_source(p: argparse.ArgumentParser, store_help: str) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--matrix", help="0/1 matrix, rows = models: .npy, .npz, .csv or .parquet")
     src.add_argument("--store", help=store_help)
+
+
+def stderr_progress(width: int = 30) -> Callable[[float, str], None]:
+    """A progress report on stderr: ``report(fraction, text)``.
+
+    On a terminal, one bar redrawn in place (and ended with a newline at 100%); in a log
+    (stderr not a terminal), one timed line per 5% or per new step, so a long run's log
+    stays readable."""
+    t0 = time.perf_counter()
+    last = [-1.0, ""]
+    tty = sys.stderr.isatty()
+
+    def report(f: float, text: str) -> None:
+        f = min(max(float(f), 0.0), 1.0)
+        if tty:
+            filled = round(width * f)
+            sys.stderr.write(
+                f"\r[{'#' * filled}{' ' * (width - filled)}] {100 * f:5.1f}% "
+                f"{time.perf_counter() - t0:6.1f} s  {text[:60]:<60}"
+            )
+            if f >= 1.0:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+            return
+        if f - last[0] >= 0.05 or (f >= 1.0 and last[0] < 1.0):
+            last[0] = f
+            print(
+                f"[{time.perf_counter() - t0:7.1f} s] {100 * f:5.1f}% {text}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    return report
 
 
 def check_out_dirs(*outputs: tuple[str | None, str]) -> None:

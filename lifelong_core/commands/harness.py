@@ -1,7 +1,7 @@
 """``select`` and ``estimate``: the lifelong loop with lm-evaluation-harness.
 
-    python -m lifelong_core select --store S [--dataset D] --budget N [--method mirt] [--seed 0]
-            [--format lm-eval|csv] [--task DOMAIN=TASK ...] --out samples.json
+    python -m lifelong_core select --store S [--dataset D] --budget N (--model NAME | --common-items)
+            [--method mirt] [--seed 0] [--format lm-eval|csv] [--task DOMAIN=TASK ...] --out samples.json
     lm_eval --model ... --tasks ... --samples samples.json --log_samples --output_path OUT
     python -m lifelong_core estimate --store S [--dataset D] --lm-eval OUT/<model dir> --model NAME
             [--method mirt] [--task DOMAIN=TASK ...] [--metric M] [--filter F] [--out estimate.csv] [--insert]
@@ -45,6 +45,19 @@ def add_parser(sub) -> None:
     p.add_argument("--budget", type=int, required=True, metavar="N", help="number of items to run")
     p.add_argument("--method", default=DEFAULT_METHOD, help=_method_help())
     p.add_argument("--seed", type=int, default=0, help="seed of the random choices (default 0)")
+    who = p.add_mutually_exclusive_group()
+    who.add_argument(
+        "--model",
+        metavar="NAME",
+        help="the new model's name: its items are its own random draw (from the name and --seed), "
+        "so several new models' errors are independent",
+    )
+    who.add_argument(
+        "--common-items",
+        dest="common_items",
+        action="store_true",
+        help="the seed's item set, the same for every model (to compare models on identical items)",
+    )
     p.add_argument(
         "--format",
         choices=("lm-eval", "csv"),
@@ -101,8 +114,14 @@ def _cache(store_path: str, dataset: str | None):
 
 def run_select(args: argparse.Namespace) -> int:
     from lifelong_core.methods import available_methods
+    from lifelong_core.methods.draws import COMMON, PER_MODEL
     from lifelong_core.workflows import harness
 
+    if not args.common_items and not (args.model or "").strip():
+        raise InputError(
+            "name the new model with --model NAME (its items are its own random draw) or pass "
+            "--common-items for the seed's item set shared by every model."
+        )
     if args.method not in available_methods():
         raise InputError(
             f"unknown --method {args.method!r}; available: {', '.join(available_methods())}."
@@ -115,12 +134,20 @@ def run_select(args: argparse.Namespace) -> int:
         harness.doc_ids(
             cache.samples, names
         )  # refuse ids lm-eval cannot take before fitting anything
-    choice = harness.select_items(cache, args.budget, args.method, args.seed)
+    choice = harness.select_items(
+        cache,
+        args.budget,
+        args.method,
+        args.seed,
+        model=args.model,
+        draws=COMMON if args.common_items else PER_MODEL,
+    )
     harness.write_choice(choice, args.out, args.format, names)
     per = choice.items.groupby("domain", sort=False).size()
     print(
         f"wrote {args.out}: {choice.budget} of {choice.n} items of {choice.dataset} "
-        f"({', '.join(f'{d} {k}' for d, k in per.items())}), chosen by {choice.method} fitted on {choice.m} models"
+        f"({', '.join(f'{d} {k}' for d, k in per.items())}), chosen by {choice.method} fitted on {choice.m} models; "
+        f"{choice.describe()}"
     )
     return 0
 

@@ -1,9 +1,13 @@
 """``import``, ``export`` and ``info``: getting predictions into and out of a store.
 
 ``import`` validates the whole input before writing and writes in one transaction; a
-store that did not exist is created, and removed again if the import fails. ``export``
+store that did not exist is created, and removed again if the import fails. A folder (or
+zip) of lm-eval runs is one import: every run is read first, a run that cannot be read is
+skipped and named on stderr with its reason (``--strict``: the whole import is refused),
+and the readable runs are written together. ``export``
 writes the matrix as ``.npy`` (with optional id lists) and/or every recorded entry as a
-long ``.parquet``/``.csv`` table. ``info`` prints counts per dataset, domain and model.
+long ``.parquet``/``.csv`` table. ``info`` prints counts per dataset, domain and model (per
+family beyond a few dozen models, or with ``--summary``; ``--models`` lists every one).
 """
 
 from __future__ import annotations
@@ -17,6 +21,11 @@ import numpy as np
 
 from lifelong_core.commands._common import open_store, store_dataset
 from lifelong_core.errors import InputError
+
+# ``info`` lists every model up to this many; beyond, it gives counts per family unless
+# asked for the list (a 200-model store printed 200 rows nobody reads).
+INFO_LISTED_MODELS = 30
+INFO_FAMILIES = 15  # families listed in the summary, largest first
 
 
 def add_parser(subparsers) -> None:
@@ -42,7 +51,9 @@ def add_parser(subparsers) -> None:
         "--lm-eval",
         dest="lm_eval",
         metavar="PATH",
-        help="lm-evaluation-harness --log_samples output of one model (folder, results_*.json or one samples_*.jsonl); needs --model",
+        help="lm-evaluation-harness --log_samples output: one model's run (folder, results_*.json or one "
+        "samples_*.jsonl), a folder of run folders (one per model, as lm_eval --output_path writes them) or a "
+        ".zip of either; each run is named by its results file; all runs go in in one transaction",
     )
     src.add_argument(
         "--inspect",
@@ -70,7 +81,15 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--model",
         metavar="NAME",
-        help="model id for --lm-eval (required) or --inspect (default: the log's model)",
+        help="model id for one --lm-eval run (default: the name its results file gives) or --inspect "
+        "(default: the log's model)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="--lm-eval with several runs: a run that cannot be read rejects the whole import and the "
+        "store is left unchanged (default: it is skipped, named on stderr with its reason, and the "
+        "other runs are imported)",
     )
     p.add_argument("--scorer", help="--inspect: the scorer to use when the log records several")
     p.add_argument(
@@ -86,7 +105,8 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--dataset",
         metavar="NAME",
-        help="dataset of new samples (default: the file's dataset column; lm-eval: 'lm-eval')",
+        help="dataset of new samples (default: the file's dataset column; lm-eval: the dataset the "
+        "store already keeps the items in, else the runs' one group or task, else 'lm-eval')",
     )
     p.set_defaults(func=run_import)
 
@@ -144,6 +164,19 @@ def add_parser(subparsers) -> None:
         help="describe this dataset only: its domains and the models with predictions on it "
         "(default: every dataset)",
     )
+    listing = p.add_mutually_exclusive_group()
+    listing.add_argument(
+        "--summary",
+        action="store_true",
+        help="counts only: datasets, domains and models per family, no row per model "
+        f"(the default beyond {INFO_LISTED_MODELS} models)",
+    )
+    listing.add_argument(
+        "--models",
+        dest="all_models",
+        action="store_true",
+        help="list every model, however many",
+    )
     p.set_defaults(func=run_info)
 
     p = subparsers.add_parser(
@@ -186,10 +219,8 @@ def run_import(args: argparse.Namespace) -> int:
         raise InputError(
             "--models, --samples, --confidence, --predicted and --true-prob only go with --matrix."
         )
-    if args.lm_eval is not None and not args.model:
-        raise InputError("--lm-eval needs --model NAME, the id the model gets in the store.")
-    if args.lm_eval is None and (args.metric or args.filter):
-        raise InputError("--metric and --filter only go with --lm-eval.")
+    if args.lm_eval is None and (args.metric or args.filter or args.strict):
+        raise InputError("--metric, --filter and --strict only go with --lm-eval.")
     if args.lm_eval is None and args.inspect is None and args.model:
         raise InputError("--model only goes with --lm-eval or --inspect.")
     if args.inspect is None and (args.scorer or args.epoch is not None):
@@ -209,14 +240,24 @@ def run_import(args: argparse.Namespace) -> int:
             args.inspect, args.model, scorer=args.scorer, epoch=args.epoch, dataset=args.dataset
         )
     else:
+        from lifelong_core.commands._common import stderr_progress
+
         src = imports.lm_eval_source(
-            args.lm_eval, args.model, metric=args.metric, filter=args.filter, dataset=args.dataset
+            args.lm_eval,
+            args.model,
+            metric=args.metric,
+            filter=args.filter,
+            dataset=args.dataset,
+            strict=args.strict,
+            progress=stderr_progress(),
         )
+        for s in src.skipped:
+            print(f"skipped run {s.run}: {s.reason}.", file=sys.stderr)
     summary = imports.import_into(args.store, src)
     print(imports.summary_text(summary, Path(args.store)))
     for task, (metric, flt) in sorted(summary.get("metrics", {}).items()):
         print(f"  {task}: correct = {metric} (filter {flt})")
-    if src.run is not None:
+    if src.kind == "inspect":
         print(f"  {src.run.task}: correct = scorer {src.run.scorer!r} (C/I or 0/1)")
     return 0
 
@@ -309,6 +350,24 @@ def _table(df) -> str:
     )
 
 
+def _families(models):
+    """Models, estimated rows and recorded predictions per family (largest first)."""
+    fam = models.assign(family=models["family"].fillna("(none)").astype(str))
+    out = fam.groupby("family", sort=False).agg(
+        models=("model_id", "size"),
+        estimated=("estimated", "sum"),
+        entries=("entries", "sum"),
+        correct=("correct", "sum"),
+    )
+    out["accuracy"] = (out["correct"] / out["entries"].where(out["entries"] > 0)).round(4)
+    out["estimated"] = out["estimated"].astype(int)
+    return (
+        out.drop(columns="correct")
+        .reset_index()
+        .sort_values(["models", "family"], ascending=[False, True], kind="stable")
+    )
+
+
 def run_info(args: argparse.Namespace) -> int:
     with open_store(args.store) as st:
         summary = st.summary()
@@ -335,8 +394,30 @@ def run_info(args: argparse.Namespace) -> int:
         if args.dataset is not None:
             summary = _dataset_summary(st, summary, store_dataset(st, args.dataset))
             lines.append(f"Showing dataset {args.dataset} only.")
-        for name in ("datasets", "domains", "models"):
+        for name in ("datasets", "domains"):
             lines += ["", f"{name}:", _table(summary[name]) if len(summary[name]) else "(none)"]
+        models = summary["models"]
+        listed = args.all_models or (not args.summary and len(models) <= INFO_LISTED_MODELS)
+        if listed or not len(models):
+            lines += ["", "models:", _table(models) if len(models) else "(none)"]
+        else:
+            fams = _families(models)
+            head = f"models: {len(models)} in {len(fams)} families"
+            lines += [
+                "",
+                head + (f", the {INFO_FAMILIES} largest:" if len(fams) > INFO_FAMILIES else ":"),
+            ]
+            lines.append(_table(fams.head(INFO_FAMILIES)))
+            if len(fams) > INFO_FAMILIES:
+                rest = fams.iloc[INFO_FAMILIES:]
+                lines.append(
+                    f"(and {len(rest)} more families with {int(rest['models'].sum())} models)"
+                )
+            if not args.summary:
+                lines.append(
+                    f"({len(models)} models: more than {INFO_LISTED_MODELS}, so counted per family; "
+                    "--models lists every one)"
+                )
     try:
         sys.stdout.write("\n".join(lines) + "\n")
         sys.stdout.flush()

@@ -5,6 +5,9 @@ module per method.
   and ``reference`` (Prabhu et al., 2024, §3.2);
 - :mod:`.insert_d`: :class:`InsertD`, insert_D (§3.3);
 - :mod:`.copy_nearest`: :class:`CopyNearestExpand`, the §4.2 baseline;
+- :mod:`.random_sample`: ``random``, a uniform random sample of items and its exact
+  interval (what ``lm_eval --limit`` gives), the baseline every chart compares with;
+- :mod:`.draws`: a new model's items drawn from its name and the seed, or one common set;
 - :mod:`.irt`: ``mirt`` and ``irt``, multidimensional item-response models of the cache;
 - :mod:`.neighbours`: ``neighbours``, a Bayesian CopyNearest&Expand;
 - :mod:`.tuning`: ``mirt-cv``, ``mirt`` with k and the ridge cross-validated on the cache

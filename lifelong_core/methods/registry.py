@@ -43,6 +43,9 @@ class Capabilities:
         Gives a 95% interval of the accuracy (``est_lo``, ``est_hi``).
     per_sample : bool
         Predicts every unevaluated sample (sample-level MAE and kappa are meaningful).
+        A method without (the ``random`` baseline) still returns a full row, as the
+        contract asks, but sweeps and backtests report its sample-level MAE and kappa as
+        undefined (NaN) instead of scoring that row.
     needs_confidence : bool
         Needs the store's true-class confidences.
     packed : bool
@@ -177,6 +180,15 @@ register(
         packed_sweep="lifelong_core.sweep.streamed:copy_nearest_packed",
     ),
 )
+# What ``lm_eval --limit`` users do today: a uniform random sample and its exact interval.
+# It predicts no unevaluated item, so sample-level scores are undefined for it.
+register(
+    "random",
+    "lifelong_core.methods.random_sample:RandomSample",
+    capabilities=Capabilities(
+        family="baseline", interval=True, per_sample=False, packed=True, cheap=True
+    ),
+)
 register("mirt", "lifelong_core.methods.irt:MIRTEstimator", capabilities=_ITEM_MODEL)
 register("irt", "lifelong_core.methods.irt:MIRTEstimator", capabilities=_ITEM_MODEL, k=1)
 register(
@@ -209,14 +221,28 @@ DEFAULT_METHOD = "auto"
 # The published code of Prabhu et al. (2024), Listing 1: the yardstick other methods'
 # regret is measured against by default.
 PUBLISHED_METHOD = "reference"
+# The reference point every chart and backtest compares with: a uniform random sample of
+# items, as ``lm_eval --limit`` gives (is the chosen method better than random?).
+BASELINE_METHOD = "random"
 
 THRESHOLD_RULES = RULES
 
 
 def available_methods(kind: str | None = "model") -> list[str]:
-    """Registered names in registration order: those of ``kind`` (None = every kind).
+    """Registered method names, in registration order.
 
-    The one list the command line's ``--search`` and the app's method pickers show."""
+    The one list the command line's ``--search`` and the app's method pickers show.
+
+    Parameters
+    ----------
+    kind : {"model", "sample"} or None
+        Methods that estimate a new model's row (insert_M), a new sample's column
+        (insert_D), or every kind (None).
+
+    Returns
+    -------
+    list of str
+    """
     return [s.name for s in _REGISTRY.values() if kind is None or s.kind == kind]
 
 
@@ -231,7 +257,32 @@ def method_spec(name: str) -> MethodSpec:
 
 
 def get_method(name: str, **kwargs) -> object:
-    """A fresh, unfitted method by name (``kwargs`` override the registered settings)."""
+    """A fresh, unfitted method by name.
+
+    Parameters
+    ----------
+    name : str
+        A registered method.
+    **kwargs
+        Settings overriding those the name stands for.
+
+    Returns
+    -------
+    SearchMethod
+        With ``fit(A_sort, order)``, ``select(n, budget, rng)`` and
+        ``estimate(columns, observed)`` (:mod:`lifelong_core.methods.base`).
+
+    Raises
+    ------
+    InputError
+        If no method is registered under ``name``.
+
+    Examples
+    --------
+    >>> m = get_method("midpoint")
+    >>> m.name
+    'midpoint'
+    """
     spec = method_spec(name)
     method = spec.load()(**{**spec.defaults, **kwargs})
     # The registered name is the method's name in results, whatever its class calls itself.
@@ -240,12 +291,47 @@ def get_method(name: str, **kwargs) -> object:
 
 
 def capabilities(name: str) -> Capabilities:
-    """What the method registered as ``name`` offers; InputError if it is unknown."""
+    """What the method registered as ``name`` declares it offers.
+
+    Parameters
+    ----------
+    name : str
+        A registered method.
+
+    Returns
+    -------
+    Capabilities
+
+    Raises
+    ------
+    InputError
+        If no method is registered under ``name``.
+    """
     return method_spec(name).capabilities
+
+
+def predicts_samples(method: object) -> bool:
+    """Whether ``method`` (a name or a method object) predicts the samples it was not run
+    on: its registered ``per_sample`` capability; an unregistered method object is taken
+    at its word (its row is scored)."""
+    name = method if isinstance(method, str) else getattr(method, "name", None)
+    spec = _REGISTRY.get(name) if isinstance(name, str) else None
+    return True if spec is None else spec.capabilities.per_sample
 
 
 def methods_with(kind: str | None = "model", **wanted: object) -> list[str]:
     """Registered names (in registration order) whose capabilities match ``wanted``.
+
+    Parameters
+    ----------
+    kind : {"model", "sample"} or None
+        As for :func:`available_methods`.
+    **wanted
+        Capability values to match, e.g. ``interval=True``.
+
+    Returns
+    -------
+    list of str
 
     Examples
     --------
@@ -283,6 +369,15 @@ def describe_methods(kind: str = "model") -> str:
     """One sentence per family of the registered methods, for a picker's or a flag's help.
 
     Read from the registry, so a method registered later is described too.
+
+    Parameters
+    ----------
+    kind : {"model", "sample"}
+        Which methods to describe.
+
+    Returns
+    -------
+    str
     """
     names = available_methods(kind)
     groups = {f: [m for m in names if _REGISTRY[m].capabilities.family == f] for f in FAMILIES}

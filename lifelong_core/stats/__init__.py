@@ -9,6 +9,7 @@
 - :mod:`.diagnostics`: split R-hat and effective sample size.
 - :mod:`.weighting`: category weights on the simplex with standard-error gray zones (§2.3, A.2).
 - :mod:`.estimated`: per-task counts estimated by Sort & Search, next to the true ones.
+- :mod:`.coverage`: how many intervals held the truth, with an exact interval on that share.
 - :mod:`.simulation`: the two-model, three-task simulation study (§2.2, Table 1).
 - :mod:`.vtab`: VTAB-1k task facts and Table A.3's published figures.
 """

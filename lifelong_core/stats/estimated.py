@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.registry import get_method
+from lifelong_core.methods.draws import PER_MODEL, check_draws, model_rng
+from lifelong_core.methods.registry import get_method, predicts_samples
 from lifelong_core.sortsearch.search import check_budget
 from lifelong_core.sortsearch.sort import compute_order
 from lifelong_core.stats.counts import CountTable
@@ -46,6 +47,7 @@ class EstimatedCounts:
     lo: np.ndarray
     hi: np.ndarray
     true_acc: np.ndarray
+    draws: str = PER_MODEL
 
     @property
     def has_intervals(self) -> bool:
@@ -70,13 +72,19 @@ def sortsearch_counts(
     *,
     method: str = "midpoint",
     seed: int = 0,
+    draws: str = PER_MODEL,
 ) -> EstimatedCounts:
     """Estimate per-task counts of ``eval_rows`` from ``budget`` samples each.
 
     ``A`` is the cache (models x samples, 0/1); ``sample_task[j]`` names the task of
     column ``j``; rows ``sort_rows`` of ``A`` are the models already in the cache (they
     fix the sample order), rows ``eval_rows`` are the "new" models. ``method`` is any
-    name :func:`lifelong_core.methods.get_method` knows.
+    name :func:`lifelong_core.methods.get_method` knows. Each new model's samples are its
+    own draw from its name and ``seed`` (``draws="per-model"``), so their errors are
+    independent, or the seed's common set (``draws="common"``;
+    :mod:`lifelong_core.methods.draws`). A method that predicts no unevaluated sample (the
+    random baseline) counts each task at its share right among the task's evaluated
+    samples (the overall share where none was evaluated).
     """
     A = np.asarray(A)
     sort_rows = np.asarray(sort_rows, dtype=np.int64)
@@ -97,21 +105,29 @@ def sortsearch_counts(
     missing = [t for t in tasks if t not in task_category]
     if missing:
         raise InputError(f"task '{missing[0]}' has no category.")
+    check_draws(draws)
     A_sort = A[sort_rows]
     est = get_method(method).fit(A_sort, compute_order(A_sort, "sum"))
-    rng = np.random.default_rng(seed)
-    predicted = np.empty((len(eval_rows), n), dtype=np.uint8)
+    predicts = predicts_samples(method)
+    onehot = np.zeros((n, len(tasks)), dtype=np.int64)
+    onehot[np.arange(n), col_task] = 1
+    size = onehot.sum(axis=0)
+    counts = np.empty((len(eval_rows), len(tasks)), dtype=np.int64)
     acc, lo, hi = (np.full(len(eval_rows), np.nan) for _ in range(3))
     for k, row in enumerate(eval_rows):
-        cols = est.select(n, budget, rng)
+        cols = est.select(n, budget, model_rng(model_names[row], seed, draws))
         e = est.estimate(cols, A[row, cols])
-        predicted[k] = e.per_sample
+        if predicts:
+            counts[k] = np.asarray(e.per_sample, dtype=np.int64) @ onehot
+        else:
+            seen = np.bincount(col_task[cols], minlength=len(tasks))
+            right = np.bincount(col_task[cols], weights=A[row, cols], minlength=len(tasks))
+            share = np.where(seen > 0, right / np.maximum(seen, 1), e.acc)
+            counts[k] = np.rint(share * size).astype(np.int64)
         acc[k] = e.acc
         if e.lo is not None and e.hi is not None:
             lo[k], hi[k] = e.lo, e.hi
-    onehot = np.zeros((n, len(tasks)), dtype=np.int64)
-    onehot[np.arange(n), col_task] = 1
-    sizes = np.broadcast_to(onehot.sum(axis=0), (len(eval_rows), len(tasks))).copy()
+    sizes = np.broadcast_to(size, (len(eval_rows), len(tasks))).copy()
     names = tuple(model_names[r] for r in eval_rows)
     cats = tuple(task_category[t] for t in tasks)
 
@@ -121,7 +137,7 @@ def sortsearch_counts(
         )
 
     return EstimatedCounts(
-        estimated=table(predicted.astype(np.int64) @ onehot),
+        estimated=table(counts),
         true=table(A[eval_rows].astype(np.int64) @ onehot),
         budget=int(budget),
         method=method,
@@ -129,4 +145,5 @@ def sortsearch_counts(
         lo=lo,
         hi=hi,
         true_acc=A[eval_rows].mean(axis=1),
+        draws=draws,
     )

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lifelong_core.errors import InputError
+from lifelong_core.errors import InputError, few
 from lifelong_core.io.edges import os_error
 
 _SAMPLES = re.compile(
@@ -56,6 +56,35 @@ _NOT_METRICS = {
     "prompt_hash",
     "target_hash",
 }
+
+
+def family_of(model_name: str) -> str | None:
+    """A model's family from its hub name: the organisation of ``org/model``, else None.
+
+    Examples
+    --------
+    >>> family_of("meta-llama/Llama-3.1-8B"), family_of("my-model")
+    ('meta-llama', None)
+    """
+    org, sep, rest = str(model_name).partition("/")
+    return org.strip() or None if sep and rest.strip() else None
+
+
+def model_name_of(results: dict) -> str | None:
+    """The model a run's results file names: its ``model_name`` (lm-eval 0.4.3 and later),
+    else the ``pretrained=`` entry of ``config.model_args``; None when it names none."""
+    name = results.get("model_name")
+    if isinstance(name, str) and name.strip():
+        return name.strip()
+    args = (results.get("config") or {}).get("model_args")
+    if isinstance(args, dict):
+        name = args.get("pretrained")
+    elif isinstance(args, str):
+        pairs = dict(p.split("=", 1) for p in args.split(",") if "=" in p)
+        name = pairs.get("pretrained")
+    else:
+        name = None
+    return name.strip() if isinstance(name, str) and name.strip() else None
 
 
 def is_run_file(name: str) -> bool:
@@ -113,7 +142,7 @@ def _find_run(path: Path) -> tuple[Path | None, list[Path], str]:
             what = (
                 "no run folder"
                 if not subs
-                else f"{len(subs)} run folders ({', '.join(d.name for d in subs)})"
+                else f"{len(subs)} run folders ({few([d.name for d in subs])})"
             )
             raise InputError(
                 f"lm-eval path {path} holds {what}; give the path of one model's folder."
@@ -204,14 +233,18 @@ def _pick_metric(options: list[str], wanted: str | None, task: str, path: Path) 
 
 def read_lm_eval(
     path,
-    model_name: str,
+    model_name: str | None,
     metric: str | None = None,
     dataset: str | None = None,
     filter: str | None = None,
+    default_name: str | None = None,
 ) -> LmEvalRun:
     """Read one model's ``--log_samples`` run: a folder (or the folder holding exactly one
-    model's folder), its ``results_*.json`` file, or one task's ``samples_*.jsonl``."""
-    if not isinstance(model_name, str) or not model_name.strip():
+    model's folder), its ``results_*.json`` file, or one task's ``samples_*.jsonl``.
+
+    ``model_name`` None: the name the run's results file gives (:func:`model_name_of`),
+    else ``default_name``; InputError when there is neither."""
+    if model_name is not None and (not isinstance(model_name, str) or not model_name.strip()):
         raise InputError("An lm-eval import needs a model name.", param="model_name")
     dataset = dataset or "lm-eval"
     results_path, files, folder = _find_run(Path(path))
@@ -228,6 +261,14 @@ def read_lm_eval(
             ) from None
         if not isinstance(results, dict):
             raise InputError(f"{results_path} is not a JSON object.")
+    if model_name is None:
+        model_name = model_name_of(results) or default_name
+        if not model_name:
+            raise InputError(
+                f"the lm-eval run at {folder} does not name its model (no model_name or pretrained= in a "
+                "results file); give the model's name.",
+                param="model_name",
+            )
     parent = {}
     for group, subs in (results.get("group_subtasks") or {}).items():
         for t in subs or []:
@@ -320,7 +361,9 @@ def read_lm_eval(
         {
             "model_id": [model_name],
             "name": [model_name],
-            "family": [cfg.get("model")],
+            # The organisation of a hub name (org/model); the harness backend (cfg "model",
+            # e.g. "hf") says nothing about the model's family.
+            "family": [family_of(model_name)],
             "metadata": [json.dumps(model_meta, sort_keys=True, separators=(",", ":"))],
         }
     )

@@ -116,6 +116,18 @@ class StoreReader:
         """``sample_idx`` of each id, in the given order; InputError naming an unknown id."""
         return self._index_of("samples", "sample", sample_ids)
 
+    def datasets_of_samples(self, sample_ids: Iterable[str]) -> dict[str, str]:
+        """The dataset of each of ``sample_ids`` the store holds (unknown ids are left out)."""
+        want = [str(i) for i in sample_ids]
+        if not want:
+            return {}
+        cur = self.cursor()
+        cur.register("_ids", pa.table({"id": pa.array(want)}))
+        got = cur.sql(
+            "SELECT sample_id, dataset FROM samples WHERE sample_id IN (SELECT id FROM _ids)"
+        ).df()
+        return dict(zip(got["sample_id"], got["dataset"]))
+
     def _index_of(self, table: str, kind: str, ids: Iterable[str]) -> np.ndarray:
         if isinstance(ids, (str, bytes)):
             raise InputError(f"{kind.capitalize()} ids must be a list, not one string.")

@@ -7,6 +7,7 @@ and :mod:`.writing`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -72,8 +73,10 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
             f"{path} is not a DuckDB store file ({str(exc).splitlines()[0]})."
         ) from None
     # No progress bar: DuckDB would draw it on stdout, inside command output. Cursors
-    # inherit the setting.
-    con.execute("SET enable_progress_bar = false")
+    # inherit the setting. Inside Jupyter DuckDB refuses to change the setting unless
+    # ipywidgets is installed; its default there draws nothing either.
+    with contextlib.suppress(duckdb.Error):
+        con.execute("SET enable_progress_bar = false")
     return con
 
 

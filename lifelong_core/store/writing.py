@@ -263,6 +263,12 @@ class StoreWriter:
         :mod:`lifelong_core.store.lm_eval`) in one transaction."""
         self.require_writer()
         run = read_lm_eval(path, model_name, metric=metric, dataset=dataset, filter=filter)
+        return self.insert_lm_eval_run(run, progress)
+
+    def insert_lm_eval_run(self, run, progress: Progress | None = None) -> dict:
+        """Import lm-eval runs already read (:class:`~lifelong_core.store.lm_eval.LmEvalRun`:
+        one model's, or several models' put together) in one transaction."""
+        self.require_writer()
         entries, smp, mdl = validate_long(run.table, run.source)
         smp["meta"] = run.sample_meta.loc[smp["sample_id"]].to_numpy(dtype=object)
         summary = self._insert_entries(

@@ -36,6 +36,7 @@ from lifelong_core.sortsearch import fit_exponential
 from lifelong_core.sweep import power_budgets, run_sweep
 
 SPLITS = ("random", "domain")
+RANDOM_SPLIT, DOMAIN_SPLIT = SPLITS
 SORTS = ("sum", "confidence")
 CURVE_COLUMNS = [
     "split",

@@ -38,6 +38,7 @@ import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods import is_threshold_rule
+from lifelong_core.methods.registry import predicts_samples
 from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.sweep import run_sweep
 
@@ -134,6 +135,14 @@ def stream_protocol(
             raise InputError(f"unknown sampling {s!r}; use one of {', '.join(SAMPLING)}.")
     if not methods:
         raise InputError("choose at least one method.")
+    if error == "mae":
+        unscored = [meth for meth in methods if not predicts_samples(meth)]
+        if unscored:
+            raise InputError(
+                f"method {unscored[0]!r} predicts no sample it was not run on, so its sample-level "
+                "error (mae) is undefined; compare with eagg or leave it out.",
+                param="methods",
+            )
     inner, t = split_sizes(m, train_fraction, inner_fraction)
     budgets = sorted({int(b) for b in budgets if 1 <= int(b) <= n})
     if not budgets:

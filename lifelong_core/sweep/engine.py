@@ -28,7 +28,13 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.registry import capabilities, get_method, is_threshold_rule, method_spec
+from lifelong_core.methods.registry import (
+    capabilities,
+    get_method,
+    is_threshold_rule,
+    method_spec,
+    predicts_samples,
+)
 from lifelong_core.rows import DenseRows, RowSource
 from lifelong_core.sortsearch.metrics import kappa_from
 from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING, positions_for, resolve_sampling
@@ -136,21 +142,62 @@ def run_sweep(
 ) -> SweepResult:
     """Run Sort once and Search at every budget; score against the evaluated rows.
 
-    ``A_sort``/``A_eval``: uint8 0/1 arrays (served in place, not re-validated by the
-    dense kernel) or :class:`~lifelong_core.rows.RowSource` objects (a ``.npy`` file, the
-    store, packed rows). ``eval_row_ids`` labels array rows in ``per_model`` (default
-    0..m-1; a source's own ``row_ids`` otherwise). ``budgets`` default to
-    :func:`power_budgets`. ``ties`` defaults to ``"reference"`` for
-    ``search="reference"`` (so that mode reproduces the published code end to end,
-    Listing 1's ``np.flip(np.argsort(.))``) and ``"stable"`` otherwise; ``sampling``
-    likewise defaults to the published grid (``"reference"``) for that rule and to
-    stratum centres (``"uniform"``) otherwise.
+    Sort & Search's budget sweep (Prabhu et al., 2024, *Efficient Lifelong Model
+    Evaluation in an Era of Rapid Progress*, §3-4; exact against a transcription of its
+    Listing 1 with ``search="reference"``), and the same sweep for every registered method.
 
-    ``kernel`` and ``executor`` choose how (module docstring); ``executor`` defaults to
-    ``"threads"`` when ``threads > 1`` and ``"serial"`` otherwise; ``threads`` sizes the
-    pool (or each dask worker); ``chunk_rows`` the rows per task (kernel default);
-    ``client``/``n_workers`` the dask cluster. ``progress(fraction)`` is called from the
-    calling thread as chunks finish.
+    Parameters
+    ----------
+    A_sort, A_eval : array or RowSource
+        0/1 rows (models x samples) of the Sort set and of the models to estimate: uint8
+        arrays (served in place) or :class:`~lifelong_core.rows.RowSource` objects (a
+        ``.npy`` file, the store, packed rows).
+    budgets : sequence of int, optional
+        Evaluations per model, n′; default :func:`power_budgets`.
+    sort : {"sum", "confidence", "recursive"}
+        How the samples are ordered from easy to hard.
+    sampling : str, optional
+        The threshold rules' grid: ``"uniform"`` (stratum centres), ``"random"``, the
+        published code's grid ``"reference"`` (the default with ``search="reference"``)
+        or the listing's own grid; other methods bring their own design.
+    search : str
+        A registered method (:func:`lifelong_core.methods.available_methods`).
+    confidence : array, optional
+        True-class confidences of the Sort rows, for ``sort="confidence"``.
+    seed : int
+        Seeds the random draws (one draw per budget, shared by every evaluated model).
+    progress : callable, optional
+        ``progress(fraction)``, called from the calling thread as chunks finish.
+    ties : {"stable", "reference"}, optional
+        Order of tied columns; ``"reference"`` (Listing 1's unstable argsort) is the
+        default with ``search="reference"``.
+    depth : int
+        Recursion depth of ``sort="recursive"``.
+    decompose : bool
+        Add the aleatoric/epistemic error split (§4.5; threshold rules only).
+    kernel : {"dense", "packed"}
+        uint8 chunks with prefix counts, or packed bits from source to counts.
+    executor : {"serial", "threads", "dask"}, optional
+        Default ``"threads"`` when ``threads > 1``, else ``"serial"``.
+    threads, chunk_rows : int, optional
+        Pool size (or threads per dask worker) and rows per task.
+    eval_row_ids : array, optional
+        Labels of the evaluated rows in ``per_model`` (default 0..m-1, or a source's own
+        ``row_ids``).
+    client, n_workers
+        The dask cluster, for ``executor="dask"``.
+
+    Returns
+    -------
+    SweepResult
+        ``table`` (one row per budget: mae, eagg, kappa, pearson, spearman),
+        ``per_model`` and ``order`` (the Sort order).
+
+    Raises
+    ------
+    InputError
+        On an unknown method, sort, sampling, kernel or executor, a combination the kernel
+        or executor cannot run, shapes that do not match, or budgets outside ``[1, n]``.
     """
     executor = executor or ("threads" if (threads or 1) > 1 else "serial")
     sampling = resolve_sampling(sampling, search)
@@ -269,6 +316,9 @@ def _protocol_path(
             "est_hi",
         )
     }
+    # A method that predicts no unevaluated sample (the random baseline) has no
+    # sample-level error: its row is a constant fill, not a prediction to score.
+    scored = predicts_samples(method)
     for row_ids, dense in rows.dense_chunks(step):
         for b, sel in zip(budgets, selections):
             for rid, row in zip(row_ids, dense):
@@ -278,15 +328,17 @@ def _protocol_path(
                     raise InputError(
                         f"search method returned a per-sample vector of length {y.size}, expected {n}."
                     )
-                err = float(np.count_nonzero(y != row)) / n
                 true = float(row.sum(dtype=np.int64)) / n
+                err = float(np.count_nonzero(y != row)) / n if scored else np.nan
                 out["model_row"].append(int(rid))
                 out["budget"].append(b)
                 out["est_acc"].append(float(est.acc))
                 out["true_acc"].append(true)
                 out["mae"].append(err)
                 out["eagg"].append(abs(float(est.acc) - true))
-                out["kappa"].append(float(kappa_from(err, true, float(y.mean()))))
+                out["kappa"].append(
+                    float(kappa_from(err, true, float(y.mean()))) if scored else np.nan
+                )
                 out["est_lo"].append(np.nan if est.lo is None else float(est.lo))
                 out["est_hi"].append(np.nan if est.hi is None else float(est.hi))
         advance(len(row_ids))

@@ -19,6 +19,7 @@ import pandas as pd
 from lifelong_core.errors import InputError
 from lifelong_core.io.tables import read_csv_table
 from lifelong_core.methods import InsertD, get_method
+from lifelong_core.methods.registry import predicts_samples
 from lifelong_core.sortsearch import compute_order
 from lifelong_core.store import text_column
 from lifelong_core.workflows.selection import Selection
@@ -26,6 +27,16 @@ from lifelong_core.workflows.uploads import result_values, split_columns
 
 NEW_MODEL_COLUMNS = ("sample_id", "correct")
 NEW_SAMPLE_COLUMNS = ("model_id", "sample_id", "correct")
+# The columns of the downloaded list of samples to run (plus ``correct``, left empty for
+# the user to fill): coming back in the upload, they are expected, not "ignored".
+NEW_MODEL_LIST_COLUMNS = ("sample_id", "domain")
+
+
+def samples_to_run(sel: Selection, cols: np.ndarray) -> pd.DataFrame:
+    """The downloadable list of the samples to run a new model on: ``sample_id``,
+    ``domain`` and an empty ``correct`` column to fill in and upload as it is."""
+    out = sel.samples.iloc[np.asarray(cols, dtype=np.int64)][list(NEW_MODEL_LIST_COLUMNS)]
+    return out.reset_index(drop=True).assign(correct="")
 
 
 # ------------------------------------------------------------------ fitting on the cache
@@ -40,9 +51,12 @@ def fit_new_sample_method(sel: Selection, rule: str, sampling: str) -> InsertD:
 
 
 # ------------------------------------------------------------------ reading results back
-def read_results(data: bytes, name: str, columns: tuple[str, ...]) -> pd.DataFrame:
+def read_results(
+    data: bytes, name: str, columns: tuple[str, ...], known: tuple[str, ...] = ()
+) -> pd.DataFrame:
     """A results CSV with the named columns, validated like a store import; other columns
-    are ignored and listed in ``attrs["ignored"]``.
+    are ignored and listed in ``attrs["ignored"]``, except the ``known`` ones (those of a
+    list the page itself gave out, e.g. :data:`NEW_MODEL_LIST_COLUMNS`).
 
     Ids go through the store's text validation, so a bad file gets the same one sentence
     (file, row, column) as ``import`` would give; ``correct`` may be 0/1, true/false or
@@ -79,7 +93,7 @@ def read_results(data: bytes, name: str, columns: tuple[str, ...]) -> pd.DataFra
                 "'correct' value."
             )
         out = out.drop_duplicates(keys).reset_index(drop=True)
-    out.attrs["ignored"] = extra
+    out.attrs["ignored"] = [c for c in extra if c not in known]
     return out
 
 
@@ -117,6 +131,7 @@ class NewModelEstimate:
     rank: int
     per_sample: pd.DataFrame
     by_domain: pd.DataFrame
+    predicts_samples: bool = True
 
 
 def estimate_new_model(
@@ -135,25 +150,47 @@ def estimate_new_model(
         {"name": sel.names, "accuracy": sel.A.mean(axis=1) if accuracies is None else accuracies}
     )
     rank = int((accs["accuracy"] > est.acc).sum()) + 1
+    predicts = predicts_samples(method)
     pred = sel.samples[["sample_id", "domain", "category"]].copy()
-    pred["predicted_correct"] = np.asarray(est.per_sample, dtype=np.uint8)
-    if est.prob is not None:
-        pred["p_correct"] = np.asarray(est.prob, dtype=float)
     pred["evaluated"] = False
     pred.loc[cols, "evaluated"] = True
-    by_domain = pred.groupby(["category", "domain"], as_index=False, sort=False).agg(
+    if predicts:
+        pred["predicted_correct"] = np.asarray(est.per_sample, dtype=np.uint8)
+        if est.prob is not None:
+            pred["p_correct"] = np.asarray(est.prob, dtype=float)
+    else:
+        # No prediction for the samples not run (the random baseline): a domain's estimate
+        # is the share right among its evaluated samples, NaN where none was run.
+        col = pd.Series(np.nan, index=pred.index)
+        col.loc[cols] = np.asarray(observed, dtype=float)
+        pred["predicted_correct"] = col
+    pred = pred[
+        ["sample_id", "domain", "category", "predicted_correct"]
+        + (["p_correct"] if "p_correct" in pred else [])
+        + ["evaluated"]
+    ]
+    # Datasets imported without categories (an lm-eval task outside any group) have none:
+    # a group key of NaN would drop every row and leave the table empty.
+    by_domain = pred.groupby(["category", "domain"], as_index=False, sort=False, dropna=False).agg(
         samples=("sample_id", "size"),
         predicted_accuracy=("predicted_correct", "mean"),
         evaluated=("evaluated", "sum"),
     )
-    return NewModelEstimate(est, observed, cols, accs, rank, pred, by_domain)
+    return NewModelEstimate(est, observed, cols, accs, rank, pred, by_domain, predicts)
 
 
 def estimated_model_rows(
     new: NewModelEstimate, name: str, provenance: dict
 ) -> tuple[np.ndarray, pd.DataFrame]:
     """The row to insert for a new model (observed results where evaluated, predictions
-    elsewhere) and its model table, marked *estimated* with ``provenance`` as metadata."""
+    elsewhere) and its model table, marked *estimated* with ``provenance`` as metadata.
+
+    InputError for a method that predicts no unevaluated sample: it has no row to insert."""
+    if not new.predicts_samples:
+        raise InputError(
+            "this method predicts no sample it was not run on, so there is no estimated row to "
+            "insert; choose a method that predicts every sample."
+        )
     row = np.asarray(new.estimate.per_sample, dtype=np.uint8).copy()
     row[new.cols] = new.observed
     models = pd.DataFrame(

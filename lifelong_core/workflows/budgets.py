@@ -37,6 +37,13 @@ def single_budget_choices(n: int) -> list[int]:
     return [b for b in budget_choices(n) if b >= 2] or budget_choices(n)
 
 
+def default_single_budget(n: int) -> int:
+    """The budget a page first offers for one new model (every tab the same): 256 where
+    :func:`single_budget_choices` offers it, else the middle choice."""
+    choices = single_budget_choices(n)
+    return 256 if 256 in choices else choices[len(choices) // 2]
+
+
 def budgets_within(candidates: Iterable[int], n: int, *, strict: bool = False) -> list[int]:
     """The candidates that fit ``n`` samples (``<= n``, or ``< n`` with ``strict``), in order."""
     return [int(b) for b in candidates if (b < n if strict else b <= n)]

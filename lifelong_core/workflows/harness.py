@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.methods.draws import COMMON, PER_MODEL, check_draws, model_rng
 from lifelong_core.methods.registry import DEFAULT_METHOD
 from lifelong_core.workflows.arrivals import estimate_new_model as estimate_overall
 from lifelong_core.workflows.arrivals import estimated_model_rows, fit_new_model_method
@@ -138,7 +139,10 @@ def doc_ids(samples: pd.DataFrame, task_names: Mapping[str, str] | None = None) 
 # ------------------------------------------------------------------ select
 @dataclass(frozen=True)
 class ItemChoice:
-    """The items to run: ``items`` (sample_id, domain; column order) and their columns."""
+    """The items to run: ``items`` (sample_id, domain; column order) and their columns.
+
+    ``model`` is the model they were drawn for (None for a common item set) and ``draws``
+    which draw it was (:mod:`lifelong_core.methods.draws`)."""
 
     dataset: str
     method: str
@@ -148,6 +152,14 @@ class ItemChoice:
     items: pd.DataFrame
     n: int
     m: int
+    model: str | None = None
+    draws: str = PER_MODEL
+
+    def describe(self) -> str:
+        """Whose draw the items are, for a front end's message."""
+        if self.draws == COMMON:
+            return f"the common item set of seed {self.seed} (every model named with it gets these items)"
+        return f"items drawn for model {self.model!r} alone (seed {self.seed})"
 
 
 def select_items(
@@ -157,19 +169,58 @@ def select_items(
     seed: int = 0,
     evaluated: Mapping[str, int] | None = None,
     fitted=None,
+    *,
+    model: str | None = None,
+    draws: str = PER_MODEL,
 ) -> ItemChoice:
     """The ``budget`` items a new model should run next.
 
-    ``evaluated`` (sample id -> 0/1) holds results already in hand. A method that chooses
-    adaptively (it has ``select_next(n, budget, rng, columns, observed)``) is given them;
-    any other method's choice does not depend on results, so its selection at the combined
-    budget is taken and the items not yet evaluated are returned (at most ``budget``, a
-    random subset when more remain). ``fitted`` reuses a method fitted by :func:`fit`.
+    Parameters
+    ----------
+    cache : Selection
+        The dataset's cache (:func:`cache_of`).
+    budget : int
+        How many items to run.
+    method : str
+        A registered search method.
+    seed : int
+        The user's seed.
+    evaluated : mapping, optional
+        Sample id -> 0/1 results already in hand. A method that chooses adaptively (it
+        has ``select_next(n, budget, rng, columns, observed)``) is given them; any other
+        method's choice does not depend on results, so its selection at the combined
+        budget is taken and the items not yet evaluated are returned (at most
+        ``budget``, a random subset when more remain).
+    fitted : object, optional
+        A method already fitted by :func:`fit`.
+    model : str, optional
+        The new model's name: with ``draws="per-model"`` (the default) its items are its
+        own random draw (:func:`lifelong_core.methods.draws.model_rng`), so the errors of
+        several new models are independent.
+    draws : {"per-model", "common"}
+        ``"common"``: the seed's item set, the same for every model (to compare models on
+        identical items).
+
+    Returns
+    -------
+    ItemChoice
+
+    Raises
+    ------
+    InputError
+        On a bad budget, an unknown draw, or a per-model draw without a model name.
     """
     n, m = cache.A.shape[1], cache.A.shape[0]
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
         raise InputError(
             f"the budget must be a positive whole number, got {budget!r}.", param="budget"
+        )
+    check_draws(draws)
+    if draws == PER_MODEL and (not isinstance(model, str) or not model.strip()):
+        raise InputError(
+            "name the new model (its items are its own random draw) or ask for the common item "
+            "set shared by every model.",
+            param="model",
         )
     cols_done, obs_done = observed_columns(cache, evaluated or {})
     left = n - len(cols_done)
@@ -178,7 +229,8 @@ def select_items(
             f"budget {budget} exceeds the {left} items of {_dataset(cache)!r} not yet evaluated.",
             param="budget",
         )
-    rng = np.random.default_rng(seed)
+    model = model.strip() if draws == PER_MODEL else None
+    rng = model_rng(model or "", seed, draws)
     fitted = fitted if fitted is not None else fit(cache, method)
     if hasattr(fitted, "select_next"):
         cols = np.asarray(fitted.select_next(n, budget, rng, cols_done, obs_done), dtype=np.int64)
@@ -188,7 +240,9 @@ def select_items(
         if len(cols) > budget:
             cols = np.sort(rng.choice(cols, size=budget, replace=False))
     items = cache.samples.iloc[cols][["sample_id", "domain"]].reset_index(drop=True)
-    return ItemChoice(_dataset(cache), method, int(budget), int(seed), cols, items, n, m)
+    return ItemChoice(
+        _dataset(cache), method, int(budget), int(seed), cols, items, n, m, model, draws
+    )
 
 
 def lm_eval_samples(
@@ -392,6 +446,11 @@ class NewModelEstimate:
     @property
     def m(self) -> int:
         return len(self.new.accuracies)
+
+    def summary(self, name: str = "new model") -> str:
+        """The per-task table, the overall estimate with its interval, and the rank, as
+        ``lbe estimate`` prints them."""
+        return format_estimate(name, self)
 
 
 def _row(scope: str, items: int, obs: np.ndarray, est) -> dict:

@@ -11,6 +11,7 @@ runs arrive as a zip or as loose files; :func:`extract_zip` unpacks a zip safely
 
 from __future__ import annotations
 
+import dataclasses
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -43,7 +44,9 @@ class Source:
     model: str | None = None
     metric: str | None = None
     filter: str | None = None
-    run: object = None  # inspect: the read log (InspectRun)
+    run: object = None  # inspect: the read log (InspectRun); lm-eval: the runs read (LmEvalRun)
+    runs: int = 0  # lm-eval: run folders found
+    skipped: tuple = ()  # lm-eval: SkippedRun of each run left out
 
 
 def read_long_source(path, dataset: str | None = None) -> Source:
@@ -83,24 +86,235 @@ def read_matrix_source(
 
 def lm_eval_source(
     path,
-    model: str,
+    model: str | None = None,
     metric: str | None = None,
     filter: str | None = None,
     dataset: str | None = None,
+    *,
+    strict: bool = False,
+    progress: Callable[[float, str], None] | None = None,
 ) -> Source:
-    """One model's lm-evaluation-harness ``--log_samples`` run (folder, results file or one
-    samples file); read and validated by the store's lm-eval reader at :func:`insert`."""
-    if not isinstance(model, str) or not model.strip():
-        raise InputError("An lm-eval import needs a model name (--model NAME).")
+    """lm-evaluation-harness ``--log_samples`` output, read and validated before the store
+    is touched: one model's run (a folder, its results file or one samples file), a folder
+    of run folders (lm-eval's ``OUT/<org>__<model>/``, one per model), or a ``.zip`` of
+    either.
+
+    Parameters
+    ----------
+    path : str or Path
+        The run, the folder of runs or the zip.
+    model : str, optional
+        The model's name, for one run only; by default each run is named by its results
+        file (``model_name``, else ``pretrained=`` of its model arguments), else by its
+        folder as lm-eval writes it (``org__model`` -> ``org/model``).
+    metric, filter : str, optional
+        As for one run (:func:`lifelong_core.store.lm_eval.read_lm_eval`), for every run.
+    dataset : str, optional
+        The dataset of the items; by default (:func:`insert`) the dataset the store already
+        keeps them in, else the runs' one group or one task, else ``lm-eval``.
+    strict : bool
+        A run that cannot be read rejects the whole import (store unchanged); by default
+        it is skipped and named with its reason in ``Source.skipped``, and the other runs
+        are imported.
+    progress : callable, optional
+        ``progress(fraction, text)`` as runs are read.
+
+    Returns
+    -------
+    Source
+        Of kind ``"lm-eval"``, holding every readable run put together (one transaction
+        at :func:`insert`).
+
+    Raises
+    ------
+    InputError
+        On a path that holds no run, ``model`` given with several runs, no readable run,
+        or (``strict``) the first bad run.
+    """
+    import tempfile
+
+    from lifelong_core.errors import few
+
+    path = Path(path)
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise InputError("An lm-eval import needs a non-empty model name.", param="model")
+    if path.is_file() and path.suffix.lower() == ".zip":
+        with tempfile.TemporaryDirectory(prefix="lbe-lm-eval-") as tmp:
+            root = extract_zip(path, Path(tmp) / path.stem)
+            src = _read_runs(root, path, model, metric, filter, dataset, strict, progress)
+        return src
+    if not path.exists():
+        raise InputError(f"lm-eval path {path} does not exist.")
+    if path.is_file():
+        # One run's results file or one task's samples file: the reader finds the rest.
+        return _read_runs(path, path, model, metric, filter, dataset, strict, progress, [path])
+    runs = run_folders(path)
+    if not runs:
+        raise InputError(
+            f"lm-eval path {path} holds no run (no results_<timestamp>.json or "
+            "samples_<task>_<timestamp>.jsonl file in it or its folders)."
+        )
+    if model is not None and len(runs) > 1:
+        raise InputError(
+            f"a model name names one run, but {path} holds {len(runs)} runs "
+            f"({few([_rel(r, path) for r in runs])}); leave it out: each run is named by its results file.",
+            param="model",
+        )
+    return _read_runs(path, path, model, metric, filter, dataset, strict, progress, runs)
+
+
+def _rel(run: Path, root: Path) -> str:
+    try:
+        rel = run.relative_to(root)
+    except ValueError:
+        return run.name
+    return str(rel) if str(rel) != "." else run.name
+
+
+@dataclass(frozen=True)
+class SkippedRun:
+    """A run left out of an import, and why (one sentence)."""
+
+    run: str
+    reason: str
+
+
+def _read_runs(root, shown, model, metric, filter, dataset, strict, progress, runs=None) -> Source:
+    """Read every run under ``root`` (``runs``: the run paths, default every run folder);
+    ``shown`` is the path the user gave (messages and the source name use it)."""
+    import hashlib
+
+    from lifelong_core.errors import few
+    from lifelong_core.store.lm_eval import LmEvalRun, read_lm_eval
+
+    root, shown = Path(root), Path(shown)
+    metric, filter = metric or None, filter or None
+    runs = run_folders(root) if runs is None else runs
+    if not runs:
+        raise InputError(f"{shown} holds no lm-eval run.")
+    if len(runs) == 1:
+        progress = None  # one run reads in a moment: no report
+    read: list = []
+    names: dict[str, str] = {}
+    hashes: dict[str, str] = {}
+    skipped: list[SkippedRun] = []
+    for i, run in enumerate(runs):
+        label = _rel(run, root) if run != root else shown.name
+        if progress is not None:
+            progress(i / len(runs), f"Reading run {label} ({i + 1} of {len(runs)})…")
+        # lm-eval names a model's folder org__model; a loose folder says nothing.
+        folder = run if run.is_dir() else run.parent
+        fallback = model_name_from_folder(folder) if "__" in folder.name else None
+        try:
+            got = read_lm_eval(
+                run, model, metric=metric, dataset=dataset, filter=filter, default_name=fallback
+            )
+            name = str(got.models["model_id"].iloc[0])
+            if name in names:
+                raise InputError(
+                    f"its model {name!r} is also the model of run {names[name]}; import one of them"
+                )
+            meta = got.sample_meta.dropna()
+            clash = [sid for sid, h in meta.items() if hashes.get(sid, h) != h]
+            if clash:
+                raise InputError(
+                    f"its item {clash[0]!r} differs from the same item in the runs before it "
+                    f"(doc_hash; {len(clash)} such items): a different version of the task"
+                )
+        except InputError as exc:
+            reason = str(exc).rstrip(".")
+            if strict or len(runs) == 1:
+                if len(runs) == 1:
+                    raise
+                raise InputError(
+                    f"run {label} of {shown} cannot be imported: {reason}; nothing was imported.",
+                    param=getattr(exc, "param", None),
+                ) from None
+            skipped.append(SkippedRun(label, reason))
+            continue
+        names[name] = label
+        hashes.update(meta.to_dict())
+        read.append(got)
+    if progress is not None:
+        progress(1.0, f"Read {len(read)} of {len(runs)} runs.")
+    if not read:
+        first = skipped[0]
+        raise InputError(
+            f"none of the {len(runs)} runs in {shown} could be read ({few([s.run for s in skipped])}); "
+            f"the first, {first.run}: {first.reason}."
+        )
+    if len(read) == 1 and not skipped:
+        combined = read[0]
+    else:
+        h = hashlib.sha256()
+        for r in read:
+            h.update(r.checksum.encode())
+        table = pd.concat([r.table for r in read], ignore_index=True)
+        meta = pd.concat([r.sample_meta for r in read])
+        metrics: dict = {}
+        for r in read:
+            for task, used in r.metrics.items():
+                metrics.setdefault(task, {}).setdefault(used, 0)
+                metrics[task][used] += 1
+        combined = LmEvalRun(
+            table,
+            pd.concat([r.models for r in read], ignore_index=True),
+            meta[~meta.index.duplicated()],
+            f"lm-eval:{shown}",
+            "sha256:" + h.hexdigest(),
+            {t: max(c, key=c.get) for t, c in metrics.items()},
+        )
+        mixed = {t: c for t, c in metrics.items() if len(c) > 1}
+        if mixed:
+            combined = dataclasses.replace(combined, metrics={**combined.metrics, **_mixed(mixed)})
     return Source(
         "lm-eval",
-        str(path),
-        dataset=dataset or None,
-        path=Path(path),
-        model=model.strip(),
+        combined.source,
+        combined.checksum,
+        dataset or None,
+        path=shown,
+        model=model,
         metric=metric or None,
         filter=filter or None,
+        run=combined,
+        runs=len(runs),
+        skipped=tuple(skipped),
     )
+
+
+def _mixed(mixed: dict) -> dict:
+    """Tasks scored by different metrics in different runs: (metric list, filter list) text."""
+    out = {}
+    for task, counts in mixed.items():
+        parts = [f"{m} in {k} run(s)" for (m, _), k in sorted(counts.items(), key=lambda x: -x[1])]
+        filters = sorted({f for _, f in counts})
+        out[task] = ("; ".join(parts), ", ".join(filters))
+    return out
+
+
+def default_lm_eval_dataset(run) -> str:
+    """The dataset lm-eval items go to when none is named: the one group that lists every
+    task of the runs, else their one task, else ``lm-eval``."""
+    tasks = pd.unique(run.table["domain"])
+    groups = pd.unique(run.table["category"].dropna()) if "category" in run.table else []
+    if len(groups) == 1 and run.table["category"].notna().all():
+        return str(groups[0])
+    if len(tasks) == 1:
+        return str(tasks[0])
+    return "lm-eval"
+
+
+def lm_eval_datasets(store, run, dataset: str | None) -> pd.Series:
+    """Each row's dataset for an lm-eval import: ``dataset`` if named; else the dataset the
+    store already keeps the item in, and for new items the dataset the store keeps the
+    import's other items in (when that is one) or :func:`default_lm_eval_dataset`."""
+    if dataset:
+        return pd.Series(dataset, index=run.table.index)
+    ids = run.table["sample"].astype(str)
+    known = store.datasets_of_samples(pd.unique(ids))
+    held = set(known.values())
+    fresh = next(iter(held)) if len(held) == 1 else default_lm_eval_dataset(run)
+    return pd.Series([known.get(i, fresh) for i in ids], index=ids.index, dtype=object)
 
 
 def inspect_source(
@@ -141,14 +355,17 @@ def insert(store, src: Source, progress: Callable[[float], None] | None = None) 
             progress=progress,
         )
     if src.kind == "lm-eval":
-        return store.insert_lm_eval(
-            src.path,
-            src.model,
-            metric=src.metric,
-            dataset=src.dataset,
-            filter=src.filter,
-            progress=progress,
-        )
+        run = src.run
+        table = run.table.assign(dataset=lm_eval_datasets(store, run, src.dataset).to_numpy())
+        # The family is the importer's guess (the organisation of org/model): a model the
+        # store already holds keeps the family it has.
+        held = store.models().set_index("model_id")["family"]
+        models = run.models.copy()
+        known = models["model_id"].isin(held.index)
+        models.loc[known, "family"] = held.reindex(models.loc[known, "model_id"]).to_numpy()
+        run = dataclasses.replace(run, table=table, models=models)
+        summary = store.insert_lm_eval_run(run, progress)
+        return {**summary, "runs": src.runs, "skipped": [(s.run, s.reason) for s in src.skipped]}
     if src.kind == "inspect":
         return store.insert_long(
             src.table,
@@ -186,9 +403,14 @@ def import_into(path, src: Source, progress=None) -> dict:
 
 def summary_text(summary: Mapping, path) -> str:
     """The one line the command line prints after an import (and the Data page shows)."""
+    from lifelong_core.errors import few
+
+    runs, skipped = summary.get("runs", 0), summary.get("skipped") or []
+    of_runs = f" from {runs - len(skipped)} of {runs} runs" if runs > 1 or skipped else ""
+    left = f"; {len(skipped)} run(s) skipped ({few([s[0] for s in skipped])})" if skipped else ""
     return (
-        f"imported {summary['entries']} predictions into {path}: {summary['new_models']} new models, "
-        f"{summary['new_samples']} new samples (log entry {summary['log_id']})."
+        f"imported {summary['entries']} predictions{of_runs} into {path}: {summary['new_models']} new models, "
+        f"{summary['new_samples']} new samples (log entry {summary['log_id']}){left}."
     )
 
 

@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lifelong_core.errors import InputError
-from lifelong_core.studies.new_samples import SPLITS, SampleSplit, domain_splits, random_split
+from lifelong_core.studies.new_samples import (
+    RANDOM_SPLIT,
+    SPLITS,
+    SampleSplit,
+    domain_splits,
+    random_split,
+)
 
 
 def make_splits(
@@ -36,7 +42,7 @@ def make_splits(
     if held_out and "domain" not in kinds:
         raise InputError("held-out domains go with the domain split.")
     splits = []
-    if "random" in kinds:
+    if RANDOM_SPLIT in kinds:
         splits.append(random_split(n_samples, fraction, seed))
     if "domain" in kinds:
         if domains is None:

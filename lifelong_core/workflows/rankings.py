@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.methods.draws import PER_MODEL
+from lifelong_core.stats.coverage import Coverage, coverage_of
 from lifelong_core.stats.estimated import sortsearch_counts
 from lifelong_core.workflows.categories import fill_categories
 from lifelong_core.workflows.selection import Selection, select
@@ -33,12 +35,14 @@ def newest_estimated_counts(
     seed: int,
     models: Sequence[str] | None = None,
     sel: Selection | None = None,
+    draws: str = PER_MODEL,
 ):
     """Estimated and true counts (``counts.csv`` frames) of the ``n_new`` newest of the chosen
     ``models`` (names; None = all) of ``dataset``, the older ones as the cache; and, where
     ``method`` gives one, a frame of its own interval of each model's pooled accuracy in
     percent (model, mean, lo, hi, true), else None. ``sel``: the dataset's selection, when
-    the caller already holds it."""
+    the caller already holds it. Each new model's samples are its own draw
+    (``draws="per-model"``) or the seed's common set (``"common"``)."""
     sel = sel if sel is not None else select(store, dataset)
     names = np.asarray(sel.names, dtype=object)
     keep = np.arange(len(names)) if models is None else np.flatnonzero(np.isin(names, list(models)))
@@ -71,6 +75,7 @@ def newest_estimated_counts(
         budget=budget,
         method=method,
         seed=seed,
+        draws=draws,
     )
     own = None
     if est.has_intervals:
@@ -84,6 +89,38 @@ def newest_estimated_counts(
             }
         )
     return est.estimated.to_frame(), est.true.to_frame(), own
+
+
+def estimator_coverage(own: pd.DataFrame, draws: str = PER_MODEL) -> tuple[Coverage, str]:
+    """How many of the estimated models' own 95% intervals (the frame
+    :func:`newest_estimated_counts` returns) hold their true accuracy, with an exact 95%
+    interval on that share, and the sentence a front end shows.
+
+    Counted over every estimated model, not a subset picked by its estimate: keeping the
+    models estimated highest favours those whose error was upward, and biases the count.
+    The sentence says whose item draw the estimates used; with a common set the models'
+    errors move together and the count says less than its interval suggests.
+    """
+    cov = coverage_of(own["true"], own["lo"], own["hi"])
+    how = (
+        "each model's samples were its own random draw, so the intervals are independent trials"
+        if draws == PER_MODEL
+        else "every model was run on the same samples, so their errors move together and the count is "
+        "less certain than this interval says"
+    )
+    if cov.lo <= 0.95 <= cov.hi:
+        verdict = f"with {cov.total} models that is consistent with intervals that hold the truth 95% of the time"
+    else:
+        verdict = (
+            f"that excludes 95%: on these models the intervals hold the truth "
+            f"{'less' if cov.hi < 0.95 else 'more'} often than they claim"
+        )
+    text = (
+        f"{cov.covered} of {cov.total} estimated models ({cov.share:.0%}) have their true accuracy inside "
+        f"the estimator's 95% interval (exact 95% interval of that share: {cov.lo:.0%}-{cov.hi:.0%}); "
+        f"{verdict}. {how[0].upper()}{how[1:]}."
+    )
+    return cov, text
 
 
 # A source with at most this many models shows them all by default (VTAB-1k's 16, so the

@@ -42,6 +42,36 @@ class Selection:
         return self.models["name"].fillna(self.models["model_id"]).astype(str).tolist()
 
 
+def without_models(sel: Selection, model_ids) -> Selection:
+    """``sel`` with the rows of ``model_ids`` left out: a stored model can then play a new
+    one, estimated from a cache that has never seen it.
+
+    Raises
+    ------
+    InputError
+        If an id is not a row of the selection, or fewer than two models would remain.
+    """
+    ids = sel.models["model_id"].astype(str)
+    wanted = [str(m) for m in model_ids]
+    unknown = [m for m in wanted if m not in set(ids)]
+    if unknown:
+        raise InputError(
+            f"model {unknown[0]!r} is not among the {len(ids)} models evaluated on every "
+            "sample of this dataset, so it cannot be left out of them.",
+            param="leave_out",
+        )
+    keep = ~ids.isin(wanted).to_numpy()
+    if keep.sum() < 2:
+        raise InputError("leaving these models out leaves fewer than two.", param="leave_out")
+    from lifelong_core.workflows import large
+
+    if isinstance(sel.A, large.PackedCache):
+        A = large.PackedCache(sel.A.model_idx[keep], sel.A.sidx)
+    else:
+        A = sel.A[keep]
+    return Selection(A, sel.models[keep].reset_index(drop=True), sel.samples, sel.synthetic)
+
+
 def resolve_dataset(store, dataset: str | None) -> str:
     """The dataset a command reads: ``dataset`` if the store holds it; with none named,
     the store's only dataset.

@@ -15,6 +15,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import choose_sort_rows
 
 SORT_SETS = ("random", "earliest released")
+RANDOM_SET, EARLIEST_SET = SORT_SETS
 
 
 def release_rows(models: pd.DataFrame) -> np.ndarray:
@@ -31,9 +32,9 @@ def sort_rows(models: pd.DataFrame, k: int, how: str, seed: int) -> np.ndarray:
     reproduced there.
     """
     m = len(models)
-    if how == "random":
+    if how == RANDOM_SET:
         return choose_sort_rows(m, k, seed)
-    if how != "earliest released":
+    if how != EARLIEST_SET:
         raise InputError(f"unknown Sort set {how!r}; choose one of {', '.join(SORT_SETS)}.")
     if not 1 <= k < m:
         raise InputError(f"the Sort set needs between 1 and {m - 1} models, got {k}.")
@@ -48,6 +49,6 @@ def nested_pool(models: pd.DataFrame, k_max: int, how: str, seed: int) -> np.nda
     *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*.
     """
     m = len(models)
-    if how == "random":
+    if how == RANDOM_SET:
         return np.random.default_rng(seed).permutation(m)[:k_max].astype(np.int64)
     return release_rows(models)[:k_max]

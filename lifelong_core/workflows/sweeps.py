@@ -141,6 +141,36 @@ def rank_agreement(per_model: pd.DataFrame, top: int = 10) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def interval_coverage(per_model: pd.DataFrame) -> pd.DataFrame:
+    """Per budget, how many of the evaluated models' 95% intervals hold their true
+    accuracy, with an exact interval on that share
+    (:func:`lifelong_core.stats.coverage.coverage_of`), and the mean width; empty for a
+    method without intervals (no ``est_lo``/``est_hi``)."""
+    from lifelong_core.stats.coverage import coverage_of
+
+    cols = ["budget", "models", "covered", "coverage", "coverage_lo", "coverage_hi", "mean_width"]
+    if not {"est_lo", "est_hi"} <= set(per_model.columns):
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for b, g in per_model.groupby("budget", sort=True):
+        g = g.dropna(subset=["est_lo", "est_hi"])
+        if not len(g):
+            continue
+        c = coverage_of(g["true_acc"], g["est_lo"], g["est_hi"])
+        rows.append(
+            {
+                "budget": int(b),
+                "models": c.total,
+                "covered": c.covered,
+                "coverage": c.share,
+                "coverage_lo": c.lo,
+                "coverage_hi": c.hi,
+                "mean_width": float((g["est_hi"] - g["est_lo"]).mean()),
+            }
+        )
+    return pd.DataFrame(rows, columns=cols)
+
+
 def ranks(per_model: pd.DataFrame, budget: int) -> pd.DataFrame:
     """True and estimated rank (1 = best, ties share the best rank) of every model at one budget."""
     g = per_model[per_model["budget"] == budget].copy()

@@ -1,0 +1,711 @@
+"""The public Python API: the researcher's loop in a notebook.
+
+Every name here is re-exported at the top of the package (``import lifelong_core as
+lbe``; ``lbe.open_store``, ``lbe.estimate_new_model``, ...), lazily, so importing the package
+loads neither Streamlit nor DuckDB. Each function is the one the command line and the app
+call for the same job (the workflows of :mod:`lifelong_core.workflows`, the engine of
+:mod:`lifelong_core.methods`, :mod:`lifelong_core.sweep`, :mod:`lifelong_core.stats` and
+:mod:`lifelong_core.matching`); this module adds only the store-level conveniences a
+notebook wants: a dataset by name, a model left out of the cache to play a new one.
+
+The loop:
+
+>>> import lifelong_core as lbe
+>>> store = lbe.open_store(lbe.demo_store())  # doctest: +SKIP
+>>> items = lbe.select_items(store, 100, dataset="open-llm-leaderboard-v2", model="me/my-model")  # doctest: +SKIP
+>>> est = lbe.estimate_new_model(store, {i: run(i) for i in items}, dataset="open-llm-leaderboard-v2")  # doctest: +SKIP
+>>> print(est.summary())  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from lifelong_core.errors import InputError
+from lifelong_core.methods.registry import (
+    DEFAULT_METHOD,
+    Capabilities,
+    available_methods,
+    capabilities,
+    get_method,
+    register,
+)
+from lifelong_core.sweep import SweepResult, run_sweep
+
+if TYPE_CHECKING:
+    from lifelong_core.stats import CountTable, WeightRegions
+    from lifelong_core.store import Store
+    from lifelong_core.workflows.backtest import Backtest
+    from lifelong_core.workflows.harness import NewModelEstimate
+    from lifelong_core.workflows.selection import Selection
+
+__all__ = [
+    "DEFAULT_METHOD",
+    "Capabilities",
+    "SweepResult",
+    "available_methods",
+    "backtest",
+    "cache",
+    "capabilities",
+    "counts",
+    "create_store",
+    "demo_store",
+    "estimate_new_model",
+    "get_method",
+    "import_inspect",
+    "import_lm_eval",
+    "import_long",
+    "import_matrix",
+    "matched_accuracy",
+    "matched_accuracy_in_store",
+    "open_store",
+    "register",
+    "results",
+    "run_sweep",
+    "select_items",
+    "task_weighting",
+    "vtab_counts",
+]
+
+
+# ------------------------------------------------------------------ the store
+def open_store(path: str | Path, *, read_only: bool = True) -> Store:
+    """Open a store of cached predictions.
+
+    Parameters
+    ----------
+    path : str or Path
+        A DuckDB file written by this package (``lbe import``, :func:`import_long`, ...).
+    read_only : bool
+        Read-only handles can be many at once; a writer needs the file alone.
+
+    Returns
+    -------
+    Store
+        Its reads (``datasets()``, ``models()``, ``samples()``, ``matrix()``,
+        ``counts()``, ...) are listed in the store guide. Use it as a context manager, or
+        call ``close()``, to release the file.
+
+    Raises
+    ------
+    InputError
+        If the file is missing, is not a store, is damaged, or is held by a writer.
+
+    Examples
+    --------
+    >>> store = open_store(demo_store())  # doctest: +SKIP
+    >>> store.datasets()["dataset"].tolist()  # doctest: +SKIP
+    ['lifelong-digits', 'open-llm-leaderboard-v2']
+    """
+    from lifelong_core.store import Store
+
+    return Store.open(path, read_only=read_only)
+
+
+def create_store(path: str | Path) -> Store:
+    """Create a new, empty store and return it open for writing.
+
+    Parameters
+    ----------
+    path : str or Path
+        Where the DuckDB file goes; it must not exist yet.
+
+    Returns
+    -------
+    Store
+
+    Raises
+    ------
+    InputError
+        If the path exists or its folder cannot be written.
+    """
+    from lifelong_core.store import Store
+
+    return Store.create(path)
+
+
+def demo_store() -> Path:
+    """The path of the demo store, built from the bundled data on first use.
+
+    In a clone it is ``data/demo.duckdb`` (what ``make store`` builds); installed, the
+    user's cache folder (``$XDG_CACHE_HOME/lbe``, default ``~/.cache/lbe``); ``$LBE_STORE``
+    overrides both. Building takes about 15 seconds, once.
+
+    Returns
+    -------
+    Path
+    """
+    from lifelong_core.paths import default_store
+
+    path = default_store()
+    if not path.is_file():
+        from lifelong_core.commands.build_demo import build_store
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        build_store(path)
+    return path
+
+
+def _dataset(store: Store, dataset: str | None) -> str:
+    # The command line's one rule: the store's only dataset, else the one named.
+    from lifelong_core.workflows.selection import resolve_dataset
+
+    return resolve_dataset(store, dataset)
+
+
+# Fitting a model-based method on a cache takes seconds; a notebook that selects items,
+# estimates, then selects again must not refit. Fits are kept per (store file, its latest
+# import, dataset, models left out, method, task), so an import into the store is seen.
+_FITS: OrderedDict[tuple, Any] = OrderedDict()
+_FITS_KEPT = 16
+
+
+def _fitter(store: Store, cache: Selection, dataset: str | None, leave_out, method: str):
+    from lifelong_core.store.state import latest_log_id
+    from lifelong_core.workflows.harness import fit
+
+    left = (leave_out,) if isinstance(leave_out, str) else tuple(sorted(leave_out or ()))
+    base = (
+        str(Path(store.path).resolve()),
+        latest_log_id(store),
+        _dataset(store, dataset),
+        left,
+        method,
+    )
+
+    def fitted(domain: str | None):
+        key = (*base, domain)
+        if key in _FITS:
+            _FITS.move_to_end(key)
+            return _FITS[key]
+        value = fit(cache, method, domain)
+        _FITS[key] = value
+        while len(_FITS) > _FITS_KEPT:
+            _FITS.popitem(last=False)
+        return value
+
+    return fitted
+
+
+def _cache(store: Store, dataset: str | None, leave_out: str | Iterable[str] | None) -> Selection:
+    from lifelong_core.workflows.harness import cache_of
+    from lifelong_core.workflows.selection import without_models
+
+    sel = cache_of(store, _dataset(store, dataset))
+    if leave_out is None:
+        return sel
+    names = [leave_out] if isinstance(leave_out, str) else list(leave_out)
+    return without_models(sel, names)
+
+
+def cache(
+    store: Store, *, dataset: str | None = None, leave_out: str | Iterable[str] | None = None
+) -> Selection:
+    """A dataset's cache: every real model evaluated on all of its samples, as a matrix.
+
+    The matrix every estimate of a new model is fitted on (rows inserted as *estimated*
+    are left out: they are predictions, not evaluations).
+
+    Parameters
+    ----------
+    store : Store
+    dataset : str, optional
+        Needed when the store holds several datasets.
+    leave_out : str or iterable of str, optional
+        Models to leave out, e.g. one that will play a new model.
+
+    Returns
+    -------
+    Selection
+        ``A`` (uint8, models x samples), ``models`` and ``samples`` (tables in row and
+        column order), ``names``.
+    """
+    return _cache(store, dataset, leave_out)
+
+
+def results(store: Store, model: str, *, dataset: str | None = None) -> pd.Series:
+    """One stored model's 0/1 results on a dataset, indexed by sample id.
+
+    Parameters
+    ----------
+    store : Store
+    model : str
+        The model's id.
+    dataset : str, optional
+        Needed when the store holds several datasets.
+
+    Returns
+    -------
+    pandas.Series
+        ``uint8`` values indexed by sample id, in the dataset's sample order.
+
+    Raises
+    ------
+    InputError
+        If the model is unknown or was not evaluated on every sample of the dataset.
+    """
+    ds = _dataset(store, dataset)
+    models = store.models()
+    hit = models.loc[models["model_id"] == model, "model_idx"]
+    if hit.empty:
+        raise InputError(f"the store has no model {model!r}.", param="model")
+    smp = store.samples(ds)
+    row = store.matrix([int(hit.iloc[0])], smp["sample_idx"].to_numpy())[0]
+    return pd.Series(row, index=smp["sample_id"].astype(str).to_numpy(), name=model)
+
+
+# ------------------------------------------------------------------ importing
+def _import(path: str | Path, src: Any) -> dict:
+    from lifelong_core.workflows import imports
+
+    return imports.import_into(path, src)
+
+
+def import_long(store_path: str | Path, table: str | Path, *, dataset: str | None = None) -> dict:
+    """Import a long table (``model, sample, correct`` and optional columns) in one
+    transaction, creating the store if it does not exist.
+
+    Parameters
+    ----------
+    store_path : str or Path
+        The store's file (opened for writing for the import only).
+    table : str or Path
+        A ``.csv`` or ``.parquet`` file (columns in the file-formats reference).
+    dataset : str, optional
+        The dataset of samples that do not name one.
+
+    Returns
+    -------
+    dict
+        The import's log row: new models, new samples, entries.
+
+    Raises
+    ------
+    InputError
+        On any invalid row (named by row and column); the store is unchanged.
+    """
+    from lifelong_core.workflows import imports
+
+    return _import(store_path, imports.read_long_source(table, dataset))
+
+
+def import_matrix(
+    store_path: str | Path,
+    matrix: str | Path,
+    models: str | Path,
+    samples: str | Path,
+    *,
+    dataset: str | None = None,
+    extras: Mapping[str, str | Path] | None = None,
+) -> dict:
+    """Import a 0/1 matrix (rows = models, columns = samples) with its id files.
+
+    Parameters
+    ----------
+    store_path : str or Path
+    matrix : str or Path
+        ``.npy``, ``.npz``, ``.csv`` or ``.parquet``.
+    models, samples : str or Path
+        One id per line, or tables with ``model_id`` / ``sample_id`` and metadata.
+    dataset : str, optional
+    extras : mapping, optional
+        ``confidence``, ``predicted``, ``true_prob``: arrays of the same shape.
+
+    Returns
+    -------
+    dict
+        The import's log row.
+    """
+    from lifelong_core.workflows import imports
+
+    return _import(
+        store_path, imports.read_matrix_source(matrix, models, samples, extras or {}, dataset)
+    )
+
+
+def import_lm_eval(
+    store_path: str | Path,
+    path: str | Path,
+    *,
+    model: str | None = None,
+    dataset: str | None = None,
+    metric: str | None = None,
+    filter: str | None = None,
+    strict: bool = False,
+) -> dict:
+    """Import lm-evaluation-harness ``--log_samples`` output: one run, a folder of run
+    folders (one model each), or a zip of either, in one transaction.
+
+    Parameters
+    ----------
+    store_path : str or Path
+    path : str or Path
+        The run folder, its ``results_*.json``, one ``samples_*.jsonl``, a folder of runs
+        or a ``.zip``.
+    model : str, optional
+        The model's name, for a single run (default: from its results file).
+    dataset, metric, filter : str, optional
+        As for ``lbe import --lm-eval``.
+    strict : bool
+        Refuse the whole import when a run cannot be read (default: skip it).
+
+    Returns
+    -------
+    dict
+        The import's log row, with ``skipped``: the runs left out and why.
+    """
+    from lifelong_core.workflows import imports
+
+    src = imports.lm_eval_source(
+        path, model, metric=metric, filter=filter, dataset=dataset, strict=strict
+    )
+    summary = _import(store_path, src)
+    return {**summary, "skipped": [(s.run, s.reason) for s in src.skipped]}
+
+
+def import_inspect(
+    store_path: str | Path,
+    log: str | Path,
+    *,
+    model: str | None = None,
+    scorer: str | None = None,
+    epoch: int | None = None,
+    dataset: str | None = None,
+) -> dict:
+    """Import an Inspect AI evaluation log (``.eval`` or ``.json``).
+
+    Scores ``C``/``I`` or 1/0 become ``correct``; any other value is refused, naming the
+    scorer. Needs the ``harness`` extra (``inspect_ai``).
+
+    Returns
+    -------
+    dict
+        The import's log row.
+    """
+    from lifelong_core.workflows import imports
+
+    return _import(
+        store_path,
+        imports.inspect_source(log, model, scorer=scorer, epoch=epoch, dataset=dataset),
+    )
+
+
+# ------------------------------------------------------------------ a new model
+def select_items(
+    store: Store,
+    budget: int,
+    *,
+    dataset: str | None = None,
+    method: str = DEFAULT_METHOD,
+    model: str | None = None,
+    seed: int = 0,
+    common_items: bool = False,
+    exclude: Mapping[str, int] | None = None,
+    leave_out: str | Iterable[str] | None = None,
+) -> list[str]:
+    """The items a new model should run next (Prabhu et al., 2024, §3: insert_M).
+
+    Parameters
+    ----------
+    store : Store
+    budget : int
+        How many items to run now.
+    dataset : str, optional
+        Needed when the store holds several datasets.
+    method : str
+        A registered method (default: the product's default estimator).
+    model : str, optional
+        The new model's name: its items are its own random draw (from the name and the
+        seed), so several new models' errors are independent. Without it, or with
+        ``common_items``, every model gets the seed's one item set.
+    seed : int
+    common_items : bool
+        One item set for every new model (to compare models on identical items).
+    exclude : mapping, optional
+        Results already in hand (sample id -> 0/1); the next items are chosen among the
+        others, adaptively for methods that use the answers.
+    leave_out : str or iterable of str, optional
+        Stored models to leave out of the cache, e.g. a stored model playing the new one.
+
+    Returns
+    -------
+    list of str
+        Sample ids, in the dataset's order.
+
+    Raises
+    ------
+    InputError
+        On an unknown dataset, method or model, or a budget beyond the items left.
+
+    Examples
+    --------
+    >>> items = select_items(store, 100, dataset="open-llm-leaderboard-v2", model="me/new")  # doctest: +SKIP
+    """
+    from lifelong_core.methods.draws import COMMON, PER_MODEL
+    from lifelong_core.workflows.harness import select_items as select
+
+    cache = _cache(store, dataset, leave_out)
+    done = {str(k): int(v) for k, v in (exclude or {}).items()}
+    per_model = model is not None and not common_items
+    choice = select(
+        cache,
+        budget,
+        method,
+        seed,
+        evaluated=done,
+        fitted=_fitter(store, cache, dataset, leave_out, method)(None),
+        model=model if per_model else None,
+        draws=PER_MODEL if per_model else COMMON,
+    )
+    return choice.items["sample_id"].astype(str).tolist()
+
+
+def estimate_new_model(
+    store: Store,
+    results: Mapping[str, int] | pd.Series,
+    *,
+    dataset: str | None = None,
+    method: str = DEFAULT_METHOD,
+    leave_out: str | Iterable[str] | None = None,
+) -> NewModelEstimate:
+    """A new model's accuracy, per task and overall, with 95% intervals, and its rank.
+
+    The method is fitted on every real model evaluated on the whole dataset (less
+    ``leave_out``) and estimates from the new model's results on some of its items
+    (Prabhu et al., 2024, §3; the model-based estimators' difference estimator: Särndal,
+    Swensson & Wretman, 1992, §6.3).
+
+    Parameters
+    ----------
+    store : Store
+    results : mapping or Series
+        Sample id -> 0/1 for the items the new model ran.
+    dataset : str, optional
+    method : str
+        A registered method; the interval exists when it declares one.
+    leave_out : str or iterable of str, optional
+        Stored models to leave out of the cache (a stored model playing the new one).
+
+    Returns
+    -------
+    NewModelEstimate
+        ``table`` (scope, items, evaluated, observed, estimate, lo, hi), ``rank``,
+        ``rank_lo``, ``rank_hi``; ``summary()`` prints them.
+
+    Raises
+    ------
+    InputError
+        On results for items the dataset does not have, values other than 0/1, or no
+        results.
+    """
+    from lifelong_core.workflows.harness import estimate_new_model as estimate
+
+    cache = _cache(store, dataset, leave_out)
+    values = results.to_dict() if isinstance(results, pd.Series) else dict(results)
+    return estimate(
+        cache,
+        {str(k): int(v) for k, v in values.items()},
+        method,
+        fitter=_fitter(store, cache, dataset, leave_out, method),
+    )
+
+
+def backtest(
+    store: Store,
+    *,
+    dataset: str | None = None,
+    methods: Sequence[str] | None = None,
+    budgets: Sequence[int] | None = None,
+    holdout: int = 10,
+    split: str = "random",
+    repeats: int = 3,
+    seed: int = 0,
+    common_items: bool = False,
+) -> Backtest:
+    """How well each method works on this cache, against a random sample.
+
+    Holds ``holdout`` models out (per repeat), estimates each with every method from the
+    items it would pick for that model, and scores against the model's full results: the
+    error of the accuracy, the coverage of the 95% intervals and their width, and the
+    ratio to a random sample of the same size (always included).
+
+    Parameters
+    ----------
+    store : Store
+    dataset : str, optional
+    methods : sequence of str, optional
+        Default: the default estimator, Sort & Search's published rule and ``random``.
+    budgets : sequence of int, optional
+        Items per held-out model (default 32, 64, 128, 256 below the number of items).
+    holdout : int
+    split : {"random", "newest", "best"}
+        Which models are held out.
+    repeats, seed : int
+    common_items : bool
+        One item set for every held-out model instead of each model's own draw.
+
+    Returns
+    -------
+    Backtest
+        ``table`` (method x budget), ``summary``, ``per_model``; ``text()`` prints them.
+    """
+    from lifelong_core.methods.draws import COMMON, PER_MODEL
+    from lifelong_core.workflows.backtest import backtest as run
+
+    return run(
+        _cache(store, dataset, None),
+        methods,
+        budgets,
+        holdout=holdout,
+        split=split,
+        repeats=repeats,
+        seed=seed,
+        draws=COMMON if common_items else PER_MODEL,
+    )
+
+
+# ------------------------------------------------------------------ rankings
+def counts(store: Store, *, dataset: str | None = None) -> CountTable:
+    """Per-model, per-task counts of a store's dataset (task = domain): the input of the
+    rankings and task weighting (the ``counts.csv`` of ``lbe export --counts``).
+
+    Returns
+    -------
+    CountTable
+    """
+    from lifelong_core.stats import from_frame
+    from lifelong_core.workflows.exports import counts_table
+
+    return from_frame(counts_table(store, _dataset(store, dataset)))
+
+
+def vtab_counts() -> CountTable:
+    """The bundled VTAB-1k leaderboard as counts: accuracy x test-set size, rounded, as the
+    LA-UR-24-25289 report (2024, §3) does.
+
+    Returns
+    -------
+    CountTable
+    """
+    from lifelong_core.stats.vtab import counts_from_leaderboard
+
+    return counts_from_leaderboard()
+
+
+def task_weighting(
+    table: CountTable, *, step: float = 0.05, se_mult: float = 1.0, rho: float = 0.0
+) -> WeightRegions:
+    """For every weighting of three task categories, the best model, or indeterminate
+    where the top two are within ``se_mult`` standard errors (LA-UR-24-25289 report,
+    2024, §2.3, §3.3, Appendix A.2).
+
+    Parameters
+    ----------
+    table : CountTable
+        Counts with exactly three categories.
+    step : float
+        Grid step on the simplex.
+    se_mult : float
+        The gray zone's width in standard errors (k).
+    rho : float
+        Correlation between the top two models' results (Eq. 3).
+
+    Returns
+    -------
+    WeightRegions
+        ``to_frame()`` gives the ``regions.csv`` of ``lbe weights``.
+    """
+    from lifelong_core.stats import category_stats, weight_regions
+
+    return weight_regions(category_stats(table), step=step, se_mult=se_mult, rho=rho)
+
+
+# ------------------------------------------------------------------ matched accuracy
+def matched_accuracy(
+    source: Any,
+    target: Any,
+    *,
+    eps: float = 0.005,
+    criterion: str = "label-prob",
+    runs: int = 10,
+    seed: int = 0,
+) -> Any:
+    """Matched accuracy of one model on a source and a target set (Anzaku et al.,
+    Algorithms 1 and 2).
+
+    Parameters
+    ----------
+    source, target : Predictions
+        Each ``(y, y_pred, p)`` of one model, from
+        :func:`lifelong_core.matching.make_predictions` or
+        :func:`lifelong_core.matching.read_predictions_csv`.
+    eps : float
+        Match when the confidences differ by at most ``eps``.
+    criterion : {"label-prob", "prob"}
+        Algorithm 1 (same predicted label and confidence) or 2 (confidence only).
+    runs, seed : int
+        Means over ``runs`` seeded runs.
+
+    Returns
+    -------
+    MatchSummary
+        Accuracies on each set, matched accuracies, the fraction unmatched.
+    """
+    from lifelong_core.matching import matched_accuracy as run
+
+    return run(source, target, eps=eps, criterion=criterion, runs=runs, seed=seed)
+
+
+def matched_accuracy_in_store(
+    store: Store,
+    dataset: str,
+    *,
+    source: str,
+    target: str,
+    model: str | int,
+    eps: float = 0.005,
+    criterion: str = "label-prob",
+    runs: int = 10,
+    seed: int = 0,
+) -> Any:
+    """Matched accuracy of one stored model on two domains of a dataset (Anzaku et al.).
+
+    Parameters
+    ----------
+    store : Store
+    dataset : str
+    source, target : str
+        Two domains of the dataset (the source is usually the larger).
+    model : str or int
+        The model's id (or display name), or its ``model_idx`` in the store.
+    eps : float
+        Confidence window.
+    criterion : {"label-prob", "prob"}
+        Algorithm 1 (same predicted label and confidence) or 2 (confidence only).
+    runs, seed : int
+
+    Returns
+    -------
+    MatchSummary
+        Accuracies on each side, matched accuracies, fraction unmatched.
+    """
+    from lifelong_core.matching.store_pair import Side, compare_pair, load_pair, read_samples
+
+    pair = read_samples(store, Side(dataset, (source,)), Side(dataset, (target,)))
+    if isinstance(model, str):
+        rows = [i for i, name in pair.model_names.items() if name == model]
+        models = store.models()
+        rows += models.loc[models["model_id"] == model, "model_idx"].astype(int).tolist()
+        if not rows:
+            raise InputError(f"the store has no model {model!r}.", param="model")
+        idx = int(rows[0])
+    else:
+        idx = int(model)
+    data = load_pair(store, pair, [idx])
+    comparison = compare_pair(data, eps=eps, criterion=criterion, runs=runs, seed=seed)
+    return comparison.summary(data.models[0])

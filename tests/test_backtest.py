@@ -1,0 +1,261 @@
+"""``backtest``: hold models out of the user's cache, estimate them, report error, coverage
+and width against the random-sampling baseline (workflow and command line)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lifelong_core.cli import main
+from lifelong_core.errors import InputError
+from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD, PUBLISHED_METHOD
+from lifelong_core.stats.coverage import clopper_pearson, coverage_of
+from lifelong_core.workflows import harness
+from lifelong_core.workflows.backtest import backtest, default_methods, held_out_rows
+from lifelong_core.workflows.selection import Selection
+
+
+def irt_matrix(m: int = 40, n: int = 300, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0, 1.2, m)
+    b = rng.normal(0, 1.2, n)
+    return (rng.random((m, n)) < 1 / (1 + np.exp(-(theta[:, None] - b[None, :])))).astype(np.uint8)
+
+
+def selection(A: np.ndarray, release: np.ndarray | None = None) -> Selection:
+    m, n = A.shape
+    models = pd.DataFrame(
+        {
+            "model_id": [f"org/m{i:02d}" for i in range(m)],
+            "name": [f"org/m{i:02d}" for i in range(m)],
+            "family": "org",
+            "release_order": release if release is not None else np.arange(m),
+        }
+    )
+    samples = pd.DataFrame(
+        {
+            "sample_id": [f"t/{j}" for j in range(n)],
+            "dataset": "sim",
+            "domain": "t",
+            "category": None,
+        }
+    )
+    return Selection(A, models, samples, True)
+
+
+@pytest.fixture(scope="module")
+def sel() -> Selection:
+    return selection(irt_matrix())
+
+
+def test_default_methods_are_the_default_the_papers_rule_and_random():
+    assert default_methods()[:1] == [DEFAULT_METHOD]
+    assert PUBLISHED_METHOD in default_methods() and BASELINE_METHOD in default_methods()
+
+
+def test_clopper_pearson():
+    lo, hi = clopper_pearson(8, 12)
+    assert (round(lo, 3), round(hi, 3)) == (0.349, 0.901)
+    assert clopper_pearson(0, 10)[0] == 0 and clopper_pearson(10, 10)[1] == 1
+    c = coverage_of([0.5, 0.2, 0.9], [0.4, 0.3, 0.8], [0.6, 0.4, 0.95])
+    assert (c.covered, c.total) == (2, 3) and c.share == pytest.approx(2 / 3)
+    assert (c.lo, c.hi) == pytest.approx(clopper_pearson(2, 3))
+
+
+def test_report_per_method_and_budget(sel):
+    bt = backtest(sel, ["midpoint"], [16, 64], holdout=6, repeats=2, seed=1)
+    per, table = bt.per_model, bt.table
+    # The random baseline is always added: every ratio is taken against it.
+    assert list(dict.fromkeys(per["method"])) == ["midpoint", BASELINE_METHOD]
+    assert len(per) == 2 * 6 * 2 * 2  # repeats x held out x methods x budgets
+    assert set(table.columns) >= {
+        "method",
+        "budget",
+        "mae_pts",
+        "bias_pts",
+        "above_truth",
+        "coverage",
+        "coverage_lo",
+        "coverage_hi",
+        "width_pts",
+        "mae_vs_random",
+        "width_vs_random",
+    }
+    t = table.set_index(["method", "budget"])
+    rnd = t.loc[BASELINE_METHOD]
+    assert np.allclose(rnd["mae_vs_random"], 1.0) and np.allclose(rnd["width_vs_random"], 1.0)
+    assert (rnd["coverage_lo"] <= rnd["coverage"]).all() and (
+        rnd["coverage"] <= rnd["coverage_hi"]
+    ).all()
+    # A threshold rule gives no interval: its coverage and width are undefined, its error is not.
+    mid = t.loc["midpoint"]
+    assert (
+        mid["coverage"].isna().all()
+        and mid["width_pts"].isna().all()
+        and mid["mae_pts"].notna().all()
+    )
+    # The random baseline predicts no sample: its sample-level error is undefined.
+    assert per.loc[per["method"] == BASELINE_METHOD, "sample_mae"].isna().all()
+    assert per.loc[per["method"] == "midpoint", "sample_mae"].notna().all()
+    # The numbers are those of the per-model rows.
+    g = per[(per["method"] == "midpoint") & (per["budget"] == 64)]
+    assert t.loc[("midpoint", 64), "mae_pts"] == pytest.approx(100 * g["error"].abs().mean())
+    assert t.loc[("midpoint", 64), "mae_vs_random"] == pytest.approx(
+        t.loc[("midpoint", 64), "mae_pts"] / t.loc[(BASELINE_METHOD, 64), "mae_pts"]
+    )
+    cov = per[(per["method"] == BASELINE_METHOD) & (per["budget"] == 16)]
+    assert rnd.loc[16, "coverage"] == pytest.approx(
+        ((cov["lo"] <= cov["true"]) & (cov["true"] <= cov["hi"])).mean()
+    )
+    text = bt.text()
+    assert "6 held-out models (random split) x 2 repeat(s)" in text
+    assert "each model its own item draw" in text and "items for MAE within 1 pt" in text
+
+
+def test_summary_is_the_smallest_budget_within_the_target(sel):
+    bt = backtest(sel, [BASELINE_METHOD], [8, 32, 300], holdout=4, repeats=1)
+    s = bt.summary.set_index("method").loc[BASELINE_METHOD]
+    # Every item evaluated: the estimate is exact, so 300 is within 1 point at the latest.
+    t = bt.table.set_index("budget")
+    assert t.loc[300, "mae_pts"] == pytest.approx(0)
+    expect = min(b for b in (8, 32, 300) if t.loc[b, "mae_pts"] <= 1)
+    assert s["items_mae_1pt"] == expect and s["random_items_mae_1pt"] == expect
+
+
+def test_items_are_what_select_gives_the_model_on_the_same_cache(sel):
+    bt = backtest(sel, ["neighbours"], [24], holdout=3, repeats=1, seed=4)
+    rows = held_out_rows(sel, 3, "random", 4)
+    keep = np.setdiff1d(np.arange(len(sel.models)), rows)
+    cache = Selection(sel.A[keep], sel.models.iloc[keep].reset_index(drop=True), sel.samples, True)
+    fitted = harness.fit(cache, "neighbours")
+    for r in rows:
+        name = sel.names[r]
+        choice = harness.select_items(cache, 24, "neighbours", 4, fitted=fitted, model=name)
+        est = fitted.estimate(choice.columns, sel.A[r, choice.columns])
+        got = bt.per_model[
+            (bt.per_model["model"] == name) & (bt.per_model["method"] == "neighbours")
+        ]
+        assert got["estimate"].iloc[0] == pytest.approx(est.acc)
+
+
+def test_common_items_share_one_draw_and_per_model_draws_do_not():
+    A = irt_matrix(m=30, n=400, seed=2)
+    A[1] = A[0]  # two held-out models with identical results
+    s = selection(A, release=np.r_[28, 29, np.arange(28)])  # rows 0 and 1 are the newest
+    kw = dict(holdout=2, split="newest", repeats=1)
+    own = backtest(s, [BASELINE_METHOD], [20], **kw).per_model
+    common = backtest(s, [BASELINE_METHOD], [20], draws="common", **kw).per_model
+    assert set(own["model"]) == {"org/m00", "org/m01"}
+    # Identical rows on identical items give identical estimates; on own draws they differ.
+    assert common["estimate"].nunique() == 1
+    assert own["estimate"].nunique() == 2
+    assert (
+        "one common item set" in backtest(s, [BASELINE_METHOD], [20], draws="common", **kw).text()
+    )
+
+
+def test_splits(sel):
+    acc = sel.A.mean(axis=1)
+    best = held_out_rows(sel, 5, "best", 0)
+    assert set(best) == set(np.argsort(-acc)[:5])
+    assert held_out_rows(sel, 5, "newest", 0).tolist() == list(range(35, 40))
+    a, b = held_out_rows(sel, 5, "random", 0), held_out_rows(sel, 5, "random", 1)
+    assert len(set(a)) == 5 and not np.array_equal(a, b)
+    assert np.array_equal(a, held_out_rows(sel, 5, "random", 0))
+
+
+@pytest.mark.parametrize(
+    "kwargs,words",
+    [
+        (dict(methods=["nope"]), "unknown search method 'nope'"),
+        (dict(budgets=[0]), "between 1 and the number of samples"),
+        (dict(budgets=[301]), "between 1 and the number of samples"),
+        (dict(holdout=39), "hold out between 1 and 38"),
+        (dict(split="oldest"), "unknown split"),
+        (dict(repeats=0), "repeats"),
+        (dict(draws="shared"), "unknown item draw"),
+    ],
+)
+def test_bad_settings_are_one_sentence(sel, kwargs, words):
+    args = {"methods": [BASELINE_METHOD], "budgets": [8], **kwargs}
+    with pytest.raises(InputError, match=words):
+        backtest(sel, args.pop("methods"), args.pop("budgets"), **args)
+
+
+def test_progress_reaches_the_end(sel):
+    seen = []
+    backtest(sel, ["midpoint"], [8], holdout=3, repeats=2, progress=lambda f, t: seen.append(f))
+    assert seen and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
+
+
+@pytest.fixture(scope="module")
+def store_file(tmp_path_factory):
+    from lifelong_core.store import Store
+
+    path = tmp_path_factory.mktemp("bt") / "s.duckdb"
+    A = irt_matrix(m=30, n=200, seed=5)
+    with Store.create(path) as st:
+        st.insert_matrix(
+            A,
+            [f"org/m{i:02d}" for i in range(30)],
+            [f"t/{j}" for j in range(200)],
+            dataset="sim",
+        )
+    return path
+
+
+def test_cli_prints_the_table_writes_csv_and_reports_progress(store_file, tmp_path, capsys):
+    out, per = tmp_path / "t.csv", tmp_path / "p.csv"
+    argv = ["backtest", "--store", str(store_file), "--methods", "midpoint", "--budgets", "8,32"]
+    assert (
+        main(
+            [*argv, "--holdout", "4", "--repeats", "2", "--out", str(out), "--per-model", str(per)]
+        )
+        == 0
+    )
+    cap = capsys.readouterr()
+    assert "backtest on sim: 4 held-out models" in cap.out and "coverage (95% CI)" in cap.out
+    assert "100.0%" in cap.err  # progress on stderr, the table alone on stdout
+    table = pd.read_csv(out)
+    assert set(table["method"]) == {"midpoint", BASELINE_METHOD} and len(table) == 4
+    assert len(pd.read_csv(per)) == 2 * 4 * 2 * 2
+
+
+@pytest.mark.parametrize(
+    "extra,words",
+    [
+        (["--budgets", "8,x"], "--budgets must be comma-separated whole numbers"),
+        (
+            ["--budgets", "500"],
+            "--budgets: budget 500 must be between 1 and the number of samples (200)",
+        ),
+        (["--methods", "nope"], "--methods: unknown search method 'nope'"),
+        (["--holdout", "29"], "--holdout: hold out between 1 and 28"),
+        (["--dataset", "zzz"], "dataset 'zzz' is not in the store"),
+        (["--out", "/no/such/dir/t.csv"], "--out directory /no/such/dir does not exist"),
+    ],
+)
+def test_cli_refusals_are_one_line(store_file, capsys, extra, words):
+    assert main(["backtest", "--store", str(store_file), *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and words in err, err
+
+
+@pytest.mark.slow
+def test_default_beats_random_on_the_bundled_leaderboard(demo_store_path):
+    """The product's default estimator against a random sample on real language-model
+    results (the bundled Open LLM Leaderboard v2 data): smaller error and narrower
+    intervals at the same budget, its intervals still covering the truth."""
+    from lifelong_core.datasets.leaderboard import DATASET
+    from lifelong_core.store import Store
+    from lifelong_core.workflows.selection import select
+
+    with Store.open(demo_store_path) as st:
+        s = select(st, DATASET)
+    bt = backtest(s, [DEFAULT_METHOD], [64, 128, 256], holdout=10, repeats=2)
+    t = bt.table.set_index("method")
+    assert t.loc[DEFAULT_METHOD, "mae_pts"].mean() < t.loc[BASELINE_METHOD, "mae_pts"].mean()
+    assert t.loc[DEFAULT_METHOD, "width_pts"].mean() < t.loc[BASELINE_METHOD, "width_pts"].mean()
+    covered = bt.per_model.loc[bt.per_model["method"] == DEFAULT_METHOD, "covered"]
+    assert covered.mean() >= 0.85
