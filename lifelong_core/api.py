@@ -147,9 +147,10 @@ def demo_store() -> Path:
 
 
 def _dataset(store: Store, dataset: str | None) -> str:
-    from lifelong_core.workflows.harness import default_dataset
+    # The command line's one rule: the store's only dataset, else the one named.
+    from lifelong_core.workflows.selection import resolve_dataset
 
-    return dataset if dataset is not None else default_dataset(store)
+    return resolve_dataset(store, dataset)
 
 
 # Fitting a model-based method on a cache takes seconds; a notebook that selects items,

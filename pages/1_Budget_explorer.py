@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from lifelong_core.methods import capabilities, is_threshold_rule
+from lifelong_core.methods import capabilities
 from lifelong_core.methods.registry import BASELINE_METHOD
 from lifelong_core.workflows.design import design_rule, design_runs
 from lifelong_core.workflows.sweeps import family_correlation
@@ -35,7 +35,6 @@ dataset, dom_key, how, sort, sampling, search, budgets, seed = (
     cfg.seed,
 )
 provenance_note(sel.synthetic, cfg.dataset)
-threshold = is_threshold_rule(search)
 predicts = capabilities(search).per_sample
 table, per_model, _, rows = data.run_config(cfg, sel)
 # The random-sampling baseline on the same Sort split and models: "better than random?"
@@ -243,9 +242,17 @@ with tabs[1]:
 
 with tabs[2]:
     if tabs[2].open:
-        if threshold and "aleatoric" not in table:  # a large store computes it only here
+        # The decomposition is of a threshold rule: the sidebar's, or the default rule when
+        # the sidebar's method is an estimator (as the design study does).
+        rule = design_rule(search)
+        if "aleatoric" not in table:  # a large store computes it only here
             table, _, _, _ = data.run_config(
-                cfg, sel, decompose=True, label="Decomposing the error…"
+                cfg, sel, search=rule, decompose=True, label="Decomposing the error…"
+            )
+        if rule != search:
+            st.caption(
+                f"The error decomposition is of a threshold rule; shown for {rule}, since {search} "
+                "is not one."
             )
         if "aleatoric" not in table:
             st.info(

@@ -19,6 +19,7 @@ import streamlit as st
 
 from lifelong_core.limits import MAX_SEED
 from lifelong_core.methods.draws import COMMON, PER_MODEL
+from lifelong_core.methods.registry import methods_with
 from lifelong_core.stats import (
     DIFFERENCE_LEVEL,
     SCHEMES,
@@ -28,6 +29,7 @@ from lifelong_core.stats import (
     fit_hierarchical,
     from_frame,
     leaderboard,
+    normalization_bounds,
     normalize,
     pairwise_differences,
     rank_intervals,
@@ -39,7 +41,12 @@ from lifelong_core.stats.hierarchical_views import (
 )
 from lifelong_core.stats.vtab import counts_from_leaderboard, load_published
 from lifelong_core.workflows.budgets import budgets_within
-from lifelong_core.workflows.rankings import estimator_coverage, newest_estimated_counts
+from lifelong_core.workflows.rankings import (
+    DEFAULT_TOP,
+    default_models,
+    estimator_coverage,
+    newest_estimated_counts,
+)
 from ui.categories import category_control
 from ui.common import (
     get_store,
@@ -64,7 +71,6 @@ SOURCES = {
     "estimated": "Estimated by Sort & Search",
 }
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
-DEFAULT_TOP = 12
 
 
 # ------------------------------------------------------------------ cached computations
@@ -92,32 +98,55 @@ def estimated_counts(
     )
 
 
+@st.cache_data(show_spinner="Normalisation bounds over every model…", max_entries=16)
+def bounds(counts: pd.DataFrame, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """§2.4's bounds over every model of the source, whichever are shown."""
+    return normalization_bounds(from_frame(counts), n_boot, seed)
+
+
 # The three bootstrap views read the same replicates: the tables below call this cached
-# draw, so a run draws them once whichever tab is open.
+# draw, so a run draws them once whichever tab is open. ``counts`` is the whole source,
+# ``chosen`` the models shown: a model's replicates do not depend on the others, and the
+# normalisation bounds are the source's, so nothing shown changes with the choice.
 @st.cache_data(show_spinner="Bootstrapping…", max_entries=16)
-def replicates(counts: pd.DataFrame, n_boot: int, seed: int, normalized: bool) -> Bootstrap:
-    boot = bootstrap(from_frame(counts), n_boot=n_boot, seed=seed)
-    return normalize(boot) if normalized else boot
+def replicates(
+    counts: pd.DataFrame, chosen: tuple[str, ...], n_boot: int, seed: int, normalized: bool
+) -> Bootstrap:
+    boot = bootstrap(from_frame(counts).subset(models=list(chosen)), n_boot=n_boot, seed=seed)
+    return normalize(boot, bounds=bounds(counts, n_boot, seed)) if normalized else boot
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def board_table(
-    counts: pd.DataFrame, n_boot: int, seed: int, level: float, normalized: bool
+    counts: pd.DataFrame,
+    chosen: tuple[str, ...],
+    n_boot: int,
+    seed: int,
+    level: float,
+    normalized: bool,
 ) -> pd.DataFrame:
-    return leaderboard(replicates(counts, n_boot, seed, normalized), level=level)
+    return leaderboard(replicates(counts, chosen, n_boot, seed, normalized), level=level)
 
 
 @st.cache_data(show_spinner="Ranking the replicates…", max_entries=16)
-def rank_table(counts: pd.DataFrame, n_boot: int, seed: int, normalized: bool) -> pd.DataFrame:
-    boot = replicates(counts, n_boot, seed, normalized)
+def rank_table(
+    counts: pd.DataFrame, chosen: tuple[str, ...], n_boot: int, seed: int, normalized: bool
+) -> pd.DataFrame:
+    boot = replicates(counts, chosen, n_boot, seed, normalized)
     return rank_intervals(boot.scores, boot.table.models, level=DIFFERENCE_LEVEL, seed=seed)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def differences(
-    counts: pd.DataFrame, n_boot: int, seed: int, normalized: bool, models: tuple[str, ...]
+    counts: pd.DataFrame,
+    chosen: tuple[str, ...],
+    n_boot: int,
+    seed: int,
+    normalized: bool,
+    models: tuple[str, ...],
 ):
-    return pairwise_differences(replicates(counts, n_boot, seed, normalized), models=list(models))
+    boot = replicates(counts, chosen, n_boot, seed, normalized)
+    return pairwise_differences(boot, models=list(models))
 
 
 @st.cache_data(show_spinner="Sampling the hierarchical model…", max_entries=8)
@@ -139,7 +168,8 @@ def hierarchical(
         "mean": fit.p.mean(axis=3),
         "models": list(table.models),
         # Beside the intervals (§2.2, Table 11): all pairs with Bonferroni, rank intervals from predictive draws.
-        "pairwise": hierarchical_pairwise(fit, level=DIFFERENCE_LEVEL),
+        # Differences of posterior predictive scores, like the intervals (Table 3's Bayesian column).
+        "pairwise": hierarchical_pairwise(fit, level=DIFFERENCE_LEVEL, predictive=True, seed=seed),
         "rank_intervals": hierarchical_rank_intervals(fit, level=DIFFERENCE_LEVEL, seed=seed),
     }
 
@@ -299,7 +329,7 @@ def bayes_extras(bhm: dict, source: str, normalized: bool) -> None:
     diff = bhm["pairwise"]
     models = list(ci[ci["scope"] == "overall"]["model"])
     st.markdown(
-        "**Pairwise differences** (credible intervals of score(row) − score(column), raw accuracy)"
+        "**Pairwise differences** (posterior predictive intervals of score(row) − score(column), raw accuracy, as Table 3)"
     )
     st.caption(
         f"{len(diff)} comparison(s), each at {diff['level'].iloc[0]:.4f} so that all hold together at 95% "
@@ -518,7 +548,9 @@ if source in ("store", "estimated"):
                 " The chosen estimator also gives its own 95% interval of each model's accuracy over all samples "
                 "pooled, which does cover the estimation error: see the second chart of the leaderboard."
                 if own_intervals is not None
-                else " Estimators with their own interval of the estimation error: mirt, irt, neighbours."
+                else " Estimators with their own interval of the estimation error: "
+                + ", ".join(methods_with(interval=True))
+                + "."
             )
         )
         url_sync_keys(
@@ -560,19 +592,31 @@ overall_acc = pd.Series(table_all.accuracy.mean(axis=1), index=list(table_all.mo
     ascending=False
 )
 all_models = list(overall_acc.index)
+shown = default_models(all_models)
 if len(all_models) > DEFAULT_TOP:
     chosen = st.multiselect(
-        f"Models to rank (default: the {DEFAULT_TOP} most accurate of {len(all_models)}; type to search)",
+        (
+            f"Models to rank (default: all {len(all_models)}; type to search)"
+            if len(shown) == len(all_models)
+            else f"Models to rank (default: the {DEFAULT_TOP} most accurate of {len(all_models)}; type to search)"
+        ),
         all_models,
-        default=query_list("models", all_models[:DEFAULT_TOP], all_models),
+        default=query_list("models", shown, all_models),
         key=f"models-{source}",
     )
-    sync_query(models=chosen)
+    if chosen == shown:  # the default view keeps the URL short
+        if "models" in st.query_params:
+            del st.query_params["models"]
+    else:
+        sync_query(models=chosen)
 else:
     chosen = all_models
 if len(chosen) < 2:
     st.warning("Choose at least two models.")
     st.stop()
+# The whole source stays in ``counts_all``: normalisation bounds are taken over it.
+counts_all = counts
+chosen = tuple(m for m in all_models if m in set(chosen))
 counts = counts[counts["model"].isin(chosen)].reset_index(drop=True)
 
 c1, c2, c3, c4 = st.columns(4)
@@ -603,12 +647,14 @@ normalized = c4.toggle(
     "Normalised (§2.4)",
     value=query_default("normalized", False, bool),
     key="normalized",
-    help="BigBench-style: each task rescaled by its lowest and highest score over all replicates.",
+    help="BigBench-style: each task rescaled by its lowest and highest score over all replicates "
+    "of every model of the source, whichever are chosen here, so a model's normalised score does "
+    "not change with the choice.",
 )
 url_sync_keys("level", "n_boot", "seed", "normalized")
 
 # Every tab orders or compares its models by the leaderboard, so it is the one table made before them.
-board = board_table(counts, int(n_boot), seed, float(level), bool(normalized))
+board = board_table(counts_all, chosen, int(n_boot), seed, float(level), bool(normalized))
 
 # The open tab lives in the URL and only it runs: a hidden tab costs nothing (the Bayesian model takes seconds).
 tab_board, tab_diff, tab_rank, tab_bayes = st.tabs(
@@ -717,7 +763,7 @@ with tab_diff:
         if len(pick) < 2:
             st.info("Choose at least two models.")
         else:
-            diff = differences(counts, int(n_boot), seed, bool(normalized), tuple(pick))
+            diff = differences(counts_all, chosen, int(n_boot), seed, bool(normalized), tuple(pick))
             m = len(diff)
             st.caption(
                 f"{m} comparison(s); each interval is at {diff['level'].iloc[0]:.4f} so that all hold together at 95% "
@@ -743,7 +789,7 @@ with tab_rank:
             "schemes report the average over tasks of the per-task rank, raw, with N(0, 1) noise in points, or with 1-point "
             "bins (ties share the worst rank)."
         )
-        ranks = rank_table(counts, int(n_boot), seed, bool(normalized))
+        ranks = rank_table(counts_all, chosen, int(n_boot), seed, bool(normalized))
         wide = pd.DataFrame({"model": board[board["scope"] == "overall"]["model"].to_numpy()})
         for key, label in SCHEMES.items():
             part = ranks[ranks["scheme"] == key].set_index("model")

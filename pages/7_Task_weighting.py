@@ -33,6 +33,7 @@ from lifelong_core.stats.vtab import (
     load_published,
     published_table,
 )
+from lifelong_core.workflows.rankings import DEFAULT_TOP, default_models
 from ui.categories import category_control
 from ui.common import (
     input_errors,
@@ -85,16 +86,16 @@ def regions_for(
             level=0.834,
         )
     else:
-        table = from_frame(counts)
-        if models is not None:
-            table = table.subset(models=list(models))
+        whole = from_frame(counts)
+        table = whole if models is None else whole.subset(models=list(models))
         if method == "hierarchical":
             # Category means and variances from posterior predictive draws (Appendix Fig. 5).
             fit = fit_hierarchical(table, chains=2, draws=500, warmup=250, seed=0)
             stats = category_stats_from_hierarchical(fit, cats)
         elif normalized:
+            # Bounds over every model of the source (§2.4), whichever are weighed here.
             stats = category_stats_from_bootstrap(
-                normalize(bootstrap(table, n_boot=1000, seed=0)), cats
+                normalize(bootstrap(table, n_boot=1000, seed=0), source=whole), cats
             )
         else:
             stats = category_stats(table, cats)
@@ -202,12 +203,15 @@ else:
 if counts is not None:
     acc = counts.groupby("model")[["correct", "total"]].sum()
     order = list((acc["correct"] / acc["total"]).sort_values(ascending=False).index)
-    if len(order) > 12:
+    if len(order) > DEFAULT_TOP:
+        shown = default_models(order)
         models = tuple(
             st.multiselect(
-                f"Models (default: the 12 most accurate of {len(order)}; type to search)",
+                f"Models (default: all {len(order)}; type to search)"
+                if len(shown) == len(order)
+                else f"Models (default: the {DEFAULT_TOP} most accurate of {len(order)}; type to search)",
                 order,
-                default=query_list("wmodels", order[:12], order),
+                default=query_list("wmodels", shown, order),
                 key=f"wmodels-{source}",
             )
         )

@@ -18,6 +18,7 @@ from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core import limits
+from lifelong_core.methods.registry import DEFAULT_METHOD
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["app.py"] + [f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*.py"))]
@@ -79,13 +80,15 @@ def test_evaluate_new_asks_for_the_kept_state_then_reads_it(big_store):
     from lifelong_core.store import state as kept
 
     at = run("pages/3_Evaluate_something_new.py")
-    assert "No mirt parameters are kept" in texts(at)
+    # The page's default method is the product's default estimator, whose state is kept.
+    assert f"No {DEFAULT_METHOD} parameters are kept" in texts(at)
     button = [b for b in at.button if b.label.startswith("Refresh the kept state")]
     assert len(button) == 1
     button[0].click().run()
     assert not at.exception, [e.message for e in at.exception]
     with Store.open(big_store) as st:
-        assert kept.load_item_state(st, "synthetic", "mirt") is not None
+        item = kept.load_item_state(st, "synthetic", DEFAULT_METHOD)
+        assert item is not None and "auto_choices" in item.params
         assert kept.load_sort_state(st, "synthetic") is not None
     at = run("pages/3_Evaluate_something_new.py")
     assert "up to date" in texts(at)

@@ -14,6 +14,8 @@ import pytest
 from apptest_pages import ok, open_page
 from streamlit.testing.v1 import AppTest
 
+from lifelong_core.methods.registry import DEFAULT_METHOD
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -187,10 +189,13 @@ def test_budget_explorer_confidence_sort_and_estimator(store_env):
     assert any("est_lo" in d.value.columns for d in at.dataframe)
 
 
-def test_budget_explorer_decomposition_needs_threshold_rule(store_env):
+def test_budget_explorer_decomposes_the_default_rule_for_an_estimator(store_env):
+    # The decomposition is of a threshold rule: with an estimator chosen (the default is
+    # one) the tab shows the default rule's and says so.
     at = run(BUDGET, {"tab": "Aleatoric vs epistemic", "search": "copy-nearest", "budgets": "32"})
-    assert charts(at) == 0
-    assert any("threshold rules" in i.value for i in at.info)
+    assert charts(at) == 1
+    assert any("shown for midpoint, since copy-nearest is not one" in c.value for c in at.caption)
+    assert "aleatoric" in at.dataframe[-1].value.columns
 
 
 def test_stale_url_values_fall_back(store_env):
@@ -458,3 +463,29 @@ def test_switching_dataset_resets_data_dependent_widgets(tmp_path, monkeypatch):
         other = run(page, {"ds": "alpha"})
         other.sidebar.selectbox(key="ds").set_value("beta").run()
         ok(other)
+
+
+def test_the_sidebar_calls_home_home(store_env, monkeypatch):
+    """The first entry of the navigation is titled Home (Streamlit would label the entry
+    script "app")."""
+    import streamlit
+
+    seen = []
+    real = streamlit.navigation
+
+    def spy(pages, *a, **kw):
+        seen.append(list(pages))
+        return real(pages, *a, **kw)
+
+    monkeypatch.setattr(streamlit, "navigation", spy)
+    at = run("app.py")
+    assert not at.exception
+    pages = seen[-1]
+    assert pages[0].title == "Home"
+    assert "app" not in {p.title.lower() for p in pages}
+
+
+@pytest.mark.parametrize("page", [BUDGET, "pages/2_Estimated_vs_true.py"])
+def test_sort_and_search_pages_open_on_the_default_estimator(store_env, page):
+    at = run(page, {"budgets": "32"})
+    assert by_label(at.sidebar.selectbox, "Search rule").value == DEFAULT_METHOD

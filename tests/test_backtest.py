@@ -232,7 +232,7 @@ def test_cli_prints_the_table_writes_csv_and_reports_progress(store_file, tmp_pa
         ),
         (["--methods", "nope"], "--methods: unknown search method 'nope'"),
         (["--holdout", "29"], "--holdout: hold out between 1 and 28"),
-        (["--dataset", "zzz"], "dataset 'zzz' is not in the store"),
+        (["--dataset", "zzz"], "--dataset: the store holds no dataset 'zzz'"),
         (["--out", "/no/such/dir/t.csv"], "--out directory /no/such/dir does not exist"),
     ],
 )

@@ -202,9 +202,9 @@ def test_wide_import_with_metadata_tables_and_growth(tmp_path, capsys):
         assert np.array_equal(st.matrix(None, range(10, 16)), C)
         assert st.models()["family"].tolist()[:3] == ["cnn", "cnn", "mlp"]
         assert st.samples("d1")["label"].tolist() == list(range(10))
-    # Exporting everything as a matrix fails honestly: models d, e never saw d1.
+    # A matrix is one dataset's: with two in the store, the command names them.
     err = fail(["export", "--store", db, "--matrix", str(tmp_path / "X.npy")], capsys)
-    assert "no prediction of model 'd'" in err
+    assert "the store holds 2 datasets; name one of d1, d2." in err
     ok(["export", "--store", db, "--matrix", str(tmp_path / "X.npy"), "--dataset", "d2"], capsys)
     assert np.array_equal(np.load(tmp_path / "X.npy"), C)
     out = ok(["info", "--store", db], capsys)

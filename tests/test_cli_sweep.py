@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from lifelong_core.cli import main
+from lifelong_core.methods.registry import DEFAULT_METHOD, capabilities
 from lifelong_core.sortsearch.sort import choose_sort_rows
 from lifelong_core.sweep import run_sweep
 
@@ -69,7 +70,7 @@ def test_sort_rows_contract_and_per_model(data, capsys):
     assert ((table[["mae", "eagg"]] >= 0) & (table[["mae", "eagg"]] <= 1)).all().all()
 
 
-def test_default_search_is_mirt_with_intervals(data, capsys):
+def test_default_search_is_the_registry_default_with_intervals(data, capsys):
     d, A, _ = data
     code, err = run_main(
         capsys,
@@ -88,9 +89,10 @@ def test_default_search_is_mirt_with_intervals(data, capsys):
     sort_rows = np.arange(0, 30, 3)
     eval_rows = np.setdiff1d(np.arange(30), sort_rows)
     expected = run_sweep(
-        A[sort_rows], A[eval_rows], [16, 64], search="mirt", eval_row_ids=eval_rows
+        A[sort_rows], A[eval_rows], [16, 64], search=DEFAULT_METHOD, eval_row_ids=eval_rows
     )
-    assert expected.config["search"] == "mirt"
+    assert expected.config["search"] == DEFAULT_METHOD == "auto"
+    assert capabilities(DEFAULT_METHOD).interval
     assert np.allclose(pd.read_csv(d / "dm.csv")["mae"], expected.table["mae"])
     pm = pd.read_csv(d / "dpm.csv")
     assert list(pm.columns) == [

@@ -65,17 +65,18 @@ def test_store_matrix_and_extras_equal_the_committed_files(built):
 
 def test_the_lifelong_state_is_kept_for_every_dataset(built):
     """No page sorts or fits the demo when it opens: build-demo keeps the Sort state and the
-    mirt parameters of each dataset, current at the last import."""
+    default estimator's parameters of each dataset, current at the last import."""
+    from lifelong_core.methods.registry import kept_method
     from lifelong_core.store import Store
     from lifelong_core.workflows import lifelong_state
 
     with Store.open(built) as st:
         for ds in st.datasets()["dataset"]:
-            stat = lifelong_state.status(st, ds, "mirt")
+            stat = lifelong_state.status(st, ds, kept_method())
             assert stat.items_usable and not stat.sort_stale and not stat.models_since_fit, (
                 stat.sentence()
             )
-            est, _ = lifelong_state.fitted(st, ds, "mirt")
+            est, _ = lifelong_state.fitted(st, ds, kept_method())
             assert est is not None
 
 

@@ -127,6 +127,29 @@ def test_info_summary_scores_evaluated_models_only_and_marks_the_estimated_row(s
     assert bool(mdl.loc[FAKE, "estimated"]) and not mdl.drop(FAKE)["estimated"].any()
 
 
+def test_info_says_its_accuracies_leave_the_estimated_row_out(store_file, capsys):
+    from lifelong_core.cli import main
+
+    assert main(["info", "--store", str(store_file)]) == 0
+    out = capsys.readouterr().out
+    assert "the 1 rows inserted as estimates (estimated = True below) are predictions" in out
+    assert "left out of their models, entries and accuracy" in out
+
+
+def test_export_and_sweep_leave_the_estimated_row_out_and_say_so(store_file, tmp_path, capsys):
+    from lifelong_core.cli import main
+
+    assert main(["export", "--store", str(store_file), "--matrix", str(tmp_path / "A.npy"),
+                 "--models", str(tmp_path / "m.txt")]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "left out: 1 inserted as estimates, not evaluated" in out
+    assert FAKE not in (tmp_path / "m.txt").read_text()
+    assert np.load(tmp_path / "A.npy").shape[0] == N_REAL
+    assert main(["export", "--store", str(store_file), "--counts", str(tmp_path / "c.csv")]) == 0
+    capsys.readouterr()
+    assert FAKE not in set(pd.read_csv(tmp_path / "c.csv")["model"])
+
+
 # ------------------------------------------------------------------ every page that scores
 def run(page: str, **query) -> AppTest:
     return open_page(page, query, no_error=True)

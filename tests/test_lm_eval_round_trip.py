@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 
 from lifelong_core.cli import main
+from lifelong_core.methods.registry import DEFAULT_METHOD
 
 pytest.importorskip("lm_eval")
 
@@ -186,7 +187,7 @@ def test_select_run_estimate_insert(tmp_path, capsys):
         models = st.models().set_index("model_id")
         assert bool(models.loc["dummy-run", "estimated"])
         meta = json.loads(models.loc["dummy-run", "metadata"])
-        assert meta["method"] == "mirt" and meta["evaluated"] == 16
+        assert meta["method"] == DEFAULT_METHOD and meta["evaluated"] == 16
         assert meta["estimate"]["accuracy"] == pytest.approx(overall["estimate"], abs=1e-6)
         assert sorted(meta["evaluated_samples"]) == sorted(logged)
         idx = st.sample_index(list(logged))

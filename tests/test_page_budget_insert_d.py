@@ -7,6 +7,7 @@ import pytest
 from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
+from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.workflows.selection import select
 from tests.test_app_pages import make_tiny_store
 
@@ -98,7 +99,8 @@ def test_budget_curves_with_bands_over_sort_splits(demo_store_path, monkeypatch)
     assert fills(at) == 4  # MAE, E_agg and the random baseline's, kappa
     for tab, lines in (
         ("Aleatoric vs epistemic", 3),
-        ("Design choices", 6 + 3 + 3),
+        # Sort-set sizes, Sort methods, and one line per sampling (listing's grid included)
+        ("Design choices", 6 + 3 + len(SAMPLING)),
         ("vs CopyNearest&Expand", 2),
     ):
         at2 = run(

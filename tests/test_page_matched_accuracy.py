@@ -205,3 +205,41 @@ def test_a_model_name_with_markdown_is_shown_as_text(tmp_path, monkeypatch):
     assert not at.exception
     caption = next(c.value for c in at.caption if "source and" in c.value)
     assert "![" not in caption and "\\!\\[t\\]" in caption
+
+
+def test_model_list_leaves_out_another_datasets_models(tmp_path, monkeypatch):
+    """A store with a second dataset run by other models: comparing two domains of the
+    first offers only that dataset's models (the other dataset's have nothing here)."""
+    path = make_store(tmp_path / "two.duckdb", with_bare=False)
+    rng = np.random.default_rng(1)
+    other = pd.DataFrame(
+        {
+            "sample_id": [f"o{i}" for i in range(40)],
+            "dataset": "other-benchmark",
+            "domain": ["a"] * 20 + ["b"] * 20,
+            "category": "x",
+            "label": rng.integers(3, size=40),
+            "split": "test",
+        }
+    )
+    with Store.open(path, read_only=False) as st:
+        st.insert_matrix(
+            (rng.random((3, 40)) < 0.6).astype(np.uint8),
+            models=pd.DataFrame(
+                {
+                    "model_id": [f"other{i}" for i in range(3)],
+                    "name": [f"other-{i}" for i in range(3)],
+                }
+            ),
+            samples=other,
+            source="other.npy",
+            extras={
+                "predicted": rng.integers(3, size=(3, 40)).astype(np.int32),
+                "confidence": rng.random((3, 40)).astype(np.float32),
+            },
+        )
+    monkeypatch.setenv("LBE_STORE", str(path))
+    at = run_page()
+    assert at.selectbox(key="match-src-ds").value == "lifelong-digits"
+    offered = at.selectbox(key="match-model").options
+    assert "model-0" in offered and not any(o.startswith("other-") for o in offered)

@@ -11,6 +11,7 @@ import streamlit
 from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
+from lifelong_core.methods.registry import DEFAULT_METHOD
 from lifelong_core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,8 +95,8 @@ def test_store_source_leaderboard_tab(use_store):
     at = run_page(source="store")
     assert at.radio(key="source").value == "store"
     assert [t.label for t in at.tabs] == TABS
-    # 16 models > 12: the default ranks the 12 most accurate.
-    assert len(at.multiselect(key="models-store").value) == 12
+    # 16 models, at most 20: the default ranks them all (a larger source, its 12 best).
+    assert len(at.multiselect(key="models-store").value) == 16
     board = frames_with(at, "scope")[0]
     overall = board[board["scope"] == "overall"].sort_values("mean", ascending=False)
     assert overall["model"].iloc[0] == "model-15"
@@ -124,7 +125,7 @@ def test_store_source_bayesian_tab(use_store):
     at = run_page(source="store", tab="Bayesian model")
     assert {m.label for m in at.metric} >= BAYES_METRICS
     intervals = frames_with(at, "mean_bayes")[0]
-    assert {"mean_boot", "lo_boot", "hi_boot"} <= set(intervals.columns) and len(intervals) == 12
+    assert {"mean_boot", "lo_boot", "hi_boot"} <= set(intervals.columns) and len(intervals) == 16
     assert len(at.get("plotly_chart")) == 3  # rank probabilities, a trace, the pairwise matrix
 
 
@@ -193,7 +194,7 @@ def test_sort_and_search_estimates_against_truth(use_store):
 def test_sort_and_search_estimates_carry_the_estimators_own_intervals(use_store):
     at = run_page(source="estimated")
     assert not at.exception
-    assert at.selectbox(key="ss_method").value == "mirt"
+    assert at.selectbox(key="ss_method").value == DEFAULT_METHOD
     own = next(d.value for d in at.dataframe if "est_lo_pct" in d.value.columns)
     assert len(own) == 4
     assert ((own["est_lo_pct"] <= own["est_pct"]) & (own["est_pct"] <= own["est_hi_pct"])).all()

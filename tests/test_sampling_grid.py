@@ -88,3 +88,71 @@ def test_sweep_uses_the_chosen_grid():
     t = (ext[j] + 1 + ext[j + 1]) // 2
     got = mid.per_model.query("budget == 7 and model_row == 0")["est_acc"].item()
     assert got == pytest.approx(t / 103)
+
+
+# ------------------------------------------------------------------ Listing 1 as printed
+def _listing_uniform_sampling(query, num_p):
+    """Prabhu et al. (2024), Listing 1, ``uniform_sampling``, transcribed as printed."""
+    idx = np.arange(0, len(query), len(query) // num_p)[1:]
+    return idx
+
+
+def _listing_dp_search(query):
+    """Listing 1, ``dp_search``, as printed (on a copy: the listing writes into its input)."""
+    query = query.astype(np.int64).copy()
+    query[query == 0] = -1
+    cumsum = np.cumsum(query)
+    idx = np.argmax(cumsum)
+    return idx / len(query)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(2, 30_000), st.data())
+def test_listing_grid_is_the_printed_code(n, data):
+    from lifelong_core.sortsearch.search import listing_positions
+
+    k = data.draw(st.integers(2, n))
+    got = positions_for("listing", n, k, None)
+    want = _listing_uniform_sampling(np.zeros(n), k)
+    assert np.array_equal(got, want) and np.array_equal(listing_positions(n, k), want)
+
+
+def test_listing_grid_is_not_always_k_positions():
+    from lifelong_core.sortsearch.search import listing_positions
+
+    assert len(listing_positions(10_700, 1_024)) == 1_069  # step 10: the remainder adds 45
+    assert len(listing_positions(1_000, 10)) == 9  # k divides n: position 0 dropped
+    assert listing_positions(1_000, 10)[0] == 100  # the easiest sample is never evaluated
+    with pytest.raises(InputError, match="holds no position for budget 1"):
+        listing_positions(1_000, 1)
+
+
+def test_sweep_with_the_listing_grid_matches_a_transcription_of_the_listing():
+    """The listing's grid with the published code's threshold rule (reference: the
+    argmax sample's position, i.e. ``dp_search``'s index read on the grid) and Listing 1's
+    ``sort_by_sum`` order, by hand, for every evaluated model."""
+    rng = np.random.default_rng(5)
+    n = 997
+    A = (rng.random((40, n)) < np.linspace(0.97, 0.03, n)).astype(np.uint8)
+    res = run_sweep(A[:15], A[15:], [10, 64, 500], search="reference", sampling="listing")
+    assert res.config["sampling"] == "listing"
+    assert res.config["evaluated"] == {10: 10, 64: 66, 500: 996}  # step 15: 67 - 1 at 64
+    order = np.flip(np.argsort(A[:15].sum(axis=0)))  # Listing 1's sort_by_sum
+    for b in (10, 64, 500):
+        idx = _listing_uniform_sampling(np.zeros(n), b)
+        for r in range(25):
+            truth = A[15 + r, order]
+            frac = _listing_dp_search(truth[idx])
+            i_star = round(frac * len(idx))  # dp_search's index
+            t = idx[i_star]  # the published rule reads the threshold at the grid position
+            got = res.per_model.query(f"budget == {b} and model_row == {r}")["est_acc"].item()
+            assert got == pytest.approx(t / n)
+
+
+def test_insert_m_selects_the_listing_grid():
+    rng = np.random.default_rng(1)
+    A = (rng.random((12, 300)) < np.linspace(0.9, 0.1, 300)).astype(np.uint8)
+    m = InsertM("reference", sampling="listing").fit(A)
+    assert np.array_equal(
+        np.sort(m.order_[positions_for("listing", 300, 32, None)]), m.select(300, 32)
+    )

@@ -150,3 +150,22 @@ def test_hierarchical_predictive_intervals_reproduce_table_a3(vtab):
     for col in ("mean", "lo", "hi"):
         assert (merged[col] * 100 - merged[f"{col}_pct"]).abs().max() <= 0.2
     assert fit.diagnostics()["rhat"].max() < 1.05
+
+
+def test_bundled_rank_and_pairwise_tables_hold_the_reports_figures():
+    from lifelong_core.stats.ranks import SCHEMES
+    from lifelong_core.stats.vtab import load_published_pairwise, load_published_ranks
+
+    ranks = load_published_ranks()
+    assert len(ranks) == 3 * 16 * 5 and set(ranks["scheme"]) == set(SCHEMES)
+    key = ranks.set_index(["model", "method", "normalized", "scheme"])
+    # Spot checks against the report's tables: the normalised geometric block's heavy ends,
+    # Table 11's first row.
+    assert tuple(key.loc[("Uncond-BigGAN", "bootstrap", True, "geometric")]) == (10.2, 10.0, 13.4)
+    assert tuple(key.loc[("Sup-Rotation-100%", "bayesian", False, "mean")]) == (1.1, 1.0, 2.0)
+    pairs = load_published_pairwise()
+    assert len(pairs) == 9
+    row = pairs.set_index(["model_a", "model_b", "method", "normalized"]).loc[
+        ("Sup-Rotation-100%", "Sup-Exemplar-100%", "bootstrap", True)
+    ]
+    assert (row["diff_pct"], row["lo_pct"], row["hi_pct"]) == (-1.1, -2.1, 0.0)

@@ -26,6 +26,7 @@ from lifelong_core.methods.registry import (
     describe_methods,
 )
 from lifelong_core.sortsearch import SORTS, fit_exponential, fit_power_law, model_correlation
+from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.workflows import (
     arrivals,
     large,
@@ -451,13 +452,14 @@ def sweep_controls(
     sampling = _pick(
         side,
         "Sampling",
-        ["uniform", "random", "reference"],
+        list(SAMPLING),
         "sampling",
         "uniform",
         radio=True,
-        help="uniform: the centre of each of n′ equal strata of the order; random: uniformly at "
-        "random; reference: the published code's grid, which skips the easy end when n′ "
-        "does not divide n",
+        help="For the threshold rules. uniform: the centre of each of n′ equal strata of the "
+        "order; random: uniformly at random; reference: the published code's grid, which skips "
+        "the easy end when n′ does not divide n; listing: Listing 1's grid as printed, "
+        "arange(0, n, n // n′)[1:], which is not always n′ samples",
     )
     search = pick_search(side, sort_models=k)
     # Every budget curve and scatter answers "better than a random sample?" unless asked not to.

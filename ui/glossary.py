@@ -26,6 +26,9 @@ TERMS: dict[str, str] = {
     "evaluated samples (CopyNearest&Expand).",
     "mirt / irt / neighbours": "Estimators that fit a model of the whole cache (item response theory, nearest "
     "neighbours) and give a 95% interval of the accuracy.",
+    "auto": "The default estimator: on your own cache it measures mirt, Sort & Search's threshold and "
+    "copy-nearest by cross-validation and uses, per budget, the best (the simplest when they tie), with a 95% "
+    "interval.",
     "MAE": "Sample-level error: the share of samples whose right/wrong is predicted wrongly, averaged over models.",
     "E_agg": "Aggregate error: |estimated accuracy − true accuracy|, averaged over models.",
     "κ (kappa)": "Cohen's kappa between predicted and true right/wrong: 1 = perfect, 0 = no better than chance "

@@ -79,22 +79,39 @@ def write_csv(df: pd.DataFrame, path: str, flag: str) -> None:
 
 
 @contextmanager
-def store_selection(store: str, dataset: str | None) -> Iterator[tuple[object, object]]:
-    """``(store, selection)``: the store open read-only and the app's selection of ``dataset``
-    (default: the store's only one): its real (not estimated) models evaluated on every sample."""
+def open_store(store: str) -> Iterator[object]:
+    """The store at ``store`` open read-only; one sentence if there is none (the store's own)."""
     from lifelong_core.store import Store
+
+    with Store.open(store, read_only=True) as st:
+        yield st
+
+
+def store_dataset(st, dataset: str | None) -> str:
+    """The dataset a command reads from the open store ``st``: every command that reads one
+    dataset asks this (:func:`lifelong_core.workflows.selection.resolve_dataset`): a store
+    with one dataset needs no ``--dataset``; with several, the command stops (exit 2) with
+    one sentence naming them."""
+    from lifelong_core.workflows.selection import resolve_dataset
+
+    return resolve_dataset(st, dataset)
+
+
+def add_dataset(p: argparse.ArgumentParser, what: str = "the dataset to read") -> None:
+    """``--dataset D``: the one flag, with the one rule of :func:`store_dataset`."""
+    p.add_argument(
+        "--dataset",
+        metavar="D",
+        help=f"with --store: {what} (needed when the store holds several; default: its only one)",
+    )
+
+
+@contextmanager
+def store_selection(store: str, dataset: str | None) -> Iterator[tuple[object, object]]:
+    """``(store, selection)``: the store open read-only and the app's selection of the
+    dataset :func:`store_dataset` resolves: its real (not estimated) models evaluated on
+    every sample."""
     from lifelong_core.workflows.selection import select
 
-    if not Path(store).exists():
-        raise InputError(f"store {store} does not exist.")
-    with Store.open(store, read_only=True) as st:
-        names = st.datasets()["dataset"].tolist()
-        if dataset is None:
-            if len(names) != 1:
-                raise InputError(
-                    f"the store holds {len(names)} datasets; name one with --dataset ({', '.join(names)})."
-                )
-            dataset = names[0]
-        elif dataset not in names:
-            raise InputError(f"dataset {dataset!r} is not in the store ({', '.join(names)}).")
-        yield st, select(st, dataset)
+    with open_store(store) as st:
+        yield st, select(st, store_dataset(st, dataset))

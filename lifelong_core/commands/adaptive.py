@@ -36,7 +36,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lifelong_core.commands._common import add_source, check_out_dirs, write_csv
+from lifelong_core.commands._common import (
+    add_dataset,
+    add_source,
+    check_out_dirs,
+    open_store,
+    store_dataset,
+    write_csv,
+)
 from lifelong_core.errors import InputError
 from lifelong_core.io.matrix import load_index_list, load_matrix
 
@@ -50,9 +57,7 @@ def add_parser(subparsers) -> None:
         description=__doc__.splitlines()[0],
     )
     add_source(p, "DuckDB store: the cache is a dataset's real models (with --lm-eval rounds)")
-    p.add_argument(
-        "--dataset", metavar="D", help="with --store: the dataset (default: the store's only one)"
-    )
+    add_dataset(p, "the dataset whose real models are the cache")
     p.add_argument(
         "--lm-eval",
         dest="lm_eval",
@@ -137,7 +142,6 @@ def run(args: argparse.Namespace) -> int:
     check_out_dirs((args.out, "--out"), (args.next, "--next"))
     cache = None
     if args.store is not None:
-        from lifelong_core.store import Store
         from lifelong_core.workflows import harness
 
         if args.results is not None or args.key is not None or args.sort_rows is not None:
@@ -145,8 +149,8 @@ def run(args: argparse.Namespace) -> int:
                 "--results, --key and --sort-rows go with --matrix; with --store give the rounds' "
                 "runs as --lm-eval PATH."
             )
-        with Store.open(args.store, read_only=True) as st:
-            cache = harness.cache_of(st, args.dataset or harness.default_dataset(st))
+        with open_store(args.store) as st:
+            cache = harness.cache_of(st, store_dataset(st, args.dataset))
         A = cache.A
     else:
         if args.lm_eval or args.task or args.dataset:

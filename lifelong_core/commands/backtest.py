@@ -26,6 +26,7 @@ def _ints(text: str, flag: str) -> list[int]:
 
 
 def add_parser(sub) -> None:
+    from lifelong_core.commands._common import add_dataset
     from lifelong_core.workflows.backtest import (
         DEFAULT_BUDGETS,
         DEFAULT_HOLDOUT,
@@ -39,7 +40,7 @@ def add_parser(sub) -> None:
         description=__doc__.splitlines()[0],
     )
     p.add_argument("--store", required=True, help="DuckDB store file")
-    p.add_argument("--dataset", metavar="D", help="dataset (default: the store's only dataset)")
+    add_dataset(p)
     p.add_argument(
         "--methods",
         metavar="M1,M2",

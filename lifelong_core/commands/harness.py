@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from lifelong_core.commands._common import add_dataset, open_store, store_dataset
 from lifelong_core.errors import InputError
 from lifelong_core.methods.registry import DEFAULT_METHOD
 
@@ -40,7 +41,7 @@ def add_parser(sub) -> None:
         description=__doc__.splitlines()[0],
     )
     p.add_argument("--store", required=True, help="DuckDB store file")
-    p.add_argument("--dataset", metavar="D", help="dataset (default: the store's only dataset)")
+    add_dataset(p)
     p.add_argument("--budget", type=int, required=True, metavar="N", help="number of items to run")
     p.add_argument("--method", default=DEFAULT_METHOD, help=_method_help())
     p.add_argument("--seed", type=int, default=0, help="seed of the random choices (default 0)")
@@ -73,7 +74,7 @@ def add_parser(sub) -> None:
         description="Estimate a new model from an lm-eval --log_samples run on the selected items.",
     )
     p.add_argument("--store", required=True, help="DuckDB store file")
-    p.add_argument("--dataset", metavar="D", help="dataset (default: the store's only dataset)")
+    add_dataset(p)
     p.add_argument(
         "--lm-eval",
         dest="lm_eval",
@@ -105,12 +106,10 @@ def add_parser(sub) -> None:
 
 
 def _cache(store_path: str, dataset: str | None):
-    from lifelong_core.store import Store
     from lifelong_core.workflows import harness
 
-    with Store.open(store_path, read_only=True) as st:
-        dataset = dataset or harness.default_dataset(st)
-        return harness.cache_of(st, dataset)
+    with open_store(store_path) as st:
+        return harness.cache_of(st, store_dataset(st, dataset))
 
 
 def run_select(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ import argparse
 import sys
 import time
 
+from lifelong_core.commands._common import store_dataset
 from lifelong_core.methods.registry import kept_method, kept_methods
 
 
@@ -25,6 +26,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--store", required=True, help="DuckDB store file")
     p.add_argument(
         "--refresh", metavar="DATASET", help="update the Sort state of DATASET and fit mirt on it"
+    )
+    p.add_argument(
+        "--dataset",
+        metavar="D",
+        help="show this dataset's state only (default: every dataset)",
     )
     p.add_argument(
         "--method",
@@ -81,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
     with Store.open(args.store) as st:
         sorts = kept.sort_states(st)
         datasets = st.datasets()["dataset"].tolist()
+        if args.dataset is not None:
+            datasets = [store_dataset(st, args.dataset)]
         for ds in datasets:
             row = sorts[sorts["dataset"] == ds]
             if len(row) == 0:

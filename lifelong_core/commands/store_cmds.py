@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lifelong_core.commands._common import open_store, store_dataset
 from lifelong_core.errors import InputError
 
 # ``info`` lists every model up to this many; beyond, it gives counts per family unless
@@ -118,7 +119,8 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--matrix",
         metavar="OUT.npy",
-        help="write the 0/1 matrix (all models x the samples) as uint8 .npy",
+        help="write the dataset's 0/1 matrix as uint8 .npy: its models evaluated on every one of "
+        "its samples x its samples (a line says which models were left out)",
     )
     p.add_argument(
         "--models", metavar="OUT.txt", help="with --matrix: write the row model ids, one per line"
@@ -140,16 +142,28 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--counts",
         metavar="OUT.csv",
-        help="write counts.csv (model, task, category, correct, total; "
-        "task = domain, tasks without a category get 'uncategorised') for rank and weights",
+        help="write the dataset's counts.csv (model, task, category, correct, total; "
+        "task = domain, tasks without a category get 'uncategorised') for rank and weights: "
+        "its models evaluated on every domain",
     )
-    p.add_argument("--dataset", metavar="NAME", help="only this dataset's samples")
+    p.add_argument(
+        "--dataset",
+        metavar="D",
+        help="the dataset of --matrix and --counts (needed when the store holds several; default: "
+        "its only one); --long writes every dataset unless one is named",
+    )
     p.set_defaults(func=run_export)
 
     p = subparsers.add_parser(
         "info", help="counts per dataset, domain and model", description="Describe a store."
     )
     p.add_argument("--store", required=True, help="DuckDB store file")
+    p.add_argument(
+        "--dataset",
+        metavar="D",
+        help="describe this dataset only: its domains and the models with predictions on it "
+        "(default: every dataset)",
+    )
     listing = p.add_mutually_exclusive_group()
     listing.add_argument(
         "--summary",
@@ -252,7 +266,6 @@ def run_import(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     from lifelong_core.io.edges import atomic_output, check_output_path
-    from lifelong_core.store import Store
     from lifelong_core.store.files import export_long, write_ids
 
     if args.matrix is None and args.long is None and args.counts is None:
@@ -286,26 +299,30 @@ def run_export(args: argparse.Namespace) -> int:
         if out is not None:
             check_output_path(out, flag)
     flag_of = {out: flag for flag, out in npy_flags if out is not None}
-    with Store.open(args.store, read_only=True) as st:
+    with open_store(args.store) as st:
+        if args.long is not None and args.dataset is not None:
+            store_dataset(st, args.dataset)  # a name the store does not hold: one sentence
         if args.matrix is not None:
-            smp = st.samples(args.dataset)
-            if args.dataset is not None and len(smp) == 0:
-                raise InputError(f"The store has no dataset {args.dataset!r}.")
-            if st.n_models == 0 or len(smp) == 0:
-                raise InputError(f"Store {args.store} holds no predictions to export.")
-            sidx = None if args.dataset is None else smp["sample_idx"].to_numpy()
-            A = st.matrix(None, sidx)
+            from lifelong_core.workflows.selection import dataset_models
+
+            found = dataset_models(st, store_dataset(st, args.dataset))
+            if len(found.complete) == 0:
+                raise InputError(found.note().rstrip(".") + "; there is no matrix to export.")
+            midx = found.complete["model_idx"].to_numpy()
+            sidx = found.samples["sample_idx"].to_numpy()
+            A = st.matrix(midx, sidx)
             arrays = {args.matrix: A}
             if extras_out:
-                got = st.extras(None, sidx, fields=tuple(extras_out))
+                got = st.extras(midx, sidx, fields=tuple(extras_out))
                 arrays.update({extras_out[f]: got[f] for f in extras_out})
             for out, arr in arrays.items():
                 with atomic_output(out, flag_of[out], suffix=".npy") as tmp:
                     np.save(tmp, arr, allow_pickle=False)
             if args.models:
-                write_ids(st.models()["model_id"], args.models, "--models")
+                write_ids(found.complete["model_id"], args.models, "--models")
             if args.samples:
-                write_ids(smp["sample_id"], args.samples, "--samples")
+                write_ids(found.samples["sample_id"], args.samples, "--samples")
+            print(found.note())
             print(f"wrote {A.shape[0]} x {A.shape[1]} matrix to {args.matrix}")
         if args.long is not None:
             n = export_long(st, args.long, args.dataset)
@@ -313,7 +330,9 @@ def run_export(args: argparse.Namespace) -> int:
         if args.counts is not None:
             from lifelong_core.workflows.exports import counts_table
 
-            counts = counts_table(st, args.dataset)
+            counts = counts_table(st, store_dataset(st, args.dataset))
+            if counts.attrs.get("note"):
+                print(counts.attrs["note"])
             tmp = args.counts + ".tmp"
             counts.to_csv(tmp, index=False)
             os.replace(tmp, args.counts)
@@ -352,12 +371,11 @@ def _families(models):
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from lifelong_core.store import Store
-
-    with Store.open(args.store, read_only=True) as st:
+    with open_store(args.store) as st:
         summary = st.summary()
         size = Path(args.store).stat().st_size
         cells = st.n_models * st.n_samples
+        n_est = int(summary["models"]["estimated"].astype(bool).sum())
         lines = [
             f"store {args.store}: {len(st.datasets())} datasets, {st.n_models} models, {st.n_samples} samples, "
             f"{summary['models']['entries'].sum()} recorded predictions"
@@ -366,8 +384,18 @@ def run_info(args: argparse.Namespace) -> int:
                 if cells
                 else ""
             )
-            + f", file {size / 1e6:.1f} MB"
+            + f", file {size / 1e6:.1f} MB",
+            "Dataset and domain rows count evaluated models only"
+            + (
+                f"; the {n_est} rows inserted as estimates (estimated = True below) are predictions "
+                "and are left out of their models, entries and accuracy."
+                if n_est
+                else "."
+            ),
         ]
+        if args.dataset is not None:
+            summary = _dataset_summary(st, summary, store_dataset(st, args.dataset))
+            lines.append(f"Showing dataset {args.dataset} only.")
         for name in ("datasets", "domains"):
             lines += ["", f"{name}:", _table(summary[name]) if len(summary[name]) else "(none)"]
         models = summary["models"]
@@ -399,6 +427,22 @@ def run_info(args: argparse.Namespace) -> int:
         # `info | head` closed the pipe early: not an error; keep Python quiet at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def _dataset_summary(st, summary: dict, dataset: str) -> dict:
+    """``summary`` cut to ``dataset``: its row, its domains, and the models with predictions
+    on it, their entries, correct answers and accuracy counted on its samples only."""
+    counts = st.counts(dataset=dataset)
+    per = counts.assign(model_id=counts["model"]).groupby("model_id")[["total", "correct"]].sum()
+    models = summary["models"]
+    models = models[models["model_id"].isin(per.index)].drop(columns=["entries", "correct"])
+    models = models.join(per.rename(columns={"total": "entries"}), on="model_id")
+    models["accuracy"] = (models["correct"] / models["entries"]).round(4)
+    return {
+        "datasets": summary["datasets"][summary["datasets"]["dataset"] == dataset],
+        "domains": summary["domains"][summary["domains"]["dataset"] == dataset],
+        "models": models[summary["models"].columns].reset_index(drop=True),
+    }
 
 
 def run_check(args: argparse.Namespace) -> int:

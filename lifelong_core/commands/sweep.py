@@ -6,11 +6,16 @@ Sort on the rows named by ``--sort-rows`` (or ``--sort-models K`` rows drawn wit
 matrices are streamed from disk a chunk of rows at a time; ``--store DB`` takes the rows
 (models, by ``model_idx``) from a store instead, read straight into packed chunks.
 
-The default ``--search`` is ``mirt``, the method measured best on held-out demo models
-(docs/concepts/estimators.md). It needs the Sort rows in memory and costs about a
-millisecond per model and budget at n = 10,000; for very large matrices the threshold
+The default ``--search`` is the product's default estimator (``auto``: per budget the best
+of ``mirt``, Sort & Search's threshold and CopyNearest&Expand on the Sort rows, chosen by
+cross-validation; a 95% interval per model). It needs the Sort rows in memory, seconds of
+cross-validation, and about a millisecond per model and budget at n = 10,000; for very
+large matrices the threshold
 rules ``midpoint`` (the better of the two S&S rules) and ``reference`` (the published
-code) run on streamed prefix counts. How: ``--kernel dense|packed`` (packed bits from
+code) run on streamed prefix counts. With ``--store``, the rows are the real models of one
+dataset evaluated on every one of its samples (``--dataset``; a store with one dataset
+needs none), in model_idx order; a line says how many models that is and which were left
+out. How: ``--kernel dense|packed`` (packed bits from
 file or store to the counts; paper scale) and ``--executor serial|threads|dask``; the
 numbers do not depend on them. ``--engine dask`` (kept from before) means ``--kernel
 packed --executor dask`` (a local cluster; see docs/SCALING.md).
@@ -24,7 +29,14 @@ import os
 import numpy as np
 import pandas as pd
 
-from lifelong_core.commands._common import add_source, check_out_dirs, write_csv
+from lifelong_core.commands._common import (
+    add_dataset,
+    add_source,
+    check_out_dirs,
+    open_store,
+    store_dataset,
+    write_csv,
+)
 from lifelong_core.errors import InputError
 from lifelong_core.io.matrix import load_float_matrix, load_index_list
 from lifelong_core.methods.registry import (
@@ -50,7 +62,11 @@ def add_parser(subparsers) -> None:
         help="Sort & Search budget sweep (MAE, E_agg, kappa, correlations per budget)",
         description=__doc__.splitlines()[0],
     )
-    add_source(p, "DuckDB store; rows are its models in model_idx order")
+    add_source(
+        p,
+        "DuckDB store; rows are the dataset's models evaluated on all its samples, in model_idx order",
+    )
+    add_dataset(p)
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument(
         "--sort-rows", metavar="FILE", help="0-based row indices used for Sort, one per line"
@@ -78,7 +94,9 @@ def add_parser(subparsers) -> None:
         default=None,
         help="threshold rules: uniform = the centre of each of n' equal strata of the sorted order "
         "(default), random = uniformly at random, reference = the published code's grid "
-        "(default with --search reference; it skips the easy end when n' does not divide n); "
+        "(default with --search reference; it skips the easy end when n' does not divide n), "
+        "listing = Listing 1's grid as printed, arange(0, n, n // n')[1:] (not always n' samples: "
+        "a line says how many); "
         "the other methods have their own design (copy-nearest: random; mirt, irt, neighbours: "
         "one random sample per stratum of the order)",
     )
@@ -206,20 +224,44 @@ def run(args: argparse.Namespace) -> int:
             "--confidence goes with --matrix; a store's confidences are not used by sweep."
         )
     if args.store is not None:
-        # Imported here: DuckDB adds to every command's start-up and only --store needs it.
-        from lifelong_core.store import StoreRows
-
-        every = StoreRows(args.store)
-        rows = lambda ids: StoreRows(args.store, ids)  # noqa: E731
+        every, rows = _store_rows(args.store, args.dataset)
+    elif args.dataset is not None:
+        raise InputError("--dataset goes with --store, not --matrix.")
     else:
         every = MatrixRows(args.matrix, what="--matrix")
         rows = every.subset
     results = [_run_one(args, every, rows, budgets, kernel, executor, seed) for seed in seeds]
+    evaluated = results[0].config.get("evaluated", {})
+    if any(k != v for k, v in evaluated.items()):
+        print(
+            "the listing's grid evaluates "
+            + ", ".join(f"{v:,} samples at budget {k:,}" for k, v in evaluated.items())
+            + "."
+        )
     if len(results) == 1:
         _write_outputs(results[0], args)
     else:
         _write_repeats(results, args)
     return 0
+
+
+def _store_rows(path: str, dataset: str | None):
+    """The dataset's complete real models as row sources (all, and a subset by row)."""
+    # Imported here: DuckDB adds to every command's start-up and only --store needs it.
+    from lifelong_core.store import StoreRows
+    from lifelong_core.workflows.selection import dataset_models
+
+    with open_store(path) as st:
+        found = dataset_models(st, store_dataset(st, dataset))
+    if len(found.complete) < 2:
+        raise InputError(found.note().rstrip(".") + "; a sweep needs at least two.")
+    print(found.note())
+    model_idx = found.complete["model_idx"].to_numpy(dtype=np.int64)
+    sidx = found.samples["sample_idx"].to_numpy(dtype=np.int64)
+    # Rows are labelled by their position in the dataset's model list, as --sort-rows
+    # counts them and export --matrix writes them.
+    every = StoreRows(path, model_idx, sidx, row_ids=np.arange(len(model_idx)))
+    return every, lambda ids: StoreRows(path, model_idx[np.asarray(ids)], sidx, row_ids=ids)
 
 
 def _run_one(args: argparse.Namespace, every, rows, budgets, kernel: str, executor: str, seed: int):

@@ -24,7 +24,13 @@ from __future__ import annotations
 
 import argparse
 
-from lifelong_core.commands._common import add_source, check_out_dirs, store_selection, write_csv
+from lifelong_core.commands._common import (
+    add_dataset,
+    add_source,
+    check_out_dirs,
+    store_selection,
+    write_csv,
+)
 from lifelong_core.errors import InputError
 from lifelong_core.methods.registry import THRESHOLD_RULES
 from lifelong_core.sortsearch.search import SAMPLING
@@ -37,7 +43,7 @@ def add_parser(subparsers) -> None:
         description=__doc__.splitlines()[0].replace("``", ""),
     )
     add_source(p, "a store; its real (not estimated) models and one dataset's samples")
-    p.add_argument("--dataset", help="with --store: the dataset (default: the store's only one)")
+    add_dataset(p)
     p.add_argument(
         "--confidence", metavar="C", help="with --matrix: confidence of the true class, same shape"
     )

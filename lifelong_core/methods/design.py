@@ -37,6 +37,7 @@ __all__ = [
     "StratifiedAlongOrder",
     "difference_estimate",
     "difference_estimate_at",
+    "regular_positions",
     "strata_bounds",
     "stratified_positions",
 ]
@@ -74,6 +75,30 @@ def stratified_positions(n: int, budget: int, rng: np.random.Generator) -> np.nd
     rank_in_stratum = np.arange(n) - np.repeat(edges[:-1], sizes)
     chosen = by_key[rank_in_stratum < np.repeat(take, sizes)]
     return np.sort(chosen)
+
+
+def regular_positions(n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
+    """Sorted positions: one in each of ``budget`` equal strata of the order, all at the same
+    random relative offset (``lo + floor(U * size)`` with one ``U ~ Uniform[0, 1)``).
+
+    Systematic sampling with a random start (Cochran, *Sampling Techniques*, 3rd ed., 1977,
+    ch. 8) laid on the strata of :func:`strata_bounds`'s finer grid: the positions are
+    evenly spaced like Sort & Search's uniform grid (Prabhu et al., 2024, "Efficient
+    Lifelong Model Evaluation in an Era of Rapid Progress", §3.2: what places a threshold
+    best), yet every sample has a known, non-zero chance of being chosen (one over its
+    stratum's size), so the difference estimator stays unbiased. Two consecutive strata
+    nest in one stratum of :func:`strata_bounds` (for an even budget), which then holds two
+    positions, and its variance is the collapsed-strata estimate (Cochran §5A.12), the
+    usual, conservative one for a systematic sample along a trend.
+    """
+    check_budget(n, budget)
+    if not isinstance(rng, np.random.Generator):
+        raise InputError(
+            "systematic sampling draws its start at random and needs a random generator (pass a seed)."
+        )
+    edges = np.linspace(0, n, budget + 1).round().astype(np.int64)
+    sizes = np.diff(edges)
+    return edges[:-1] + np.floor(rng.random() * sizes).astype(np.int64)
 
 
 class StratifiedAlongOrder:

@@ -33,11 +33,14 @@ from lifelong_core.methods.base import Estimate, check_fitted, check_observation
 from lifelong_core.methods.design import StratifiedAlongOrder, difference_estimate_at
 
 
-def check_cache(A_sort: np.ndarray, order: np.ndarray) -> np.ndarray:
+def check_cache(A_sort: np.ndarray, order: np.ndarray, least: int = 2) -> np.ndarray:
+    """The cache as an array, checked: 0/1, at least ``least`` models and samples, and
+    ``order`` a permutation of its columns."""
     A = np.asarray(A_sort)
-    if A.ndim != 2 or A.shape[0] < 2 or A.shape[1] < 2:
+    if A.ndim != 2 or A.shape[0] < least or A.shape[1] < least:
         raise InputError(
-            f"the Sort cache must be a matrix with at least 2 models and 2 samples, got shape {A.shape}."
+            f"the Sort cache must be a matrix with at least {least} models and {least} samples, "
+            f"got shape {A.shape}."
         )
     if not np.isin(A, (0, 1)).all():
         raise InputError("the Sort cache must hold only 0/1 correctness values.")
@@ -209,8 +212,19 @@ class MIRTEstimator(StratifiedAlongOrder):
         )
         return self.with_items(item_model(d, w, theta), order)
 
-    def with_items(self, item: ItemModel, order: np.ndarray) -> MIRTEstimator:
-        """This estimator with already fitted item parameters (e.g. persisted in the store)."""
+    def kept_params(self) -> dict:
+        """The settings the store keeps beside the item parameters (``workflows.lifelong_state``)."""
+        return {"k": int(self.k), "iters": int(self.iters), "item_ridge": float(self.item_ridge)}
+
+    def with_items(
+        self, item: ItemModel, order: np.ndarray, params: dict | None = None
+    ) -> MIRTEstimator:
+        """This estimator with already fitted item parameters (e.g. persisted in the store);
+        ``params`` (:meth:`kept_params`) restores the settings they were fitted with."""
+        if params is not None:
+            self.k = int(item.w.shape[1])
+            self.iters = int(params.get("iters", self.iters))
+            self.item_ridge = float(params.get("item_ridge", self.item_ridge))
         order = np.asarray(order, dtype=np.int64)
         n = len(item.d)
         if order.shape != (n,) or not np.array_equal(np.sort(order), np.arange(n)):

@@ -30,7 +30,7 @@ import numpy as np
 
 from lifelong_core.errors import InputError
 
-SAMPLING = ("uniform", "random", "reference")
+SAMPLING = ("uniform", "random", "reference", "listing")
 RULES = ("midpoint", "reference")
 DEFAULT_RULE = "midpoint"
 
@@ -82,6 +82,29 @@ def random_positions(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
     return np.sort(rng.choice(n, size=k, replace=False)).astype(np.int64)
 
 
+def listing_positions(n: int, k: int) -> np.ndarray:
+    """``listing`` sampling: the grid exactly as printed in Listing 1 of Prabhu et al.
+    (2024), "Efficient Lifelong Model Evaluation in an Era of Rapid Progress", Appendix D
+    (``uniform_sampling``): ``np.arange(0, n, n // k)[1:]``.
+
+    Kept as printed, so the paper's code can be compared with the rest: it is not always
+    ``k`` positions. With ``step = n // k`` it has ``ceil(n / step) - 1`` of them: ``k - 1``
+    when ``k`` divides ``n`` (position 0 is dropped and nothing replaces it), more than
+    ``k`` when the remainder ``n - k * step`` holds more than a step (``n = 10,700``,
+    ``k = 1,024``: step 10, 1,069 positions), and none at ``k = 1``, which is refused.
+    Position 0 (the easiest sample) is never evaluated.
+    """
+    check_budget(n, k)
+    pos = np.arange(0, n, n // k, dtype=np.int64)[1:]
+    if len(pos) == 0:
+        raise InputError(
+            f"the listing's grid arange(0, n, n // k)[1:] holds no position for budget {k} of "
+            f"{n} samples; use a budget of at least 2.",
+            param="budgets",
+        )
+    return pos
+
+
 def resolve_sampling(sampling: str | None, rule: str) -> str:
     """The sampling a caller meant: ``None`` is ``reference`` for the ``reference`` rule
     (so that mode is the published code end to end: tie order, grid and rule) and
@@ -98,6 +121,8 @@ def positions_for(sampling: str, n: int, k: int, rng: np.random.Generator | None
         return stratum_positions(n, k)
     if sampling == "reference":
         return uniform_positions(n, k)
+    if sampling == "listing":
+        return listing_positions(n, k)
     if sampling == "random":
         if rng is None:
             raise InputError("random sampling needs a random generator (pass a seed).")

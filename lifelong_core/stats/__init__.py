@@ -3,7 +3,7 @@
 - :mod:`.counts`: the validated counts table (model x task correct/total, task categories).
 - :mod:`.bootstrap`: bootstrap of test instances within tasks (§2.1), leaderboards with
   percentile intervals, pairwise differences with Bonferroni.
-- :mod:`.normalize`: BigBench-style normalisation with bounds from the replicates (§2.4).
+- :mod:`.normalize`: BigBench-style normalisation with bounds from every model's replicates (§2.4).
 - :mod:`.ranks`: rank intervals under the five aggregation schemes of §3.2.
 - :mod:`.bhm`: beta-binomial hierarchical model, Gibbs + slice sampling (§2.2).
 - :mod:`.diagnostics`: split R-hat and effective sample size.
@@ -28,7 +28,7 @@ from lifelong_core.stats.bootstrap import (
 )
 from lifelong_core.stats.counts import CountTable, from_frame, read_counts_csv
 from lifelong_core.stats.diagnostics import effective_sample_size, split_rhat
-from lifelong_core.stats.normalize import normalize
+from lifelong_core.stats.normalize import normalization_bounds, normalize
 from lifelong_core.stats.ranks import SCHEMES, rank_intervals
 from lifelong_core.stats.weighting import (
     INDETERMINATE,
@@ -61,6 +61,7 @@ __all__ = [
     "fit_hierarchical",
     "from_frame",
     "leaderboard",
+    "normalization_bounds",
     "normalize",
     "pairwise_differences",
     "percentile_interval",

@@ -14,10 +14,16 @@ distributed exactly ``Binomial(n_t, c_t / n_t)``. So a replicate is one binomial
 per model x task, drawn for all replicates at once, never a loop over instances. As in
 the paper, the resampling is independent between models (they have no shared per-item
 responses here), so correlation between models is ignored (§2.3 discusses it).
+
+Each model draws from its own random stream, seeded by the seed and the model's name, so
+a model's replicates are the same whichever other models are bootstrapped with it: a
+page that shows a few models of a source reads exactly the replicates the whole source
+has (which normalisation bounds, :mod:`.normalize`, are taken over).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -92,9 +98,26 @@ def bootstrap(table: CountTable, n_boot: int = 2000, seed: int = 0) -> Bootstrap
             f"{n_boot} replicates of {n.shape[0]} models x {n.shape[1]} tasks would need about "
             f"{cells * 16 / 1e9:.0f} GB; use at most {MAX_REPLICATE_CELLS // n.size} replicates."
         )
-    rng = np.random.default_rng(seed)
-    draws = rng.binomial(n, table.correct / n, size=(int(n_boot),) + n.shape)
-    return Bootstrap(table=table, scores=draws / n, seed=seed)
+    scores = np.empty((int(n_boot),) + n.shape)
+    for i in range(len(table.models)):
+        scores[:, i] = model_replicates(table, i, n_boot, seed)
+    return Bootstrap(table=table, scores=scores, seed=seed)
+
+
+def model_stream(name: str, seed: int) -> np.random.Generator:
+    """The random stream of model ``name``'s replicates: seeded by ``seed`` and the name, so
+    it does not depend on the other models of the table."""
+    key = int.from_bytes(hashlib.blake2b(str(name).encode(), digest_size=8).digest(), "little")
+    return np.random.default_rng(np.random.SeedSequence([int(seed), key]))
+
+
+def model_replicates(table: CountTable, i: int, n_boot: int, seed: int) -> np.ndarray:
+    """Replicate task accuracies (n_boot, tasks) of model ``i`` of ``table``."""
+    n = table.total[i]
+    draws = model_stream(table.models[i], seed).binomial(
+        n, table.correct[i] / n, size=(int(n_boot), len(n))
+    )
+    return draws / n
 
 
 def uniform_task_weights(table: CountTable, category: str | None = None) -> np.ndarray:

@@ -43,10 +43,14 @@ def predictive_task_scores(fit: HierarchicalFit, seed: int = 0) -> np.ndarray:
 
 
 def _pairs_frame(
-    agg: np.ndarray, models: Sequence[str], level: float, bonferroni: bool
+    agg: np.ndarray,
+    models: Sequence[str],
+    level: float,
+    bonferroni: bool,
+    compared: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    m = agg.shape[1]
-    pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
+    idx = list(range(agg.shape[1])) if compared is None else _indices(models, compared)
+    pairs = [(i, j) for k, i in enumerate(idx) for j in idx[k + 1 :]]
     if not pairs:
         return pd.DataFrame(columns=PAIR_COLUMNS)
     per_level = 1.0 - (1.0 - level) / len(pairs) if bonferroni else level
@@ -66,6 +70,16 @@ def _pairs_frame(
     )
 
 
+def _indices(models: Sequence[str], compared: Sequence[str]) -> list[int]:
+    names = list(models)
+    for m in compared:
+        if m not in names:
+            raise InputError(f"model '{m}' is not in the data.", param="models")
+    if len(set(compared)) != len(compared):
+        raise InputError("each model to compare must be named once.", param="models")
+    return [names.index(m) for m in compared]
+
+
 def hierarchical_pairwise(
     fit: HierarchicalFit,
     level: float = DIFFERENCE_LEVEL,
@@ -73,15 +87,18 @@ def hierarchical_pairwise(
     task_weights: np.ndarray | None = None,
     predictive: bool = False,
     seed: int = 0,
+    models: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Credible intervals for ``score(a) - score(b)`` over all model pairs, Bonferroni
-    over the pairs as for the bootstrap (§2.1). Columns as ``pairwise_differences``."""
+    """Credible intervals for ``score(a) - score(b)`` over the pairs of ``models`` (default:
+    every model), Bonferroni over those pairs as for the bootstrap (§2.1). Columns as
+    ``pairwise_differences``; pairs in the order ``models`` are given (a before b)."""
     check_level(level)
     return _pairs_frame(
         fit.aggregate_draws(task_weights, predictive, seed),
         list(fit.table.models),
         level,
         bonferroni,
+        models,
     )
 
 
@@ -122,18 +139,43 @@ def _scope_mask(table, scope: str) -> np.ndarray:
 
 
 def pairwise_by_scope(
-    source: Bootstrap | HierarchicalFit, level: float = DIFFERENCE_LEVEL, bonferroni: bool = True
+    source: Bootstrap | HierarchicalFit,
+    level: float = DIFFERENCE_LEVEL,
+    bonferroni: bool = True,
+    models: Sequence[str] | None = None,
+    predictive: bool = False,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Pairwise differences of the unweighted mean over each scope's tasks (overall, then
-    each category): a ``scope`` column in front of the pairwise columns."""
+    each category): a ``scope`` column in front of the pairwise columns.
+
+    ``models``: the models compared (default: every model), in the order pairs are formed;
+    the family-wise (Bonferroni) correction is over their pairs only, as in the report's
+    Table 3 (three comparisons of the top three models). ``predictive``/``seed``: for the
+    hierarchical model, differences of posterior predictive scores instead of the
+    parameters'."""
     table = source.table
+    if models is not None:
+        _indices(table.models, models)
+        if len(models) < 2:
+            raise InputError("name at least two models to compare.", param="models")
     frames = []
     for scope in scopes(table):
         w = uniform_task_weights(table, None if scope == "overall" else scope)
         if isinstance(source, Bootstrap):
-            df = pairwise_differences(source, level=level, bonferroni=bonferroni, task_weights=w)
+            df = pairwise_differences(
+                source, models=models, level=level, bonferroni=bonferroni, task_weights=w
+            )
         else:
-            df = hierarchical_pairwise(source, level=level, bonferroni=bonferroni, task_weights=w)
+            df = hierarchical_pairwise(
+                source,
+                level=level,
+                bonferroni=bonferroni,
+                task_weights=w,
+                predictive=predictive,
+                seed=seed,
+                models=models,
+            )
         frames.append(df.assign(scope=scope)[["scope"] + PAIR_COLUMNS])
     return pd.concat(frames, ignore_index=True)
 

@@ -1,10 +1,11 @@
 """VTAB-1k as the LA-UR-24-25289 report (2024) analyses it (§3, Appendix A.1, Table A.3).
 
-The repository carries three tables under ``data/vtab1k/`` (its README names sources and
+The repository carries five tables under ``data/vtab1k/`` (its README names sources and
 licences): ``tasks.csv`` (19 tasks, their category and test-set size, from the
 benchmark's own splits), ``published_table_a3.csv`` (the per-category and overall figures
 of Table A.3 with their 83.4% intervals: bootstrap, Bayesian, and bootstrap on normalised
-accuracy) and ``leaderboard_results.csv``, the public VTAB leaderboard's per-task
+accuracy), ``published_ranks.csv`` (Table A.3's rank intervals under the five schemes and
+Table 11's), ``published_pairwise.csv`` (Table 3) and ``leaderboard_results.csv``, the public VTAB leaderboard's per-task
 accuracies (google-research/task_adaptation, Apache-2.0), turned into counts by
 :func:`counts_from_leaderboard`. ``$LBE_VTAB_LEADERBOARD`` points at another file in that
 format.
@@ -29,6 +30,8 @@ from lifelong_core.stats.counts import CountTable
 VTAB_DIR = DATA_DIR / "vtab1k"
 TASKS_CSV = VTAB_DIR / "tasks.csv"
 PUBLISHED_CSV = VTAB_DIR / "published_table_a3.csv"
+PUBLISHED_RANKS_CSV = VTAB_DIR / "published_ranks.csv"
+PUBLISHED_PAIRWISE_CSV = VTAB_DIR / "published_pairwise.csv"
 LEADERBOARD_CSV = Path(
     os.environ.get("LBE_VTAB_LEADERBOARD") or VTAB_DIR / "leaderboard_results.csv"
 )
@@ -42,6 +45,22 @@ def load_tasks(path: str | Path = TASKS_CSV) -> pd.DataFrame:
 
 def load_published(path: str | Path = PUBLISHED_CSV) -> pd.DataFrame:
     """Table A.3 figures: model, method (bootstrap|bayesian), normalized, scope, mean_pct, lo_pct, hi_pct."""
+    df = pd.read_csv(path)
+    df["normalized"] = df["normalized"].astype(str).str.lower().eq("true")
+    return df
+
+
+def load_published_ranks(path: str | Path = PUBLISHED_RANKS_CSV) -> pd.DataFrame:
+    """Table A.3's rank intervals (and Table 11's): model, method (bootstrap|bayesian),
+    normalized, scheme (as :data:`lifelong_core.stats.ranks.SCHEMES`), mean, lo, hi (ranks)."""
+    df = pd.read_csv(path)
+    df["normalized"] = df["normalized"].astype(str).str.lower().eq("true")
+    return df
+
+
+def load_published_pairwise(path: str | Path = PUBLISHED_PAIRWISE_CSV) -> pd.DataFrame:
+    """Table 3: model_a, model_b, method (bootstrap|bayesian), normalized, diff_pct, lo_pct,
+    hi_pct (points; 95% with Bonferroni over the three comparisons)."""
     df = pd.read_csv(path)
     df["normalized"] = df["normalized"].astype(str).str.lower().eq("true")
     return df

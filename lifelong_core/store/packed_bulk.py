@@ -49,6 +49,7 @@ from lifelong_core.bits import mask_tail, or_into, pack_rows, rows_from_binary
 from lifelong_core.errors import InputError
 from lifelong_core.rows import RowSource
 from lifelong_core.store._validate import normalize_models, normalize_samples
+from lifelong_core.store.dataset_rows import read_rows
 from lifelong_core.store.store import Store
 from lifelong_core.store.writing import BlockWrite, WritePlan
 
@@ -330,23 +331,34 @@ def read_packed_rows(st: Store, models) -> tuple[np.ndarray, int]:
 
 
 class StoreRows(RowSource):
-    """Packed rows of some models of a store, read a chunk of models at a time.
+    """Packed rows of some models of a store, read a chunk of models at a time; with
+    ``samples`` (sample_idx), on those columns only (a dataset of a store holding several).
 
-    Holds only the path and the model indices, so it pickles to dask workers; each
+    Holds only the path and the model and sample indices, so it pickles to dask workers; each
     process opens the store read-only once (DuckDB shares one read-only database per
     file within a process, and every read uses its own cursor).
     """
 
-    def __init__(self, path: str | os.PathLike, models=None):
+    def __init__(self, path: str | os.PathLike, models=None, samples=None, row_ids=None):
         self.path = os.fspath(path)
         with Store.open(self.path, read_only=True) as st:
-            self.n = st.n_samples
-            self.row_ids = st.model_rows(models)
+            self.models = st.model_rows(models)
+            # Labels of the rows in results: the model indices unless given.
+            self.row_ids = self.models if row_ids is None else np.asarray(row_ids, dtype=np.int64)
+            # A dataset's columns (sorted sample_idx); None: every sample of the store.
+            self.samples = None if samples is None else np.sort(st.sample_rows(samples))
+            self.n = st.n_samples if self.samples is None else len(self.samples)
         self._store: Store | None = None
         self._lock = threading.Lock()
 
     def __getstate__(self):
-        return {"path": self.path, "n": self.n, "row_ids": self.row_ids}
+        return {
+            "path": self.path,
+            "n": self.n,
+            "models": self.models,
+            "row_ids": self.row_ids,
+            "samples": self.samples,
+        }
 
     def __setstate__(self, state):
         self.__dict__.update(state)
@@ -366,7 +378,9 @@ class StoreRows(RowSource):
             return self._store
 
     def read(self, start: int, stop: int) -> np.ndarray:
-        packed, _ = read_packed_rows(self._open(), self.row_ids[start:stop])
+        if self.samples is not None:
+            return read_rows(self._open(), self.models[start:stop], self.samples)
+        packed, _ = read_packed_rows(self._open(), self.models[start:stop])
         return packed
 
     def close(self) -> None:

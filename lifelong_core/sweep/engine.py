@@ -285,6 +285,8 @@ def run_sweep(
         rng = np.random.default_rng(seed)
         if threshold:
             positions = tuple(positions_for(sampling, n, b, rng) for b in budgets)
+            # The listing's printed grid evaluates its own number of samples per budget.
+            config["evaluated"] = {int(b): len(p) for b, p in zip(budgets, positions)}
             spec = kern.spec(n, budgets, positions, search, order, decompose)
             spans = rows_eval.spans(step)
             parts = ex.map(

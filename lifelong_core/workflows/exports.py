@@ -11,19 +11,27 @@ from lifelong_core.errors import InputError
 from lifelong_core.workflows.categories import fill_categories
 
 
-def counts_table(
-    store, dataset: str | None = None, assigned: Mapping[str, str] | None = None
-) -> pd.DataFrame:
-    """``model, task, category, correct, total`` of every recorded prediction (of
-    ``dataset``), task = domain; tasks without a category get one by
+def counts_table(store, dataset: str, assigned: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """``model, task, category, correct, total`` of the real models of ``dataset`` recorded
+    on every one of its domains (:func:`~lifelong_core.workflows.selection.complete_counts`:
+    ``rank`` needs every model on every task, and estimated rows are predictions, not
+    results); task = domain; tasks without a category get one by
     :func:`~lifelong_core.workflows.categories.fill_categories`, so ``rank`` reads the
-    file as written."""
-    if dataset is not None and dataset not in set(store.datasets()["dataset"]):
+    file as written. ``attrs["note"]`` says which models were left out, if any."""
+    from lifelong_core.workflows.selection import complete_counts
+
+    if dataset not in set(store.datasets()["dataset"]):
         raise InputError(f"The store has no dataset {dataset!r}.")
-    counts = store.counts(dataset=dataset)
+    counts, dropped = complete_counts(store, dataset)
     if len(counts) == 0:
         raise InputError(
-            "The store holds no predictions to count"
-            + (f" in dataset {dataset!r}." if dataset else ".")
+            f"The store holds no evaluated predictions to count in dataset {dataset!r}."
         )
-    return fill_categories(counts, assigned)
+    out = fill_categories(counts, assigned)
+    if dropped:
+        out.attrs["note"] = (
+            f"dataset {dataset}: {out['model'].nunique():,} models counted; left out: "
+            f"{len(dropped):,} not evaluated on every domain ({', '.join(dropped[:3])}"
+            f"{', ...' if len(dropped) > 3 else ''})."
+        )
+    return out

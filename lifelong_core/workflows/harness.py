@@ -41,7 +41,7 @@ from lifelong_core.methods.draws import COMMON, PER_MODEL, check_draws, model_rn
 from lifelong_core.methods.registry import DEFAULT_METHOD
 from lifelong_core.workflows.arrivals import estimate_new_model as estimate_overall
 from lifelong_core.workflows.arrivals import estimated_model_rows, fit_new_model_method
-from lifelong_core.workflows.selection import Selection, select
+from lifelong_core.workflows.selection import Selection, resolve_dataset, select
 
 _DOC = re.compile(r"^(?P<domain>.+)/(?P<doc>\d+)$")
 
@@ -50,27 +50,11 @@ _DOC = re.compile(r"^(?P<domain>.+)/(?P<doc>\d+)$")
 def cache_of(store, dataset: str) -> Selection:
     """The matrix a new model is compared with: :func:`workflows.selection.select` on the
     whole dataset (every real model evaluated on all of its samples)."""
-    names = store.datasets()["dataset"].tolist()
-    if dataset not in names:
-        raise InputError(
-            f"the store holds no dataset {dataset!r}; it has {', '.join(names) or 'none'}."
-        )
-    return select(store, dataset)
+    return select(store, resolve_dataset(store, dataset))
 
 
 def _dataset(sel: Selection) -> str:
     return str(sel.samples["dataset"].iloc[0])
-
-
-def default_dataset(store) -> str:
-    """The dataset to use when none is named: the only one, else an error listing them."""
-    names = store.datasets()["dataset"].tolist()
-    if len(names) != 1:
-        raise InputError(
-            f"the store holds {len(names)} datasets ({', '.join(names) or 'none'}); name one.",
-            param="dataset",
-        )
-    return names[0]
 
 
 def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = None):

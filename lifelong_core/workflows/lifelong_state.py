@@ -111,9 +111,7 @@ def refresh(
     )
     del P
     params = {
-        "k": est.k,
-        "iters": est.iters,
-        "item_ridge": est.item_ridge,
+        **est.kept_params(),
         "max_models": max_models,
         "max_columns": max_columns,
         "seed": seed,
@@ -255,12 +253,5 @@ def fitted(st, dataset: str, method: str | None = None):
         return None, stat
     sort = kept.load_sort_state(st, dataset)
     item = kept.load_item_state(st, dataset, method)
-    k = item.theta.shape[1]
     model = item_model(item.d, item.w, item.theta)
-    est = _estimator(method)
-    est.k, est.iters, est.item_ridge = (
-        k,
-        int(item.params["iters"]),
-        float(item.params["item_ridge"]),
-    )
-    return est.with_items(model, sort.order), stat
+    return _estimator(method).with_items(model, sort.order, params=item.params), stat

@@ -121,3 +121,25 @@ def estimator_coverage(own: pd.DataFrame, draws: str = PER_MODEL) -> tuple[Cover
         f"{verdict}. {how[0].upper()}{how[1:]}."
     )
     return cov, text
+
+
+# A source with at most this many models shows them all by default (VTAB-1k's 16, so the
+# default view is the report's Table A.3); a larger one shows its DEFAULT_TOP most accurate.
+SHOW_ALL_UP_TO = 20
+DEFAULT_TOP = 12
+
+
+def default_models(best_first: Sequence[str]) -> list[str]:
+    """The models a ranking view shows before the user chooses: all of them for a source
+    of at most :data:`SHOW_ALL_UP_TO`, else the :data:`DEFAULT_TOP` first of
+    ``best_first`` (the source's models, most accurate first).
+
+    Examples
+    --------
+    >>> len(default_models([f"m{i}" for i in range(16)]))
+    16
+    >>> default_models([f"m{i}" for i in range(30)])[-1]
+    'm11'
+    """
+    names = list(best_first)
+    return names if len(names) <= SHOW_ALL_UP_TO else names[:DEFAULT_TOP]

@@ -72,6 +72,97 @@ def without_models(sel: Selection, model_ids) -> Selection:
     return Selection(A, sel.models[keep].reset_index(drop=True), sel.samples, sel.synthetic)
 
 
+def resolve_dataset(store, dataset: str | None) -> str:
+    """The dataset a command reads: ``dataset`` if the store holds it; with none named,
+    the store's only dataset.
+
+    The one rule of every command that reads one dataset of a store: a store with one
+    dataset needs no name; a store with several, or a name it does not hold, is an
+    :class:`InputError` (``param="dataset"``) naming the datasets it holds.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    dataset : str or None
+        The dataset asked for, or None.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    InputError
+        If the store holds no dataset, several and none is named, or not the one named.
+
+    Examples
+    --------
+    >>> resolve_dataset(store, None)  # doctest: +SKIP
+    'lifelong-digits'
+    """
+    names = store.datasets()["dataset"].tolist()
+    if not names:
+        raise InputError("the store holds no dataset yet; import predictions first.")
+    if dataset is None:
+        if len(names) > 1:
+            raise InputError(
+                f"the store holds {len(names)} datasets; name one of {', '.join(names)}.",
+                param="dataset",
+            )
+        return names[0]
+    if dataset not in names:
+        raise InputError(
+            f"the store holds no dataset {dataset!r}; it holds {', '.join(names)}.",
+            param="dataset",
+        )
+    return dataset
+
+
+@dataclass(frozen=True)
+class DatasetModels:
+    """The models of one dataset, sorted by what a matrix of it can use: ``complete``
+    (real models evaluated on every one of its ``samples``), ``partial`` (real models
+    evaluated on some of them) and ``estimated`` (rows inserted as estimates that have
+    predictions there). Rows of ``store.models()``, in store order."""
+
+    dataset: str
+    samples: pd.DataFrame
+    complete: pd.DataFrame
+    partial: pd.DataFrame
+    estimated: pd.DataFrame
+
+    def note(self) -> str:
+        """One sentence: how many models a matrix of the dataset holds, and which were
+        left out and why."""
+        n = len(self.samples)
+        out = (
+            f"dataset {self.dataset}: {len(self.complete):,} models evaluated on all "
+            f"{n:,} of its samples"
+        )
+        why = []
+        if len(self.partial):
+            why.append(f"{len(self.partial):,} evaluated on only some of them")
+        if len(self.estimated):
+            why.append(f"{len(self.estimated):,} inserted as estimates, not evaluated")
+        return out + (f"; left out: {', '.join(why)}." if why else ".")
+
+
+def dataset_models(store, dataset: str) -> DatasetModels:
+    """The :class:`DatasetModels` of ``dataset`` (a name the store holds)."""
+    from lifelong_core.store.dataset_rows import complete_models
+    from lifelong_core.store.dataset_rows import recorded_models as recorded
+
+    smp = store.samples(dataset)
+    sidx = smp["sample_idx"].to_numpy()
+    models = store.models()
+    real = real_models(models)
+    complete = complete_models(store, real, sidx)
+    partial = recorded(store, real[~real["model_idx"].isin(complete["model_idx"])], sidx)
+    estimated = recorded(store, models[models["estimated"].astype(bool)], sidx)
+    return DatasetModels(dataset, smp.reset_index(drop=True), complete, partial, estimated)
+
+
 def recorded_models(store, dataset: str, domains=None) -> pd.DataFrame:
     """The real models (rows of ``store.models()``) with at least one recorded prediction on
     the samples of ``dataset`` in ``domains`` (None = all): a store holding several datasets

@@ -1,0 +1,118 @@
+"""What the default estimator costs where a user waits for it: fits on the demo store and the
+Budget explorer's first run.
+
+1. **Fit on a whole dataset** (the Evaluate-something-new page, ``select``/``estimate``):
+   ``auto`` (cross-validation + its item model) against ``mirt`` and ``mirt-cv``, on each
+   demo dataset's real models evaluated on every sample, and on a 12-model cache of each.
+2. **The Budget explorer's first run** on the demo store, through streamlit's AppTest (the
+   script alone, no browser), opening on ``auto`` (the default), ``mirt`` and ``midpoint``.
+
+CPU seconds (process time, every thread) and wall seconds, each the median of
+``--repeats``; the load average is recorded beside them (the machine is shared).
+
+    .venv/bin/python -m benchmarks.bench_default_cost [--store data/demo.duckdb] [--repeats 3]
+
+Writes ``benchmarks/results/bench_default_cost.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "bench_default_cost.json"
+DATASETS = ("lifelong-digits", "open-llm-leaderboard-v2")
+FIT_METHODS = ("auto", "mirt", "mirt-cv")
+PAGE_METHODS = ("auto", "mirt", "midpoint")
+
+
+def timed(fn, repeats: int) -> dict:
+    cpu, wall = [], []
+    for _ in range(repeats):
+        c0, w0 = time.process_time(), time.perf_counter()
+        fn()
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - w0)
+    return {
+        "cpu_s": round(statistics.median(cpu), 2),
+        "wall_s": round(statistics.median(wall), 2),
+        "load": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def fits(store: str, repeats: int) -> list[dict]:
+    from lifelong_core.methods import get_method
+    from lifelong_core.sortsearch.sort import order_from_sums
+    from lifelong_core.store import Store
+    from lifelong_core.workflows.selection import select
+
+    with Store.open(store, read_only=True) as st:
+        data = {d: np.asarray(select(st, d).A) for d in DATASETS}
+    rows = []
+    for name, A in data.items():
+        small = A[np.sort(np.random.default_rng(0).choice(len(A), 12, replace=False))]
+        for label, cache in ((f"all {len(A)} models", A), ("12 models", small)):
+            order = order_from_sums(cache.sum(axis=0))
+            for method in FIT_METHODS:
+                t = timed(lambda m=method, c=cache, o=order: get_method(m).fit(c, o), repeats)
+                rows.append(dict(dataset=name, cache=label, method=method, **t))
+                print(f"  fit {name:24s} {label:16s} {method:8s} {t}", flush=True)
+    return rows
+
+
+def budget_page(store: str, repeats: int) -> list[dict]:
+    from streamlit.testing.v1 import AppTest
+
+    os.environ["LBE_STORE"] = store
+    rows = []
+    for method in PAGE_METHODS:
+
+        def run(m=method):
+            import streamlit as st
+
+            # Cold: the page's caches and the sweep memo (a cached resource) emptied.
+            st.cache_data.clear()
+            st.cache_resource.clear()
+            at = AppTest.from_file(
+                str(ROOT / "pages" / "1_Budget_explorer.py"), default_timeout=900
+            )
+            at.query_params["search"] = m
+            at.run()
+            assert not at.exception, [e.message for e in at.exception]
+
+        t = timed(run, repeats)
+        rows.append(dict(page="Budget explorer, first run", method=method, **t))
+        print(f"  Budget explorer first run, {method:8s} {t}", flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--store", default=str(ROOT / "data" / "demo.duckdb"))
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", default=str(RESULTS))
+    args = ap.parse_args(argv)
+    res = {
+        "store": args.store,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "note": "shared machine; CPU seconds count every thread",
+        },
+        "repeats": args.repeats,
+        "fits": fits(args.store, args.repeats),
+        "budget_explorer": budget_page(args.store, args.repeats),
+    }
+    Path(args.out).write_text(json.dumps(res, indent=1) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,654 @@
+"""The product's default estimator: the best of three predictors on the user's own cache.
+
+Which prediction of a new model's unevaluated samples is best depends on the cache. With
+hundreds of models an item-response model (``mirt``, :mod:`.irt`) predicts far better than
+one global order; with a dozen models its abilities are poorly pinned down and Sort &
+Search's threshold (Prabhu et al., 2024, "Efficient Lifelong Model Evaluation in an Era of
+Rapid Progress", §3.2, the ``midpoint`` rule) or CopyNearest&Expand (the same paper, §4.2
+Key Result 3) can do better; and which one wins may change with the budget ``n'``. So
+:func:`tune_auto` measures them on the cache itself, by K-fold cross-validation over the
+cache's models (Stone, 1974, "Cross-validatory choice and assessment of statistical
+predictions", JRSS B 36; Hastie, Tibshirani & Friedman, *The Elements of Statistical
+Learning*, 2nd ed., 2009, §7.10): each held-out model is "evaluated" on the design's own
+random sample of ``n'`` samples (:func:`.design.stratified_positions` along the training
+models' order) at every budget of :data:`CV_BUDGETS`, and each candidate predicts the
+rest:
+
+- ``threshold``: the first ``t`` samples of the easy -> hard order correct (midpoint rule);
+- ``copy-nearest``: the row of the training model that agrees most with the evaluated
+  samples (lowest row on ties);
+- ``mirt``: the item model's P(correct) under the new model's MAP ability. Its size ``k``
+  and ridge are searched coordinate-wise first (``k`` over :data:`K_GRID` at the default
+  ridge, then the ridge over :data:`RIDGE_GRID` at the best ``k``) by the mean
+  sample-level error over every budget, and ``mirt``'s fixed settings (k = 10, ridge 8;
+  fewer directions on a cache too small for ten) are kept unless the best beats them by
+  more than one standard error and by more than :data:`MARGIN` (:func:`_keep_or_move`):
+  on a large cache the default is ``mirt`` itself unless the cache clearly says otherwise.
+
+Per budget, two choices are recorded (:class:`Choice`): the candidate with the lowest
+sample-level error on the unevaluated samples makes the per-sample prediction, and the one
+whose accuracy interval would be narrowest feeds the accuracy estimate; each time the
+simplest candidate (threshold, then CopyNearest&Expand, then the item model) within one
+standard error of the best wins (the one-standard-error rule, Hastie et al. §7.10), so a
+dozen models' noise does not pick the most flexible one. Where the threshold makes the
+per-sample prediction the samples are evenly spaced along the order at a random offset
+(:func:`.design.regular_positions`: Sort & Search's uniform grid, made a probability
+sample), and it is scored on such draws; elsewhere two samples are drawn at random in each
+stratum (:func:`.design.stratified_positions`). The accuracy predictor is scored
+exactly: the held-out model's whole row is known, so the design variance of the
+difference estimator with that candidate's predictions (the within-stratum variance of
+its residuals, Cochran, *Sampling Techniques*, 3rd ed., 1977, §5.3; Särndal, Swensson &
+Wretman, *Model Assisted Survey Sampling*, 1992, §6.3), times the interval's correction
+for parameters fitted on the sample (below), is computed for every draw. At estimation the
+choice of the nearest cross-validated budget (on a log scale) is used.
+
+The interval stays the design's: stratified random sampling along the order and the
+difference estimator with a stratified t-interval (:mod:`.design`) are valid for any
+predictions fixed before the results are seen; these predictions use the results, so the
+interval corrects for it as for ``mirt``: residual variance times ``n' / (n' - df)``
+(Särndal et al. §6.6) with ``df`` the ability fit's effective parameters (``mirt``) or 1
+(the threshold); CopyNearest&Expand's residuals are taken leave-one-out (the nearest row
+chosen without the sample), since choosing among the rows by their agreement fits more
+than one parameter.
+
+Bounded work, deterministic: at most :data:`CV_MODELS` models and :data:`CV_SAMPLES`
+columns (seeded random subsets), leave-one-out below 10 models and 5 folds above,
+:data:`CV_ITERS` alternating steps per candidate fit, and enough draws per budget that
+every budget is scored on at least :data:`MIN_DRAWS` held-out evaluations (several draws
+per held-out model on a small cache). Budgets above half the cross-validated columns use
+the largest budget's choice. With fewer than 3 models there is nothing to cross-validate
+on and the threshold is used (it has no fitted parameters); fitted from packed rows (a
+store beyond the dense-read limit) CopyNearest&Expand is not a candidate, since it would
+hold the whole cache.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import expit
+
+from lifelong_core.errors import InputError
+from lifelong_core.methods.base import Estimate, check_fitted, check_observations
+from lifelong_core.methods.design import (
+    StratifiedAlongOrder,
+    regular_positions,
+    strata_bounds,
+    stratified_positions,
+)
+from lifelong_core.methods.irt import (
+    MIRTEstimator,
+    check_cache,
+    finish,
+    fit_item_model,
+    map_ability,
+)
+from lifelong_core.sortsearch.search import rule_thresholds
+from lifelong_core.sortsearch.sort import order_from_sums
+
+CANDIDATES = ("threshold", "copy-nearest", "mirt")
+CV_BUDGETS = (16, 32, 64, 128, 256, 512, 1024)
+CV_MODELS = 150
+CV_SAMPLES = 1500
+CV_ITERS = 15  # fewer alternating steps than the final fit: enough to rank configurations
+MIN_DRAWS = 60
+MARGIN = 0.01  # relative gain below which mirt's fixed settings are kept
+K_GRID = (1, 2, 4, 10, 16)
+RIDGE_GRID = (2.0, 8.0, 32.0)
+DEFAULT_K = 10
+DEFAULT_RIDGE = 8.0
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the estimator uses at ``budget``: ``predict`` makes the per-sample prediction
+    (lowest cross-validated sample-level error), ``estimate`` feeds the accuracy estimate
+    (narrowest cross-validated interval)."""
+
+    budget: int
+    predict: str
+    estimate: str
+
+
+@dataclass(frozen=True)
+class AutoTuning:
+    """The outcome of :func:`tune_auto`: the item model's ``k`` and ridge, the choice per
+    cross-validated budget, and the table behind them (one row per candidate and budget:
+    candidate, k, ridge, budget, mae, se, draws)."""
+
+    k: int
+    ridge: float
+    choices: tuple[Choice, ...]
+    table: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+    folds: int = 0
+
+    def choice_at(self, budget: int) -> Choice:
+        """The choice of the cross-validated budget nearest ``budget`` on a log scale."""
+        budgets = np.array([c.budget for c in self.choices], dtype=float)
+        i = int(np.argmin(np.abs(np.log(budgets) - np.log(max(int(budget), 1)))))
+        return self.choices[i]
+
+    def uses(self, candidate: str) -> bool:
+        """Whether any budget's choice uses ``candidate``."""
+        return any(candidate in (c.predict, c.estimate) for c in self.choices)
+
+    def to_params(self) -> dict:
+        """A JSON-able record (kept in the store with the item parameters)."""
+        return {
+            "auto_k": int(self.k),
+            "auto_ridge": float(self.ridge),
+            "auto_choices": [[c.budget, c.predict, c.estimate] for c in self.choices],
+        }
+
+    @classmethod
+    def from_params(cls, params: dict) -> AutoTuning | None:
+        """The inverse of :meth:`to_params`; None if ``params`` holds no choices."""
+        if "auto_choices" not in params:
+            return None
+        choices = tuple(Choice(int(b), str(p), str(e)) for b, p, e in params["auto_choices"])
+        return cls(int(params["auto_k"]), float(params["auto_ridge"]), choices)
+
+
+def _folds(m: int, rng: np.random.Generator) -> list[np.ndarray]:
+    perm = rng.permutation(m)
+    f = m if m < 10 else 5
+    return [np.sort(perm[i::f]) for i in range(f)]
+
+
+def _threshold_fallback(budgets=CV_BUDGETS) -> AutoTuning:
+    return AutoTuning(
+        DEFAULT_K, DEFAULT_RIDGE, tuple(Choice(b, "threshold", "threshold") for b in budgets)
+    )
+
+
+@dataclass
+class _Draws:
+    """The cross-validation's draws: per draw its fold, held-out row, budget and columns,
+    and the design's strata of that fold and budget (:class:`_Strata`)."""
+
+    fold: list
+    row: list
+    budget: list
+    cols: list  # the stratified design's columns (copy-nearest, mirt)
+    regular: list  # the regular design's columns, drawn with the same generator (threshold)
+    strata: list
+
+
+@dataclass(frozen=True)
+class _Strata:
+    """The design's strata of one fold's order at one budget: each column's stratum and
+    the weight ``(N_h / N)^2 (1 - n_h / N_h) / n_h`` of the stratum's residual variance in
+    the variance of the difference estimator (Cochran 1977, §5.3)."""
+
+    label: np.ndarray
+    weight: np.ndarray
+
+
+def _strata(order: np.ndarray, budget: int) -> _Strata:
+    n = len(order)
+    edges = strata_bounds(n, budget)
+    sizes = np.diff(edges)
+    take = np.full(len(sizes), min(2, budget), dtype=np.int64)
+    take[int(np.argmax(sizes))] += budget - take.sum()  # as stratified_positions draws
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    label = np.searchsorted(edges, rank, side="right") - 1
+    weight = (sizes / n) ** 2 * (1.0 - take / sizes) / take
+    return _Strata(label, weight)
+
+
+def _make_draws(B, folds, budgets, rng) -> tuple[_Draws, list[np.ndarray]]:
+    mb, nb = B.shape
+    per = max(1, -(-MIN_DRAWS // mb))  # draws per held-out model and budget
+    draws = _Draws([], [], [], [], [], [])
+    orders = []
+    for f, test in enumerate(folds):
+        train = np.setdiff1d(np.arange(mb), test)
+        order = order_from_sums(B[train].sum(axis=0))
+        orders.append(order)
+        strata = {b: _strata(order, b) for b in budgets}
+        for i in test:
+            for b in budgets:
+                for _ in range(per):
+                    draws.fold.append(f)
+                    draws.row.append(int(i))
+                    draws.budget.append(b)
+                    draws.cols.append(np.sort(order[stratified_positions(nb, b, rng)]))
+                    draws.regular.append(np.sort(order[regular_positions(nb, b, rng)]))
+                    draws.strata.append(strata[b])
+    return draws, orders
+
+
+def _errors(pred, prob, truth, cols, strata: _Strata, df: float = 0.0) -> tuple[float, float]:
+    """The sample-level error of ``pred`` on the unevaluated columns, and the standard
+    error the difference estimator's interval would have with the predictions ``prob``:
+    the design's variance with the held-out model's residuals ``truth - prob`` on every
+    column as the population (known here, since the held-out row is), times the
+    interval's correction ``n' / (n' - df)`` for ``df`` parameters fitted on the sample."""
+    rest = np.ones(len(truth), dtype=bool)
+    rest[cols] = False
+    resid = truth - prob
+    h = len(strata.weight)
+    count = np.bincount(strata.label, minlength=h)
+    total = np.bincount(strata.label, weights=resid, minlength=h)
+    square = np.bincount(strata.label, weights=resid * resid, minlength=h)
+    s2 = (square - total**2 / count) / np.maximum(count - 1, 1)
+    var = max(float((strata.weight * s2).sum()), 0.0) * len(cols) / max(len(cols) - df, 1.0)
+    return float(np.mean(pred[rest] != truth[rest])), float(np.sqrt(var))
+
+
+def _score_threshold(B, folds, orders, draws) -> np.ndarray:
+    n = B.shape[1]
+    out = np.empty((len(draws.row), 2))
+    ranks = []
+    for order in orders:
+        r = np.empty(n, dtype=np.int64)
+        r[order] = np.arange(n)
+        ranks.append(r)
+    for d, (f, i, cols) in enumerate(zip(draws.fold, draws.row, draws.regular)):
+        pos = np.sort(ranks[f][cols])
+        t = int(rule_thresholds("midpoint", pos, B[i, orders[f][pos]][None, :], n)[0])
+        pred = np.zeros(n, dtype=np.uint8)
+        pred[orders[f][:t]] = 1
+        out[d] = _errors(pred, pred.astype(np.float64), B[i], cols, draws.strata[d], df=1.0)
+    return out
+
+
+def _score_copy_nearest(B, folds, draws) -> np.ndarray:
+    out = np.empty((len(draws.row), 2))
+    trains = [np.setdiff1d(np.arange(B.shape[0]), t) for t in folds]
+    for d, (f, i, cols) in enumerate(zip(draws.fold, draws.row, draws.cols)):
+        T = B[trains[f]]
+        near = T[int(np.argmin((T[:, cols] != B[i, cols]).sum(axis=1)))]
+        out[d] = _errors(near, near.astype(np.float64), B[i], cols, draws.strata[d])
+    return out
+
+
+def _score_mirt(B, folds, draws, k: int, ridge: float, iters: int) -> np.ndarray:
+    items = []
+    for test in folds:
+        train = np.setdiff1d(np.arange(B.shape[0]), test)
+        items.append(fit_item_model(B[train], k=k, iters=iters, item_ridge=ridge))
+    out = np.empty((len(draws.row), 2))
+    for d, (f, i, cols) in enumerate(zip(draws.fold, draws.row, draws.cols)):
+        item = items[f]
+        theta, df = map_ability(item, cols, B[i, cols])
+        prob = expit(item.d + item.w @ theta)
+        out[d] = _errors((prob >= 0.5).astype(np.uint8), prob, B[i], cols, draws.strata[d], df)
+    return out
+
+
+def _clusters(draws: _Draws, at: np.ndarray) -> np.ndarray:
+    """Cluster label of each selected draw: its held-out model (draws of one model share
+    its row, so standard errors are taken over models)."""
+    key = np.array(draws.fold)[at] * (1 + max(draws.row)) + np.array(draws.row)[at]
+    return np.unique(key, return_inverse=True)[1]
+
+
+def _paired_gap(a: np.ndarray, b: np.ndarray, groups: np.ndarray) -> tuple[float, float]:
+    """Mean of ``a - b`` and its standard error, over clusters."""
+    per = np.bincount(groups, weights=a - b) / np.bincount(groups)
+    se = per.std(ddof=1) / np.sqrt(len(per)) if len(per) > 1 else np.inf
+    return float(per.mean()), float(se)
+
+
+def _simplest_within_se(scores: dict[str, np.ndarray], col: int, groups: np.ndarray) -> str:
+    """The simplest candidate (in the order of :data:`CANDIDATES`: the threshold has one
+    fitted number, CopyNearest&Expand picks one row, the item model fits ``k`` directions)
+    whose cross-validated error ``col`` exceeds the best's by at most one standard error of
+    their paired difference: the one-standard-error rule (Hastie, Tibshirani & Friedman
+    2009, §7.10), so that a dozen models' noise does not pick the most flexible candidate."""
+    best = min(scores, key=lambda c: scores[c][:, col].mean())
+    for c in CANDIDATES:
+        if c not in scores:
+            continue
+        if c == best:
+            return c
+        gap, se = _paired_gap(scores[c][:, col], scores[best][:, col], groups)
+        if gap <= se:
+            return c
+    return best
+
+
+def _keep_or_move(
+    scores: dict[tuple[int, float], np.ndarray], incumbent: tuple[int, float], draws: _Draws
+) -> tuple[int, float]:
+    """The item-model size with the lowest cross-validated sample-level error, unless it
+    beats ``incumbent`` (``mirt``'s fixed settings, validated on other data) by less than
+    one standard error of their paired difference or by less than :data:`MARGIN` of the
+    incumbent's error: the one-standard-error rule (Hastie, Tibshirani & Friedman 2009,
+    §7.10) with the incumbent in the place of the simplest model, so that noise in the
+    cross-validation, or a difference too small to matter, does not move the estimator off
+    settings that are known to work. Draws of one held-out model are averaged first (they
+    share its row), so the standard error is over held-out models."""
+    best = min(scores, key=lambda c: scores[c][:, 0].mean())
+    if best == incumbent or incumbent not in scores:
+        return best
+    groups = _clusters(draws, np.ones(len(draws.row), dtype=bool))
+    gap, se = _paired_gap(scores[best][:, 0], scores[incumbent][:, 0], groups)
+    gain = -gap
+    return best if gain > se and gain > MARGIN * scores[incumbent][:, 0].mean() else incumbent
+
+
+def tune_auto(
+    A_sort: np.ndarray,
+    seed: int = 0,
+    iters: int = CV_ITERS,
+    candidates: tuple[str, ...] = CANDIDATES,
+) -> AutoTuning:
+    """Cross-validate the candidates on the cache and choose per budget (module docstring).
+
+    Parameters
+    ----------
+    A_sort : ndarray
+        The cache, models x samples, 0/1.
+    seed : int
+        Seed of the subsets, folds and draws (same cache and seed, same choice).
+    iters : int
+        Alternating steps of each candidate item-model fit.
+    candidates : tuple of str
+        Which of :data:`CANDIDATES` may be chosen.
+
+    Returns
+    -------
+    AutoTuning
+
+    Raises
+    ------
+    InputError
+        If a candidate is unknown.
+    """
+    bad = [c for c in candidates if c not in CANDIDATES]
+    if bad or "threshold" not in candidates:
+        raise InputError(
+            f"auto candidates must include 'threshold' and come from {', '.join(CANDIDATES)}."
+        )
+    A = np.asarray(A_sort)
+    m, n = A.shape
+    if m < 3 or n < 4:
+        return _threshold_fallback()
+    # The cross-validation's matrices are small (at most CV_MODELS x CV_SAMPLES, k x k
+    # solves): BLAS threads cost more than they give there (measured 1 s on one thread,
+    # 12-16 s on two busy cores for a 12-model cache) and would contend with other work.
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        return _tune(A, seed, iters, candidates)
+
+
+def _tune(A: np.ndarray, seed: int, iters: int, candidates: tuple[str, ...]) -> AutoTuning:
+    m, n = A.shape
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.choice(m, CV_MODELS, replace=False)) if m > CV_MODELS else np.arange(m)
+    cols = np.sort(rng.choice(n, CV_SAMPLES, replace=False)) if n > CV_SAMPLES else np.arange(n)
+    B = A[np.ix_(rows, cols)].astype(np.uint8)
+    mb, nb = B.shape
+    budgets = sorted({min(b, max(nb // 2, 2)) for b in CV_BUDGETS})
+    folds = _folds(mb, rng)
+    draws, orders = _make_draws(B, folds, budgets, rng)
+    budget_of = np.array(draws.budget)
+    scores = {"threshold": _score_threshold(B, folds, orders, draws)}
+    if "copy-nearest" in candidates:
+        scores["copy-nearest"] = _score_copy_nearest(B, folds, draws)
+    k, ridge = DEFAULT_K, DEFAULT_RIDGE
+    mirt_scores: dict[tuple[int, float], np.ndarray] = {}
+    if "mirt" in candidates:
+        kmax = max(1, mb - len(max(folds, key=len)) - 1)
+
+        def score(kk: int, rr: float) -> None:
+            if (kk, rr) not in mirt_scores:
+                mirt_scores[(kk, rr)] = _score_mirt(B, folds, draws, kk, rr, iters)
+
+        for kk in sorted({min(kk, kmax) for kk in K_GRID}):
+            score(kk, DEFAULT_RIDGE)
+        k = min(mirt_scores, key=lambda c: mirt_scores[c][:, 0].mean())[0]
+        for rr in RIDGE_GRID:
+            score(k, rr)
+        incumbent = (min(DEFAULT_K, kmax), DEFAULT_RIDGE)
+        k, ridge = _keep_or_move(mirt_scores, incumbent, draws)
+        scores["mirt"] = mirt_scores[(k, ridge)]
+    table, choices = [], []
+    for b in budgets:
+        at = budget_of == b
+        mean = {c: s[at].mean(axis=0) for c, s in scores.items()}
+        for c, (mae, se) in mean.items():
+            table.append(
+                dict(
+                    candidate=c,
+                    k=k if c == "mirt" else None,
+                    ridge=ridge if c == "mirt" else None,
+                    budget=b,
+                    mae=float(mae),
+                    se=float(se),
+                    draws=int(at.sum()),
+                )
+            )
+        by = {c: sc[at] for c, sc in scores.items()}
+        groups = _clusters(draws, at)
+        choices.append(
+            Choice(b, _simplest_within_se(by, 0, groups), _simplest_within_se(by, 1, groups))
+        )
+    for (kk, rr), s in mirt_scores.items():
+        table.append(
+            dict(
+                candidate="mirt (search)",
+                k=kk,
+                ridge=rr,
+                budget=None,
+                mae=float(s[:, 0].mean()),
+                se=float(s[:, 1].mean()),
+                draws=len(s),
+            )
+        )
+    return AutoTuning(k, ridge, tuple(choices), table, time.perf_counter() - t0, len(folds))
+
+
+class AutoEstimator(StratifiedAlongOrder):
+    """The self-tuning default: per budget, the best of ``mirt``, Sort & Search's threshold
+    and CopyNearest&Expand on the cache (module docstring), with the design's 95% interval.
+
+    Parameters
+    ----------
+    level : float
+        Interval level.
+    seed : int
+        Seed of the cross-validation.
+    tuning : AutoTuning, optional
+        A choice made earlier (e.g. on a whole store): skips the cross-validation.
+    iters : int
+        Alternating steps of the final item-model fit (as ``mirt``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lifelong_core.methods import get_method
+    >>> rng = np.random.default_rng(0)
+    >>> A = (rng.random((12, 400)) < np.linspace(0.9, 0.1, 400)).astype(np.uint8)
+    >>> est = get_method("auto").fit(A[1:], np.argsort(-A[1:].sum(0), kind="stable"))
+    >>> cols = est.select(400, 64, rng)
+    >>> e = est.estimate(cols, A[0, cols])
+    >>> e.lo <= e.acc <= e.hi
+    True
+    """
+
+    name = "auto"
+
+    def __init__(
+        self,
+        level: float = 0.95,
+        seed: int = 0,
+        tuning: AutoTuning | None = None,
+        iters: int = 25,
+    ):
+        if not 0 < level < 1:
+            raise InputError(f"level must be in (0, 1), got {level}.")
+        if int(iters) != iters or iters < 1:
+            raise InputError(f"iters must be a positive integer, got {iters}.")
+        self.level = level
+        self.seed = seed
+        self.tuning = tuning
+        self.iters = iters
+
+    @property
+    def k(self) -> int:
+        """The item model's number of directions (the cross-validated choice)."""
+        return self.tuning_.k if hasattr(self, "tuning_") else DEFAULT_K
+
+    @property
+    def item_ridge(self) -> float:
+        """The item model's ridge (the cross-validated choice)."""
+        return self.tuning_.ridge if hasattr(self, "tuning_") else DEFAULT_RIDGE
+
+    @property
+    def item_(self):
+        """The fitted item model (what the store keeps)."""
+        check_fitted(self, "mirt_")
+        if self.mirt_ is None:
+            raise InputError("no item model was fitted: the cross-validation chose none.")
+        return self.mirt_.item_
+
+    def kept_params(self) -> dict:
+        """What the store keeps beside the item parameters (``workflows.lifelong_state``):
+        the item model's settings and the cross-validated choices."""
+        check_fitted(self, "tuning_")
+        return {
+            "k": self.k,
+            "iters": self.iters,
+            "item_ridge": self.item_ridge,
+            **self.tuning_.to_params(),
+        }
+
+    def fit(
+        self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None
+    ) -> AutoEstimator:
+        # One model is enough for the threshold (with fewer than 3 it is the only candidate).
+        A = check_cache(A_sort, order, least=1)
+        self._set_order(order)
+        self.tuning_ = self.tuning if self.tuning is not None else tune_auto(A, seed=self.seed)
+        self.mirt_ = None
+        if self.tuning_.uses("mirt"):
+            self.mirt_ = MIRTEstimator(
+                k=self.tuning_.k, iters=self.iters, item_ridge=self.tuning_.ridge, level=self.level
+            ).fit(A, self.order_)
+        self.cache_ = A.astype(np.uint8, copy=False) if self.tuning_.uses("copy-nearest") else None
+        return self
+
+    def fit_packed(
+        self,
+        P: np.ndarray,
+        n: int,
+        order: np.ndarray,
+        progress=None,
+        block_bytes: int | None = None,
+        max_columns: int | None = None,
+        seed: int = 0,
+    ) -> AutoEstimator:
+        """:meth:`fit` from packed rows ``P`` ((m, ceil(n/8)) uint8) in bounded memory: the
+        cross-validation on a dense random subset of :data:`CV_MODELS` rows and
+        :data:`CV_SAMPLES` columns, CopyNearest&Expand left out (module docstring), then
+        ``mirt``'s packed fit at the chosen size."""
+        from lifelong_core.bits import unpack_rows
+
+        m = P.shape[0]
+        rng = np.random.default_rng(self.seed)
+        rows = np.sort(rng.choice(m, CV_MODELS, replace=False)) if m > CV_MODELS else np.arange(m)
+        cols = np.sort(rng.choice(n, CV_SAMPLES, replace=False)) if n > CV_SAMPLES else np.arange(n)
+        B = np.empty((len(rows), len(cols)), dtype=np.uint8)
+        for a in range(0, len(rows), 64):
+            B[a : a + 64] = unpack_rows(P[rows[a : a + 64]], n)[:, cols]
+        self._set_order(order)
+        if self.tuning is None:
+            self.tuning_ = tune_auto(B, seed=self.seed, candidates=("threshold", "mirt"))
+        else:
+            self.tuning_ = self.tuning
+        self.mirt_ = MIRTEstimator(
+            k=self.tuning_.k, iters=self.iters, item_ridge=self.tuning_.ridge, level=self.level
+        ).fit_packed(
+            P,
+            n,
+            order,
+            progress=progress,
+            block_bytes=block_bytes,
+            max_columns=max_columns,
+            seed=seed,
+        )
+        self.cache_ = None
+        return self
+
+    def with_items(self, item, order: np.ndarray, params: dict | None = None) -> AutoEstimator:
+        """This estimator from kept item parameters and the choices kept with them
+        (``params``, :meth:`kept_params`); without choices, ``mirt`` at every budget."""
+        tuning = AutoTuning.from_params(params or {})
+        if tuning is None:
+            k = int(item.w.shape[1])
+            tuning = AutoTuning(
+                k, DEFAULT_RIDGE, tuple(Choice(b, "mirt", "mirt") for b in CV_BUDGETS)
+            )
+        if tuning.uses("copy-nearest"):
+            raise InputError("kept choices cannot use copy-nearest: the store keeps no cache rows.")
+        self.tuning_ = tuning
+        self.mirt_ = MIRTEstimator(
+            k=int(item.w.shape[1]), iters=self.iters, item_ridge=tuning.ridge, level=self.level
+        ).with_items(item, order)
+        self._set_order(order)
+        self.cache_ = None
+        return self
+
+    def select(self, n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
+        """``budget`` columns to evaluate: evenly spaced along the order at a random offset
+        (:func:`.design.regular_positions`) where the threshold makes the per-sample
+        prediction, which places a threshold best, else two at random in each stratum
+        (:func:`.design.stratified_positions`)."""
+        check_fitted(self, "tuning_")
+        if n != len(self.order_):
+            raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
+        if self.tuning_.choice_at(budget).predict == "threshold":
+            return np.sort(self.order_[regular_positions(n, budget, rng)])
+        return super().select(n, budget, rng)
+
+    # -- the three candidates' predictions
+    def _threshold(self, pos: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, dict]:
+        ranks = self.rank_[pos]
+        by = np.argsort(ranks, kind="stable")
+        n = len(self.order_)
+        t = int(rule_thresholds("midpoint", ranks[by], obs[by][None, :], n)[0])
+        prob = np.zeros(n)
+        prob[self.order_[:t]] = 1.0
+        return prob, {"inflate": len(pos) / max(len(pos) - 1.0, 1.0)}
+
+    def _copy_nearest(self, pos: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, dict]:
+        A = self.cache_
+        miss = A[:, pos] != obs  # (m, n')
+        dist = miss.sum(axis=1)
+        prob = A[int(np.argmin(dist))].astype(np.float64)
+        # Leave-one-out: the row nearest on the other evaluated samples predicts each one.
+        loo = np.argmin(dist[:, None] - miss, axis=0)
+        return prob, {"width_resid": obs - A[loo, pos].astype(np.float64)}
+
+    def _mirt(self, pos: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, dict]:
+        prob, df = self.mirt_.predict_proba(pos, obs)
+        return np.asarray(prob, dtype=np.float64), {"inflate": len(pos) / max(len(pos) - df, 1.0)}
+
+    def estimate(self, positions: np.ndarray, observed: np.ndarray) -> Estimate:
+        check_fitted(self, "tuning_")
+        n = len(self.order_)
+        pos, obs = check_observations(positions, observed, n)
+        choice = self.tuning_.choice_at(len(pos))
+        made = {}
+        for c in dict.fromkeys((choice.estimate, choice.predict)):
+            made[c] = {
+                "threshold": self._threshold,
+                "copy-nearest": self._copy_nearest,
+                "mirt": self._mirt,
+            }[c](pos, obs)
+        prob, kw = made[choice.estimate]
+        est = finish(prob, pos, obs, self.rank_, self.level, **kw)
+        if choice.predict == choice.estimate:
+            return est
+        per_sample = (made[choice.predict][0] >= 0.5).astype(np.uint8)
+        per_sample[pos] = obs
+        return Estimate(est.acc, est.lo, est.hi, per_sample, est.prob)
