@@ -56,7 +56,7 @@ def pytest_sessionfinish(session, exitstatus):
 def user_store_path(tmp_path_factory) -> Path:
     """A store built the way a user builds one (lm-eval runs without groups, a second
     dataset by other models, no confidences); see ``tests/user_store.py``."""
-    from user_store import build_user_store
+    from tests.user_store import build_user_store
 
     work = tmp_path_factory.mktemp("user-store")
     return build_user_store(work / "user.duckdb", work)

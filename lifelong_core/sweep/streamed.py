@@ -15,7 +15,7 @@ path:
   within the limit.
 
 Sort methods other than Sorting by Sum need the Sort rows dense as well (the same guard).
-Results equal those of ``run_sweep`` on the same rows (tests/test_packed_streamed.py).
+Results equal those of ``run_sweep`` on the same rows (tests/engine/test_sweep_streamed.py).
 """
 
 from __future__ import annotations

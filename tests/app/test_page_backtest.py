@@ -4,9 +4,9 @@ the same numbers as the workflow (and so as ``lbe backtest``)."""
 from __future__ import annotations
 
 import pytest
-from apptest_pages import ok, open_page
 
 from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD
+from tests.app.apptest_pages import ok, open_page
 
 PAGE = "pages/10_Backtest.py"
 LEADERBOARD = "open-llm-leaderboard-v2"

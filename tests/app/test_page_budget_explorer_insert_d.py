@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.workflows.selection import select
-from tests.test_app_pages import make_tiny_store
+from tests.app.apptest_pages import open_page
+from tests.app.test_pages_demo import make_tiny_store
 
 BUDGET = "pages/1_Budget_explorer.py"
 TAB = "New samples (insert_D)"

@@ -8,12 +8,12 @@ import io
 import zipfile
 from pathlib import Path
 
-from apptest_pages import ok
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.store import Store
+from tests.app.apptest_pages import ok
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = "pages/9_Data.py"
 
 
@@ -45,7 +45,7 @@ def import_file(at: AppTest, uploader: str, name: str, data: bytes, mime: str) -
 
 
 def test_create_import_and_see_it_on_the_budget_explorer(demo_store_path, tmp_path, monkeypatch):
-    from user_store import own_eval_csv
+    from tests.user_store import own_eval_csv
 
     monkeypatch.setenv("LBE_STORES_DIR", str(tmp_path))
     at = app(demo_store_path, monkeypatch)
@@ -86,7 +86,7 @@ def test_bad_upload_is_one_sentence_and_writes_nothing(user_store_path, tmp_path
 
 
 def test_zip_of_lm_eval_runs_imports_every_model(tmp_path, monkeypatch, demo_store_path):
-    from user_store import lm_eval_runs
+    from tests.user_store import lm_eval_runs
 
     runs = lm_eval_runs(tmp_path / "out")
     buf = io.BytesIO()

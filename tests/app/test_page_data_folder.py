@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 
 from lifelong_core.store import Store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = str(ROOT / "pages" / "9_Data.py")
 
 

@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.app.apptest_pages import open_page
+
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "3_Evaluate_something_new.py")
 
 

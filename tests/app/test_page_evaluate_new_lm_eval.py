@@ -3,7 +3,7 @@
 The store holds simulated models (a 2PL item-response model) on two lm-eval-style tasks
 (ids ``<task>/<doc_id>``); the uploads are files in lm-eval's ``--log_samples`` format
 holding a held-out simulated model's results on the chosen items (the real harness
-writing such files is tested in test_lm_eval_round_trip.py).
+writing such files is tested in tests/commands/test_harness_lm_eval.py).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from apptest_pages import ok, open_page
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.workflows import harness
+from tests.app.apptest_pages import ok, open_page
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "3_Evaluate_something_new.py")
 TAB = "A new model with lm-eval"
 TS = "2026-11-23T05-00-00.000001"

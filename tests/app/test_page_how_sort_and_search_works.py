@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.app.apptest_pages import open_page
+
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "4_How_Sort_and_Search_works.py")
 
 

@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.store import Store
+from tests.app.apptest_pages import open_page
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "8_Matched_accuracy.py")
 
 

@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import streamlit
-from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.methods.registry import DEFAULT_METHOD
 from lifelong_core.store import Store
+from tests.app.apptest_pages import open_page
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "6_Rankings.py")
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
-from tests.test_page_rankings import make_store
+from tests.app.apptest_pages import open_page
+from tests.app.test_page_rankings import make_store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "7_Task_weighting.py")
 
 

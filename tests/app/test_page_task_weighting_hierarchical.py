@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.app.apptest_pages import open_page
+
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "7_Task_weighting.py")
 
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_pages import ok, open_page
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.methods.registry import DEFAULT_METHOD
+from tests.app.apptest_pages import ok, open_page
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core import limits
 from lifelong_core.methods.registry import DEFAULT_METHOD
+from tests.app.apptest_pages import open_page
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["app.py"] + [f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*.py"))]
 LIMIT_MB = 0.046  # 48 KB: below 60 x 3,000 one-byte entries
 

@@ -4,11 +4,11 @@ method added with one ``register`` line is offered, and runs, with no page edit.
 from __future__ import annotations
 
 import pytest
-from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.methods import register, unregister
-from tests.test_methods_conformance import (
+from tests.app.apptest_pages import open_page
+from tests.engine.test_methods_conformance import (
     TINY,
     TinyMajority,
 )  # the conformance battery's tiny method

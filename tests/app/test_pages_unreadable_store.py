@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from lifelong_core.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "pages").glob("*.py"))
 
 

@@ -2,7 +2,7 @@
 runs without groups, a second dataset evaluated by other models, no confidences or
 labels): no exception, no error box, the store's own provenance and no demo text; and
 every widget of every page round-trips through the URL. The same pages on the demo store
-are the browser smoke test's and the per-page tests' (tests/test_page_*.py, test_app_pages.py)."""
+are the browser smoke test's and the per-page tests' (tests/app/test_page_*.py, tests/app/test_pages_demo.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["app.py"] + [f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*.py"))]
 # Page variants: a page whose data source is a control is run once per source.
 VARIANTS = [(p, {}) for p in PAGES if not p.endswith(("6_Rankings.py", "7_Task_weighting.py"))] + [

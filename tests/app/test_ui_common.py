@@ -110,7 +110,7 @@ def test_server_start_up_prints_no_streamlit_warnings():
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     out = subprocess.run(
         [sys.executable, "-c", "import ui.serve; ui.serve.warm_imports()"],
         cwd=root,

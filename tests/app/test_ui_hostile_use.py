@@ -15,15 +15,15 @@ import numpy as np
 import pandas as pd
 import pytest
 import tomllib
-from store_content import content
 from streamlit.testing.v1 import AppTest
-from test_app_evaluate_new import _selected
 
 from lifelong_core.errors import InputError
 from lifelong_core.limits import MAX_SEED
 from lifelong_core.store import Store
+from tests.app.test_page_evaluate_new import _selected
+from tests.store_content import content
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = ROOT / "pages"
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 DOCS_SHOTS = os.environ.get("LBE_DOCS_SCREENSHOTS")
 CHROMIUM = Path("/usr/bin/chromium")
@@ -172,7 +172,7 @@ PAGES += [
     ("stream_nevis_protocol", "Stream?np_methods=midpoint,reference,copy-nearest"),
 ]
 # The teaching page's simulation study (?sim=1) runs under AppTest only
-# (tests/test_page_teaching_papers.py): it is the slowest view and draws the same chart types.
+# (tests/app/test_page_how_sort_and_search_works.py): it is the slowest view and draws the same chart types.
 
 
 def _check_page(base, browser, name, path, shot):
@@ -214,7 +214,7 @@ def test_page_renders_without_exception(server, browser, name, path):
 
 
 # On the user's store and the LLM dataset every page already runs under AppTest
-# (tests/test_app_user_store.py, tests/test_app_llm_dataset.py); in the browser, the
+# (tests/app/test_pages_user_store.py, tests/app/test_pages_llm_dataset.py); in the browser, the
 # pages whose widgets and charts depend most on the data's shape.
 OTHER_STORE_PAGES = [
     p
@@ -238,7 +238,7 @@ def test_import_on_the_data_page_shows_on_the_budget_explorer(
     The new store goes in the stores folder (the served store's folder)."""
     import uuid
 
-    from user_store import own_eval_csv
+    from tests.user_store import own_eval_csv
 
     csv = own_eval_csv(tmp_path / "my_eval.csv")
     new = user_store_path.parent / f"browser-{uuid.uuid4().hex[:8]}.duckdb"

@@ -1,8 +1,8 @@
 """Run one command with every absurd value of every numeric argument it takes.
 
-    python tests/absurd_args.py WORKDIR COMMAND
+    python tests/commands/absurd_args.py WORKDIR COMMAND
 
-Used by ``tests/test_robust_bounds.py``, which runs it in a subprocess with a timeout:
+Used by ``tests/commands/test_numeric_bounds.py``, which runs it in a subprocess with a timeout:
 a value that starts unbounded work (a recursion a million levels deep, a hundred million
 repeats, a 2.6 TiB allocation) makes the subprocess overrun instead of the test hanging.
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

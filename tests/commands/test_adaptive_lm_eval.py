@@ -3,7 +3,7 @@
 Each round: ``adaptive --store ... --next samples.json`` writes the round's items, the real
 ``lm_eval`` runs its ``dummy`` model on exactly them with ``--log_samples``, and the next
 call gets every round's run back (``--lm-eval`` once per round). The stored models are
-simulated (tests/test_lm_eval_round_trip.py's store); the harness runs are real.
+simulated (tests/commands/test_harness_lm_eval.py's store); the harness runs are real.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from lifelong_core.cli import main
 
 pytest.importorskip("lm_eval")
 
-from tests.test_lm_eval_round_trip import per_sample, run_lm_eval, simulated_store
+from tests.commands.test_harness_lm_eval import per_sample, run_lm_eval, simulated_store
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ import pytest
 from lifelong_core.cli import main
 from lifelong_core.datasets import demo_files
 
-DEMO = Path(__file__).resolve().parents[1] / "data" / "lifelong_digits"
+DEMO = Path(__file__).resolve().parents[2] / "data" / "lifelong_digits"
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +200,7 @@ def test_unusable_leaderboard_file_is_one_line_and_leaves_nothing(tmp_path, caps
     src.mkdir()
     for t in ("ifeval", "musr"):
         shutil.copy(
-            Path(__file__).resolve().parents[1] / "data" / "open_llm_leaderboard_v2" / f"{t}.npz",
+            Path(__file__).resolve().parents[2] / "data" / "open_llm_leaderboard_v2" / f"{t}.npz",
             src,
         )
     (src / "math_hard.npz").write_bytes(b"not an npz")

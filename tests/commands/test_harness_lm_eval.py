@@ -24,7 +24,7 @@ from lifelong_core.methods.registry import DEFAULT_METHOD
 
 pytest.importorskip("lm_eval")
 
-TASK_DIR = Path(__file__).resolve().parent / "data" / "lm_eval_toy"
+TASK_DIR = Path(__file__).resolve().parents[1] / "data" / "lm_eval_toy"
 TASKS = ("toy_arith", "toy_words")
 DATASET = "toy-lm-eval"
 

@@ -2,7 +2,7 @@
 
 Each test names what it guards (a silent column shift, unbounded lengths, tracebacks
 instead of one sentence, unbounded work); the app's findings are in
-test_robust_app.py. Every refusal must be one line on stderr, exit 2, store unchanged.
+tests/app/test_ui_hostile_use.py. Every refusal must be one line on stderr, exit 2, store unchanged.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-from store_content import content
 
 from lifelong_core.cli import main
 from lifelong_core.errors import InputError
 from lifelong_core.io.limits import MAX_TEXT_CHARS
+from tests.store_content import content
 
 
 def fail(argv, capsys) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from lifelong_core.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KEYS = {
     "acc_source",
     "acc_target",
@@ -23,7 +23,7 @@ KEYS = {
     "acc_unmatched",
     "n_matched",
 }
-# The forced case of tests/test_matching_protocol.py, worked out by hand there.
+# The forced case of tests/engine/test_matching_protocol.py, worked out by hand there.
 SOURCE = "y,y_pred,p\n0,0,0.90\n1,0,0.50\n1,1,0.70\n2,1,0.95\n3,3,0.80\n"
 TARGET = "y,y_pred,p\n0,0,0.905\n1,1,0.69\n0,1,0.948\n0,0,0.50\n2,2,0.90\n1,0,0.90\n3,0,0.80\n"
 

@@ -1,6 +1,6 @@
 """Every numeric argument of every command, given an absurd value, is refused at once.
 
-``tests/absurd_args.py`` walks each command's parser for its numeric arguments and runs
+``tests/commands/absurd_args.py`` walks each command's parser for its numeric arguments and runs
 the command with ``-1``, ``10**12``, ``10**30`` (whole numbers) or NaN, infinities and
 ``-1e300`` (reals). The property: exit code 2 with one line on stderr and no traceback,
 for every case, and the store unchanged. The subprocess's timeout is the guard against
@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from absurd_args import bases, make_inputs, numeric_options
-from store_content import content
 
 from lifelong_core import limits
 from lifelong_core.cli import build_parser
 from lifelong_core.errors import InputError
+from tests.commands.absurd_args import bases, make_inputs, numeric_options
+from tests.store_content import content
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _commands() -> list[str]:
@@ -36,7 +36,7 @@ def _commands() -> list[str]:
 def test_every_command_with_numbers_has_a_base_command_line():
     # A new command with a numeric argument needs a valid command line in absurd_args.
     missing = sorted(set(_commands()) - set(bases(defaultdict(str))))
-    assert not missing, f"add a base command line for {missing} to tests/absurd_args.py"
+    assert not missing, f"add a base command line for {missing} to tests/commands/absurd_args.py"
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_absurd_numbers_are_refused(command, inputs):
     before = content(inputs["store"])
     work = Path(inputs["store"]).parent
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "absurd_args.py"), str(work), command],
+        [sys.executable, str(ROOT / "tests" / "commands" / "absurd_args.py"), str(work), command],
         capture_output=True,
         text=True,
         cwd=ROOT,

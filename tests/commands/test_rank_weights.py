@@ -12,7 +12,7 @@ import pytest
 
 from lifelong_core.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def write_counts(path: Path, rows) -> Path:

@@ -15,7 +15,7 @@ import pytest
 from lifelong_core.cli import main
 from lifelong_core.store import Store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def ok(argv, capsys) -> str:

@@ -15,7 +15,7 @@ from lifelong_core.methods.registry import DEFAULT_METHOD, capabilities
 from lifelong_core.sortsearch.sort import choose_sort_rows
 from lifelong_core.sweep import run_sweep
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

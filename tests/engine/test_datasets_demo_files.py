@@ -13,7 +13,7 @@ import pytest
 from lifelong_core.datasets import demo_files, digits, shifts
 from lifelong_core.errors import InputError
 
-DEMO = Path(__file__).resolve().parents[1] / "data" / "lifelong_digits"
+DEMO = Path(__file__).resolve().parents[2] / "data" / "lifelong_digits"
 
 
 @pytest.fixture(scope="module")

@@ -62,7 +62,7 @@ class TinyMajority:
 
 
 TINY = "tiny-majority"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

@@ -22,10 +22,10 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_content import content
 
 from lifelong_core.cli import main
 from lifelong_core.store import Store
+from tests.store_content import content
 
 FUZZ = settings(
     max_examples=40,

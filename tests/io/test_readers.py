@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from store_content import content
-from user_store import TS, lm_eval_runs
 
 from lifelong_core.cli import main
 from lifelong_core.store import Store
+from tests.store_content import content
+from tests.user_store import TS, lm_eval_runs
 
 MIB = 1 << 20
 
@@ -312,7 +312,7 @@ def test_data_page_upload_of_a_bad_results_file(tmp_path, run, monkeypatch):
     """The Data page's zip upload reads with the same checks: one error box."""
     from streamlit.testing.v1 import AppTest
 
-    ROOT = Path(__file__).resolve().parents[1]
+    ROOT = Path(__file__).resolve().parents[2]
     store = tmp_path / "page.duckdb"
     with Store.create(store):
         pass
@@ -341,7 +341,7 @@ def test_data_page_upload_of_a_parquet_with_a_null_model(tmp_path, monkeypatch):
     import pyarrow.parquet as pq
     from streamlit.testing.v1 import AppTest
 
-    ROOT = Path(__file__).resolve().parents[1]
+    ROOT = Path(__file__).resolve().parents[2]
     store = tmp_path / "page.duckdb"
     with Store.create(store):
         pass

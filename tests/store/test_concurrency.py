@@ -12,12 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_store_errors import store_digest
 
 from lifelong_core.errors import StoreLockedError
 from lifelong_core.store import Store
+from tests.store.test_errors import store_digest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 HOLD = textwrap.dedent("""
     import sys, time

@@ -171,7 +171,7 @@ def test_full_disk_during_an_import_names_the_cause(tmp_path, store):
     import subprocess
     import sys
 
-    from store_content import content
+    from tests.store_content import content
 
     db = store  # freshly written: no free pages inside the file to absorb the import
     np.save(

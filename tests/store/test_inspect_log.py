@@ -19,7 +19,7 @@ from lifelong_core.cli import main
 
 pytest.importorskip("inspect_ai")
 
-WRITER = Path(__file__).resolve().parent / "data" / "inspect_toy" / "write_logs.py"
+WRITER = Path(__file__).resolve().parents[1] / "data" / "inspect_toy" / "write_logs.py"
 
 
 @pytest.fixture(scope="module")

@@ -9,12 +9,12 @@ import zipfile
 
 import numpy as np
 import pytest
-from lm_eval_runs import TASK, TS, correctness, model_names, write_run, write_runs
 
 from lifelong_core.cli import main
 from lifelong_core.errors import InputError
 from lifelong_core.store import Store
 from lifelong_core.workflows import imports
+from tests.store.lm_eval_runs import TASK, TS, correctness, model_names, write_run, write_runs
 
 
 @pytest.fixture(scope="module")

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from store_content import content
 
 from lifelong_core.cli import main
 from lifelong_core.commands import build_demo
 from lifelong_core.store import Store
+from tests.store_content import content
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 HOLD = textwrap.dedent("""
     import sys, time

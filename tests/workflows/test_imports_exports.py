@@ -81,7 +81,7 @@ def test_export_counts_is_read_by_rank(user_store_path, tmp_path, capsys):
 
 
 def test_zipped_runs_are_found_and_unsafe_zips_refused(tmp_path):
-    from user_store import lm_eval_runs
+    from tests.user_store import lm_eval_runs
 
     runs = lm_eval_runs(tmp_path / "out")
     archive = tmp_path / "runs.zip"

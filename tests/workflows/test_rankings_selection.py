@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from apptest_pages import open_page
 
 from lifelong_core.cli import main
 from lifelong_core.stats import (
@@ -24,6 +23,7 @@ from lifelong_core.stats import (
 )
 from lifelong_core.stats.vtab import counts_from_leaderboard
 from lifelong_core.workflows.rankings import DEFAULT_TOP, SHOW_ALL_UP_TO, default_models
+from tests.app.apptest_pages import open_page
 
 TOP3 = ["Sup-Rotation-100%", "Sup-Exemplar-100%", "Sup-100%"]
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from apptest_pages import open_page
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.store import Store
 from lifelong_core.workflows.rankings import newest_estimated_counts
 from lifelong_core.workflows.selection import complete_counts, real_models, select
+from tests.app.apptest_pages import open_page
 
 FAKE = "estimated-perfect"
 N_REAL = 12
