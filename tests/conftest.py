@@ -62,6 +62,41 @@ def user_store_path(tmp_path_factory) -> Path:
     return build_user_store(work / "user.duckdb", work)
 
 
+@pytest.fixture(scope="session")
+def inspect_logs(tmp_path_factory) -> dict[str, Path]:
+    """Real Inspect AI logs, written once per worker by tests/data/inspect_toy/write_logs.py
+    (one tiny task under three scorers, Inspect's scripted mockllm, offline), by task name:
+    ``toy-match`` (C/I), ``toy-binary`` (0/1) and ``toy-partial`` (0.5 for a wrong answer).
+    Readers only: a test that changes a log copies it first."""
+    pytest.importorskip("inspect_ai")
+    log_dir = tmp_path_factory.mktemp("inspect-logs")
+    env = {
+        **os.environ,
+        "INSPECT_LOG_DIR": str(log_dir),
+        "INSPECT_LOG_LEVEL": "warning",
+        "HF_HUB_OFFLINE": "1",
+        "INSPECT_DISPLAY": "none",
+    }
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "data" / "inspect_toy" / "write_logs.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=log_dir,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = {}
+    for p in log_dir.iterdir():
+        for task in ("toy-match", "toy-binary", "toy-partial"):
+            if f"_{task}_" in p.name:
+                found[task] = p
+    assert set(found) == {"toy-match", "toy-binary", "toy-partial"}, sorted(
+        p.name for p in log_dir.iterdir()
+    )
+    return found
+
+
 @pytest.fixture(autouse=True)
 def _no_dense_limit_leaks():
     """Pages set the app's dense-read limit process-wide (ui.common); AppTest runs them in

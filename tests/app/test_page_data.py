@@ -8,6 +8,7 @@ import io
 import zipfile
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from lifelong_core.store import Store
@@ -134,36 +135,11 @@ def test_export_counts_and_url_state(user_store_path, monkeypatch):
     )
 
 
-def test_inspect_logs_import_through_the_page(tmp_path, monkeypatch, demo_store_path):
+@pytest.mark.harness
+def test_inspect_logs_import_through_the_page(tmp_path, monkeypatch, demo_store_path, inspect_logs):
     """Real Inspect logs (written offline by Inspect's mockllm, tests/data/inspect_toy)."""
-    import os
-    import subprocess
-    import sys
-
-    import pytest
-
-    pytest.importorskip("inspect_ai")
-    writer = ROOT / "tests" / "data" / "inspect_toy" / "write_logs.py"
-    log_dir = tmp_path / "logs"
-    log_dir.mkdir()
-    env = {
-        **os.environ,
-        "INSPECT_LOG_DIR": str(log_dir),
-        "INSPECT_LOG_LEVEL": "warning",
-        "HF_HUB_OFFLINE": "1",
-        "INSPECT_DISPLAY": "none",
-    }
-    proc = subprocess.run(
-        [sys.executable, str(writer)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=log_dir,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    match = next(p for p in log_dir.iterdir() if "_toy-match_" in p.name)
-    partial = next(p for p in log_dir.iterdir() if "_toy-partial_" in p.name)
+    match = inspect_logs["toy-match"]
+    partial = inspect_logs["toy-partial"]
     monkeypatch.setenv("LBE_STORES_DIR", str(tmp_path))
     at = app(demo_store_path, monkeypatch)
     new = tmp_path / "inspect.duckdb"

@@ -36,7 +36,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-pytestmark = pytest.mark.browser
 
 
 def _free_port() -> int:

@@ -19,6 +19,9 @@ pytest.importorskip("lm_eval")
 
 from tests.commands.test_harness_lm_eval import per_sample, run_lm_eval, simulated_store
 
+# Runs the real harness (offline): make test-fast leaves it out.
+pytestmark = pytest.mark.harness
+
 
 @pytest.mark.slow
 def test_rounds_through_lm_eval(tmp_path, capsys):

@@ -24,6 +24,9 @@ from lifelong_core.methods.registry import DEFAULT_METHOD
 
 pytest.importorskip("lm_eval")
 
+# Runs the real harness (offline): make test-fast leaves it out.
+pytestmark = pytest.mark.harness
+
 TASK_DIR = Path(__file__).resolve().parents[1] / "data" / "lm_eval_toy"
 TASKS = ("toy_arith", "toy_words")
 DATASET = "toy-lm-eval"

@@ -8,9 +8,6 @@ INSPECT_LOG_DIR. The logs are read back through inspect_ai.log.read_eval_log.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,37 +16,15 @@ from lifelong_core.cli import main
 
 pytest.importorskip("inspect_ai")
 
-WRITER = Path(__file__).resolve().parents[1] / "data" / "inspect_toy" / "write_logs.py"
+# Runs the real harness (offline): make test-fast leaves it out.
+pytestmark = pytest.mark.harness
 
 
 @pytest.fixture(scope="module")
-def logs(tmp_path_factory) -> dict[str, Path]:
-    log_dir = tmp_path_factory.mktemp("inspect-logs")
-    env = {
-        **os.environ,
-        "INSPECT_LOG_DIR": str(log_dir),
-        "INSPECT_LOG_LEVEL": "warning",
-        "HF_HUB_OFFLINE": "1",
-        "INSPECT_DISPLAY": "none",
-    }
-    proc = subprocess.run(
-        [sys.executable, str(WRITER)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=log_dir,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    found = {}
-    for p in log_dir.iterdir():
-        for task in ("toy-match", "toy-binary", "toy-partial"):
-            if f"_{task}_" in p.name:
-                found[task] = p
-    assert set(found) == {"toy-match", "toy-binary", "toy-partial"}, sorted(
-        p.name for p in log_dir.iterdir()
-    )
-    return found
+def logs(inspect_logs) -> dict[str, Path]:
+    """The three logs of tests/data/inspect_toy/write_logs.py (written once per worker by the
+    ``inspect_logs`` fixture of tests/conftest.py), by task."""
+    return inspect_logs
 
 
 def test_c_i_and_zero_one_scores_become_correct(logs, tmp_path, capsys):

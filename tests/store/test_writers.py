@@ -192,16 +192,20 @@ def test_sigterm_mid_build_removes_its_temporary(tmp_path):
 
 
 SLOW_IMPORT = textwrap.dedent("""
-    import sys, time
+    import os, sys, time
     from lifelong_core.cli import main
     from lifelong_core.workflows import imports
 
     real = imports.read_matrix_source
 
     def reading(*args, **kwargs):
-        # The import holds the store from before it reads its input: pause there.
+        # The import holds the store from before it reads its input: pause there until the
+        # test has run its competing command (the file sys.argv[2] appears), however slow
+        # the machine; at most five minutes.
         print("reading", flush=True)
-        time.sleep(float(sys.argv[2]))
+        deadline = time.monotonic() + 300
+        while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+            time.sleep(0.05)
         return real(*args, **kwargs)
 
     imports.read_matrix_source = reading
@@ -218,7 +222,8 @@ def test_build_during_an_import_is_refused_and_the_import_survives(tmp_path, sma
     (tmp_path / "m.txt").write_text("".join(f"big{i}\n" for i in range(m)))
     (tmp_path / "s.txt").write_text("".join(f"b{j}\n" for j in range(n)))
     files = [str(tmp_path / f) for f in ("big.npy", "m.txt", "s.txt")]
-    imp = _spawn(SLOW_IMPORT, str(small_store), "5", *files)
+    go = tmp_path / "go"
+    imp = _spawn(SLOW_IMPORT, str(small_store), str(go), *files)
     try:
         assert "reading" in imp.stdout.readline(), imp.stderr.read()
         build = subprocess.run(
@@ -229,6 +234,7 @@ def test_build_during_an_import_is_refused_and_the_import_survives(tmp_path, sma
             text=True,
             timeout=300,
         )
+        go.touch()
         _, err = imp.communicate(timeout=300)
     finally:
         imp.kill()
