@@ -63,6 +63,20 @@ def user_store_path(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def llm_store_path(tmp_path_factory) -> Path:
+    """A store holding only the bundled Open LLM Leaderboard v2 results, built once per
+    worker the way build-demo adds them (the long import), so every page opens on that
+    dataset. Readers only: a test that writes copies it first."""
+    from lifelong_core.datasets import leaderboard
+    from lifelong_core.store import Store
+
+    path = tmp_path_factory.mktemp("llm") / "llm.duckdb"
+    with Store.create(path) as st:
+        leaderboard.insert(st)
+    return path
+
+
+@pytest.fixture(scope="session")
 def inspect_logs(tmp_path_factory) -> dict[str, Path]:
     """Real Inspect AI logs, written once per worker by tests/data/inspect_toy/write_logs.py
     (one tiny task under three scorers, Inspect's scripted mockllm, offline), by task name:

@@ -151,7 +151,7 @@ def test_budget_explorer_numbers_match_the_engine(store_env):
     assert metrics(at)["MAE at n′=64"] == f"{ref['mae'].iloc[-1]:.4f}"
 
 
-def test_budget_explorer_widget_changes(store_env):
+def test_budget_explorer_widget_changes(synthetic_store_env):
     at = run(BUDGET, {"budgets": "8,32,128"})
     at.sidebar.radio(key="sampling").set_value("random").run()
     ok(at)
@@ -216,7 +216,7 @@ def test_stale_url_values_fall_back(store_env):
         "pages/5_Stream.py",
     ],
 )
-def test_out_of_range_url_values_are_clipped(store_env, page):
+def test_out_of_range_url_values_are_clipped(synthetic_store_env, page):
     at = run(
         page,
         {
@@ -486,6 +486,8 @@ def test_the_sidebar_calls_home_home(store_env, monkeypatch):
 
 
 @pytest.mark.parametrize("page", [BUDGET, "pages/2_Estimated_vs_true.py"])
-def test_sort_and_search_pages_open_on_the_default_estimator(store_env, page):
+def test_sort_and_search_pages_open_on_the_default_estimator(synthetic_store_env, page):
+    # On the demo store test_budget_explorer_default and
+    # test_estimated_vs_true_default_and_rank_budget check the same default.
     at = run(page, {"budgets": "32"})
     assert by_label(at.sidebar.selectbox, "Search rule").value == DEFAULT_METHOD

@@ -19,14 +19,8 @@ PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.
 
 
 @pytest.fixture(scope="module")
-def llm_store(tmp_path_factory):
-    from lifelong_core.datasets import leaderboard
-    from lifelong_core.store import Store
-
-    path = tmp_path_factory.mktemp("llm") / "llm.duckdb"
-    with Store.create(path) as st:
-        leaderboard.insert(st)
-    return path
+def llm_store(llm_store_path):
+    return llm_store_path
 
 
 @pytest.fixture(autouse=True)

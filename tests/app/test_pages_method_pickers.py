@@ -15,8 +15,10 @@ from tests.engine.test_methods_conformance import (
 
 
 @pytest.fixture(autouse=True)
-def tiny_registered(demo_store_path, monkeypatch):
-    monkeypatch.setenv("LBE_STORE", str(demo_store_path))
+def tiny_registered(synthetic_store_path, monkeypatch):
+    # What is checked is the pickers, not the data: the small synthetic store of
+    # tests/app/conftest.py keeps each page's run short.
+    monkeypatch.setenv("LBE_STORE", str(synthetic_store_path))
     register(TINY, TinyMajority)  # the one line that adds a method
     yield
     unregister(TINY)
@@ -61,7 +63,6 @@ def test_a_registered_method_selects_samples_for_a_new_model():
 def test_the_backtest_page_offers_and_runs_a_registered_method():
     at = run(
         "10_Backtest.py",
-        ds="open-llm-leaderboard-v2",
         methods=TINY,
         budgets="16",
         holdout="3",

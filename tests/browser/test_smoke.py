@@ -37,7 +37,6 @@ CHROMIUM_ARGS = [
 ]
 
 
-
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -308,15 +307,16 @@ def test_downloads_deliver_files(server, browser):
 
 # ------------------------------------------------------------------ the LLM dataset
 @pytest.fixture(scope="module")
-def llm_server(tmp_path_factory):
+def llm_server(llm_store_path, tmp_path_factory):
     """A server on a store holding only the bundled Open LLM Leaderboard v2 results, so
-    every page opens on that dataset."""
-    from lifelong_core.datasets import leaderboard
+    every page opens on that dataset (a copy: the round trip inserts into it)."""
+    import shutil
+
     from lifelong_core.store import Store
 
     path = tmp_path_factory.mktemp("llm-browser") / "llm.duckdb"
-    with Store.create(path) as st:
-        leaderboard.insert(st)
+    shutil.copy2(llm_store_path, path)
+    with Store.open(path, read_only=True) as st:
         smp = st.samples()
         # One stored model's real results, read before the server holds the file.
         first = dict(

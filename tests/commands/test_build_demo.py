@@ -16,13 +16,17 @@ DEMO = Path(__file__).resolve().parents[2] / "data" / "lifelong_digits"
 
 @pytest.fixture(scope="module")
 def built_output(tmp_path_factory):
+    """One full build for the module, with ``--force`` over a file that is not a store: the
+    tests below check what it wrote, and that it replaced the file (the build without
+    ``--force`` onto a new path is the one ``make store`` and the install test run)."""
     import contextlib
     import io
 
     path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    path.write_bytes(b"not a store")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["build-demo", "--store", str(path)]) == 0
+        assert main(["build-demo", "--store", str(path), "--force"]) == 0
     return path, out.getvalue()
 
 
@@ -88,15 +92,13 @@ def test_refuses_to_overwrite_without_force(built, capsys):
     assert built.read_bytes() == before
 
 
-def test_force_replaces_the_store(tmp_path):
+def test_force_replaces_the_store(built):
+    # The module's build ran with --force over a file holding b"not a store".
     from lifelong_core.store import Store
 
-    path = tmp_path / "s.duckdb"
-    path.write_bytes(b"not a store")
-    assert main(["build-demo", "--store", str(path), "--force"]) == 0
-    with Store.open(path) as st:
+    with Store.open(built) as st:
         assert len(st.models()) >= 400
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.duckdb"]
+    assert sorted(p.name for p in built.parent.iterdir()) == ["demo.duckdb"]
 
 
 def test_damaged_source_leaves_nothing_behind(tmp_path, capsys):
