@@ -11,36 +11,18 @@ also saved there for the documentation, so its pictures show the app as it is.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.browser.serving import ARTIFACTS, serve
+
 ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
 DOCS_SHOTS = os.environ.get("LBE_DOCS_SCREENSHOTS")
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _url_path(page_file: Path) -> str:
@@ -51,86 +33,6 @@ def _url_path(page_file: Path) -> str:
 
 def _page_files() -> list[Path]:
     return sorted((ROOT / "pages").glob("*.py"))
-
-
-@contextlib.contextmanager
-def _serve(store: Path, log_name: str):
-    """``python -m ui.serve`` (the launcher ``make run`` uses) on a free port, reading ``store``."""
-    if not CHROMIUM.exists():
-        pytest.skip("Debian chromium is not installed (apt-get install -y chromium)")
-    port = _free_port()
-    env = dict(os.environ, LBE_STORE=str(store))
-    log = ARTIFACTS / log_name
-    ARTIFACTS.mkdir(exist_ok=True)
-    with open(log, "w") as out:
-        proc = subprocess.Popen(
-            [
-                # The launcher `make run` uses: `streamlit run app.py` after warm imports.
-                sys.executable,
-                "-m",
-                "ui.serve",
-                "--server.headless",
-                "true",
-                "--server.port",
-                str(port),
-                "--server.address",
-                "127.0.0.1",
-                "--browser.gatherUsageStats",
-                "false",
-                "--server.fileWatcherType",
-                "none",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"streamlit exited with code {proc.returncode}; see {log}")
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
-                    if r.read().decode().strip() == "ok":
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not answer /_stcore/health within 90 s; see {log}")
-            time.sleep(0.25)
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-@pytest.fixture(scope="module")
-def server(demo_store_path):
-    with _serve(demo_store_path, "streamlit-server.log") as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def user_server(user_store_path):
-    """The app on a store built the way a user builds one (tests/user_store.py)."""
-    with _serve(user_store_path, "streamlit-server-user-store.log") as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def settle(page, timeout_s: float = 120.0, quiet_s: float = 1.5) -> None:
@@ -306,26 +208,6 @@ def test_downloads_deliver_files(server, browser):
 
 
 # ------------------------------------------------------------------ the LLM dataset
-@pytest.fixture(scope="module")
-def llm_server(llm_store_path, tmp_path_factory):
-    """A server on a store holding only the bundled Open LLM Leaderboard v2 results, so
-    every page opens on that dataset (a copy: the round trip inserts into it)."""
-    import shutil
-
-    from lifelong_core.store import Store
-
-    path = tmp_path_factory.mktemp("llm-browser") / "llm.duckdb"
-    shutil.copy2(llm_store_path, path)
-    with Store.open(path, read_only=True) as st:
-        smp = st.samples()
-        # One stored model's real results, read before the server holds the file.
-        first = dict(
-            zip(smp["sample_id"], st.matrix([0], smp["sample_idx"].to_numpy())[0].tolist())
-        )
-    with _serve(path, "streamlit-server-llm.log") as base:
-        yield base, first
-
-
 @pytest.mark.parametrize("name,path", OTHER_STORE_PAGES, ids=[p[0] for p in OTHER_STORE_PAGES])
 def test_page_renders_on_the_llm_dataset(llm_server, browser, name, path):
     base, _ = llm_server
@@ -416,7 +298,7 @@ def hostile_server(tmp_path_factory):
         cur = st.cursor()
         for i, name in enumerate(HOSTILE.values()):
             cur.execute("UPDATE models SET name = ? WHERE model_id = ?", [name, ids[i]])
-    with _serve(path, "streamlit-server-hostile.log") as base:
+    with serve(path, "streamlit-server-hostile.log") as base:
         yield base
 
 
