@@ -4,13 +4,16 @@ Starts ``streamlit run app.py`` on a free localhost port against the demo store,
 ``/_stcore/health``, then opens the home page and every file in ``pages/`` in Debian's
 chromium (driven by Python playwright, no browser download), waits for the script to
 finish and the charts to draw, and checks that no Streamlit exception block is on the
-page. A full-page screenshot of each page lands in ``test-artifacts/``; with
-``LBE_DOCS_SCREENSHOTS=docs/images/app`` (``make docs-screenshots``) the top of each page is
-also saved there for the documentation, so its pictures show the app as it is.
+page. A page that fails its check leaves a full-page screenshot in ``test-artifacts/``
+(with ``LBE_TEST_SCREENSHOTS=1`` every page does: a full-page picture costs Chromium about as
+much as drawing the page); with ``LBE_DOCS_SCREENSHOTS=docs/images/app``
+(``make docs-screenshots``) the top of each page is also saved there for the documentation,
+so its pictures show the app as it is.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -23,6 +26,7 @@ from tests.browser.serving import ARTIFACTS, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS_SHOTS = os.environ.get("LBE_DOCS_SCREENSHOTS")
+ALL_SHOTS = bool(os.environ.get("LBE_TEST_SCREENSHOTS"))
 
 
 def _url_path(page_file: Path) -> str:
@@ -89,7 +93,8 @@ def _check_page(base, browser, name, path, shot):
                     .every(el => el.querySelector('.main-svg') !== null)""",
             timeout=30_000,
         )
-        page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
+        if ALL_SHOTS:
+            page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
         if DOCS_SHOTS:
             out = ROOT / DOCS_SHOTS / Path(shot).with_suffix(".jpg").name
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -104,6 +109,11 @@ def _check_page(base, browser, name, path, shot):
         assert alerts.count() == 0, f"{name}: {alerts.first.inner_text()[:500]}"
         assert page.locator("h1").count() >= 1, f"{name}: no page title rendered"
         return text
+    except BaseException:
+        # The picture of the failing page, to see what broke.
+        with contextlib.suppress(Exception):
+            page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
+        raise
     finally:
         context.close()
 
@@ -169,9 +179,10 @@ def test_import_on_the_data_page_shows_on_the_budget_explorer(
                     .every(el => el.querySelector('.main-svg') !== null)""",
             timeout=60_000,
         )
-        page.screenshot(
-            path=str(ARTIFACTS / "data-import-then-budget-explorer.png"), full_page=True
-        )
+        if ALL_SHOTS:
+            page.screenshot(
+                path=str(ARTIFACTS / "data-import-then-budget-explorer.png"), full_page=True
+            )
         # The new store's dataset: its domains in the sidebar (the select box shows its value in
         # an input, not as text), its name in the provenance caption; nothing of the old store.
         side = page.locator('[data-testid="stSidebar"]').inner_text()
@@ -259,7 +270,8 @@ def test_lm_eval_round_trip_on_the_page(llm_server, browser, tmp_path):
         page.get_by_text("estimated accuracy").first.wait_for(timeout=120_000)
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.locator('[data-testid="stAlertContentError"]').count() == 0
-        page.screenshot(path=str(ARTIFACTS / "llm-lm-eval-tab.png"), full_page=True)
+        if ALL_SHOTS:
+            page.screenshot(path=str(ARTIFACTS / "llm-lm-eval-tab.png"), full_page=True)
         page.get_by_role("button", name="Insert into the store").click()
         page.get_by_text("Inserted 'new-llm' as estimated").first.wait_for(timeout=120_000)
     finally:
