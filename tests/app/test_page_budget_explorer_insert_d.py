@@ -46,6 +46,7 @@ def test_insert_d_tab_matches_engine(demo_store_path, monkeypatch):
     assert set(shown["curve"]) == {"random · sum"}
 
 
+@pytest.mark.slow
 def test_insert_d_tab_domains_and_both_rankings(demo_store_path, monkeypatch):
     monkeypatch.setenv("LBE_STORE", str(demo_store_path))
     at = run({"tab": TAB, "ns_budgets": "16,64", "ns_dom": "1", "dom": "clean,blur,rotate"})
@@ -71,6 +72,7 @@ def test_insert_d_tab_tiny_store_without_confidences(tmp_path, monkeypatch, m, n
         assert len(at.get("plotly_chart")) == 1
 
 
+@pytest.mark.slow
 def test_budget_curves_with_bands_over_sort_splits(demo_store_path, monkeypatch):
     from lifelong_core.sortsearch import choose_sort_rows
     from lifelong_core.store import Store

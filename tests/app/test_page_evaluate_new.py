@@ -266,6 +266,7 @@ def test_insert_into_locked_store_gives_one_sentence(store_copy):
         assert not s.models()["estimated"].astype(bool).any()
 
 
+@pytest.mark.slow
 def test_insert_new_samples_writes_only_real_evaluations(store_copy):
     from lifelong_core.methods import InsertD
     from lifelong_core.store import Store

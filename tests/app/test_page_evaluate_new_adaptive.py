@@ -41,6 +41,7 @@ def run(query: dict) -> AppTest:
     return open_page(PAGE, query, timeout=300)
 
 
+@pytest.mark.slow
 def test_round_trip(small_store, monkeypatch):
     from lifelong_core.methods.adaptive import advance
     from lifelong_core.methods.adaptive_method import AdaptiveMethod

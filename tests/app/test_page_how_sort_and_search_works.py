@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.apptest_pages import open_page
@@ -29,6 +30,7 @@ def test_theorem21_default_and_typed(demo_store_path, monkeypatch):
     assert len(at.error) == 1 and "only 0 and 1" in at.error[0].value
 
 
+@pytest.mark.slow
 def test_simulation_study_on_request(demo_store_path, monkeypatch):
     at = run(monkeypatch, demo_store_path, sim="1")
     assert not at.error

@@ -134,6 +134,7 @@ def demo_store(demo_store_path, monkeypatch):
     return demo_store_path
 
 
+@pytest.mark.slow
 def test_demo_default_is_the_replication_pair_for_all_models(demo_store):
     at = run_page()
     assert at.multiselect(key="match-src-dom-lifelong-digits").value == ["clean"]

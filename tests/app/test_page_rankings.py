@@ -121,6 +121,7 @@ def test_store_source_rank_intervals_tab(use_store):
     assert not at.exception and len(at.get("plotly_chart")) == 1
 
 
+@pytest.mark.slow
 def test_store_source_bayesian_tab(use_store):
     at = run_page(source="store", tab="Bayesian model")
     assert {m.label for m in at.metric} >= BAYES_METRICS
@@ -129,6 +130,7 @@ def test_store_source_bayesian_tab(use_store):
     assert len(at.get("plotly_chart")) == 3  # rank probabilities, a trace, the pairwise matrix
 
 
+@pytest.mark.slow
 def test_hidden_tabs_compute_nothing(use_store, monkeypatch):
     """The Bayesian model and the rank intervals run only when their tab is open."""
     import lifelong_core.stats as stats

@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "6_Rankings.py")
 
 
+@pytest.mark.slow
 def test_vtab_source_and_hierarchical_views(monkeypatch, tmp_path, vtab_csv):
     from lifelong_core.stats import Prior, fit_hierarchical
     from lifelong_core.stats.hierarchical_views import hierarchical_pairwise

@@ -68,6 +68,7 @@ def chart_specs(at: AppTest) -> list[str]:
     return [c.proto.spec for c in at.get("plotly_chart")]
 
 
+@pytest.mark.slow
 def test_budget_explorer_default(store_env):
     from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD
     from ui.data import method_label
@@ -90,6 +91,7 @@ def test_budget_explorer_default(store_env):
     )
 
 
+@pytest.mark.slow
 def test_budget_explorer_baseline_can_be_hidden_and_the_papers_rule_is_one_click_away(store_env):
     from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD, PUBLISHED_METHOD
     from ui.data import method_label
@@ -151,6 +153,7 @@ def test_budget_explorer_numbers_match_the_engine(store_env):
     assert metrics(at)["MAE at n′=64"] == f"{ref['mae'].iloc[-1]:.4f}"
 
 
+@pytest.mark.slow
 def test_budget_explorer_widget_changes(synthetic_store_env):
     at = run(BUDGET, {"budgets": "8,32,128"})
     at.sidebar.radio(key="sampling").set_value("random").run()
@@ -180,6 +183,7 @@ def test_budget_explorer_tabs(store_env, tab, n_charts):
     assert len(at.dataframe) >= 1
 
 
+@pytest.mark.slow
 def test_budget_explorer_confidence_sort_and_estimator(store_env):
     at = run(BUDGET, {"sort": "confidence", "budgets": "32,128"})
     assert charts(at) == 3
@@ -206,6 +210,7 @@ def test_stale_url_values_fall_back(store_env):
     assert charts(at) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "page",
     [
@@ -241,6 +246,7 @@ def test_out_of_range_url_values_are_clipped(synthetic_store_env, page):
 EST = "pages/2_Estimated_vs_true.py"
 
 
+@pytest.mark.slow
 def test_estimated_vs_true_default_and_rank_budget(store_env):
     from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD
     from ui.data import method_label
@@ -269,6 +275,7 @@ def test_estimated_vs_true_default_and_rank_budget(store_env):
     ok(at)
 
 
+@pytest.mark.slow
 def test_estimated_vs_true_with_intervals(store_env):
     at = run(EST, {"search": "mirt", "budgets": "64,256", "k": "100"})
     assert charts(at) == 3
@@ -427,6 +434,7 @@ def test_dataset_with_one_complete_model_gives_one_sentence(tmp_path, monkeypatc
         assert len(at.error) == 1 and "fewer than two models" in at.error[0].value, page
 
 
+@pytest.mark.slow
 def test_switching_dataset_resets_data_dependent_widgets(tmp_path, monkeypatch):
     import pandas as pd
 
@@ -485,6 +493,7 @@ def test_the_sidebar_calls_home_home(store_env, monkeypatch):
     assert "app" not in {p.title.lower() for p in pages}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", [BUDGET, "pages/2_Estimated_vs_true.py"])
 def test_sort_and_search_pages_open_on_the_default_estimator(synthetic_store_env, page):
     # On the demo store test_budget_explorer_default and

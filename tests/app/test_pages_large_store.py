@@ -56,11 +56,13 @@ def texts(at: AppTest) -> str:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES)
 def test_every_page_runs_on_a_store_beyond_the_dense_limit(page):
     run(page)
 
 
+@pytest.mark.slow
 def test_budget_explorer_scores_a_seeded_sample_and_says_so():
     at = run("pages/1_Budget_explorer.py", {"scored": "12", "k": "20"})
     assert "dense-read limit" in texts(at)
@@ -75,6 +77,7 @@ def test_budget_explorer_scores_a_seeded_sample_and_says_so():
     assert "seeded sample" in texts(at) or "left out" in texts(at)
 
 
+@pytest.mark.slow
 def test_evaluate_new_asks_for_the_kept_state_then_reads_it(big_store):
     from lifelong_core.store import Store
     from lifelong_core.store import state as kept

@@ -41,6 +41,7 @@ def text(at: AppTest) -> str:
     return "\n".join(str(p) for p in parts)
 
 
+@pytest.mark.slow
 def test_home_reports_duplicates_and_the_partial_model():
     at = run("app.py")
     body = text(at)

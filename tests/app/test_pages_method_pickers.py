@@ -28,6 +28,7 @@ def run(page: str, **query) -> AppTest:
     return open_page(f"pages/{page}", query, no_error=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "page,query,key",
     [

@@ -160,6 +160,7 @@ def _keyed(at: AppTest) -> dict:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page,query", VARIANTS, ids=IDS)
 def test_every_widget_round_trips_through_the_url(page, query, user_store_path, monkeypatch):
     at = run(page, user_store_path, query, monkeypatch)

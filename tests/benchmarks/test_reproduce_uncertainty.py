@@ -10,6 +10,7 @@ import pytest
 from benchmarks.reproduce_uncertainty import main
 
 
+@pytest.mark.slow
 def test_reproduce_from_repository_files(tmp_path, capsys, vtab_csv):
     out = tmp_path / "r.json"
     assert (

@@ -35,6 +35,7 @@ def built(built_output):
     return built_output[0]
 
 
+@pytest.mark.slow
 def test_store_matrix_and_extras_equal_the_committed_files(built):
     from lifelong_core.store import Store
 
@@ -67,6 +68,7 @@ def test_store_matrix_and_extras_equal_the_committed_files(built):
     assert sorted(p.name for p in built.parent.iterdir()) == ["demo.duckdb"]
 
 
+@pytest.mark.slow
 def test_the_lifelong_state_is_kept_for_every_dataset(built):
     """No page sorts or fits the demo when it opens: build-demo keeps the Sort state and the
     default estimator's parameters of each dataset, current at the last import."""
@@ -84,6 +86,7 @@ def test_the_lifelong_state_is_kept_for_every_dataset(built):
             assert est is not None
 
 
+@pytest.mark.slow
 def test_refuses_to_overwrite_without_force(built, capsys):
     before = built.read_bytes()
     assert main(["build-demo", "--store", str(built)]) == 2
@@ -92,6 +95,7 @@ def test_refuses_to_overwrite_without_force(built, capsys):
     assert built.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_force_replaces_the_store(built):
     # The module's build ran with --force over a file holding b"not a store".
     from lifelong_core.store import Store
@@ -130,6 +134,7 @@ def test_missing_source_and_folder_are_one_line_errors(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_failed_rebuild_keeps_the_old_store_and_leaves_no_temp_file(built, tmp_path, monkeypatch):
     from lifelong_core.commands import build_demo
     from lifelong_core.store import Store
@@ -153,6 +158,7 @@ def test_store_path_that_is_a_directory_is_an_input_error(tmp_path, capsys):
     assert "is a directory" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_leaderboard_is_the_second_dataset_as_the_importer_stores_it(built_output):
     """Real LLM results: sample ids <task>/<index>, one row per model name (the release
     lists 19 names twice with identical rows), the model without MATH-hard kept partial."""

@@ -96,6 +96,7 @@ def test_estimate_without_dataset_exits_2_naming_both(demo, tmp_path, capsys):
     assert_names_both(code, err)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dataset", [DIGITS, LLM])
 @pytest.mark.parametrize("command", list(ONE_DATASET))
 def test_each_command_runs_on_each_dataset(demo, tmp_path, capsys, command, dataset):
@@ -152,6 +153,7 @@ def test_export_counts_feed_rank_on_the_llm_dataset(demo, tmp_path, capsys):
     assert code == 0, err
 
 
+@pytest.mark.slow
 def test_export_long_reads_every_dataset_unless_one_is_named(demo, tmp_path, capsys):
     code, _, err = lbe(capsys, "export", "--store", demo, "--long", tmp_path / "all.parquet")
     assert code == 0, err

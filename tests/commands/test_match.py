@@ -185,6 +185,7 @@ def test_missing_output_folder(files, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_subprocess_entry_point(files):
     s, t, out = files
     res = subprocess.run(

@@ -44,6 +44,7 @@ def inputs(tmp_path_factory) -> dict[str, str]:
     return make_inputs(tmp_path_factory.mktemp("absurd"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", _commands())
 def test_absurd_numbers_are_refused(command, inputs):
     before = content(inputs["store"])

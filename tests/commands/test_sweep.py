@@ -289,6 +289,7 @@ def test_unwritable_output(data, capsys):
     assert code == 2 and "does not exist" in err
 
 
+@pytest.mark.slow
 def test_as_a_process(data):
     d, _, _ = data
     ok = subprocess.run(

@@ -21,6 +21,7 @@ def small_builds(tmp_path_factory):
     return root, a, b
 
 
+@pytest.mark.slow
 def test_rebuild_is_byte_identical_whatever_the_number_of_workers(small_builds):
     _, a, b = small_builds
     assert {k: v["sha256"] for k, v in a["files"].items()} == {

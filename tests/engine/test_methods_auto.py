@@ -76,6 +76,7 @@ def test_where_the_threshold_predicts_samples_the_sample_is_evenly_spaced():
     assert est.select(1500, 64, np.random.default_rng(1)).tolist() != cols.tolist()
 
 
+@pytest.mark.slow
 def test_on_a_small_noisy_cache_it_is_no_worse_than_sort_and_search_or_copy_nearest():
     """A 13-model synthetic cache (one latent ability, noisy answers: where a ten-direction
     item model overfits a dozen models), each model held out in turn: the default's

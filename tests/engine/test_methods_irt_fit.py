@@ -32,6 +32,7 @@ def demo_cache(demo_store_path):
     return A, rows, compute_order(A[rows], "sum")
 
 
+@pytest.mark.slow
 def test_chunked_fit_agrees_with_in_memory_fit_on_demo_data(demo_cache):
     A, rows, order = demo_cache
     As = A[rows]

@@ -11,6 +11,7 @@ from lifelong_core.stats.bhm import _slice_sample
 from lifelong_core.stats.simulation import TEST_SIZES, informative_priors, simulation_study, table1
 
 
+@pytest.mark.slow
 def test_simulation_study_reproduces_the_papers_finding():
     res = simulation_study(seed=0, draws=1000)
     _mean, lo, hi = res.bootstrap

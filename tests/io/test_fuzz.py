@@ -148,6 +148,7 @@ def bad_long(draw) -> bytes:
     return data
 
 
+@pytest.mark.slow
 @FUZZ
 @given(bad_long())
 def test_malformed_long_tables_are_refused(data):
@@ -206,6 +207,7 @@ def bad_wide(draw):
     return kind, A, models, samples, extras
 
 
+@pytest.mark.slow
 @FUZZ
 @given(bad_wide())
 def test_malformed_wide_matrices_are_refused(case):
@@ -283,6 +285,7 @@ def bad_lm_eval(draw):
     return kind, data, model
 
 
+@pytest.mark.slow
 @FUZZ
 @given(bad_lm_eval())
 def test_malformed_lm_eval_logs_are_refused(case):

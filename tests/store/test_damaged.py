@@ -165,6 +165,7 @@ def test_app_undo_goes_through_the_write_path(store, monkeypatch):
     assert matrix_content(store) == before
 
 
+@pytest.mark.slow
 def test_full_disk_during_an_import_names_the_cause(tmp_path, store):
     """A file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes DuckDB's writes fail the way
     a full disk does; the sentence names the write failure, and the content is unchanged."""

@@ -214,6 +214,7 @@ SLOW_IMPORT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_build_during_an_import_is_refused_and_the_import_survives(tmp_path, small_store):
     # build-demo --force started while an import is under way.
     m, n = 40, 2_000
