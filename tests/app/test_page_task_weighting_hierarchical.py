@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.apptest_pages import open_page
@@ -21,6 +22,7 @@ def regions(at: AppTest):
     return next(d.value for d in at.dataframe if "winner" in d.value.columns)
 
 
+@pytest.mark.slow
 def test_vtab_leaderboard_binomial_and_hierarchical(monkeypatch, tmp_path, vtab_csv):
     from lifelong_core.stats import category_stats, fit_hierarchical, weight_regions
     from lifelong_core.stats.hierarchical_views import category_stats_from_hierarchical

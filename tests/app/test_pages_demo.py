@@ -335,6 +335,7 @@ def test_teaching_transpose(store_env):
 STREAM = "pages/5_Stream.py"
 
 
+@pytest.mark.slow
 def test_stream_default_and_changes(store_env):
     at = run(STREAM)
     assert at.title[0].value == "Stream"

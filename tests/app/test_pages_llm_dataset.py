@@ -53,6 +53,7 @@ def test_home_reports_duplicates_and_the_partial_model():
 
 # Budgets below the smallest task keep the pages quick; mirt (the Evaluate page's default)
 # is fitted once per module through the app's cache.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "page,query",
     [

@@ -83,6 +83,7 @@ def texts(at: AppTest) -> str:
     return "\n".join(parts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page,query", VARIANTS, ids=IDS)
 def test_page_on_a_user_store(page, query, user_store_path, monkeypatch):
     at = run(page, user_store_path, query, monkeypatch)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 SCRIPT = """
@@ -103,6 +104,7 @@ def test_the_cached_selection_is_shared_and_read_only(demo_store_path, monkeypat
     assert [m.value for m in at.markdown] == ["same=True", "refused"]
 
 
+@pytest.mark.slow
 def test_server_start_up_prints_no_streamlit_warnings():
     # `make run` warms the imports before serving; Streamlit's "No runtime found" warnings
     # (one per cached function) would greet every user with nine lines that look like faults.

@@ -193,6 +193,7 @@ def test_info_models_of_one_dataset_are_counted_on_it(demo, capsys):
     assert code == 0 and "models: 429 in" in out  # the dataset's models, counted per family
 
 
+@pytest.mark.slow
 def test_one_dataset_store_needs_no_flag(tmp_path, capsys):
     from lifelong_core.datasets import leaderboard
     from lifelong_core.store import Store

@@ -168,6 +168,7 @@ def test_each_choice_gives_a_valid_estimate(predict, estimate):
         assert set(np.unique(e.prob)) <= {0.0, 1.0}
 
 
+@pytest.mark.slow
 def test_intervals_cover_held_out_models():
     """30 cached models, 20 held out, 10 fresh draws each at two budgets: the 95%
     intervals cover the true accuracy about 95% of the time (at least 90% here)."""

@@ -418,6 +418,7 @@ def test_models_and_samples_metadata(tmp_path):
             st.add_dataset("digits", description="changed")
 
 
+@pytest.mark.slow
 @settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -54,6 +54,7 @@ def small_store(tmp_path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_writer_in_another_process_locks_out_writers_and_readers(small_store):
     holder = _spawn(HOLD, str(small_store), "rw")
     try:

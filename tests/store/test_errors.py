@@ -496,6 +496,7 @@ def test_failed_import_into_new_store_leaves_no_file(tmp_path, capsys):
     assert not target.exists() and not Path(str(target) + ".wal").exists()
 
 
+@pytest.mark.slow
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -173,6 +173,7 @@ def test_sigkilled_build_leaves_a_temporary_the_next_build_removes(tmp_path, sma
     assert not list(tmp_path.glob(".s.duckdb.building-*"))
 
 
+@pytest.mark.slow
 def test_sigterm_mid_build_removes_its_temporary(tmp_path):
     target = tmp_path / "d.duckdb"
     proc = subprocess.Popen(

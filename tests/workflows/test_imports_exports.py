@@ -43,6 +43,7 @@ def test_parse_assignment_round_trips_and_names_bad_lines():
         categories.parse_assignment("a = b\na = c\n")
 
 
+@pytest.mark.slow
 def test_export_counts_is_read_by_rank(user_store_path, tmp_path, capsys):
     out = tmp_path / "counts.csv"
     assert (
