@@ -651,9 +651,11 @@ def matched_accuracy(
     MatchSummary
         Accuracies on each set, matched accuracies, the fraction unmatched.
     """
+    from lifelong_core.matching import check_params
     from lifelong_core.matching import matched_accuracy as run
 
-    return run(source, target, eps=eps, criterion=criterion, runs=runs, seed=seed)
+    crit = check_params(eps, criterion, runs, seed)
+    return run(source, target, eps=eps, criterion=crit, runs=runs, seed=seed)
 
 
 def matched_accuracy_in_store(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 
 from lifelong_core.errors import InputError
 
@@ -39,7 +40,7 @@ COMMAND_MODULES = (
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line, like every other error here."""
 
-    def error(self, message: str) -> None:
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"error: {self.prog}: {message}\n")
 
 

@@ -241,11 +241,12 @@ def fits(rows: int, cols: int, itemsize: int = 1) -> bool:
 
 def check_dense(rows: int, cols: int, itemsize: int = 1, what: str = "a dense read") -> None:
     """Raise :class:`DenseReadError` if a dense (rows, cols) array would exceed the limit."""
-    if not fits(rows, cols, itemsize):
-        size = int(rows) * int(cols) * int(itemsize) / (1 << 20)
+    limit = _limit
+    nbytes = int(rows) * int(cols) * int(itemsize)
+    if limit is not None and nbytes > limit:
         raise DenseReadError(
-            f"{what} of {int(rows):,} models x {int(cols):,} samples ({size:,.0f} MB) exceeds the dense-read limit of "
-            f"{_limit / (1 << 20):,.0f} MB; this view reads the cache as packed blocks instead."
+            f"{what} of {int(rows):,} models x {int(cols):,} samples ({nbytes / (1 << 20):,.0f} MB) exceeds the dense-read limit of "
+            f"{limit / (1 << 20):,.0f} MB; this view reads the cache as packed blocks instead."
         )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -173,6 +175,13 @@ def test_normalisation_uses_replicate_extremes():
     assert nb.scores.min() == 0.0 and nb.scores.max() == 1.0
 
 
+def test_bootstrap_refuses_one_normalisation_bound_without_the_other():
+    b = bootstrap(make_table([[20, 5], [80, 5]], 100), n_boot=50, seed=0)
+    with pytest.raises(InputError, match="both low and high"):
+        replace(b, low=np.zeros(2))
+    assert not replace(b, low=None, high=None).normalized
+
+
 # ------------------------------------------------------------------ ranks
 def test_rank_schemes_on_a_hand_checked_case():
     # Deterministic 0/1 task scores: X=(1,1,0), Y=(1,0,0), Z=(0,1,1); ties take the max rank.
@@ -206,6 +215,13 @@ def test_rank_intervals_frame_and_unknown_scheme():
     assert means.tolist() == [1.0, 2.0, 3.0]
     with pytest.raises(InputError, match="unknown rank scheme"):
         rank_intervals(np.zeros((2, 3, 2)), t.models, schemes=["median"])
+
+
+def test_rank_intervals_refuse_one_string_of_schemes():
+    # A string is a sequence of letters: "mean" used to be read as the schemes m, e, a, n.
+    t = make_table([[90, 80], [50, 40]], 100)
+    with pytest.raises(InputError, match="not one string"):
+        rank_intervals(bootstrap(t, n_boot=50, seed=0).scores, t.models, schemes="mean")
 
 
 @settings(max_examples=25, deadline=None)

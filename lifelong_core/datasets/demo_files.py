@@ -113,9 +113,9 @@ def write_demo(directory: Path, data: DemoData, images: np.ndarray, manifest_ext
     data.models[MODEL_COLUMNS].to_csv(directory / MODELS, index=False, lineterminator="\n")
     data.samples[SAMPLE_COLUMNS].to_csv(directory / SAMPLES, index=False, lineterminator="\n")
     data.domains[DOMAIN_COLUMNS].to_csv(directory / DOMAINS, index=False, lineterminator="\n")
+    sizes = {name: (directory / name).stat().st_size for name in DATA_FILES}
     files = {
-        name: {"bytes": (directory / name).stat().st_size, "sha256": sha256(directory / name)}
-        for name in DATA_FILES
+        name: {"bytes": sizes[name], "sha256": sha256(directory / name)} for name in DATA_FILES
     }
     manifest = {
         **manifest_extra,
@@ -123,7 +123,7 @@ def write_demo(directory: Path, data: DemoData, images: np.ndarray, manifest_ext
         "n_samples": int(n),
         "quantization": "confidence and true_prob stored as float16; correctness exact (packed bits, little bit order)",
         "files": files,
-        "total_bytes": int(sum(f["bytes"] for f in files.values())),
+        "total_bytes": sum(sizes.values()),
     }
     (directory / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest

@@ -90,7 +90,7 @@ def compare_models(
     predicted labels and max-softmax probabilities, one row per model in ``models``.
     ``progress(fraction)`` is called after each model.
     """
-    check_params(eps, criterion, runs)
+    crit = check_params(eps, criterion, runs)
     models = [str(m) for m in models]
     if not models:
         raise InputError("No models to compare: choose at least one model.")
@@ -112,7 +112,7 @@ def compare_models(
         tgt = make_predictions(
             y_target, pred_target[k], conf_target[k], name=f"target (model {model})"
         )
-        s = matched_accuracy(src, tgt, eps=eps, criterion=criterion, runs=runs, seed=seed)
+        s = matched_accuracy(src, tgt, eps=eps, criterion=crit, runs=runs, seed=seed)
         summaries[model] = s
         rows.append(
             (

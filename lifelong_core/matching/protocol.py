@@ -48,6 +48,7 @@ from lifelong_core.matching.data import Predictions
 
 Criterion = Literal["label-prob", "prob"]
 CRITERIA: tuple[str, ...] = ("label-prob", "prob")
+_CRITERION: dict[str, Criterion] = {"label-prob": "label-prob", "prob": "prob"}
 
 RUN_COLUMNS = (
     "run",
@@ -155,7 +156,7 @@ def check_params(
     runs: int | None = None,
     seed: int | None = None,
     max_runs: int | None = limits.MAX_MATCH_RUNS,
-) -> None:
+) -> Criterion:
     """InputError for an epsilon outside [0, 1] or not a finite number, an unknown
     criterion, runs outside [1, ``max_runs``] or a seed outside the seed rule.
 
@@ -165,7 +166,8 @@ def check_params(
     """
     # Probabilities differ by at most 1, so a larger epsilon would match every pair.
     limits.check_real(eps, "epsilon", 0.0, 1.0, param="eps")
-    if criterion not in CRITERIA:
+    crit = _CRITERION.get(criterion) if isinstance(criterion, str) else None
+    if crit is None:
         raise InputError(
             f"criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}.", param="criterion"
         )
@@ -173,6 +175,7 @@ def check_params(
         limits.check_count(runs, "the number of runs", 1, max_runs or 2**63, "runs")
     if seed is not None:
         limits.check_seed(seed)
+    return crit
 
 
 # ------------------------------------------------------------------ candidate windows

@@ -55,6 +55,11 @@ class Bootstrap:
     low: np.ndarray | None = None
     high: np.ndarray | None = None
 
+    def __post_init__(self) -> None:
+        # One bound without the other would leave ``point`` on another scale than ``scores``.
+        if (self.low is None) != (self.high is None):
+            raise InputError("normalisation bounds need both low and high, or neither.")
+
     @property
     def normalized(self) -> bool:
         return self.low is not None
@@ -63,7 +68,7 @@ class Bootstrap:
     def point(self) -> np.ndarray:
         """Observed task scores (no resampling) on the same scale as ``scores``."""
         acc = self.table.accuracy
-        if self.low is None:
+        if self.low is None or self.high is None:
             return acc
         return _rescale(acc, self.low, self.high)
 

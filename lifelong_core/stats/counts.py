@@ -216,9 +216,9 @@ def read_counts_csv(path, name: str | None = None) -> CountTable:
 
     ``name`` is how errors refer to the input (default: the file's name).
     """
-    if hasattr(path, "read"):
-        name = name or getattr(path, "name", "counts.csv")
-    else:
-        name = name or Path(path).name
+    if not name:
+        name = (
+            str(getattr(path, "name", "counts.csv")) if hasattr(path, "read") else Path(path).name
+        )
     df = read_csv_table(path, name, skipinitialspace=True)
     return from_frame(df, source=name, line_offset=2)

@@ -22,6 +22,8 @@ only says "a tie rank". On continuous scores without ties all conventions agree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
@@ -68,9 +70,9 @@ def scheme_values(scores: np.ndarray, scheme: str, rng: np.random.Generator) -> 
 
 def rank_intervals(
     scores: np.ndarray,
-    models: tuple[str, ...] | list[str],
+    models: Sequence[str],
     level: float = DIFFERENCE_LEVEL,
-    schemes: tuple[str, ...] | list[str] = tuple(SCHEMES),
+    schemes: Sequence[str] = tuple(SCHEMES),
     seed: int = 0,
 ) -> pd.DataFrame:
     """Mean and percentile interval of each model's rank number under each scheme.
@@ -79,6 +81,8 @@ def rank_intervals(
     ``Bootstrap.scores``. Returns columns model, scheme, mean, lo, hi; 95% by default as
     in Tables 4 and 5.
     """
+    if isinstance(schemes, str):
+        raise InputError(f"schemes must be a list of scheme names, not one string ({schemes!r}).")
     if scores.ndim != 3 or scores.shape[1] != len(models):
         raise InputError("rank intervals need replicate scores shaped (replicates, models, tasks).")
     rng = np.random.default_rng(seed)

@@ -86,10 +86,13 @@ def simulation_study(
         table, prior_a=list(pa), prior_b=list(pb), chains=chains, draws=draws, seed=seed
     )
     diag = fit.diagnostics()
+    model_a, model_b = table.models  # Table 1 compares two models
+    boot_mean, boot_lo, boot_hi = (float(v) for v in boot)
+    mean_a, mean_b = prior_means
     return SimulationResult(
-        bootstrap=tuple(float(v) for v in boot),
-        hierarchical=fit.difference_interval(*table.models, level=0.95),
-        prior_means=tuple(prior_means),
+        bootstrap=(boot_mean, boot_lo, boot_hi),
+        hierarchical=fit.difference_interval(model_a, model_b, level=0.95),
+        prior_means=(float(mean_a), float(mean_b)),
         max_rhat=float(diag["rhat"].max()),
         min_ess=float(diag["ess"].min()),
     )

@@ -59,7 +59,7 @@ def _three(table: CountTable, categories: Sequence[str] | None) -> tuple[str, st
     for c in cats:
         if c not in table.categories:
             raise InputError(f"category '{c}' is not in the data.")
-    return cats  # type: ignore[return-value]
+    return cats
 
 
 def category_stats(table: CountTable, categories: Sequence[str] | None = None) -> CategoryStats:
@@ -105,15 +105,16 @@ def category_stats_from_intervals(
     normal quantile of ``(1 + level) / 2``. Figures rounded to 0.1 point make this SE
     approximate (by up to about a third for the narrowest VTAB intervals).
     """
-    if len(categories) != 3:
-        raise InputError(f"task weighting needs exactly three categories, got {len(categories)}.")
+    cats = tuple(categories)
+    if len(cats) != 3:
+        raise InputError(f"task weighting needs exactly three categories, got {len(cats)}.")
     z = norm.ppf(0.5 + level / 2.0)
     se = (np.asarray(hi, dtype=float) - np.asarray(lo, dtype=float)) / (2.0 * z)
     if (se < 0).any():
         raise InputError("a published interval has its upper end below its lower end.")
     return CategoryStats(
         models=tuple(models),
-        categories=tuple(categories),
+        categories=cats,
         mean=np.asarray(mean, dtype=float),
         var=se**2,
     )

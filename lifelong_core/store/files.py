@@ -149,7 +149,8 @@ def export_long(store, path, dataset: str | None = None) -> int:
     )
     rows = 0
     with atomic_output(p, "--long") as tmp:
-        writer = None
+        wrote = False
+        parquet = None  # the Parquet writer, opened with the first chunk's schema
         try:
             for a in range(0, len(mdl), per):
                 m = mdl["model_idx"].to_numpy(dtype=np.int64)[a : a + per]
@@ -176,16 +177,16 @@ def export_long(store, path, dataset: str | None = None) -> int:
                 df = pd.DataFrame(cols)
                 rows += len(df)
                 if suffix == ".csv":
-                    df.to_csv(tmp, mode="a" if writer else "w", header=writer is None, index=False)
-                    writer = True
+                    df.to_csv(tmp, mode="a" if wrote else "w", header=not wrote, index=False)
                 else:
                     tbl = pa.Table.from_pandas(df, preserve_index=False)
-                    if writer is None:
-                        writer = pq.ParquetWriter(tmp, tbl.schema)
-                    writer.write_table(tbl.cast(writer.schema))
-            if writer is None:
+                    if parquet is None:
+                        parquet = pq.ParquetWriter(tmp, tbl.schema)
+                    parquet.write_table(tbl.cast(parquet.schema))
+                wrote = True
+            if not wrote:
                 raise InputError("The store holds no recorded predictions to export.")
         finally:
-            if suffix == ".parquet" and writer is not None:
-                writer.close()
+            if parquet is not None:
+                parquet.close()
     return rows

@@ -152,8 +152,8 @@ def _find_run(path: Path) -> tuple[Path | None, list[Path], str]:
     results = sorted(p for p in folder.iterdir() if _RESULTS.match(p.name))
     samples = sorted(p for p in folder.iterdir() if _SAMPLES.match(p.name))
     stamps = sorted(
-        {_SAMPLES.match(p.name).group("ts") for p in samples}
-        | {_RESULTS.match(p.name).group("ts") for p in results}
+        {m.group("ts") for p in samples if (m := _SAMPLES.match(p.name))}
+        | {m.group("ts") for p in results if (m := _RESULTS.match(p.name))}
     )
     if len(stamps) > 1:
         raise InputError(
@@ -319,6 +319,8 @@ def read_lm_eval(
         if not isinstance(results, dict):
             raise InputError(f"{results_path} is not a JSON object.")
     parent, declared, cfg = _results_fields(results, results_path)
+    # Sample counts are declared only by a results file, so ``declared`` is empty without one.
+    results_name = results_path.name if results_path is not None else "the results file"
     if model_name is None:
         model_name = model_name_of(results) or default_name
         if not model_name:
@@ -331,7 +333,10 @@ def read_lm_eval(
     frames, meta, used = [], {}, {}
     seen_tasks: dict[str, Path] = {}
     for f in files:
-        task = _SAMPLES.match(f.name).group("task")
+        sm = _SAMPLES.match(f.name)
+        if sm is None:  # _find_run keeps only files of this name, as the format names them
+            raise InputError(f"{f} is not an lm-eval samples_<task>_<timestamp>.jsonl file.")
+        task = sm.group("task")
         if task in seen_tasks:
             raise InputError(
                 f"Task {task!r} has two sample files ({seen_tasks[task].name} and {f.name}); keep one."
@@ -386,7 +391,7 @@ def read_lm_eval(
         want = declared.get(task)
         if want is not None and want != len(ids):
             raise InputError(
-                f"{f} holds {len(ids)} samples but {results_path.name} reports {want} for task {task!r} (is the file truncated?)."
+                f"{f} holds {len(ids)} samples but {results_name} reports {want} for task {task!r} (is the file truncated?)."
             )
         frame = pd.DataFrame(
             {
@@ -407,7 +412,8 @@ def read_lm_eval(
             )
         used[task] = (met, flt)
     table = pd.concat(frames, ignore_index=True)
-    model_meta = {"source": "lm-eval"}
+    # model_args is text in most harness versions and an object in some; JSON keeps either.
+    model_meta: dict[str, object] = {"source": "lm-eval"}
     if cfg.get("model_args") is not None:
         model_meta["model_args"] = cfg.get("model_args")
     models = pd.DataFrame(

@@ -7,24 +7,28 @@ Mixed into :class:`~lifelong_core.store.Store`; every read takes its own cursor
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any, SupportsIndex, overload
 
 import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from numpy.typing import NDArray
 
 from lifelong_core import limits
 from lifelong_core.bits import or_into, pack_rows, rows_from_binary, unpack_rows
 from lifelong_core.errors import InputError
+from lifelong_core.store._handle import StoreHandle
 from lifelong_core.store._validate import EXTRA_FIELDS
 
+# Model or sample indices as callers give them: a list, a range, an integer array, a Series.
+Indices = Iterable[SupportsIndex]
+# What ``_fetch`` returns: block_id -> (model_idx sorted, {column: pyarrow array of that block}).
+Fetched = dict[int, tuple[NDArray[np.int64], dict[str, Any]]]
 
-class StoreReader:
+
+class StoreReader(StoreHandle):
     """The read methods of a store (see :class:`~lifelong_core.store.Store`)."""
-
-    n_models: int
-    n_samples: int
-    _blocks: dict[str, np.ndarray]
 
     # ------------------------------------------------------------------ metadata reads
     def _df(self, sql: str, params: Sequence = ()) -> pd.DataFrame:
@@ -148,7 +152,7 @@ class StoreReader:
         return np.array([lookup[i] for i in want], dtype=np.int64)
 
     # ------------------------------------------------------------------ matrix reads
-    def model_rows(self, models) -> np.ndarray:
+    def model_rows(self, models: Indices | None) -> NDArray[np.int64]:
         if models is None:
             return np.arange(self.n_models, dtype=np.int64)
         idx = np.asarray(list(models) if not isinstance(models, np.ndarray) else models)
@@ -164,7 +168,13 @@ class StoreReader:
             )
         return idx
 
-    def sample_rows(self, samples) -> np.ndarray | None:
+    @overload
+    def sample_rows(self, samples: None) -> None: ...
+    @overload
+    def sample_rows(self, samples: Indices) -> NDArray[np.int64]: ...
+    @overload
+    def sample_rows(self, samples: Indices | None) -> NDArray[np.int64] | None: ...
+    def sample_rows(self, samples: Indices | None) -> NDArray[np.int64] | None:
         if samples is None:
             return None
         idx = np.asarray(list(samples) if not isinstance(samples, np.ndarray) else samples)
@@ -184,9 +194,9 @@ class StoreReader:
         self,
         models: np.ndarray,
         block_ids: np.ndarray | None,
-        columns=("correct", "known"),
+        columns: Sequence[str] = ("correct", "known"),
         table: str = "bits",
-    ):
+    ) -> Fetched:
         """Rows of ``bits`` (or ``extras``) for the wanted models, grouped by block.
 
         Returns {block_id: (model_idx int64 sorted, {column: pyarrow array})}.
@@ -203,7 +213,7 @@ class StoreReader:
         tbl = cur.sql(
             f"SELECT block_id, model_idx, {', '.join(columns)} FROM {table} {where}"
         ).to_arrow_table()
-        out = {}
+        out: Fetched = {}
         if tbl.num_rows == 0:
             return out
         bid = tbl.column("block_id").to_numpy()
@@ -222,7 +232,9 @@ class StoreReader:
             out[int(bid[a])] = (midx[a:b], {c: v.slice(a, b - a) for c, v in cols.items()})
         return out
 
-    def _block_rows(self, fetched, block_id: int, length: int, models: np.ndarray):
+    def _block_rows(
+        self, fetched: Fetched, block_id: int, length: int, models: np.ndarray
+    ) -> tuple[NDArray[np.uint8], NDArray[np.bool_]]:
         """Dense (len(models), length) values and known mask of one block."""
         nbytes = (length + 7) // 8
         vals = np.zeros((len(models), length), dtype=np.uint8)
@@ -247,15 +259,17 @@ class StoreReader:
                 known[r] = unpack_rows(blob, length)[0].astype(bool)
         return vals, known
 
-    def _blocks_for(self, samples: np.ndarray | None):
+    def _blocks_for(self, samples: np.ndarray | None) -> list[tuple[int, int, int]]:
         b = self._blocks
         if samples is None:
-            return list(zip(b["block_id"], b["start"], b["length"]))
-        bi = np.searchsorted(b["start"], samples, side="right") - 1
-        wanted = np.unique(bi)
-        return [(b["block_id"][i], b["start"][i], b["length"][i]) for i in wanted]
+            wanted = np.arange(len(b["block_id"]))
+        else:
+            wanted = np.unique(np.searchsorted(b["start"], samples, side="right") - 1)
+        return [(int(b["block_id"][i]), int(b["start"][i]), int(b["length"][i])) for i in wanted]
 
-    def values_and_known(self, models, samples) -> tuple[np.ndarray, np.ndarray]:
+    def values_and_known(
+        self, models: Indices | None, samples: Indices | None
+    ) -> tuple[NDArray[np.uint8], NDArray[np.bool_]]:
         """Values and known mask for ``models`` x ``samples`` (indices validated)."""
         m = self.model_rows(models)
         s = self.sample_rows(samples)
@@ -282,23 +296,17 @@ class StoreReader:
         r, c = np.unravel_index(int(np.argmax(~known)), known.shape)
         mi = int(m[r])
         si = int(c if s is None else s[c])
-        mid = (
-            self.cursor()
-            .execute("SELECT model_id FROM models WHERE model_idx = ?", [mi])
-            .fetchone()[0]
-        )
-        sid = (
-            self.cursor()
-            .execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [si])
-            .fetchone()[0]
-        )
+        mid = self._one("SELECT model_id FROM models WHERE model_idx = ?", [mi])[0]
+        sid = self._one("SELECT sample_id FROM samples WHERE sample_idx = ?", [si])[0]
         missing = int((~known).sum())
         raise InputError(
             f"The store has no prediction of model {mid!r} on sample {sid!r} ({missing} of the requested "
             "entries were never recorded); choose models and samples that were evaluated together."
         )
 
-    def matrix(self, models=None, samples=None) -> np.ndarray:
+    def matrix(
+        self, models: Indices | None = None, samples: Indices | None = None
+    ) -> NDArray[np.uint8]:
         """A uint8 0/1 matrix, rows in the given ``model_idx`` order and columns in the given
         ``sample_idx`` order (None = all). InputError if an entry was never recorded."""
         m = self.model_rows(models)
@@ -312,11 +320,15 @@ class StoreReader:
             self._raise_unknown(m, s, known)
         return vals
 
-    def known(self, models=None, samples=None) -> np.ndarray:
+    def known(
+        self, models: Indices | None = None, samples: Indices | None = None
+    ) -> NDArray[np.bool_]:
         """Boolean mask: which of ``models`` x ``samples`` have a recorded prediction."""
         return self.values_and_known(models, samples)[1]
 
-    def read_packed(self, models=None, samples=None) -> tuple[np.ndarray, int]:
+    def read_packed(
+        self, models: Indices | None = None, samples: Indices | None = None
+    ) -> tuple[NDArray[np.uint8], int]:
         """Rows packed with ``np.packbits(axis=1, bitorder="little")`` and the number of samples.
 
         With ``samples=None`` the rows are assembled from the stored blocks without
@@ -353,20 +365,19 @@ class StoreReader:
             raise InputError(
                 f"Unknown extra field {field!r}; known fields are {', '.join(EXTRA_FIELDS)}."
             )
-        return (
-            self.cursor()
-            .execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM extras WHERE {field} IS NOT NULL LIMIT 1)"
-            )
-            .fetchone()[0]
-            > 0
-        )
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM extras WHERE {field} IS NOT NULL LIMIT 1)"
+        return bool(self._one(sql)[0] > 0)
 
     def _extras_block(
-        self, fetched, block_id: int, length: int, models: np.ndarray, fields
-    ) -> dict:
+        self,
+        fetched: Fetched,
+        block_id: int,
+        length: int,
+        models: np.ndarray,
+        fields: Sequence[str],
+    ) -> dict[str, tuple[np.ndarray, NDArray[np.bool_]]]:
         """field -> (values (len(models), length), recorded mask) of one block."""
-        out = {}
+        out: dict[str, tuple[np.ndarray, NDArray[np.bool_]]] = {}
         got = fetched.get(block_id)
         for f in fields:
             vals = np.zeros(
@@ -401,8 +412,11 @@ class StoreReader:
         return out
 
     def extras_partial(
-        self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS
-    ) -> dict:
+        self,
+        models: Indices | None = None,
+        samples: Indices | None = None,
+        fields: Sequence[str] = EXTRA_FIELDS,
+    ) -> dict[str, tuple[np.ndarray, NDArray[np.bool_]]]:
         """Like :meth:`extras` but never raises on gaps: field -> (values, recorded mask).
 
         Probabilities come back as float64, exactly as imported (``extras`` narrows them
@@ -444,27 +458,22 @@ class StoreReader:
         return out
 
     def extras(
-        self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS
+        self,
+        models: Indices | None = None,
+        samples: Indices | None = None,
+        fields: Sequence[str] = EXTRA_FIELDS,
     ) -> dict[str, np.ndarray]:
         """Per-entry extras (confidence, true_prob: float32; predicted: int32), shaped like
         :meth:`matrix`. InputError naming the field if any requested entry lacks it."""
         m = self.model_rows(models)
         s = self.sample_rows(samples)
-        out = {}
+        out: dict[str, np.ndarray] = {}
         for f, (arr, have) in self.extras_partial(m, s, fields).items():
             if not have.all():
                 rr, cc = np.unravel_index(int(np.argmax(~have)), have.shape)
-                mid = (
-                    self.cursor()
-                    .execute("SELECT model_id FROM models WHERE model_idx = ?", [int(m[rr])])
-                    .fetchone()[0]
-                )
+                mid = self._one("SELECT model_id FROM models WHERE model_idx = ?", [int(m[rr])])[0]
                 si = int(cc if s is None else s[cc])
-                sid = (
-                    self.cursor()
-                    .execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [si])
-                    .fetchone()[0]
-                )
+                sid = self._one("SELECT sample_id FROM samples WHERE sample_idx = ?", [si])[0]
                 raise InputError(
                     f"The store has no {f} for model {mid!r} on sample {sid!r}; that field was not recorded."
                 )
@@ -474,9 +483,10 @@ class StoreReader:
 
 def _sample_filter(
     dataset: str | None, domains: Iterable[str] | None, alias: str = ""
-) -> tuple[str, list]:
+) -> tuple[str, list[object]]:
     """The WHERE clause (and its parameters) choosing the samples of ``dataset`` in ``domains``."""
-    cond, params = [], []
+    cond: list[str] = []
+    params: list[object] = []
     if dataset is not None:
         cond.append(f"{alias}dataset = ?")
         params.append(dataset)

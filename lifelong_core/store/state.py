@@ -210,8 +210,21 @@ def load_sort_state(st, dataset: str) -> SortState | None:
     if row is None:
         return None
     ds, log_id, members, samples, sums, order, row_sums, at, seconds = row
-    i64 = [_arr(b, np.int32).astype(np.int64) for b in (members, samples, sums, order, row_sums)]
-    return SortState(ds, int(log_id), *i64, at, float(seconds))
+
+    def i64(b: bytes) -> np.ndarray:
+        return _arr(b, np.int32).astype(np.int64)
+
+    return SortState(
+        ds,
+        int(log_id),
+        i64(members),
+        i64(samples),
+        i64(sums),
+        i64(order),
+        i64(row_sums),
+        at,
+        float(seconds),
+    )
 
 
 def sort_states(st) -> pd.DataFrame:

@@ -16,12 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
-import numpy as np
 
 from lifelong_core.errors import InputError, StoreLockedError
 from lifelong_core.store._schema import BLOCK_SIZE, DDL, FORMAT_VERSION
 from lifelong_core.store.damage import truncated_size, unreadable
-from lifelong_core.store.reading import StoreReader
 from lifelong_core.store.summaries import StoreSummaries
 from lifelong_core.store.writing import StoreWriter, utc_now
 
@@ -149,7 +147,7 @@ def _lock_alone(fd: int, path: Path, doing: str) -> None:
         ) from None
 
 
-class Store(StoreReader, StoreSummaries, StoreWriter):
+class Store(StoreSummaries, StoreWriter):
     """A lifelong benchmark store. Open with :meth:`open` or :meth:`create`; use as a context manager.
 
     The methods live by what they do: reading (:mod:`.reading`), summaries
@@ -275,27 +273,3 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
         if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", limit.strip(), flags=re.IGNORECASE):
             raise InputError(f"memory limit {limit!r} is not a size such as 2GB or 512MB.")
         self.cursor().execute(f"SET memory_limit = '{limit.strip()}'")
-
-    def cursor(self) -> duckdb.DuckDBPyConnection:
-        """A fresh DuckDB cursor on the store, for the store's own modules (everything
-        else reads and writes through the methods)."""
-        if self._con is None:
-            raise InputError(f"Store {self.path} is closed.")
-        # One cursor per call: a DuckDB connection must not be shared between threads,
-        # and the app shares one read-only handle between sessions.
-        return self._con.cursor()
-
-    def _refresh(self) -> None:
-        cur = self.cursor()
-        self._blocks = cur.execute(
-            "SELECT block_id, start, length FROM blocks ORDER BY start"
-        ).fetchnumpy()
-        self._blocks = {k: np.asarray(v, dtype=np.int64) for k, v in self._blocks.items()}
-        self.n_models = int(cur.execute("SELECT count(*) FROM models").fetchone()[0])
-        self.n_samples = int(cur.execute("SELECT count(*) FROM samples").fetchone()[0])
-
-    @property
-    def block_table(self) -> dict[str, np.ndarray]:
-        """The store's blocks of samples: ``block_id``, ``start``, ``length`` (int64
-        arrays, ordered by ``start``)."""
-        return self._blocks

@@ -13,9 +13,10 @@ import pandas as pd
 import pyarrow as pa
 
 from lifelong_core.bits import rows_from_binary
+from lifelong_core.store.reading import StoreReader
 
 
-class StoreSummaries:
+class StoreSummaries(StoreReader):
     """Counts and summaries of a store (see :class:`~lifelong_core.store.Store`)."""
 
     def counts(

@@ -37,8 +37,18 @@ from lifelong_core.store._validate import (
 )
 from lifelong_core.store.lm_eval import read_lm_eval
 from lifelong_core.store.maintenance import store_error_sentence
+from lifelong_core.store.reading import StoreReader
 
 Progress = Callable[[float], None]
+# One write of packed rows into ``bits``: (model_idx, correct packed, known packed or None),
+# optionally followed by the block of each row (the bulk import writes several blocks of
+# one model next to each other); without it every row belongs to the task's block.
+BitsRows = (
+    tuple[np.ndarray, np.ndarray, np.ndarray | None]
+    | tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]
+)
+# One write into ``extras``: (model_idx, {field: (values (r, L), recorded (r, L) or None)}).
+ExtrasRows = tuple[np.ndarray, Mapping[str, tuple[np.ndarray, np.ndarray | None]]]
 
 
 # Called with the store after every committed import. ``lifelong_core.store.state``
@@ -59,11 +69,7 @@ class BlockWrite:
     validation, are computed before the write and only wrapped here."""
 
     block_id: int
-    # -> (bits rows [(model_idx, correct packed, known packed or None[, block_id per row])],
-    #     extras rows [(model_idx, {field: (values (r, L), recorded (r, L) or None)})])
-    # A bits entry may name a block per row (the bulk import writes several blocks of one
-    # model next to each other); without it every row belongs to ``block_id``.
-    build: Callable[[], tuple[list, list]]
+    build: Callable[[], tuple[list[BitsRows], list[ExtrasRows]]]
     delete_bits: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     delete_extras: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
 
@@ -82,7 +88,7 @@ class WritePlan:
     entries: int
 
 
-class StoreWriter:
+class StoreWriter(StoreReader):
     """The write methods of a store (see :class:`~lifelong_core.store.Store`)."""
 
     def require_writer(self) -> None:
@@ -116,7 +122,7 @@ class StoreWriter:
                 )
             return
         with self._lock:
-            con = self._con
+            con = self._connection()
             con.begin()
             try:
                 con.execute(
@@ -507,7 +513,7 @@ class StoreWriter:
                 delete_extras = mid[np.isin(mid, had[0])]
 
         def build():
-            bits = []
+            bits: list[BitsRows] = []
             if full.any():
                 bits.append((mid[full], pack_rows(final_v[full]), None))
             if (~full).any():
@@ -522,16 +528,8 @@ class StoreWriter:
         self, model_idx: int, block_id: int, offset: int, old: str, new: str, source: str
     ):
         start = int(self._blocks["start"][self._blocks["block_id"] == block_id][0])
-        mid = (
-            self.cursor()
-            .execute("SELECT model_id FROM models WHERE model_idx = ?", [model_idx])
-            .fetchone()[0]
-        )
-        sid = (
-            self.cursor()
-            .execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [start + offset])
-            .fetchone()[0]
-        )
+        mid = self._one("SELECT model_id FROM models WHERE model_idx = ?", [model_idx])[0]
+        sid = self._one("SELECT sample_id FROM samples WHERE sample_idx = ?", [start + offset])[0]
         raise InputError(
             f"{source}: the store already records model {mid!r} on sample {sid!r} with {old}, but this import gives {new}."
         )
@@ -652,7 +650,7 @@ class StoreWriter:
 
                 def build(vals=vals, known=known, m32=m32, ext_b=ext_b):
                     full = known.all(axis=1)
-                    bits = []
+                    bits: list[BitsRows] = []
                     if full.any():
                         bits.append((m32[full], pack_rows(vals[full]), None))
                     if (~full).any():
@@ -685,7 +683,7 @@ class StoreWriter:
         """Apply a validated plan in ONE DuckDB transaction; roll back on any failure."""
         now = utc_now()
         with self._lock:
-            con = self._con
+            con = self._connection()
             con.begin()
             try:
 
@@ -759,7 +757,7 @@ class StoreWriter:
                         )
                     if progress is not None:
                         progress((i + 1) / max(len(plan.tasks), 1))
-                log_id = con.execute("SELECT coalesce(max(log_id) + 1, 0) FROM log").fetchone()[0]
+                log_id = self._one("SELECT coalesce(max(log_id) + 1, 0) FROM log", con=con)[0]
                 summary = {
                     "log_id": int(log_id),
                     "added_at": now,

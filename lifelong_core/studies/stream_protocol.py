@@ -151,18 +151,20 @@ def stream_protocol(
     cache, tune = release[:inner], release[inner:t]
     train, test = release[:t], release[t:]
 
-    jobs = [(meth, s) for meth in methods for s in _configs_of(meth, samplings)]
+    jobs = [(meth, cfg) for meth in methods for cfg in _configs_of(meth, samplings)]
     steps, done = len(jobs) + len(methods) * len(budgets), 0
     rows = []
-    for meth, s in jobs:
-        res = run_sweep(A[cache], A[tune], budgets, sampling=s, search=meth, seed=seed)
-        for r in res.table.itertuples():
+    for meth, cfg in jobs:
+        res = run_sweep(A[cache], A[tune], budgets, sampling=cfg, search=meth, seed=seed)
+        for b, err in zip(
+            res.table["budget"].to_numpy(dtype=np.int64), res.table[error].to_numpy(dtype=float)
+        ):
             rows.append(
                 {
                     "method": meth,
-                    "budget": int(r.budget),
-                    "sampling": s or "own design",
-                    "train_error": float(getattr(r, error)),
+                    "budget": int(b),
+                    "sampling": cfg or "own design",
+                    "train_error": float(err),
                 }
             )
         done += 1
@@ -179,13 +181,13 @@ def stream_protocol(
     # One meta-test run per chosen (method, sampling) with all its budgets: a model-based
     # estimator is fitted once, as in the meta-train phase.
     for (meth, smp), grp in chosen_rows.groupby(["method", "sampling"], sort=False):
-        s = None if smp == "own design" else smp
+        chosen = None if smp == "own design" else str(smp)
         start = time.perf_counter()
         res = run_sweep(
             A[train],
             A[test],
             grp["budget"].tolist(),
-            sampling=s,
+            sampling=chosen,
             search=meth,
             seed=seed,
             eval_row_ids=test,
