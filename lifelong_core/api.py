@@ -372,15 +372,36 @@ def import_inspect(
     epoch: int | None = None,
     dataset: str | None = None,
 ) -> dict:
-    """Import an Inspect AI evaluation log (``.eval`` or ``.json``).
+    """Import an Inspect AI evaluation log (``.eval`` or ``.json``) in one transaction.
 
     Scores ``C``/``I`` or 1/0 become ``correct``; any other value is refused, naming the
     scorer. Needs the ``harness`` extra (``inspect_ai``).
+
+    Parameters
+    ----------
+    store_path : str or Path
+        The store to import into (opened for writing).
+    log : str or Path
+        The Inspect log file.
+    model : str, optional
+        The model's name (default: the one the log records).
+    scorer : str, optional
+        The scorer to read, when the log has several.
+    epoch : int, optional
+        The epoch to read, when the log has several.
+    dataset : str, optional
+        The dataset the samples join (default: the log's task).
 
     Returns
     -------
     dict
         The import's log row.
+
+    Raises
+    ------
+    InputError
+        If the log cannot be read, holds scores that are not 0/1, or conflicts with what the
+        store records; the store is then unchanged.
     """
     from lifelong_core.workflows import imports
 
@@ -566,12 +587,27 @@ def backtest(
 
 # ------------------------------------------------------------------ rankings
 def counts(store: Store, *, dataset: str | None = None) -> CountTable:
-    """Per-model, per-task counts of a store's dataset (task = domain): the input of the
-    rankings and task weighting (the ``counts.csv`` of ``lbe export --counts``).
+    """Per-model, per-task counts of a store's dataset (task = domain).
+
+    The input of the rankings and of task weighting: the ``counts.csv`` of
+    ``lbe export --counts``.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    dataset : str, optional
+        The dataset to count; may be left out when the store holds one.
 
     Returns
     -------
     CountTable
+        Correct and recorded predictions per model and task.
+
+    Raises
+    ------
+    InputError
+        If ``dataset`` is not in the store, or is left out while the store holds several.
     """
     from lifelong_core.stats import from_frame
     from lifelong_core.workflows.exports import counts_table

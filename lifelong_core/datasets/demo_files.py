@@ -154,7 +154,23 @@ def _csv(path: Path, columns: list[str]) -> pd.DataFrame:
 
 
 def verify_manifest(directory: Path) -> dict:
-    """Check every file against MANIFEST.json; InputError naming the first mismatch."""
+    """Check every file of a demo directory against its MANIFEST.json.
+
+    Parameters
+    ----------
+    directory : pathlib.Path
+        The demo directory.
+
+    Returns
+    -------
+    dict
+        The manifest.
+
+    Raises
+    ------
+    InputError
+        Naming the first file that is missing or does not match its checksum.
+    """
     directory = Path(directory)
     path = directory / MANIFEST
     if not path.exists():
@@ -170,7 +186,23 @@ def verify_manifest(directory: Path) -> dict:
 
 
 def load_demo(directory: Path) -> DemoData:
-    """Read and cross-check a demo directory; InputError on any inconsistency."""
+    """Read and cross-check a demo directory.
+
+    Parameters
+    ----------
+    directory : pathlib.Path
+        The demo directory (predictions, models, samples, domains).
+
+    Returns
+    -------
+    DemoData
+
+    Raises
+    ------
+    InputError
+        Naming the file on any inconsistency (missing file or array, shapes or row counts
+        that disagree).
+    """
     directory = Path(directory)
     pred = _npz(directory / PREDICTIONS)
     for key in ("correct_bits", "predicted", "confidence", "true_prob", "shape"):
