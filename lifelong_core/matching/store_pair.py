@@ -29,12 +29,21 @@ DEMO_TARGET_DOMAIN = "clean-replication"
 
 @dataclass(frozen=True)
 class Side:
-    """A dataset, or some of its domains; ``domains=None`` means all of them."""
+    """A dataset, or some of its domains, as one side of a comparison.
+
+    Attributes
+    ----------
+    dataset : str
+        The dataset.
+    domains : tuple of str, optional
+        Its domains on this side; None means all of them.
+    """
 
     dataset: str
     domains: tuple[str, ...] | None = None
 
     def describe(self) -> str:
+        """The side in words: ``dataset (all domains)`` or ``dataset / a, b``."""
         if not self.domains:
             return f"{self.dataset} (all domains)"
         return f"{self.dataset} / {', '.join(self.domains)}"
@@ -76,7 +85,18 @@ class PairData:
 
 
 def model_names(models: pd.DataFrame) -> list[str]:
-    """Display name per store model: its name, or ``name [model_id]`` where names repeat."""
+    """Display name per store model: its name, or ``name [model_id]`` where names repeat.
+
+    Parameters
+    ----------
+    models : pandas.DataFrame
+        The store's models table (``Store.models()``).
+
+    Returns
+    -------
+    list of str
+        One name per row, in order.
+    """
     names = models["name"].fillna(models["model_id"]).astype(str)
     dup = names.duplicated(keep=False)
     return [f"{n} [{i}]" if d else n for n, i, d in zip(names, models["model_id"].astype(str), dup)]
@@ -124,7 +144,24 @@ class PairSamples:
 
 
 def read_samples(store, source: Side, target: Side) -> PairSamples:
-    """Labels and sample indices of both sides, and the store's model names."""
+    """Labels and sample indices of both sides, and the store's model names.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    source, target : Side
+        The two sides.
+
+    Returns
+    -------
+    PairSamples
+
+    Raises
+    ------
+    InputError
+        If a side names an unknown dataset or domain, is empty, or has unlabelled samples.
+    """
     smp_s = _samples(store, source, "source")
     smp_t = _samples(store, target, "target")
     table = store.models()
@@ -148,12 +185,30 @@ def _extras(store, rows: np.ndarray, pair: PairSamples):
 def load_pair(
     store, pair: PairSamples, models: Sequence[int] | None = None, require_any: bool = True
 ) -> PairData:
-    """Read predicted labels and confidences of the given store rows (``model_idx``;
-    None = every model) on both sides of ``pair`` (from :func:`read_samples`).
+    """Read predicted labels and confidences of the given store rows on both sides of ``pair``.
 
-    Models without ``predicted``/``confidence`` on every chosen sample are left out and
-    listed in ``skipped`` with the store's reason; if none is left, an InputError says
-    which column is missing (or, with ``require_any=False``, the result has no models).
+    Models without ``predicted`` and ``confidence`` on every chosen sample are left out and
+    listed in ``skipped`` with the store's reason.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    pair : PairSamples
+        From :func:`read_samples`.
+    models : sequence of int, optional
+        ``model_idx`` of the models (None: every model).
+    require_any : bool
+        Raise when no model is left (else the result has no models).
+
+    Returns
+    -------
+    PairData
+
+    Raises
+    ------
+    InputError
+        If no model is left and ``require_any``, saying which column is missing.
     """
     names_all = pair.model_names
     if models is None:
@@ -215,7 +270,30 @@ def compare_pair(
     seed: int = 0,
     progress: Callable[[float], None] | None = None,
 ) -> ModelComparison:
-    """:func:`~lifelong_core.matching.comparison.compare_models` on a :class:`PairData`."""
+    """:func:`~lifelong_core.matching.comparison.compare_models` on a :class:`PairData`.
+
+    Parameters
+    ----------
+    data : PairData
+        From :func:`load_pair`.
+    eps : float
+        Match when the confidences differ by at most ``eps``.
+    criterion : {"label-prob", "prob"}
+        Algorithm 1 or 2.
+    runs, seed : int
+        Seeded runs per model.
+    progress : callable, optional
+        Called with the fraction done.
+
+    Returns
+    -------
+    ModelComparison
+
+    Raises
+    ------
+    InputError
+        If a parameter is invalid.
+    """
     return compare_models(
         data.models,
         data.y_source,
@@ -243,12 +321,41 @@ def compare_store_models(
     progress: Callable[[float], None] | None = None,
     require_any: bool = True,
 ) -> tuple[ModelComparison, tuple[str, ...]]:
-    """Load the chosen models on both sides and run the protocol for each; also the
-    list of models skipped for lack of predicted labels or confidences.
+    """Load the chosen models on both sides and run the protocol for each.
 
-    The Matched-accuracy page calls this once per block of models (to move its progress
-    bar and cache each block, with ``require_any=False`` so that a block of models without
+    The Matched-accuracy page calls this once per block of models (to move its progress bar
+    and cache each block, with ``require_any=False`` so that a block of models without
     confidences just comes back empty); the benchmark times the same calls.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    pair : PairSamples
+        From :func:`read_samples`.
+    models : sequence of int, optional
+        ``model_idx`` of the models (None: every model).
+    eps : float
+        Match when the confidences differ by at most ``eps``.
+    criterion : {"label-prob", "prob"}
+        Algorithm 1 or 2.
+    runs, seed : int
+        Seeded runs per model.
+    progress : callable, optional
+        Called with the fraction done.
+    require_any : bool
+        Raise when no model has the predictions needed.
+
+    Returns
+    -------
+    tuple
+        The :class:`ModelComparison` and the names of the models skipped for lack of
+        predicted labels or confidences.
+
+    Raises
+    ------
+    InputError
+        If no model is usable and ``require_any``, or a parameter is invalid.
     """
     data = load_pair(store, pair, models, require_any=require_any)
     if not data.models:
