@@ -104,6 +104,15 @@ def test_bad_counts_raise_one_sentence(edit, message):
     assert "\n" not in text and text.startswith("counts.csv")
 
 
+def test_subset_names_an_unknown_model_or_task():
+    t = make_table([[1, 2], [3, 4]], 5)
+    assert t.subset(models=["m1"], tasks=["t1", "t0"]).correct.tolist() == [[4, 3]]
+    with pytest.raises(InputError, match="no model 'zz'"):
+        t.subset(models=["m0", "zz"])
+    with pytest.raises(InputError, match="no task 'zz'"):
+        t.subset(tasks=["zz"])
+
+
 def test_read_counts_csv_names_file_lines(tmp_path):
     path = tmp_path / "counts.csv"
     GOOD.assign(correct=["3", "4", "5", "60"]).to_csv(path, index=False)

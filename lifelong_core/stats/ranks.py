@@ -75,11 +75,33 @@ def rank_intervals(
     schemes: Sequence[str] = tuple(SCHEMES),
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Mean and percentile interval of each model's rank number under each scheme.
+    """Mean and percentile interval of each model's rank number under each scheme (LA-UR-24-25289
+    report (2024), *Statistical Uncertainty Quantification for Aggregate Performance Metrics in
+    Machine Learning Benchmarks*, §3.2,
+    Tables 4 and 5).
 
-    ``scores``: replicate task scores (replicates, models, tasks), e.g.
-    ``Bootstrap.scores``. Returns columns model, scheme, mean, lo, hi; 95% by default as
-    in Tables 4 and 5.
+    Parameters
+    ----------
+    scores : numpy.ndarray
+        Replicate task scores (replicates, models, tasks), e.g. ``Bootstrap.scores``.
+    models : sequence of str
+        The model of each score row.
+    level : float
+        Coverage (95% by default, as Tables 4 and 5).
+    schemes : sequence of str
+        Aggregation schemes of :data:`SCHEMES` (a list, not one string).
+    seed : int
+        Seed of the noise scheme.
+
+    Returns
+    -------
+    pandas.DataFrame
+        model, scheme, mean, lo, hi.
+
+    Raises
+    ------
+    InputError
+        For mis-shaped scores, one string of schemes or an unknown scheme.
     """
     if isinstance(schemes, str):
         raise InputError(f"schemes must be a list of scheme names, not one string ({schemes!r}).")
