@@ -45,7 +45,24 @@ def _in_list(values) -> str:
 
 
 def complete_models(st, models: pd.DataFrame, sidx: np.ndarray) -> pd.DataFrame:
-    """The rows of ``models`` (a ``store.models()`` table) recorded on every sample ``sidx``."""
+    """The rows of ``models`` recorded on every sample ``sidx``.
+
+    Decided from the key columns of the packed blocks, without unpacking any row.
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+    models : pandas.DataFrame
+        A ``Store.models()`` table (or some of its rows).
+    sidx : numpy.ndarray
+        Sorted ``sample_idx``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The complete rows, in the order given.
+    """
     return _models_on(st, models, sidx, every=True)
 
 
@@ -54,6 +71,20 @@ def recorded_models(st, models: pd.DataFrame, sidx: np.ndarray) -> pd.DataFrame:
 
     (Counting every model's predictions answered the same question in 23 s per side at the
     paper's 31,250 x 1,697,682.)
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+    models : pandas.DataFrame
+        A ``Store.models()`` table (or some of its rows).
+    sidx : numpy.ndarray
+        Sorted ``sample_idx``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows with something recorded, in the order given.
     """
     return _models_on(st, models, sidx, every=False)
 
@@ -111,8 +142,29 @@ def _fetch(st, models: np.ndarray, block_ids: np.ndarray) -> pa.Table:
 
 
 def read_rows(st, model_idx, sidx) -> np.ndarray:
-    """Packed rows (len(model_idx), ceil(len(sidx)/8)) of ``model_idx`` (any order) on the
-    sorted samples ``sidx``; every entry must be recorded (see :func:`complete_models`)."""
+    """Packed rows of ``model_idx`` on the sorted samples ``sidx``.
+
+    Every entry must be recorded (see :func:`complete_models`).
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+    model_idx : array_like
+        ``model_idx`` of the rows, any order.
+    sidx : numpy.ndarray
+        Sorted ``sample_idx`` of the columns.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 (len(model_idx), ceil(len(sidx)/8)), little bit order.
+
+    Raises
+    ------
+    InputError
+        If an entry was never recorded.
+    """
     m = np.asarray(model_idx, dtype=np.int64)
     sidx = np.asarray(sidx, dtype=np.int64)
     n = len(sidx)

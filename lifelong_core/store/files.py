@@ -41,12 +41,45 @@ LONG_EXPORT_COLUMNS = (
 
 
 def read_long(path) -> pd.DataFrame:
-    """A long table from CSV or Parquet, unvalidated (the store validates it)."""
+    """A long table from CSV or Parquet, unvalidated (the store validates it).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    InputError
+        If the file is missing or cannot be read as a table.
+    """
     return read_table(path, "--long")
 
 
 def read_ids(path, kind: str):
-    """Model or sample ids: a list of str (one per line) or a table with ``<kind>_id``."""
+    """Model or sample ids: a list of ids (one per line) or a table with ``<kind>_id``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A text file, or a ``.csv`` / ``.parquet`` table.
+    kind : {"model", "sample"}
+        Which ids.
+
+    Returns
+    -------
+    list of str or pandas.DataFrame
+        The ids, or the table (with its other columns: fields of the models or samples).
+
+    Raises
+    ------
+    InputError
+        If the file is missing or unreadable, a table lacks ``<kind>_id`` or has no rows.
+    """
     what = f"--{kind}s"
     p = check_input_file(path, what)
     if p.suffix.lower() in (".csv", ".parquet"):
@@ -76,10 +109,27 @@ def read_ids(path, kind: str):
 
 
 def read_extra_matrix(path, flag: str) -> np.ndarray:
-    """A per-entry extras matrix (``--confidence`` etc. of a wide import) from .npy/.npz.
+    """A per-entry extras matrix (``--confidence`` etc. of a wide import) from .npy or .npz.
 
-    Read as stored (no narrowing to float32, so values come back exactly); never
-    unpickled. Shape and value checks happen in the store with the matrix at hand.
+    Read as stored (no narrowing to float32, so values come back exactly); never unpickled.
+    Shape and value checks happen in the store with the matrix at hand.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    flag : str
+        The option that named it, for messages.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    InputError
+        If the file is missing, not .npy or .npz, not exactly one readable array, holds
+        pickled objects, or is too large for memory.
     """
     p = check_input_file(path, flag)
     suffix = p.suffix.lower()
@@ -119,15 +169,50 @@ def read_extra_matrix(path, flag: str) -> np.ndarray:
 
 
 def write_ids(ids, path, what: str = "id list") -> None:
-    """One id per line, written whole or not at all."""
+    """One id per line, written whole or not at all.
+
+    Parameters
+    ----------
+    ids : iterable
+        The ids, written with ``str``.
+    path : str or os.PathLike
+        The output file.
+    what : str
+        How messages name the output.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be written.
+    """
     with atomic_output(path, what) as tmp:
         tmp.write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
 
 
 def export_long(store, path, dataset: str | None = None) -> int:
-    """Write every recorded entry (of ``dataset``) as a long table; returns the row count.
+    """Write every recorded entry (of ``dataset``) as a long table.
 
-    Parquet is written in row groups of whole models, so memory stays at one group.
+    Parquet is written in row groups of whole models, so memory stays at one group. Columns
+    that would be empty throughout are left out, so the export imports again.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    path : str or os.PathLike
+        A ``.csv`` or ``.parquet`` file, written whole or not at all.
+    dataset : str, optional
+        Export this dataset only.
+
+    Returns
+    -------
+    int
+        Rows written.
+
+    Raises
+    ------
+    InputError
+        For another suffix, an unknown dataset, or a store with nothing recorded.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq

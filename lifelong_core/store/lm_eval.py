@@ -89,13 +89,39 @@ def model_name_of(results: dict) -> str | None:
 
 
 def is_run_file(name: str) -> bool:
-    """Whether a file name is one lm-eval writes for a run (results or per-sample log)."""
+    """Whether a file name is one lm-eval writes for a run (results or per-sample log).
+
+    Parameters
+    ----------
+    name : str
+        A file name.
+
+    Returns
+    -------
+    bool
+    """
     return bool(_RESULTS.match(name) or _SAMPLES.match(name))
 
 
 @dataclass(frozen=True)
 class LmEvalRun:
-    """One model's run, ready for the store: long table, model row, samples' meta."""
+    """One model's run (or several put together), ready for the store.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        model, sample, correct, dataset, domain[, category].
+    models : pandas.DataFrame
+        model_id, name, family, metadata.
+    sample_meta : pandas.Series
+        sample_id -> canonical JSON text with ``doc_hash``.
+    source : str
+        What the store's log names.
+    checksum : str
+        Digest of the files read.
+    metrics : dict
+        task -> (metric, filter) actually used.
+    """
 
     table: pd.DataFrame  # model, sample, correct, dataset, domain[, category]
     models: pd.DataFrame  # model_id, name, family, metadata
@@ -296,11 +322,36 @@ def read_lm_eval(
     filter: str | None = None,
     default_name: str | None = None,
 ) -> LmEvalRun:
-    """Read one model's ``--log_samples`` run: a folder (or the folder holding exactly one
-    model's folder), its ``results_*.json`` file, or one task's ``samples_*.jsonl``.
+    """Read one model's ``--log_samples`` run.
 
-    ``model_name`` None: the name the run's results file gives (:func:`model_name_of`),
-    else ``default_name``; InputError when there is neither."""
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A run folder (or the folder holding exactly one model's folder), its
+        ``results_*.json`` file, or one task's ``samples_*.jsonl``.
+    model_name : str or None
+        The model's name; None takes the name the run's results file gives
+        (:func:`model_name_of`), else ``default_name``.
+    metric : str, optional
+        The 0/1 metric to read, or a comma-separated preference list (``acc_norm,acc``);
+        needed when a task records several.
+    dataset : str, optional
+        The dataset the samples join (default ``lm-eval``).
+    filter : str, optional
+        The filter to read, when a task was logged under several.
+    default_name : str, optional
+        The name when neither ``model_name`` nor the results file gives one.
+
+    Returns
+    -------
+    LmEvalRun
+
+    Raises
+    ------
+    InputError
+        For a path that holds no run or several, unreadable or truncated files, a metric
+        that is not 0/1, a task needing a metric or filter named, or no model name.
+    """
     if model_name is not None and (not isinstance(model_name, str) or not model_name.strip()):
         raise InputError("An lm-eval import needs a model name.", param="model_name")
     dataset = dataset or "lm-eval"

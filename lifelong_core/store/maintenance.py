@@ -43,6 +43,17 @@ def store_error_sentence(exc: BaseException, path=None) -> str | None:
 
     The backstop at the edges (the command line, the app's shared handle): a damaged or
     truncated file fails only when the damaged page is read, which can be any read.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The error.
+    path : str or os.PathLike, optional
+        The store file, for the sentence.
+
+    Returns
+    -------
+    str or None
     """
     if not isinstance(exc, duckdb.Error):
         return None
@@ -74,7 +85,18 @@ def _popcount(blob: bytes, length: int) -> int:
 
 
 def verify(store) -> list[str]:
-    """Every broken rule of ``store`` as one sentence each (empty: the store is sound)."""
+    """Every broken rule of ``store``, one sentence each.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+
+    Returns
+    -------
+    list of str
+        Empty when the store is sound.
+    """
     try:
         return _verify(store, store.cursor())
     except duckdb.Error as exc:
@@ -152,7 +174,18 @@ def _verify(store, cur) -> list[str]:
 
 
 def check_sound(store) -> None:
-    """InputError naming the first broken rule (and how many there are) unless the store is sound."""
+    """Refuse a store that breaks any of its rules.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+
+    Raises
+    ------
+    InputError
+        Naming the first broken rule (and how many there are).
+    """
     problems = verify(store)
     if problems:
         more = (
@@ -166,7 +199,26 @@ def check_sound(store) -> None:
 
 
 def undo(store, log_id: int) -> dict:
-    """Remove what import ``log_id`` added, in one logged transaction; returns the undo's log row."""
+    """Remove what import ``log_id`` added, in one logged transaction.
+
+    Parameters
+    ----------
+    store : Store
+        A writer handle.
+    log_id : int
+        The import to undo.
+
+    Returns
+    -------
+    dict
+        The undo's log row.
+
+    Raises
+    ------
+    InputError
+        For a read-only handle, an unknown or already undone entry, an undo entry, or an
+        import whose rows cannot be told apart exactly.
+    """
     if store.read_only:
         raise InputError(f"Store {store.path} is open read-only; undo needs a writer.")
     with store._lock:

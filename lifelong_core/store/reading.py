@@ -37,10 +37,26 @@ class StoreReader(StoreHandle):
         return self.cursor().sql(sql, params=list(params) or None).to_arrow_table().to_pandas()
 
     def sql(self, query: str, params: Sequence = ()) -> pd.DataFrame:
-        """Run an ad-hoc read query (e.g. over the ``predictions`` view) and return a DataFrame.
+        """Run an ad-hoc read query (e.g. over the ``predictions`` view).
 
-        On a writer handle the query runs in a transaction that is always rolled back, so
-        ad-hoc SQL can never change the store behind the importers' checks.
+        On a writer handle the query runs in a transaction that is always rolled back, so ad-hoc
+        SQL can never change the store behind the importers' checks.
+
+        Parameters
+        ----------
+        query : str
+            DuckDB SQL.
+        params : sequence
+            Values of its ``?`` placeholders.
+
+        Returns
+        -------
+        pandas.DataFrame
+
+        Raises
+        ------
+        InputError
+            With DuckDB's first line when the query fails.
         """
         cur = self.cursor()
         try:
@@ -61,7 +77,18 @@ class StoreReader(StoreHandle):
         )
 
     def domains(self, dataset: str | None = None) -> pd.DataFrame:
-        """dataset, domain, category, n_samples; in the order of their first sample."""
+        """The domains (tasks) of the store, in the order of their first sample.
+
+        Parameters
+        ----------
+        dataset : str, optional
+            Only this dataset's domains.
+
+        Returns
+        -------
+        pandas.DataFrame
+            dataset, domain, category, n_samples.
+        """
         where = "WHERE d.dataset = ?" if dataset is not None else ""
         return self._df(
             "SELECT d.dataset, d.domain, d.category, count(s.sample_idx)::BIGINT AS n_samples "
@@ -80,8 +107,21 @@ class StoreReader(StoreHandle):
     def samples(
         self, dataset: str | None = None, domains: Iterable[str] | None = None
     ) -> pd.DataFrame:
-        """Samples (optionally of one dataset and some of its domains), ordered by
-        ``sample_idx`` (the columns of the matrix), with their domain's category."""
+        """Samples, ordered by ``sample_idx`` (the columns of the matrix), with their domain's
+        category.
+
+        Parameters
+        ----------
+        dataset : str, optional
+            Only this dataset's samples.
+        domains : iterable of str, optional
+            Only these domains' samples.
+
+        Returns
+        -------
+        pandas.DataFrame
+            sample_idx, sample_id, dataset, domain, category, label (Int64), split, added_at.
+        """
         where, params = _sample_filter(dataset, domains, "s.")
         df = self._df(
             "SELECT s.sample_idx, s.sample_id, s.dataset, s.domain, d.category, s.label, s.split, s.added_at "
@@ -94,8 +134,21 @@ class StoreReader(StoreHandle):
     def sample_indices(
         self, dataset: str | None = None, domains: Iterable[str] | None = None
     ) -> np.ndarray:
-        """``sample_idx`` (int64, ascending) of the samples :meth:`samples` would return,
-        without reading their ids and labels."""
+        """``sample_idx`` of the samples :meth:`samples` would return, without reading their ids
+        and labels.
+
+        Parameters
+        ----------
+        dataset : str, optional
+            Only this dataset's samples.
+        domains : iterable of str, optional
+            Only these domains' samples.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64, ascending.
+        """
         where, params = _sample_filter(dataset, domains)
         rows = (
             self.cursor()
@@ -113,15 +166,57 @@ class StoreReader(StoreHandle):
         )
 
     def model_index(self, model_ids: Iterable[str]) -> np.ndarray:
-        """``model_idx`` of each id, in the given order; InputError naming an unknown id."""
+        """``model_idx`` of each id, in the given order.
+
+        Parameters
+        ----------
+        model_ids : iterable of str
+            Model ids (a list, not one string).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64.
+
+        Raises
+        ------
+        InputError
+            Naming an unknown id, or for one string instead of a list.
+        """
         return self._index_of("models", "model", model_ids)
 
     def sample_index(self, sample_ids: Iterable[str]) -> np.ndarray:
-        """``sample_idx`` of each id, in the given order; InputError naming an unknown id."""
+        """``sample_idx`` of each id, in the given order.
+
+        Parameters
+        ----------
+        sample_ids : iterable of str
+            Sample ids (a list, not one string).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64.
+
+        Raises
+        ------
+        InputError
+            Naming an unknown id, or for one string instead of a list.
+        """
         return self._index_of("samples", "sample", sample_ids)
 
     def datasets_of_samples(self, sample_ids: Iterable[str]) -> dict[str, str]:
-        """The dataset of each of ``sample_ids`` the store holds (unknown ids are left out)."""
+        """The dataset of each of ``sample_ids`` the store holds (unknown ids are left out).
+
+        Parameters
+        ----------
+        sample_ids : iterable of str
+            Sample ids.
+
+        Returns
+        -------
+        dict of str to str
+        """
         want = [str(i) for i in sample_ids]
         if not want:
             return {}
@@ -153,6 +248,23 @@ class StoreReader(StoreHandle):
 
     # ------------------------------------------------------------------ matrix reads
     def model_rows(self, models: Indices | None) -> NDArray[np.int64]:
+        """Checked ``model_idx`` of a selection of rows.
+
+        Parameters
+        ----------
+        models : iterable of int or None
+            ``model_idx`` (None: every model).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64, in the order given.
+
+        Raises
+        ------
+        InputError
+            For indices that are not whole numbers or lie outside the store.
+        """
         if models is None:
             return np.arange(self.n_models, dtype=np.int64)
         idx = np.asarray(list(models) if not isinstance(models, np.ndarray) else models)
@@ -175,6 +287,23 @@ class StoreReader(StoreHandle):
     @overload
     def sample_rows(self, samples: Indices | None) -> NDArray[np.int64] | None: ...
     def sample_rows(self, samples: Indices | None) -> NDArray[np.int64] | None:
+        """Checked ``sample_idx`` of a selection of columns.
+
+        Parameters
+        ----------
+        samples : iterable of int or None
+            ``sample_idx`` (None: every sample, returned as None).
+
+        Returns
+        -------
+        numpy.ndarray or None
+            int64, in the order given.
+
+        Raises
+        ------
+        InputError
+            For indices that are not whole numbers or lie outside the store.
+        """
         if samples is None:
             return None
         idx = np.asarray(list(samples) if not isinstance(samples, np.ndarray) else samples)
@@ -270,7 +399,25 @@ class StoreReader(StoreHandle):
     def values_and_known(
         self, models: Indices | None, samples: Indices | None
     ) -> tuple[NDArray[np.uint8], NDArray[np.bool_]]:
-        """Values and known mask for ``models`` x ``samples`` (indices validated)."""
+        """Values and recorded mask of ``models`` x ``samples``; never raises on gaps.
+
+        Parameters
+        ----------
+        models : iterable of int, optional
+            ``model_idx`` of the rows, in the order wanted (None: every model).
+        samples : iterable of int, optional
+            ``sample_idx`` of the columns, in the order wanted (None: every sample).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            uint8 values (0 where unrecorded) and the bool mask of recorded entries.
+
+        Raises
+        ------
+        InputError
+            For bad indices, or a read above the dense-read limit.
+        """
         m = self.model_rows(models)
         s = self.sample_rows(samples)
         n = self.n_samples if s is None else len(s)
@@ -307,8 +454,26 @@ class StoreReader(StoreHandle):
     def matrix(
         self, models: Indices | None = None, samples: Indices | None = None
     ) -> NDArray[np.uint8]:
-        """A uint8 0/1 matrix, rows in the given ``model_idx`` order and columns in the given
-        ``sample_idx`` order (None = all). InputError if an entry was never recorded."""
+        """The 0/1 matrix of ``models`` x ``samples``, in the orders given.
+
+        Parameters
+        ----------
+        models : iterable of int, optional
+            ``model_idx`` of the rows, in the order wanted (None: every model).
+        samples : iterable of int, optional
+            ``sample_idx`` of the columns, in the order wanted (None: every sample).
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 (models, samples).
+
+        Raises
+        ------
+        InputError
+            For bad indices, an entry that was never recorded, or a read above the dense-read
+            limit.
+        """
         m = self.model_rows(models)
         s = self.sample_rows(samples)
         if s is None:
@@ -323,16 +488,46 @@ class StoreReader(StoreHandle):
     def known(
         self, models: Indices | None = None, samples: Indices | None = None
     ) -> NDArray[np.bool_]:
-        """Boolean mask: which of ``models`` x ``samples`` have a recorded prediction."""
+        """Which of ``models`` x ``samples`` have a recorded prediction.
+
+        Parameters
+        ----------
+        models : iterable of int, optional
+            ``model_idx`` of the rows, in the order wanted (None: every model).
+        samples : iterable of int, optional
+            ``sample_idx`` of the columns, in the order wanted (None: every sample).
+
+        Returns
+        -------
+        numpy.ndarray
+            bool (models, samples).
+        """
         return self.values_and_known(models, samples)[1]
 
     def read_packed(
         self, models: Indices | None = None, samples: Indices | None = None
     ) -> tuple[NDArray[np.uint8], int]:
-        """Rows packed with ``np.packbits(axis=1, bitorder="little")`` and the number of samples.
+        """Rows packed with ``np.packbits(axis=1, bitorder="little")``, and the number of samples.
 
-        With ``samples=None`` the rows are assembled from the stored blocks without
-        unpacking (the paper-scale path). InputError if an entry was never recorded.
+        With ``samples=None`` the rows are assembled from the stored blocks without unpacking
+        (the paper-scale path).
+
+        Parameters
+        ----------
+        models : iterable of int, optional
+            ``model_idx`` of the rows, in the order wanted (None: every model).
+        samples : iterable of int, optional
+            ``sample_idx`` of the columns, in the order wanted (None: every sample).
+
+        Returns
+        -------
+        tuple
+            uint8 (models, ceil(n/8)) packed rows and n.
+
+        Raises
+        ------
+        InputError
+            For bad indices or an entry that was never recorded.
         """
         m = self.model_rows(models)
         s = self.sample_rows(samples)
@@ -360,7 +555,22 @@ class StoreReader(StoreHandle):
         return out, n
 
     def has_extra(self, field: str) -> bool:
-        """Whether any entry has ``field`` (confidence, predicted, true_prob) recorded."""
+        """Whether any entry has ``field`` recorded.
+
+        Parameters
+        ----------
+        field : {"confidence", "predicted", "true_prob"}
+            The extra field.
+
+        Returns
+        -------
+        bool
+
+        Raises
+        ------
+        InputError
+            For an unknown field.
+        """
         if field not in EXTRA_FIELDS:
             raise InputError(
                 f"Unknown extra field {field!r}; known fields are {', '.join(EXTRA_FIELDS)}."
@@ -417,10 +627,30 @@ class StoreReader(StoreHandle):
         samples: Indices | None = None,
         fields: Sequence[str] = EXTRA_FIELDS,
     ) -> dict[str, tuple[np.ndarray, NDArray[np.bool_]]]:
-        """Like :meth:`extras` but never raises on gaps: field -> (values, recorded mask).
+        """Like :meth:`extras` but never raises on gaps.
 
-        Probabilities come back as float64, exactly as imported (``extras`` narrows them
-        to the float32 of the contract)."""
+        Probabilities come back as float64, exactly as imported (``extras`` narrows them to the
+        float32 of the contract).
+
+        Parameters
+        ----------
+        models : iterable of int, optional
+            ``model_idx`` of the rows, in the order wanted (None: every model).
+        samples : iterable of int, optional
+            ``sample_idx`` of the columns, in the order wanted (None: every sample).
+        fields : sequence of str
+            Extra fields to read.
+
+        Returns
+        -------
+        dict
+            field -> (values (models, samples), recorded mask).
+
+        Raises
+        ------
+        InputError
+            For an unknown field, bad indices, or a read above the dense-read limit.
+        """
         fields = tuple(fields)
         for f in fields:
             if f not in EXTRA_FIELDS:
@@ -463,8 +693,28 @@ class StoreReader(StoreHandle):
         samples: Indices | None = None,
         fields: Sequence[str] = EXTRA_FIELDS,
     ) -> dict[str, np.ndarray]:
-        """Per-entry extras (confidence, true_prob: float32; predicted: int32), shaped like
-        :meth:`matrix`. InputError naming the field if any requested entry lacks it."""
+        """Per-entry extras shaped like :meth:`matrix`.
+
+        Parameters
+        ----------
+        models : iterable of int, optional
+            ``model_idx`` of the rows, in the order wanted (None: every model).
+        samples : iterable of int, optional
+            ``sample_idx`` of the columns, in the order wanted (None: every sample).
+        fields : sequence of str
+            Extra fields to read.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            confidence and true_prob as float32, predicted as int32.
+
+        Raises
+        ------
+        InputError
+            Naming the field, model and sample if a requested entry lacks it; for an unknown
+            field or bad indices.
+        """
         m = self.model_rows(models)
         s = self.sample_rows(samples)
         out: dict[str, np.ndarray] = {}

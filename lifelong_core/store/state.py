@@ -48,7 +48,31 @@ CREATE TABLE IF NOT EXISTS item_state (
 
 @dataclass(frozen=True)
 class SortState:
-    """Column sums and Sort order of a dataset over its Sort set (see module docstring)."""
+    """Column sums and Sort order of a dataset over its Sort set (see the module docstring;
+    Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, §3.1
+    and Listing 1 ``sort_by_sum``).
+
+    Attributes
+    ----------
+    dataset : str
+        The dataset.
+    log_id : int
+        The import the state reflects.
+    members : numpy.ndarray
+        ``model_idx`` of the Sort set, ascending.
+    samples : numpy.ndarray
+        ``sample_idx`` of the dataset's samples, ascending (the columns).
+    sums : numpy.ndarray
+        int64 (n,) column sums over the members.
+    order : numpy.ndarray
+        int64 (n,) Sort order, easy -> hard.
+    row_sums : numpy.ndarray
+        int64 correct samples of every member (insert_D's model order, accuracies).
+    computed_at : datetime.datetime
+        When it was last computed in full.
+    seconds : float
+        Wall time of the last full computation.
+    """
 
     dataset: str
     log_id: int
@@ -65,7 +89,31 @@ class SortState:
 
 @dataclass(frozen=True)
 class ItemState:
-    """Persisted item parameters of a model-based estimator on a dataset."""
+    """Persisted item parameters of a model-based estimator on a dataset.
+
+    Attributes
+    ----------
+    dataset, method : str
+        The dataset and the estimator (e.g. ``mirt``).
+    log_id : int
+        The import of the cache it was fitted on.
+    params : dict
+        The estimator's settings (``k``: the dimension).
+    fit_models : numpy.ndarray
+        ``model_idx`` fitted on.
+    samples : numpy.ndarray
+        ``sample_idx`` of the items.
+    d : numpy.ndarray
+        float32 item intercepts.
+    w : numpy.ndarray
+        float32 (items, k) item loadings.
+    theta : numpy.ndarray
+        float64 (models, k) abilities of the fitted models.
+    computed_at : datetime.datetime
+        When it was fitted.
+    seconds : float
+        Wall time of the fit.
+    """
 
     dataset: str
     method: str
@@ -101,7 +149,18 @@ def _has_tables(st) -> bool:
 
 
 def latest_log_id(st) -> int:
-    """``log_id`` of the store's latest import (-1 for an empty log)."""
+    """``log_id`` of the store's latest import.
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+
+    Returns
+    -------
+    int
+        -1 for an empty log.
+    """
     return int(st.cursor().execute("SELECT coalesce(max(log_id), -1) FROM log").fetchone()[0])
 
 
@@ -178,7 +237,27 @@ def _replace(st, table: str, where: str, key: list, row: list) -> None:
 
 
 def refresh_sort_state(st, dataset: str, progress=None) -> SortState:
-    """Compute the Sort state of ``dataset`` from the whole cache and keep it (writer handle)."""
+    """Compute the Sort state of ``dataset`` from the whole cache and keep it.
+
+    Parameters
+    ----------
+    st : Store
+        A writer handle.
+    dataset : str
+        The dataset.
+    progress : callable, optional
+        Called with the fraction done.
+
+    Returns
+    -------
+    SortState
+
+    Raises
+    ------
+    InputError
+        For a read-only handle, or a dataset on which no real model was evaluated on every
+        sample.
+    """
     st.require_writer()
     t0 = time.perf_counter()
     members, sidx = _cache_of(st, dataset)
@@ -203,7 +282,20 @@ def refresh_sort_state(st, dataset: str, progress=None) -> SortState:
 
 
 def load_sort_state(st, dataset: str) -> SortState | None:
-    """The kept Sort state of ``dataset``, or None if none was computed."""
+    """The kept Sort state of ``dataset``.
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+    dataset : str
+        The dataset.
+
+    Returns
+    -------
+    SortState or None
+        None if none was computed.
+    """
     if not _has_tables(st):
         return None
     row = st.cursor().execute("SELECT * FROM sort_state WHERE dataset = ?", [dataset]).fetchone()
@@ -228,7 +320,18 @@ def load_sort_state(st, dataset: str) -> SortState | None:
 
 
 def sort_states(st) -> pd.DataFrame:
-    """One row per kept Sort state: dataset, log_id, models, samples, seconds, stale."""
+    """One row per kept Sort state.
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+
+    Returns
+    -------
+    pandas.DataFrame
+        dataset, log_id, models, samples, computed_at, seconds, stale.
+    """
     cols = ["dataset", "log_id", "models", "samples", "computed_at", "seconds", "stale"]
     if not _has_tables(st):
         return pd.DataFrame(columns=cols)
@@ -246,8 +349,27 @@ def sort_states(st) -> pd.DataFrame:
 
 
 def update_sort_state(st, dataset: str, progress=None) -> SortState:
-    """Bring the kept Sort state of ``dataset`` up to the store's latest import by reading
-    only what changed (see module docstring); computes it in full if none is kept."""
+    """Bring the kept Sort state of ``dataset`` up to the store's latest import, reading only
+    what changed (see the module docstring); computes it in full if none is kept.
+
+    Parameters
+    ----------
+    st : Store
+        A writer handle.
+    dataset : str
+        The dataset.
+    progress : callable, optional
+        Called with the fraction done.
+
+    Returns
+    -------
+    SortState
+
+    Raises
+    ------
+    InputError
+        As :func:`refresh_sort_state`.
+    """
     st.require_writer()
     old = load_sort_state(st, dataset)
     if old is None:
@@ -289,7 +411,13 @@ def update_sort_state(st, dataset: str, progress=None) -> SortState:
 
 
 def after_write(st) -> None:
-    """Called by the store after every import: update every kept Sort state incrementally."""
+    """Update every kept Sort state incrementally; the store calls it after every import.
+
+    Parameters
+    ----------
+    st : Store
+        The writer handle that imported.
+    """
     if not _has_tables(st):
         return
     for ds in st.cursor().execute("SELECT dataset FROM sort_state").fetchall():
@@ -301,7 +429,20 @@ AFTER_WRITE.append(after_write)
 
 # ------------------------------------------------------------------ item parameters
 def save_item_state(st, s: ItemState) -> None:
-    """Keep fitted item parameters (writer handle)."""
+    """Keep fitted item parameters, replacing those of the same dataset and method.
+
+    Parameters
+    ----------
+    st : Store
+        A writer handle.
+    s : ItemState
+        The parameters.
+
+    Raises
+    ------
+    InputError
+        For a read-only handle.
+    """
     import json
 
     st.require_writer()
@@ -327,6 +468,20 @@ def save_item_state(st, s: ItemState) -> None:
 
 
 def load_item_state(st, dataset: str, method: str) -> ItemState | None:
+    """The kept item parameters of ``method`` on ``dataset``.
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+    dataset, method : str
+        The dataset and the estimator.
+
+    Returns
+    -------
+    ItemState or None
+        None if none were kept.
+    """
     import json
 
     if not _has_tables(st):
@@ -357,6 +512,18 @@ def load_item_state(st, dataset: str, method: str) -> ItemState | None:
 
 
 def item_states(st) -> pd.DataFrame:
+    """One row per kept set of item parameters.
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+
+    Returns
+    -------
+    pandas.DataFrame
+        dataset, method, log_id, models, samples, computed_at, seconds.
+    """
     cols = ["dataset", "method", "log_id", "models", "samples", "computed_at", "seconds"]
     if not _has_tables(st):
         return pd.DataFrame(columns=cols)
