@@ -38,10 +38,12 @@ from lifelong_core.methods.registry import (
 from lifelong_core.sweep import SweepResult, run_sweep
 
 if TYPE_CHECKING:
+    from lifelong_core.matching import MatchSummary, Predictions
     from lifelong_core.stats import CountTable, WeightRegions
     from lifelong_core.store import Store
     from lifelong_core.workflows.backtest import Backtest
     from lifelong_core.workflows.harness import NewModelEstimate
+    from lifelong_core.workflows.imports import Source
     from lifelong_core.workflows.selection import Selection
 
 __all__ = [
@@ -255,7 +257,7 @@ def results(store: Store, model: str, *, dataset: str | None = None) -> pd.Serie
 
 
 # ------------------------------------------------------------------ importing
-def _import(path: str | Path, src: Any) -> dict:
+def _import(path: str | Path, src: Source) -> dict:
     from lifelong_core.workflows import imports
 
     return imports.import_into(path, src)
@@ -658,14 +660,14 @@ def task_weighting(
 
 # ------------------------------------------------------------------ matched accuracy
 def matched_accuracy(
-    source: Any,
-    target: Any,
+    source: Predictions,
+    target: Predictions,
     *,
     eps: float = 0.005,
     criterion: str = "label-prob",
     runs: int = 10,
     seed: int = 0,
-) -> Any:
+) -> MatchSummary:
     """Matched accuracy of one model on a source and a target set (Anzaku et al.,
     Algorithms 1 and 2).
 
@@ -705,7 +707,7 @@ def matched_accuracy_in_store(
     criterion: str = "label-prob",
     runs: int = 10,
     seed: int = 0,
-) -> Any:
+) -> MatchSummary:
     """Matched accuracy of one stored model on two domains of a dataset (Anzaku et al.).
 
     Parameters

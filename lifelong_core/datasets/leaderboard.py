@@ -22,12 +22,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.paths import DATA_DIR
+
+if TYPE_CHECKING:
+    from lifelong_core.store.store import Store
 
 DEFAULT_SOURCE = DATA_DIR / "open_llm_leaderboard_v2"
 DATASET = "open-llm-leaderboard-v2"
@@ -155,7 +159,9 @@ def description(lb: Leaderboard) -> str:
     return text
 
 
-def insert(store, source: str | Path = DEFAULT_SOURCE, lb: Leaderboard | None = None) -> dict:
+def insert(
+    store: Store, source: str | Path = DEFAULT_SOURCE, lb: Leaderboard | None = None
+) -> dict:
     """Add the leaderboard dataset to an open, writable store.
 
     Parameters

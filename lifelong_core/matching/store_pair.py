@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,9 @@ import pandas as pd
 from lifelong_core.errors import InputError
 from lifelong_core.matching.comparison import TABLE_COLUMNS, ModelComparison, compare_models
 from lifelong_core.matching.data import Predictions, make_predictions
+
+if TYPE_CHECKING:
+    from lifelong_core.store.store import Store
 
 FIELDS = ("predicted", "confidence")
 DEMO_DATASET = "lifelong-digits"
@@ -102,7 +106,7 @@ def model_names(models: pd.DataFrame) -> list[str]:
     return [f"{n} [{i}]" if d else n for n, i, d in zip(names, models["model_id"].astype(str), dup)]
 
 
-def _samples(store, side: Side, role: str) -> pd.DataFrame:
+def _samples(store: Store, side: Side, role: str) -> pd.DataFrame:
     known = set(store.datasets()["dataset"])
     if side.dataset not in known:
         raise InputError(f"The store has no dataset {side.dataset!r} (the {role} set).")
@@ -143,7 +147,7 @@ class PairSamples:
     model_names: dict  # model_idx -> display name, every model in the store
 
 
-def read_samples(store, source: Side, target: Side) -> PairSamples:
+def read_samples(store: Store, source: Side, target: Side) -> PairSamples:
     """Labels and sample indices of both sides, and the store's model names.
 
     Parameters
@@ -176,14 +180,14 @@ def read_samples(store, source: Side, target: Side) -> PairSamples:
     )
 
 
-def _extras(store, rows: np.ndarray, pair: PairSamples):
+def _extras(store: Store, rows: np.ndarray, pair: PairSamples):
     ex_s = store.extras(models=rows, samples=pair.source_idx, fields=FIELDS)
     ex_t = store.extras(models=rows, samples=pair.target_idx, fields=FIELDS)
     return ex_s, ex_t
 
 
 def load_pair(
-    store, pair: PairSamples, models: Sequence[int] | None = None, require_any: bool = True
+    store: Store, pair: PairSamples, models: Sequence[int] | None = None, require_any: bool = True
 ) -> PairData:
     """Read predicted labels and confidences of the given store rows on both sides of ``pair``.
 
@@ -311,7 +315,7 @@ def compare_pair(
 
 
 def compare_store_models(
-    store,
+    store: Store,
     pair: PairSamples,
     models: Sequence[int] | None = None,
     eps: float = 0.005,

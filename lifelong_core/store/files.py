@@ -14,6 +14,7 @@ Formats (``import`` / ``export``; docs/reference/file-formats.md):
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,9 @@ from lifelong_core.io.edges import atomic_output, check_input_file, os_error
 from lifelong_core.io.limits import control_character, printable_rule
 from lifelong_core.io.tables import read_table
 from lifelong_core.io.text import check_archive, read_text
+
+if TYPE_CHECKING:
+    from lifelong_core.store.store import Store
 
 LONG_EXPORT_COLUMNS = (
     "model",
@@ -189,7 +193,7 @@ def write_ids(ids, path, what: str = "id list") -> None:
         tmp.write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
 
 
-def export_long(store, path, dataset: str | None = None) -> int:
+def export_long(store: Store, path, dataset: str | None = None) -> int:
     """Write every recorded entry (of ``dataset``) as a long table.
 
     Parquet is written in row groups of whole models, so memory stays at one group. Columns
@@ -243,7 +247,7 @@ def export_long(store, path, dataset: str | None = None) -> int:
                 r, c = np.nonzero(known)
                 if len(r) == 0:
                     continue
-                cols = {
+                cols: dict[str, np.ndarray | pd.api.extensions.ExtensionArray] = {
                     "model": mdl["model_id"].to_numpy(dtype=object)[a : a + per][r],
                     "sample": smp["sample_id"].to_numpy(dtype=object)[c],
                     "correct": vals[r, c].astype(np.uint8),

@@ -32,7 +32,7 @@ import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.store.dataset_rows import complete_models, read_rows
-from lifelong_core.store.writing import AFTER_WRITE
+from lifelong_core.store.writing import AFTER_WRITE, StoreWriter
 
 DDL = """
 CREATE TABLE IF NOT EXISTS sort_state (
@@ -136,7 +136,7 @@ def _arr(b: bytes, dtype) -> np.ndarray:
     return np.frombuffer(b, dtype=dtype).copy()
 
 
-def _has_tables(st) -> bool:
+def _has_tables(st: StoreWriter) -> bool:
     names = (
         st.cursor()
         .execute(
@@ -148,7 +148,7 @@ def _has_tables(st) -> bool:
     return len(names) == 2
 
 
-def latest_log_id(st) -> int:
+def latest_log_id(st: StoreWriter) -> int:
     """``log_id`` of the store's latest import.
 
     Parameters
@@ -161,10 +161,10 @@ def latest_log_id(st) -> int:
     int
         -1 for an empty log.
     """
-    return int(st.cursor().execute("SELECT coalesce(max(log_id), -1) FROM log").fetchone()[0])
+    return int(st._one("SELECT coalesce(max(log_id), -1) FROM log")[0])
 
 
-def _cache_of(st, dataset: str) -> tuple[np.ndarray, np.ndarray]:
+def _cache_of(st: StoreWriter, dataset: str) -> tuple[np.ndarray, np.ndarray]:
     """(members, samples) of ``dataset`` now: every real model recorded on all its samples."""
     smp = st.samples(dataset)
     if len(smp) == 0:
@@ -177,7 +177,7 @@ def _cache_of(st, dataset: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _sums(
-    st, members: np.ndarray, sidx: np.ndarray, progress=None
+    st: StoreWriter, members: np.ndarray, sidx: np.ndarray, progress=None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Column sums and row sums of ``members`` on ``sidx``, reading packed rows in bounded chunks."""
     from lifelong_core.bits import column_sums_packed, row_totals
@@ -202,7 +202,7 @@ def _order(sums: np.ndarray) -> np.ndarray:
     return order_from_sums(sums, "stable")
 
 
-def _save_sort(st, s: SortState) -> None:
+def _save_sort(st: StoreWriter, s: SortState) -> None:
     _replace(
         st,
         "sort_state",
@@ -222,7 +222,7 @@ def _save_sort(st, s: SortState) -> None:
     )
 
 
-def _replace(st, table: str, where: str, key: list, row: list) -> None:
+def _replace(st: StoreWriter, table: str, where: str, key: list, row: list) -> None:
     """Replace one state row in one transaction."""
     cur = st.cursor()
     cur.execute(DDL)
@@ -236,7 +236,7 @@ def _replace(st, table: str, where: str, key: list, row: list) -> None:
         raise
 
 
-def refresh_sort_state(st, dataset: str, progress=None) -> SortState:
+def refresh_sort_state(st: StoreWriter, dataset: str, progress=None) -> SortState:
     """Compute the Sort state of ``dataset`` from the whole cache and keep it.
 
     Parameters
@@ -281,7 +281,7 @@ def refresh_sort_state(st, dataset: str, progress=None) -> SortState:
     return state
 
 
-def load_sort_state(st, dataset: str) -> SortState | None:
+def load_sort_state(st: StoreWriter, dataset: str) -> SortState | None:
     """The kept Sort state of ``dataset``.
 
     Parameters
@@ -319,7 +319,7 @@ def load_sort_state(st, dataset: str) -> SortState | None:
     )
 
 
-def sort_states(st) -> pd.DataFrame:
+def sort_states(st: StoreWriter) -> pd.DataFrame:
     """One row per kept Sort state.
 
     Parameters
@@ -348,7 +348,7 @@ def sort_states(st) -> pd.DataFrame:
     return df[cols]
 
 
-def update_sort_state(st, dataset: str, progress=None) -> SortState:
+def update_sort_state(st: StoreWriter, dataset: str, progress=None) -> SortState:
     """Bring the kept Sort state of ``dataset`` up to the store's latest import, reading only
     what changed (see the module docstring); computes it in full if none is kept.
 
@@ -410,7 +410,7 @@ def update_sort_state(st, dataset: str, progress=None) -> SortState:
     return state
 
 
-def after_write(st) -> None:
+def after_write(st: StoreWriter) -> None:
     """Update every kept Sort state incrementally; the store calls it after every import.
 
     Parameters
@@ -428,7 +428,7 @@ AFTER_WRITE.append(after_write)
 
 
 # ------------------------------------------------------------------ item parameters
-def save_item_state(st, s: ItemState) -> None:
+def save_item_state(st: StoreWriter, s: ItemState) -> None:
     """Keep fitted item parameters, replacing those of the same dataset and method.
 
     Parameters
@@ -467,7 +467,7 @@ def save_item_state(st, s: ItemState) -> None:
     )
 
 
-def load_item_state(st, dataset: str, method: str) -> ItemState | None:
+def load_item_state(st: StoreWriter, dataset: str, method: str) -> ItemState | None:
     """The kept item parameters of ``method`` on ``dataset``.
 
     Parameters
@@ -511,7 +511,7 @@ def load_item_state(st, dataset: str, method: str) -> ItemState | None:
     )
 
 
-def item_states(st) -> pd.DataFrame:
+def item_states(st: StoreWriter) -> pd.DataFrame:
     """One row per kept set of item parameters.
 
     Parameters

@@ -54,7 +54,7 @@ ExtrasRows = tuple[np.ndarray, Mapping[str, tuple[np.ndarray, np.ndarray | None]
 # Called with the store after every committed import. ``lifelong_core.store.state``
 # (imported by the package) adds its incremental update of the kept Sort states; a hook
 # rather than an import, because that module reads through the store it updates.
-AFTER_WRITE: list[Callable[[object], None]] = []
+AFTER_WRITE: list[Callable[[StoreWriter], None]] = []
 
 
 def utc_now() -> _dt.datetime:
