@@ -38,10 +38,12 @@ from lifelong_core.methods.registry import (
 from lifelong_core.sweep import SweepResult, run_sweep
 
 if TYPE_CHECKING:
+    from lifelong_core.matching import MatchSummary, Predictions
     from lifelong_core.stats import CountTable, WeightRegions
     from lifelong_core.store import Store
     from lifelong_core.workflows.backtest import Backtest
     from lifelong_core.workflows.harness import NewModelEstimate
+    from lifelong_core.workflows.imports import Source
     from lifelong_core.workflows.selection import Selection
 
 __all__ = [
@@ -255,7 +257,7 @@ def results(store: Store, model: str, *, dataset: str | None = None) -> pd.Serie
 
 
 # ------------------------------------------------------------------ importing
-def _import(path: str | Path, src: Any) -> dict:
+def _import(path: str | Path, src: Source) -> dict:
     from lifelong_core.workflows import imports
 
     return imports.import_into(path, src)
@@ -372,15 +374,36 @@ def import_inspect(
     epoch: int | None = None,
     dataset: str | None = None,
 ) -> dict:
-    """Import an Inspect AI evaluation log (``.eval`` or ``.json``).
+    """Import an Inspect AI evaluation log (``.eval`` or ``.json``) in one transaction.
 
     Scores ``C``/``I`` or 1/0 become ``correct``; any other value is refused, naming the
     scorer. Needs the ``harness`` extra (``inspect_ai``).
+
+    Parameters
+    ----------
+    store_path : str or Path
+        The store to import into (opened for writing).
+    log : str or Path
+        The Inspect log file.
+    model : str, optional
+        The model's name (default: the one the log records).
+    scorer : str, optional
+        The scorer to read, when the log has several.
+    epoch : int, optional
+        The epoch to read, when the log has several.
+    dataset : str, optional
+        The dataset the samples join (default: the log's task).
 
     Returns
     -------
     dict
         The import's log row.
+
+    Raises
+    ------
+    InputError
+        If the log cannot be read, holds scores that are not 0/1, or conflicts with what the
+        store records; the store is then unchanged.
     """
     from lifelong_core.workflows import imports
 
@@ -566,12 +589,27 @@ def backtest(
 
 # ------------------------------------------------------------------ rankings
 def counts(store: Store, *, dataset: str | None = None) -> CountTable:
-    """Per-model, per-task counts of a store's dataset (task = domain): the input of the
-    rankings and task weighting (the ``counts.csv`` of ``lbe export --counts``).
+    """Per-model, per-task counts of a store's dataset (task = domain).
+
+    The input of the rankings and of task weighting: the ``counts.csv`` of
+    ``lbe export --counts``.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    dataset : str, optional
+        The dataset to count; may be left out when the store holds one.
 
     Returns
     -------
     CountTable
+        Correct and recorded predictions per model and task.
+
+    Raises
+    ------
+    InputError
+        If ``dataset`` is not in the store, or is left out while the store holds several.
     """
     from lifelong_core.stats import from_frame
     from lifelong_core.workflows.exports import counts_table
@@ -622,14 +660,14 @@ def task_weighting(
 
 # ------------------------------------------------------------------ matched accuracy
 def matched_accuracy(
-    source: Any,
-    target: Any,
+    source: Predictions,
+    target: Predictions,
     *,
     eps: float = 0.005,
     criterion: str = "label-prob",
     runs: int = 10,
     seed: int = 0,
-) -> Any:
+) -> MatchSummary:
     """Matched accuracy of one model on a source and a target set (Anzaku et al.,
     Algorithms 1 and 2).
 
@@ -651,9 +689,11 @@ def matched_accuracy(
     MatchSummary
         Accuracies on each set, matched accuracies, the fraction unmatched.
     """
+    from lifelong_core.matching import check_params
     from lifelong_core.matching import matched_accuracy as run
 
-    return run(source, target, eps=eps, criterion=criterion, runs=runs, seed=seed)
+    crit = check_params(eps, criterion, runs, seed)
+    return run(source, target, eps=eps, criterion=crit, runs=runs, seed=seed)
 
 
 def matched_accuracy_in_store(
@@ -667,7 +707,7 @@ def matched_accuracy_in_store(
     criterion: str = "label-prob",
     runs: int = 10,
     seed: int = 0,
-) -> Any:
+) -> MatchSummary:
     """Matched accuracy of one stored model on two domains of a dataset (Anzaku et al.).
 
     Parameters

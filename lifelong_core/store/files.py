@@ -14,6 +14,7 @@ Formats (``import`` / ``export``; docs/reference/file-formats.md):
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,9 @@ from lifelong_core.io.edges import atomic_output, check_input_file, os_error
 from lifelong_core.io.limits import control_character, printable_rule
 from lifelong_core.io.tables import read_table
 from lifelong_core.io.text import check_archive, read_text
+
+if TYPE_CHECKING:
+    from lifelong_core.store.store import Store
 
 LONG_EXPORT_COLUMNS = (
     "model",
@@ -41,12 +45,45 @@ LONG_EXPORT_COLUMNS = (
 
 
 def read_long(path) -> pd.DataFrame:
-    """A long table from CSV or Parquet, unvalidated (the store validates it)."""
+    """A long table from CSV or Parquet, unvalidated (the store validates it).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    InputError
+        If the file is missing or cannot be read as a table.
+    """
     return read_table(path, "--long")
 
 
 def read_ids(path, kind: str):
-    """Model or sample ids: a list of str (one per line) or a table with ``<kind>_id``."""
+    """Model or sample ids: a list of ids (one per line) or a table with ``<kind>_id``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A text file, or a ``.csv`` / ``.parquet`` table.
+    kind : {"model", "sample"}
+        Which ids.
+
+    Returns
+    -------
+    list of str or pandas.DataFrame
+        The ids, or the table (with its other columns: fields of the models or samples).
+
+    Raises
+    ------
+    InputError
+        If the file is missing or unreadable, a table lacks ``<kind>_id`` or has no rows.
+    """
     what = f"--{kind}s"
     p = check_input_file(path, what)
     if p.suffix.lower() in (".csv", ".parquet"):
@@ -76,10 +113,27 @@ def read_ids(path, kind: str):
 
 
 def read_extra_matrix(path, flag: str) -> np.ndarray:
-    """A per-entry extras matrix (``--confidence`` etc. of a wide import) from .npy/.npz.
+    """A per-entry extras matrix (``--confidence`` etc. of a wide import) from .npy or .npz.
 
-    Read as stored (no narrowing to float32, so values come back exactly); never
-    unpickled. Shape and value checks happen in the store with the matrix at hand.
+    Read as stored (no narrowing to float32, so values come back exactly); never unpickled.
+    Shape and value checks happen in the store with the matrix at hand.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    flag : str
+        The option that named it, for messages.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    InputError
+        If the file is missing, not .npy or .npz, not exactly one readable array, holds
+        pickled objects, or is too large for memory.
     """
     p = check_input_file(path, flag)
     suffix = p.suffix.lower()
@@ -119,15 +173,50 @@ def read_extra_matrix(path, flag: str) -> np.ndarray:
 
 
 def write_ids(ids, path, what: str = "id list") -> None:
-    """One id per line, written whole or not at all."""
+    """One id per line, written whole or not at all.
+
+    Parameters
+    ----------
+    ids : iterable
+        The ids, written with ``str``.
+    path : str or os.PathLike
+        The output file.
+    what : str
+        How messages name the output.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be written.
+    """
     with atomic_output(path, what) as tmp:
         tmp.write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
 
 
-def export_long(store, path, dataset: str | None = None) -> int:
-    """Write every recorded entry (of ``dataset``) as a long table; returns the row count.
+def export_long(store: Store, path, dataset: str | None = None) -> int:
+    """Write every recorded entry (of ``dataset``) as a long table.
 
-    Parquet is written in row groups of whole models, so memory stays at one group.
+    Parquet is written in row groups of whole models, so memory stays at one group. Columns
+    that would be empty throughout are left out, so the export imports again.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    path : str or os.PathLike
+        A ``.csv`` or ``.parquet`` file, written whole or not at all.
+    dataset : str, optional
+        Export this dataset only.
+
+    Returns
+    -------
+    int
+        Rows written.
+
+    Raises
+    ------
+    InputError
+        For another suffix, an unknown dataset, or a store with nothing recorded.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -149,7 +238,8 @@ def export_long(store, path, dataset: str | None = None) -> int:
     )
     rows = 0
     with atomic_output(p, "--long") as tmp:
-        writer = None
+        wrote = False
+        parquet = None  # the Parquet writer, opened with the first chunk's schema
         try:
             for a in range(0, len(mdl), per):
                 m = mdl["model_idx"].to_numpy(dtype=np.int64)[a : a + per]
@@ -157,7 +247,7 @@ def export_long(store, path, dataset: str | None = None) -> int:
                 r, c = np.nonzero(known)
                 if len(r) == 0:
                     continue
-                cols = {
+                cols: dict[str, np.ndarray | pd.api.extensions.ExtensionArray] = {
                     "model": mdl["model_id"].to_numpy(dtype=object)[a : a + per][r],
                     "sample": smp["sample_id"].to_numpy(dtype=object)[c],
                     "correct": vals[r, c].astype(np.uint8),
@@ -176,16 +266,16 @@ def export_long(store, path, dataset: str | None = None) -> int:
                 df = pd.DataFrame(cols)
                 rows += len(df)
                 if suffix == ".csv":
-                    df.to_csv(tmp, mode="a" if writer else "w", header=writer is None, index=False)
-                    writer = True
+                    df.to_csv(tmp, mode="a" if wrote else "w", header=not wrote, index=False)
                 else:
                     tbl = pa.Table.from_pandas(df, preserve_index=False)
-                    if writer is None:
-                        writer = pq.ParquetWriter(tmp, tbl.schema)
-                    writer.write_table(tbl.cast(writer.schema))
-            if writer is None:
+                    if parquet is None:
+                        parquet = pq.ParquetWriter(tmp, tbl.schema)
+                    parquet.write_table(tbl.cast(parquet.schema))
+                wrote = True
+            if not wrote:
                 raise InputError("The store holds no recorded predictions to export.")
         finally:
-            if suffix == ".parquet" and writer is not None:
-                writer.close()
+            if parquet is not None:
+                parquet.close()
     return rows

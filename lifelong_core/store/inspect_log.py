@@ -68,7 +68,31 @@ def read_inspect_log(
     epoch: int | None = None,
     dataset: str | None = None,
 ) -> InspectRun:
-    """Read one Inspect log file into the long import format (see the module docstring)."""
+    """Read one Inspect log file into the long import format (see the module docstring).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.eval`` or ``.json`` log.
+    model_name : str, optional
+        The model's name (default: the one the log records).
+    scorer : str, optional
+        The scorer to read, when the log has several.
+    epoch : int, optional
+        The epoch to read, when the log has several.
+    dataset : str, optional
+        The dataset the samples join (default: the log's task).
+
+    Returns
+    -------
+    InspectRun
+
+    Raises
+    ------
+    InputError
+        If ``inspect_ai`` is not installed, the file is missing or unreadable, or a score is
+        not 0/1.
+    """
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:

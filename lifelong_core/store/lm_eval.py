@@ -89,13 +89,39 @@ def model_name_of(results: dict) -> str | None:
 
 
 def is_run_file(name: str) -> bool:
-    """Whether a file name is one lm-eval writes for a run (results or per-sample log)."""
+    """Whether a file name is one lm-eval writes for a run (results or per-sample log).
+
+    Parameters
+    ----------
+    name : str
+        A file name.
+
+    Returns
+    -------
+    bool
+    """
     return bool(_RESULTS.match(name) or _SAMPLES.match(name))
 
 
 @dataclass(frozen=True)
 class LmEvalRun:
-    """One model's run, ready for the store: long table, model row, samples' meta."""
+    """One model's run (or several put together), ready for the store.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        model, sample, correct, dataset, domain[, category].
+    models : pandas.DataFrame
+        model_id, name, family, metadata.
+    sample_meta : pandas.Series
+        sample_id -> canonical JSON text with ``doc_hash``.
+    source : str
+        What the store's log names.
+    checksum : str
+        Digest of the files read.
+    metrics : dict
+        task -> (metric, filter) actually used.
+    """
 
     table: pd.DataFrame  # model, sample, correct, dataset, domain[, category]
     models: pd.DataFrame  # model_id, name, family, metadata
@@ -152,8 +178,8 @@ def _find_run(path: Path) -> tuple[Path | None, list[Path], str]:
     results = sorted(p for p in folder.iterdir() if _RESULTS.match(p.name))
     samples = sorted(p for p in folder.iterdir() if _SAMPLES.match(p.name))
     stamps = sorted(
-        {_SAMPLES.match(p.name).group("ts") for p in samples}
-        | {_RESULTS.match(p.name).group("ts") for p in results}
+        {m.group("ts") for p in samples if (m := _SAMPLES.match(p.name))}
+        | {m.group("ts") for p in results if (m := _RESULTS.match(p.name))}
     )
     if len(stamps) > 1:
         raise InputError(
@@ -296,11 +322,36 @@ def read_lm_eval(
     filter: str | None = None,
     default_name: str | None = None,
 ) -> LmEvalRun:
-    """Read one model's ``--log_samples`` run: a folder (or the folder holding exactly one
-    model's folder), its ``results_*.json`` file, or one task's ``samples_*.jsonl``.
+    """Read one model's ``--log_samples`` run.
 
-    ``model_name`` None: the name the run's results file gives (:func:`model_name_of`),
-    else ``default_name``; InputError when there is neither."""
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A run folder (or the folder holding exactly one model's folder), its
+        ``results_*.json`` file, or one task's ``samples_*.jsonl``.
+    model_name : str or None
+        The model's name; None takes the name the run's results file gives
+        (:func:`model_name_of`), else ``default_name``.
+    metric : str, optional
+        The 0/1 metric to read, or a comma-separated preference list (``acc_norm,acc``);
+        needed when a task records several.
+    dataset : str, optional
+        The dataset the samples join (default ``lm-eval``).
+    filter : str, optional
+        The filter to read, when a task was logged under several.
+    default_name : str, optional
+        The name when neither ``model_name`` nor the results file gives one.
+
+    Returns
+    -------
+    LmEvalRun
+
+    Raises
+    ------
+    InputError
+        For a path that holds no run or several, unreadable or truncated files, a metric
+        that is not 0/1, a task needing a metric or filter named, or no model name.
+    """
     if model_name is not None and (not isinstance(model_name, str) or not model_name.strip()):
         raise InputError("An lm-eval import needs a model name.", param="model_name")
     dataset = dataset or "lm-eval"
@@ -319,6 +370,8 @@ def read_lm_eval(
         if not isinstance(results, dict):
             raise InputError(f"{results_path} is not a JSON object.")
     parent, declared, cfg = _results_fields(results, results_path)
+    # Sample counts are declared only by a results file, so ``declared`` is empty without one.
+    results_name = results_path.name if results_path is not None else "the results file"
     if model_name is None:
         model_name = model_name_of(results) or default_name
         if not model_name:
@@ -331,7 +384,10 @@ def read_lm_eval(
     frames, meta, used = [], {}, {}
     seen_tasks: dict[str, Path] = {}
     for f in files:
-        task = _SAMPLES.match(f.name).group("task")
+        sm = _SAMPLES.match(f.name)
+        if sm is None:  # _find_run keeps only files of this name, as the format names them
+            raise InputError(f"{f} is not an lm-eval samples_<task>_<timestamp>.jsonl file.")
+        task = sm.group("task")
         if task in seen_tasks:
             raise InputError(
                 f"Task {task!r} has two sample files ({seen_tasks[task].name} and {f.name}); keep one."
@@ -386,7 +442,7 @@ def read_lm_eval(
         want = declared.get(task)
         if want is not None and want != len(ids):
             raise InputError(
-                f"{f} holds {len(ids)} samples but {results_path.name} reports {want} for task {task!r} (is the file truncated?)."
+                f"{f} holds {len(ids)} samples but {results_name} reports {want} for task {task!r} (is the file truncated?)."
             )
         frame = pd.DataFrame(
             {
@@ -407,7 +463,8 @@ def read_lm_eval(
             )
         used[task] = (met, flt)
     table = pd.concat(frames, ignore_index=True)
-    model_meta = {"source": "lm-eval"}
+    # model_args is text in most harness versions and an object in some; JSON keeps either.
+    model_meta: dict[str, object] = {"source": "lm-eval"}
     if cfg.get("model_args") is not None:
         model_meta["model_args"] = cfg.get("model_args")
     models = pd.DataFrame(
