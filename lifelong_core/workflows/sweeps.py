@@ -65,8 +65,8 @@ def sweep_selection(
 
     ``confidence``: true-class confidences of the Sort rows, needed by ``sort="confidence"``.
     A large selection (``sel.A`` a ``PackedCache``) is read from ``store`` as packed rows
-    (``sweep.streamed.run_sweep_streamed``) and at most ``scored`` of the evaluated rows,
-    a seeded sample, are scored.
+    (``run_sweep(..., bounded=True)``) and at most ``scored`` of the evaluated rows, a
+    seeded sample, are scored.
     """
     from lifelong_core.workflows import large
 
