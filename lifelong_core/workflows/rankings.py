@@ -1,5 +1,15 @@
-"""Counts estimated by Sort & Search for the newest models, ready for the ranking methods.
+"""Rankings with uncertainty: the tables of ``lbe rank`` and of the Python API, and counts
+estimated by Sort & Search for the newest models, ready for the ranking methods.
 
+The tables (LA-UR-24-25289 report, 2024, *Statistical Uncertainty Quantification for
+Aggregate Performance Metrics in Machine Learning Benchmarks*): a ranking source is the
+bootstrap of test items within each task (§2.1; optionally normalised, §2.4) or the
+beta-binomial hierarchical model (§2.2); from it :func:`leaderboard_table` (the
+``ranks.csv`` of ``lbe rank``), :func:`pairwise_table` (``--pairwise``, §2.1, Table 3) and
+:func:`rank_interval_table` (``--rank-intervals``, §3.2, Tables 4, 5 and 11). The command
+line and :mod:`lifelong_core.api` call these, so their tables are the same.
+
+Estimated counts:
 The models are one dataset's complete set (:func:`~lifelong_core.workflows.selection.select`:
 real models evaluated on every sample; a store whose datasets were run by different models
 has one such set per dataset), optionally narrowed to the ones the user chose. The newest of
@@ -13,6 +23,8 @@ category get one by :func:`~lifelong_core.workflows.categories.fill_categories`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +36,176 @@ from lifelong_core.stats.estimated import sortsearch_counts
 from lifelong_core.workflows.categories import fill_categories
 from lifelong_core.workflows.selection import Selection, select
 from lifelong_core.workflows.sortsets import release_rows
+
+if TYPE_CHECKING:
+    from lifelong_core.stats import Bootstrap, CountTable, HierarchicalFit
+
+# The ranking sources: the bootstrap of test items (§2.1) or the hierarchical model (§2.2).
+RANK_METHODS = ("bootstrap", "hierarchical")
+# ranks.csv, pairwise.csv and rank_intervals.csv, column by column.
+RANK_COLUMNS = ["model", "scope", "mean_pct", "lo_pct", "hi_pct"]
+PAIR_COLUMNS = [
+    "scope",
+    "model_a",
+    "model_b",
+    "diff_pct",
+    "lo_pct",
+    "hi_pct",
+    "level",
+    "excludes_zero",
+]
+RANK_INTERVAL_COLUMNS = ["scope", "model", "scheme", "mean", "lo", "hi"]
+
+
+def count_table(counts: Any) -> CountTable:
+    """``counts`` as a :class:`~lifelong_core.stats.CountTable`: one already, a long frame
+    with the ``counts.csv`` columns (model, task, category, correct, total), or the path of
+    a ``counts.csv`` file; validated as ``lbe rank --counts`` validates it.
+
+    Raises
+    ------
+    InputError
+        On a file or frame that is not a valid counts table (named by row and column).
+    """
+    from lifelong_core.stats import CountTable, from_frame, read_counts_csv
+
+    if isinstance(counts, CountTable):
+        return counts
+    if isinstance(counts, pd.DataFrame):
+        return from_frame(counts)
+    if isinstance(counts, (str, Path)):
+        return read_counts_csv(counts)
+    raise InputError(
+        f"counts must be a CountTable, a counts frame or a counts.csv path, not {type(counts).__name__}.",
+        param="counts",
+    )
+
+
+def ranking_source(
+    table: CountTable,
+    *,
+    method: str = "bootstrap",
+    boot: int = 2000,
+    normalize: bool = False,
+    seed: int = 0,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 500,
+) -> Bootstrap | HierarchicalFit:
+    """The replicates every ranking table reads: the bootstrap of test items within each
+    task (LA-UR-24-25289 report, 2024, §2.1), normalised to the BigBench scale with bounds
+    over every model of ``table`` when ``normalize`` (§2.4), or the beta-binomial
+    hierarchical model's posterior (§2.2).
+
+    Raises
+    ------
+    InputError
+        On an unknown method, ``normalize`` with the hierarchical model, or a seed or work
+        size out of bounds.
+    """
+    from lifelong_core.limits import check_seed
+    from lifelong_core.stats import bootstrap, fit_hierarchical
+    from lifelong_core.stats import normalize as normalized
+
+    if method not in RANK_METHODS:
+        raise InputError(
+            f"unknown ranking method {method!r}; use one of {', '.join(RANK_METHODS)}.",
+            param="method",
+        )
+    check_seed(seed)
+    if method == "hierarchical":
+        if normalize:
+            raise InputError(
+                "normalisation applies to the bootstrap; the hierarchical model works on counts.",
+                param="normalize",
+            )
+        return fit_hierarchical(table, chains=chains, draws=draws, warmup=warmup, seed=seed)
+    source = bootstrap(table, n_boot=boot, seed=seed)
+    return normalized(source) if normalize else source
+
+
+def _pct(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    out = frame.copy()
+    for col in columns:
+        out[f"{col}_pct"] = (frame[col] * 100.0).round(6)
+    return out
+
+
+def leaderboard_table(
+    source: Bootstrap | HierarchicalFit, *, level: float = 0.834, seed: int = 0
+) -> pd.DataFrame:
+    """``ranks.csv``: every model's score, overall and per category, with its interval at
+    ``level`` (LA-UR-24-25289 report, 2024, §2.1-2.3; 83.4% by default, Goldstein &
+    Healy), in percent: the bootstrap mean and percentile interval, or the hierarchical
+    model's posterior predictive mean and interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        model, scope, mean_pct, lo_pct, hi_pct.
+    """
+    from lifelong_core.stats import Bootstrap, leaderboard
+    from lifelong_core.stats.bootstrap import check_level
+
+    check_level(level)
+    if isinstance(source, Bootstrap):
+        board = leaderboard(source, level=level)
+    else:
+        board = source.aggregate_intervals(level=level, seed=seed)
+    return _pct(board, ("mean", "lo", "hi"))[RANK_COLUMNS]
+
+
+def pairwise_table(
+    source: Bootstrap | HierarchicalFit,
+    *,
+    level: float = 0.95,
+    models: Sequence[str] | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """``pairwise.csv``: the difference of every pair of ``models`` (default: every
+    model) per scope, in points, with intervals Bonferroni-corrected over the pairs
+    compared to hold together at ``level`` (LA-UR-24-25289 report, 2024, §2.1, Table 3).
+    The hierarchical model's differences are of posterior predictive scores, as its
+    intervals are (Table A.3's Bayesian block, Table 3's Bayesian column).
+
+    Returns
+    -------
+    pandas.DataFrame
+        scope, model_a, model_b, diff_pct, lo_pct, hi_pct, level, excludes_zero.
+    """
+    from lifelong_core.stats.bootstrap import check_level
+    from lifelong_core.stats.hierarchical_views import pairwise_by_scope
+
+    check_level(level)
+    pairs = pairwise_by_scope(source, level=level, models=models, predictive=True, seed=seed)
+    return _pct(pairs, ("diff", "lo", "hi"))[PAIR_COLUMNS]
+
+
+def rank_interval_table(
+    source: Bootstrap | HierarchicalFit,
+    *,
+    level: float = 0.95,
+    schemes: Sequence[str] | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """``rank_intervals.csv``: every model's rank interval per scope under each
+    aggregation scheme (LA-UR-24-25289 report, 2024, §3.2; Tables 4, 5 and, with the
+    hierarchical model's predictive draws, 11); 1 = best.
+
+    Returns
+    -------
+    pandas.DataFrame
+        scope, model, scheme, mean, lo, hi.
+    """
+    from lifelong_core.stats import SCHEMES
+    from lifelong_core.stats.bootstrap import check_level
+    from lifelong_core.stats.hierarchical_views import rank_intervals_by_scope
+
+    check_level(level)
+    chosen = list(SCHEMES) if schemes is None else list(schemes)
+    return rank_intervals_by_scope(source, level=level, schemes=chosen, seed=seed)[
+        RANK_INTERVAL_COLUMNS
+    ]
 
 
 def newest_estimated_counts(
