@@ -21,6 +21,7 @@ import numpy as np
 
 from lifelong_core.commands._common import open_store, store_dataset
 from lifelong_core.errors import InputError
+from lifelong_core.io.readers import readers
 
 # ``info`` lists every model up to this many; beyond, it gives counts per family unless
 # asked for the list (a 200-model store printed 200 rows nobody reads).
@@ -35,31 +36,12 @@ def add_parser(subparsers) -> None:
         description=__doc__.splitlines()[0],
     )
     p.add_argument("--store", required=True, help="DuckDB store file (created if missing)")
+    # One flag per format the reader registry can import (lifelong_core.io.readers).
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument(
-        "--long",
-        metavar="F",
-        help="long table .csv/.parquet: model, sample, correct[, confidence, "
-        "predicted, true_prob, label, dataset, domain, category, split]",
-    )
-    src.add_argument(
-        "--matrix",
-        metavar="F",
-        help="0/1 matrix .npy/.npz/.csv/.parquet (rows = models); needs --models and --samples",
-    )
-    src.add_argument(
-        "--lm-eval",
-        dest="lm_eval",
-        metavar="PATH",
-        help="lm-evaluation-harness --log_samples output: one model's run (folder, results_*.json or one "
-        "samples_*.jsonl), a folder of run folders (one per model, as lm_eval --output_path writes them) or a "
-        ".zip of either; each run is named by its results file; all runs go in in one transaction",
-    )
-    src.add_argument(
-        "--inspect",
-        metavar="LOG",
-        help="an Inspect AI evaluation log (.eval or .json); scores C/I or 0/1 become correct",
-    )
+    for reader in readers(importable=True):
+        src.add_argument(
+            f"--{reader.name}", dest=reader.dest, metavar=reader.metavar, help=reader.help
+        )
     p.add_argument(
         "--models",
         metavar="F",
@@ -231,21 +213,21 @@ def run_import(args: argparse.Namespace) -> int:
     # An existing store is held from here on; the input files are read and validated
     # before it is written (a new store is created only for a valid input).
     with imports.held_store(args.store) as held:
-        if args.long is not None:
-            src = imports.read_long_source(args.long, args.dataset)
-        elif args.matrix is not None:
+        given = next(r for r in readers(importable=True) if getattr(args, r.dest) is not None)
+        kind, path = given.name, getattr(args, given.dest)
+        if kind == "matrix":
             src = imports.read_matrix_source(
-                args.matrix, args.models, args.samples, extras_args, args.dataset
+                path, args.models, args.samples, extras_args, args.dataset
             )
-        elif args.inspect is not None:
+        elif kind == "inspect":
             src = imports.inspect_source(
-                args.inspect, args.model, scorer=args.scorer, epoch=args.epoch, dataset=args.dataset
+                path, args.model, scorer=args.scorer, epoch=args.epoch, dataset=args.dataset
             )
-        else:
+        elif kind == "lm-eval":
             from lifelong_core.commands._common import stderr_progress
 
             src = imports.lm_eval_source(
-                args.lm_eval,
+                path,
                 args.model,
                 metric=args.metric,
                 filter=args.filter,
@@ -255,6 +237,9 @@ def run_import(args: argparse.Namespace) -> int:
             )
             for s in src.skipped:
                 print(f"skipped run {s.run}: {s.reason}.", file=sys.stderr)
+        else:
+            # A long table, or any format registered later: its file and the dataset.
+            src = imports.source(kind, path, args.dataset)
         summary = imports.import_into(args.store, src, store=held)
     print(imports.summary_text(summary, Path(args.store)))
     for task, (metric, flt) in sorted(summary.get("metrics", {}).items()):

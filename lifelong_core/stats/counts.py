@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.io.tables import read_csv_table
+from lifelong_core.io.counts import counts_name, read_counts
 
 COLUMNS = ("model", "task", "category", "correct", "total")
 
@@ -216,9 +215,5 @@ def read_counts_csv(path, name: str | None = None) -> CountTable:
 
     ``name`` is how errors refer to the input (default: the file's name).
     """
-    if hasattr(path, "read"):
-        name = name or getattr(path, "name", "counts.csv")
-    else:
-        name = name or Path(path).name
-    df = read_csv_table(path, name, skipinitialspace=True)
-    return from_frame(df, source=name, line_offset=2)
+    df = read_counts(path, name)
+    return from_frame(df, source=counts_name(path, name), line_offset=2)

@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from lifelong_core.bits import binary_from_rows, pack_rows
 from lifelong_core.errors import InputError
+from lifelong_core.io.lm_eval import read_lm_eval
 from lifelong_core.io.matrix import check_binary
 from lifelong_core.store._schema import BLOCK_SIZE
 from lifelong_core.store._validate import (
@@ -35,7 +36,6 @@ from lifelong_core.store._validate import (
     normalize_samples,
     validate_long,
 )
-from lifelong_core.store.lm_eval import read_lm_eval
 from lifelong_core.store.maintenance import store_error_sentence
 
 Progress = Callable[[float], None]
@@ -260,13 +260,13 @@ class StoreWriter:
         progress: Progress | None = None,
     ) -> dict:
         """Import one model's lm-evaluation-harness ``--log_samples`` output (see
-        :mod:`lifelong_core.store.lm_eval`) in one transaction."""
+        :mod:`lifelong_core.io.lm_eval`) in one transaction."""
         self.require_writer()
         run = read_lm_eval(path, model_name, metric=metric, dataset=dataset, filter=filter)
         return self.insert_lm_eval_run(run, progress)
 
     def insert_lm_eval_run(self, run, progress: Progress | None = None) -> dict:
-        """Import lm-eval runs already read (:class:`~lifelong_core.store.lm_eval.LmEvalRun`:
+        """Import lm-eval runs already read (:class:`~lifelong_core.io.lm_eval.LmEvalRun`:
         one model's, or several models' put together) in one transaction."""
         self.require_writer()
         entries, smp, mdl = validate_long(run.table, run.source)
@@ -907,16 +907,4 @@ def _digest_dense(
     for f in sorted(ext):
         h.update(f.encode())
         h.update(np.ascontiguousarray(ext[f]).data)
-    return "sha256:" + h.hexdigest()
-
-
-def file_checksum(*paths: str | os.PathLike) -> str:
-    """sha256 over the bytes of the source file(s) of an import, recorded in the log."""
-    h = hashlib.sha256()
-    for i, path in enumerate(paths):
-        if i:
-            h.update(b"\x00next file\x00")
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
     return "sha256:" + h.hexdigest()
