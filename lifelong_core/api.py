@@ -20,7 +20,7 @@ The loop:
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -406,16 +406,7 @@ def sweep(
     budgets: Sequence[int] | None = None,
     search: str = DEFAULT_METHOD,
     seed: int = 0,
-    sort: str = "sum",
-    sampling: str | None = None,
-    ties: str | None = None,
-    depth: int = 2,
-    decompose: bool = False,
-    kernel: str | None = None,
-    executor: str | None = None,
-    threads: int | None = None,
-    chunk_rows: int | None = None,
-    progress: Callable[[float], None] | None = None,
+    **options: Any,
 ) -> SweepResult:
     """Budget sweep on a store's dataset: what ``lbe sweep --store`` runs.
 
@@ -442,8 +433,9 @@ def sweep(
         A registered method (default: the product's default estimator).
     seed : int
         Seeds the Sort-set draw and the samples drawn at each budget.
-    sort, sampling, ties, depth, decompose, kernel, executor, threads, chunk_rows, progress
-        As for :func:`run_sweep`.
+    **options
+        ``sort``, ``sampling``, ``ties``, ``depth``, ``decompose``, ``kernel``,
+        ``executor``, ``threads``, ``chunk_rows``, ``progress``: as for :func:`run_sweep`.
 
     Returns
     -------
@@ -472,16 +464,7 @@ def sweep(
         budgets=budgets,
         search=search,
         seed=seed,
-        sort=sort,
-        sampling=sampling,
-        ties=ties,
-        depth=depth,
-        decompose=decompose,
-        kernel=kernel,
-        executor=executor,
-        threads=threads,
-        chunk_rows=chunk_rows,
-        progress=progress,
+        **options,
     )
 
 

@@ -23,6 +23,52 @@ if TYPE_CHECKING:
     from lifelong_core.workflows.selection import Selection
 
 
+def add_store(p: argparse.ArgumentParser, help: str = "DuckDB store file") -> None:
+    """The required ``--store FILE`` of a command that reads (or writes) one store."""
+    p.add_argument("--store", required=True, help=help)
+
+
+def comma_list(text: str) -> list[str]:
+    """``"a, b,,c"`` -> ``["a", "b", "c"]``: the entries of a comma-separated flag."""
+    return [t.strip() for t in str(text).split(",") if t.strip()]
+
+
+def choices_list(text: str, allowed: tuple[str, ...] | list[str], flag: str) -> list[str]:
+    """The entries of a comma-separated flag, each one of ``allowed``, once each, in order."""
+    out = comma_list(text)
+    if not out:
+        raise InputError(f"{flag} is empty.")
+    for t in out:
+        if t not in allowed:
+            raise InputError(f"{flag} entry {t!r} is not one of {', '.join(allowed)}.")
+    return list(dict.fromkeys(out))
+
+
+def parse_ints(text: str, flag: str) -> list[int]:
+    """The whole numbers of a comma-separated flag (``--budgets 8,16,32``)."""
+    out = []
+    for tok in comma_list(text):
+        try:
+            out.append(int(tok))
+        except ValueError:
+            raise InputError(
+                f"{flag} must be comma-separated whole numbers: entry {tok!r} is not a whole number."
+            ) from None
+    if not out:
+        raise InputError(f"{flag} is empty.")
+    return out
+
+
+def matrix_arg(args: argparse.Namespace, key: str | None = None):
+    """The ``--matrix`` file of a command that reads a matrix or a store, loaded (0/1,
+    checked); ``--dataset`` belongs to ``--store``."""
+    from lifelong_core.io.matrix import load_matrix
+
+    if getattr(args, "dataset", None) is not None:
+        raise InputError("--dataset goes with --store, not --matrix.")
+    return load_matrix(args.matrix, "--matrix", key=key)
+
+
 def add_source(p: argparse.ArgumentParser, store_help: str) -> None:
     """The required choice between a matrix file (``--matrix``) and a store (``--store``)."""
     src = p.add_mutually_exclusive_group(required=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lifelong_core.commands._common import write_table
+from lifelong_core.commands._common import choices_list, comma_list, write_table
 from lifelong_core.errors import InputError
 from lifelong_core.limits import check_seed
 
@@ -118,12 +118,7 @@ def run(args: argparse.Namespace) -> int:
     check_level(args.pairwise_level)
     check_level(args.rank_level)
     check_seed(args.seed)
-    schemes = [s.strip() for s in args.schemes.split(",") if s.strip()]
-    bad = [s for s in schemes if s not in SCHEME_NAMES]
-    if bad or not schemes:
-        raise InputError(
-            f"--schemes entry {bad[0] if bad else ''!r} is not one of {', '.join(SCHEME_NAMES)}."
-        )
+    schemes = choices_list(args.schemes, SCHEME_NAMES, "--schemes")
     if args.method == "hierarchical" and args.normalize:
         raise InputError(
             "--normalize applies to the bootstrap; the hierarchical model works on counts."
@@ -174,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _parse_models(text: str) -> list[str]:
     """``A,B,C`` -> the model names, checked: at least two, each once."""
-    names = [t.strip() for t in text.split(",") if t.strip()]
+    names = comma_list(text)
     if len(names) < 2:
         raise InputError(f"--models {text!r} names {len(names)} model(s); name at least two.")
     if len(set(names)) != len(names):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lifelong_core.commands._common import open_store, store_dataset
+from lifelong_core.commands._common import add_store, open_store, store_dataset
 from lifelong_core.errors import InputError
 from lifelong_core.io.readers import readers
 
@@ -35,7 +35,7 @@ def add_parser(subparsers) -> None:
         help="add predictions to a store (long table, wide matrix or lm-eval logs)",
         description=__doc__.splitlines()[0],
     )
-    p.add_argument("--store", required=True, help="DuckDB store file (created if missing)")
+    add_store(p, "DuckDB store file (created if missing)")
     # One flag per format the reader registry can import (lifelong_core.io.readers).
     src = p.add_mutually_exclusive_group(required=True)
     for reader in readers(importable=True):
@@ -97,7 +97,7 @@ def add_parser(subparsers) -> None:
         help="write a store's matrix (.npy) or long table (.parquet/.csv)",
         description="Export a store's predictions.",
     )
-    p.add_argument("--store", required=True, help="DuckDB store file")
+    add_store(p)
     p.add_argument(
         "--matrix",
         metavar="OUT.npy",
@@ -139,7 +139,7 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "info", help="counts per dataset, domain and model", description="Describe a store."
     )
-    p.add_argument("--store", required=True, help="DuckDB store file")
+    add_store(p)
     p.add_argument(
         "--dataset",
         metavar="D",
@@ -167,7 +167,7 @@ def add_parser(subparsers) -> None:
         description="Verify a store: format, indices, blocks, blob lengths, ids, log counts, "
         "and that every page of the file reads.",
     )
-    p.add_argument("--store", required=True, help="DuckDB store file")
+    add_store(p)
     p.set_defaults(func=run_check)
 
     p = subparsers.add_parser(
@@ -175,7 +175,7 @@ def add_parser(subparsers) -> None:
         help="remove exactly what one import added (by its log id), in one logged transaction",
         description="Undo one import: remove the models, samples and entries it added.",
     )
-    p.add_argument("--store", required=True, help="DuckDB store file")
+    add_store(p)
     p.add_argument(
         "log_id",
         type=int,

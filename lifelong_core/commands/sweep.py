@@ -35,6 +35,7 @@ from lifelong_core.commands._common import (
     add_source,
     check_out_dirs,
     open_store,
+    parse_ints,
     store_dataset,
     write_csv,
 )
@@ -185,21 +186,6 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def parse_budgets(text: str) -> list[int]:
-    out = []
-    for tok in text.split(","):
-        tok = tok.strip()
-        if not tok:
-            continue
-        try:
-            out.append(int(tok))
-        except ValueError:
-            raise InputError(f"--budgets entry {tok!r} is not a whole number.") from None
-    if not out:
-        raise InputError("--budgets is empty.")
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     if args.search not in available_methods():
         raise InputError(
@@ -207,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
         )
     # The engine's seed and work bounds (lifelong_core.limits), before any file is read.
     seeds = repeat_seeds(args.seed, args.repeats)
-    budgets = parse_budgets(args.budgets) if args.budgets is not None else None
+    budgets = parse_ints(args.budgets, "--budgets") if args.budgets is not None else None
     if args.threads is None:
         args.threads = os.cpu_count() or 1
     check_bounds(seed=args.seed, depth=args.depth, threads=args.threads, chunk_rows=args.chunk_rows)

@@ -82,44 +82,26 @@ def source(kind: str, *args: Any, **options: Any) -> Source:
     return read(kind, *args, **options)
 
 
-def read_long_source(path, dataset: str | None = None) -> Source:
-    """A long ``.csv``/``.parquet`` table (model, sample, correct[, ...])
-    (:func:`lifelong_core.io.long.long_source`)."""
-    return source("long", path, dataset)
+def _reader(kind: str, reads: str) -> Callable[..., Source]:
+    def read_source(*args: Any, **options: Any) -> Source:
+        return source(kind, *args, **options)
+
+    read_source.__doc__ = (
+        f"{reads} as a validated source: :func:`source` with the {kind!r} reader "
+        f"(its arguments are the reader's, :func:`lifelong_core.io.readers.reader`)."
+    )
+    return read_source
 
 
-def read_matrix_source(
-    matrix, models, samples, extras: Mapping[str, object] | None = None, dataset: str | None = None
-) -> Source:
-    """A wide 0/1 matrix with its model-id and sample-id files and optional extras
-    (:func:`lifelong_core.io.wide.wide_source`)."""
-    return source("matrix", matrix, models, samples, extras, dataset)
-
-
-def lm_eval_source(
-    path,
-    model: str | None = None,
-    metric: str | None = None,
-    filter: str | None = None,
-    dataset: str | None = None,
-    *,
-    strict: bool = False,
-    progress: Callable[[float, str], None] | None = None,
-) -> Source:
-    """lm-evaluation-harness ``--log_samples`` output: one run, a folder of run folders or
-    a zip of either (:func:`lifelong_core.io.lm_eval.lm_eval_source`)."""
-    return source("lm-eval", path, model, metric, filter, dataset, strict=strict, progress=progress)
-
-
-def inspect_source(
-    path,
-    model: str | None = None,
-    scorer: str | None = None,
-    epoch: int | None = None,
-    dataset: str | None = None,
-) -> Source:
-    """One Inspect AI log (:func:`lifelong_core.io.inspect_log.inspect_source`)."""
-    return source("inspect", path, model, scorer, epoch, dataset)
+# Each format's reader by name, for callers that know the format.
+read_long_source = _reader("long", "A long .csv/.parquet table (model, sample, correct[, ...])")
+read_matrix_source = _reader(
+    "matrix", "A wide 0/1 matrix with its model-id and sample-id files and optional extras"
+)
+lm_eval_source = _reader(
+    "lm-eval", "lm-evaluation-harness --log_samples output: a run, a folder or zip of runs"
+)
+inspect_source = _reader("inspect", "One Inspect AI log (.eval or .json)")
 
 
 def default_lm_eval_dataset(run) -> str:

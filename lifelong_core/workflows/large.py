@@ -109,45 +109,25 @@ def row_sums(store, A: PackedCache, rows=None, progress=None) -> np.ndarray:
     return out
 
 
-def sweep(
-    store,
-    A: PackedCache,
-    sort_rows,
-    eval_rows,
-    budgets,
-    *,
-    sort: str,
-    sampling: str,
-    search: str,
-    seed: int,
-    decompose: bool,
-    scored: int,
-    progress=None,
-):
+def sweep(store, A: PackedCache, sort_rows, eval_rows, budgets, *, scored: int, **options):
     """A sweep on packed rows: Sort on ``sort_rows``, score a seeded sample of at most
-    ``scored`` of ``eval_rows`` (positions in ``A``; results labelled by them)."""
+    ``scored`` of ``eval_rows`` (positions in ``A``; results labelled by them).
+    ``options`` (sort, sampling, search, seed, decompose, progress) go to
+    ``run_sweep(..., bounded=True)``."""
     from lifelong_core.errors import InputError
     from lifelong_core.sweep import run_sweep
 
-    if sort == "confidence":
+    if options.get("sort") == "confidence":
         raise InputError(
             "Sorting by confidence reads the Sort set's confidences whole, which this large store does "
             "not allow here; use the command line, or Sorting by Sum."
         )
     ev = np.asarray(eval_rows, dtype=np.int64)
     if len(ev) > scored:
+        seed = options.get("seed", 0)
         ev = np.sort(np.random.default_rng([seed, 13]).choice(ev, scored, replace=False))
     return run_sweep(
-        source(store, A, sort_rows),
-        source(store, A, ev),
-        budgets,
-        sort=sort,
-        sampling=sampling,
-        search=search,
-        seed=seed,
-        decompose=decompose,
-        progress=progress,
-        bounded=True,
+        source(store, A, sort_rows), source(store, A, ev), budgets, bounded=True, **options
     )
 
 

@@ -80,20 +80,17 @@ def sweep_selection(
         if eval_rows is None
         else np.asarray(eval_rows, dtype=np.int64)
     )
+    options: dict[str, Any] = dict(
+        sort=sort,
+        sampling=sampling,
+        search=search,
+        seed=seed,
+        decompose=decompose,
+        progress=progress,
+    )
     if isinstance(sel.A, large.PackedCache):
         res = large.sweep(
-            store,
-            sel.A,
-            rows,
-            ev,
-            budgets,
-            sort=sort,
-            sampling=sampling,
-            search=search,
-            seed=seed,
-            decompose=decompose,
-            scored=scored or large.DEFAULT_SCORED,
-            progress=progress,
+            store, sel.A, rows, ev, budgets, scored=scored or large.DEFAULT_SCORED, **options
         )
     else:
         if sort == "confidence" and confidence is None:
@@ -104,15 +101,10 @@ def sweep_selection(
             sel.A[rows],
             sel.A[ev],
             budgets,
-            sort=sort,
-            sampling=sampling,
-            search=search,
             confidence=confidence,
-            seed=seed,
-            decompose=decompose,
             eval_row_ids=ev,
-            progress=progress,
             chunk_rows=None if is_threshold_rule(search) else MODEL_BLOCK_ROWS,
+            **options,
         )
     per = res.per_model.copy()
     per["name"] = np.asarray(sel.names, dtype=object)[per["model_row"].to_numpy()]
