@@ -289,7 +289,7 @@ else:
         "Dataset to export", ds_all, index=ds_all.index(url_x) if url_x in ds_all else 0, key="xds"
     )
     sync_query(xds=xds)
-    from ui.data import store_key
+    from ui.caches import store_key
     from ui.exports import counts_csv, long_csv
 
     key = store_key()

@@ -325,3 +325,186 @@ def default_models(best_first: Sequence[str]) -> list[str]:
     """
     names = list(best_first)
     return names if len(names) <= SHOW_ALL_UP_TO else names[:DEFAULT_TOP]
+
+
+# ------------------------------------------------------------------ the Rankings page's tables
+def percent(df: pd.DataFrame, cols: Sequence[str] = ("mean", "lo", "hi"), digits: int = 2):
+    """``df`` with the proportion columns ``cols`` in percent, rounded to ``digits``."""
+    out = df.copy()
+    for c in cols:
+        out[c] = (out[c] * 100).round(digits)
+    return out
+
+
+def interval_text(mean: float, lo: float, hi: float, digits: int) -> str:
+    """``"mean (lo, hi)"``: how a table cell shows an estimate and its interval."""
+    return f"{mean:.{digits}f} ({lo:.{digits}f}, {hi:.{digits}f})"
+
+
+def overall_accuracy(table: CountTable) -> pd.Series:
+    """Every model's unweighted mean accuracy over the tasks, most accurate first: the
+    order in which a ranking view lists and picks models."""
+    acc = pd.Series(table.accuracy.mean(axis=1), index=list(table.models))
+    return acc.sort_values(ascending=False)
+
+
+PUBLISHED_SCOPES = ("overall", "natural", "specialized", "structured")
+
+
+def published_leaderboard(
+    pub: pd.DataFrame, method: str, normalized: bool
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The LA-UR-24-25289 report's Table A.3 (VTAB-1k, published figures) for ``method``
+    (``"bootstrap"`` or ``"bayesian"``; normalised figures exist for the bootstrap only):
+    its rows, and the table as published, one ``mean (lo, hi)`` cell per scope, best
+    overall first."""
+    rows = pub[
+        (pub["method"] == method) & (pub["normalized"] == (normalized and method == "bootstrap"))
+    ]
+    wide = rows.pivot(index="model", columns="scope", values=["mean_pct", "lo_pct", "hi_pct"])
+    order = rows[rows["scope"] == "overall"].sort_values("mean_pct", ascending=False)["model"]
+    table = pd.DataFrame({"model": order.to_numpy()})
+    for sc in PUBLISHED_SCOPES:
+        table[sc] = [
+            interval_text(
+                wide.loc[m, ("mean_pct", sc)],
+                wide.loc[m, ("lo_pct", sc)],
+                wide.loc[m, ("hi_pct", sc)],
+                1,
+            )
+            for m in order
+        ]
+    return rows, table
+
+
+def scheme_intervals(
+    ranks: pd.DataFrame, models: Sequence[str], schemes: dict[str, str]
+) -> pd.DataFrame:
+    """Rank intervals side by side: one row per model (in ``models``' order), one
+    ``mean (lo, hi)`` column per scheme, headed by its label (§3.2, Tables 4, 5 and 11)."""
+    wide = pd.DataFrame({"model": list(models)})
+    for key, label in schemes.items():
+        part = ranks[ranks["scheme"] == key].set_index("model")
+        wide[label] = [
+            interval_text(part.loc[m, "mean"], part.loc[m, "lo"], part.loc[m, "hi"], 1)
+            for m in wide["model"]
+        ]
+    return wide
+
+
+def per_category_intervals(ci: pd.DataFrame) -> pd.DataFrame | None:
+    """Intervals (in percent) per category beside overall: one row per model, best overall
+    first, one ``mean (lo, hi)`` column per scope; None when there is only ``overall``."""
+    if ci["scope"].nunique() <= 1:
+        return None
+    wide = ci.pivot(index="model", columns="scope", values="mean")
+    for scope in wide.columns:
+        part = ci[ci["scope"] == scope].set_index("model")
+        wide[scope] = [
+            interval_text(part.loc[m, "mean"], part.loc[m, "lo"], part.loc[m, "hi"], 2)
+            for m in wide.index
+        ]
+    order = ci[ci["scope"] == "overall"]["model"]
+    columns = ["overall"] + [c for c in wide.columns if c != "overall"]
+    return wide.loc[order, columns].reset_index()
+
+
+def differences_in_points(diff: pd.DataFrame) -> pd.DataFrame:
+    """Pairwise differences with ``diff``, ``lo`` and ``hi`` in points (3 decimals)."""
+    return percent(diff, ("diff", "lo", "hi"), 3)
+
+
+def estimated_vs_true(board: pd.DataFrame, truth: pd.Series) -> pd.DataFrame:
+    """Each estimated model's overall score and bootstrap interval beside its true accuracy
+    (percent): the error, both ranks and whether the interval holds the truth."""
+    est = board[board["scope"] == "overall"].set_index("model")
+    comp = pd.DataFrame(
+        {
+            "model": est.index,
+            "estimated_pct": (est["point"] * 100).round(2).to_numpy(),
+            "lo_pct": (est["lo"] * 100).round(2).to_numpy(),
+            "hi_pct": (est["hi"] * 100).round(2).to_numpy(),
+            "true_pct": truth.reindex(est.index).round(2).to_numpy(),
+        }
+    )
+    comp["error_pts"] = (comp["estimated_pct"] - comp["true_pct"]).round(2)
+    comp["estimated_rank"] = comp["estimated_pct"].rank(ascending=False, method="min").astype(int)
+    comp["true_rank"] = comp["true_pct"].rank(ascending=False, method="min").astype(int)
+    comp["true_in_interval"] = (comp["true_pct"] >= comp["lo_pct"]) & (
+        comp["true_pct"] <= comp["hi_pct"]
+    )
+    return comp
+
+
+def estimator_interval_table(own: pd.DataFrame) -> pd.DataFrame:
+    """The estimator's own intervals (the frame :func:`newest_estimated_counts` returns,
+    percent) with whether each holds the truth and both ranks, best estimate first."""
+    out = own.copy()
+    out["true_in_interval"] = (out["true"] >= out["lo"]) & (out["true"] <= out["hi"])
+    out["estimated_rank"] = out["mean"].rank(ascending=False, method="min").astype(int)
+    out["true_rank"] = out["true"].rank(ascending=False, method="min").astype(int)
+    return (
+        out.rename(
+            columns={"mean": "est_pct", "lo": "est_lo_pct", "hi": "est_hi_pct", "true": "true_pct"}
+        )
+        .round(2)
+        .sort_values("estimated_rank")
+    )
+
+
+def hierarchical_views(
+    table: CountTable,
+    *,
+    chains: int,
+    draws: int,
+    seed: int,
+    prior: tuple[str, float, float],
+    level: float,
+) -> dict:
+    """Everything the Rankings page shows of the beta-binomial hierarchical model
+    (LA-UR-24-25289 report, 2024, §2.2), warm-up half the draws: diagnostics, intervals at
+    ``level``, rank probabilities, the draws of a and b, the mean accuracy per draw, and
+    beside them all pairwise differences (Bonferroni) and rank intervals from posterior
+    predictive draws at 95% (Table 11; differences of predictive scores, as Table 3's
+    Bayesian column).
+
+    ``prior``: ``("normal", mean, sd)`` or ``("uniform", low, high)`` on a and b.
+    """
+    from lifelong_core.stats import DIFFERENCE_LEVEL, Prior, fit_hierarchical
+    from lifelong_core.stats.hierarchical_views import (
+        hierarchical_pairwise,
+        hierarchical_rank_intervals,
+    )
+
+    kind, p1, p2 = prior
+    pr = Prior.normal(p1, p2) if kind == "normal" else Prior.uniform(p1, p2)
+    fit = fit_hierarchical(
+        table, prior_a=pr, prior_b=pr, chains=chains, draws=draws, warmup=draws // 2, seed=seed
+    )
+    return {
+        "diagnostics": fit.diagnostics(),
+        "intervals": fit.aggregate_intervals(level=level, seed=seed),
+        "rank_probs": fit.rank_probabilities(),
+        "a": fit.a,
+        "b": fit.b,
+        "mean": fit.p.mean(axis=3),
+        "models": list(table.models),
+        "pairwise": hierarchical_pairwise(fit, level=DIFFERENCE_LEVEL, predictive=True, seed=seed),
+        "rank_intervals": hierarchical_rank_intervals(fit, level=DIFFERENCE_LEVEL, seed=seed),
+    }
+
+
+def by_expected_rank(probs: pd.DataFrame) -> pd.DataFrame:
+    """Rank probabilities (models x ranks) with the models in order of expected rank."""
+    expected = probs.to_numpy() @ np.arange(1, probs.shape[1] + 1)
+    return probs.iloc[np.argsort(expected, kind="stable")]
+
+
+def bayes_beside_bootstrap(ci: pd.DataFrame, board: pd.DataFrame, normalized: bool):
+    """The hierarchical model's overall intervals (percent), beside the bootstrap's when
+    both are on raw accuracy."""
+    overall = ci[ci["scope"] == "overall"]
+    if normalized:
+        return overall
+    boot = percent(board[board["scope"] == "overall"])[["model", "mean", "lo", "hi"]]
+    return overall.merge(boot, on="model", suffixes=("_bayes", "_boot"))
