@@ -1,8 +1,9 @@
 """Rankings with honest uncertainty (LA-UR-24-25289 report, 2024): leaderboard intervals, pairwise differences,
 rank intervals under five aggregation schemes, and a Bayesian hierarchical model.
 
-Widgets -> lifelong_core.stats -> plotly. Every number comes from ``lifelong_core.stats``;
-this page picks the data and draws. Sources: the published VTAB-1k figures (Table A.3;
+Widgets -> ui.caches (cached ``lifelong_core.stats``) and
+``lifelong_core.workflows.rankings`` (the tables) -> ui.rankings (the figures). Every number
+comes from ``lifelong_core.stats``; this page picks the data and lays it out. Sources: the published VTAB-1k figures (Table A.3;
 no per-task counts needed), the open store (tasks = domains, categories = the recorded
 ones or the user's), an uploaded counts.csv, and counts estimated by Sort & Search for
 held-out models of one dataset.

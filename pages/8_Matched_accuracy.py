@@ -1,8 +1,10 @@
 """Matched accuracy: compare a model on two similar-but-non-identical test sets (Anzaku et al.).
 
-Widgets -> lifelong_core.matching -> plotly. The protocol (Algorithm 1: same predicted
-label and probability within epsilon; Algorithm 2: probability only) and every number
-shown come from ``lifelong_core.matching``; this page only picks inputs and draws.
+Widgets -> ui.caches (cached ``lifelong_core.matching``) and
+``lifelong_core.workflows.matching`` (which models and data can be compared) ->
+ui.matching (the figures). The protocol (Algorithm 1: same predicted label and probability
+within epsilon; Algorithm 2: probability only) and every number shown come from
+``lifelong_core.matching``; this page only picks inputs and lays them out.
 """
 
 from __future__ import annotations
