@@ -39,6 +39,7 @@ from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.methods.draws import COMMON, PER_MODEL, check_draws, model_rng
 from lifelong_core.methods.registry import DEFAULT_METHOD
+from lifelong_core.workflows import arrivals
 from lifelong_core.workflows.arrivals import estimate_new_model as estimate_overall
 from lifelong_core.workflows.arrivals import estimated_model_rows, fit_new_model_method
 from lifelong_core.workflows.selection import Selection, resolve_dataset, select
@@ -432,7 +433,7 @@ class NewModelEstimate:
     dataset: str
     method: str
     table: pd.DataFrame
-    new: object
+    new: arrivals.NewModelEstimate
     rank_lo: int | None
     rank_hi: int | None
 

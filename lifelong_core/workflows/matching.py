@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal
 
 import pandas as pd
 
@@ -87,7 +88,14 @@ def all_models_table(tables: Sequence[pd.DataFrame]) -> pd.DataFrame | None:
 
 
 def model_detail(
-    store, pair, row: int, *, eps: float, criterion: str, runs: int, seed: int
+    store,
+    pair,
+    row: int,
+    *,
+    eps: float,
+    criterion: Literal["label-prob", "prob"],
+    runs: int,
+    seed: int,
 ) -> dict:
     """One model's matched accuracy on the pair with what the page shows of it: the
     metrics, the datapoints on each side, the per-run table, the standard errors of the
