@@ -29,9 +29,8 @@ def test_no_seed_numbers_or_outside_paths():
     assert not hits, "\n".join(hits)
 
 
-def test_readme_has_references_with_the_papers():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    refs = text[text.index("## References") :]
+def test_the_references_page_names_the_papers():
+    refs = (ROOT / "docs" / "references.md").read_text(encoding="utf-8")
     for needle in (
         "Prabhu",
         "arXiv:2402.19472",
@@ -41,3 +40,10 @@ def test_readme_has_references_with_the_papers():
         "Zhang, Florian E. Dorner",
     ):
         assert needle in refs, needle
+
+
+def test_readme_says_how_to_cite_the_papers():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    cite = text[text.index("## How to cite") :]
+    for needle in ("Prabhu", "LA-UR-24-25289", "Bornschein", "Anzaku"):
+        assert needle in cite, needle
