@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.io.tables import read_csv_table
+from lifelong_core.io.counts import counts_name, read_counts
 
 COLUMNS = ("model", "task", "category", "correct", "total")
 
@@ -287,9 +286,5 @@ def read_counts_csv(path, name: str | None = None) -> CountTable:
     InputError
         Naming the file line of the first problem.
     """
-    if not name:
-        name = (
-            str(getattr(path, "name", "counts.csv")) if hasattr(path, "read") else Path(path).name
-        )
-    df = read_csv_table(path, name, skipinitialspace=True)
-    return from_frame(df, source=name, line_offset=2)
+    df = read_counts(path, name)
+    return from_frame(df, source=counts_name(path, name), line_offset=2)

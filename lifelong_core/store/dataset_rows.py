@@ -13,7 +13,7 @@ own layout) and only for the blocks that hold the dataset's samples:
   the same way.
 - :func:`read_rows`: packed rows of some models on the chosen samples.
 
-``lifelong_core.sweep.streamed.StoreSource`` serves these rows to the sweep. ``st`` is an
+``lifelong_core.workflows.large.StoreSource`` serves these rows to the sweep. ``st`` is an
 open :class:`~lifelong_core.store.Store` (not imported here: the store imports this module's
 users).
 """

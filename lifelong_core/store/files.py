@@ -1,14 +1,6 @@
-"""Files in and out of the store: long tables, id lists, matrix and long exports.
-
-Formats (``import`` / ``export``; docs/reference/file-formats.md):
-
-- long table, ``.csv`` or ``.parquet``: columns ``model, sample, correct`` and optionally
-  ``confidence, predicted, true_prob, label, dataset, domain, category, split``;
-- wide matrix: any file :func:`lifelong_core.io.matrix.load_matrix` reads (.npy, .npz,
-  .csv, .parquet; never unpickled) plus a model-id file and a sample-id file. An id file
-  is one id per line, or a ``.csv``/``.parquet`` table with a ``model_id`` (resp.
-  ``sample_id``) column and optional metadata columns (models: name, family,
-  release_order, metadata, estimated; samples: dataset, domain, category, label, split).
+"""Files out of the store: id lists and long exports (``export``;
+docs/reference/file-formats.md). What is read in lives in :mod:`lifelong_core.io` (the
+reader registry, :mod:`lifelong_core.io.readers`).
 """
 
 from __future__ import annotations
@@ -20,11 +12,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.io.arrays import check_npy_header
-from lifelong_core.io.edges import atomic_output, check_input_file, os_error
-from lifelong_core.io.limits import control_character, printable_rule
-from lifelong_core.io.tables import read_table
-from lifelong_core.io.text import check_archive, read_text
+from lifelong_core.io.edges import atomic_output
 
 if TYPE_CHECKING:
     from lifelong_core.store.store import Store
@@ -42,134 +30,6 @@ LONG_EXPORT_COLUMNS = (
     "category",
     "split",
 )
-
-
-def read_long(path) -> pd.DataFrame:
-    """A long table from CSV or Parquet, unvalidated (the store validates it).
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file.
-
-    Returns
-    -------
-    pandas.DataFrame
-
-    Raises
-    ------
-    InputError
-        If the file is missing or cannot be read as a table.
-    """
-    return read_table(path, "--long")
-
-
-def read_ids(path, kind: str):
-    """Model or sample ids: a list of ids (one per line) or a table with ``<kind>_id``.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        A text file, or a ``.csv`` / ``.parquet`` table.
-    kind : {"model", "sample"}
-        Which ids.
-
-    Returns
-    -------
-    list of str or pandas.DataFrame
-        The ids, or the table (with its other columns: fields of the models or samples).
-
-    Raises
-    ------
-    InputError
-        If the file is missing or unreadable, a table lacks ``<kind>_id`` or has no rows.
-    """
-    what = f"--{kind}s"
-    p = check_input_file(path, what)
-    if p.suffix.lower() in (".csv", ".parquet"):
-        df = read_table(p, what)
-        if f"{kind}_id" not in df.columns:
-            raise InputError(
-                f"{what} file {p} has no column '{kind}_id' (columns found: {', '.join(map(str, df.columns))})."
-            )
-        if len(df) == 0:
-            raise InputError(f"{what} file {p} has no data rows.")
-        return df
-    text = read_text(p, f"{what} file {p}")
-    ids = []
-    # Lines end at "\n" only: str.splitlines would also split at form feeds, record
-    # separators and U+2028, turning one id with such a character into two.
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        s = line.removesuffix("\r").strip()
-        if not s:
-            continue
-        found = control_character(s)
-        if found:
-            raise InputError(printable_rule(f"{what} file {p} line {lineno}", found))
-        ids.append(s)
-    if not ids:
-        raise InputError(f"{what} file {p} lists no ids.")
-    return ids
-
-
-def read_extra_matrix(path, flag: str) -> np.ndarray:
-    """A per-entry extras matrix (``--confidence`` etc. of a wide import) from .npy or .npz.
-
-    Read as stored (no narrowing to float32, so values come back exactly); never unpickled.
-    Shape and value checks happen in the store with the matrix at hand.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file.
-    flag : str
-        The option that named it, for messages.
-
-    Returns
-    -------
-    numpy.ndarray
-
-    Raises
-    ------
-    InputError
-        If the file is missing, not .npy or .npz, not exactly one readable array, holds
-        pickled objects, or is too large for memory.
-    """
-    p = check_input_file(path, flag)
-    suffix = p.suffix.lower()
-    if suffix not in (".npy", ".npz"):
-        raise InputError(f"{flag} file {p} must be .npy or .npz.")
-    try:
-        if suffix == ".npy":
-            check_npy_header(p, flag)
-            arr = np.load(p, allow_pickle=False)
-        else:
-            check_archive(p, f"{flag} file {p}")
-            with np.load(p, allow_pickle=False) as z:
-                if len(z.files) != 1:
-                    raise InputError(
-                        f"{flag} file {p} holds {len(z.files)} arrays; it must hold exactly one."
-                    )
-                arr = z[z.files[0]]
-    except InputError:
-        raise
-    except ValueError as exc:
-        if "pickle" in str(exc).lower():
-            raise InputError(
-                f"{flag} file {p} holds pickled Python objects, which are never loaded."
-            ) from None
-        raise InputError(f"{flag} file {p} is not a readable array ({exc}).") from None
-    except OSError as exc:
-        if getattr(exc, "errno", None) is not None:
-            raise os_error(exc, p, f"{flag} file", "read") from None
-        raise InputError(f"{flag} file {p} is not a readable array ({exc}).") from None
-    except EOFError as exc:
-        raise InputError(f"{flag} file {p} is not a readable array ({exc}).") from None
-    except MemoryError:
-        raise InputError(
-            f"{flag} file {p} holds an array too large for this machine's memory."
-        ) from None
-    return arr
 
 
 def write_ids(ids, path, what: str = "id list") -> None:

@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from lifelong_core.bits import binary_from_rows, pack_rows
 from lifelong_core.errors import InputError
+from lifelong_core.io.lm_eval import read_lm_eval
 from lifelong_core.io.matrix import check_binary
 from lifelong_core.store._schema import BLOCK_SIZE
 from lifelong_core.store._validate import (
@@ -35,7 +36,6 @@ from lifelong_core.store._validate import (
     normalize_samples,
     validate_long,
 )
-from lifelong_core.store.lm_eval import read_lm_eval
 from lifelong_core.store.maintenance import store_error_sentence
 from lifelong_core.store.reading import StoreReader
 
@@ -376,7 +376,7 @@ class StoreWriter(StoreReader):
         progress: Progress | None = None,
     ) -> dict:
         """Import one model's lm-evaluation-harness ``--log_samples`` output in one transaction
-        (see :mod:`lifelong_core.store.lm_eval`).
+        (see :mod:`lifelong_core.io.lm_eval`).
 
         Parameters
         ----------
@@ -385,7 +385,7 @@ class StoreWriter(StoreReader):
         model_name : str
             The model's name.
         metric, dataset, filter : str, optional
-            As for :func:`~lifelong_core.store.lm_eval.read_lm_eval`.
+            As for :func:`~lifelong_core.io.lm_eval.read_lm_eval`.
         progress : callable, optional
             Called with the fraction of blocks written.
 
@@ -1131,27 +1131,4 @@ def _digest_dense(
     for f in sorted(ext):
         h.update(f.encode())
         h.update(np.ascontiguousarray(ext[f]).data)
-    return "sha256:" + h.hexdigest()
-
-
-def file_checksum(*paths: str | os.PathLike) -> str:
-    """sha256 over the bytes of the source file(s) of an import, recorded in the log.
-
-    Parameters
-    ----------
-    *paths : str or os.PathLike
-        The files, in order.
-
-    Returns
-    -------
-    str
-        ``sha256:<hex>``.
-    """
-    h = hashlib.sha256()
-    for i, path in enumerate(paths):
-        if i:
-            h.update(b"\x00next file\x00")
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
     return "sha256:" + h.hexdigest()

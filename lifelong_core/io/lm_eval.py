@@ -1,5 +1,6 @@
 """Reading lm-evaluation-harness ``--log_samples`` output (the format is described in
-docs/reference/file-formats.md).
+docs/reference/file-formats.md): one run (:func:`read_lm_eval`), and a folder or zip of
+runs put together as one import (:func:`lm_eval_source`, the registered reader).
 
 One model's run is a folder with ``results_<timestamp>.json`` and one
 ``samples_<task>_<timestamp>.jsonl`` (or ``.jsonl.gz``) per task; each line is one test
@@ -23,10 +24,13 @@ Departure: predicted answers and log-likelihoods are not turned into the store's
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
 import re
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +39,8 @@ import pandas as pd
 
 from lifelong_core.errors import InputError, few
 from lifelong_core.io.edges import os_error
-from lifelong_core.io.text import iter_lines, read_json_bytes
+from lifelong_core.io.readers import Source
+from lifelong_core.io.text import extract_zip, iter_lines, read_json_bytes
 
 _SAMPLES = re.compile(
     r"^samples_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl(?P<gz>\.gz)?$"
@@ -485,3 +490,225 @@ def read_lm_eval(
         "sha256:" + h.hexdigest(),
         used,
     )
+
+
+# ------------------------------------------------------------------ runs, folders and zips
+def lm_eval_source(
+    path,
+    model: str | None = None,
+    metric: str | None = None,
+    filter: str | None = None,
+    dataset: str | None = None,
+    *,
+    strict: bool = False,
+    progress: Callable[[float, str], None] | None = None,
+) -> Source:
+    """lm-evaluation-harness ``--log_samples`` output, read and validated before the store
+    is touched: one model's run (a folder, its results file or one samples file), a folder
+    of run folders (lm-eval's ``OUT/<org>__<model>/``, one per model), or a ``.zip`` of
+    either.
+
+    Parameters
+    ----------
+    path : str or Path
+        The run, the folder of runs or the zip.
+    model : str, optional
+        The model's name, for one run only; by default each run is named by its results
+        file (``model_name``, else ``pretrained=`` of its model arguments), else by its
+        folder as lm-eval writes it (``org__model`` -> ``org/model``).
+    metric, filter : str, optional
+        As for one run (:func:`read_lm_eval`), for every run.
+    dataset : str, optional
+        The dataset of the items; by default
+        (:func:`lifelong_core.workflows.imports.insert`) the dataset the store already
+        keeps them in, else the runs' one group or one task, else ``lm-eval``.
+    strict : bool
+        A run that cannot be read rejects the whole import (store unchanged); by default
+        it is skipped and named with its reason in ``Source.skipped``, and the other runs
+        are imported.
+    progress : callable, optional
+        ``progress(fraction, text)`` as runs are read.
+
+    Returns
+    -------
+    Source
+        Of kind ``"lm-eval"``, holding every readable run put together (one transaction
+        at import).
+
+    Raises
+    ------
+    InputError
+        On a path that holds no run, ``model`` given with several runs, no readable run,
+        or (``strict``) the first bad run.
+    """
+    path = Path(path)
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise InputError("An lm-eval import needs a non-empty model name.", param="model")
+    if path.is_file() and path.suffix.lower() == ".zip":
+        with tempfile.TemporaryDirectory(prefix="lbe-lm-eval-") as tmp:
+            root = extract_zip(path, Path(tmp) / path.stem)
+            src = _read_runs(root, path, model, metric, filter, dataset, strict, progress)
+        return src
+    if not path.exists():
+        raise InputError(f"lm-eval path {path} does not exist.")
+    if path.is_file():
+        # One run's results file or one task's samples file: the reader finds the rest.
+        return _read_runs(path, path, model, metric, filter, dataset, strict, progress, [path])
+    runs = run_folders(path)
+    if not runs:
+        raise InputError(
+            f"lm-eval path {path} holds no run (no results_<timestamp>.json or "
+            "samples_<task>_<timestamp>.jsonl file in it or its folders)."
+        )
+    if model is not None and len(runs) > 1:
+        raise InputError(
+            f"a model name names one run, but {path} holds {len(runs)} runs "
+            f"({few([_rel(r, path) for r in runs])}); leave it out: each run is named by its results file.",
+            param="model",
+        )
+    return _read_runs(path, path, model, metric, filter, dataset, strict, progress, runs)
+
+
+def _rel(run: Path, root: Path) -> str:
+    try:
+        rel = run.relative_to(root)
+    except ValueError:
+        return run.name
+    return str(rel) if str(rel) != "." else run.name
+
+
+@dataclass(frozen=True)
+class SkippedRun:
+    """A run left out of an import, and why (one sentence)."""
+
+    run: str
+    reason: str
+
+
+def _read_runs(root, shown, model, metric, filter, dataset, strict, progress, runs=None) -> Source:
+    """Read every run under ``root`` (``runs``: the run paths, default every run folder);
+    ``shown`` is the path the user gave (messages and the source name use it)."""
+    root, shown = Path(root), Path(shown)
+    metric, filter = metric or None, filter or None
+    runs = run_folders(root) if runs is None else runs
+    if not runs:
+        raise InputError(f"{shown} holds no lm-eval run.")
+    if len(runs) == 1:
+        progress = None  # one run reads in a moment: no report
+    read: list = []
+    names: dict[str, str] = {}
+    hashes: dict = {}
+    skipped: list[SkippedRun] = []
+    for i, run in enumerate(runs):
+        label = _rel(run, root) if run != root else shown.name
+        if progress is not None:
+            progress(i / len(runs), f"Reading run {label} ({i + 1} of {len(runs)})…")
+        # lm-eval names a model's folder org__model; a loose folder says nothing.
+        folder = run if run.is_dir() else run.parent
+        fallback = model_name_from_folder(folder) if "__" in folder.name else None
+        try:
+            got = read_lm_eval(
+                run, model, metric=metric, dataset=dataset, filter=filter, default_name=fallback
+            )
+            name = str(got.models["model_id"].iloc[0])
+            if name in names:
+                raise InputError(
+                    f"its model {name!r} is also the model of run {names[name]}; import one of them"
+                )
+            meta = got.sample_meta.dropna()
+            clash = [sid for sid, h in meta.items() if hashes.get(sid, h) != h]
+            if clash:
+                raise InputError(
+                    f"its item {clash[0]!r} differs from the same item in the runs before it "
+                    f"(doc_hash; {len(clash)} such items): a different version of the task"
+                )
+        except InputError as exc:
+            reason = str(exc).rstrip(".")
+            if strict or len(runs) == 1:
+                if len(runs) == 1:
+                    raise
+                raise InputError(
+                    f"run {label} of {shown} cannot be imported: {reason}; nothing was imported.",
+                    param=getattr(exc, "param", None),
+                ) from None
+            skipped.append(SkippedRun(label, reason))
+            continue
+        names[name] = label
+        hashes.update(meta.to_dict())
+        read.append(got)
+    if progress is not None:
+        progress(1.0, f"Read {len(read)} of {len(runs)} runs.")
+    if not read:
+        first = skipped[0]
+        raise InputError(
+            f"none of the {len(runs)} runs in {shown} could be read ({few([s.run for s in skipped])}); "
+            f"the first, {first.run}: {first.reason}."
+        )
+    if len(read) == 1 and not skipped:
+        combined = read[0]
+    else:
+        h = hashlib.sha256()
+        for r in read:
+            h.update(r.checksum.encode())
+        table = pd.concat([r.table for r in read], ignore_index=True)
+        meta = pd.concat([r.sample_meta for r in read])
+        metrics: dict = {}
+        for r in read:
+            for task, used in r.metrics.items():
+                metrics.setdefault(task, {}).setdefault(used, 0)
+                metrics[task][used] += 1
+        combined = LmEvalRun(
+            table,
+            pd.concat([r.models for r in read], ignore_index=True),
+            meta[~meta.index.duplicated()],
+            f"lm-eval:{shown}",
+            "sha256:" + h.hexdigest(),
+            {t: max(c, key=c.get) for t, c in metrics.items()},
+        )
+        mixed = {t: c for t, c in metrics.items() if len(c) > 1}
+        if mixed:
+            combined = dataclasses.replace(combined, metrics={**combined.metrics, **_mixed(mixed)})
+    return Source(
+        "lm-eval",
+        combined.source,
+        combined.checksum,
+        dataset or None,
+        path=shown,
+        model=model,
+        metric=metric or None,
+        filter=filter or None,
+        run=combined,
+        runs=len(runs),
+        skipped=tuple(skipped),
+        write="lm-eval",
+    )
+
+
+def _mixed(mixed: dict) -> dict:
+    """Tasks scored by different metrics in different runs: (metric list, filter list) text."""
+    out = {}
+    for task, counts in mixed.items():
+        parts = [f"{m} in {k} run(s)" for (m, _), k in sorted(counts.items(), key=lambda x: -x[1])]
+        filters = sorted({f for _, f in counts})
+        out[task] = ("; ".join(parts), ", ".join(filters))
+    return out
+
+
+def run_folders(root) -> list[Path]:
+    """Every folder under ``root`` (itself included) that holds an lm-eval run
+    (``results_<ts>.json`` or ``samples_<task>_<ts>.jsonl``), in path order."""
+    root = Path(root)
+    found = set()
+    for p in root.rglob("*"):
+        if (
+            p.is_file()
+            and not any(part.startswith(("__MACOSX", ".")) for part in p.relative_to(root).parts)
+            and is_run_file(p.name)
+        ):
+            found.add(p.parent)
+    return sorted(found)
+
+
+def model_name_from_folder(folder: Path) -> str:
+    """The model id lm-eval's folder name stands for: it writes ``org/name`` as ``org__name``."""
+    return folder.name.replace("__", "/")
