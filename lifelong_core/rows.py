@@ -176,8 +176,19 @@ class DenseRows(RowSource):
 class PackedArray(RowSource):
     """Packed rows held in memory (or a read-only memmap of a packed ``.npy``).
 
-    ``PackedArray.from_dense(A)`` packs a 0/1 matrix; ``rows`` selects and orders rows
-    (labels in results are these original row numbers).
+    Parameters
+    ----------
+    packed : numpy.ndarray
+        ``uint8`` rows packed with ``np.packbits(..., axis=1, bitorder="little")``.
+    n : int
+        The number of samples (bits) per row.
+    rows : numpy.ndarray, optional
+        Rows to serve, in order; results are labelled with these original row numbers.
+
+    Raises
+    ------
+    InputError
+        If ``packed`` is not 2-dimensional uint8, or its width does not fit ``n``.
     """
 
     def __init__(self, packed: np.ndarray, n: int, rows: np.ndarray | None = None):
@@ -200,6 +211,19 @@ class PackedArray(RowSource):
 
     @classmethod
     def from_dense(cls, A: np.ndarray, rows: np.ndarray | None = None) -> PackedArray:
+        """Pack a 0/1 matrix.
+
+        Parameters
+        ----------
+        A : numpy.ndarray
+            0/1 values, models x samples.
+        rows : numpy.ndarray, optional
+            As for the constructor.
+
+        Returns
+        -------
+        PackedArray
+        """
         A = np.asarray(A)
         if A.ndim != 2:
             raise InputError(f"the matrix must be 2-dimensional, got {A.ndim} dimensions.")
