@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import data, serve
+from ui import caches, serve
 from ui.common import page_errors, page_label, page_summary, provenance_note, show_table, store_path
 from ui.glossary import glossary_popover
 
@@ -57,8 +57,8 @@ def home() -> None:
         "(LA-UR-24-25289 report, 2024) and compare accuracy across similar datasets (Anzaku et al.)."
     )
 
-    key = data.store_key()
-    ov = data.overview(key)
+    key = caches.store_key()
+    ov = caches.overview(key)
     ds = ov["datasets"]
     models = ov["models"]
 

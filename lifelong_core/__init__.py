@@ -13,6 +13,8 @@ loads neither Streamlit nor DuckDB. The engine (:mod:`lifelong_core.sortsearch`,
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
 __version__ = "0.1.0"
@@ -38,13 +40,32 @@ __all__ = [
     "matched_accuracy",
     "matched_accuracy_in_store",
     "open_store",
+    "pairwise_differences",
+    "rank_intervals",
+    "rank_models",
     "register",
     "results",
     "run_sweep",
     "select_items",
+    "sweep",
     "task_weighting",
     "vtab_counts",
 ]
+
+
+class _Package(types.ModuleType):
+    """The package's module object. The API's ``sweep`` function shares its name with the
+    engine's subpackage ``lifelong_core.sweep``; importing that subpackage must not replace
+    the function at the package root (``lbe.sweep(store, ...)``). The subpackage stays
+    what ``from lifelong_core.sweep import run_sweep`` and ``sys.modules`` give."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in __all__ and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

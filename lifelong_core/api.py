@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
@@ -38,10 +38,14 @@ from lifelong_core.methods.registry import (
 from lifelong_core.sweep import SweepResult, run_sweep
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from lifelong_core.matching import MatchSummary, Predictions
     from lifelong_core.stats import CountTable, WeightRegions
     from lifelong_core.store import Store
     from lifelong_core.workflows.backtest import Backtest
     from lifelong_core.workflows.harness import NewModelEstimate
+    from lifelong_core.workflows.imports import Source
     from lifelong_core.workflows.selection import Selection
 
 __all__ = [
@@ -64,10 +68,14 @@ __all__ = [
     "matched_accuracy",
     "matched_accuracy_in_store",
     "open_store",
+    "pairwise_differences",
+    "rank_intervals",
+    "rank_models",
     "register",
     "results",
     "run_sweep",
     "select_items",
+    "sweep",
     "task_weighting",
     "vtab_counts",
 ]
@@ -255,7 +263,7 @@ def results(store: Store, model: str, *, dataset: str | None = None) -> pd.Serie
 
 
 # ------------------------------------------------------------------ importing
-def _import(path: str | Path, src: Any) -> dict:
+def _import(path: str | Path, src: Source) -> dict:
     from lifelong_core.workflows import imports
 
     return imports.import_into(path, src)
@@ -372,21 +380,114 @@ def import_inspect(
     epoch: int | None = None,
     dataset: str | None = None,
 ) -> dict:
-    """Import an Inspect AI evaluation log (``.eval`` or ``.json``).
+    """Import an Inspect AI evaluation log (``.eval`` or ``.json``) in one transaction.
 
     Scores ``C``/``I`` or 1/0 become ``correct``; any other value is refused, naming the
     scorer. Needs the ``harness`` extra (``inspect_ai``).
+
+    Parameters
+    ----------
+    store_path : str or Path
+        The store to import into (opened for writing).
+    log : str or Path
+        The Inspect log file.
+    model : str, optional
+        The model's name (default: the one the log records).
+    scorer : str, optional
+        The scorer to read, when the log has several.
+    epoch : int, optional
+        The epoch to read, when the log has several.
+    dataset : str, optional
+        The dataset the samples join (default: the log's task).
 
     Returns
     -------
     dict
         The import's log row.
+
+    Raises
+    ------
+    InputError
+        If the log cannot be read, holds scores that are not 0/1, or conflicts with what the
+        store records; the store is then unchanged.
     """
     from lifelong_core.workflows import imports
 
     return _import(
         store_path,
         imports.inspect_source(log, model, scorer=scorer, epoch=epoch, dataset=dataset),
+    )
+
+
+# ------------------------------------------------------------------ the budget sweep
+def sweep(
+    store: Store,
+    *,
+    dataset: str | None = None,
+    sort_models: int | None = None,
+    sort_rows: Sequence[int] | np.ndarray | None = None,
+    budgets: Sequence[int] | None = None,
+    search: str = DEFAULT_METHOD,
+    seed: int = 0,
+    **options: Any,
+) -> SweepResult:
+    """Budget sweep on a store's dataset: what ``lbe sweep --store`` runs.
+
+    Sort & Search's sweep (Prabhu et al., 2024, *Efficient Lifelong Model Evaluation in an
+    Era of Rapid Progress*, §3-4), and the same sweep for every registered method: Sort on
+    some of the dataset's models, estimate every other one from ``n'`` evaluations at each
+    budget and score it against its full results. The rows are the real models evaluated
+    on every sample of the dataset, in the store's order, read from the file as packed
+    chunks (:func:`run_sweep` on the store's rows).
+
+    Parameters
+    ----------
+    store : Store
+    dataset : str, optional
+        Needed when the store holds several datasets.
+    sort_models : int, optional
+        Sort on this many models drawn with ``seed`` (the rule of ``--sort-models K --seed
+        S``); default half of the dataset's complete models.
+    sort_rows : sequence of int, optional
+        Or Sort on these positions in the dataset's model list (``--sort-rows``).
+    budgets : sequence of int, optional
+        Evaluations per model, n′ (default 8, 16, ... up to the number of samples).
+    search : str
+        A registered method (default: the product's default estimator).
+    seed : int
+        Seeds the Sort-set draw and the samples drawn at each budget.
+    **options
+        ``sort``, ``sampling``, ``ties``, ``depth``, ``decompose``, ``kernel``,
+        ``executor``, ``threads``, ``chunk_rows``, ``progress``: as for :func:`run_sweep`.
+
+    Returns
+    -------
+    SweepResult
+        ``table`` (one row per budget), ``per_model`` (one row per model and budget,
+        ``model_row`` = position in the dataset's model list) and ``order``.
+
+    Raises
+    ------
+    InputError
+        On an unknown dataset or method, fewer than two complete models, a Sort set that
+        leaves no model to evaluate, or budgets outside ``[1, n]``.
+
+    Examples
+    --------
+    >>> res = sweep(store, dataset="lifelong-digits", sort_models=10, search="midpoint")  # doctest: +SKIP
+    >>> res.table[["budget", "mae"]]  # doctest: +SKIP
+    """
+    from lifelong_core.workflows.sweeps import sweep_store
+
+    return sweep_store(
+        store,
+        _dataset(store, dataset),
+        sort_models=sort_models,
+        sort_rows=sort_rows,
+        budgets=budgets,
+        search=search,
+        seed=seed,
+        **options,
     )
 
 
@@ -566,17 +667,232 @@ def backtest(
 
 # ------------------------------------------------------------------ rankings
 def counts(store: Store, *, dataset: str | None = None) -> CountTable:
-    """Per-model, per-task counts of a store's dataset (task = domain): the input of the
-    rankings and task weighting (the ``counts.csv`` of ``lbe export --counts``).
+    """Per-model, per-task counts of a store's dataset (task = domain).
+
+    The input of the rankings and of task weighting: the ``counts.csv`` of
+    ``lbe export --counts``.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    dataset : str, optional
+        The dataset to count; may be left out when the store holds one.
 
     Returns
     -------
     CountTable
+        Correct and recorded predictions per model and task.
+
+    Raises
+    ------
+    InputError
+        If ``dataset`` is not in the store, or is left out while the store holds several.
     """
     from lifelong_core.stats import from_frame
     from lifelong_core.workflows.exports import counts_table
 
     return from_frame(counts_table(store, _dataset(store, dataset)))
+
+
+def _ranking_source(counts: Any, **options: Any) -> Any:
+    # One source per call: the bootstrap replicates or the posterior every table reads.
+    from lifelong_core.workflows import rankings
+
+    return rankings.ranking_source(rankings.count_table(counts), **options)
+
+
+def rank_models(
+    counts: CountTable | pd.DataFrame | str | Path,
+    *,
+    method: str = "bootstrap",
+    level: float = 0.834,
+    boot: int = 2000,
+    normalize: bool = False,
+    seed: int = 0,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 500,
+) -> pd.DataFrame:
+    """Every model's score with an interval, overall and per category: ``lbe rank``'s
+    ``ranks.csv``.
+
+    The score is the unweighted mean accuracy over a scope's tasks. Following the
+    LA-UR-24-25289 report (2024), *Statistical Uncertainty Quantification for Aggregate
+    Performance Metrics in Machine Learning Benchmarks*: the bootstrap of test items
+    within each task (§2.1) with its mean and percentile interval, optionally on the
+    BigBench scale (§2.4, bounds over every model of ``counts``), or the beta-binomial
+    hierarchical model's posterior predictive mean and interval (§2.2, Table A.3's
+    Bayesian block). 83.4% intervals by default: two that do not overlap differ at about
+    the 5% level (Goldstein & Healy, §2.3).
+
+    Parameters
+    ----------
+    counts : CountTable, DataFrame, str or Path
+        Per-model, per-task counts (:func:`counts`), a frame with the ``counts.csv``
+        columns (model, task, category, correct, total) or the path of a ``counts.csv``.
+    method : {"bootstrap", "hierarchical"}
+    level : float
+        Interval level, strictly between 0 and 1.
+    boot : int
+        Bootstrap replicates.
+    normalize : bool
+        Rescale every task to [0, 1] first (bootstrap only).
+    seed : int
+    chains, draws, warmup : int
+        The hierarchical model's chains, kept draws and warm-up iterations per chain.
+
+    Returns
+    -------
+    pandas.DataFrame
+        model, scope, mean_pct, lo_pct, hi_pct (scope ``overall`` or a category).
+
+    Raises
+    ------
+    InputError
+        On invalid counts, an unknown method, ``normalize`` with the hierarchical model,
+        or a level, seed or work size out of bounds.
+
+    Examples
+    --------
+    >>> rank_models(vtab_counts()).head(1).columns.tolist()  # doctest: +SKIP
+    ['model', 'scope', 'mean_pct', 'lo_pct', 'hi_pct']
+    """
+    from lifelong_core.workflows import rankings
+
+    source = _ranking_source(
+        counts,
+        method=method,
+        boot=boot,
+        normalize=normalize,
+        seed=seed,
+        chains=chains,
+        draws=draws,
+        warmup=warmup,
+    )
+    return rankings.leaderboard_table(source, level=level, seed=seed)
+
+
+def pairwise_differences(
+    counts: CountTable | pd.DataFrame | str | Path,
+    *,
+    models: Sequence[str] | None = None,
+    level: float = 0.95,
+    method: str = "bootstrap",
+    boot: int = 2000,
+    normalize: bool = False,
+    seed: int = 0,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 500,
+) -> pd.DataFrame:
+    """The difference of every pair of models, per scope, with family-wise intervals:
+    ``lbe rank --pairwise``'s ``pairwise.csv``.
+
+    LA-UR-24-25289 report (2024), *Statistical Uncertainty Quantification for Aggregate
+    Performance Metrics in Machine Learning Benchmarks*, §2.1 and Table 3: differences of
+    the unweighted mean over each scope's tasks, from the same bootstrap replicates or
+    hierarchical posterior as :func:`rank_models` (posterior predictive scores, as Table
+    3's Bayesian column), each interval Bonferroni-corrected so that all pairs compared
+    hold together at ``level``.
+
+    Parameters
+    ----------
+    counts : CountTable, DataFrame, str or Path
+        As for :func:`rank_models`.
+    models : sequence of str, optional
+        Compare only these (at least two; pairs in this order), the correction over their
+        pairs only (Table 3: three models, three comparisons); default every model.
+    level : float
+        Family level of the intervals.
+    method, boot, normalize, seed, chains, draws, warmup
+        As for :func:`rank_models`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        scope, model_a, model_b, diff_pct, lo_pct, hi_pct, level (each interval's own),
+        excludes_zero.
+
+    Raises
+    ------
+    InputError
+        As :func:`rank_models`, and on a model ``counts`` does not hold or fewer than two.
+    """
+    from lifelong_core.workflows import rankings
+
+    source = _ranking_source(
+        counts,
+        method=method,
+        boot=boot,
+        normalize=normalize,
+        seed=seed,
+        chains=chains,
+        draws=draws,
+        warmup=warmup,
+    )
+    return rankings.pairwise_table(
+        source, level=level, models=None if models is None else list(models), seed=seed
+    )
+
+
+def rank_intervals(
+    counts: CountTable | pd.DataFrame | str | Path,
+    *,
+    schemes: Sequence[str] | None = None,
+    level: float = 0.95,
+    method: str = "bootstrap",
+    boot: int = 2000,
+    normalize: bool = False,
+    seed: int = 0,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 500,
+) -> pd.DataFrame:
+    """Every model's rank interval per scope under each aggregation scheme:
+    ``lbe rank --rank-intervals``'s ``rank_intervals.csv``.
+
+    LA-UR-24-25289 report (2024), *Statistical Uncertainty Quantification for Aggregate
+    Performance Metrics in Machine Learning Benchmarks*, §3.2 (Tables 4 and 5; with the
+    hierarchical model's posterior predictive draws, Table 11): the rank of the mean or
+    geometric mean of task accuracies, or the average over tasks of the per-task rank
+    (raw, with N(0, 1) noise in points, or with 1-point bins), in every replicate.
+
+    Parameters
+    ----------
+    counts : CountTable, DataFrame, str or Path
+        As for :func:`rank_models`.
+    schemes : sequence of str, optional
+        Among ``mean``, ``geometric``, ``avg_rank``, ``avg_rank_noise``,
+        ``avg_rank_bins``; default all five.
+    level : float
+        Interval level.
+    method, boot, normalize, seed, chains, draws, warmup
+        As for :func:`rank_models`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        scope, model, scheme, mean, lo, hi (ranks; 1 = best).
+
+    Raises
+    ------
+    InputError
+        As :func:`rank_models`, and on an unknown scheme.
+    """
+    from lifelong_core.workflows import rankings
+
+    source = _ranking_source(
+        counts,
+        method=method,
+        boot=boot,
+        normalize=normalize,
+        seed=seed,
+        chains=chains,
+        draws=draws,
+        warmup=warmup,
+    )
+    return rankings.rank_interval_table(source, level=level, schemes=schemes, seed=seed)
 
 
 def vtab_counts() -> CountTable:
@@ -622,14 +938,14 @@ def task_weighting(
 
 # ------------------------------------------------------------------ matched accuracy
 def matched_accuracy(
-    source: Any,
-    target: Any,
+    source: Predictions,
+    target: Predictions,
     *,
     eps: float = 0.005,
-    criterion: str = "label-prob",
+    criterion: Literal["label-prob", "prob"] = "label-prob",
     runs: int = 10,
     seed: int = 0,
-) -> Any:
+) -> MatchSummary:
     """Matched accuracy of one model on a source and a target set (Anzaku et al.,
     Algorithms 1 and 2).
 
@@ -651,9 +967,11 @@ def matched_accuracy(
     MatchSummary
         Accuracies on each set, matched accuracies, the fraction unmatched.
     """
+    from lifelong_core.matching import check_params
     from lifelong_core.matching import matched_accuracy as run
 
-    return run(source, target, eps=eps, criterion=criterion, runs=runs, seed=seed)
+    crit = check_params(eps, criterion, runs, seed)
+    return run(source, target, eps=eps, criterion=crit, runs=runs, seed=seed)
 
 
 def matched_accuracy_in_store(
@@ -664,10 +982,10 @@ def matched_accuracy_in_store(
     target: str,
     model: str | int,
     eps: float = 0.005,
-    criterion: str = "label-prob",
+    criterion: Literal["label-prob", "prob"] = "label-prob",
     runs: int = 10,
     seed: int = 0,
-) -> Any:
+) -> MatchSummary:
     """Matched accuracy of one stored model on two domains of a dataset (Anzaku et al.).
 
     Parameters

@@ -42,12 +42,34 @@ _LOW = np.array([(1 << k) - 1 for k in range(8)], dtype=np.uint8)
 
 
 def packed_width(n: int) -> int:
-    """Bytes per packed row of ``n`` samples."""
+    """Bytes per packed row of ``n`` samples.
+
+    Parameters
+    ----------
+    n : int
+        Samples per row.
+
+    Returns
+    -------
+    int
+        ``ceil(n / 8)``.
+    """
     return (int(n) + 7) // 8
 
 
 def pack_rows(A: np.ndarray) -> np.ndarray:
-    """(rows, n) 0/1 or bool -> (rows, ceil(n/8)) uint8 packed rows, little bit order."""
+    """Pack 0/1 rows into bytes, little bit order (the one layout of the module docstring).
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        (rows, n) 0/1 or bool.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 (rows, ceil(n/8)); padding bits are zero.
+    """
     A = np.asarray(A)
     if A.ndim != 2:
         raise InputError(f"a matrix to pack must be 2-dimensional, got {A.ndim} dimensions.")
@@ -58,7 +80,20 @@ def pack_rows(A: np.ndarray) -> np.ndarray:
 
 
 def unpack_rows(P: np.ndarray, n: int) -> np.ndarray:
-    """Inverse of :func:`pack_rows`: (rows, nbytes) uint8 -> (rows, n) uint8 0/1."""
+    """Inverse of :func:`pack_rows`.
+
+    Parameters
+    ----------
+    P : numpy.ndarray
+        uint8 (rows, nbytes) packed rows.
+    n : int
+        Samples per row (the padding past ``n`` is dropped).
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 (rows, n) 0/1.
+    """
     return np.unpackbits(_check_packed(P, n), axis=1, count=n, bitorder="little")
 
 
@@ -101,7 +136,20 @@ def _transpose8_all(x: np.ndarray) -> None:
 
 
 def mask_tail(P: np.ndarray, n: int) -> np.ndarray:
-    """``P`` with the padding bits of the last byte cleared (a copy only if any are set)."""
+    """``P`` with the padding bits of the last byte cleared (a copy only if any are set).
+
+    Parameters
+    ----------
+    P : numpy.ndarray
+        uint8 (rows, nbytes) packed rows.
+    n : int
+        Samples per row.
+
+    Returns
+    -------
+    numpy.ndarray
+        The rows with zero padding.
+    """
     rem = n % 8
     if rem == 0 or P.shape[1] == 0 or not np.any(P[:, -1] & ~_LOW[rem]):
         return P
@@ -157,16 +205,42 @@ def from_vertical(V: np.ndarray, rows: int) -> np.ndarray:
 
 
 def row_totals(P: np.ndarray, n: int) -> np.ndarray:
-    """Number of ones per packed row, int64 (rows,)."""
+    """Number of ones per packed row.
+
+    Parameters
+    ----------
+    P : numpy.ndarray
+        uint8 (rows, nbytes) packed rows.
+    n : int
+        Samples per row (padding bits are not counted).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (rows,).
+    """
     P = mask_tail(_check_packed(P, n), n)
     return np.bitwise_count(P).sum(axis=1, dtype=np.int64)
 
 
 def column_sums_packed(P: np.ndarray, n: int) -> np.ndarray:
-    """Column sums of a packed block, int64 (n,): the Sort sum of Listing 1 over this block.
+    """Column sums of a packed block: the Sort sum of Listing 1 over this block.
 
-    Identical to ``unpack_rows(P, n).sum(axis=0)``; add the results of several blocks to
-    get the sums over all Sort models.
+    Identical to ``unpack_rows(P, n).sum(axis=0)``; add the results of several blocks to get
+    the sums over all Sort models (Prabhu et al. (2024), "Efficient Lifelong Model Evaluation in an
+    Era of Rapid Progress", §3.1 and Appendix D, Listing 1).
+
+    Parameters
+    ----------
+    P : numpy.ndarray
+        uint8 (rows, nbytes) packed rows.
+    n : int
+        Samples per row.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (n,).
     """
     V = to_vertical(P, n)
     # <= 255 groups per call keeps the uint8->int32 popcount sum exact and small.
@@ -206,7 +280,23 @@ class SortOrder:
 
     Built once per order (the padded order is shared by every chunk and thread);
     :meth:`sorted_rows` is pure. Sorted rows are 64-bit words so prefix counts are word
-    popcounts; sorted positions ``n .. 64*words-1`` are padding that no count reads.
+    popcounts; sorted positions ``n .. 64*words-1`` are padding that no count reads. The
+    order is the Sort of Prabhu et al. (2024), "Efficient Lifelong Model Evaluation in an Era of
+    Rapid Progress", §3.1.
+
+    Parameters
+    ----------
+    order : numpy.ndarray
+        A permutation of ``range(n)``, easiest sample first.
+    n : int
+        Samples per row.
+    checked : bool
+        Skip the permutation check (the caller has made it).
+
+    Raises
+    ------
+    InputError
+        If ``order`` is not a permutation of ``n`` samples.
     """
 
     def __init__(self, order: np.ndarray, n: int, *, checked: bool = False):
@@ -219,7 +309,23 @@ class SortOrder:
         self._order[: self.n] = order
 
     def sorted_rows(self, P: np.ndarray) -> np.ndarray:
-        """Packed rows permuted into Sort order: uint64 (rows, ceil(n/64)), little bit order."""
+        """Packed rows permuted into Sort order.
+
+        Parameters
+        ----------
+        P : numpy.ndarray
+            uint8 (rows, ceil(n/8)) packed rows, in sample order.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint64 (rows, ceil(n/64)), little bit order: bit ``j`` is the ``j``-th easiest sample.
+
+        Raises
+        ------
+        InputError
+            If ``P`` is not packed rows of ``n`` samples.
+        """
         P = _check_packed(P, self.n)
         rows = P.shape[0]
         V = to_vertical(P, self.n)
@@ -229,7 +335,18 @@ class SortOrder:
 
 
 def word_prefix(S: np.ndarray) -> np.ndarray:
-    """int32 (rows, words+1): ones in the first ``w`` words of each sorted row."""
+    """Ones in the first ``w`` words of each sorted row, for every ``w``.
+
+    Parameters
+    ----------
+    S : numpy.ndarray
+        uint64 (rows, words) from :meth:`SortOrder.sorted_rows`.
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 (rows, words + 1); column 0 is zero.
+    """
     cum = np.empty((S.shape[0], S.shape[1] + 1), dtype=np.int32)
     cum[:, 0] = 0
     np.cumsum(np.bitwise_count(S), axis=1, dtype=np.int32, out=cum[:, 1:])
@@ -237,9 +354,23 @@ def word_prefix(S: np.ndarray) -> np.ndarray:
 
 
 def ones_before(S: np.ndarray, cum: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """int64 (rows,): ones among the first ``t[r]`` sorted samples of row ``r``.
+    """Ones among the first ``t[r]`` sorted samples of row ``r``: the prefix counts from which
+    Search reads its thresholds (Prabhu et al. (2024), "Efficient Lifelong Model Evaluation in an
+    Era of Rapid Progress", §3.2).
 
-    ``S`` from :meth:`SortOrder.sorted_rows`, ``cum`` = :func:`word_prefix` of it.
+    Parameters
+    ----------
+    S : numpy.ndarray
+        uint64 (rows, words) from :meth:`SortOrder.sorted_rows`.
+    cum : numpy.ndarray
+        :func:`word_prefix` of ``S``.
+    t : numpy.ndarray
+        One prefix length per row, in [0, n].
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (rows,).
     """
     t = np.asarray(t, dtype=np.int64)
     r = np.arange(S.shape[0])
@@ -262,12 +393,25 @@ def bits_at(S: np.ndarray, positions: np.ndarray) -> np.ndarray:
 
 
 def packed_bits_at(S: np.ndarray, positions: np.ndarray, block: int = 1 << 15) -> np.ndarray:
-    """:func:`bits_at` packed: uint8 (rows, ceil(len(positions)/8)), bit ``j % 8`` of byte
-    ``j // 8`` is the sample at ``positions[j]``, padding bits zero.
+    """:func:`bits_at` packed: bit ``j % 8`` of byte ``j // 8`` is the sample at ``positions[j]``.
 
     Built ``block`` positions at a time, so the dense 0/1 temporary stays at
     rows x ``block`` bytes whatever the budget (the paper's n' = n/2 at 1.7M samples would
     otherwise be rows x 850k bytes).
+
+    Parameters
+    ----------
+    S : numpy.ndarray
+        uint64 (rows, words) from :meth:`SortOrder.sorted_rows`.
+    positions : numpy.ndarray
+        Sorted positions to read.
+    block : int
+        Positions packed at a time.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 (rows, ceil(len(positions)/8)), padding bits zero.
     """
     positions = np.asarray(positions, dtype=np.int64)
     block -= block % 8
@@ -321,11 +465,20 @@ def boundary_counts_packed(
 
 
 def or_into(out: np.ndarray, packed: np.ndarray, start: int) -> None:
-    """OR a block's packed rows into ``out`` (packed rows of the whole sample axis).
+    """OR a block's packed rows into ``out`` (packed rows of the whole sample axis), in place.
 
-    ``start`` is the block's first sample index. Blocks need not start on a byte boundary
-    (samples are appended in whatever batch sizes users import); a misaligned block is
-    shifted across byte pairs instead of being unpacked, so this stays byte-speed.
+    Blocks need not start on a byte boundary (samples are appended in whatever batch sizes
+    users import); a misaligned block is shifted across byte pairs instead of being
+    unpacked, so this stays byte-speed.
+
+    Parameters
+    ----------
+    out : numpy.ndarray
+        uint8 (rows, nbytes) packed rows of all samples, updated in place.
+    packed : numpy.ndarray
+        uint8 (rows, block bytes) packed rows of the block, zero padding.
+    start : int
+        The block's first sample index.
     """
     shift = start % 8
     first = start // 8
@@ -346,9 +499,26 @@ def or_into(out: np.ndarray, packed: np.ndarray, start: int) -> None:
 
 
 def rows_from_binary(array, nbytes: int) -> np.ndarray:
-    """A pyarrow Binary array whose values all have ``nbytes`` bytes -> (len, nbytes) uint8.
+    """Packed rows from a pyarrow Binary array whose values all have ``nbytes`` bytes.
 
     Reads the Arrow data buffer directly (no per-row Python objects).
+
+    Parameters
+    ----------
+    array : pyarrow.BinaryArray
+        One packed row per value.
+    nbytes : int
+        Bytes per row.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 (len(array), nbytes).
+
+    Raises
+    ------
+    ValueError
+        If the values are not all ``nbytes`` long (a damaged block).
     """
     n = len(array)
     if n == 0:
@@ -363,7 +533,18 @@ def rows_from_binary(array, nbytes: int) -> np.ndarray:
 
 
 def binary_from_rows(packed: np.ndarray):
-    """(rows, nbytes) uint8 -> pyarrow Binary array with one value per row, zero-copy build."""
+    """A pyarrow Binary array with one value per packed row, built without copying rows.
+
+    Parameters
+    ----------
+    packed : numpy.ndarray
+        uint8 (rows, nbytes).
+
+    Returns
+    -------
+    pyarrow.BinaryArray or pyarrow.LargeBinaryArray
+        Large offsets once the data passes 2 GiB.
+    """
     # pyarrow is imported here, not at the top: only the store's writes need it, and the
     # sweep's worker processes and the command line's start-up should not pay for it.
     import pyarrow as pa

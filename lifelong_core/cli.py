@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 
 from lifelong_core.errors import InputError
 
@@ -39,7 +40,7 @@ COMMAND_MODULES = (
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line, like every other error here."""
 
-    def error(self, message: str) -> None:
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"error: {self.prog}: {message}\n")
 
 
@@ -96,6 +97,23 @@ def error_line(exc: InputError, parser: argparse.ArgumentParser) -> str:
 
 
 def main(argv: list[str] | None = None, prog: str = "python -m lifelong_core") -> int:
+    """Run one command of the command line and return its exit status.
+
+    Bad input is one line on standard error and exit status 2, never a traceback; so is a
+    file the operating system refuses and a store DuckDB cannot read.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name (default: ``sys.argv[1:]``).
+    prog : str
+        The program name shown in usage and help.
+
+    Returns
+    -------
+    int
+        0 on success, 2 for bad input, 130 when interrupted, or the command's own status.
+    """
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     try:

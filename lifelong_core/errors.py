@@ -14,7 +14,13 @@ app shows the sentence alone next to the widget.
 class InputError(ValueError):
     """Bad user input, described in one sentence naming the problem and its location.
 
-    ``param``: the name of the parameter (keyword argument) at fault, if one is.
+    Parameters
+    ----------
+    message : str
+        The sentence: what is wrong and where (file, row, column).
+    param : str, optional
+        The parameter (keyword argument) at fault, if one is; the command line puts the
+        flag that sets it in front of the sentence.
     """
 
     def __init__(self, message: str, *, param: str | None = None):
@@ -36,6 +42,18 @@ class NotFittedError(RuntimeError):
 
 def few(names, limit: int = 3) -> str:
     """At most ``limit`` names, then how many more: what a one-sentence message lists.
+
+    Parameters
+    ----------
+    names : iterable
+        The names, shown with ``str``.
+    limit : int
+        How many to show.
+
+    Returns
+    -------
+    str
+        The names joined by commas, with "and N more" when some are left out.
 
     Examples
     --------

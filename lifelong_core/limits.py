@@ -70,6 +70,25 @@ def check_seed(seed, param: str | None = "seed", what: str = "the seed") -> int:
     The one seed rule: every command and page that draws random numbers passes its seed
     through here before any work, so ``-1`` or a 30-digit seed is refused the same way
     everywhere (NumPy would raise a traceback for the first and take the second).
+
+    Parameters
+    ----------
+    seed : int
+        The seed as given (a whole number of any type; ``True`` is refused).
+    param : str, optional
+        The parameter named by the error.
+    what : str
+        How the message names the value.
+
+    Returns
+    -------
+    int
+        The seed.
+
+    Raises
+    ------
+    InputError
+        If ``seed`` is not a whole number from 0 to :data:`MAX_SEED`.
     """
     if isinstance(seed, bool):
         raise InputError(f"{what} must be a whole number, got {seed!r}.", param=param)
@@ -90,6 +109,27 @@ def check_count(value, what: str, lo: int, hi: int, param: str | None = None) ->
 
     The one rule for work-size arguments (depth, repeats, chains, draws, runs, threads):
     checked before any work, the bound in the message.
+
+    Parameters
+    ----------
+    value : int
+        The value as given (a whole number of any type; ``True`` is refused).
+    what : str
+        How the message names the value.
+    lo, hi : int
+        The smallest and largest value allowed.
+    param : str, optional
+        The parameter named by the error.
+
+    Returns
+    -------
+    int
+        The value.
+
+    Raises
+    ------
+    InputError
+        If ``value`` is not a whole number in [``lo``, ``hi``].
     """
     if isinstance(value, bool):
         raise InputError(f"{what} must be a whole number, got {value!r}.", param=param)
@@ -123,6 +163,29 @@ def check_real(
     NaN passes every ``<`` test and infinity every ``>=`` test, so a parameter compared
     with its range alone would take them (``--se-mult nan`` marked no cell indeterminate);
     every real-valued parameter is checked here instead.
+
+    Parameters
+    ----------
+    value : float
+        The value as given.
+    what : str
+        How the message names the value.
+    lo, hi : float, optional
+        The bounds (``None``: unbounded on that side).
+    param : str, optional
+        The parameter named by the error.
+    open_lo, open_hi : bool
+        Whether the bound itself is excluded.
+
+    Returns
+    -------
+    float
+        The value.
+
+    Raises
+    ------
+    InputError
+        If ``value`` is not a finite number within the bounds.
     """
     try:
         x = float(value)
@@ -149,8 +212,25 @@ def check_real(
 def check_work(amount: int, limit: int, what: str, advice: str, param: str | None = None) -> None:
     """Refuse a request whose size (values kept, updates run) is above ``limit``.
 
-    For bounds on a product of arguments, checked before anything is allocated; ``what``
-    names the product and its factors, ``advice`` says what to lower.
+    For bounds on a product of arguments, checked before anything is allocated.
+
+    Parameters
+    ----------
+    amount : int
+        The size of the request.
+    limit : int
+        The largest size allowed.
+    what : str
+        Names the product and its factors.
+    advice : str
+        What to lower.
+    param : str, optional
+        The parameter named by the error.
+
+    Raises
+    ------
+    InputError
+        If ``amount`` is above ``limit``.
     """
     if amount > limit:
         raise InputError(
@@ -172,7 +252,20 @@ def _show(value) -> str:
 
 
 def check_match_work(models: int, runs: int, n_source: int, n_target: int) -> None:
-    """Refuse an all-models matched-accuracy view above :data:`MAX_APP_MATCH_WORK`."""
+    """Refuse an all-models matched-accuracy view above :data:`MAX_APP_MATCH_WORK`.
+
+    Parameters
+    ----------
+    models, runs : int
+        Models compared and runs per model.
+    n_source, n_target : int
+        Datapoints of the source and the target set.
+
+    Raises
+    ------
+    InputError
+        If ``models * runs * (n_source + n_target)`` is above the limit.
+    """
     work = models * runs * (n_source + n_target)
     if work > MAX_APP_MATCH_WORK:
         raise InputError(
@@ -219,6 +312,13 @@ def dense_limit() -> int | None:
 
 
 def set_dense_limit(limit_bytes: int | None) -> None:
+    """Set the largest dense models x samples array allowed, for the whole process.
+
+    Parameters
+    ----------
+    limit_bytes : int or None
+        The limit in bytes; ``None`` removes it (the default outside the app).
+    """
     global _limit
     _limit = None if limit_bytes is None else int(limit_bytes)
 
@@ -235,22 +335,66 @@ def dense_limit_set(limit_bytes: int | None):
 
 
 def fits(rows: int, cols: int, itemsize: int = 1) -> bool:
-    """Whether a dense (rows, cols) array of ``itemsize``-byte entries is within the limit."""
+    """Whether a dense (rows, cols) array of ``itemsize``-byte entries is within the limit.
+
+    Parameters
+    ----------
+    rows, cols : int
+        The shape.
+    itemsize : int
+        Bytes per entry.
+
+    Returns
+    -------
+    bool
+        True when there is no limit or the array is within it.
+    """
     return _limit is None or int(rows) * int(cols) * int(itemsize) <= _limit
 
 
 def check_dense(rows: int, cols: int, itemsize: int = 1, what: str = "a dense read") -> None:
-    """Raise :class:`DenseReadError` if a dense (rows, cols) array would exceed the limit."""
-    if not fits(rows, cols, itemsize):
-        size = int(rows) * int(cols) * int(itemsize) / (1 << 20)
+    """Refuse a dense (rows, cols) array that would exceed the dense-read limit.
+
+    Parameters
+    ----------
+    rows, cols : int
+        The shape (models x samples).
+    itemsize : int
+        Bytes per entry.
+    what : str
+        What the read is, for the message.
+
+    Raises
+    ------
+    DenseReadError
+        If the array is larger than :func:`dense_limit`.
+    """
+    limit = _limit
+    nbytes = int(rows) * int(cols) * int(itemsize)
+    if limit is not None and nbytes > limit:
         raise DenseReadError(
-            f"{what} of {int(rows):,} models x {int(cols):,} samples ({size:,.0f} MB) exceeds the dense-read limit of "
-            f"{_limit / (1 << 20):,.0f} MB; this view reads the cache as packed blocks instead."
+            f"{what} of {int(rows):,} models x {int(cols):,} samples ({nbytes / (1 << 20):,.0f} MB) exceeds the dense-read limit of "
+            f"{limit / (1 << 20):,.0f} MB; this view reads the cache as packed blocks instead."
         )
 
 
 def block_rows(cols: int, itemsize: int = 1, cap: int = 4096) -> int:
-    """Rows per dense block of ``cols`` columns that stays within the limit (at least 1)."""
+    """Rows per dense block of ``cols`` columns that stays within the limit (at least 1).
+
+    Parameters
+    ----------
+    cols : int
+        Columns of the block.
+    itemsize : int
+        Bytes per entry.
+    cap : int
+        The most rows returned (also the answer when there is no limit).
+
+    Returns
+    -------
+    int
+        Rows per block.
+    """
     if _limit is None:
         return cap
     return int(max(1, min(cap, _limit // max(1, int(cols) * int(itemsize)))))

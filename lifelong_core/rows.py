@@ -50,24 +50,82 @@ class RowSource:
 
     @property
     def n_rows(self) -> int:
+        """Number of rows the source serves (``len(row_ids)``)."""
         return len(self.row_ids)
 
     def read(self, start: int, stop: int) -> np.ndarray:
-        """Packed rows (stop - start, ceil(n/8)) of ``row_ids[start:stop]``."""
+        """Packed rows of ``row_ids[start:stop]``.
+
+        Parameters
+        ----------
+        start, stop : int
+            Positions in ``row_ids`` (not row labels).
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 (stop - start, ceil(n/8)), little bit order, zero padding.
+        """
         return pack_rows(self.read_dense(start, stop))
 
     def read_dense(self, start: int, stop: int) -> np.ndarray:
-        """uint8 0/1 rows (stop - start, n) of ``row_ids[start:stop]``."""
+        """0/1 rows of ``row_ids[start:stop]``.
+
+        Parameters
+        ----------
+        start, stop : int
+            Positions in ``row_ids`` (not row labels).
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 (stop - start, n).
+        """
         return unpack_rows(self.read(start, stop), self.n)
 
     def spans(self, rows: int = DEFAULT_CHUNK_ROWS) -> list[tuple[int, int]]:
+        """Consecutive ``(start, stop)`` runs of positions covering every row.
+
+        Parameters
+        ----------
+        rows : int
+            Rows per run (the last run may be shorter).
+
+        Returns
+        -------
+        list of tuple of int
+        """
         return [(s, min(s + rows, self.n_rows)) for s in range(0, self.n_rows, rows)]
 
     def chunks(self, rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Packed rows in runs of ``rows``, each with its row labels.
+
+        Parameters
+        ----------
+        rows : int
+            Rows per chunk.
+
+        Yields
+        ------
+        tuple of numpy.ndarray
+            ``(row_ids of the chunk, packed rows)``.
+        """
         for s, e in self.spans(rows):
             yield self.row_ids[s:e], self.read(s, e)
 
     def dense_chunks(self, rows: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """0/1 rows in runs of ``rows``, each with its row labels.
+
+        Parameters
+        ----------
+        rows : int
+            Rows per chunk.
+
+        Yields
+        ------
+        tuple of numpy.ndarray
+            ``(row_ids of the chunk, uint8 0/1 rows)``.
+        """
         for s, e in self.spans(rows):
             yield self.row_ids[s:e], self.read_dense(s, e)
 
@@ -80,8 +138,20 @@ def _check_rows(rows, m: int, what: str) -> np.ndarray:
 
 
 class DenseRows(RowSource):
-    """A uint8 0/1 matrix in memory (not re-validated); ``row_ids`` label its rows
-    (default 0..m-1)."""
+    """A uint8 0/1 matrix in memory (not re-validated).
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        (rows, n) 0/1 matrix.
+    row_ids : numpy.ndarray, optional
+        Labels of its rows in results (default 0..m-1).
+
+    Raises
+    ------
+    InputError
+        If ``A`` is not 2-dimensional or ``row_ids`` does not have one label per row.
+    """
 
     def __init__(self, A: np.ndarray, row_ids: np.ndarray | None = None):
         A = np.asarray(A)
@@ -106,8 +176,19 @@ class DenseRows(RowSource):
 class PackedArray(RowSource):
     """Packed rows held in memory (or a read-only memmap of a packed ``.npy``).
 
-    ``PackedArray.from_dense(A)`` packs a 0/1 matrix; ``rows`` selects and orders rows
-    (labels in results are these original row numbers).
+    Parameters
+    ----------
+    packed : numpy.ndarray
+        ``uint8`` rows packed with ``np.packbits(..., axis=1, bitorder="little")``.
+    n : int
+        The number of samples (bits) per row.
+    rows : numpy.ndarray, optional
+        Rows to serve, in order; results are labelled with these original row numbers.
+
+    Raises
+    ------
+    InputError
+        If ``packed`` is not 2-dimensional uint8, or its width does not fit ``n``.
     """
 
     def __init__(self, packed: np.ndarray, n: int, rows: np.ndarray | None = None):
@@ -130,6 +211,19 @@ class PackedArray(RowSource):
 
     @classmethod
     def from_dense(cls, A: np.ndarray, rows: np.ndarray | None = None) -> PackedArray:
+        """Pack a 0/1 matrix.
+
+        Parameters
+        ----------
+        A : numpy.ndarray
+            0/1 values, models x samples.
+        rows : numpy.ndarray, optional
+            As for the constructor.
+
+        Returns
+        -------
+        PackedArray
+        """
         A = np.asarray(A)
         if A.ndim != 2:
             raise InputError(f"the matrix must be 2-dimensional, got {A.ndim} dimensions.")
@@ -143,9 +237,25 @@ class PackedArray(RowSource):
 
 
 class MatrixRows(RowSource):
-    """Rows of a 0/1 matrix file (:func:`lifelong_core.io.matrix.open_matrix`: ``.npy``
-    streamed from disk), validated as they are read. Holds only the path, so it pickles
-    to workers. ``what`` names the file in messages."""
+    """Rows of a 0/1 matrix file, validated as they are read.
+
+    Reads through :func:`lifelong_core.io.matrix.open_matrix` (a ``.npy`` is streamed from
+    disk). Holds only the path, so it pickles to workers.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The matrix file.
+    rows : numpy.ndarray, optional
+        File row numbers to serve, in this order (default: every row).
+    what : str
+        How messages name the file.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be read as a matrix or ``rows`` names a row it does not have.
+    """
 
     def __init__(self, path, rows: np.ndarray | None = None, what: str = "matrix"):
         self._src = open_matrix(path, what)
@@ -163,8 +273,23 @@ class MatrixRows(RowSource):
         return self._src.shape
 
     def subset(self, rows: np.ndarray) -> MatrixRows:
-        """The same file, rows ``rows`` (file row numbers), without opening it again
-        (a .csv, .npz or .parquet is loaded once)."""
+        """The same file, rows ``rows``, without opening it again (a .csv, .npz or .parquet is
+        loaded once).
+
+        Parameters
+        ----------
+        rows : numpy.ndarray
+            File row numbers.
+
+        Returns
+        -------
+        MatrixRows
+
+        Raises
+        ------
+        InputError
+            If ``rows`` names a row the file does not have.
+        """
         out = object.__new__(MatrixRows)
         out._src, out.n = self._src, self.n
         out.row_ids = _check_rows(

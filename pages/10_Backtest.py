@@ -11,7 +11,7 @@ import streamlit as st
 from lifelong_core.methods.draws import COMMON, PER_MODEL
 from lifelong_core.workflows import backtest as bt
 from lifelong_core.workflows.budgets import budget_choices
-from ui import charts, data
+from ui import caches, charts, controls
 from ui.common import (
     input_errors,
     provenance_note,
@@ -35,14 +35,14 @@ st.markdown(
     "the truth about 95% of the time. The command line runs the same: `lbe backtest --store S --dataset D`."
 )
 
-key = data.store_key()
+key = caches.store_key()
 dataset = pick_dataset()
 with input_errors():
-    sel = data.selection(key, dataset, ())
+    sel = caches.selection(key, dataset, ())
 m, n = sel.A.shape
 sync_query(ds=dataset)
 provenance_note(sel.synthetic, dataset)
-if data.is_large(sel):
+if caches.is_large(sel):
     st.info(
         f"{dataset} ({m:,} models × {n:,} items) is beyond the app's dense-read limit, and a backtest reads the "
         f"matrix in memory: run it from the command line, which has no such limit: "
@@ -50,15 +50,15 @@ if data.is_large(sel):
     )
     st.stop()
 
-methods_all = data.method_names()
+methods_all = controls.method_names()
 with st.form("backtest"):
     c = st.columns([3, 2, 1])
     methods = c[0].multiselect(
         "Methods (the random sample is always added)",
         methods_all,
         default=query_list("methods", bt.default_methods(), methods_all),
-        format_func=data.method_label,
-        help=data.method_help(),
+        format_func=controls.method_label,
+        help=controls.method_help(),
     )
     choices = budget_choices(n)
     wanted = [str(b) for b in bt.DEFAULT_BUDGETS if b < n] or [str(choices[len(choices) // 2])]
@@ -123,7 +123,7 @@ if not methods or not budgets:
     st.stop()
 
 draws = COMMON if common else PER_MODEL
-result = data.backtest(
+result = caches.backtest(
     key,
     dataset,
     tuple(methods),

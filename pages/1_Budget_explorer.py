@@ -10,7 +10,7 @@ from lifelong_core.methods import capabilities
 from lifelong_core.methods.registry import BASELINE_METHOD
 from lifelong_core.workflows.design import design_rule, design_runs
 from lifelong_core.workflows.sweeps import family_correlation
-from ui import charts, data, studies
+from ui import caches, charts, controls, studies
 from ui.common import download_table, provenance_note, show_chart, show_table, sync_query, url_index
 
 st.set_page_config(page_title="Budget explorer", layout="wide")
@@ -21,8 +21,8 @@ st.markdown(
     "(Prabhu et al., 2024, §3-4). Every view is in the URL: copy it to share."
 )
 
-cfg, sel = data.sweep_controls(repeats=True)
-key = data.store_key()
+cfg, sel = controls.sweep_controls(repeats=True)
+key = caches.store_key()
 m, n = sel.A.shape
 dataset, dom_key, how, sort, sampling, search, budgets, seed = (
     cfg.dataset,
@@ -36,11 +36,11 @@ dataset, dom_key, how, sort, sampling, search, budgets, seed = (
 )
 provenance_note(sel.synthetic, cfg.dataset)
 predicts = capabilities(search).per_sample
-table, per_model, _, rows = data.run_config(cfg, sel)
+table, per_model, _, rows = controls.run_config(cfg, sel)
 # The random-sampling baseline on the same Sort split and models: "better than random?"
 t_rand = None
 if cfg.baseline:
-    t_rand, _, _, _ = data.run_config(
+    t_rand, _, _, _ = controls.run_config(
         cfg, sel, search=BASELINE_METHOD, label="Running the random-sample baseline…"
     )
 
@@ -109,7 +109,7 @@ if cfg.repeats > 1:
 
 with tabs[0]:
     if tabs[0].open:
-        mae_fit, eagg_fit = data.fits(table)
+        mae_fit, eagg_fit = caches.fits(table)
         left, right = st.columns(2)
         with left:
             if predicts:
@@ -143,8 +143,8 @@ with tabs[0]:
                 eagg_table, series, eagg_fits = table, None, {"": eagg_fit}
             else:
                 names = {
-                    search: data.method_label(search),
-                    BASELINE_METHOD: data.method_label(BASELINE_METHOD),
+                    search: controls.method_label(search),
+                    BASELINE_METHOD: controls.method_label(BASELINE_METHOD),
                 }
                 eagg_table = pd.concat(
                     [
@@ -214,7 +214,7 @@ with tabs[1]:
             "CopyNearest&Expand samples n′ points at random *without* the Sort order and copies the rest from the "
             "Sort model that agrees most on them (Prabhu et al., 2024, §4.2, Key Result 3)."
         )
-        t_cn, _, _, _ = data.run_config(
+        t_cn, _, _, _ = controls.run_config(
             cfg, sel, search="copy-nearest", label="Running CopyNearest&Expand…"
         )
         both = pd.concat(
@@ -246,7 +246,7 @@ with tabs[2]:
         # the sidebar's method is an estimator (as the design study does).
         rule = design_rule(search)
         if "aleatoric" not in table:  # a large store computes it only here
-            table, _, _, _ = data.run_config(
+            table, _, _, _ = controls.run_config(
                 cfg, sel, search=rule, decompose=True, label="Decomposing the error…"
             )
         if rule != search:
@@ -351,7 +351,7 @@ with tabs[4]:
             "vectors, models sorted by accuracy (Prabhu et al., 2024, App. E, Fig. 7). Where families disagree (low or negative "
             "correlations), one global Sort order fits badly and CopyNearest&Expand can win."
         )
-        corr, note = data.correlation(key, dataset, dom_key)
+        corr, note = caches.correlation(key, dataset, dom_key)
         if note:
             st.caption(note)
         names = [sel.names[i] for i in corr.order]

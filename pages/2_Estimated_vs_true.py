@@ -9,7 +9,7 @@ import streamlit as st
 
 from lifelong_core.methods.registry import BASELINE_METHOD
 from lifelong_core.workflows.sweeps import interval_coverage, rank_agreement, ranks
-from ui import charts, data, studies
+from ui import caches, charts, controls, studies
 from ui.common import provenance_note, query_default, show_chart, show_table, sync_query
 
 st.set_page_config(page_title="Estimated vs true accuracy", layout="wide")
@@ -21,15 +21,15 @@ st.markdown(
     "method (turn it off in the sidebar)."
 )
 
-cfg, sel = data.sweep_controls(budgets_default=[32, 64, 128, 256, 512, 1024], repeats=True)
+cfg, sel = controls.sweep_controls(budgets_default=[32, 64, 128, 256, 512, 1024], repeats=True)
 provenance_note(sel.synthetic, cfg.dataset)
 # Scatters and tables show one Sort split (the first); the rank-agreement curve, with more
 # splits, their mean and band.
-table, per_model, _, _ = data.run_config(replace(cfg, repeats=1), sel)
+table, per_model, _, _ = controls.run_config(replace(cfg, repeats=1), sel)
 # The random-sampling baseline on the same Sort split and models, drawn behind the method.
 t_rand = per_rand = None
 if cfg.baseline:
-    t_rand, per_rand, _, _ = data.run_config(
+    t_rand, per_rand, _, _ = controls.run_config(
         replace(cfg, repeats=1),
         sel,
         search=BASELINE_METHOD,
@@ -50,7 +50,7 @@ sync_query(cols=cols)
 # on a seeded subset (run_config says so), and every figure below uses that same subset.
 n_plotted = per_model["model_row"].nunique()
 # The figures are built once per server for these settings, not once per visitor.
-view = (data.store_key(), cfg)
+view = (caches.store_key(), cfg)
 show_chart(
     lambda: charts.estimated_vs_true_grid(
         per_model,
@@ -59,9 +59,9 @@ show_chart(
         title=f"Estimated vs true accuracy ({cfg.search}, {n_plotted} of "
         f"{len(sel.A) - cfg.k} evaluated models)"
         + (" against a random sample (grey)" if per_rand is not None else ""),
-        label=data.method_label(cfg.search),
+        label=controls.method_label(cfg.search),
         baseline=per_rand,
-        baseline_label=data.method_label(BASELINE_METHOD),
+        baseline_label=controls.method_label(BASELINE_METHOD),
     ),
     "estimated_vs_true",
     key=(view, cols),

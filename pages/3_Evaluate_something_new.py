@@ -14,7 +14,7 @@ from lifelong_core.methods.draws import model_rng
 from lifelong_core.sortsearch import RULES
 from lifelong_core.workflows import arrivals
 from lifelong_core.workflows.budgets import default_single_budget, single_budget_choices
-from ui import charts, data
+from ui import caches, charts, controls, stores
 from ui.common import (
     download_table,
     input_errors,
@@ -39,13 +39,13 @@ st.markdown(
     "and get each sample's predicted result for every model and its place in the difficulty order."
 )
 
-key = data.store_key()
+key = caches.store_key()
 dataset = pick_dataset()
 with input_errors():
-    sel = data.selection(key, dataset, ())
+    sel = caches.selection(key, dataset, ())
 m, n = sel.A.shape
 provenance_note(sel.synthetic, dataset)
-seed = data.int_input(st.sidebar, "Seed", 0, 2**31 - 1, "seed")
+seed = controls.int_input(st.sidebar, "Seed", 0, 2**31 - 1, "seed")
 sync_query(ds=dataset, seed=seed)
 
 TABS = [
@@ -60,7 +60,7 @@ tabs = st.tabs(TABS, key="tab", bind="query-params")
 with tabs[0]:
     if tabs[0].open:
         c = st.columns(3)
-        search = data.pick_method(c[0], "search")
+        search = controls.pick_method(c[0], "search")
         choices = single_budget_choices(n)
         raw_b = query_default("budget", default_single_budget(n), int)
         budget = c[1].selectbox(
@@ -91,15 +91,15 @@ with tabs[0]:
                 show_time=True,
             ):
                 try:
-                    method = data.fitted_method(key, dataset, search)
+                    method = caches.fitted_method(key, dataset, search)
                 except (
-                    data.StateMissing
+                    caches.StateMissing
                 ) as exc:  # a large store without its kept state: offer the refresh
-                    data.state_panel(key, dataset, search, missing=str(exc))
+                    controls.state_panel(key, dataset, search, missing=str(exc))
                     st.stop()
             cols = method.select(n, budget, model_rng(name.strip(), seed))
-        if data.is_large(sel) and capabilities(search).kept_state:
-            data.state_panel(key, dataset, search)
+        if caches.is_large(sel) and capabilities(search).kept_state:
+            controls.state_panel(key, dataset, search)
         ids = sel.samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
         st.markdown(
             f"**1. Run the new model on these {budget} of the {n:,} samples** ({n / budget:.0f}× less compute than a "
@@ -128,7 +128,7 @@ with tabs[0]:
             sync_query(demo_model=ids_m[demo_row])
             download_table(
                 pd.DataFrame(
-                    {"sample_id": ids, "correct": data.row_values(key, dataset, demo_row, cols)}
+                    {"sample_id": ids, "correct": caches.row_values(key, dataset, demo_row, cols)}
                 ),
                 f"results_{sel.models['model_id'].iloc[demo_row]}_{budget}",
                 label="Download its results on these samples (CSV)",
@@ -161,7 +161,7 @@ with tabs[0]:
                         f"{extra} rows of the file name samples that were not on the list; they are ignored."
                     )
                 new = arrivals.estimate_new_model(
-                    sel, method, cols, observed, data.accuracies(key, dataset)
+                    sel, method, cols, observed, caches.accuracies(key, dataset)
                 )
                 est = new.estimate
                 st.markdown("**3. The estimate**")
@@ -206,8 +206,8 @@ with tabs[0]:
                         {"method": search, "budget": int(budget), "seed": seed, "source": up.name},
                     )
                     with input_errors(stop=False) as written:
-                        data.check_new_model_name(name)
-                        summary = data.write_to_store(
+                        stores.check_new_model_name(name)
+                        summary = stores.write_to_store(
                             lambda w: w.insert_matrix(
                                 row,
                                 models,
@@ -251,9 +251,9 @@ with tabs[1]:
         )
         sync_query(rule=rule, d_sampling=sampling, models_budget=m_budget)
         try:
-            ins = data.fitted_insert_d(key, dataset, rule, sampling)
-        except data.StateMissing as exc:
-            data.state_panel(key, dataset, missing=str(exc))
+            ins = caches.fitted_insert_d(key, dataset, rule, sampling)
+        except caches.StateMissing as exc:
+            controls.state_panel(key, dataset, missing=str(exc))
             st.stop()
         rows = ins.select(m, m_budget, np.random.default_rng(seed))
         run = sel.models.iloc[rows][["model_id", "name", "family"]].reset_index(drop=True)
@@ -300,7 +300,7 @@ with tabs[1]:
                 )
                 # Chosen from a list or created new, never typed over an existing name: typing the
                 # main dataset's name once folded new samples into it for every page.
-                earlier = data.insert_d_datasets()
+                earlier = stores.insert_d_datasets()
                 how = st.radio(
                     "Dataset for the new samples",
                     ["Create a new dataset", "Add to a dataset made here"],
@@ -313,7 +313,7 @@ with tabs[1]:
                 if create:
                     target = st.text_input(
                         "Name of the new dataset",
-                        value=data.free_dataset_name(f"{dataset}-new"),
+                        value=stores.free_dataset_name(f"{dataset}-new"),
                         key="new_dataset",
                         max_chars=MAX_TEXT_CHARS,
                     )
@@ -324,9 +324,9 @@ with tabs[1]:
                 if st.button("Insert the evaluations", key="insert_samples"):
                     with input_errors(stop=False) as written:
                         if create:
-                            data.check_new_dataset_name(target)
+                            stores.check_new_dataset_name(target)
                         long = arrivals.new_sample_entries(results, want, target)
-                        summary = data.write_to_store(
+                        summary = stores.write_to_store(
                             lambda w: w.insert_long(long, source=f"app upload {up.name}")
                         )
                     if written.ok:
@@ -381,7 +381,7 @@ with tabs[2]:
                 "are read from this model's stored row instead of running it."
             )
             with input_errors():
-                method = data.fitted_adaptive(key, dataset, int(row))
+                method = caches.fitted_adaptive(key, dataset, int(row))
                 run = adaptive.simulate_stored(method, sel, int(row), seed, h, int(max_b))
             rounds = adaptive.rounds_table(run.rounds)
             true = float(sel.A[row].mean())
@@ -411,7 +411,7 @@ with tabs[2]:
             show_table(rounds, "adaptive_rounds_table")
         else:
             with input_errors():
-                method = data.fitted_adaptive(key, dataset, None)
+                method = caches.fitted_adaptive(key, dataset, None)
             st.markdown(
                 "**Each round:** download the list, run your model on it, then upload **all** its results so "
                 "far (one CSV with columns `sample_id, correct`, every round's rows). The page replays the "

@@ -8,7 +8,7 @@ import streamlit as st
 
 from lifelong_core.sortsearch import RULES, dp_search
 from lifelong_core.workflows.teaching import prediction_after, walkthrough
-from ui import charts, data, studies
+from ui import caches, charts, controls, studies
 from ui.common import (
     input_errors,
     provenance_note,
@@ -22,7 +22,7 @@ from ui.store_dataset import pick_dataset
 st.set_page_config(page_title="How Sort & Search works", layout="wide")
 st.title("How Sort & Search works")
 
-key = data.store_key()
+key = caches.store_key()
 
 
 def pick(label, options, url_key, default, radio=False):
@@ -40,16 +40,16 @@ dataset = pick_dataset()
 MODES = ["new model (insert_M)", "new sample (insert_D)"]
 mode = pick("What arrives", MODES, "mode", MODES[0], radio=True)
 transpose = mode == MODES[1]
-n_models = data.int_slider(st.sidebar, "Models in the slice", 4, 30, "m", 12)
-n_samples = data.int_slider(st.sidebar, "Samples in the slice", 10, 120, "n", 60)
-slice_seed = data.int_input(st.sidebar, "Slice seed", 0, 10**6, "slice")
+n_models = controls.int_slider(st.sidebar, "Models in the slice", 4, 30, "m", 12)
+n_samples = controls.int_slider(st.sidebar, "Samples in the slice", 10, 120, "n", 60)
+slice_seed = controls.int_input(st.sidebar, "Slice seed", 0, 10**6, "slice")
 rule = pick("Threshold rule", list(RULES), "rule", RULES[0])
 sampling = pick("Sampling", ["uniform", "random"], "sampling", "uniform", radio=True)
 
 with input_errors():
-    A, names, sample_ids = data.teaching_slice(key, dataset, n_models, n_samples, slice_seed)
-    synthetic = data.selection(key, dataset, ()).synthetic
-    note = data.bounded(key, dataset, ())[1]
+    A, names, sample_ids = caches.teaching_slice(key, dataset, n_models, n_samples, slice_seed)
+    synthetic = caches.selection(key, dataset, ()).synthetic
+    note = caches.bounded(key, dataset, ())[1]
 if note:
     st.caption(note)
 rows_label, cols_label = (sample_ids, names) if transpose else (names, sample_ids)
@@ -66,10 +66,10 @@ held = st.sidebar.selectbox(
     format_func=lambda i: rows_label[i],
     key=f"new:{'sample' if transpose else 'model'}",
 )
-budget = data.int_slider(
+budget = controls.int_slider(
     st.sidebar, f"Budget n′ ({what_other}s evaluated)", 1, n_other, "b", min(8, n_other)
 )
-seed = data.int_input(st.sidebar, "Sampling seed", 0, 10**6, "seed")
+seed = controls.int_input(st.sidebar, "Sampling seed", 0, 10**6, "seed")
 sync_query(
     ds=dataset,
     mode=mode,
@@ -139,7 +139,7 @@ st.caption(
 )
 
 st.subheader("2. Search: walk through the evaluations")
-step = data.int_slider(st, "Evaluations seen", 0, budget, "step", budget)
+step = controls.int_slider(st, "Evaluations seen", 0, budget, "step", budget)
 sync_query(step=step)
 final = step == budget
 # Everything below follows the slider: what the rule knows after `step` evaluations.

@@ -8,7 +8,7 @@ import streamlit as st
 from lifelong_core.sortsearch import RULES
 from lifelong_core.workflows.budgets import budgets_within, default_budgets, single_budget_choices
 from lifelong_core.workflows.stream import pareto_front
-from ui import charts, data, studies
+from ui import caches, charts, controls, studies
 from ui.common import (
     input_errors,
     provenance_note,
@@ -30,11 +30,11 @@ st.markdown(
     "Pareto front of error against compute over the whole stream."
 )
 
-key = data.store_key()
+key = caches.store_key()
 side = st.sidebar
 dataset = pick_dataset()
 with input_errors():
-    sel, note = data.bounded(key, dataset, ())
+    sel, note = caches.bounded(key, dataset, ())
 m, n = sel.A.shape
 provenance_note(sel.synthetic, dataset)
 if note:
@@ -47,7 +47,7 @@ else:
         "plausible timeline, older model families first): its classifiers were all trained at build time."
     )
 
-pool = data.int_slider(
+pool = controls.int_slider(
     side, "Models evaluated in full at the start", 1, m - 1, "pool", min(20, m - 1)
 )
 choices = single_budget_choices(n)
@@ -73,7 +73,7 @@ rule = side.selectbox(
     index=list(RULES).index(raw_r) if raw_r in RULES else 0,
     key="rule",
 )
-seed = data.int_input(side, "Seed", 0, 2**31 - 1, "seed")
+seed = controls.int_input(side, "Seed", 0, 2**31 - 1, "seed")
 window = side.slider(
     "Rolling window (models)",
     1,
@@ -86,7 +86,7 @@ sync_query(
 )
 
 with input_errors():
-    steps = data.stream_replay(key, dataset, pool, budget, sampling, rule, seed)
+    steps = caches.stream_replay(key, dataset, pool, budget, sampling, rule, seed)
 last = steps.iloc[-1]
 c = st.columns(4)
 c[0].metric("models in the stream", m)
@@ -170,7 +170,7 @@ pools = tuple(sorted({p for p in (5, 10, 20, 50, 100, pool) if p < m}))
 budgets = tuple(budgets_within((8, 16, 32, 64, 128, 256, 512, 1024, 2048), n) or default_budgets(n))
 bar = st.progress(0.0, text="Scoring configurations…")
 with input_errors(cleanup=bar.empty):
-    configs = data.stream_configs(
+    configs = caches.stream_configs(
         key,
         dataset,
         pools,

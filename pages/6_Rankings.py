@@ -1,8 +1,9 @@
 """Rankings with honest uncertainty (LA-UR-24-25289 report, 2024): leaderboard intervals, pairwise differences,
 rank intervals under five aggregation schemes, and a Bayesian hierarchical model.
 
-Widgets -> lifelong_core.stats -> plotly. Every number comes from ``lifelong_core.stats``;
-this page picks the data and draws. Sources: the published VTAB-1k figures (Table A.3;
+Widgets -> ui.caches (cached ``lifelong_core.stats``) and
+``lifelong_core.workflows.rankings`` (the tables) -> ui.rankings (the figures). Every number
+comes from ``lifelong_core.stats``; this page picks the data and lays it out. Sources: the published VTAB-1k figures (Table A.3;
 no per-task counts needed), the open store (tasks = domains, categories = the recorded
 ones or the user's), an uploaded counts.csv, and counts estimated by Sort & Search for
 held-out models of one dataset.
@@ -10,42 +11,38 @@ held-out models of one dataset.
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from lifelong_core.limits import MAX_SEED
 from lifelong_core.methods.draws import COMMON, PER_MODEL
 from lifelong_core.methods.registry import methods_with
-from lifelong_core.stats import (
-    DIFFERENCE_LEVEL,
-    SCHEMES,
-    Bootstrap,
-    Prior,
-    bootstrap,
-    fit_hierarchical,
-    from_frame,
-    leaderboard,
-    normalization_bounds,
-    normalize,
-    pairwise_differences,
-    rank_intervals,
-    read_counts_csv,
-)
-from lifelong_core.stats.hierarchical_views import (
-    hierarchical_pairwise,
-    hierarchical_rank_intervals,
-)
+from lifelong_core.stats import SCHEMES, from_frame, read_counts_csv
 from lifelong_core.stats.vtab import counts_from_leaderboard, load_published
 from lifelong_core.workflows.budgets import budgets_within
 from lifelong_core.workflows.rankings import (
     DEFAULT_TOP,
+    bayes_beside_bootstrap,
+    by_expected_rank,
     default_models,
+    differences_in_points,
+    estimated_vs_true,
     estimator_coverage,
-    newest_estimated_counts,
+    estimator_interval_table,
+    overall_accuracy,
+    per_category_intervals,
+    percent,
+    published_leaderboard,
+    scheme_intervals,
+)
+from ui.caches import (
+    board_table,
+    differences,
+    estimated_counts,
+    hierarchical,
+    rank_table,
+    selection,
+    store_key,
 )
 from ui.categories import category_control
 from ui.common import (
@@ -60,7 +57,8 @@ from ui.common import (
     url_index,
     url_sync_keys,
 )
-from ui.data import default_method, method_help, method_names, selection, store_key
+from ui.controls import default_method, method_help, method_names
+from ui.rankings import difference_matrix, forest, rank_forest, rank_prob_heatmap, traces
 from ui.store_dataset import complete_counts, pick_dataset
 
 SOURCES = {
@@ -70,262 +68,18 @@ SOURCES = {
     "upload": "Upload counts.csv",
     "estimated": "Estimated by Sort & Search",
 }
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
-
-
-# ------------------------------------------------------------------ cached computations
-@st.cache_data(show_spinner="Estimating counts with Sort & Search…", max_entries=16)
-def estimated_counts(
-    key,
-    dataset: str,
-    n_new: int,
-    budget: int,
-    method: str,
-    seed: int,
-    models: tuple[str, ...],
-    draws: str = PER_MODEL,
-):
-    return newest_estimated_counts(
-        get_store(),
-        dataset,
-        n_new,
-        budget,
-        method,
-        seed,
-        models=models,
-        sel=selection(key, dataset, ()),
-        draws=draws,
-    )
-
-
-@st.cache_data(show_spinner="Normalisation bounds over every model…", max_entries=16)
-def bounds(counts: pd.DataFrame, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """§2.4's bounds over every model of the source, whichever are shown."""
-    return normalization_bounds(from_frame(counts), n_boot, seed)
-
-
-# The three bootstrap views read the same replicates: the tables below call this cached
-# draw, so a run draws them once whichever tab is open. ``counts`` is the whole source,
-# ``chosen`` the models shown: a model's replicates do not depend on the others, and the
-# normalisation bounds are the source's, so nothing shown changes with the choice.
-@st.cache_data(show_spinner="Bootstrapping…", max_entries=16)
-def replicates(
-    counts: pd.DataFrame, chosen: tuple[str, ...], n_boot: int, seed: int, normalized: bool
-) -> Bootstrap:
-    boot = bootstrap(from_frame(counts).subset(models=list(chosen)), n_boot=n_boot, seed=seed)
-    return normalize(boot, bounds=bounds(counts, n_boot, seed)) if normalized else boot
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def board_table(
-    counts: pd.DataFrame,
-    chosen: tuple[str, ...],
-    n_boot: int,
-    seed: int,
-    level: float,
-    normalized: bool,
-) -> pd.DataFrame:
-    return leaderboard(replicates(counts, chosen, n_boot, seed, normalized), level=level)
-
-
-@st.cache_data(show_spinner="Ranking the replicates…", max_entries=16)
-def rank_table(
-    counts: pd.DataFrame, chosen: tuple[str, ...], n_boot: int, seed: int, normalized: bool
-) -> pd.DataFrame:
-    boot = replicates(counts, chosen, n_boot, seed, normalized)
-    return rank_intervals(boot.scores, boot.table.models, level=DIFFERENCE_LEVEL, seed=seed)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def differences(
-    counts: pd.DataFrame,
-    chosen: tuple[str, ...],
-    n_boot: int,
-    seed: int,
-    normalized: bool,
-    models: tuple[str, ...],
-):
-    boot = replicates(counts, chosen, n_boot, seed, normalized)
-    return pairwise_differences(boot, models=list(models))
-
-
-@st.cache_data(show_spinner="Sampling the hierarchical model…", max_entries=8)
-def hierarchical(
-    counts: pd.DataFrame, chains: int, draws: int, seed: int, prior: tuple, level: float
-):
-    table = from_frame(counts)
-    kind, p1, p2 = prior
-    pr = Prior.normal(p1, p2) if kind == "normal" else Prior.uniform(p1, p2)
-    fit = fit_hierarchical(
-        table, prior_a=pr, prior_b=pr, chains=chains, draws=draws, warmup=draws // 2, seed=seed
-    )
-    return {
-        "diagnostics": fit.diagnostics(),
-        "intervals": fit.aggregate_intervals(level=level, seed=seed),
-        "rank_probs": fit.rank_probabilities(),
-        "a": fit.a,
-        "b": fit.b,
-        "mean": fit.p.mean(axis=3),
-        "models": list(table.models),
-        # Beside the intervals (§2.2, Table 11): all pairs with Bonferroni, rank intervals from predictive draws.
-        # Differences of posterior predictive scores, like the intervals (Table 3's Bayesian column).
-        "pairwise": hierarchical_pairwise(fit, level=DIFFERENCE_LEVEL, predictive=True, seed=seed),
-        "rank_intervals": hierarchical_rank_intervals(fit, level=DIFFERENCE_LEVEL, seed=seed),
-    }
-
-
-# ------------------------------------------------------------------ charts
-def forest(df: pd.DataFrame, title: str, x_title: str, truth: pd.Series | None = None) -> go.Figure:
-    """Intervals as horizontal bars, best on top; ``df`` has model, mean, lo, hi (same units)."""
-    df = df.sort_values("mean")
-    fig = go.Figure(
-        go.Scatter(
-            x=df["mean"],
-            y=df["model"],
-            mode="markers",
-            name="estimate",
-            marker=dict(color=PALETTE[0], size=8),
-            error_x=dict(
-                type="data",
-                symmetric=False,
-                array=df["hi"] - df["mean"],
-                arrayminus=df["mean"] - df["lo"],
-            ),
-            hovertemplate="%{y}: %{x:.2f}<extra></extra>",
-        )
-    )
-    if truth is not None:
-        fig.add_trace(
-            go.Scatter(
-                x=truth.reindex(df["model"]).to_numpy(),
-                y=df["model"],
-                mode="markers",
-                name="true (full evaluation)",
-                marker=dict(color=PALETTE[1], symbol="x", size=9),
-            )
-        )
-    fig.update_layout(
-        title=title,
-        xaxis_title=x_title,
-        height=max(320, 26 * len(df) + 120),
-        margin=dict(l=10, r=10, t=50, b=40),
-        legend=dict(orientation="h", y=-0.15),
-    )
-    return fig
-
-
-def difference_matrix(diff: pd.DataFrame, models: list[str]) -> go.Figure:
-    k = len(models)
-    z = np.full((k, k), np.nan)
-    text = [["" for _ in range(k)] for _ in range(k)]
-    pos = {m: i for i, m in enumerate(models)}
-    for row in diff.itertuples():
-        i, j = pos[row.model_a], pos[row.model_b]
-        star = "*" if row.excludes_zero else ""
-        # Cell (a, b) shows a - b; the mirrored cell the negated difference and interval.
-        for a, b, d, lo, hi in (
-            (i, j, row.diff, row.lo, row.hi),
-            (j, i, -row.diff, -row.hi, -row.lo),
-        ):
-            z[a, b] = d * 100
-            text[a][b] = f"{d * 100:+.2f}{star}<br>({lo * 100:+.2f}, {hi * 100:+.2f})"
-    lim = np.nanmax(np.abs(z)) if np.isfinite(z).any() else 1.0
-    # Real model names are long: axis labels are shortened (the hover keeps the full name)
-    # and the cells grow with the number of models so their numbers stay inside.
-    short = [m if len(m) <= 24 else m[:11] + "…" + m[-11:] for m in models]
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=short,
-            y=short,
-            text=text,
-            texttemplate="%{text}",
-            textfont=dict(size=11 if k <= 6 else 9),
-            colorscale="RdBu",
-            zmid=0,
-            zmin=-lim,
-            zmax=lim,
-            customdata=[[(a, b) for b in models] for a in models],
-            colorbar=dict(title="row − column<br>(points)"),
-            hovertemplate="%{customdata[0]} − %{customdata[1]}: %{z:.2f} points<extra></extra>",
-        )
-    )
-    fig.update_layout(
-        title="Pairwise differences (row − column), Bonferroni-corrected intervals; * excludes 0",
-        height=max(420, 80 * k + 180),
-        yaxis=dict(autorange="reversed", automargin=True),
-        xaxis=dict(tickangle=-30, automargin=True),
-        margin=dict(l=10, r=10, t=60, b=10),
-    )
-    return fig
-
-
-def traces(draws: np.ndarray, name: str, model: str) -> go.Figure:
-    fig = go.Figure()
-    for c in range(draws.shape[0]):
-        fig.add_trace(
-            go.Scatter(y=draws[c], mode="lines", name=f"chain {c + 1}", line=dict(width=1))
-        )
-    fig.update_layout(
-        title=f"Trace of {name}: {html.escape(str(model), quote=False)}",
-        xaxis_title="draw (after warm-up)",
-        yaxis_title=name,
-        height=320,
-    )
-    return fig
-
-
-def rank_prob_heatmap(probs: pd.DataFrame) -> go.Figure:
-    fig = go.Figure(
-        go.Heatmap(
-            z=probs.to_numpy(),
-            x=[str(c) for c in probs.columns],
-            y=list(probs.index),
-            colorscale="Blues",
-            zmin=0,
-            zmax=1,
-            colorbar=dict(title="P(rank)"),
-            hovertemplate="%{y}: P(rank %{x}) = %{z:.3f}<extra></extra>",
-        )
-    )
-    fig.update_layout(
-        title="Posterior rank probabilities (unweighted mean of task accuracies)",
-        xaxis_title="rank (1 = best)",
-        height=max(320, 24 * len(probs) + 120),
-        yaxis=dict(autorange="reversed"),
-    )
-    return fig
-
-
-def pct(df: pd.DataFrame, cols=("mean", "lo", "hi"), digits: int = 2) -> pd.DataFrame:
-    out = df.copy()
-    for c in cols:
-        out[c] = (out[c] * 100).round(digits)
-    return out
 
 
 # ------------------------------------------------------------------ page
 def bayes_extras(bhm: dict, source: str, normalized: bool) -> None:
     """Per-category intervals, pairwise differences and rank intervals (Table 11) of the hierarchical model."""
-    ci = pct(bhm["intervals"])
-    if ci["scope"].nunique() > 1:
+    ci = percent(bhm["intervals"])
+    wide = per_category_intervals(ci)
+    if wide is not None:
         st.markdown(
             "**Per category** (posterior predictive intervals of the mean over the category's tasks)"
         )
-        wide = ci.pivot(index="model", columns="scope", values="mean")
-        for scope in wide.columns:
-            part = ci[ci["scope"] == scope].set_index("model")
-            wide[scope] = [
-                f"{part.loc[m, 'mean']:.2f} ({part.loc[m, 'lo']:.2f}, {part.loc[m, 'hi']:.2f})"
-                for m in wide.index
-            ]
-        order = ci[ci["scope"] == "overall"]["model"]
-        show_table(
-            wide.loc[
-                order, ["overall"] + [c for c in wide.columns if c != "overall"]
-            ].reset_index(),
-            f"bayesian-per-category-{source}",
-        )
+        show_table(wide, f"bayesian-per-category-{source}")
     diff = bhm["pairwise"]
     models = list(ci[ci["scope"] == "overall"]["model"])
     st.markdown(
@@ -339,20 +93,12 @@ def bayes_extras(bhm: dict, source: str, normalized: bool) -> None:
     )
     if len(diff):
         show_chart(difference_matrix(diff, models), f"bayesian-pairwise-{source}")
-        out = diff.copy()
-        for c in ("diff", "lo", "hi"):
-            out[c] = (out[c] * 100).round(3)
-        show_table(out, f"bayesian-pairwise-differences-{source}")
+        show_table(differences_in_points(diff), f"bayesian-pairwise-differences-{source}")
     st.markdown("**Rank intervals from posterior predictive draws** (the paper's Table 11; 95%)")
-    r = bhm["rank_intervals"]
-    wide = pd.DataFrame({"model": models})
-    for key, label in SCHEMES.items():
-        part = r[r["scheme"] == key].set_index("model")
-        wide[label] = [
-            f"{part.loc[m, 'mean']:.1f} ({part.loc[m, 'lo']:.1f}, {part.loc[m, 'hi']:.1f})"
-            for m in models
-        ]
-    show_table(wide, f"bayesian-rank-intervals-{source}")
+    show_table(
+        scheme_intervals(bhm["rank_intervals"], models, SCHEMES),
+        f"bayesian-rank-intervals-{source}",
+    )
     if normalized:
         st.caption(
             "The hierarchical model works on raw counts; the normalised toggle applies to the bootstrap tabs."
@@ -403,17 +149,7 @@ if source == "published":
         "Scope", pub_scopes, key="pub_scope", index=url_index("pub_scope", pub_scopes, "overall")
     )
     url_sync_keys("source", "pub_method", "pub_norm", "pub_scope")
-    sel = pub[
-        (pub["method"] == method) & (pub["normalized"] == (normalized and method == "bootstrap"))
-    ]
-    wide = sel.pivot(index="model", columns="scope", values=["mean_pct", "lo_pct", "hi_pct"])
-    order = sel[sel["scope"] == "overall"].sort_values("mean_pct", ascending=False)["model"]
-    table = pd.DataFrame({"model": order.to_numpy()})
-    for sc in ("overall", "natural", "specialized", "structured"):
-        table[sc] = [
-            f"{wide.loc[m, ('mean_pct', sc)]:.1f} ({wide.loc[m, ('lo_pct', sc)]:.1f}, {wide.loc[m, ('hi_pct', sc)]:.1f})"
-            for m in order
-        ]
+    sel, table = published_leaderboard(pub, method, normalized)
     st.subheader("Published leaderboard (the LA-UR-24-25289 report (2024), Table A.3)")
     st.caption(
         "As published: 16 VTAB-1k models, 19 tasks in three categories, data simulated by the paper's "
@@ -536,8 +272,7 @@ if source in ("store", "estimated"):
                 tuple(ss_models),
                 ss_draws,
             )
-        true_table = from_frame(true_counts)
-        truth = pd.Series(true_table.accuracy.mean(axis=1) * 100, index=list(true_table.models))
+        truth = overall_accuracy(from_frame(true_counts)) * 100
         st.caption(
             f"Each of the {int(n_new)} newest models is evaluated on {int(budget)} of {n_samples} samples; Sort & Search "
             "predicts the rest and the predicted vector is summed per domain. **The intervals below cover test-set "
@@ -587,11 +322,7 @@ else:
     with input_errors():
         counts = read_counts_csv(up, name=up.name).to_frame()
 
-table_all = from_frame(counts)
-overall_acc = pd.Series(table_all.accuracy.mean(axis=1), index=list(table_all.models)).sort_values(
-    ascending=False
-)
-all_models = list(overall_acc.index)
+all_models = list(overall_accuracy(from_frame(counts)).index)
 shown = default_models(all_models)
 if len(all_models) > DEFAULT_TOP:
     chosen = st.multiselect(
@@ -675,7 +406,7 @@ with tab_board:
             help="overall = unweighted mean over all tasks; a category = mean over its tasks",
         )
         url_sync_keys("scope")
-        shown = pct(board[board["scope"] == scope]).rename(columns={"point": "observed"})
+        shown = percent(board[board["scope"] == scope]).rename(columns={"point": "observed"})
         shown["observed"] = (shown["observed"] * 100).round(2)
         show_chart(
             forest(
@@ -687,24 +418,7 @@ with tab_board:
             f"rankings-forest-{source}-{scope}",
         )
         if truth is not None:
-            est_overall = board[board["scope"] == "overall"].set_index("model")
-            comp = pd.DataFrame(
-                {
-                    "model": est_overall.index,
-                    "estimated_pct": (est_overall["point"] * 100).round(2).to_numpy(),
-                    "lo_pct": (est_overall["lo"] * 100).round(2).to_numpy(),
-                    "hi_pct": (est_overall["hi"] * 100).round(2).to_numpy(),
-                    "true_pct": truth.reindex(est_overall.index).round(2).to_numpy(),
-                }
-            )
-            comp["error_pts"] = (comp["estimated_pct"] - comp["true_pct"]).round(2)
-            comp["estimated_rank"] = (
-                comp["estimated_pct"].rank(ascending=False, method="min").astype(int)
-            )
-            comp["true_rank"] = comp["true_pct"].rank(ascending=False, method="min").astype(int)
-            comp["true_in_interval"] = (comp["true_pct"] >= comp["lo_pct"]) & (
-                comp["true_pct"] <= comp["hi_pct"]
-            )
+            comp = estimated_vs_true(board, truth)
             if not normalized:
                 st.metric(
                     "True accuracy inside the bootstrap interval",
@@ -713,7 +427,6 @@ with tab_board:
             show_table(comp, f"estimated-vs-true-{source}")
             if own_intervals is not None:
                 own = own_intervals[own_intervals["model"].isin(chosen)].copy()
-                inside = (own["true"] >= own["lo"]) & (own["true"] <= own["hi"])
                 show_chart(
                     forest(
                         own,
@@ -731,23 +444,8 @@ with tab_board:
                     help=cov_text,
                 )
                 st.caption(cov_text)
-                own["true_in_interval"] = inside
-                own["estimated_rank"] = own["mean"].rank(ascending=False, method="min").astype(int)
-                own["true_rank"] = own["true"].rank(ascending=False, method="min").astype(int)
-                show_table(
-                    own.rename(
-                        columns={
-                            "mean": "est_pct",
-                            "lo": "est_lo_pct",
-                            "hi": "est_hi_pct",
-                            "true": "true_pct",
-                        }
-                    )
-                    .round(2)
-                    .sort_values("estimated_rank"),
-                    f"estimator-intervals-{source}",
-                )
-        show_table(pct(board), f"leaderboard-{source}")
+                show_table(estimator_interval_table(own), f"estimator-intervals-{source}")
+        show_table(percent(board), f"leaderboard-{source}")
 
 with tab_diff:
     if tab_diff.open:
@@ -777,10 +475,7 @@ with tab_diff:
                 if name in pick
             ]
             show_chart(difference_matrix(diff, best_first), f"pairwise-{source}")
-            out = diff.copy()
-            for c in ("diff", "lo", "hi"):
-                out[c] = (out[c] * 100).round(3)
-            show_table(out, f"pairwise-differences-{source}")
+            show_table(differences_in_points(diff), f"pairwise-differences-{source}")
 
 with tab_rank:
     if tab_rank.open:
@@ -790,14 +485,8 @@ with tab_rank:
             "bins (ties share the worst rank)."
         )
         ranks = rank_table(counts_all, chosen, int(n_boot), seed, bool(normalized))
-        wide = pd.DataFrame({"model": board[board["scope"] == "overall"]["model"].to_numpy()})
-        for key, label in SCHEMES.items():
-            part = ranks[ranks["scheme"] == key].set_index("model")
-            wide[label] = [
-                f"{part.loc[m, 'mean']:.1f} ({part.loc[m, 'lo']:.1f}, {part.loc[m, 'hi']:.1f})"
-                for m in wide["model"]
-            ]
-        show_table(wide, f"rank-intervals-{source}")
+        best_overall = board[board["scope"] == "overall"]["model"].to_numpy()
+        show_table(scheme_intervals(ranks, best_overall, SCHEMES), f"rank-intervals-{source}")
         scheme = st.selectbox(
             "Scheme to plot",
             list(SCHEMES),
@@ -806,16 +495,10 @@ with tab_rank:
             index=url_index("scheme", list(SCHEMES), next(iter(SCHEMES))),
         )
         url_sync_keys("scheme")
-        part = ranks[ranks["scheme"] == scheme].copy()
-        part["mean"] = -part["mean"]
-        lo = -part["hi"]
-        part["hi"] = -part["lo"]
-        part["lo"] = lo
-        fig = forest(part, f"{SCHEMES[scheme]}: rank with 95% interval (left = worse)", "− rank")
-        fig.update_xaxes(
-            tickvals=-np.arange(1, len(chosen) + 1),
-            ticktext=[str(i) for i in range(1, len(chosen) + 1)],
-            title="rank",
+        fig = rank_forest(
+            ranks[ranks["scheme"] == scheme],
+            f"{SCHEMES[scheme]}: rank with 95% interval (left = worse)",
+            len(chosen),
         )
         show_chart(fig, f"rank-forest-{source}-{scheme}")
 
@@ -890,22 +573,10 @@ with tab_bayes:
             st.warning(
                 "The chains may not have converged (R-hat > 1.01 or ESS < 400): take more draws."
             )
-        ci = pct(bhm["intervals"])
-        cmp = (
-            ci[ci["scope"] == "overall"].merge(
-                pct(board[board["scope"] == "overall"])[["model", "mean", "lo", "hi"]],
-                on="model",
-                suffixes=("_bayes", "_boot"),
-            )
-            if not normalized
-            else ci[ci["scope"] == "overall"]
-        )
+        cmp = bayes_beside_bootstrap(percent(bhm["intervals"]), board, bool(normalized))
         show_table(cmp, f"bayesian-intervals-{source}")
-        probs = bhm["rank_probs"]
-        expected_rank = probs.to_numpy() @ np.arange(1, probs.shape[1] + 1)
         show_chart(
-            rank_prob_heatmap(probs.iloc[np.argsort(expected_rank, kind="stable")]),
-            f"rank-probabilities-{source}",
+            rank_prob_heatmap(by_expected_rank(bhm["rank_probs"])), f"rank-probabilities-{source}"
         )
         t1, t2 = st.columns(2)
         model = t1.selectbox(

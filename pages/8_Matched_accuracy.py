@@ -1,37 +1,34 @@
 """Matched accuracy: compare a model on two similar-but-non-identical test sets (Anzaku et al.).
 
-Widgets -> lifelong_core.matching -> plotly. The protocol (Algorithm 1: same predicted
-label and probability within epsilon; Algorithm 2: probability only) and every number
-shown come from ``lifelong_core.matching``; this page only picks inputs and draws.
+Widgets -> ui.caches (cached ``lifelong_core.matching``) and
+``lifelong_core.workflows.matching`` (which models and data can be compared) ->
+ui.matching (the figures). The protocol (Algorithm 1: same predicted label and probability
+within epsilon; Algorithm 2: probability only) and every number shown come from
+``lifelong_core.matching``; this page only picks inputs and lays them out.
 """
 
 from __future__ import annotations
 
 import math
 
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from lifelong_core import limits
 from lifelong_core.limits import MAX_APP_MATCH_RUNS, MAX_SEED, check_match_work
-from lifelong_core.matching import (
-    accuracy_vs_confidence,
-    matched_accuracy,
-    subset_density,
-    subset_reliability,
-)
+from lifelong_core.matching import accuracy_vs_confidence
 from lifelong_core.matching.store_pair import (
     DEMO_DATASET,
     DEMO_SOURCE_DOMAIN,
     DEMO_TARGET_DOMAIN,
     Side,
-    compare_store_models,
-    load_pair,
-    model_names,
-    read_samples,
 )
-from lifelong_core.workflows.selection import recorded_models
+from lifelong_core.workflows.matching import (
+    all_models_table,
+    comparable_models,
+    missing_columns,
+    model_blocks,
+    unlabeled_datasets,
+)
+from ui.caches import match_block, match_one_model, pair_samples, store_key
 from ui.common import (
     NO_DATA,
     get_store,
@@ -41,257 +38,28 @@ from ui.common import (
     query_list,
     show_chart,
     show_table,
-    store_path,
     sync_query,
 )
+from ui.matching import (
+    fig_accuracy,
+    fig_confidence,
+    fig_density,
+    fig_gaps,
+    fig_gaps_top,
+    fig_reliability,
+)
+from ui.matching import percent_text as _fmt
 
 ALL = "All models"
 CRITERIA = {
     "label-prob": "predicted label and probability (Algorithm 1)",
     "prob": "probability only (Algorithm 2)",
 }
-BLUE, ORANGE, GREY = "#1f77b4", "#ff7f0e", "#7f7f7f"
-SUBSET_COLOURS = {
-    "source": BLUE,
-    "target": ORANGE,
-    "matched source": "#17becf",
-    "matched target": "#d62728",
-    "unmatched target": GREY,
-}
-BLOCKS = 20  # all-model runs are cached and reported in this many blocks of models
 
 
-# ------------------------------------------------------------------ cached computations
-def _store_key() -> tuple[str, float]:
-    path = store_path()
-    return str(path), path.stat().st_mtime
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def pair_samples(store_key, src: tuple, tgt: tuple):
-    return read_samples(get_store(), Side(*src), Side(*tgt))
-
-
-@st.cache_data(show_spinner=False, max_entries=256)
-def block_table(
-    store_key, src: tuple, tgt: tuple, rows: tuple, eps: float, crit: str, runs: int, seed: int
-):
-    """One block of models through the same call the benchmark times."""
-    comparison, skipped = compare_store_models(
-        get_store(),
-        pair_samples(store_key, src, tgt),
-        list(rows),
-        eps=eps,
-        criterion=crit,
-        runs=runs,
-        seed=seed,
-        require_any=False,
-    )
-    return comparison.table, skipped
-
-
-@st.cache_data(show_spinner="Matching...", max_entries=64)
-def one_model(
-    store_key, src: tuple, tgt: tuple, row: int, eps: float, crit: str, runs: int, seed: int
-):
-    data = load_pair(get_store(), pair_samples(store_key, src, tgt), [row])
-    source, target = data.predictions(data.models[0])
-    summary = matched_accuracy(source, target, eps=eps, criterion=crit, runs=runs, seed=seed)
-    return {
-        "model": data.models[0],
-        "metrics": summary.to_json_dict(),
-        "n_source": summary.n_source,
-        "n_target": summary.n_target,
-        "per_run": summary.per_run,
-        "se": {c: summary.standard_error(c) for c in ("matched_acc_source", "matched_acc_target")},
-        "reliability": subset_reliability(source, target, summary.matches, bins=10),
-        "density": subset_density(source, target, summary.matches, bins=20),
-    }
-
-
-# ------------------------------------------------------------------ charts
-def _pct_axes(fig: go.Figure, x_title: str, y_title: str, x_pct: bool = False) -> go.Figure:
-    fig.update_layout(
-        xaxis_title=x_title,
-        yaxis_title=y_title,
-        legend=dict(orientation="h", y=-0.25),
-        margin=dict(l=10, r=10, t=40, b=10),
-        height=420,
-    )
-    fig.update_yaxes(tickformat=".0%")
-    if x_pct:
-        fig.update_xaxes(tickformat=".0%")
-    return fig
-
-
-def _model_lines(table: pd.DataFrame, lines: tuple, title: str, y_title: str) -> go.Figure:
-    """One line per ``(column, name, colour, dash)`` over the models in the table's order."""
-    x = list(range(1, len(table) + 1))
-    fig = go.Figure()
-    for col, name, colour, dash in lines:
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=table[col],
-                name=name,
-                mode="lines",
-                line=dict(color=colour, dash=dash, width=1.5),
-                text=table["model"],
-                hovertemplate="%{text}<br>%{y:.1%}<extra>" + name + "</extra>",
-            )
-        )
-    fig.update_layout(title=title)
-    return _pct_axes(fig, "model (sorted by increasing source accuracy)", y_title)
-
-
-def fig_accuracy(table: pd.DataFrame) -> go.Figure:
-    return _model_lines(
-        table,
-        (
-            ("acc_source", "accuracy, source", BLUE, "solid"),
-            ("acc_target", "accuracy, target", ORANGE, "solid"),
-            ("matched_acc_source", "matched accuracy, source", BLUE, "dot"),
-            ("matched_acc_target", "matched accuracy, target", ORANGE, "dot"),
-        ),
-        "Accuracy and matched accuracy",
-        "accuracy",
-    )
-
-
-def fig_gaps(table: pd.DataFrame) -> go.Figure:
-    return _model_lines(
-        table,
-        (
-            ("acc_diff", "accuracy difference (source - target)", ORANGE, "solid"),
-            ("matched_acc_diff", "matched accuracy difference", BLUE, "dot"),
-            ("fraction_unmatched", "fraction unmatched", GREY, "dash"),
-        ),
-        "Gaps and fraction unmatched",
-        "difference / fraction",
-    )
-
-
-def fig_gaps_top(table: pd.DataFrame, n: int) -> go.Figure:
-    """The ``n`` models with the largest accuracy gap, named, as paired bars: readable where
-    hundreds of models make the line chart a band."""
-    top = (
-        table.reindex(table["acc_diff"].abs().sort_values(ascending=False).index).head(n).iloc[::-1]
-    )
-    fig = go.Figure()
-    for col, name, colour in (
-        ("acc_diff", "accuracy difference (source - target)", ORANGE),
-        ("matched_acc_diff", "matched accuracy difference", BLUE),
-    ):
-        fig.add_trace(
-            go.Bar(
-                y=top["model"],
-                x=top[col],
-                name=name,
-                orientation="h",
-                marker_color=colour,
-                hovertemplate="%{y}<br>%{x:.1%}<extra>" + name + "</extra>",
-            )
-        )
-    fig.update_layout(
-        title=f"The {len(top)} largest accuracy gaps and their matched gaps",
-        barmode="group",
-        height=max(360, 22 * len(top) + 140),
-        legend=dict(orientation="h", y=-0.12),
-        margin=dict(l=10, r=10, t=40, b=10),
-    )
-    fig.update_yaxes(automargin=True)
-    fig.update_xaxes(tickformat=".0%", title="difference")
-    return fig
-
-
-def fig_confidence(points: pd.DataFrame) -> go.Figure:
-    fig = go.Figure()
-    for side, colour in (("source", BLUE), ("target", ORANGE)):
-        part = points[points["dataset"] == side]
-        fig.add_trace(
-            go.Scatter(
-                x=part["confidence"],
-                y=part["accuracy"],
-                mode="markers",
-                name=side,
-                marker=dict(color=colour, size=6, opacity=0.7),
-                text=part["model"],
-                hovertemplate="%{text}<br>confidence %{x:.1%}<br>accuracy %{y:.1%}<extra></extra>",
-            )
-        )
-    lo = float(min(points["confidence"].min(), points["accuracy"].min()))
-    fig.add_trace(
-        go.Scatter(
-            x=[lo, 1],
-            y=[lo, 1],
-            mode="lines",
-            name="accuracy = confidence",
-            line=dict(color=GREY, dash="dash"),
-        )
-    )
-    fig.update_layout(title="Accuracy versus mean confidence, one point per model and set")
-    return _pct_axes(fig, "mean predicted probability (confidence)", "accuracy", x_pct=True)
-
-
-def fig_reliability(rel: pd.DataFrame) -> go.Figure:
-    fig = go.Figure()
-    for name, part in rel.groupby("subset", sort=False):
-        part = part[part["count"] > 0]
-        fig.add_trace(
-            go.Scatter(
-                x=part["confidence"],
-                y=part["accuracy"],
-                mode="lines+markers",
-                name=name,
-                line=dict(color=SUBSET_COLOURS.get(name)),
-                customdata=part["count"],
-                hovertemplate="confidence %{x:.1%}<br>accuracy %{y:.1%}<br>n = %{customdata}"
-                "<extra>" + name + "</extra>",
-            )
-        )
-    fig.add_trace(
-        go.Scatter(
-            x=[0, 1],
-            y=[0, 1],
-            mode="lines",
-            name="perfect calibration",
-            line=dict(color="black", dash="dash", width=1),
-        )
-    )
-    fig.update_layout(title="Accuracy versus confidence per subset (10 bins)")
-    return _pct_axes(
-        fig, "confidence (mean predicted probability in the bin)", "accuracy", x_pct=True
-    )
-
-
-def fig_density(den: pd.DataFrame) -> go.Figure:
-    fig = go.Figure()
-    for name, part in den.groupby("subset", sort=False):
-        fig.add_trace(
-            go.Scatter(
-                x=part["p"],
-                y=part["density"],
-                mode="lines",
-                name=name,
-                line_shape="hvh",
-                line=dict(color=SUBSET_COLOURS.get(name)),
-            )
-        )
-    fig.update_layout(title="Density of predicted probabilities per subset")
-    fig = _pct_axes(fig, "predicted probability", "density", x_pct=True)
-    fig.update_yaxes(tickformat="")
-    return fig
-
-
-def _fmt(value) -> str:
-    return (
-        "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.1%}"
-    )
-
-
-def show_model_detail(store_key, src, tgt, row, eps, crit, runs, seed, label_suffix="") -> None:
+def show_model_detail(key, src, tgt, row, eps, crit, runs, seed, label_suffix="") -> None:
     with input_errors(stop=False) as box:
-        detail = one_model(store_key, src, tgt, row, eps, crit, runs, seed)
+        detail = match_one_model(key, src, tgt, row, eps, crit, runs, seed)
     if not box.ok:
         return
     m = detail["metrics"]
@@ -315,7 +83,7 @@ def show_model_detail(store_key, src, tgt, row, eps, crit, runs, seed, label_suf
         f"are pooled over the {runs} runs. Accuracy on the unmatched shows — when every target found a match."
     )
     # Built once per server for these settings, not once per visitor.
-    same = (store_key, src, tgt, row, eps, crit, runs, seed)
+    same = (key, src, tgt, row, eps, crit, runs, seed)
     left, right = st.columns(2)
     with left:
         show_chart(
@@ -384,9 +152,7 @@ with c2:
 
 # A dataset that records only correctness (lm-eval per-item scores, e.g. the bundled Open LLM
 # Leaderboard results) has nothing to match on: say so instead of failing on its first sample.
-unlabeled = [
-    d for d in dict.fromkeys((src_ds, tgt_ds)) if store.samples(dataset=d)["label"].isna().all()
-]
+unlabeled = unlabeled_datasets(store, (src_ds, tgt_ds))
 if unlabeled:
     sync_query(
         src_ds=src_ds, src_dom=src_dom, tgt_ds=tgt_ds, tgt_dom=tgt_dom
@@ -400,16 +166,10 @@ if unlabeled:
     )
     st.stop()
 
-models_df = store.models()
 # Names over every model, as the comparison names them; only real models recorded on both
 # sides are offered (another dataset's models have nothing to compare here).
 with input_errors():
-    both = set(recorded_models(store, src_ds, src_dom or None)["model_idx"].astype(int)) & set(
-        recorded_models(store, tgt_ds, tgt_dom or None)["model_idx"].astype(int)
-    )
-row_of = {
-    nm: int(i) for nm, i in zip(model_names(models_df), models_df["model_idx"]) if int(i) in both
-}
+    row_of = comparable_models(store, (src_ds, src_dom), (tgt_ds, tgt_dom))
 names = list(row_of)
 if not names:
     st.info(
@@ -484,15 +244,10 @@ sync_query(
 
 src = (src_ds, tuple(src_dom) if src_dom else None)
 tgt = (tgt_ds, tuple(tgt_dom) if tgt_dom else None)
-key = _store_key()
+key = store_key()
 # What an import must carry for this page; a store without it (lm-eval runs, a long table of
 # model, sample, correct only) gets the list of missing columns, not an error.
-need = []
-for ds, doms in (src, tgt):
-    smp = store.samples(ds, list(doms) if doms else None)
-    if len(smp) and smp["label"].isna().any() and f"label ({ds})" not in need:
-        need.append(f"label ({ds})")
-need += [f for f in ("predicted", "confidence") if not store.has_extra(f)]
+need = missing_columns(store, src, tgt)
 if need:
     st.info(
         "Matched accuracy compares models by what they predicted and how sure they were, so the data must carry "
@@ -527,19 +282,17 @@ rows = list(row_of.values())
 with input_errors():
     # A bound on one page view's work: a URL with empty domain lists once cost 130 s of CPU.
     check_match_work(len(rows), runs, src_n, tgt_n)
-# Blocks of models whose dense extras (3 fields on the larger side) stay within the dense-read limit.
-size = max(1, min(math.ceil(len(rows) / BLOCKS), limits.block_rows(max(src_n, tgt_n), 9 * 3)))
-blocks = [tuple(rows[i : i + size]) for i in range(0, len(rows), size)]
+blocks = model_blocks(rows, src_n, tgt_n)
 bar = st.progress(0.0, text=f"Matching {len(rows)} models x {runs} runs ...")
 tables, skipped = [], []
 with input_errors(cleanup=bar.empty):
     for k, block in enumerate(blocks):
-        table, skip = block_table(key, src, tgt, block, eps, crit, runs, seed)
+        table, skip = match_block(key, src, tgt, block, eps, crit, runs, seed)
         tables.append(table)
         skipped.extend(skip)
         bar.progress(
             (k + 1) / len(blocks),
-            text=f"Matched {min((k + 1) * size, len(rows))} of {len(rows)} models",
+            text=f"Matched {sum(len(b) for b in blocks[: k + 1])} of {len(rows)} models",
         )
 bar.empty()
 if skipped:
@@ -547,18 +300,13 @@ if skipped:
         f"{len(skipped)} model(s) left out for lack of predicted labels or confidences "
         f"(e.g. {skipped[0]})."
     )
-tables = [t for t in tables if len(t)]
-if not tables:
+table = all_models_table(tables)
+if table is None:
     st.error(
         "No model has both a predicted label and a confidence (max softmax) on these samples: "
         "the store is missing the columns predicted/confidence that matched accuracy needs."
     )
     st.stop()
-table = (
-    pd.concat(tables, ignore_index=True)
-    .sort_values(["acc_source", "model"], kind="stable")
-    .reset_index(drop=True)
-)
 
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Models", len(table))

@@ -16,6 +16,8 @@ from pathlib import Path
 import streamlit as st
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.readers import reader, readers
+from lifelong_core.io.wide import EXTRA_TYPES, ID_TYPES
 from lifelong_core.workflows import imports
 from ui import stores
 from ui.common import (
@@ -29,12 +31,8 @@ from ui.common import (
     sync_query,
 )
 
-FORMATS = {
-    "long": "Long table (.csv / .parquet)",
-    "matrix": "Wide 0/1 matrix + model and sample ids",
-    "lm-eval": "lm-evaluation-harness runs (--log_samples)",
-    "inspect": "Inspect AI logs (.eval / .json)",
-}
+# Every format the reader registry can import, as the command line's ``import`` offers it.
+FORMATS = {r.name: r.label for r in readers(importable=True)}
 
 st.title("Data")
 st.caption(
@@ -131,7 +129,7 @@ if fmt == "long":
         "**confidence, true_prob** (the confidence Sort and the Evaluate page's confidence views), "
         "**predicted, label** (Matched accuracy), **split**."
     )
-    files = st.file_uploader("Long table", type=["csv", "parquet"], key="up_long")
+    files = st.file_uploader("Long table", type=reader("long").types, key="up_long")
 elif fmt == "matrix":
     st.caption(
         "Rows = models, columns = samples. Id files: one id per line, or a .csv/.parquet table with "
@@ -139,24 +137,22 @@ elif fmt == "matrix":
     )
     c1, c2, c3 = st.columns(3)
     files = {
-        "matrix": c1.file_uploader(
-            "0/1 matrix", type=["npy", "npz", "csv", "parquet"], key="up_matrix"
-        ),
-        "models": c2.file_uploader("Model ids", type=["txt", "csv", "parquet"], key="up_models"),
-        "samples": c3.file_uploader("Sample ids", type=["txt", "csv", "parquet"], key="up_samples"),
+        "matrix": c1.file_uploader("0/1 matrix", type=reader("matrix").types, key="up_matrix"),
+        "models": c2.file_uploader("Model ids", type=list(ID_TYPES), key="up_models"),
+        "samples": c3.file_uploader("Sample ids", type=list(ID_TYPES), key="up_samples"),
     }
     with st.expander("Optional per-entry extras (.npy/.npz, same shape as the matrix)"):
         e1, e2, e3 = st.columns(3)
-        files["confidence"] = e1.file_uploader("confidence", type=["npy", "npz"], key="up_conf")
-        files["predicted"] = e2.file_uploader("predicted", type=["npy", "npz"], key="up_pred")
-        files["true_prob"] = e3.file_uploader("true_prob", type=["npy", "npz"], key="up_tp")
+        files["confidence"] = e1.file_uploader("confidence", type=list(EXTRA_TYPES), key="up_conf")
+        files["predicted"] = e2.file_uploader("predicted", type=list(EXTRA_TYPES), key="up_pred")
+        files["true_prob"] = e3.file_uploader("true_prob", type=list(EXTRA_TYPES), key="up_tp")
 elif fmt == "inspect":
     st.caption(
         "One or more logs written by `inspect eval` (one task run by one model each). Each sample's score must be "
         "C/I or 0/1; the task becomes the domain, the log's model the model (unless named below)."
     )
     files = st.file_uploader(
-        "Inspect logs", type=["eval", "json"], accept_multiple_files=True, key="up_inspect"
+        "Inspect logs", type=reader("inspect").types, accept_multiple_files=True, key="up_inspect"
     )
     i1, i2, i3 = st.columns(3)
     model_name = i1.text_input("Model name (default: the log's model)", key="in_model")
@@ -164,7 +160,7 @@ elif fmt == "inspect":
     epoch_text = i3.text_input(
         "Epoch", key="in_epoch", help="Only when the log has several epochs."
     )
-else:
+elif fmt == "lm-eval":
     st.caption(
         "Upload a **zip** of one or more run folders (lm-eval writes one folder per model under --output_path), "
         "or one run's **results_<timestamp>.json** with its **samples_<task>_<timestamp>.jsonl** files. Tasks become "
@@ -172,7 +168,7 @@ else:
     )
     files = st.file_uploader(
         "lm-eval output",
-        type=["zip", "json", "jsonl", "gz"],
+        type=reader("lm-eval").types,
         accept_multiple_files=True,
         key="up_lm",
     )
@@ -192,6 +188,10 @@ else:
     flt = l3.text_input(
         "Filter", key="lm_filter", help="Only when a task was logged under several filters."
     )
+
+else:
+    # A format registered beyond these: its file and the dataset, as on the command line.
+    files = st.file_uploader(FORMATS[fmt], type=reader(fmt).types, key=f"up_{fmt}")
 
 
 def prepare(folder: Path) -> list:
@@ -230,6 +230,10 @@ def prepare(folder: Path) -> list:
             imports.inspect_source(f, model_name.strip() or None, scorer.strip() or None, epoch, ds)
             for f in stores.save_uploads(files, folder / "inspect")
         ]
+    if fmt != "lm-eval":
+        if files is None:
+            raise InputError(f"Choose the {FORMATS[fmt]} file to import.")
+        return [imports.source(fmt, stores.save_uploads([files], folder / fmt)[0], ds)]
     if not files:
         raise InputError(
             "Choose the lm-eval output to import (a zip, or a results file with its samples files)."
@@ -285,7 +289,7 @@ else:
         "Dataset to export", ds_all, index=ds_all.index(url_x) if url_x in ds_all else 0, key="xds"
     )
     sync_query(xds=xds)
-    from ui.data import store_key
+    from ui.caches import store_key
     from ui.exports import counts_csv, long_csv
 
     key = store_key()

@@ -172,3 +172,99 @@ def test_run_sweep_is_the_engines(irt_store):
         A = store.matrix()
     res = lbe.run_sweep(A[:20], A[20:], [16, 64], search="midpoint")
     assert isinstance(res, lbe.SweepResult) and list(res.table["budget"]) == [16, 64]
+
+
+def _csv(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path)
+
+
+def _same(written: pd.DataFrame, computed: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(
+        written.reset_index(drop=True), computed.reset_index(drop=True), check_dtype=False
+    )
+
+
+@pytest.fixture(scope="module")
+def counts_csv(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("rank") / "counts.csv"
+    lbe.vtab_counts().to_frame().to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("method", ["bootstrap", "hierarchical"])
+def test_rank_tables_are_the_command_lines(counts_csv, tmp_path, method):
+    vtab_csv = counts_csv
+    out, pairs, ranks = (tmp_path / f for f in ("ranks.csv", "pairs.csv", "rank_intervals.csv"))
+    models = pd.read_csv(vtab_csv)["model"].unique()[:3].tolist()
+    options = (
+        ["--boot", "300"]
+        if method == "bootstrap"
+        else ["--chains", "2", "--draws", "200", "--warmup", "100"]
+    )
+    argv = ["rank", "--counts", str(vtab_csv), "--method", method, "--seed", "3", *options]
+    argv += ["--out", str(out), "--pairwise", str(pairs), "--models", ",".join(models)]
+    argv += ["--rank-intervals", str(ranks), "--schemes", "mean,avg_rank"]
+    assert main(argv) == 0
+    kw = (
+        dict(boot=300)
+        if method == "bootstrap"
+        else dict(method=method, chains=2, draws=200, warmup=100)
+    )
+    _same(_csv(out), lbe.rank_models(str(vtab_csv), seed=3, **kw))
+    _same(_csv(pairs), lbe.pairwise_differences(str(vtab_csv), models=models, seed=3, **kw))
+    _same(
+        _csv(ranks),
+        lbe.rank_intervals(str(vtab_csv), schemes=["mean", "avg_rank"], seed=3, **kw),
+    )
+    assert list(_csv(out).columns) == ["model", "scope", "mean_pct", "lo_pct", "hi_pct"]
+
+
+def test_rank_models_takes_counts_in_every_form(counts_csv):
+    table = lbe.vtab_counts()
+    frame = pd.read_csv(counts_csv)
+    by_path = lbe.rank_models(counts_csv, boot=100, normalize=True)
+    _same(by_path, lbe.rank_models(frame, boot=100, normalize=True))
+    assert set(lbe.rank_models(table, boot=100)["model"]) == set(table.models)
+    with pytest.raises(InputError, match="normalisation applies to the bootstrap") as err:
+        lbe.rank_models(table, method="hierarchical", normalize=True)
+    assert err.value.param == "normalize"
+    with pytest.raises(InputError, match="unknown ranking method 'median'"):
+        lbe.rank_models(table, method="median")
+    with pytest.raises(InputError, match="unknown rank scheme 'median'"):
+        lbe.rank_intervals(table, schemes=["median"], boot=50)
+
+
+def test_sweep_on_a_store_is_the_command_lines(irt_store, tmp_path, monkeypatch):
+    calls = []
+    real = api.sweep
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return real(*args, **kwargs)
+
+    # The command's store path goes through the API function itself.
+    monkeypatch.setattr(api, "sweep", spy)
+    out, per = tmp_path / "sweep.csv", tmp_path / "per_model.csv"
+    argv = ["sweep", "--store", str(irt_store), "--sort-models", "10", "--search", "midpoint"]
+    assert (
+        main(
+            [*argv, "--budgets", "16,64", "--seed", "2", "--out", str(out), "--per-model", str(per)]
+        )
+        == 0
+    )
+    assert len(calls) == 1 and calls[0]["sort_models"] == 10
+    with lbe.open_store(irt_store) as store:
+        res = real(store, sort_models=10, search="midpoint", budgets=[16, 64], seed=2)
+    _same(_csv(out), res.table)
+    _same(_csv(per), res.per_model[list(_csv(per).columns)])
+    assert len(res.per_model) == 2 * 30
+
+
+def test_sweep_takes_sort_rows_and_refuses_a_sort_set_of_everyone(irt_store):
+    with lbe.open_store(irt_store) as store:
+        res = lbe.sweep(store, sort_rows=range(20), search="midpoint", budgets=[16])
+        assert set(res.per_model["model_row"]) == set(range(20, 40))
+        with pytest.raises(InputError, match="leave at least one to evaluate"):
+            lbe.sweep(store, sort_rows=range(40), search="midpoint", budgets=[16])
+        default = lbe.sweep(store, search="midpoint", budgets=[16])
+        assert len(default.per_model) == 20  # half the models Sort, the other half scored

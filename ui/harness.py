@@ -15,7 +15,7 @@ import streamlit as st
 
 from lifelong_core.errors import InputError
 from lifelong_core.workflows import harness
-from ui import charts, data
+from ui import caches, charts, controls, stores
 from ui.common import (
     download_table,
     input_errors,
@@ -30,13 +30,13 @@ from ui.common import (
 
 @st.cache_resource(show_spinner="Fitting the method on one task…", max_entries=12)
 def _fitted_domain(key: str, dataset: str, search: str, domain: str):
-    return harness.fit(data.selection(key, dataset, ()), search, domain)
+    return harness.fit(caches.selection(key, dataset, ()), search, domain)
 
 
 def _fitter(key: str, dataset: str, search: str):
     """Cached fits: the whole dataset (shared with the page's new-model tab) and per task."""
     return lambda d: (
-        data.fitted_method(key, dataset, search)
+        caches.fitted_method(key, dataset, search)
         if d is None
         else _fitted_domain(key, dataset, search, d)
     )
@@ -44,7 +44,7 @@ def _fitter(key: str, dataset: str, search: str):
 
 def lm_eval_section(key: str, dataset: str, seed: int) -> None:
     """Render the round trip for ``dataset`` of the store with cache key ``key``."""
-    sel = data.selection(key, dataset, ())
+    sel = caches.selection(key, dataset, ())
     m, n = sel.A.shape
     st.markdown(
         "For language models evaluated with **lm-evaluation-harness** (0.4.13 or later): the harness runs exactly the "
@@ -52,7 +52,7 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
         "line does the same: `lbe select ... --format lm-eval` and `lbe estimate --lm-eval OUT/<model dir>`."
     )
     c = st.columns(4)
-    search = data.pick_method(c[0], "lm_search")
+    search = controls.pick_method(c[0], "lm_search")
     from lifelong_core.workflows.budgets import default_single_budget, single_budget_choices
 
     choices = single_budget_choices(n)
@@ -95,7 +95,7 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
         )
     with input_errors(stop=False) as chosen:
         choice = harness.select_items(
-            sel, budget, search, seed, fitted=data.fitted_method(key, dataset, search), model=name
+            sel, budget, search, seed, fitted=caches.fitted_method(key, dataset, search), model=name
         )
         samples = harness.lm_eval_samples(choice, names)
     if not chosen.ok:
@@ -189,7 +189,7 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
         with input_errors(stop=False) as written:
             if not name.strip():
                 raise InputError("the new model needs a name.")
-            summary = data.write_to_store(
+            summary = stores.write_to_store(
                 lambda w: harness.insert_estimated(
                     w,
                     sel,

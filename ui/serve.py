@@ -67,8 +67,9 @@ def _warm() -> None:
     import lifelong_core.sortsearch
     import lifelong_core.stats
     import lifelong_core.store  # noqa: F401
+    import ui.caches
     import ui.charts
-    import ui.data
+    import ui.controls
     from lifelong_core.sortsearch import fit_exponential
     from ui.common import page_summary, plain_figure
 

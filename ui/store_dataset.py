@@ -9,14 +9,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ui import data
+from ui import caches
 from ui.common import NO_DATA, url_index
 
 
 def pick_dataset(url_key: str = "ds", container=None) -> str:
     """The dataset chosen in a select box (in ``container``, default the sidebar) whose
     value is the URL's ``url_key``, else the store's first dataset."""
-    datasets = data.overview(data.store_key())["datasets"]["dataset"].tolist()
+    datasets = caches.overview(caches.store_key())["datasets"]["dataset"].tolist()
     if not datasets:
         st.info(NO_DATA)
         st.stop()
@@ -28,8 +28,8 @@ def pick_dataset(url_key: str = "ds", container=None) -> str:
 
 def complete_counts(dataset: str) -> pd.DataFrame:
     """Per-domain counts of the models evaluated on every domain of ``dataset``
-    (``ui.data.complete_counts``), with a caption naming how many were left out."""
-    counts, dropped = data.complete_counts(data.store_key(), dataset)
+    (``ui.caches.complete_counts``), with a caption naming how many were left out."""
+    counts, dropped = caches.complete_counts(caches.store_key(), dataset)
     if dropped:
         st.caption(
             f"{len(dropped)} model(s) without a recorded prediction on every domain are left out."

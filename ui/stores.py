@@ -1,7 +1,8 @@
-"""Which store a session reads, creating one, and importing into it (the Data page).
+"""Which store a session reads, creating one, importing into it (the Data page), and the
+app's one write path (:func:`write_to_store`) with the checks of what a page may write.
 
-Writes go through ``ui.data.write_to_store`` (the app's one write path); reading and
-validating a source is ``lifelong_core.workflows.imports``, the command line's own code.
+Every write goes through :func:`write_to_store`; reading and validating a source is
+``lifelong_core.workflows.imports``, the command line's own code.
 The chosen store is per session (``st.session_state``); ``$LBE_STORE`` stays the default.
 
 Opening and creating stores is confined to one folder on the server, the *stores folder*:
@@ -24,7 +25,8 @@ from pathlib import Path
 import streamlit as st
 
 from lifelong_core.errors import InputError
-from ui.common import DEFAULT_STORE, STORE_CHOICE, refresh_store
+from lifelong_core.workflows import arrivals
+from ui.common import DEFAULT_STORE, STORE_CHOICE, get_store, refresh_store, store_path
 
 STORES_DIR_ENV = "LBE_STORES_DIR"
 
@@ -129,7 +131,6 @@ def import_sources(
     """Insert each prepared source (``workflows.imports.Source``) into this session's store
     through the app's write path; one transaction per source. Returns the summaries."""
     from lifelong_core.workflows import imports
-    from ui.data import write_to_store
 
     def write(store):
         done = []
@@ -154,3 +155,76 @@ def import_sources(
         return done
 
     return write_to_store(write)
+
+
+# ------------------------------------------------------------------ the one write path
+def insert_d_datasets() -> list[str]:
+    """Datasets made by the insert_D tab (every domain is ``new``): the only ones it may add to."""
+    dom = get_store().domains()
+    only_new = dom.groupby("dataset")["domain"].agg(
+        lambda d: set(d) == {arrivals.NEW_SAMPLE_DOMAIN}
+    )
+    return [d for d in get_store().datasets()["dataset"] if bool(only_new.get(d, False))]
+
+
+def free_dataset_name(base: str) -> str:
+    """``base``, or ``base-2``, ``base-3`` ... whichever the store does not hold yet."""
+    taken = set(get_store().datasets()["dataset"])
+    name, k = base, 2
+    while name in taken:
+        name, k = f"{base}-{k}", k + 1
+    return name
+
+
+def check_new_dataset_name(name: str) -> None:
+    """InputError unless ``name`` is a usable name no dataset of the store has yet."""
+    from lifelong_core.io.limits import check_name
+
+    name = name.strip()
+    if not name:
+        raise InputError("Give the new dataset a name.")
+    check_name(name, "dataset name")
+    if name in set(get_store().datasets()["dataset"]):
+        raise InputError(
+            f"The store already has a dataset {name!r}; new samples go to a new dataset (or to one "
+            "made on this page, chosen from the list), never into an existing one by name."
+        )
+
+
+def check_new_model_name(name: str) -> None:
+    """InputError unless ``name`` is a usable id no model of the store has yet."""
+    from lifelong_core.io.limits import check_name
+
+    name = name.strip()
+    if not name:
+        raise InputError("Give the new model a name.")
+    check_name(name, "model name")
+    if name in set(get_store().models()["model_id"]):
+        raise InputError(f"The store already has a model {name!r}; choose another name.")
+
+
+def write_to_store(fn):
+    """THE way a page writes to the store: ``fn(writer)`` runs on a short-lived writer and
+    its result is returned.
+
+    Other sessions keep reading meanwhile: the write waits for their running store calls,
+    and they go on with a fresh handle afterwards (``ui.shared_store``). Raises
+    ``InputError`` (show it with ``ui.common.input_errors``) when writes are off on a
+    server reachable from a network, when another process holds the store, or when ``fn``
+    refuses the data; the store is then unchanged. Cached tables are cleared afterwards.
+    """
+    from ui.shared_store import write
+
+    try:
+        return write(store_path(), fn, st.get_option("server.address"))
+    finally:
+        refresh_store()
+
+
+def undo_import(log_id: int) -> dict:
+    """Remove exactly what import ``log_id`` added (``lifelong_core.store.maintenance.undo``)
+    through :func:`write_to_store`; returns the undo's own log row. InputError (one
+    sentence, store unchanged) when that cannot be done exactly."""
+    from lifelong_core.store.maintenance import undo
+
+    return write_to_store(lambda w: undo(w, int(log_id)))

@@ -16,7 +16,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods import capabilities
 from lifelong_core.methods.registry import PUBLISHED_METHOD
 from lifelong_core.studies.new_samples import RANDOM_SPLIT
-from ui import charts, data
+from ui import caches, charts, controls
 from ui.common import (
     plain,
     query_default,
@@ -56,10 +56,10 @@ def _study(
     from lifelong_core.studies.new_samples import new_sample_study
     from lifelong_core.workflows.new_samples import make_splits
 
-    sel = data.selection(key, dataset, domains)
+    sel = caches.selection(key, dataset, domains)
     conf = None
     if "confidence" in sorts:
-        conf = data.confidence(key, dataset, domains, tuple(range(len(sel.models))))
+        conf = caches.confidence(key, dataset, domains, tuple(range(len(sel.models))))
         if conf is None:
             raise InputError(
                 "the store has no confidences (true_prob) for these models; rank models by sum only."
@@ -99,7 +99,7 @@ def new_sample_study(
 ):
     """The study for one choice, memoised beside the sweeps (a progress bar cannot be replayed by st.cache_data)."""
     args = (key, dataset, domains, fraction, by_domain, sorts, budgets, sampling, search, seed)
-    return data._memo().get_or_compute(
+    return caches._memo().get_or_compute(
         ("new_samples",) + args, lambda: _study(*args, progress=progress)
     )
 
@@ -127,7 +127,7 @@ def new_samples_tab(cfg, sel) -> None:
     from lifelong_core.workflows.budgets import budget_choices
 
     if _needs_dense(
-        data.selection(data.store_key(), cfg.dataset, cfg.domains),
+        caches.selection(caches.store_key(), cfg.dataset, cfg.domains),
         "The insert_D study",
         "lbe sweep-samples --help",
     ):
@@ -148,7 +148,7 @@ def new_samples_tab(cfg, sel) -> None:
     c = st.columns(4)
     # Confidence Sum needs the store's true-class confidences; without them only Sum is offered.
     has_conf = (
-        data.confidence(data.store_key(), cfg.dataset, cfg.domains, tuple(range(m))) is not None
+        caches.confidence(caches.store_key(), cfg.dataset, cfg.domains, tuple(range(m))) is not None
     )
     offered = ["sum", "confidence"] if has_conf else ["sum"]
     sorts = c[0].multiselect(
@@ -200,7 +200,7 @@ def new_samples_tab(cfg, sel) -> None:
         for i, s in enumerate(seeds):
             runs.append(
                 new_sample_study(
-                    data.store_key(),
+                    caches.store_key(),
                     cfg.dataset,
                     cfg.domains,
                     round(float(fraction), 2),
@@ -310,7 +310,7 @@ def design_choice_tables(cfg, sel, rule: str, progress=None) -> tuple[dict, list
     from lifelong_core.workflows.design import design_runs
     from lifelong_core.workflows.sortsets import sort_rows
 
-    key = data.store_key()
+    key = caches.store_key()
     seeds = repeat_seeds(cfg.seed, cfg.repeats)
     runs_per_seed = [
         (
@@ -332,7 +332,7 @@ def design_choice_tables(cfg, sel, rule: str, progress=None) -> tuple[dict, list
     for s, runs in runs_per_seed:
         for r in runs:
             try:
-                t_s, _, _ = data.sweep(
+                t_s, _, _ = caches.sweep(
                     key,
                     cfg.dataset,
                     cfg.domains,
@@ -368,7 +368,7 @@ def _protocol(
     from lifelong_core.studies.stream_protocol import stream_protocol
     from lifelong_core.workflows.sortsets import release_rows
 
-    sel = data.selection(key, dataset, ())
+    sel = caches.selection(key, dataset, ())
     return stream_protocol(
         sel.A,
         release_rows(sel.models),
@@ -389,7 +389,9 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
 
     # The protocol replays the dataset's whole selection (not the page's bounded one).
     if _needs_dense(
-        data.selection(data.store_key(), dataset, ()), "The Nevis'22 protocol", "lbe stream --help"
+        caches.selection(caches.store_key(), dataset, ()),
+        "The Nevis'22 protocol",
+        "lbe stream --help",
     ):
         return
     m, n = sel.A.shape
@@ -402,7 +404,7 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
         "stream) with all meta-train models as the cache. Cost counts the whole stream (meta-train models in full, "
         "meta-test models n′ each); the error is the meta-test models' only."
     )
-    methods_all = data.method_names()
+    methods_all = controls.method_names()
     c = st.columns(3)
     methods = c[0].multiselect(
         "Methods",
@@ -448,7 +450,7 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
     )
     bar = st.progress(0.0, text="Running the protocol…")
     args = (
-        data.store_key(),
+        caches.store_key(),
         dataset,
         tuple(methods),
         budgets,
@@ -458,7 +460,7 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
         int(seed),
     )
     try:
-        res = data._memo().get_or_compute(
+        res = caches._memo().get_or_compute(
             ("stream_protocol",) + args,
             lambda: _protocol(
                 *args,
@@ -646,7 +648,7 @@ def repeated_rank_agreement(cfg, sel) -> pd.DataFrame:
     from lifelong_core.workflows.sweeps import rank_agreement
 
     tables = [
-        rank_agreement(data.run_config(replace(cfg, seed=s, repeats=1), sel)[1])
+        rank_agreement(controls.run_config(replace(cfg, seed=s, repeats=1), sel)[1])
         for s in repeat_seeds(cfg.seed, cfg.repeats)
     ]
     return band_summary(tables, metrics=("spearman", "kendall", "top10_overlap"))

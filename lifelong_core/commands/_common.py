@@ -12,10 +12,61 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from lifelong_core.errors import InputError
+
+if TYPE_CHECKING:
+    from lifelong_core.store import Store
+    from lifelong_core.workflows.selection import Selection
+
+
+def add_store(p: argparse.ArgumentParser, help: str = "DuckDB store file") -> None:
+    """The required ``--store FILE`` of a command that reads (or writes) one store."""
+    p.add_argument("--store", required=True, help=help)
+
+
+def comma_list(text: str) -> list[str]:
+    """``"a, b,,c"`` -> ``["a", "b", "c"]``: the entries of a comma-separated flag."""
+    return [t.strip() for t in str(text).split(",") if t.strip()]
+
+
+def choices_list(text: str, allowed: tuple[str, ...] | list[str], flag: str) -> list[str]:
+    """The entries of a comma-separated flag, each one of ``allowed``, once each, in order."""
+    out = comma_list(text)
+    if not out:
+        raise InputError(f"{flag} is empty.")
+    for t in out:
+        if t not in allowed:
+            raise InputError(f"{flag} entry {t!r} is not one of {', '.join(allowed)}.")
+    return list(dict.fromkeys(out))
+
+
+def parse_ints(text: str, flag: str) -> list[int]:
+    """The whole numbers of a comma-separated flag (``--budgets 8,16,32``)."""
+    out = []
+    for tok in comma_list(text):
+        try:
+            out.append(int(tok))
+        except ValueError:
+            raise InputError(
+                f"{flag} must be comma-separated whole numbers: entry {tok!r} is not a whole number."
+            ) from None
+    if not out:
+        raise InputError(f"{flag} is empty.")
+    return out
+
+
+def matrix_arg(args: argparse.Namespace, key: str | None = None):
+    """The ``--matrix`` file of a command that reads a matrix or a store, loaded (0/1,
+    checked); ``--dataset`` belongs to ``--store``."""
+    from lifelong_core.io.matrix import load_matrix
+
+    if getattr(args, "dataset", None) is not None:
+        raise InputError("--dataset goes with --store, not --matrix.")
+    return load_matrix(args.matrix, "--matrix", key=key)
 
 
 def add_source(p: argparse.ArgumentParser, store_help: str) -> None:
@@ -32,10 +83,11 @@ def stderr_progress(width: int = 30) -> Callable[[float, str], None]:
     (stderr not a terminal), one timed line per 5% or per new step, so a long run's log
     stays readable."""
     t0 = time.perf_counter()
-    last = [-1.0, ""]
+    last = -1.0
     tty = sys.stderr.isatty()
 
     def report(f: float, text: str) -> None:
+        nonlocal last
         f = min(max(float(f), 0.0), 1.0)
         if tty:
             filled = round(width * f)
@@ -47,8 +99,8 @@ def stderr_progress(width: int = 30) -> Callable[[float, str], None]:
                 sys.stderr.write("\n")
             sys.stderr.flush()
             return
-        if f - last[0] >= 0.05 or (f >= 1.0 and last[0] < 1.0):
-            last[0] = f
+        if f - last >= 0.05 or (f >= 1.0 and last < 1.0):
+            last = f
             print(
                 f"[{time.perf_counter() - t0:7.1f} s] {100 * f:5.1f}% {text}",
                 file=sys.stderr,
@@ -78,8 +130,16 @@ def write_csv(df: pd.DataFrame, path: str, flag: str) -> None:
         raise InputError(f"cannot write {flag} file {path}: {cause(exc)}.") from None
 
 
+def write_table(df: pd.DataFrame, path: str, flag: str = "--out") -> None:
+    """:func:`write_csv`, after checking that the file's folder exists (one sentence)."""
+    target = Path(path)
+    if not target.parent.exists():
+        raise InputError(f"cannot write {path}: the folder {target.parent} does not exist.")
+    write_csv(df, path, flag)
+
+
 @contextmanager
-def open_store(store: str) -> Iterator[object]:
+def open_store(store: str) -> Iterator[Store]:
     """The store at ``store`` open read-only; one sentence if there is none (the store's own)."""
     from lifelong_core.store import Store
 
@@ -107,7 +167,7 @@ def add_dataset(p: argparse.ArgumentParser, what: str = "the dataset to read") -
 
 
 @contextmanager
-def store_selection(store: str, dataset: str | None) -> Iterator[tuple[object, object]]:
+def store_selection(store: str, dataset: str | None) -> Iterator[tuple[Store, Selection]]:
     """``(store, selection)``: the store open read-only and the app's selection of the
     dataset :func:`store_dataset` resolves: its real (not estimated) models evaluated on
     every sample."""

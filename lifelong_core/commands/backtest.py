@@ -18,15 +18,8 @@ import argparse
 from lifelong_core.errors import InputError
 
 
-def _ints(text: str, flag: str) -> list[int]:
-    parts = [p.strip() for p in str(text).split(",") if p.strip()]
-    if not parts or not all(p.isdigit() for p in parts):
-        raise InputError(f"{flag} must be comma-separated whole numbers, got {text!r}.")
-    return [int(p) for p in parts]
-
-
 def add_parser(sub) -> None:
-    from lifelong_core.commands._common import add_dataset
+    from lifelong_core.commands._common import add_dataset, add_store
     from lifelong_core.workflows.backtest import (
         DEFAULT_BUDGETS,
         DEFAULT_HOLDOUT,
@@ -39,7 +32,7 @@ def add_parser(sub) -> None:
         help="hold models out of a store, estimate them, report error, coverage and width against a random sample",
         description=__doc__.splitlines()[0],
     )
-    p.add_argument("--store", required=True, help="DuckDB store file")
+    add_store(p)
     add_dataset(p)
     p.add_argument(
         "--methods",
@@ -94,6 +87,8 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from lifelong_core.commands._common import (
         check_out_dirs,
+        comma_list,
+        parse_ints,
         stderr_progress,
         store_selection,
         write_csv,
@@ -102,10 +97,10 @@ def run(args: argparse.Namespace) -> int:
     from lifelong_core.workflows.backtest import backtest
 
     check_out_dirs((args.out, "--out"), (args.per_model, "--per-model"))
-    budgets = None if args.budgets is None else _ints(args.budgets, "--budgets")
+    budgets = None if args.budgets is None else parse_ints(args.budgets, "--budgets")
     methods = None
     if args.methods is not None:
-        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+        methods = comma_list(args.methods)
         if not methods:
             raise InputError(f"--methods names no method: {args.methods!r}.")
     with store_selection(args.store, args.dataset) as (_, sel):

@@ -210,7 +210,7 @@ def _build(store: Path, source: Path, llm_source: Path | None, existed: bool) ->
                     "predicted": data.predicted.astype(np.int32),
                 },
             )
-            if llm is not None:
+            if llm is not None and llm_source is not None:
                 summary = {**summary, "llm": leaderboard.insert(st, llm_source, llm)}
             # The lifelong state (Sort state, mirt item parameters) is kept in the store, as
             # `state --refresh` keeps it, so no page sorts or fits the cache when it opens.

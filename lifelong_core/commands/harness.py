@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lifelong_core.commands._common import add_dataset, open_store, store_dataset
+from lifelong_core.commands._common import add_dataset, add_store, open_store, store_dataset
 from lifelong_core.errors import InputError
 from lifelong_core.methods.registry import DEFAULT_METHOD
 
@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
         help="write the items a new model should run (lm-eval --samples JSON or CSV)",
         description=__doc__.splitlines()[0],
     )
-    p.add_argument("--store", required=True, help="DuckDB store file")
+    add_store(p)
     add_dataset(p)
     p.add_argument("--budget", type=int, required=True, metavar="N", help="number of items to run")
     p.add_argument("--method", default=DEFAULT_METHOD, help=_method_help())
@@ -73,7 +73,7 @@ def add_parser(sub) -> None:
         help="estimate a new model's accuracy and rank from its lm-eval run",
         description="Estimate a new model from an lm-eval --log_samples run on the selected items.",
     )
-    p.add_argument("--store", required=True, help="DuckDB store file")
+    add_store(p)
     add_dataset(p)
     p.add_argument(
         "--lm-eval",

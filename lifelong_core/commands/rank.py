@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lifelong_core.commands._common import write_csv
+from lifelong_core.commands._common import choices_list, comma_list, write_table
 from lifelong_core.errors import InputError
 from lifelong_core.limits import check_seed
 
@@ -104,26 +104,21 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lifelong_core.stats import (
-        bootstrap,
-        fit_hierarchical,
-        leaderboard,
-        normalize,
-        read_counts_csv,
-    )
+    from lifelong_core.stats import read_counts_csv
     from lifelong_core.stats.bootstrap import check_level
-    from lifelong_core.stats.hierarchical_views import pairwise_by_scope, rank_intervals_by_scope
+    from lifelong_core.workflows.rankings import (
+        leaderboard_table,
+        pairwise_table,
+        rank_interval_table,
+        ranking_source,
+    )
 
+    # Every flag is checked before the counts are read, so a typo costs no computation.
     check_level(args.level)
     check_level(args.pairwise_level)
     check_level(args.rank_level)
     check_seed(args.seed)
-    schemes = [s.strip() for s in args.schemes.split(",") if s.strip()]
-    bad = [s for s in schemes if s not in SCHEME_NAMES]
-    if bad or not schemes:
-        raise InputError(
-            f"--schemes entry {bad[0] if bad else ''!r} is not one of {', '.join(SCHEME_NAMES)}."
-        )
+    schemes = choices_list(args.schemes, SCHEME_NAMES, "--schemes")
     if args.method == "hierarchical" and args.normalize:
         raise InputError(
             "--normalize applies to the bootstrap; the hierarchical model works on counts."
@@ -148,47 +143,24 @@ def run(args: argparse.Namespace) -> int:
                 f"--models names '{missing[0]}', which {args.counts} does not hold "
                 f"(it holds {len(table.models)} models, e.g. {', '.join(table.models[:3])})."
             )
-    if args.method == "bootstrap":
-        source = bootstrap(table, n_boot=args.boot, seed=args.seed)
-        if args.normalize:
-            source = normalize(source)
-        board = leaderboard(source, level=args.level)
-    else:
-        source = fit_hierarchical(
-            table, chains=args.chains, draws=args.draws, warmup=args.warmup, seed=args.seed
-        )
-        board = source.aggregate_intervals(level=args.level, seed=args.seed)
-    out = board[["model", "scope"]].copy()
-    for col in ("mean", "lo", "hi"):
-        out[f"{col}_pct"] = (board[col] * 100.0).round(6)
-    _write(out, args.out)
+    # One source for every table: the bootstrap replicates or the posterior, drawn once.
+    source = ranking_source(
+        table,
+        method=args.method,
+        boot=args.boot,
+        normalize=args.normalize,
+        seed=args.seed,
+        chains=args.chains,
+        draws=args.draws,
+        warmup=args.warmup,
+    )
+    write_table(leaderboard_table(source, level=args.level, seed=args.seed), args.out, "--out")
     if args.pairwise:
-        # The hierarchical model's differences are of posterior predictive scores, as its
-        # intervals are (Table A.3's Bayesian block) and as Table 3's Bayesian column is.
-        pairs = pairwise_by_scope(
-            source, level=args.pairwise_level, models=compared, predictive=True, seed=args.seed
-        )
-        for col in ("diff", "lo", "hi"):
-            pairs[f"{col}_pct"] = (pairs[col] * 100.0).round(6)
-        _write(
-            pairs[
-                [
-                    "scope",
-                    "model_a",
-                    "model_b",
-                    "diff_pct",
-                    "lo_pct",
-                    "hi_pct",
-                    "level",
-                    "excludes_zero",
-                ]
-            ],
-            args.pairwise,
-            "--pairwise",
-        )
+        pairs = pairwise_table(source, level=args.pairwise_level, models=compared, seed=args.seed)
+        write_table(pairs, args.pairwise, "--pairwise")
     if args.rank_intervals:
-        _write(
-            rank_intervals_by_scope(source, level=args.rank_level, schemes=schemes, seed=args.seed),
+        write_table(
+            rank_interval_table(source, level=args.rank_level, schemes=schemes, seed=args.seed),
             args.rank_intervals,
             "--rank-intervals",
         )
@@ -197,17 +169,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _parse_models(text: str) -> list[str]:
     """``A,B,C`` -> the model names, checked: at least two, each once."""
-    names = [t.strip() for t in text.split(",") if t.strip()]
+    names = comma_list(text)
     if len(names) < 2:
         raise InputError(f"--models {text!r} names {len(names)} model(s); name at least two.")
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
         raise InputError(f"--models names '{dup}' twice.")
     return names
-
-
-def _write(df, path: str, flag: str = "--out") -> None:
-    target = Path(path)
-    if not target.parent.exists():
-        raise InputError(f"cannot write {path}: the folder {target.parent} does not exist.")
-    write_csv(df, path, flag)

@@ -13,7 +13,7 @@ import argparse
 import sys
 import time
 
-from lifelong_core.commands._common import store_dataset
+from lifelong_core.commands._common import add_store, store_dataset
 from lifelong_core.methods.registry import kept_method, kept_methods
 
 
@@ -23,7 +23,7 @@ def add_parser(subparsers) -> None:
         help="show or refresh the kept Sort state and mirt parameters",
         description=__doc__.splitlines()[0],
     )
-    p.add_argument("--store", required=True, help="DuckDB store file")
+    add_store(p)
     p.add_argument(
         "--refresh", metavar="DATASET", help="update the Sort state of DATASET and fit mirt on it"
     )

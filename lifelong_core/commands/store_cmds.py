@@ -19,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from lifelong_core.commands._common import open_store, store_dataset
+from lifelong_core.commands._common import add_store, open_store, store_dataset
 from lifelong_core.errors import InputError
+from lifelong_core.io.readers import readers
 
 # ``info`` lists every model up to this many; beyond, it gives counts per family unless
 # asked for the list (a 200-model store printed 200 rows nobody reads).
@@ -34,32 +35,13 @@ def add_parser(subparsers) -> None:
         help="add predictions to a store (long table, wide matrix or lm-eval logs)",
         description=__doc__.splitlines()[0],
     )
-    p.add_argument("--store", required=True, help="DuckDB store file (created if missing)")
+    add_store(p, "DuckDB store file (created if missing)")
+    # One flag per format the reader registry can import (lifelong_core.io.readers).
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument(
-        "--long",
-        metavar="F",
-        help="long table .csv/.parquet: model, sample, correct[, confidence, "
-        "predicted, true_prob, label, dataset, domain, category, split]",
-    )
-    src.add_argument(
-        "--matrix",
-        metavar="F",
-        help="0/1 matrix .npy/.npz/.csv/.parquet (rows = models); needs --models and --samples",
-    )
-    src.add_argument(
-        "--lm-eval",
-        dest="lm_eval",
-        metavar="PATH",
-        help="lm-evaluation-harness --log_samples output: one model's run (folder, results_*.json or one "
-        "samples_*.jsonl), a folder of run folders (one per model, as lm_eval --output_path writes them) or a "
-        ".zip of either; each run is named by its results file; all runs go in in one transaction",
-    )
-    src.add_argument(
-        "--inspect",
-        metavar="LOG",
-        help="an Inspect AI evaluation log (.eval or .json); scores C/I or 0/1 become correct",
-    )
+    for reader in readers(importable=True):
+        src.add_argument(
+            f"--{reader.name}", dest=reader.dest, metavar=reader.metavar, help=reader.help
+        )
     p.add_argument(
         "--models",
         metavar="F",
@@ -115,7 +97,7 @@ def add_parser(subparsers) -> None:
         help="write a store's matrix (.npy) or long table (.parquet/.csv)",
         description="Export a store's predictions.",
     )
-    p.add_argument("--store", required=True, help="DuckDB store file")
+    add_store(p)
     p.add_argument(
         "--matrix",
         metavar="OUT.npy",
@@ -157,7 +139,7 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "info", help="counts per dataset, domain and model", description="Describe a store."
     )
-    p.add_argument("--store", required=True, help="DuckDB store file")
+    add_store(p)
     p.add_argument(
         "--dataset",
         metavar="D",
@@ -185,7 +167,7 @@ def add_parser(subparsers) -> None:
         description="Verify a store: format, indices, blocks, blob lengths, ids, log counts, "
         "and that every page of the file reads.",
     )
-    p.add_argument("--store", required=True, help="DuckDB store file")
+    add_store(p)
     p.set_defaults(func=run_check)
 
     p = subparsers.add_parser(
@@ -193,7 +175,7 @@ def add_parser(subparsers) -> None:
         help="remove exactly what one import added (by its log id), in one logged transaction",
         description="Undo one import: remove the models, samples and entries it added.",
     )
-    p.add_argument("--store", required=True, help="DuckDB store file")
+    add_store(p)
     p.add_argument(
         "log_id",
         type=int,
@@ -231,21 +213,21 @@ def run_import(args: argparse.Namespace) -> int:
     # An existing store is held from here on; the input files are read and validated
     # before it is written (a new store is created only for a valid input).
     with imports.held_store(args.store) as held:
-        if args.long is not None:
-            src = imports.read_long_source(args.long, args.dataset)
-        elif args.matrix is not None:
+        given = next(r for r in readers(importable=True) if getattr(args, r.dest) is not None)
+        kind, path = given.name, getattr(args, given.dest)
+        if kind == "matrix":
             src = imports.read_matrix_source(
-                args.matrix, args.models, args.samples, extras_args, args.dataset
+                path, args.models, args.samples, extras_args, args.dataset
             )
-        elif args.inspect is not None:
+        elif kind == "inspect":
             src = imports.inspect_source(
-                args.inspect, args.model, scorer=args.scorer, epoch=args.epoch, dataset=args.dataset
+                path, args.model, scorer=args.scorer, epoch=args.epoch, dataset=args.dataset
             )
-        else:
+        elif kind == "lm-eval":
             from lifelong_core.commands._common import stderr_progress
 
             src = imports.lm_eval_source(
-                args.lm_eval,
+                path,
                 args.model,
                 metric=args.metric,
                 filter=args.filter,
@@ -255,6 +237,9 @@ def run_import(args: argparse.Namespace) -> int:
             )
             for s in src.skipped:
                 print(f"skipped run {s.run}: {s.reason}.", file=sys.stderr)
+        else:
+            # A long table, or any format registered later: its file and the dataset.
+            src = imports.source(kind, path, args.dataset)
         summary = imports.import_into(args.store, src, store=held)
     print(imports.summary_text(summary, Path(args.store)))
     for task, (metric, flt) in sorted(summary.get("metrics", {}).items()):

@@ -29,6 +29,10 @@ from lifelong_core.commands._common import (
     add_dataset,
     add_source,
     check_out_dirs,
+    choices_list,
+    comma_list,
+    matrix_arg,
+    parse_ints,
     store_selection,
     write_csv,
 )
@@ -101,11 +105,9 @@ def add_parser(subparsers) -> None:
 
 def _load(args) -> tuple[np.ndarray, np.ndarray]:
     if args.matrix is not None:
-        from lifelong_core.io.matrix import load_index_list, load_matrix
+        from lifelong_core.io.matrix import load_index_list
 
-        if args.dataset is not None:
-            raise InputError("--dataset goes with --store, not --matrix.")
-        A = load_matrix(args.matrix, "--matrix")
+        A = matrix_arg(args)
         m = A.shape[0]
         if args.release_order is None:
             return A, np.arange(m, dtype=np.int64)
@@ -125,28 +127,20 @@ def _load(args) -> tuple[np.ndarray, np.ndarray]:
         return sel.A, release_rows(sel.models)
 
 
-def _list(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
-
-
 def run(args: argparse.Namespace) -> int:
-    from lifelong_core.commands.sweep import parse_budgets
     from lifelong_core.methods import available_methods
     from lifelong_core.methods.registry import PUBLISHED_METHOD
     from lifelong_core.studies.stream_protocol import regret, stream_protocol
     from lifelong_core.sweep import power_budgets
 
-    methods = _list(args.methods)
+    methods = comma_list(args.methods)
     known = available_methods()
     for meth in methods:
         if meth not in known:
             raise InputError(
                 f"--methods entry {meth!r} is not a search method; available: {', '.join(known)}."
             )
-    samplings = _list(args.samplings)
-    for s in samplings:
-        if s not in SAMPLING:
-            raise InputError(f"--samplings entry {s!r} is not one of {', '.join(SAMPLING)}.")
+    samplings = choices_list(args.samplings, SAMPLING, "--samplings")
     if args.reference is not None and args.reference not in methods:
         raise InputError(f"--reference {args.reference!r} is not among --methods.")
     check_out_dirs(
@@ -157,7 +151,9 @@ def run(args: argparse.Namespace) -> int:
     )
     A, order = _load(args)
     budgets = (
-        parse_budgets(args.budgets) if args.budgets is not None else list(power_budgets(A.shape[1]))
+        parse_ints(args.budgets, "--budgets")
+        if args.budgets is not None
+        else list(power_budgets(A.shape[1]))
     )
     res = stream_protocol(
         A,

@@ -4,7 +4,8 @@ Sort on the rows named by ``--sort-rows`` (or ``--sort-models K`` rows drawn wit
 ``--seed``), estimate every other row at each budget, write one summary row per budget
 (``--out``) and optionally one row per (model, budget) (``--per-model``). ``.npy``
 matrices are streamed from disk a chunk of rows at a time; ``--store DB`` takes the rows
-(models, by ``model_idx``) from a store instead, read straight into packed chunks.
+(models, by ``model_idx``) from a store instead, read straight into packed chunks, through
+the Python API's ``sweep`` (the same function, the same numbers).
 
 The default ``--search`` is the product's default estimator (``auto``: per budget the best
 of ``mirt``, Sort & Search's threshold and CopyNearest&Expand on the Sort rows, chosen by
@@ -34,6 +35,7 @@ from lifelong_core.commands._common import (
     add_source,
     check_out_dirs,
     open_store,
+    parse_ints,
     store_dataset,
     write_csv,
 )
@@ -49,8 +51,14 @@ from lifelong_core.rows import MatrixRows
 from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.sortsearch.sort import SORTS, choose_sort_rows
 from lifelong_core.studies.bands import repeat_seeds
-from lifelong_core.sweep import EXECUTORS, KERNELS, PER_MODEL_COLUMNS, TABLE_COLUMNS, run_sweep
-from lifelong_core.sweep.engine import check_bounds
+from lifelong_core.sweep import (
+    EXECUTORS,
+    KERNELS,
+    PER_MODEL_COLUMNS,
+    TABLE_COLUMNS,
+    check_bounds,
+    run_sweep,
+)
 from lifelong_core.sweep.result import DECOMP_KEYS
 
 ENGINES = ("numpy", "dask")
@@ -178,21 +186,6 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def parse_budgets(text: str) -> list[int]:
-    out = []
-    for tok in text.split(","):
-        tok = tok.strip()
-        if not tok:
-            continue
-        try:
-            out.append(int(tok))
-        except ValueError:
-            raise InputError(f"--budgets entry {tok!r} is not a whole number.") from None
-    if not out:
-        raise InputError("--budgets is empty.")
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     if args.search not in available_methods():
         raise InputError(
@@ -200,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
         )
     # The engine's seed and work bounds (lifelong_core.limits), before any file is read.
     seeds = repeat_seeds(args.seed, args.repeats)
-    budgets = parse_budgets(args.budgets) if args.budgets is not None else None
+    budgets = parse_ints(args.budgets, "--budgets") if args.budgets is not None else None
     if args.threads is None:
         args.threads = os.cpu_count() or 1
     check_bounds(seed=args.seed, depth=args.depth, threads=args.threads, chunk_rows=args.chunk_rows)
@@ -224,13 +217,14 @@ def run(args: argparse.Namespace) -> int:
             "--confidence goes with --matrix; a store's confidences are not used by sweep."
         )
     if args.store is not None:
-        every, rows = _store_rows(args.store, args.dataset)
+        results = _store_sweeps(args, budgets, kernel, executor, seeds)
     elif args.dataset is not None:
         raise InputError("--dataset goes with --store, not --matrix.")
     else:
         every = MatrixRows(args.matrix, what="--matrix")
-        rows = every.subset
-    results = [_run_one(args, every, rows, budgets, kernel, executor, seed) for seed in seeds]
+        results = [
+            _run_one(args, every, every.subset, budgets, kernel, executor, seed) for seed in seeds
+        ]
     evaluated = results[0].config.get("evaluated", {})
     if any(k != v for k, v in evaluated.items()):
         print(
@@ -245,34 +239,55 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _store_rows(path: str, dataset: str | None):
-    """The dataset's complete real models as row sources (all, and a subset by row)."""
+def _store_sweeps(args: argparse.Namespace, budgets, kernel: str, executor: str, seeds) -> list:
+    """One sweep per seed on the store's dataset, through the Python API's ``sweep``."""
     # Imported here: DuckDB adds to every command's start-up and only --store needs it.
-    from lifelong_core.store import StoreRows
-    from lifelong_core.workflows.selection import dataset_models
+    from lifelong_core.api import sweep
+    from lifelong_core.workflows.sweeps import store_sweep_rows
 
-    with open_store(path) as st:
-        found = dataset_models(st, store_dataset(st, dataset))
-    if len(found.complete) < 2:
-        raise InputError(found.note().rstrip(".") + "; a sweep needs at least two.")
-    print(found.note())
-    model_idx = found.complete["model_idx"].to_numpy(dtype=np.int64)
-    sidx = found.samples["sample_idx"].to_numpy(dtype=np.int64)
-    # Rows are labelled by their position in the dataset's model list, as --sort-rows
-    # counts them and export --matrix writes them.
-    every = StoreRows(path, model_idx, sidx, row_ids=np.arange(len(model_idx)))
-    return every, lambda ids: StoreRows(path, model_idx[np.asarray(ids)], sidx, row_ids=ids)
+    with open_store(args.store) as st:
+        dataset = store_dataset(st, args.dataset)
+        rows = store_sweep_rows(st, dataset)
+        print(rows.found.note())
+        sort_rows = None if args.sort_rows is None else _sort_rows_file(args.sort_rows, rows.m)
+        return [
+            sweep(
+                st,
+                dataset=dataset,
+                sort_models=None if sort_rows is not None else args.sort_models,
+                sort_rows=sort_rows,
+                budgets=budgets,
+                search=args.search,
+                seed=seed,
+                sort=args.sort,
+                sampling=args.sampling,
+                ties=args.ties,
+                depth=args.depth,
+                decompose=args.decompose,
+                kernel=kernel,
+                executor=executor,
+                threads=args.threads,
+                chunk_rows=args.chunk_rows,
+            )
+            for seed in seeds
+        ]
+
+
+def _sort_rows_file(path: str, m: int) -> np.ndarray:
+    """The rows of ``--sort-rows``, checked against the ``m`` rows of the matrix."""
+    sort_rows = np.sort(load_index_list(path, m, "--sort-rows"))
+    if len(sort_rows) == m:
+        raise InputError(
+            f"--sort-rows file {path} names all {m} rows of the matrix; leave at least one to evaluate."
+        )
+    return sort_rows
 
 
 def _run_one(args: argparse.Namespace, every, rows, budgets, kernel: str, executor: str, seed: int):
     """One sweep with ``seed`` for --sort-models and random sampling."""
     m, n = every.n_rows, every.n
     if args.sort_rows is not None:
-        sort_rows = np.sort(load_index_list(args.sort_rows, m, "--sort-rows"))
-        if len(sort_rows) == m:
-            raise InputError(
-                f"--sort-rows file {args.sort_rows} names all {m} rows of the matrix; leave at least one to evaluate."
-            )
+        sort_rows = _sort_rows_file(args.sort_rows, m)
     else:
         sort_rows = choose_sort_rows(m, args.sort_models, seed)
     eval_rows = np.setdiff1d(np.arange(m, dtype=np.int64), sort_rows)

@@ -28,6 +28,10 @@ from lifelong_core.commands._common import (
     add_dataset,
     add_source,
     check_out_dirs,
+    choices_list,
+    comma_list,
+    matrix_arg,
+    parse_ints,
     store_selection,
     write_csv,
 )
@@ -99,16 +103,6 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _names(text: str, allowed: tuple[str, ...], flag: str) -> list[str]:
-    out = [t.strip() for t in text.split(",") if t.strip()]
-    if not out:
-        raise InputError(f"{flag} is empty.")
-    for t in out:
-        if t not in allowed:
-            raise InputError(f"{flag} entry {t!r} is not one of {', '.join(allowed)}.")
-    return list(dict.fromkeys(out))
-
-
 def _read_domains(path: str, n: int) -> list[str]:
     from lifelong_core.io.edges import check_input_file
     from lifelong_core.io.text import read_text
@@ -131,11 +125,9 @@ def _read_domains(path: str, n: int) -> list[str]:
 def _load(args, ranks: list[str]):
     """(A, confidence or None, per-column domains or None)."""
     if args.matrix is not None:
-        from lifelong_core.io.matrix import load_float_matrix, load_matrix
+        from lifelong_core.io.matrix import load_float_matrix
 
-        if args.dataset is not None:
-            raise InputError("--dataset goes with --store, not --matrix.")
-        A = load_matrix(args.matrix, "--matrix")
+        A = matrix_arg(args)
         conf = None
         if args.confidence is not None:
             conf = load_float_matrix(args.confidence, "--confidence")
@@ -159,19 +151,18 @@ def _load(args, ranks: list[str]):
 
 
 def run(args: argparse.Namespace) -> int:
-    from lifelong_core.commands.sweep import parse_budgets
     from lifelong_core.studies.new_samples import SORTS, SPLITS, new_sample_study
     from lifelong_core.workflows.new_samples import make_splits
 
-    splits_wanted = _names(args.split, SPLITS, "--split")
-    ranks = _names(args.rank, SORTS, "--rank")
+    splits_wanted = choices_list(args.split, SPLITS, "--split")
+    ranks = choices_list(args.rank, SORTS, "--rank")
     check_out_dirs(
         (args.out, "--out"),
         (args.fits, "--fits"),
         (args.rankings, "--rankings"),
         (args.per_sample, "--per-sample"),
     )
-    budgets = parse_budgets(args.budgets) if args.budgets is not None else None
+    budgets = parse_ints(args.budgets, "--budgets") if args.budgets is not None else None
     A, conf, doms = _load(args, ranks)
     if "confidence" in ranks and conf is None:
         if args.store is not None:
@@ -179,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
                 f"store {args.store} holds no confidences (true_prob) for these models; use --rank sum."
             )
         raise InputError("--rank confidence needs --confidence C (confidence of the true class).")
-    held = [d.strip() for d in args.held_out.split(",") if d.strip()] if args.held_out else None
+    held = comma_list(args.held_out) if args.held_out else None
     if "domain" in splits_wanted and doms is None:
         raise InputError(
             "--split domain needs the samples' domains: --sample-domains FILE (or use --store)."

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from lifelong_core.commands.rank import _write
+from lifelong_core.commands._common import write_table
 from lifelong_core.errors import InputError
 
 
@@ -53,5 +53,5 @@ def run(args: argparse.Namespace) -> int:
     out = df[[*table.categories, "winner", "runner_up"]].copy()
     out["diff_pct"] = (df["diff"] * 100.0).round(6)
     out["se_pct"] = (df["se"] * 100.0).round(6)
-    _write(out, args.out)
+    write_table(out, args.out)
     return 0

@@ -113,9 +113,9 @@ def write_demo(directory: Path, data: DemoData, images: np.ndarray, manifest_ext
     data.models[MODEL_COLUMNS].to_csv(directory / MODELS, index=False, lineterminator="\n")
     data.samples[SAMPLE_COLUMNS].to_csv(directory / SAMPLES, index=False, lineterminator="\n")
     data.domains[DOMAIN_COLUMNS].to_csv(directory / DOMAINS, index=False, lineterminator="\n")
+    sizes = {name: (directory / name).stat().st_size for name in DATA_FILES}
     files = {
-        name: {"bytes": (directory / name).stat().st_size, "sha256": sha256(directory / name)}
-        for name in DATA_FILES
+        name: {"bytes": sizes[name], "sha256": sha256(directory / name)} for name in DATA_FILES
     }
     manifest = {
         **manifest_extra,
@@ -123,7 +123,7 @@ def write_demo(directory: Path, data: DemoData, images: np.ndarray, manifest_ext
         "n_samples": int(n),
         "quantization": "confidence and true_prob stored as float16; correctness exact (packed bits, little bit order)",
         "files": files,
-        "total_bytes": int(sum(f["bytes"] for f in files.values())),
+        "total_bytes": sum(sizes.values()),
     }
     (directory / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
@@ -154,7 +154,23 @@ def _csv(path: Path, columns: list[str]) -> pd.DataFrame:
 
 
 def verify_manifest(directory: Path) -> dict:
-    """Check every file against MANIFEST.json; InputError naming the first mismatch."""
+    """Check every file of a demo directory against its MANIFEST.json.
+
+    Parameters
+    ----------
+    directory : pathlib.Path
+        The demo directory.
+
+    Returns
+    -------
+    dict
+        The manifest.
+
+    Raises
+    ------
+    InputError
+        Naming the first file that is missing or does not match its checksum.
+    """
     directory = Path(directory)
     path = directory / MANIFEST
     if not path.exists():
@@ -170,7 +186,23 @@ def verify_manifest(directory: Path) -> dict:
 
 
 def load_demo(directory: Path) -> DemoData:
-    """Read and cross-check a demo directory; InputError on any inconsistency."""
+    """Read and cross-check a demo directory.
+
+    Parameters
+    ----------
+    directory : pathlib.Path
+        The demo directory (predictions, models, samples, domains).
+
+    Returns
+    -------
+    DemoData
+
+    Raises
+    ------
+    InputError
+        Naming the file on any inconsistency (missing file or array, shapes or row counts
+        that disagree).
+    """
     directory = Path(directory)
     pred = _npz(directory / PREDICTIONS)
     for key in ("correct_bits", "predicted", "confidence", "true_prob", "shape"):

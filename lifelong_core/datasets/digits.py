@@ -55,7 +55,11 @@ def split_pools(labels: np.ndarray, seed: int = SEED) -> tuple[np.ndarray, np.nd
         test.append(idx[:TEST_PER_CLASS])
         rep.append(idx[TEST_PER_CLASS : TEST_PER_CLASS + REPLICATION_PER_CLASS])
         train.append(idx[TEST_PER_CLASS + REPLICATION_PER_CLASS :])
-    return tuple(np.sort(np.concatenate(p)) for p in (train, test, rep))
+    return (
+        np.sort(np.concatenate(train)),
+        np.sort(np.concatenate(test)),
+        np.sort(np.concatenate(rep)),
+    )
 
 
 def render_test_set(images: np.ndarray, labels: np.ndarray, seed: int = SEED):
@@ -177,11 +181,11 @@ def build(
     specs = [specs[i] for i in np.argsort(order, kind="stable")]
 
     init_args = (images[train], labels[train], test_X, test_labels)
-    results = [None] * len(specs)
+    results: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     if jobs <= 1:
         _init_worker(*init_args)
         for i, spec in enumerate(specs):
-            results[i] = train_and_predict(spec)
+            results.append(train_and_predict(spec))
             if progress:
                 progress(i + 1, len(specs))
     else:
@@ -189,8 +193,9 @@ def build(
 
         ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         with ctx.Pool(jobs, initializer=_init_worker, initargs=init_args) as pool:
+            # imap yields in the order of ``specs``.
             for i, res in enumerate(pool.imap(train_and_predict, specs, chunksize=1)):
-                results[i] = res
+                results.append(res)
                 if progress:
                     progress(i + 1, len(specs))
 

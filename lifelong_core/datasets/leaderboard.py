@@ -22,12 +22,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.paths import DATA_DIR
+
+if TYPE_CHECKING:
+    from lifelong_core.store.store import Store
 
 DEFAULT_SOURCE = DATA_DIR / "open_llm_leaderboard_v2"
 DATASET = "open-llm-leaderboard-v2"
@@ -54,7 +58,23 @@ class Leaderboard:
 
 
 def load(source: str | Path = DEFAULT_SOURCE) -> Leaderboard:
-    """Read the three task files; ``InputError`` naming the file when one is unusable."""
+    """Read the three task files of the bundled Open LLM Leaderboard v2 results (Zhang, Dorner
+    and Hardt, 2025, "How Benchmark Prediction from Fewer Data Misses the Mark").
+
+    Parameters
+    ----------
+    source : str or pathlib.Path
+        The folder holding the task files.
+
+    Returns
+    -------
+    Leaderboard
+
+    Raises
+    ------
+    InputError
+        Naming the file when one is missing or unusable.
+    """
     source = Path(source)
     tables = {}
     for task in TASKS:
@@ -139,8 +159,31 @@ def description(lb: Leaderboard) -> str:
     return text
 
 
-def insert(store, source: str | Path = DEFAULT_SOURCE, lb: Leaderboard | None = None) -> dict:
-    """Add the dataset to an open, writable store; returns a summary with the quirks."""
+def insert(
+    store: Store, source: str | Path = DEFAULT_SOURCE, lb: Leaderboard | None = None
+) -> dict:
+    """Add the leaderboard dataset to an open, writable store.
+
+    Parameters
+    ----------
+    store : Store
+        A writer handle.
+    source : str or pathlib.Path
+        The folder holding the task files (named in the store's log).
+    lb : Leaderboard, optional
+        The files already read (default: read them from ``source``).
+
+    Returns
+    -------
+    dict
+        dataset, models, entries, and the quirks of the data (duplicated, partial).
+
+    Raises
+    ------
+    InputError
+        If the files are unusable or conflict with what the store holds; the store is then
+        unchanged.
+    """
     lb = lb or load(source)
     store.add_dataset(DATASET, description=description(lb), synthetic=False, source=SOURCE)
     models = models_table(lb)

@@ -316,7 +316,7 @@ def write_store(
                 stop = block.start + len(block.correct)
                 models = models_table(spec, dataset, block.start, stop, latent)
                 source = f"synthetic rows {block.start}..{stop - 1}"
-                if with_prob:
+                if block.prob is not None:  # the blocks carry probabilities when with_prob
                     st.insert_matrix(
                         block.correct,
                         models=models,

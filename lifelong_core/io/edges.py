@@ -8,6 +8,7 @@ a temporary file next to the target and renamed over it only when complete
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,7 +33,8 @@ _CAUSES = {
 
 def cause(exc: OSError) -> str:
     """The plain cause of an OS error (``"the disk is full"``), without the path."""
-    return _CAUSES.get(exc.errno, exc.strerror or type(exc).__name__)
+    found = None if exc.errno is None else _CAUSES.get(exc.errno)
+    return found or exc.strerror or type(exc).__name__
 
 
 def os_error(exc: OSError, path, what: str, doing: str) -> InputError:
@@ -95,3 +97,15 @@ def atomic_output(path, what: str, suffix: str = "") -> Iterator[Path]:
             pass
         except OSError:
             pass  # the original error (if any) is the one worth reporting
+
+
+def file_checksum(*paths: str | os.PathLike[str]) -> str:
+    """sha256 over the bytes of the source file(s) of an import, recorded in the log."""
+    h = hashlib.sha256()
+    for i, path in enumerate(paths):
+        if i:
+            h.update(b"\x00next file\x00")
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return "sha256:" + h.hexdigest()

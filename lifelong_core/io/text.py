@@ -187,3 +187,28 @@ def check_archive(path, what: str) -> list[zipfile.ZipInfo]:
         raise os_error(exc, path, what, "read") from None
     _unpacked_guard(sum(i.file_size for i in infos), what)
     return infos
+
+
+def extract_zip(archive, dest) -> Path:
+    """Unpack ``archive`` under ``dest`` and return ``dest``; refuses members that would
+    land outside ``dest`` and archives that unpack to more than the unpacked limit
+    (:mod:`lifelong_core.io.limits`: a "zip bomb" must not fill the disk)."""
+    archive, dest = Path(archive), Path(dest)
+    infos = check_archive(archive, archive.name)
+    try:
+        zf = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError):
+        raise InputError(f"{archive.name} is not a readable zip archive.") from None
+    with zf:
+        root = dest.resolve()
+        for info in infos:
+            target = (dest / info.filename).resolve()
+            if root != target and root not in target.parents:
+                raise InputError(
+                    f"{archive.name} holds {info.filename!r}, a path outside the archive; it is not unpacked."
+                )
+        try:
+            zf.extractall(dest)
+        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            raise InputError(f"{archive.name} could not be unpacked ({exc}).") from None
+    return dest

@@ -47,12 +47,31 @@ SUBSETS = ("source", "target", "matched source", "matched target", "unmatched ta
 
 @dataclass(frozen=True, eq=False)
 class ModelComparison:
-    """:func:`compare_models` result: ``table`` (one row per model) and each summary."""
+    """What :func:`compare_models` returns.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per model: accuracies, matched accuracies, unmatched fraction, confidences.
+    summaries : dict of str to MatchSummary
+        Each model's full summary, by model name.
+    """
 
     table: pd.DataFrame
     summaries: dict  # model name -> MatchSummary
 
     def summary(self, model: str) -> MatchSummary:
+        """The :class:`MatchSummary` of one model.
+
+        Parameters
+        ----------
+        model : str
+            A model name of ``table``.
+
+        Returns
+        -------
+        MatchSummary
+        """
         return self.summaries[model]
 
 
@@ -84,13 +103,42 @@ def compare_models(
     seed: int = 0,
     progress: Callable[[float], None] | None = None,
 ) -> ModelComparison:
-    """Anzaku et al. §4 (Figs. 3, 4): the matching protocol for every model.
+    """The matching protocol for every model (Anzaku et al. (2022), *A Principled Evaluation
+    Protocol for Comparative Investigation of the Effectiveness of DNN Classification Models on
+    Similar-but-non-identical Datasets*, §4, Figs. 3 and 4).
 
-    ``y_*`` are the labels of the datapoints (1-d); ``pred_*`` / ``conf_*`` are the
-    predicted labels and max-softmax probabilities, one row per model in ``models``.
-    ``progress(fraction)`` is called after each model.
+    Parameters
+    ----------
+    models : sequence of str
+        Model names, unique; one row of each matrix per model.
+    y_source, y_target : array_like
+        Labels of the datapoints (1-d).
+    pred_source, pred_target : array_like
+        Predicted labels, (models, datapoints).
+    conf_source, conf_target : array_like
+        Max-softmax probabilities, (models, datapoints).
+    eps : float
+        Match when the confidences differ by at most ``eps``.
+    criterion : {"label-prob", "prob"}
+        Algorithm 1 (same predicted label and confidence) or 2 (confidence only).
+    runs : int
+        Seeded runs per model.
+    seed : int
+        Seed of the runs.
+    progress : callable, optional
+        Called with the fraction done after each model.
+
+    Returns
+    -------
+    ModelComparison
+
+    Raises
+    ------
+    InputError
+        For no or repeated model names, mis-shaped matrices, invalid predictions or
+        parameters.
     """
-    check_params(eps, criterion, runs)
+    crit = check_params(eps, criterion, runs)
     models = [str(m) for m in models]
     if not models:
         raise InputError("No models to compare: choose at least one model.")
@@ -112,7 +160,7 @@ def compare_models(
         tgt = make_predictions(
             y_target, pred_target[k], conf_target[k], name=f"target (model {model})"
         )
-        s = matched_accuracy(src, tgt, eps=eps, criterion=criterion, runs=runs, seed=seed)
+        s = matched_accuracy(src, tgt, eps=eps, criterion=crit, runs=runs, seed=seed)
         summaries[model] = s
         rows.append(
             (
@@ -138,11 +186,20 @@ def compare_models(
 
 
 def accuracy_vs_confidence(table: pd.DataFrame) -> pd.DataFrame:
-    """Fig. 1: one row per model and dataset with its accuracy and mean confidence.
+    """One row per model and dataset with its accuracy and mean confidence (Anzaku et al. (2022), *A
+    Principled Evaluation Protocol for Comparative Investigation of the Effectiveness of DNN
+    Classification Models on Similar-but-non-identical Datasets*, Fig. 1).
 
-    ``table`` is :attr:`ModelComparison.table`; returns columns model, dataset
-    (``source``/``target``), accuracy, confidence, and the calibration gap
-    ``confidence - accuracy`` (points above the diagonal are under-confident).
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :attr:`ModelComparison.table`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        model, dataset (``source``/``target``), accuracy, confidence, and the calibration gap
+        ``confidence - accuracy`` (points above the diagonal are under-confident).
     """
     parts = []
     for side in ("source", "target"):
@@ -164,7 +221,22 @@ def accuracy_vs_confidence(table: pd.DataFrame) -> pd.DataFrame:
 def subset_arrays(
     source: Predictions, target: Predictions, matches: Sequence[MatchRun]
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Predicted probability and correctness of each subset of Fig. 5, pooled over runs."""
+    """Predicted probability and correctness of each subset of Anzaku et al. (2022), *A Principled
+    Evaluation Protocol for Comparative Investigation of the Effectiveness of DNN Classification
+    Models on Similar-but-non-identical Datasets*, Fig. 5, pooled over runs.
+
+    Parameters
+    ----------
+    source, target : Predictions
+        The model's outputs on both sets.
+    matches : sequence of MatchRun
+        The runs of :func:`~lifelong_core.matching.protocol.match_runs`.
+
+    Returns
+    -------
+    dict of str to tuple of numpy.ndarray
+        subset (:data:`SUBSETS`) -> (probabilities, correct).
+    """
     cs, ct = source.correct, target.correct
 
     def pooled(arrays, p, c):
@@ -187,8 +259,20 @@ def subset_arrays(
 def reliability(p, correct, bins: int = 10) -> pd.DataFrame:
     """Reliability diagram: equal-width confidence bins on [0, 1] (p = 1 in the last).
 
-    Columns: bin, lo, hi, confidence (mean p in the bin), accuracy, count. Empty bins
-    keep count 0 and NaN confidence/accuracy so tables from different subsets line up.
+    Parameters
+    ----------
+    p : array_like
+        Predicted probabilities.
+    correct : array_like
+        Whether each prediction was right.
+    bins : int
+        Number of bins.
+
+    Returns
+    -------
+    pandas.DataFrame
+        bin, lo, hi, confidence (mean p in the bin), accuracy, count. Empty bins keep count 0
+        and NaN confidence and accuracy, so tables from different subsets line up.
     """
     if int(bins) != bins or bins < 1:
         raise InputError(f"The number of confidence bins must be an integer >= 1, got {bins!r}.")
@@ -218,7 +302,23 @@ def reliability(p, correct, bins: int = 10) -> pd.DataFrame:
 def subset_reliability(
     source: Predictions, target: Predictions, matches: Sequence[MatchRun], bins: int = 10
 ) -> pd.DataFrame:
-    """Fig. 5(a): :func:`reliability` for each subset, stacked with a ``subset`` column."""
+    """:func:`reliability` for each subset, stacked with a ``subset`` column (Anzaku et al. (2022),
+    *A Principled Evaluation Protocol for Comparative Investigation of the Effectiveness of DNN
+    Classification Models on Similar-but-non-identical Datasets*, Fig. 5a).
+
+    Parameters
+    ----------
+    source, target : Predictions
+        The model's outputs on both sets.
+    matches : sequence of MatchRun
+        The runs.
+    bins : int
+        Number of bins.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
     parts = []
     for name, (p, c) in subset_arrays(source, target, matches).items():
         part = reliability(p, c, bins=bins)
@@ -230,11 +330,27 @@ def subset_reliability(
 def subset_density(
     source: Predictions, target: Predictions, matches: Sequence[MatchRun], bins: int = 20
 ) -> pd.DataFrame:
-    """Fig. 5(b): histogram density of predicted probabilities per subset on [0, 1].
+    """Histogram density of predicted probabilities per subset on [0, 1] (Anzaku et al. (2022), *A
+    Principled Evaluation Protocol for Comparative Investigation of the Effectiveness of DNN
+    Classification Models on Similar-but-non-identical Datasets*, Fig. 5b).
 
     A histogram rather than a kernel estimate: max-softmax values pile up at 1, where a
-    kernel would leak mass past the boundary. Columns: subset, p (bin centre), density
-    (integrates to 1 over [0, 1]; all zero for an empty subset), count.
+    kernel would leak mass past the boundary.
+
+    Parameters
+    ----------
+    source, target : Predictions
+        The model's outputs on both sets.
+    matches : sequence of MatchRun
+        The runs.
+    bins : int
+        Number of bins.
+
+    Returns
+    -------
+    pandas.DataFrame
+        subset, p (bin centre), density (integrates to 1 over [0, 1]; all zero for an empty
+        subset), count.
     """
     if int(bins) != bins or bins < 1:
         raise InputError(f"The number of density bins must be an integer >= 1, got {bins!r}.")

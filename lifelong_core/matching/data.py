@@ -27,10 +27,21 @@ MAX_LABEL = 2**53
 
 @dataclass(frozen=True, eq=False)
 class Predictions:
-    """Outputs of one model on one dataset: labels ``y``, predictions ``y_pred``, max prob ``p``.
+    """Outputs of one model on one dataset.
 
     Build it with :func:`make_predictions` (or :func:`read_predictions_csv`), which
     validates; the arrays are made read-only so a result can never drift from its input.
+
+    Attributes
+    ----------
+    y : numpy.ndarray
+        int64 ground-truth labels.
+    y_pred : numpy.ndarray
+        int64 predicted labels.
+    p : numpy.ndarray
+        float64 predicted probability of ``y_pred``, in [0, 1].
+    name : str
+        How messages name the dataset.
     """
 
     y: np.ndarray  # int64 ground-truth labels
@@ -48,6 +59,7 @@ class Predictions:
 
     @property
     def accuracy(self) -> float:
+        """Share of datapoints predicted right."""
         return float(np.mean(self.correct))
 
     @property
@@ -91,9 +103,26 @@ def _check_label_range(values: np.ndarray, what: str, name: str, shown) -> None:
 def make_predictions(y, y_pred, p, name: str = "data") -> Predictions:
     """Validated :class:`Predictions` from three aligned 1-d arrays.
 
-    Raises :class:`InputError` (naming ``name``, the row and the column) for mismatched
-    lengths, an empty dataset, non-integer labels, NaN or probabilities outside [0, 1].
-    Rows are counted from 1.
+    Parameters
+    ----------
+    y : array_like
+        Whole-number labels.
+    y_pred : array_like
+        Whole-number predicted labels.
+    p : array_like
+        Probabilities of the predicted labels, in [0, 1].
+    name : str
+        How messages name the dataset.
+
+    Returns
+    -------
+    Predictions
+
+    Raises
+    ------
+    InputError
+        Naming ``name``, the row (from 1) and the column, for mismatched lengths, an empty
+        dataset, non-integer labels, NaN or probabilities outside [0, 1].
     """
     y_arr = _as_int_labels(y, "y", name)
     yp_arr = _as_int_labels(y_pred, "y_pred", name)
@@ -123,8 +152,21 @@ def make_predictions(y, y_pred, p, name: str = "data") -> Predictions:
 def read_predictions_csv(path: str | Path) -> Predictions:
     """Read a ``y, y_pred, p`` CSV (one row per datapoint of one model) and validate it.
 
-    Errors name the file, the data row (1-based, header not counted) and the column.
     Extra columns are ignored.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The CSV file.
+
+    Returns
+    -------
+    Predictions
+
+    Raises
+    ------
+    InputError
+        Naming the file, the data row (1-based, header not counted) and the column.
     """
     path = Path(path)
     name = path.name

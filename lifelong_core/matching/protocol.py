@@ -48,6 +48,7 @@ from lifelong_core.matching.data import Predictions
 
 Criterion = Literal["label-prob", "prob"]
 CRITERIA: tuple[str, ...] = ("label-prob", "prob")
+_CRITERION: dict[str, Criterion] = {"label-prob": "label-prob", "prob": "prob"}
 
 RUN_COLUMNS = (
     "run",
@@ -61,11 +62,17 @@ RUN_COLUMNS = (
 
 @dataclass(frozen=True, eq=False)
 class MatchRun:
-    """One run of Algorithm 1/2: indices into the source and target datasets.
+    """One run of Algorithm 1 or 2 of Anzaku et al. (2022), *A Principled Evaluation Protocol for
+    Comparative Investigation of the Effectiveness of DNN Classification Models on
+    Similar-but-non-identical Datasets*: indices into the source and target datasets.
 
-    ``src_matched[i]`` was matched to ``tgt_matched[i]``; both are in the order the target
-    datapoints were processed. ``tgt_unmatched`` lists the target datapoints without a
-    match, in processing order.
+    Attributes
+    ----------
+    src_matched, tgt_matched : numpy.ndarray
+        int64; ``src_matched[i]`` was matched to ``tgt_matched[i]``, both in the order the
+        target datapoints were processed.
+    tgt_unmatched : numpy.ndarray
+        int64 target datapoints without a match, in processing order.
     """
 
     src_matched: np.ndarray  # int64 indices into the source
@@ -74,17 +81,45 @@ class MatchRun:
 
     @property
     def n_matched(self) -> int:
+        """Number of matched pairs."""
         return int(self.tgt_matched.shape[0])
 
 
 @dataclass(frozen=True, eq=False)
 class MatchSummary:
-    """Accuracy, matched accuracy and the unmatched fraction for one model (§2.3).
+    """Accuracy, matched accuracy and the unmatched fraction for one model (Anzaku et al. (2022), *A
+    Principled Evaluation Protocol for Comparative Investigation of the Effectiveness of DNN
+    Classification Models on Similar-but-non-identical Datasets*, §2.3).
 
-    Matched quantities are means over ``runs`` seeded runs (``per_run`` holds each run;
-    it is built on request, since a table per model is costly when comparing hundreds).
-    ``acc_unmatched`` / ``matched_acc_*`` are NaN when undefined in every run (nothing
-    unmatched / nothing matched).
+    Matched quantities are means over ``runs`` seeded runs (``per_run`` holds each run; it
+    is built on request, since a table per model is costly when comparing hundreds).
+
+    Attributes
+    ----------
+    acc_source, acc_target : float
+        Accuracy on all of each set.
+    matched_acc_source, matched_acc_target : float
+        Accuracy on the matched datapoints of each set (NaN when nothing matched in any run).
+    fraction_unmatched : float
+        Share of the target left unmatched.
+    acc_unmatched : float
+        Accuracy on the unmatched target datapoints (NaN when none in any run).
+    n_matched : float
+        Mean matched pairs per run.
+    conf_source, conf_target : float
+        Mean confidence on each set.
+    n_source, n_target : int
+        Datapoints of each set.
+    eps : float
+        The matching tolerance.
+    criterion : str
+        ``label-prob`` (Algorithm 1) or ``prob`` (Algorithm 2).
+    runs, seed : int
+        The runs and their seed.
+    per_run_columns : dict
+        Column -> one value per run (see ``per_run``).
+    matches : tuple of MatchRun
+        The runs.
     """
 
     acc_source: float
@@ -111,9 +146,19 @@ class MatchSummary:
         return pd.DataFrame(self.per_run_columns, columns=list(RUN_COLUMNS))
 
     def standard_error(self, column: str) -> float:
-        """Standard error over runs of a per-run column (NaN runs skipped; NaN below 2 runs).
+        """Standard error over runs of a per-run column (NaN runs skipped).
 
         §4 leaves error bars out because these were negligible; this says how small.
+
+        Parameters
+        ----------
+        column : str
+            A column of ``per_run``.
+
+        Returns
+        -------
+        float
+            NaN below 2 runs.
         """
         values = np.asarray(self.per_run_columns[column], dtype=np.float64)
         values = values[~np.isnan(values)]
@@ -155,17 +200,42 @@ def check_params(
     runs: int | None = None,
     seed: int | None = None,
     max_runs: int | None = limits.MAX_MATCH_RUNS,
-) -> None:
-    """InputError for an epsilon outside [0, 1] or not a finite number, an unknown
-    criterion, runs outside [1, ``max_runs``] or a seed outside the seed rule.
+) -> Criterion:
+    """Check the parameters of one matching request and return the criterion.
 
     ``max_runs`` is the bound on one request (the command line, the app, ``compare_models``
     and ``matched_accuracy``); ``match_runs`` itself, the algorithm, takes any number
     (``max_runs=None``: statistical checks of the algorithm draw thousands of runs).
+
+    Parameters
+    ----------
+    eps : float
+        The tolerance, in [0, 1].
+    criterion : str
+        ``label-prob`` or ``prob``.
+    runs : int, optional
+        Runs, in [1, ``max_runs``] (not checked when None).
+    seed : int, optional
+        Seed, by the seed rule of :func:`lifelong_core.limits.check_seed` (not checked when
+        None).
+    max_runs : int, optional
+        The most runs allowed.
+
+    Returns
+    -------
+    Criterion
+        ``criterion`` as the literal type the algorithm takes.
+
+    Raises
+    ------
+    InputError
+        For an epsilon outside [0, 1] or not a finite number, an unknown criterion, runs out
+        of range or a seed outside the seed rule.
     """
     # Probabilities differ by at most 1, so a larger epsilon would match every pair.
     limits.check_real(eps, "epsilon", 0.0, 1.0, param="eps")
-    if criterion not in CRITERIA:
+    crit = _CRITERION.get(criterion) if isinstance(criterion, str) else None
+    if crit is None:
         raise InputError(
             f"criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}.", param="criterion"
         )
@@ -173,6 +243,7 @@ def check_params(
         limits.check_count(runs, "the number of runs", 1, max_runs or 2**63, "runs")
     if seed is not None:
         limits.check_seed(seed)
+    return crit
 
 
 # ------------------------------------------------------------------ candidate windows
@@ -285,10 +356,29 @@ def match_runs(
     runs: int = 10,
     seed: int | np.random.Generator = 0,
 ) -> tuple[MatchRun, ...]:
-    """``runs`` independent runs of Algorithm 1 (``label-prob``) or 2 (``prob``).
+    """``runs`` independent runs of Algorithm 1 (``label-prob``) or 2 (``prob``) of Anzaku et al.
+    (2022), *A Principled Evaluation Protocol for Comparative Investigation of the Effectiveness
+    of DNN Classification Models on Similar-but-non-identical Datasets*.
 
-    Runs draw from one ``np.random.default_rng(seed)`` in sequence, so the same seed gives
-    the same runs, and run r of a longer call equals run r of a shorter one.
+    Runs draw from one ``np.random.default_rng(seed)`` in sequence, so the same seed gives the
+    same runs, and run r of a longer call equals run r of a shorter one.
+
+    Parameters
+    ----------
+    source, target : Predictions
+        The model's outputs on both sets.
+    eps : float
+        Match when the confidences differ by at most ``eps``.
+    criterion : {"label-prob", "prob"}
+        Algorithm 1 or 2.
+    runs : int
+        Number of runs (any number: no request bound here).
+    seed : int or numpy.random.Generator
+        Seed, or the generator to draw from.
+
+    Returns
+    -------
+    tuple of MatchRun
     """
     check_params(
         eps, criterion, runs, None if isinstance(seed, np.random.Generator) else seed, max_runs=None
@@ -338,7 +428,20 @@ def _run_columns(source: Predictions, target: Predictions, matches) -> dict[str,
 
 
 def run_table(source: Predictions, target: Predictions, matches) -> pd.DataFrame:
-    """Per-run matched accuracies, unmatched fraction and accuracy on the unmatched."""
+    """Per-run matched accuracies, unmatched fraction and accuracy on the unmatched.
+
+    Parameters
+    ----------
+    source, target : Predictions
+        The model's outputs on both sets.
+    matches : sequence of MatchRun
+        The runs.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per run, columns :data:`RUN_COLUMNS`.
+    """
     return pd.DataFrame(_run_columns(source, target, matches), columns=list(RUN_COLUMNS))
 
 
@@ -355,7 +458,33 @@ def matched_accuracy(
     runs: int = 10,
     seed: int = 0,
 ) -> MatchSummary:
-    """Anzaku et al. §2.3 for one model: accuracy, matched accuracy, unmatched, over R runs."""
+    """Accuracy, matched accuracy and unmatched fraction of one model over ``runs`` runs
+    (Anzaku et al. (2022), *A Principled Evaluation Protocol for Comparative Investigation of the
+    Effectiveness of DNN Classification Models on Similar-but-non-identical Datasets*, §2.3,
+    Algorithms 1 and 2).
+
+    Parameters
+    ----------
+    source, target : Predictions
+        The model's outputs on both sets.
+    eps : float
+        Match when the confidences differ by at most ``eps``.
+    criterion : {"label-prob", "prob"}
+        Algorithm 1 (same predicted label and confidence) or 2 (confidence only).
+    runs : int
+        Seeded runs.
+    seed : int
+        Seed of the runs.
+
+    Returns
+    -------
+    MatchSummary
+
+    Raises
+    ------
+    InputError
+        If a parameter is out of range.
+    """
     check_params(eps, criterion, runs, seed)
     matches = match_runs(source, target, eps=eps, criterion=criterion, runs=runs, seed=seed)
     cols = _run_columns(source, target, matches)

@@ -25,7 +25,26 @@ def match_reference(
     criterion: str,
     rng: np.random.Generator,
 ) -> MatchRun:
-    """One run of MatchPredictions (Alg. 1 for ``label-prob``, Alg. 2 for ``prob``)."""
+    """One run of MatchPredictions as the paper writes it, in O(N M): Algorithm 1 for
+    ``label-prob``, Algorithm 2 for ``prob`` (Anzaku et al. (2022), *A Principled Evaluation
+    Protocol for Comparative Investigation of the Effectiveness of DNN Classification Models on
+    Similar-but-non-identical Datasets*). The fast path is tested against it.
+
+    Parameters
+    ----------
+    source, target : Predictions
+        The model's outputs on both sets.
+    eps : float
+        Match when the confidences differ by at most ``eps``.
+    criterion : str
+        ``label-prob`` or ``prob``.
+    rng : numpy.random.Generator
+        Draws the processing order and the choice among candidates.
+
+    Returns
+    -------
+    MatchRun
+    """
     check_params(eps, criterion)
     use_label = criterion == "label-prob"
     p_src = [

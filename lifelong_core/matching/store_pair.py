@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,9 @@ import pandas as pd
 from lifelong_core.errors import InputError
 from lifelong_core.matching.comparison import TABLE_COLUMNS, ModelComparison, compare_models
 from lifelong_core.matching.data import Predictions, make_predictions
+
+if TYPE_CHECKING:
+    from lifelong_core.store.store import Store
 
 FIELDS = ("predicted", "confidence")
 DEMO_DATASET = "lifelong-digits"
@@ -29,12 +33,21 @@ DEMO_TARGET_DOMAIN = "clean-replication"
 
 @dataclass(frozen=True)
 class Side:
-    """A dataset, or some of its domains; ``domains=None`` means all of them."""
+    """A dataset, or some of its domains, as one side of a comparison.
+
+    Attributes
+    ----------
+    dataset : str
+        The dataset.
+    domains : tuple of str, optional
+        Its domains on this side; None means all of them.
+    """
 
     dataset: str
     domains: tuple[str, ...] | None = None
 
     def describe(self) -> str:
+        """The side in words: ``dataset (all domains)`` or ``dataset / a, b``."""
         if not self.domains:
             return f"{self.dataset} (all domains)"
         return f"{self.dataset} / {', '.join(self.domains)}"
@@ -76,13 +89,24 @@ class PairData:
 
 
 def model_names(models: pd.DataFrame) -> list[str]:
-    """Display name per store model: its name, or ``name [model_id]`` where names repeat."""
+    """Display name per store model: its name, or ``name [model_id]`` where names repeat.
+
+    Parameters
+    ----------
+    models : pandas.DataFrame
+        The store's models table (``Store.models()``).
+
+    Returns
+    -------
+    list of str
+        One name per row, in order.
+    """
     names = models["name"].fillna(models["model_id"]).astype(str)
     dup = names.duplicated(keep=False)
     return [f"{n} [{i}]" if d else n for n, i, d in zip(names, models["model_id"].astype(str), dup)]
 
 
-def _samples(store, side: Side, role: str) -> pd.DataFrame:
+def _samples(store: Store, side: Side, role: str) -> pd.DataFrame:
     known = set(store.datasets()["dataset"])
     if side.dataset not in known:
         raise InputError(f"The store has no dataset {side.dataset!r} (the {role} set).")
@@ -123,8 +147,25 @@ class PairSamples:
     model_names: dict  # model_idx -> display name, every model in the store
 
 
-def read_samples(store, source: Side, target: Side) -> PairSamples:
-    """Labels and sample indices of both sides, and the store's model names."""
+def read_samples(store: Store, source: Side, target: Side) -> PairSamples:
+    """Labels and sample indices of both sides, and the store's model names.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    source, target : Side
+        The two sides.
+
+    Returns
+    -------
+    PairSamples
+
+    Raises
+    ------
+    InputError
+        If a side names an unknown dataset or domain, is empty, or has unlabelled samples.
+    """
     smp_s = _samples(store, source, "source")
     smp_t = _samples(store, target, "target")
     table = store.models()
@@ -139,21 +180,39 @@ def read_samples(store, source: Side, target: Side) -> PairSamples:
     )
 
 
-def _extras(store, rows: np.ndarray, pair: PairSamples):
+def _extras(store: Store, rows: np.ndarray, pair: PairSamples):
     ex_s = store.extras(models=rows, samples=pair.source_idx, fields=FIELDS)
     ex_t = store.extras(models=rows, samples=pair.target_idx, fields=FIELDS)
     return ex_s, ex_t
 
 
 def load_pair(
-    store, pair: PairSamples, models: Sequence[int] | None = None, require_any: bool = True
+    store: Store, pair: PairSamples, models: Sequence[int] | None = None, require_any: bool = True
 ) -> PairData:
-    """Read predicted labels and confidences of the given store rows (``model_idx``;
-    None = every model) on both sides of ``pair`` (from :func:`read_samples`).
+    """Read predicted labels and confidences of the given store rows on both sides of ``pair``.
 
-    Models without ``predicted``/``confidence`` on every chosen sample are left out and
-    listed in ``skipped`` with the store's reason; if none is left, an InputError says
-    which column is missing (or, with ``require_any=False``, the result has no models).
+    Models without ``predicted`` and ``confidence`` on every chosen sample are left out and
+    listed in ``skipped`` with the store's reason.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    pair : PairSamples
+        From :func:`read_samples`.
+    models : sequence of int, optional
+        ``model_idx`` of the models (None: every model).
+    require_any : bool
+        Raise when no model is left (else the result has no models).
+
+    Returns
+    -------
+    PairData
+
+    Raises
+    ------
+    InputError
+        If no model is left and ``require_any``, saying which column is missing.
     """
     names_all = pair.model_names
     if models is None:
@@ -215,7 +274,30 @@ def compare_pair(
     seed: int = 0,
     progress: Callable[[float], None] | None = None,
 ) -> ModelComparison:
-    """:func:`~lifelong_core.matching.comparison.compare_models` on a :class:`PairData`."""
+    """:func:`~lifelong_core.matching.comparison.compare_models` on a :class:`PairData`.
+
+    Parameters
+    ----------
+    data : PairData
+        From :func:`load_pair`.
+    eps : float
+        Match when the confidences differ by at most ``eps``.
+    criterion : {"label-prob", "prob"}
+        Algorithm 1 or 2.
+    runs, seed : int
+        Seeded runs per model.
+    progress : callable, optional
+        Called with the fraction done.
+
+    Returns
+    -------
+    ModelComparison
+
+    Raises
+    ------
+    InputError
+        If a parameter is invalid.
+    """
     return compare_models(
         data.models,
         data.y_source,
@@ -233,7 +315,7 @@ def compare_pair(
 
 
 def compare_store_models(
-    store,
+    store: Store,
     pair: PairSamples,
     models: Sequence[int] | None = None,
     eps: float = 0.005,
@@ -243,12 +325,41 @@ def compare_store_models(
     progress: Callable[[float], None] | None = None,
     require_any: bool = True,
 ) -> tuple[ModelComparison, tuple[str, ...]]:
-    """Load the chosen models on both sides and run the protocol for each; also the
-    list of models skipped for lack of predicted labels or confidences.
+    """Load the chosen models on both sides and run the protocol for each.
 
-    The Matched-accuracy page calls this once per block of models (to move its progress
-    bar and cache each block, with ``require_any=False`` so that a block of models without
+    The Matched-accuracy page calls this once per block of models (to move its progress bar
+    and cache each block, with ``require_any=False`` so that a block of models without
     confidences just comes back empty); the benchmark times the same calls.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    pair : PairSamples
+        From :func:`read_samples`.
+    models : sequence of int, optional
+        ``model_idx`` of the models (None: every model).
+    eps : float
+        Match when the confidences differ by at most ``eps``.
+    criterion : {"label-prob", "prob"}
+        Algorithm 1 or 2.
+    runs, seed : int
+        Seeded runs per model.
+    progress : callable, optional
+        Called with the fraction done.
+    require_any : bool
+        Raise when no model has the predictions needed.
+
+    Returns
+    -------
+    tuple
+        The :class:`ModelComparison` and the names of the models skipped for lack of
+        predicted labels or confidences.
+
+    Raises
+    ------
+    InputError
+        If no model is usable and ``require_any``, or a parameter is invalid.
     """
     data = load_pair(store, pair, models, require_any=require_any)
     if not data.models:

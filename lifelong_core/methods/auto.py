@@ -51,7 +51,7 @@ interval corrects for it as for ``mirt``: residual variance times ``n' / (n' - d
 chosen without the sample), since choosing among the rows by their agreement fits more
 than one parameter.
 
-Bounded work, deterministic: at most :data:`CV_MODELS` models and :data:`CV_SAMPLES`
+Bounded work, deterministic: at most :data:`~lifelong_core.methods.design.CV_MODELS` models and :data:`~lifelong_core.methods.design.CV_SAMPLES`
 columns (seeded random subsets), leave-one-out below 10 models and 5 folds above,
 :data:`CV_ITERS` alternating steps per candidate fit, and enough draws per budget that
 every budget is scored on at least :data:`MIN_DRAWS` held-out evaluations (several draws
@@ -74,6 +74,8 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods.base import Estimate, check_fitted, check_observations
 from lifelong_core.methods.design import (
     StratifiedAlongOrder,
+    cv_block,
+    cv_budgets,
     regular_positions,
     strata_bounds,
     stratified_positions,
@@ -90,8 +92,6 @@ from lifelong_core.sortsearch.sort import order_from_sums
 
 CANDIDATES = ("threshold", "copy-nearest", "mirt")
 CV_BUDGETS = (16, 32, 64, 128, 256, 512, 1024)
-CV_MODELS = 150
-CV_SAMPLES = 1500
 CV_ITERS = 15  # fewer alternating steps than the final fit: enough to rank configurations
 MIN_DRAWS = 60
 MARGIN = 0.01  # relative gain below which mirt's fixed settings are kept
@@ -383,11 +383,10 @@ def _tune(A: np.ndarray, seed: int, iters: int, candidates: tuple[str, ...]) -> 
     m, n = A.shape
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
-    rows = np.sort(rng.choice(m, CV_MODELS, replace=False)) if m > CV_MODELS else np.arange(m)
-    cols = np.sort(rng.choice(n, CV_SAMPLES, replace=False)) if n > CV_SAMPLES else np.arange(n)
+    rows, cols = cv_block(m, n, rng)
     B = A[np.ix_(rows, cols)].astype(np.uint8)
     mb, nb = B.shape
-    budgets = sorted({min(b, max(nb // 2, 2)) for b in CV_BUDGETS})
+    budgets = cv_budgets(nb, CV_BUDGETS)
     folds = _folds(mb, rng)
     draws, orders = _make_draws(B, folds, budgets, rng)
     budget_of = np.array(draws.budget)
@@ -548,15 +547,14 @@ class AutoEstimator(StratifiedAlongOrder):
         seed: int = 0,
     ) -> AutoEstimator:
         """:meth:`fit` from packed rows ``P`` ((m, ceil(n/8)) uint8) in bounded memory: the
-        cross-validation on a dense random subset of :data:`CV_MODELS` rows and
-        :data:`CV_SAMPLES` columns, CopyNearest&Expand left out (module docstring), then
+        cross-validation on a dense random subset of :data:`~lifelong_core.methods.design.CV_MODELS` rows and
+        :data:`~lifelong_core.methods.design.CV_SAMPLES` columns, CopyNearest&Expand left out (module docstring), then
         ``mirt``'s packed fit at the chosen size."""
         from lifelong_core.bits import unpack_rows
 
         m = P.shape[0]
         rng = np.random.default_rng(self.seed)
-        rows = np.sort(rng.choice(m, CV_MODELS, replace=False)) if m > CV_MODELS else np.arange(m)
-        cols = np.sort(rng.choice(n, CV_SAMPLES, replace=False)) if n > CV_SAMPLES else np.arange(n)
+        rows, cols = cv_block(m, n, rng)
         B = np.empty((len(rows), len(cols)), dtype=np.uint8)
         for a in range(0, len(rows), 64):
             B[a : a + 64] = unpack_rows(P[rows[a : a + 64]], n)[:, cols]

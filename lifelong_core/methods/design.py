@@ -33,8 +33,12 @@ from lifelong_core.methods.base import check_fitted
 from lifelong_core.sortsearch.search import check_budget
 
 __all__ = [
+    "CV_MODELS",
+    "CV_SAMPLES",
     "AccuracyInterval",
     "StratifiedAlongOrder",
+    "cv_block",
+    "cv_budgets",
     "difference_estimate",
     "difference_estimate_at",
     "regular_positions",
@@ -230,3 +234,24 @@ def difference_estimate_at(
     df = var**2 / float(((g * s2_h) ** 2 / np.maximum(n_h - 1, 1)).sum())
     half = float(stats.t.ppf(0.5 + level / 2.0, df)) * se
     return AccuracyInterval(acc, max(acc - half, 0.0), min(acc + half, 1.0), se, half)
+
+
+# The self-tuning estimators (``mirt-cv``, ``auto``) cross-validate on at most this many
+# models and samples of the cache: bounded, deterministic work whatever its size.
+CV_MODELS = 150
+CV_SAMPLES = 1500
+
+
+def cv_block(m: int, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and columns (ascending) of the cross-validation block of an ``m x n`` cache:
+    all of them up to :data:`CV_MODELS` rows and :data:`CV_SAMPLES` columns, else a
+    uniform draw without replacement from ``rng`` (the rows first, then the columns)."""
+    rows = np.sort(rng.choice(m, CV_MODELS, replace=False)) if m > CV_MODELS else np.arange(m)
+    cols = np.sort(rng.choice(n, CV_SAMPLES, replace=False)) if n > CV_SAMPLES else np.arange(n)
+    return rows, cols
+
+
+def cv_budgets(n: int, budgets: tuple[int, ...]) -> list[int]:
+    """The budgets scored on a block of ``n`` columns: each capped at half of them (at
+    least 2), once, ascending."""
+    return sorted({min(b, max(n // 2, 2)) for b in budgets})

@@ -60,8 +60,8 @@ class Capabilities:
         Costs little enough per evaluated model that an interactive page scores every
         model, not a seeded subset.
     packed_sweep : str or None
-        ``"module:function"`` of a whole-sweep implementation on packed rows, used by the
-        streamed sweep instead of the generic per-row path.
+        ``"module:function"`` of a whole-sweep implementation on packed rows, used by a
+        bounded sweep (``run_sweep(..., bounded=True)``) instead of the generic per-row path.
     """
 
     family: str = "estimator"
@@ -177,7 +177,7 @@ register(
         family="baseline",
         packed=True,
         cheap=True,
-        packed_sweep="lifelong_core.sweep.streamed:copy_nearest_packed",
+        packed_sweep="lifelong_core.sweep.copy_nearest:copy_nearest_packed",
     ),
 )
 # What ``lm_eval --limit`` users do today: a uniform random sample and its exact interval.

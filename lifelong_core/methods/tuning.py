@@ -14,7 +14,7 @@ threshold prediction (Prabhu et al., 2024, "Efficient Lifelong Model Evaluation 
 Rapid Progress", §3.2, the ``midpoint`` rule) is scored on the same draws; when it predicts
 better, as it does on very small caches, it is the prediction the estimator uses.
 
-Bounded time, deterministic: at most :data:`CV_MODELS` Sort models and :data:`CV_SAMPLES`
+Bounded time, deterministic: at most :data:`~lifelong_core.methods.design.CV_MODELS` Sort models and :data:`~lifelong_core.methods.design.CV_SAMPLES`
 sample columns enter the cross-validation (random subsets, seeded), leave-one-out below 10
 models and 5 folds above, :data:`CV_ITERS` alternating steps per fit; the grid is searched
 coordinate-wise (``k`` at the default ridge, then the ridge at the chosen ``k``): at most 7
@@ -35,7 +35,12 @@ from scipy.special import expit
 from lifelong_core.errors import InputError
 from lifelong_core.methods.adaptive import IRTPredictor, ThresholdPredictor
 from lifelong_core.methods.base import Estimate, check_fitted, check_observations
-from lifelong_core.methods.design import StratifiedAlongOrder, stratified_positions
+from lifelong_core.methods.design import (
+    StratifiedAlongOrder,
+    cv_block,
+    cv_budgets,
+    stratified_positions,
+)
 from lifelong_core.methods.irt import (
     MIRTEstimator,
     check_cache,
@@ -47,8 +52,6 @@ from lifelong_core.sortsearch.search import rule_thresholds
 from lifelong_core.sortsearch.sort import order_from_sums
 
 CV_BUDGETS = (64, 256, 1024)
-CV_MODELS = 150
-CV_SAMPLES = 1500
 CV_ITERS = 15  # fewer alternating steps than the final fit: enough to rank configurations
 K_GRID = (1, 2, 4, 8, 16)
 RIDGE_GRID = (2.0, 8.0, 32.0)
@@ -83,11 +86,10 @@ def tune(A_sort: np.ndarray, seed: int = 0, iters: int = CV_ITERS) -> TuneResult
         return TuneResult("threshold", None, None, [], 0.0, 0)
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
-    rows = np.sort(rng.choice(m, CV_MODELS, replace=False)) if m > CV_MODELS else np.arange(m)
-    cols = np.sort(rng.choice(n, CV_SAMPLES, replace=False)) if n > CV_SAMPLES else np.arange(n)
+    rows, cols = cv_block(m, n, rng)
     B = A[np.ix_(rows, cols)].astype(np.uint8)
     mb, nb = B.shape
-    budgets = sorted({min(b, max(nb // 2, 2)) for b in CV_BUDGETS})
+    budgets = cv_budgets(nb, CV_BUDGETS)
     folds = _folds(mb, rng)
     # One set of draws per (fold, held-out model, budget), shared by every configuration, so
     # that differences between configurations are not noise of different draws.

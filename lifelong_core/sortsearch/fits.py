@@ -15,7 +15,23 @@ import numpy as np
 
 @dataclass(frozen=True)
 class FitResult:
-    """Fitted parameters, R^2 on the fitted points, and whether the fit succeeded."""
+    """A curve fit of error against budget.
+
+    A fit never raises on data it cannot fit: ``ok`` is False and ``message`` says why.
+
+    Attributes
+    ----------
+    model : str
+        ``exponential`` or ``power``.
+    params : dict of str to float
+        ``a``, ``b``, ``c`` (exponential) or ``c``, ``p`` (power law).
+    r2 : float
+        R^2 on the fitted points.
+    ok : bool
+        Whether the fit succeeded.
+    message : str
+        Why it did not.
+    """
 
     model: str
     params: dict[str, float] = field(default_factory=dict)
@@ -24,6 +40,18 @@ class FitResult:
     message: str = ""
 
     def predict(self, x: np.ndarray) -> np.ndarray:
+        """The fitted curve at ``x``.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Budgets.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64, NaN everywhere when the fit failed.
+        """
         x = np.asarray(x, dtype=np.float64)
         if not self.ok:
             return np.full(x.shape, np.nan)
@@ -59,11 +87,24 @@ def _clean(x, y, need: int, model: str) -> tuple[np.ndarray, np.ndarray] | FitRe
 
 
 def fit_exponential(budgets, errors) -> FitResult:
-    """Fit E = a exp(-b n') + c with a, b, c >= 0.
+    """Fit E = a exp(-b n') + c with a, b, c >= 0 (Prabhu et al. (2024), *Efficient Lifelong Model
+    Evaluation in an Era of Rapid Progress*, §4.2, Key Result 2).
 
-    Initial values: c from the smallest error, a from the first error above it, and b
-    from a log-linear fit of E - c against n' (so the decay scale matches the data's
-    budget range, which spans orders of magnitude).
+    Initial values: c from the smallest error, a from the first error above it, and b from a
+    log-linear fit of E - c against n' (so the decay scale matches the data's budget range,
+    which spans orders of magnitude).
+
+    Parameters
+    ----------
+    budgets : array_like
+        Budgets n'.
+    errors : array_like
+        The error at each budget (non-finite points are dropped).
+
+    Returns
+    -------
+    FitResult
+        ``ok=False`` with a reason when there are too few points or the fit fails.
     """
     # Imported here: every sweep imports sortsearch, only the budget explorer fits curves,
     # and scipy.optimize costs about a second to import.
@@ -100,11 +141,24 @@ def fit_exponential(budgets, errors) -> FitResult:
 
 
 def fit_power_law(budgets, eagg) -> FitResult:
-    """Fit E_agg = c n'^p (p is negative when the error shrinks).
+    """Fit E_agg = c n'^p, p negative when the error shrinks (Prabhu et al. (2024), *Lifelong
+    Benchmarks: Efficient Model Evaluation in an Era of Rapid Progress*, §5, Key Result 2).
 
     Initialised from least squares on log E_agg vs log n' over the positive points, then
-    refined by ``curve_fit`` on the original scale (the paper's figures are on that
-    scale). Zero errors are kept in the refinement but cannot enter the log-space start.
+    refined by ``curve_fit`` on the original scale (the paper's figures are on that scale).
+    Zero errors are kept in the refinement but cannot enter the log-space start.
+
+    Parameters
+    ----------
+    budgets : array_like
+        Budgets n'.
+    eagg : array_like
+        E_agg at each budget (non-finite points are dropped).
+
+    Returns
+    -------
+    FitResult
+        ``ok=False`` with a reason when there are too few points or the fit fails.
     """
     from scipy.optimize import curve_fit
 

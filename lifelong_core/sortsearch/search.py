@@ -36,6 +36,22 @@ DEFAULT_RULE = "midpoint"
 
 
 def check_budget(n: int, budget: int, what: str = "budget") -> None:
+    """Refuse a budget that is not a whole number between 1 and ``n``.
+
+    Parameters
+    ----------
+    n : int
+        Samples.
+    budget : int
+        The budget n'.
+    what : str
+        How the message names the budget.
+
+    Raises
+    ------
+    InputError
+        If ``budget`` is not a whole number in [1, n].
+    """
     if not isinstance(budget, (int, np.integer)) or isinstance(budget, bool):
         raise InputError(f"{what} {budget!r} is not a whole number.")
     if not 1 <= budget <= n:
@@ -43,14 +59,28 @@ def check_budget(n: int, budget: int, what: str = "budget") -> None:
 
 
 def uniform_positions(n: int, k: int) -> np.ndarray:
-    """The reference code's uniform grid: exactly ``k`` sorted positions in ``[0, n)``.
+    """The reference code's uniform grid: exactly ``k`` sorted positions in ``[0, n)``
+    (Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, §3.2,
+    as the published code samples).
 
     ``step = n // k``; ``offset = step // 2`` when ``k * step == n`` (centre of each
-    stratum), otherwise ``offset = n - k * step`` (the remainder is skipped at the easy
-    end); positions ``offset, offset + step, ...``. Kept as ``reference`` sampling so
+    stratum), otherwise ``offset = n - k * step`` (the remainder is skipped at the easy end);
+    positions ``offset, offset + step, ...``. Kept as ``reference`` sampling so
     ``--search reference`` equals the published code; whenever ``k`` does not divide ``n``
-    all ``k`` positions crowd into the hard end (the first ``n - k * step`` samples are
-    never sampled), which :func:`stratum_positions` avoids.
+    all ``k`` positions crowd into the hard end (the first ``n - k * step`` samples are never
+    sampled), which :func:`stratum_positions` avoids.
+
+    Parameters
+    ----------
+    n : int
+        Samples.
+    k : int
+        The budget.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, ascending.
     """
     check_budget(n, k)
     step = n // k
@@ -77,7 +107,22 @@ def stratum_positions(n: int, k: int) -> np.ndarray:
 
 
 def random_positions(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
-    """``k`` distinct sorted positions drawn uniformly without replacement, ascending."""
+    """``k`` distinct sorted positions drawn uniformly without replacement.
+
+    Parameters
+    ----------
+    n : int
+        Samples.
+    k : int
+        The budget.
+    rng : numpy.random.Generator
+        The generator drawn from.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, ascending.
+    """
     check_budget(n, k)
     return np.sort(rng.choice(n, size=k, replace=False)).astype(np.int64)
 
@@ -106,9 +151,26 @@ def listing_positions(n: int, k: int) -> np.ndarray:
 
 
 def resolve_sampling(sampling: str | None, rule: str) -> str:
-    """The sampling a caller meant: ``None`` is ``reference`` for the ``reference`` rule
-    (so that mode is the published code end to end: tie order, grid and rule) and
-    ``uniform`` (stratum centres) for everything else."""
+    """The sampling a caller meant.
+
+    Parameters
+    ----------
+    sampling : str or None
+        A sampling of :data:`SAMPLING`; None is ``reference`` for the ``reference`` rule (so
+        that mode is the published code end to end: tie order, grid and rule) and
+        ``uniform`` (stratum centres) for everything else.
+    rule : str
+        The threshold rule.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    InputError
+        For an unknown sampling.
+    """
     if sampling is None:
         return "reference" if rule == "reference" else "uniform"
     if sampling not in SAMPLING:
@@ -117,6 +179,32 @@ def resolve_sampling(sampling: str | None, rule: str) -> str:
 
 
 def positions_for(sampling: str, n: int, k: int, rng: np.random.Generator | None) -> np.ndarray:
+    """The ``k`` sorted positions a sampling evaluates (Prabhu et al. (2024), *Efficient Lifelong
+    Model Evaluation in an Era of Rapid Progress*, §3.2).
+
+    Parameters
+    ----------
+    sampling : str
+        ``uniform`` (stratum centres), ``reference`` (the published grid), ``listing``
+        (Listing 1's grid) or ``random``.
+    n : int
+        Samples.
+    k : int
+        The budget.
+    rng : numpy.random.Generator or None
+        For ``random``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, ascending.
+
+    Raises
+    ------
+    InputError
+        For an unknown sampling, random sampling without ``rng``, or a budget Listing 1's
+        grid holds no position for.
+    """
     if sampling == "uniform":
         return stratum_positions(n, k)
     if sampling == "reference":
@@ -131,11 +219,22 @@ def positions_for(sampling: str, n: int, k: int, rng: np.random.Generator | None
 
 
 def dp_search(y: np.ndarray) -> int:
-    """DP-Search (§3.1.2, Theorem 3.1, Listing 1 ``dp_search``), exact and O(n).
+    """DP-Search, exact and O(n) (Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an
+    Era of Rapid Progress*, §3.1.2, Theorem 3.1, Listing 1 ``dp_search``).
 
-    Returns the prefix length ``t`` in ``[0, len(y)]`` minimising
-    ``||y - [1_t, 0_{n-t}]||_1``; the smallest ``t`` among ties. Unlike the listing it
-    returns a length, not ``argmax / len``, and allows the empty prefix.
+    Unlike the listing it returns a length, not ``argmax / len``, and allows the empty
+    prefix.
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        A 0/1 row in Sort order.
+
+    Returns
+    -------
+    int
+        The prefix length ``t`` in ``[0, len(y)]`` minimising ``||y - [1_t, 0_{n-t}]||_1``;
+        the smallest ``t`` among ties.
     """
     y = np.asarray(y)
     score = np.concatenate([[0], np.cumsum(2 * y.astype(np.int64) - 1)])
@@ -143,9 +242,30 @@ def dp_search(y: np.ndarray) -> int:
 
 
 def rule_thresholds(rule: str, positions: np.ndarray, observed: np.ndarray, n: int) -> np.ndarray:
-    """Thresholds ``t`` (int64, one per row of ``observed``) for a rule; see module doc.
+    """Thresholds of a rule for observations at sorted positions (Prabhu et al. (2024), *Efficient
+    Lifelong Model Evaluation in an Era of Rapid Progress*, §3.2; the rules are in
+    the module docstring).
 
-    ``observed`` is ``(rows, k)`` 0/1 in the order of ``positions`` (ascending).
+    Parameters
+    ----------
+    rule : str
+        ``midpoint`` or ``reference``.
+    positions : numpy.ndarray
+        Sorted positions, ascending.
+    observed : numpy.ndarray
+        (rows, k) 0/1 in the order of ``positions``.
+    n : int
+        Samples.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 thresholds in ``[0, n]``, one per row.
+
+    Raises
+    ------
+    InputError
+        For an unknown rule.
     """
     obs = np.atleast_2d(observed)
     rows, k = obs.shape
@@ -183,16 +303,39 @@ _TOTAL, _BEST_LESS_TOTAL, _ARG = _byte_tables()
 def rule_thresholds_packed(
     rule: str, positions: np.ndarray, packed: np.ndarray, n: int, block: int = 1 << 13
 ) -> np.ndarray:
-    """:func:`rule_thresholds` on packed observations (``bits.packed_bits_at``), equal to
-    it for every input.
+    """:func:`rule_thresholds` on packed observations (``bits.packed_bits_at``), equal to it
+    for every input.
 
-    Both rules need the first maximiser of the running sum ``S_j`` (j >= 1) and its value.
-    A byte of observations moves ``S`` by a fixed total and reaches its own maximum at a
-    fixed bit, so the scan runs over bytes through 256-entry tables: the maximum within
-    byte b is ``S`` before it plus the byte's ``best``, and the first byte reaching the
-    row's maximum holds the first maximiser. One pass over k/8 bytes instead of k
-    entries, ``block`` bytes of prefix sums at a time (bounded memory). Padding bits past
-    k are zero and only lower ``S`` after the last observation, so they never maximise.
+    Both rules need the first maximiser of the running sum ``S_j`` (j >= 1) and its value. A
+    byte of observations moves ``S`` by a fixed total and reaches its own maximum at a fixed
+    bit, so the scan runs over bytes through 256-entry tables: the maximum within byte b is
+    ``S`` before it plus the byte's ``best``, and the first byte reaching the row's maximum
+    holds the first maximiser. One pass over k/8 bytes instead of k entries, ``block`` bytes
+    of prefix sums at a time (bounded memory). Padding bits past k are zero and only lower
+    ``S`` after the last observation, so they never maximise.
+
+    Parameters
+    ----------
+    rule : str
+        ``midpoint`` or ``reference``.
+    positions : numpy.ndarray
+        Sorted positions, ascending.
+    packed : numpy.ndarray
+        uint8 (rows, ceil(k/8)) packed observations.
+    n : int
+        Samples.
+    block : int
+        Bytes of prefix sums at a time.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 thresholds in ``[0, n]``, one per row.
+
+    Raises
+    ------
+    InputError
+        For an unknown rule.
     """
     positions = np.asarray(positions, dtype=np.int64)
     k = len(positions)

@@ -37,13 +37,39 @@ def serial_additions(
     rule: str = DEFAULT_RULE,
     seed: int = 0,
 ) -> tuple[pd.DataFrame, np.ndarray]:
-    """Add the rows of ``A_new`` one by one (in row order) as in Appendix G.
+    """Add the rows of ``A_new`` one by one, in row order (Prabhu et al. (2024), *Efficient Lifelong
+    Model Evaluation in an Era of Rapid Progress*, Appendix G).
 
-    One set of sampled positions (drawn once from ``default_rng(seed)`` when random) is
-    used for every step. Returns a table with one row per step (``step``, ``model_row``,
-    ``threshold``, ``est_acc``, ``true_acc``, ``mae``, ``order_unchanged``: whether the
-    re-sort after adding the prediction returned the order used for it) and the final
-    order.
+    One set of sampled positions (drawn once from ``default_rng(seed)`` when random) is used
+    for every step; after each addition the order is recomputed, so the appendix's claim that
+    it never changes is checked, not assumed.
+
+    Parameters
+    ----------
+    A_sort : numpy.ndarray
+        (models, samples) 0/1 cache the first order is sorted on.
+    A_new : numpy.ndarray
+        (new models, samples) 0/1 rows, added in order.
+    budget : int
+        The budget n'.
+    sampling : str, optional
+        The sampling (see :func:`~lifelong_core.sortsearch.search.resolve_sampling`).
+    rule : str
+        The threshold rule.
+    seed : int
+        Seed of random sampling.
+
+    Returns
+    -------
+    tuple
+        A table with one row per step (``step``, ``model_row``, ``threshold``, ``est_acc``,
+        ``true_acc``, ``mae``, ``order_unchanged``: whether the re-sort after adding the
+        prediction returned the order used for it) and the final order.
+
+    Raises
+    ------
+    InputError
+        For mis-shaped matrices or an invalid budget, sampling, rule or seed.
     """
     A_sort = np.asarray(A_sort)
     A_new = np.atleast_2d(np.asarray(A_new))

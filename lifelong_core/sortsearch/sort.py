@@ -39,28 +39,83 @@ def _order_desc(keys: np.ndarray, ties: str) -> np.ndarray:
 
 
 def column_sums(block: np.ndarray) -> np.ndarray:
-    """Number of ones per column of a dense 0/1 block, as ``int64`` (the dense backend)."""
+    """Number of ones per column of a dense 0/1 block: the Sort sums of Prabhu et al. (2024),
+    *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, §3.1.
+
+    Parameters
+    ----------
+    block : numpy.ndarray
+        (rows, n) 0/1.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (n,).
+    """
     # uint16 accumulators cannot overflow below 65,536 rows and are ~3x faster to add.
     acc = np.uint16 if block.shape[0] < 65536 else np.int64
     return block.sum(axis=0, dtype=acc).astype(np.int64)
 
 
 def order_from_sums(sums: np.ndarray, ties: str = "stable") -> np.ndarray:
-    """Easy -> hard permutation from per-sample sums (larger sum = easier)."""
+    """Easy -> hard permutation from per-sample sums, larger sum = easier (Prabhu et al. (2024),
+    *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, §3.1).
+
+    Parameters
+    ----------
+    sums : numpy.ndarray
+        One sum per sample.
+    ties : {"stable", "reference"}
+        Tie rule of the module docstring: equal keys in column order, or Listing 1's
+        ``np.flip(np.argsort(...))``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 permutation of the columns.
+    """
     return _order_desc(np.asarray(sums), ties)
 
 
 def sort_by_sum(A: np.ndarray, ties: str = "stable") -> np.ndarray:
-    """Sorting by Sum, method (1) of §3.1.1 and Listing 1 ``sort_by_sum``."""
+    """Sorting by Sum (Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid
+    Progress*, §3.1.1 method (1); Appendix D, Listing 1 ``sort_by_sum``).
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        (models, samples) 0/1.
+    ties : {"stable", "reference"}
+        Tie rule of the module docstring: equal keys in column order, or Listing 1's
+        ``np.flip(np.argsort(...))``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 permutation of the columns, easiest first.
+    """
     return order_from_sums(column_sums(A), ties)
 
 
 def sort_by_confidence(C: np.ndarray, ties: str = "stable") -> np.ndarray:
-    """Sorting by Confidence Sum, method (2) of §3.1.1.
+    """Sorting by Confidence Sum (Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an
+    Era of Rapid Progress*, §3.1.1 method (2)).
 
-    ``C`` holds the confidence of the *true* class per (model, sample) in [0, 1]; columns
-    are ordered by their sum, largest first, exactly like Sorting by Sum. Sums are taken
-    in float64 so the order does not depend on float32 rounding of long sums.
+    Columns are ordered by their sum, largest first, exactly like Sorting by Sum. Sums are
+    taken in float64 so the order does not depend on float32 rounding of long sums.
+
+    Parameters
+    ----------
+    C : numpy.ndarray
+        Confidence of the *true* class per (model, sample), in [0, 1].
+    ties : {"stable", "reference"}
+        Tie rule of the module docstring: equal keys in column order, or Listing 1's
+        ``np.flip(np.argsort(...))``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 permutation of the columns, easiest first.
     """
     C = np.asarray(C)
     return _order_desc(C.sum(axis=0, dtype=np.float64), ties)
@@ -69,12 +124,24 @@ def sort_by_confidence(C: np.ndarray, ties: str = "stable") -> np.ndarray:
 def best_prefix_counts(
     sorted_rows: np.ndarray, chunk_rows: int = 64
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Optimal threshold of each row of ``A P`` (Theorem 3.1) and the ones before it.
+    """Optimal threshold of each row of ``A P`` and the ones before it (Prabhu et al. (2024),
+    *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, Theorem 3.1).
 
-    Returns ``(t, c)`` (int64): predicting the first ``t`` sorted samples correct
-    minimises the Hamming error, the smallest such ``t`` on ties (the empty prefix
-    included), and ``c`` is the number of ones among those ``t``. Rows are processed in
+    Predicting the first ``t`` sorted samples correct minimises the Hamming error; the
+    smallest such ``t`` is taken on ties (the empty prefix included). Rows are processed in
     chunks so the int32 running sums never exceed ``chunk_rows x (n + 1)``.
+
+    Parameters
+    ----------
+    sorted_rows : numpy.ndarray
+        (rows, n) 0/1 rows in Sort order.
+    chunk_rows : int
+        Rows per chunk.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(t, c)``, int64: the thresholds and the number of ones among the first ``t``.
     """
     rows, n = sorted_rows.shape
     t_out = np.empty(rows, dtype=np.int64)
@@ -101,19 +168,36 @@ def best_prefix(sorted_rows: np.ndarray) -> np.ndarray:
 
 
 def sort_recursive(A: np.ndarray, depth: int = 2) -> np.ndarray:
-    """Recursive Sorting by Sum, method (3) of §3.1.1 (Listing 1 ``two_stage_sort_by_sum``).
+    """Recursive Sorting by Sum (Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an
+    Era of Rapid Progress*, §3.1.1 method (3); Listing 1 ``two_stage_sort_by_sum``).
 
-    Level 1 is Sorting by Sum (stable ties). Each further level runs DP-search on every
-    row of ``A P`` and, inside every group of columns still tied on all keys so far,
-    re-orders the columns by their sum over the models whose optimal threshold falls
-    strictly inside that group: only those models' errors depend on the order within the
-    group ("ties are broken by preferring the model which minimizes error the most").
+    Level 1 is Sorting by Sum (stable ties). Each further level runs DP-search on every row
+    of ``A P`` and, inside every group of columns still tied on all keys so far, re-orders
+    the columns by their sum over the models whose optimal threshold falls strictly inside
+    that group: only those models' errors depend on the order within the group ("ties are
+    broken by preferring the model which minimizes error the most").
 
-    Departures from the listing, which does not run as printed (``sum_bins`` and the
-    per-row threshold are undefined there): thresholds are the exact DP optimum per row;
-    a model whose threshold is on a group edge is not used for that group (re-ordering
-    cannot change its error); groups with no such model keep their order; ties at every
-    level are stable. ``depth=1`` is Sorting by Sum.
+    Departures from the listing, which does not run as printed (``sum_bins`` and the per-row
+    threshold are undefined there): thresholds are the exact DP optimum per row; a model
+    whose threshold is on a group edge is not used for that group (re-ordering cannot change
+    its error); groups with no such model keep their order; ties at every level are stable.
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        (models, samples) 0/1.
+    depth : int
+        Levels; ``depth=1`` is Sorting by Sum.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 permutation of the columns, easiest first.
+
+    Raises
+    ------
+    InputError
+        If ``depth`` is out of range.
     """
     if depth < 1:
         raise InputError(f"recursion depth must be at least 1, got {depth}.")
@@ -148,7 +232,22 @@ def sort_recursive(A: np.ndarray, depth: int = 2) -> np.ndarray:
 
 
 def sort_models(A: np.ndarray, ties: str = "stable") -> np.ndarray:
-    """Order models best first: Sorting by Sum on ``A.T`` (§3.3, for insert_D)."""
+    """Order models best first: Sorting by Sum on ``A.T`` (Prabhu et al. (2024), *Efficient Lifelong
+    Model Evaluation in an Era of Rapid Progress*, §3.3, for insert_D).
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        (models, samples) 0/1.
+    ties : {"stable", "reference"}
+        Tie rule of the module docstring: equal keys in column order, or Listing 1's
+        ``np.flip(np.argsort(...))``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 permutation of the rows, most accurate first.
+    """
     return order_from_sums(np.asarray(A).sum(axis=1, dtype=np.int64), ties)
 
 
@@ -157,6 +256,25 @@ def choose_sort_rows(m: int, k: int, seed: int) -> np.ndarray:
 
     ``np.random.default_rng(seed).choice(m, k, replace=False)``, then sorted ascending;
     stated exactly so other implementations (the naive benchmark) can reproduce it.
+
+    Parameters
+    ----------
+    m : int
+        Rows to draw from.
+    k : int
+        Rows drawn.
+    seed : int
+        The seed.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, ascending.
+
+    Raises
+    ------
+    InputError
+        If ``k`` is not in [1, m] or the seed is out of range.
     """
     if m < 2:
         raise InputError(
@@ -183,7 +301,33 @@ def compute_order(
     ties: str = "stable",
     depth: int = 2,
 ) -> np.ndarray:
-    """The Sort step by name: ``sum``, ``confidence`` (needs ``confidence``) or ``recursive``."""
+    """The Sort step by name (Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era
+    of Rapid Progress*, §3.1).
+
+    Parameters
+    ----------
+    A_sort : numpy.ndarray
+        (models, samples) 0/1 Sort set.
+    sort : {"sum", "confidence", "recursive"}
+        The method of §3.1.1.
+    confidence : numpy.ndarray, optional
+        Confidence of the true class, shaped like ``A_sort``; needed for ``confidence``.
+    ties : {"stable", "reference"}
+        Tie rule of the module docstring: equal keys in column order, or Listing 1's
+        ``np.flip(np.argsort(...))``.
+    depth : int
+        Levels of ``recursive``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 permutation of the columns, easiest first.
+
+    Raises
+    ------
+    InputError
+        For an unknown sort, or ``confidence`` without a confidence matrix.
+    """
     if sort == "sum":
         return sort_by_sum(A_sort, ties)
     if sort == "confidence":

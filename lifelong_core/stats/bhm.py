@@ -44,10 +44,21 @@ _P_FLOOR = 1e-300
 
 @dataclass(frozen=True)
 class Prior:
-    """Prior of a beta hyper-parameter: ``normal`` truncated to (0, inf), or ``uniform``.
+    """Prior of a beta hyper-parameter (LA-UR-24-25289 report (2024), *Statistical Uncertainty
+    Quantification for Aggregate Performance Metrics in Machine Learning Benchmarks*, §2.2).
 
-    For ``normal``, ``loc``/``scale`` are the mean and standard deviation; for
-    ``uniform``, ``loc``/``scale`` are the lower and upper bound.
+    Attributes
+    ----------
+    kind : {"normal", "uniform"}
+        ``normal`` truncated to (0, inf), or ``uniform``.
+    loc, scale : float
+        Mean and standard deviation for ``normal``; lower and upper bound for ``uniform``.
+
+    Raises
+    ------
+    InputError
+        For another kind, a standard deviation that is not positive, or bounds that are not
+        0 <= low < high.
     """
 
     kind: str
@@ -68,19 +79,53 @@ class Prior:
 
     @classmethod
     def normal(cls, mean: float, sd: float) -> Prior:
+        """A normal prior truncated to (0, inf).
+
+        Parameters
+        ----------
+        mean, sd : float
+            Mean and standard deviation before truncation.
+
+        Returns
+        -------
+        Prior
+        """
         return cls("normal", float(mean), float(sd))
 
     @classmethod
     def uniform(cls, low: float, high: float) -> Prior:
+        """A uniform prior on [low, high].
+
+        Parameters
+        ----------
+        low, high : float
+            The bounds.
+
+        Returns
+        -------
+        Prior
+        """
         return cls("uniform", float(low), float(high))
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
-        """Log density up to a constant; -inf outside the support."""
+        """Log density up to a constant.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Values of the hyper-parameter.
+
+        Returns
+        -------
+        numpy.ndarray
+            -inf outside the support.
+        """
         if self.kind == "normal":
             return np.where(x > 0, -0.5 * ((x - self.loc) / self.scale) ** 2, -np.inf)
         return np.where((x > self.loc) & (x < self.scale), 0.0, -np.inf)
 
     def describe(self) -> str:
+        """The prior in words, for tables and captions."""
         if self.kind == "normal":
             return f"N({self.loc:g}, {self.scale:g}) truncated at 0"
         return f"Uniform({self.loc:g}, {self.scale:g})"
@@ -155,9 +200,22 @@ def _slice_sample(
 
 @dataclass(frozen=True, eq=False)
 class HierarchicalFit:
-    """Posterior draws of the beta-binomial model.
+    """Posterior draws of the beta-binomial hierarchical model (LA-UR-24-25289 report (2024),
+    *Statistical Uncertainty Quantification for Aggregate Performance Metrics in Machine Learning
+    Benchmarks*, §2.2).
 
-    ``p``: (chains, draws, models, tasks); ``a``, ``b``: (chains, draws, models).
+    Attributes
+    ----------
+    table : CountTable
+        The counts fitted.
+    p : numpy.ndarray
+        (chains, draws, models, tasks) task accuracies.
+    a, b : numpy.ndarray
+        (chains, draws, models) beta parameters of each model.
+    prior_a, prior_b : tuple of Prior
+        The priors, one per model.
+    seed : int
+        Seed of the chains.
     """
 
     table: CountTable
@@ -170,10 +228,12 @@ class HierarchicalFit:
 
     @property
     def n_chains(self) -> int:
+        """Number of chains."""
         return self.p.shape[0]
 
     @property
     def n_draws(self) -> int:
+        """Draws kept per chain."""
         return self.p.shape[1]
 
     def _weights(self, task_weights: np.ndarray | None) -> np.ndarray:
@@ -186,12 +246,25 @@ class HierarchicalFit:
     def aggregate_draws(
         self, task_weights: np.ndarray | None = None, predictive: bool = False, seed: int = 0
     ) -> np.ndarray:
-        """Draws of every model's weighted score, shape (chains * draws, models).
+        """Draws of every model's weighted score.
 
-        ``predictive=False``: the parameter ``sum_t w_t p[i, t]``. ``predictive=True``:
-        the posterior predictive score, where each draw replaces ``p`` by a new test set's
-        accuracy ``Binomial(n, p) / n`` (§2.2, "posterior predictive distribution of task
-        performances").
+        Parameters
+        ----------
+        task_weights : numpy.ndarray, optional
+            Weights over tasks (default: the unweighted mean over all tasks).
+        predictive : bool
+            False: the parameter ``sum_t w_t p[i, t]``. True: the posterior predictive score,
+            where each draw replaces ``p`` by a new test set's accuracy ``Binomial(n, p) / n``
+                (LA-UR-24-25289 report (2024), *Statistical Uncertainty Quantification for Aggregate
+            Performance Metrics in Machine Learning Benchmarks*, §2.2, "posterior predictive
+            distribution of task performances").
+        seed : int
+            Seed of the predictive draws.
+
+        Returns
+        -------
+        numpy.ndarray
+            (chains * draws, models).
         """
         w = self._weights(task_weights)
         p = self.p.reshape(-1, *self.p.shape[2:])
@@ -210,8 +283,22 @@ class HierarchicalFit:
     ) -> pd.DataFrame:
         """Credible intervals of every model's score per scope (overall, categories).
 
-        Columns: model, scope, mean, lo, hi (fractions). With ``task_weights`` only one
-        scope, ``weighted``, is returned.
+        Parameters
+        ----------
+        level : float
+            Coverage of the intervals (83.4% by default, as the report's figures).
+        task_weights : numpy.ndarray, optional
+            Weights over tasks (default: the unweighted mean over all tasks).
+            With weights only one scope, ``weighted``, is returned.
+        predictive : bool
+            Intervals of posterior predictive scores instead of the parameters'.
+        seed : int
+            Seed of the predictive draws.
+
+        Returns
+        -------
+        pandas.DataFrame
+            model, scope, mean, lo, hi (fractions).
         """
         scopes = (
             [("weighted", self._weights(task_weights))]
@@ -235,16 +322,41 @@ class HierarchicalFit:
         level: float = 0.95,
         task_weights: np.ndarray | None = None,
     ) -> tuple[float, float, float]:
-        """Posterior mean and credible interval of ``score(a) - score(b)`` (parameters)."""
+        """Posterior mean and credible interval of ``score(a) - score(b)`` (parameters).
+
+        Parameters
+        ----------
+        model_a, model_b : str
+            Two models of the table.
+        level : float
+            Coverage of the interval.
+        task_weights : numpy.ndarray, optional
+            Weights over tasks (default: the unweighted mean).
+
+        Returns
+        -------
+        tuple of float
+            (mean, lo, hi).
+        """
         agg = self.aggregate_draws(task_weights)
         i, j = self.table.models.index(model_a), self.table.models.index(model_b)
         mean, lo, hi = percentile_interval(agg[:, i] - agg[:, j], level)
         return float(mean), float(lo), float(hi)
 
     def rank_probabilities(self, task_weights: np.ndarray | None = None) -> pd.DataFrame:
-        """P(model has rank r) from the ranks of its weighted score in each draw (§2.2).
+        """P(model has rank r) from the ranks of its weighted score in each draw (LA-UR-24-25289
+        report (2024), *Statistical Uncertainty Quantification for Aggregate Performance Metrics
+        in Machine Learning Benchmarks*, §2.2).
 
-        Rows: models; columns: ranks 1..M (1 = best); each row sums to 1.
+        Parameters
+        ----------
+        task_weights : numpy.ndarray, optional
+            Weights over tasks (default: the unweighted mean over all tasks).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Rows: models; columns: ranks 1..M (1 = best); each row sums to 1.
         """
         agg = self.aggregate_draws(task_weights)
         m = agg.shape[1]
@@ -280,12 +392,37 @@ def fit_hierarchical(
     seed: int = 0,
     progress=None,
 ) -> HierarchicalFit:
-    """Run ``chains`` Gibbs chains (vectorised together) and keep ``draws`` after ``warmup``.
+    """Fit the beta-binomial hierarchical model by Gibbs and slice sampling (LA-UR-24-25289 report
+    (2024), *Statistical Uncertainty Quantification for Aggregate Performance Metrics in Machine
+    Learning Benchmarks*, §2.2).
 
-    Each chain starts from its own over-dispersed point: method-of-moments ``a``, ``b``
-    of the model's task accuracies, scaled by ``exp(N(0, 1))``, so R-hat can reveal
-    chains that have not forgotten where they began. ``progress(fraction)`` is called
-    now and then for the UI.
+    Runs ``chains`` chains (vectorised together) and keeps ``draws`` after ``warmup``. Each
+    chain starts from its own over-dispersed point: method-of-moments ``a``, ``b`` of the
+    model's task accuracies, scaled by ``exp(N(0, 1))``, so R-hat can reveal chains that have
+    not forgotten where they began.
+
+    Parameters
+    ----------
+    table : CountTable
+        The counts.
+    prior_a, prior_b : Prior or sequence of Prior
+        Priors of the beta parameters, one for every model or one per model.
+    chains, draws, warmup : int
+        Chains, draws kept per chain, and draws discarded first.
+    seed : int
+        Seed of the chains.
+    progress : callable, optional
+        Called now and then with the fraction done.
+
+    Returns
+    -------
+    HierarchicalFit
+
+    Raises
+    ------
+    InputError
+        If a count, the seed or the work (models x tasks x draws) is out of range, or the
+        priors do not match the models.
     """
     chains = limits.check_count(chains, "the number of chains", 1, limits.MAX_CHAINS, "chains")
     draws = limits.check_count(draws, "the draws per chain", 1, limits.MAX_DRAWS, "draws")

@@ -43,10 +43,26 @@ MAX_REPLICATE_CELLS = 150_000_000
 
 @dataclass(frozen=True, eq=False)
 class Bootstrap:
-    """Replicate task scores ``scores[b, i, t]`` (fractions) of the models of ``table``.
+    """Bootstrap replicates of the task scores of the models of ``table`` (LA-UR-24-25289 report
+    (2024), *Statistical Uncertainty Quantification for Aggregate Performance Metrics in Machine
+    Learning Benchmarks*, §2.1).
 
-    ``low``/``high`` are the per-task normalisation bounds when the scores are
-    normalised (see :func:`lifelong_core.stats.normalize.normalize`), else ``None``.
+    Attributes
+    ----------
+    table : CountTable
+        The counts resampled.
+    scores : numpy.ndarray
+        (replicates, models, tasks) task scores, fractions.
+    seed : int
+        Seed of the draw.
+    low, high : numpy.ndarray, optional
+        Per-task normalisation bounds when the scores are normalised (see
+        :func:`lifelong_core.stats.normalize.normalize`), else None; both or neither.
+
+    Raises
+    ------
+    InputError
+        If only one of ``low`` and ``high`` is given.
     """
 
     table: CountTable
@@ -55,20 +71,37 @@ class Bootstrap:
     low: np.ndarray | None = None
     high: np.ndarray | None = None
 
+    def __post_init__(self) -> None:
+        # One bound without the other would leave ``point`` on another scale than ``scores``.
+        if (self.low is None) != (self.high is None):
+            raise InputError("normalisation bounds need both low and high, or neither.")
+
     @property
     def normalized(self) -> bool:
+        """Whether the scores are normalised (carry ``low`` and ``high``)."""
         return self.low is not None
 
     @property
     def point(self) -> np.ndarray:
         """Observed task scores (no resampling) on the same scale as ``scores``."""
         acc = self.table.accuracy
-        if self.low is None:
+        if self.low is None or self.high is None:
             return acc
         return _rescale(acc, self.low, self.high)
 
     def aggregate(self, task_weights: np.ndarray | None = None) -> np.ndarray:
-        """Replicate aggregate scores, shape (replicates, models)."""
+        """Replicate aggregate scores.
+
+        Parameters
+        ----------
+        task_weights : numpy.ndarray, optional
+            Weights over tasks (default: the unweighted mean over all tasks).
+
+        Returns
+        -------
+        numpy.ndarray
+            (replicates, models).
+        """
         w = uniform_task_weights(self.table) if task_weights is None else task_weights
         return self.scores @ w
 
@@ -82,10 +115,30 @@ def _rescale(x: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
 
 
 def bootstrap(table: CountTable, n_boot: int = 2000, seed: int = 0) -> Bootstrap:
-    """Draw ``n_boot`` bootstrap replicates of every model's task accuracies.
+    """Draw ``n_boot`` bootstrap replicates of every model's task accuracies (LA-UR-24-25289 report
+    (2024), *Statistical Uncertainty Quantification for Aggregate Performance Metrics in Machine
+    Learning Benchmarks*, §2.1).
 
-    Follows §2.1 (resample the ``n_t`` test instances of each task with replacement);
-    implemented as one vectorised binomial draw per model x task (see module docstring).
+    Resamples the ``n_t`` test instances of each task with replacement, implemented as one
+    vectorised binomial draw per model x task (see the module docstring).
+
+    Parameters
+    ----------
+    table : CountTable
+        The counts.
+    n_boot : int
+        Replicates.
+    seed : int
+        Seed of the draw.
+
+    Returns
+    -------
+    Bootstrap
+
+    Raises
+    ------
+    InputError
+        If ``n_boot`` or the seed is out of range, or the replicates would not fit in memory.
     """
     n_boot = limits.check_count(
         n_boot, "the number of bootstrap replicates", 2, limits.MAX_BOOT, "n_boot"
@@ -121,7 +174,25 @@ def model_replicates(table: CountTable, i: int, n_boot: int, seed: int) -> np.nd
 
 
 def uniform_task_weights(table: CountTable, category: str | None = None) -> np.ndarray:
-    """Weights over tasks: unweighted mean over all tasks, or over one category's tasks."""
+    """Weights over tasks: the unweighted mean over all tasks, or over one category's tasks.
+
+    Parameters
+    ----------
+    table : CountTable
+        The counts.
+    category : str, optional
+        A category of the table.
+
+    Returns
+    -------
+    numpy.ndarray
+        (tasks,), summing to 1.
+
+    Raises
+    ------
+    InputError
+        If no task is in ``category``.
+    """
     if category is None:
         mask = np.ones(len(table.tasks), dtype=bool)
     else:
@@ -134,8 +205,28 @@ def uniform_task_weights(table: CountTable, category: str | None = None) -> np.n
 def category_task_weights(table: CountTable, weights: Mapping[str, float]) -> np.ndarray:
     """Task weights from category weights: each category's weight spread evenly over its tasks.
 
-    This is the weighted score of §2.3 / Appendix A.2 (Eq. 6): sum over categories of
+    This is the weighted score of LA-UR-24-25289 report (2024), *Statistical Uncertainty
+    Quantification for Aggregate Performance Metrics in Machine Learning Benchmarks*, §2.3 and
+    Appendix A.2 (Eq. 6): sum over categories of
     ``w_c`` times the category's unweighted mean accuracy.
+
+    Parameters
+    ----------
+    table : CountTable
+        The counts.
+    weights : mapping of str to float
+        Weight of each category.
+
+    Returns
+    -------
+    numpy.ndarray
+        (tasks,).
+
+    Raises
+    ------
+    InputError
+        If a weight names a category the table does not have, or the weights are negative
+        or all zero.
     """
     unknown = [c for c in weights if c not in table.categories]
     if unknown:
@@ -154,7 +245,27 @@ def category_task_weights(table: CountTable, weights: Mapping[str, float]) -> np
 def percentile_interval(
     samples: np.ndarray, level: float, axis: int = 0
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean and equal-tailed percentile interval of ``samples`` along ``axis``."""
+    """Mean and equal-tailed percentile interval of ``samples`` along ``axis``.
+
+    Parameters
+    ----------
+    samples : numpy.ndarray
+        Draws.
+    level : float
+        Coverage, strictly between 0 and 1.
+    axis : int
+        The axis of the draws.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        (mean, lo, hi).
+
+    Raises
+    ------
+    InputError
+        If ``level`` is not strictly between 0 and 1.
+    """
     check_level(level)
     tail = (1.0 - level) / 2.0
     lo, hi = np.quantile(samples, [tail, 1.0 - tail], axis=axis)
@@ -162,6 +273,18 @@ def percentile_interval(
 
 
 def check_level(level: float) -> None:
+    """Refuse an interval level that is not strictly between 0 and 1.
+
+    Parameters
+    ----------
+    level : float
+        The level.
+
+    Raises
+    ------
+    InputError
+        If ``level`` is not a number strictly between 0 and 1.
+    """
     if not 0.0 < float(level) < 1.0:
         raise InputError(f"the interval level must be strictly between 0 and 1, got {level}.")
 
@@ -172,12 +295,26 @@ def scopes(table: CountTable) -> list[str]:
 
 
 def leaderboard(boot: Bootstrap, level: float = DISPLAY_LEVEL) -> pd.DataFrame:
-    """Bootstrap mean and percentile interval of every model's score, per scope.
+    """Bootstrap mean and percentile interval of every model's score, per scope (LA-UR-24-25289
+    report (2024), *Statistical Uncertainty Quantification for Aggregate Performance Metrics in
+    Machine Learning Benchmarks*, §2.1,
+    §3, Table A.3).
 
-    Columns: model, scope, mean, lo, hi (fractions), point (the observed score). Scope
-    ``overall`` is the unweighted mean over all tasks (VTAB's rule, Table A.3 column
+    Scope ``overall`` is the unweighted mean over all tasks (VTAB's rule, Table A.3 column
     "Overall"); a category scope is the unweighted mean over that category's tasks.
-    Rows are ordered by scope, then by decreasing mean.
+
+    Parameters
+    ----------
+    boot : Bootstrap
+        The replicates.
+    level : float
+        Coverage of the intervals (83.4% by default, as Table A.3).
+
+    Returns
+    -------
+    pandas.DataFrame
+        model, scope, mean, lo, hi (fractions), point (the observed score); ordered by
+        scope, then by decreasing mean.
     """
     table = boot.table
     frames = []
@@ -205,11 +342,35 @@ def pairwise_differences(
     bonferroni: bool = True,
     task_weights: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """Intervals for ``score(a) - score(b)`` over all pairs of ``models`` (§2.1, Table 3).
+    """Intervals for ``score(a) - score(b)`` over all pairs of ``models`` (LA-UR-24-25289 report
+    (2024), *Statistical Uncertainty Quantification for Aggregate Performance Metrics in Machine
+    Learning Benchmarks*, §2.1, Table 3).
 
     With ``bonferroni`` the per-comparison level is ``1 - (1 - level) / m`` for ``m``
-    comparisons, which guards the family at ``level``. Columns: model_a, model_b, diff,
-    lo, hi (fractions), level (per comparison), excludes_zero.
+    comparisons, which guards the family at ``level``.
+
+    Parameters
+    ----------
+    boot : Bootstrap
+        The replicates.
+    models : sequence of str, optional
+        The models compared, in the order pairs are formed (default: every model).
+    level : float
+        Family-wise (or per-comparison, without Bonferroni) coverage.
+    bonferroni : bool
+        Apply the Bonferroni correction.
+    task_weights : numpy.ndarray, optional
+        Weights over tasks (default: the unweighted mean).
+
+    Returns
+    -------
+    pandas.DataFrame
+        model_a, model_b, diff, lo, hi (fractions), level (per comparison), excludes_zero.
+
+    Raises
+    ------
+    InputError
+        If ``level`` is out of range or a model is unknown.
     """
     check_level(level)
     table = boot.table

@@ -12,25 +12,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.io.tables import read_csv_table
+from lifelong_core.io.counts import counts_name, read_counts
 
 COLUMNS = ("model", "task", "category", "correct", "total")
 
 
 @dataclass(frozen=True, eq=False)
 class CountTable:
-    """Counts of ``len(models)`` models on ``len(tasks)`` tasks.
+    """Correct and total predictions of ``len(models)`` models on ``len(tasks)`` tasks.
 
-    ``correct`` and ``total`` are int64 arrays of shape (models, tasks); ``total`` may
-    differ between models of one task (e.g. models evaluated on different subsets).
-    ``task_category[t]`` is the category of task ``t``; ``categories`` lists the
-    distinct categories in order of first appearance.
+    Attributes
+    ----------
+    models : tuple of str
+        Model names.
+    tasks : tuple of str
+        Task names.
+    task_category : tuple of str
+        The category of each task.
+    correct, total : numpy.ndarray
+        int64 (models, tasks); ``total`` may differ between models of one task (models
+        evaluated on different subsets).
     """
 
     models: tuple[str, ...]
@@ -41,30 +47,49 @@ class CountTable:
 
     @property
     def categories(self) -> tuple[str, ...]:
+        """The distinct categories, in order of first appearance."""
         return tuple(dict.fromkeys(self.task_category))
 
     @property
     def accuracy(self) -> np.ndarray:
+        """``correct / total``, float (models, tasks)."""
         return self.correct / self.total
 
     def category_mask(self, category: str) -> np.ndarray:
-        """Boolean mask over tasks that belong to ``category``."""
+        """Boolean mask over tasks that belong to ``category``.
+
+        Parameters
+        ----------
+        category : str
+            A category.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         return np.array([c == category for c in self.task_category])
 
     def subset(
         self, models: Sequence[str] | None = None, tasks: Sequence[str] | None = None
     ) -> CountTable:
-        """The same counts restricted to ``models`` and ``tasks`` (in the given order)."""
-        mi = (
-            [self.models.index(m) for m in models]
-            if models is not None
-            else list(range(len(self.models)))
-        )
-        ti = (
-            [self.tasks.index(t) for t in tasks]
-            if tasks is not None
-            else list(range(len(self.tasks)))
-        )
+        """The same counts restricted to ``models`` and ``tasks``, in the given order.
+
+        Parameters
+        ----------
+        models, tasks : sequence of str, optional
+            Names to keep (default: all).
+
+        Returns
+        -------
+        CountTable
+
+        Raises
+        ------
+        InputError
+            Naming a model or task the table does not have.
+        """
+        mi = _positions(self.models, models, "model")
+        ti = _positions(self.tasks, tasks, "task")
         return CountTable(
             models=tuple(self.models[i] for i in mi),
             tasks=tuple(self.tasks[j] for j in ti),
@@ -122,14 +147,45 @@ def _whole_numbers(values: pd.Series, column: str, where) -> np.ndarray:
     return arr.astype(np.int64)
 
 
+def _positions(have: tuple[str, ...], wanted: Sequence[str] | None, what: str) -> list[int]:
+    """Index of each wanted name in ``have`` (all of them for None); InputError for a name
+    the table does not have."""
+    if wanted is None:
+        return list(range(len(have)))
+    at: dict[str, int] = {}
+    for i, name in enumerate(have):
+        at.setdefault(name, i)
+    unknown = [w for w in wanted if w not in at]
+    if unknown:
+        raise InputError(f"the counts have no {what} {unknown[0]!r}.", param=f"{what}s")
+    return [at[w] for w in wanted]
+
+
 def from_frame(
     df: pd.DataFrame, source: str = "counts", line_offset: int | None = None
 ) -> CountTable:
     """Validate a long counts frame and pivot it to a :class:`CountTable`.
 
-    ``source`` names the input in error messages. With ``line_offset`` (2 for a CSV
-    file with a header line) errors name the file line of a row; otherwise the 1-based
-    row number.
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Columns model, task, category, correct, total; one row per (model, task).
+    source : str
+        How errors name the input.
+    line_offset : int, optional
+        With it (2 for a CSV file with a header line) errors name the file line of a row;
+        otherwise the 1-based row number.
+
+    Returns
+    -------
+    CountTable
+
+    Raises
+    ------
+    InputError
+        Naming the row and column: missing columns or rows, an empty value, a count that is
+        not a whole number or is negative, ``correct`` above ``total``, a repeated (model,
+        task), a task in two categories, or a model without a row for some task.
     """
 
     def loc(i: int) -> str:
@@ -214,11 +270,21 @@ def from_frame(
 def read_counts_csv(path, name: str | None = None) -> CountTable:
     """Read and validate a ``counts.csv`` file or file-like object (see :func:`from_frame`).
 
-    ``name`` is how errors refer to the input (default: the file's name).
+    Parameters
+    ----------
+    path : str, os.PathLike or file-like
+        The CSV.
+    name : str, optional
+        How errors refer to the input (default: the file's name).
+
+    Returns
+    -------
+    CountTable
+
+    Raises
+    ------
+    InputError
+        Naming the file line of the first problem.
     """
-    if hasattr(path, "read"):
-        name = name or getattr(path, "name", "counts.csv")
-    else:
-        name = name or Path(path).name
-    df = read_csv_table(path, name, skipinitialspace=True)
-    return from_frame(df, source=name, line_offset=2)
+    df = read_counts(path, name)
+    return from_frame(df, source=counts_name(path, name), line_offset=2)

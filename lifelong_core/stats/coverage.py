@@ -17,7 +17,22 @@ import numpy as np
 
 
 def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Exact binomial interval of a share ``k / n`` (NaN bounds when ``n`` is 0).
+    """Exact binomial interval of a share ``k / n`` (Clopper and Pearson, 1934, "The use of
+    confidence or fiducial limits illustrated in the case of the binomial").
+
+    Parameters
+    ----------
+    k : int
+        Successes.
+    n : int
+        Trials.
+    level : float
+        Coverage.
+
+    Returns
+    -------
+    tuple of float
+        (lo, hi); NaN bounds when ``n`` is 0.
 
     Examples
     --------
@@ -37,8 +52,17 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Coverage:
-    """``covered`` of ``total`` intervals held the truth; ``lo``-``hi`` is the exact 95%
-    interval of that share."""
+    """How many intervals held the truth, with an exact interval on that share.
+
+    Attributes
+    ----------
+    covered : int
+        Intervals that held the truth.
+    total : int
+        Intervals.
+    lo, hi : float
+        The exact 95% interval of ``covered / total``.
+    """
 
     covered: int
     total: int
@@ -47,11 +71,22 @@ class Coverage:
 
     @property
     def share(self) -> float:
+        """``covered / total`` (NaN when there are no intervals)."""
         return self.covered / self.total if self.total else float("nan")
 
 
 def coverage_of(truth, lo, hi) -> Coverage:
-    """How many of the intervals ``[lo, hi]`` hold ``truth`` (arrays of the same length)."""
+    """How many of the intervals ``[lo, hi]`` hold ``truth``.
+
+    Parameters
+    ----------
+    truth, lo, hi : array_like
+        Arrays of the same length.
+
+    Returns
+    -------
+    Coverage
+    """
     truth, lo, hi = (np.asarray(x, dtype=np.float64) for x in (truth, lo, hi))
     inside = (lo <= truth) & (truth <= hi)
     k, n = int(inside.sum()), len(inside)

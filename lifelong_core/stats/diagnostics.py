@@ -18,7 +18,19 @@ def _split(draws: np.ndarray) -> np.ndarray:
 
 
 def split_rhat(draws: np.ndarray) -> np.ndarray:
-    """Split R-hat of every scalar parameter; ``draws`` is (chains, draws, ...)."""
+    """Split R-hat of every scalar parameter (Gelman et al. (2013), *Bayesian Data Analysis*, 3rd
+    ed., §11.4).
+
+    Parameters
+    ----------
+    draws : numpy.ndarray
+        (chains, draws, ...).
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per scalar parameter (the trailing shape).
+    """
     x = _split(np.asarray(draws, dtype=float))
     n = x.shape[1]
     if n < 2:
@@ -43,7 +55,20 @@ def _autocovariance(x: np.ndarray) -> np.ndarray:
 
 
 def effective_sample_size(draws: np.ndarray) -> np.ndarray:
-    """Multi-chain effective sample size of every scalar parameter (BDA3 §11.5)."""
+    """Multi-chain effective sample size of every scalar parameter (Gelman et al. (2013), *Bayesian
+    Data Analysis*, 3rd ed., §11.5, with Geyer's
+    initial monotone positive-pair truncation).
+
+    Parameters
+    ----------
+    draws : numpy.ndarray
+        (chains, draws, ...).
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per scalar parameter (the trailing shape).
+    """
     x = np.asarray(draws, dtype=float)
     chains, n = x.shape[:2]
     shape = x.shape[2:]

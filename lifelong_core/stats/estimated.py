@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lifelong_core.errors import InputError
+from lifelong_core.methods.base import SearchMethod
 from lifelong_core.methods.draws import PER_MODEL, check_draws, model_rng
 from lifelong_core.methods.registry import get_method, predicts_samples
 from lifelong_core.sortsearch.search import check_budget
@@ -74,17 +75,50 @@ def sortsearch_counts(
     seed: int = 0,
     draws: str = PER_MODEL,
 ) -> EstimatedCounts:
-    """Estimate per-task counts of ``eval_rows`` from ``budget`` samples each.
+    """Estimate per-task counts of ``eval_rows`` from ``budget`` samples each (insert_M of
+    Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, §3).
 
-    ``A`` is the cache (models x samples, 0/1); ``sample_task[j]`` names the task of
-    column ``j``; rows ``sort_rows`` of ``A`` are the models already in the cache (they
-    fix the sample order), rows ``eval_rows`` are the "new" models. ``method`` is any
-    name :func:`lifelong_core.methods.get_method` knows. Each new model's samples are its
-    own draw from its name and ``seed`` (``draws="per-model"``), so their errors are
-    independent, or the seed's common set (``draws="common"``;
-    :mod:`lifelong_core.methods.draws`). A method that predicts no unevaluated sample (the
-    random baseline) counts each task at its share right among the task's evaluated
-    samples (the overall share where none was evaluated).
+    A method that predicts no unevaluated sample (the random baseline) counts each task at
+    its share right among the task's evaluated samples (the overall share where none was
+    evaluated).
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        The cache, (models, samples) 0/1.
+    sample_task : sequence of str
+        The task of each column.
+    task_category : dict of str to str
+        The category of each task.
+    model_names : sequence of str
+        The name of each row.
+    sort_rows : numpy.ndarray
+        Rows already in the cache (they fix the sample order).
+    eval_rows : numpy.ndarray
+        The "new" models estimated.
+    budget : int
+        Samples evaluated per new model.
+    method : str
+        Any name :func:`lifelong_core.methods.get_method` knows.
+    seed : int
+        Seed of the draws.
+    draws : {"per-model", "common"}
+        Each new model's own draw from its name and ``seed`` (independent errors), or the
+        seed's common set (:mod:`lifelong_core.methods.draws`).
+
+    Returns
+    -------
+    EstimatedCounts
+        The estimated counts beside the true ones, and the method's own intervals when it
+        gives them.
+
+    Raises
+    ------
+    InputError
+        For mismatched task labels, empty or overlapping row sets, a task without a
+        category, an invalid budget, method or draw rule.
+    TypeError
+        If the registered method does not follow the method protocol.
     """
     A = np.asarray(A)
     sort_rows = np.asarray(sort_rows, dtype=np.int64)
@@ -107,7 +141,13 @@ def sortsearch_counts(
         raise InputError(f"task '{missing[0]}' has no category.")
     check_draws(draws)
     A_sort = A[sort_rows]
-    est = get_method(method).fit(A_sort, compute_order(A_sort, "sum"))
+    method_obj = get_method(method)
+    # The registry hands out any registered class; this one must follow the method protocol.
+    if not isinstance(method_obj, SearchMethod):
+        raise TypeError(
+            f"method {method!r} does not follow lifelong_core.methods.base.SearchMethod."
+        )
+    est = method_obj.fit(A_sort, compute_order(A_sort, "sum"))
     predicts = predicts_samples(method)
     onehot = np.zeros((n, len(tasks)), dtype=np.int64)
     onehot[np.arange(n), col_task] = 1

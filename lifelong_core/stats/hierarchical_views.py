@@ -89,9 +89,38 @@ def hierarchical_pairwise(
     seed: int = 0,
     models: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Credible intervals for ``score(a) - score(b)`` over the pairs of ``models`` (default:
-    every model), Bonferroni over those pairs as for the bootstrap (§2.1). Columns as
-    ``pairwise_differences``; pairs in the order ``models`` are given (a before b)."""
+    """Credible intervals for ``score(a) - score(b)`` over the pairs of ``models`` (LA-UR-24-25289
+    report (2024), *Statistical Uncertainty Quantification for Aggregate Performance Metrics in
+    Machine Learning Benchmarks*, §2.2,
+    §3), Bonferroni over those pairs as for the bootstrap (§2.1).
+
+    Parameters
+    ----------
+    fit : HierarchicalFit
+        The posterior draws.
+    level : float
+        Family-wise coverage (per comparison without Bonferroni).
+    bonferroni : bool
+        Apply the Bonferroni correction.
+    task_weights : numpy.ndarray, optional
+        Weights over tasks (default: the unweighted mean).
+    predictive : bool
+        Differences of posterior predictive scores instead of the parameters'.
+    seed : int
+        Seed of the predictive draws.
+    models : sequence of str, optional
+        The models compared, pairs in this order (a before b; default: every model).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns as :func:`~lifelong_core.stats.bootstrap.pairwise_differences`.
+
+    Raises
+    ------
+    InputError
+        If ``level`` is out of range, or a model is unknown or named twice.
+    """
     check_level(level)
     return _pairs_frame(
         fit.aggregate_draws(task_weights, predictive, seed),
@@ -109,8 +138,29 @@ def hierarchical_rank_intervals(
     seed: int = 0,
     tasks: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """Rank intervals under the five schemes from posterior predictive task scores
-    (Table 11). ``tasks``: a boolean mask to rank on some tasks only (a category)."""
+    """Rank intervals under the five schemes from posterior predictive task scores (LA-UR-24-25289
+    report (2024), *Statistical Uncertainty Quantification for Aggregate Performance Metrics in
+    Machine Learning Benchmarks*,
+    Table 11).
+
+    Parameters
+    ----------
+    fit : HierarchicalFit
+        The posterior draws.
+    level : float
+        Coverage.
+    schemes : sequence of str
+        Aggregation schemes (:data:`~lifelong_core.stats.ranks.SCHEMES`).
+    seed : int
+        Seed of the predictive draws and of the noise scheme.
+    tasks : numpy.ndarray, optional
+        A boolean mask to rank on some tasks only (a category).
+
+    Returns
+    -------
+    pandas.DataFrame
+        model, scheme, mean, lo, hi.
+    """
     scores = predictive_task_scores(fit, seed)
     if tasks is not None:
         scores = scores[:, :, np.asarray(tasks, dtype=bool)]
@@ -120,8 +170,29 @@ def hierarchical_rank_intervals(
 def category_stats_from_hierarchical(
     fit: HierarchicalFit, categories: Sequence[str] | None = None, seed: int = 0
 ) -> CategoryStats:
-    """Category means and variances from posterior predictive draws: the input of the
-    ternary map drawn from the hierarchical model (Appendix Fig. 5)."""
+    """Category means and variances from posterior predictive draws: the input of the ternary
+    map drawn from the hierarchical model (LA-UR-24-25289 report (2024), *Statistical Uncertainty
+    Quantification for Aggregate Performance Metrics in Machine Learning Benchmarks*, Appendix A.3,
+    Fig. 5).
+
+    Parameters
+    ----------
+    fit : HierarchicalFit
+        The posterior draws.
+    categories : sequence of str, optional
+        The three categories (default: the table's, when it has exactly three).
+    seed : int
+        Seed of the predictive draws.
+
+    Returns
+    -------
+    CategoryStats
+
+    Raises
+    ------
+    InputError
+        Unless exactly three different categories of the table are named.
+    """
     cats = _three(fit.table, categories)
     mean = np.empty((len(fit.table.models), 3))
     var = np.empty_like(mean)
@@ -146,14 +217,38 @@ def pairwise_by_scope(
     predictive: bool = False,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Pairwise differences of the unweighted mean over each scope's tasks (overall, then
-    each category): a ``scope`` column in front of the pairwise columns.
+    """Pairwise differences of the unweighted mean over each scope's tasks (overall, then each
+    category), with a ``scope`` column in front (LA-UR-24-25289 report (2024), *Statistical
+    Uncertainty Quantification for Aggregate Performance Metrics in Machine Learning Benchmarks*,
+    §2.1, Table 3).
 
-    ``models``: the models compared (default: every model), in the order pairs are formed;
-    the family-wise (Bonferroni) correction is over their pairs only, as in the report's
-    Table 3 (three comparisons of the top three models). ``predictive``/``seed``: for the
-    hierarchical model, differences of posterior predictive scores instead of the
-    parameters'."""
+    Parameters
+    ----------
+    source : Bootstrap or HierarchicalFit
+        Replicates or posterior draws.
+    level : float
+        Family-wise coverage.
+    bonferroni : bool
+        Apply the Bonferroni correction, over the pairs of ``models`` only (the report's
+        Table 3 compares the top three models three ways).
+    models : sequence of str, optional
+        The models compared, in the order pairs are formed (default: every model).
+    predictive : bool
+        For the hierarchical model, differences of posterior predictive scores instead of
+        the parameters'.
+    seed : int
+        Seed of the predictive draws.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    InputError
+        If ``level`` is out of range, a model is unknown or named twice, or fewer than two
+        are named.
+    """
     table = source.table
     if models is not None:
         _indices(table.models, models)
@@ -186,8 +281,31 @@ def rank_intervals_by_scope(
     schemes: Sequence[str] = tuple(SCHEMES),
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Rank intervals on each scope's tasks (overall, then each category); columns scope,
-    model, scheme, mean, lo, hi. Bootstrap replicates or posterior predictive draws."""
+    """Rank intervals on each scope's tasks (overall, then each category) (LA-UR-24-25289 report
+    (2024), *Statistical Uncertainty Quantification for Aggregate Performance Metrics in Machine
+    Learning Benchmarks*, §3.2).
+
+    Parameters
+    ----------
+    source : Bootstrap or HierarchicalFit
+        Bootstrap replicates or posterior predictive draws.
+    level : float
+        Coverage.
+    schemes : sequence of str
+        Aggregation schemes.
+    seed : int
+        Seed of the predictive draws and of the noise scheme.
+
+    Returns
+    -------
+    pandas.DataFrame
+        scope, model, scheme, mean, lo, hi.
+
+    Raises
+    ------
+    InputError
+        If a scheme is unknown.
+    """
     for s in schemes:
         if s not in SCHEMES:
             raise InputError(f"unknown rank scheme '{s}'; choose one of {', '.join(SCHEMES)}.")

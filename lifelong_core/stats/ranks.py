@@ -22,6 +22,8 @@ only says "a tie rank". On continuous scores without ties all conventions agree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
@@ -68,17 +70,41 @@ def scheme_values(scores: np.ndarray, scheme: str, rng: np.random.Generator) -> 
 
 def rank_intervals(
     scores: np.ndarray,
-    models: tuple[str, ...] | list[str],
+    models: Sequence[str],
     level: float = DIFFERENCE_LEVEL,
-    schemes: tuple[str, ...] | list[str] = tuple(SCHEMES),
+    schemes: Sequence[str] = tuple(SCHEMES),
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Mean and percentile interval of each model's rank number under each scheme.
+    """Mean and percentile interval of each model's rank number under each scheme (LA-UR-24-25289
+    report (2024), *Statistical Uncertainty Quantification for Aggregate Performance Metrics in
+    Machine Learning Benchmarks*, §3.2,
+    Tables 4 and 5).
 
-    ``scores``: replicate task scores (replicates, models, tasks), e.g.
-    ``Bootstrap.scores``. Returns columns model, scheme, mean, lo, hi; 95% by default as
-    in Tables 4 and 5.
+    Parameters
+    ----------
+    scores : numpy.ndarray
+        Replicate task scores (replicates, models, tasks), e.g. ``Bootstrap.scores``.
+    models : sequence of str
+        The model of each score row.
+    level : float
+        Coverage (95% by default, as Tables 4 and 5).
+    schemes : sequence of str
+        Aggregation schemes of :data:`SCHEMES` (a list, not one string).
+    seed : int
+        Seed of the noise scheme.
+
+    Returns
+    -------
+    pandas.DataFrame
+        model, scheme, mean, lo, hi.
+
+    Raises
+    ------
+    InputError
+        For mis-shaped scores, one string of schemes or an unknown scheme.
     """
+    if isinstance(schemes, str):
+        raise InputError(f"schemes must be a list of scheme names, not one string ({schemes!r}).")
     if scores.ndim != 3 or scores.shape[1] != len(models):
         raise InputError("rank intervals need replicate scores shaped (replicates, models, tasks).")
     rng = np.random.default_rng(seed)

@@ -44,7 +44,19 @@ def load_tasks(path: str | Path = TASKS_CSV) -> pd.DataFrame:
 
 
 def load_published(path: str | Path = PUBLISHED_CSV) -> pd.DataFrame:
-    """Table A.3 figures: model, method (bootstrap|bayesian), normalized, scope, mean_pct, lo_pct, hi_pct."""
+    """The figures of LA-UR-24-25289 report (2024), *Statistical Uncertainty Quantification for
+    Aggregate Performance Metrics in Machine Learning Benchmarks*, Table A.3.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The bundled CSV.
+
+    Returns
+    -------
+    pandas.DataFrame
+        model, method (bootstrap or bayesian), normalized, scope, mean_pct, lo_pct, hi_pct.
+    """
     df = pd.read_csv(path)
     df["normalized"] = df["normalized"].astype(str).str.lower().eq("true")
     return df
@@ -69,11 +81,32 @@ def load_published_pairwise(path: str | Path = PUBLISHED_PAIRWISE_CSV) -> pd.Dat
 def counts_from_leaderboard(
     path: str | Path = LEADERBOARD_CSV, tasks: pd.DataFrame | None = None, regime: str = "1000"
 ) -> CountTable:
-    """Counts for the VTAB leaderboard's models from its per-task accuracy table.
+    """Counts for the VTAB leaderboard's models from its per-task accuracy table: accuracy x
+    test-set size, rounded, as LA-UR-24-25289 report (2024), *Statistical Uncertainty Quantification
+    for Aggregate Performance Metrics in Machine Learning Benchmarks*, §3 does.
 
     The file's first row gives each column's training regime (``1000`` for VTAB-1k,
-    ``full``, ``metadata``), the second row the task name, model rows follow after a
+    ``full``, ``metadata``), the second row the task name; model rows follow after a
     ``method`` row. Only the columns of ``regime`` are used.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The leaderboard CSV.
+    tasks : pandas.DataFrame, optional
+        Task facts (category, test-set size; default: the bundled ``tasks.csv``).
+    regime : str
+        The training regime read.
+
+    Returns
+    -------
+    CountTable
+
+    Raises
+    ------
+    InputError
+        If the file is missing or too short, has no column of ``regime`` for a task, or an
+        accuracy is not a percentage in [0, 100].
     """
     path = Path(path)
     tasks = load_tasks() if tasks is None else tasks
@@ -122,7 +155,28 @@ def counts_from_leaderboard(
 def published_table(
     published: pd.DataFrame, method: str = "bootstrap", normalized: bool = False
 ) -> pd.DataFrame:
-    """One Table A.3 block as a wide frame: model, then mean/lo/hi per scope (percent)."""
+    """One block of LA-UR-24-25289 report (2024), *Statistical Uncertainty Quantification for
+    Aggregate Performance Metrics in Machine Learning Benchmarks*, Table A.3 as a wide frame.
+
+    Parameters
+    ----------
+    published : pandas.DataFrame
+        From :func:`load_published`.
+    method : {"bootstrap", "bayesian"}
+        The block's method.
+    normalized : bool
+        The normalised block.
+
+    Returns
+    -------
+    pandas.DataFrame
+        model, then mean, lo and hi per scope (percent).
+
+    Raises
+    ------
+    InputError
+        If the table has no such block.
+    """
     sel = published[(published["method"] == method) & (published["normalized"] == normalized)]
     if sel.empty:
         raise InputError(

@@ -37,7 +37,19 @@ MAX_GRID_DIVISIONS = 1000  # 501,501 weightings; finer grids only cost memory
 
 @dataclass(frozen=True, eq=False)
 class CategoryStats:
-    """Per-model category means and their variances, shapes (models, 3)."""
+    """Per-model category means and their variances (LA-UR-24-25289 report (2024), *Statistical
+    Uncertainty Quantification for Aggregate Performance Metrics in Machine Learning Benchmarks*,
+    Appendix A.2).
+
+    Attributes
+    ----------
+    models : tuple of str
+        Model names.
+    categories : tuple of str
+        The three categories.
+    mean, var : numpy.ndarray
+        (models, 3) means and variances of the means.
+    """
 
     models: tuple[str, ...]
     categories: tuple[str, str, str]
@@ -59,11 +71,30 @@ def _three(table: CountTable, categories: Sequence[str] | None) -> tuple[str, st
     for c in cats:
         if c not in table.categories:
             raise InputError(f"category '{c}' is not in the data.")
-    return cats  # type: ignore[return-value]
+    return cats
 
 
 def category_stats(table: CountTable, categories: Sequence[str] | None = None) -> CategoryStats:
-    """Category means and binomial variances of the means (A.2, Eq. 4-5)."""
+    """Category means and binomial variances of the means (LA-UR-24-25289 report (2024),
+    *Statistical Uncertainty Quantification for Aggregate Performance Metrics in Machine Learning
+    Benchmarks*, Appendix A.2, Eq. 4-5).
+
+    Parameters
+    ----------
+    table : CountTable
+        The counts.
+    categories : sequence of str, optional
+        The three categories (default: the table's, when it has exactly three).
+
+    Returns
+    -------
+    CategoryStats
+
+    Raises
+    ------
+    InputError
+        Unless exactly three different categories of the table are named.
+    """
     cats = _three(table, categories)
     p = table.accuracy
     var_task = p * (1.0 - p) / table.total
@@ -79,7 +110,24 @@ def category_stats(table: CountTable, categories: Sequence[str] | None = None) -
 def category_stats_from_bootstrap(
     boot: Bootstrap, categories: Sequence[str] | None = None
 ) -> CategoryStats:
-    """Category means and variances estimated from bootstrap replicates (e.g. normalised)."""
+    """Category means and variances estimated from bootstrap replicates (e.g. normalised).
+
+    Parameters
+    ----------
+    boot : Bootstrap
+        The replicates.
+    categories : sequence of str, optional
+        The three categories (default: the table's, when it has exactly three).
+
+    Returns
+    -------
+    CategoryStats
+
+    Raises
+    ------
+    InputError
+        Unless exactly three different categories of the table are named.
+    """
     cats = _three(boot.table, categories)
     mean = np.empty((len(boot.table.models), 3))
     var = np.empty_like(mean)
@@ -98,32 +146,68 @@ def category_stats_from_intervals(
     hi: np.ndarray,
     level: float,
 ) -> CategoryStats:
-    """Category means and variances recovered from published intervals (models x 3 arrays).
+    """Category means and variances recovered from published intervals.
 
-    For figures published without per-task counts (Table A.3 gives 83.4% intervals per
-    category): the standard error is the interval's width over ``2 z``, with ``z`` the
-    normal quantile of ``(1 + level) / 2``. Figures rounded to 0.1 point make this SE
-    approximate (by up to about a third for the narrowest VTAB intervals).
+    For figures published without per-task counts (LA-UR-24-25289 report (2024), *Statistical
+    Uncertainty Quantification for Aggregate Performance Metrics in Machine Learning Benchmarks*,
+    Table A.3 gives 83.4% intervals per
+    category): the standard error is the interval's width over ``2 z``, with ``z`` the normal
+    quantile of ``(1 + level) / 2``. Figures rounded to 0.1 point make this SE approximate (by
+    up to about a third for the narrowest VTAB intervals).
+
+    Parameters
+    ----------
+    models : sequence of str
+        Model names.
+    categories : sequence of str
+        The three categories.
+    mean, lo, hi : numpy.ndarray
+        (models, 3) published means and interval ends, fractions.
+    level : float
+        Coverage of the published intervals.
+
+    Returns
+    -------
+    CategoryStats
+
+    Raises
+    ------
+    InputError
+        Unless there are three categories, or when an interval ends below its start.
     """
-    if len(categories) != 3:
-        raise InputError(f"task weighting needs exactly three categories, got {len(categories)}.")
+    cats = tuple(categories)
+    if len(cats) != 3:
+        raise InputError(f"task weighting needs exactly three categories, got {len(cats)}.")
     z = norm.ppf(0.5 + level / 2.0)
     se = (np.asarray(hi, dtype=float) - np.asarray(lo, dtype=float)) / (2.0 * z)
     if (se < 0).any():
         raise InputError("a published interval has its upper end below its lower end.")
     return CategoryStats(
         models=tuple(models),
-        categories=tuple(categories),
+        categories=cats,
         mean=np.asarray(mean, dtype=float),
         var=se**2,
     )
 
 
 def simplex_grid(step: float) -> np.ndarray:
-    """All weight triples on the simplex with spacing ``step`` (1/step must be a whole number).
+    """All weight triples on the simplex with spacing ``step``.
 
-    Rows are ordered by the first weight, then the second; ``round(1/step) + 1`` points
-    per side.
+    Parameters
+    ----------
+    step : float
+        Spacing; ``1 / step`` must be a whole number.
+
+    Returns
+    -------
+    numpy.ndarray
+        (points, 3), ordered by the first weight, then the second; ``round(1/step) + 1``
+        points per side.
+
+    Raises
+    ------
+    InputError
+        If ``step`` is finer than the grid allows or does not divide 1.
     """
     step = limits.check_real(step, "the weight step", 0, 1, open_lo=True, param="step")
     n = round(1.0 / step)
@@ -146,10 +230,26 @@ def simplex_grid(step: float) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class WeightRegions:
-    """The best model on every grid point of the simplex.
+    """The best model on every grid point of the simplex (LA-UR-24-25289 report (2024), *Statistical
+    Uncertainty Quantification for Aggregate Performance Metrics in Machine Learning Benchmarks*,
+    §2.3, §3.3).
 
-    ``weights`` (points, 3); ``leader``/``runner_up`` model indices; ``diff``/``se``
-    fractions; ``indeterminate`` where ``diff <= se_mult * se``.
+    Attributes
+    ----------
+    stats : CategoryStats
+        The category means and variances.
+    weights : numpy.ndarray
+        (points, 3) grid of category weights.
+    leader, runner_up : numpy.ndarray
+        Model indices of the best and second best at each point.
+    diff, se : numpy.ndarray
+        Their difference and its standard error, fractions.
+    se_mult : float
+        A point is indeterminate where ``diff <= se_mult * se``.
+    rho : float
+        Correlation assumed between the two models' category means.
+    step : float
+        Grid spacing.
     """
 
     stats: CategoryStats
@@ -164,6 +264,7 @@ class WeightRegions:
 
     @property
     def indeterminate(self) -> np.ndarray:
+        """Boolean per point: the top two are within ``se_mult`` standard errors."""
         return self.diff <= self.se_mult * self.se
 
     @property
@@ -187,7 +288,30 @@ class WeightRegions:
 def weight_regions(
     stats: CategoryStats, step: float = 0.05, se_mult: float = 1.0, rho: float = 0.0
 ) -> WeightRegions:
-    """Leader, runner-up, difference and its standard error at each simplex grid point."""
+    """Leader, runner-up, difference and its standard error at each simplex grid point
+    (LA-UR-24-25289 report (2024), *Statistical Uncertainty Quantification for Aggregate Performance
+    Metrics in Machine Learning Benchmarks*, §2.3, §3.3, Appendix A.2).
+
+    Parameters
+    ----------
+    stats : CategoryStats
+        Category means and variances.
+    step : float
+        Grid spacing.
+    se_mult : float
+        Standard errors within which the top two are indeterminate.
+    rho : float
+        Correlation between two models' category means, in [-1, 1] (0: independent).
+
+    Returns
+    -------
+    WeightRegions
+
+    Raises
+    ------
+    InputError
+        If a parameter is out of range or there are fewer than two models.
+    """
     if len(stats.models) < 2:
         raise InputError("task weighting compares models, so it needs at least two models.")
     rho = limits.check_real(rho, "the correlation rho", -1.0, 1.0, param="rho")

@@ -47,12 +47,13 @@ with recorded entries), then writes in one DuckDB transaction, so a failure or a
 process leaves the store as it was.
 """
 
+from lifelong_core.io.edges import file_checksum
 from lifelong_core.store import state as _state  # noqa: F401  registers the kept-state update on import
 from lifelong_core.store._schema import BLOCK_SIZE, FORMAT_VERSION
 from lifelong_core.store._validate import binary_values, numeric_column, text_column
 from lifelong_core.store.packed_bulk import StoreRows, insert_packed_rows, read_packed_rows
 from lifelong_core.store.store import Store, check_readable, held_alone
-from lifelong_core.store.writing import BlockWrite, WritePlan, file_checksum
+from lifelong_core.store.writing import BlockWrite, WritePlan
 
 __all__ = [
     "BLOCK_SIZE",

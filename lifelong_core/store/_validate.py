@@ -74,8 +74,27 @@ def text_column(
 ) -> np.ndarray:
     """Ids and names as an object array of ``str``; numbers must be whole (``7`` -> ``"7"``).
 
-    ``required``: a missing value is an error; otherwise it becomes ``None``. Text longer
-    than :data:`~lifelong_core.io.limits.MAX_TEXT_CHARS` is refused.
+    Parameters
+    ----------
+    values : sequence or pandas.Series
+        The column.
+    column : str
+        Its name, for messages.
+    source : str
+        The input, for messages.
+    required : bool
+        A missing value is an error; otherwise it becomes None.
+
+    Returns
+    -------
+    numpy.ndarray
+        object array of ``str`` (and None where allowed).
+
+    Raises
+    ------
+    InputError
+        Naming the row of a missing value (when required), a number that is not whole, or
+        text longer than :data:`~lifelong_core.io.limits.MAX_TEXT_CHARS`.
     """
     out = _text_column(values, column, source, required=required)
     check_text_length(out, column, source)
@@ -171,7 +190,27 @@ def _text_column(values, column: str, source: str, *, required: bool) -> np.ndar
 
 
 def numeric_column(values: pd.Series | np.ndarray, column: str, source: str) -> np.ndarray:
-    """Numbers as float64, refusing missing values and non-numeric text by row."""
+    """A column as float64, refusing missing values and non-numeric text by row.
+
+    Parameters
+    ----------
+    values : pandas.Series or numpy.ndarray
+        The column.
+    column : str
+        Its name, for messages.
+    source : str
+        The input, for messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64.
+
+    Raises
+    ------
+    InputError
+        Naming the row of a value that is missing or not a number.
+    """
     s = pd.Series(values, copy=False)
     if s.dtype.kind == "b" or s.dtype.kind in "iuf":
         arr = s.to_numpy(dtype=np.float64)
@@ -200,6 +239,27 @@ def numeric_column(values: pd.Series | np.ndarray, column: str, source: str) -> 
 
 
 def binary_values(arr: np.ndarray, column: str, source: str) -> np.ndarray:
+    """0/1 values as uint8, refusing any other value by row.
+
+    Parameters
+    ----------
+    arr : numpy.ndarray
+        Numeric values.
+    column : str
+        Their column, for messages.
+    source : str
+        The input, for messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8.
+
+    Raises
+    ------
+    InputError
+        Naming the row and the value of the first entry that is neither 0 nor 1.
+    """
     bad = (arr != 0) & (arr != 1)
     if bad.any():
         i = int(np.argmax(bad))

@@ -13,7 +13,7 @@ own layout) and only for the blocks that hold the dataset's samples:
   the same way.
 - :func:`read_rows`: packed rows of some models on the chosen samples.
 
-``lifelong_core.sweep.streamed.StoreSource`` serves these rows to the sweep. ``st`` is an
+``lifelong_core.workflows.large.StoreSource`` serves these rows to the sweep. ``st`` is an
 open :class:`~lifelong_core.store.Store` (not imported here: the store imports this module's
 users).
 """
@@ -27,9 +27,10 @@ import pyarrow as pa
 from lifelong_core import bits as _bits
 from lifelong_core import limits
 from lifelong_core.errors import InputError
+from lifelong_core.store.reading import StoreReader
 
 
-def _blocks_of(st, sidx: np.ndarray) -> pd.DataFrame:
+def _blocks_of(st: StoreReader, sidx: np.ndarray) -> pd.DataFrame:
     b = st.block_table
     ids, starts, lengths = (
         np.asarray(b["block_id"]),
@@ -44,21 +45,54 @@ def _in_list(values) -> str:
     return ",".join(str(int(v)) for v in values)
 
 
-def complete_models(st, models: pd.DataFrame, sidx: np.ndarray) -> pd.DataFrame:
-    """The rows of ``models`` (a ``store.models()`` table) recorded on every sample ``sidx``."""
+def complete_models(st: StoreReader, models: pd.DataFrame, sidx: np.ndarray) -> pd.DataFrame:
+    """The rows of ``models`` recorded on every sample ``sidx``.
+
+    Decided from the key columns of the packed blocks, without unpacking any row.
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+    models : pandas.DataFrame
+        A ``Store.models()`` table (or some of its rows).
+    sidx : numpy.ndarray
+        Sorted ``sample_idx``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The complete rows, in the order given.
+    """
     return _models_on(st, models, sidx, every=True)
 
 
-def recorded_models(st, models: pd.DataFrame, sidx: np.ndarray) -> pd.DataFrame:
+def recorded_models(st: StoreReader, models: pd.DataFrame, sidx: np.ndarray) -> pd.DataFrame:
     """The rows of ``models`` with at least one recorded prediction among the samples ``sidx``.
 
     (Counting every model's predictions answered the same question in 23 s per side at the
     paper's 31,250 x 1,697,682.)
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+    models : pandas.DataFrame
+        A ``Store.models()`` table (or some of its rows).
+    sidx : numpy.ndarray
+        Sorted ``sample_idx``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows with something recorded, in the order given.
     """
     return _models_on(st, models, sidx, every=False)
 
 
-def _models_on(st, models: pd.DataFrame, sidx: np.ndarray, every: bool) -> pd.DataFrame:
+def _models_on(
+    st: StoreReader, models: pd.DataFrame, sidx: np.ndarray, every: bool
+) -> pd.DataFrame:
     """From the ``bits`` table's key columns: a wholly recorded block (``known`` NULL) that
     holds some of ``sidx`` settles a model without reading a blob; only models whose
     blocks there are partly recorded are checked entry by entry, in bounded chunks."""
@@ -88,7 +122,7 @@ def _models_on(st, models: pd.DataFrame, sidx: np.ndarray, every: bool) -> pd.Da
     return models[models["model_idx"].astype(int).isin(hit)]
 
 
-def _fetch(st, models: np.ndarray, block_ids: np.ndarray) -> pa.Table:
+def _fetch(st: StoreReader, models: np.ndarray, block_ids: np.ndarray) -> pa.Table:
     """``bits`` rows (model_idx, block_id, correct) of sorted unique ``models`` on ``block_ids``.
 
     One query: a run of consecutive models is a range filter; a scattered set is a semi
@@ -110,9 +144,30 @@ def _fetch(st, models: np.ndarray, block_ids: np.ndarray) -> pa.Table:
     return st.cursor().sql(sql).to_arrow_table()
 
 
-def read_rows(st, model_idx, sidx) -> np.ndarray:
-    """Packed rows (len(model_idx), ceil(len(sidx)/8)) of ``model_idx`` (any order) on the
-    sorted samples ``sidx``; every entry must be recorded (see :func:`complete_models`)."""
+def read_rows(st: StoreReader, model_idx, sidx) -> np.ndarray:
+    """Packed rows of ``model_idx`` on the sorted samples ``sidx``.
+
+    Every entry must be recorded (see :func:`complete_models`).
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+    model_idx : array_like
+        ``model_idx`` of the rows, any order.
+    sidx : numpy.ndarray
+        Sorted ``sample_idx`` of the columns.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 (len(model_idx), ceil(len(sidx)/8)), little bit order.
+
+    Raises
+    ------
+    InputError
+        If an entry was never recorded.
+    """
     m = np.asarray(model_idx, dtype=np.int64)
     sidx = np.asarray(sidx, dtype=np.int64)
     n = len(sidx)

@@ -1,29 +1,21 @@
-"""Files in and out of the store: long tables, id lists, matrix and long exports.
-
-Formats (``import`` / ``export``; docs/reference/file-formats.md):
-
-- long table, ``.csv`` or ``.parquet``: columns ``model, sample, correct`` and optionally
-  ``confidence, predicted, true_prob, label, dataset, domain, category, split``;
-- wide matrix: any file :func:`lifelong_core.io.matrix.load_matrix` reads (.npy, .npz,
-  .csv, .parquet; never unpickled) plus a model-id file and a sample-id file. An id file
-  is one id per line, or a ``.csv``/``.parquet`` table with a ``model_id`` (resp.
-  ``sample_id``) column and optional metadata columns (models: name, family,
-  release_order, metadata, estimated; samples: dataset, domain, category, label, split).
+"""Files out of the store: id lists and long exports (``export``;
+docs/reference/file-formats.md). What is read in lives in :mod:`lifelong_core.io` (the
+reader registry, :mod:`lifelong_core.io.readers`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.io.arrays import check_npy_header
-from lifelong_core.io.edges import atomic_output, check_input_file, os_error
-from lifelong_core.io.limits import control_character, printable_rule
-from lifelong_core.io.tables import read_table
-from lifelong_core.io.text import check_archive, read_text
+from lifelong_core.io.edges import atomic_output
+
+if TYPE_CHECKING:
+    from lifelong_core.store.store import Store
 
 LONG_EXPORT_COLUMNS = (
     "model",
@@ -40,94 +32,51 @@ LONG_EXPORT_COLUMNS = (
 )
 
 
-def read_long(path) -> pd.DataFrame:
-    """A long table from CSV or Parquet, unvalidated (the store validates it)."""
-    return read_table(path, "--long")
-
-
-def read_ids(path, kind: str):
-    """Model or sample ids: a list of str (one per line) or a table with ``<kind>_id``."""
-    what = f"--{kind}s"
-    p = check_input_file(path, what)
-    if p.suffix.lower() in (".csv", ".parquet"):
-        df = read_table(p, what)
-        if f"{kind}_id" not in df.columns:
-            raise InputError(
-                f"{what} file {p} has no column '{kind}_id' (columns found: {', '.join(map(str, df.columns))})."
-            )
-        if len(df) == 0:
-            raise InputError(f"{what} file {p} has no data rows.")
-        return df
-    text = read_text(p, f"{what} file {p}")
-    ids = []
-    # Lines end at "\n" only: str.splitlines would also split at form feeds, record
-    # separators and U+2028, turning one id with such a character into two.
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        s = line.removesuffix("\r").strip()
-        if not s:
-            continue
-        found = control_character(s)
-        if found:
-            raise InputError(printable_rule(f"{what} file {p} line {lineno}", found))
-        ids.append(s)
-    if not ids:
-        raise InputError(f"{what} file {p} lists no ids.")
-    return ids
-
-
-def read_extra_matrix(path, flag: str) -> np.ndarray:
-    """A per-entry extras matrix (``--confidence`` etc. of a wide import) from .npy/.npz.
-
-    Read as stored (no narrowing to float32, so values come back exactly); never
-    unpickled. Shape and value checks happen in the store with the matrix at hand.
-    """
-    p = check_input_file(path, flag)
-    suffix = p.suffix.lower()
-    if suffix not in (".npy", ".npz"):
-        raise InputError(f"{flag} file {p} must be .npy or .npz.")
-    try:
-        if suffix == ".npy":
-            check_npy_header(p, flag)
-            arr = np.load(p, allow_pickle=False)
-        else:
-            check_archive(p, f"{flag} file {p}")
-            with np.load(p, allow_pickle=False) as z:
-                if len(z.files) != 1:
-                    raise InputError(
-                        f"{flag} file {p} holds {len(z.files)} arrays; it must hold exactly one."
-                    )
-                arr = z[z.files[0]]
-    except InputError:
-        raise
-    except ValueError as exc:
-        if "pickle" in str(exc).lower():
-            raise InputError(
-                f"{flag} file {p} holds pickled Python objects, which are never loaded."
-            ) from None
-        raise InputError(f"{flag} file {p} is not a readable array ({exc}).") from None
-    except OSError as exc:
-        if getattr(exc, "errno", None) is not None:
-            raise os_error(exc, p, f"{flag} file", "read") from None
-        raise InputError(f"{flag} file {p} is not a readable array ({exc}).") from None
-    except EOFError as exc:
-        raise InputError(f"{flag} file {p} is not a readable array ({exc}).") from None
-    except MemoryError:
-        raise InputError(
-            f"{flag} file {p} holds an array too large for this machine's memory."
-        ) from None
-    return arr
-
-
 def write_ids(ids, path, what: str = "id list") -> None:
-    """One id per line, written whole or not at all."""
+    """One id per line, written whole or not at all.
+
+    Parameters
+    ----------
+    ids : iterable
+        The ids, written with ``str``.
+    path : str or os.PathLike
+        The output file.
+    what : str
+        How messages name the output.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be written.
+    """
     with atomic_output(path, what) as tmp:
         tmp.write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
 
 
-def export_long(store, path, dataset: str | None = None) -> int:
-    """Write every recorded entry (of ``dataset``) as a long table; returns the row count.
+def export_long(store: Store, path, dataset: str | None = None) -> int:
+    """Write every recorded entry (of ``dataset``) as a long table.
 
-    Parquet is written in row groups of whole models, so memory stays at one group.
+    Parquet is written in row groups of whole models, so memory stays at one group. Columns
+    that would be empty throughout are left out, so the export imports again.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    path : str or os.PathLike
+        A ``.csv`` or ``.parquet`` file, written whole or not at all.
+    dataset : str, optional
+        Export this dataset only.
+
+    Returns
+    -------
+    int
+        Rows written.
+
+    Raises
+    ------
+    InputError
+        For another suffix, an unknown dataset, or a store with nothing recorded.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -149,7 +98,8 @@ def export_long(store, path, dataset: str | None = None) -> int:
     )
     rows = 0
     with atomic_output(p, "--long") as tmp:
-        writer = None
+        wrote = False
+        parquet = None  # the Parquet writer, opened with the first chunk's schema
         try:
             for a in range(0, len(mdl), per):
                 m = mdl["model_idx"].to_numpy(dtype=np.int64)[a : a + per]
@@ -157,7 +107,7 @@ def export_long(store, path, dataset: str | None = None) -> int:
                 r, c = np.nonzero(known)
                 if len(r) == 0:
                     continue
-                cols = {
+                cols: dict[str, np.ndarray | pd.api.extensions.ExtensionArray] = {
                     "model": mdl["model_id"].to_numpy(dtype=object)[a : a + per][r],
                     "sample": smp["sample_id"].to_numpy(dtype=object)[c],
                     "correct": vals[r, c].astype(np.uint8),
@@ -176,16 +126,16 @@ def export_long(store, path, dataset: str | None = None) -> int:
                 df = pd.DataFrame(cols)
                 rows += len(df)
                 if suffix == ".csv":
-                    df.to_csv(tmp, mode="a" if writer else "w", header=writer is None, index=False)
-                    writer = True
+                    df.to_csv(tmp, mode="a" if wrote else "w", header=not wrote, index=False)
                 else:
                     tbl = pa.Table.from_pandas(df, preserve_index=False)
-                    if writer is None:
-                        writer = pq.ParquetWriter(tmp, tbl.schema)
-                    writer.write_table(tbl.cast(writer.schema))
-            if writer is None:
+                    if parquet is None:
+                        parquet = pq.ParquetWriter(tmp, tbl.schema)
+                    parquet.write_table(tbl.cast(parquet.schema))
+                wrote = True
+            if not wrote:
                 raise InputError("The store holds no recorded predictions to export.")
         finally:
-            if suffix == ".parquet" and writer is not None:
-                writer.close()
+            if parquet is not None:
+                parquet.close()
     return rows

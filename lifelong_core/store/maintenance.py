@@ -29,10 +29,11 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.store._handle import StoreHandle
 from lifelong_core.store._schema import BLOCK_SIZE, FORMAT_VERSION
 
 
-def _damaged(store, exc: duckdb.Error) -> InputError:
+def _damaged(store: StoreHandle, exc: duckdb.Error) -> InputError:
     return InputError(
         f"Store {store.path} is damaged: DuckDB cannot read it ({str(exc).splitlines()[0]})."
     )
@@ -43,6 +44,17 @@ def store_error_sentence(exc: BaseException, path=None) -> str | None:
 
     The backstop at the edges (the command line, the app's shared handle): a damaged or
     truncated file fails only when the damaged page is read, which can be any read.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The error.
+    path : str or os.PathLike, optional
+        The store file, for the sentence.
+
+    Returns
+    -------
+    str or None
     """
     if not isinstance(exc, duckdb.Error):
         return None
@@ -73,15 +85,26 @@ def _popcount(blob: bytes, length: int) -> int:
     return int(bits.sum())
 
 
-def verify(store) -> list[str]:
-    """Every broken rule of ``store`` as one sentence each (empty: the store is sound)."""
+def verify(store: StoreHandle) -> list[str]:
+    """Every broken rule of ``store``, one sentence each.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+
+    Returns
+    -------
+    list of str
+        Empty when the store is sound.
+    """
     try:
         return _verify(store, store.cursor())
     except duckdb.Error as exc:
         return [str(_damaged(store, exc))]
 
 
-def _verify(store, cur) -> list[str]:
+def _verify(store: StoreHandle, cur) -> list[str]:
     problems: list[str] = []
     q = lambda sql: cur.execute(sql).fetchall()  # noqa: E731
     meta = dict(q("SELECT key, value FROM store_meta"))
@@ -151,8 +174,19 @@ def _verify(store, cur) -> list[str]:
     return problems
 
 
-def check_sound(store) -> None:
-    """InputError naming the first broken rule (and how many there are) unless the store is sound."""
+def check_sound(store: StoreHandle) -> None:
+    """Refuse a store that breaks any of its rules.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+
+    Raises
+    ------
+    InputError
+        Naming the first broken rule (and how many there are).
+    """
     problems = verify(store)
     if problems:
         more = (
@@ -165,12 +199,31 @@ def check_sound(store) -> None:
         )
 
 
-def undo(store, log_id: int) -> dict:
-    """Remove what import ``log_id`` added, in one logged transaction; returns the undo's log row."""
+def undo(store: StoreHandle, log_id: int) -> dict:
+    """Remove what import ``log_id`` added, in one logged transaction.
+
+    Parameters
+    ----------
+    store : Store
+        A writer handle.
+    log_id : int
+        The import to undo.
+
+    Returns
+    -------
+    dict
+        The undo's log row.
+
+    Raises
+    ------
+    InputError
+        For a read-only handle, an unknown or already undone entry, an undo entry, or an
+        import whose rows cannot be told apart exactly.
+    """
     if store.read_only:
         raise InputError(f"Store {store.path} is open read-only; undo needs a writer.")
     with store._lock:
-        con = store._con
+        con = store._connection()
         log = con.execute("SELECT * FROM log ORDER BY log_id").df()
         row = log[log["log_id"] == log_id]
         if row.empty:
@@ -187,12 +240,18 @@ def undo(store, log_id: int) -> dict:
         undone = set(log.loc[log["action"] == "undo", "source"])
         live = log[(log["action"] != "undo") & ~log["log_id"].map(lambda i: f"log {i}" in undone)]
         at = row["added_at"]
-        models = con.execute(
-            "SELECT model_idx FROM models WHERE added_at = ? ORDER BY model_idx", [at]
-        ).fetchnumpy()["model_idx"]
-        samples = con.execute(
-            "SELECT sample_idx FROM samples WHERE added_at = ? ORDER BY sample_idx", [at]
-        ).fetchnumpy()["sample_idx"]
+        models = np.asarray(
+            con.execute(
+                "SELECT model_idx FROM models WHERE added_at = ? ORDER BY model_idx", [at]
+            ).fetchnumpy()["model_idx"],
+            dtype=np.int64,
+        )
+        samples = np.asarray(
+            con.execute(
+                "SELECT sample_idx FROM samples WHERE added_at = ? ORDER BY sample_idx", [at]
+            ).fetchnumpy()["sample_idx"],
+            dtype=np.int64,
+        )
         if len(models) != row["new_models"] or len(samples) != row["new_samples"]:
             raise InputError(
                 f"Log entry {log_id} added {row['new_models']} models and {row['new_samples']} samples, but "
@@ -261,7 +320,7 @@ def undo(store, log_id: int) -> dict:
                 "(SELECT 1 FROM domains d WHERE d.dataset = t.dataset)",
                 [at],
             )
-            new_id = int(con.execute("SELECT coalesce(max(log_id) + 1, 0) FROM log").fetchone()[0])
+            new_id = int(store._one("SELECT coalesce(max(log_id) + 1, 0) FROM log", con=con)[0])
             summary = {
                 "log_id": new_id,
                 "added_at": pd.Timestamp.now(tz="UTC").tz_localize(None).to_pydatetime(),

@@ -98,15 +98,45 @@ def insert_packed_rows(
     model_chunk: int = DEFAULT_MODEL_CHUNK,
     progress: Progress | None = None,
 ) -> dict:
-    """Import packed rows of new models (insert_M, Prabhu et al. (2024) §2) in one transaction.
+    """Import packed rows of new models in one transaction (insert_M of Prabhu et al. (2024),
+    *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, §2).
 
-    ``packed`` is (len(models), ceil(n/8)) uint8 as ``np.packbits(axis=1,
-    bitorder="little")``. ``models``: ids or a table as for ``Store.insert_matrix``; every
-    model must be new to the store. ``samples``: ``None`` means every sample already in
-    the store, in ``sample_idx`` order (the common paper-scale case: the columns are
-    known, skip resolving 1.7M ids again); otherwise ids or a table whose known samples
-    cover whole stored blocks in their order and whose new samples follow them.
-    Returns the store's import summary (also written to its log).
+    Parameters
+    ----------
+    st : Store
+        A writer handle.
+    packed : numpy.ndarray
+        uint8 (len(models), ceil(n/8)) as ``np.packbits(axis=1, bitorder="little")``.
+    n : int
+        Samples per row.
+    models : list of str or pandas.DataFrame
+        Ids or a table as for ``Store.insert_matrix``; every model must be new to the store.
+    samples : list of str or pandas.DataFrame, optional
+        None means every sample already in the store, in ``sample_idx`` order (the common
+        paper-scale case: the columns are known, so 1.7M ids are not resolved again);
+        otherwise ids or a table whose known samples cover whole stored blocks in their order
+        and whose new samples follow them.
+    source : str
+        What the store's log names.
+    dataset : str, optional
+        The dataset of new samples.
+    checksum : str, optional
+        Digest recorded in the log (default: computed from the input).
+    model_chunk : int
+        Models written at a time.
+    progress : callable, optional
+        Called with the fraction done.
+
+    Returns
+    -------
+    dict
+        The store's import summary (also written to its log).
+
+    Raises
+    ------
+    InputError
+        For a model already in the store, rows of the wrong shape, or samples that do not
+        line up with the stored blocks; the store is then unchanged.
     """
     st.require_writer()
     packed = np.asarray(packed)
@@ -287,10 +317,27 @@ def _model_filter(models: np.ndarray) -> str:
 
 
 def read_packed_rows(st: Store, models) -> tuple[np.ndarray, int]:
-    """Packed rows (len(models), ceil(n/8)) of ``models`` (model_idx, any order) and n.
+    """Packed rows of ``models`` and the number of samples, read in bulk.
 
-    Same result as ``Store.read_packed(models)``; for a store where some requested entry
-    was never recorded it defers to that method, which names the gap.
+    Same result as ``Store.read_packed(models)``; for a store where some requested entry was
+    never recorded it defers to that method, which names the gap.
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+    models : iterable of int
+        ``model_idx``, any order.
+
+    Returns
+    -------
+    tuple
+        uint8 (len(models), ceil(n/8)) packed rows and n.
+
+    Raises
+    ------
+    InputError
+        If an index is out of range or an entry was never recorded.
     """
     m = st.model_rows(models)
     n = st.n_samples
@@ -331,12 +378,28 @@ def read_packed_rows(st: Store, models) -> tuple[np.ndarray, int]:
 
 
 class StoreRows(RowSource):
-    """Packed rows of some models of a store, read a chunk of models at a time; with
-    ``samples`` (sample_idx), on those columns only (a dataset of a store holding several).
+    """Packed rows of some models of a store, read a chunk of models at a time.
 
-    Holds only the path and the model and sample indices, so it pickles to dask workers; each
-    process opens the store read-only once (DuckDB shares one read-only database per
+    Holds only the path and the model and sample indices, so it pickles to dask workers;
+    each process opens the store read-only once (DuckDB shares one read-only database per
     file within a process, and every read uses its own cursor).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The store file.
+    models : iterable of int, optional
+        ``model_idx`` of the rows (None: every model).
+    samples : iterable of int, optional
+        ``sample_idx`` of the columns (None: every sample; a dataset of a store holding
+        several otherwise).
+    row_ids : array_like, optional
+        Labels of the rows in results (default: the model indices).
+
+    Raises
+    ------
+    InputError
+        If the store cannot be opened or an index is out of range.
     """
 
     def __init__(self, path: str | os.PathLike, models=None, samples=None, row_ids=None):
@@ -384,6 +447,7 @@ class StoreRows(RowSource):
         return packed
 
     def close(self) -> None:
+        """Close this process's handle on the store (it reopens on the next read)."""
         if self._store is not None:
             self._store.close()
             self._store = None

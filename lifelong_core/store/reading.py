@@ -7,24 +7,28 @@ Mixed into :class:`~lifelong_core.store.Store`; every read takes its own cursor
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any, SupportsIndex, overload
 
 import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from numpy.typing import NDArray
 
 from lifelong_core import limits
 from lifelong_core.bits import or_into, pack_rows, rows_from_binary, unpack_rows
 from lifelong_core.errors import InputError
+from lifelong_core.store._handle import StoreHandle
 from lifelong_core.store._validate import EXTRA_FIELDS
 
+# Model or sample indices as callers give them: a list, a range, an integer array, a Series.
+Indices = Iterable[SupportsIndex]
+# What ``_fetch`` returns: block_id -> (model_idx sorted, {column: pyarrow array of that block}).
+Fetched = dict[int, tuple[NDArray[np.int64], dict[str, Any]]]
 
-class StoreReader:
+
+class StoreReader(StoreHandle):
     """The read methods of a store (see :class:`~lifelong_core.store.Store`)."""
-
-    n_models: int
-    n_samples: int
-    _blocks: dict[str, np.ndarray]
 
     # ------------------------------------------------------------------ metadata reads
     def _df(self, sql: str, params: Sequence = ()) -> pd.DataFrame:
@@ -33,10 +37,26 @@ class StoreReader:
         return self.cursor().sql(sql, params=list(params) or None).to_arrow_table().to_pandas()
 
     def sql(self, query: str, params: Sequence = ()) -> pd.DataFrame:
-        """Run an ad-hoc read query (e.g. over the ``predictions`` view) and return a DataFrame.
+        """Run an ad-hoc read query (e.g. over the ``predictions`` view).
 
-        On a writer handle the query runs in a transaction that is always rolled back, so
-        ad-hoc SQL can never change the store behind the importers' checks.
+        On a writer handle the query runs in a transaction that is always rolled back, so ad-hoc
+        SQL can never change the store behind the importers' checks.
+
+        Parameters
+        ----------
+        query : str
+            DuckDB SQL.
+        params : sequence
+            Values of its ``?`` placeholders.
+
+        Returns
+        -------
+        pandas.DataFrame
+
+        Raises
+        ------
+        InputError
+            With DuckDB's first line when the query fails.
         """
         cur = self.cursor()
         try:
@@ -57,7 +77,18 @@ class StoreReader:
         )
 
     def domains(self, dataset: str | None = None) -> pd.DataFrame:
-        """dataset, domain, category, n_samples; in the order of their first sample."""
+        """The domains (tasks) of the store, in the order of their first sample.
+
+        Parameters
+        ----------
+        dataset : str, optional
+            Only this dataset's domains.
+
+        Returns
+        -------
+        pandas.DataFrame
+            dataset, domain, category, n_samples.
+        """
         where = "WHERE d.dataset = ?" if dataset is not None else ""
         return self._df(
             "SELECT d.dataset, d.domain, d.category, count(s.sample_idx)::BIGINT AS n_samples "
@@ -76,8 +107,21 @@ class StoreReader:
     def samples(
         self, dataset: str | None = None, domains: Iterable[str] | None = None
     ) -> pd.DataFrame:
-        """Samples (optionally of one dataset and some of its domains), ordered by
-        ``sample_idx`` (the columns of the matrix), with their domain's category."""
+        """Samples, ordered by ``sample_idx`` (the columns of the matrix), with their domain's
+        category.
+
+        Parameters
+        ----------
+        dataset : str, optional
+            Only this dataset's samples.
+        domains : iterable of str, optional
+            Only these domains' samples.
+
+        Returns
+        -------
+        pandas.DataFrame
+            sample_idx, sample_id, dataset, domain, category, label (Int64), split, added_at.
+        """
         where, params = _sample_filter(dataset, domains, "s.")
         df = self._df(
             "SELECT s.sample_idx, s.sample_id, s.dataset, s.domain, d.category, s.label, s.split, s.added_at "
@@ -90,8 +134,21 @@ class StoreReader:
     def sample_indices(
         self, dataset: str | None = None, domains: Iterable[str] | None = None
     ) -> np.ndarray:
-        """``sample_idx`` (int64, ascending) of the samples :meth:`samples` would return,
-        without reading their ids and labels."""
+        """``sample_idx`` of the samples :meth:`samples` would return, without reading their ids
+        and labels.
+
+        Parameters
+        ----------
+        dataset : str, optional
+            Only this dataset's samples.
+        domains : iterable of str, optional
+            Only these domains' samples.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64, ascending.
+        """
         where, params = _sample_filter(dataset, domains)
         rows = (
             self.cursor()
@@ -109,15 +166,57 @@ class StoreReader:
         )
 
     def model_index(self, model_ids: Iterable[str]) -> np.ndarray:
-        """``model_idx`` of each id, in the given order; InputError naming an unknown id."""
+        """``model_idx`` of each id, in the given order.
+
+        Parameters
+        ----------
+        model_ids : iterable of str
+            Model ids (a list, not one string).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64.
+
+        Raises
+        ------
+        InputError
+            Naming an unknown id, or for one string instead of a list.
+        """
         return self._index_of("models", "model", model_ids)
 
     def sample_index(self, sample_ids: Iterable[str]) -> np.ndarray:
-        """``sample_idx`` of each id, in the given order; InputError naming an unknown id."""
+        """``sample_idx`` of each id, in the given order.
+
+        Parameters
+        ----------
+        sample_ids : iterable of str
+            Sample ids (a list, not one string).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64.
+
+        Raises
+        ------
+        InputError
+            Naming an unknown id, or for one string instead of a list.
+        """
         return self._index_of("samples", "sample", sample_ids)
 
     def datasets_of_samples(self, sample_ids: Iterable[str]) -> dict[str, str]:
-        """The dataset of each of ``sample_ids`` the store holds (unknown ids are left out)."""
+        """The dataset of each of ``sample_ids`` the store holds (unknown ids are left out).
+
+        Parameters
+        ----------
+        sample_ids : iterable of str
+            Sample ids.
+
+        Returns
+        -------
+        dict of str to str
+        """
         want = [str(i) for i in sample_ids]
         if not want:
             return {}
@@ -148,7 +247,24 @@ class StoreReader:
         return np.array([lookup[i] for i in want], dtype=np.int64)
 
     # ------------------------------------------------------------------ matrix reads
-    def model_rows(self, models) -> np.ndarray:
+    def model_rows(self, models: Indices | None) -> NDArray[np.int64]:
+        """Checked ``model_idx`` of a selection of rows.
+
+        Parameters
+        ----------
+        models : iterable of int or None
+            ``model_idx`` (None: every model).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64, in the order given.
+
+        Raises
+        ------
+        InputError
+            For indices that are not whole numbers or lie outside the store.
+        """
         if models is None:
             return np.arange(self.n_models, dtype=np.int64)
         idx = np.asarray(list(models) if not isinstance(models, np.ndarray) else models)
@@ -164,7 +280,30 @@ class StoreReader:
             )
         return idx
 
-    def sample_rows(self, samples) -> np.ndarray | None:
+    @overload
+    def sample_rows(self, samples: None) -> None: ...
+    @overload
+    def sample_rows(self, samples: Indices) -> NDArray[np.int64]: ...
+    @overload
+    def sample_rows(self, samples: Indices | None) -> NDArray[np.int64] | None: ...
+    def sample_rows(self, samples: Indices | None) -> NDArray[np.int64] | None:
+        """Checked ``sample_idx`` of a selection of columns.
+
+        Parameters
+        ----------
+        samples : iterable of int or None
+            ``sample_idx`` (None: every sample, returned as None).
+
+        Returns
+        -------
+        numpy.ndarray or None
+            int64, in the order given.
+
+        Raises
+        ------
+        InputError
+            For indices that are not whole numbers or lie outside the store.
+        """
         if samples is None:
             return None
         idx = np.asarray(list(samples) if not isinstance(samples, np.ndarray) else samples)
@@ -184,9 +323,9 @@ class StoreReader:
         self,
         models: np.ndarray,
         block_ids: np.ndarray | None,
-        columns=("correct", "known"),
+        columns: Sequence[str] = ("correct", "known"),
         table: str = "bits",
-    ):
+    ) -> Fetched:
         """Rows of ``bits`` (or ``extras``) for the wanted models, grouped by block.
 
         Returns {block_id: (model_idx int64 sorted, {column: pyarrow array})}.
@@ -203,7 +342,7 @@ class StoreReader:
         tbl = cur.sql(
             f"SELECT block_id, model_idx, {', '.join(columns)} FROM {table} {where}"
         ).to_arrow_table()
-        out = {}
+        out: Fetched = {}
         if tbl.num_rows == 0:
             return out
         bid = tbl.column("block_id").to_numpy()
@@ -222,7 +361,9 @@ class StoreReader:
             out[int(bid[a])] = (midx[a:b], {c: v.slice(a, b - a) for c, v in cols.items()})
         return out
 
-    def _block_rows(self, fetched, block_id: int, length: int, models: np.ndarray):
+    def _block_rows(
+        self, fetched: Fetched, block_id: int, length: int, models: np.ndarray
+    ) -> tuple[NDArray[np.uint8], NDArray[np.bool_]]:
         """Dense (len(models), length) values and known mask of one block."""
         nbytes = (length + 7) // 8
         vals = np.zeros((len(models), length), dtype=np.uint8)
@@ -247,16 +388,36 @@ class StoreReader:
                 known[r] = unpack_rows(blob, length)[0].astype(bool)
         return vals, known
 
-    def _blocks_for(self, samples: np.ndarray | None):
+    def _blocks_for(self, samples: np.ndarray | None) -> list[tuple[int, int, int]]:
         b = self._blocks
         if samples is None:
-            return list(zip(b["block_id"], b["start"], b["length"]))
-        bi = np.searchsorted(b["start"], samples, side="right") - 1
-        wanted = np.unique(bi)
-        return [(b["block_id"][i], b["start"][i], b["length"][i]) for i in wanted]
+            wanted = np.arange(len(b["block_id"]))
+        else:
+            wanted = np.unique(np.searchsorted(b["start"], samples, side="right") - 1)
+        return [(int(b["block_id"][i]), int(b["start"][i]), int(b["length"][i])) for i in wanted]
 
-    def values_and_known(self, models, samples) -> tuple[np.ndarray, np.ndarray]:
-        """Values and known mask for ``models`` x ``samples`` (indices validated)."""
+    def values_and_known(
+        self, models: Indices | None, samples: Indices | None
+    ) -> tuple[NDArray[np.uint8], NDArray[np.bool_]]:
+        """Values and recorded mask of ``models`` x ``samples``; never raises on gaps.
+
+        Parameters
+        ----------
+        models : iterable of int, optional
+            ``model_idx`` of the rows, in the order wanted (None: every model).
+        samples : iterable of int, optional
+            ``sample_idx`` of the columns, in the order wanted (None: every sample).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            uint8 values (0 where unrecorded) and the bool mask of recorded entries.
+
+        Raises
+        ------
+        InputError
+            For bad indices, or a read above the dense-read limit.
+        """
         m = self.model_rows(models)
         s = self.sample_rows(samples)
         n = self.n_samples if s is None else len(s)
@@ -282,25 +443,37 @@ class StoreReader:
         r, c = np.unravel_index(int(np.argmax(~known)), known.shape)
         mi = int(m[r])
         si = int(c if s is None else s[c])
-        mid = (
-            self.cursor()
-            .execute("SELECT model_id FROM models WHERE model_idx = ?", [mi])
-            .fetchone()[0]
-        )
-        sid = (
-            self.cursor()
-            .execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [si])
-            .fetchone()[0]
-        )
+        mid = self._one("SELECT model_id FROM models WHERE model_idx = ?", [mi])[0]
+        sid = self._one("SELECT sample_id FROM samples WHERE sample_idx = ?", [si])[0]
         missing = int((~known).sum())
         raise InputError(
             f"The store has no prediction of model {mid!r} on sample {sid!r} ({missing} of the requested "
             "entries were never recorded); choose models and samples that were evaluated together."
         )
 
-    def matrix(self, models=None, samples=None) -> np.ndarray:
-        """A uint8 0/1 matrix, rows in the given ``model_idx`` order and columns in the given
-        ``sample_idx`` order (None = all). InputError if an entry was never recorded."""
+    def matrix(
+        self, models: Indices | None = None, samples: Indices | None = None
+    ) -> NDArray[np.uint8]:
+        """The 0/1 matrix of ``models`` x ``samples``, in the orders given.
+
+        Parameters
+        ----------
+        models : iterable of int, optional
+            ``model_idx`` of the rows, in the order wanted (None: every model).
+        samples : iterable of int, optional
+            ``sample_idx`` of the columns, in the order wanted (None: every sample).
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 (models, samples).
+
+        Raises
+        ------
+        InputError
+            For bad indices, an entry that was never recorded, or a read above the dense-read
+            limit.
+        """
         m = self.model_rows(models)
         s = self.sample_rows(samples)
         if s is None:
@@ -312,15 +485,49 @@ class StoreReader:
             self._raise_unknown(m, s, known)
         return vals
 
-    def known(self, models=None, samples=None) -> np.ndarray:
-        """Boolean mask: which of ``models`` x ``samples`` have a recorded prediction."""
+    def known(
+        self, models: Indices | None = None, samples: Indices | None = None
+    ) -> NDArray[np.bool_]:
+        """Which of ``models`` x ``samples`` have a recorded prediction.
+
+        Parameters
+        ----------
+        models : iterable of int, optional
+            ``model_idx`` of the rows, in the order wanted (None: every model).
+        samples : iterable of int, optional
+            ``sample_idx`` of the columns, in the order wanted (None: every sample).
+
+        Returns
+        -------
+        numpy.ndarray
+            bool (models, samples).
+        """
         return self.values_and_known(models, samples)[1]
 
-    def read_packed(self, models=None, samples=None) -> tuple[np.ndarray, int]:
-        """Rows packed with ``np.packbits(axis=1, bitorder="little")`` and the number of samples.
+    def read_packed(
+        self, models: Indices | None = None, samples: Indices | None = None
+    ) -> tuple[NDArray[np.uint8], int]:
+        """Rows packed with ``np.packbits(axis=1, bitorder="little")``, and the number of samples.
 
-        With ``samples=None`` the rows are assembled from the stored blocks without
-        unpacking (the paper-scale path). InputError if an entry was never recorded.
+        With ``samples=None`` the rows are assembled from the stored blocks without unpacking
+        (the paper-scale path).
+
+        Parameters
+        ----------
+        models : iterable of int, optional
+            ``model_idx`` of the rows, in the order wanted (None: every model).
+        samples : iterable of int, optional
+            ``sample_idx`` of the columns, in the order wanted (None: every sample).
+
+        Returns
+        -------
+        tuple
+            uint8 (models, ceil(n/8)) packed rows and n.
+
+        Raises
+        ------
+        InputError
+            For bad indices or an entry that was never recorded.
         """
         m = self.model_rows(models)
         s = self.sample_rows(samples)
@@ -348,25 +555,39 @@ class StoreReader:
         return out, n
 
     def has_extra(self, field: str) -> bool:
-        """Whether any entry has ``field`` (confidence, predicted, true_prob) recorded."""
+        """Whether any entry has ``field`` recorded.
+
+        Parameters
+        ----------
+        field : {"confidence", "predicted", "true_prob"}
+            The extra field.
+
+        Returns
+        -------
+        bool
+
+        Raises
+        ------
+        InputError
+            For an unknown field.
+        """
         if field not in EXTRA_FIELDS:
             raise InputError(
                 f"Unknown extra field {field!r}; known fields are {', '.join(EXTRA_FIELDS)}."
             )
-        return (
-            self.cursor()
-            .execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM extras WHERE {field} IS NOT NULL LIMIT 1)"
-            )
-            .fetchone()[0]
-            > 0
-        )
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM extras WHERE {field} IS NOT NULL LIMIT 1)"
+        return bool(self._one(sql)[0] > 0)
 
     def _extras_block(
-        self, fetched, block_id: int, length: int, models: np.ndarray, fields
-    ) -> dict:
+        self,
+        fetched: Fetched,
+        block_id: int,
+        length: int,
+        models: np.ndarray,
+        fields: Sequence[str],
+    ) -> dict[str, tuple[np.ndarray, NDArray[np.bool_]]]:
         """field -> (values (len(models), length), recorded mask) of one block."""
-        out = {}
+        out: dict[str, tuple[np.ndarray, NDArray[np.bool_]]] = {}
         got = fetched.get(block_id)
         for f in fields:
             vals = np.zeros(
@@ -401,12 +622,35 @@ class StoreReader:
         return out
 
     def extras_partial(
-        self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS
-    ) -> dict:
-        """Like :meth:`extras` but never raises on gaps: field -> (values, recorded mask).
+        self,
+        models: Indices | None = None,
+        samples: Indices | None = None,
+        fields: Sequence[str] = EXTRA_FIELDS,
+    ) -> dict[str, tuple[np.ndarray, NDArray[np.bool_]]]:
+        """Like :meth:`extras` but never raises on gaps.
 
-        Probabilities come back as float64, exactly as imported (``extras`` narrows them
-        to the float32 of the contract)."""
+        Probabilities come back as float64, exactly as imported (``extras`` narrows them to the
+        float32 of the contract).
+
+        Parameters
+        ----------
+        models : iterable of int, optional
+            ``model_idx`` of the rows, in the order wanted (None: every model).
+        samples : iterable of int, optional
+            ``sample_idx`` of the columns, in the order wanted (None: every sample).
+        fields : sequence of str
+            Extra fields to read.
+
+        Returns
+        -------
+        dict
+            field -> (values (models, samples), recorded mask).
+
+        Raises
+        ------
+        InputError
+            For an unknown field, bad indices, or a read above the dense-read limit.
+        """
         fields = tuple(fields)
         for f in fields:
             if f not in EXTRA_FIELDS:
@@ -444,27 +688,42 @@ class StoreReader:
         return out
 
     def extras(
-        self, models=None, samples=None, fields: Sequence[str] = EXTRA_FIELDS
+        self,
+        models: Indices | None = None,
+        samples: Indices | None = None,
+        fields: Sequence[str] = EXTRA_FIELDS,
     ) -> dict[str, np.ndarray]:
-        """Per-entry extras (confidence, true_prob: float32; predicted: int32), shaped like
-        :meth:`matrix`. InputError naming the field if any requested entry lacks it."""
+        """Per-entry extras shaped like :meth:`matrix`.
+
+        Parameters
+        ----------
+        models : iterable of int, optional
+            ``model_idx`` of the rows, in the order wanted (None: every model).
+        samples : iterable of int, optional
+            ``sample_idx`` of the columns, in the order wanted (None: every sample).
+        fields : sequence of str
+            Extra fields to read.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            confidence and true_prob as float32, predicted as int32.
+
+        Raises
+        ------
+        InputError
+            Naming the field, model and sample if a requested entry lacks it; for an unknown
+            field or bad indices.
+        """
         m = self.model_rows(models)
         s = self.sample_rows(samples)
-        out = {}
+        out: dict[str, np.ndarray] = {}
         for f, (arr, have) in self.extras_partial(m, s, fields).items():
             if not have.all():
                 rr, cc = np.unravel_index(int(np.argmax(~have)), have.shape)
-                mid = (
-                    self.cursor()
-                    .execute("SELECT model_id FROM models WHERE model_idx = ?", [int(m[rr])])
-                    .fetchone()[0]
-                )
+                mid = self._one("SELECT model_id FROM models WHERE model_idx = ?", [int(m[rr])])[0]
                 si = int(cc if s is None else s[cc])
-                sid = (
-                    self.cursor()
-                    .execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [si])
-                    .fetchone()[0]
-                )
+                sid = self._one("SELECT sample_id FROM samples WHERE sample_idx = ?", [si])[0]
                 raise InputError(
                     f"The store has no {f} for model {mid!r} on sample {sid!r}; that field was not recorded."
                 )
@@ -474,9 +733,10 @@ class StoreReader:
 
 def _sample_filter(
     dataset: str | None, domains: Iterable[str] | None, alias: str = ""
-) -> tuple[str, list]:
+) -> tuple[str, list[object]]:
     """The WHERE clause (and its parameters) choosing the samples of ``dataset`` in ``domains``."""
-    cond, params = [], []
+    cond: list[str] = []
+    params: list[object] = []
     if dataset is not None:
         cond.append(f"{alias}dataset = ?")
         params.append(dataset)

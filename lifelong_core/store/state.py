@@ -32,7 +32,7 @@ import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.store.dataset_rows import complete_models, read_rows
-from lifelong_core.store.writing import AFTER_WRITE
+from lifelong_core.store.writing import AFTER_WRITE, StoreWriter
 
 DDL = """
 CREATE TABLE IF NOT EXISTS sort_state (
@@ -48,7 +48,31 @@ CREATE TABLE IF NOT EXISTS item_state (
 
 @dataclass(frozen=True)
 class SortState:
-    """Column sums and Sort order of a dataset over its Sort set (see module docstring)."""
+    """Column sums and Sort order of a dataset over its Sort set (see the module docstring;
+    Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, §3.1
+    and Listing 1 ``sort_by_sum``).
+
+    Attributes
+    ----------
+    dataset : str
+        The dataset.
+    log_id : int
+        The import the state reflects.
+    members : numpy.ndarray
+        ``model_idx`` of the Sort set, ascending.
+    samples : numpy.ndarray
+        ``sample_idx`` of the dataset's samples, ascending (the columns).
+    sums : numpy.ndarray
+        int64 (n,) column sums over the members.
+    order : numpy.ndarray
+        int64 (n,) Sort order, easy -> hard.
+    row_sums : numpy.ndarray
+        int64 correct samples of every member (insert_D's model order, accuracies).
+    computed_at : datetime.datetime
+        When it was last computed in full.
+    seconds : float
+        Wall time of the last full computation.
+    """
 
     dataset: str
     log_id: int
@@ -65,7 +89,31 @@ class SortState:
 
 @dataclass(frozen=True)
 class ItemState:
-    """Persisted item parameters of a model-based estimator on a dataset."""
+    """Persisted item parameters of a model-based estimator on a dataset.
+
+    Attributes
+    ----------
+    dataset, method : str
+        The dataset and the estimator (e.g. ``mirt``).
+    log_id : int
+        The import of the cache it was fitted on.
+    params : dict
+        The estimator's settings (``k``: the dimension).
+    fit_models : numpy.ndarray
+        ``model_idx`` fitted on.
+    samples : numpy.ndarray
+        ``sample_idx`` of the items.
+    d : numpy.ndarray
+        float32 item intercepts.
+    w : numpy.ndarray
+        float32 (items, k) item loadings.
+    theta : numpy.ndarray
+        float64 (models, k) abilities of the fitted models.
+    computed_at : datetime.datetime
+        When it was fitted.
+    seconds : float
+        Wall time of the fit.
+    """
 
     dataset: str
     method: str
@@ -88,7 +136,7 @@ def _arr(b: bytes, dtype) -> np.ndarray:
     return np.frombuffer(b, dtype=dtype).copy()
 
 
-def _has_tables(st) -> bool:
+def _has_tables(st: StoreWriter) -> bool:
     names = (
         st.cursor()
         .execute(
@@ -100,12 +148,23 @@ def _has_tables(st) -> bool:
     return len(names) == 2
 
 
-def latest_log_id(st) -> int:
-    """``log_id`` of the store's latest import (-1 for an empty log)."""
-    return int(st.cursor().execute("SELECT coalesce(max(log_id), -1) FROM log").fetchone()[0])
+def latest_log_id(st: StoreWriter) -> int:
+    """``log_id`` of the store's latest import.
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+
+    Returns
+    -------
+    int
+        -1 for an empty log.
+    """
+    return int(st._one("SELECT coalesce(max(log_id), -1) FROM log")[0])
 
 
-def _cache_of(st, dataset: str) -> tuple[np.ndarray, np.ndarray]:
+def _cache_of(st: StoreWriter, dataset: str) -> tuple[np.ndarray, np.ndarray]:
     """(members, samples) of ``dataset`` now: every real model recorded on all its samples."""
     smp = st.samples(dataset)
     if len(smp) == 0:
@@ -118,7 +177,7 @@ def _cache_of(st, dataset: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _sums(
-    st, members: np.ndarray, sidx: np.ndarray, progress=None
+    st: StoreWriter, members: np.ndarray, sidx: np.ndarray, progress=None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Column sums and row sums of ``members`` on ``sidx``, reading packed rows in bounded chunks."""
     from lifelong_core.bits import column_sums_packed, row_totals
@@ -143,7 +202,7 @@ def _order(sums: np.ndarray) -> np.ndarray:
     return order_from_sums(sums, "stable")
 
 
-def _save_sort(st, s: SortState) -> None:
+def _save_sort(st: StoreWriter, s: SortState) -> None:
     _replace(
         st,
         "sort_state",
@@ -163,7 +222,7 @@ def _save_sort(st, s: SortState) -> None:
     )
 
 
-def _replace(st, table: str, where: str, key: list, row: list) -> None:
+def _replace(st: StoreWriter, table: str, where: str, key: list, row: list) -> None:
     """Replace one state row in one transaction."""
     cur = st.cursor()
     cur.execute(DDL)
@@ -177,8 +236,28 @@ def _replace(st, table: str, where: str, key: list, row: list) -> None:
         raise
 
 
-def refresh_sort_state(st, dataset: str, progress=None) -> SortState:
-    """Compute the Sort state of ``dataset`` from the whole cache and keep it (writer handle)."""
+def refresh_sort_state(st: StoreWriter, dataset: str, progress=None) -> SortState:
+    """Compute the Sort state of ``dataset`` from the whole cache and keep it.
+
+    Parameters
+    ----------
+    st : Store
+        A writer handle.
+    dataset : str
+        The dataset.
+    progress : callable, optional
+        Called with the fraction done.
+
+    Returns
+    -------
+    SortState
+
+    Raises
+    ------
+    InputError
+        For a read-only handle, or a dataset on which no real model was evaluated on every
+        sample.
+    """
     st.require_writer()
     t0 = time.perf_counter()
     members, sidx = _cache_of(st, dataset)
@@ -202,20 +281,57 @@ def refresh_sort_state(st, dataset: str, progress=None) -> SortState:
     return state
 
 
-def load_sort_state(st, dataset: str) -> SortState | None:
-    """The kept Sort state of ``dataset``, or None if none was computed."""
+def load_sort_state(st: StoreWriter, dataset: str) -> SortState | None:
+    """The kept Sort state of ``dataset``.
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+    dataset : str
+        The dataset.
+
+    Returns
+    -------
+    SortState or None
+        None if none was computed.
+    """
     if not _has_tables(st):
         return None
     row = st.cursor().execute("SELECT * FROM sort_state WHERE dataset = ?", [dataset]).fetchone()
     if row is None:
         return None
     ds, log_id, members, samples, sums, order, row_sums, at, seconds = row
-    i64 = [_arr(b, np.int32).astype(np.int64) for b in (members, samples, sums, order, row_sums)]
-    return SortState(ds, int(log_id), *i64, at, float(seconds))
+
+    def i64(b: bytes) -> np.ndarray:
+        return _arr(b, np.int32).astype(np.int64)
+
+    return SortState(
+        ds,
+        int(log_id),
+        i64(members),
+        i64(samples),
+        i64(sums),
+        i64(order),
+        i64(row_sums),
+        at,
+        float(seconds),
+    )
 
 
-def sort_states(st) -> pd.DataFrame:
-    """One row per kept Sort state: dataset, log_id, models, samples, seconds, stale."""
+def sort_states(st: StoreWriter) -> pd.DataFrame:
+    """One row per kept Sort state.
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+
+    Returns
+    -------
+    pandas.DataFrame
+        dataset, log_id, models, samples, computed_at, seconds, stale.
+    """
     cols = ["dataset", "log_id", "models", "samples", "computed_at", "seconds", "stale"]
     if not _has_tables(st):
         return pd.DataFrame(columns=cols)
@@ -232,9 +348,28 @@ def sort_states(st) -> pd.DataFrame:
     return df[cols]
 
 
-def update_sort_state(st, dataset: str, progress=None) -> SortState:
-    """Bring the kept Sort state of ``dataset`` up to the store's latest import by reading
-    only what changed (see module docstring); computes it in full if none is kept."""
+def update_sort_state(st: StoreWriter, dataset: str, progress=None) -> SortState:
+    """Bring the kept Sort state of ``dataset`` up to the store's latest import, reading only
+    what changed (see the module docstring); computes it in full if none is kept.
+
+    Parameters
+    ----------
+    st : Store
+        A writer handle.
+    dataset : str
+        The dataset.
+    progress : callable, optional
+        Called with the fraction done.
+
+    Returns
+    -------
+    SortState
+
+    Raises
+    ------
+    InputError
+        As :func:`refresh_sort_state`.
+    """
     st.require_writer()
     old = load_sort_state(st, dataset)
     if old is None:
@@ -275,8 +410,14 @@ def update_sort_state(st, dataset: str, progress=None) -> SortState:
     return state
 
 
-def after_write(st) -> None:
-    """Called by the store after every import: update every kept Sort state incrementally."""
+def after_write(st: StoreWriter) -> None:
+    """Update every kept Sort state incrementally; the store calls it after every import.
+
+    Parameters
+    ----------
+    st : Store
+        The writer handle that imported.
+    """
     if not _has_tables(st):
         return
     for ds in st.cursor().execute("SELECT dataset FROM sort_state").fetchall():
@@ -287,8 +428,21 @@ AFTER_WRITE.append(after_write)
 
 
 # ------------------------------------------------------------------ item parameters
-def save_item_state(st, s: ItemState) -> None:
-    """Keep fitted item parameters (writer handle)."""
+def save_item_state(st: StoreWriter, s: ItemState) -> None:
+    """Keep fitted item parameters, replacing those of the same dataset and method.
+
+    Parameters
+    ----------
+    st : Store
+        A writer handle.
+    s : ItemState
+        The parameters.
+
+    Raises
+    ------
+    InputError
+        For a read-only handle.
+    """
     import json
 
     st.require_writer()
@@ -313,7 +467,21 @@ def save_item_state(st, s: ItemState) -> None:
     )
 
 
-def load_item_state(st, dataset: str, method: str) -> ItemState | None:
+def load_item_state(st: StoreWriter, dataset: str, method: str) -> ItemState | None:
+    """The kept item parameters of ``method`` on ``dataset``.
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+    dataset, method : str
+        The dataset and the estimator.
+
+    Returns
+    -------
+    ItemState or None
+        None if none were kept.
+    """
     import json
 
     if not _has_tables(st):
@@ -343,7 +511,19 @@ def load_item_state(st, dataset: str, method: str) -> ItemState | None:
     )
 
 
-def item_states(st) -> pd.DataFrame:
+def item_states(st: StoreWriter) -> pd.DataFrame:
+    """One row per kept set of item parameters.
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+
+    Returns
+    -------
+    pandas.DataFrame
+        dataset, method, log_id, models, samples, computed_at, seconds.
+    """
     cols = ["dataset", "method", "log_id", "models", "samples", "computed_at", "seconds"]
     if not _has_tables(st):
         return pd.DataFrame(columns=cols)

@@ -16,12 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
-import numpy as np
 
 from lifelong_core.errors import InputError, StoreLockedError
 from lifelong_core.store._schema import BLOCK_SIZE, DDL, FORMAT_VERSION
 from lifelong_core.store.damage import truncated_size, unreadable
-from lifelong_core.store.reading import StoreReader
 from lifelong_core.store.summaries import StoreSummaries
 from lifelong_core.store.writing import StoreWriter, utc_now
 
@@ -88,9 +86,21 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
 def check_readable(path: str | os.PathLike) -> None:
     """Refuse a store file that cannot be read, before anything shows it.
 
-    Opens ``path`` read-only and reads the tables every page reads first (datasets,
-    domains, models, samples, log): a damaged or cut-short file is one sentence here
-    instead of failing halfway through a page or a command.
+    Opens ``path`` read-only and reads the tables every page reads first (datasets, domains,
+    models, samples, log): a damaged or cut-short file is one sentence here instead of
+    failing halfway through a page or a command.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The store file.
+
+    Raises
+    ------
+    InputError
+        If the file is missing, not a store, of another format version, or damaged.
+    StoreLockedError
+        If another process holds it for writing.
     """
     with Store.open(path, read_only=True) as st:
         st.probe()
@@ -101,11 +111,27 @@ def held_alone(path: str | os.PathLike, doing: str = "replace") -> Iterator[None
     """Hold the file ``path`` against every other process while it is rebuilt or replaced.
 
     Takes the lock DuckDB itself takes on a store file (an exclusive POSIX record lock), so
-    while it is held no other process can open the store to read or to write, and it is
-    refused (:class:`StoreLockedError`, naming the holder as an import's refusal does) when
-    another process already has the file open: a writer, an import, or the app serving it.
-    The file need not be a sound store (``build-demo --force`` replaces a damaged one).
-    Within this process a writer open on ``path`` is refused the same way.
+    while it is held no other process can open the store to read or to write. The file need
+    not be a sound store (``build-demo --force`` replaces a damaged one). Within this process
+    a writer open on ``path`` is refused the same way.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The store file (it may not exist yet).
+    doing : str
+        What is done to it, for the message.
+
+    Yields
+    ------
+    None
+        While the file is held.
+
+    Raises
+    ------
+    StoreLockedError
+        When another process has the file open (a writer, an import, or the app serving it),
+        naming the holder as an import's refusal does.
     """
     p = Path(path)
     _claim_writer(p)
@@ -149,12 +175,23 @@ def _lock_alone(fd: int, path: Path, doing: str) -> None:
         ) from None
 
 
-class Store(StoreReader, StoreSummaries, StoreWriter):
-    """A lifelong benchmark store. Open with :meth:`open` or :meth:`create`; use as a context manager.
+class Store(StoreSummaries, StoreWriter):
+    """A lifelong benchmark store: a DuckDB file of cached per-sample predictions (Prabhu et al.
+    (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, §2).
 
-    The methods live by what they do: reading (:mod:`.reading`), summaries
-    (:mod:`.summaries`) and writing (:mod:`.writing`: plan, validate, apply); this
-    module opens, locks and closes the file."""
+    Open with :meth:`open` or :meth:`create`; use as a context manager. The methods live by
+    what they do: reading (:mod:`.reading`), summaries (:mod:`.summaries`) and writing
+    (:mod:`.writing`: plan, validate, apply); this module opens, locks and closes the file.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        The open connection (the handle closes it).
+    path : pathlib.Path
+        The store file.
+    read_only : bool
+        Whether the connection is read-only.
+    """
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool):
         self._con = con
@@ -166,8 +203,29 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
     # ------------------------------------------------------------------ opening
     @classmethod
     def open(cls, path: str | os.PathLike, read_only: bool = True) -> Store:
-        """Open an existing store. Read-only handles share the file with each other; a
-        writer needs it alone. Raises :class:`StoreLockedError` when that is not possible."""
+        """Open an existing store.
+
+        Read-only handles share the file with each other; a writer needs it alone.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The store file.
+        read_only : bool
+            Open for reading only.
+
+        Returns
+        -------
+        Store
+
+        Raises
+        ------
+        InputError
+            If the file is missing, empty, a folder, not a store, of another format version, or
+            damaged.
+        StoreLockedError
+            When the lock cannot be had (another writer, or a reader while writing).
+        """
         p = Path(path)
         if not p.exists():
             raise InputError(f"No store at {p}; create one with an import or `build-demo`.")
@@ -219,7 +277,23 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
 
     @classmethod
     def create(cls, path: str | os.PathLike) -> Store:
-        """Create a new, empty store (read-write). Refuses to overwrite an existing file."""
+        """Create a new, empty store (read-write).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to create.
+
+        Returns
+        -------
+        Store
+            A writer handle.
+
+        Raises
+        ------
+        InputError
+            If the file exists (it is never overwritten) or its folder does not.
+        """
         p = Path(path)
         if p.exists():
             raise InputError(f"Cannot create store {p}: the file already exists.")
@@ -255,6 +329,7 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
             raise unreadable(self.path, exc) from None
 
     def close(self) -> None:
+        """Close the handle (and release this process's writer claim); closing twice is harmless."""
         if self._con is not None:
             self._con.close()
             self._con = None
@@ -268,34 +343,22 @@ class Store(StoreReader, StoreSummaries, StoreWriter):
         self.close()
 
     def limit_memory(self, limit: str) -> None:
-        """Cap DuckDB's memory (``"2GB"``) for this handle: by default DuckDB keeps every
-        block it has read cached up to 80% of the machine's memory, so a long-lived reader
-        (the app's server) that once counted a paper-scale store held 7.4 GB; with a 1 GB
-        cap the same count peaks at 1.6 GB at the same speed."""
+        """Cap DuckDB's memory for this handle.
+
+        By default DuckDB keeps every block it has read cached up to 80% of the machine's
+        memory, so a long-lived reader (the app's server) that once counted a paper-scale store
+        held 7.4 GB; with a 1 GB cap the same count peaks at 1.6 GB at the same speed.
+
+        Parameters
+        ----------
+        limit : str
+            A size such as ``"2GB"`` or ``"512MB"``.
+
+        Raises
+        ------
+        InputError
+            If ``limit`` is not a size.
+        """
         if not re.fullmatch(r"\d+(\.\d+)?\s*[KMGT]i?B", limit.strip(), flags=re.IGNORECASE):
             raise InputError(f"memory limit {limit!r} is not a size such as 2GB or 512MB.")
         self.cursor().execute(f"SET memory_limit = '{limit.strip()}'")
-
-    def cursor(self) -> duckdb.DuckDBPyConnection:
-        """A fresh DuckDB cursor on the store, for the store's own modules (everything
-        else reads and writes through the methods)."""
-        if self._con is None:
-            raise InputError(f"Store {self.path} is closed.")
-        # One cursor per call: a DuckDB connection must not be shared between threads,
-        # and the app shares one read-only handle between sessions.
-        return self._con.cursor()
-
-    def _refresh(self) -> None:
-        cur = self.cursor()
-        self._blocks = cur.execute(
-            "SELECT block_id, start, length FROM blocks ORDER BY start"
-        ).fetchnumpy()
-        self._blocks = {k: np.asarray(v, dtype=np.int64) for k, v in self._blocks.items()}
-        self.n_models = int(cur.execute("SELECT count(*) FROM models").fetchone()[0])
-        self.n_samples = int(cur.execute("SELECT count(*) FROM samples").fetchone()[0])
-
-    @property
-    def block_table(self) -> dict[str, np.ndarray]:
-        """The store's blocks of samples: ``block_id``, ``start``, ``length`` (int64
-        arrays, ordered by ``start``)."""
-        return self._blocks

@@ -13,19 +13,40 @@ import pandas as pd
 import pyarrow as pa
 
 from lifelong_core.bits import rows_from_binary
+from lifelong_core.store.reading import StoreReader
 
 
-class StoreSummaries:
+class StoreSummaries(StoreReader):
     """Counts and summaries of a store (see :class:`~lifelong_core.store.Store`)."""
 
     def counts(
         self, dataset: str | None = None, domains: Iterable[str] | None = None, models=None
     ) -> pd.DataFrame:
-        """Correct and total recorded predictions per model and domain: the ``counts.csv``
-        of ``rank`` / ``weights`` (model, task, category, correct, total; task = domain).
+        """Correct and total recorded predictions per model and domain: the ``counts.csv`` of
+        ``rank`` and ``weights``.
 
-        Only recorded entries count; model x domain pairs with nothing recorded are left
-        out. When several datasets share a domain name, task is ``dataset/domain``.
+        Only recorded entries count; model x domain pairs with nothing recorded are left out.
+        Counted from the packed blocks, so no models x samples array is unpacked.
+
+        Parameters
+        ----------
+        dataset : str, optional
+            Only this dataset's samples.
+        domains : iterable of str, optional
+            Only these domains.
+        models : iterable of int, optional
+            ``model_idx`` of the models (None: every model).
+
+        Returns
+        -------
+        pandas.DataFrame
+            model, task, category, correct, total; task is the domain, or ``dataset/domain`` when
+            several datasets share a domain name.
+
+        Raises
+        ------
+        InputError
+            For bad model indices.
         """
         smp = self.samples(dataset, domains)
         m = self.model_rows(models)

@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from lifelong_core.bits import binary_from_rows, pack_rows
 from lifelong_core.errors import InputError
+from lifelong_core.io.lm_eval import read_lm_eval
 from lifelong_core.io.matrix import check_binary
 from lifelong_core.store._schema import BLOCK_SIZE
 from lifelong_core.store._validate import (
@@ -35,16 +36,25 @@ from lifelong_core.store._validate import (
     normalize_samples,
     validate_long,
 )
-from lifelong_core.store.lm_eval import read_lm_eval
 from lifelong_core.store.maintenance import store_error_sentence
+from lifelong_core.store.reading import StoreReader
 
 Progress = Callable[[float], None]
+# One write of packed rows into ``bits``: (model_idx, correct packed, known packed or None),
+# optionally followed by the block of each row (the bulk import writes several blocks of
+# one model next to each other); without it every row belongs to the task's block.
+BitsRows = (
+    tuple[np.ndarray, np.ndarray, np.ndarray | None]
+    | tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]
+)
+# One write into ``extras``: (model_idx, {field: (values (r, L), recorded (r, L) or None)}).
+ExtrasRows = tuple[np.ndarray, Mapping[str, tuple[np.ndarray, np.ndarray | None]]]
 
 
 # Called with the store after every committed import. ``lifelong_core.store.state``
 # (imported by the package) adds its incremental update of the kept Sort states; a hook
 # rather than an import, because that module reads through the store it updates.
-AFTER_WRITE: list[Callable[[object], None]] = []
+AFTER_WRITE: list[Callable[[StoreWriter], None]] = []
 
 
 def utc_now() -> _dt.datetime:
@@ -54,22 +64,49 @@ def utc_now() -> _dt.datetime:
 
 @dataclass
 class BlockWrite:
-    """What one import does to one block. ``build`` runs inside the write (so packing of
-    brand-new blocks costs no memory up front); merges with existing rows, which can fail
-    validation, are computed before the write and only wrapped here."""
+    """What one import does to one block.
+
+    ``build`` runs inside the write (so packing of brand-new blocks costs no memory up
+    front); merges with existing rows, which can fail validation, are computed before the
+    write and only wrapped here.
+
+    Attributes
+    ----------
+    block_id : int
+        The block.
+    build : callable
+        Returns (``bits`` rows, ``extras`` rows) to insert (:data:`BitsRows`,
+        :data:`ExtrasRows`).
+    delete_bits, delete_extras : numpy.ndarray
+        int32 ``model_idx`` whose rows of the block are replaced.
+    """
 
     block_id: int
-    # -> (bits rows [(model_idx, correct packed, known packed or None[, block_id per row])],
-    #     extras rows [(model_idx, {field: (values (r, L), recorded (r, L) or None)})])
-    # A bits entry may name a block per row (the bulk import writes several blocks of one
-    # model next to each other); without it every row belongs to ``block_id``.
-    build: Callable[[], tuple[list, list]]
+    build: Callable[[], tuple[list[BitsRows], list[ExtrasRows]]]
     delete_bits: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     delete_extras: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
 
 
 @dataclass
 class WritePlan:
+    """Everything one import writes, validated before the write begins.
+
+    Attributes
+    ----------
+    action : str
+        The log's action (``insert_long``, ``insert_matrix``, ...).
+    source : str
+        What the log names.
+    checksum : str
+        Digest of the input.
+    datasets, domains, models, samples, blocks : pandas.DataFrame
+        New rows of those tables.
+    tasks : list of BlockWrite
+        One per block touched.
+    entries : int
+        New entries written.
+    """
+
     action: str
     source: str
     checksum: str
@@ -82,10 +119,17 @@ class WritePlan:
     entries: int
 
 
-class StoreWriter:
+class StoreWriter(StoreReader):
     """The write methods of a store (see :class:`~lifelong_core.store.Store`)."""
 
     def require_writer(self) -> None:
+        """Refuse a write on a read-only handle.
+
+        Raises
+        ------
+        InputError
+            If the handle is read-only.
+        """
         if self.read_only:
             raise InputError(
                 f"Store {self.path} is open read-only; open it with read_only=False to write."
@@ -96,7 +140,24 @@ class StoreWriter:
     ) -> None:
         """Register a dataset's description before importing into it (one transaction).
 
-        A dataset that exists with identical fields is left alone; different fields are an error.
+        A dataset that exists with identical fields is left alone.
+
+        Parameters
+        ----------
+        dataset : str
+            Its name.
+        description : str
+            What it is.
+        synthetic : bool
+            Whether its data is synthetic.
+        source : str
+            Where it comes from.
+
+        Raises
+        ------
+        InputError
+            For a read-only handle, an empty name, or a dataset already there with different
+            fields.
         """
         self.require_writer()
         if not isinstance(dataset, str) or not dataset.strip():
@@ -116,7 +177,7 @@ class StoreWriter:
                 )
             return
         with self._lock:
-            con = self._con
+            con = self._connection()
             con.begin()
             try:
                 con.execute(
@@ -138,12 +199,37 @@ class StoreWriter:
         checksum: str | None = None,
         progress: Progress | None = None,
     ) -> dict:
-        """Import a long table (model, sample, correct[, confidence, predicted, true_prob,
-        label, dataset, domain, category, split]) in one transaction.
+        """Import a long table in one transaction (Prabhu et al. (2024), *Efficient Lifelong Model
+        Evaluation in an Era of Rapid Progress*, §2: insert_M and insert_D).
 
-        ``models`` optionally carries model fields (model_id, name, family, release_order,
-        metadata, estimated). Entries already in the store must arrive with the same
-        values; they are not rewritten. Returns a summary dict (also written to the log).
+        Entries already in the store must arrive with the same values; they are not rewritten.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            model, sample, correct[, confidence, predicted, true_prob, label, dataset, domain,
+            category, split].
+        source : str
+            What the log names.
+        models : pandas.DataFrame, optional
+            Model fields (model_id, name, family, release_order, metadata, estimated).
+        dataset : str, optional
+            The dataset of new samples without a dataset column.
+        checksum : str, optional
+            Digest recorded in the log (default: computed from the entries).
+        progress : callable, optional
+            Called with the fraction of blocks written.
+
+        Returns
+        -------
+        dict
+            The import's summary (also written to the log).
+
+        Raises
+        ------
+        InputError
+            Naming the row and column of bad input, or an entry or field that conflicts with
+            what the store holds; the store is then unchanged.
         """
         self.require_writer()
         entries, smp, mdl = validate_long(df, source, dataset)
@@ -204,11 +290,41 @@ class StoreWriter:
         checksum: str | None = None,
         progress: Progress | None = None,
     ) -> dict:
-        """Import a wide 0/1 matrix (rows = ``models``, columns = ``samples``) in one transaction.
+        """Import a wide 0/1 matrix (rows = ``models``, columns = ``samples``) in one transaction
+        (Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*,
+        §2).
 
-        ``models``/``samples``: id lists or tables (``model_id`` + model fields;
-        ``sample_id`` + dataset, domain, category, label, split). New samples need a
-        dataset (column or ``dataset=``); their domain defaults to the dataset name.
+        Parameters
+        ----------
+        A : array_like
+            (models, samples) 0/1.
+        models : list of str or pandas.DataFrame
+            Ids, or a table of ``model_id`` and model fields.
+        samples : list of str or pandas.DataFrame
+            Ids, or a table of ``sample_id`` and dataset, domain, category, label, split. New
+            samples need a dataset (column or ``dataset``); their domain defaults to the dataset
+            name.
+        source : str
+            What the log names.
+        extras : mapping of str to numpy.ndarray, optional
+            Per-entry confidence, predicted, true_prob, shaped like ``A``.
+        dataset : str, optional
+            The dataset of new samples.
+        checksum : str, optional
+            Digest recorded in the log (default: computed from the input).
+        progress : callable, optional
+            Called with the fraction of blocks written.
+
+        Returns
+        -------
+        dict
+            The import's summary (also written to the log).
+
+        Raises
+        ------
+        InputError
+            For a shape that does not match the ids, values other than 0/1, bad extras, or
+            entries that conflict with the store; the store is then unchanged.
         """
         self.require_writer()
         arr = np.asarray(A)
@@ -259,15 +375,54 @@ class StoreWriter:
         filter: str | None = None,
         progress: Progress | None = None,
     ) -> dict:
-        """Import one model's lm-evaluation-harness ``--log_samples`` output (see
-        :mod:`lifelong_core.store.lm_eval`) in one transaction."""
+        """Import one model's lm-evaluation-harness ``--log_samples`` output in one transaction
+        (see :mod:`lifelong_core.io.lm_eval`).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The run (folder, results file or samples file).
+        model_name : str
+            The model's name.
+        metric, dataset, filter : str, optional
+            As for :func:`~lifelong_core.io.lm_eval.read_lm_eval`.
+        progress : callable, optional
+            Called with the fraction of blocks written.
+
+        Returns
+        -------
+        dict
+            The import's summary.
+
+        Raises
+        ------
+        InputError
+            If the run cannot be read or conflicts with the store; the store is then unchanged.
+        """
         self.require_writer()
         run = read_lm_eval(path, model_name, metric=metric, dataset=dataset, filter=filter)
         return self.insert_lm_eval_run(run, progress)
 
     def insert_lm_eval_run(self, run, progress: Progress | None = None) -> dict:
-        """Import lm-eval runs already read (:class:`~lifelong_core.store.lm_eval.LmEvalRun`:
-        one model's, or several models' put together) in one transaction."""
+        """Import lm-eval runs already read in one transaction.
+
+        Parameters
+        ----------
+        run : LmEvalRun
+            One model's run, or several models' put together.
+        progress : callable, optional
+            Called with the fraction of blocks written.
+
+        Returns
+        -------
+        dict
+            The import's summary with ``metrics``: task -> (metric, filter) used.
+
+        Raises
+        ------
+        InputError
+            If the run conflicts with the store; the store is then unchanged.
+        """
         self.require_writer()
         entries, smp, mdl = validate_long(run.table, run.source)
         smp["meta"] = run.sample_meta.loc[smp["sample_id"]].to_numpy(dtype=object)
@@ -278,6 +433,26 @@ class StoreWriter:
 
     # -- resolution of ids against what the store holds (reads only)
     def resolve_models(self, mdl: pd.DataFrame, source: str) -> tuple[np.ndarray, pd.DataFrame]:
+        """Resolve model ids against the store (reads only).
+
+        Parameters
+        ----------
+        mdl : pandas.DataFrame
+            ``model_id`` and any model fields of the input.
+        source : str
+            The input, for messages.
+
+        Returns
+        -------
+        tuple
+            ``model_idx`` of every input row (new models numbered after the store's) and the
+            table of new model rows.
+
+        Raises
+        ------
+        InputError
+            If a known model arrives with fields other than those the store holds.
+        """
         cur = self.cursor()
         cur.register(
             "_in_models", pa.table({"model_id": pa.array(mdl["model_id"].astype(str).tolist())})
@@ -323,6 +498,29 @@ class StoreWriter:
         return idx, out
 
     def resolve_samples(self, smp: pd.DataFrame, source: str):
+        """Resolve sample ids against the store (reads only).
+
+        New samples occupy new blocks only, so existing packed rows are never rewritten.
+
+        Parameters
+        ----------
+        smp : pandas.DataFrame
+            ``sample_id`` and any sample fields of the input.
+        source : str
+            The input, for messages.
+
+        Returns
+        -------
+        tuple
+            ``sample_idx`` of every input row, and the new rows of ``samples``, ``domains``,
+            ``datasets`` and ``blocks``.
+
+        Raises
+        ------
+        InputError
+            If a known sample or domain arrives with other fields, or a new sample has no
+            dataset.
+        """
         cur = self.cursor()
         cur.register(
             "_in_samples", pa.table({"sample_id": pa.array(smp["sample_id"].astype(str).tolist())})
@@ -425,6 +623,18 @@ class StoreWriter:
         return idx, samples, new_domains, new_datasets, new_blocks
 
     def blocks_after(self, new_blocks: pd.DataFrame):
+        """The block table as it will be after adding ``new_blocks``.
+
+        Parameters
+        ----------
+        new_blocks : pandas.DataFrame
+            block_id, start, length of the blocks an import adds.
+
+        Returns
+        -------
+        tuple
+            int64 block_id, start and length arrays, and the number of blocks already stored.
+        """
         b = self._blocks
         return (
             np.concatenate([b["block_id"], new_blocks["block_id"].to_numpy(np.int64)]),
@@ -507,7 +717,7 @@ class StoreWriter:
                 delete_extras = mid[np.isin(mid, had[0])]
 
         def build():
-            bits = []
+            bits: list[BitsRows] = []
             if full.any():
                 bits.append((mid[full], pack_rows(final_v[full]), None))
             if (~full).any():
@@ -522,16 +732,8 @@ class StoreWriter:
         self, model_idx: int, block_id: int, offset: int, old: str, new: str, source: str
     ):
         start = int(self._blocks["start"][self._blocks["block_id"] == block_id][0])
-        mid = (
-            self.cursor()
-            .execute("SELECT model_id FROM models WHERE model_idx = ?", [model_idx])
-            .fetchone()[0]
-        )
-        sid = (
-            self.cursor()
-            .execute("SELECT sample_id FROM samples WHERE sample_idx = ?", [start + offset])
-            .fetchone()[0]
-        )
+        mid = self._one("SELECT model_id FROM models WHERE model_idx = ?", [model_idx])[0]
+        sid = self._one("SELECT sample_id FROM samples WHERE sample_idx = ?", [start + offset])[0]
         raise InputError(
             f"{source}: the store already records model {mid!r} on sample {sid!r} with {old}, but this import gives {new}."
         )
@@ -652,7 +854,7 @@ class StoreWriter:
 
                 def build(vals=vals, known=known, m32=m32, ext_b=ext_b):
                     full = known.all(axis=1)
-                    bits = []
+                    bits: list[BitsRows] = []
                     if full.any():
                         bits.append((m32[full], pack_rows(vals[full]), None))
                     if (~full).any():
@@ -682,10 +884,32 @@ class StoreWriter:
         )
 
     def apply(self, plan: WritePlan, progress: Progress | None) -> dict:
-        """Apply a validated plan in ONE DuckDB transaction; roll back on any failure."""
+        """Apply a validated plan in ONE DuckDB transaction; roll back on any failure.
+
+        The kept lifelong state follows every import (:data:`AFTER_WRITE`).
+
+        Parameters
+        ----------
+        plan : WritePlan
+            From the store's planning methods (or :mod:`.packed_bulk`).
+        progress : callable or None
+            Called with the fraction of blocks written.
+
+        Returns
+        -------
+        dict
+            The log row written: log_id, added_at, action, source, new_models, new_samples,
+            entries, checksum.
+
+        Raises
+        ------
+        InputError
+            If the write fails for a reason one sentence can say (disk full, unwritable folder);
+            the store is then unchanged.
+        """
         now = utc_now()
         with self._lock:
-            con = self._con
+            con = self._connection()
             con.begin()
             try:
 
@@ -759,7 +983,7 @@ class StoreWriter:
                         )
                     if progress is not None:
                         progress((i + 1) / max(len(plan.tasks), 1))
-                log_id = con.execute("SELECT coalesce(max(log_id) + 1, 0) FROM log").fetchone()[0]
+                log_id = self._one("SELECT coalesce(max(log_id) + 1, 0) FROM log", con=con)[0]
                 summary = {
                     "log_id": int(log_id),
                     "added_at": now,
@@ -907,16 +1131,4 @@ def _digest_dense(
     for f in sorted(ext):
         h.update(f.encode())
         h.update(np.ascontiguousarray(ext[f]).data)
-    return "sha256:" + h.hexdigest()
-
-
-def file_checksum(*paths: str | os.PathLike) -> str:
-    """sha256 over the bytes of the source file(s) of an import, recorded in the log."""
-    h = hashlib.sha256()
-    for i, path in enumerate(paths):
-        if i:
-            h.update(b"\x00next file\x00")
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
     return "sha256:" + h.hexdigest()

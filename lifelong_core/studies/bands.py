@@ -33,7 +33,24 @@ METRICS = (
 
 
 def repeat_seeds(seed: int, repeats: int) -> list[int]:
-    """Seeds of the repeats: ``seed, seed + 1, ..., seed + repeats - 1``."""
+    """Seeds of the repeats: ``seed, seed + 1, ..., seed + repeats - 1``.
+
+    Parameters
+    ----------
+    seed : int
+        The first seed.
+    repeats : int
+        How many.
+
+    Returns
+    -------
+    list of int
+
+    Raises
+    ------
+    InputError
+        If the seed or the number of repeats is out of range.
+    """
     repeats = limits.check_count(repeats, "the number of repeats", 1, limits.MAX_REPEATS, "repeats")
     seed = limits.check_seed(seed)
     limits.check_seed(
@@ -50,11 +67,24 @@ def band_summary(
 ) -> pd.DataFrame:
     """Mean and central ``level`` band of every metric column over repeated tables.
 
-    Each table has the ``by`` columns and metric columns (those of ``metrics``, default
-    :data:`METRICS`, present in all tables). Returns one row per ``by`` group: the mean under the metric's own name,
-    ``<metric>_lo`` / ``<metric>_hi`` (percentiles ``(1 - level) / 2`` and
-    ``(1 + level) / 2``, linear interpolation), and ``repeats`` (how many tables had the
-    group). A single table gives a zero-width band.
+    Parameters
+    ----------
+    tables : sequence of pandas.DataFrame
+        One per repeat, each with the ``by`` columns and metric columns.
+    level : float
+        The band's coverage.
+    by : sequence of str
+        The grouping columns.
+    metrics : sequence of str
+        The metric columns summarised (those present in every table).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per ``by`` group: the mean under the metric's own name, ``<metric>_lo`` /
+        ``<metric>_hi`` (percentiles ``(1 - level) / 2`` and ``(1 + level) / 2``, linear
+        interpolation), and ``repeats`` (how many tables had the group). A single table gives
+        a zero-width band.
     """
     if not tables:
         raise InputError("no repeated tables to summarise.")

@@ -56,7 +56,15 @@ FIT_COLUMNS = ["split", "sort", "a", "b", "c", "r2", "ok", "message"]
 
 @dataclass(frozen=True)
 class SampleSplit:
-    """Column numbers of the cache (``old``) and of the new samples (``new``)."""
+    """Column numbers of the cache (``old``) and of the new samples (``new``).
+
+    Attributes
+    ----------
+    name : str
+        ``random`` or ``domain:<name>``.
+    old, new : numpy.ndarray
+        int64 column numbers of the cache and of the new samples.
+    """
 
     name: str
     old: np.ndarray
@@ -64,7 +72,28 @@ class SampleSplit:
 
 
 def random_split(n: int, fraction: float, seed: int) -> SampleSplit:
-    """A seeded random ``fraction`` of the ``n`` samples is new (at least one on each side)."""
+    """A seeded random ``fraction`` of the ``n`` samples is new: the protocol of
+    Prabhu et al. (2024), "Efficient Lifelong Model Evaluation in an Era of Rapid Progress", §4.3
+    (new samples from the same distribution).
+
+    Parameters
+    ----------
+    n : int
+        Samples.
+    fraction : float
+        Share of new samples, strictly between 0 and 1.
+    seed : int
+        Seed of the draw.
+
+    Returns
+    -------
+    SampleSplit
+
+    Raises
+    ------
+    InputError
+        If the fraction leaves no sample on one side, or the seed is out of range.
+    """
     limits.check_real(
         fraction,
         "the fraction of new samples",
@@ -87,7 +116,24 @@ def random_split(n: int, fraction: float, seed: int) -> SampleSplit:
 def domain_splits(
     domains: Sequence[str], held_out: Sequence[str] | None = None
 ) -> list[SampleSplit]:
-    """One split per held-out domain (default: every domain in turn), named ``domain:<name>``."""
+    """One split per held-out domain, named ``domain:<name>``.
+
+    Parameters
+    ----------
+    domains : sequence of str
+        The domain of every sample.
+    held_out : sequence of str, optional
+        Domains to hold out, one split each (default: every domain in turn).
+
+    Returns
+    -------
+    list of SampleSplit
+
+    Raises
+    ------
+    InputError
+        If the samples span fewer than two domains, or ``held_out`` names an unknown one.
+    """
     dom = np.asarray(domains, dtype=object)
     names = list(dict.fromkeys(dom.tolist()))
     if len(names) < 2:
@@ -194,7 +240,42 @@ def new_sample_study(
     seed: int = 0,
     progress: Callable[[float], None] | None = None,
 ) -> NewSampleStudy:
-    """Every split x model ranking: MAE vs m' curves with fits, and the two rankings."""
+    """insert_D for every split x model ranking: MAE vs m' curves with fits, and the two
+    rankings (Prabhu et al. (2024), "Efficient Lifelong Model Evaluation in an Era of Rapid
+    Progress", §3.3 and §4.3, Fig. 4a).
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        (models, samples) 0/1 cache.
+    splits : sequence of SampleSplit
+        Splits of the samples into cache and new.
+    budgets : sequence of int, optional
+        Model budgets m' (default: a spread up to the number of models).
+    sorts : sequence of str
+        Model rankings: ``sum`` (accuracy) and/or ``confidence`` (summed confidence of the
+        true class).
+    confidence : numpy.ndarray, optional
+        (models, samples) confidences, needed for ``confidence``.
+    sampling : str, optional
+        Sampling of the m' models along the order (default: the method's own).
+    search : str
+        The search method.
+    seed : int
+        Seed of the sampling.
+    progress : callable, optional
+        Called with the fraction done.
+
+    Returns
+    -------
+    NewSampleStudy
+
+    Raises
+    ------
+    InputError
+        If no split is given, a ranking needs a missing or mis-shaped confidence matrix, or
+        a budget or method is invalid.
+    """
     if not splits:
         raise InputError("no split of the samples given.")
     sorts = list(dict.fromkeys(sorts))

@@ -58,8 +58,24 @@ CONFIG_COLUMNS = [
 
 
 def pareto_front(df: pd.DataFrame, cost: str, error: str) -> pd.DataFrame:
-    """Rows not dominated in (cost, error): no other row is at most as costly and strictly
-    better, or strictly cheaper and at most as bad. Sorted by cost."""
+    """Rows not dominated in (cost, error), sorted by cost (Bornschein et al. (2023), *NEVIS'22: A
+    Stream of 100 Tasks Sampled from 30 Years of Computer Vision Research*, §4).
+
+    A row is dominated when another is at most as costly and strictly better, or strictly
+    cheaper and at most as bad.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The candidates.
+    cost, error : str
+        The columns to minimise.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of the front.
+    """
     d = df.sort_values([cost, error], kind="stable")
     best = np.inf
     keep = []
@@ -86,8 +102,29 @@ class StreamProtocolResult:
 
 
 def split_sizes(m: int, train_fraction: float, inner_fraction: float = 0.5) -> tuple[int, int]:
-    """(cache, meta-train) sizes for ``m`` models: the first ``cache`` models are the cache
-    while tuning, the first ``meta-train`` the meta-train part. InputError if a part is empty."""
+    """(cache, meta-train) sizes for ``m`` models.
+
+    The first ``cache`` models are the cache while tuning, the first ``meta-train`` the
+    meta-train part; the rest is meta-test.
+
+    Parameters
+    ----------
+    m : int
+        Models in the stream.
+    train_fraction : float
+        Share of the stream in meta-train.
+    inner_fraction : float
+        Share of meta-train in the cache while tuning.
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    InputError
+        If a fraction is not strictly between 0 and 1, or a part would be empty.
+    """
     for f, name, param in (
         (train_fraction, "meta-train fraction", "train_fraction"),
         (inner_fraction, "cache fraction of meta-train", "inner_fraction"),
@@ -121,8 +158,40 @@ def stream_protocol(
     seed: int = 0,
     progress: Callable[[float], None] | None = None,
 ) -> StreamProtocolResult:
-    """Run the Nevis'22 protocol on ``A`` (models x samples) with models arriving in the
-    order ``release`` (row numbers). See the module docstring."""
+    """Run the Nevis'22 protocol on ``A`` with models arriving in the order ``release``
+    (Bornschein et al. (2023), *NEVIS'22: A Stream of 100 Tasks Sampled from 30 Years of Computer
+    Vision Research*, §4, Algorithm 1; see the module docstring).
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        (models, samples) 0/1 matrix.
+    release : numpy.ndarray
+        Row numbers in release order (every row once).
+    methods : sequence of str
+        Methods compared.
+    budgets : sequence of int
+        Budgets n' (those outside 1..samples are dropped).
+    samplings : sequence of str
+        The sampling grid of the threshold rules.
+    train_fraction, inner_fraction : float
+        See :func:`split_sizes`.
+    error : str
+        ``mae`` or ``eagg``: the error that chooses configurations.
+    seed : int
+        Seed of every sweep.
+    progress : callable, optional
+        Called with the fraction done.
+
+    Returns
+    -------
+    StreamProtocolResult
+
+    Raises
+    ------
+    InputError
+        If the release order, error, sampling, method or budgets are invalid.
+    """
     limits.check_seed(seed)
     A = np.asarray(A)
     release = np.asarray(release, dtype=np.int64)
@@ -151,18 +220,20 @@ def stream_protocol(
     cache, tune = release[:inner], release[inner:t]
     train, test = release[:t], release[t:]
 
-    jobs = [(meth, s) for meth in methods for s in _configs_of(meth, samplings)]
+    jobs = [(meth, cfg) for meth in methods for cfg in _configs_of(meth, samplings)]
     steps, done = len(jobs) + len(methods) * len(budgets), 0
     rows = []
-    for meth, s in jobs:
-        res = run_sweep(A[cache], A[tune], budgets, sampling=s, search=meth, seed=seed)
-        for r in res.table.itertuples():
+    for meth, cfg in jobs:
+        res = run_sweep(A[cache], A[tune], budgets, sampling=cfg, search=meth, seed=seed)
+        for b, err in zip(
+            res.table["budget"].to_numpy(dtype=np.int64), res.table[error].to_numpy(dtype=float)
+        ):
             rows.append(
                 {
                     "method": meth,
-                    "budget": int(r.budget),
-                    "sampling": s or "own design",
-                    "train_error": float(getattr(r, error)),
+                    "budget": int(b),
+                    "sampling": cfg or "own design",
+                    "train_error": float(err),
                 }
             )
         done += 1
@@ -179,13 +250,13 @@ def stream_protocol(
     # One meta-test run per chosen (method, sampling) with all its budgets: a model-based
     # estimator is fitted once, as in the meta-train phase.
     for (meth, smp), grp in chosen_rows.groupby(["method", "sampling"], sort=False):
-        s = None if smp == "own design" else smp
+        chosen = None if smp == "own design" else str(smp)
         start = time.perf_counter()
         res = run_sweep(
             A[train],
             A[test],
             grp["budget"].tolist(),
-            sampling=s,
+            sampling=chosen,
             search=meth,
             seed=seed,
             eval_row_ids=test,
@@ -243,9 +314,32 @@ def stream_protocol(
 def regret(
     per_model: pd.DataFrame, budget: int, reference: str, error: str = "mae"
 ) -> pd.DataFrame:
-    """Cumulative ``error`` of each method minus the ``reference`` method's over the
-    meta-test stream, at one budget (Nevis'22 Fig. 5). Columns: method, position,
-    model_row, error, reference_error, regret (cumulative sum of the difference)."""
+    """Cumulative ``error`` of each method minus the ``reference`` method's over the meta-test
+    stream, at one budget (Bornschein et al. (2023), *NEVIS'22: A Stream of 100 Tasks Sampled from
+    30 Years of Computer Vision Research*, Fig. 5).
+
+    Parameters
+    ----------
+    per_model : pandas.DataFrame
+        ``StreamProtocolResult.per_model``.
+    budget : int
+        The budget n'.
+    reference : str
+        The method subtracted.
+    error : str
+        The per-model error column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        method, position, model_row, error, reference_error, regret (cumulative sum of the
+        difference).
+
+    Raises
+    ------
+    InputError
+        If there are no results at ``budget`` or the reference method was not run.
+    """
     at = per_model[per_model["budget"] == budget]
     if at.empty:
         raise InputError(f"no meta-test results at budget {budget}.")

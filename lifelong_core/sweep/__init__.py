@@ -1,14 +1,21 @@
 """The sweep engine: one front door, :func:`run_sweep`, with the kernel (``dense`` or
-``packed``) and the executor (``serial``, ``threads`` or ``dask``) as parameters.
+``packed``), the executor (``serial``, ``threads`` or ``dask``) and the memory bound as
+parameters.
 
-- :mod:`.engine`: :func:`run_sweep` (Sort once, Search at every budget, score);
-- :mod:`.dense`, :mod:`.packed`: the kernels (chunk -> records);
+- :mod:`.plan`: :func:`plan_sweep`, how a sweep runs (the rows' form, the method's
+  registered capabilities, the request), decided once;
+- :mod:`.engine`: :func:`run_sweep` (Sort once, Search at every budget, score), following
+  the plan down one path;
+- :mod:`.dense`, :mod:`.packed`: the threshold rules' kernels (chunk -> records);
+- :mod:`.protocol`: any other method, fitted once and run model by model;
+- :mod:`.copy_nearest`: CopyNearest&Expand's declared whole sweep on packed rows;
 - :mod:`.executors`: where chunk tasks run;
 - :mod:`.result`: :class:`SweepResult`, budgets, the one summary per budget.
 """
 
-from lifelong_core.sweep.engine import KERNELS, run_sweep
+from lifelong_core.sweep.engine import check_bounds, run_sweep
 from lifelong_core.sweep.executors import EXECUTORS
+from lifelong_core.sweep.plan import KERNELS, SweepPlan, plan_sweep
 from lifelong_core.sweep.result import (
     PER_MODEL_COLUMNS,
     TABLE_COLUMNS,
@@ -22,8 +29,11 @@ __all__ = [
     "KERNELS",
     "PER_MODEL_COLUMNS",
     "TABLE_COLUMNS",
+    "SweepPlan",
     "SweepResult",
+    "check_bounds",
     "check_budgets",
+    "plan_sweep",
     "power_budgets",
     "run_sweep",
 ]

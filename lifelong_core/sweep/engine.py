@@ -1,19 +1,23 @@
 """The one sweep front door: budget sweep of insert_M (Prabhu et al., 2024, §4.2).
 
 Sort once on some models, then for every budget ``n'`` estimate every other model from
-``n'`` evaluations and score it against its full row. How the work is done is a pair of
-parameters, the way scikit-learn's ``NearestNeighbors(algorithm=...)`` hides its
-backends; the numbers do not depend on them (tested):
+``n'`` evaluations and score it against its full row. :func:`run_sweep` plans once
+(:func:`lifelong_core.sweep.plan.plan_sweep`: the rows' form, what the method declares in
+the registry, the caller's kernel, executor and memory bound) and follows the plan down
+one path; how the work is done never changes the numbers (tested):
 
 - ``kernel``: ``"dense"`` (uint8 chunks, prefix counts; the only one with the error
   decomposition) or ``"packed"`` (packed bits from the source to the counts; paper
   scale). Both serve Sorting by Sum and the threshold rules; the packed kernel nothing
   else.
 - ``executor``: ``"serial"``, ``"threads"`` or ``"dask"`` (:mod:`.executors`).
+- ``bounded``: no step holds a whole selection dense (the app on a large store).
 
-Threshold rules take the prefix-count fast path; any other search method (the
+Threshold rules take the prefix-count path; any other search method (the
 ``SearchMethod`` protocol of :mod:`lifelong_core.methods`) is fitted on the Sort rows
-and run model by model on dense rows in the calling thread, scored the same way.
+and run model by model in the calling thread (:mod:`.protocol`), scored the same way; a
+method that declares a whole-sweep implementation on packed rows (``packed_sweep``) runs
+it when memory is bounded.
 
 For every budget all evaluated models are evaluated on the same samples (one draw per
 budget, in budget order, from ``default_rng(seed)`` when sampling is random), as a
@@ -23,26 +27,19 @@ benchmark maintainer would pick one subset and run every new model on it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from lifelong_core import limits
 from lifelong_core.errors import InputError
-from lifelong_core.methods.registry import (
-    capabilities,
-    get_method,
-    is_threshold_rule,
-    method_spec,
-    predicts_samples,
-)
-from lifelong_core.rows import DenseRows, RowSource
-from lifelong_core.sortsearch.metrics import kappa_from
-from lifelong_core.sortsearch.search import DEFAULT_RULE, SAMPLING, positions_for, resolve_sampling
+from lifelong_core.methods.registry import get_method, method_spec
+from lifelong_core.rows import DEFAULT_CHUNK_ROWS, DenseRows, RowSource
+from lifelong_core.sortsearch.search import DEFAULT_RULE, positions_for, resolve_sampling
 from lifelong_core.sortsearch.sort import column_sums, compute_order, order_from_sums
-from lifelong_core.sweep.dense import DenseKernel
 from lifelong_core.sweep.executors import make_executor
-from lifelong_core.sweep.packed import PackedKernel
+from lifelong_core.sweep.plan import KERNELS, SweepPlan, dense_sort_rows, plan_sweep
+from lifelong_core.sweep.protocol import fit_packed, score_method
 from lifelong_core.sweep.result import (
     SweepResult,
     assemble,
@@ -50,8 +47,6 @@ from lifelong_core.sweep.result import (
     power_budgets,
     summarise,
 )
-
-KERNELS = {"dense": DenseKernel, "packed": PackedKernel}
 
 
 def _sort_task(source: RowSource, start: int, stop: int, kernel) -> np.ndarray:
@@ -62,61 +57,25 @@ def _eval_task(source: RowSource, start: int, stop: int, kernel, spec) -> dict[s
     return kernel.evaluate(kernel.read(source, start, stop), source.row_ids[start:stop], spec)
 
 
-def _as_rows(A, what: str, row_ids: np.ndarray | None, check: bool) -> RowSource:
-    """A row source as is; an array is served in place (checked 0/1 when ``check``)."""
+def _as_rows(A, what: str, row_ids: np.ndarray | None) -> RowSource:
+    """A row source as is; an array is served in place."""
     if isinstance(A, RowSource):
         return A
     A = np.asarray(A)
     if A.ndim != 2:
         raise InputError(f"the {what} matrix must be 2-dimensional, got {A.ndim} dimensions.")
-    if check:
-        if A.shape[0] == 0 or A.shape[1] == 0:
-            raise InputError(f"the {what} matrix must be 2-dimensional and non-empty.")
-        if A.dtype != bool and ((A != 0) & (A != 1)).any():
-            raise InputError(f"the {what} matrix must hold only 0 and 1.")
     return DenseRows(A, row_ids)
 
 
-def _check_config(
-    kernel: str, executor: str, sort: str, sampling: str, search: str, decompose: bool
-) -> None:
-    if kernel not in KERNELS:
-        raise InputError(
-            f"unknown kernel {kernel!r}; use one of {', '.join(KERNELS)}.", param="kernel"
-        )
-    if sampling not in SAMPLING:
-        raise InputError(
-            f"unknown sampling {sampling!r}; use one of {', '.join(SAMPLING)}.", param="sampling"
-        )
-    caps = capabilities(search)
-    threshold = caps.threshold_rule
-    if kernel == "packed":
-        if sort != "sum":
-            raise InputError(
-                f"the packed kernel sorts by sum only; sort {sort!r} needs the dense kernel.",
-                param="sort",
-            )
-        if not threshold:
-            raise InputError(
-                f"the packed kernel runs the threshold rules only; search {search!r} needs the dense "
-                "kernel.",
-                param="search",
-            )
-    if executor == "dask" and not caps.dask:
-        raise InputError(
-            f"the dask executor runs the threshold rules only; search {search!r} runs in the calling "
-            "thread (serial or threads executor).",
-            param="search",
-        )
-    if decompose and not threshold:
-        raise InputError(
-            "the error decomposition applies to threshold rules only.", param="decompose"
-        )
-    if decompose and not KERNELS[kernel].decomposes:
-        raise InputError(
-            f"the {kernel} kernel cannot compute the error decomposition; use the dense kernel.",
-            param="decompose",
-        )
+def _check_binary(rows: RowSource, what: str) -> None:
+    """An array handed to the packed kernel is packed as is: check it holds a 0/1 matrix."""
+    if not isinstance(rows, DenseRows):
+        return
+    A = rows.A
+    if A.shape[0] == 0 or A.shape[1] == 0:
+        raise InputError(f"the {what} matrix must be 2-dimensional and non-empty.")
+    if A.dtype != bool and ((A != 0) & (A != 1)).any():
+        raise InputError(f"the {what} matrix must hold only 0 and 1.")
 
 
 def check_bounds(
@@ -148,13 +107,14 @@ def run_sweep(
     ties: str | None = None,
     depth: int = 2,
     decompose: bool = False,
-    kernel: str = "dense",
+    kernel: str | None = None,
     executor: str | None = None,
     threads: int | None = None,
     chunk_rows: int | None = None,
     eval_row_ids: np.ndarray | None = None,
     client=None,
     n_workers: int = 1,
+    bounded: bool = False,
 ) -> SweepResult:
     """Run Sort once and Search at every budget; score against the evaluated rows.
 
@@ -191,8 +151,10 @@ def run_sweep(
         Recursion depth of ``sort="recursive"``.
     decompose : bool
         Add the aleatoric/epistemic error split (§4.5; threshold rules only).
-    kernel : {"dense", "packed"}
-        uint8 chunks with prefix counts, or packed bits from source to counts.
+    kernel : {"dense", "packed"}, optional
+        uint8 chunks with prefix counts, or packed bits from source to counts. Default
+        ``"dense"``; with ``bounded``, ``"packed"`` where it can run (a threshold rule,
+        Sorting by Sum, no decomposition).
     executor : {"serial", "threads", "dask"}, optional
         Default ``"threads"`` when ``threads > 1``, else ``"serial"``.
     threads, chunk_rows : int, optional
@@ -202,6 +164,13 @@ def run_sweep(
         ``row_ids``).
     client, n_workers
         The dask cluster, for ``executor="dask"``.
+    bounded : bool
+        Keep every read bounded, for row sources too large to hold dense (the app on a
+        large store): rows in blocks within the dense-read limit
+        (:mod:`lifelong_core.limits`), a method with the ``packed`` capability fitted from
+        packed rows, one with a ``packed_sweep`` run by it (Sorting by Sum), and any whole
+        dense read of the Sort rows checked against the limit first
+        (:class:`~lifelong_core.limits.DenseReadError`).
 
     Returns
     -------
@@ -215,14 +184,24 @@ def run_sweep(
         On an unknown method, sort, sampling, kernel or executor, a combination the kernel
         or executor cannot run, shapes that do not match, or budgets outside ``[1, n]``.
     """
-    executor = executor or ("threads" if (threads or 1) > 1 else "serial")
     sampling = resolve_sampling(sampling, search)
-    _check_config(kernel, executor, sort, sampling, search, decompose)
+    plan = plan_sweep(
+        A_sort,
+        search=search,
+        sort=sort,
+        sampling=sampling,
+        decompose=decompose,
+        kernel=kernel,
+        executor=executor,
+        threads=threads,
+        bounded=bounded,
+    )
     check_bounds(seed=seed, depth=depth, threads=threads, chunk_rows=chunk_rows)
-    threshold = is_threshold_rule(search)
-    packed = kernel == "packed"
-    rows_sort = _as_rows(A_sort, "Sort", None, packed)
-    rows_eval = _as_rows(A_eval, "evaluated", eval_row_ids, packed)
+    rows_sort = _as_rows(A_sort, "Sort", None)
+    rows_eval = _as_rows(A_eval, "evaluated", eval_row_ids)
+    if plan.kernel == "packed":
+        _check_binary(rows_sort, "Sort")
+        _check_binary(rows_eval, "evaluated")
     if rows_sort.n_rows == 0:
         raise InputError("the Sort set is empty.")
     if rows_eval.n_rows == 0:
@@ -239,12 +218,14 @@ def run_sweep(
             param="confidence",
         )
     budgets = check_budgets(power_budgets(n) if budgets is None else budgets, n)
+    if plan.path == "packed-sweep":
+        whole_sweep = method_spec(search).load_packed_sweep()
+        return whole_sweep(rows_sort, rows_eval, budgets, seed=seed, progress=progress)
     # The published rule keeps the published code's tie order (Listing 1), end to end.
     ties = ties or (
         "reference" if method_spec(search).defaults.get("rule") == "reference" else "stable"
     )
-    kern = KERNELS[kernel]()
-    step = chunk_rows or kern.default_chunk_rows(n)
+    step = plan.chunk_rows(n, chunk_rows)
     config = dict(
         sort=sort,
         sampling=sampling,
@@ -252,38 +233,39 @@ def run_sweep(
         seed=seed,
         ties=ties,
         n=n,
-        kernel=kernel,
-        executor=executor,
+        kernel=plan.kernel,
+        executor=plan.executor,
     )
-    # Sorting by Sum streams the Sort rows through the kernel (and the executor); they are
-    # read into memory only for another Sort or a method that fits on them, or used in
-    # place when the dense kernel was handed an array.
     dense_sort = None
-    if isinstance(rows_sort, DenseRows) and not packed:
-        dense_sort = rows_sort.A
-    elif sort != "sum" or not threshold:
-        dense_sort = rows_sort.read_dense(0, rows_sort.n_rows)
-    total = rows_eval.n_rows + (rows_sort.n_rows if dense_sort is None else 0)
+    if plan.sort_step != "streamed":
+        what = (
+            f"Sort method {sort!r} on the Sort set"
+            if sort != "sum"
+            else f"fitting {search!r} on the Sort set"
+        )
+        dense_sort = dense_sort_rows(plan, rows_sort, what)
+    # A packed fit reports its own progress: the first half of the bar, scoring the second.
+    share = 0.5 if plan.fit == "packed" else 0.0
+    total = rows_eval.n_rows + (
+        rows_sort.n_rows if plan.path == "threshold" and dense_sort is None else 0
+    )
     done = 0
 
     def advance(rows: int) -> None:
         nonlocal done
         done += rows
         if progress is not None:
-            progress(min(done / total, 1.0))
+            progress(share + (1.0 - share) * min(done / total, 1.0))
 
-    with make_executor(executor, threads=threads, client=client, n_workers=n_workers) as ex:
-        if sort != "sum":
-            order = compute_order(dense_sort, sort, confidence, ties, depth)
-        elif dense_sort is not None:
-            order = order_from_sums(column_sums(dense_sort), ties)
-        else:
-            order = order_from_sums(
-                ex.total(_sort_task, rows_sort, rows_sort.spans(step), kern), ties
-            )
-            advance(rows_sort.n_rows)
+    with make_executor(plan.executor, threads=threads, client=client, n_workers=n_workers) as ex:
+        # Column sums are exact: any chunking of the Sort rows gives the same order.
+        sort_rows = step if plan.path == "threshold" else DEFAULT_CHUNK_ROWS
+        order = _order(
+            plan, ex, rows_sort, sort_rows, dense_sort, sort, confidence, ties, depth, advance
+        )
         rng = np.random.default_rng(seed)
-        if threshold:
+        if plan.path == "threshold":
+            kern = KERNELS[plan.kernel]()
             positions = tuple(positions_for(sampling, n, b, rng) for b in budgets)
             # The listing's printed grid evaluates its own number of samples per budget.
             config["evaluated"] = {int(b): len(p) for b, p in zip(budgets, positions)}
@@ -299,69 +281,38 @@ def run_sweep(
             )
             per_model = assemble(parts)
         else:
-            method = get_method(search)
-            method.fit(dense_sort, order, confidence)
-            per_model = _protocol_path(method, rows_eval, n, budgets, rng, step, advance)
-    if executor != "serial":
-        config["threads"] = ex.threads if executor == "threads" else threads
+            method: Any = get_method(search)
+            if plan.fit == "packed":
+                fit_progress = None if progress is None else (lambda f: progress(share * f))
+                fit_packed(method, rows_sort, order, seed=seed, progress=fit_progress)
+            else:
+                method.fit(dense_sort, order, confidence)
+            per_model = score_method(method, rows_eval, budgets, rng, step, advance)
+    if plan.executor != "serial":
+        config["threads"] = ex.threads if plan.executor == "threads" else threads
     return SweepResult(summarise(per_model), per_model, order, config)
 
 
-def _protocol_path(
-    method, rows: RowSource, n: int, budgets, rng, step: int, advance
-) -> pd.DataFrame:
-    """Fit once, then every evaluated model at every budget through ``select``/``estimate``."""
-    selections = [np.asarray(method.select(n, b, rng), dtype=np.int64) for b in budgets]
-    for b, sel in zip(budgets, selections):
-        if len(sel) != b:
-            raise InputError(
-                f"search method {getattr(method, 'name', method)!r} selected {len(sel)} samples for budget {b}."
-            )
-    out: dict[str, list] = {
-        k: []
-        for k in (
-            "model_row",
-            "budget",
-            "est_acc",
-            "true_acc",
-            "mae",
-            "eagg",
-            "kappa",
-            "est_lo",
-            "est_hi",
-        )
-    }
-    # A method that predicts no unevaluated sample (the random baseline) has no
-    # sample-level error: its row is a constant fill, not a prediction to score.
-    scored = predicts_samples(method)
-    for row_ids, dense in rows.dense_chunks(step):
-        for b, sel in zip(budgets, selections):
-            for rid, row in zip(row_ids, dense):
-                est = method.estimate(sel, row[sel])
-                y = np.asarray(est.per_sample)
-                if y.shape != (n,):
-                    raise InputError(
-                        f"search method returned a per-sample vector of length {y.size}, expected {n}."
-                    )
-                true = float(row.sum(dtype=np.int64)) / n
-                err = float(np.count_nonzero(y != row)) / n if scored else np.nan
-                out["model_row"].append(int(rid))
-                out["budget"].append(b)
-                out["est_acc"].append(float(est.acc))
-                out["true_acc"].append(true)
-                out["mae"].append(err)
-                out["eagg"].append(abs(float(est.acc) - true))
-                out["kappa"].append(
-                    float(kappa_from(err, true, float(y.mean()))) if scored else np.nan
-                )
-                out["est_lo"].append(np.nan if est.lo is None else float(est.lo))
-                out["est_hi"].append(np.nan if est.hi is None else float(est.hi))
-        advance(len(row_ids))
-    if not out["model_row"]:
-        raise InputError("the evaluated rows produced no blocks to score.")
-    df = (
-        pd.DataFrame(out).sort_values(["budget", "model_row"], kind="stable").reset_index(drop=True)
-    )
-    if df["est_lo"].isna().all() and df["est_hi"].isna().all():
-        df = df.drop(columns=["est_lo", "est_hi"])
-    return df
+def _order(
+    plan: SweepPlan,
+    ex,
+    rows: RowSource,
+    step: int,
+    dense: np.ndarray | None,
+    sort: str,
+    confidence: np.ndarray | None,
+    ties: str,
+    depth: int,
+    advance: Callable[[int], None],
+) -> np.ndarray:
+    """The Sort order: from the dense Sort rows, or from column sums streamed through the
+    plan's Sort kernel and executor."""
+    if dense is not None:
+        if sort != "sum":
+            return compute_order(dense, sort, confidence, ties, depth)
+        return order_from_sums(column_sums(dense), ties)
+    kern = KERNELS[plan.sort_kernel]()
+    sums = ex.total(_sort_task, rows, rows.spans(step), kern)
+    if plan.path == "threshold":
+        advance(rows.n_rows)
+    return order_from_sums(sums, ties)

@@ -74,9 +74,11 @@ class SerialExecutor:
         self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], *args
     ) -> np.ndarray:
         """The sum of the task results (int arrays), added up as they arrive."""
-        acc = None
+        acc: np.ndarray | None = None
         for part in self._ordered(fn, source, spans, args):
-            acc = part if acc is None else acc + part
+            acc = np.asarray(part) if acc is None else acc + part
+        if acc is None:
+            raise InputError("there are no rows to add up.")
         return acc
 
 

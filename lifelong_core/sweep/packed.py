@@ -30,6 +30,7 @@ from lifelong_core.bits import (
 from lifelong_core.rows import DEFAULT_CHUNK_ROWS, RowSource
 from lifelong_core.sortsearch.metrics import threshold_metrics
 from lifelong_core.sortsearch.search import rule_thresholds_packed
+from lifelong_core.sortsearch.sort import order_from_sums
 from lifelong_core.sweep.result import RECORD_KEYS
 
 
@@ -113,3 +114,12 @@ class PackedKernel:
         # chunk, and keeps the task free of per-process caches.
         S = SortOrder(spec.order, spec.n, checked=True).sorted_rows(packed)
         return records_from_sorted(S, row_ids, spec)
+
+
+def order_from_packed(source: RowSource, ties: str = "stable") -> np.ndarray:
+    """Sorting by Sum (Prabhu et al. (2024) §3.1.1 (1)) of a source's rows, read packed a
+    chunk at a time: column sums added up, then the easy-to-hard order."""
+    sums = np.zeros(source.n, dtype=np.int64)
+    for _, P in source.chunks():
+        sums += column_sums_packed(P, source.n)
+    return order_from_sums(sums, ties)

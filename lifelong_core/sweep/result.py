@@ -79,10 +79,10 @@ def summarise(per_model: pd.DataFrame) -> pd.DataFrame:
     Spearman correlations of estimated and true accuracy across them."""
     rows = []
     extra = [c for c in DECOMP_KEYS if c in per_model]
-    for b, g in per_model.groupby("budget", sort=True):
+    for _, g in per_model.groupby("budget", sort=True):
         pear, spear = correlations(g["est_acc"].to_numpy(), g["true_acc"].to_numpy())
         row = {
-            "budget": int(b),
+            "budget": int(g["budget"].iloc[0]),
             "mae": g["mae"].mean(),
             "eagg": g["eagg"].mean(),
             "kappa": g["kappa"].mean(),

@@ -11,7 +11,7 @@ Shared by ``select`` / ``estimate`` on the command line and the lm-eval section 
    format, ``{"task": [doc_id, ...]}``.
 2. The user runs ``lm_eval ... --samples samples.json --log_samples --output_path OUT``.
 3. :func:`observations_from_lm_eval` reads the run back (through the importer,
-   :func:`lifelong_core.store.lm_eval.read_lm_eval`) and :func:`estimate_new_model` gives
+   :func:`lifelong_core.io.lm_eval.read_lm_eval`) and :func:`estimate_new_model` gives
    the estimated accuracy per task and overall with its 95% interval and the rank among
    the stored models with a rank interval.
 4. :func:`insert_estimated` stores the row, marked estimated.
@@ -39,6 +39,7 @@ from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.methods.draws import COMMON, PER_MODEL, check_draws, model_rng
 from lifelong_core.methods.registry import DEFAULT_METHOD
+from lifelong_core.workflows import arrivals
 from lifelong_core.workflows.arrivals import estimate_new_model as estimate_overall
 from lifelong_core.workflows.arrivals import estimated_model_rows, fit_new_model_method
 from lifelong_core.workflows.selection import Selection, resolve_dataset, select
@@ -320,7 +321,7 @@ def observations_from_lm_eval(
     --lm-eval``); task ``T`` with ``doc_id`` ``d`` is sample ``<domain>/<d>`` where domain
     is the one ``task_names`` maps to ``T`` (default: the domain named ``T``).
     """
-    from lifelong_core.store.lm_eval import read_lm_eval
+    from lifelong_core.io.lm_eval import read_lm_eval
 
     run = read_lm_eval(path, "new-model", metric=metric, filter=filter)
     ids = doc_ids(cache.samples, task_names)
@@ -432,7 +433,7 @@ class NewModelEstimate:
     dataset: str
     method: str
     table: pd.DataFrame
-    new: object
+    new: arrivals.NewModelEstimate
     rank_lo: int | None
     rank_hi: int | None
 

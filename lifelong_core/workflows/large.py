@@ -5,8 +5,8 @@ A selection (dataset, domains) whose models x samples matrix exceeds the dense-r
 :class:`PackedCache`: which rows and columns, with the shape, read on demand:
 
 - sweeps read the Sort rows and a seeded sample of the evaluated models (``scored`` of
-  them; the page says how many) as packed bits and run ``run_sweep_streamed`` (the packed
-  engine, or dense blocks within the limit);
+  them; the page says how many) as packed bits and run ``run_sweep(..., bounded=True)``
+  (the packed engine, or dense blocks within the limit);
 - views that need a dense matrix (the model correlation, the teaching slice, the stream
   study) get a bounded block: a seeded sample of models and as many seeded samples as fit
   in the limit (:func:`bounded_block`), and say so;
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lifelong_core import limits
+from lifelong_core.rows import RowSource
 from lifelong_core.store.dataset_rows import read_rows
 
 DEFAULT_SCORED = 200
@@ -69,10 +70,28 @@ def packed_rows(store, A: PackedCache, rows) -> np.ndarray:
     return read_rows(store, A.model_idx[np.asarray(rows, dtype=np.int64)], A.sidx)
 
 
-def source(store, A: PackedCache, rows, row_ids=None):
-    """A packed row source (positions ``rows`` of ``A``) for the packed engine and fits."""
-    from lifelong_core.sweep.streamed import StoreSource
+class StoreSource(RowSource):
+    """Rows ``model_idx`` of a store on samples ``sidx``, read chunk by chunk as packed bits
+    (``store.dataset_rows.read_rows``). ``row_ids`` label the rows in results (default:
+    positions). Holds an open store handle: for use within one process."""
 
+    def __init__(self, st, model_idx, sidx, row_ids=None):
+        self.st = st
+        self.model_idx = np.asarray(model_idx, dtype=np.int64)
+        self.sidx = np.asarray(sidx, dtype=np.int64)
+        self.n = len(self.sidx)
+        self.row_ids = (
+            np.arange(len(self.model_idx), dtype=np.int64)
+            if row_ids is None
+            else np.asarray(row_ids, dtype=np.int64)
+        )
+
+    def read(self, start: int, stop: int) -> np.ndarray:
+        return read_rows(self.st, self.model_idx[start:stop], self.sidx)
+
+
+def source(store, A: PackedCache, rows, row_ids=None) -> StoreSource:
+    """A packed row source (positions ``rows`` of ``A``) for the packed engine and fits."""
     rows = np.asarray(rows, dtype=np.int64)
     return StoreSource(store, A.model_idx[rows], A.sidx, rows if row_ids is None else row_ids)
 
@@ -90,44 +109,25 @@ def row_sums(store, A: PackedCache, rows=None, progress=None) -> np.ndarray:
     return out
 
 
-def sweep(
-    store,
-    A: PackedCache,
-    sort_rows,
-    eval_rows,
-    budgets,
-    *,
-    sort: str,
-    sampling: str,
-    search: str,
-    seed: int,
-    decompose: bool,
-    scored: int,
-    progress=None,
-):
+def sweep(store, A: PackedCache, sort_rows, eval_rows, budgets, *, scored: int, **options):
     """A sweep on packed rows: Sort on ``sort_rows``, score a seeded sample of at most
-    ``scored`` of ``eval_rows`` (positions in ``A``; results labelled by them)."""
+    ``scored`` of ``eval_rows`` (positions in ``A``; results labelled by them).
+    ``options`` (sort, sampling, search, seed, decompose, progress) go to
+    ``run_sweep(..., bounded=True)``."""
     from lifelong_core.errors import InputError
-    from lifelong_core.sweep.streamed import run_sweep_streamed
+    from lifelong_core.sweep import run_sweep
 
-    if sort == "confidence":
+    if options.get("sort") == "confidence":
         raise InputError(
             "Sorting by confidence reads the Sort set's confidences whole, which this large store does "
             "not allow here; use the command line, or Sorting by Sum."
         )
     ev = np.asarray(eval_rows, dtype=np.int64)
     if len(ev) > scored:
+        seed = options.get("seed", 0)
         ev = np.sort(np.random.default_rng([seed, 13]).choice(ev, scored, replace=False))
-    return run_sweep_streamed(
-        source(store, A, sort_rows),
-        source(store, A, ev),
-        budgets,
-        sort=sort,
-        sampling=sampling,
-        search=search,
-        seed=seed,
-        decompose=decompose,
-        progress=progress,
+    return run_sweep(
+        source(store, A, sort_rows), source(store, A, ev), budgets, bounded=True, **options
     )
 
 

@@ -1,5 +1,15 @@
-"""Counts estimated by Sort & Search for the newest models, ready for the ranking methods.
+"""Rankings with uncertainty: the tables of ``lbe rank`` and of the Python API, and counts
+estimated by Sort & Search for the newest models, ready for the ranking methods.
 
+The tables (LA-UR-24-25289 report, 2024, *Statistical Uncertainty Quantification for
+Aggregate Performance Metrics in Machine Learning Benchmarks*): a ranking source is the
+bootstrap of test items within each task (§2.1; optionally normalised, §2.4) or the
+beta-binomial hierarchical model (§2.2); from it :func:`leaderboard_table` (the
+``ranks.csv`` of ``lbe rank``), :func:`pairwise_table` (``--pairwise``, §2.1, Table 3) and
+:func:`rank_interval_table` (``--rank-intervals``, §3.2, Tables 4, 5 and 11). The command
+line and :mod:`lifelong_core.api` call these, so their tables are the same.
+
+Estimated counts:
 The models are one dataset's complete set (:func:`~lifelong_core.workflows.selection.select`:
 real models evaluated on every sample; a store whose datasets were run by different models
 has one such set per dataset), optionally narrowed to the ones the user chose. The newest of
@@ -13,6 +23,8 @@ category get one by :func:`~lifelong_core.workflows.categories.fill_categories`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +36,176 @@ from lifelong_core.stats.estimated import sortsearch_counts
 from lifelong_core.workflows.categories import fill_categories
 from lifelong_core.workflows.selection import Selection, select
 from lifelong_core.workflows.sortsets import release_rows
+
+if TYPE_CHECKING:
+    from lifelong_core.stats import Bootstrap, CountTable, HierarchicalFit
+
+# The ranking sources: the bootstrap of test items (§2.1) or the hierarchical model (§2.2).
+RANK_METHODS = ("bootstrap", "hierarchical")
+# ranks.csv, pairwise.csv and rank_intervals.csv, column by column.
+RANK_COLUMNS = ["model", "scope", "mean_pct", "lo_pct", "hi_pct"]
+PAIR_COLUMNS = [
+    "scope",
+    "model_a",
+    "model_b",
+    "diff_pct",
+    "lo_pct",
+    "hi_pct",
+    "level",
+    "excludes_zero",
+]
+RANK_INTERVAL_COLUMNS = ["scope", "model", "scheme", "mean", "lo", "hi"]
+
+
+def count_table(counts: Any) -> CountTable:
+    """``counts`` as a :class:`~lifelong_core.stats.CountTable`: one already, a long frame
+    with the ``counts.csv`` columns (model, task, category, correct, total), or the path of
+    a ``counts.csv`` file; validated as ``lbe rank --counts`` validates it.
+
+    Raises
+    ------
+    InputError
+        On a file or frame that is not a valid counts table (named by row and column).
+    """
+    from lifelong_core.stats import CountTable, from_frame, read_counts_csv
+
+    if isinstance(counts, CountTable):
+        return counts
+    if isinstance(counts, pd.DataFrame):
+        return from_frame(counts)
+    if isinstance(counts, (str, Path)):
+        return read_counts_csv(counts)
+    raise InputError(
+        f"counts must be a CountTable, a counts frame or a counts.csv path, not {type(counts).__name__}.",
+        param="counts",
+    )
+
+
+def ranking_source(
+    table: CountTable,
+    *,
+    method: str = "bootstrap",
+    boot: int = 2000,
+    normalize: bool = False,
+    seed: int = 0,
+    chains: int = 4,
+    draws: int = 1000,
+    warmup: int = 500,
+) -> Bootstrap | HierarchicalFit:
+    """The replicates every ranking table reads: the bootstrap of test items within each
+    task (LA-UR-24-25289 report, 2024, §2.1), normalised to the BigBench scale with bounds
+    over every model of ``table`` when ``normalize`` (§2.4), or the beta-binomial
+    hierarchical model's posterior (§2.2).
+
+    Raises
+    ------
+    InputError
+        On an unknown method, ``normalize`` with the hierarchical model, or a seed or work
+        size out of bounds.
+    """
+    from lifelong_core.limits import check_seed
+    from lifelong_core.stats import bootstrap, fit_hierarchical
+    from lifelong_core.stats import normalize as normalized
+
+    if method not in RANK_METHODS:
+        raise InputError(
+            f"unknown ranking method {method!r}; use one of {', '.join(RANK_METHODS)}.",
+            param="method",
+        )
+    check_seed(seed)
+    if method == "hierarchical":
+        if normalize:
+            raise InputError(
+                "normalisation applies to the bootstrap; the hierarchical model works on counts.",
+                param="normalize",
+            )
+        return fit_hierarchical(table, chains=chains, draws=draws, warmup=warmup, seed=seed)
+    source = bootstrap(table, n_boot=boot, seed=seed)
+    return normalized(source) if normalize else source
+
+
+def _pct(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    out = frame.copy()
+    for col in columns:
+        out[f"{col}_pct"] = (frame[col] * 100.0).round(6)
+    return out
+
+
+def leaderboard_table(
+    source: Bootstrap | HierarchicalFit, *, level: float = 0.834, seed: int = 0
+) -> pd.DataFrame:
+    """``ranks.csv``: every model's score, overall and per category, with its interval at
+    ``level`` (LA-UR-24-25289 report, 2024, §2.1-2.3; 83.4% by default, Goldstein &
+    Healy), in percent: the bootstrap mean and percentile interval, or the hierarchical
+    model's posterior predictive mean and interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        model, scope, mean_pct, lo_pct, hi_pct.
+    """
+    from lifelong_core.stats import Bootstrap, leaderboard
+    from lifelong_core.stats.bootstrap import check_level
+
+    check_level(level)
+    if isinstance(source, Bootstrap):
+        board = leaderboard(source, level=level)
+    else:
+        board = source.aggregate_intervals(level=level, seed=seed)
+    return _pct(board, ("mean", "lo", "hi"))[RANK_COLUMNS]
+
+
+def pairwise_table(
+    source: Bootstrap | HierarchicalFit,
+    *,
+    level: float = 0.95,
+    models: Sequence[str] | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """``pairwise.csv``: the difference of every pair of ``models`` (default: every
+    model) per scope, in points, with intervals Bonferroni-corrected over the pairs
+    compared to hold together at ``level`` (LA-UR-24-25289 report, 2024, §2.1, Table 3).
+    The hierarchical model's differences are of posterior predictive scores, as its
+    intervals are (Table A.3's Bayesian block, Table 3's Bayesian column).
+
+    Returns
+    -------
+    pandas.DataFrame
+        scope, model_a, model_b, diff_pct, lo_pct, hi_pct, level, excludes_zero.
+    """
+    from lifelong_core.stats.bootstrap import check_level
+    from lifelong_core.stats.hierarchical_views import pairwise_by_scope
+
+    check_level(level)
+    pairs = pairwise_by_scope(source, level=level, models=models, predictive=True, seed=seed)
+    return _pct(pairs, ("diff", "lo", "hi"))[PAIR_COLUMNS]
+
+
+def rank_interval_table(
+    source: Bootstrap | HierarchicalFit,
+    *,
+    level: float = 0.95,
+    schemes: Sequence[str] | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """``rank_intervals.csv``: every model's rank interval per scope under each
+    aggregation scheme (LA-UR-24-25289 report, 2024, §3.2; Tables 4, 5 and, with the
+    hierarchical model's predictive draws, 11); 1 = best.
+
+    Returns
+    -------
+    pandas.DataFrame
+        scope, model, scheme, mean, lo, hi.
+    """
+    from lifelong_core.stats import SCHEMES
+    from lifelong_core.stats.bootstrap import check_level
+    from lifelong_core.stats.hierarchical_views import rank_intervals_by_scope
+
+    check_level(level)
+    chosen = list(SCHEMES) if schemes is None else list(schemes)
+    return rank_intervals_by_scope(source, level=level, schemes=chosen, seed=seed)[
+        RANK_INTERVAL_COLUMNS
+    ]
 
 
 def newest_estimated_counts(
@@ -143,3 +325,186 @@ def default_models(best_first: Sequence[str]) -> list[str]:
     """
     names = list(best_first)
     return names if len(names) <= SHOW_ALL_UP_TO else names[:DEFAULT_TOP]
+
+
+# ------------------------------------------------------------------ the Rankings page's tables
+def percent(df: pd.DataFrame, cols: Sequence[str] = ("mean", "lo", "hi"), digits: int = 2):
+    """``df`` with the proportion columns ``cols`` in percent, rounded to ``digits``."""
+    out = df.copy()
+    for c in cols:
+        out[c] = (out[c] * 100).round(digits)
+    return out
+
+
+def interval_text(mean: float, lo: float, hi: float, digits: int) -> str:
+    """``"mean (lo, hi)"``: how a table cell shows an estimate and its interval."""
+    return f"{mean:.{digits}f} ({lo:.{digits}f}, {hi:.{digits}f})"
+
+
+def overall_accuracy(table: CountTable) -> pd.Series:
+    """Every model's unweighted mean accuracy over the tasks, most accurate first: the
+    order in which a ranking view lists and picks models."""
+    acc = pd.Series(table.accuracy.mean(axis=1), index=list(table.models))
+    return acc.sort_values(ascending=False)
+
+
+PUBLISHED_SCOPES = ("overall", "natural", "specialized", "structured")
+
+
+def published_leaderboard(
+    pub: pd.DataFrame, method: str, normalized: bool
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The LA-UR-24-25289 report's Table A.3 (VTAB-1k, published figures) for ``method``
+    (``"bootstrap"`` or ``"bayesian"``; normalised figures exist for the bootstrap only):
+    its rows, and the table as published, one ``mean (lo, hi)`` cell per scope, best
+    overall first."""
+    rows = pub[
+        (pub["method"] == method) & (pub["normalized"] == (normalized and method == "bootstrap"))
+    ]
+    wide = rows.pivot(index="model", columns="scope", values=["mean_pct", "lo_pct", "hi_pct"])
+    order = rows[rows["scope"] == "overall"].sort_values("mean_pct", ascending=False)["model"]
+    table = pd.DataFrame({"model": order.to_numpy()})
+    for sc in PUBLISHED_SCOPES:
+        table[sc] = [
+            interval_text(
+                wide.loc[m, ("mean_pct", sc)],
+                wide.loc[m, ("lo_pct", sc)],
+                wide.loc[m, ("hi_pct", sc)],
+                1,
+            )
+            for m in order
+        ]
+    return rows, table
+
+
+def scheme_intervals(
+    ranks: pd.DataFrame, models: Sequence[str], schemes: dict[str, str]
+) -> pd.DataFrame:
+    """Rank intervals side by side: one row per model (in ``models``' order), one
+    ``mean (lo, hi)`` column per scheme, headed by its label (§3.2, Tables 4, 5 and 11)."""
+    wide = pd.DataFrame({"model": list(models)})
+    for key, label in schemes.items():
+        part = ranks[ranks["scheme"] == key].set_index("model")
+        wide[label] = [
+            interval_text(part.loc[m, "mean"], part.loc[m, "lo"], part.loc[m, "hi"], 1)
+            for m in wide["model"]
+        ]
+    return wide
+
+
+def per_category_intervals(ci: pd.DataFrame) -> pd.DataFrame | None:
+    """Intervals (in percent) per category beside overall: one row per model, best overall
+    first, one ``mean (lo, hi)`` column per scope; None when there is only ``overall``."""
+    if ci["scope"].nunique() <= 1:
+        return None
+    wide = ci.pivot(index="model", columns="scope", values="mean")
+    for scope in wide.columns:
+        part = ci[ci["scope"] == scope].set_index("model")
+        wide[scope] = [
+            interval_text(part.loc[m, "mean"], part.loc[m, "lo"], part.loc[m, "hi"], 2)
+            for m in wide.index
+        ]
+    order = ci[ci["scope"] == "overall"]["model"]
+    columns = ["overall"] + [c for c in wide.columns if c != "overall"]
+    return wide.loc[order, columns].reset_index()
+
+
+def differences_in_points(diff: pd.DataFrame) -> pd.DataFrame:
+    """Pairwise differences with ``diff``, ``lo`` and ``hi`` in points (3 decimals)."""
+    return percent(diff, ("diff", "lo", "hi"), 3)
+
+
+def estimated_vs_true(board: pd.DataFrame, truth: pd.Series) -> pd.DataFrame:
+    """Each estimated model's overall score and bootstrap interval beside its true accuracy
+    (percent): the error, both ranks and whether the interval holds the truth."""
+    est = board[board["scope"] == "overall"].set_index("model")
+    comp = pd.DataFrame(
+        {
+            "model": est.index,
+            "estimated_pct": (est["point"] * 100).round(2).to_numpy(),
+            "lo_pct": (est["lo"] * 100).round(2).to_numpy(),
+            "hi_pct": (est["hi"] * 100).round(2).to_numpy(),
+            "true_pct": truth.reindex(est.index).round(2).to_numpy(),
+        }
+    )
+    comp["error_pts"] = (comp["estimated_pct"] - comp["true_pct"]).round(2)
+    comp["estimated_rank"] = comp["estimated_pct"].rank(ascending=False, method="min").astype(int)
+    comp["true_rank"] = comp["true_pct"].rank(ascending=False, method="min").astype(int)
+    comp["true_in_interval"] = (comp["true_pct"] >= comp["lo_pct"]) & (
+        comp["true_pct"] <= comp["hi_pct"]
+    )
+    return comp
+
+
+def estimator_interval_table(own: pd.DataFrame) -> pd.DataFrame:
+    """The estimator's own intervals (the frame :func:`newest_estimated_counts` returns,
+    percent) with whether each holds the truth and both ranks, best estimate first."""
+    out = own.copy()
+    out["true_in_interval"] = (out["true"] >= out["lo"]) & (out["true"] <= out["hi"])
+    out["estimated_rank"] = out["mean"].rank(ascending=False, method="min").astype(int)
+    out["true_rank"] = out["true"].rank(ascending=False, method="min").astype(int)
+    return (
+        out.rename(
+            columns={"mean": "est_pct", "lo": "est_lo_pct", "hi": "est_hi_pct", "true": "true_pct"}
+        )
+        .round(2)
+        .sort_values("estimated_rank")
+    )
+
+
+def hierarchical_views(
+    table: CountTable,
+    *,
+    chains: int,
+    draws: int,
+    seed: int,
+    prior: tuple[str, float, float],
+    level: float,
+) -> dict:
+    """Everything the Rankings page shows of the beta-binomial hierarchical model
+    (LA-UR-24-25289 report, 2024, §2.2), warm-up half the draws: diagnostics, intervals at
+    ``level``, rank probabilities, the draws of a and b, the mean accuracy per draw, and
+    beside them all pairwise differences (Bonferroni) and rank intervals from posterior
+    predictive draws at 95% (Table 11; differences of predictive scores, as Table 3's
+    Bayesian column).
+
+    ``prior``: ``("normal", mean, sd)`` or ``("uniform", low, high)`` on a and b.
+    """
+    from lifelong_core.stats import DIFFERENCE_LEVEL, Prior, fit_hierarchical
+    from lifelong_core.stats.hierarchical_views import (
+        hierarchical_pairwise,
+        hierarchical_rank_intervals,
+    )
+
+    kind, p1, p2 = prior
+    pr = Prior.normal(p1, p2) if kind == "normal" else Prior.uniform(p1, p2)
+    fit = fit_hierarchical(
+        table, prior_a=pr, prior_b=pr, chains=chains, draws=draws, warmup=draws // 2, seed=seed
+    )
+    return {
+        "diagnostics": fit.diagnostics(),
+        "intervals": fit.aggregate_intervals(level=level, seed=seed),
+        "rank_probs": fit.rank_probabilities(),
+        "a": fit.a,
+        "b": fit.b,
+        "mean": fit.p.mean(axis=3),
+        "models": list(table.models),
+        "pairwise": hierarchical_pairwise(fit, level=DIFFERENCE_LEVEL, predictive=True, seed=seed),
+        "rank_intervals": hierarchical_rank_intervals(fit, level=DIFFERENCE_LEVEL, seed=seed),
+    }
+
+
+def by_expected_rank(probs: pd.DataFrame) -> pd.DataFrame:
+    """Rank probabilities (models x ranks) with the models in order of expected rank."""
+    expected = probs.to_numpy() @ np.arange(1, probs.shape[1] + 1)
+    return probs.iloc[np.argsort(expected, kind="stable")]
+
+
+def bayes_beside_bootstrap(ci: pd.DataFrame, board: pd.DataFrame, normalized: bool):
+    """The hierarchical model's overall intervals (percent), beside the bootstrap's when
+    both are on raw accuracy."""
+    overall = ci[ci["scope"] == "overall"]
+    if normalized:
+        return overall
+    boot = percent(board[board["scope"] == "overall"])[["model", "mean", "lo", "hi"]]
+    return overall.merge(boot, on="model", suffixes=("_bayes", "_boot"))

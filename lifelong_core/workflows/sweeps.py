@@ -8,15 +8,19 @@ Sort on the Sort set, estimate every other model at each budget (§3-4); rank ag
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods import capabilities, is_threshold_rule
-from lifelong_core.sweep import run_sweep
-from lifelong_core.workflows.selection import Selection
+from lifelong_core.methods import DEFAULT_METHOD, capabilities, is_threshold_rule
+from lifelong_core.rows import RowSource
+from lifelong_core.sortsearch.sort import choose_sort_rows
+from lifelong_core.sweep import SweepResult, run_sweep
+from lifelong_core.workflows.selection import DatasetModels, Selection, dataset_models
 
 # Model-based estimators take long per row: small blocks let a progress bar move.
 MODEL_BLOCK_ROWS = 4
@@ -65,8 +69,8 @@ def sweep_selection(
 
     ``confidence``: true-class confidences of the Sort rows, needed by ``sort="confidence"``.
     A large selection (``sel.A`` a ``PackedCache``) is read from ``store`` as packed rows
-    (``sweep.streamed.run_sweep_streamed``) and at most ``scored`` of the evaluated rows,
-    a seeded sample, are scored.
+    (``run_sweep(..., bounded=True)``) and at most ``scored`` of the evaluated rows, a
+    seeded sample, are scored.
     """
     from lifelong_core.workflows import large
 
@@ -76,20 +80,17 @@ def sweep_selection(
         if eval_rows is None
         else np.asarray(eval_rows, dtype=np.int64)
     )
+    options: dict[str, Any] = dict(
+        sort=sort,
+        sampling=sampling,
+        search=search,
+        seed=seed,
+        decompose=decompose,
+        progress=progress,
+    )
     if isinstance(sel.A, large.PackedCache):
         res = large.sweep(
-            store,
-            sel.A,
-            rows,
-            ev,
-            budgets,
-            sort=sort,
-            sampling=sampling,
-            search=search,
-            seed=seed,
-            decompose=decompose,
-            scored=scored or large.DEFAULT_SCORED,
-            progress=progress,
+            store, sel.A, rows, ev, budgets, scored=scored or large.DEFAULT_SCORED, **options
         )
     else:
         if sort == "confidence" and confidence is None:
@@ -100,20 +101,98 @@ def sweep_selection(
             sel.A[rows],
             sel.A[ev],
             budgets,
-            sort=sort,
-            sampling=sampling,
-            search=search,
             confidence=confidence,
-            seed=seed,
-            decompose=decompose,
             eval_row_ids=ev,
-            progress=progress,
             chunk_rows=None if is_threshold_rule(search) else MODEL_BLOCK_ROWS,
+            **options,
         )
     per = res.per_model.copy()
     per["name"] = np.asarray(sel.names, dtype=object)[per["model_row"].to_numpy()]
     per["family"] = sel.models["family"].to_numpy(dtype=object)[per["model_row"].to_numpy()]
     return res.table.copy(), per, res.order
+
+
+@dataclass(frozen=True)
+class StoreSweepRows:
+    """The rows ``lbe sweep --store`` sweeps: the real models of one dataset evaluated on
+    every one of its samples, in model_idx order, labelled by their position in that list
+    (as ``--sort-rows`` counts them and ``export --matrix`` writes them), read from the
+    store's file as packed chunks."""
+
+    found: DatasetModels
+    path: str
+    model_idx: np.ndarray
+    sidx: np.ndarray
+
+    @property
+    def m(self) -> int:
+        return len(self.model_idx)
+
+    def rows(self, ids: Sequence[int] | np.ndarray) -> RowSource:
+        """Rows ``ids`` (positions in the model list) as a row source."""
+        from lifelong_core.store import StoreRows
+
+        ids = np.asarray(ids, dtype=np.int64)
+        return StoreRows(self.path, self.model_idx[ids], self.sidx, row_ids=ids)
+
+
+def store_sweep_rows(store, dataset: str) -> StoreSweepRows:
+    """The complete real models of ``dataset`` as rows to sweep.
+
+    Raises
+    ------
+    InputError
+        When fewer than two models were evaluated on every sample (the sentence says how
+        many were, and which were left out).
+    """
+    found = dataset_models(store, dataset)
+    if len(found.complete) < 2:
+        raise InputError(found.note().rstrip(".") + "; a sweep needs at least two.")
+    return StoreSweepRows(
+        found,
+        str(store.path),
+        found.complete["model_idx"].to_numpy(dtype=np.int64),
+        found.samples["sample_idx"].to_numpy(dtype=np.int64),
+    )
+
+
+def sweep_store(
+    store,
+    dataset: str,
+    *,
+    sort_models: int | None = None,
+    sort_rows: Sequence[int] | np.ndarray | None = None,
+    budgets: Sequence[int] | None = None,
+    search: str = DEFAULT_METHOD,
+    seed: int = 0,
+    **options: Any,
+) -> SweepResult:
+    """A budget sweep on a store's dataset: Sort on ``sort_rows`` (positions in the
+    dataset's complete models) or on ``sort_models`` of them drawn with ``seed``
+    (:func:`~lifelong_core.sortsearch.choose_sort_rows`, the rule of ``--sort-models K
+    --seed S``; default half of them), estimate every other one at each budget.
+    ``options`` go to :func:`~lifelong_core.sweep.run_sweep`."""
+    rows = store_sweep_rows(store, dataset)
+    if sort_rows is not None and sort_models is not None:
+        raise InputError("give the Sort set as sort_rows or as sort_models, not both.")
+    if sort_rows is not None:
+        chosen = np.sort(np.asarray(sort_rows, dtype=np.int64))
+        if chosen.ndim != 1 or (chosen.size and (chosen[0] < 0 or chosen[-1] >= rows.m)):
+            raise InputError(
+                f"Sort rows must lie in [0, {rows.m}), the dataset's complete models.",
+                param="sort_rows",
+            )
+        if len(np.unique(chosen)) == rows.m:
+            raise InputError(
+                f"the Sort rows name all {rows.m} models; leave at least one to evaluate.",
+                param="sort_rows",
+            )
+    else:
+        chosen = choose_sort_rows(rows.m, rows.m // 2 if sort_models is None else sort_models, seed)
+    evaluated = np.setdiff1d(np.arange(rows.m, dtype=np.int64), chosen)
+    return run_sweep(
+        rows.rows(chosen), rows.rows(evaluated), budgets, search=search, seed=seed, **options
+    )
 
 
 def rank_agreement(per_model: pd.DataFrame, top: int = 10) -> pd.DataFrame:
@@ -124,7 +203,7 @@ def rank_agreement(per_model: pd.DataFrame, top: int = 10) -> pd.DataFrame:
     from scipy import stats
 
     rows = []
-    for b, g in per_model.groupby("budget", sort=True):
+    for _, g in per_model.groupby("budget", sort=True):
         est, true = g["est_acc"].to_numpy(), g["true_acc"].to_numpy()
         defined = len(g) > 1 and np.ptp(est) > 0 and np.ptp(true) > 0
         k = min(top, len(g))
@@ -132,7 +211,7 @@ def rank_agreement(per_model: pd.DataFrame, top: int = 10) -> pd.DataFrame:
         top_est = set(g.nlargest(k, "est_acc")["model_row"])
         rows.append(
             {
-                "budget": int(b),
+                "budget": int(g["budget"].iloc[0]),
                 "spearman": float(stats.spearmanr(est, true).statistic) if defined else np.nan,
                 "kendall": float(stats.kendalltau(est, true).statistic) if defined else np.nan,
                 f"top{top}_overlap": len(top_true & top_est) / k,
@@ -152,14 +231,14 @@ def interval_coverage(per_model: pd.DataFrame) -> pd.DataFrame:
     if not {"est_lo", "est_hi"} <= set(per_model.columns):
         return pd.DataFrame(columns=cols)
     rows = []
-    for b, g in per_model.groupby("budget", sort=True):
+    for _, g in per_model.groupby("budget", sort=True):
         g = g.dropna(subset=["est_lo", "est_hi"])
         if not len(g):
             continue
         c = coverage_of(g["true_acc"], g["est_lo"], g["est_hi"])
         rows.append(
             {
-                "budget": int(b),
+                "budget": int(g["budget"].iloc[0]),
                 "models": c.total,
                 "covered": c.covered,
                 "coverage": c.share,

@@ -71,7 +71,7 @@ def chart_specs(at: AppTest) -> list[str]:
 @pytest.mark.slow
 def test_budget_explorer_default(store_env):
     from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD
-    from ui.data import method_label
+    from ui.controls import method_label
 
     at = run(BUDGET)
     assert at.title[0].value == "Budget explorer"
@@ -94,7 +94,7 @@ def test_budget_explorer_default(store_env):
 @pytest.mark.slow
 def test_budget_explorer_baseline_can_be_hidden_and_the_papers_rule_is_one_click_away(store_env):
     from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD, PUBLISHED_METHOD
-    from ui.data import method_label
+    from ui.controls import method_label
 
     at = run(BUDGET, {"budgets": "16,64"})
     at.sidebar.toggle(key="baseline").set_value(False).run()
@@ -249,7 +249,7 @@ EST = "pages/2_Estimated_vs_true.py"
 @pytest.mark.slow
 def test_estimated_vs_true_default_and_rank_budget(store_env):
     from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD
-    from ui.data import method_label
+    from ui.controls import method_label
 
     at = run(EST)
     assert at.title[0].value == "Estimated vs true accuracy"

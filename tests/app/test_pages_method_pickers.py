@@ -1,4 +1,4 @@
-"""Every page's method picker lists the method registry (ui.data.method_names), so a
+"""Every page's method picker lists the method registry (ui.controls.method_names), so a
 method added with one ``register`` line is offered, and runs, with no page edit."""
 
 from __future__ import annotations

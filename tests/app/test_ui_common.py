@@ -80,11 +80,11 @@ def test_plain_figure_draws_store_text_as_typed_and_leaves_the_original():
 
 SHARED_SELECTION = """
 import streamlit as st
-from ui import data
+from ui import caches
 
-key = data.store_key()
-dataset = data.overview(key)["datasets"]["dataset"].iloc[0]
-a, b = data.selection(key, dataset, ()), data.selection(key, dataset, ())
+key = caches.store_key()
+dataset = caches.overview(key)["datasets"]["dataset"].iloc[0]
+a, b = caches.selection(key, dataset, ()), caches.selection(key, dataset, ())
 st.write(f"same={a is b}")
 try:
     a.A[0, 0] = 1 - a.A[0, 0]

@@ -188,7 +188,7 @@ def test_model_name_box_refuses_long_or_existing_names(store_copy):
     )
     assert content(store_copy) == before
     # The box stops typing at 512 characters in the browser; the page checks again.
-    from ui.data import check_new_model_name
+    from ui.stores import check_new_model_name
 
     with pytest.raises(InputError, match="2,000,000 characters long; names may hold at most 512"):
         check_new_model_name("n" * 2_000_000)
@@ -272,7 +272,7 @@ def test_store_text_is_rendered_as_text():
 
 def test_sweep_memo_computes_once_for_sessions_asking_together():
     """Finding 7 (20 sessions): a sweep missed by many sessions at once is computed once."""
-    from ui.data import _Memo
+    from ui.common import Memo as _Memo
 
     memo, calls, results = _Memo(4), [], []
 

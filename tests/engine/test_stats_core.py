@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -102,6 +104,15 @@ def test_bad_counts_raise_one_sentence(edit, message):
     assert "\n" not in text and text.startswith("counts.csv")
 
 
+def test_subset_names_an_unknown_model_or_task():
+    t = make_table([[1, 2], [3, 4]], 5)
+    assert t.subset(models=["m1"], tasks=["t1", "t0"]).correct.tolist() == [[4, 3]]
+    with pytest.raises(InputError, match="no model 'zz'"):
+        t.subset(models=["m0", "zz"])
+    with pytest.raises(InputError, match="no task 'zz'"):
+        t.subset(tasks=["zz"])
+
+
 def test_read_counts_csv_names_file_lines(tmp_path):
     path = tmp_path / "counts.csv"
     GOOD.assign(correct=["3", "4", "5", "60"]).to_csv(path, index=False)
@@ -173,6 +184,13 @@ def test_normalisation_uses_replicate_extremes():
     assert nb.scores.min() == 0.0 and nb.scores.max() == 1.0
 
 
+def test_bootstrap_refuses_one_normalisation_bound_without_the_other():
+    b = bootstrap(make_table([[20, 5], [80, 5]], 100), n_boot=50, seed=0)
+    with pytest.raises(InputError, match="both low and high"):
+        replace(b, low=np.zeros(2))
+    assert not replace(b, low=None, high=None).normalized
+
+
 # ------------------------------------------------------------------ ranks
 def test_rank_schemes_on_a_hand_checked_case():
     # Deterministic 0/1 task scores: X=(1,1,0), Y=(1,0,0), Z=(0,1,1); ties take the max rank.
@@ -206,6 +224,13 @@ def test_rank_intervals_frame_and_unknown_scheme():
     assert means.tolist() == [1.0, 2.0, 3.0]
     with pytest.raises(InputError, match="unknown rank scheme"):
         rank_intervals(np.zeros((2, 3, 2)), t.models, schemes=["median"])
+
+
+def test_rank_intervals_refuse_one_string_of_schemes():
+    # A string is a sequence of letters: "mean" used to be read as the schemes m, e, a, n.
+    t = make_table([[90, 80], [50, 40]], 100)
+    with pytest.raises(InputError, match="not one string"):
+        rank_intervals(bootstrap(t, n_boot=50, seed=0).scores, t.models, schemes="mean")
 
 
 @settings(max_examples=25, deadline=None)

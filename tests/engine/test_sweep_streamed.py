@@ -1,4 +1,4 @@
-"""run_sweep_streamed (packed sources, bounded dense blocks) gives run_sweep's numbers."""
+"""run_sweep(..., bounded=True) (packed sources, bounded dense blocks) gives run_sweep's numbers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pytest
 from lifelong_core import limits
 from lifelong_core.rows import PackedArray
 from lifelong_core.sweep import run_sweep
-from lifelong_core.sweep.streamed import run_sweep_streamed
 
 
 @pytest.fixture(scope="module")
@@ -33,13 +32,14 @@ def cache():
 def test_same_numbers_as_run_sweep_within_a_small_dense_limit(cache, search, decompose):
     A, rows, ev = cache
     with limits.dense_limit_set(8 * 1203):  # dense blocks of at most 8 rows
-        got = run_sweep_streamed(
+        got = run_sweep(
             PackedArray.from_dense(A, rows),
             PackedArray.from_dense(A, ev),
             (8, 64, 512),
             search=search,
             decompose=decompose,
             seed=3,
+            bounded=True,
         )
     want = run_sweep(
         A[rows], A[ev], (8, 64, 512), search=search, decompose=decompose, seed=3, eval_row_ids=ev
@@ -57,6 +57,10 @@ def test_same_numbers_as_run_sweep_within_a_small_dense_limit(cache, search, dec
 def test_dense_sort_methods_obey_the_guard(cache):
     A, rows, ev = cache
     with limits.dense_limit_set(1000), pytest.raises(limits.DenseReadError):
-        run_sweep_streamed(
-            PackedArray.from_dense(A, rows), PackedArray.from_dense(A, ev), (8,), sort="recursive"
+        run_sweep(
+            PackedArray.from_dense(A, rows),
+            PackedArray.from_dense(A, ev),
+            (8,),
+            sort="recursive",
+            bounded=True,
         )

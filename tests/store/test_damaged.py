@@ -148,8 +148,8 @@ def test_undo_refuses_what_it_cannot_do_exactly(store, tmp_path, capsys):
 
 
 def test_app_undo_goes_through_the_write_path(store, monkeypatch):
-    from ui.data import undo_import
     from ui.shared_store import write
+    from ui.stores import undo_import
 
     monkeypatch.setenv("LBE_STORE", str(store))
     before = matrix_content(store)

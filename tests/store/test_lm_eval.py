@@ -212,7 +212,7 @@ def test_python_api_reads_first_and_writes_once(zoo, tmp_path):
 
 
 def test_results_name_the_model_by_model_name_else_pretrained(tmp_path):
-    from lifelong_core.store.lm_eval import family_of, model_name_of
+    from lifelong_core.io.lm_eval import family_of, model_name_of
 
     assert model_name_of({"model_name": "a/b"}) == "a/b"
     assert model_name_of({"config": {"model_args": "pretrained=c/d,dtype=float16"}}) == "c/d"
@@ -231,7 +231,7 @@ def test_results_name_the_model_by_model_name_else_pretrained(tmp_path):
 
 def test_a_single_run_reader_given_a_folder_of_runs_lists_a_few(zoo):
     from lifelong_core.errors import few
-    from lifelong_core.store.lm_eval import read_lm_eval
+    from lifelong_core.io.lm_eval import read_lm_eval
 
     out, _ = zoo
     with pytest.raises(InputError) as exc:

@@ -1,5 +1,6 @@
 """Reading lm-evaluation-harness ``--log_samples`` output (the format is described in
-docs/reference/file-formats.md).
+docs/reference/file-formats.md): one run (:func:`read_lm_eval`), and a folder or zip of
+runs put together as one import (:func:`lm_eval_source`, the registered reader).
 
 One model's run is a folder with ``results_<timestamp>.json`` and one
 ``samples_<task>_<timestamp>.jsonl`` (or ``.jsonl.gz``) per task; each line is one test
@@ -23,10 +24,13 @@ Departure: predicted answers and log-likelihoods are not turned into the store's
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
 import re
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +39,8 @@ import pandas as pd
 
 from lifelong_core.errors import InputError, few
 from lifelong_core.io.edges import os_error
-from lifelong_core.io.text import iter_lines, read_json_bytes
+from lifelong_core.io.readers import Source
+from lifelong_core.io.text import extract_zip, iter_lines, read_json_bytes
 
 _SAMPLES = re.compile(
     r"^samples_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl(?P<gz>\.gz)?$"
@@ -89,13 +94,39 @@ def model_name_of(results: dict) -> str | None:
 
 
 def is_run_file(name: str) -> bool:
-    """Whether a file name is one lm-eval writes for a run (results or per-sample log)."""
+    """Whether a file name is one lm-eval writes for a run (results or per-sample log).
+
+    Parameters
+    ----------
+    name : str
+        A file name.
+
+    Returns
+    -------
+    bool
+    """
     return bool(_RESULTS.match(name) or _SAMPLES.match(name))
 
 
 @dataclass(frozen=True)
 class LmEvalRun:
-    """One model's run, ready for the store: long table, model row, samples' meta."""
+    """One model's run (or several put together), ready for the store.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        model, sample, correct, dataset, domain[, category].
+    models : pandas.DataFrame
+        model_id, name, family, metadata.
+    sample_meta : pandas.Series
+        sample_id -> canonical JSON text with ``doc_hash``.
+    source : str
+        What the store's log names.
+    checksum : str
+        Digest of the files read.
+    metrics : dict
+        task -> (metric, filter) actually used.
+    """
 
     table: pd.DataFrame  # model, sample, correct, dataset, domain[, category]
     models: pd.DataFrame  # model_id, name, family, metadata
@@ -152,8 +183,8 @@ def _find_run(path: Path) -> tuple[Path | None, list[Path], str]:
     results = sorted(p for p in folder.iterdir() if _RESULTS.match(p.name))
     samples = sorted(p for p in folder.iterdir() if _SAMPLES.match(p.name))
     stamps = sorted(
-        {_SAMPLES.match(p.name).group("ts") for p in samples}
-        | {_RESULTS.match(p.name).group("ts") for p in results}
+        {m.group("ts") for p in samples if (m := _SAMPLES.match(p.name))}
+        | {m.group("ts") for p in results if (m := _RESULTS.match(p.name))}
     )
     if len(stamps) > 1:
         raise InputError(
@@ -296,11 +327,36 @@ def read_lm_eval(
     filter: str | None = None,
     default_name: str | None = None,
 ) -> LmEvalRun:
-    """Read one model's ``--log_samples`` run: a folder (or the folder holding exactly one
-    model's folder), its ``results_*.json`` file, or one task's ``samples_*.jsonl``.
+    """Read one model's ``--log_samples`` run.
 
-    ``model_name`` None: the name the run's results file gives (:func:`model_name_of`),
-    else ``default_name``; InputError when there is neither."""
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A run folder (or the folder holding exactly one model's folder), its
+        ``results_*.json`` file, or one task's ``samples_*.jsonl``.
+    model_name : str or None
+        The model's name; None takes the name the run's results file gives
+        (:func:`model_name_of`), else ``default_name``.
+    metric : str, optional
+        The 0/1 metric to read, or a comma-separated preference list (``acc_norm,acc``);
+        needed when a task records several.
+    dataset : str, optional
+        The dataset the samples join (default ``lm-eval``).
+    filter : str, optional
+        The filter to read, when a task was logged under several.
+    default_name : str, optional
+        The name when neither ``model_name`` nor the results file gives one.
+
+    Returns
+    -------
+    LmEvalRun
+
+    Raises
+    ------
+    InputError
+        For a path that holds no run or several, unreadable or truncated files, a metric
+        that is not 0/1, a task needing a metric or filter named, or no model name.
+    """
     if model_name is not None and (not isinstance(model_name, str) or not model_name.strip()):
         raise InputError("An lm-eval import needs a model name.", param="model_name")
     dataset = dataset or "lm-eval"
@@ -319,6 +375,8 @@ def read_lm_eval(
         if not isinstance(results, dict):
             raise InputError(f"{results_path} is not a JSON object.")
     parent, declared, cfg = _results_fields(results, results_path)
+    # Sample counts are declared only by a results file, so ``declared`` is empty without one.
+    results_name = results_path.name if results_path is not None else "the results file"
     if model_name is None:
         model_name = model_name_of(results) or default_name
         if not model_name:
@@ -331,7 +389,10 @@ def read_lm_eval(
     frames, meta, used = [], {}, {}
     seen_tasks: dict[str, Path] = {}
     for f in files:
-        task = _SAMPLES.match(f.name).group("task")
+        sm = _SAMPLES.match(f.name)
+        if sm is None:  # _find_run keeps only files of this name, as the format names them
+            raise InputError(f"{f} is not an lm-eval samples_<task>_<timestamp>.jsonl file.")
+        task = sm.group("task")
         if task in seen_tasks:
             raise InputError(
                 f"Task {task!r} has two sample files ({seen_tasks[task].name} and {f.name}); keep one."
@@ -386,7 +447,7 @@ def read_lm_eval(
         want = declared.get(task)
         if want is not None and want != len(ids):
             raise InputError(
-                f"{f} holds {len(ids)} samples but {results_path.name} reports {want} for task {task!r} (is the file truncated?)."
+                f"{f} holds {len(ids)} samples but {results_name} reports {want} for task {task!r} (is the file truncated?)."
             )
         frame = pd.DataFrame(
             {
@@ -407,7 +468,8 @@ def read_lm_eval(
             )
         used[task] = (met, flt)
     table = pd.concat(frames, ignore_index=True)
-    model_meta = {"source": "lm-eval"}
+    # model_args is text in most harness versions and an object in some; JSON keeps either.
+    model_meta: dict[str, object] = {"source": "lm-eval"}
     if cfg.get("model_args") is not None:
         model_meta["model_args"] = cfg.get("model_args")
     models = pd.DataFrame(
@@ -428,3 +490,225 @@ def read_lm_eval(
         "sha256:" + h.hexdigest(),
         used,
     )
+
+
+# ------------------------------------------------------------------ runs, folders and zips
+def lm_eval_source(
+    path,
+    model: str | None = None,
+    metric: str | None = None,
+    filter: str | None = None,
+    dataset: str | None = None,
+    *,
+    strict: bool = False,
+    progress: Callable[[float, str], None] | None = None,
+) -> Source:
+    """lm-evaluation-harness ``--log_samples`` output, read and validated before the store
+    is touched: one model's run (a folder, its results file or one samples file), a folder
+    of run folders (lm-eval's ``OUT/<org>__<model>/``, one per model), or a ``.zip`` of
+    either.
+
+    Parameters
+    ----------
+    path : str or Path
+        The run, the folder of runs or the zip.
+    model : str, optional
+        The model's name, for one run only; by default each run is named by its results
+        file (``model_name``, else ``pretrained=`` of its model arguments), else by its
+        folder as lm-eval writes it (``org__model`` -> ``org/model``).
+    metric, filter : str, optional
+        As for one run (:func:`read_lm_eval`), for every run.
+    dataset : str, optional
+        The dataset of the items; by default
+        (:func:`lifelong_core.workflows.imports.insert`) the dataset the store already
+        keeps them in, else the runs' one group or one task, else ``lm-eval``.
+    strict : bool
+        A run that cannot be read rejects the whole import (store unchanged); by default
+        it is skipped and named with its reason in ``Source.skipped``, and the other runs
+        are imported.
+    progress : callable, optional
+        ``progress(fraction, text)`` as runs are read.
+
+    Returns
+    -------
+    Source
+        Of kind ``"lm-eval"``, holding every readable run put together (one transaction
+        at import).
+
+    Raises
+    ------
+    InputError
+        On a path that holds no run, ``model`` given with several runs, no readable run,
+        or (``strict``) the first bad run.
+    """
+    path = Path(path)
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise InputError("An lm-eval import needs a non-empty model name.", param="model")
+    if path.is_file() and path.suffix.lower() == ".zip":
+        with tempfile.TemporaryDirectory(prefix="lbe-lm-eval-") as tmp:
+            root = extract_zip(path, Path(tmp) / path.stem)
+            src = _read_runs(root, path, model, metric, filter, dataset, strict, progress)
+        return src
+    if not path.exists():
+        raise InputError(f"lm-eval path {path} does not exist.")
+    if path.is_file():
+        # One run's results file or one task's samples file: the reader finds the rest.
+        return _read_runs(path, path, model, metric, filter, dataset, strict, progress, [path])
+    runs = run_folders(path)
+    if not runs:
+        raise InputError(
+            f"lm-eval path {path} holds no run (no results_<timestamp>.json or "
+            "samples_<task>_<timestamp>.jsonl file in it or its folders)."
+        )
+    if model is not None and len(runs) > 1:
+        raise InputError(
+            f"a model name names one run, but {path} holds {len(runs)} runs "
+            f"({few([_rel(r, path) for r in runs])}); leave it out: each run is named by its results file.",
+            param="model",
+        )
+    return _read_runs(path, path, model, metric, filter, dataset, strict, progress, runs)
+
+
+def _rel(run: Path, root: Path) -> str:
+    try:
+        rel = run.relative_to(root)
+    except ValueError:
+        return run.name
+    return str(rel) if str(rel) != "." else run.name
+
+
+@dataclass(frozen=True)
+class SkippedRun:
+    """A run left out of an import, and why (one sentence)."""
+
+    run: str
+    reason: str
+
+
+def _read_runs(root, shown, model, metric, filter, dataset, strict, progress, runs=None) -> Source:
+    """Read every run under ``root`` (``runs``: the run paths, default every run folder);
+    ``shown`` is the path the user gave (messages and the source name use it)."""
+    root, shown = Path(root), Path(shown)
+    metric, filter = metric or None, filter or None
+    runs = run_folders(root) if runs is None else runs
+    if not runs:
+        raise InputError(f"{shown} holds no lm-eval run.")
+    if len(runs) == 1:
+        progress = None  # one run reads in a moment: no report
+    read: list = []
+    names: dict[str, str] = {}
+    hashes: dict = {}
+    skipped: list[SkippedRun] = []
+    for i, run in enumerate(runs):
+        label = _rel(run, root) if run != root else shown.name
+        if progress is not None:
+            progress(i / len(runs), f"Reading run {label} ({i + 1} of {len(runs)})…")
+        # lm-eval names a model's folder org__model; a loose folder says nothing.
+        folder = run if run.is_dir() else run.parent
+        fallback = model_name_from_folder(folder) if "__" in folder.name else None
+        try:
+            got = read_lm_eval(
+                run, model, metric=metric, dataset=dataset, filter=filter, default_name=fallback
+            )
+            name = str(got.models["model_id"].iloc[0])
+            if name in names:
+                raise InputError(
+                    f"its model {name!r} is also the model of run {names[name]}; import one of them"
+                )
+            meta = got.sample_meta.dropna()
+            clash = [sid for sid, h in meta.items() if hashes.get(sid, h) != h]
+            if clash:
+                raise InputError(
+                    f"its item {clash[0]!r} differs from the same item in the runs before it "
+                    f"(doc_hash; {len(clash)} such items): a different version of the task"
+                )
+        except InputError as exc:
+            reason = str(exc).rstrip(".")
+            if strict or len(runs) == 1:
+                if len(runs) == 1:
+                    raise
+                raise InputError(
+                    f"run {label} of {shown} cannot be imported: {reason}; nothing was imported.",
+                    param=getattr(exc, "param", None),
+                ) from None
+            skipped.append(SkippedRun(label, reason))
+            continue
+        names[name] = label
+        hashes.update(meta.to_dict())
+        read.append(got)
+    if progress is not None:
+        progress(1.0, f"Read {len(read)} of {len(runs)} runs.")
+    if not read:
+        first = skipped[0]
+        raise InputError(
+            f"none of the {len(runs)} runs in {shown} could be read ({few([s.run for s in skipped])}); "
+            f"the first, {first.run}: {first.reason}."
+        )
+    if len(read) == 1 and not skipped:
+        combined = read[0]
+    else:
+        h = hashlib.sha256()
+        for r in read:
+            h.update(r.checksum.encode())
+        table = pd.concat([r.table for r in read], ignore_index=True)
+        meta = pd.concat([r.sample_meta for r in read])
+        metrics: dict = {}
+        for r in read:
+            for task, used in r.metrics.items():
+                metrics.setdefault(task, {}).setdefault(used, 0)
+                metrics[task][used] += 1
+        combined = LmEvalRun(
+            table,
+            pd.concat([r.models for r in read], ignore_index=True),
+            meta[~meta.index.duplicated()],
+            f"lm-eval:{shown}",
+            "sha256:" + h.hexdigest(),
+            {t: max(c, key=c.get) for t, c in metrics.items()},
+        )
+        mixed = {t: c for t, c in metrics.items() if len(c) > 1}
+        if mixed:
+            combined = dataclasses.replace(combined, metrics={**combined.metrics, **_mixed(mixed)})
+    return Source(
+        "lm-eval",
+        combined.source,
+        combined.checksum,
+        dataset or None,
+        path=shown,
+        model=model,
+        metric=metric or None,
+        filter=filter or None,
+        run=combined,
+        runs=len(runs),
+        skipped=tuple(skipped),
+        write="lm-eval",
+    )
+
+
+def _mixed(mixed: dict) -> dict:
+    """Tasks scored by different metrics in different runs: (metric list, filter list) text."""
+    out = {}
+    for task, counts in mixed.items():
+        parts = [f"{m} in {k} run(s)" for (m, _), k in sorted(counts.items(), key=lambda x: -x[1])]
+        filters = sorted({f for _, f in counts})
+        out[task] = ("; ".join(parts), ", ".join(filters))
+    return out
+
+
+def run_folders(root) -> list[Path]:
+    """Every folder under ``root`` (itself included) that holds an lm-eval run
+    (``results_<ts>.json`` or ``samples_<task>_<ts>.jsonl``), in path order."""
+    root = Path(root)
+    found = set()
+    for p in root.rglob("*"):
+        if (
+            p.is_file()
+            and not any(part.startswith(("__MACOSX", ".")) for part in p.relative_to(root).parts)
+            and is_run_file(p.name)
+        ):
+            found.add(p.parent)
+    return sorted(found)
+
+
+def model_name_from_folder(folder: Path) -> str:
+    """The model id lm-eval's folder name stands for: it writes ``org/name`` as ``org__name``."""
+    return folder.name.replace("__", "/")

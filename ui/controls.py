@@ -1,12 +1,10 @@
-"""Cached reads and derived tables for the pages (``st.cache_data`` / ``st.cache_resource``),
-and the sidebar shared by the Sort & Search pages.
+"""Widgets several pages share: every method picker (the registry's methods), the
+integer inputs whose values live in the URL, the Sort & Search sidebar
+(:func:`sweep_controls`) and the run of its configuration with a progress bar
+(:func:`run_config`), and the kept-state panel.
 
-Every function here is a thin wrapper: the rules (which models count, Sort sets,
-budgets, the new-model and stream flows) live in ``lifelong_core.workflows``, shared
-with the command line; this module caches their results and moves them to widgets.
-Every cached function takes ``key`` (store path and modification time, from
-:func:`store_key`) so a store grown by another process is re-read;
-``ui.common.refresh_store`` clears everything after this app writes.
+Values come from and go back to the URL (``ui.common``); reads go through
+:mod:`ui.caches`, writes through :func:`ui.stores.write_to_store`.
 """
 
 from __future__ import annotations
@@ -14,10 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
-from lifelong_core.errors import InputError
 from lifelong_core.methods import available_methods, capabilities, is_threshold_rule
 from lifelong_core.methods.registry import (
     BASELINE_METHOD,
@@ -25,33 +21,32 @@ from lifelong_core.methods.registry import (
     PUBLISHED_METHOD,
     describe_methods,
 )
-from lifelong_core.sortsearch import SORTS, fit_exponential, fit_power_law, model_correlation
+from lifelong_core.sortsearch import SORTS
 from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.workflows import (
-    arrivals,
     large,
     lifelong_state,
-    stream,
-    teaching,
-)
-from lifelong_core.workflows import (
-    selection as _selection,
 )
 from lifelong_core.workflows.budgets import budget_choices, budgets_within, default_budgets
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.sortsets import SORT_SETS, sort_rows
-from lifelong_core.workflows.sweeps import capped_eval_rows, sweep_selection
+from lifelong_core.workflows.sweeps import capped_eval_rows
+from ui.caches import (
+    is_large,
+    overview,
+    selection,
+    store_key,
+    sweep,
+)
 from ui.common import (
     NO_DATA,
     get_store,
     input_errors,
     query_default,
     query_list,
-    refresh_store,
-    store_path,
     sync_query,
 )
-from ui.common import Memo as _Memo
+from ui.stores import write_to_store
 
 
 def method_names() -> list[str]:
@@ -154,187 +149,6 @@ def pick_method(container, url_key: str) -> str:
     )
 
 
-@st.cache_resource(show_spinner=False)
-def _memo() -> _Memo:
-    return _Memo(64)
-
-
-def store_key() -> str:
-    """Cache key of the store file: path and modification time."""
-    get_store()  # stops the page with one sentence when there is no usable store
-    p = store_path()
-    return f"{p}:{p.stat().st_mtime_ns}"
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def complete_counts(key: str, dataset: str) -> tuple[pd.DataFrame, list[str]]:
-    """:func:`lifelong_core.workflows.selection.complete_counts` of the store."""
-    return _selection.complete_counts(get_store(), dataset)
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def overview(key: str) -> dict:
-    """What the store holds: datasets, domains, models, log and counts."""
-    s = get_store()
-    return {
-        "datasets": s.datasets(),
-        "domains": s.domains(),
-        "models": s.models(),
-        "log": s.log(),
-        "n_models": s.n_models,
-        "n_samples": s.n_samples,
-    }
-
-
-@st.cache_resource(show_spinner="Reading the cache from the store…", max_entries=6)
-def selection(key: str, dataset: str, domains: tuple[str, ...]) -> Selection:
-    """:func:`lifelong_core.workflows.selection.select`: every real model's 0/1 row on the
-    samples of ``dataset`` restricted to ``domains``.
-
-    One shared object per key, not a copy per call: copying (pickling) the sample table
-    cost more than reading it on a 500,000-sample store, on every re-run. Pages only read
-    it; the matrix is made read-only so that an accidental write fails instead of leaking
-    into other sessions.
-    """
-    sel = _selection.select(get_store(), dataset, domains)
-    if isinstance(sel.A, np.ndarray):
-        sel.A.flags.writeable = False
-    return sel
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def confidence(
-    key: str, dataset: str, domains: tuple[str, ...], rows: tuple[int, ...]
-) -> np.ndarray | None:
-    """Confidence of the true class (``true_prob``) of the given rows, or None if not recorded."""
-    return _selection.selection_confidence(get_store(), selection(key, dataset, domains), rows)
-
-
-def sweep(
-    key: str,
-    dataset: str,
-    domains: tuple[str, ...],
-    sort_set: tuple[int, ...],
-    sort: str,
-    sampling: str,
-    search: str,
-    budgets: tuple[int, ...],
-    seed: int,
-    decompose: bool = False,
-    eval_rows: tuple[int, ...] | None = None,
-    progress=None,
-    scored: int = large.DEFAULT_SCORED,
-):
-    """:func:`lifelong_core.workflows.sweeps.sweep_selection` on the selection: Sort on
-    ``sort_set``, evaluate every other row (or ``eval_rows``; on a large store a seeded
-    sample of ``scored`` of them). Memoised."""
-    args = (
-        key,
-        dataset,
-        domains,
-        sort_set,
-        sort,
-        sampling,
-        search,
-        budgets,
-        seed,
-        decompose,
-        eval_rows,
-        scored,
-    )
-    return _memo().get_or_compute(("sweep",) + args, lambda: _sweep(*args, progress=progress))
-
-
-def _sweep(
-    key,
-    dataset,
-    domains,
-    sort_set,
-    sort,
-    sampling,
-    search,
-    budgets,
-    seed,
-    decompose,
-    eval_rows,
-    scored,
-    progress,
-):
-    sel = selection(key, dataset, domains)
-    conf = (
-        confidence(key, dataset, domains, sort_set)
-        if sort == "confidence" and not is_large(sel)
-        else None
-    )
-    return sweep_selection(
-        sel,
-        sort_set,
-        sort,
-        sampling,
-        search,
-        budgets,
-        seed,
-        decompose=decompose,
-        eval_rows=eval_rows,
-        confidence=conf,
-        progress=progress,
-        store=get_store(),
-        scored=scored,
-    )
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def fits(table: pd.DataFrame):
-    """Exponential fit of MAE and power-law fit of E_agg against the budget."""
-    return fit_exponential(table["budget"], table["mae"]), fit_power_law(
-        table["budget"], table["eagg"]
-    )
-
-
-def is_large(sel: Selection) -> bool:
-    """Whether the selection is read as packed blocks (beyond the dense-read limit)."""
-    return isinstance(sel.A, large.PackedCache)
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def correlation(key: str, dataset: str, domains: tuple[str, ...]):
-    """The model-by-model correlation matrix sorted by accuracy (Prabhu et al. 2024, App. E),
-    and a note (empty unless a large store is shown on a bounded sample; ``order`` then
-    indexes the selection's rows)."""
-    import dataclasses
-
-    sel = selection(key, dataset, domains)
-    if not is_large(sel):
-        return model_correlation(sel.A), ""
-    block = large.bounded_block(get_store(), sel.A, large.DEFAULT_SCORED, 0)
-    corr = model_correlation(block.A)
-    return dataclasses.replace(corr, order=block.rows[corr.order]), block.note(sel.A.shape)
-
-
-@st.cache_data(show_spinner="Reading a bounded sample of the cache…", max_entries=4)
-def bounded(
-    key: str,
-    dataset: str,
-    domains: tuple[str, ...],
-    max_models: int = large.DEFAULT_SCORED,
-    seed: int = 0,
-) -> tuple[Selection, str]:
-    """The selection itself, or on a large store a dense bounded block of it (a seeded
-    sample of models in store order and of samples) with a note saying so."""
-    sel = selection(key, dataset, domains)
-    if not is_large(sel):
-        return sel, ""
-    block = large.bounded_block(get_store(), sel.A, max_models, seed)
-    small = Selection(
-        block.A,
-        sel.models.iloc[block.rows].reset_index(drop=True),
-        sel.samples.iloc[block.cols].reset_index(drop=True),
-        sel.synthetic,
-    )
-    return small, block.note(sel.A.shape)
-
-
-# ------------------------------------------------------------------ shared sidebar controls
 @dataclass(frozen=True)
 class SweepConfig:
     """What the sidebar chose: data, Sort set, Sort method, sampling, search, budgets, seed."""
@@ -607,129 +421,6 @@ def _run_repeats(cfg: SweepConfig, sel: Selection, **kw):
     return (table,) + tuple(runs[0][1:])
 
 
-# ------------------------------------------------------------------ backtest
-def backtest(
-    key: str,
-    dataset: str,
-    methods: tuple[str, ...],
-    budgets: tuple[int, ...],
-    holdout: int,
-    split: str,
-    repeats: int,
-    seed: int,
-    draws: str,
-    label: str = "Backtesting…",
-):
-    """:func:`lifelong_core.workflows.backtest.backtest` on the dataset's selection, with a
-    progress bar; memoised like the sweeps. Stops the page with one sentence on bad input."""
-    from lifelong_core.workflows import backtest as bt
-
-    args = (key, dataset, methods, budgets, holdout, split, repeats, seed, draws)
-    bar = st.progress(0.0, text=label)
-    with input_errors(cleanup=bar.empty):
-        result = _memo().get_or_compute(
-            ("backtest",) + args,
-            lambda: bt.backtest(
-                selection(key, dataset, ()),
-                list(methods),
-                list(budgets),
-                holdout=holdout,
-                split=split,
-                repeats=repeats,
-                seed=seed,
-                draws=draws,
-                progress=lambda f, text: bar.progress(min(float(f), 1.0), text=text),
-            ),
-        )
-    bar.empty()
-    return result
-
-
-# ------------------------------------------------------------------ teaching slice
-@st.cache_data(show_spinner=False, max_entries=8)
-def teaching_slice(key: str, dataset: str, n_models: int, n_samples: int, seed: int):
-    """:func:`lifelong_core.workflows.teaching.teaching_slice` of the dataset's selection."""
-    return teaching.teaching_slice(bounded(key, dataset, ())[0], n_models, n_samples, seed)
-
-
-# ------------------------------------------------------------------ evaluate something new
-StateMissing = lifelong_state.StateMissing
-
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def fitted_method(key: str, dataset: str, search: str):
-    """``search`` fitted on every real model's row of ``dataset`` (Sort by sum).
-
-    The store's kept state (Sort order, ``mirt``/``irt`` item parameters; ``state``
-    command) is used whenever it is current, so nothing is re-sorted or refitted; a small
-    store without it is fitted here, a large one raises :class:`StateMissing`.
-    """
-    from lifelong_core.methods.registry import get_method
-
-    sel = selection(key, dataset, ())
-    store = get_store()
-    if capabilities(search).kept_state:
-        est, stat = lifelong_state.fitted(store, dataset, search)
-        if est is not None:
-            return est
-        if is_large(sel):
-            raise StateMissing(stat.sentence())
-    elif is_large(sel):
-        return get_method(search).fit(None, _kept_sort(store, dataset, sel).order)
-    return arrivals.fit_new_model_method(sel, search)
-
-
-def _kept_sort(store, dataset: str, sel: Selection):
-    """The kept Sort state covering exactly this selection, else StateMissing."""
-    return lifelong_state.current_sort(
-        store, dataset, sel.models["model_idx"].to_numpy(), sel.samples["sample_idx"].to_numpy()
-    )
-
-
-@st.cache_resource(
-    show_spinner="Fitting the adaptive method on the cache (cross-validated)…", max_entries=4
-)
-def fitted_adaptive(key: str, dataset: str, leave_out: int | None = None):
-    """The adaptive method fitted on every real model of ``dataset``, or on all but row
-    ``leave_out`` for a simulation (reusing the whole store's cross-validated settings, so
-    only the item model is refitted)."""
-    from lifelong_core.workflows import adaptive
-
-    sel = selection(key, dataset, ())
-    tuning = None if leave_out is None else fitted_adaptive(key, dataset, None).tuning_
-    return adaptive.fit_adaptive(sel, leave_out, tuning)
-
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def fitted_insert_d(key: str, dataset: str, rule: str, sampling: str):
-    """insert_D fitted on every real model's row of ``dataset`` (on a large store from the
-    kept row and column sums)."""
-    from lifelong_core.methods import InsertD
-
-    sel = selection(key, dataset, ())
-    if is_large(sel):
-        s = _kept_sort(get_store(), dataset, sel)
-        return InsertD(rule=rule, sampling=sampling).fit_sums(s.row_sums, s.sums)
-    return arrivals.fit_new_sample_method(sel, rule, sampling)
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def accuracies(key: str, dataset: str) -> np.ndarray:
-    """Accuracy of every row of the dataset's selection (kept row sums on a large store)."""
-    sel = selection(key, dataset, ())
-    if not is_large(sel):
-        return sel.A.mean(axis=1)
-    return _kept_sort(get_store(), dataset, sel).row_sums / sel.A.shape[1]
-
-
-def row_values(key: str, dataset: str, row: int, cols: np.ndarray) -> np.ndarray:
-    """One model's 0/1 results on some samples of the dataset's selection."""
-    sel = selection(key, dataset, ())
-    if not is_large(sel):
-        return sel.A[row, cols]
-    return large.dense_rows(get_store(), sel.A, [row], cols)[0]
-
-
 def state_panel(
     key: str, dataset: str, method: str | None = None, *, missing: str | None = None
 ) -> None:
@@ -756,102 +447,3 @@ def state_panel(
             )
         bar.empty()
         st.rerun()
-
-
-def insert_d_datasets() -> list[str]:
-    """Datasets made by the insert_D tab (every domain is ``new``): the only ones it may add to."""
-    dom = get_store().domains()
-    only_new = dom.groupby("dataset")["domain"].agg(
-        lambda d: set(d) == {arrivals.NEW_SAMPLE_DOMAIN}
-    )
-    return [d for d in get_store().datasets()["dataset"] if bool(only_new.get(d, False))]
-
-
-def free_dataset_name(base: str) -> str:
-    """``base``, or ``base-2``, ``base-3`` ... whichever the store does not hold yet."""
-    taken = set(get_store().datasets()["dataset"])
-    name, k = base, 2
-    while name in taken:
-        name, k = f"{base}-{k}", k + 1
-    return name
-
-
-def check_new_dataset_name(name: str) -> None:
-    """InputError unless ``name`` is a usable name no dataset of the store has yet."""
-    from lifelong_core.io.limits import check_name
-
-    name = name.strip()
-    if not name:
-        raise InputError("Give the new dataset a name.")
-    check_name(name, "dataset name")
-    if name in set(get_store().datasets()["dataset"]):
-        raise InputError(
-            f"The store already has a dataset {name!r}; new samples go to a new dataset (or to one "
-            "made on this page, chosen from the list), never into an existing one by name."
-        )
-
-
-def check_new_model_name(name: str) -> None:
-    """InputError unless ``name`` is a usable id no model of the store has yet."""
-    from lifelong_core.io.limits import check_name
-
-    name = name.strip()
-    if not name:
-        raise InputError("Give the new model a name.")
-    check_name(name, "model name")
-    if name in set(get_store().models()["model_id"]):
-        raise InputError(f"The store already has a model {name!r}; choose another name.")
-
-
-def write_to_store(fn):
-    """THE way a page writes to the store: ``fn(writer)`` runs on a short-lived writer and
-    its result is returned.
-
-    Other sessions keep reading meanwhile: the write waits for their running store calls,
-    and they go on with a fresh handle afterwards (``ui.shared_store``). Raises
-    ``InputError`` (show it with ``ui.common.input_errors``) when writes are off on a
-    server reachable from a network, when another process holds the store, or when ``fn``
-    refuses the data; the store is then unchanged. Cached tables are cleared afterwards.
-    """
-    from ui.shared_store import write
-
-    try:
-        return write(store_path(), fn, st.get_option("server.address"))
-    finally:
-        refresh_store()
-
-
-# ------------------------------------------------------------------ stream
-@st.cache_data(show_spinner=False, max_entries=16)
-def stream_replay(
-    key: str, dataset: str, pool: int, budget: int, sampling: str, rule: str, seed: int
-) -> pd.DataFrame:
-    """:func:`lifelong_core.workflows.stream.stream_replay` of the dataset's selection."""
-    return stream.stream_replay(bounded(key, dataset, ())[0], pool, budget, sampling, rule, seed)
-
-
-def stream_configs(
-    key: str,
-    dataset: str,
-    pools: tuple[int, ...],
-    budgets: tuple[int, ...],
-    seed: int,
-    progress=None,
-) -> pd.DataFrame:
-    """:func:`lifelong_core.workflows.stream.stream_configs` of the dataset's selection. Memoised."""
-    args = (key, dataset, pools, budgets, seed)
-    return _memo().get_or_compute(
-        ("stream",) + args,
-        lambda: stream.stream_configs(
-            bounded(key, dataset, ())[0], pools, budgets, seed, progress=progress
-        ),
-    )
-
-
-def undo_import(log_id: int) -> dict:
-    """Remove exactly what import ``log_id`` added (``lifelong_core.store.maintenance.undo``)
-    through :func:`write_to_store`; returns the undo's own log row. InputError (one
-    sentence, store unchanged) when that cannot be done exactly."""
-    from lifelong_core.store.maintenance import undo
-
-    return write_to_store(lambda w: undo(w, int(log_id)))

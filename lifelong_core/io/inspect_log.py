@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.readers import Source
 from lifelong_core.io.text import check_archive, check_json_size
 
 _LETTERS = {"C": 1, "I": 0}
@@ -68,7 +69,31 @@ def read_inspect_log(
     epoch: int | None = None,
     dataset: str | None = None,
 ) -> InspectRun:
-    """Read one Inspect log file into the long import format (see the module docstring)."""
+    """Read one Inspect log file into the long import format (see the module docstring).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.eval`` or ``.json`` log.
+    model_name : str, optional
+        The model's name (default: the one the log records).
+    scorer : str, optional
+        The scorer to read, when the log has several.
+    epoch : int, optional
+        The epoch to read, when the log has several.
+    dataset : str, optional
+        The dataset the samples join (default: the log's task).
+
+    Returns
+    -------
+    InspectRun
+
+    Raises
+    ------
+    InputError
+        If ``inspect_ai`` is not installed, the file is missing or unreadable, or a score is
+        not 0/1.
+    """
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
@@ -175,3 +200,23 @@ def read_inspect_log(
     )
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     return InspectRun(table, models, f"inspect:{path}", "sha256:" + digest, scorer, task)
+
+
+def inspect_source(
+    path,
+    model: str | None = None,
+    scorer: str | None = None,
+    epoch: int | None = None,
+    dataset: str | None = None,
+) -> Source:
+    """One Inspect AI log (``.eval`` or ``.json``), read through Inspect's own reader.
+
+    Returns
+    -------
+    Source
+        ``write="long"``: the log's long table with its model row.
+    """
+    run = read_inspect_log(
+        path, model or None, scorer=scorer or None, epoch=epoch, dataset=dataset or None
+    )
+    return Source("inspect", run.source, run.checksum, table=run.table, models=run.models, run=run)

@@ -1,0 +1,209 @@
+"""The reader registry: every kind of user file the product reads, one line each.
+
+A reader is a function in its own module of :mod:`lifelong_core.io`, named here by dotted
+path (``"package.module:function"``) and imported on first use, so listing the formats
+(the ``import`` command's flags, the Data page's choices) costs nothing. Each entry says
+what a person picks (``label``), which file names it reads (``patterns``, from which an
+uploader's accepted types follow) and the function.
+
+Readers of importable kinds (``importable=True``) take the file and keyword options and
+return a :class:`Source`: the input read and validated, nothing written yet; the store
+writes it by its ``write`` form (a long table, a wide matrix, lm-eval runs). A reader that
+feeds the statistics instead of a store (``counts``) returns its table.
+
+To add a format: a module in ``lifelong_core/io/`` whose function returns a
+:class:`Source` (``write="long"`` with a long table is the simplest), and one
+:func:`register_reader` line below. ``lbe import`` then has a flag for it
+(``--<name> PATH``), the Data page offers it, and
+:func:`lifelong_core.workflows.imports.source` reads it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lifelong_core.errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+# How the store writes a source: ``insert_long`` (a long table, with optional model
+# rows), ``insert_matrix`` (a wide matrix with its ids and extras) or
+# ``insert_lm_eval_run`` (lm-eval runs, with their items' doc hashes).
+WRITES = ("long", "matrix", "lm-eval")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A validated input, ready for :func:`lifelong_core.workflows.imports.insert`.
+
+    ``kind`` is the reader's name, ``write`` how the store writes it (:data:`WRITES`).
+    """
+
+    kind: str
+    source: str
+    checksum: str | None = None
+    dataset: str | None = None
+    table: pd.DataFrame | None = None  # long
+    matrix: np.ndarray | None = None  # matrix
+    models: Any = None
+    samples: Any = None
+    extras: Mapping[str, np.ndarray] = field(default_factory=dict)
+    path: Path | None = None  # lm-eval
+    model: str | None = None
+    metric: str | None = None
+    filter: str | None = None
+    run: Any = None  # inspect: the read log (InspectRun); lm-eval: the runs read (LmEvalRun)
+    runs: int = 0  # lm-eval: run folders found
+    skipped: tuple = ()  # lm-eval: SkippedRun of each run left out
+    write: str = "long"
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A registered reader: its name, what a person picks, the file names it reads and
+    where its function lives."""
+
+    name: str
+    target: str
+    label: str
+    patterns: tuple[str, ...]
+    importable: bool = True
+    help: str = ""
+    metavar: str = "PATH"
+
+    def load(self) -> Callable[..., Any]:
+        """The reader's function (its module is imported on first use)."""
+        module, _, attr = self.target.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+    @property
+    def types(self) -> list[str]:
+        """File endings an uploader accepts, from the patterns, in order, once each:
+        ``samples_*.jsonl.gz`` accepts ``gz``."""
+        out: list[str] = []
+        for pattern in self.patterns:
+            ending = pattern.rsplit(".", 1)[-1].lower()
+            if ending not in out:
+                out.append(ending)
+        return out
+
+    @property
+    def dest(self) -> str:
+        """The command line's name for the reader's path (``lm-eval`` -> ``lm_eval``)."""
+        return self.name.replace("-", "_")
+
+
+_READERS: dict[str, Reader] = {}
+
+
+def register_reader(
+    name: str,
+    target: str,
+    *,
+    label: str,
+    patterns: tuple[str, ...],
+    importable: bool = True,
+    help: str = "",
+    metavar: str = "PATH",
+) -> None:
+    """Register the reader ``target`` (``"module:function"``) under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The format's name: the ``import`` command's flag is ``--<name>``.
+    target : str
+        ``"package.module:function"``, imported on first use.
+    label : str
+        What a picker shows.
+    patterns : tuple of str
+        File-name patterns it reads (``"*.csv"``, ``"results_*.json"``).
+    importable : bool
+        Whether it returns a :class:`Source` to write into a store.
+    help : str
+        The ``import`` flag's help.
+    metavar : str
+        The ``import`` flag's placeholder.
+
+    Notes
+    -----
+    Re-registering a name replaces it (so a test can register and remove its own).
+    """
+    if not name or not name.replace("-", "").isalnum():
+        raise InputError(f"a reader needs a name of letters, digits and dashes, not {name!r}.")
+    _READERS[name] = Reader(name, target, label, tuple(patterns), importable, help, metavar)
+
+
+def unregister_reader(name: str) -> None:
+    """Remove ``name`` from the registry (no error if it is not there)."""
+    _READERS.pop(name, None)
+
+
+def readers(importable: bool | None = None) -> list[Reader]:
+    """The registered readers, in registration order (``importable``: only those that
+    do, or do not, return a source for a store; None: all)."""
+    return [r for r in _READERS.values() if importable is None or r.importable == importable]
+
+
+def reader(name: str) -> Reader:
+    """The reader registered as ``name``; one sentence naming the others if none is."""
+    if name not in _READERS:
+        raise InputError(
+            f"unknown file format {name!r}; use one of {', '.join(_READERS)}.", param="kind"
+        )
+    return _READERS[name]
+
+
+def read(name: str, *args: Any, **options: Any) -> Any:
+    """Read with the reader registered as ``name``: its function called with ``args`` and
+    ``options``."""
+    return reader(name).load()(*args, **options)
+
+
+register_reader(
+    "long",
+    "lifelong_core.io.long:long_source",
+    label="Long table (.csv / .parquet)",
+    patterns=("*.csv", "*.parquet"),
+    metavar="F",
+    help="long table .csv/.parquet: model, sample, correct[, confidence, "
+    "predicted, true_prob, label, dataset, domain, category, split]",
+)
+register_reader(
+    "matrix",
+    "lifelong_core.io.wide:wide_source",
+    label="Wide 0/1 matrix + model and sample ids",
+    patterns=("*.npy", "*.npz", "*.csv", "*.parquet"),
+    metavar="F",
+    help="0/1 matrix .npy/.npz/.csv/.parquet (rows = models); needs --models and --samples",
+)
+register_reader(
+    "lm-eval",
+    "lifelong_core.io.lm_eval:lm_eval_source",
+    label="lm-evaluation-harness runs (--log_samples)",
+    patterns=("*.zip", "results_*.json", "samples_*.jsonl", "samples_*.jsonl.gz"),
+    help="lm-evaluation-harness --log_samples output: one model's run (folder, results_*.json or one "
+    "samples_*.jsonl), a folder of run folders (one per model, as lm_eval --output_path writes them) or a "
+    ".zip of either; each run is named by its results file; all runs go in in one transaction",
+)
+register_reader(
+    "inspect",
+    "lifelong_core.io.inspect_log:inspect_source",
+    label="Inspect AI logs (.eval / .json)",
+    patterns=("*.eval", "*.json"),
+    metavar="LOG",
+    help="an Inspect AI evaluation log (.eval or .json); scores C/I or 0/1 become correct",
+)
+register_reader(
+    "counts",
+    "lifelong_core.io.counts:read_counts",
+    label="counts.csv (model, task, category, correct, total)",
+    patterns=("*.csv",),
+    importable=False,
+)

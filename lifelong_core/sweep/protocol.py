@@ -1,0 +1,138 @@
+"""The sweep's method path: any search method, fitted once, run model by model.
+
+Every registered method follows the ``SearchMethod`` protocol
+(:mod:`lifelong_core.methods.base`): ``fit`` on the Sort rows, ``select`` the samples a
+new model is evaluated on at a budget, ``estimate`` its row from them. The sweep of
+Prabhu et al. (2024, *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*,
+§4.2) scores each estimate against the evaluated model's full row as the threshold rules'
+prefix-count path does: MAE over samples, E_agg = |estimated - true accuracy| and Cohen's
+kappa (Eq. 6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from lifelong_core.errors import InputError
+from lifelong_core.methods.irt_fit import DEFAULT_MAX_COLUMNS
+from lifelong_core.methods.registry import predicts_samples
+from lifelong_core.rows import RowSource
+from lifelong_core.sortsearch.metrics import kappa_from
+
+OUT_KEYS = (
+    "model_row",
+    "budget",
+    "est_acc",
+    "true_acc",
+    "mae",
+    "eagg",
+    "kappa",
+    "est_lo",
+    "est_hi",
+)
+
+
+def fit_packed(
+    method,
+    rows: RowSource,
+    order: np.ndarray,
+    *,
+    seed: int = 0,
+    progress: Callable[[float], None] | None = None,
+):
+    """Fit ``method`` from the packed Sort rows in bounded memory (its ``fit_packed``: the
+    item model's fit in column chunks, at most ``DEFAULT_MAX_COLUMNS`` columns at once)."""
+    return method.fit_packed(
+        rows.read(0, rows.n_rows),
+        rows.n,
+        order,
+        progress=progress,
+        max_columns=DEFAULT_MAX_COLUMNS,
+        seed=seed,
+    )
+
+
+def score_method(
+    method,
+    rows: RowSource,
+    budgets: Sequence[int],
+    rng: np.random.Generator,
+    step: int,
+    advance: Callable[[int], None],
+) -> pd.DataFrame:
+    """Every evaluated row of ``rows`` at every budget, through ``select``/``estimate``.
+
+    Parameters
+    ----------
+    method : SearchMethod
+        Fitted.
+    rows : RowSource
+        The evaluated models, read ``step`` dense rows at a time.
+    budgets : sequence of int
+        Checked budgets, ascending.
+    rng : numpy.random.Generator
+        One ``select`` draw per budget, in budget order, shared by every evaluated model.
+    step : int
+        Rows per block.
+    advance : callable
+        ``advance(rows)`` after each block (progress).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``per_model``: model_row, budget, est_acc, true_acc, mae, eagg, kappa, and
+        est_lo, est_hi when the method gives an interval; ordered by (budget, model_row).
+
+    Raises
+    ------
+    InputError
+        When the method selects another number of samples than the budget, or returns a
+        per-sample vector of the wrong length.
+    """
+    n = rows.n
+    selections = [np.asarray(method.select(n, b, rng), dtype=np.int64) for b in budgets]
+    for b, sel in zip(budgets, selections):
+        if len(sel) != b:
+            raise InputError(
+                f"search method {getattr(method, 'name', method)!r} selected {len(sel)} samples for budget {b}."
+            )
+    out: dict[str, list] = {k: [] for k in OUT_KEYS}
+    # A method that predicts no unevaluated sample (the random baseline) has no
+    # sample-level error: its row is a constant fill, not a prediction to score.
+    scored = predicts_samples(method)
+    for row_ids, dense in rows.dense_chunks(step):
+        for b, sel in zip(budgets, selections):
+            for rid, row in zip(row_ids, dense):
+                est = method.estimate(sel, row[sel])
+                y = np.asarray(est.per_sample)
+                if y.shape != (n,):
+                    raise InputError(
+                        f"search method returned a per-sample vector of length {y.size}, expected {n}."
+                    )
+                true = float(row.sum(dtype=np.int64)) / n
+                err = float(np.count_nonzero(y != row)) / n if scored else np.nan
+                out["model_row"].append(int(rid))
+                out["budget"].append(b)
+                out["est_acc"].append(float(est.acc))
+                out["true_acc"].append(true)
+                out["mae"].append(err)
+                out["eagg"].append(abs(float(est.acc) - true))
+                out["kappa"].append(
+                    float(kappa_from(np.asarray(err), np.asarray(true), np.asarray(y.mean())))
+                    if scored
+                    else np.nan
+                )
+                out["est_lo"].append(np.nan if est.lo is None else float(est.lo))
+                out["est_hi"].append(np.nan if est.hi is None else float(est.hi))
+        advance(len(row_ids))
+    if not out["model_row"]:
+        raise InputError("the evaluated rows produced no blocks to score.")
+    df = (
+        pd.DataFrame(out).sort_values(["budget", "model_row"], kind="stable").reset_index(drop=True)
+    )
+    if df["est_lo"].isna().all() and df["est_hi"].isna().all():
+        df = df.drop(columns=["est_lo", "est_hi"])
+    return df
