@@ -76,4 +76,4 @@ docs-build: $(STAMP)
 # Screenshots of every page for the documentation, taken by the browser smoke test on the
 # demo store.
 docs-screenshots: store
-	LBE_DOCS_SCREENSHOTS=docs/images/app $(VPY) -m pytest -q tests/test_browser_smoke.py -k test_page_renders_without_exception
+	LBE_DOCS_SCREENSHOTS=docs/images/app $(VPY) -m pytest -q tests/browser/test_smoke.py -k test_page_renders_without_exception

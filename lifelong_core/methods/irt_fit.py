@@ -19,7 +19,7 @@ column chunks of at most ``block_bytes`` per working array:
 That is exactly the in-memory order of updates (items from the previous ``theta``,
 ``theta`` from the new items), so the two fits differ only by float32 rounding in the
 chunk arithmetic (Hessians and gradients are accumulated, and the small systems solved,
-in float64). ``tests/test_irt_fit.py`` states the tolerance.
+in float64). ``tests/engine/test_methods_irt_fit.py`` states the tolerance.
 
 Cost per pass: about 140 multiply-adds per cache entry (the symmetric halves of the two
 Hessians) plus two sigmoids; memory: the packed cache (m x n / 8 bytes) plus a few

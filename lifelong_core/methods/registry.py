@@ -10,7 +10,7 @@ over the models).
 To add a method: write a module with a class that follows
 :mod:`lifelong_core.methods.base`, and add one :func:`register` line below (or call
 :func:`register` from your own code). It then runs in ``sweep --search NAME``, in every
-page's method picker and in the conformance battery (tests/test_methods_conformance.py).
+page's method picker and in the conformance battery (tests/engine/test_methods_conformance.py).
 """
 
 from __future__ import annotations

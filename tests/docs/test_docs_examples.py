@@ -8,7 +8,7 @@ marked in the Markdown, on the line before it, with
 ``<!-- docs-test: skip (the reason) -->`` and is skipped with that reason.
 
 Every repository path the documentation names in backticks (``data/vtab1k/``,
-``lifelong_core/store/state.py``, ``tests/test_*.py``) must exist, and every dotted name
+``lifelong_core/store/state.py``, ``tests/engine/test_*.py``) must exist, and every dotted name
 under ``lifelong_core`` must import.
 """
 

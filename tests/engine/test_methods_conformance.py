@@ -1,0 +1,314 @@
+"""One conformance battery for every registered search method (lifelong_core.methods).
+
+In the spirit of scikit-learn's ``parametrize_with_checks``: every check runs on every
+name in the registry, so a method is added by writing its module and one ``register``
+line, and it is checked here with no test of its own. ``TinyMajority`` below is such a
+method, defined and registered in this file: it passes the battery and runs in the
+command line's ``sweep``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lifelong_core.cli import main
+from lifelong_core.errors import InputError, NotFittedError
+from lifelong_core.methods import (
+    DEFAULT_METHOD,
+    Estimate,
+    SearchMethod,
+    available_methods,
+    capabilities,
+    check_fitted,
+    check_observations,
+    get_method,
+    method_spec,
+    methods_with,
+    register,
+    unregister,
+)
+from lifelong_core.methods.registry import kept_method
+from lifelong_core.sortsearch.search import check_budget
+from lifelong_core.sortsearch.sort import choose_sort_rows, sort_by_sum
+from lifelong_core.sweep import run_sweep
+
+
+class TinyMajority:
+    """Evaluate the first ``budget`` samples; predict the rest as their majority."""
+
+    name = "tiny-majority"
+
+    def fit(self, A_sort, order=None, confidence=None):
+        self.n_ = np.asarray(A_sort).shape[1]
+        return self
+
+    def select(self, n, budget, rng=None):
+        check_fitted(self, "n_")
+        if n != self.n_:
+            raise InputError(f"fitted on {self.n_} samples, not {n}.")
+        check_budget(n, budget)
+        return np.arange(budget, dtype=np.int64)
+
+    def estimate(self, indices, observed):
+        check_fitted(self, "n_")
+        idx, obs = check_observations(indices, observed, self.n_)
+        y = np.full(self.n_, int(2 * obs.sum() >= len(obs)), dtype=np.uint8)
+        y[idx] = obs
+        return Estimate(float(y.mean()), None, None, y)
+
+
+TINY = "tiny-majority"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def tiny_registered():
+    register(TINY, TinyMajority)  # the one line that adds a method
+    yield
+    unregister(TINY)
+
+
+NAMES = [*available_methods(kind=None), TINY]
+
+
+def cache(seed: int = 0, m: int = 14, n: int = 60) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    logit = rng.normal(0.3, 1, (m, 1)) - rng.normal(0, 1.5, (1, n))
+    return (rng.random((m, n)) < 1 / (1 + np.exp(-logit))).astype(np.uint8)
+
+
+def setup(name: str):
+    """A fitted method, the length ``n`` of the row it estimates and a true new row."""
+    A = cache()
+    kind = method_spec(name).kind
+    if kind == "model":
+        A_sort, new = A[:-1], A[-1]
+        method = get_method(name).fit(A_sort, sort_by_sum(A_sort))
+    else:
+        A_sort, new = A[:, :-1], A[:, -1]
+        method = get_method(name).fit(A_sort)
+    return method, len(new), new
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_follows_the_protocol_and_fit_returns_self(name):
+    method = get_method(name)
+    assert isinstance(method, SearchMethod)
+    assert method.name == name
+    A = cache()
+    order = sort_by_sum(A) if method_spec(name).kind == "model" else None
+    assert method.fit(A, order) is method
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_unfitted_methods_raise_not_fitted(name):
+    method = get_method(name)
+    with pytest.raises(NotFittedError):
+        method.select(10, 2, np.random.default_rng(0))
+    with pytest.raises(NotFittedError):
+        method.estimate(np.array([0, 1]), np.array([1, 0]))
+    assert not issubclass(NotFittedError, InputError)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_select_returns_exactly_budget_sorted_distinct_indices(name):
+    method, n, _ = setup(name)
+    for budget in (1, 2, 7, n):
+        got = method.select(n, budget, np.random.default_rng(3))
+        assert got.dtype == np.int64 and got.ndim == 1 and len(got) == budget
+        assert np.all(np.diff(got) > 0) and got[0] >= 0 and got[-1] < n
+        again = setup(name)[0]
+        assert np.array_equal(got, again.select(n, budget, np.random.default_rng(3)))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_select_refuses_bad_budgets_and_sizes(name):
+    method, n, _ = setup(name)
+    for budget in (0, n + 1):
+        with pytest.raises(InputError):
+            method.select(n, budget, np.random.default_rng(0))
+    with pytest.raises(InputError):
+        method.select(n + 5, 2, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_estimate_contract(name):
+    method, n, new = setup(name)
+    for budget in (1, 8, n):
+        idx = method.select(n, budget, np.random.default_rng(1))
+        est = method.estimate(idx, new[idx])
+        assert isinstance(est, Estimate)
+        y = np.asarray(est.per_sample)
+        assert y.dtype == np.uint8 and y.shape == (n,) and set(np.unique(y)) <= {0, 1}
+        assert 0.0 <= est.acc <= 1.0
+        if est.lo is not None:
+            assert 0.0 <= est.lo <= est.acc + 1e-12 and est.acc <= est.hi + 1e-12 and est.hi <= 1.0
+        if est.prob is not None:
+            assert est.prob.shape == (n,) and np.all((est.prob >= 0) & (est.prob <= 1))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_estimate_refuses_bad_observations(name):
+    method, n, new = setup(name)
+    idx = method.select(n, 6, np.random.default_rng(2))
+    obs = new[idx]
+    with pytest.raises(InputError):
+        method.estimate(idx, obs[:-1])
+    bad = obs.copy()
+    bad[0] = 2
+    with pytest.raises(InputError):
+        method.estimate(idx, bad)
+    with pytest.raises(InputError):
+        method.estimate(np.append(idx[:-1], n + 3), obs)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_deterministic_and_inputs_untouched(name):
+    A = cache()
+    before = A.copy()
+    one, n, new = setup(name)
+    two = setup(name)[0]
+    idx = one.select(n, 9, np.random.default_rng(4))
+    obs = new[idx].copy()
+    a, b = one.estimate(idx, obs), two.estimate(idx, obs)
+    assert a.acc == b.acc and np.array_equal(a.per_sample, b.per_sample)
+    assert np.array_equal(obs, new[idx]) and np.array_equal(A, before)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n == TINY or method_spec(n).kind == "model"])
+def test_runs_in_the_sweep(name):
+    A = cache(5, m=20, n=80)
+    res = run_sweep(A[:8], A[8:], [4, 16], search=name, seed=1)
+    assert res.table["budget"].tolist() == [4, 16]
+    assert res.per_model["eagg"].between(0, 1).all() and len(res.per_model) == 2 * 12
+    # Sample-level scores exist exactly for the methods that declare per-sample prediction.
+    per_sample = name == TINY or capabilities(name).per_sample
+    for col in ("mae", "kappa"):
+        scored = res.per_model[col].notna()
+        assert scored.all() if per_sample else not scored.any()
+    if per_sample:
+        assert res.per_model["mae"].between(0, 1).all()
+
+
+def test_a_method_registered_in_one_line_runs_in_the_command_line(tmp_path, capsys):
+    A = cache(6, m=20, n=80)
+    np.save(tmp_path / "A.npy", A)
+    assert TINY in available_methods()
+    code = main(
+        [
+            "sweep",
+            "--matrix",
+            str(tmp_path / "A.npy"),
+            "--sort-models",
+            "5",
+            "--budgets",
+            "4,40",
+            "--search",
+            TINY,
+            "--out",
+            str(tmp_path / "s.csv"),
+            "--per-model",
+            str(tmp_path / "p.csv"),
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    pm = pd.read_csv(tmp_path / "p.csv")
+    # At budget 40 the first 40 samples are observed and the other 40 take their majority.
+    rows = pm[pm["budget"] == 40].sort_values("model_row")
+    ev = np.setdiff1d(np.arange(20), choose_sort_rows(20, 5, 0))
+    maj = (2 * A[ev, :40].sum(axis=1) >= 40).astype(float)
+    want = (A[ev, :40].sum(axis=1) + 40 * maj) / 80
+    np.testing.assert_allclose(rows["est_acc"].to_numpy(), want)
+
+
+def test_unregistered_names_are_refused_in_one_sentence():
+    unregister(TINY)
+    assert TINY not in available_methods()
+    with pytest.raises(InputError, match="unknown search method 'tiny-majority'"):
+        get_method(TINY)
+
+
+def test_a_method_registered_in_one_line_is_offered_by_the_page_pickers(
+    demo_store_path, monkeypatch
+):
+    """The app's pickers list the registry: the tiny method is offered, and runs, on the
+    "Evaluate something new" page (AppTest runs the page in this process)."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("LBE_STORE", str(demo_store_path))
+    at = AppTest.from_file(str(ROOT / "pages" / "3_Evaluate_something_new.py"), default_timeout=240)
+    at.query_params["search"] = TINY
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    picker = next(w for w in at.selectbox if w.label == "Method")
+    assert TINY in picker.options and picker.value == TINY
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_declared_interval_matches_the_estimates(name):
+    """A method declaring an interval returns one that holds its estimate; one that
+    declares none returns none (pages label methods by this declaration)."""
+    method, n, new = setup(name)
+    cols = method.select(n, 9, np.random.default_rng(1))
+    est = method.estimate(cols, new[cols])
+    if capabilities(name).interval:
+        assert est.lo is not None and est.hi is not None
+        assert est.lo <= est.acc <= est.hi
+    else:
+        assert est.lo is None and est.hi is None
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_declared_per_sample_prediction_is_a_full_row(name):
+    method, n, new = setup(name)
+    cols = method.select(n, 9, np.random.default_rng(2))
+    est = method.estimate(cols, new[cols])
+    if capabilities(name).per_sample:
+        assert est.per_sample is not None and len(est.per_sample) == n
+        assert set(np.unique(est.per_sample)) <= {0, 1}
+
+
+def test_threshold_rules_declare_what_the_fast_path_gives():
+    rules = methods_with(threshold_rule=True)
+    assert rules, "the threshold rules are registered"
+    for name in rules:
+        caps = capabilities(name)
+        assert caps.family == "sort-search" and caps.packed and caps.dask and caps.cheap
+    # The dask executor refuses a method that does not declare it, before any work.
+    A = cache(m=20, n=40)
+    for name in methods_with(dask=False):
+        with pytest.raises(InputError, match="dask"):
+            run_sweep(A[:10], A[10:], [4], search=name, executor="dask")
+
+
+def test_default_method_is_registered_and_estimates_a_model():
+    assert DEFAULT_METHOD in available_methods(kind="model")
+    assert kept_method() in methods_with(kept_state=True)
+
+
+# Front ends (pages, ui, commands, workflows) decide what a method can do from its
+# declared capabilities. A literal comparison with a registered name is a decision taken
+# by name, which a newly registered method would silently miss.
+FRONT_ENDS = ("pages", "ui", "app.py", "lifelong_core/commands", "lifelong_core/workflows")
+
+
+def test_front_ends_never_compare_a_method_name():
+    import re
+
+    names = "|".join(re.escape(m) for m in available_methods(kind=None))
+    compare = re.compile(
+        rf"""(==|!=|\bin\b|\bnot in\b)\s*\(?\s*["']({names})["']|["']({names})["']\s*(==|!=|\bin\b)"""
+    )
+    found = []
+    for tree in FRONT_ENDS:
+        path = ROOT / tree
+        files = [path] if path.is_file() else sorted(path.rglob("*.py"))
+        for f in files:
+            for i, line in enumerate(f.read_text().splitlines(), 1):
+                if compare.search(line):
+                    found.append(f"{f.relative_to(ROOT)}:{i}: {line.strip()}")
+    assert not found, "decided by method name:\n" + "\n".join(found)
