@@ -18,22 +18,35 @@ This module imports no implementation; :mod:`lifelong_core.methods.registry` nam
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 
 from lifelong_core.errors import InputError, NotFittedError
+
+if TYPE_CHECKING:  # a type only: this module imports no implementation
+    from lifelong_core.methods.irt import ItemModel
 
 
 @dataclass(frozen=True)
 class Estimate:
     """One estimated row from ``n'`` evaluations (docs/CONTRACTS.md).
 
-    ``acc``: estimated fraction of ones in the row (a model's accuracy; for insert_D the
-    fraction of models that get the sample right); ``lo``/``hi``: a 95% interval, or None
-    when the method gives none; ``per_sample``: the predicted 0/1 row (uint8, length
-    ``n``); ``prob``: predicted P(1) per entry, when the method has one.
+    Attributes
+    ----------
+    acc : float
+        The estimated fraction of ones in the row: a model's accuracy (insert_M), or for
+        insert_D the fraction of models that get the sample right.
+    lo, hi : float or None
+        The interval of ``acc`` (95% unless the method was given another level), or None
+        when the method gives none.
+    per_sample : numpy.ndarray
+        The predicted 0/1 row (uint8, length ``n``); the evaluated entries carry their
+        observed results.
+    prob : numpy.ndarray or None
+        The predicted P(1) of every entry, when the method has one.
     """
 
     acc: float
@@ -45,7 +58,21 @@ class Estimate:
 
 @runtime_checkable
 class SearchMethod(Protocol):
-    """The protocol of the module docstring."""
+    """The contract of the module docstring: ``fit``, ``select``, ``estimate`` and a ``name``.
+
+    :func:`~lifelong_core.methods.registry.get_method` returns every registered method as
+    one (and checks at run time that the registered class has these members).
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Not used: a protocol is not instantiated; a method's class follows it.
+
+    Attributes
+    ----------
+    name : str
+        The registered name, as results and pages show it.
+    """
 
     name: str
 
@@ -54,15 +81,204 @@ class SearchMethod(Protocol):
         A_sort: np.ndarray,
         order: np.ndarray | None = None,
         confidence: np.ndarray | None = None,
-    ) -> SearchMethod: ...
+    ) -> SearchMethod:
+        """Learn from the cache.
 
-    def select(self, n: int, budget: int, rng: np.random.Generator | None = None) -> np.ndarray: ...
+        Parameters
+        ----------
+        A_sort : numpy.ndarray
+            The cache, 0/1 (rows = what is already known, columns = the axis estimated
+            along).
+        order : numpy.ndarray, optional
+            The easy -> hard order of the columns, when the caller has one.
+        confidence : numpy.ndarray, optional
+            The true-class confidences of ``A_sort``, for a method that sorts by them.
 
-    def estimate(self, indices: np.ndarray, observed: np.ndarray) -> Estimate: ...
+        Returns
+        -------
+        SearchMethod
+            The method itself, fitted.
+
+        Raises
+        ------
+        InputError
+            On a cache the method cannot use.
+        """
+        ...
+
+    def select(self, n: int, budget: int, rng: np.random.Generator | None = None) -> np.ndarray:
+        """The entries of a new row to evaluate.
+
+        Parameters
+        ----------
+        n : int
+            The length of the estimated row (the fitted cache's number of columns).
+        budget : int
+            How many entries to evaluate.
+        rng : numpy.random.Generator, optional
+            The random draw, for a method that samples at random.
+
+        Returns
+        -------
+        numpy.ndarray
+            Exactly ``budget`` distinct, sorted int64 indices in ``[0, n)``.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        InputError
+            On a budget outside ``[1, n]`` or an ``n`` other than the fitted one.
+        """
+        ...
+
+    def estimate(self, indices: np.ndarray, observed: np.ndarray) -> Estimate:
+        """The estimated row from the observed results.
+
+        Parameters
+        ----------
+        indices : numpy.ndarray
+            The evaluated entries (as :meth:`select` returned them).
+        observed : numpy.ndarray
+            Their 0/1 results, in the same order.
+
+        Returns
+        -------
+        Estimate
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        InputError
+            On results that do not match the indices (length, 0/1, range).
+        """
+        ...
+
+
+@runtime_checkable
+class PackedFitMethod(SearchMethod, Protocol):
+    """A search method that can also fit from packed rows in bounded memory: what a
+    method declaring :attr:`~lifelong_core.methods.registry.Capabilities.packed` offers
+    besides its own whole-sweep implementation (a bounded sweep calls it)."""
+
+    def fit_packed(
+        self,
+        P: np.ndarray,
+        n: int,
+        order: np.ndarray,
+        progress: Callable[[float], None] | None = None,
+        block_bytes: int | None = None,
+        max_columns: int | None = None,
+        seed: int = 0,
+    ) -> PackedFitMethod:
+        """:meth:`fit` from packed rows.
+
+        Parameters
+        ----------
+        P : numpy.ndarray
+            The Sort rows packed 8 samples a byte, ``(m, ceil(n / 8))`` uint8
+            (:mod:`lifelong_core.bits`).
+        n : int
+            The number of samples.
+        order : numpy.ndarray
+            The easy -> hard order of the samples.
+        progress : callable, optional
+            ``progress(fraction)`` as the fit advances.
+        block_bytes : int, optional
+            The working memory of a block of columns.
+        max_columns : int, optional
+            Beyond this many samples, a fit on a seeded subset of columns first.
+        seed : int
+            The seed of that subset.
+
+        Returns
+        -------
+        PackedFitMethod
+            The method itself, fitted.
+        """
+        ...
+
+
+class KeptStateMethod(PackedFitMethod, Protocol):
+    """A search method whose fitted parameters the store keeps and follows across imports
+    (:attr:`~lifelong_core.methods.registry.Capabilities.kept_state`): fitted from packed
+    rows, its item model saved, and rebuilt from it without a refit.
+
+    Not checked with ``isinstance``: ``item_`` exists only once fitted. Use
+    :func:`is_kept_state_method`, which checks the methods.
+    """
+
+    @property
+    def item_(self) -> ItemModel:
+        """The fitted item model (what the store keeps)."""
+        ...
+
+    def kept_params(self) -> dict:
+        """The settings the store keeps beside the item parameters.
+
+        Returns
+        -------
+        dict
+            JSON-able; :meth:`with_items` reads it back.
+        """
+        ...
+
+    def with_items(
+        self, item: ItemModel, order: np.ndarray, params: dict | None = None
+    ) -> KeptStateMethod:
+        """This method from kept item parameters, without a refit.
+
+        Parameters
+        ----------
+        item : ItemModel
+            The kept item model.
+        order : numpy.ndarray
+            The kept easy -> hard order of the samples.
+        params : dict, optional
+            What :meth:`kept_params` returned when the items were kept.
+
+        Returns
+        -------
+        KeptStateMethod
+            The method itself, fitted.
+        """
+        ...
+
+
+def is_kept_state_method(method: object) -> TypeGuard[KeptStateMethod]:
+    """Whether ``method`` has the members of :class:`KeptStateMethod` that exist before a
+    fit (``fit_packed``, ``kept_params``, ``with_items`` and the search-method contract).
+
+    Parameters
+    ----------
+    method : object
+        Typically what :func:`~lifelong_core.methods.registry.get_method` returned.
+
+    Returns
+    -------
+    bool
+    """
+    return isinstance(method, PackedFitMethod) and all(
+        callable(getattr(method, name, None)) for name in ("kept_params", "with_items")
+    )
 
 
 def check_fitted(method: object, attribute: str) -> None:
-    """NotFittedError unless ``method`` has the fitted ``attribute`` (set by ``fit``)."""
+    """Check that ``method`` was fitted.
+
+    Parameters
+    ----------
+    method : object
+        A search method.
+    attribute : str
+        A fitted attribute its ``fit`` sets (ending in ``_``).
+
+    Raises
+    ------
+    NotFittedError
+        If ``method`` has no ``attribute``: it is used before ``fit``.
+    """
     if not hasattr(method, attribute):
         raise NotFittedError(
             f"{type(method).__name__} is not fitted yet; call fit(A_sort, order) first."
@@ -72,8 +288,30 @@ def check_fitted(method: object, attribute: str) -> None:
 def check_observations(
     positions: np.ndarray, observed: np.ndarray, n: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The evaluated indices (int64) and their 0/1 results (uint8), checked: same length,
-    at least one, distinct, in ``[0, n)``."""
+    """The evaluated indices and their results, checked.
+
+    Parameters
+    ----------
+    positions : numpy.ndarray
+        The evaluated indices: 1-D, at least one, distinct, in ``[0, n)``.
+    observed : numpy.ndarray
+        Their 0/1 results, the same shape.
+    n : int
+        The length of the estimated row.
+
+    Returns
+    -------
+    positions : numpy.ndarray
+        int64.
+    observed : numpy.ndarray
+        uint8.
+
+    Raises
+    ------
+    InputError
+        If the shapes differ, nothing was evaluated, an index repeats or lies outside
+        ``[0, n)``, or a result is not 0 or 1.
+    """
     pos = np.asarray(positions, dtype=np.int64)
     obs = np.asarray(observed)
     if pos.ndim != 1 or obs.shape != pos.shape:

@@ -217,8 +217,9 @@ def fit_packed_item_model(
     if max_columns is not None and max_columns < 2:
         raise InputError(f"max_columns must be at least 2, got {max_columns}.")
     k = int(max(1, min(k, m - 1)))
-    two_stage = max_columns is not None and n > max_columns
-    fit_n = max_columns if two_stage else n
+    # The alternating fit's columns: all of them, or a random max_columns of a wider cache.
+    fit_n = n if max_columns is None else min(n, max_columns)
+    two_stage = fit_n < n
     spans = column_chunks(fit_n, m, block_bytes)
     all_spans = column_chunks(n, m, block_bytes) if two_stage else []
     steps = (iters + 1) * len(spans) + len(all_spans)
@@ -233,10 +234,8 @@ def fit_packed_item_model(
     if not two_stage:
         theta, d, w, _ = _alternate(P, n, k, iters, item_ridge, spans, tick)
     else:
-        cols = np.sort(np.random.default_rng(seed).choice(n, max_columns, replace=False))
-        theta, _, _, _ = _alternate(
-            _columns(P, n, cols), max_columns, k, iters, item_ridge, spans, tick
-        )
+        cols = np.sort(np.random.default_rng(seed).choice(n, fit_n, replace=False))
+        theta, _, _, _ = _alternate(_columns(P, n, cols), fit_n, k, iters, item_ridge, spans, tick)
         # Stage 2: items of every column given theta. Start: d = smoothed logit of the
         # column mean, w = the ridge least-squares slope of the centred column on theta,
         # times 4 (the logistic's slope at 1/2), i.e. the start consistent with the

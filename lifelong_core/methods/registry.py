@@ -19,6 +19,7 @@ import importlib
 from dataclasses import dataclass, field
 
 from lifelong_core.errors import InputError
+from lifelong_core.methods.base import SearchMethod
 from lifelong_core.sortsearch.search import RULES
 
 KINDS = ("model", "sample")
@@ -256,7 +257,7 @@ def method_spec(name: str) -> MethodSpec:
     return _REGISTRY[name]
 
 
-def get_method(name: str, **kwargs) -> object:
+def get_method(name: str, **kwargs) -> SearchMethod:
     """A fresh, unfitted method by name.
 
     Parameters
@@ -275,7 +276,10 @@ def get_method(name: str, **kwargs) -> object:
     Raises
     ------
     InputError
-        If no method is registered under ``name``.
+        If no method is registered under ``name``, or a setting is refused by the class.
+    TypeError
+        If the registered class does not follow :class:`~lifelong_core.methods.base.SearchMethod`
+        (a registration bug, not bad input).
 
     Examples
     --------
@@ -287,6 +291,11 @@ def get_method(name: str, **kwargs) -> object:
     method = spec.load()(**{**spec.defaults, **kwargs})
     # The registered name is the method's name in results, whatever its class calls itself.
     method.name = name
+    if not isinstance(method, SearchMethod):
+        raise TypeError(
+            f"the class registered as {name!r} ({spec.target}) does not follow the search-method "
+            "contract of lifelong_core.methods.base.SearchMethod (fit, select, estimate)."
+        )
     return method
 
 

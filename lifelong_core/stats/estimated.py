@@ -28,7 +28,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import SearchMethod
 from lifelong_core.methods.draws import PER_MODEL, check_draws, model_rng
 from lifelong_core.methods.registry import get_method, predicts_samples
 from lifelong_core.sortsearch.search import check_budget
@@ -141,13 +140,8 @@ def sortsearch_counts(
         raise InputError(f"task '{missing[0]}' has no category.")
     check_draws(draws)
     A_sort = A[sort_rows]
-    method_obj = get_method(method)
-    # The registry hands out any registered class; this one must follow the method protocol.
-    if not isinstance(method_obj, SearchMethod):
-        raise TypeError(
-            f"method {method!r} does not follow lifelong_core.methods.base.SearchMethod."
-        )
-    est = method_obj.fit(A_sort, compute_order(A_sort, "sum"))
+    # get_method checks that the registered class follows the search-method protocol.
+    est = get_method(method).fit(A_sort, compute_order(A_sort, "sum"))
     predicts = predicts_samples(method)
     onehot = np.zeros((n, len(tasks)), dtype=np.int64)
     onehot[np.arange(n), col_task] = 1

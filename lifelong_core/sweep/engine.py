@@ -27,7 +27,6 @@ benchmark maintainer would pick one subset and run every new model on it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -281,12 +280,15 @@ def run_sweep(
             )
             per_model = assemble(parts)
         else:
-            method: Any = get_method(search)
+            method = get_method(search)
             if plan.fit == "packed":
                 fit_progress = None if progress is None else (lambda f: progress(share * f))
                 fit_packed(method, rows_sort, order, seed=seed, progress=fit_progress)
-            else:
+            elif dense_sort is not None:
                 method.fit(dense_sort, order, confidence)
+            else:
+                # plan_sweep reads the Sort rows whenever the method is fitted on dense rows.
+                raise RuntimeError("the sweep plan fits on dense Sort rows it did not read.")
             per_model = score_method(method, rows_eval, budgets, rng, step, advance)
     if plan.executor != "serial":
         config["threads"] = ex.threads if plan.executor == "threads" else threads

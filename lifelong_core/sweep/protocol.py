@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.methods.base import PackedFitMethod, SearchMethod
 from lifelong_core.methods.irt_fit import DEFAULT_MAX_COLUMNS
 from lifelong_core.methods.registry import predicts_samples
 from lifelong_core.rows import RowSource
@@ -36,15 +37,45 @@ OUT_KEYS = (
 
 
 def fit_packed(
-    method,
+    method: SearchMethod,
     rows: RowSource,
     order: np.ndarray,
     *,
     seed: int = 0,
     progress: Callable[[float], None] | None = None,
-):
+) -> PackedFitMethod:
     """Fit ``method`` from the packed Sort rows in bounded memory (its ``fit_packed``: the
-    item model's fit in column chunks, at most ``DEFAULT_MAX_COLUMNS`` columns at once)."""
+    item model's fit in column chunks, at most ``DEFAULT_MAX_COLUMNS`` columns at once).
+
+    Parameters
+    ----------
+    method : SearchMethod
+        A method whose capabilities declare ``packed``.
+    rows : RowSource
+        The Sort rows.
+    order : numpy.ndarray
+        The easy -> hard order of the samples.
+    seed : int
+        The seed of the column subset of a wide cache.
+    progress : callable, optional
+        ``progress(fraction)`` as the fit advances.
+
+    Returns
+    -------
+    PackedFitMethod
+        ``method``, fitted.
+
+    Raises
+    ------
+    TypeError
+        If ``method`` has no ``fit_packed`` (its registration declares a capability its
+        class does not have).
+    """
+    if not isinstance(method, PackedFitMethod):
+        raise TypeError(
+            f"method {method.name!r} is registered as running on packed rows but its class has "
+            "no fit_packed (lifelong_core.methods.base.PackedFitMethod)."
+        )
     return method.fit_packed(
         rows.read(0, rows.n_rows),
         rows.n,
@@ -56,7 +87,7 @@ def fit_packed(
 
 
 def score_method(
-    method,
+    method: SearchMethod,
     rows: RowSource,
     budgets: Sequence[int],
     rng: np.random.Generator,
