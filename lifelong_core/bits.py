@@ -9,7 +9,7 @@ straight into the kernels, never through a dense (rows x n) uint8 detour.
 
 The one expensive step of a Sort & Search sweep is the permutation of every evaluated row
 into Sort order before prefix counts are taken (the seam ``boundary_counts`` of
-docs/CONTRACTS.md). Gathering single bits costs one random read per entry. Here rows are
+docs/development/contracts.md). Gathering single bits costs one random read per entry. Here rows are
 taken eight at a time: an 8x8 bit transpose turns eight packed rows into one byte per
 column ("vertical" bytes: bit ``i`` of column byte ``j`` is row ``i``'s sample ``j``), the
 permutation then moves one byte per column for eight rows, and a second 8x8 transpose
@@ -425,7 +425,7 @@ def packed_bits_at(S: np.ndarray, positions: np.ndarray, block: int = 1 << 15) -
 
 class SortedCounter(SortOrder):
     """Prefix counts of packed rows in Sort order at fixed cut positions: the seam of
-    docs/CONTRACTS.md for packed rows.
+    docs/development/contracts.md for packed rows.
 
     ``counts(P)[r, t]`` is the number of ones among the first ``cuts[t]`` samples of row
     ``r`` in the order ``order``, equal to the dense

@@ -1,4 +1,4 @@
-"""The import contract of docs/ARCHITECTURE.md, checked over the real import graph.
+"""The import contract of docs/development/architecture.md, checked over the real import graph.
 
 Floors, top to bottom; a module imports only from its own floor or the floors below,
 never up, and no set of modules imports each other in a circle (function-level imports

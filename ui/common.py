@@ -2,7 +2,7 @@
 
 Pages stay thin: widgets -> ui -> ``lifelong_core.workflows`` -> the helpers here and in
 ``ui.charts``. Nothing in this package computes results or decides a rule; it only moves
-them to the screen (docs/ARCHITECTURE.md, "The app side").
+them to the screen (docs/development/architecture.md, "The app side").
 """
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ def _load(args) -> tuple[np.ndarray, np.ndarray]:
     from lifelong_core.workflows.sortsets import release_rows
 
     with store_selection(args.store, args.dataset) as (_, sel):
-        return sel.A, release_rows(sel.models)
+        return sel.dense(), release_rows(sel.models)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,7 +2,7 @@
 
 A *side* is a dataset, optionally narrowed to some of its domains (the demo's
 replication pair is dataset ``lifelong-digits``, domains ``clean`` and
-``clean-replication``). Per CONTRACTS.md the inputs of Anzaku et al.'s tuple
+``clean-replication``). Per docs/development/contracts.md the inputs of Anzaku et al.'s tuple
 ``(y, y_hat, p_hat)`` come from the store as: ``y`` = sample label,
 ``y_hat`` = extra field ``predicted``, ``p_hat`` = extra field ``confidence`` (max
 softmax). This module talks to a :class:`~lifelong_core.store.Store` only through its

@@ -50,6 +50,7 @@ class AdaptiveMethod:
             order = order_from_sums(A.sum(axis=0))
         A = check_cache(A, order)
         self.n_ = A.shape[1]
+        self.tuning_: TuneResult | None
         if self.tune:
             est = TunedEstimator(level=self.level, seed=self.seed, tuning=self.tuning).fit(A, order)
             self.predictor_ = est.predictor_

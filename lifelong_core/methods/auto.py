@@ -620,6 +620,8 @@ class AutoEstimator(StratifiedAlongOrder):
 
     def _copy_nearest(self, pos: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, dict]:
         A = self.cache_
+        if A is None:  # the tuning chose no copy-nearest candidate; the fit kept no rows
+            raise RuntimeError("copy-nearest was not fitted")
         miss = A[:, pos] != obs  # (m, n')
         dist = miss.sum(axis=1)
         prob = A[int(np.argmin(dist))].astype(np.float64)
@@ -628,6 +630,8 @@ class AutoEstimator(StratifiedAlongOrder):
         return prob, {"width_resid": obs - A[loo, pos].astype(np.float64)}
 
     def _mirt(self, pos: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, dict]:
+        if self.mirt_ is None:  # the tuning chose no MIRT candidate
+            raise RuntimeError("the MIRT candidate was not fitted")
         prob, df = self.mirt_.predict_proba(pos, obs)
         return np.asarray(prob, dtype=np.float64), {"inflate": len(pos) / max(len(pos) - df, 1.0)}
 

@@ -1,4 +1,4 @@
-"""The contract every search method follows (docs/CONTRACTS.md), and nothing else.
+"""The contract every search method follows (docs/development/contracts.md), and nothing else.
 
 A search method estimates a new row of the cache matrix (a new model's correctness on
 every sample, insert_M of Prabhu et al. (2024) §3.2; or a new sample's correctness for every model,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # a type only: this module imports no implementation
 
 @dataclass(frozen=True)
 class Estimate:
-    """One estimated row from ``n'`` evaluations (docs/CONTRACTS.md).
+    """One estimated row from ``n'`` evaluations (docs/development/contracts.md).
 
     Attributes
     ----------

@@ -73,16 +73,17 @@ class InsertM:
 
     def fit(
         self,
-        A_sort: np.ndarray,
+        A_sort: np.ndarray | None,
         order: np.ndarray | None = None,
         confidence: np.ndarray | None = None,
     ) -> InsertM:
         ties = self.ties or ("reference" if self.rule == "reference" else "stable")
-        self.order_ = (
-            np.asarray(order, dtype=np.int64)
-            if order is not None
-            else compute_order(A_sort, self.sort, confidence, ties, self.depth)
-        )
+        if order is not None:
+            self.order_ = np.asarray(order, dtype=np.int64)
+        elif A_sort is None:
+            raise InputError("insert_M needs the cache's rows or a sample order to fit.")
+        else:
+            self.order_ = compute_order(A_sort, self.sort, confidence, ties, self.depth)
         self.n_ = len(self.order_)
         self.rank_ = np.empty(self.n_, dtype=np.int64)
         self.rank_[self.order_] = np.arange(self.n_)

@@ -114,13 +114,13 @@ def tune(A_sort: np.ndarray, seed: int = 0, iters: int = CV_ITERS) -> TuneResult
     for k in sorted({min(k, kmax) for k in K_GRID}):
         score(k, DEFAULT_RIDGE)
     if scored:
-        k_best = min(scored, key=scored.get)[0]
+        k_best = min(scored, key=scored.__getitem__)[0]
         for r in RIDGE_GRID:
             score(k_best, r)
     secs = time.perf_counter() - t0
     if not scored or min(scored.values()) >= mae_thr:
         return TuneResult("threshold", None, None, table, secs, len(folds))
-    k, ridge = min(scored, key=scored.get)
+    k, ridge = min(scored, key=scored.__getitem__)
     return TuneResult("irt", k, ridge, table, secs, len(folds))
 
 
@@ -184,10 +184,11 @@ class TunedEstimator(StratifiedAlongOrder):
         self._set_order(order)
         # A given tuning (e.g. chosen on a whole store) skips the cross-validation.
         self.tuning_ = self.tuning if self.tuning is not None else tune(A, seed=self.seed)
-        if self.tuning_.kind == "irt":
-            self.mirt_ = MIRTEstimator(
-                k=self.tuning_.k, item_ridge=self.tuning_.ridge, level=self.level
-            )
+        self.predictor_: IRTPredictor | ThresholdPredictor
+        self.mirt_: MIRTEstimator | None
+        k, ridge = self.tuning_.k, self.tuning_.ridge
+        if self.tuning_.kind == "irt" and k is not None and ridge is not None:
+            self.mirt_ = MIRTEstimator(k=k, item_ridge=ridge, level=self.level)
             self.mirt_.fit(A, self.order_)
             self.predictor_ = IRTPredictor(self.mirt_.item_)
         else:

@@ -1,6 +1,6 @@
 """Sort & Search (Prabhu et al., 2024) and its metrics (Prabhu et al., 2024, *Lifelong Benchmarks*): the engine of the explorer.
 
-Public API (see docs/CONTRACTS.md and the README section ``engine``):
+Public API (see docs/development/contracts.md):
 
 - Sort: :func:`sort_by_sum`, :func:`sort_by_confidence`, :func:`sort_recursive`,
   :func:`sort_models`, :func:`choose_sort_rows`, :func:`compute_order` (by name, ``SORTS``).

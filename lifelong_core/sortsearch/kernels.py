@@ -1,4 +1,4 @@
-"""The sweep's inner seam: boundary counts (docs/CONTRACTS.md).
+"""The sweep's inner seam: boundary counts (docs/development/contracts.md).
 
 Every threshold metric of a model needs only the number of ones of its row, in sorted
 order, before a finite set of cut positions known before touching the data. The dense

@@ -1,7 +1,7 @@
 """The dense kernel: threshold rules on uint8 row chunks via prefix counts (Prabhu et al., 2024, §4.2).
 
 One pass per chunk of evaluated rows computes prefix counts at every cut any budget
-needs (docs/CONTRACTS.md, "boundary counts"), then each budget costs O(rows * n') from
+needs (docs/development/contracts.md, "boundary counts"), then each budget costs O(rows * n') from
 those counts. Nothing of size (models x samples) beyond one chunk is ever held. The only
 kernel that also gives the error decomposition (§4.5).
 """

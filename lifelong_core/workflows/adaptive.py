@@ -26,7 +26,7 @@ def fit_adaptive(
 ) -> AdaptiveMethod:
     """The adaptive method fitted on every row of ``sel`` but ``leave_out`` (the simulated
     model must not be in its own cache); ``tuning`` reuses settings chosen before."""
-    A = sel.A if leave_out is None else np.delete(sel.A, leave_out, axis=0)
+    A = sel.dense() if leave_out is None else np.delete(sel.dense(), leave_out, axis=0)
     return AdaptiveMethod(tuning=tuning).fit(A)
 
 

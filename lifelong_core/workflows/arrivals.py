@@ -19,6 +19,7 @@ import pandas as pd
 from lifelong_core.errors import InputError
 from lifelong_core.io.tables import read_csv_table
 from lifelong_core.methods import InsertD, get_method
+from lifelong_core.methods.base import Estimate
 from lifelong_core.methods.registry import predicts_samples
 from lifelong_core.sortsearch import compute_order
 from lifelong_core.store import text_column
@@ -42,12 +43,13 @@ def samples_to_run(sel: Selection, cols: np.ndarray) -> pd.DataFrame:
 # ------------------------------------------------------------------ fitting on the cache
 def fit_new_model_method(sel: Selection, search: str):
     """``search`` fitted on every row of ``sel`` (Sort by sum)."""
-    return get_method(search).fit(sel.A, compute_order(sel.A, "sum"))
+    A = sel.dense()
+    return get_method(search).fit(A, compute_order(A, "sum"))
 
 
 def fit_new_sample_method(sel: Selection, rule: str, sampling: str) -> InsertD:
     """insert_D fitted on every row of ``sel``."""
-    return InsertD(rule=rule, sampling=sampling).fit(sel.A)
+    return InsertD(rule=rule, sampling=sampling).fit(sel.dense())
 
 
 # ------------------------------------------------------------------ reading results back
@@ -124,7 +126,7 @@ class NewModelEstimate:
     predicted accuracy per (category, domain).
     """
 
-    estimate: object
+    estimate: Estimate
     observed: np.ndarray
     cols: np.ndarray
     accuracies: pd.DataFrame
@@ -147,7 +149,10 @@ def estimate_new_model(
     its kept row sums)."""
     est = method.estimate(cols, observed)
     accs = pd.DataFrame(
-        {"name": sel.names, "accuracy": sel.A.mean(axis=1) if accuracies is None else accuracies}
+        {
+            "name": sel.names,
+            "accuracy": sel.dense().mean(axis=1) if accuracies is None else accuracies,
+        }
     )
     rank = int((accs["accuracy"] > est.acc).sum()) + 1
     predicts = predicts_samples(method)
@@ -224,7 +229,7 @@ def new_sample_observations(
     per_sample = []
     for sid, g in results.groupby("sample_id", sort=False):
         obs, _ = match_observations(g.rename(columns={"model_id": "id"}), wanted_models, "id", name)
-        per_sample.append((sid, obs))
+        per_sample.append((str(sid), obs))
     return per_sample
 
 

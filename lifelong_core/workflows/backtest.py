@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -152,6 +152,7 @@ class Backtest:
             f"{'coverage (95% CI)':>20} {'width':>6} {'MAE/random':>10}"
         )
         lines = [head, cols]
+        r: Any  # a row of itertuples: its fields are typed as any pandas scalar
         for r in self.table.itertuples():
             cov = (
                 "-"
@@ -185,7 +186,7 @@ def _table(per: pd.DataFrame, baseline: str) -> pd.DataFrame:
         rows.append(
             {
                 "method": method,
-                "budget": int(budget),
+                "budget": int(budget),  # type: ignore[call-overload]  # a groupby key is typed Hashable
                 "estimates": n,
                 "mae_pts": 100 * float(g["error"].abs().mean()),
                 "bias_pts": 100 * float(g["error"].mean()),

@@ -31,6 +31,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -231,7 +232,7 @@ def select_items(
             f"budget {budget} exceeds the {left} items of {_dataset(cache)!r} not yet evaluated.",
             param="budget",
         )
-    model = model.strip() if draws == PER_MODEL else None
+    model = model.strip() if draws == PER_MODEL and model is not None else None
     rng = model_rng(model or "", limits.check_seed(seed), draws)
     fitted = fitted if fitted is not None else fit(cache, method)
     if hasattr(fitted, "select_next"):
@@ -252,7 +253,7 @@ def lm_eval_samples(
 ) -> dict[str, list[int]]:
     """The ``--samples`` argument of lm-evaluation-harness 0.4: ``{task: [doc_id, ...]}``."""
     ids = doc_ids(choice.items, task_names)
-    return {t: sorted(int(d) for d in g["doc_id"]) for t, g in ids.groupby("task", sort=False)}
+    return {str(t): sorted(int(d) for d in g["doc_id"]) for t, g in ids.groupby("task", sort=False)}
 
 
 def write_choice(
@@ -514,6 +515,7 @@ def format_estimate(name: str, est: NewModelEstimate) -> str:
         ),
         f"{'task':<24} {'items':>6} {'evaluated':>9} {'observed':>8} {'estimate':>8}  95% interval",
     ]
+    r: Any  # a row of itertuples: its fields are typed as any pandas scalar
     for r in t.itertuples():
         iv = "-" if np.isnan(r.lo) else f"{r.lo:.3f} - {r.hi:.3f}"
         obs = "-" if np.isnan(r.observed) else f"{r.observed:.3f}"

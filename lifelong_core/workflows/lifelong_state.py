@@ -253,5 +253,7 @@ def fitted(st, dataset: str, method: str | None = None):
         return None, stat
     sort = kept.load_sort_state(st, dataset)
     item = kept.load_item_state(st, dataset, method)
+    if sort is None or item is None:  # status said usable: only a concurrent delete gets here
+        return None, stat
     model = item_model(item.d, item.w, item.theta)
     return _estimator(method).with_items(model, sort.order, params=item.params), stat

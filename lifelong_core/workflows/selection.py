@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+
+if TYPE_CHECKING:  # workflows.large imports this module
+    from lifelong_core.workflows import large
 
 
 def real_models(models: pd.DataFrame) -> pd.DataFrame:
@@ -32,10 +36,25 @@ class Selection:
     all chosen samples, in store order; columns = the chosen samples, in store order.
     ``A`` is a :class:`~lifelong_core.workflows.large.PackedCache` for a large store."""
 
-    A: np.ndarray
+    A: np.ndarray | large.PackedCache
     models: pd.DataFrame
     samples: pd.DataFrame
     synthetic: bool
+
+    def dense(self) -> np.ndarray:
+        """The matrix as a dense array.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``A`` itself when dense.
+
+        Raises
+        ------
+        lifelong_core.limits.DenseReadError
+            If ``A`` is a packed cache beyond the dense-read limit.
+        """
+        return np.asarray(self.A)
 
     @cached_property  # widgets call it per option: 31,250 options must not rebuild it each time
     def names(self) -> list[str]:

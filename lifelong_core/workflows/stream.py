@@ -9,6 +9,7 @@ from 30 Years of Computer Vision Research*, §3 compare methods on a stream.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -72,6 +73,7 @@ def stream_configs(
             search=r,
             seed=seed,
         )
+        row: Any  # a row of itertuples: its fields are typed as any pandas scalar
         for row in res.table.itertuples():
             recs.append(
                 {

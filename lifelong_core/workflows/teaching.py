@@ -18,17 +18,18 @@ from lifelong_core.workflows.selection import Selection
 def teaching_slice(sel: Selection, n_models: int, n_samples: int, seed: int):
     """``n_models`` models spread over the accuracy range and ``n_samples`` random samples,
     drawn with ``seed``. Returns (A, model names, sample ids)."""
-    m, n = sel.A.shape
+    A = sel.dense()
+    m, n = A.shape
     rng = np.random.default_rng(seed)
     cols = np.sort(rng.choice(n, size=min(n_samples, n), replace=False))
-    by_acc = np.argsort(-sel.A.mean(axis=1), kind="stable")
+    by_acc = np.argsort(-A.mean(axis=1), kind="stable")
     # Evenly spaced accuracy ranks, jittered by the seed, so the slice shows easy and hard rows.
     picks = np.unique(np.linspace(0, m - 1, min(n_models, m)).round().astype(int))
     jitter = rng.integers(-2, 3, size=len(picks))
     picks = np.unique(np.clip(picks + jitter, 0, m - 1))
     rows = np.sort(by_acc[picks])
     return (
-        sel.A[np.ix_(rows, cols)],
+        A[np.ix_(rows, cols)],
         [sel.names[i] for i in rows],
         sel.samples["sample_id"].to_numpy(dtype=object)[cols].tolist(),
     )
