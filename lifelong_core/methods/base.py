@@ -20,14 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
+from typing import Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 
 from lifelong_core.errors import InputError, NotFittedError
-
-if TYPE_CHECKING:  # a type only: this module imports no implementation
-    from lifelong_core.methods.irt import ItemModel
 
 
 @dataclass(frozen=True)
@@ -198,6 +195,32 @@ class PackedFitMethod(SearchMethod, Protocol):
             The method itself, fitted.
         """
         ...
+
+
+@dataclass(frozen=True)
+class ItemModel:
+    """Fitted item parameters and the empirical prior over model abilities: the state a
+    kept-state method keeps in the store (fitted by :mod:`lifelong_core.methods.irt`).
+
+    Attributes
+    ----------
+    d : numpy.ndarray
+        (n,) easiness of each sample.
+    w : numpy.ndarray
+        (n, k) discriminations.
+    prior_mean : numpy.ndarray
+        (k,) mean of the cache models' abilities.
+    prior_prec : numpy.ndarray
+        (k, k) inverse covariance of the cache models' abilities.
+    theta : numpy.ndarray
+        (m, k) the cache models' abilities.
+    """
+
+    d: np.ndarray
+    w: np.ndarray
+    prior_mean: np.ndarray
+    prior_prec: np.ndarray
+    theta: np.ndarray
 
 
 class KeptStateMethod(PackedFitMethod, Protocol):

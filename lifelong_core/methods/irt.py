@@ -23,13 +23,11 @@ sensible prediction and ``n'`` large enough lets the data override the prior.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from scipy.special import expit
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import Estimate, check_fitted, check_observations
+from lifelong_core.methods.base import Estimate, ItemModel, check_fitted, check_observations
 from lifelong_core.methods.design import StratifiedAlongOrder, difference_estimate_at
 
 
@@ -50,17 +48,6 @@ def check_cache(A_sort: np.ndarray, order: np.ndarray, least: int = 2) -> np.nda
             f"the sample order must be a permutation of the {A.shape[1]} sample columns."
         )
     return A
-
-
-@dataclass(frozen=True)
-class ItemModel:
-    """Fitted item parameters and the empirical prior over model abilities."""
-
-    d: np.ndarray  # (n,) easiness
-    w: np.ndarray  # (n, k) discriminations
-    prior_mean: np.ndarray  # (k,)
-    prior_prec: np.ndarray  # (k, k) inverse covariance of the cache models' theta
-    theta: np.ndarray  # (m, k) cache models' abilities
 
 
 def _newton_rows(
