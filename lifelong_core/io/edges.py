@@ -155,10 +155,7 @@ def atomic_output(path, what: str, suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it over ``path`` on success.
 
     On any failure the temporary file is removed and ``path`` is left as it was; OS
-    errors become one sentence. A context manager::
-
-        with atomic_output(out, "matrix", suffix=".npy") as tmp:
-            np.save(tmp, arr)
+    errors become one sentence.
 
     Parameters
     ----------
@@ -182,6 +179,11 @@ def atomic_output(path, what: str, suffix: str = "") -> Iterator[Path]:
         If the output path is refused (:func:`check_output_path`) or an OS error occurs
         while writing or renaming (full disk, permission, ...). Any other exception from
         the block propagates unchanged, with ``path`` untouched.
+
+    Examples
+    --------
+    >>> with atomic_output(out, "--out", suffix=".npy") as tmp:  # doctest: +SKIP
+    ...     np.save(tmp, arr)
     """
     p = check_output_path(path, what)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp{suffix}")
