@@ -34,10 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("lifelong_core", "ui")
 # Packages whose public names are not all documented yet.
 NOT_YET_COVERED = (
-    "lifelong_core.commands",
-    "lifelong_core.io",
     "lifelong_core.methods",
-    "lifelong_core.sweep",
     "lifelong_core.workflows",
     "ui",
 )

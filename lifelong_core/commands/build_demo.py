@@ -113,7 +113,28 @@ def ensure_demo_store(store: Path) -> Path:
     """``store``, built from the bundled data first when it does not exist yet.
 
     What ``lbe app`` without ``--store`` and :func:`lifelong_core.demo_store` serve: a
-    missing demo store is built once (about 15 seconds).
+    missing demo store is built once (about 15 seconds) by :func:`build_store` from the
+    default sources (Lifelong-Digits and the Open LLM Leaderboard v2 files under
+    ``data/``), with a line on standard output saying so; an existing file is returned as
+    is, unchecked.
+
+    Parameters
+    ----------
+    store : Path
+        The store file; its folder is created if missing.
+
+    Returns
+    -------
+    Path
+        ``store``, now an existing file.
+
+    Raises
+    ------
+    InputError
+        If ``store`` is a directory, if the bundled files are missing or do not match
+        their MANIFEST, or if another process created the store during the build (left
+        as it is); :class:`~lifelong_core.errors.StoreLockedError`, an InputError, if
+        another process holds the path.
     """
     if not store.is_file():
         store.parent.mkdir(parents=True, exist_ok=True)

@@ -32,18 +32,72 @@ _CAUSES = {
 
 
 def cause(exc: OSError) -> str:
-    """The plain cause of an OS error (``"the disk is full"``), without the path."""
+    """The plain cause of an OS error (``"the disk is full"``), without the path.
+
+    Parameters
+    ----------
+    exc : OSError
+        The error raised by the operating system.
+
+    Returns
+    -------
+    str
+        A short phrase for the common ``errno`` values (missing file, directory, permission,
+        full disk, quota, read-only file system, ...); else the system's own message, or
+        the exception's class name when there is none.
+    """
     found = None if exc.errno is None else _CAUSES.get(exc.errno)
     return found or exc.strerror or type(exc).__name__
 
 
 def os_error(exc: OSError, path, what: str, doing: str) -> InputError:
-    """``Cannot <doing> <what> <path>: <cause>.`` as an InputError to raise."""
+    """``Cannot <doing> <what> <path>: <cause>.`` as an InputError to raise.
+
+    Parameters
+    ----------
+    exc : OSError
+        The error raised by the operating system; its cause comes from :func:`cause`.
+    path : str or os.PathLike
+        The file the operation was on, shown as given.
+    what : str
+        What the file is to the user (``"--matrix file"``, ``"store"``).
+    doing : str
+        The verb of the operation (``"read"``, ``"write"``).
+
+    Returns
+    -------
+    InputError
+        The one-sentence error, for the caller to raise (``from None``, so the user sees
+        no traceback).
+    """
     return InputError(f"Cannot {doing} {what} {os.fspath(path)}: {cause(exc)}.")
 
 
 def check_input_file(path, what: str) -> Path:
-    """``path`` as a Path if it is an existing, readable, non-empty regular file."""
+    """``path`` as a Path if it is an existing, readable, non-empty regular file.
+
+    Checked before a reader opens the file, so the user reads one sentence rather than the
+    error of whichever library opens it first.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The input file.
+    what : str
+        What the file is to the user, usually its flag (``"--sample-domains"``, ``"input"``);
+        it starts the message.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``, unchanged but as a Path.
+
+    Raises
+    ------
+    InputError
+        If the file does not exist, is a directory, cannot be read (permission or another
+        OS error, with its cause) or is empty.
+    """
     p = Path(path)
     try:
         st = p.stat()
@@ -61,7 +115,28 @@ def check_input_file(path, what: str) -> Path:
 
 
 def check_output_path(path, what: str) -> Path:
-    """Refuse an output path whose folder is missing or which names a directory."""
+    """Refuse an output path whose folder is missing or which names a directory.
+
+    Checked before any work is done, so a long export does not fail at its last step.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to be written; it need not exist (an existing file is replaced).
+    what : str
+        What the output is to the user, usually its flag (``"--long"``, ``"--out"``).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path`` as a Path.
+
+    Raises
+    ------
+    InputError
+        If ``path`` is a directory, or its folder does not exist, is not a folder or is
+        not writable.
+    """
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{what} output {p} is a directory; give a file name.")
@@ -80,8 +155,35 @@ def atomic_output(path, what: str, suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it over ``path`` on success.
 
     On any failure the temporary file is removed and ``path`` is left as it was; OS
-    errors become one sentence. ``suffix`` is kept on the temporary name for writers
-    that add an extension (``np.save`` appends ``.npy``).
+    errors become one sentence.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The output file, checked first with :func:`check_output_path`.
+    what : str
+        What the output is to the user, for error messages.
+    suffix : str, default ""
+        Kept at the end of the temporary name for writers that add an extension
+        (``np.save`` appends ``.npy`` to a name without it).
+
+    Yields
+    ------
+    pathlib.Path
+        A hidden temporary file in the folder of ``path`` (same file system, so the final
+        rename is atomic); the caller writes it completely inside the ``with`` block.
+
+    Raises
+    ------
+    InputError
+        If the output path is refused (:func:`check_output_path`) or an OS error occurs
+        while writing or renaming (full disk, permission, ...). Any other exception from
+        the block propagates unchanged, with ``path`` untouched.
+
+    Examples
+    --------
+    >>> with atomic_output(out, "--out", suffix=".npy") as tmp:  # doctest: +SKIP
+    ...     np.save(tmp, arr)
     """
     p = check_output_path(path, what)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp{suffix}")
@@ -100,7 +202,25 @@ def atomic_output(path, what: str, suffix: str = "") -> Iterator[Path]:
 
 
 def file_checksum(*paths: str | os.PathLike[str]) -> str:
-    """sha256 over the bytes of the source file(s) of an import, recorded in the log."""
+    """sha256 over the bytes of the source file(s) of an import, recorded in the log.
+
+    Parameters
+    ----------
+    *paths : str or os.PathLike
+        The files, hashed in the order given; a separator between them keeps two files
+        from hashing like their concatenation into one.
+
+    Returns
+    -------
+    str
+        ``"sha256:"`` followed by the hexadecimal digest.
+
+    Raises
+    ------
+    OSError
+        If a file cannot be opened or read (callers have checked their inputs with
+        :func:`check_input_file` first).
+    """
     h = hashlib.sha256()
     for i, path in enumerate(paths):
         if i:

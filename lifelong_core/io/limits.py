@@ -43,8 +43,22 @@ _CONTROL_NAMES = {
 
 
 def control_character(text: str) -> tuple[str, int] | None:
-    """How a message names the first control character in ``text``, and its position
-    (from 1); None if ``text`` has none."""
+    """How a message names the first control character in ``text``, and its position.
+
+    Control characters are those of :data:`CONTROL`: C0 and C1 controls, DEL, the
+    Unicode line and paragraph separators and the bidirectional overrides and isolates.
+
+    Parameters
+    ----------
+    text : str
+        An id, name or label.
+
+    Returns
+    -------
+    tuple of (str, int) or None
+        The character as a message names it (``"a line break (U+000A)"``, ``"the control
+        character U+202E"``) and its position counted from 1; None if ``text`` has none.
+    """
     m = CONTROL.search(text)
     if m is None:
         return None
@@ -55,8 +69,22 @@ def control_character(text: str) -> tuple[str, int] | None:
 
 
 def printable_rule(where: str, found: tuple[str, int]) -> str:
-    """The one sentence for text holding a control character (``where``: the file and
-    line; ``found``: what :func:`control_character` says)."""
+    """The one sentence for text holding a control character.
+
+    Parameters
+    ----------
+    where : str
+        Where the text was found, starting the sentence (``"models.txt line 3"``,
+        ``"The model id"``).
+    found : tuple of (str, int)
+        What :func:`control_character` returned for the text.
+
+    Returns
+    -------
+    str
+        ``"<where> holds <character> at character <position>; ids, names and labels must
+        be printable text on one line."``
+    """
     what, position = found
     return (
         f"{where} holds {what} at character {position}; ids, names and labels must be "
@@ -66,7 +94,21 @@ def printable_rule(where: str, found: tuple[str, int]) -> str:
 
 def check_name(text: str | None, what: str) -> None:
     """Refuse a single name (``--dataset``, ``--model``, a text box) over the limit or
-    holding a control character."""
+    holding a control character.
+
+    Parameters
+    ----------
+    text : str or None
+        The name as given; None (not given) passes.
+    what : str
+        What the name is to the user (``"dataset name"``), for the message.
+
+    Raises
+    ------
+    InputError
+        If ``text`` is longer than :data:`MAX_TEXT_CHARS` characters or holds a control
+        character (:func:`control_character`).
+    """
     from lifelong_core.errors import InputError
 
     if text is not None and len(text) > MAX_TEXT_CHARS:
@@ -93,6 +135,22 @@ def size_limit(kind: str) -> int:
 
     Read at each use, so a server started with the variable and a test that sets it both
     see it.
+
+    Parameters
+    ----------
+    kind : {"line", "unpacked", "json"}
+        Which limit (a key of :data:`SIZE_LIMITS`).
+
+    Returns
+    -------
+    int
+        The limit in bytes, at least 1.
+
+    Raises
+    ------
+    InputError
+        If the environment variable is set to something other than a positive, finite
+        number of megabytes.
     """
     from lifelong_core.errors import InputError
 
@@ -109,7 +167,23 @@ def size_limit(kind: str) -> int:
 
 def size_rule(kind: str) -> str:
     """How a message names the ``kind`` limit: ``the limit of 16 MiB on one line of a text
-    file (LBE_MAX_LINE_MB)``."""
+    file (LBE_MAX_LINE_MB)``.
+
+    Parameters
+    ----------
+    kind : {"line", "unpacked", "json"}
+        Which limit (a key of :data:`SIZE_LIMITS`).
+
+    Returns
+    -------
+    str
+        The phrase, with the limit in force (:func:`size_limit`) in MiB.
+
+    Raises
+    ------
+    InputError
+        If the limit's environment variable is not a positive number (:func:`size_limit`).
+    """
     env, _, what = SIZE_LIMITS[kind]
     n = size_limit(kind)
     shown = f"{n / MIB:,.0f} MiB" if n % MIB == 0 else f"{n / MIB:,.3g} MiB"

@@ -579,7 +579,16 @@ def _rel(run: Path, root: Path) -> str:
 
 @dataclass(frozen=True)
 class SkippedRun:
-    """A run left out of an import, and why (one sentence)."""
+    """A run left out of an import, and why (one sentence).
+
+    Attributes
+    ----------
+    run : str
+        The run as the user sees it: its folder relative to the path given (or the name
+        of the path itself).
+    reason : str
+        Why it could not be read, the reader's sentence without its final full stop.
+    """
 
     run: str
     reason: str
@@ -695,8 +704,22 @@ def _mixed(mixed: dict) -> dict:
 
 
 def run_folders(root) -> list[Path]:
-    """Every folder under ``root`` (itself included) that holds an lm-eval run
-    (``results_<ts>.json`` or ``samples_<task>_<ts>.jsonl``), in path order."""
+    """Every folder under ``root`` (itself included) that holds an lm-eval run.
+
+    A run folder holds a ``results_<ts>.json`` or ``samples_<task>_<ts>.jsonl[.gz]`` file
+    (:func:`is_run_file`); hidden folders and files, and the ``__MACOSX`` folders of zips
+    made on a Mac, are passed over.
+
+    Parameters
+    ----------
+    root : str or Path
+        The folder to search, at any depth.
+
+    Returns
+    -------
+    list of Path
+        The run folders, sorted by path; empty when there is none.
+    """
     root = Path(root)
     found = set()
     for p in root.rglob("*"):
@@ -710,5 +733,17 @@ def run_folders(root) -> list[Path]:
 
 
 def model_name_from_folder(folder: Path) -> str:
-    """The model id lm-eval's folder name stands for: it writes ``org/name`` as ``org__name``."""
+    """The model id lm-eval's folder name stands for: it writes ``org/name`` as ``org__name``.
+
+    Parameters
+    ----------
+    folder : Path
+        A run folder as ``lm_eval --output_path`` writes it (``OUT/<org>__<name>``).
+
+    Returns
+    -------
+    str
+        The folder's name with every ``__`` replaced by ``/``
+        (``meta-llama__Llama-3-8B`` -> ``meta-llama/Llama-3-8B``).
+    """
     return folder.name.replace("__", "/")

@@ -95,9 +95,33 @@ def check_binary(
 ) -> np.ndarray:
     """Validate a 0/1 matrix and return it as ``uint8`` (a view when already uint8/bool).
 
-    ``row_offset`` shifts reported row numbers when ``arr`` is a block of a larger matrix;
-    ``lines`` (CSV) gives the file line of each row instead. Used by the store's
-    wide-matrix import too, so that both report the same sentences.
+    Used by the store's wide-matrix import too, so that both report the same sentences.
+
+    Parameters
+    ----------
+    arr : numpy.ndarray, shape (rows, samples)
+        The matrix or a block of its rows; bool, integer or float.
+    source : str
+        The file it came from, as messages show it.
+    what : str, default "matrix"
+        What the matrix is to the user (usually its flag), starting each message.
+    row_offset : int, default 0
+        The 0-based row of the larger matrix that ``arr``'s first row is, so that messages
+        about a block name the row of the whole file.
+    lines : tuple of int, optional
+        For a CSV file, the file line of each row of ``arr``; messages then name the line
+        instead of the row.
+
+    Returns
+    -------
+    numpy.ndarray of uint8, same shape
+        ``arr`` itself for ``uint8``, a view for ``bool``, else a converted copy.
+
+    Raises
+    ------
+    InputError
+        If the dtype is not numeric or bool, or at the first NaN or value other than 0 and
+        1, naming its row (or line) and column, both from 1.
     """
     row = _row_namer(row_offset, lines)
     if arr.dtype == np.bool_:
@@ -309,9 +333,34 @@ def _load_any(
 def load_matrix(path: Path | str, what: str = "matrix", key: str | None = None) -> np.ndarray:
     """Load a 0/1 correctness matrix (models x samples) as ``np.uint8``.
 
-    ``key`` selects the array of an ``.npz`` holding several. Raises ``InputError`` for a
-    missing/unreadable/empty file, ragged CSV, non-numbers, NaN, values other than 0/1,
-    wrong dimensionality and pickled objects.
+    The cache matrix A of Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an
+    Era of Rapid Progress*, §2: entry (m, s) is 1 when model m answered sample s
+    correctly.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.npy``, ``.npz``, ``.csv`` or ``.parquet`` file (see the module's notes on each
+        format).
+    what : str, default "matrix"
+        What the file is to the user (usually its flag), starting each message.
+    key : str, optional
+        The array of an ``.npz`` to load; needed when it holds more than one, refused for
+        other formats.
+
+    Returns
+    -------
+    numpy.ndarray of uint8, shape (models, samples)
+        C-contiguous, entries 0 or 1.
+
+    Raises
+    ------
+    InputError
+        For a missing, unreadable or empty file, an unsupported extension, a ``key`` that
+        is absent or given for a format other than ``.npz``, a ragged CSV, non-numbers,
+        NaN, values other than 0 and 1, an array that is not 2-dimensional or is empty, a
+        ``.npy`` header claiming more data than the file holds, and pickled objects
+        (never loaded).
     """
     arr, p, lines = _load_any(path, what, key)
     return np.ascontiguousarray(check_binary(arr, _name(p), what, lines=lines))
@@ -320,7 +369,33 @@ def load_matrix(path: Path | str, what: str = "matrix", key: str | None = None) 
 def load_float_matrix(
     path: Path | str, what: str = "confidence", key: str | None = None
 ) -> np.ndarray:
-    """Load a matrix of values in [0, 1] (e.g. confidences) as ``np.float32``."""
+    """Load a matrix of values in [0, 1] (e.g. confidences) as ``np.float32``.
+
+    Read like :func:`load_matrix` (same formats and file checks); only the value check
+    differs.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.npy``, ``.npz``, ``.csv`` or ``.parquet`` file, rows = models, columns =
+        samples.
+    what : str, default "confidence"
+        What the file is to the user (usually its flag), starting each message.
+    key : str, optional
+        The array of an ``.npz`` to load; needed when it holds more than one.
+
+    Returns
+    -------
+    numpy.ndarray of float32, shape (models, samples)
+        C-contiguous, entries in [0, 1] (checked before the cast to float32, so a value
+        just above 1 is refused rather than rounded).
+
+    Raises
+    ------
+    InputError
+        For the file problems :func:`load_matrix` names, for a non-numeric dtype, and at
+        the first NaN or value outside [0, 1], naming its row (or CSV line) and column.
+    """
     arr, p, lines = _load_any(path, what, key)
     return np.ascontiguousarray(_check_unit_interval(arr, _name(p), what, lines=lines))
 
@@ -328,8 +403,31 @@ def load_float_matrix(
 def load_index_list(path: Path | str, n: int | None = None, what: str = "index list") -> np.ndarray:
     """Read 0-based indices, one per line (blank lines ignored), as ``np.int64``.
 
-    With ``n`` given, every index must lie in ``[0, n)``. Duplicates are refused: an index
-    list names a set of rows, and a repeated row would silently weigh twice in Sort.
+    Duplicates are refused: an index list names a set of rows, and a repeated row would
+    silently weigh twice in Sort.
+
+    Parameters
+    ----------
+    path : str or Path
+        A UTF-8 text file (gzip when it ends in ``.gz``), one whole number per line.
+    n : int, optional
+        The number of rows the indices refer to; when given, every index must lie in
+        ``[0, n)``.
+    what : str, default "index list"
+        What the file is to the user (usually its flag), starting each message.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (k,)
+        The indices in file order.
+
+    Raises
+    ------
+    InputError
+        If the file is missing, unreadable, empty, not UTF-8 or holds no indices, or
+        names the line of a value that is not a whole number, lies outside the range or
+        repeats an earlier one; also for a line over the line limit
+        (:mod:`lifelong_core.io.limits`).
     """
     p = _check_file(path, what)
     out: list[int] = []
@@ -420,6 +518,30 @@ def open_matrix(path: Path | str, what: str = "matrix") -> MatrixSource:
 
     A C-ordered numeric ``.npy`` is streamed from disk; anything else goes through
     :func:`load_matrix` (validated immediately) and is served from memory.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.npy``, ``.npz``, ``.csv`` or ``.parquet`` file, rows = models, columns =
+        samples.
+    what : str, default "matrix"
+        What the file is to the user (usually its flag), starting each message.
+
+    Returns
+    -------
+    MatrixSource
+        Its ``shape`` is known at once; :meth:`MatrixSource.read_rows` returns validated
+        ``uint8`` blocks.
+
+    Raises
+    ------
+    InputError
+        For a missing, unreadable or empty file, an unsupported extension, and for a
+        ``.npy`` whose header is unreadable, holds objects, is not 2-dimensional, is empty,
+        has a non-numeric dtype or promises more data than the file holds; for other
+        formats, whatever :func:`load_matrix` refuses. A streamed ``.npy``'s values are
+        checked later, by ``read_rows``, which raises the same sentences as
+        :func:`check_binary`.
     """
     p = _check_file(path, what)
     if _suffix(p, what) == ".npy":

@@ -42,7 +42,57 @@ WRITES = ("long", "matrix", "lm-eval")
 class Source:
     """A validated input, ready for :func:`lifelong_core.workflows.imports.insert`.
 
-    ``kind`` is the reader's name, ``write`` how the store writes it (:data:`WRITES`).
+    A reader fills the fields of its ``write`` form and leaves the others at their
+    defaults; nothing is written to a store until ``insert`` is called.
+
+    Attributes
+    ----------
+    kind : str
+        The name of the reader that made it (``"long"``, ``"matrix"``, ``"lm-eval"``,
+        ``"inspect"``).
+    source : str
+        What the store's import log names as the origin (usually the path given).
+    checksum : str, optional
+        ``"sha256:<hex>"`` over the bytes of the file(s) read
+        (:func:`lifelong_core.io.edges.file_checksum`), recorded in the log.
+    dataset : str, optional
+        The dataset the user named for samples that name none; None lets the store (or
+        the lm-eval rules) decide.
+    table : pandas.DataFrame, optional
+        ``write="long"``: the long table, one row per (model, sample), as text cells or
+        as read; the store validates its values.
+    matrix : numpy.ndarray of uint8, shape (models, samples), optional
+        ``write="matrix"``: the 0/1 matrix.
+    models : list of str or pandas.DataFrame, optional
+        ``write="matrix"``: the model ids, one per matrix row (a list, or a table with
+        ``model_id`` and metadata). ``write="long"``: optional model rows (``model_id,
+        name, family, metadata``) written with the table.
+    samples : list of str or pandas.DataFrame, optional
+        ``write="matrix"``: the sample ids, one per matrix column (a list, or a table with
+        ``sample_id`` and metadata).
+    extras : mapping of str to numpy.ndarray
+        ``write="matrix"``: per-entry matrices of the matrix's shape by name
+        (``confidence``, ``predicted``, ``true_prob``); empty when none.
+    path : Path, optional
+        ``write="lm-eval"``: the path the user gave (a run, a folder of runs or a zip).
+    model : str, optional
+        ``write="lm-eval"``: the model name the user gave for a single run, else None.
+    metric : str, optional
+        ``write="lm-eval"``: the metric asked for, else None (each task's default).
+    filter : str, optional
+        ``write="lm-eval"``: the lm-eval filter asked for, else None.
+    run : object, optional
+        The read run: for ``"lm-eval"`` the runs put together
+        (:class:`~lifelong_core.io.lm_eval.LmEvalRun`); for ``"inspect"`` the read log
+        (``InspectRun``, its task and scorer shown after an import).
+    runs : int
+        ``write="lm-eval"``: how many run folders were found, read or skipped.
+    skipped : tuple of SkippedRun
+        ``write="lm-eval"``: each run left out, with its reason
+        (:class:`~lifelong_core.io.lm_eval.SkippedRun`).
+    write : {"long", "matrix", "lm-eval"}
+        How the store writes it (:data:`WRITES`): ``insert_long``, ``insert_matrix`` or
+        ``insert_lm_eval_run``.
     """
 
     kind: str
@@ -131,6 +181,11 @@ def register_reader(
     metavar : str
         The ``import`` flag's placeholder.
 
+    Raises
+    ------
+    InputError
+        If ``name`` is empty or holds characters other than letters, digits and dashes.
+
     Notes
     -----
     Re-registering a name replaces it (so a test can register and remove its own).
@@ -146,13 +201,41 @@ def unregister_reader(name: str) -> None:
 
 
 def readers(importable: bool | None = None) -> list[Reader]:
-    """The registered readers, in registration order (``importable``: only those that
-    do, or do not, return a source for a store; None: all)."""
+    """The registered readers, in registration order.
+
+    Parameters
+    ----------
+    importable : bool, optional
+        True: only the readers that return a :class:`Source` for a store (the ``import``
+        command's flags, the Data page's choices); False: only the others (``counts``);
+        None: all.
+
+    Returns
+    -------
+    list of Reader
+    """
     return [r for r in _READERS.values() if importable is None or r.importable == importable]
 
 
 def reader(name: str) -> Reader:
-    """The reader registered as ``name``; one sentence naming the others if none is."""
+    """The reader registered as ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A registered name (``"long"``, ``"matrix"``, ``"lm-eval"``, ``"inspect"``,
+        ``"counts"``).
+
+    Returns
+    -------
+    Reader
+
+    Raises
+    ------
+    InputError
+        If no reader is registered as ``name``; the sentence names the registered ones
+        (``param="kind"``).
+    """
     if name not in _READERS:
         raise InputError(
             f"unknown file format {name!r}; use one of {', '.join(_READERS)}.", param="kind"
@@ -162,7 +245,29 @@ def reader(name: str) -> Reader:
 
 def read(name: str, *args: Any, **options: Any) -> Any:
     """Read with the reader registered as ``name``: its function called with ``args`` and
-    ``options``."""
+    ``options``.
+
+    Parameters
+    ----------
+    name : str
+        A registered reader's name.
+    *args
+        Positional arguments of the reader's function (for every built-in reader, the
+        path first).
+    **options
+        Its keyword options (``dataset``, ``model``, ``metric``, ...).
+
+    Returns
+    -------
+    Source or pandas.DataFrame
+        What the reader returns: a :class:`Source` for an importable reader, the table
+        for ``counts``.
+
+    Raises
+    ------
+    InputError
+        If ``name`` is not registered, or whatever the reader refuses in its input.
+    """
     return reader(name).load()(*args, **options)
 
 

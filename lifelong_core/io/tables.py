@@ -73,8 +73,33 @@ def _as_bytes(source, what: str) -> bytes:
 def read_csv_table(source, what: str, *, skipinitialspace: bool = False) -> pd.DataFrame:
     """A CSV table as text cells with stripped column names; ``InputError`` on anything ragged.
 
-    ``source``: a path, bytes, or a file-like object (an upload). ``what`` is how messages
-    name the input (e.g. ``"--long file data/x.csv"``).
+    The first non-blank line is the header; blank lines are skipped. Every cell is kept as
+    text (nothing becomes NaN), so validators can quote it verbatim.
+
+    Parameters
+    ----------
+    source : str, Path, bytes or file-like
+        A path (gzip when its name ends in ``.gz``), the bytes of the file, or an upload
+        or open file.
+    what : str
+        How messages name the input (e.g. ``"--long file data/x.csv"``).
+    skipinitialspace : bool, default False
+        Drop spaces after each comma, so that ``a, b`` reads as ``a,b`` (counts files are
+        read so).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per data row, columns named by the header (stripped), every cell a str.
+
+    Raises
+    ------
+    InputError
+        If the path is missing, a directory, unreadable or empty; if the text is empty or
+        not UTF-8; if a line is over the line limit; if a data row has more or fewer
+        fields than the header (naming the data row and file line) or the CSV is
+        malformed; if a header name is blank or repeated; or if a cell is longer than
+        :data:`~lifelong_core.io.limits.MAX_CELL_CHARS` characters.
     """
     data = _as_bytes(source, what)
     if not data.strip():

@@ -111,7 +111,30 @@ def read_text_bytes(source, what: str) -> bytes:
 
 
 def read_text(source, what: str, encoding: str = "utf-8-sig") -> str:
-    """:func:`read_text_bytes` decoded; text that is not UTF-8 is one sentence."""
+    """:func:`read_text_bytes` decoded; text that is not UTF-8 is one sentence.
+
+    Parameters
+    ----------
+    source : str, Path, bytes or file-like
+        A path (gzip when its name ends in ``.gz``), the bytes themselves, or an upload or
+        open file (its ``read`` may return bytes or str).
+    what : str
+        How messages name the input (``"--long file runs.csv"``).
+    encoding : str, default "utf-8-sig"
+        The codec; the default also drops a leading byte-order mark (as Excel writes).
+
+    Returns
+    -------
+    str
+        The whole text.
+
+    Raises
+    ------
+    InputError
+        If the bytes are not valid in ``encoding``, a line is longer than the line limit,
+        a gzip file is truncated, corrupt or unpacks past the unpacked limit, or the file
+        cannot be read (with the OS cause).
+    """
     try:
         return read_text_bytes(source, what).decode(encoding)
     except UnicodeDecodeError:
@@ -190,9 +213,32 @@ def check_archive(path, what: str) -> list[zipfile.ZipInfo]:
 
 
 def extract_zip(archive, dest) -> Path:
-    """Unpack ``archive`` under ``dest`` and return ``dest``; refuses members that would
-    land outside ``dest`` and archives that unpack to more than the unpacked limit
-    (:mod:`lifelong_core.io.limits`: a "zip bomb" must not fill the disk)."""
+    """Unpack ``archive`` under ``dest`` and return ``dest``.
+
+    Every member is checked before anything is written: a member that would land outside
+    ``dest`` (``../`` or an absolute path) and an archive that unpacks to more than the
+    unpacked limit (:mod:`lifelong_core.io.limits`: a "zip bomb" must not fill the disk)
+    are refused.
+
+    Parameters
+    ----------
+    archive : str or Path
+        The zip file; messages name it by its file name.
+    dest : str or Path
+        The folder to unpack into (created if missing).
+
+    Returns
+    -------
+    pathlib.Path
+        ``dest``.
+
+    Raises
+    ------
+    InputError
+        If the archive is not a readable zip file, unpacks past the unpacked limit, holds a
+        path outside ``dest``, or could not be unpacked (an OS error or a corrupt member;
+        members already written may remain in ``dest``).
+    """
     archive, dest = Path(archive), Path(dest)
     infos = check_archive(archive, archive.name)
     try:

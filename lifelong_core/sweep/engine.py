@@ -82,7 +82,29 @@ def check_bounds(
 ) -> None:
     """Refuse a seed or a work size outside :mod:`lifelong_core.limits` (one sentence each).
 
-    :func:`run_sweep` calls it first; the command line calls it before reading any file.
+    :func:`run_sweep` calls it before reading any row; the command line calls it before
+    reading any file.
+
+    Parameters
+    ----------
+    seed : int, default 0
+        The seed of the random draws; a whole number in [0, 2**32 - 1]
+        (:data:`lifelong_core.limits.MAX_SEED`).
+    depth : int, default 2
+        The recursion depth of ``sort="recursive"``; 1 to
+        :data:`lifelong_core.limits.MAX_SORT_DEPTH`.
+    threads : int, optional
+        The pool size; 1 to :data:`lifelong_core.limits.MAX_THREADS`. None: not checked
+        (the executor's default).
+    chunk_rows : int, optional
+        Rows per task; 1 to :data:`lifelong_core.limits.MAX_CHUNK_ROWS`. None: not
+        checked (the plan's default).
+
+    Raises
+    ------
+    InputError
+        If a value is not a whole number in its range; the error names the parameter
+        (``seed``, ``depth``, ``threads`` or ``chunk_rows``).
     """
     limits.check_seed(seed)
     limits.check_count(depth, "the recursion depth of Sort", 1, limits.MAX_SORT_DEPTH, "depth")

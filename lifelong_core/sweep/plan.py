@@ -95,7 +95,29 @@ class SweepPlan:
     bounded: bool
 
     def chunk_rows(self, n: int, requested: int | None = None) -> int:
-        """Rows per task for ``n`` samples: ``requested``, else the plan's default."""
+        """Rows per task for ``n`` samples: ``requested``, else the plan's default.
+
+        The default keeps one task's block small: the packed kernel takes
+        :data:`~lifelong_core.rows.DEFAULT_CHUNK_ROWS` rows; a bounded plan as many as fit
+        the dense-read limit (:func:`lifelong_core.limits.block_rows`, at most
+        ``DEFAULT_CHUNK_ROWS``), and on the method path no more than
+        ``BOUNDED_METHOD_BLOCK_ROWS`` so that a progress bar moves; otherwise the dense
+        kernel's block size (:func:`lifelong_core.sortsearch.kernels.default_block_rows`).
+        The numbers of a sweep do not depend on it.
+
+        Parameters
+        ----------
+        n : int
+            Samples per row (columns of the matrix).
+        requested : int, optional
+            The caller's ``chunk_rows``, already checked by
+            :func:`~lifelong_core.sweep.engine.check_bounds`; returned as is when given.
+
+        Returns
+        -------
+        int
+            Rows per task, at least 1.
+        """
         if requested is not None:
             return requested
         if self.kernel == "packed":

@@ -27,12 +27,35 @@ PER_MODEL_COLUMNS = ["model_row", "budget", "est_acc", "true_acc", "mae"]
 
 @dataclass(frozen=True)
 class SweepResult:
-    """``table``: one row per budget (means over evaluated models, correlations across
-    them); ``per_model``: one row per (model, budget). With ``decompose=True`` both also
-    carry ``aleatoric`` and ``epistemic`` (Prabhu et al., 2024, §4.5) and the same split of kappa,
-    ``kappa_aleatoric`` = kappa(a, y*) and ``kappa_epistemic`` = kappa(y*, y) (Prabhu et al., 2024,
-    *Lifelong Benchmarks*, §6); search methods with an interval add ``est_lo`` and ``est_hi`` to
-    ``per_model``."""
+    """What :func:`~lifelong_core.sweep.run_sweep` returns: the scores of a budget sweep.
+
+    With ``decompose=True`` both tables also carry ``aleatoric`` and ``epistemic``
+    (Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid
+    Progress*, §4.5) and the same split of kappa, ``kappa_aleatoric`` = kappa(a, y*) and
+    ``kappa_epistemic`` = kappa(y*, y) (Prabhu et al. (2024), *Lifelong Benchmarks:
+    Efficient Model Evaluation in an Era of Rapid Progress*, §6).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per budget, in increasing order: ``budget, mae, eagg, kappa, pearson,
+        spearman`` (:data:`TABLE_COLUMNS`). ``mae``, ``eagg`` and ``kappa`` are means over
+        the evaluated models; ``pearson`` and ``spearman`` correlate estimated with true
+        accuracy across them. Errors are fractions of the n samples.
+    per_model : pandas.DataFrame
+        One row per (budget, model), ordered by budget then model: ``model_row`` (the
+        evaluated row's label), ``budget``, ``est_acc`` and ``true_acc`` (accuracies in
+        [0, 1]), ``mae`` (the predicted row's mean absolute error against the true row),
+        ``eagg`` (``|est_acc - true_acc|``) and ``kappa``; search methods with an interval
+        add ``est_lo`` and ``est_hi``.
+    order : numpy.ndarray of int, shape (n,)
+        The Sort order: sample columns from easiest to hardest.
+    config : dict
+        How the sweep ran, for reports: ``sort``, ``sampling``, ``search``, ``seed``,
+        ``ties``, ``n``, ``kernel``, ``executor``; ``evaluated`` (budget -> samples
+        evaluated) on the threshold path and ``threads`` when not serial. A method's
+        whole-sweep implementation fills its own.
+    """
 
     table: pd.DataFrame
     per_model: pd.DataFrame
@@ -41,7 +64,30 @@ class SweepResult:
 
 
 def power_budgets(n: int, lo: int = 8, hi: int = 32768) -> tuple[int, ...]:
-    """The paper's 13 budgets 8, 16, ..., 32768 (§4.2), keeping those <= n."""
+    """The paper's 13 budgets 8, 16, ..., 32768, keeping those <= n.
+
+    The budgets of Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of
+    Rapid Progress*, §4.2: the powers of two from ``lo`` to ``hi``.
+
+    Parameters
+    ----------
+    n : int
+        Samples (columns of the matrix); no budget exceeds it.
+    lo : int, default 8
+        The smallest budget; doubled until past ``hi`` or ``n``.
+    hi : int, default 32768
+        The largest budget allowed.
+
+    Returns
+    -------
+    tuple of int
+        ``lo, 2*lo, 4*lo, ...`` up to ``min(hi, n)``, increasing.
+
+    Raises
+    ------
+    InputError
+        If no budget fits (``n < lo``), naming ``budgets``.
+    """
     out = []
     b = lo
     while b <= min(hi, n):
@@ -55,7 +101,26 @@ def power_budgets(n: int, lo: int = 8, hi: int = 32768) -> tuple[int, ...]:
 
 
 def check_budgets(budgets: Sequence[int], n: int) -> tuple[int, ...]:
-    """Sorted distinct budgets, each a whole number in [1, n]."""
+    """Sorted distinct budgets, each a whole number in [1, n].
+
+    Parameters
+    ----------
+    budgets : sequence of int
+        Evaluations per model, n', as given (any order, repeats allowed).
+    n : int
+        Samples (columns of the matrix).
+
+    Returns
+    -------
+    tuple of int
+        The distinct budgets in increasing order.
+
+    Raises
+    ------
+    InputError
+        If a budget is not a whole number between 1 and ``n``
+        (:func:`lifelong_core.sortsearch.search.check_budget`), or if none is given.
+    """
     out = []
     for b in budgets:
         check_budget(n, b)
