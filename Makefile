@@ -49,7 +49,7 @@ check: $(STAMP)
 	$(VENV)/bin/mypy
 
 # Demo- and laptop-scale benchmarks, one after another (about 25 minutes); numbers go to
-# benchmarks/results/ and the README. The paper-scale run needs ~20 GB of disk and ~15 GB of RAM.
+# benchmarks/results/ (docs/benchmarks.md shows them). The paper-scale run needs ~20 GB of disk and ~15 GB of RAM.
 bench: store
 	$(VPY) -m benchmarks.bench_sweep
 	$(VPY) -m benchmarks.bench_store
