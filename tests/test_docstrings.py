@@ -39,7 +39,6 @@ NOT_YET_COVERED = (
     "lifelong_core.methods",
     "lifelong_core.sweep",
     "lifelong_core.workflows",
-    "ui",
 )
 
 _SECTION = re.compile(r"^([A-Z][A-Za-z ]+)\n\s*-{3,}\s*$", re.M)
