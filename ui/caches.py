@@ -58,7 +58,19 @@ def complete_counts(key: str, dataset: str) -> tuple[pd.DataFrame, list[str]]:
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def overview(key: str) -> dict:
-    """What the store holds: datasets, domains, models, log and counts."""
+    """What the store holds: datasets, domains, models, log and counts.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`).
+
+    Returns
+    -------
+    dict
+        ``datasets``, ``domains``, ``models`` and ``log`` (tables of the store) and
+        ``n_models``, ``n_samples`` (ints).
+    """
     s = get_store()
     return {
         "datasets": s.datasets(),
@@ -72,13 +84,35 @@ def overview(key: str) -> dict:
 
 @st.cache_resource(show_spinner="Reading the cache from the store…", max_entries=6)
 def selection(key: str, dataset: str, domains: tuple[str, ...]) -> Selection:
-    """:func:`lifelong_core.workflows.selection.select`: every real model's 0/1 row on the
-    samples of ``dataset`` restricted to ``domains``.
+    """Every real model's 0/1 row on the samples of ``dataset`` in ``domains``.
+
+    :func:`lifelong_core.workflows.selection.select`; models not run on every chosen
+    sample are left out.
 
     One shared object per key, not a copy per call: copying (pickling) the sample table
     cost more than reading it on a 500,000-sample store, on every re-run. Pages only read
     it; the matrix is made read-only so that an accidental write fails instead of leaking
     into other sessions.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+    dataset : str
+        Name of a dataset of the store.
+    domains : tuple of str
+        Domains of ``dataset`` to keep; ``()`` keeps every domain.
+
+    Returns
+    -------
+    Selection
+        The 0/1 matrix (dense, or packed on a large store), its models and its samples.
+
+    Raises
+    ------
+    InputError
+        If ``dataset`` has no samples in ``domains``, or fewer than two real models were
+        evaluated on every one of them.
     """
     sel = _selection.select(get_store(), dataset, domains)
     if isinstance(sel.A, np.ndarray):
@@ -169,22 +203,70 @@ def _sweep(
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def fits(table: pd.DataFrame):
-    """Exponential fit of MAE and power-law fit of E_agg against the budget."""
+    """Exponential fit of MAE and power-law fit of E_agg against the budget.
+
+    MAE = a exp(-b n′) + c as Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in
+    an Era of Rapid Progress*, §4.2, Key Result 2, and E_agg = c n′^p as Prabhu et al.
+    (2024), *Lifelong Benchmarks: Efficient Model Evaluation in an Era of Rapid Progress*,
+    §5, Key Result 2; the pages draw them dashed over the budget curves.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A sweep's summary with the columns budget, mae and eagg.
+
+    Returns
+    -------
+    tuple of FitResult
+        :func:`lifelong_core.sortsearch.fit_exponential` of MAE and
+        :func:`lifelong_core.sortsearch.fit_power_law` of E_agg (each says whether it
+        succeeded in ``ok``).
+    """
     return fit_exponential(table["budget"], table["mae"]), fit_power_law(
         table["budget"], table["eagg"]
     )
 
 
 def is_large(sel: Selection) -> bool:
-    """Whether the selection is read as packed blocks (beyond the dense-read limit)."""
+    """Whether the selection is read as packed blocks (beyond the dense-read limit).
+
+    Parameters
+    ----------
+    sel : Selection
+        A selection from :func:`selection`.
+
+    Returns
+    -------
+    bool
+        True when ``sel.A`` is a packed cache rather than a dense 0/1 matrix.
+    """
     return isinstance(sel.A, large.PackedCache)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def correlation(key: str, dataset: str, domains: tuple[str, ...]):
-    """The model-by-model correlation matrix sorted by accuracy (Prabhu et al. 2024, App. E),
-    and a note (empty unless a large store is shown on a bounded sample; ``order`` then
-    indexes the selection's rows)."""
+    """The model-by-model correlation matrix, sorted by accuracy.
+
+    As Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid
+    Progress*, App. E, Fig. 7b. On a large store it is computed on a bounded sample of
+    the selection (models and samples); ``order`` then indexes the selection's rows, and
+    the note says so.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+    dataset : str
+        Name of a dataset of the store.
+    domains : tuple of str
+        Domains of ``dataset`` to keep; ``()`` keeps every domain.
+
+    Returns
+    -------
+    tuple
+        The correlation result of :func:`lifelong_core.sortsearch.model_correlation`
+        and a note, empty unless a bounded sample was used.
+    """
     import dataclasses
 
     sel = selection(key, dataset, domains)
@@ -203,8 +285,30 @@ def bounded(
     max_models: int = large.DEFAULT_SCORED,
     seed: int = 0,
 ) -> tuple[Selection, str]:
-    """The selection itself, or on a large store a dense bounded block of it (a seeded
-    sample of models in store order and of samples) with a note saying so."""
+    """The selection itself, or on a large store a dense bounded block of it.
+
+    On a store beyond the dense-read limit the block is a seeded sample of models (kept
+    in store order) and as many seeded samples as fit within the limit
+    (:func:`lifelong_core.workflows.large.bounded_block`); the note says so on the page.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+    dataset : str
+        Name of a dataset of the store.
+    domains : tuple of str
+        Domains of ``dataset`` to keep; ``()`` keeps every domain.
+    max_models : int
+        Most models the block keeps.
+    seed : int
+        Seed of the sample of models and samples.
+
+    Returns
+    -------
+    tuple of (Selection, str)
+        The (possibly reduced) selection and a note, empty when nothing was left out.
+    """
     sel = selection(key, dataset, domains)
     if not is_large(sel):
         return sel, ""
@@ -230,8 +334,41 @@ def backtest(
     draws: str,
     label: str = "Backtesting…",
 ):
-    """:func:`lifelong_core.workflows.backtest.backtest` on the dataset's selection, with a
-    progress bar; memoised like the sweeps. Stops the page with one sentence on bad input."""
+    """Backtest the methods on the dataset's selection with a progress bar.
+
+    Runs :func:`lifelong_core.workflows.backtest.backtest` (models held out of the cache,
+    estimated with each method, scored against their true rows), memoised like the sweeps
+    so that every session asking for the same settings shares one run. Bad input stops the
+    page with one error box (:func:`ui.common.input_errors`).
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+    dataset : str
+        Name of a dataset of the store.
+    methods : tuple of str
+        Registered methods to compare (the random baseline is added when missing).
+    budgets : tuple of int
+        Items evaluated per held-out model.
+    holdout : int
+        Models held out per repeat.
+    split : {"random", "newest", "best"}
+        Which models are held out.
+    repeats : int
+        Repeats with seeds ``seed, seed + 1, ...``.
+    seed : int
+        The first repeat's seed.
+    draws : {"per-model", "common"}
+        Each held-out model's own item draw, or one item set for all.
+    label : str
+        Text of the progress bar.
+
+    Returns
+    -------
+    lifelong_core.workflows.backtest.Backtest
+        The backtest's tables (a copy: a page cannot alter the shared result).
+    """
     from lifelong_core.workflows import backtest as bt
 
     args = (key, dataset, methods, budgets, holdout, split, repeats, seed, draws)
@@ -257,7 +394,29 @@ def backtest(
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def teaching_slice(key: str, dataset: str, n_models: int, n_samples: int, seed: int):
-    """:func:`lifelong_core.workflows.teaching.teaching_slice` of the dataset's selection."""
+    """A small slice of the dataset's matrix to show Sort & Search on.
+
+    :func:`lifelong_core.workflows.teaching.teaching_slice` of the dataset's (bounded)
+    selection.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+    dataset : str
+        Name of a dataset of the store.
+    n_models : int
+        Models in the slice, spread over the accuracy range.
+    n_samples : int
+        Samples in the slice, drawn at random.
+    seed : int
+        Seed of the draw.
+
+    Returns
+    -------
+    tuple
+        The 0/1 matrix, the model names and the sample ids.
+    """
     return teaching.teaching_slice(bounded(key, dataset, ())[0], n_models, n_samples, seed)
 
 
@@ -271,6 +430,26 @@ def fitted_method(key: str, dataset: str, search: str):
     The store's kept state (Sort order, ``mirt``/``irt`` item parameters; ``state``
     command) is used whenever it is current, so nothing is re-sorted or refitted; a small
     store without it is fitted here, a large one raises :class:`StateMissing`.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+    dataset : str
+        Name of a dataset of the store.
+    search : str
+        Registered search method.
+
+    Returns
+    -------
+    SearchMethod
+        The fitted method, one shared object per key.
+
+    Raises
+    ------
+    StateMissing
+        On a large store without a current kept state for ``search`` (an
+        :class:`~lifelong_core.errors.InputError` whose sentence says what to refresh).
     """
     from lifelong_core.methods.registry import get_method
 
@@ -298,9 +477,25 @@ def _kept_sort(store, dataset: str, sel: Selection):
     show_spinner="Fitting the adaptive method on the cache (cross-validated)…", max_entries=4
 )
 def fitted_adaptive(key: str, dataset: str, leave_out: int | None = None):
-    """The adaptive method fitted on every real model of ``dataset``, or on all but row
-    ``leave_out`` for a simulation (reusing the whole store's cross-validated settings, so
-    only the item model is refitted)."""
+    """The adaptive method fitted on every real model of ``dataset``, or on all but one.
+
+    For a simulation, ``leave_out`` keeps one model out of its own cache; the fit then
+    reuses the whole store's cross-validated settings, so only the item model is refitted.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+    dataset : str
+        Name of a dataset of the store.
+    leave_out : int, optional
+        Row of the selection to leave out (None: fit on every row).
+
+    Returns
+    -------
+    AdaptiveMethod
+        :func:`lifelong_core.workflows.adaptive.fit_adaptive`, one shared object per key.
+    """
     from lifelong_core.workflows import adaptive
 
     sel = selection(key, dataset, ())
@@ -310,8 +505,35 @@ def fitted_adaptive(key: str, dataset: str, leave_out: int | None = None):
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def fitted_insert_d(key: str, dataset: str, rule: str, sampling: str):
-    """insert_D fitted on every real model's row of ``dataset`` (on a large store from the
-    kept row and column sums)."""
+    """insert_D fitted on every real model's row of ``dataset``.
+
+    Sort & Search on the transposed matrix, for new samples (Prabhu et al. 2024,
+    *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, §3.3). On a large
+    store it is fitted from the kept row and column sums of the store's lifelong state
+    instead of the rows.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+    dataset : str
+        Name of a dataset of the store.
+    rule : str
+        Threshold rule of the search.
+    sampling : str
+        How the models a new sample is run on are spread over the models' ranking.
+
+    Returns
+    -------
+    InsertD
+        The fitted method, one shared object per key.
+
+    Raises
+    ------
+    StateMissing
+        On a large store whose kept Sort state is missing or does not cover the selection
+        (an :class:`~lifelong_core.errors.InputError`).
+    """
     from lifelong_core.methods import InsertD
 
     sel = selection(key, dataset, ())
@@ -323,7 +545,29 @@ def fitted_insert_d(key: str, dataset: str, rule: str, sampling: str):
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def accuracies(key: str, dataset: str) -> np.ndarray:
-    """Accuracy of every row of the dataset's selection (kept row sums on a large store)."""
+    """Accuracy of every model of the dataset's selection, in the selection's row order.
+
+    On a large store (read as packed blocks) the rows are not read: the kept row sums of
+    the store's lifelong state give the accuracies.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+    dataset : str
+        Name of a dataset of the store.
+
+    Returns
+    -------
+    numpy.ndarray
+        One accuracy (a fraction) per row of :func:`selection` with every domain.
+
+    Raises
+    ------
+    StateMissing
+        On a large store whose kept Sort state is missing or does not cover the selection
+        (an :class:`~lifelong_core.errors.InputError`).
+    """
     sel = selection(key, dataset, ())
     if not is_large(sel):
         return sel.A.mean(axis=1)
@@ -331,7 +575,26 @@ def accuracies(key: str, dataset: str) -> np.ndarray:
 
 
 def row_values(key: str, dataset: str, row: int, cols: np.ndarray) -> np.ndarray:
-    """One model's 0/1 results on some samples of the dataset's selection."""
+    """One model's 0/1 results on some samples of the dataset's selection.
+
+    On a large store only that row's cells are read from the packed blocks.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+    dataset : str
+        Name of a dataset of the store.
+    row : int
+        Row of the model in the selection.
+    cols : numpy.ndarray
+        Column positions of the samples in the selection.
+
+    Returns
+    -------
+    numpy.ndarray
+        The model's 0/1 result on each of ``cols``.
+    """
     sel = selection(key, dataset, ())
     if not is_large(sel):
         return sel.A[row, cols]
@@ -342,7 +605,42 @@ def row_values(key: str, dataset: str, row: int, cols: np.ndarray) -> np.ndarray
 def stream_replay(
     key: str, dataset: str, pool: int, budget: int, sampling: str, rule: str, seed: int
 ) -> pd.DataFrame:
-    """:func:`lifelong_core.workflows.stream.stream_replay` of the dataset's selection."""
+    """Replay the dataset's models in release order, estimating each as it arrives.
+
+    Serial additions as in Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in
+    an Era of Rapid Progress*, App. G, by
+    :func:`lifelong_core.workflows.stream.stream_replay` on the dataset's (bounded)
+    selection: the first ``pool`` models are evaluated in full; each later one is
+    estimated from ``budget`` evaluations and its predicted row joins the Sort sums.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+    dataset : str
+        Name of a dataset of the store.
+    pool : int
+        Models evaluated in full before the stream starts.
+    budget : int
+        Samples each arriving model is evaluated on (n′).
+    sampling : str
+        Where on the sorted samples the evaluations fall.
+    rule : str
+        Threshold rule of the search.
+    seed : int
+        Seed of the sampling.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per arriving model: its error, and the running evaluation counts of this
+        scheme and of evaluating everything in full.
+
+    Raises
+    ------
+    InputError
+        If ``pool`` is not between 1 and the number of models minus one.
+    """
     return stream.stream_replay(bounded(key, dataset, ())[0], pool, budget, sampling, rule, seed)
 
 
@@ -354,7 +652,35 @@ def stream_configs(
     seed: int,
     progress=None,
 ) -> pd.DataFrame:
-    """:func:`lifelong_core.workflows.stream.stream_configs` of the dataset's selection. Memoised."""
+    """Cost and error over the whole stream of every Sort & Search configuration.
+
+    Memoised: :func:`lifelong_core.workflows.stream.stream_configs` of the dataset's (bounded)
+    selection: each configuration is an initial pool evaluated in full, a budget n′, a
+    sampling and a threshold rule; its cost is the evaluations spent on every model, its
+    error the mean over every model (the pool counting as exact). Pools outside
+    ``[1, m)`` and budgets above the number of samples are skipped.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+    dataset : str
+        Name of a dataset of the store.
+    pools : tuple of int
+        Sizes of the initial pool (models evaluated in full, in release order).
+    budgets : tuple of int
+        Samples each later model is evaluated on (n′).
+    seed : int
+        Seed of the sampling.
+    progress : callable, optional
+        ``progress(fraction)`` as configurations finish.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per configuration: pool, budget, sampling, rule, config, evaluations,
+        mae, eagg.
+    """
     args = (key, dataset, pools, budgets, seed)
     return _memo().get_or_compute(
         ("stream",) + args,
@@ -376,8 +702,44 @@ def estimated_counts(
     models: tuple[str, ...],
     draws: str = PER_MODEL,
 ):
-    """:func:`lifelong_core.workflows.rankings.newest_estimated_counts` on the dataset's
-    selection."""
+    """Estimated and true counts of the newest models of the dataset.
+
+    :func:`lifelong_core.workflows.rankings.newest_estimated_counts` on the dataset's
+    selection: the ``n_new`` newest of ``models`` are estimated from ``budget`` samples
+    each, the older ones being the cache.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+    dataset : str
+        Name of a dataset of the store.
+    n_new : int
+        How many of the newest models are estimated.
+    budget : int
+        Samples each new model is evaluated on (n′).
+    method : str
+        Registered search method.
+    seed : int
+        Seed of the samples drawn.
+    models : tuple of str
+        Names of the models taken into account (the cache and the new ones).
+    draws : {"per-model", "common"}
+        Each new model's own draw of samples, or one common set from the seed.
+
+    Returns
+    -------
+    tuple
+        Estimated counts and true counts (``counts.csv`` frames), and a frame of the
+        method's own interval of each new model's accuracy in percent (model, mean, lo,
+        hi, true), or None when the method gives none.
+
+    Raises
+    ------
+    InputError
+        If ``n_new`` would leave fewer than two models in the cache, or the method or
+        budget is refused.
+    """
     return rankings.newest_estimated_counts(
         get_store(),
         dataset,
@@ -429,7 +791,33 @@ def board_table(
     level: float,
     normalized: bool,
 ) -> pd.DataFrame:
-    """The bootstrap leaderboard of the chosen models at ``level``."""
+    """The bootstrap leaderboard of the chosen models at ``level``.
+
+    Percentile intervals of the replicate scores (LA-UR-24-25289 report, 2024, §2.1).
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        The whole source's counts (``counts.csv`` layout: model, task, category, correct,
+        total), whichever models are shown.
+    chosen : tuple of str
+        The models shown; their replicates do not depend on the others.
+    n_boot : int
+        Bootstrap replicates.
+    seed : int
+        Seed of the draw (each model draws from its own stream, from the seed and its name).
+    level : float
+        Coverage of the intervals, e.g. 0.834 for the 83.4% display level.
+    normalized : bool
+        Rescale each task's scores between the source's normalisation bounds (§2.4) before
+        aggregating.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`lifelong_core.stats.leaderboard`: model, scope, mean, lo, hi (fractions)
+        and point, by scope and decreasing mean.
+    """
     from lifelong_core.stats import leaderboard
 
     return leaderboard(replicates(counts, chosen, n_boot, seed, normalized), level=level)
@@ -439,7 +827,30 @@ def board_table(
 def rank_table(
     counts: pd.DataFrame, chosen: tuple[str, ...], n_boot: int, seed: int, normalized: bool
 ) -> pd.DataFrame:
-    """Bootstrap rank intervals of the chosen models under every scheme (§3.2)."""
+    """Bootstrap rank intervals of the chosen models under every scheme.
+
+    Intervals at 95% (LA-UR-24-25289 report, 2024, §3.2, Tables 4 and 5).
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        The whole source's counts (``counts.csv`` layout: model, task, category, correct,
+        total), whichever models are shown.
+    chosen : tuple of str
+        The models shown; their replicates do not depend on the others.
+    n_boot : int
+        Bootstrap replicates.
+    seed : int
+        Seed of the draw (each model draws from its own stream, from the seed and its name).
+    normalized : bool
+        Rescale each task's scores between the source's normalisation bounds (§2.4) before
+        aggregating.
+
+    Returns
+    -------
+    pandas.DataFrame
+        model, scheme, mean, lo, hi (ranks, 1 = best).
+    """
     from lifelong_core.stats import DIFFERENCE_LEVEL, rank_intervals
 
     boot = replicates(counts, chosen, n_boot, seed, normalized)
@@ -455,7 +866,39 @@ def differences(
     normalized: bool,
     models: tuple[str, ...],
 ):
-    """Bootstrap pairwise differences of ``models`` (Bonferroni over their pairs)."""
+    """Bootstrap pairwise differences of ``models``, Bonferroni-corrected.
+
+    Intervals at 95% for the family of pairs (LA-UR-24-25289 report, 2024, §2.1,
+    Table 3).
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        The whole source's counts (``counts.csv`` layout: model, task, category, correct,
+        total), whichever models are shown.
+    chosen : tuple of str
+        The models shown; their replicates do not depend on the others.
+    n_boot : int
+        Bootstrap replicates.
+    seed : int
+        Seed of the draw (each model draws from its own stream, from the seed and its name).
+    normalized : bool
+        Rescale each task's scores between the source's normalisation bounds (§2.4) before
+        aggregating.
+    models : tuple of str
+        The models compared, in the order the pairs are formed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        model_a, model_b, diff, lo, hi (fractions), level (per comparison) and
+        excludes_zero.
+
+    Raises
+    ------
+    InputError
+        If a model of ``models`` is not in the replicates.
+    """
     from lifelong_core.stats import pairwise_differences
 
     boot = replicates(counts, chosen, n_boot, seed, normalized)
@@ -466,7 +909,37 @@ def differences(
 def hierarchical(
     counts: pd.DataFrame, chains: int, draws: int, seed: int, prior: tuple, level: float
 ) -> dict:
-    """:func:`lifelong_core.workflows.rankings.hierarchical_views` of the counts."""
+    """What the Rankings page shows of the hierarchical model of the counts.
+
+    The beta-binomial model of the LA-UR-24-25289 report (2024, §2.2):
+    :func:`lifelong_core.workflows.rankings.hierarchical_views`, warm-up half the draws.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        Counts of the models shown (``counts.csv`` layout).
+    chains : int
+        MCMC chains.
+    draws : int
+        Draws per chain, warm-up included.
+    seed : int
+        Seed of the sampler.
+    prior : tuple
+        ``("normal", mean, sd)`` or ``("uniform", low, high)`` on the model's a and b.
+    level : float
+        Coverage of the credible intervals.
+
+    Returns
+    -------
+    dict
+        Diagnostics, intervals at ``level``, rank probabilities, the draws of a, b and
+        the mean accuracy, pairwise differences and rank intervals.
+
+    Raises
+    ------
+    InputError
+        On a prior that is not normal or uniform, or whose parameters are out of range.
+    """
     from lifelong_core.stats import from_frame
 
     return rankings.hierarchical_views(
@@ -477,7 +950,26 @@ def hierarchical(
 # ------------------------------------------------------------------ matched accuracy
 @st.cache_data(show_spinner=False, max_entries=32)
 def pair_samples(key, src: tuple, tgt: tuple):
-    """The samples of a source and a target side (each ``(dataset, domains or None)``)."""
+    """The samples of a source and a target side, and the store's model names.
+
+    Parameters
+    ----------
+    key
+        The store's cache key (:func:`store_key`).
+    src, tgt : tuple
+        The source and the target side, each ``(dataset, domains or None)``, as
+        :class:`lifelong_core.matching.store_pair.Side` takes them.
+
+    Returns
+    -------
+    PairSamples
+        :func:`lifelong_core.matching.store_pair.read_samples`.
+
+    Raises
+    ------
+    InputError
+        If a side names an unknown dataset or domain, is empty, or has unlabelled samples.
+    """
     from lifelong_core.matching.store_pair import Side, read_samples
 
     return read_samples(get_store(), Side(*src), Side(*tgt))
@@ -487,7 +979,44 @@ def pair_samples(key, src: tuple, tgt: tuple):
 def match_block(
     key, src: tuple, tgt: tuple, rows: tuple, eps: float, crit: str, runs: int, seed: int
 ):
-    """One block of models through the same call the benchmark times: (table, skipped)."""
+    """One block of models through the matched-accuracy protocol.
+
+    The protocol of Anzaku et al. (2022), *A Principled Evaluation Protocol for
+    Comparative Investigation of the Effectiveness of DNN Classification Models on
+    Similar-but-non-identical Datasets*, through the same call the benchmark times
+    (:func:`lifelong_core.matching.store_pair.compare_store_models`). The page runs it
+    block by block to move its progress bar and to cache each block.
+
+    Parameters
+    ----------
+    key
+        The store's cache key (:func:`store_key`).
+    src, tgt : tuple
+        The source and the target side, each ``(dataset, domains or None)``, as
+        :class:`lifelong_core.matching.store_pair.Side` takes them.
+    rows : tuple of int
+        ``model_idx`` of the block's models.
+    eps : float
+        Match a source and a target sample when their confidences differ by at most ``eps``.
+    crit : {"label-prob", "prob"}
+        Matching criterion: Algorithm 1 (same predicted label and close confidence) or
+        Algorithm 2 (close confidence only).
+    runs : int
+        Seeded matching runs per model.
+    seed : int
+        Seed of the first run.
+
+    Returns
+    -------
+    tuple
+        The comparison table (one row per model) and the names of the models skipped
+        for lack of predicted labels or confidences.
+
+    Raises
+    ------
+    InputError
+        If a matching parameter is invalid.
+    """
     from lifelong_core.matching.store_pair import compare_store_models
 
     comparison, skipped = compare_store_models(
@@ -507,7 +1036,41 @@ def match_block(
 def match_one_model(
     key, src: tuple, tgt: tuple, row: int, eps: float, crit: str, runs: int, seed: int
 ) -> dict:
-    """:func:`lifelong_core.workflows.matching.model_detail` of one model."""
+    """One model's matched accuracy with everything the page shows of it.
+
+    :func:`lifelong_core.workflows.matching.model_detail`.
+
+    Parameters
+    ----------
+    key
+        The store's cache key (:func:`store_key`).
+    src, tgt : tuple
+        The source and the target side, each ``(dataset, domains or None)``, as
+        :class:`lifelong_core.matching.store_pair.Side` takes them.
+    row : int
+        ``model_idx`` of the model.
+    eps : float
+        Match a source and a target sample when their confidences differ by at most ``eps``.
+    crit : {"label-prob", "prob"}
+        Matching criterion: Algorithm 1 (same predicted label and close confidence) or
+        Algorithm 2 (close confidence only).
+    runs : int
+        Seeded matching runs per model.
+    seed : int
+        Seed of the first run.
+
+    Returns
+    -------
+    dict
+        The metrics, the number of datapoints on each side, the per-run table, the
+        standard errors of the matched accuracies, and the reliability and density of
+        every subset.
+
+    Raises
+    ------
+    InputError
+        If the model lacks the predictions needed or a parameter is invalid.
+    """
     from lifelong_core.workflows.matching import model_detail
 
     return model_detail(

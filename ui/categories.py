@@ -22,9 +22,28 @@ from ui.common import input_errors, query_default, sync_query
 
 
 def category_control(counts: pd.DataFrame, url_key: str, need: int | None = None) -> pd.DataFrame:
-    """``counts`` with every task in a category: the user's text (URL ``url_key``), else
-    the recorded category, else ``uncategorised``. Stops the page with one sentence on a
-    bad line. ``need``: how many categories the page needs (said in the help text)."""
+    """``counts`` with every task in a category, the user's own where given.
+
+    Each task's category is the user's line (kept in the URL under ``url_key``), else the
+    recorded one, else ``uncategorised``
+    (:func:`lifelong_core.workflows.categories.fill_categories`). Lines for tasks these
+    data lack are ignored, with a caption. Stops the page with one sentence on a bad line.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        ``counts.csv`` layout: model, task, category, correct, total.
+    url_key : str
+        Name of the URL parameter and of the text box's key.
+    need : int, optional
+        How many categories the page needs; said in the help text, and the control opens
+        when the data record none.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``counts`` with its ``category`` column filled.
+    """
     recorded = has_categories(counts)
     tasks = list(dict.fromkeys(counts["task"].astype(str)))
     current = fill_categories(counts).drop_duplicates("task").set_index("task")["category"]

@@ -143,11 +143,36 @@ def budget_lines(
 ) -> go.Figure:
     """Lines of ``y`` against ``budget``, one per value of ``series``.
 
-    ``fits`` maps a series value (or ``""`` when there is one series) to a
-    ``lifelong_core.sortsearch.fits.FitResult``; successful fits are drawn dashed over a
-    dense budget grid with their parameters in the legend. ``band`` names two columns
-    (low, high) drawn as a shaded range around each line; by default ``<y>_lo`` and
-    ``<y>_hi`` when the table has them.
+    The budget axis is logarithmic with the budgets as ticks and, when ``n_total`` is
+    given, carries the papers' compute-saved axis on top, n / n′ (Prabhu et al., 2024,
+    footnote 4).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A column ``budget``, the column ``y`` and, when given, the column ``series``.
+    y : str
+        The column drawn, e.g. ``"mae"``.
+    series : str, optional
+        Column whose values each get a line (None: one line).
+    n_total : int, optional
+        Number of samples the budgets are taken from; draws the compute-saved axis.
+    fits : mapping, optional
+        Series value (``""`` when there is one series) to a
+        ``lifelong_core.sortsearch.fits.FitResult``; a successful fit is drawn dashed over
+        a dense budget grid with its formula and R² in the legend.
+    title : str
+        Figure title.
+    y_title : str, optional
+        Title of the y axis and name in the hover (default ``y``).
+    band : tuple of (str, str), optional
+        Low and high columns drawn as a shaded range around each line; by default
+        ``<y>_lo`` and ``<y>_hi`` when the table has them (tables summarised over
+        repeated Sort splits carry them).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     fig = go.Figure()
     if band is None and f"{y}_lo" in df and f"{y}_hi" in df:
@@ -209,10 +234,27 @@ def budget_lines(
 def correlation_heatmap(
     corr: np.ndarray, labels: Sequence[str], accuracy: np.ndarray, title: str = ""
 ) -> go.Figure:
-    """Model-by-model correlation matrix, rows/columns already sorted by accuracy (App. E, Fig. 7b).
+    """Model-by-model correlation matrix, rows and columns already sorted by accuracy.
 
-    Axes are accuracy ranks; names appear on hover only for small matrices, since per-cell
-    text for hundreds of models would make the figure tens of megabytes.
+    As Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid
+    Progress*, App. E, Fig. 7b. Axes are accuracy ranks; names appear on hover only for
+    matrices of 60 models or fewer, since per-cell text for hundreds of models would make
+    the figure tens of megabytes.
+
+    Parameters
+    ----------
+    corr : numpy.ndarray
+        Square matrix of correlations in [-1, 1].
+    labels : sequence of str
+        Model names in the matrix's order.
+    accuracy : numpy.ndarray
+        Accuracy of each model in the same order (fractions), shown on hover.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     m = len(labels)
     z = np.asarray(corr, dtype=np.float32)
@@ -252,7 +294,28 @@ def histogram(
     bins: int = 60,
     vline: float | None = None,
 ) -> go.Figure:
-    """Distribution of a set of values (e.g. the off-diagonal correlations, Fig. 7a)."""
+    """Distribution of a set of values (e.g. the off-diagonal correlations, Fig. 7a).
+
+    The figure of Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of
+    Rapid Progress*, App. E. Values that are not finite are left out.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        The values counted.
+    title : str
+        Figure title.
+    x_title : str
+        Title of the x axis.
+    bins : int
+        Largest number of bins (plotly may use fewer).
+    vline : float, optional
+        Draws a dashed vertical line at this value (e.g. zero, or the mean).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
     fig = go.Figure(go.Histogram(x=v, nbinsx=bins, marker_color=PALETTE[0]))
@@ -279,13 +342,34 @@ def estimated_vs_true_grid(
     baseline: pd.DataFrame | None = None,
     baseline_label: str = "random sample",
 ) -> go.Figure:
-    """Small multiples, one scatter per budget, with y = x (Prabhu et al., 2024, *Lifelong Benchmarks*, Figs. 6, 9, 10).
+    """Small multiples, one scatter of estimated against true accuracy per budget, with y = x.
 
-    ``per_model``: budget, est_acc, true_acc, name, and optionally est_lo/est_hi (drawn as
-    vertical error bars where present). ``stats``: budget, pearson, spearman (titles).
-    ``baseline``: the same columns for a second method (the random-sampling baseline),
-    drawn in grey behind the first; ``label`` and ``baseline_label`` name the two in the
-    legend.
+    As Prabhu et al. (2024), *Lifelong Benchmarks: Efficient Model Evaluation in an Era of
+    Rapid Progress*, Figs. 6, 9 and 10; every panel shares one range, so the panels can be
+    compared by eye.
+
+    Parameters
+    ----------
+    per_model : pandas.DataFrame
+        budget, est_acc, true_acc, name (fractions), and optionally est_lo and est_hi,
+        drawn as vertical error bars where present.
+    stats : pandas.DataFrame
+        budget, pearson, spearman: the correlations written in each panel's title.
+    cols : int
+        Panels per row.
+    title : str
+        Figure title.
+    label : str, optional
+        Legend name of ``per_model`` (default ``"estimate"``).
+    baseline : pandas.DataFrame, optional
+        The same columns for a second method (the random-sampling baseline), drawn in
+        grey behind the first.
+    baseline_label : str
+        Legend name of ``baseline``.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     budgets = sorted(per_model["budget"].unique())
     rows = max(1, math.ceil(len(budgets) / cols))
@@ -378,7 +462,23 @@ def estimated_vs_true_grid(
 def rank_scatter(
     true_rank: np.ndarray, est_rank: np.ndarray, names: Sequence[str], title: str = ""
 ) -> go.Figure:
-    """Rank by the estimate against rank by the truth (1 = best) for one budget."""
+    """Rank by the estimate against rank by the truth (1 = best) for one budget.
+
+    Parameters
+    ----------
+    true_rank : numpy.ndarray
+        Each model's rank by true accuracy.
+    est_rank : numpy.ndarray
+        Each model's rank by estimated accuracy, same order.
+    names : sequence of str
+        Model names, same order, shown on hover.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     n = len(true_rank)
     fig = go.Figure(
         go.Scatter(
@@ -423,7 +523,36 @@ def matrix_heatmap(
     y_title: str = "model",
     height: int | None = None,
 ) -> go.Figure:
-    """A 0/1 correctness matrix as a heatmap; highlighted columns/rows get a box outline."""
+    """A 0/1 correctness matrix as a heatmap; highlighted columns and rows get a box outline.
+
+    Model names are shown whole up to 48 characters on matrices of 30 rows or fewer; the
+    hover always names the row and the column.
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        The (rows, columns) 0/1 matrix; 1 = correct.
+    row_labels : sequence of str
+        One label per row (models, usually).
+    col_labels : sequence of str
+        One label per column (samples, usually).
+    title : str
+        Figure title.
+    highlight_cols : sequence of int, optional
+        Column positions outlined in red (e.g. the samples evaluated).
+    highlight_rows : sequence of int, optional
+        Row positions outlined in red (e.g. the new model).
+    x_title : str
+        Title of the x axis.
+    y_title : str
+        Title of the y axis.
+    height : int, optional
+        Height in pixels (default: grows with the number of rows).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     A = np.asarray(A)
     fig = go.Figure(
         go.Heatmap(
@@ -487,10 +616,31 @@ def running_sum(
     n: int,
     title: str = "",
 ) -> go.Figure:
-    """The DP-search score S_j = sum of (2 a_i - 1) over the first j observations (§3.1.2).
+    """The DP-search score S_j = sum of (2 a_i - 1) over the first j observations.
 
-    Observations after step ``upto`` are drawn faded (not yet seen); the vertical line is
-    the threshold ``t`` the search rule returns, in sorted-sample positions (none if None).
+    The score whose maximum places the threshold (Prabhu et al. (2024), *Efficient
+    Lifelong Model Evaluation in an Era of Rapid Progress*, §3.1.2, Listing 1
+    ``dp_search``). Observations after step ``upto`` are drawn faded (not yet seen); the
+    vertical line is the threshold ``t`` the search rule returns.
+
+    Parameters
+    ----------
+    positions : numpy.ndarray
+        Sorted positions evaluated, in the order they are evaluated.
+    observed : numpy.ndarray
+        The 0/1 result a_i at each of ``positions``.
+    upto : int
+        How many observations are shown as seen.
+    threshold : int or None
+        The rule's threshold, in sorted positions (None: no line).
+    n : int
+        Length of the sorted order (the x axis spans it).
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     positions = np.asarray(positions)
     obs = np.asarray(observed).astype(int)
@@ -551,7 +701,23 @@ def running_sum(
 def predicted_vs_true(
     pred: np.ndarray, true: np.ndarray, *, title: str = "", x_title: str = "sorted position"
 ) -> go.Figure:
-    """Two stacked rows: the predicted 0/1 vector and the truth, mismatches marked."""
+    """Two stacked rows, the predicted 0/1 vector and the truth, with mismatches marked.
+
+    Parameters
+    ----------
+    pred : numpy.ndarray
+        The predicted 0/1 row.
+    true : numpy.ndarray
+        The true 0/1 row, same length.
+    title : str
+        Figure title.
+    x_title : str
+        Title of the x axis.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     pred = np.asarray(pred).astype(int)
     true = np.asarray(true).astype(int)
     z = np.vstack([pred, true])
@@ -597,7 +763,23 @@ def rank_position(
 ) -> go.Figure:
     """Where a new model would rank: the store's models by accuracy, the new one marked.
 
-    ``accuracies``: name, accuracy (the store's models on the same samples).
+    Parameters
+    ----------
+    accuracies : pandas.DataFrame
+        name, accuracy: the store's models on the same samples (fractions).
+    new_name : str
+        The new model's name.
+    new_acc : float
+        Its estimated accuracy (a fraction); its rank is one plus the number of models
+        strictly above it.
+    lo, hi : float, optional
+        Its interval, drawn as an error bar when both are given.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     df = accuracies.sort_values("accuracy", ascending=False).reset_index(drop=True)
     fig = go.Figure(
@@ -654,7 +836,31 @@ def stream_lines(
     y_title: str = "",
     log_y: bool = False,
 ) -> go.Figure:
-    """Several columns of one table against a common x (e.g. evaluations over the stream)."""
+    """Several columns of one table against a common x (e.g. evaluations over the stream).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    x : str
+        Column of the x axis.
+    ys : sequence of str
+        Columns drawn, one line each.
+    names : sequence of str, optional
+        Legend names of ``ys`` (default the column names).
+    title : str
+        Figure title.
+    x_title : str
+        Title of the x axis.
+    y_title : str
+        Title of the y axis.
+    log_y : bool
+        Logarithmic y axis, its ticks written in full.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     fig = go.Figure()
     for i, y in enumerate(ys):
         fig.add_trace(
@@ -691,7 +897,38 @@ def pareto(
     x_title: str = "",
     y_title: str = "",
 ) -> go.Figure:
-    """Configurations as points (x = cost, y = error), the Pareto front as a step line (Bornschein et al., 2023, §3)."""
+    """Configurations as points (x = cost, y = error) and the Pareto front as a step line.
+
+    As Bornschein et al. (2023), *NEVIS'22: A Stream of 100 Tasks Sampled from 30 Years of
+    Computer Vision Research*, §3, compare methods on a stream. The cost axis is
+    logarithmic.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per configuration with the columns ``x``, ``y``, ``label`` and, when
+        given, ``colour``.
+    x : str
+        Column of the cost (e.g. evaluations over the stream).
+    y : str
+        Column of the error.
+    label : str
+        Column naming each configuration on hover.
+    front : pandas.DataFrame
+        The front's configurations (columns ``x`` and ``y``), computed by the caller.
+    colour : str, optional
+        Column whose values get a colour and a legend entry each (e.g. the method).
+    title : str
+        Figure title.
+    x_title : str
+        Title of the x axis (default ``x``).
+    y_title : str
+        Title of the y axis (default ``y``).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     fig = go.Figure()
     groups = [("", df)] if colour is None else list(df.groupby(colour, sort=True))
     for i, (key, part) in enumerate(groups):
@@ -742,7 +979,29 @@ def observed_strip(
     title: str = "",
     x_title: str = "sorted position",
 ) -> go.Figure:
-    """The new row as the search sees it: the first ``upto`` evaluated cells, the rest blank."""
+    """The new row as the search sees it: the first ``upto`` evaluated cells, the rest blank.
+
+    The evaluations still to come are marked by open red circles.
+
+    Parameters
+    ----------
+    n : int
+        Length of the row (samples in the sorted order).
+    positions : numpy.ndarray
+        Sorted positions evaluated, in the order they are evaluated.
+    observed : numpy.ndarray
+        The 0/1 result at each of ``positions``.
+    upto : int
+        How many evaluations are shown as seen.
+    title : str
+        Figure title.
+    x_title : str
+        Title of the x axis.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     z = np.full((1, n), np.nan)
     pos = np.asarray(positions)[:upto]
     z[0, pos] = np.asarray(observed)[:upto]
@@ -782,8 +1041,22 @@ def interval_rounds(
 ) -> go.Figure:
     """The 95% interval narrowing round by round (adaptive evaluation).
 
-    ``rounds``: evaluated, acc, lo, hi (one row per round, fractions). ``target`` is the
-    half-width the evaluation stops at; ``true_acc`` the known accuracy in a simulation.
+    Parameters
+    ----------
+    rounds : pandas.DataFrame
+        evaluated, acc, lo, hi: one row per round, accuracies as fractions; rounds
+        without an interval are drawn without the band.
+    target : float, optional
+        The half-width the evaluation stops at, drawn as dotted lines around the last
+        estimate.
+    true_acc : float, optional
+        The known accuracy in a simulation, drawn as a dashed line.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     df = rounds.dropna(subset=["lo", "hi"])
     fig = go.Figure()
@@ -833,11 +1106,26 @@ def interval_rounds(
 def backtest_panels(
     table: pd.DataFrame, *, n_total: int | None = None, title: str = ""
 ) -> go.Figure:
-    """Three panels against the budget, one line per method: the mean absolute error of the
-    accuracy (points), the interval coverage with its exact 95% interval as error bars and
-    the nominal 95% dashed, and the mean interval width (points).
+    """Three panels against the budget, one line per method.
 
-    ``table``: :attr:`lifelong_core.workflows.backtest.Backtest.table`.
+    The mean absolute error of the accuracy (points), the interval coverage with its exact
+    95% interval as error bars and the nominal 95% dashed, and the mean interval width
+    (points).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :attr:`lifelong_core.workflows.backtest.Backtest.table`: method, budget,
+        mae_pts, coverage, coverage_lo, coverage_hi and width_pts.
+    n_total : int, optional
+        Accepted for the same call as :func:`budget_lines`; the panels draw no
+        compute-saved axis, so it is not used.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     fig = make_subplots(
         rows=1,

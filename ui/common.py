@@ -78,11 +78,30 @@ class ErrorBox:
 
 @contextmanager
 def input_errors(stop: bool = True, cleanup: Callable[[], Any] | None = None) -> Iterator[ErrorBox]:
-    """Show an :class:`~lifelong_core.errors.InputError` raised in the block as one error
-    box, without a traceback, and stop the page (``stop=False``: go on after the block,
-    with ``box.ok`` False so the page can skip what needed the result).
+    """Show an InputError raised in the block as one error box, without a traceback.
 
-    ``cleanup`` runs first, e.g. to remove a progress bar the block started.
+    An :class:`~lifelong_core.errors.InputError` (bad input, one sentence) is caught,
+    shown with :func:`plain` and the page stopped; any other exception goes through.
+
+    Parameters
+    ----------
+    stop : bool
+        Stop the page after the box (default). With False the page goes on after the
+        block, with ``box.ok`` False so that it can skip what needed the result.
+    cleanup : callable, optional
+        Run before the box is shown, e.g. to remove a progress bar the block started.
+
+    Yields
+    ------
+    ErrorBox
+        ``ok`` is True, and False once an InputError was shown.
+
+    Examples
+    --------
+    >>> with input_errors(stop=False) as box:  # doctest: +SKIP
+    ...     value = parse(text)
+    >>> if box.ok:  # doctest: +SKIP
+    ...     st.write(value)
     """
     box = ErrorBox()
     try:
@@ -129,11 +148,21 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
 def plain(text) -> str:
-    """``text`` escaped so Streamlit's Markdown shows it literally.
+    """``text`` escaped so that Streamlit's Markdown shows it literally.
 
     Store text (model ids and names, dataset and domain names) and error sentences that
     quote it are user input: rendered as Markdown, a name like ``![x](http://host/t.png)``
     would make every visitor's browser fetch that URL.
+
+    Parameters
+    ----------
+    text : object
+        Anything; it is shown as ``str(text)``.
+
+    Returns
+    -------
+    str
+        The text with every Markdown special character backslash-escaped.
     """
     return _MD_SPECIAL.sub(r"\\\1", str(text))
 
@@ -144,6 +173,21 @@ def query_default(key: str, default: Any, cast=str) -> Any:
 
     Invalid values fall back to the default instead of raising, since URLs are shared
     by hand and may be stale.
+
+    Parameters
+    ----------
+    key : str
+        Name of the URL parameter.
+    default : object
+        Returned when the URL lacks ``key`` or its value does not cast.
+    cast : callable
+        Turns the URL's text into the value (``int``, ``float``, ``str``); with ``bool``,
+        ``1``, ``true`` and ``yes`` are True and anything else False.
+
+    Returns
+    -------
+    object
+        The cast value, or ``default``.
     """
     raw = st.query_params.get(key)
     if raw is None:
@@ -157,7 +201,24 @@ def query_default(key: str, default: Any, cast=str) -> Any:
 
 
 def query_list(key: str, default: Sequence[str], allowed: Iterable[str] | None = None) -> list[str]:
-    """Comma-separated list from the URL, filtered to ``allowed`` when given."""
+    """Comma-separated list from the URL, filtered to ``allowed`` when given.
+
+    An empty value is an empty list (the user emptied the selection, and a shared link
+    shows it empty too); a value none of whose items is allowed gives the default.
+
+    Parameters
+    ----------
+    key : str
+        Name of the URL parameter.
+    default : sequence of str
+        Returned when the URL lacks ``key`` or keeps nothing of it.
+    allowed : iterable of str, optional
+        The values that may be chosen; others are dropped (a stale or hand-edited link).
+
+    Returns
+    -------
+    list of str
+    """
     raw = st.query_params.get(key)
     if raw is None:
         return list(default)
@@ -171,7 +232,16 @@ def query_list(key: str, default: Sequence[str], allowed: Iterable[str] | None =
 
 
 def sync_query(**values: Any) -> None:
-    """Write the current widget values into the URL so the view can be shared."""
+    """Write the current widget values into the URL so that the view can be shared.
+
+    Lists and tuples are written comma-separated, booleans as ``1`` / ``0``; a value the
+    URL already holds is left as it is.
+
+    Parameters
+    ----------
+    **values
+        URL parameter name to value.
+    """
     for key, value in values.items():
         if isinstance(value, (list, tuple)):
             text = ",".join(str(v) for v in value)
@@ -189,7 +259,19 @@ def _slug(text: str) -> str:
 
 
 def download_table(df: pd.DataFrame, name: str, label: str | None = None) -> None:
-    """A CSV download button for a table."""
+    """A CSV download button for a table.
+
+    The CSV is made only when the button is clicked, and the click does not rerun the page.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table, written without its index.
+    name : str
+        Name of the file (made safe for a file name) and of the button's key.
+    label : str, optional
+        The button's text (default ``Download <name> (CSV)``).
+    """
     # A callable is run only when the button is clicked, so reruns stay cheap; a click
     # needs no rerun of the page.
     st.download_button(
@@ -275,7 +357,18 @@ def plain_figure(fig):
 
 
 def page_label(page: Path) -> str:
-    """A page's label in the navigation: its file name without the order prefix."""
+    """A page's label in the navigation: its file name without the order prefix.
+
+    Parameters
+    ----------
+    page : pathlib.Path
+        The page's file, e.g. ``pages/1_Budget_explorer.py``.
+
+    Returns
+    -------
+    str
+        E.g. ``Budget explorer``.
+    """
     return re.sub(r"^\d+[_ -]*", "", page.stem).replace("_", " ")
 
 
@@ -291,6 +384,16 @@ def page_summary(page: Path) -> str:
     Read once per server (``ui.serve`` reads them all before it serves): Home lists every
     page on every view, and parsing ten page files for it was a sixth of the server's time
     under load.
+
+    Parameters
+    ----------
+    page : pathlib.Path
+        The page's file.
+
+    Returns
+    -------
+    str
+        The paragraph on one line (empty when the page has no docstring).
     """
     with _PARSE_LOCK:
         doc = ast.get_docstring(ast.parse(page.read_text(encoding="utf-8"))) or ""
@@ -353,14 +456,24 @@ _FIGURES = Memo(128, copies=False)
 
 
 def show_chart(fig, name: str, key: Hashable | None = None) -> None:
-    """Render a plotly figure (store text escaped, :func:`plain_figure`) with its download
-    button underneath.
+    """Render a plotly figure with its download button underneath.
 
-    ``fig`` is a figure, or a function that builds one. With ``key`` (a hashable value that
-    names everything the figure depends on, such as the store key and the page's settings),
-    the escaped figure is built once per server and shared by every session: building and
-    escaping a figure holds the interpreter lock for 10-20 ms, which many visitors of the
-    same view would otherwise each pay (the figure is only read afterwards).
+    The store's text in the figure is escaped (:func:`plain_figure`). With ``key`` (a
+    hashable value that names everything the figure depends on, such as the store key and
+    the page's settings), the escaped figure is built once per server and shared by every
+    session: building and escaping a figure holds the interpreter lock for 10-20 ms, which
+    many visitors of the same view would otherwise each pay (the figure is only read
+    afterwards).
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure or callable
+        The figure, or a function without arguments that builds it (built only when
+        ``key`` is not in the shared memo yet).
+    name : str
+        Name of the downloaded file and of the chart's widget key.
+    key : hashable, optional
+        Shares the built figure between sessions under ``(name, key)``.
     """
     if key is None:
         fig = plain_figure(fig() if callable(fig) else fig)
@@ -373,20 +486,51 @@ def show_chart(fig, name: str, key: Hashable | None = None) -> None:
 
 
 def show_table(df: pd.DataFrame, name: str, **kwargs) -> None:
-    """Render a table with its CSV download button underneath."""
+    """Render a table with its CSV download button underneath.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table, shown without its index.
+    name : str
+        Name of the downloaded file and of the button's key.
+    **kwargs
+        Passed on to ``st.dataframe`` (e.g. ``column_config``).
+    """
     st.dataframe(df, width="stretch", hide_index=True, **kwargs)
     download_table(df, name)
 
 
 def md_text(text: object) -> str:
-    """Store text (names, descriptions, paths) shown literally inside Markdown."""
+    """Store text (names, descriptions, paths) shown literally inside Markdown.
+
+    Parameters
+    ----------
+    text : object
+        Anything; it is shown as ``str(text)``.
+
+    Returns
+    -------
+    str
+        The text with Markdown's special characters backslash-escaped (unlike
+        :func:`plain`, colons are left as they are).
+    """
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", str(text))
 
 
 def provenance_note(synthetic: bool | None = None, dataset: str | None = None) -> None:
-    """One caption per dataset (``dataset`` only, or every dataset of the store) saying what
-    the data are, in the words of the store's own metadata: its description and source as
-    recorded at import, and whether it is synthetic."""
+    """One caption per dataset saying what the data are.
+
+    In the words of the store's own metadata: its description and source as recorded at
+    import, and whether it is synthetic.
+
+    Parameters
+    ----------
+    synthetic : bool, optional
+        Call the data synthetic whatever the store records (a page that generated them).
+    dataset : str, optional
+        The one dataset to describe (default: every dataset of the store).
+    """
     ds = get_store().datasets()
     if dataset is not None:
         ds = ds[ds["dataset"] == dataset]
@@ -406,8 +550,22 @@ def provenance_note(synthetic: bool | None = None, dataset: str | None = None) -
 
 
 def url_index(key: str, options: Sequence, default) -> int:
-    """Index into ``options`` of the URL's value of ``key`` (matched as text), else of
-    ``default``, else 0: the ``index=`` of a selectbox or radio whose value lives in the URL."""
+    """The ``index=`` of a select box or radio whose value lives in the URL.
+
+    Parameters
+    ----------
+    key : str
+        Name of the URL parameter.
+    options : sequence
+        The widget's options, matched against the URL as text.
+    default : object
+        The option chosen when the URL names none of them.
+
+    Returns
+    -------
+    int
+        Index of the URL's value in ``options``, else of ``default``, else 0.
+    """
     texts = [str(o) for o in options]
     raw = st.query_params.get(key)
     if raw is not None and raw in texts:
@@ -416,5 +574,11 @@ def url_index(key: str, options: Sequence, default) -> int:
 
 
 def url_sync_keys(*keys: str) -> None:
-    """Write the current values of the widgets with these keys into the URL (same names)."""
+    """Write the current values of the widgets with these keys into the URL, under the same names.
+
+    Parameters
+    ----------
+    *keys : str
+        Widget keys (``st.session_state``); a key without a widget yet is skipped.
+    """
     sync_query(**{k: st.session_state[k] for k in keys if k in st.session_state})

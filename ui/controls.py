@@ -56,7 +56,19 @@ def method_names() -> list[str]:
 
 
 def default_method(methods: list[str]) -> str:
-    """The product's default estimator if offered, else the first of ``methods``."""
+    """The product's default estimator if offered, else the first of ``methods``.
+
+    Parameters
+    ----------
+    methods : list of str
+        The methods a picker offers, e.g. :func:`method_names`.
+
+    Returns
+    -------
+    str
+        ``lifelong_core.methods.registry.DEFAULT_METHOD`` when it is among ``methods``,
+        else ``methods[0]``.
+    """
     return DEFAULT_METHOD if DEFAULT_METHOD in methods else methods[0]
 
 
@@ -66,8 +78,22 @@ def method_help() -> str:
 
 
 def method_label(name: str) -> str:
-    """A picker's text for ``name``: the method and what it is to the product (the default
-    estimator, Sort & Search's rules and which is the paper's, the random baseline)."""
+    """A picker's text for ``name``: the method and what it is to the product.
+
+    The registry says which method is the default estimator, which is Sort & Search's
+    published rule (Prabhu et al., 2024) and which the random baseline; other Sort &
+    Search rules say so, and any other method is shown by its name alone.
+
+    Parameters
+    ----------
+    name : str
+        A registered method.
+
+    Returns
+    -------
+    str
+        E.g. ``name (default estimator)``.
+    """
     caps = capabilities(name)
     if name == DEFAULT_METHOD:
         what = "default estimator"
@@ -136,8 +162,23 @@ def pick_search(container, url_key: str = "search", sort_models: int | None = No
 
 
 def pick_method(container, url_key: str) -> str:
-    """A "Method" picker of :func:`method_names` whose value is the URL's ``url_key``; by
-    default the product's default estimator (``methods.registry.DEFAULT_METHOD``)."""
+    """A "Method" picker of :func:`method_names` whose value lives in the URL.
+
+    By default the product's default estimator (``methods.registry.DEFAULT_METHOD``); a
+    URL naming a method that is not offered falls back to the first one.
+
+    Parameters
+    ----------
+    container : streamlit container
+        Where the widget goes (``st.sidebar``, a column, a tab).
+    url_key : str
+        Name of the URL parameter and of the widget key.
+
+    Returns
+    -------
+    str
+        The chosen method.
+    """
     methods = method_names()
     raw = query_default(url_key, default_method(methods))
     return container.selectbox(
@@ -168,11 +209,29 @@ class SweepConfig:
 
 
 def int_slider(container, label: str, lo: int, hi: int, url_key: str, default: int) -> int:
-    """An integer slider whose value lives in the URL; a caption when only one value exists
-    (Streamlit refuses a slider with min == max).
+    """An integer slider whose value lives in the URL.
 
-    The widget key carries the range, so a range that changes with the data (another
-    dataset) starts a fresh slider instead of holding a value outside it.
+    A caption replaces it when only one value exists (Streamlit refuses a slider with
+    min == max). The widget key carries the range, so a range that changes with the data
+    (another dataset) starts a fresh slider instead of holding a value outside it.
+
+    Parameters
+    ----------
+    container : streamlit container
+        Where the widget goes (``st.sidebar``, a column, a tab).
+    label : str
+        The slider's label.
+    lo, hi : int
+        The range, both ends included.
+    url_key : str
+        Name of the URL parameter.
+    default : int
+        The value when the URL has none (clipped to the range, like the URL's).
+
+    Returns
+    -------
+    int
+        The chosen value, ``lo`` when ``hi <= lo``.
     """
     if hi <= lo:
         container.caption(f"{label}: {lo}")
@@ -182,8 +241,28 @@ def int_slider(container, label: str, lo: int, hi: int, url_key: str, default: i
 
 
 def int_input(container, label: str, lo: int, hi: int, url_key: str, default: int = 0) -> int:
-    """A whole-number input whose value lives in the URL, clipped to [lo, hi] (a hand-edited
-    URL must not stop the page)."""
+    """A whole-number input whose value lives in the URL, clipped to [lo, hi].
+
+    A hand-edited URL outside the range is clipped rather than stopping the page.
+
+    Parameters
+    ----------
+    container : streamlit container
+        Where the widget goes (``st.sidebar``, a column, a tab).
+    label : str
+        The input's label.
+    lo, hi : int
+        The range, both ends included.
+    url_key : str
+        Name of the URL parameter and of the widget key.
+    default : int
+        The value when the URL has none.
+
+    Returns
+    -------
+    int
+        The chosen value.
+    """
     value = int(np.clip(query_default(url_key, default, int), lo, hi))
     return int(container.number_input(label, lo, hi, value, key=url_key))
 
@@ -204,10 +283,26 @@ def sweep_controls(
 ) -> tuple[SweepConfig, Selection]:
     """Render the sidebar shared by the Sort & Search pages; values live in the URL.
 
-    ``repeats=True`` adds the number of Sort splits (seeds ``seed, seed + 1, ...``) whose
-    mean and 95% band the page's budget curves show.
+    Data (dataset, domains), Sort (Sort set, how many models sort, the Sort method),
+    Search (sampling, the method, the random baseline beside it), budgets and seed; on a
+    large store also how many evaluated models are scored. Stops the page with one
+    sentence when the choice is empty or the store cannot serve it.
 
-    Stops the page with one sentence when the choice is empty or the store cannot serve it.
+    Parameters
+    ----------
+    budgets_default : list of int, optional
+        Budgets chosen when the URL has none (those above the number of samples are
+        dropped); default :func:`lifelong_core.workflows.budgets.default_budgets`.
+    default_k : int
+        Models used for Sort when the URL says none (at most half the models).
+    repeats : bool
+        Add the number of Sort splits (seeds ``seed, seed + 1, ...``) whose mean and 95%
+        band the page's budget curves show.
+
+    Returns
+    -------
+    tuple of (SweepConfig, Selection)
+        What the sidebar chose, and the selection of the chosen dataset and domains.
     """
     key = store_key()
     ov = overview(key)
@@ -346,11 +441,34 @@ def run_config(
     decompose: bool | None = None,
     label: str = "Running Sort & Search…",
 ):
-    """The sweep of ``cfg`` with a progress bar; returns (table, per_model, order, sort rows).
+    """The sweep of ``cfg`` with a progress bar.
 
     Model-based estimators cost far more per model than a threshold rule, so they are
     scored on a fixed, seeded subset of ``eval_cap`` evaluated models (the page says so).
-    Stops the page with one sentence on bad input.
+    With ``cfg.repeats`` above one, the sweep runs once per Sort split and the table holds
+    each metric's mean and 95% band. Stops the page with one sentence on bad input.
+
+    Parameters
+    ----------
+    cfg : SweepConfig
+        The sidebar's choice (:func:`sweep_controls`).
+    sel : Selection
+        The selection it was made on.
+    search : str, optional
+        Run this method instead of ``cfg.search`` (e.g. the random baseline beside it),
+        scored on the same models.
+    eval_cap : int
+        Evaluated models a model-based estimator is scored on.
+    decompose : bool, optional
+        Compute the aleatoric / epistemic decomposition of the error (default: for a
+        threshold rule on a store within the dense-read limit).
+    label : str
+        Text of the progress bar.
+
+    Returns
+    -------
+    tuple
+        (summary table per budget, per-model table, Sort order, Sort rows).
     """
     if cfg.repeats > 1:
         return _run_repeats(
@@ -424,8 +542,25 @@ def _run_repeats(cfg: SweepConfig, sel: Selection, **kw):
 def state_panel(
     key: str, dataset: str, method: str | None = None, *, missing: str | None = None
 ) -> None:
-    """Say whether the store's kept lifelong state is current and how long a refresh
-    takes; offer the refresh (written through a short-lived writer, with progress)."""
+    """Say whether the store's kept lifelong state is current, and offer to refresh it.
+
+    The refresh (Sort order and sums, and the item parameters of a method that keeps
+    them) is written through :func:`ui.stores.write_to_store` with a progress bar, and the
+    page reruns afterwards; the button says how long it should take. Nothing is offered
+    when the state is current.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`ui.caches.store_key`).
+    dataset : str
+        The dataset whose state is shown.
+    method : str, optional
+        The method the page uses; its own kept state is included when it keeps one.
+    missing : str, optional
+        A sentence saying what the page lacked (a :class:`StateMissing`'s), shown as a
+        warning in place of the status, with the refresh offered.
+    """
     kept = method if method is not None and capabilities(method).kept_state else None
     stat = lifelong_state.status(get_store(), dataset, kept)
     (st.warning if missing else st.caption)(missing or stat.sentence())

@@ -11,14 +11,52 @@ from ui.common import get_store
 
 @st.cache_data(show_spinner="Counting…", max_entries=8)
 def counts_csv(key: str, dataset: str) -> pd.DataFrame:
-    """counts.csv of ``dataset`` (model, task, category, correct, total)."""
+    """counts.csv of ``dataset``, as ``lbe export --counts`` writes it.
+
+    The real models recorded on every domain of the dataset; tasks are its domains.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`ui.caches.store_key`): a store changed on disk is
+        counted again.
+    dataset : str
+        Name of a dataset of the store.
+
+    Returns
+    -------
+    pandas.DataFrame
+        model, task, category, correct, total; ``attrs["note"]`` says which models were
+        left out, if any.
+
+    Raises
+    ------
+    InputError
+        If the store has no such dataset, or no evaluated predictions to count in it.
+    """
     from lifelong_core.workflows.exports import counts_table
 
     return counts_table(get_store(), dataset)
 
 
 def long_csv(key: str, dataset: str) -> bytes:
-    """The long table of ``dataset`` as CSV bytes (built when the button is clicked)."""
+    """The long table of ``dataset`` as CSV bytes, as ``lbe export --long`` writes it.
+
+    Built when the download button is clicked, in a temporary folder removed afterwards.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`ui.caches.store_key`), taken like
+        :func:`counts_csv`'s; not read, since the export reads the current store.
+    dataset : str
+        Name of a dataset of the store.
+
+    Returns
+    -------
+    bytes
+        The CSV file.
+    """
     import tempfile
     from pathlib import Path
 

@@ -55,7 +55,13 @@ TERMS: dict[str, str] = {
 
 
 def glossary_popover(container=None) -> None:
-    """A "Glossary" popover listing :data:`TERMS` (in ``container``, default the sidebar)."""
+    """A "Glossary" popover listing :data:`TERMS`, one line per term.
+
+    Parameters
+    ----------
+    container : streamlit container, optional
+        Where the popover goes (default ``st.sidebar``).
+    """
     box = container if container is not None else st.sidebar
     with box.popover("Glossary", help="What the terms on these pages mean"):
         st.markdown("\n".join(f"- **{term}**: {text}" for term, text in TERMS.items()))

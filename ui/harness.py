@@ -43,7 +43,24 @@ def _fitter(key: str, dataset: str, search: str):
 
 
 def lm_eval_section(key: str, dataset: str, seed: int) -> None:
-    """Render the round trip for ``dataset`` of the store with cache key ``key``."""
+    """Render the lm-evaluation-harness round trip for ``dataset``.
+
+    Four steps, each a rule of :mod:`lifelong_core.workflows.harness` shared with
+    ``lbe select --format lm-eval`` and ``lbe estimate --lm-eval``: choose the items and
+    download them as ``samples.json``; upload the run's ``--log_samples`` output; read the
+    estimate and where the model would rank; optionally insert it as an estimated row.
+    Bad input (task names, uploads, a name) is one error box and the section stops there;
+    a dataset whose items cannot be named to lm-eval gets a note instead.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`ui.caches.store_key`).
+    dataset : str
+        Name of a dataset of the store.
+    seed : int
+        Seed of the items chosen (with the new model's name: each model draws its own).
+    """
     sel = caches.selection(key, dataset, ())
     m, n = sel.A.shape
     st.markdown(

@@ -60,7 +60,20 @@ def _model_lines(table: pd.DataFrame, lines: tuple, title: str, y_title: str) ->
 
 
 def fig_accuracy(table: pd.DataFrame) -> go.Figure:
-    """Accuracy and matched accuracy on each side, one point per model."""
+    """Accuracy and matched accuracy on each side, one point per model.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The comparison of every model, one row each, in the order drawn
+        (:func:`lifelong_core.workflows.matching.all_models_table` sorts it by increasing
+        source accuracy): model, acc_source, acc_target, matched_acc_source and
+        matched_acc_target (fractions).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     return _model_lines(
         table,
         (
@@ -75,7 +88,20 @@ def fig_accuracy(table: pd.DataFrame) -> go.Figure:
 
 
 def fig_gaps(table: pd.DataFrame) -> go.Figure:
-    """The accuracy gap, the matched gap and the fraction unmatched per model."""
+    """The accuracy gap, the matched gap and the fraction unmatched per model.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The comparison of every model, one row each, in the order drawn
+        (:func:`lifelong_core.workflows.matching.all_models_table` sorts it by increasing
+        source accuracy): model, acc_diff and matched_acc_diff (source minus target, fractions) and
+        fraction_unmatched.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     return _model_lines(
         table,
         (
@@ -89,8 +115,23 @@ def fig_gaps(table: pd.DataFrame) -> go.Figure:
 
 
 def fig_gaps_top(table: pd.DataFrame, n: int) -> go.Figure:
-    """The ``n`` models with the largest accuracy gap, named, as paired bars: readable where
-    hundreds of models make the line chart a band."""
+    """The ``n`` models with the largest accuracy gap, named, as paired bars.
+
+    Readable where hundreds of models make the line chart a band; the gap is taken in
+    absolute value, the largest on top.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The comparison of every model: model, acc_diff and matched_acc_diff (source
+        minus target, fractions).
+    n : int
+        How many models to show.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     top = (
         table.reindex(table["acc_diff"].abs().sort_values(ascending=False).index).head(n).iloc[::-1]
     )
@@ -122,7 +163,18 @@ def fig_gaps_top(table: pd.DataFrame, n: int) -> go.Figure:
 
 
 def fig_confidence(points: pd.DataFrame) -> go.Figure:
-    """Accuracy against mean confidence, one point per model and set."""
+    """Accuracy against mean confidence, one point per model and set, beside accuracy = confidence.
+
+    Parameters
+    ----------
+    points : pandas.DataFrame
+        :func:`lifelong_core.matching.comparison.accuracy_vs_confidence`: model, dataset
+        (``source`` or ``target``), accuracy and confidence (fractions).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     fig = go.Figure()
     for side, colour in (("source", BLUE), ("target", ORANGE)):
         part = points[points["dataset"] == side]
@@ -152,7 +204,21 @@ def fig_confidence(points: pd.DataFrame) -> go.Figure:
 
 
 def fig_reliability(rel: pd.DataFrame) -> go.Figure:
-    """Accuracy against confidence per subset (binned), beside perfect calibration."""
+    """Accuracy against confidence per subset (binned), beside perfect calibration.
+
+    Empty bins are left out of each line.
+
+    Parameters
+    ----------
+    rel : pandas.DataFrame
+        One model's reliability per subset
+        (:func:`lifelong_core.matching.comparison.subset_reliability`): subset,
+        confidence, accuracy (fractions) and count per bin.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     fig = go.Figure()
     for name, part in rel.groupby("subset", sort=False):
         part = part[part["count"] > 0]
@@ -184,7 +250,19 @@ def fig_reliability(rel: pd.DataFrame) -> go.Figure:
 
 
 def fig_density(den: pd.DataFrame) -> go.Figure:
-    """Density of the predicted probabilities per subset."""
+    """Density of the predicted probabilities per subset.
+
+    Parameters
+    ----------
+    den : pandas.DataFrame
+        One model's densities per subset
+        (:func:`lifelong_core.matching.comparison.subset_density`): subset, p (bin
+        centre) and density.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     fig = go.Figure()
     for name, part in den.groupby("subset", sort=False):
         fig.add_trace(
@@ -204,7 +282,17 @@ def fig_density(den: pd.DataFrame) -> go.Figure:
 
 
 def percent_text(value) -> str:
-    """A share as a metric shows it (``12.3%``), ``—`` where there is none."""
+    """A share as a metric shows it (``12.3%``), ``—`` where there is none.
+
+    Parameters
+    ----------
+    value : float or None
+        A fraction; None or NaN when there is no value.
+
+    Returns
+    -------
+    str
+    """
     return (
         "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.1%}"
     )

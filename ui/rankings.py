@@ -20,7 +20,24 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
 
 
 def forest(df: pd.DataFrame, title: str, x_title: str, truth: pd.Series | None = None) -> go.Figure:
-    """Intervals as horizontal bars, best on top; ``df`` has model, mean, lo, hi (same units)."""
+    """Intervals as horizontal bars, best on top.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        model, mean, lo, hi, in the same units (fractions, points or ranks).
+    title : str
+        Figure title.
+    x_title : str
+        Title of the x axis (the units).
+    truth : pandas.Series, optional
+        The true value of each model (indexed by model, same units), drawn as a cross
+        beside its interval, e.g. a model's full evaluation beside its estimate.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     df = df.sort_values("mean")
     fig = go.Figure(
         go.Scatter(
@@ -59,8 +76,24 @@ def forest(df: pd.DataFrame, title: str, x_title: str, truth: pd.Series | None =
 
 
 def difference_matrix(diff: pd.DataFrame, models: list[str]) -> go.Figure:
-    """Cell (row, column) holds row − column in points, with its interval; * where the
-    interval excludes 0."""
+    """Cell (row, column) holds row − column in points, with its interval; * where it excludes 0.
+
+    The pairwise differences of the LA-UR-24-25289 report (2024, §2.1, Table 3) as a
+    heatmap: each pair fills its cell and the mirrored one (the negated difference and
+    interval).
+
+    Parameters
+    ----------
+    diff : pandas.DataFrame
+        :func:`lifelong_core.stats.pairwise_differences`: model_a, model_b, diff, lo, hi
+        (fractions) and excludes_zero.
+    models : list of str
+        The models in the matrix's order; every model of ``diff`` must be among them.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     k = len(models)
     z = np.full((k, k), np.nan)
     text = [["" for _ in range(k)] for _ in range(k)]
@@ -107,7 +140,21 @@ def difference_matrix(diff: pd.DataFrame, models: list[str]) -> go.Figure:
 
 
 def traces(draws: np.ndarray, name: str, model: str) -> go.Figure:
-    """One line per chain of a parameter's kept draws (chains x draws)."""
+    """One line per chain of a parameter's kept draws, to judge the MCMC's mixing.
+
+    Parameters
+    ----------
+    draws : numpy.ndarray
+        (chains, draws) after warm-up.
+    name : str
+        The parameter's name (y axis and title), e.g. ``mean accuracy``.
+    model : str
+        The model the parameter belongs to (title).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     fig = go.Figure()
     for c in range(draws.shape[0]):
         fig.add_trace(
@@ -123,7 +170,18 @@ def traces(draws: np.ndarray, name: str, model: str) -> go.Figure:
 
 
 def rank_prob_heatmap(probs: pd.DataFrame) -> go.Figure:
-    """Posterior probability of every rank (columns) for every model (rows)."""
+    """Posterior probability of every rank (columns) for every model (rows).
+
+    Parameters
+    ----------
+    probs : pandas.DataFrame
+        One row per model (index), one column per rank (1 = best), probabilities in
+        [0, 1]; rows are drawn in the frame's order, first on top.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     fig = go.Figure(
         go.Heatmap(
             z=probs.to_numpy(),
@@ -146,8 +204,22 @@ def rank_prob_heatmap(probs: pd.DataFrame) -> go.Figure:
 
 
 def rank_forest(part: pd.DataFrame, title: str, n_models: int) -> go.Figure:
-    """Rank intervals as a forest, best on the right: ``part`` has model, mean, lo, hi in
-    ranks (1 = best); the axis is labelled in ranks."""
+    """Rank intervals as a forest, best on the right, the axis labelled in ranks.
+
+    Parameters
+    ----------
+    part : pandas.DataFrame
+        model, mean, lo, hi in ranks (1 = best), e.g. one scheme's rows of
+        :func:`lifelong_core.stats.rank_intervals`.
+    title : str
+        Figure title.
+    n_models : int
+        Number of models ranked: the axis has a tick per rank from 1 to it.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     flipped = part.copy()
     flipped["mean"] = -part["mean"]
     flipped["lo"] = -part["hi"]

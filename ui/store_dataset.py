@@ -14,8 +14,23 @@ from ui.common import NO_DATA, url_index
 
 
 def pick_dataset(url_key: str = "ds", container=None) -> str:
-    """The dataset chosen in a select box (in ``container``, default the sidebar) whose
-    value is the URL's ``url_key``, else the store's first dataset."""
+    """The dataset chosen in a select box whose value lives in the URL.
+
+    A store with no dataset yet stops the page with the one ``NO_DATA`` sentence instead
+    of showing an empty picker.
+
+    Parameters
+    ----------
+    url_key : str
+        Name of the URL parameter and of the widget key.
+    container : streamlit container, optional
+        Where the select box goes (default ``st.sidebar``).
+
+    Returns
+    -------
+    str
+        The chosen dataset: the URL's, else the store's first.
+    """
     datasets = caches.overview(caches.store_key())["datasets"]["dataset"].tolist()
     if not datasets:
         st.info(NO_DATA)
@@ -27,8 +42,22 @@ def pick_dataset(url_key: str = "ds", container=None) -> str:
 
 
 def complete_counts(dataset: str) -> pd.DataFrame:
-    """Per-domain counts of the models evaluated on every domain of ``dataset``
-    (``ui.caches.complete_counts``), with a caption naming how many were left out."""
+    """Per-domain counts of the models evaluated on every domain of ``dataset``.
+
+    :func:`ui.caches.complete_counts`, with a caption naming how many models were left
+    out for missing a domain.
+
+    Parameters
+    ----------
+    dataset : str
+        Name of a dataset of the store.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``counts.csv`` layout (model, task, category, correct, total), tasks being the
+        dataset's domains.
+    """
     counts, dropped = caches.complete_counts(caches.store_key(), dataset)
     if dropped:
         st.caption(

@@ -77,8 +77,29 @@ def known_stores() -> list[Path]:
 
 
 def open_store(name: str | Path) -> Path:
-    """Make the store ``name`` (in the stores folder) this session's store after checking
-    that it opens as a complete store."""
+    """Make the store ``name`` in the stores folder this session's store.
+
+    The file is checked first to open as a complete store, so a damaged file is one
+    sentence here rather than a failure halfway through a page; cached tables are then
+    cleared.
+
+    Parameters
+    ----------
+    name : str or pathlib.Path
+        The store's file name in the stores folder (:func:`store_in_folder`).
+
+    Returns
+    -------
+    pathlib.Path
+        The store's path, now this session's store.
+
+    Raises
+    ------
+    InputError
+        If the name leads out of the stores folder, no such store exists there, or the
+        file is not a readable store (:class:`~lifelong_core.errors.StoreLockedError`
+        when another process holds it for writing).
+    """
     from lifelong_core.store import check_readable
 
     p = store_in_folder(name)
@@ -91,12 +112,33 @@ def open_store(name: str | Path) -> Path:
 
 
 def use_default_store() -> None:
+    """Go back to the served store (``$LBE_STORE``, else the bundled demo) for this session.
+
+    Forgets the store opened on the Data page and clears the cached tables.
+    """
     st.session_state.pop(STORE_CHOICE, None)
     refresh_store()
 
 
 def create_store(name: str | Path) -> Path:
-    """Create an empty store ``name`` (a new ``.duckdb`` file in the stores folder) and open it."""
+    """Create an empty store ``name`` (a new ``.duckdb`` file in the stores folder) and open it.
+
+    Parameters
+    ----------
+    name : str or pathlib.Path
+        The new file's name in the stores folder; it must end in ``.duckdb``.
+
+    Returns
+    -------
+    pathlib.Path
+        The new store's path, now this session's store.
+
+    Raises
+    ------
+    InputError
+        If the name leads out of the stores folder, does not end in ``.duckdb``, or names
+        a file that already exists (never overwritten).
+    """
     from lifelong_core.store import Store
 
     p = store_in_folder(name)
@@ -114,8 +156,24 @@ def _safe_name(name: str) -> str:
 
 
 def save_uploads(files: Sequence, folder: Path) -> list[Path]:
-    """Write uploaded files (``st.file_uploader`` results) into ``folder`` under their own
-    names (lm-eval's file names carry the task and the run's timestamp)."""
+    """Write uploaded files into ``folder`` under their own names.
+
+    The names are kept because lm-eval's file names carry the task and the run's
+    timestamp; only the base name is kept, with ordinary characters, so that an upload
+    cannot name a path outside ``folder``.
+
+    Parameters
+    ----------
+    files : sequence
+        ``st.file_uploader`` results (each with ``name`` and ``getvalue()``).
+    folder : pathlib.Path
+        Where to write them; made if missing.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written, in the order of ``files``.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     out = []
     for f in files:
@@ -128,8 +186,29 @@ def save_uploads(files: Sequence, folder: Path) -> list[Path]:
 def import_sources(
     sources: Sequence, progress: Callable[[float, str], None] | None = None
 ) -> list[dict]:
-    """Insert each prepared source (``workflows.imports.Source``) into this session's store
-    through the app's write path; one transaction per source. Returns the summaries."""
+    """Insert each prepared source into this session's store through the app's write path.
+
+    One transaction per source: when a source is refused, the sources before it stay
+    imported, nothing of it is written, and the sentence says so.
+
+    Parameters
+    ----------
+    sources : sequence of Source
+        Sources read and checked by ``lifelong_core.workflows.imports``.
+    progress : callable, optional
+        ``progress(fraction, text)`` over all the sources.
+
+    Returns
+    -------
+    list of dict
+        The store's summary of each import.
+
+    Raises
+    ------
+    InputError
+        When writes are off, another process holds the store, or a source is refused
+        (see :func:`write_to_store`).
+    """
     from lifelong_core.workflows import imports
 
     def write(store):
@@ -168,7 +247,18 @@ def insert_d_datasets() -> list[str]:
 
 
 def free_dataset_name(base: str) -> str:
-    """``base``, or ``base-2``, ``base-3`` ... whichever the store does not hold yet."""
+    """``base``, or ``base-2``, ``base-3`` ... whichever the store does not hold yet.
+
+    Parameters
+    ----------
+    base : str
+        The name wanted.
+
+    Returns
+    -------
+    str
+        A dataset name free in this session's store.
+    """
     taken = set(get_store().datasets()["dataset"])
     name, k = base, 2
     while name in taken:
@@ -177,7 +267,20 @@ def free_dataset_name(base: str) -> str:
 
 
 def check_new_dataset_name(name: str) -> None:
-    """InputError unless ``name`` is a usable name no dataset of the store has yet."""
+    """Refuse a name for a new dataset unless it is usable and no dataset of the store has it.
+
+    New samples go to a new dataset, never into an existing one by name.
+
+    Parameters
+    ----------
+    name : str
+        The name typed (surrounding spaces ignored).
+
+    Raises
+    ------
+    InputError
+        If the name is empty, too long, holds a control character, or is taken.
+    """
     from lifelong_core.io.limits import check_name
 
     name = name.strip()
@@ -192,7 +295,18 @@ def check_new_dataset_name(name: str) -> None:
 
 
 def check_new_model_name(name: str) -> None:
-    """InputError unless ``name`` is a usable id no model of the store has yet."""
+    """Refuse an id for a new model unless it is usable and no model of the store has it.
+
+    Parameters
+    ----------
+    name : str
+        The id typed (surrounding spaces ignored).
+
+    Raises
+    ------
+    InputError
+        If the id is empty, too long, holds a control character, or is taken.
+    """
     from lifelong_core.io.limits import check_name
 
     name = name.strip()
@@ -204,14 +318,30 @@ def check_new_model_name(name: str) -> None:
 
 
 def write_to_store(fn):
-    """THE way a page writes to the store: ``fn(writer)`` runs on a short-lived writer and
-    its result is returned.
+    """THE way a page writes to the store: ``fn(writer)`` runs on a short-lived writer.
 
     Other sessions keep reading meanwhile: the write waits for their running store calls,
-    and they go on with a fresh handle afterwards (``ui.shared_store``). Raises
-    ``InputError`` (show it with ``ui.common.input_errors``) when writes are off on a
-    server reachable from a network, when another process holds the store, or when ``fn``
-    refuses the data; the store is then unchanged. Cached tables are cleared afterwards.
+    and they go on with a fresh handle afterwards (``ui.shared_store``). Cached tables are
+    cleared afterwards, whether the write succeeded or not.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(writer)`` with an open writable :class:`~lifelong_core.store.Store`; it must
+        use only that writer.
+
+    Returns
+    -------
+    object
+        What ``fn`` returns.
+
+    Raises
+    ------
+    InputError
+        When writes are off on a server reachable from a network, when another process
+        holds the store (:class:`~lifelong_core.errors.StoreLockedError`), or when ``fn``
+        refuses the data; the store is then unchanged. Show it with
+        :func:`ui.common.input_errors`.
     """
     from ui.shared_store import write
 

@@ -120,7 +120,21 @@ def summary_curves(curves: pd.DataFrame) -> pd.DataFrame:
 
 
 def new_samples_tab(cfg, sel) -> None:
-    """The insert_D tab: controls in the tab (URL keys ``ns_*``), curves, fits, rankings."""
+    """The insert_D tab: its controls (URL keys ``ns_*``), curves, fits and rankings.
+
+    The study of Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of
+    Rapid Progress*, §4.3, Fig. 4a, for the sidebar's data: MAE against the model budget
+    m′ with exponential fits, random and held-out-domain splits of the new samples, and
+    the models ranked by Sum and by Confidence Sum. On a store beyond the dense-read
+    limit it says to run ``lbe sweep-samples`` instead; bad settings are one error box.
+
+    Parameters
+    ----------
+    cfg : SweepConfig
+        The sidebar's choice (:func:`ui.controls.sweep_controls`).
+    sel : Selection
+        The selection it was made on.
+    """
     from lifelong_core.methods import is_threshold_rule
     from lifelong_core.sortsearch import fit_exponential
     from lifelong_core.sortsearch.search import DEFAULT_RULE
@@ -290,8 +304,24 @@ def new_samples_tab(cfg, sel) -> None:
 
 
 def long_with_bands(table: pd.DataFrame, columns: list[str], name: str) -> pd.DataFrame:
-    """``table`` melted to (budget, ``name``, value), carrying ``value_lo`` / ``value_hi``
-    when the table has bands over Sort splits (so the long chart keeps them)."""
+    """``table`` melted to (budget, ``name``, value), keeping bands over Sort splits.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per budget, with a column ``budget`` and ``columns``; a column ``c`` with
+        ``c_lo`` and ``c_hi`` beside it has a band.
+    columns : list of str
+        The columns stacked.
+    name : str
+        Name of the column that says which of ``columns`` a row came from.
+
+    Returns
+    -------
+    pandas.DataFrame
+        budget, ``name``, value, and value_lo / value_hi where a column had a band (so
+        that :func:`ui.charts.budget_lines` draws it).
+    """
     parts = []
     for c in columns:
         part = pd.DataFrame({"budget": table["budget"], name: c, "value": table[c]})
@@ -302,10 +332,33 @@ def long_with_bands(table: pd.DataFrame, columns: list[str], name: str) -> pd.Da
 
 
 def design_choice_tables(cfg, sel, rule: str, progress=None) -> tuple[dict, list[str]]:
-    """The runs of :func:`lifelong_core.workflows.design.design_runs` (Fig. 4b-d: Sort set
-    size, Sort method, sampling) for every Sort split of ``cfg`` (seeds ``cfg.seed + r``),
-    each curve summarised by its mean and 95% band when there is more than one split.
-    Returns ({choice: table}, notes on left-out curves)."""
+    """The design-choice runs of Fig. 4b-d for every Sort split of ``cfg``.
+
+    The runs of :func:`lifelong_core.workflows.design.design_runs` (Prabhu et al. (2024),
+    *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, Fig. 4b-d:
+    Sort set size, Sort method, sampling), each swept at ``cfg.budgets`` with ``rule``
+    for every Sort split (seeds ``cfg.seed + r``), each curve summarised by its mean and
+    95% band when there is more than one split. A choice the data cannot serve (no
+    confidences) is left out with a note instead of hiding the others.
+
+    Parameters
+    ----------
+    cfg : SweepConfig
+        The sidebar's choice (:func:`ui.controls.sweep_controls`).
+    sel : Selection
+        The selection it was made on.
+    rule : str
+        Threshold rule of the search.
+    progress : callable, optional
+        ``progress(fraction)`` as the runs finish.
+
+    Returns
+    -------
+    tuple of (dict, list of str)
+        ``{"sort_models": [...], "sort_method": [...], "sampling": [...]}``: per design
+        choice, one summary table per value tried (its column named after the choice
+        holds the value); and one sentence per curve left out.
+    """
     from lifelong_core.studies.bands import band_summary, repeat_seeds
     from lifelong_core.workflows.design import design_runs
     from lifelong_core.workflows.sortsets import sort_rows
@@ -383,7 +436,24 @@ def _protocol(
 
 
 def stream_protocol_section(dataset: str, sel, seed: int) -> None:
-    """The Stream page's Nevis'22 section: methods chosen on the early stream, scored on the later one."""
+    """The Stream page's Nevis'22 section: choose on the early stream, score on the later one.
+
+    The protocol of Bornschein et al. (2023), *NEVIS'22: A Stream of 100 Tasks Sampled from
+    30 Years of Computer Vision Research*, §4: each method's sampling grid is chosen per
+    budget on the meta-train part of the release order and scored once on the meta-test
+    models; the page shows the chosen configurations' Pareto front and the regret against
+    a reference method. On a store beyond the dense-read limit it says to run
+    ``lbe stream`` instead; too few models or bad settings are one message.
+
+    Parameters
+    ----------
+    dataset : str
+        Name of a dataset of the store; the protocol replays its whole selection.
+    sel : Selection
+        The page's (possibly bounded) selection of ``dataset``, for its size.
+    seed : int
+        Seed of the protocol's draws.
+    """
     from lifelong_core.studies.stream_protocol import regret, split_sizes
     from lifelong_core.workflows.budgets import budgets_within, default_budgets
 
@@ -640,8 +710,25 @@ def simulation_section() -> None:
 
 
 def repeated_rank_agreement(cfg, sel) -> pd.DataFrame:
-    """Rank agreement per budget (App. F) over the Sort splits of ``cfg`` (seeds ``cfg.seed + r``):
-    mean and 95% band of Spearman, Kendall and the top-10 overlap."""
+    """Rank agreement per budget over the Sort splits of ``cfg`` (App. F).
+
+    The agreement between the models' ranking by estimate and by truth (Prabhu et al.
+    (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, App. F) for
+    each split (seeds ``cfg.seed + r``), summarised by its mean and 95% band.
+
+    Parameters
+    ----------
+    cfg : SweepConfig
+        The sidebar's choice (:func:`ui.controls.sweep_controls`).
+    sel : Selection
+        The selection it was made on.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per budget: spearman, kendall and top10_overlap (the mean), each with
+        ``_lo`` and ``_hi`` band columns (zero width for one split), and repeats.
+    """
     from dataclasses import replace
 
     from lifelong_core.studies.bands import band_summary, repeat_seeds

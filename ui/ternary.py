@@ -66,7 +66,27 @@ def _legend_order(regions: WeightRegions) -> list[str]:
 def matplotlib_ternary(
     regions: WeightRegions, title: str = "", colors: dict[str, str] | None = None
 ):
-    """The python-ternary map: a hexagon per grid point, coloured by winner, gray if indeterminate."""
+    """The static ternary map: a hexagon per grid point, coloured by winner, gray if indeterminate.
+
+    The task-weighting map of the LA-UR-24-25289 report (2024, §3.3, Figures 3-4), drawn
+    with python-ternary; category 0 at the top, 1 bottom left, 2 bottom right, as
+    :func:`plotly_ternary`.
+
+    Parameters
+    ----------
+    regions : WeightRegions
+        The winner at each point of the grid of weights over three categories
+        (:class:`lifelong_core.stats.WeightRegions`).
+    title : str
+        Figure title; the rule for gray is written under it.
+    colors : dict of str to str, optional
+        Colour of each model and of the indeterminate points (default
+        :func:`default_colors`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -124,7 +144,26 @@ def matplotlib_ternary(
 def plotly_ternary(
     regions: WeightRegions, title: str = "", colors: dict[str, str] | None = None
 ) -> go.Figure:
-    """Interactive map: one marker per grid point with weights, top two, difference and SE on hover."""
+    """The interactive ternary map: one marker per grid point, details on hover.
+
+    The hover gives the point's weights, the top two models, their difference and its
+    standard error (points). Same layout as :func:`matplotlib_ternary`.
+
+    Parameters
+    ----------
+    regions : WeightRegions
+        The winner at each point of the grid of weights over three categories
+        (:class:`lifelong_core.stats.WeightRegions`).
+    title : str
+        Figure title.
+    colors : dict of str to str, optional
+        Colour of each model and of the indeterminate points (default
+        :func:`default_colors`).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     colors = colors or default_colors(regions)
     df = regions.to_frame()
     c0, c1, c2 = regions.stats.categories
