@@ -38,7 +38,7 @@ st.title("Data")
 st.caption(
     "Open or create a store and import your own per-sample results with the command line's importer: the same "
     "validation, the same one-sentence errors, one transaction per file (a failed import writes nothing). "
-    "The store you choose here is the one every page of this session reads."
+    "The store you choose here is the one every page of this browser session reads."
 )
 
 # ------------------------------------------------------------------ which store
@@ -46,7 +46,7 @@ st.header("Store")
 current = store_path()
 chosen = STORE_CHOICE in st.session_state
 st.markdown(
-    f"This session reads **{md_text(current)}**"
+    f"This browser session reads **{md_text(current)}**"
     + (" (opened here)." if chosen else " (the default).")
 )
 if not current.exists():
@@ -308,7 +308,7 @@ else:
     )
     st.download_button(
         "Download the long table (CSV)",
-        lambda: long_csv(key, xds),
+        lambda: long_csv(xds),
         file_name=f"{xds}-long.csv",
         mime="text/csv",
         key="dl-long",

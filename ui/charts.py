@@ -1103,9 +1103,7 @@ def interval_rounds(
     return fig
 
 
-def backtest_panels(
-    table: pd.DataFrame, *, n_total: int | None = None, title: str = ""
-) -> go.Figure:
+def backtest_panels(table: pd.DataFrame, *, title: str = "") -> go.Figure:
     """Three panels against the budget, one line per method.
 
     The mean absolute error of the accuracy (points), the interval coverage with its exact
@@ -1117,9 +1115,6 @@ def backtest_panels(
     table : pandas.DataFrame
         :attr:`lifelong_core.workflows.backtest.Backtest.table`: method, budget,
         mae_pts, coverage, coverage_lo, coverage_hi and width_pts.
-    n_total : int, optional
-        Accepted for the same call as :func:`budget_lines`; the panels draw no
-        compute-saved axis, so it is not used.
     title : str
         Figure title.
 

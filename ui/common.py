@@ -42,7 +42,7 @@ STORE_CHOICE = "lbe_store_path"
 
 
 def store_path() -> Path:
-    """The store this session reads: the one opened on the Data page, else ``$LBE_STORE``,
+    """The store this browser session reads: the one opened on the Data page, else ``$LBE_STORE``,
     else the bundled demo store."""
     chosen = st.session_state.get(STORE_CHOICE)
     return Path(chosen) if chosen else Path(os.environ.get("LBE_STORE", DEFAULT_STORE))
@@ -132,7 +132,7 @@ def page_errors() -> Iterator[None]:
 
 
 def refresh_store() -> None:
-    """Drop derived tables after this session wrote to the store (handles reopen by themselves)."""
+    """Drop derived tables after this browser session wrote to the store (handles reopen by themselves)."""
     st.cache_data.clear()
 
 

@@ -39,16 +39,13 @@ def counts_csv(key: str, dataset: str) -> pd.DataFrame:
     return counts_table(get_store(), dataset)
 
 
-def long_csv(key: str, dataset: str) -> bytes:
+def long_csv(dataset: str) -> bytes:
     """The long table of ``dataset`` as CSV bytes, as ``lbe export --long`` writes it.
 
     Built when the download button is clicked, in a temporary folder removed afterwards.
 
     Parameters
     ----------
-    key : str
-        The store's cache key (:func:`ui.caches.store_key`), taken like
-        :func:`counts_csv`'s; not read, since the export reads the current store.
     dataset : str
         Name of a dataset of the store.
 

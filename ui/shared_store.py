@@ -125,7 +125,7 @@ class SharedStore:
     """Proxy of the read-only :class:`~lifelong_core.store.Store` of ``path`` for the app.
 
     Each method call runs under a read slot on the current handle, so a write in another
-    session can neither close the handle during the call nor leave this session with a
+    session can neither close the handle during the call nor leave this browser session with a
     closed one afterwards. Attributes (``n_models``, ``path``) are read the same way.
     """
 

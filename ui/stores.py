@@ -77,7 +77,7 @@ def known_stores() -> list[Path]:
 
 
 def open_store(name: str | Path) -> Path:
-    """Make the store ``name`` in the stores folder this session's store.
+    """Make the store ``name`` in the stores folder this browser session's store.
 
     The file is checked first to open as a complete store, so a damaged file is one
     sentence here rather than a failure halfway through a page; cached tables are then
@@ -91,7 +91,7 @@ def open_store(name: str | Path) -> Path:
     Returns
     -------
     pathlib.Path
-        The store's path, now this session's store.
+        The store's path, now this browser session's store.
 
     Raises
     ------
@@ -112,7 +112,7 @@ def open_store(name: str | Path) -> Path:
 
 
 def use_default_store() -> None:
-    """Go back to the served store (``$LBE_STORE``, else the bundled demo) for this session.
+    """Go back to the served store (``$LBE_STORE``, else the bundled demo) for this browser session.
 
     Forgets the store opened on the Data page and clears the cached tables.
     """
@@ -131,7 +131,7 @@ def create_store(name: str | Path) -> Path:
     Returns
     -------
     pathlib.Path
-        The new store's path, now this session's store.
+        The new store's path, now this browser session's store.
 
     Raises
     ------
@@ -186,7 +186,7 @@ def save_uploads(files: Sequence, folder: Path) -> list[Path]:
 def import_sources(
     sources: Sequence, progress: Callable[[float, str], None] | None = None
 ) -> list[dict]:
-    """Insert each prepared source into this session's store through the app's write path.
+    """Insert each prepared source into this browser session's store through the app's write path.
 
     One transaction per source: when a source is refused, the sources before it stay
     imported, nothing of it is written, and the sentence says so.
@@ -257,7 +257,7 @@ def free_dataset_name(base: str) -> str:
     Returns
     -------
     str
-        A dataset name free in this session's store.
+        A dataset name free in this browser session's store.
     """
     taken = set(get_store().datasets()["dataset"])
     name, k = base, 2
