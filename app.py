@@ -13,7 +13,15 @@ from pathlib import Path
 import streamlit as st
 
 from ui import caches, serve
-from ui.common import page_errors, page_label, page_summary, provenance_note, show_table, store_path
+from ui.common import (
+    page_errors,
+    page_files,
+    page_label,
+    page_summary,
+    provenance_note,
+    show_table,
+    store_path,
+)
 from ui.glossary import glossary_popover
 
 
@@ -29,7 +37,7 @@ def _warm_imports() -> threading.Thread:
 
 # The bundled demo's dataset: only its own notes mention digits and simulated release dates.
 DEMO_DATASET = "lifelong-digits"
-PAGE_FILES = sorted(Path(__file__).resolve().parent.glob("pages/*.py"))
+PAGE_FILES = page_files(Path(__file__).resolve().parent / "pages")
 
 
 def _partial_models(models) -> list[tuple[str, str]]:

@@ -372,6 +372,30 @@ def page_label(page: Path) -> str:
     return re.sub(r"^\d+[_ -]*", "", page.stem).replace("_", " ")
 
 
+def page_files(folder: Path) -> list[Path]:
+    """The page scripts of ``folder`` in navigation order: by their numeric prefix.
+
+    A plain sort of the names would put ``10_Backtest.py`` before ``1_Budget_explorer.py``.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The app's ``pages/`` folder.
+
+    Returns
+    -------
+    list of pathlib.Path
+        Every ``*.py`` file of ``folder``, by prefix, then name (a file without a numeric
+        prefix goes last).
+    """
+
+    def key(p: Path) -> tuple[float, str]:
+        m = re.match(r"^(\d+)", p.stem)
+        return (float(m.group(1)) if m else float("inf"), p.stem)
+
+    return sorted(folder.glob("*.py"), key=key)
+
+
 # CPython 3.11's parser is not safe to run in two threads at once ("AST constructor
 # recursion depth mismatch"), and Streamlit compiles page scripts in session threads.
 _PARSE_LOCK = threading.Lock()

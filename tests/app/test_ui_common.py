@@ -1,9 +1,13 @@
-"""ui.common.input_errors: bad input becomes one error box, never a traceback."""
+"""ui.common: bad input becomes one error box, never a traceback; pages keep their order."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import streamlit as st
@@ -122,3 +126,18 @@ def test_server_start_up_prints_no_streamlit_warnings():
         check=True,
     )
     assert "WARNING" not in out.stderr, out.stderr
+
+
+def test_pages_are_ordered_by_their_numeric_prefix(tmp_path):
+    from ui.common import page_files
+
+    for name in ("10_Backtest.py", "9_Data.py", "1_Budget_explorer.py", "notes.py"):
+        (tmp_path / name).write_text("")
+    assert [p.name for p in page_files(tmp_path)] == [
+        "1_Budget_explorer.py",
+        "9_Data.py",
+        "10_Backtest.py",
+        "notes.py",
+    ]
+    shipped = [p.name for p in page_files(ROOT / "pages")]
+    assert shipped[0].startswith("1_") and shipped[-1].startswith("10_")
