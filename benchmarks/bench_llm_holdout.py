@@ -1,6 +1,6 @@
 """A new language model, estimated from a few items: held-out leaderboard models.
 
-The numbers of README's LLM walkthrough. Each held-out model of the bundled Open LLM
+The numbers of the Benchmarks page's language-model section. Each held-out model of the bundled Open LLM
 Leaderboard v2 data (Zhang, Dorner & Hardt 2025) is removed from the cache; the workflow
 the command line runs (``select`` then ``estimate``, :mod:`lifelong_core.workflows.harness`)
 picks ``budget`` items, is given the model's real results on them, and estimates its

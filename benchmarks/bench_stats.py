@@ -7,11 +7,9 @@
    included (target: within 1 s); the python-ternary rendering of that grid is timed too.
 4. Beta-binomial hierarchical model, 4 chains x 2,000 draws (+1,000 warm-up) on VTAB-1k
    (target: within 30 s), with its largest R-hat and smallest ESS.
-5. The simulation study of §2.2 (Table 1), whose intervals the README records.
+5. The simulation study of §2.2 (Table 1), whose intervals the Benchmarks page records.
 
-Data: the full VTAB-1k leaderboard, when a copy is placed beside the repository (it is not
-committed); otherwise seeded accuracies with VTAB's 19 test-set sizes (same shapes, same
-cost). Timings are wall-clock minima and medians over repeats on a shared 2-core machine,
+Data: the VTAB-1k leaderboard bundled under ``data/vtab1k/`` (16 models x 19 tasks). Timings are wall-clock minima and medians over repeats on a shared 2-core machine,
 so expect noise. Run: ``.venv/bin/python -m benchmarks.bench_stats``.
 """
 

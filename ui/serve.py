@@ -3,7 +3,7 @@ the heavy imports done before the server starts listening.
 
 ``streamlit run`` imports a page's modules when the first visitor opens it, so the first
 page view of a fresh server also paid for scipy, plotly's figure classes, DuckDB and the
-engine (about 1.5 s of a 5 s first render here; README "The app"). Importing them first
+engine (about 1.5 s of a 5 s first render here; the documentation's Benchmarks page). Importing them first
 moves that cost to start-up, where nobody is waiting on a page. Options after the module
 name go to ``streamlit run`` unchanged (``--server.port 8502``, ...).
 
@@ -86,7 +86,12 @@ def _warm() -> None:
 
 # Streamlit options the served app sets unless the command line gives them (module
 # docstring): no full garbage collection after every script run, no source watching.
-SERVING_OPTIONS = {"runner.postScriptGC": "false", "server.fileWatcherType": "none"}
+# The last: a research tool run locally has no use for Streamlit's "Deploy" button.
+SERVING_OPTIONS = {
+    "runner.postScriptGC": "false",
+    "server.fileWatcherType": "none",
+    "client.toolbarMode": "viewer",
+}
 
 
 def _given(argv: list[str], option: str) -> bool:

@@ -20,8 +20,8 @@ models and 5 folds above, :data:`CV_ITERS` alternating steps per fit; the grid i
 coordinate-wise (``k`` at the default ridge, then the ridge at the chosen ``k``): at most 7
 configurations, 35 fits of at most 150 x 1,500. The work is bounded by sizes, not by a
 clock, so the same cache and seed always give the same choice (a round trip through files
-replays the design and needs exactly the same fit). README "Adaptive evaluation" records
-the measured time.
+replays the design and needs exactly the same fit). The documentation's Benchmarks page
+("Adaptive evaluation") records the measured time.
 """
 
 from __future__ import annotations

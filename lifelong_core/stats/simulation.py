@@ -12,7 +12,7 @@ deviations above 0, with ``a + b`` = 4,000 prior counts.
 * priors: model A ``a ~ N(1400, 70)``, ``b ~ N(2600, 130)`` (prior mean accuracy 0.35);
   model B ``a ~ N(2600, 130)``, ``b ~ N(1400, 70)`` (prior mean 0.65).
 
-What this shows (see README): the bootstrap 95% interval of ``mean_A - mean_B``
+What this shows (the Rankings guide of the documentation): the bootstrap 95% interval of ``mean_A - mean_B``
 contains 0, the hierarchical model's credible interval is strictly negative. It also
 shows where that comes from: with the same prior for both models (both centred on 0.5)
 the credible interval contains 0 as well, because tasks 2 and 3 pin both models' hyper

@@ -13,7 +13,8 @@ At scale the fit uses a documented subsample: at most ``MAX_FIT_MODELS`` Sort mo
 (seeded random subset of the Sort set) and, for caches wider than ``MAX_FIT_COLUMNS``
 samples, the two-stage fit of ``methods.irt_fit`` (abilities from ``MAX_FIT_COLUMNS``
 random columns, then every column's items given them). Their measured effect on the demo
-data is in the README (Performance) and ``benchmarks/results/bench_mirt_scale.json``.
+data is on the documentation's Benchmarks page ("The ``mirt`` fit on a subsample") and in
+``benchmarks/results/bench_mirt_scale.json``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from lifelong_core.store.dataset_rows import read_rows
 MAX_FIT_MODELS = 500
 MAX_FIT_COLUMNS = DEFAULT_MAX_COLUMNS
 # Seconds per (model x sample x pass) of the chunked fit on the 2-core machine of the
-# README, with other work running: an order of magnitude for the first refresh only
+# Benchmarks page, with other work running: an order of magnitude for the first refresh only
 # (later ones scale the last measured fit time).
 FIT_SECONDS_PER_ENTRY_PASS = 1.2e-7
 SORT_SECONDS_PER_ENTRY = 8e-9  # Sort sums from the store (4,000 x 500,000 in ~16 s, same machine)
