@@ -345,7 +345,7 @@ with tabs[2]:
             "model's ability is refitted and the next samples are drawn where its predicted result is least "
             "certain; the estimate (Des Raj's ordered estimator with the prediction as a difference term) is "
             "unbiased and its interval honest however the rounds adapted, also for a model better than every one "
-            'in the store (the documentation's Adaptive evaluation guide). The stop is checked after each round: the 95% holds '
+            "in the store (see the Adaptive evaluation guide of the documentation). The stop is checked after each round: the 95% holds "
             "at each look, not exactly at the stopping time."
         )
         c = st.columns(3)
