@@ -86,8 +86,8 @@ def missing_columns(
     none.
 
     The protocol matches datapoints on the predicted label and its confidence (Anzaku et
-    al., 2022, §2, Algorithms 1 and 2), so the page lists these as what an import must carry, instead of
-    an error.
+    al., 2022, §2, Algorithms 1 and 2), so the page lists these as what an import must
+    carry, instead of an error.
 
     Parameters
     ----------
