@@ -51,7 +51,31 @@ _DOC = re.compile(r"^(?P<domain>.+)/(?P<doc>\d+)$")
 # ------------------------------------------------------------------ the cache
 def cache_of(store, dataset: str) -> Selection:
     """The matrix a new model is compared with: :func:`workflows.selection.select` on the
-    whole dataset (every real model evaluated on all of its samples)."""
+    whole dataset (every real model evaluated on all of its samples).
+
+    ``select`` and ``estimate`` on the command line and the app's lm-eval section all
+    start from it, so a new model is always compared with the same models and items.
+
+    Parameters
+    ----------
+    store : Store
+        An open store (read-only will do).
+    dataset : str or None
+        The dataset to compare with; None for the store's only dataset
+        (:func:`~lifelong_core.workflows.selection.resolve_dataset`).
+
+    Returns
+    -------
+    Selection
+        Every real model evaluated on all of the dataset's samples (rows) x those samples
+        (columns), in store order.
+
+    Raises
+    ------
+    InputError
+        If the store does not hold ``dataset`` (or holds several and none is named), or
+        fewer than two models were evaluated on every one of its samples.
+    """
     return select(store, resolve_dataset(store, dataset))
 
 
@@ -61,8 +85,32 @@ def _dataset(sel: Selection) -> str:
 
 def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = None):
     """``method`` fitted on the cache as the new-model page fits it
-    (:func:`workflows.arrivals.fit_new_model_method`), or on one domain's columns only
-    (the per-task estimates)."""
+    (:func:`workflows.arrivals.fit_new_model_method`: Sort by sum over every model), or on
+    one domain's columns only (the per-task estimates of :func:`estimate_new_model`).
+
+    Parameters
+    ----------
+    cache : Selection
+        The dataset's cache (:func:`cache_of`).
+    method : str
+        A registered search method (``lifelong_core.methods.registry``); default the
+        product's ``DEFAULT_METHOD``.
+    domain : str, optional
+        Fit on the columns of this domain only; None fits on every column.
+
+    Returns
+    -------
+    object
+        The fitted method: it has ``select(n, budget, rng)`` (and ``select_next`` when it
+        chooses adaptively) and ``estimate(columns, observed)``.
+
+    Raises
+    ------
+    InputError
+        If ``method`` is not registered.
+    lifelong_core.limits.DenseReadError
+        If the cache is a packed cache beyond the dense-read limit.
+    """
     if domain is None:
         return fit_new_model_method(cache, method)
     cols = (cache.samples["domain"] == domain).to_numpy()
@@ -74,7 +122,26 @@ def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = Non
 
 # ------------------------------------------------------------------ sample ids <-> lm-eval
 def parse_task_names(specs: Sequence[str] | None) -> dict[str, str]:
-    """``["DOMAIN=TASK", ...]`` -> {domain: lm-eval task}; InputError on a malformed one."""
+    """The ``--task DOMAIN=TASK`` arguments as a mapping from a dataset's domain to the
+    lm-eval task that runs its items.
+
+    Parameters
+    ----------
+    specs : sequence of str, optional
+        ``["DOMAIN=TASK", ...]`` (e.g. ``"ifeval=leaderboard_ifeval"``); None or empty
+        for none (every domain's task is then its own name).
+
+    Returns
+    -------
+    dict of str to str
+        Domain -> lm-eval task name, both stripped of surrounding spaces.
+
+    Raises
+    ------
+    InputError
+        (``param="task_names"``) If a spec is not ``DOMAIN=TASK`` with both sides
+        non-empty, names a domain twice, or two domains map to the same task.
+    """
     out: dict[str, str] = {}
     for spec in specs or []:
         domain, sep, task = str(spec).partition("=")
@@ -96,10 +163,32 @@ def parse_task_names(specs: Sequence[str] | None) -> dict[str, str]:
 
 
 def doc_ids(samples: pd.DataFrame, task_names: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """``sample_id, domain, task, doc_id`` for samples whose id is ``<domain>/<doc_id>``.
+    """The lm-eval item of each sample whose id is ``<domain>/<doc_id>`` (what an
+    ``import --lm-eval`` writes).
 
-    InputError naming the first sample id that is not of that form (such a dataset was not
-    imported from lm-eval, and its items cannot be named to the harness).
+    Parameters
+    ----------
+    samples : pandas.DataFrame
+        Sample rows with at least ``sample_id`` and ``domain`` (a selection's ``samples``
+        or an :class:`ItemChoice`'s ``items``).
+    task_names : mapping of str to str, optional
+        Domain -> lm-eval task (:func:`parse_task_names`); a domain not named runs as the
+        task of its own name.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per sample, in the order given: ``sample_id``, ``domain``, ``task`` (the
+        lm-eval task) and ``doc_id`` (int64, lm-eval's index of the item in its task).
+
+    Raises
+    ------
+    InputError
+        If ``task_names`` names a domain the samples do not have (``param="task_names"``);
+        naming the first sample id that is not ``<domain>/<doc_id>`` of its own domain
+        (such a dataset was not imported from lm-eval, and its items cannot be named to the
+        harness); or naming a sample that is the same lm-eval item as another (``x/01``
+        and ``x/1``).
     """
     task_names = dict(task_names or {})
     unknown = sorted(set(task_names) - set(samples["domain"]))
@@ -251,7 +340,26 @@ def select_items(
 def lm_eval_samples(
     choice: ItemChoice, task_names: Mapping[str, str] | None = None
 ) -> dict[str, list[int]]:
-    """The ``--samples`` argument of lm-evaluation-harness 0.4: ``{task: [doc_id, ...]}``."""
+    """The ``--samples`` argument of lm-evaluation-harness 0.4: ``{task: [doc_id, ...]}``.
+
+    Parameters
+    ----------
+    choice : ItemChoice
+        The items to run (:func:`select_items`).
+    task_names : mapping of str to str, optional
+        Domain -> lm-eval task (:func:`parse_task_names`); default each domain's own name.
+
+    Returns
+    -------
+    dict of str to list of int
+        Each lm-eval task (in the order its first item appears) -> its doc_ids, ascending.
+
+    Raises
+    ------
+    InputError
+        If an item's sample id is not ``<domain>/<doc_id>`` or the task names do not fit
+        the items (:func:`doc_ids`).
+    """
     ids = doc_ids(choice.items, task_names)
     return {str(t): sorted(int(d) for d in g["doc_id"]) for t, g in ids.groupby("task", sort=False)}
 
@@ -259,7 +367,27 @@ def lm_eval_samples(
 def write_choice(
     choice: ItemChoice, path, fmt: str, task_names: Mapping[str, str] | None = None
 ) -> None:
-    """``lm-eval``: the JSON of :func:`lm_eval_samples`; ``csv``: sample_id, domain."""
+    """Write the items to run to a file, as ``lbe select --out`` does.
+
+    Parameters
+    ----------
+    choice : ItemChoice
+        The items to run (:func:`select_items`).
+    path : str or Path
+        The file to write (replaced if it exists).
+    fmt : {"lm-eval", "csv"}
+        ``"lm-eval"``: the JSON of :func:`lm_eval_samples`, one task per line, ready for
+        ``lm_eval --samples``; ``"csv"``: the items' ``sample_id, domain`` table, for any
+        other harness.
+    task_names : mapping of str to str, optional
+        Domain -> lm-eval task, for ``"lm-eval"`` (:func:`parse_task_names`).
+
+    Raises
+    ------
+    InputError
+        On an unknown format (``param="format"``), or for ``"lm-eval"`` when the items'
+        ids are not lm-eval items (:func:`doc_ids`).
+    """
     if fmt == "lm-eval":
         tasks = lm_eval_samples(choice, task_names)
         text = (
@@ -321,6 +449,33 @@ def observations_from_lm_eval(
     The run is read by the store's importer (same metric/filter rules as ``import
     --lm-eval``); task ``T`` with ``doc_id`` ``d`` is sample ``<domain>/<d>`` where domain
     is the one ``task_names`` maps to ``T`` (default: the domain named ``T``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The run: its output folder, its ``results_*.json`` or one ``samples_*.jsonl``.
+    cache : Selection
+        The dataset's cache (:func:`cache_of`).
+    task_names : mapping of str to str, optional
+        Domain -> lm-eval task (:func:`parse_task_names`).
+    metric : str, optional
+        The lm-eval metric that says whether an item was answered correctly; default each
+        task's own (as ``import --lm-eval --metric``).
+    filter : str, optional
+        The lm-eval filter whose metric is read; default each task's own.
+
+    Returns
+    -------
+    Observations
+        Sample id -> 0/1 for every item of the run, the run's source, and the metric and
+        filter used per task.
+
+    Raises
+    ------
+    InputError
+        If the run cannot be read (:func:`lifelong_core.io.lm_eval.read_lm_eval`), the
+        dataset's ids are not lm-eval items (:func:`doc_ids`), or the run has a task or a
+        doc_id the dataset does not hold (the sentence names them).
     """
     from lifelong_core.io.lm_eval import read_lm_eval
 
@@ -356,7 +511,38 @@ def observations_from_uploads(
 ) -> Observations:
     """The same as :func:`observations_from_lm_eval` for uploaded files: the run's
     ``samples_*.jsonl`` (``.gz``) files, optionally with its ``results_*.json``, or one
-    ``.zip`` of the run folder (or of the output folder holding exactly one model's run)."""
+    ``.zip`` of the run folder (or of the output folder holding exactly one model's run).
+
+    The files are written to a temporary folder that is removed afterwards; a zip member
+    is extracted only under a plain relative path. An error names the upload, not the
+    temporary folder.
+
+    Parameters
+    ----------
+    files : sequence of (str, bytes)
+        The uploaded files as (file name, content).
+    cache : Selection
+        The dataset's cache (:func:`cache_of`).
+    task_names : mapping of str to str, optional
+        Domain -> lm-eval task (:func:`parse_task_names`).
+    metric : str, optional
+        The lm-eval metric read per item; default each task's own.
+    filter : str, optional
+        The lm-eval filter whose metric is read; default each task's own.
+
+    Returns
+    -------
+    Observations
+        As :func:`observations_from_lm_eval`, with source ``"app upload <names>"``.
+
+    Raises
+    ------
+    InputError
+        If nothing was uploaded, a zip comes with other files, a zip is not valid or does
+        not hold exactly one run folder, a loose file is neither ``samples_*`` nor
+        ``results_*``, or the run does not fit the dataset
+        (:func:`observations_from_lm_eval`).
+    """
     import tempfile
     import zipfile
     from pathlib import Path, PurePosixPath
@@ -421,14 +607,26 @@ def observations_from_uploads(
 # ------------------------------------------------------------------ estimate
 @dataclass(frozen=True)
 class NewModelEstimate:
-    """Per-task and overall estimates of one new model, and its rank among the cache's.
+    """Per-task and overall estimates of one new model, and its rank among the cache's
+    (what :func:`estimate_new_model` returns and ``lbe estimate`` prints).
 
-    ``table``: scope (a domain, then ``overall``), items, evaluated, observed (accuracy on
-    the evaluated items), estimate, lo, hi (95% interval; NaN when the method gives none).
-    ``new`` is the new-model page's estimate (:mod:`workflows.arrivals`): the overall
-    estimate, rank (1 = best, among the ``m`` stored models plus the new one, by accuracy
-    over every item), predictions per sample. ``rank_lo``/``rank_hi``: the ranks the
-    interval allows.
+    Attributes
+    ----------
+    dataset : str
+        The dataset of the cache.
+    method : str
+        The registered method that estimated.
+    table : pandas.DataFrame
+        One row per domain, then ``overall``: scope, items, evaluated, observed (accuracy
+        on the evaluated items), estimate, lo, hi (95% interval; NaN when the method gives
+        none, or for a domain without results); accuracies are fractions.
+    new : lifelong_core.workflows.arrivals.NewModelEstimate
+        The new-model page's estimate: the overall estimate, rank (1 = best, among the
+        ``m`` stored models plus the new one, by accuracy over every item), predictions
+        per sample, and the evaluated columns.
+    rank_lo, rank_hi : int or None
+        The best and worst ranks the overall 95% interval allows; None when the method
+        gives no interval.
     """
 
     dataset: str
@@ -440,19 +638,34 @@ class NewModelEstimate:
 
     @property
     def overall(self) -> pd.Series:
+        """The ``overall`` row of :attr:`table` (items, evaluated, observed, estimate, lo,
+        hi over every item of the dataset)."""
         return self.table.iloc[-1]
 
     @property
     def rank(self) -> int:
+        """The overall estimate's rank among the stored models plus the new one (1 = best)."""
         return int(self.new.rank)
 
     @property
     def m(self) -> int:
+        """How many stored models the new one is ranked among (the cache's rows)."""
         return len(self.new.accuracies)
 
     def summary(self, name: str = "new model") -> str:
         """The per-task table, the overall estimate with its interval, and the rank, as
-        ``lbe estimate`` prints them."""
+        ``lbe estimate`` prints them.
+
+        Parameters
+        ----------
+        name : str
+            What the text calls the new model.
+
+        Returns
+        -------
+        str
+            :func:`format_estimate` of this estimate, several lines.
+        """
         return format_estimate(name, self)
 
 
@@ -479,8 +692,30 @@ def estimate_new_model(
     estimates from the results on them (a task without results gets NaN). The rank
     compares the overall estimate with the stored models' accuracies over the same items;
     its interval comes from the estimate's interval alone (the stored accuracies are
-    exact, not estimated). ``fitter(domain or None)`` returns the fitted method (default
-    :func:`fit`; the app passes a cached one).
+    exact, not estimated). For Sort & Search this is insert_M of Prabhu et al. (2024),
+    *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, §3.2.
+
+    Parameters
+    ----------
+    cache : Selection
+        The dataset's cache (:func:`cache_of`).
+    observed : mapping of str to int
+        Sample id -> 0/1 result of the new model (e.g. :attr:`Observations.values`).
+    method : str
+        A registered search method; default the product's ``DEFAULT_METHOD``.
+    fitter : callable, optional
+        ``fitter(domain or None)`` returns the fitted method (default :func:`fit` on
+        ``cache``; the app passes a cached one).
+
+    Returns
+    -------
+    NewModelEstimate
+
+    Raises
+    ------
+    InputError
+        If there are no results, a result names a sample the dataset does not have, or a
+        value is not 0 or 1.
     """
     fitter = fitter or (lambda d: fit(cache, method, d))
     cols, obs = observed_columns(cache, observed)
@@ -506,7 +741,21 @@ def estimate_new_model(
 
 
 def format_estimate(name: str, est: NewModelEstimate) -> str:
-    """The text ``estimate`` prints: the per-task table, the overall row and the rank."""
+    """The text ``estimate`` prints: the per-task table, the overall row and the rank.
+
+    Parameters
+    ----------
+    name : str
+        What the text calls the new model.
+    est : NewModelEstimate
+        The estimate (:func:`estimate_new_model`).
+
+    Returns
+    -------
+    str
+        A heading line, a fixed-width table (task, items, evaluated, observed, estimate,
+        95% interval; ``-`` where there is none) and a line with the rank and its interval.
+    """
     t = est.table
     lines = [
         (
@@ -539,7 +788,35 @@ def insert_estimated(
     """Store the new model's row as the new-model page does
     (:func:`workflows.arrivals.estimated_model_rows`: real results on the evaluated items,
     the method's prediction elsewhere, marked estimated). Metadata records the method, the
-    estimate with its interval and which items are real evaluations."""
+    estimate with its interval and which items are real evaluations.
+
+    Parameters
+    ----------
+    writer : Store
+        A store opened for writing; the row goes in in one transaction.
+    cache : Selection
+        The cache the estimate was made on (:func:`cache_of`).
+    name : str
+        The new model's id and name.
+    est : NewModelEstimate
+        Its estimate (:func:`estimate_new_model`).
+    source : str
+        What the store's import log names as the origin.
+    extra_meta : dict, optional
+        More metadata to record beside the method's, e.g. the item draw.
+
+    Returns
+    -------
+    dict
+        The store's import summary (entries, new_models, new_samples, log_id).
+
+    Raises
+    ------
+    InputError
+        If ``name`` is empty, the method predicts no sample it was not run on (there is no
+        row to insert), or the store refuses the row (entries that conflict with what it
+        holds; the store is then unchanged).
+    """
     if not isinstance(name, str) or not name.strip():
         raise InputError("the new model needs a name.")
     o = est.overall

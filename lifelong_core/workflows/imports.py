@@ -23,7 +23,7 @@ import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.io.lm_eval import SkippedRun, model_name_from_folder, run_folders
-from lifelong_core.io.readers import WRITES, Source, read, readers
+from lifelong_core.io.readers import WRITES, Source, read, reader, readers
 from lifelong_core.io.text import extract_zip
 
 __all__ = [
@@ -83,13 +83,34 @@ def source(kind: str, *args: Any, **options: Any) -> Source:
 
 
 def _reader(kind: str, reads: str) -> Callable[..., Source]:
+    """``source`` bound to the reader ``kind``, with a docstring of its own (``reads``
+    says what it reads): each module-level name below is one of these."""
+
     def read_source(*args: Any, **options: Any) -> Source:
         return source(kind, *args, **options)
 
-    read_source.__doc__ = (
-        f"{reads} as a validated source: :func:`source` with the {kind!r} reader "
-        f"(its arguments are the reader's, :func:`lifelong_core.io.readers.reader`)."
-    )
+    target = reader(kind).target.replace(":", ".")
+    read_source.__doc__ = f"""{reads}, read and validated; nothing is written.
+
+    :func:`source` with the {kind!r} reader, :func:`{target}`.
+
+    Parameters
+    ----------
+    *args
+        The reader's positional arguments, its file(s) first.
+    **options
+        The reader's keyword options (e.g. ``dataset``).
+
+    Returns
+    -------
+    Source
+        The input read and validated, ready for :func:`insert`.
+
+    Raises
+    ------
+    InputError
+        On the first thing wrong with the input (named by file, row and column).
+    """
     return read_source
 
 
@@ -106,7 +127,19 @@ inspect_source = _reader("inspect", "One Inspect AI log (.eval or .json)")
 
 def default_lm_eval_dataset(run) -> str:
     """The dataset lm-eval items go to when none is named: the one group that lists every
-    task of the runs, else their one task, else ``lm-eval``."""
+    task of the runs, else their one task, else ``lm-eval``.
+
+    Parameters
+    ----------
+    run : lifelong_core.io.lm_eval.LmEvalRun
+        The runs read; its ``table`` has a ``domain`` (the lm-eval task) and, when the
+        results name groups, a ``category`` (the task's group) column.
+
+    Returns
+    -------
+    str
+        The dataset name.
+    """
     tasks = pd.unique(run.table["domain"])
     groups = pd.unique(run.table["category"].dropna()) if "category" in run.table else []
     if len(groups) == 1 and run.table["category"].notna().all():
@@ -119,7 +152,24 @@ def default_lm_eval_dataset(run) -> str:
 def lm_eval_datasets(store, run, dataset: str | None) -> pd.Series:
     """Each row's dataset for an lm-eval import: ``dataset`` if named; else the dataset the
     store already keeps the item in, and for new items the dataset the store keeps the
-    import's other items in (when that is one) or :func:`default_lm_eval_dataset`."""
+    import's other items in (when that is one) or :func:`default_lm_eval_dataset`.
+
+    So a second run of the same tasks lands beside the first, whatever it is called.
+
+    Parameters
+    ----------
+    store : Store
+        The open store the runs go into.
+    run : lifelong_core.io.lm_eval.LmEvalRun
+        The runs read; ``run.table`` has one row per (model, item) with a ``sample`` id.
+    dataset : str or None
+        The dataset the user named (``import --dataset``), or None.
+
+    Returns
+    -------
+    pandas.Series
+        The dataset of each row of ``run.table``, on its index.
+    """
     if dataset:
         return pd.Series(dataset, index=run.table.index)
     ids = run.table["sample"].astype(str)
@@ -131,7 +181,34 @@ def lm_eval_datasets(store, run, dataset: str | None) -> pd.Series:
 
 def insert(store, src: Source, progress: Callable[[float], None] | None = None) -> dict:
     """Write ``src`` into an open writable store in one transaction, by its ``write``
-    form; the store's summary."""
+    form (``insert_long``, ``insert_matrix`` or ``insert_lm_eval_run``).
+
+    For lm-eval runs each item's dataset follows :func:`lm_eval_datasets`, and a model
+    the store already holds keeps its family (the importer's is only a guess from the
+    organisation in ``org/model``).
+
+    Parameters
+    ----------
+    store : Store
+        A store opened for writing.
+    src : Source
+        The validated input (:func:`source` or a ``read_*_source`` function).
+    progress : callable, optional
+        Called with the fraction written, from 0 to 1.
+
+    Returns
+    -------
+    dict
+        The store's summary of the import (entries, new_models, new_samples, log_id, ...);
+        for lm-eval also ``runs`` (run folders found) and ``skipped`` ((run, reason) of
+        each run left out).
+
+    Raises
+    ------
+    InputError
+        On an unknown ``write`` form, or anything the store refuses (entries that conflict
+        with what it holds, a read-only handle); the store is then unchanged.
+    """
     if src.write == "long":
         return store.insert_long(
             src.table,
@@ -175,6 +252,24 @@ def held_store(path) -> Iterator[Any]:
     replace or write the store meanwhile (``build-demo --force`` is refused, naming this
     one), and a store that is locked is refused before minutes of reading. A store that
     does not exist yet gives ``None``: it is created only once the input is valid.
+
+    Parameters
+    ----------
+    path : str or Path
+        The store file.
+
+    Yields
+    ------
+    Store or None
+        The open writer (closed when the block ends), or None if ``path`` does not exist.
+
+    Raises
+    ------
+    InputError
+        If ``path`` is not a sound store (not a store, another format version, damaged, or
+        failing its integrity check).
+    StoreLockedError
+        If another process holds the store.
     """
     path = Path(path)
     if not path.exists():
@@ -190,8 +285,36 @@ def held_store(path) -> Iterator[Any]:
 
 def import_into(path, src: Source, progress=None, store=None) -> dict:
     """:func:`insert` into the store file ``path``, created if missing and removed again
-    when the import into a new store fails (the command line's rule). ``store``: the
-    writer :func:`held_store` holds on ``path``, used as it is."""
+    when the import into a new store fails (the command line's rule).
+
+    An existing store is checked sound first: nothing is added to a store that fails its
+    integrity check.
+
+    Parameters
+    ----------
+    path : str or Path
+        The store file.
+    src : Source
+        The validated input (:func:`source`).
+    progress : callable, optional
+        Called with the fraction written, from 0 to 1.
+    store : Store, optional
+        The writer :func:`held_store` holds on ``path``, used as it is (not closed).
+
+    Returns
+    -------
+    dict
+        The summary of :func:`insert`.
+
+    Raises
+    ------
+    InputError
+        If the existing store is not sound, its folder does not exist, or the store
+        refuses the input; a store created for the import is then removed, an existing one
+        is unchanged.
+    StoreLockedError
+        If another process holds the store.
+    """
     from lifelong_core.store import Store
     from lifelong_core.store.maintenance import check_sound
 
@@ -216,7 +339,22 @@ def import_into(path, src: Source, progress=None, store=None) -> dict:
 
 
 def summary_text(summary: Mapping, path) -> str:
-    """The one line the command line prints after an import (and the Data page shows)."""
+    """The one line the command line prints after an import (and the Data page shows).
+
+    Parameters
+    ----------
+    summary : mapping
+        The summary of :func:`insert` (entries, new_models, new_samples, log_id, and for
+        lm-eval runs and skipped).
+    path : str or Path
+        The store, as the line names it.
+
+    Returns
+    -------
+    str
+        E.g. ``imported 1200 predictions into demo.duckdb: 3 new models, 400 new samples
+        (log entry 7).``, with the runs read and skipped for lm-eval.
+    """
     from lifelong_core.errors import few
 
     runs, skipped = summary.get("runs", 0), summary.get("skipped") or []

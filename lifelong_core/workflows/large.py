@@ -33,13 +33,28 @@ DEFAULT_SCORED = 200
 @dataclass(frozen=True, eq=False)
 class PackedCache:
     """Stand-in for the dense matrix of a large selection: ``model_idx`` (rows) x ``sidx``
-    (columns) of the store, read as packed bits on demand."""
+    (columns) of the store, read as packed bits on demand.
+
+    It has the ``shape``, ``ndim`` and ``len`` of the matrix it stands for, so code that
+    only sizes a selection works unchanged; reading it as an array (``np.asarray``,
+    indexing) raises :class:`~lifelong_core.limits.DenseReadError` instead of filling the
+    memory. Rows are read with :func:`packed_rows`, :func:`row_sums`, :func:`source`,
+    :func:`bounded_block` and :func:`dense_rows`.
+
+    Attributes
+    ----------
+    model_idx : numpy.ndarray of int64, shape (m,)
+        The store's ``model_idx`` of each row, in row order.
+    sidx : numpy.ndarray of int64, shape (n,)
+        The store's ``sample_idx`` of each column, in column order.
+    """
 
     model_idx: np.ndarray
     sidx: np.ndarray
 
     @property
     def shape(self) -> tuple[int, int]:
+        """``(models, samples)`` of the matrix it stands for."""
         return len(self.model_idx), len(self.sidx)
 
     ndim = 2
@@ -158,8 +173,33 @@ class Block:
 
 
 def bounded_block(store, A: PackedCache, max_models: int, seed: int, rows=None) -> Block:
-    """Up to ``max_models`` rows (``rows`` if given, else a seeded sample in store order)
-    and as many seeded columns (ascending) as keep the dense block within the limit."""
+    """A dense block small enough to hold: up to ``max_models`` rows (``rows`` if given,
+    else a seeded sample in store order) and as many seeded columns (ascending) as keep the
+    block within the dense-read limit.
+
+    The views that need a dense matrix (model correlation, teaching slice, stream study)
+    use it on a large store and show :meth:`Block.note` to say they saw a sample.
+
+    Parameters
+    ----------
+    store : Store
+        The open store ``A`` was selected from.
+    A : PackedCache
+        The large selection's matrix.
+    max_models : int
+        The most rows to take when ``rows`` is not given.
+    seed : int
+        Seeds the sample of rows and of columns (the same seed gives the same block).
+    rows : array_like of int, optional
+        Row positions in ``A`` to take, in the order given (all of them, whatever
+        ``max_models``).
+
+    Returns
+    -------
+    Block
+        ``A``: the dense uint8 block (rows x columns); ``rows`` and ``cols``: the
+        positions in ``A`` it holds. At least two columns are kept, even beyond the limit.
+    """
     m, n = A.shape
     if rows is None:
         rows = (
@@ -184,7 +224,29 @@ def bounded_block(store, A: PackedCache, max_models: int, seed: int, rows=None) 
 
 
 def dense_rows(store, A: PackedCache, rows, cols) -> np.ndarray:
-    """A small dense sub-block (rows x cols, positions in ``A``), within the limit."""
+    """A small dense sub-block of ``A``, read from packed rows.
+
+    Parameters
+    ----------
+    store : Store
+        The open store ``A`` was selected from.
+    A : PackedCache
+        The large selection's matrix.
+    rows : int or array_like of int
+        Row positions in ``A``.
+    cols : array_like of int
+        Column positions in ``A``.
+
+    Returns
+    -------
+    numpy.ndarray of uint8, shape (len(rows), len(cols))
+        The 0/1 entries.
+
+    Raises
+    ------
+    lifelong_core.limits.DenseReadError
+        If the block would exceed the dense-read limit.
+    """
     rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
     cols = np.asarray(cols, dtype=np.int64)
     limits.check_dense(len(rows), len(cols), 1, "a dense sub-block")

@@ -72,9 +72,45 @@ def refresh(
     seed: int = 0,
     progress: Progress | None = None,
 ):
-    """Update the Sort state of ``dataset``, fit ``method`` on it and keep both (writer handle).
+    """Update the Sort state of ``dataset``, fit ``method`` on it and keep both in the store.
 
-    Returns ``(SortState, ItemState)``.
+    What ``lbe state --refresh`` and the app's refresh button run. The Sort state (column
+    sums and order over the Sort set, Prabhu et al. (2024), *Efficient Lifelong Model
+    Evaluation in an Era of Rapid Progress*, §3.1) is brought up to date first; then the
+    kept method's item parameters are fitted from packed rows of at most ``max_models``
+    Sort models (a seeded random subset) and, for a cache wider than ``max_columns``, by
+    the two-stage fit of :mod:`lifelong_core.methods.irt_fit`.
+
+    Parameters
+    ----------
+    st : Store
+        A writer handle.
+    dataset : str
+        A dataset the store holds.
+    method : str, optional
+        A method whose parameters can be kept (``kept_methods()`` of the registry);
+        default the product's default estimator when it can be kept.
+    max_models : int
+        The most Sort models the fit uses (2 to ``limits.MAX_STATE_FIT_MODELS``).
+    max_columns : int
+        The most columns of the first stage (2 to ``limits.MAX_STATE_FIT_COLUMNS``).
+    seed : int
+        Seeds the subsample of models and columns and the fit.
+    progress : callable, optional
+        ``progress(fraction, text)``: the fraction done (0 to 1) and what is being done.
+
+    Returns
+    -------
+    tuple of (SortState, ItemState)
+        The kept Sort state and the item parameters just saved (with the fit's settings
+        and its time in seconds).
+
+    Raises
+    ------
+    InputError
+        If the handle is read-only, a size or the seed is out of range, ``method``'s
+        parameters cannot be kept, or fewer than two real models were evaluated on every
+        sample of ``dataset``.
     """
     method = kept_method(method)
     limits.check_count(
@@ -153,6 +189,8 @@ class Status:
     refresh_seconds: float  # expected time of a refresh
 
     def sentence(self) -> str:
+        """What the app and ``lbe state`` say: missing, predating new samples, stale or up
+        to date, with how long a refresh takes."""
         t = duration(self.refresh_seconds)
         if not self.has_items:
             return (
@@ -173,6 +211,23 @@ class Status:
 
 
 def duration(s: float) -> str:
+    """A duration as a person reads it: whole seconds under two minutes, else minutes.
+
+    Parameters
+    ----------
+    s : float
+        Seconds.
+
+    Returns
+    -------
+    str
+        ``"45 s"`` or ``"3 min"``.
+
+    Examples
+    --------
+    >>> duration(45.2), duration(600)
+    ('45 s', '10 min')
+    """
     return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min"
 
 
@@ -197,7 +252,24 @@ def _expected_seconds(members: int, n: int, item, sort_kept: bool) -> float:
 
 
 def status(st, dataset: str, method: str | None = None) -> Status:
-    """The kept state of ``dataset`` without computing anything (a read-only handle will do)."""
+    """The kept state of ``dataset`` without computing anything (a read-only handle will do).
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+    dataset : str
+        A dataset the store holds.
+    method : str, optional
+        The method whose kept parameters are asked about; default as :func:`refresh`.
+
+    Returns
+    -------
+    Status
+        Whether a Sort state and item parameters are kept, whether they are stale or
+        still usable, how many Sort models were added since the fit, and the expected time
+        of a refresh (scaled from the last fit, else from a measured rate).
+    """
     method = kept_method(method)
     sort = kept.load_sort_state(st, dataset)
     item = kept.load_item_state(st, dataset, method)
@@ -232,8 +304,31 @@ class StateMissing(InputError):
 
 
 def current_sort(st, dataset: str, members, samples):
-    """The kept Sort state of ``dataset`` if it covers exactly these members (model_idx)
-    and samples (sample_idx), else :class:`StateMissing` with the status sentence."""
+    """The kept Sort state of ``dataset`` if it covers exactly these members and samples.
+
+    A large store's views read the Sort order from it instead of summing the cache.
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+    dataset : str
+        A dataset the store holds.
+    members : array_like of int
+        ``model_idx`` of the Sort set, ascending (as the state keeps them).
+    samples : array_like of int
+        ``sample_idx`` of the selection's samples, in any order.
+
+    Returns
+    -------
+    SortState
+
+    Raises
+    ------
+    StateMissing
+        If no Sort state is kept or it covers other models or samples; the sentence is
+        :meth:`Status.sentence`.
+    """
     s = kept.load_sort_state(st, dataset)
     if (
         s is None
@@ -245,7 +340,24 @@ def current_sort(st, dataset: str, members, samples):
 
 
 def fitted(st, dataset: str, method: str | None = None):
-    """``(estimator or None, Status)``: ``method`` rebuilt from the kept parameters, no refit."""
+    """``method`` rebuilt from the kept parameters, without refitting.
+
+    Parameters
+    ----------
+    st : Store
+        An open store (a read-only handle will do).
+    dataset : str
+        A dataset the store holds.
+    method : str, optional
+        A method whose parameters can be kept; default as :func:`refresh`.
+
+    Returns
+    -------
+    tuple of (estimator or None, Status)
+        The fitted estimator, on the kept item model and Sort order; None when no usable
+        parameters are kept (none yet, or fitted before samples were added). The status
+        says which, and how long a refresh takes.
+    """
     method = kept_method(method)
     from lifelong_core.methods.irt import item_model
 

@@ -30,15 +30,46 @@ EXTRA_BYTES = 9 * 3
 
 def unlabeled_datasets(store, datasets: Sequence[str]) -> list[str]:
     """Those of ``datasets`` (once each) whose samples carry no label at all: they record
-    only whether each answer was correct, and matched accuracy has nothing to match on."""
+    only whether each answer was correct, and matched accuracy has nothing to match on.
+
+    The Matched accuracy page says so instead of failing on the first sample (lm-eval
+    per-item scores, such as the bundled Open LLM Leaderboard results, are of this kind).
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    datasets : sequence of str
+        Dataset names (a name may repeat, e.g. source and target the same).
+
+    Returns
+    -------
+    list of str
+        The unlabelled ones, in the order first given.
+    """
     return [d for d in dict.fromkeys(datasets) if store.samples(dataset=d)["label"].isna().all()]
 
 
 def comparable_models(
     store, source: tuple[str, Sequence[str] | None], target: tuple[str, Sequence[str] | None]
 ) -> dict[str, int]:
-    """Display name -> ``model_idx`` of the real models recorded on both sides (each side
-    a dataset and its domains, None = all), named as the comparison names them."""
+    """The real models recorded on both sides of a comparison, by display name.
+
+    Only these are offered: another dataset's models have nothing to compare here, and a
+    row inserted as an estimate is a prediction, not an evaluation.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    source, target : tuple of (str, sequence of str or None)
+        Each side's dataset and its domains (None or empty = every domain).
+
+    Returns
+    -------
+    dict of str to int
+        Display name (as the comparison names models) -> ``model_idx``, in store order.
+    """
     both = set(recorded_models(store, source[0], source[1] or None)["model_idx"].astype(int))
     both &= set(recorded_models(store, target[0], target[1] or None)["model_idx"].astype(int))
     models = store.models()
@@ -52,7 +83,24 @@ def missing_columns(
 ) -> list[str]:
     """What the data lacks for matched accuracy: ``label (<dataset>)`` for a side whose
     samples are not all labelled, ``predicted`` and ``confidence`` when the store records
-    none."""
+    none.
+
+    The protocol matches datapoints on the predicted label and its confidence (Anzaku et
+    al., 2022, §2, Algorithms 1 and 2), so the page lists these as what an import must
+    carry, instead of an error.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    source, target : tuple of (str, sequence of str or None)
+        Each side's dataset and its domains (None or empty = every domain).
+
+    Returns
+    -------
+    list of str
+        The missing columns, each once; empty when matched accuracy can run.
+    """
     need: list[str] = []
     for ds, doms in (source, target):
         smp = store.samples(ds, list(doms) if doms else None)
@@ -63,7 +111,23 @@ def missing_columns(
 
 def model_blocks(rows: Sequence[int], n_source: int, n_target: int) -> list[tuple[int, ...]]:
     """``rows`` in blocks of at most ``len(rows) / BLOCKS`` models, each small enough that
-    its dense extras on the larger side stay within the dense-read limit."""
+    its dense extras on the larger side stay within the dense-read limit.
+
+    An all-model comparison is matched (and cached, and its progress reported) block by
+    block.
+
+    Parameters
+    ----------
+    rows : sequence of int
+        ``model_idx`` of the models to compare, in the order they are matched.
+    n_source, n_target : int
+        Datapoints on the source and the target side.
+
+    Returns
+    -------
+    list of tuple of int
+        Consecutive blocks of ``rows``, none empty, all of one size but the last.
+    """
     size = max(
         1,
         min(
@@ -76,7 +140,21 @@ def model_blocks(rows: Sequence[int], n_source: int, n_target: int) -> list[tupl
 
 def all_models_table(tables: Sequence[pd.DataFrame]) -> pd.DataFrame | None:
     """The blocks' tables as one, by increasing source accuracy (then name); None when no
-    model could be compared."""
+    model could be compared.
+
+    Parameters
+    ----------
+    tables : sequence of pandas.DataFrame
+        Each block's comparison table
+        (:class:`~lifelong_core.matching.comparison.ModelComparison` ``table``: one row
+        per model, with ``model`` and ``acc_source`` among its columns); empty ones are
+        left out.
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        The rows of every block, with a fresh index.
+    """
     kept = [t for t in tables if len(t)]
     if not kept:
         return None
@@ -99,7 +177,41 @@ def model_detail(
 ) -> dict:
     """One model's matched accuracy on the pair with what the page shows of it: the
     metrics, the datapoints on each side, the per-run table, the standard errors of the
-    matched accuracies, and the reliability and density of every subset."""
+    matched accuracies, and the reliability and density of every subset (Anzaku et al.,
+    2022, §2.3 and §4).
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    pair : PairSamples
+        The two sides' samples (:func:`lifelong_core.matching.store_pair.read_samples`).
+    row : int
+        The model's ``model_idx``.
+    eps : float
+        Match when the confidences differ by at most ``eps``.
+    criterion : {"label-prob", "prob"}
+        Algorithm 1 (same predicted label and close confidence) or Algorithm 2
+        (confidence only).
+    runs : int
+        Seeded matching runs to average over.
+    seed : int
+        Seed of the runs.
+
+    Returns
+    -------
+    dict
+        ``model`` (its name), ``metrics`` (the summary as JSON-ready numbers),
+        ``n_source``, ``n_target``, ``per_run`` (one row per run), ``se`` (standard error
+        of ``matched_acc_source`` and ``matched_acc_target``), ``reliability`` (10 bins)
+        and ``density`` (20 bins) of each subset.
+
+    Raises
+    ------
+    InputError
+        If the model lacks predicted labels or confidences on the chosen samples, or a
+        parameter is out of range.
+    """
     data = load_pair(store, pair, [row])
     source, target = data.predictions(data.models[0])
     summary = matched_accuracy(source, target, eps=eps, criterion=criterion, runs=runs, seed=seed)

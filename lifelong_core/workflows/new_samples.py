@@ -29,10 +29,38 @@ def make_splits(
     seed: int,
     held_out: Sequence[str] | None = None,
 ) -> list[SampleSplit]:
-    """The random split (if asked) first, then one split per held-out domain.
+    """The splits of the samples into cache and new ones that an insert_D study runs:
+    the random split (if asked) first, then one split per held-out domain.
 
-    ``domains`` gives each sample's domain (needed for ``domain``); ``held_out`` limits the
-    held-out domains (default: every domain in turn).
+    Parameters
+    ----------
+    n_samples : int
+        Samples of the data choice (the columns split).
+    domains : sequence of str or None
+        Each sample's domain, in column order; needed for the ``"domain"`` split.
+    kinds : sequence of {"random", "domain"}
+        Which splits to make: ``"random"``, a seeded share of the samples is new (Prabhu
+        et al., 2024, §4.3); ``"domain"``, each held-out domain in turn is new.
+    fraction : float
+        The random split's share of new samples, strictly between 0 and 1.
+    seed : int
+        Seed of the random split.
+    held_out : sequence of str, optional
+        The domains to hold out, one split each (default: every domain in turn); only
+        with the ``"domain"`` split.
+
+    Returns
+    -------
+    list of SampleSplit
+        Each with its name (``random`` or ``domain:<name>``) and the column numbers of the
+        cache (``old``) and of the new samples (``new``).
+
+    Raises
+    ------
+    InputError
+        On an unknown or no split kind, held-out domains without the domain split, a
+        domain split without ``domains``, a fraction that leaves a side empty, a seed out
+        of range, fewer than two domains, or a held-out domain the samples do not have.
     """
     for k in kinds:
         if k not in SPLITS:

@@ -62,6 +62,16 @@ def count_table(counts: Any) -> CountTable:
     with the ``counts.csv`` columns (model, task, category, correct, total), or the path of
     a ``counts.csv`` file; validated as ``lbe rank --counts`` validates it.
 
+    Parameters
+    ----------
+    counts : CountTable, pandas.DataFrame, str or Path
+        The per-task correct and total counts of every model, in one of those forms.
+
+    Returns
+    -------
+    CountTable
+        ``counts`` itself when it is one.
+
     Raises
     ------
     InputError
@@ -96,6 +106,27 @@ def ranking_source(
     task (LA-UR-24-25289 report, 2024, §2.1), normalised to the BigBench scale with bounds
     over every model of ``table`` when ``normalize`` (§2.4), or the beta-binomial
     hierarchical model's posterior (§2.2).
+
+    Parameters
+    ----------
+    table : CountTable
+        Correct and total counts per model and task (:func:`count_table`).
+    method : {"bootstrap", "hierarchical"}
+        The ranking source (:data:`RANK_METHODS`).
+    boot : int
+        Bootstrap replicates (bootstrap only).
+    normalize : bool
+        Normalise the bootstrap's scores (§2.4); not with the hierarchical model.
+    seed : int
+        Seed of the replicates or of the chains.
+    chains, draws, warmup : int
+        The hierarchical model's chains, draws kept per chain and warm-up draws.
+
+    Returns
+    -------
+    Bootstrap or HierarchicalFit
+        What :func:`leaderboard_table`, :func:`pairwise_table` and
+        :func:`rank_interval_table` read.
 
     Raises
     ------
@@ -139,10 +170,24 @@ def leaderboard_table(
     Healy), in percent: the bootstrap mean and percentile interval, or the hierarchical
     model's posterior predictive mean and interval.
 
+    Parameters
+    ----------
+    source : Bootstrap or HierarchicalFit
+        The replicates (:func:`ranking_source`).
+    level : float
+        Interval level, strictly between 0 and 1.
+    seed : int
+        Seed of the hierarchical model's predictive draws (unused by the bootstrap).
+
     Returns
     -------
     pandas.DataFrame
-        model, scope, mean_pct, lo_pct, hi_pct.
+        model, scope (``overall``, then each category), mean_pct, lo_pct, hi_pct.
+
+    Raises
+    ------
+    InputError
+        If ``level`` is not strictly between 0 and 1.
     """
     from lifelong_core.stats import Bootstrap, leaderboard
     from lifelong_core.stats.bootstrap import check_level
@@ -168,10 +213,28 @@ def pairwise_table(
     The hierarchical model's differences are of posterior predictive scores, as its
     intervals are (Table A.3's Bayesian block, Table 3's Bayesian column).
 
+    Parameters
+    ----------
+    source : Bootstrap or HierarchicalFit
+        The replicates (:func:`ranking_source`).
+    level : float
+        The level all the intervals hold at together, strictly between 0 and 1.
+    models : sequence of str, optional
+        The models to compare, at least two (default: every model).
+    seed : int
+        Seed of the hierarchical model's predictive draws (unused by the bootstrap).
+
     Returns
     -------
     pandas.DataFrame
-        scope, model_a, model_b, diff_pct, lo_pct, hi_pct, level, excludes_zero.
+        scope, model_a, model_b, diff_pct (score of a minus score of b, in points),
+        lo_pct, hi_pct, level (of each comparison, after Bonferroni), excludes_zero.
+
+    Raises
+    ------
+    InputError
+        If ``level`` is out of range, or a model is unknown, named twice, or fewer than two
+        are named.
     """
     from lifelong_core.stats.bootstrap import check_level
     from lifelong_core.stats.hierarchical_views import pairwise_by_scope
@@ -192,10 +255,27 @@ def rank_interval_table(
     aggregation scheme (LA-UR-24-25289 report, 2024, §3.2; Tables 4, 5 and, with the
     hierarchical model's predictive draws, 11); 1 = best.
 
+    Parameters
+    ----------
+    source : Bootstrap or HierarchicalFit
+        The replicates (:func:`ranking_source`).
+    level : float
+        Interval level, strictly between 0 and 1.
+    schemes : sequence of str, optional
+        Aggregation schemes (keys of ``lifelong_core.stats.SCHEMES``: ``mean``,
+        ``geometric``, ``avg_rank``, ``avg_rank_noise``, ``avg_rank_bins``); default all.
+    seed : int
+        Seed of the noise scheme and of the hierarchical model's predictive draws.
+
     Returns
     -------
     pandas.DataFrame
-        scope, model, scheme, mean, lo, hi.
+        scope, model, scheme, mean, lo, hi (ranks).
+
+    Raises
+    ------
+    InputError
+        If ``level`` is out of range or a scheme is unknown.
     """
     from lifelong_core.stats import SCHEMES
     from lifelong_core.stats.bootstrap import check_level
@@ -219,12 +299,50 @@ def newest_estimated_counts(
     sel: Selection | None = None,
     draws: str = PER_MODEL,
 ):
-    """Estimated and true counts (``counts.csv`` frames) of the ``n_new`` newest of the chosen
-    ``models`` (names; None = all) of ``dataset``, the older ones as the cache; and, where
-    ``method`` gives one, a frame of its own interval of each model's pooled accuracy in
-    percent (model, mean, lo, hi, true), else None. ``sel``: the dataset's selection, when
-    the caller already holds it. Each new model's samples are its own draw
-    (``draws="per-model"``) or the seed's common set (``"common"``)."""
+    """Estimated and true counts of the newest models, to rank with uncertainty: the
+    ``n_new`` newest (by release order) of the chosen models of ``dataset`` are estimated
+    by ``method`` from ``budget`` samples each, the older ones forming the cache (Prabhu
+    et al., 2024, §3.2), and their predicted rows summed per domain.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    dataset : str
+        A dataset the store holds.
+    n_new : int
+        How many of the newest models play new ones; at least 2, leaving at least two in
+        the cache.
+    budget : int
+        Samples evaluated per new model, n′.
+    method : str
+        A registered search method.
+    seed : int
+        Seed of the samples drawn.
+    models : sequence of str, optional
+        Display names of the models to use (None = every model of the selection).
+    sel : Selection, optional
+        The dataset's selection, when the caller already holds it (default
+        :func:`~lifelong_core.workflows.selection.select` of the whole dataset).
+    draws : {"per-model", "common"}
+        Each new model's samples are its own draw (``"per-model"``) or the seed's common
+        set (``"common"``).
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, pandas.DataFrame, pandas.DataFrame or None)
+        The estimated and the true ``counts.csv`` frames of the new models (model, task,
+        category, correct, total; a domain without a category gets one by
+        :func:`~lifelong_core.workflows.categories.fill_categories`), and, where
+        ``method`` gives intervals, its own interval of each model's pooled accuracy in
+        percent (model, mean, lo, hi, true), else None.
+
+    Raises
+    ------
+    InputError
+        If ``n_new`` is out of range, or the budget, method or draw is refused (or the
+        selection, when none is passed: :func:`select`).
+    """
     sel = sel if sel is not None else select(store, dataset)
     names = np.asarray(sel.names, dtype=object)
     keep = np.arange(len(names)) if models is None else np.flatnonzero(np.isin(names, list(models)))
@@ -282,6 +400,19 @@ def estimator_coverage(own: pd.DataFrame, draws: str = PER_MODEL) -> tuple[Cover
     models estimated highest favours those whose error was upward, and biases the count.
     The sentence says whose item draw the estimates used; with a common set the models'
     errors move together and the count says less than its interval suggests.
+
+    Parameters
+    ----------
+    own : pandas.DataFrame
+        The estimator's own intervals (model, mean, lo, hi, true, in percent).
+    draws : {"per-model", "common"}
+        The item draw the estimates used.
+
+    Returns
+    -------
+    tuple of (Coverage, str)
+        How many intervals hold the truth, of how many, with the exact (Clopper-Pearson)
+        95% interval on that share; and the sentence a front end shows.
     """
     cov = coverage_of(own["true"], own["lo"], own["hi"])
     how = (
@@ -316,6 +447,19 @@ def default_models(best_first: Sequence[str]) -> list[str]:
     of at most :data:`SHOW_ALL_UP_TO`, else the :data:`DEFAULT_TOP` first of
     ``best_first`` (the source's models, most accurate first).
 
+    With at most 20 models the default view is the whole of the LA-UR-24-25289 report's
+    Table A.3 (VTAB-1k's 16 models).
+
+    Parameters
+    ----------
+    best_first : sequence of str
+        The source's model names, most accurate first (:func:`overall_accuracy`).
+
+    Returns
+    -------
+    list of str
+        The names to show, in the order given.
+
     Examples
     --------
     >>> len(default_models([f"m{i}" for i in range(16)]))
@@ -329,7 +473,22 @@ def default_models(best_first: Sequence[str]) -> list[str]:
 
 # ------------------------------------------------------------------ the Rankings page's tables
 def percent(df: pd.DataFrame, cols: Sequence[str] = ("mean", "lo", "hi"), digits: int = 2):
-    """``df`` with the proportion columns ``cols`` in percent, rounded to ``digits``."""
+    """``df`` with the proportion columns ``cols`` in percent, rounded to ``digits``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A table with proportions (fractions in [0, 1]) in ``cols``.
+    cols : sequence of str
+        The columns to convert.
+    digits : int
+        Decimals kept.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy; the other columns unchanged.
+    """
     out = df.copy()
     for c in cols:
         out[c] = (out[c] * 100).round(digits)
@@ -343,7 +502,18 @@ def interval_text(mean: float, lo: float, hi: float, digits: int) -> str:
 
 def overall_accuracy(table: CountTable) -> pd.Series:
     """Every model's unweighted mean accuracy over the tasks, most accurate first: the
-    order in which a ranking view lists and picks models."""
+    order in which a ranking view lists and picks models.
+
+    Parameters
+    ----------
+    table : CountTable
+        Correct and total counts per model and task.
+
+    Returns
+    -------
+    pandas.Series
+        Accuracy (a fraction) by model name, descending.
+    """
     acc = pd.Series(table.accuracy.mean(axis=1), index=list(table.models))
     return acc.sort_values(ascending=False)
 
@@ -357,7 +527,25 @@ def published_leaderboard(
     """The LA-UR-24-25289 report's Table A.3 (VTAB-1k, published figures) for ``method``
     (``"bootstrap"`` or ``"bayesian"``; normalised figures exist for the bootstrap only):
     its rows, and the table as published, one ``mean (lo, hi)`` cell per scope, best
-    overall first."""
+    overall first.
+
+    Parameters
+    ----------
+    pub : pandas.DataFrame
+        The published figures (:func:`lifelong_core.stats.vtab.load_published`): model,
+        method, normalized, scope, mean_pct, lo_pct, hi_pct.
+    method : {"bootstrap", "bayesian"}
+        Which block of the table.
+    normalized : bool
+        The normalised figures (the bootstrap only; ignored for ``"bayesian"``).
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, pandas.DataFrame)
+        The rows of ``pub`` for that block, and the table as published: ``model`` then
+        one column per scope (overall, natural, specialized, structured) of ``mean (lo,
+        hi)`` text in percent with one decimal.
+    """
     rows = pub[
         (pub["method"] == method) & (pub["normalized"] == (normalized and method == "bootstrap"))
     ]
@@ -381,7 +569,23 @@ def scheme_intervals(
     ranks: pd.DataFrame, models: Sequence[str], schemes: dict[str, str]
 ) -> pd.DataFrame:
     """Rank intervals side by side: one row per model (in ``models``' order), one
-    ``mean (lo, hi)`` column per scheme, headed by its label (§3.2, Tables 4, 5 and 11)."""
+    ``mean (lo, hi)`` column per scheme, headed by its label (LA-UR-24-25289 report, 2024,
+    §3.2, Tables 4, 5 and 11).
+
+    Parameters
+    ----------
+    ranks : pandas.DataFrame
+        Rank intervals of one scope: model, scheme, mean, lo, hi.
+    models : sequence of str
+        The models, in the order the rows take (each must have a row per scheme).
+    schemes : dict of str to str
+        Scheme key -> the column's label, in column order (e.g. ``stats.SCHEMES``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model`` then one text column per scheme, ranks with one decimal.
+    """
     wide = pd.DataFrame({"model": list(models)})
     for key, label in schemes.items():
         part = ranks[ranks["scheme"] == key].set_index("model")
@@ -394,7 +598,19 @@ def scheme_intervals(
 
 def per_category_intervals(ci: pd.DataFrame) -> pd.DataFrame | None:
     """Intervals (in percent) per category beside overall: one row per model, best overall
-    first, one ``mean (lo, hi)`` column per scope; None when there is only ``overall``."""
+    first, one ``mean (lo, hi)`` column per scope; None when there is only ``overall``.
+
+    Parameters
+    ----------
+    ci : pandas.DataFrame
+        Intervals in percent (:func:`percent` of a leaderboard): model, scope, mean, lo,
+        hi, the ``overall`` rows best first.
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        ``model``, ``overall``, then one column per category, cells with two decimals.
+    """
     if ci["scope"].nunique() <= 1:
         return None
     wide = ci.pivot(index="model", columns="scope", values="mean")
@@ -410,13 +626,44 @@ def per_category_intervals(ci: pd.DataFrame) -> pd.DataFrame | None:
 
 
 def differences_in_points(diff: pd.DataFrame) -> pd.DataFrame:
-    """Pairwise differences with ``diff``, ``lo`` and ``hi`` in points (3 decimals)."""
+    """Pairwise differences with ``diff``, ``lo`` and ``hi`` in points (3 decimals).
+
+    Parameters
+    ----------
+    diff : pandas.DataFrame
+        Pairwise differences as fractions (model_a, model_b, diff, lo, hi, level,
+        excludes_zero).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy with those three columns in points.
+    """
     return percent(diff, ("diff", "lo", "hi"), 3)
 
 
 def estimated_vs_true(board: pd.DataFrame, truth: pd.Series) -> pd.DataFrame:
     """Each estimated model's overall score and bootstrap interval beside its true accuracy
-    (percent): the error, both ranks and whether the interval holds the truth."""
+    (percent): the error, both ranks and whether the interval holds the truth.
+
+    The bootstrap interval covers the test-set resampling of the estimated counts, not the
+    estimator's own error, so this table shows how often it holds the truth all the same.
+
+    Parameters
+    ----------
+    board : pandas.DataFrame
+        The bootstrap leaderboard of the estimated counts (model, scope, point, lo, hi,
+        fractions).
+    truth : pandas.Series
+        Each model's true overall accuracy in percent, by model name.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model: model, estimated_pct, lo_pct, hi_pct, true_pct, error_pts
+        (estimated minus true), estimated_rank, true_rank (1 = best, ties share the best),
+        true_in_interval.
+    """
     est = board[board["scope"] == "overall"].set_index("model")
     comp = pd.DataFrame(
         {
@@ -438,7 +685,19 @@ def estimated_vs_true(board: pd.DataFrame, truth: pd.Series) -> pd.DataFrame:
 
 def estimator_interval_table(own: pd.DataFrame) -> pd.DataFrame:
     """The estimator's own intervals (the frame :func:`newest_estimated_counts` returns,
-    percent) with whether each holds the truth and both ranks, best estimate first."""
+    percent) with whether each holds the truth and both ranks, best estimate first.
+
+    Parameters
+    ----------
+    own : pandas.DataFrame
+        model, mean, lo, hi, true (percent).
+
+    Returns
+    -------
+    pandas.DataFrame
+        model, est_pct, est_lo_pct, est_hi_pct, true_pct (two decimals),
+        true_in_interval, estimated_rank, true_rank (1 = best).
+    """
     out = own.copy()
     out["true_in_interval"] = (out["true"] >= out["lo"]) & (out["true"] <= out["hi"])
     out["estimated_rank"] = out["mean"].rank(ascending=False, method="min").astype(int)
@@ -468,7 +727,35 @@ def hierarchical_views(
     predictive draws at 95% (Table 11; differences of predictive scores, as Table 3's
     Bayesian column).
 
-    ``prior``: ``("normal", mean, sd)`` or ``("uniform", low, high)`` on a and b.
+    Parameters
+    ----------
+    table : CountTable
+        Correct and total counts per model and task.
+    chains : int
+        Independent chains.
+    draws : int
+        Draws per chain; the first half is warm-up.
+    seed : int
+        Seed of the chains and of the predictive draws.
+    prior : tuple of (str, float, float)
+        ``("normal", mean, sd)`` or ``("uniform", low, high)``, the prior on a and b.
+    level : float
+        Level of the score intervals (e.g. 0.834).
+
+    Returns
+    -------
+    dict
+        ``diagnostics`` (parameter, model, rhat, ess), ``intervals`` (model, scope,
+        mean, lo, hi as fractions), ``rank_probs`` (models x ranks), ``a`` and ``b``
+        (chains x draws x models), ``mean`` (each draw's mean accuracy, chains x draws x
+        models), ``models``, ``pairwise`` (as :func:`pairwise_table`'s columns, fractions)
+        and ``rank_intervals`` (model, scheme, mean, lo, hi).
+
+    Raises
+    ------
+    InputError
+        If a count, the prior, the seed, the level or the work (models x tasks x draws)
+        is out of range.
     """
     from lifelong_core.stats import DIFFERENCE_LEVEL, Prior, fit_hierarchical
     from lifelong_core.stats.hierarchical_views import (
@@ -495,14 +782,41 @@ def hierarchical_views(
 
 
 def by_expected_rank(probs: pd.DataFrame) -> pd.DataFrame:
-    """Rank probabilities (models x ranks) with the models in order of expected rank."""
+    """Rank probabilities (models x ranks) with the models in order of expected rank.
+
+    Parameters
+    ----------
+    probs : pandas.DataFrame
+        One row per model, one column per rank 1..M; each row sums to 1.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The same rows, best expected rank first (ties in the order given).
+    """
     expected = probs.to_numpy() @ np.arange(1, probs.shape[1] + 1)
     return probs.iloc[np.argsort(expected, kind="stable")]
 
 
 def bayes_beside_bootstrap(ci: pd.DataFrame, board: pd.DataFrame, normalized: bool):
     """The hierarchical model's overall intervals (percent), beside the bootstrap's when
-    both are on raw accuracy."""
+    both are on raw accuracy.
+
+    Parameters
+    ----------
+    ci : pandas.DataFrame
+        The hierarchical model's intervals in percent (model, scope, mean, lo, hi).
+    board : pandas.DataFrame
+        The bootstrap leaderboard as fractions (model, scope, mean, lo, hi, ...).
+    normalized : bool
+        Whether the bootstrap is on normalised scores; then it is not set beside.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``overall`` rows of ``ci``; on raw accuracy merged by model with the
+        bootstrap's, columns suffixed ``_bayes`` and ``_boot``.
+    """
     overall = ci[ci["scope"] == "overall"]
     if normalized:
         return overall

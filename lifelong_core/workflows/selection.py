@@ -34,7 +34,26 @@ def real_models(models: pd.DataFrame) -> pd.DataFrame:
 class Selection:
     """The matrix of a data choice: rows = every real (not estimated) model evaluated on
     all chosen samples, in store order; columns = the chosen samples, in store order.
-    ``A`` is a :class:`~lifelong_core.workflows.large.PackedCache` for a large store."""
+
+    What :func:`select` returns and every sweep, estimate and study of a page, a command
+    or a Python caller works on.
+
+    Attributes
+    ----------
+    A : numpy.ndarray of uint8, shape (m, n), or PackedCache
+        The 0/1 matrix (1 = correct); a
+        :class:`~lifelong_core.workflows.large.PackedCache` standing for it when the store
+        is beyond the dense-read limit (read it with :meth:`dense` or the functions of
+        :mod:`~lifelong_core.workflows.large`).
+    models : pandas.DataFrame
+        The m rows of ``store.models()`` (``model_idx``, ``model_id``, ``name``,
+        ``family``, ``release_order``, ...), one per row of ``A``, index 0..m-1.
+    samples : pandas.DataFrame
+        The n rows of ``store.samples()`` (``sample_idx``, ``sample_id``, ``dataset``,
+        ``domain``, ``category``, ``label``, ...), one per column, index 0..n-1.
+    synthetic : bool
+        Whether the dataset was made by a seeded generator, not real model predictions.
+    """
 
     A: np.ndarray | large.PackedCache
     models: pd.DataFrame
@@ -58,12 +77,26 @@ class Selection:
 
     @cached_property  # widgets call it per option: 31,250 options must not rebuild it each time
     def names(self) -> list[str]:
+        """Each row's display name: the model's ``name``, else its ``model_id``."""
         return self.models["name"].fillna(self.models["model_id"]).astype(str).tolist()
 
 
 def without_models(sel: Selection, model_ids) -> Selection:
     """``sel`` with the rows of ``model_ids`` left out: a stored model can then play a new
     one, estimated from a cache that has never seen it.
+
+    Parameters
+    ----------
+    sel : Selection
+        The data choice.
+    model_ids : iterable of str
+        ``model_id`` of the rows to leave out.
+
+    Returns
+    -------
+    Selection
+        The same samples with the other rows, in their order (still packed when ``sel``
+        was).
 
     Raises
     ------
@@ -168,7 +201,23 @@ class DatasetModels:
 
 
 def dataset_models(store, dataset: str) -> DatasetModels:
-    """The :class:`DatasetModels` of ``dataset`` (a name the store holds)."""
+    """The models of ``dataset`` sorted by what a matrix of it can use: complete,
+    partial and estimated (:class:`DatasetModels`), decided from the store's packed blocks
+    without unpacking a row.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    dataset : str
+        A dataset the store holds.
+
+    Returns
+    -------
+    DatasetModels
+        With :meth:`DatasetModels.note`, the sentence that says which models were left
+        out and why.
+    """
     from lifelong_core.store.dataset_rows import complete_models
     from lifelong_core.store.dataset_rows import recorded_models as recorded
 
@@ -193,7 +242,31 @@ def recorded_models(store, dataset: str, domains=None) -> pd.DataFrame:
 
 def select(store, dataset: str, domains: tuple[str, ...] = ()) -> Selection:
     """Every real model's 0/1 row on the samples of ``dataset`` restricted to ``domains``
-    (``()`` = every domain); models not run on every chosen sample are left out."""
+    (``()`` = every domain); models not run on every chosen sample are left out.
+
+    Beyond the dense-read limit (:mod:`lifelong_core.limits`) the matrix is not read: the
+    selection's ``A`` is a :class:`~lifelong_core.workflows.large.PackedCache`, read as
+    packed blocks on demand.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    dataset : str
+        A dataset the store holds (:func:`resolve_dataset` finds it from a user's choice).
+    domains : tuple of str
+        The domains to keep; empty for every domain.
+
+    Returns
+    -------
+    Selection
+
+    Raises
+    ------
+    InputError
+        If the dataset has no samples in the chosen domains, or fewer than two real models
+        were evaluated on every chosen sample.
+    """
     smp = store.samples(dataset, list(domains) if domains else None)
     if len(smp) == 0:
         raise InputError(f"dataset {dataset!r} has no samples in the chosen domains.")
@@ -220,7 +293,24 @@ def select(store, dataset: str, domains: tuple[str, ...] = ()) -> Selection:
 
 
 def selection_confidence(store, sel: Selection, rows) -> np.ndarray | None:
-    """Confidence of the true class (``true_prob``) of ``rows`` of ``sel``, or None if not recorded."""
+    """Confidence of the true class (``true_prob``) of ``rows`` of ``sel``, or None if not
+    recorded: what Sorting by confidence needs.
+
+    Parameters
+    ----------
+    store : Store
+        The open store ``sel`` was selected from.
+    sel : Selection
+        The data choice.
+    rows : iterable of int
+        Row positions in ``sel`` (e.g. the Sort set).
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (len(rows), n), or None
+        The confidences in [0, 1]; None when the store cannot give them (an entry lacks
+        one, or the read is beyond the dense-read limit).
+    """
     try:
         return store.extras(
             sel.models["model_idx"].to_numpy()[list(rows)],
@@ -233,7 +323,24 @@ def selection_confidence(store, sel: Selection, rows) -> np.ndarray | None:
 
 def complete_counts(store, dataset: str) -> tuple[pd.DataFrame, list[str]]:
     """Per-task counts (tasks = domains) of the real models recorded on every domain, named
-    by model name, and the names of the real models left out for missing a domain."""
+    by model name, and the names of the real models left out for missing a domain.
+
+    What the Rankings and Task weighting pages rank when the source is the store: a model
+    missing a task would be ranked on an aggregate over other tasks than the rest.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    dataset : str
+        A dataset the store holds.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, list of str)
+        The ``counts.csv`` frame (model, task, category, correct, total) of the kept
+        models, and the left-out models' names, sorted.
+    """
     models = store.models()
     counts = store.counts(
         dataset=dataset, models=real_models(models)["model_idx"].to_numpy(dtype=np.int64)

@@ -20,7 +20,21 @@ RANDOM_SET, EARLIEST_SET = SORT_SETS
 
 def release_rows(models: pd.DataFrame) -> np.ndarray:
     """Row numbers of ``models`` in release order (models without a release_order last,
-    ties and missing values by insertion)."""
+    ties and missing values by insertion).
+
+    The one release order of every front end: the stream study replays it, the
+    "earliest released" Sort set and the newest models of a ranking are read off it.
+
+    Parameters
+    ----------
+    models : pandas.DataFrame
+        Model rows in store order with a ``release_order`` column (numbers, or missing).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (len(models),)
+        Positions in ``models``, earliest released first.
+    """
     rel = models["release_order"].astype("Float64").fillna(np.inf).to_numpy(dtype=float)
     return np.lexsort((np.arange(len(models)), rel)).astype(np.int64)
 
@@ -28,8 +42,30 @@ def release_rows(models: pd.DataFrame) -> np.ndarray:
 def sort_rows(models: pd.DataFrame, k: int, how: str, seed: int) -> np.ndarray:
     """Row numbers of the Sort set, ascending: ``k`` rows at random or the ``k`` earliest released.
 
-    Random uses the command line's ``--sort-models K --seed S`` rule so a view can be
-    reproduced there.
+    Random uses the command line's ``--sort-models K --seed S`` rule
+    (:func:`~lifelong_core.sortsearch.choose_sort_rows`) so a view can be reproduced there.
+
+    Parameters
+    ----------
+    models : pandas.DataFrame
+        The selection's model rows (with ``release_order`` for the earliest released).
+    k : int
+        Size of the Sort set.
+    how : {"random", "earliest released"}
+        Which Sort set (:data:`SORT_SETS`).
+    seed : int
+        Seed of the random draw (unused for the earliest released).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        ``k`` row numbers of ``models``, ascending.
+
+    Raises
+    ------
+    InputError
+        On an unknown Sort set, or ``k`` outside [1, m - 1] (at least one model is left
+        to evaluate).
     """
     m = len(models)
     if how == RANDOM_SET:

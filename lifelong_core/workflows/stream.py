@@ -27,12 +27,43 @@ SAMPLINGS = ("uniform", "random")
 def stream_replay(
     sel: Selection, pool: int, budget: int, sampling: str, rule: str, seed: int
 ) -> pd.DataFrame:
-    """Replay ``sel`` in release order.
+    """Replay ``sel`` in release order: serial additions (Prabhu et al., 2024, App. G).
 
     The first ``pool`` released models are evaluated in full; each later model is
     estimated by Sort & Search from ``budget`` evaluations and its predicted row joins the
     Sort sums. One row per arriving model with its error and the running evaluation counts
     of this scheme and of evaluating everything in full.
+
+    Parameters
+    ----------
+    sel : Selection
+        The data choice (dense; a large store passes a bounded block).
+    pool : int
+        Models evaluated in full before the stream starts, 1 to m - 1.
+    budget : int
+        Evaluations n′ spent on each arriving model.
+    sampling : {"uniform", "random"}
+        How the n′ sorted positions are chosen.
+    rule : {"midpoint", "reference"}
+        The threshold rule (:mod:`lifelong_core.sortsearch.search`).
+    seed : int
+        Seed of the random sampling.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per arriving model, in release order: ``step``, ``model_row`` (its row in
+        ``sel``), ``name``, ``threshold``, ``est_acc``, ``true_acc``, ``mae``,
+        ``order_unchanged`` (the re-sort after adding its prediction kept the order),
+        ``models_seen``, ``eagg`` (``|est_acc - true_acc|``), ``evaluations_ss`` and
+        ``evaluations_full`` (running totals of evaluations, Sort & Search against
+        evaluating every model in full). Accuracies and errors are fractions.
+
+    Raises
+    ------
+    InputError
+        If ``pool`` is not in [1, m - 1], or on a budget, sampling, rule or seed that
+        Sort & Search refuses.
     """
     m, n = sel.A.shape
     order = release_rows(sel.models)
@@ -58,7 +89,36 @@ def stream_configs(
     Configuration = (initial pool evaluated in full, budget n′, sampling, threshold rule).
     Cost: evaluations spent on all m models (pool x n + rest x n′). Error: mean over all m
     models, the pool counting as exact, so every configuration is scored on the same set.
-    Pools outside [1, m) and budgets above n are skipped.
+    Pools outside [1, m) and budgets above n are skipped. The page draws the Pareto front
+    of error against cost (:func:`pareto_front`), as Bornschein et al. (2023) compare
+    methods on a stream (§3).
+
+    Parameters
+    ----------
+    sel : Selection
+        The data choice (dense).
+    pools : iterable of int
+        Initial pool sizes, in models, taken in release order.
+    budgets : iterable of int
+        Budgets n′ per arriving model.
+    seed : int
+        Seed of the sweeps.
+    progress : callable, optional
+        Called with the fraction of configurations done, from 0 to 1.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (pool, budget, sampling, rule): ``pool``, ``budget``, ``sampling``,
+        ``rule``, ``config`` (a label), ``evaluations`` (the cost), ``mae`` and ``eagg``
+        (mean sample-level and aggregate error over all m models, fractions), and
+        ``full_evaluations`` (m x n, the cost of evaluating everything).
+
+    Raises
+    ------
+    InputError
+        If the sweep refuses a configuration (e.g. a budget below 1 or a seed out of
+        range).
     """
     m, n = sel.A.shape
     order = release_rows(sel.models)

@@ -39,6 +39,30 @@ def capped_eval_rows(m: int, sort_set, search: str, seed: int, cap: int) -> tupl
     Model-based estimators cost far more per model than a threshold rule or the
     CopyNearest&Expand baseline; an interactive front end scores them on a subset (and
     says so), the command line on every model.
+
+    Parameters
+    ----------
+    m : int
+        Models of the selection.
+    sort_set : array_like of int
+        Row numbers of the Sort set (the other rows are the ones scored).
+    search : str
+        A registered search method; one the registry marks ``cheap`` is never capped.
+    seed : int
+        Seed of the subset (the same seed gives the same models).
+    cap : int
+        The most models to score.
+
+    Returns
+    -------
+    tuple of int or None
+        Row numbers of the scored models, ascending; None when every model outside the
+        Sort set is scored.
+
+    Raises
+    ------
+    InputError
+        If ``search`` is not registered.
     """
     rest = complement(m, sort_set)
     if capabilities(search).cheap or len(rest) <= cap:
@@ -64,13 +88,61 @@ def sweep_selection(
     store=None,
     scored: int | None = None,
 ):
-    """``run_sweep`` on ``sel``: Sort on rows ``sort_set``, evaluate every other row (or
-    ``eval_rows``). Returns (table, per_model with ``name`` and ``family``, order).
+    """The budget sweep of a page on a data choice: :func:`~lifelong_core.sweep.run_sweep`
+    on ``sel``, Sort on rows ``sort_set``, estimate every other row (or ``eval_rows``) at
+    each budget (Prabhu et al., 2024, §3-4).
 
-    ``confidence``: true-class confidences of the Sort rows, needed by ``sort="confidence"``.
     A large selection (``sel.A`` a ``PackedCache``) is read from ``store`` as packed rows
     (``run_sweep(..., bounded=True)``) and at most ``scored`` of the evaluated rows, a
-    seeded sample, are scored.
+    seeded sample, are scored. Model-based estimators run in small blocks so a progress
+    bar moves.
+
+    Parameters
+    ----------
+    sel : Selection
+        The data choice.
+    sort_set : array_like of int
+        Row numbers of the Sort set.
+    sort : {"sum", "confidence", "recursive"}
+        How the samples are ordered from easy to hard.
+    sampling : str
+        How the budget's samples are chosen (``"uniform"``, ``"random"``, ...).
+    search : str
+        A registered search method.
+    budgets : sequence of int
+        Evaluations per model, n′.
+    seed : int
+        Seeds the random draws (and the sample of scored rows on a large store).
+    decompose : bool
+        Add the aleatoric/epistemic split of the error (§4.5; threshold rules only).
+    eval_rows : array_like of int, optional
+        The rows to estimate (e.g. :func:`capped_eval_rows`); default every row outside
+        the Sort set.
+    confidence : numpy.ndarray, optional
+        True-class confidences of the Sort rows (:func:`selection_confidence`), needed by
+        ``sort="confidence"``.
+    progress : callable, optional
+        Called with the fraction done, from 0 to 1.
+    store : Store, optional
+        The open store ``sel`` was selected from; needed for a large selection.
+    scored : int, optional
+        On a large selection, the most evaluated rows to score (default
+        ``large.DEFAULT_SCORED``).
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, pandas.DataFrame, numpy.ndarray)
+        The per-budget ``table`` (budget, mae, eagg, kappa, pearson, spearman), the
+        ``per_model`` table (model_row, budget, est_acc, true_acc, mae, eagg, kappa, and
+        est_lo/est_hi for a method with intervals) with each row's ``name`` and
+        ``family`` added, and the Sort order (columns easiest first).
+
+    Raises
+    ------
+    InputError
+        If ``sort="confidence"`` without confidences (or on a large store), or for
+        anything :func:`~lifelong_core.sweep.run_sweep` refuses (unknown method, sort or
+        sampling; budgets outside [1, n]).
     """
     from lifelong_core.workflows import large
 
@@ -137,7 +209,21 @@ class StoreSweepRows:
 
 
 def store_sweep_rows(store, dataset: str) -> StoreSweepRows:
-    """The complete real models of ``dataset`` as rows to sweep.
+    """The complete real models of ``dataset`` as rows to sweep (``lbe sweep --store``),
+    read from the store's file as packed chunks, never whole.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    dataset : str
+        A dataset the store holds.
+
+    Returns
+    -------
+    StoreSweepRows
+        The models found, the store's path, and the ``model_idx`` and ``sample_idx`` of
+        the rows and columns.
 
     Raises
     ------
@@ -171,7 +257,45 @@ def sweep_store(
     dataset's complete models) or on ``sort_models`` of them drawn with ``seed``
     (:func:`~lifelong_core.sortsearch.choose_sort_rows`, the rule of ``--sort-models K
     --seed S``; default half of them), estimate every other one at each budget.
-    ``options`` go to :func:`~lifelong_core.sweep.run_sweep`."""
+
+    The rows are read from the store as packed chunks (:func:`store_sweep_rows`), so the
+    store's size is not bounded by memory.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    dataset : str
+        A dataset the store holds.
+    sort_models : int, optional
+        Size of a random Sort set; default half the complete models. Not with
+        ``sort_rows``.
+    sort_rows : sequence of int, optional
+        The Sort set as positions in the dataset's complete models (as ``--sort-rows``
+        counts them and ``export --matrix`` writes them).
+    budgets : sequence of int, optional
+        Evaluations per model, n′; default the sweep's power-of-two budgets.
+    search : str
+        A registered search method; default the product's ``DEFAULT_METHOD``.
+    seed : int
+        Seeds the Sort set and the sweep's random draws.
+    **options
+        More arguments of :func:`~lifelong_core.sweep.run_sweep` (``sort``, ``sampling``,
+        ``decompose``, ``kernel``, ``executor``, ``progress``, ...).
+
+    Returns
+    -------
+    SweepResult
+        ``table``, ``per_model`` (rows labelled by their position among the complete
+        models), ``order`` and ``config``.
+
+    Raises
+    ------
+    InputError
+        If fewer than two models were evaluated on every sample, both or bad Sort rows are
+        given (outside the complete models, or all of them), the Sort set size is out of
+        range, or :func:`~lifelong_core.sweep.run_sweep` refuses an option.
+    """
     rows = store_sweep_rows(store, dataset)
     if sort_rows is not None and sort_models is not None:
         raise InputError("give the Sort set as sort_rows or as sort_models, not both.")
@@ -197,8 +321,23 @@ def sweep_store(
 
 def rank_agreement(per_model: pd.DataFrame, top: int = 10) -> pd.DataFrame:
     """Agreement of the ranking induced by the estimates with the true ranking, per budget
-    (App. F): Spearman and Kendall correlation of the two, and how many of the true top
-    ``top`` models the estimated top ``top`` holds."""
+    (Prabhu et al., 2024, App. F): Spearman and Kendall correlation of the two, and how
+    many of the true top ``top`` models the estimated top ``top`` holds.
+
+    Parameters
+    ----------
+    per_model : pandas.DataFrame
+        A sweep's per-model table (budget, model_row, est_acc, true_acc).
+    top : int
+        Size of the top set compared.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per budget, ascending: ``budget``, ``spearman``, ``kendall`` (NaN when a
+        side is constant or there is one model) and ``top<top>_overlap`` (the share of the
+        true top ``top`` in the estimated one, of at most ``top`` models).
+    """
     # scipy.stats takes about a second to import; only this table needs it.
     from scipy import stats
 
@@ -223,8 +362,23 @@ def rank_agreement(per_model: pd.DataFrame, top: int = 10) -> pd.DataFrame:
 def interval_coverage(per_model: pd.DataFrame) -> pd.DataFrame:
     """Per budget, how many of the evaluated models' 95% intervals hold their true
     accuracy, with an exact interval on that share
-    (:func:`lifelong_core.stats.coverage.coverage_of`), and the mean width; empty for a
-    method without intervals (no ``est_lo``/``est_hi``)."""
+    (:func:`lifelong_core.stats.coverage.coverage_of`, Clopper-Pearson), and the mean
+    width; empty for a method without intervals (no ``est_lo``/``est_hi``).
+
+    Parameters
+    ----------
+    per_model : pandas.DataFrame
+        A sweep's per-model table (budget, true_acc, and est_lo/est_hi where the method
+        gives intervals).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per budget with intervals, ascending: ``budget``, ``models`` (with an
+        interval), ``covered``, ``coverage`` (the share), ``coverage_lo``,
+        ``coverage_hi`` (its exact 95% interval) and ``mean_width`` (in accuracy, a
+        fraction).
+    """
     from lifelong_core.stats.coverage import coverage_of
 
     cols = ["budget", "models", "covered", "coverage", "coverage_lo", "coverage_hi", "mean_width"]
@@ -251,7 +405,20 @@ def interval_coverage(per_model: pd.DataFrame) -> pd.DataFrame:
 
 
 def ranks(per_model: pd.DataFrame, budget: int) -> pd.DataFrame:
-    """True and estimated rank (1 = best, ties share the best rank) of every model at one budget."""
+    """True and estimated rank (1 = best, ties share the best rank) of every model at one budget.
+
+    Parameters
+    ----------
+    per_model : pandas.DataFrame
+        A sweep's per-model table (budget, est_acc, true_acc, ...).
+    budget : int
+        The budget to read; a budget the sweep did not run gives an empty table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The budget's rows with ``true_rank`` and ``est_rank`` added, by true rank.
+    """
     g = per_model[per_model["budget"] == budget].copy()
     g["true_rank"] = g["true_acc"].rank(ascending=False, method="min").astype(int)
     g["est_rank"] = g["est_acc"].rank(ascending=False, method="min").astype(int)
@@ -259,9 +426,23 @@ def ranks(per_model: pd.DataFrame, budget: int) -> pd.DataFrame:
 
 
 def family_correlation(corr, models: pd.DataFrame) -> pd.DataFrame:
-    """Mean off-diagonal correlation for every pair of model families (App. E by family).
+    """Mean off-diagonal correlation for every pair of model families (Prabhu et al.,
+    2024, App. E, by family): whether models of one family fail on the same samples.
 
-    ``corr``: a :class:`~lifelong_core.sortsearch.ModelCorrelation` of the rows of ``models``.
+    Parameters
+    ----------
+    corr : ModelCorrelation
+        The model-by-model correlation of the rows of ``models``
+        (:class:`~lifelong_core.sortsearch.ModelCorrelation`).
+    models : pandas.DataFrame
+        The model rows, with ``family`` (missing = ``"(none)"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per unordered pair of families (a family with itself included):
+        ``family_a``, ``family_b``, ``models_a``, ``models_b`` and ``mean_correlation``
+        (NaN when no pair of distinct models has a finite correlation).
     """
     fam = models["family"].fillna("(none)").astype(str).to_numpy()[corr.order]
     c = corr.corr.copy()
