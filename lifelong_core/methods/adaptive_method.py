@@ -51,8 +51,9 @@ class AdaptiveMethod:
         The seed of the cross-validation's subsets and folds (not of the rounds: those
         take the seed given to :meth:`simulate`, :meth:`run` or :meth:`resume`).
     floor : float
-        The defensive mixture's weight: every sample's selection weight is at least
-        ``floor`` times the average; > 0.
+        The defensive mixture's weight, > 0: a sample's selection weight is its
+        predicted standard deviation plus ``floor`` times their average, which caps every
+        inverse-probability weight at ``1 / floor`` times the average.
     clip : float
         Predicted P(correct) is clipped to ``[clip, 1 - clip]`` when weighting the
         selection; in ``(0, 0.5)``.

@@ -272,8 +272,9 @@ def estimate_new_model(
         (:func:`match_observations`).
     accuracies : numpy.ndarray, optional
         (models,) the accuracy of each of the selection's models, in its row order,
-        fractions in ``[0, 1]``; default: the row means of ``sel``'s matrix (a large
-        store passes its kept row sums divided by ``n``).
+        fractions in ``[0, 1]``; default: the row means of ``sel``'s matrix (the app
+        passes accuracies from the store's kept row sums, so a large store is not read
+        dense).
 
     Returns
     -------
