@@ -309,6 +309,23 @@ def round_size(
 
 @dataclass(frozen=True)
 class RoundRecord:
+    """The estimate after one round of an adaptive evaluation.
+
+    Attributes
+    ----------
+    round : int
+        The round's number, from 0.
+    evaluated : int
+        Samples evaluated so far, this round's included.
+    acc : float
+        The estimated accuracy from every result so far, in ``[0, 1]``.
+    lo, hi : float or None
+        Its interval (clipped to ``[0, 1]``); None while fewer than two samples are in.
+    half : float or None
+        The interval's half-width before clipping (what the stopping rule compares with
+        the target); None with the interval.
+    """
+
     round: int
     evaluated: int
     acc: float
@@ -320,13 +337,31 @@ class RoundRecord:
 @dataclass(frozen=True)
 class AdaptiveRun:
     """Result of :func:`run_adaptive`: one record per round, the evaluated columns in draw
-    order with their results, the final estimate and why the run stopped."""
+    order with their results, the final estimate and why the run stopped.
+
+    Attributes
+    ----------
+    rounds : list of RoundRecord
+        One record per round, in order.
+    columns : numpy.ndarray
+        int64 evaluated sample columns, in draw order.
+    observed : numpy.ndarray
+        uint8 0/1 results of ``columns``, in the same order.
+    estimate : Estimate
+        The final estimate: accuracy, interval, and the per-sample prediction (P(correct)
+        >= 0.5, the observed result where evaluated) with its probabilities.
+    stopped : {"target", "budget", "exhausted"}
+        Why the run stopped: the half-width reached the target, the maximum budget was
+        spent, or every sample was evaluated.
+    checkpoints : dict of int to AdaptiveEstimate
+        The estimate at each requested checkpoint budget the run reached.
+    """
 
     rounds: list[RoundRecord]
     columns: np.ndarray
     observed: np.ndarray
     estimate: Estimate
-    stopped: str  # "target" | "budget" | "exhausted"
+    stopped: str
     checkpoints: dict[int, AdaptiveEstimate] = field(default_factory=dict)
 
 
@@ -431,12 +466,29 @@ def run_adaptive(
 
 @dataclass(frozen=True)
 class Progress:
-    """Where a round trip through files stands (:func:`advance`)."""
+    """Where a round trip through files stands (:func:`advance`).
+
+    Attributes
+    ----------
+    rounds : list of RoundRecord
+        One record per round whose results were all given, in order.
+    next_columns : numpy.ndarray or None
+        int64 sample columns of the round to evaluate next, in draw order; None once
+        stopped.
+    stopped : {"target", "budget", "exhausted"} or None
+        Why the evaluation stopped (as :attr:`AdaptiveRun.stopped`); None while it goes
+        on.
+    unused : int
+        Results given for samples outside every round so far (ignored).
+    sampler : AdaptiveSampler
+        The sampler with every complete round recorded (its ``estimate()`` is the
+        current estimate).
+    """
 
     rounds: list[RoundRecord]
-    next_columns: np.ndarray | None  # the round to evaluate next; None once stopped
-    stopped: str | None  # "target" | "budget" | "exhausted" | None (not yet)
-    unused: int  # results given for samples outside every round so far (ignored)
+    next_columns: np.ndarray | None
+    stopped: str | None
+    unused: int
     sampler: AdaptiveSampler
 
 
@@ -457,7 +509,45 @@ def advance(
 
     The same rounds, draws and stopping rule as :func:`run_adaptive` with the same seed, so a
     model evaluated round by round through files (download the list, run the harness, upload
-    all results so far) gets exactly the estimate a simulation with its results would."""
+    all results so far) gets exactly the estimate a simulation with its results would.
+    The design and estimator are those of the module docstring (Neyman allocation with a
+    defensive floor; Des Raj's ordered difference estimator, Des Raj, 1956, "Some
+    estimators in sampling with varying probabilities without replacement", JASA 51).
+
+    Parameters
+    ----------
+    sampler : AdaptiveSampler
+        A fresh sampler (nothing recorded), e.g. ``AdaptiveMethod.sampler()``.
+    results : dict of int to int
+        Every result so far: sample column -> 0/1, in any order.
+    seed : int
+        The design's seed: round ``r`` draws with ``numpy.random.default_rng([seed, r])``.
+    until_halfwidth : float, optional
+        Stop once the interval's half-width is at most this (a fraction in ``(0, 1)``,
+        0.01 = 1 point); None runs to the budget.
+    max_budget : int, optional
+        At most this many samples, in ``[1, n]``; None is all ``n``.
+    min_round : int
+        The smallest round, at least 1.
+    growth : float
+        A round's size as a fraction of the samples already evaluated (between
+        ``min_round`` and ``max_round``).
+    max_round : int
+        The largest round, at least ``min_round``.
+    min_evaluated : int
+        The half-width target is checked only once this many samples are in.
+
+    Returns
+    -------
+    Progress
+        The complete rounds replayed, and the next round's columns or why to stop.
+
+    Raises
+    ------
+    InputError
+        If the sampler already holds results, a setting is out of range, a round has
+        results for only some of its samples, or a result is not 0 or 1.
+    """
     n = sampler.n
     budget = _check_run(n, until_halfwidth, max_budget, min_round, max_round)
     if len(sampler.cols):

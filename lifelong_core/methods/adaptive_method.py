@@ -30,6 +30,52 @@ from lifelong_core.sortsearch.sort import order_from_sums
 
 
 class AdaptiveMethod:
+    """Adaptive evaluation of new models: fit on the cache once, then rounds per model.
+
+    Each round's samples are drawn where the prediction is least sure, and the accuracy
+    is estimated with an interval that stays valid whatever the new model does (the
+    design and estimator of :mod:`lifelong_core.methods.adaptive`: Neyman allocation,
+    Neyman, 1934, "On the two different aspects of the representative method", as Zrnic
+    & Candès, 2024, "Active Statistical Inference", ICML, §3, derive it, with a defensive
+    floor; Des Raj's ordered difference estimator, Des Raj, 1956; a martingale interval,
+    Hall & Heyde, 1980, Cor. 3.1). The predictions come from the cross-validated item
+    model of :mod:`lifelong_core.methods.tuning`, or Sort & Search's threshold (Prabhu
+    et al., 2024, *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*,
+    §3.2) where that predicts better.
+
+    Parameters
+    ----------
+    level : float
+        The interval's coverage, in ``(0, 1)`` (checked when used).
+    seed : int
+        The seed of the cross-validation's subsets and folds (not of the rounds: those
+        take the seed given to :meth:`simulate`, :meth:`run` or :meth:`resume`).
+    floor : float
+        The defensive mixture's weight, > 0: a sample's selection weight is its
+        predicted standard deviation plus ``floor`` times their average, which caps every
+        inverse-probability weight at ``1 / floor`` times the average.
+    clip : float
+        Predicted P(correct) is clipped to ``[clip, 1 - clip]`` when weighting the
+        selection; in ``(0, 0.5)``.
+    tune : bool
+        Cross-validate the item model on the cache (``mirt-cv``); False uses ``mirt``
+        with its fixed ``k = 10``.
+    tuning : TuneResult, optional
+        A choice already made (e.g. on a whole store), which skips the
+        cross-validation; used only with ``tune``.
+
+    Attributes
+    ----------
+    name : str
+        ``adaptive``.
+    n_ : int
+        After :meth:`fit`: the number of samples.
+    predictor_ : IRTPredictor or ThresholdPredictor
+        After :meth:`fit`: what predicts a new model's P(correct) from its results.
+    tuning_ : TuneResult or None
+        After :meth:`fit`: what the cross-validation chose; None without ``tune``.
+    """
+
     name = "adaptive"
 
     def __init__(
@@ -45,6 +91,28 @@ class AdaptiveMethod:
         self.floor, self.clip, self.tune = floor, clip, tune
 
     def fit(self, A_sort: np.ndarray, order: np.ndarray | None = None) -> AdaptiveMethod:
+        """Fit the predictor on the cache.
+
+        Parameters
+        ----------
+        A_sort : numpy.ndarray
+            (models, samples) 0/1 cache, at least 2 x 2.
+        order : numpy.ndarray, optional
+            The easy -> hard order of the samples (default: by column sums, ties
+            stable).
+
+        Returns
+        -------
+        AdaptiveMethod
+            The method itself, fitted.
+
+        Raises
+        ------
+        InputError
+            If the cache is not a 0/1 matrix of at least 2 models and 2 samples,
+            ``order`` is not a permutation of its columns, or ``level`` is not in
+            ``(0, 1)``.
+        """
         A = np.asarray(A_sort)
         if order is None:
             order = order_from_sums(A.sum(axis=0))
@@ -61,6 +129,19 @@ class AdaptiveMethod:
         return self
 
     def sampler(self) -> AdaptiveSampler:
+        """A fresh sampler for one new model.
+
+        Returns
+        -------
+        AdaptiveSampler
+            Nothing recorded yet; its first round is drawn from the prediction for a
+            model with no result.
+
+        Raises
+        ------
+        InputError
+            Before :meth:`fit`, or if ``level``, ``floor`` or ``clip`` is out of range.
+        """
         if not hasattr(self, "predictor_"):
             raise InputError("fit the adaptive method on a cache before evaluating a model.")
         return AdaptiveSampler(
@@ -68,13 +149,83 @@ class AdaptiveMethod:
         )
 
     def simulate(self, row: np.ndarray, seed: int, **kwargs) -> AdaptiveRun:
-        """Evaluate a model whose results are known (a stored row), round by round."""
+        """Evaluate a model whose results are known (a stored row), round by round.
+
+        Parameters
+        ----------
+        row : numpy.ndarray
+            (n,) the model's 0/1 results on every sample; each round reads only its own
+            columns.
+        seed : int
+            The design's seed: round ``r`` draws with
+            ``numpy.random.default_rng([seed, r])``.
+        **kwargs
+            Stopping and round settings of
+            :func:`~lifelong_core.methods.adaptive.run_adaptive`: ``until_halfwidth``,
+            ``max_budget``, ``checkpoints``, ``min_round``, ``growth``, ``max_round``,
+            ``min_evaluated``, ``on_round``.
+
+        Returns
+        -------
+        AdaptiveRun
+
+        Raises
+        ------
+        InputError
+            Before :meth:`fit`, if ``row`` is not ``n`` 0/1 results, or a setting is out
+            of range.
+        """
         return simulate(self.sampler(), row, seed, **kwargs)
 
     def run(self, oracle: Callable[[np.ndarray], np.ndarray], seed: int, **kwargs) -> AdaptiveRun:
-        """Evaluate a model for real: ``oracle(columns)`` returns its 0/1 results."""
+        """Evaluate a model for real, round by round.
+
+        Parameters
+        ----------
+        oracle : callable
+            ``oracle(columns)`` evaluates the new model on the int64 sample ``columns``
+            and returns its 0/1 results, in the same order.
+        seed : int
+            The design's seed: round ``r`` draws with
+            ``numpy.random.default_rng([seed, r])``.
+        **kwargs
+            Stopping and round settings of
+            :func:`~lifelong_core.methods.adaptive.run_adaptive`: ``until_halfwidth``,
+            ``max_budget``, ``checkpoints``, ``min_round``, ``growth``, ``max_round``,
+            ``min_evaluated``, ``on_round``.
+
+        Returns
+        -------
+        AdaptiveRun
+
+        Raises
+        ------
+        InputError
+            Before :meth:`fit`, if a setting is out of range, or the oracle returns
+            results that are not 0/1, one per column.
+        """
         return run_adaptive(self.sampler(), oracle, seed, **kwargs)
 
     def resume(self, rounds: Sequence[tuple[np.ndarray, np.ndarray]], seed: int) -> AdaptiveSampler:
-        """The state after earlier rounds' results (checked against the design's draws)."""
+        """The state after earlier rounds' results (checked against the design's draws).
+
+        Parameters
+        ----------
+        rounds : sequence of (numpy.ndarray, numpy.ndarray)
+            Each earlier round's sample columns and their 0/1 results, in round order
+            (within a round, any order).
+        seed : int
+            The seed the rounds were drawn with.
+
+        Returns
+        -------
+        AdaptiveSampler
+            A sampler with every round recorded, ready to propose the next.
+
+        Raises
+        ------
+        InputError
+            Before :meth:`fit`, or if a round's samples are not the ones the design
+            draws with ``seed`` (another cache, seed or method).
+        """
         return replay(self.sampler(), rounds, seed)

@@ -48,20 +48,56 @@ __all__ = [
 
 
 def strata_bounds(n: int, budget: int) -> np.ndarray:
-    """Edges (length ``H + 1``) of the ``H = budget // 2`` strata along the sorted order.
+    """Edges of the ``H = budget // 2`` strata along the sorted order.
 
     Strata are contiguous runs of sorted positions of sizes differing by at most one, so
     every stratum holds at least two samples whenever ``budget <= n``.
+
+    Parameters
+    ----------
+    n : int
+        The number of samples in the order.
+    budget : int
+        The number of samples to evaluate, ``n'``; fewer than 2 still gives one stratum.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 edges, length ``H + 1``, from 0 to ``n``: stratum ``h`` is the sorted
+        positions ``edges[h] .. edges[h + 1] - 1``.
     """
     h = max(budget // 2, 1)
     return np.linspace(0, n, h + 1).round().astype(np.int64)
 
 
 def stratified_positions(n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
-    """Sorted positions (in sorted order, not column numbers): exactly ``budget`` of them.
+    """A stratified random sample of sorted positions: two per stratum.
 
-    Two draws without replacement per stratum; when ``budget`` is odd the largest stratum
-    (which holds at least three samples, since ``n >= budget``) gets a third draw.
+    The design of the module docstring (Cochran, *Sampling Techniques*, 3rd ed., 1977,
+    §5.3): two draws without replacement in each stratum of :func:`strata_bounds`; when
+    ``budget`` is odd the largest stratum (which holds at least three samples, since
+    ``n >= budget``) gets a third draw.
+
+    Parameters
+    ----------
+    n : int
+        The number of samples in the order.
+    budget : int
+        How many positions to draw, in ``[1, n]``.
+    rng : numpy.random.Generator
+        The random draw.
+
+    Returns
+    -------
+    numpy.ndarray
+        Exactly ``budget`` distinct int64 positions in sorted order (not column
+        numbers), ascending.
+
+    Raises
+    ------
+    InputError
+        If ``budget`` is not a whole number in ``[1, n]``, or ``rng`` is not a
+        ``numpy.random.Generator``.
     """
     check_budget(n, budget)
     if not isinstance(rng, np.random.Generator):
@@ -94,6 +130,26 @@ def regular_positions(n: int, budget: int, rng: np.random.Generator) -> np.ndarr
     nest in one stratum of :func:`strata_bounds` (for an even budget), which then holds two
     positions, and its variance is the collapsed-strata estimate (Cochran §5A.12), the
     usual, conservative one for a systematic sample along a trend.
+
+    Parameters
+    ----------
+    n : int
+        The number of samples in the order.
+    budget : int
+        How many positions to take (one per stratum), in ``[1, n]``.
+    rng : numpy.random.Generator
+        Draws the one common offset ``U``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Exactly ``budget`` distinct int64 positions in sorted order, ascending.
+
+    Raises
+    ------
+    InputError
+        If ``budget`` is not a whole number in ``[1, n]``, or ``rng`` is not a
+        ``numpy.random.Generator``.
     """
     check_budget(n, budget)
     if not isinstance(rng, np.random.Generator):
@@ -108,7 +164,17 @@ def regular_positions(n: int, budget: int, rng: np.random.Generator) -> np.ndarr
 class StratifiedAlongOrder:
     """The fitted order and ``select`` of the estimators that sample with
     :func:`stratified_positions` along the cache's easy -> hard order (``mirt``,
-    ``mirt-cv``, ``neighbours``); their ``fit`` calls :meth:`_set_order`."""
+    ``mirt-cv``, ``neighbours``); their ``fit`` calls :meth:`_set_order`.
+
+    A mixin without a constructor of its own.
+
+    Attributes
+    ----------
+    order_ : numpy.ndarray
+        After the fit: the int64 easy -> hard order of the samples.
+    rank_ : numpy.ndarray
+        After the fit: each sample's position in ``order_``.
+    """
 
     def _set_order(self, order: np.ndarray) -> None:
         self.order_ = np.asarray(order, dtype=np.int64)
@@ -117,6 +183,30 @@ class StratifiedAlongOrder:
         self.rank_[self.order_] = np.arange(len(self.order_))
 
     def select(self, n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
+        """The column numbers to evaluate: a stratified random sample along the order.
+
+        Parameters
+        ----------
+        n : int
+            The number of samples; must be the fitted one.
+        budget : int
+            How many samples to evaluate, in ``[1, n]``.
+        rng : numpy.random.Generator
+            The random draw.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``budget`` distinct int64 column numbers, ascending.
+
+        Raises
+        ------
+        NotFittedError
+            Before the estimator's ``fit``.
+        InputError
+            If ``n`` is not the fitted number of samples, or as
+            :func:`stratified_positions`.
+        """
         check_fitted(self, "order_")
         if n != len(self.order_):
             raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
@@ -152,6 +242,22 @@ def _strata_of(ranks: np.ndarray, n: int, budget: int) -> tuple[np.ndarray, np.n
 
 @dataclass(frozen=True)
 class AccuracyInterval:
+    """An accuracy estimate with its design-based interval (:func:`difference_estimate`).
+
+    Attributes
+    ----------
+    acc : float
+        The estimated accuracy, clipped to ``[0, 1]``.
+    lo, hi : float or None
+        The Student-t interval of ``acc`` at the requested level, clipped to ``[0, 1]``;
+        None with fewer than two evaluated samples.
+    se : float or None
+        The estimated standard error of ``acc``; None when there is no interval.
+    half : float or None
+        The half-width ``t * se`` before clipping the interval to ``[0, 1]``; None when
+        there is no interval.
+    """
+
     acc: float
     lo: float | None
     hi: float | None
@@ -180,6 +286,29 @@ def difference_estimate(
     predictions were fitted on the evaluated samples themselves: in-sample residuals are
     shrunk by the fit and would make the interval too narrow (the GREG small-sample
     problem, Särndal et al. §6.6-6.7).
+
+    Parameters
+    ----------
+    ranks : numpy.ndarray
+        (n',) int64 positions of the evaluated samples in sorted order, distinct.
+    observed : numpy.ndarray
+        (n',) their 0/1 results, in the order of ``ranks``.
+    prob_sorted : numpy.ndarray
+        (n,) the predicted P(correct) of every sample, in sorted order.
+    resid : numpy.ndarray, optional
+        (n',) residuals to use instead of ``observed - prob`` at the evaluated samples
+        (out-of-sample ones, for predictions fitted on those samples).
+    level : float
+        The interval's coverage, in ``(0, 1)``.
+    inflate : float
+        Factor on the estimated variance (e.g. ``n' / (n' - df)`` for a fit with ``df``
+        effective parameters, Särndal et al. §6.6); 1 leaves it as is.
+
+    Returns
+    -------
+    AccuracyInterval
+        The accuracy, and its interval when at least two samples were evaluated (a
+        zero-width one when the estimated variance is zero).
     """
     return difference_estimate_at(
         ranks,
@@ -203,10 +332,36 @@ def difference_estimate_at(
     level: float = 0.95,
     inflate: float = 1.0,
 ) -> AccuracyInterval:
-    """:func:`difference_estimate` from what it reads of the predictions: ``prob_at``
-    (the predictions at the evaluated samples, in the order of ``ranks``) and
-    ``prob_total`` (their sum over all ``n`` samples). At ``n`` = 1.7M this spares a
-    caller with predictions in column order the permutation into sorted order.
+    """:func:`difference_estimate` from what it reads of the predictions.
+
+    Only the predictions at the evaluated samples and their total over all ``n``
+    samples enter the estimator; at ``n`` = 1.7M this spares a caller with predictions
+    in column order the permutation into sorted order.
+
+    Parameters
+    ----------
+    ranks : numpy.ndarray
+        (n',) int64 positions of the evaluated samples in sorted order, distinct.
+    observed : numpy.ndarray
+        (n',) their 0/1 results, in the order of ``ranks``.
+    prob_at : numpy.ndarray
+        (n',) the predicted P(correct) at the evaluated samples, in the order of
+        ``ranks``.
+    prob_total : float
+        The sum of the predicted P(correct) over all ``n`` samples.
+    n : int
+        The number of samples.
+    resid : numpy.ndarray, optional
+        (n',) residuals to use instead of ``observed - prob_at``.
+    level : float
+        The interval's coverage, in ``(0, 1)``.
+    inflate : float
+        Factor on the estimated variance; 1 leaves it as is.
+
+    Returns
+    -------
+    AccuracyInterval
+        As :func:`difference_estimate`.
     """
     budget = len(ranks)
     obs = observed.astype(np.float64)
@@ -243,15 +398,47 @@ CV_SAMPLES = 1500
 
 
 def cv_block(m: int, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Rows and columns (ascending) of the cross-validation block of an ``m x n`` cache:
-    all of them up to :data:`CV_MODELS` rows and :data:`CV_SAMPLES` columns, else a
-    uniform draw without replacement from ``rng`` (the rows first, then the columns)."""
+    """The rows and columns of the cache that the self-tuning estimators cross-validate on.
+
+    All of them up to :data:`CV_MODELS` rows and :data:`CV_SAMPLES` columns, else a
+    uniform draw without replacement from ``rng`` (the rows first, then the columns).
+
+    Parameters
+    ----------
+    m : int
+        The cache's number of models (rows).
+    n : int
+        The cache's number of samples (columns).
+    rng : numpy.random.Generator
+        The draw of the rows and columns when there are more than the caps; not used
+        otherwise.
+
+    Returns
+    -------
+    rows : numpy.ndarray
+        int64 row numbers, ascending, at most :data:`CV_MODELS`.
+    cols : numpy.ndarray
+        int64 column numbers, ascending, at most :data:`CV_SAMPLES`.
+    """
     rows = np.sort(rng.choice(m, CV_MODELS, replace=False)) if m > CV_MODELS else np.arange(m)
     cols = np.sort(rng.choice(n, CV_SAMPLES, replace=False)) if n > CV_SAMPLES else np.arange(n)
     return rows, cols
 
 
 def cv_budgets(n: int, budgets: tuple[int, ...]) -> list[int]:
-    """The budgets scored on a block of ``n`` columns: each capped at half of them (at
-    least 2), once, ascending."""
+    """The budgets scored when cross-validating on a block of ``n`` columns.
+
+    Parameters
+    ----------
+    n : int
+        The block's number of columns.
+    budgets : tuple of int
+        The budgets asked for.
+
+    Returns
+    -------
+    list of int
+        Each budget capped at half of the columns (at least 2), without repeats,
+        ascending.
+    """
     return sorted({min(b, max(n // 2, 2)) for b in budgets})

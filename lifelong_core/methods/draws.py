@@ -45,7 +45,24 @@ def model_seed(name: str, seed: int) -> int:
 
 
 def check_draws(draws: str) -> str:
-    """``draws`` if it is one of :data:`DRAWS`; InputError otherwise."""
+    """Check the name of an item draw.
+
+    Parameters
+    ----------
+    draws : str
+        ``"per-model"`` (each model its own stream) or ``"common"`` (one stream for
+        every model): one of :data:`DRAWS`.
+
+    Returns
+    -------
+    str
+        ``draws``, unchanged.
+
+    Raises
+    ------
+    InputError
+        If ``draws`` is not one of :data:`DRAWS` (naming the parameter ``draws``).
+    """
     if draws not in DRAWS:
         raise InputError(
             f"unknown item draw {draws!r}; use one of {', '.join(DRAWS)}.", param="draws"

@@ -105,8 +105,27 @@ def fit_item_model(
 
 
 def item_model(d: np.ndarray, w: np.ndarray, theta: np.ndarray) -> ItemModel:
-    """Item parameters with the empirical prior of the cache models' abilities ``theta``
-    (their mean and covariance, plus 1e-3 on the diagonal)."""
+    """Item parameters with the empirical prior of the cache models' abilities.
+
+    The prior of a new model's ``theta`` (empirical Bayes, module docstring) is the
+    Gaussian with the cache models' mean and covariance, plus 1e-3 on the diagonal so
+    that it stays invertible.
+
+    Parameters
+    ----------
+    d : numpy.ndarray
+        (n,) easiness of each sample.
+    w : numpy.ndarray
+        (n, k) discriminations of each sample along the ``k`` ability directions.
+    theta : numpy.ndarray
+        (m, k) the fitted abilities of the ``m`` cache models.
+
+    Returns
+    -------
+    ItemModel
+        ``d``, ``w`` and ``theta`` as given, with ``prior_mean`` (k,) and
+        ``prior_prec`` (k, k), the inverse of the regularised covariance.
+    """
     k = theta.shape[1]
     cov = np.cov(theta, rowvar=False).reshape(k, k) + 1e-3 * np.eye(k)
     return ItemModel(

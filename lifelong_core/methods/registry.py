@@ -158,7 +158,13 @@ def register(
 
 
 def unregister(name: str) -> None:
-    """Remove ``name`` from the registry (no error if it is not there)."""
+    """Remove a method from the registry (no error if it is not there).
+
+    Parameters
+    ----------
+    name : str
+        The registered name, as given to :func:`register`.
+    """
     _REGISTRY.pop(name, None)
 
 
@@ -248,7 +254,24 @@ def available_methods(kind: str | None = "model") -> list[str]:
 
 
 def method_spec(name: str) -> MethodSpec:
-    """The registry entry of ``name``; InputError listing the names if unknown."""
+    """The registry entry of a method.
+
+    Parameters
+    ----------
+    name : str
+        A registered method name.
+
+    Returns
+    -------
+    MethodSpec
+        Where its class lives, the settings its name fixes, its kind and capabilities.
+
+    Raises
+    ------
+    InputError
+        If ``name`` is not registered (the sentence lists the available names and
+        names the parameter ``search``).
+    """
     if name not in _REGISTRY:
         raise InputError(
             f"unknown search method {name!r}; available: {', '.join(available_methods())}.",
@@ -320,9 +343,19 @@ def capabilities(name: str) -> Capabilities:
 
 
 def predicts_samples(method: object) -> bool:
-    """Whether ``method`` (a name or a method object) predicts the samples it was not run
-    on: its registered ``per_sample`` capability; an unregistered method object is taken
-    at its word (its row is scored)."""
+    """Whether a method predicts the samples it was not run on.
+
+    Parameters
+    ----------
+    method : str or object
+        A method name, or a method object (its ``name`` attribute is looked up).
+
+    Returns
+    -------
+    bool
+        The registered ``per_sample`` capability; True for a name or object that is not
+        registered (an unregistered method is taken at its word: its row is scored).
+    """
     name = method if isinstance(method, str) else getattr(method, "name", None)
     spec = _REGISTRY.get(name) if isinstance(name, str) else None
     return True if spec is None else spec.capabilities.per_sample
@@ -360,8 +393,19 @@ def kept_methods() -> list[str]:
 
 
 def kept_method(method: str | None = None) -> str:
-    """``method``, or the method whose state is kept by default: the product's default
-    estimator when its parameters can be kept, else the first registered that can."""
+    """The method whose fitted state the store keeps.
+
+    Parameters
+    ----------
+    method : str, optional
+        A method the caller chose; returned as given (not checked).
+
+    Returns
+    -------
+    str
+        ``method`` when given; else the product's default estimator when its parameters
+        can be kept, else the first registered method that can.
+    """
     if method is not None:
         return method
     kept = kept_methods()
@@ -369,7 +413,18 @@ def kept_method(method: str | None = None) -> str:
 
 
 def is_threshold_rule(name: str) -> bool:
-    """Whether ``name`` is a registered threshold rule (the sweep's prefix-count fast path)."""
+    """Whether a name is a registered threshold rule (the sweep's prefix-count fast path).
+
+    Parameters
+    ----------
+    name : str
+        Any string; an unregistered one is not a threshold rule.
+
+    Returns
+    -------
+    bool
+        The registered ``threshold_rule`` capability; False when ``name`` is unknown.
+    """
     spec = _REGISTRY.get(name)
     return spec is not None and spec.capabilities.threshold_rule
 

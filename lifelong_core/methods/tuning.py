@@ -60,10 +60,31 @@ DEFAULT_RIDGE = 8.0
 
 @dataclass(frozen=True)
 class TuneResult:
-    kind: str  # "irt" or "threshold"
+    """What :func:`tune` chose, and the cross-validation it chose from.
+
+    Attributes
+    ----------
+    kind : {"irt", "threshold"}
+        The prediction that scored best: the item model, or Sort & Search's threshold
+        (``midpoint`` rule).
+    k : int or None
+        The item model's number of directions; None for ``threshold``.
+    ridge : float or None
+        The ridge on the discriminations; None for ``threshold``.
+    table : list of dict
+        One row per configuration scored, with keys ``kind``, ``k``, ``ridge`` and
+        ``mae`` (the cross-validated sample-level MAE, averaged over the budgets);
+        empty when there was nothing to cross-validate on.
+    seconds : float
+        Wall-clock seconds the cross-validation took (0 when it did not run).
+    folds : int
+        The number of folds over the Sort models (0 when it did not run).
+    """
+
+    kind: str
     k: int | None
     ridge: float | None
-    table: list[dict]  # one row per configuration scored: kind, k, ridge, mae
+    table: list[dict]
     seconds: float
     folds: int
 

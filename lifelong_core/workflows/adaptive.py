@@ -24,20 +24,79 @@ ROUND_COLUMNS = ("round", "evaluated", "acc", "lo", "hi", "half")
 def fit_adaptive(
     sel: Selection, leave_out: int | None = None, tuning: TuneResult | None = None
 ) -> AdaptiveMethod:
-    """The adaptive method fitted on every row of ``sel`` but ``leave_out`` (the simulated
-    model must not be in its own cache); ``tuning`` reuses settings chosen before."""
+    """The adaptive method fitted on the models of a selection.
+
+    Parameters
+    ----------
+    sel : Selection
+        The data choice; its rows are the cache.
+    leave_out : int, optional
+        A row of ``sel`` left out of the cache: the model a simulation evaluates (it
+        must not be in its own cache). None fits on every row.
+    tuning : TuneResult, optional
+        Settings chosen before (e.g. on the whole selection), which skip the
+        cross-validation; None cross-validates on this cache.
+
+    Returns
+    -------
+    AdaptiveMethod
+        Fitted, with the default level, floor and clip.
+
+    Raises
+    ------
+    InputError
+        If the cache left is not a 0/1 matrix of at least 2 models and 2 samples.
+    lifelong_core.limits.DenseReadError
+        If ``sel.A`` is a packed cache beyond the dense-read limit.
+    """
     A = sel.dense() if leave_out is None else np.delete(sel.dense(), leave_out, axis=0)
     return AdaptiveMethod(tuning=tuning).fit(A)
 
 
 def rounds_table(rounds: list[RoundRecord]) -> pd.DataFrame:
+    """The rounds of an adaptive evaluation as a table, one row per round.
+
+    Parameters
+    ----------
+    rounds : list of RoundRecord
+        As :class:`~lifelong_core.methods.adaptive.AdaptiveRun` or
+        :class:`~lifelong_core.methods.adaptive.Progress` hold them.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`ROUND_COLUMNS`: ``round`` (from 0), ``evaluated`` (samples so far),
+        ``acc``, ``lo``, ``hi`` (fractions; ``lo``/``hi`` None while there is no
+        interval) and ``half`` (the unclipped half-width).
+    """
     return pd.DataFrame(
         [[getattr(r, c) for c in ROUND_COLUMNS] for r in rounds], columns=list(ROUND_COLUMNS)
     )
 
 
 def results_by_column(sel: Selection, results: pd.DataFrame, source: str) -> dict[int, int]:
-    """Uploaded ``sample_id, correct`` rows as column index -> 0/1; unknown ids are an error."""
+    """Uploaded results as the selection's column index -> 0/1.
+
+    Parameters
+    ----------
+    sel : Selection
+        The data choice whose samples the results are on.
+    results : pandas.DataFrame
+        ``sample_id, correct`` rows (``correct`` 0/1); a later row for the same sample
+        replaces an earlier one.
+    source : str
+        What the results came from, as the error message names it (e.g. a file name).
+
+    Returns
+    -------
+    dict of int to int
+        Column index of ``sel`` -> 0/1.
+
+    Raises
+    ------
+    InputError
+        If a ``sample_id`` is not a sample of ``sel`` (the first such is named).
+    """
     index = {sid: j for j, sid in enumerate(sel.samples["sample_id"].astype(str))}
     unknown = [x for x in results["sample_id"] if x not in index]
     if unknown:
@@ -53,7 +112,36 @@ def simulate_stored(
     until_halfwidth: float | None,
     max_budget: int | None,
 ) -> AdaptiveRun:
-    """Rounds on a stored model: its stored results stand in for real evaluations."""
+    """Rounds on a stored model: its stored results stand in for real evaluations.
+
+    Parameters
+    ----------
+    method : AdaptiveMethod
+        Fitted without the model (:func:`fit_adaptive` with ``leave_out=row``).
+    sel : Selection
+        The data choice holding the model.
+    row : int
+        The model's row in ``sel``.
+    seed : int
+        The design's seed: round ``r`` draws with ``numpy.random.default_rng([seed, r])``.
+    until_halfwidth : float or None
+        Stop once the interval's half-width is at most this (a fraction in ``(0, 1)``,
+        0.01 = 1 point); None runs to the budget.
+    max_budget : int or None
+        At most this many samples, in ``[1, n]``; None is every sample.
+
+    Returns
+    -------
+    AdaptiveRun
+        The rounds, the evaluated columns with their results, the final estimate and
+        why the run stopped.
+
+    Raises
+    ------
+    InputError
+        If ``method`` is not fitted on ``sel``'s samples, or ``until_halfwidth`` or
+        ``max_budget`` is out of range.
+    """
     return method.simulate(sel.A[row], seed, until_halfwidth=until_halfwidth, max_budget=max_budget)
 
 
@@ -64,7 +152,36 @@ def next_round(
     until_halfwidth: float | None,
     max_budget: int | None,
 ) -> Progress:
-    """Where a real model's round trip stands: its rounds so far and the next list (or the stop)."""
+    """Where a real model's round trip stands: its rounds so far and the next list (or the stop).
+
+    Parameters
+    ----------
+    method : AdaptiveMethod
+        Fitted on the cache (every model of the selection).
+    results : dict of int to int
+        Every result so far, column index -> 0/1 (:func:`results_by_column`); empty
+        before the first round.
+    seed : int
+        The design's seed, the same on every visit: round ``r`` draws with
+        ``numpy.random.default_rng([seed, r])``.
+    until_halfwidth : float or None
+        Stop once the interval's half-width is at most this (a fraction in ``(0, 1)``,
+        0.01 = 1 point); None runs to the budget.
+    max_budget : int or None
+        At most this many samples, in ``[1, n]``; None is every sample.
+
+    Returns
+    -------
+    Progress
+        The complete rounds replayed from ``results``, and the next round's columns or
+        why to stop.
+
+    Raises
+    ------
+    InputError
+        If ``method`` is not fitted, a setting is out of range, a round has results for
+        only some of its samples, or a result is not 0 or 1.
+    """
     return advance(
         method.sampler(), results, seed, until_halfwidth=until_halfwidth, max_budget=max_budget
     )
@@ -74,8 +191,38 @@ def next_round(
 def lm_eval_results(
     cache: Selection, paths, task_names=None, metric: str | None = None, filter: str | None = None
 ) -> dict[int, int]:
-    """Every round's ``lm_eval --log_samples`` run read back (:mod:`workflows.harness`) and
-    merged as column -> 0/1; an item two runs disagree on is an error."""
+    """Every round's ``lm_eval --log_samples`` run read back and merged as column -> 0/1.
+
+    Each run is read as :func:`~lifelong_core.workflows.harness.observations_from_lm_eval`
+    reads one (the store's importer's metric and filter rules).
+
+    Parameters
+    ----------
+    cache : Selection
+        The data choice the rounds were drawn from (an lm-eval import: sample ids
+        ``<domain>/<doc_id>``).
+    paths : iterable of str or os.PathLike, or None
+        One run per round (a run folder, its ``results_*.json`` or a
+        ``samples_*.jsonl``); None or empty gives no results.
+    task_names : mapping of str to str, optional
+        Domain -> lm-eval task, where a task is not named like its domain.
+    metric : str, optional
+        The 0/1 metric to read, or a comma-separated preference list; needed when a task
+        records several.
+    filter : str, optional
+        The filter to read, when a task was logged under several.
+
+    Returns
+    -------
+    dict of int to int
+        Column index of ``cache`` -> 0/1, over all runs.
+
+    Raises
+    ------
+    InputError
+        If a run cannot be read, names a task or item the dataset does not have, or two
+        runs give one item different results.
+    """
     from lifelong_core.workflows import harness
 
     merged: dict[str, int] = {}
@@ -96,7 +243,31 @@ def lm_eval_results(
 def write_round(
     cache: Selection, cols: np.ndarray, path, fmt: str, seed: int, task_names=None
 ) -> None:
-    """The next round's items in lm-eval's ``--samples`` JSON (or a CSV of sample ids)."""
+    """Write the next round's items for the harness to run.
+
+    Parameters
+    ----------
+    cache : Selection
+        The data choice the round was drawn from.
+    cols : numpy.ndarray
+        The round's column indices (:attr:`Progress.next_columns`), in any order.
+    path : str or os.PathLike
+        The file to write (replaced if it exists).
+    fmt : {"lm-eval", "csv"}
+        ``lm-eval``: the ``--samples`` JSON of lm-evaluation-harness 0.4,
+        ``{task: [doc_id, ...]}``; ``csv``: ``sample_id, domain``, for any dataset.
+    seed : int
+        The design's seed; kept in the item choice handed to the writer, not written
+        to the file.
+    task_names : mapping of str to str, optional
+        Domain -> lm-eval task, where a task is not named like its domain.
+
+    Raises
+    ------
+    InputError
+        For an unknown format, or with ``lm-eval`` a sample id that is not
+        ``<domain>/<doc_id>`` or a task name for a domain the dataset does not have.
+    """
     from lifelong_core.workflows import harness
 
     cols = np.sort(np.asarray(cols, dtype=np.int64))

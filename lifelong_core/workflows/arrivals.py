@@ -34,21 +34,80 @@ NEW_MODEL_LIST_COLUMNS = ("sample_id", "domain")
 
 
 def samples_to_run(sel: Selection, cols: np.ndarray) -> pd.DataFrame:
-    """The downloadable list of the samples to run a new model on: ``sample_id``,
-    ``domain`` and an empty ``correct`` column to fill in and upload as it is."""
+    """The downloadable list of the samples to run a new model on.
+
+    Parameters
+    ----------
+    sel : Selection
+        The data choice the samples were chosen from.
+    cols : numpy.ndarray
+        The chosen column indices of ``sel`` (as the method's ``select`` returned them).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per chosen sample, in the order of ``cols``: ``sample_id``, ``domain``
+        and an empty ``correct`` column to fill in and upload as it is.
+    """
     out = sel.samples.iloc[np.asarray(cols, dtype=np.int64)][list(NEW_MODEL_LIST_COLUMNS)]
     return out.reset_index(drop=True).assign(correct="")
 
 
 # ------------------------------------------------------------------ fitting on the cache
 def fit_new_model_method(sel: Selection, search: str):
-    """``search`` fitted on every row of ``sel`` (Sort by sum)."""
+    """A new-model method (insert_M or another registered one) fitted on a selection.
+
+    Parameters
+    ----------
+    sel : Selection
+        The data choice; every row is in the cache.
+    search : str
+        A registered method name.
+
+    Returns
+    -------
+    SearchMethod
+        ``search`` fitted on ``sel``'s matrix with its easy -> hard order by Sorting by
+        Sum (Prabhu et al., 2024, *Efficient Lifelong Model Evaluation in an Era of
+        Rapid Progress*, §3.1).
+
+    Raises
+    ------
+    InputError
+        For an unknown method, or a cache the method cannot fit on.
+    lifelong_core.limits.DenseReadError
+        If ``sel.A`` is a packed cache beyond the dense-read limit.
+    """
     A = sel.dense()
     return get_method(search).fit(A, compute_order(A, "sum"))
 
 
 def fit_new_sample_method(sel: Selection, rule: str, sampling: str) -> InsertD:
-    """insert_D fitted on every row of ``sel``."""
+    """insert_D (Prabhu et al., 2024, *Efficient Lifelong Model Evaluation in an Era of
+    Rapid Progress*, §3.3) fitted on a selection.
+
+    Parameters
+    ----------
+    sel : Selection
+        The data choice; every row is a model the new samples may be run on.
+    rule : {"midpoint", "reference"}
+        The threshold rule of the search over models.
+    sampling : str
+        Which positions of the model order a budget evaluates (``uniform``, ``random``,
+        ``reference`` or ``listing``).
+
+    Returns
+    -------
+    InsertD
+        Fitted: models ordered best first by Sorting by Sum on the transpose.
+
+    Raises
+    ------
+    InputError
+        For an unknown rule or sampling, or an empty selection.
+    lifelong_core.limits.DenseReadError
+        If ``sel.A`` is a packed cache beyond the dense-read limit.
+    """
     return InsertD(rule=rule, sampling=sampling).fit(sel.dense())
 
 
@@ -64,6 +123,34 @@ def read_results(
     (file, row, column) as ``import`` would give; ``correct`` may be 0/1, true/false or
     yes/no (:func:`~lifelong_core.workflows.uploads.result_values`). Repeated rows with
     the same ``correct`` are kept once.
+
+    Parameters
+    ----------
+    data : bytes
+        The uploaded file's content.
+    name : str
+        The uploaded file's name (must end in ``.csv``), as messages name it.
+    columns : tuple of str
+        The columns required, ``correct`` among them (e.g. :data:`NEW_MODEL_COLUMNS` or
+        :data:`NEW_SAMPLE_COLUMNS`); the others are ids.
+    known : tuple of str
+        Other columns expected in the file and set aside without being listed as
+        ignored.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The required columns, ids as ``str`` and ``correct`` as uint8 0/1, one row per
+        distinct id combination; ``attrs["ignored"]`` lists the other columns found,
+        ``known`` ones excepted.
+
+    Raises
+    ------
+    InputError
+        If the name is not a ``.csv``, the file is not a readable CSV table, a required
+        column is missing, there are no data rows, an id is missing or not whole, a
+        ``correct`` value is not 0/1, true/false or yes/no, or a row repeats its ids
+        with a different ``correct``.
     """
     source = f"uploaded file {name}"
     if not name.lower().endswith(".csv"):
@@ -102,8 +189,33 @@ def read_results(
 def match_observations(
     results: pd.DataFrame, wanted_ids: list[str], id_col: str, name: str
 ) -> tuple[np.ndarray, int]:
-    """Observed 0/1 values in the order of ``wanted_ids``; InputError naming the first id
-    the file lacks. Returns the values and how many rows of the file were not asked for."""
+    """The uploaded results of the ids that were asked for, in their order.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Results as :func:`read_results` returns them, with ``id_col`` and ``correct``.
+    wanted_ids : list of str
+        The ids whose results are needed (the samples or models chosen), in the order
+        the method expects.
+    id_col : str
+        The column of ``results`` holding the ids.
+    name : str
+        The uploaded file's name, as the message names it.
+
+    Returns
+    -------
+    observed : numpy.ndarray
+        uint8 0/1, one per id of ``wanted_ids``, in that order.
+    extra : int
+        How many ids of the file were not asked for (ignored).
+
+    Raises
+    ------
+    InputError
+        Naming the first wanted id the file has no result for, and how many are
+        missing.
+    """
     by_id = dict(zip(results[id_col], results["correct"]))
     missing = [i for i in wanted_ids if i not in by_id]
     if missing:
@@ -143,10 +255,43 @@ def estimate_new_model(
     observed: np.ndarray,
     accuracies: np.ndarray | None = None,
 ) -> NewModelEstimate:
-    """Estimate a new model from ``observed`` results on samples ``cols`` with a fitted ``method``.
+    """Estimate a new model from its results on the chosen samples (insert_M: Prabhu et
+    al., 2024, *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, §3.2,
+    or whichever method was fitted).
 
-    ``accuracies`` of the selection's models (default: from ``sel.A``; a large store passes
-    its kept row sums)."""
+    Parameters
+    ----------
+    sel : Selection
+        The data choice the method was fitted on.
+    method : SearchMethod
+        A fitted new-model method (:func:`fit_new_model_method`).
+    cols : numpy.ndarray
+        The evaluated column indices of ``sel``.
+    observed : numpy.ndarray
+        The new model's 0/1 results on ``cols``, in the same order
+        (:func:`match_observations`).
+    accuracies : numpy.ndarray, optional
+        (models,) the accuracy of each of the selection's models, in its row order,
+        fractions in ``[0, 1]``; default: the row means of ``sel``'s matrix (the app
+        passes accuracies from the store's kept row sums, so a large store is not read
+        dense).
+
+    Returns
+    -------
+    NewModelEstimate
+        The method's estimate, the new model's rank among the selection's models, the
+        per-sample prediction and the predicted accuracy per (category, domain).
+
+    Raises
+    ------
+    InputError
+        If ``cols`` and ``observed`` do not match (length, 0/1, range, repeats).
+    NotFittedError
+        If ``method`` is not fitted.
+    lifelong_core.limits.DenseReadError
+        Without ``accuracies``, if ``sel.A`` is a packed cache beyond the dense-read
+        limit.
+    """
     est = method.estimate(cols, observed)
     accs = pd.DataFrame(
         {
@@ -190,7 +335,30 @@ def estimated_model_rows(
     """The row to insert for a new model (observed results where evaluated, predictions
     elsewhere) and its model table, marked *estimated* with ``provenance`` as metadata.
 
-    InputError for a method that predicts no unevaluated sample: it has no row to insert."""
+    Parameters
+    ----------
+    new : NewModelEstimate
+        The new model's estimate (:func:`estimate_new_model`).
+    name : str
+        The new model's id and name in the store.
+    provenance : dict
+        JSON-able metadata stored with the model (e.g. the method, budget, seed and
+        source).
+
+    Returns
+    -------
+    row : numpy.ndarray
+        (1, n) uint8: the observed results where evaluated, predictions elsewhere.
+    models : pandas.DataFrame
+        One row: ``model_id``, ``name``, ``family`` (``estimated``), ``estimated``
+        (True) and ``metadata`` (``provenance`` as JSON).
+
+    Raises
+    ------
+    InputError
+        For a method that predicts no unevaluated sample (the ``random`` baseline): it
+        has no row to insert.
+    """
     if not new.predicts_samples:
         raise InputError(
             "this method predicts no sample it was not run on, so there is no estimated row to "
@@ -216,8 +384,29 @@ def new_sample_observations(
 ) -> list[tuple[str, np.ndarray]]:
     """Per new sample (in file order) the results of ``wanted_models``, in that order.
 
-    InputError if the file names a sample the selection already holds (new samples need
-    new ids) or lacks a result of a wanted model on some sample.
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        ``model_id, sample_id, correct`` rows as :func:`read_results` returns them.
+    sel : Selection
+        The data choice the models were chosen from.
+    wanted_models : list of str
+        The ids of the models chosen to run on the new samples, in the order insert_D
+        selected them.
+    name : str
+        The uploaded file's name, as messages name it.
+
+    Returns
+    -------
+    list of (str, numpy.ndarray)
+        Per new sample, in file order: its id and the uint8 0/1 results of
+        ``wanted_models``, in that order. Results of other models are ignored.
+
+    Raises
+    ------
+    InputError
+        If the file names a sample the selection already holds (new samples need new
+        ids) or lacks a result of a wanted model on some sample.
     """
     known = set(sel.samples["sample_id"])
     clash = [s for s in results["sample_id"].unique() if s in known]
@@ -238,9 +427,39 @@ def estimate_new_samples(
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """Each new sample's estimate from the results of models ``rows`` with a fitted insert_D.
 
-    Returns one row per sample (models_evaluated, observed and predicted share of models
-    right, difficulty_position among the ``n`` stored samples, harder_than = its share)
-    and the predicted 0/1 matrix (new samples x models).
+    insert_D of Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of
+    Rapid Progress*, §3.3; the place in the order follows the stable insertion of
+    Appendix G.
+
+    Parameters
+    ----------
+    ins : InsertD
+        Fitted on the selection (:func:`fit_new_sample_method`).
+    rows : numpy.ndarray
+        The model rows run on the new samples (as ``ins.select`` returned them).
+    per_sample : list of (str, numpy.ndarray)
+        Per new sample its id and the 0/1 results of ``rows``, in that order
+        (:func:`new_sample_observations`); at least one sample.
+    n : int
+        The number of stored samples (the length of the fitted order).
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        One row per new sample: ``sample_id``, ``models_evaluated``,
+        ``observed_share_right`` and ``predicted_share_right`` (fractions of models),
+        ``difficulty_position`` (its insertion index in ``[0, n]`` of the easy -> hard
+        order) and ``harder_than`` (that index over ``n``: the share of stored samples
+        at least as easy).
+    predicted : numpy.ndarray
+        (new samples, models) uint8 predicted 0/1, models in the selection's row order.
+
+    Raises
+    ------
+    InputError
+        If a sample's results do not match ``rows`` (length, 0/1).
+    NotFittedError
+        If ``ins`` is not fitted.
     """
     recs, preds = [], []
     for sid, obs in per_sample:
@@ -272,6 +491,21 @@ def new_sample_entries(
     Predictions are not stored: the store marks estimates per model, not per entry. A
     dataset of their own keeps the few models' results from shrinking the set of models
     evaluated on every sample of an existing dataset.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        ``model_id, sample_id, correct`` rows as :func:`read_results` returns them.
+    wanted_models : list of str
+        The ids of the models chosen to run; rows of other models are dropped.
+    dataset : str
+        The name of the new samples' own dataset.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The store's long import layout: ``model``, ``sample``, ``correct``,
+        ``dataset``, and ``domain`` and ``category`` both :data:`NEW_SAMPLE_DOMAIN`.
     """
     long = results.rename(columns={"model_id": "model", "sample_id": "sample"})
     return long[long["model"].isin(wanted_models)].assign(

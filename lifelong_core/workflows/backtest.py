@@ -126,12 +126,30 @@ def held_out_rows(sel: Selection, holdout: int, split: str, seed: int) -> np.nda
 class Backtest:
     """What :func:`backtest` measured.
 
-    ``per_model``: one row per (repeat, held-out model, method, budget): repeat, seed,
-    model, method, budget, estimate, lo, hi, true, error (estimate - true), covered,
-    width, sample_mae (NaN for a method that predicts no sample). ``table``: one row per
-    (method, budget), module docstring. ``summary``: one row per method: the smallest
-    budget tried with a mean absolute error within 1 and 2 points, and the random
-    baseline's. ``config``: what was run.
+    Accuracies, errors and widths in ``per_model`` are fractions; those in ``table``
+    ending in ``_pts`` are accuracy points (fraction x 100).
+
+    Attributes
+    ----------
+    per_model : pandas.DataFrame
+        One row per (repeat, held-out model, method, budget): ``repeat``, ``seed``,
+        ``model``, ``method``, ``budget``, ``estimate``, ``lo``, ``hi`` (NaN for a method
+        without an interval), ``true`` (the accuracy on all items), ``error``
+        (estimate - true), ``covered``, ``width`` and ``sample_mae`` (the share of items
+        predicted wrongly; NaN for a method that predicts no sample).
+    table : pandas.DataFrame
+        One row per (method, budget), the measures of the module docstring:
+        ``estimates``, ``mae_pts``, ``bias_pts``, ``above_truth``, ``coverage`` with its
+        Clopper-Pearson ``coverage_lo`` and ``coverage_hi``, ``width_pts``,
+        ``sample_mae``, and ``mae_vs_random`` and ``width_vs_random`` (ratios to the
+        random baseline at the same budget).
+    summary : pandas.DataFrame
+        One row per method: ``items_mae_1pt`` and ``items_mae_2pt``, the smallest budget
+        tried with a mean absolute error within 1 and 2 points (NaN if none), and the
+        random baseline's, ``random_items_mae_1pt`` and ``random_items_mae_2pt``.
+    config : dict
+        What was run: ``dataset``, ``methods``, ``budgets``, ``holdout``, ``split``,
+        ``repeats``, ``seed``, ``draws``, ``models`` and ``items`` (the cache's size).
     """
 
     per_model: pd.DataFrame

@@ -22,8 +22,28 @@ UNCATEGORISED = "uncategorised"
 def fill_categories(
     counts: pd.DataFrame, assigned: Mapping[str, str] | None = None
 ) -> pd.DataFrame:
-    """``counts`` with every row's category set: ``assigned[task]``, else the recorded
-    category, else :data:`UNCATEGORISED`. Tasks named in ``assigned`` must exist."""
+    """A counts table with every row's category set, by the rule of the module docstring.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        A counts table with at least ``task`` and ``category`` columns (``category``
+        may be missing or blank on any row).
+    assigned : mapping of str to str, optional
+        The user's categories, task -> category (e.g. from :func:`parse_assignment`);
+        each task named must be in ``counts``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy of ``counts`` whose ``category`` is ``assigned[task]``, else the recorded
+        category (stripped), else :data:`UNCATEGORISED`; ``counts`` is not changed.
+
+    Raises
+    ------
+    InputError
+        If ``assigned`` names a task that ``counts`` does not have.
+    """
     out = counts.copy()
     assigned = dict(assigned or {})
     unknown = sorted(set(assigned) - set(out["task"].astype(str)))
@@ -37,14 +57,44 @@ def fill_categories(
 
 
 def has_categories(counts: pd.DataFrame) -> bool:
-    """Whether any row carries a recorded (non-empty) category."""
+    """Whether any row of a counts table carries a recorded category.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        A counts table with a ``category`` column.
+
+    Returns
+    -------
+    bool
+        True when at least one row's category is neither missing nor blank.
+    """
     text = counts["category"].astype("string").str.strip()
     return bool((text.notna() & (text != "")).any())
 
 
 def parse_assignment(text: str) -> dict[str, str]:
-    """``task = category`` lines (``:`` or ``,`` also separate; blank lines and ``#``
-    comments ignored) as a dict; InputError naming the first bad line."""
+    """Read the user's categories from ``task = category`` lines.
+
+    Parameters
+    ----------
+    text : str
+        One ``task = category`` per line (``:`` or ``,`` also separate; the first
+        separator on the line splits it); blank lines and ``#`` comments are ignored,
+        spaces around names stripped.
+
+    Returns
+    -------
+    dict of str to str
+        task -> category, in the order of the lines; a task given twice with the same
+        category is kept once.
+
+    Raises
+    ------
+    InputError
+        Naming the first bad line: one without a separator, with an empty task or
+        category, or giving a task a second, different category.
+    """
     out: dict[str, str] = {}
     for no, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
@@ -71,5 +121,17 @@ def parse_assignment(text: str) -> dict[str, str]:
 
 
 def format_assignment(assigned: Mapping[str, str]) -> str:
-    """The text :func:`parse_assignment` reads back, one ``task = category`` per line."""
+    """Write the user's categories as the text :func:`parse_assignment` reads back.
+
+    Parameters
+    ----------
+    assigned : mapping of str to str
+        task -> category.
+
+    Returns
+    -------
+    str
+        One ``task = category`` line per entry, in the mapping's order, each ending in a
+        newline; empty for an empty mapping.
+    """
     return "".join(f"{t} = {c}\n" for t, c in assigned.items())

@@ -35,8 +35,19 @@ class DesignRun:
 
 
 def design_rule(search: str) -> str:
-    """The threshold rule the study sweeps: the chosen one, or the default rule when the
-    chosen method is not a threshold rule (the figures are of the rules)."""
+    """The threshold rule the study sweeps (the figures are of the rules).
+
+    Parameters
+    ----------
+    search : str
+        The method the user chose.
+
+    Returns
+    -------
+    str
+        ``search`` when the registry marks it a threshold rule, else the default rule
+        (``midpoint``).
+    """
     return search if is_threshold_rule(search) else DEFAULT_RULE
 
 
@@ -48,7 +59,34 @@ def design_runs(
 
     Sort-set sizes use nested sets (:func:`~lifelong_core.workflows.sortsets.nested_pool`)
     scored on the same models, those outside the largest set; the Sort-method and
-    sampling runs use ``sort_set`` and score every other model.
+    sampling runs use ``sort_set`` and score every other model (Prabhu et al., 2024,
+    *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, Fig. 4b, 4c and
+    4d respectively).
+
+    Parameters
+    ----------
+    models : pandas.DataFrame
+        The selection's models, one row each, with a ``release_order`` column (used when
+        ``how`` is the earliest released).
+    sort_set : iterable of int
+        The Sort set's model rows for the Sort-method and sampling runs.
+    how : str
+        How the nested Sort sets are drawn: ``"random"`` (seeded) or
+        ``"earliest released"``.
+    seed : int
+        The seed of a random nested draw.
+    sort : str
+        The Sort method held fixed while the Sort-set size and the sampling vary.
+    sampling : str
+        The sampling held fixed while the Sort-set size and the Sort method vary.
+
+    Returns
+    -------
+    list of DesignRun
+        One run per Sort-set size of :data:`SORT_SIZES` below two thirds of the models
+        (labelled ``"K models"``), per Sort method (``sum``, ``confidence``,
+        ``recursive``) and per sampling (``uniform``, ``random``, ``reference``,
+        ``listing``), in that order; empty when no size fits.
     """
     m = len(models)
     sizes = [s for s in SORT_SIZES if s < m * 2 // 3]

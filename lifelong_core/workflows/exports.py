@@ -17,7 +17,31 @@ def counts_table(store, dataset: str, assigned: Mapping[str, str] | None = None)
     ``rank`` needs every model on every task, and estimated rows are predictions, not
     results); task = domain; tasks without a category get one by
     :func:`~lifelong_core.workflows.categories.fill_categories`, so ``rank`` reads the
-    file as written. ``attrs["note"]`` says which models were left out, if any."""
+    file as written. ``attrs["note"]`` says which models were left out, if any.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    dataset : str
+        The dataset to count.
+    assigned : mapping of str to str, optional
+        The user's categories, task (domain) -> category; they take precedence over the
+        recorded ones.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (model, task) with columns ``model``, ``task``, ``category``,
+        ``correct`` and ``total``; ``attrs["note"]`` names the models left out for not
+        being evaluated on every domain, when there are any.
+
+    Raises
+    ------
+    InputError
+        If the store has no such dataset, holds no evaluated predictions in it, or
+        ``assigned`` names a task the dataset does not have.
+    """
     from lifelong_core.workflows.selection import complete_counts
 
     if dataset not in set(store.datasets()["dataset"]):
