@@ -10,9 +10,6 @@ Each must have a docstring, and where it takes parameters a numpydoc ``Parameter
 section naming every one of them (``*args`` and ``**kwargs`` included). A class is
 checked against its constructor; a dataclass or named tuple, whose constructor's
 parameters are its fields, may name them under ``Attributes`` instead.
-
-The packages not yet covered are listed in ``NOT_YET_COVERED``; a test fails when one of
-them passes, so the list only shrinks.
 """
 
 from __future__ import annotations
@@ -33,10 +30,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("lifelong_core", "ui")
 # Packages whose public names are not all documented yet.
-NOT_YET_COVERED = (
-    "lifelong_core.workflows",
-)
-
 _SECTION = re.compile(r"^([A-Z][A-Za-z ]+)\n\s*-{3,}\s*$", re.M)
 
 
@@ -255,21 +248,14 @@ def gaps(package: str) -> list[str]:
     return [p for pkg, qual, obj in public_objects() if pkg == package for p in problems(obj, qual)]
 
 
-def covered_packages() -> list[str]:
-    pkgs = sorted({package_of(m) for m in module_names()})
-    return [p for p in pkgs if p not in NOT_YET_COVERED]
+def packages() -> list[str]:
+    return sorted({package_of(m) for m in module_names()})
 
 
-@pytest.mark.parametrize("package", covered_packages())
+@pytest.mark.parametrize("package", packages())
 def test_public_names_have_numpydoc_docstrings(package):
     found = gaps(package)
     assert not found, f"{len(found)} docstring gaps in {package}:\n" + "\n".join(found)
-
-
-@pytest.mark.parametrize("package", NOT_YET_COVERED)
-def test_packages_not_yet_covered_still_have_gaps(package):
-    # Once a package passes, it leaves NOT_YET_COVERED so that it stays complete.
-    assert gaps(package), f"{package} is complete: remove it from NOT_YET_COVERED"
 
 
 def test_the_walk_finds_the_public_api():
