@@ -136,7 +136,8 @@ def test_launcher_runs_streamlit_on_app_py_with_the_given_options(monkeypatch):
     monkeypatch.setattr("gc.freeze", lambda: None)  # the test process is not a server
     serve.main(["--server.port", "8600"])
     # Loopback unless an address is given: the server is not exposed by default; and the
-    # serving options (no garbage collection after every run, no source watching).
+    # serving options (no garbage collection after every run, no source watching, no
+    # Deploy button).
     assert seen["argv"] == [
         "streamlit",
         "run",
@@ -147,6 +148,8 @@ def test_launcher_runs_streamlit_on_app_py_with_the_given_options(monkeypatch):
         "false",
         "--server.fileWatcherType",
         "none",
+        "--client.toolbarMode",
+        "viewer",
         "--server.port",
         "8600",
     ]
