@@ -70,7 +70,7 @@ PAGES = [("home", "")] + [(f.stem, _url_path(f)) for f in _page_files()]
 # Views behind a tab or a choice, opened by their URL.
 PAGES += [
     ("budget_insert_d", "Budget_explorer?tab=New+samples+%28insert_D%29&ns_budgets=8,32,128"),
-    ("budget_bands", "Budget_explorer?reps=3&budgets=16,64,256"),
+    ("budget_bands", "Budget_explorer?reps=3&budgets=16,64,256&search=midpoint"),
     ("rankings_vtab_hierarchical", "Rankings?source=vtab&tab=Bayesian+model"),
     ("weighting_vtab_hierarchical", "Task_weighting?wsource=vtab&wstats=hierarchical"),
     ("stream_nevis_protocol", "Stream?np_methods=midpoint,reference,copy-nearest"),
