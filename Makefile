@@ -33,10 +33,12 @@ store: $(STORE)
 run: store
 	$(VPY) -m ui.serve --server.headless true --browser.gatherUsageStats false
 
-# Two workers: the browser smoke tests and the AppTest pages keep both cores busy; tests
-# that share a server or a store copy it or start their own (free port, tmp_path).
+# Three workers on two cores: the browser tests (one group, on one worker, so each server
+# starts and warms its caches once) wait on the browser and the server much of the time,
+# and the third worker fills that time. Tests that share a server or a store copy it or
+# start their own (free port, tmp_path).
 test: store
-	$(VPY) -m pytest -q -n 2 --dist worksteal
+	$(VPY) -m pytest -q -n 3 --dist loadgroup
 
 # The inner loop: everything but the slow, browser and harness tests.
 test-fast: store
