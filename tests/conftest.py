@@ -56,34 +56,53 @@ def pytest_sessionfinish(session, exitstatus):
 def user_store_path(tmp_path_factory) -> Path:
     """A store built the way a user builds one (lm-eval runs without groups, a second
     dataset by other models, no confidences); see ``tests/user_store.py``."""
+    from tests.shared import built_once
     from tests.user_store import build_user_store
 
-    work = tmp_path_factory.mktemp("user-store")
-    return build_user_store(work / "user.duckdb", work)
+    def build(folder: Path) -> None:
+        build_user_store(folder / "user.duckdb", folder / "work")
+
+    return built_once(tmp_path_factory, "user-store", build) / "user.duckdb"
 
 
 @pytest.fixture(scope="session")
 def llm_store_path(tmp_path_factory) -> Path:
-    """A store holding only the bundled Open LLM Leaderboard v2 results, built once per
-    worker the way build-demo adds them (the long import), so every page opens on that
-    dataset. Readers only: a test that writes copies it first."""
+    """A store holding only the bundled Open LLM Leaderboard v2 results, built once the way
+    build-demo adds them (the long import), so every page opens on that dataset. Readers
+    only: a test that writes copies it first."""
     from lifelong_core.datasets import leaderboard
     from lifelong_core.store import Store
+    from tests.shared import built_once
 
-    path = tmp_path_factory.mktemp("llm") / "llm.duckdb"
-    with Store.create(path) as st:
-        leaderboard.insert(st)
-    return path
+    def build(folder: Path) -> None:
+        with Store.create(folder / "llm.duckdb") as st:
+            leaderboard.insert(st)
+
+    return built_once(tmp_path_factory, "llm-store", build) / "llm.duckdb"
 
 
 @pytest.fixture(scope="session")
 def inspect_logs(tmp_path_factory) -> dict[str, Path]:
-    """Real Inspect AI logs, written once per worker by tests/data/inspect_toy/write_logs.py
+    """Real Inspect AI logs, written once by tests/data/inspect_toy/write_logs.py
     (one tiny task under three scorers, Inspect's scripted mockllm, offline), by task name:
     ``toy-match`` (C/I), ``toy-binary`` (0/1) and ``toy-partial`` (0.5 for a wrong answer).
     Readers only: a test that changes a log copies it first."""
     pytest.importorskip("inspect_ai")
-    log_dir = tmp_path_factory.mktemp("inspect-logs")
+    from tests.shared import built_once
+
+    log_dir = built_once(tmp_path_factory, "inspect-logs", _write_inspect_logs)
+    found = {}
+    for p in log_dir.iterdir():
+        for task in ("toy-match", "toy-binary", "toy-partial"):
+            if f"_{task}_" in p.name:
+                found[task] = p
+    assert set(found) == {"toy-match", "toy-binary", "toy-partial"}, sorted(
+        p.name for p in log_dir.iterdir()
+    )
+    return found
+
+
+def _write_inspect_logs(log_dir: Path) -> None:
     env = {
         **os.environ,
         "INSPECT_LOG_DIR": str(log_dir),
@@ -100,15 +119,6 @@ def inspect_logs(tmp_path_factory) -> dict[str, Path]:
         cwd=log_dir,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    found = {}
-    for p in log_dir.iterdir():
-        for task in ("toy-match", "toy-binary", "toy-partial"):
-            if f"_{task}_" in p.name:
-                found[task] = p
-    assert set(found) == {"toy-match", "toy-binary", "toy-partial"}, sorted(
-        p.name for p in log_dir.iterdir()
-    )
-    return found
 
 
 @pytest.fixture(autouse=True)

@@ -16,18 +16,27 @@ DEMO = Path(__file__).resolve().parents[2] / "data" / "lifelong_digits"
 
 @pytest.fixture(scope="module")
 def built_output(tmp_path_factory):
-    """One full build for the module, with ``--force`` over a file that is not a store: the
-    tests below check what it wrote, and that it replaced the file (the build without
-    ``--force`` onto a new path is the one ``make store`` and the install test run)."""
+    """One full build for the test session, with ``--force`` over a file that is not a
+    store: the tests below check what it wrote, and that it replaced the file (the build
+    without ``--force`` onto a new path is the one ``make store`` and the install test
+    run). Each worker gets a copy of the store and of what the build printed."""
     import contextlib
     import io
 
-    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    path.write_bytes(b"not a store")
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main(["build-demo", "--store", str(path), "--force"]) == 0
-    return path, out.getvalue()
+    from tests.shared import built_once
+
+    def build(folder: Path) -> None:
+        path = folder / "demo.duckdb"
+        path.write_bytes(b"not a store")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(["build-demo", "--store", str(path), "--force"]) == 0
+        (folder / "printed.txt").write_text(out.getvalue())
+
+    shared = built_once(tmp_path_factory, "build-demo", build)
+    printed = (shared / "printed.txt").read_text()
+    (shared / "printed.txt").unlink()  # the folder holds the store alone, as the build left it
+    return shared / "demo.duckdb", printed
 
 
 @pytest.fixture(scope="module")

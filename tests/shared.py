@@ -1,0 +1,50 @@
+"""Test data built once per test session, whichever ``pytest-xdist`` worker asks first.
+
+Session fixtures are per worker: with several workers, a store or log folder that takes
+seconds to build was built by each of them. :func:`built_once` builds it once, under a
+file lock in the session's shared temporary folder, and hands each caller a private copy
+(a DuckDB file is locked by whoever opens it for writing, so workers must not share one).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from filelock import FileLock
+
+
+def built_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]
+) -> Path:
+    """A private copy of the folder ``build`` fills, built once per test session.
+
+    Parameters
+    ----------
+    tmp_path_factory : pytest.TempPathFactory
+        The session's factory (its base folder's parent is shared by the workers).
+    name : str
+        A name for the build, unique in the test suite.
+    build : callable
+        ``build(folder)`` writes into the empty ``folder``.
+
+    Returns
+    -------
+    pathlib.Path
+        A new folder holding a copy of what ``build`` wrote.
+    """
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    master, done = shared / f"built-{name}", shared / f"built-{name}.done"
+    with FileLock(str(shared / f"built-{name}.lock")):
+        if not done.exists():
+            shutil.rmtree(master, ignore_errors=True)
+            master.mkdir()
+            build(master)
+            done.touch()
+    mine = tmp_path_factory.mktemp(name)
+    shutil.copytree(master, mine, dirs_exist_ok=True)
+    return mine
