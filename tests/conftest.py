@@ -37,6 +37,14 @@ def vtab_csv() -> Path:
     return LEADERBOARD_CSV
 
 
+@pytest.hookimpl(trylast=True)  # after the folders' conftests have added their markers
+def pytest_collection_modifyitems(config, items):
+    """Slow and browser tests first, in their file order: under ``pytest-xdist`` a
+    minute-long test (or the browser group) sent last would keep one worker busy after the
+    others are done."""
+    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in ("slow", "browser")))
+
+
 def pytest_sessionfinish(session, exitstatus):
     # Pages cache DuckDB handles in Streamlit's caches; freeing them before interpreter
     # shutdown keeps DuckDB's binding from printing leak warnings after the summary.
