@@ -181,12 +181,14 @@ def _fitter(store: Store, cache: Selection, dataset: str | None, leave_out, meth
         method,
     )
 
-    def fitted(domain: str | None):
+    # A task's fit reuses the whole dataset's tuning (harness.shared_tuning), itself kept
+    # under the same base key, so the task alone keys it.
+    def fitted(domain: str | None, tuning=None):
         key = (*base, domain)
         if key in _FITS:
             _FITS.move_to_end(key)
             return _FITS[key]
-        value = fit(cache, method, domain)
+        value = fit(cache, method, domain, tuning)
         _FITS[key] = value
         while len(_FITS) > _FITS_KEPT:
             _FITS.popitem(last=False)
@@ -554,7 +556,7 @@ def select_items(
         method,
         seed,
         evaluated=done,
-        fitted=_fitter(store, cache, dataset, leave_out, method)(None),
+        fitted=_fitter(store, cache, dataset, leave_out, method)(None, None),
         model=model if per_model else None,
         draws=PER_MODEL if per_model else COMMON,
     )

@@ -28,17 +28,19 @@ from ui.common import (
 )
 
 
+# ``_tuning`` is not part of the cache key: it comes from the whole dataset's fit, which
+# the same (key, dataset, search) determine.
 @st.cache_resource(show_spinner="Fitting the method on one task…", max_entries=12)
-def _fitted_domain(key: str, dataset: str, search: str, domain: str):
-    return harness.fit(caches.selection(key, dataset, ()), search, domain)
+def _fitted_domain(key: str, dataset: str, search: str, domain: str, _tuning=None):
+    return harness.fit(caches.selection(key, dataset, ()), search, domain, _tuning)
 
 
 def _fitter(key: str, dataset: str, search: str):
     """Cached fits: the whole dataset (shared with the page's new-model tab) and per task."""
-    return lambda d: (
+    return lambda d, tuning: (
         caches.fitted_method(key, dataset, search)
         if d is None
-        else _fitted_domain(key, dataset, search, d)
+        else _fitted_domain(key, dataset, search, d, tuning)
     )
 
 

@@ -54,7 +54,7 @@ def samples_to_run(sel: Selection, cols: np.ndarray) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ fitting on the cache
-def fit_new_model_method(sel: Selection, search: str):
+def fit_new_model_method(sel: Selection, search: str, tuning=None):
     """A new-model method (insert_M or another registered one) fitted on a selection.
 
     Parameters
@@ -63,6 +63,9 @@ def fit_new_model_method(sel: Selection, search: str):
         The data choice; every row is in the cache.
     search : str
         A registered method name.
+    tuning : object, optional
+        For a self-tuning method (:attr:`Capabilities.self_tuning`), the settings a fit
+        chose before (its ``tuning_``): the cross-validation is skipped.
 
     Returns
     -------
@@ -79,7 +82,8 @@ def fit_new_model_method(sel: Selection, search: str):
         If ``sel.A`` is a packed cache beyond the dense-read limit.
     """
     A = sel.dense()
-    return get_method(search).fit(A, compute_order(A, "sum"))
+    settings = {} if tuning is None else {"tuning": tuning}
+    return get_method(search, **settings).fit(A, compute_order(A, "sum"))
 
 
 def fit_new_sample_method(sel: Selection, rule: str, sampling: str) -> InsertD:

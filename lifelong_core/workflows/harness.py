@@ -39,7 +39,7 @@ import pandas as pd
 from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.methods.draws import COMMON, PER_MODEL, check_draws, model_rng
-from lifelong_core.methods.registry import DEFAULT_METHOD
+from lifelong_core.methods.registry import DEFAULT_METHOD, capabilities
 from lifelong_core.workflows import arrivals
 from lifelong_core.workflows.arrivals import estimate_new_model as estimate_overall
 from lifelong_core.workflows.arrivals import estimated_model_rows, fit_new_model_method
@@ -83,7 +83,7 @@ def _dataset(sel: Selection) -> str:
     return str(sel.samples["dataset"].iloc[0])
 
 
-def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = None):
+def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = None, tuning=None):
     """``method`` fitted on the cache as the new-model page fits it
     (:func:`workflows.arrivals.fit_new_model_method`: Sort by sum over every model), or on
     one domain's columns only (the per-task estimates of :func:`estimate_new_model`).
@@ -97,6 +97,9 @@ def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = Non
         product's ``DEFAULT_METHOD``.
     domain : str, optional
         Fit on the columns of this domain only; None fits on every column.
+    tuning : object, optional
+        For a self-tuning method, the settings its fit on the whole dataset chose
+        (:func:`shared_tuning`): the per-task fit skips its own cross-validation.
 
     Returns
     -------
@@ -112,12 +115,40 @@ def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = Non
         If the cache is a packed cache beyond the dense-read limit.
     """
     if domain is None:
-        return fit_new_model_method(cache, method)
+        return fit_new_model_method(cache, method, tuning)
     cols = (cache.samples["domain"] == domain).to_numpy()
     sub = Selection(
         cache.A[:, cols], cache.models, cache.samples[cols].reset_index(drop=True), cache.synthetic
     )
-    return fit_new_model_method(sub, method)
+    return fit_new_model_method(sub, method, tuning)
+
+
+def shared_tuning(method: str, fitted):
+    """The settings a self-tuning method's fit on the whole dataset chose, for its per-task
+    fits to reuse.
+
+    The per-task estimates of :func:`estimate_new_model` fit the method again on each
+    task's items; a self-tuning method would cross-validate on each of them again. Its
+    choice on the whole dataset (same models, a superset of the items) is reused instead:
+    the intervals stay design-based whatever predictor the choice makes, so reusing it
+    changes at most how narrow a task's interval is, not whether it holds.
+
+    Parameters
+    ----------
+    method : str
+        A registered search method.
+    fitted : object
+        ``method`` fitted on the whole dataset.
+
+    Returns
+    -------
+    object or None
+        The fit's ``tuning_`` for a self-tuning method
+        (:attr:`~lifelong_core.methods.registry.Capabilities.self_tuning`), else None.
+    """
+    if not capabilities(method).self_tuning:
+        return None
+    return getattr(fitted, "tuning_", None)
 
 
 # ------------------------------------------------------------------ sample ids <-> lm-eval
@@ -704,8 +735,9 @@ def estimate_new_model(
     method : str
         A registered search method; default the product's ``DEFAULT_METHOD``.
     fitter : callable, optional
-        ``fitter(domain or None)`` returns the fitted method (default :func:`fit` on
-        ``cache``; the app passes a cached one).
+        ``fitter(domain or None, tuning)`` returns the fitted method (default :func:`fit`
+        on ``cache``; the app passes a cached one). ``tuning`` is None for the whole
+        dataset, and for a task the whole dataset's fit's settings (:func:`shared_tuning`).
 
     Returns
     -------
@@ -717,11 +749,13 @@ def estimate_new_model(
         If there are no results, a result names a sample the dataset does not have, or a
         value is not 0 or 1.
     """
-    fitter = fitter or (lambda d: fit(cache, method, d))
+    fitter = fitter or (lambda d, tuning: fit(cache, method, d, tuning))
     cols, obs = observed_columns(cache, observed)
     if len(cols) == 0:
         raise InputError("no results to estimate from.")
-    new = estimate_overall(cache, fitter(None), cols, obs)
+    overall = fitter(None, None)
+    tuning = shared_tuning(method, overall)
+    new = estimate_overall(cache, overall, cols, obs)
     est = new.estimate
     domains = cache.samples["domain"].astype(str).to_numpy()
     rows = []
@@ -730,7 +764,7 @@ def estimate_new_model(
         mask = np.isin(cols, in_d)
         sub = None
         if mask.any():
-            sub = fitter(d).estimate(np.searchsorted(in_d, cols[mask]), obs[mask])
+            sub = fitter(d, tuning).estimate(np.searchsorted(in_d, cols[mask]), obs[mask])
         rows.append(_row(d, len(in_d), obs[mask], sub))
     rows.append(_row("overall", len(domains), obs, est))
     acc = new.accuracies["accuracy"].to_numpy()

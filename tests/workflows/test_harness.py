@@ -152,6 +152,28 @@ def test_estimate_of_a_held_out_model_and_its_rank(store):
     )
 
 
+def test_per_task_fits_of_a_self_tuning_method_reuse_the_whole_datasets_tuning(store, monkeypatch):
+    from lifelong_core.methods import auto
+
+    c = cache(store)
+    calls = []
+    real = auto.tune_auto
+    monkeypatch.setattr(auto, "tune_auto", lambda *a, **k: calls.append(1) or real(*a, **k))
+    choice = harness.select_items(c, 30, "auto", seed=0, model="new")
+    obs = dict(zip(choice.items["sample_id"], [1, 0] * 15))
+    calls.clear()
+    est = harness.estimate_new_model(c, obs, "auto")
+    # One cross-validation, on the whole dataset; both tasks' fits reuse its choice.
+    assert len(calls) == 1
+    t = est.table.set_index("scope")
+    assert t.loc[["alpha", "beta"], "evaluated"].sum() == 30
+    for task in ("alpha", "beta"):
+        assert t.loc[task, "lo"] <= t.loc[task, "estimate"] <= t.loc[task, "hi"]
+    tuned = harness.fit(c, "auto")
+    assert harness.shared_tuning("auto", tuned) is tuned.tuning_
+    assert harness.shared_tuning("neighbours", harness.fit(c, "neighbours")) is None
+
+
 def test_results_naming_unknown_samples_are_refused(store):
     c = cache(store)
     with pytest.raises(InputError, match="not in dataset 'sim'"):
