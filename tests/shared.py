@@ -1,4 +1,6 @@
-"""Test data built once per test session, whichever ``pytest-xdist`` worker asks first.
+"""What several test folders share: data built once per session, and a free port.
+
+Test data built once per test session, whichever ``pytest-xdist`` worker asks first.
 
 Session fixtures are per worker: with several workers, a store or log folder that takes
 seconds to build was built by each of them. :func:`built_once` builds it once, under a
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
@@ -48,3 +51,15 @@ def built_once(
     mine = tmp_path_factory.mktemp(name)
     shutil.copytree(master, mine, dirs_exist_ok=True)
     return mine
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now, for a server a test starts.
+
+    Returns
+    -------
+    int
+    """
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

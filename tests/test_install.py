@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -20,6 +19,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.shared import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,12 +97,6 @@ def lbe(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
         env=clean_env(),
         timeout=600,
     )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_pip_install_gives_lbe_with_every_command_the_data_and_the_app(tmp_path):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.shared import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -27,18 +28,12 @@ CHROMIUM_ARGS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def serve(store: Path, log_name: str):
     """``python -m ui.serve`` (the launcher ``make run`` uses) on a free port, reading ``store``."""
     if not CHROMIUM.exists():
         pytest.skip("Debian chromium is not installed (apt-get install -y chromium)")
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, LBE_STORE=str(store))
     log = ARTIFACTS / log_name
     ARTIFACTS.mkdir(exist_ok=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,15 +19,11 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.shared import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _healthy(port: int) -> bool:
@@ -71,7 +66,7 @@ def _gone(children: list[psutil.Process], port: int) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["kill", "ctrl-c"])
 def test_stopping_lbe_app_stops_its_server(store, sig):
-    port = _free_port()
+    port = free_port()
     proc, children = _start(store, port)
     proc.send_signal(sig)
     assert proc.wait(timeout=60) == 0
@@ -80,7 +75,7 @@ def test_stopping_lbe_app_stops_its_server(store, sig):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal is Linux's")
 def test_a_killed_lbe_app_takes_its_server_with_it(store):
-    port = _free_port()
+    port = free_port()
     proc, children = _start(store, port)
     proc.kill()
     proc.wait(timeout=30)
