@@ -39,6 +39,38 @@ def test_importing_the_package_loads_no_heavy_dependency():
     )
 
 
+def test_the_command_line_starts_without_scipy_or_streamlit():
+    # Building the parser imports every command module; each imports its engine inside
+    # its run function, so `lbe --version` or `lbe info` does not load scipy or Streamlit.
+    code = (
+        "import sys, json; from lifelong_core.cli import build_parser; build_parser(); "
+        "import lifelong_core.stats.coverage; "
+        "print(json.dumps({m: m in sys.modules for m in ('streamlit', 'scipy', 'plotly')}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
+    assert json.loads(out) == dict.fromkeys(("streamlit", "scipy", "plotly"), False)
+
+
+def test_stats_names_load_on_first_use():
+    import importlib
+
+    import lifelong_core.stats as stats
+
+    def module(name):
+        return importlib.import_module(f"lifelong_core.stats.{name}")
+
+    assert stats.rank_intervals is module("ranks").rank_intervals
+    assert stats.weight_regions is module("weighting").weight_regions
+    # A function named like its submodule stays the function once the submodule is loaded.
+    assert stats.bootstrap is module("bootstrap").bootstrap
+    assert stats.normalize is module("normalize").normalize
+    assert set(stats.__all__) <= set(dir(stats))
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        stats.nope  # noqa: B018 (the attribute access is the test)
+
+
 def test_the_package_exports_exactly_the_api():
     assert sorted(lbe.__all__) == sorted(api.__all__)
     for name in lbe.__all__:
