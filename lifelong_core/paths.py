@@ -27,5 +27,11 @@ def default_store() -> Path:
         return Path(os.environ["LBE_STORE"])
     if IN_CHECKOUT:
         return DATA_DIR / "demo.duckdb"
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "lbe" / "demo.duckdb"
+    return user_cache_dir() / "demo.duckdb"
+
+
+def user_cache_dir() -> Path:
+    """The user's cache folder for this product: ``$XDG_CACHE_HOME/lbe``, default
+    ``~/.cache/lbe`` (the installed demo store, the default estimator's remembered
+    choices)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lbe"

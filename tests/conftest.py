@@ -28,6 +28,19 @@ def demo_store_path() -> Path:
     return DEMO_STORE
 
 
+@pytest.fixture(scope="session", autouse=True)
+def tuning_memory_folder(tmp_path_factory) -> Path:
+    """The default estimator's remembered choices (``lifelong_core.methods.tuning_memory``)
+    go to one folder of the session, shared by the workers and every process they start
+    (servers, commands, notebook kernels), never to the user's cache folder. A test of the
+    remembering itself points it elsewhere."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = shared / "auto-tuning"
+    os.environ["LBE_TUNING_CACHE"] = str(folder)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def vtab_csv() -> Path:
     """The VTAB-1k leaderboard bundled under data/vtab1k/ (or $LBE_VTAB_LEADERBOARD)."""

@@ -59,7 +59,8 @@ per held-out model on a small cache). Budgets above half the cross-validated col
 the largest budget's choice. With fewer than 3 models there is nothing to cross-validate
 on and the threshold is used (it has no fitted parameters); fitted from packed rows (a
 store beyond the dense-read limit) CopyNearest&Expand is not a candidate, since it would
-hold the whole cache.
+hold the whole cache. The choice is remembered per cache (:mod:`.tuning_memory`): a fit on
+a cache already cross-validated, in this process or another, reuses it.
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ class AutoTuning:
     ridge: float
     choices: tuple[Choice, ...]
     table: list[dict] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = field(default=0.0, compare=False)  # how long, not what was chosen
     folds: int = 0
 
     def choice_at(self, budget: int) -> Choice:
@@ -150,6 +151,37 @@ class AutoTuning:
             return None
         choices = tuple(Choice(int(b), str(p), str(e)) for b, p, e in params["auto_choices"])
         return cls(int(params["auto_k"]), float(params["auto_ridge"]), choices)
+
+    def to_record(self) -> dict:
+        """Everything, JSON-able (what :mod:`.tuning_memory` keeps on disk)."""
+        return {
+            **self.to_params(),
+            "table": self.table,
+            "seconds": float(self.seconds),
+            "folds": int(self.folds),
+        }
+
+    @classmethod
+    def from_record(cls, record: dict) -> AutoTuning:
+        """The inverse of :meth:`to_record`.
+
+        Raises
+        ------
+        KeyError, TypeError, ValueError
+            If ``record`` is not such a record.
+        """
+        tuning = cls.from_params(record)
+        if tuning is None:
+            raise KeyError("auto_choices")
+        table = [dict(row) for row in record["table"]]
+        return cls(
+            tuning.k,
+            tuning.ridge,
+            tuning.choices,
+            table,
+            float(record["seconds"]),
+            int(record["folds"]),
+        )
 
 
 def _folds(m: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -446,6 +478,20 @@ def _tune(A: np.ndarray, seed: int, iters: int, candidates: tuple[str, ...]) -> 
     return AutoTuning(k, ridge, tuple(choices), table, time.perf_counter() - t0, len(folds))
 
 
+def _tuned(A: np.ndarray, seed: int, candidates: tuple[str, ...]) -> AutoTuning:
+    """:func:`tune_auto`'s choice, remembered per cache (:mod:`.tuning_memory`)."""
+    from lifelong_core.methods import tuning_memory
+
+    return tuning_memory.remembered(
+        A,
+        seed,
+        [CV_ITERS, list(candidates)],
+        lambda: tune_auto(A, seed=seed, candidates=candidates),
+        AutoTuning.to_record,
+        AutoTuning.from_record,
+    )
+
+
 class AutoEstimator(StratifiedAlongOrder):
     """The self-tuning default: per budget, the best of ``mirt``, Sort & Search's threshold
     and CopyNearest&Expand on the cache (module docstring), with the design's 95% interval.
@@ -527,7 +573,7 @@ class AutoEstimator(StratifiedAlongOrder):
         # One model is enough for the threshold (with fewer than 3 it is the only candidate).
         A = check_cache(A_sort, order, least=1)
         self._set_order(order)
-        self.tuning_ = self.tuning if self.tuning is not None else tune_auto(A, seed=self.seed)
+        self.tuning_ = self.tuning if self.tuning is not None else _tuned(A, self.seed, CANDIDATES)
         self.mirt_ = None
         if self.tuning_.uses("mirt"):
             self.mirt_ = MIRTEstimator(
@@ -560,7 +606,7 @@ class AutoEstimator(StratifiedAlongOrder):
             B[a : a + 64] = unpack_rows(P[rows[a : a + 64]], n)[:, cols]
         self._set_order(order)
         if self.tuning is None:
-            self.tuning_ = tune_auto(B, seed=self.seed, candidates=("threshold", "mirt"))
+            self.tuning_ = _tuned(B, self.seed, ("threshold", "mirt"))
         else:
             self.tuning_ = self.tuning
         self.mirt_ = MIRTEstimator(

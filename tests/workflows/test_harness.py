@@ -155,6 +155,7 @@ def test_estimate_of_a_held_out_model_and_its_rank(store):
 def test_per_task_fits_of_a_self_tuning_method_reuse_the_whole_datasets_tuning(store, monkeypatch):
     from lifelong_core.methods import auto
 
+    monkeypatch.setenv("LBE_TUNING_CACHE", "")  # count cross-validations, not remembered ones
     c = cache(store)
     calls = []
     real = auto.tune_auto

@@ -1,0 +1,188 @@
+"""The default estimator's cross-validated choice, remembered per cache.
+
+:func:`~lifelong_core.methods.auto.tune_auto` is deterministic: the rows and columns it
+cross-validates on (:func:`~lifelong_core.methods.design.cv_block`, drawn with the seed),
+their 0/1 values, the cache's size, the seed, the number of alternating steps and the
+candidates fix its outcome. It costs seconds on a leaderboard-sized cache, and every
+``select``, ``estimate``, notebook cell or page that fits the default estimator on the
+same cache would pay it again. So the outcome is remembered under a digest of exactly
+those inputs and of the estimator's own code:
+
+- in memory, for the rest of the process (the app's sessions, a notebook kernel);
+- on disk, one small JSON file per choice in ``$LBE_TUNING_CACHE`` (default
+  ``auto-tuning/`` in the user's cache folder, :func:`lifelong_core.paths.user_cache_dir`),
+  shared by every process of the user.
+
+A remembered choice is the one the cross-validation would make again, so remembering
+changes how long a fit takes, never what it gives. A cache that gains a model or a sample
+has other inputs, hence another digest, and is cross-validated afresh; so is every cache
+after the estimator's code changes. An unreadable or damaged file is treated as missing
+and rewritten; a folder that cannot be written keeps the choice in memory only. Setting
+``LBE_TUNING_CACHE`` to the empty string turns remembering off (the benchmarks do, to time
+the cross-validation itself).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import tempfile
+from collections import OrderedDict
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from lifelong_core.methods.design import cv_block
+
+ENV = "LBE_TUNING_CACHE"
+FORMAT = 1  # of the JSON files; a change makes every older file a miss
+MEMORY_ENTRIES = 64
+DISK_ENTRIES = 512  # the oldest files beyond this many are removed when one is written
+# The modules whose code decides the choice: the candidates, their fits and scores, the
+# design's draws and the threshold rule. Their source is read, not imported (they import
+# this module).
+CODE = (
+    "lifelong_core.methods.auto",
+    "lifelong_core.methods.design",
+    "lifelong_core.methods.irt",
+    "lifelong_core.sortsearch.search",
+)
+
+T = TypeVar("T")
+_memory: OrderedDict[str, Any] = OrderedDict()
+
+
+def folder() -> Path | None:
+    """Where choices are kept on disk: ``$LBE_TUNING_CACHE``, else ``auto-tuning/`` in the
+    user's cache folder; None when ``LBE_TUNING_CACHE`` is set to the empty string
+    (remembering is off).
+
+    Returns
+    -------
+    pathlib.Path or None
+    """
+    value = os.environ.get(ENV)
+    if value is None:
+        from lifelong_core.paths import user_cache_dir
+
+        return user_cache_dir() / "auto-tuning"
+    return Path(value) if value else None
+
+
+@cache
+def _code_digest() -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for name in CODE:
+        spec = importlib.util.find_spec(name)
+        h.update(Path(str(spec and spec.origin)).read_bytes())
+    return h.hexdigest()
+
+
+def key(A: np.ndarray, seed: int, settings: list) -> str:
+    """The digest of everything :func:`~lifelong_core.methods.auto.tune_auto` depends on.
+
+    Parameters
+    ----------
+    A : ndarray
+        The cache, models x samples, 0/1.
+    seed : int
+        The cross-validation's seed.
+    settings : list
+        Its other settings, JSON-able (the alternating steps and the candidates).
+
+    Returns
+    -------
+    str
+        Hexadecimal; equal for two calls exactly when their cross-validations are.
+    """
+    m, n = A.shape
+    rows, cols = cv_block(m, n, np.random.default_rng(seed))
+    block = np.ascontiguousarray(A[np.ix_(rows, cols)], dtype=np.uint8)
+    h = hashlib.blake2b(digest_size=20)
+    h.update(json.dumps([FORMAT, _code_digest(), m, n, int(seed), settings]).encode())
+    h.update(block.tobytes())
+    return h.hexdigest()
+
+
+def _read(path: Path, load: Callable[[dict], T]) -> T | None:
+    try:
+        return load(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # missing, unreadable or damaged: cross-validate again
+
+
+def _write(where: Path, name: str, record: dict) -> None:
+    # Best effort: a read-only or full disk costs the next process a cross-validation,
+    # nothing else. Written whole to a temporary file then renamed, so a concurrent
+    # reader sees the old file or the new one, never half of one.
+    with contextlib.suppress(OSError):
+        where.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=where, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(record, f)
+            os.replace(tmp, where / f"{name}.json")
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        files = sorted(where.glob("*.json"), key=lambda p: p.stat().st_mtime)
+        for old in files[:-DISK_ENTRIES]:
+            old.unlink(missing_ok=True)
+
+
+def remembered(
+    A: np.ndarray,
+    seed: int,
+    settings: list,
+    tune: Callable[[], T],
+    dump: Callable[[T], dict],
+    load: Callable[[dict], T],
+) -> T:
+    """The remembered choice for these inputs, else ``tune()``'s, then remembered.
+
+    Parameters
+    ----------
+    A : ndarray
+        The cache, models x samples, 0/1.
+    seed : int
+        The cross-validation's seed.
+    settings : list
+        Its other settings, JSON-able.
+    tune : callable
+        Runs the cross-validation on exactly these inputs.
+    dump, load : callable
+        The choice to a JSON-able record and back; ``load`` raises KeyError, TypeError
+        or ValueError on a record it cannot read (a damaged file is cross-validated
+        again).
+
+    Returns
+    -------
+    object
+        What ``tune`` returns, or returned before on the same inputs.
+    """
+    where = folder()
+    if where is None:
+        return tune()
+    name = key(A, seed, settings)
+    if name in _memory:
+        _memory.move_to_end(name)
+        return _memory[name]
+    found = _read(where / f"{name}.json", load)
+    if found is None:
+        found = tune()
+        _write(where, name, dump(found))
+    _memory[name] = found
+    while len(_memory) > MEMORY_ENTRIES:
+        _memory.popitem(last=False)
+    return found
+
+
+def forget() -> None:
+    """Empty the in-memory choices of this process (the files on disk stay)."""
+    _memory.clear()
