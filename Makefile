@@ -9,10 +9,12 @@ STAMP     := $(VENV)/.installed
 
 # The exact versions of the requirements files, then the package itself in editable mode
 # (no new downloads: its dependencies are already there), so .venv/bin/lbe is the command.
+# --no-compile: Python compiles a module when it is first imported; compiling every file
+# of every package up front (most never imported) took a third of the install.
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml setup.py
 	test -x $(VPY) || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -r requirements-dev.txt
+	$(VPY) -m pip install --quiet --no-compile -r requirements-dev.txt
 	$(VPY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
@@ -35,8 +37,8 @@ run: store
 
 # The browser tests are one group on one worker, so each server starts and warms its caches
 # once; three workers on two cores. Measured, the suite's wall time is the same as with two
-# workers and work stealing (about 500 s here), with fewer servers started. Tests that
-# share a server or a store copy it or start their own (free port, tmp_path).
+# workers and work stealing, with fewer servers started. Tests that share a server or a
+# store copy it or start their own (free port, tmp_path).
 test: store
 	$(VPY) -m pytest -q -n 3 --dist loadgroup
 

@@ -41,6 +41,27 @@ def tuning_memory_folder(tmp_path_factory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="session", autouse=True)
+def installed_components_scanned_once():
+    """Streamlit's AppTest scans every installed distribution for Streamlit components each
+    time an AppTest is made (about half a second, for hundreds of AppTests in the suite).
+    The installed packages do not change during a session: the first scan's result serves
+    every later one. (Should a Streamlit release move the scanner, nothing is patched and
+    each AppTest scans again.)"""
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = getattr(manifest_scanner, "scan_component_manifests", None)
+    if scan is None:
+        yield
+        return
+    found = scan()
+    manifest_scanner.scan_component_manifests = lambda *args, **kwargs: list(found)
+    try:
+        yield
+    finally:
+        manifest_scanner.scan_component_manifests = scan
+
+
 @pytest.fixture(scope="session")
 def vtab_csv() -> Path:
     """The VTAB-1k leaderboard bundled under data/vtab1k/ (or $LBE_VTAB_LEADERBOARD)."""
