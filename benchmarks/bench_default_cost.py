@@ -6,6 +6,10 @@ Budget explorer's first run.
    demo dataset's real models evaluated on every sample, and on a 12-model cache of each.
 2. **The Budget explorer's first run** on the demo store, through streamlit's AppTest (the
    script alone, no browser), opening on ``auto`` (the default), ``mirt`` and ``midpoint``.
+3. **Remembered choices** (:mod:`lifelong_core.methods.tuning_memory`): ``auto`` fitted on
+   each whole dataset three times in an empty choice folder: in a new process (the
+   cross-validation runs), in another new process (the choice is read from the folder),
+   and again in that process (from memory). Fit time only, not the process's start.
 
 CPU seconds (process time, every thread) and wall seconds, each the median of
 ``--repeats``; the load average is recorded beside them (the machine is shared).
@@ -93,6 +97,58 @@ def budget_page(store: str, repeats: int) -> list[dict]:
     return rows
 
 
+_FIT_TWICE = """
+import json, sys, time
+import numpy as np
+from lifelong_core.methods import get_method
+from lifelong_core.sortsearch.sort import order_from_sums
+from lifelong_core.store import Store
+from lifelong_core.workflows.selection import select
+
+store, dataset = sys.argv[1], sys.argv[2]
+with Store.open(store, read_only=True) as st:
+    A = np.asarray(select(st, dataset).A)
+order = order_from_sums(A.sum(axis=0))
+out = []
+for _ in range(2):
+    c0, w0 = time.process_time(), time.perf_counter()
+    get_method("auto").fit(A, order)
+    out.append([time.process_time() - c0, time.perf_counter() - w0])
+print(json.dumps(out))
+"""
+
+
+def remembered(store: str) -> list[dict]:
+    import subprocess
+    import sys
+    import tempfile
+
+    rows = []
+    for dataset in DATASETS:
+        with tempfile.TemporaryDirectory() as folder:
+            env = {**os.environ, "LBE_TUNING_CACHE": folder}
+            runs = []
+            for _ in range(2):
+                out = subprocess.run(
+                    [sys.executable, "-c", _FIT_TWICE, store, dataset],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout
+                runs.append(json.loads(out))
+        load = [round(x, 2) for x in os.getloadavg()]
+        for label, (cpu, wall) in (
+            ("new process, empty folder", runs[0][0]),
+            ("new process, choice in the folder", runs[1][0]),
+            ("same process, choice in memory", runs[1][1]),
+        ):
+            row = dict(dataset=dataset, fit=label, cpu_s=round(cpu, 2), wall_s=round(wall, 2))
+            rows.append({**row, "load": load})
+            print(f"  auto {dataset:24s} {label:34s} {row}", flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--store", default=str(ROOT / "data" / "demo.duckdb"))
@@ -108,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         "repeats": args.repeats,
         "fits": fits(args.store, args.repeats),
         "budget_explorer": budget_page(args.store, args.repeats),
+        "remembered": remembered(args.store),
     }
     Path(args.out).write_text(json.dumps(res, indent=1) + "\n")
     print(f"wrote {args.out}")
