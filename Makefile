@@ -7,15 +7,16 @@ STAMP     := $(VENV)/.installed
 
 .PHONY: run test test-fast check setup store bench bench-paper clean-store docs docs-build docs-screenshots
 
-# The exact versions of the requirements files, then the package itself in editable mode
-# (no new downloads: its dependencies are already there), so .venv/bin/lbe is the command.
-# pip byte-compiles what it installs; the checkout's own modules are compiled here too, since
-# an environment with PYTHONDONTWRITEBYTECODE set would otherwise compile them from source
-# in every process (the suite starts hundreds).
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml setup.py
+# The installers (requirements-setup.txt), then uv installs the exact versions of the
+# requirements files, then the package itself in editable mode (no new downloads: its
+# dependencies are already there), so .venv/bin/lbe is the command. Everything is
+# byte-compiled here, the checkout's own modules included: an environment with
+# PYTHONDONTWRITEBYTECODE set would otherwise compile them from source in every process
+# (the suite starts hundreds).
+$(STAMP): requirements-setup.txt requirements.txt requirements-dev.txt pyproject.toml setup.py
 	test -x $(VPY) || $(PY) -m venv $(VENV)
-	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -r requirements-dev.txt
+	$(VPY) -m pip install --quiet -r requirements-setup.txt
+	$(VENV)/bin/uv pip install --quiet --python $(VPY) --compile-bytecode -r requirements-dev.txt
 	$(VPY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(VPY) -m compileall -q lifelong_core ui
 	touch $(STAMP)
