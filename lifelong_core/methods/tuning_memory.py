@@ -30,6 +30,7 @@ import importlib.util
 import json
 import os
 import tempfile
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from functools import cache
@@ -56,6 +57,7 @@ CODE = (
 
 T = TypeVar("T")
 _memory: OrderedDict[str, Any] = OrderedDict()
+_lock = threading.Lock()  # the app's sessions are threads of one process
 
 
 def folder() -> Path | None:
@@ -170,19 +172,22 @@ def remembered(
     if where is None:
         return tune()
     name = key(A, seed, settings)
-    if name in _memory:
-        _memory.move_to_end(name)
-        return _memory[name]
+    with _lock:
+        if name in _memory:
+            _memory.move_to_end(name)
+            return _memory[name]
     found = _read(where / f"{name}.json", load)
     if found is None:
         found = tune()
         _write(where, name, dump(found))
-    _memory[name] = found
-    while len(_memory) > MEMORY_ENTRIES:
-        _memory.popitem(last=False)
+    with _lock:
+        _memory[name] = found
+        while len(_memory) > MEMORY_ENTRIES:
+            _memory.popitem(last=False)
     return found
 
 
 def forget() -> None:
     """Empty the in-memory choices of this process (the files on disk stay)."""
-    _memory.clear()
+    with _lock:
+        _memory.clear()

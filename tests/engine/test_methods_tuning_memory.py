@@ -159,3 +159,14 @@ def test_the_estimators_code_is_part_of_the_key(monkeypatch):
     assert len(tuning_memory._code_digest()) == 32
     monkeypatch.setattr(tuning_memory, "_code_digest", lambda: "another version of the code")
     assert tuning_memory.key(A, 0, settings) != before
+
+
+def test_threads_share_the_memory_safely(memory):
+    from concurrent.futures import ThreadPoolExecutor
+
+    _folder, _calls = memory
+    caches = [_cache(seed=s, m=6, n=80) for s in range(4)]
+    expected = [tune_auto(A, seed=0) for A in caches]
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda i: _fit(caches[i % 4]).tuning_, range(32)))
+    assert got == [expected[i % 4] for i in range(32)]
