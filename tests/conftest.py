@@ -34,9 +34,9 @@ def tuning_memory_folder(tmp_path_factory) -> Path:
     go to one folder of the session, shared by the workers and every process they start
     (servers, commands, notebook kernels), never to the user's cache folder. A test of the
     remembering itself points it elsewhere."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    folder = shared / "auto-tuning"
+    from tests.shared import session_folder
+
+    folder = session_folder(tmp_path_factory) / "auto-tuning"
     os.environ["LBE_TUNING_CACHE"] = str(folder)
     return folder
 

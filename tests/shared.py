@@ -20,6 +20,23 @@ import pytest
 from filelock import FileLock
 
 
+def session_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test session's folder that every ``pytest-xdist`` worker sees: the parent of the
+    workers' base folders, or the base folder itself without workers.
+
+    Parameters
+    ----------
+    tmp_path_factory : pytest.TempPathFactory
+        The session's factory.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 def built_once(
     tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]
 ) -> Path:
@@ -39,8 +56,7 @@ def built_once(
     pathlib.Path
         A new folder holding a copy of what ``build`` wrote.
     """
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    shared = session_folder(tmp_path_factory)
     master, done = shared / f"built-{name}", shared / f"built-{name}.done"
     with FileLock(str(shared / f"built-{name}.lock")):
         if not done.exists():

@@ -25,32 +25,31 @@ from lifelong_core.errors import InputError
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_importing_the_package_loads_no_heavy_dependency():
-    code = (
-        "import sys, json, lifelong_core; "
-        "print(json.dumps({m: m in sys.modules for m in "
-        "('streamlit', 'duckdb', 'scipy', 'pandas', 'plotly')}))"
+def _loaded_after(code: str, modules: tuple[str, ...]) -> dict[str, bool]:
+    """Which of ``modules`` a fresh interpreter has imported after running ``code``."""
+    probe = (
+        f"{code}\nimport sys, json\nprint(json.dumps({{m: m in sys.modules for m in {modules!r}}}))"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout
-    assert json.loads(out) == dict.fromkeys(
-        ("streamlit", "duckdb", "scipy", "pandas", "plotly"), False
-    )
+    return json.loads(out)
+
+
+def test_importing_the_package_loads_no_heavy_dependency():
+    heavy = ("streamlit", "duckdb", "scipy", "pandas", "plotly")
+    assert _loaded_after("import lifelong_core", heavy) == dict.fromkeys(heavy, False)
 
 
 def test_the_command_line_starts_without_scipy_or_streamlit():
     # Building the parser imports every command module; each imports its engine inside
     # its run function, so `lbe --version` or `lbe info` does not load scipy or Streamlit.
     code = (
-        "import sys, json; from lifelong_core.cli import build_parser; build_parser(); "
-        "import lifelong_core.stats.coverage; "
-        "print(json.dumps({m: m in sys.modules for m in ('streamlit', 'scipy', 'plotly')}))"
+        "from lifelong_core.cli import build_parser; build_parser()\n"
+        "import lifelong_core.stats.coverage"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    ).stdout
-    assert json.loads(out) == dict.fromkeys(("streamlit", "scipy", "plotly"), False)
+    heavy = ("streamlit", "scipy", "plotly")
+    assert _loaded_after(code, heavy) == dict.fromkeys(heavy, False)
 
 
 def test_stats_names_load_on_first_use():
