@@ -115,6 +115,17 @@ def streamlit_args(argv: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     import gc
 
+    from lifelong_core.errors import InputError
+    from ui.shared_store import hold_served_store
+    from ui.stores import served_store
+
+    try:
+        # Served is held (one writer rule): no other process replaces or writes the store
+        # while this server runs, whether or not a page has been viewed yet.
+        hold_served_store(served_store())
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     warm_imports()
     # Modules, plotly's validators and the engine live as long as the server: frozen, the
     # garbage collector never walks them again.

@@ -192,6 +192,34 @@ def _one_sentence(exc: Exception, path: Path) -> Exception:
     return exc if sentence is None else InputError(sentence)
 
 
+# The server's shared hold on the store it serves (hold_served_store), for its lifetime.
+_SERVED: list = []
+
+
+def hold_served_store(path: Path) -> None:
+    """Hold the served store shared from start-up until the server ends.
+
+    A server that has not yet shown a page has no handle on its store, yet serves it: the
+    hold makes ``build-demo --force`` and imports from other processes refuse, naming the
+    server, before any page is viewed, as they do afterwards. The app's own writes
+    upgrade this process's hold (``lifelong_core.store.locking``).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The served store; nothing is held when it does not exist yet.
+
+    Raises
+    ------
+    InputError
+        When another process is writing the store (``StoreLockedError``) or the path is not
+        a regular file.
+    """
+    from lifelong_core.store import hold
+
+    _SERVED.append(hold(path, exclusive=False, doing="read"))
+
+
 def writes_enabled(address: str | None) -> tuple[bool, str]:
     """Whether the app may write, and why not: on loopback yes, elsewhere only if asked."""
     flag = os.environ.get("LBE_APP_WRITES", "").strip().lower()

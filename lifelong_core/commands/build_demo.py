@@ -156,7 +156,9 @@ def build_store(
 
     An existing store is replaced only with ``force``, and never while another process
     holds it (an import, a writer, the app serving it): the build holds the file alone from
-    start to end, so nothing can be written into the old store and then lost.
+    start to end (:func:`lifelong_core.store.held_alone`), so nothing can be written into
+    the old store and then lost, and checks again at the rename that the path still names
+    the file it holds (:func:`lifelong_core.store.replace_held`).
     """
     from lifelong_core.store import held_alone
 
@@ -168,31 +170,14 @@ def build_store(
     if not store.parent.exists():
         raise InputError(f"cannot create store {store}: folder {store.parent} does not exist.")
     remove_stale_builds(store)
-    with held_alone(store, "replace"):
-        return _build(store, source, llm_source, existed=store.exists())
+    with held_alone(store, "replace") as held:
+        return _build(store, source, llm_source, held)
 
 
-def _place(tmp: Path, store: Path, existed: bool) -> None:
-    """Rename the finished build over ``store``; a store that appeared meanwhile is kept."""
-    if existed:
-        for p in _stale_paths(store)[1:]:
-            p.unlink(missing_ok=True)
-        os.replace(tmp, store)
-        return
-    try:
-        os.link(tmp, store)  # fails, instead of replacing, if another process made one
-    except FileExistsError:
-        raise InputError(
-            f"store {store} was created by another process during the build; it is left as it is."
-        ) from None
-    except OSError:
-        os.replace(tmp, store)  # a file system without hard links
-
-
-def _build(store: Path, source: Path, llm_source: Path | None, existed: bool) -> dict:
+def _build(store: Path, source: Path, llm_source: Path | None, held) -> dict:
     from lifelong_core.datasets import leaderboard
     from lifelong_core.datasets.demo_files import PREDICTIONS, load_demo, verify_manifest
-    from lifelong_core.store import Store
+    from lifelong_core.store import Store, replace_held
 
     verify_manifest(source)
     data = load_demo(source)
@@ -239,7 +224,9 @@ def _build(store: Path, source: Path, llm_source: Path | None, existed: bool) ->
 
             for ds in st.datasets()["dataset"]:
                 lifelong_state.refresh(st, str(ds))
-        _place(tmp, store, existed)
+        # The store is held from the start; at the rename the path is checked to still
+        # name the held file (or, for a new store, nothing).
+        replace_held(tmp, store, held)
     finally:
         for p in _stale_paths(tmp):
             p.unlink(missing_ok=True)

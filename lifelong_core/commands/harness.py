@@ -80,7 +80,8 @@ def add_parser(sub) -> None:
         dest="lm_eval",
         required=True,
         metavar="PATH",
-        help="the run's output folder for this model (OUT/<model dir>), its results_*.json or one samples_*.jsonl",
+        help="the run's output folder for this model (OUT/<model dir>), its results_*.json, one "
+        "samples_*.jsonl, or a .zip of the run's folder",
     )
     p.add_argument(
         "--model", required=True, metavar="NAME", help="the new model's name (its id if inserted)"

@@ -41,7 +41,7 @@ import pandas as pd
 from scipy.special import expit
 
 from lifelong_core.errors import InputError
-from lifelong_core.store import Store, insert_packed_rows
+from lifelong_core.store import Store, held_alone, insert_packed_rows, replace_held
 
 DEFAULT_BLOCK_BYTES = 64 << 20
 
@@ -302,45 +302,47 @@ def write_store(
     )
     latent = params(spec)
     samples = samples_table(spec, dataset)
-    try:
-        with Store.create(tmp) as st:
-            st.add_dataset(
-                dataset,
-                description=description,
-                synthetic=True,
-                source=f"lifelong_core.datasets.synthetic({fields})",
-            )
-            for block in iter_blocks(
-                spec, rows, packed=not with_prob, with_prob=with_prob, latent=latent
-            ):
-                stop = block.start + len(block.correct)
-                models = models_table(spec, dataset, block.start, stop, latent)
-                source = f"synthetic rows {block.start}..{stop - 1}"
-                if block.prob is not None:  # the blocks carry probabilities when with_prob
-                    st.insert_matrix(
-                        block.correct,
-                        models=models,
-                        samples=samples,
-                        source=source,
-                        extras={"true_prob": block.prob},
-                    )
-                else:
-                    # Samples are registered with the first block; later blocks reuse them.
-                    insert_packed_rows(
-                        st,
-                        block.correct,
-                        spec.n_samples,
-                        models,
-                        samples=samples if block.start == 0 else None,
-                        source=source,
-                    )
-                if progress:
-                    progress(stop, spec.n_models)
-        path.with_name(path.name + ".wal").unlink(missing_ok=True)
-        os.replace(tmp, path)
-    finally:
-        for p in wal:
-            p.unlink(missing_ok=True)
+    # One writer rule: the target is held from before the build until the rename, which
+    # checks the path still names the held file (lifelong_core.store.replace_held).
+    with held_alone(path, "replace") as held:
+        try:
+            with Store.create(tmp) as st:
+                st.add_dataset(
+                    dataset,
+                    description=description,
+                    synthetic=True,
+                    source=f"lifelong_core.datasets.synthetic({fields})",
+                )
+                for block in iter_blocks(
+                    spec, rows, packed=not with_prob, with_prob=with_prob, latent=latent
+                ):
+                    stop = block.start + len(block.correct)
+                    models = models_table(spec, dataset, block.start, stop, latent)
+                    source = f"synthetic rows {block.start}..{stop - 1}"
+                    if block.prob is not None:  # the blocks carry probabilities when with_prob
+                        st.insert_matrix(
+                            block.correct,
+                            models=models,
+                            samples=samples,
+                            source=source,
+                            extras={"true_prob": block.prob},
+                        )
+                    else:
+                        # Samples are registered with the first block; later blocks reuse them.
+                        insert_packed_rows(
+                            st,
+                            block.correct,
+                            spec.n_samples,
+                            models,
+                            samples=samples if block.start == 0 else None,
+                            source=source,
+                        )
+                    if progress:
+                        progress(stop, spec.n_models)
+            replace_held(tmp, path, held)
+        finally:
+            for p in wal:
+                p.unlink(missing_ok=True)
     return path
 
 

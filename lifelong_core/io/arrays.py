@@ -16,8 +16,10 @@ def check_npy_header(path, what: str) -> None:
     claiming 10^13 elements would ask for terabytes. Pickled (object) arrays are left to
     ``np.load(allow_pickle=False)``, which refuses them.
     """
+    from lifelong_core.io.edges import open_input
+
     try:
-        with open(path, "rb") as f:
+        with open_input(path, f"{what} file") as f:
             version = np.lib.format.read_magic(f)
             if version == (1, 0):
                 shape, _fortran, dtype = np.lib.format.read_array_header_1_0(f)

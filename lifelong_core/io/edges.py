@@ -10,9 +10,11 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from lifelong_core.errors import InputError
 
@@ -73,11 +75,74 @@ def os_error(exc: OSError, path, what: str, doing: str) -> InputError:
     return InputError(f"Cannot {doing} {what} {os.fspath(path)}: {cause(exc)}.")
 
 
+def not_regular(mode: int) -> str | None:
+    """What a file of this mode is when it is not a regular file a reader can read
+    (``"a pipe, not a regular file"``), else None.
+
+    Parameters
+    ----------
+    mode : int
+        ``st_mode`` of the file.
+
+    Returns
+    -------
+    str or None
+    """
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory, not a file"
+    if stat.S_ISFIFO(mode):
+        return "a pipe, not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "a socket, not a regular file"
+    return "a device, not a regular file"
+
+
+def check_regular_file(path, what: str) -> Path:
+    """``path`` as a Path if it names an existing regular file (links followed).
+
+    Checked before anything opens the file: a pipe waits forever for a writer and a device
+    such as ``/dev/zero`` or ``/dev/urandom`` never ends, so neither is opened, and a link
+    to one is refused the same way.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The input file.
+    what : str
+        What the file is to the user, usually its flag; it starts the message.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path`` as a Path.
+
+    Raises
+    ------
+    InputError
+        If nothing is there, or it is a directory, a pipe, a socket or a device, or the
+        operating system refuses to say (with its cause).
+    """
+    p = Path(path)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise InputError(f"{what} file {p} does not exist.") from None
+    except OSError as exc:
+        raise os_error(exc, p, f"{what} file", "read") from None
+    kind = not_regular(st.st_mode)
+    if kind is not None:
+        raise InputError(f"{what} path {p} is {kind}.")
+    return p
+
+
 def check_input_file(path, what: str) -> Path:
     """``path`` as a Path if it is an existing, readable, non-empty regular file.
 
     Checked before a reader opens the file, so the user reads one sentence rather than the
-    error of whichever library opens it first.
+    error of whichever library opens it first (:func:`check_regular_file`: never a pipe
+    or a device).
 
     Parameters
     ----------
@@ -95,23 +160,56 @@ def check_input_file(path, what: str) -> Path:
     Raises
     ------
     InputError
-        If the file does not exist, is a directory, cannot be read (permission or another
-        OS error, with its cause) or is empty.
+        If the file does not exist, is a directory, a pipe, a socket or a device, cannot
+        be read (permission or another OS error, with its cause) or is empty.
     """
-    p = Path(path)
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        raise InputError(f"{what} file {p} does not exist.") from None
-    except OSError as exc:
-        raise os_error(exc, p, f"{what} file", "read") from None
-    if p.is_dir():
-        raise InputError(f"{what} path {p} is a directory, not a file.")
+    p = check_regular_file(path, what)
     if not os.access(p, os.R_OK):
         raise InputError(f"Cannot read {what} file {p}: permission denied.")
-    if st.st_size == 0:
+    if p.stat().st_size == 0:
         raise InputError(f"{what} file {p} is empty.")
     return p
+
+
+def open_input(path, what: str) -> BinaryIO:
+    """Open a user's file for reading, refusing anything but a regular file.
+
+    The one way a reader opens a file by name: :func:`check_regular_file` first, then the
+    descriptor itself is checked (opened without waiting, so a pipe put at the path in the
+    meantime is refused too instead of blocking).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    what : str
+        What the file is to the user; it starts the message.
+
+    Returns
+    -------
+    BinaryIO
+        The file, open for buffered binary reading (the caller closes it).
+
+    Raises
+    ------
+    InputError
+        As :func:`check_regular_file`, or when the file cannot be opened (with the cause).
+    """
+    p = check_regular_file(path, what)
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise os_error(exc, p, f"{what} file", "read") from None
+    try:
+        kind = not_regular(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise InputError(f"{what} path {p} is {kind}.")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def check_output_path(path, what: str) -> Path:
@@ -217,15 +315,17 @@ def file_checksum(*paths: str | os.PathLike[str]) -> str:
 
     Raises
     ------
+    InputError
+        If a path is not a regular file (:func:`open_input`).
     OSError
-        If a file cannot be opened or read (callers have checked their inputs with
+        If a file cannot be read (callers have checked their inputs with
         :func:`check_input_file` first).
     """
     h = hashlib.sha256()
     for i, path in enumerate(paths):
         if i:
             h.update(b"\x00next file\x00")
-        with open(path, "rb") as fh:
+        with open_input(path, "input") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
     return "sha256:" + h.hexdigest()

@@ -20,7 +20,6 @@ has samples without scores, and importing the rest would look like a complete ru
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import zipfile
@@ -30,6 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.edges import check_regular_file, file_checksum
 from lifelong_core.io.readers import Source
 from lifelong_core.io.text import check_archive, check_json_size
 
@@ -105,8 +105,7 @@ def read_inspect_log(
         raise InputError(
             f"Inspect log {path} is a folder; give one log file (.eval or .json) written by `inspect eval`."
         )
-    if not path.is_file():
-        raise InputError(f"Inspect log {path} does not exist.")
+    check_regular_file(path, "Inspect log")  # never a pipe or a device
     # Inspect reads a log whole: its size is checked first (io.text's limits).
     if zipfile.is_zipfile(path):
         check_archive(path, f"Inspect log {path}")
@@ -198,8 +197,7 @@ def read_inspect_log(
             "metadata": [json.dumps(meta, sort_keys=True, separators=(",", ":"))],
         }
     )
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    return InspectRun(table, models, f"inspect:{path}", "sha256:" + digest, scorer, task)
+    return InspectRun(table, models, f"inspect:{path}", file_checksum(path), scorer, task)
 
 
 def inspect_source(

@@ -13,7 +13,13 @@ so memory never grows past them:
 - what a compressed input unpacks to (``.jsonl.gz``, a zip upload, an ``.npz`` or
   Inspect ``.eval`` archive): 4 GiB (``LBE_MAX_UNPACKED_MB``);
 - one JSON document read whole (an lm-eval ``results_*.json``, an Inspect ``.json`` log):
-  256 MiB (``LBE_MAX_JSON_MB``).
+  256 MiB (``LBE_MAX_JSON_MB``);
+- the files one archive unpacks to (a zip upload of many runs): 100,000
+  (``LBE_MAX_ARCHIVE_FILES``), so an archive of millions of empty members cannot fill a
+  folder either;
+- arrays and objects nested inside each other in any JSON a user hands in (a results file,
+  a samples line, a metadata cell): :data:`MAX_JSON_DEPTH` levels. Python's parser fails
+  with a ``RecursionError`` a few hundred levels deeper; lm-eval writes five or six.
 """
 
 from __future__ import annotations
@@ -120,6 +126,62 @@ def check_name(text: str | None, what: str) -> None:
         raise InputError(printable_rule(f"The {what}", found))
 
 
+# Arrays and objects inside each other in one JSON value (module docstring).
+MAX_JSON_DEPTH = 64
+
+
+def json_depth_rule(what: str) -> str:
+    """The one sentence for JSON nested too deeply.
+
+    Parameters
+    ----------
+    what : str
+        The JSON's place, starting the sentence (``"results_x.json"``, ``"runs.csv row 3
+        column 'metadata'"``).
+
+    Returns
+    -------
+    str
+    """
+    return (
+        f"{what} nests arrays or objects more than {MAX_JSON_DEPTH} levels deep; "
+        "is it the right file?"
+    )
+
+
+def json_too_deep(value: object, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether a parsed JSON value nests arrays and objects more than ``limit`` levels.
+
+    Walked without recursion, so it cannot fail on what it is asked to bound.
+
+    Parameters
+    ----------
+    value : object
+        A value as ``json.loads`` returns it (dicts, lists, scalars).
+    limit : int
+        The levels allowed.
+
+    Returns
+    -------
+    bool
+    """
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend(
+            (child, depth + 1) for child in children if isinstance(child, (dict, list, tuple))
+        )
+    return False
+
+
 # ------------------------------------------------------------------ sizes of input files
 MIB = 1 << 20
 # kind -> (environment variable, default in MiB, what the limit is on)
@@ -163,6 +225,56 @@ def size_limit(kind: str) -> int:
     if not 0 < mib < float("inf"):
         raise InputError(f"{env} must be a positive number of megabytes, got {raw!r}.")
     return max(1, int(mib * MIB))
+
+
+# kind -> (environment variable, default, what is counted)
+COUNT_LIMITS = {"files": ("LBE_MAX_ARCHIVE_FILES", 100_000, "the files in one archive")}
+
+
+def count_limit(kind: str) -> int:
+    """The ``kind`` count limit: its environment variable if set, else the default.
+
+    Parameters
+    ----------
+    kind : {"files"}
+        Which limit (a key of :data:`COUNT_LIMITS`).
+
+    Returns
+    -------
+    int
+        At least 1.
+
+    Raises
+    ------
+    InputError
+        If the environment variable is not a positive whole number.
+    """
+    from lifelong_core.errors import InputError
+
+    env, default, _ = COUNT_LIMITS[kind]
+    raw = os.environ.get(env, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise InputError(f"{env}={raw!r} is not a positive whole number.")
+    return int(raw)
+
+
+def count_rule(kind: str) -> str:
+    """How a message names the ``kind`` count limit: ``the limit of 100,000 on the files in
+    one archive (LBE_MAX_ARCHIVE_FILES)``.
+
+    Parameters
+    ----------
+    kind : {"files"}
+        Which limit.
+
+    Returns
+    -------
+    str
+    """
+    env, _, what = COUNT_LIMITS[kind]
+    return f"the limit of {count_limit(kind):,} on {what} ({env})"
 
 
 def size_rule(kind: str) -> str:

@@ -38,9 +38,10 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError, few
-from lifelong_core.io.edges import os_error
+from lifelong_core.io.edges import check_regular_file
+from lifelong_core.io.limits import json_depth_rule, json_too_deep
 from lifelong_core.io.readers import Source
-from lifelong_core.io.text import extract_zip, iter_lines, read_json_bytes
+from lifelong_core.io.text import extract_zip, iter_lines, load_json, read_json_bytes
 
 _SAMPLES = re.compile(
     r"^samples_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl(?P<gz>\.gz)?$"
@@ -138,7 +139,8 @@ class LmEvalRun:
 
 def _find_run(path: Path) -> tuple[Path | None, list[Path], str]:
     """(results file or None, sample files, folder text) of the one run at ``path``."""
-    if path.is_file():
+    if path.exists() and not path.is_dir():
+        check_regular_file(path, "lm-eval")  # never a pipe or a device
         sm = _SAMPLES.match(path.name)
         if sm:
             # One task's file: its run's results file, if present, still gives groups and counts.
@@ -200,23 +202,86 @@ def _find_run(path: Path) -> tuple[Path | None, list[Path], str]:
 # Per-sample fields that hold the item's text and the model's answers (the bulk of each
 # line); they are never read, so they are not kept in memory.
 _BULKY = ("doc", "arguments", "resps", "filtered_resps", "target")
+# A metric's value on a line, as kept: 0 or 1, or why it is neither.
+_NOT_BINARY, _MISSING = 2, 3
 
 
-def _read_lines(path: Path, digest) -> list[dict]:
-    """The records of a samples file, read under the line and unpacked limits (io.text);
-    ``digest`` is updated with the file's bytes as stored."""
-    try:
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(chunk)
-    except OSError as exc:
-        raise os_error(exc, path, "lm-eval file", "read") from None
-    out = []
-    for lineno, line in iter_lines(path, str(path)):
+class _FilterRows:
+    """What one filter's lines of a samples file hold, kept compactly while the file streams:
+    doc ids, each candidate metric's 0/1 value per line and doc hashes. Lines are never held,
+    so memory grows with the items kept, not with the file."""
+
+    def __init__(self, rec: dict, lineno: int) -> None:
+        names = rec.get("metrics")
+        if not isinstance(names, list) or not names:
+            names = [
+                k
+                for k, v in rec.items()
+                if k not in _NOT_METRICS
+                and not k.startswith("_")
+                and isinstance(v, (int, float, bool))
+            ]
+        self.names = [str(n) for n in names]
+        self.first_line = lineno
+        self.docs: list[int] = []
+        self.lines: dict[int, int] = {}  # doc_id -> its line (duplicates are refused at once)
+        self.values = {n: bytearray() for n in self.names}
+        # metric -> (line, doc_id, value, code) of its first value that is not 0/1 or missing
+        self.first_bad: dict[str, tuple[int, int, object, int]] = {}
+        self.hashes: list[str | None] = []
+
+    def add(self, rec: dict, lineno: int, flt: str, path: Path) -> None:
+        doc = rec.get("doc_id")
+        if isinstance(doc, bool) or not isinstance(doc, int):
+            raise InputError(f"{path} line {lineno} has no whole-number doc_id.")
+        if doc in self.lines:
+            raise InputError(
+                f"{path} lines {self.lines[doc]} and {lineno} both hold doc_id {doc} under filter {flt!r}."
+            )
+        dh = rec.get("doc_hash")
+        if dh is not None and not isinstance(dh, str):
+            raise InputError(
+                f"{path} line {lineno} (doc_id {doc}) field doc_hash must be text; it holds a "
+                f"{type(dh).__name__}."
+            )
+        self.lines[doc] = lineno
+        self.docs.append(doc)
+        self.hashes.append(dh)
+        for name, column in self.values.items():
+            if name not in rec:
+                code = _MISSING
+            else:
+                v = _binary(rec[name])
+                code = _NOT_BINARY if v is None else int(v)
+            column.append(code)
+            if code > 1 and name not in self.first_bad:
+                self.first_bad[name] = (lineno, doc, rec.get(name), code)
+
+    def column(self, met: str, task: str, path: Path) -> np.ndarray:
+        """The 0/1 values of ``met``, or the sentence for its first line without one."""
+        if met in self.first_bad:
+            lineno, doc, value, code = self.first_bad[met]
+            if code == _MISSING:
+                raise InputError(f"{path} line {lineno} (doc_id {doc}) has no {met!r} field.")
+            raise InputError(
+                f"Metric {met!r} of task {task!r} is not binary: {path.name} line {lineno} (doc_id {doc}) holds "
+                f"{value!r}; only 0/1 metrics such as acc, acc_norm or exact_match map to correct."
+            )
+        return np.frombuffer(bytes(self.values[met]), dtype=np.uint8)
+
+
+def _read_lines(path: Path, digest) -> dict[str, _FilterRows]:
+    """The lines of a samples file, streamed under the line and unpacked limits (io.text)
+    and validated as they come (JSON, nesting, doc ids, duplicates), kept per filter;
+    ``digest`` is updated with the file's bytes as stored, as they are read."""
+    out: dict[str, _FilterRows] = {}
+    for lineno, line in iter_lines(path, str(path), digest):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
+        except RecursionError:
+            raise InputError(json_depth_rule(f"{path} line {lineno}")) from None
         except UnicodeDecodeError:
             raise InputError(f"{path} is not UTF-8 text.") from None
         except json.JSONDecodeError:
@@ -227,8 +292,13 @@ def _read_lines(path: Path, digest) -> list[dict]:
             raise InputError(f"{path} line {lineno} is not a JSON object.")
         for key in _BULKY:
             rec.pop(key, None)
-        rec["_line"] = lineno
-        out.append(rec)
+        if json_too_deep(rec):
+            raise InputError(json_depth_rule(f"{path} line {lineno}"))
+        flt = str(rec.get("filter", "none"))
+        rows = out.get(flt)
+        if rows is None:
+            rows = out[flt] = _FilterRows(rec, lineno)
+        rows.add(rec, lineno, flt, path)
     if not out:
         raise InputError(f"{path} holds no samples.")
     return out
@@ -367,7 +437,7 @@ def read_lm_eval(
         raw = read_json_bytes(results_path, str(results_path))
         h.update(raw)
         try:
-            results = json.loads(raw)
+            results = load_json(raw, str(results_path))
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise InputError(
                 f"{results_path} is not valid JSON (is the file truncated?)."
@@ -399,51 +469,18 @@ def read_lm_eval(
             )
         seen_tasks[task] = f
         h.update(f.name.encode())
-        recs = _read_lines(f, h)
-        filters = sorted({str(r.get("filter", "none")) for r in recs})
+        by_filter = _read_lines(f, h)
+        filters = sorted(by_filter)
         # The filter only matters where a task was logged under several filters.
         flt = filters[0] if len(filters) == 1 else _pick(filters, filter, "filter", task, f)
-        recs = [r for r in recs if str(r.get("filter", "none")) == flt]
-        names = recs[0].get("metrics")
-        if not isinstance(names, list) or not names:
-            names = [
-                k
-                for k, v in recs[0].items()
-                if k not in _NOT_METRICS
-                and not k.startswith("_")
-                and isinstance(v, (int, float, bool))
-            ]
-        if not names:
-            raise InputError(f"{f} line {recs[0]['_line']} records no metric field.")
-        met = _pick_metric([str(n) for n in names], metric, task, f)
-        ids, vals, hashes = [], [], []
-        first_line: dict[int, int] = {}
-        for r in recs:
-            doc = r.get("doc_id")
-            if isinstance(doc, bool) or not isinstance(doc, int):
-                raise InputError(f"{f} line {r['_line']} has no whole-number doc_id.")
-            if met not in r:
-                raise InputError(f"{f} line {r['_line']} (doc_id {doc}) has no {met!r} field.")
-            v = _binary(r[met])
-            if v is None:
-                raise InputError(
-                    f"Metric {met!r} of task {task!r} is not binary: {f.name} line {r['_line']} (doc_id {doc}) holds "
-                    f"{r[met]!r}; only 0/1 metrics such as acc, acc_norm or exact_match map to correct."
-                )
-            if doc in first_line:
-                raise InputError(
-                    f"{f} lines {first_line[doc]} and {r['_line']} both hold doc_id {doc} under filter {flt!r}."
-                )
-            first_line[doc] = r["_line"]
-            ids.append(f"{task}/{doc}")
-            vals.append(v)
-            dh = r.get("doc_hash")
-            if dh is not None and not isinstance(dh, str):
-                raise InputError(
-                    f"{f} line {r['_line']} (doc_id {doc}) field doc_hash must be text; it holds a "
-                    f"{type(dh).__name__}."
-                )
-            hashes.append(dh)
+        rows = by_filter[flt]
+        if not rows.names:
+            raise InputError(f"{f} line {rows.first_line} records no metric field.")
+        met = _pick_metric(rows.names, metric, task, f)
+        vals = rows.column(met, task, f)
+        ids = [f"{task}/{doc}" for doc in rows.docs]
+        hashes = rows.hashes
+        del by_filter
         want = declared.get(task)
         if want is not None and want != len(ids):
             raise InputError(
@@ -502,6 +539,7 @@ def lm_eval_source(
     *,
     strict: bool = False,
     progress: Callable[[float, str], None] | None = None,
+    name: str | None = None,
 ) -> Source:
     """lm-evaluation-harness ``--log_samples`` output, read and validated before the store
     is touched: one model's run (a folder, its results file or one samples file), a folder
@@ -528,6 +566,10 @@ def lm_eval_source(
         are imported.
     progress : callable, optional
         ``progress(fraction, text)`` as runs are read.
+    name : str, optional
+        How messages, skipped runs' reasons and the store's log name the input, in place
+        of ``path`` (an upload's file name rather than the folder it was saved in); a zip
+        is named by its file name, never by the temporary folder it is unpacked into.
 
     Returns
     -------
@@ -544,14 +586,27 @@ def lm_eval_source(
     path = Path(path)
     if model is not None and (not isinstance(model, str) or not model.strip()):
         raise InputError("An lm-eval import needs a non-empty model name.", param="model")
-    if path.is_file() and path.suffix.lower() == ".zip":
+    if path.suffix.lower() == ".zip" and not path.is_dir():
+        check_regular_file(path, "lm-eval")
         with tempfile.TemporaryDirectory(prefix="lbe-lm-eval-") as tmp:
             root = extract_zip(path, Path(tmp) / path.stem)
-            src = _read_runs(root, path, model, metric, filter, dataset, strict, progress)
-        return src
+            return _named(
+                root,
+                name or path.name,
+                lambda: _read_runs(root, path, model, metric, filter, dataset, strict, progress),
+            )
+    if name is not None:
+        return _named(
+            path,
+            name,
+            lambda: lm_eval_source(
+                path, model, metric, filter, dataset, strict=strict, progress=progress
+            ),
+        )
     if not path.exists():
         raise InputError(f"lm-eval path {path} does not exist.")
-    if path.is_file():
+    if not path.is_dir():
+        check_regular_file(path, "lm-eval")  # never a pipe or a device
         # One run's results file or one task's samples file: the reader finds the rest.
         return _read_runs(path, path, model, metric, filter, dataset, strict, progress, [path])
     runs = run_folders(path)
@@ -567,6 +622,24 @@ def lm_eval_source(
             param="model",
         )
     return _read_runs(path, path, model, metric, filter, dataset, strict, progress, runs)
+
+
+def _named(root: Path, name: str, read: Callable[[], Source]) -> Source:
+    """``read()`` with every mention of ``root`` (a folder the user never saw: an unpacked
+    zip, an upload's temporary folder) written as ``name``, in its error, its skipped runs'
+    reasons and the source the store's log keeps."""
+    where = str(root)
+
+    def named(text: str) -> str:
+        return text.replace(where, name)
+
+    try:
+        src = read()
+    except InputError as exc:
+        raise InputError(named(str(exc)), param=exc.param) from None
+    run = dataclasses.replace(src.run, source=named(src.run.source))
+    skipped = tuple(SkippedRun(s.run, named(s.reason)) for s in src.skipped)
+    return dataclasses.replace(src, source=named(src.source), run=run, skipped=skipped)
 
 
 def _rel(run: Path, root: Path) -> str:
@@ -724,7 +797,9 @@ def run_folders(root) -> list[Path]:
     found = set()
     for p in root.rglob("*"):
         if (
-            p.is_file()
+            # Not only regular files: a run whose samples file is a pipe or a device is
+            # found, and refused with its reason when it is read.
+            not p.is_dir()
             and not any(part.startswith(("__MACOSX", ".")) for part in p.relative_to(root).parts)
             and is_run_file(p.name)
         ):

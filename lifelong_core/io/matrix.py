@@ -33,6 +33,7 @@ import numpy as np
 
 from lifelong_core.errors import InputError
 from lifelong_core.io.arrays import check_npy_header
+from lifelong_core.io.edges import not_regular, open_input
 from lifelong_core.io.text import check_archive, iter_lines, read_text
 
 MATRIX_SUFFIXES = (".npy", ".npz", ".csv", ".parquet")
@@ -46,8 +47,9 @@ def _check_file(path: Path | str, what: str) -> Path:
     p = Path(path)
     if not p.exists():
         raise InputError(f"{what} file {_name(p)} does not exist.")
-    if p.is_dir():
-        raise InputError(f"{what} path {_name(p)} is a directory, not a file.")
+    kind = not_regular(p.stat().st_mode)
+    if kind is not None:  # a pipe or a device is never opened: it may never end
+        raise InputError(f"{what} path {_name(p)} is {kind}.")
     if not os.access(p, os.R_OK):
         raise InputError(f"{what} file {_name(p)} is not readable.")
     if p.stat().st_size == 0:
@@ -178,7 +180,7 @@ def _check_unit_interval(
 
 def _check_npy_magic(p: Path, what: str) -> None:
     # Without this, np.load treats any other file as a pickle and the message misleads.
-    with open(p, "rb") as fh:
+    with open_input(p, f"{what} file") as fh:
         head = fh.read(6)
     if head != b"\x93NUMPY":
         raise InputError(f"{what} file {_name(p)} is not a readable .npy array (no NumPy header).")

@@ -38,27 +38,34 @@ samples); at paper scale it would need ~1 TB and is not supported.
 
 Lock story
 ----------
-DuckDB locks the file: any number of read-only handles (the app's pages) share it, and a
-writer needs it alone. DuckDB's lock only separates processes, so the store also refuses
-a second writer on the same file within one process. :meth:`Store.open` turns a lock conflict into
-:class:`~lifelong_core.errors.StoreLockedError` with one sentence. Every import validates
-everything first (ids, values, shapes, metadata against what the store holds, conflicts
-with recorded entries), then writes in one DuckDB transaction, so a failure or a killed
-process leaves the store as it was.
+One writer rule (:mod:`.locking`): a process that writes a store holds the file's lock
+exclusively from before its first read of it until its commit or its rename, and every
+reader holds it shared while its handle is open (the app from start-up on), so a writer
+is refused, naming the holder, while anything else has the file open. The lock is a
+``flock`` of its own, which no other open or close in the process can drop; DuckDB's own
+lock (any number of read-only handles, or one writer) stays in force beside it.
+:meth:`Store.open` turns a conflict into :class:`~lifelong_core.errors.StoreLockedError`
+with one sentence; a build replaces a store only through :func:`held_alone` and
+:func:`replace_held`, which looks again at the moment of the rename. Every import
+validates everything first (ids, values, shapes, metadata against what the store holds,
+conflicts with recorded entries), then writes in one DuckDB transaction, so a failure or
+a killed process leaves the store as it was.
 """
 
 from lifelong_core.io.edges import file_checksum
 from lifelong_core.store import state as _state  # noqa: F401  registers the kept-state update on import
 from lifelong_core.store._schema import BLOCK_SIZE, FORMAT_VERSION
 from lifelong_core.store._validate import binary_values, numeric_column, text_column
+from lifelong_core.store.locking import Hold, hold
 from lifelong_core.store.packed_bulk import StoreRows, insert_packed_rows, read_packed_rows
-from lifelong_core.store.store import Store, check_readable, held_alone
+from lifelong_core.store.store import Store, check_readable, held_alone, replace_held
 from lifelong_core.store.writing import BlockWrite, WritePlan
 
 __all__ = [
     "BLOCK_SIZE",
     "FORMAT_VERSION",
     "BlockWrite",
+    "Hold",
     "Store",
     "StoreRows",
     "WritePlan",
@@ -66,8 +73,10 @@ __all__ = [
     "check_readable",
     "file_checksum",
     "held_alone",
+    "hold",
     "insert_packed_rows",
     "numeric_column",
     "read_packed_rows",
+    "replace_held",
     "text_column",
 ]

@@ -20,28 +20,16 @@ import duckdb
 from lifelong_core.errors import InputError, StoreLockedError
 from lifelong_core.store._schema import BLOCK_SIZE, DDL, FORMAT_VERSION
 from lifelong_core.store.damage import truncated_size, unreadable
+from lifelong_core.store.locking import (
+    Hold,
+    check_regular,
+    check_still_held,
+    file_identity,
+    hold,
+    holder_text,
+)
 from lifelong_core.store.summaries import StoreSummaries
 from lifelong_core.store.writing import StoreWriter, utc_now
-
-# DuckDB's file lock only separates processes; within one process a second read-write
-# connection to the same file would be granted, so writers are also counted here.
-_WRITERS: set[str] = set()
-_WRITERS_LOCK = threading.Lock()
-
-
-def _claim_writer(path: Path) -> None:
-    key = str(path.resolve())
-    with _WRITERS_LOCK:
-        if key in _WRITERS:
-            raise StoreLockedError(
-                f"Cannot write to store {path}: this process already has a writer open on it; close that one first."
-            )
-        _WRITERS.add(key)
-
-
-def _release_writer(path: Path) -> None:
-    with _WRITERS_LOCK:
-        _WRITERS.discard(str(path.resolve()))
 
 
 def _lock_holder(message: str) -> str:
@@ -107,13 +95,16 @@ def check_readable(path: str | os.PathLike) -> None:
 
 
 @contextmanager
-def held_alone(path: str | os.PathLike, doing: str = "replace") -> Iterator[None]:
+def held_alone(path: str | os.PathLike, doing: str = "replace") -> Iterator[Hold]:
     """Hold the file ``path`` against every other process while it is rebuilt or replaced.
 
-    Takes the lock DuckDB itself takes on a store file (an exclusive POSIX record lock), so
-    while it is held no other process can open the store to read or to write. The file need
-    not be a sound store (``build-demo --force`` replaces a damaged one). Within this process
-    a writer open on ``path`` is refused the same way.
+    Takes the store's writer lock exclusively (:mod:`.locking`) and, beside it, the lock
+    DuckDB itself takes on a store file (an exclusive POSIX record lock), so while it is
+    held no other process can open the store to read or to write, whether or not it
+    follows this package's rule. The file need not be a sound store (``build-demo
+    --force`` replaces a damaged one). Within this process a writer open on ``path`` is
+    refused the same way. Before renaming a new file over ``path``, call
+    :func:`replace_held`, which checks the path still names the held file.
 
     Parameters
     ----------
@@ -124,35 +115,71 @@ def held_alone(path: str | os.PathLike, doing: str = "replace") -> Iterator[None
 
     Yields
     ------
-    None
-        While the file is held.
+    Hold
+        The hold (its ``identity`` is None when the file did not exist).
 
     Raises
     ------
     StoreLockedError
         When another process has the file open (a writer, an import, or the app serving it),
         naming the holder as an import's refusal does.
+    InputError
+        When ``path`` names a folder, a device, a pipe or a socket.
     """
     p = Path(path)
-    _claim_writer(p)
+    h = hold(p, exclusive=True, doing=doing)
+    fd = None
     try:
-        try:
-            fd = os.open(p, os.O_RDWR)
-        except FileNotFoundError:
-            fd = None  # nothing to hold: the caller creates the file
-        except OSError as exc:
-            from lifelong_core.io.edges import os_error
+        if h.identity is not None:
+            try:
+                fd = os.open(p, os.O_RDWR | os.O_CLOEXEC)
+            except OSError as exc:
+                from lifelong_core.io.edges import os_error
 
-            raise os_error(exc, p, "store", doing) from None
-        try:
-            if fd is not None:
-                _lock_alone(fd, p, doing)
-            yield
-        finally:
-            if fd is not None:
-                os.close(fd)
+                raise os_error(exc, p, "store", doing) from None
+            _lock_alone(fd, p, doing)
+        yield h
     finally:
-        _release_writer(p)
+        if fd is not None:
+            os.close(fd)
+        h.release()
+
+
+def replace_held(tmp: Path, target: Path, held: Hold) -> None:
+    """Put the finished file ``tmp`` at ``target``, which ``held`` holds: the one way a
+    build replaces (or first creates) a store.
+
+    Looks again at the moment of the rename (:func:`.locking.check_still_held`): a store
+    that another process created at ``target`` during the build, or renamed over it, is
+    kept and the build refused. An existing store's write-ahead log goes with it.
+
+    Parameters
+    ----------
+    tmp : pathlib.Path
+        The finished store, beside ``target``.
+    target : pathlib.Path
+        The store path.
+    held : Hold
+        The exclusive hold :func:`held_alone` took on ``target`` when the build started.
+
+    Raises
+    ------
+    InputError
+        If ``target`` changed during the build (it is left as it is).
+    """
+    check_still_held(held)
+    if held.identity is not None:
+        target.with_name(target.name + ".wal").unlink(missing_ok=True)
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)  # fails, instead of replacing, if another process made one
+    except FileExistsError:
+        raise InputError(
+            f"store {target} was created by another process during the build; it is left as it is."
+        ) from None
+    except OSError:
+        os.replace(tmp, target)  # a file system without hard links
 
 
 def _lock_alone(fd: int, path: Path, doing: str) -> None:
@@ -163,12 +190,13 @@ def _lock_alone(fd: int, path: Path, doing: str) -> None:
     try:
         fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        # DuckDB's refusal names the holding process; ask it for that sentence.
-        holder = ""
-        try:
-            duckdb.connect(str(path), read_only=False).close()
-        except duckdb.Error as exc:
-            holder = _lock_holder(str(exc))
+        # A program that takes only DuckDB's lock: DuckDB's refusal names the process.
+        holder = holder_text(file_identity(path))
+        if not holder:
+            try:
+                duckdb.connect(str(path), read_only=False).close()
+            except duckdb.Error as exc:
+                holder = _lock_holder(str(exc))
         raise StoreLockedError(
             f"Cannot {doing} store {path}: it is open in another process{holder}; close that "
             "process (an import, a writer, or the app serving it) and try again."
@@ -191,10 +219,19 @@ class Store(StoreSummaries, StoreWriter):
         The store file.
     read_only : bool
         Whether the connection is read-only.
+    held : Hold, optional
+        The hold on the file (:mod:`.locking`), released when the handle closes.
     """
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool):
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        path: Path,
+        read_only: bool,
+        held: Hold | None = None,
+    ):
         self._con = con
+        self._held = held
         self.path = path
         self.read_only = read_only
         self._lock = threading.Lock()
@@ -231,15 +268,15 @@ class Store(StoreSummaries, StoreWriter):
             raise InputError(f"No store at {p}; create one with an import or `build-demo`.")
         if p.is_dir():
             raise InputError(f"Store path {p} is a directory, not a DuckDB file.")
+        check_regular(p)
         if p.stat().st_size == 0:
             raise InputError(f"Store file {p} is empty; it is not a DuckDB store.")
-        if not read_only:
-            _claim_writer(p)
+        # The writer rule (.locking): the lock first, then DuckDB's first read of the file.
+        held = hold(p, exclusive=not read_only, doing="read" if read_only else "write to")
         try:
             con = _connect(p, read_only)
         except BaseException:
-            if not read_only:
-                _release_writer(p)
+            held.release()
             raise
         try:
             row = con.execute(
@@ -250,13 +287,11 @@ class Store(StoreSummaries, StoreWriter):
             row = None
         except duckdb.Error as exc:
             con.close()
-            if not read_only:
-                _release_writer(p)
+            held.release()
             raise unreadable(p, exc) from None
         if row is None or row[0] != FORMAT_VERSION:
             con.close()
-            if not read_only:
-                _release_writer(p)
+            held.release()
         if row is None:
             if truncated_size(p) is not None:
                 raise unreadable(p, InputError("no store_meta table"))
@@ -268,11 +303,10 @@ class Store(StoreSummaries, StoreWriter):
                 f"Store {p} has format version {row[0]}; this program reads version {FORMAT_VERSION} (rebuild it from its sources)."
             )
         try:
-            return cls(con, p, read_only)
+            return cls(con, p, read_only, held)
         except duckdb.Error as exc:  # the first reads of the tables' pages
             con.close()
-            if not read_only:
-                _release_writer(p)
+            held.release()
             raise unreadable(p, exc) from None
 
     @classmethod
@@ -299,11 +333,11 @@ class Store(StoreSummaries, StoreWriter):
             raise InputError(f"Cannot create store {p}: the file already exists.")
         if not p.parent.exists():
             raise InputError(f"Cannot create store {p}: folder {p.parent} does not exist.")
-        _claim_writer(p)
+        con = _connect(p, read_only=False)
         try:
-            con = _connect(p, read_only=False)
+            held = hold(p, exclusive=True, doing="write to")
         except BaseException:
-            _release_writer(p)
+            con.close()
             raise
         con.begin()
         con.execute(DDL)
@@ -317,7 +351,7 @@ class Store(StoreSummaries, StoreWriter):
         )
         con.commit()
         con.execute("CHECKPOINT")
-        return cls(con, p, False)
+        return cls(con, p, False, held)
 
     def probe(self) -> None:
         """Read the tables every page and command reads first (datasets, domains, models,
@@ -329,12 +363,14 @@ class Store(StoreSummaries, StoreWriter):
             raise unreadable(self.path, exc) from None
 
     def close(self) -> None:
-        """Close the handle (and release this process's writer claim); closing twice is harmless."""
+        """Close the handle, then release its hold on the file (:mod:`.locking`); closing
+        twice is harmless."""
         if self._con is not None:
             self._con.close()
             self._con = None
-            if not self.read_only:
-                _release_writer(self.path)
+        if self._held is not None:
+            self._held.release()
+            self._held = None
 
     def __enter__(self) -> Store:
         return self

@@ -26,11 +26,11 @@ mapping is written out, but its truth for a given harness version is the user's 
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -474,17 +474,21 @@ def observations_from_lm_eval(
     task_names: Mapping[str, str] | None = None,
     metric: str | None = None,
     filter: str | None = None,
+    name: str | None = None,
 ) -> Observations:
     """One model's ``lm_eval --log_samples`` run as results on the dataset's sample ids.
 
     The run is read by the store's importer (same metric/filter rules as ``import
-    --lm-eval``); task ``T`` with ``doc_id`` ``d`` is sample ``<domain>/<d>`` where domain
-    is the one ``task_names`` maps to ``T`` (default: the domain named ``T``).
+    --lm-eval``; a ``.zip`` of the run folder is unpacked as the import unpacks one,
+    :func:`lifelong_core.io.text.extract_zip`); task ``T`` with ``doc_id`` ``d`` is sample
+    ``<domain>/<d>`` where domain is the one ``task_names`` maps to ``T`` (default: the
+    domain named ``T``).
 
     Parameters
     ----------
     path : str or Path
-        The run: its output folder, its ``results_*.json`` or one ``samples_*.jsonl``.
+        The run: its output folder, its ``results_*.json``, one ``samples_*.jsonl``, or a
+        ``.zip`` of its folder (or of the output folder holding exactly one model's run).
     cache : Selection
         The dataset's cache (:func:`cache_of`).
     task_names : mapping of str to str, optional
@@ -494,6 +498,8 @@ def observations_from_lm_eval(
         task's own (as ``import --lm-eval --metric``).
     filter : str, optional
         The lm-eval filter whose metric is read; default each task's own.
+    name : str, optional
+        How messages name the run instead of ``path`` (an upload's name).
 
     Returns
     -------
@@ -504,13 +510,53 @@ def observations_from_lm_eval(
     Raises
     ------
     InputError
-        If the run cannot be read (:func:`lifelong_core.io.lm_eval.read_lm_eval`), the
-        dataset's ids are not lm-eval items (:func:`doc_ids`), or the run has a task or a
-        doc_id the dataset does not hold (the sentence names them).
+        If the run cannot be read (:func:`lifelong_core.io.lm_eval.read_lm_eval`), a zip
+        does not hold exactly one run, the dataset's ids are not lm-eval items
+        (:func:`doc_ids`), or the run has a task or a doc_id the dataset does not hold (the
+        sentence names them).
     """
+    import tempfile
+
+    from lifelong_core.io.lm_eval import run_folders
+    from lifelong_core.io.text import extract_zip
+
+    path = Path(path)
+    if path.suffix.lower() == ".zip" and not path.is_dir():
+        shown = name or path.name
+        with tempfile.TemporaryDirectory(prefix="lbe-lm-eval-") as tmp:
+            root = extract_zip(path, Path(tmp) / "run")
+            runs = run_folders(root)
+            if len(runs) != 1:
+                what = (
+                    "no samples_<task>_<timestamp>.jsonl file"
+                    if not runs
+                    else f"{len(runs)} run folders"
+                )
+                raise InputError(
+                    f"{shown} holds {what}; zip one model's run folder (made with --log_samples)."
+                )
+            return _observations(
+                runs[0], cache, task_names, metric, filter, root, shown, shown + "/"
+            )
+    return _observations(path, cache, task_names, metric, filter, path, name, None)
+
+
+def _observations(
+    path, cache, task_names, metric, filter, root, name, inside: str | None
+) -> Observations:
+    """:func:`observations_from_lm_eval` of a run folder or file. When ``name`` is given,
+    messages never show ``root`` (a temporary folder the user did not see): a file in it
+    is written as ``inside`` + its path there, the folder itself as ``name``."""
     from lifelong_core.io.lm_eval import read_lm_eval
 
-    run = read_lm_eval(path, "new-model", metric=metric, filter=filter)
+    shown = name or str(path)
+    try:
+        run = read_lm_eval(path, "new-model", metric=metric, filter=filter)
+    except InputError as exc:
+        if name is None:
+            raise
+        text = str(exc).replace(str(root) + "/", inside or "").replace(str(root), name)
+        raise InputError(text, param=exc.param) from None
     ids = doc_ids(cache.samples, task_names)
     sample_of = dict(zip(zip(ids["task"], ids["doc_id"].tolist()), ids["sample_id"]))
     tasks = set(ids["task"])
@@ -519,18 +565,19 @@ def observations_from_lm_eval(
         task, _, doc = str(sid).rpartition("/")
         if task not in tasks:
             raise InputError(
-                f"the lm-eval run at {path} has task {task!r}, which is no task of {_dataset(cache)!r} "
+                f"the lm-eval run at {shown} has task {task!r}, which is no task of {_dataset(cache)!r} "
                 f"({', '.join(sorted(tasks))}); map a domain to it with a task name DOMAIN={task}.",
                 param="task_names",
             )
         key = (task, int(doc))
         if key not in sample_of:
             raise InputError(
-                f"the lm-eval run at {path} has doc_id {doc} of task {task!r}, which {_dataset(cache)!r} "
+                f"the lm-eval run at {shown} has doc_id {doc} of task {task!r}, which {_dataset(cache)!r} "
                 "does not hold."
             )
         values[sample_of[key]] = int(v)
-    return Observations(values, run.source, dict(run.metrics))
+    source = run.source if name is None else f"lm-eval:{name}"
+    return Observations(values, source, dict(run.metrics))
 
 
 def observations_from_uploads(
@@ -539,14 +586,16 @@ def observations_from_uploads(
     task_names: Mapping[str, str] | None = None,
     metric: str | None = None,
     filter: str | None = None,
+    budget: int | None = None,
 ) -> Observations:
     """The same as :func:`observations_from_lm_eval` for uploaded files: the run's
     ``samples_*.jsonl`` (``.gz``) files, optionally with its ``results_*.json``, or one
     ``.zip`` of the run folder (or of the output folder holding exactly one model's run).
 
-    The files are written to a temporary folder that is removed afterwards; a zip member
-    is extracted only under a plain relative path. An error names the upload, not the
-    temporary folder.
+    The files are written to a temporary folder that is removed afterwards, a zip unpacked
+    by the one extraction (:func:`lifelong_core.io.text.extract_zip`: members under plain
+    relative paths only, the unpacked-size and file-count limits, and ``budget``). An
+    error names the upload, not the temporary folder.
 
     Parameters
     ----------
@@ -560,6 +609,9 @@ def observations_from_uploads(
         The lm-eval metric read per item; default each task's own.
     filter : str, optional
         The lm-eval filter whose metric is read; default each task's own.
+    budget : int, optional
+        Bytes a zip may unpack to (the app's disk budget for uploads), below the
+        unpacked limit.
 
     Returns
     -------
@@ -569,41 +621,35 @@ def observations_from_uploads(
     Raises
     ------
     InputError
-        If nothing was uploaded, a zip comes with other files, a zip is not valid or does
-        not hold exactly one run folder, a loose file is neither ``samples_*`` nor
-        ``results_*``, or the run does not fit the dataset
+        If nothing was uploaded, a zip comes with other files, a zip is not valid, passes
+        a limit or does not hold exactly one run folder, a loose file is neither
+        ``samples_*`` nor ``results_*``, or the run does not fit the dataset
         (:func:`observations_from_lm_eval`).
     """
     import tempfile
-    import zipfile
-    from pathlib import Path, PurePosixPath
+
+    from lifelong_core.io.lm_eval import run_folders
+    from lifelong_core.io.text import extract_zip
 
     if not files:
         raise InputError(
             "no files uploaded; upload the run's samples_<task>_<timestamp>.jsonl files or a zip of its folder."
         )
+    zips = [(n, b) for n, b in files if n.lower().endswith(".zip")]
+    if zips and len(files) > 1:
+        raise InputError("upload either one zip of the run folder or the run's files, not both.")
     with tempfile.TemporaryDirectory(prefix="lbe-lm-eval-") as tmp:
         root = Path(tmp)
-        zips = [(n, b) for n, b in files if n.lower().endswith(".zip")]
-        if zips and len(files) > 1:
-            raise InputError(
-                "upload either one zip of the run folder or the run's files, not both."
-            )
         if zips:
             name, data = zips[0]
-            try:
-                with zipfile.ZipFile(io.BytesIO(data)) as zf:
-                    for info in zf.infolist():
-                        rel = PurePosixPath(info.filename)
-                        # Only plain relative paths: a member may not write outside the folder.
-                        if info.is_dir() or rel.is_absolute() or ".." in rel.parts:
-                            continue
-                        dest = root.joinpath(*rel.parts)
-                        dest.parent.mkdir(parents=True, exist_ok=True)
-                        dest.write_bytes(zf.read(info))
-            except zipfile.BadZipFile:
-                raise InputError(f"uploaded file {name} is not a valid zip archive.") from None
-            runs = sorted({p.parent for p in root.rglob("samples_*.jsonl*")})
+            # Saved under its own name (ordinary characters only): messages name it so.
+            saved = root / (
+                re.sub(r"[^A-Za-z0-9_.=+-]+", "_", Path(name).name).strip(".") or "upload.zip"
+            )
+            saved.write_bytes(data)
+            shown = f"uploaded file {Path(name).name}"
+            unpacked = extract_zip(saved, root / "run", limit=budget)
+            runs = run_folders(unpacked)
             if len(runs) != 1:
                 what = (
                     "no samples_<task>_<timestamp>.jsonl file"
@@ -611,7 +657,7 @@ def observations_from_uploads(
                     else f"{len(runs)} run folders"
                 )
                 raise InputError(
-                    f"uploaded file {name} holds {what}; zip one model's run folder (made with --log_samples)."
+                    f"{shown} holds {what}; zip one model's run folder (made with --log_samples)."
                 )
             folder = runs[0]
         else:
@@ -624,13 +670,7 @@ def observations_from_uploads(
                     )
                 (root / base).write_bytes(data)
             folder = root
-        try:
-            obs = observations_from_lm_eval(folder, cache, task_names, metric=metric, filter=filter)
-        except InputError as exc:
-            # Name the upload, not the temporary folder it was unpacked into.
-            raise InputError(
-                str(exc).replace(str(folder) + "/", "").replace(str(folder), "the upload")
-            ) from None
+        obs = _observations(folder, cache, task_names, metric, filter, root, "the upload", "")
     names = ", ".join(n for n, _ in files)
     return Observations(obs.values, f"app upload {names}", obs.metrics)
 

@@ -166,7 +166,7 @@ def test_a_single_samples_file_and_bad_uploads(store):
         and "/tmp" not in at.error[0].value
     )
     at.file_uploader(key="lm_upload").upload("run.zip", b"not a zip", "application/zip").run()
-    assert len(at.error) == 1 and "not a valid zip archive" in at.error[0].value
+    assert len(at.error) == 1 and "run\\.zip is not a readable zip archive" in at.error[0].value
 
 
 def test_dataset_without_doc_ids_says_so(tmp_path, monkeypatch):

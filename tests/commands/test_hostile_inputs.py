@@ -245,9 +245,17 @@ def test_unreadable_inputs(tmp_path, small_store, capsys, monkeypatch):
             raise PermissionError(errno.EACCES, "Permission denied", str(path))
         return real_open(path, *a, **k)
 
+    real_os_open = os.open
+
+    def deny_fd(path, *a, **k):
+        if str(path).startswith(str(tmp_path)) and not str(path).endswith(".duckdb"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_os_open(path, *a, **k)
+
     monkeypatch.setattr("pathlib.Path.read_bytes", lambda self: deny(self).read())
     monkeypatch.setattr("pathlib.Path.read_text", lambda self, **k: deny(self).read())
     monkeypatch.setattr("builtins.open", deny)
+    monkeypatch.setattr("os.open", deny_fd)
     before = content(small_store)
     assert "permission denied" in fail(["import", "--store", small_store, "--long", p], capsys)
     assert "permission denied" in fail(

@@ -235,10 +235,10 @@ def test_id_and_index_lists_with_a_huge_line(tmp_path, small_store, capsys, one_
 def test_gzip_that_unpacks_past_the_limit(run, small_store, capsys, monkeypatch):
     monkeypatch.setenv("LBE_MAX_UNPACKED_MB", "1")
     f = next(run.glob("samples_boolq_*.jsonl"))
-    line = f.read_text().splitlines()[0]
+    rec = json.loads(f.read_text().splitlines()[0])
     with gzip.open(f.with_name(f.name + ".gz"), "wt") as gz:
-        for _ in range(2 * MIB // len(line) + 1):
-            gz.write(line + "\n")
+        for i in range(2 * MIB // len(json.dumps(rec)) + 1):
+            gz.write(json.dumps({**rec, "doc_id": i}) + "\n")  # distinct items, all valid
     f.unlink()
     err = fail(["import", "--store", small_store, "--lm-eval", run, "--model", "new"], capsys)
     assert "unpacks to more than the limit of 1 MiB" in err and "LBE_MAX_UNPACKED_MB" in err

@@ -244,3 +244,216 @@ def test_build_during_an_import_is_refused_and_the_import_survives(tmp_path, sma
     assert imp.returncode == 0, err
     with Store.open(small_store) as st:
         assert st.n_models == 3 + m and "big" in set(st.datasets()["dataset"])
+
+
+# ------------------------------------------------------------------ races, in both orders
+# Each writer runs as a user runs it (the command line's main) with one addition: it says
+# on stdout when it takes and when it gives up the store's exclusive lock, so the test can
+# tell a refusal from a replacement that came after the other writer's commit.
+TRACED = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from lifelong_core.store import locking
+
+    target = Path(sys.argv[1]).name
+    init, release = locking.Hold.__init__, locking.Hold.release
+
+    def traced_init(self, path, identity, exclusive):
+        init(self, path, identity, exclusive)
+        if exclusive and Path(path).name == target:
+            print(f"held {time.time():.6f}", flush=True)
+
+    def traced_release(self):
+        mine = self.exclusive and not self._released and Path(self.path).name == target
+        release(self)
+        if mine:
+            print(f"released {time.time():.6f}", flush=True)
+
+    locking.Hold.__init__, locking.Hold.release = traced_init, traced_release
+    if sys.argv[2] == "synthetic":
+        from lifelong_core.datasets.synthetic import main
+    else:
+        from lifelong_core.cli import main
+    sys.exit(main(sys.argv[3:]))
+""")
+
+
+def _traced(store: Path, tool: str, *argv: str) -> subprocess.Popen:
+    return _spawn(TRACED, str(store), tool, *argv)
+
+
+def _times(out: str, what: str) -> list[float]:
+    return [float(line.split()[1]) for line in out.splitlines() if line.startswith(what + " ")]
+
+
+def _race(tmp_path: Path, small_store: Path, first: str, delay: float, build, imp) -> None:
+    """Start ``first`` ("import" or "build"), the other ``delay`` seconds later; check the
+    one writer rule held: one refused naming the lock, or the second ran after the first
+    released the store, and the store holds exactly what the last successful writer left."""
+    starts = {"import": imp, "build": build}
+    order = [first, "build" if first == "import" else "import"]
+    procs = {}
+    procs[order[0]] = starts[order[0]]()
+    time.sleep(delay)
+    procs[order[1]] = starts[order[1]]()
+    out = {}
+    for name, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=600)
+        out[name] = (proc.returncode, stdout, stderr)
+    (irc, iout, ierr), (brc, bout, berr) = out["import"], out["build"]
+    assert {irc, brc} <= {0, 2}, (ierr, berr)
+    with Store.open(small_store) as st:
+        models = set(st.models()["model_id"])
+    if irc == 0 and brc == 0:
+        # Both ran: one strictly after the other gave the store up.
+        ih, ir = _times(iout, "held")[0], _times(iout, "released")[-1]
+        bh, br = _times(bout, "held")[0], _times(bout, "released")[-1]
+        assert ir < bh or br < ih, (iout, bout)
+        assert ("imported-0" in models) == (br < ih), "the last writer's result must be the store"
+    elif brc == 2:
+        # (The holder is named when it still holds the file as the sentence is written.)
+        assert "Cannot replace store" in berr and "open in another process" in berr, berr
+        assert irc == 0 and "imported-0" in models, ierr
+    else:
+        assert "locked by another process" in ierr, ierr
+        assert brc == 0 and "imported-0" not in models
+
+
+def _race_writers(tmp_path: Path, store: Path):
+    (tmp_path / "l.csv").write_text(
+        "model,sample,correct,dataset\n" + "".join(f"imported-{i},x,1,d\n" for i in range(3))
+    )
+    build = lambda: _traced(  # noqa: E731
+        store, "synthetic", "--models", "30", "--samples", "200", "--store", str(store), "--force"
+    )
+    imp = lambda: _traced(  # noqa: E731
+        store, "cli", "import", "--store", str(store), "--long", str(tmp_path / "l.csv")
+    )
+    return build, imp
+
+
+@pytest.mark.parametrize("first", ["import", "build"])
+@pytest.mark.parametrize("delay", [0.0, 0.4])
+def test_a_replacing_build_and_an_import_race_in_both_orders(tmp_path, small_store, first, delay):
+    # The replacing build here is the synthetic generator's --force, which replaces a store
+    # through the same held_alone + replace_held as build-demo (fast enough for every run).
+    build, imp = _race_writers(tmp_path, small_store)
+    _race(tmp_path, small_store, first, delay, build, imp)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("first", ["import", "build"])
+@pytest.mark.parametrize("delay", [0.15, 0.8, 1.5, 2.5])
+def test_build_demo_and_an_import_race_at_several_delays(tmp_path, small_store, first, delay):
+    m, n = 300, 20_000
+    A = (np.random.default_rng(5).random((m, n)) < 0.5).astype(np.uint8)
+    np.save(tmp_path / "big.npy", A)
+    (tmp_path / "m.txt").write_text("".join(f"imported-{i}\n" for i in range(m)))
+    (tmp_path / "s.txt").write_text("".join(f"b{j}\n" for j in range(n)))
+    files = ["--matrix", "big.npy", "--models", "m.txt", "--samples", "s.txt"]
+    files = [str(tmp_path / f) if not f.startswith("--") else f for f in files]
+    build = lambda: _traced(  # noqa: E731
+        small_store, "cli", "build-demo", "--store", str(small_store), "--force"
+    )
+    imp = lambda: _traced(  # noqa: E731
+        small_store, "cli", "import", "--store", str(small_store), *files, "--dataset", "big"
+    )
+    _race(tmp_path, small_store, first, delay, build, imp)
+
+
+PAUSED_BUILD = textwrap.dedent("""
+    import os, sys, time
+    from pathlib import Path
+    from lifelong_core.store import store as store_module
+    from lifelong_core.datasets import synthetic
+
+    real = store_module.replace_held
+
+    def paused(tmp, target, held):
+        # Everything is built; hold still just before the rename until the test says go.
+        print("built", flush=True)
+        deadline = time.monotonic() + 300
+        while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return real(tmp, target, held)
+
+    synthetic.replace_held = paused
+    sys.exit(synthetic.main(["--models", "20", "--samples", "50", "--store", sys.argv[1], "--force"]))
+""")
+
+
+def test_an_import_is_refused_while_a_build_is_about_to_replace_the_store(tmp_path, small_store):
+    from lifelong_core.errors import StoreLockedError
+
+    go = tmp_path / "go"
+    build = _spawn(PAUSED_BUILD, str(small_store), str(go))
+    (tmp_path / "l.csv").write_text("model,sample,correct\nlate,x,1\n")
+    try:
+        assert "built" in build.stdout.readline(), build.stderr.read()
+        with pytest.raises(StoreLockedError, match="locked by another process"):
+            content(small_store)  # held alone: no reader either
+        rc = main(["import", "--store", str(small_store), "--long", str(tmp_path / "l.csv")])
+        go.touch()
+        _, err = build.communicate(timeout=300)
+    finally:
+        build.kill()
+    assert rc == 2
+    assert build.returncode == 0, err
+    with Store.open(small_store) as st:
+        assert "late" not in set(st.models()["model_id"]) and st.n_models == 20
+
+
+@pytest.mark.parametrize("meanwhile", ["created", "replaced"])
+def test_the_build_looks_again_when_it_replaces_the_file(tmp_path, small_store, meanwhile):
+    # A file put at the path during the build (by a program that takes no lock) is kept.
+    target = tmp_path / "t.duckdb" if meanwhile == "created" else small_store
+    other = tmp_path / "other.duckdb"
+    with Store.create(other) as st:
+        st.insert_matrix(np.ones((1, 1), np.uint8), ["keep-me"], ["k"], dataset="k")
+    go = tmp_path / "go"
+    build = _spawn(PAUSED_BUILD, str(target), str(go))
+    try:
+        assert "built" in build.stdout.readline(), build.stderr.read()
+        os.rename(other, target)
+        go.touch()
+        _, err = build.communicate(timeout=300)
+    finally:
+        build.kill()
+    assert build.returncode == 2 and f"was {meanwhile} by another process during the build" in err
+    with Store.open(target) as st:
+        assert list(st.models()["model_id"]) == ["keep-me"]
+    assert not list(tmp_path.glob(".t.duckdb.partial-*")) and not list(
+        tmp_path.glob(".s.duckdb.partial-*")
+    )
+
+
+SERVING = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from ui.shared_store import hold_served_store
+    hold_served_store(Path(sys.argv[1]))  # what the server does at start-up, before any view
+    print("ready", flush=True)
+    time.sleep(120)
+""")
+
+
+def test_a_server_that_has_shown_no_page_yet_keeps_its_store(small_store, capsys):
+    before = content(small_store)
+    proc = _spawn(SERVING, str(small_store))
+    try:
+        assert "ready" in proc.stdout.readline(), proc.stderr.read()
+        assert main(["build-demo", "--store", str(small_store), "--force"]) == 2
+        err = capsys.readouterr().err
+        assert f"(process {proc.pid})" in err, err
+        (small_store.parent / "l.csv").write_text("model,sample,correct\nz,x,1\n")
+        assert (
+            main(
+                ["import", "--store", str(small_store), "--long", str(small_store.parent / "l.csv")]
+            )
+            == 2
+        )
+        assert f"(process {proc.pid})" in capsys.readouterr().err
+    finally:
+        proc.kill()
+        proc.wait()
+    assert content(small_store) == before

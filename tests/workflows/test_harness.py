@@ -353,9 +353,15 @@ def test_uploads_zip_is_unpacked_safely_and_must_hold_one_run(store, tmp_path):
                 zf.writestr(name, text)
         return buf.getvalue()
 
-    one = zipped({f"out/m/samples_alpha_{ts}.jsonl": line, "../escape.txt": "x"})
+    one = zipped({f"out/m/samples_alpha_{ts}.jsonl": line})
     obs = harness.observations_from_uploads([("run.zip", one)], c)
-    assert obs.values == {"alpha/3": 1} and not (tmp_path.parent / "escape.txt").exists()
+    assert obs.values == {"alpha/3": 1}
+    # The one extraction of every path: a member outside the archive refuses the upload,
+    # as `import --lm-eval x.zip` does, and nothing is written outside it.
+    bad = zipped({f"out/m/samples_alpha_{ts}.jsonl": line, "../escape.txt": "x"})
+    with pytest.raises(InputError, match="a path outside the archive"):
+        harness.observations_from_uploads([("run.zip", bad)], c)
+    assert not (tmp_path.parent / "escape.txt").exists()
     two = zipped({f"out/a/samples_alpha_{ts}.jsonl": line, f"out/b/samples_alpha_{ts}.jsonl": line})
     with pytest.raises(InputError, match="2 run folders"):
         harness.observations_from_uploads([("run.zip", two)], c)
