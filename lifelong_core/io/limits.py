@@ -143,10 +143,7 @@ def json_depth_rule(what: str) -> str:
     -------
     str
     """
-    return (
-        f"{what} nests arrays or objects more than {MAX_JSON_DEPTH} levels deep; "
-        "is it the right file?"
-    )
+    return f"{what} nests arrays or objects more than {MAX_JSON_DEPTH} levels deep."
 
 
 def json_too_deep(value: object, limit: int = MAX_JSON_DEPTH) -> bool:

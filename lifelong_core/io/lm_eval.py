@@ -569,7 +569,7 @@ def lm_eval_source(
     name : str, optional
         How messages, skipped runs' reasons and the store's log name the input, in place
         of ``path`` (an upload's file name rather than the folder it was saved in); a zip
-        is named by its file name, never by the temporary folder it is unpacked into.
+        is named as given, never by the temporary folder it is unpacked into.
 
     Returns
     -------
@@ -592,7 +592,7 @@ def lm_eval_source(
             root = extract_zip(path, Path(tmp) / path.stem)
             return _named(
                 root,
-                name or path.name,
+                name or str(path),
                 lambda: _read_runs(root, path, model, metric, filter, dataset, strict, progress),
             )
     if name is not None:

@@ -24,8 +24,11 @@ from lifelong_core.io.limits import (
     MAX_TEXT_CHARS,
     check_name,
     control_character,
+    json_depth_rule,
+    json_too_deep,
     printable_rule,
 )
+from lifelong_core.io.text import load_json
 
 LONG_REQUIRED = ("model", "sample", "correct")
 LONG_OPTIONAL = (
@@ -184,6 +187,16 @@ def _text_column(values, column: str, source: str, *, required: bool) -> np.ndar
                     f"{source} {_row(i)} column {column!r} holds {v!r}; expected text or a whole number."
                 )
             out[i] = str(int(v))
+        elif isinstance(v, (list, tuple, set, dict, np.ndarray, bytes, bytearray)):
+            # A Parquet list or struct column, or bytes: written out as text it would become
+            # an id such as "['a']" that names nothing.
+            kind = "bytes" if isinstance(v, (bytes, bytearray)) else type(v).__name__
+            kind = "a list" if isinstance(v, (list, tuple, set, np.ndarray)) else kind
+            kind = "a mapping" if isinstance(v, dict) else kind
+            raise InputError(
+                f"{source} {_row(i)} column {column!r} holds {kind}, not a single value; "
+                "expected text."
+            )
         else:
             out[i] = str(v).strip()
     return out
@@ -450,16 +463,19 @@ def canonical_json(value: Any, source: str, row: int) -> str:
     """Model metadata as canonical JSON text (sorted keys), so equal dicts compare equal."""
     if _is_missing(value):
         return "{}"
+    where = f"{source} {_row(row)} column 'metadata'"
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = load_json(value, where)
         except json.JSONDecodeError:
-            raise InputError(f"{source} {_row(row)} column 'metadata' is not valid JSON.") from None
+            raise InputError(f"{where} is not valid JSON.") from None
+    elif json_too_deep(value):
+        raise InputError(json_depth_rule(where))
     if not isinstance(value, dict):
         raise InputError(f"{source} {_row(row)} column 'metadata' must be a JSON object.")
     try:
         text = json.dumps(value, sort_keys=True, separators=(",", ":"))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         raise InputError(
             f"{source} {_row(row)} column 'metadata' holds values that are not JSON."
         ) from None
