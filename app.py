@@ -14,12 +14,15 @@ import streamlit as st
 
 from ui import caches, serve
 from ui.common import (
+    code,
     page_errors,
     page_files,
     page_label,
     page_summary,
+    plain,
     provenance_note,
     show_table,
+    shown_path,
     store_path,
 )
 from ui.glossary import glossary_popover
@@ -80,7 +83,7 @@ def home() -> None:
         int(models["estimated"].astype(bool).sum()) if len(models) else 0,
         help="rows inserted from Sort & Search estimates, not from real evaluations",
     )
-    st.caption(f"Store: `{store_path()}`")
+    st.caption(f"Store: {code(shown_path(store_path()))}")
 
     st.subheader("What is real and what is simulated")
     if len(ds):
@@ -95,7 +98,7 @@ def home() -> None:
             st.caption(
                 f"{len(partial)} model(s) marked partial, evaluated on only part of their dataset (pages that "
                 "need every domain leave them out): "
-                + "; ".join(f"{n} ({why})" for n, why in partial)
+                + "; ".join(f"{plain(n)} ({plain(why)})" for n, why in partial)
             )
     st.markdown(
         "- **Recorded:** every prediction of a dataset marked *real* was recorded by an evaluation and imported "

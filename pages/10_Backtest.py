@@ -13,7 +13,9 @@ from lifelong_core.workflows import backtest as bt
 from lifelong_core.workflows.budgets import budget_choices
 from ui import caches, charts, controls
 from ui.common import (
+    code,
     input_errors,
+    plain,
     provenance_note,
     query_default,
     query_list,
@@ -44,9 +46,9 @@ sync_query(ds=dataset)
 provenance_note(sel.synthetic, dataset)
 if caches.is_large(sel):
     st.info(
-        f"{dataset} ({m:,} models × {n:,} items) is beyond the app's dense-read limit, and a backtest reads the "
+        f"{plain(dataset)} ({m:,} models × {n:,} items) is beyond the app's dense-read limit, and a backtest reads the "
         f"matrix in memory: run it from the command line, which has no such limit: "
-        f"`lbe backtest --store STORE --dataset {dataset}`."
+        f"`lbe backtest --store STORE --dataset {code(dataset)}`."
     )
     st.stop()
 
@@ -114,7 +116,7 @@ if submitted:
     )
 if not (submitted or query_default("run", False, bool)):
     st.info(
-        f"Choose the methods and budgets and run the backtest ({m} models × {n:,} items of {dataset}; on "
+        f"Choose the methods and budgets and run the backtest ({m} models × {n:,} items of {plain(dataset)}; on "
         "the demo data it takes seconds to a minute, most of it fitting the model-based methods)."
     )
     st.stop()

@@ -8,7 +8,6 @@ Figs. 6, 9, 10).
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Mapping, Sequence
 
@@ -204,7 +203,7 @@ def budget_lines(
                 mode="lines+markers",
                 name=name,
                 line=dict(color=colour),
-                hovertemplate=f"{html.escape(str(name), quote=False)}<br>n′=%{{x}}<br>{y_title or y}=%{{y:.4f}}<extra></extra>",
+                hovertemplate=f"{name}<br>n′=%{{x}}<br>{y_title or y}=%{{y:.4f}}<extra></extra>",
             )
         )
         fit = (fits or {}).get(str(key) if series is not None else "")
@@ -418,7 +417,7 @@ def estimated_vs_true_grid(
             name=name,
             legendgroup=name,
             showlegend=first and baseline is not None,
-            hovertemplate=f"{html.escape(name, quote=False)}: %{{text}}<br>true %{{x:.3f}}<br>"
+            hovertemplate=f"{name}: %{{text}}<br>true %{{x:.3f}}<br>"
             "estimated %{y:.3f}<extra></extra>",
         )
 
@@ -811,7 +810,7 @@ def rank_position(
             name=new_name,
             error_y=err,
             marker=dict(size=13, color=PALETTE[1], symbol="star"),
-            hovertemplate=f"{html.escape(str(new_name), quote=False)}<br>rank %{{x}}<br>estimated %{{y:.3f}}<extra></extra>",
+            hovertemplate=f"{new_name}<br>rank %{{x}}<br>estimated %{{y:.3f}}<extra></extra>",
         )
     )
     fig.update_layout(
@@ -1141,7 +1140,7 @@ def backtest_panels(table: pd.DataFrame, *, title: str = "") -> go.Figure:
             go.Scatter(
                 x=part["budget"],
                 y=part["mae_pts"],
-                hovertemplate=f"{html.escape(name, quote=False)}<br>n′=%{{x}}<br>MAE %{{y:.2f}} pts<extra></extra>",
+                hovertemplate=f"{name}<br>n′=%{{x}}<br>MAE %{{y:.2f}} pts<extra></extra>",
                 **common,
             ),
             row=1,
@@ -1161,7 +1160,7 @@ def backtest_panels(table: pd.DataFrame, *, title: str = "") -> go.Figure:
                         width=3,
                     ),
                     showlegend=False,
-                    hovertemplate=f"{html.escape(name, quote=False)}<br>n′=%{{x}}<br>coverage %{{y:.0%}}<extra></extra>",
+                    hovertemplate=f"{name}<br>n′=%{{x}}<br>coverage %{{y:.0%}}<extra></extra>",
                     **common,
                 ),
                 row=1,
@@ -1172,7 +1171,7 @@ def backtest_panels(table: pd.DataFrame, *, title: str = "") -> go.Figure:
                     x=part["budget"],
                     y=part["width_pts"],
                     showlegend=False,
-                    hovertemplate=f"{html.escape(name, quote=False)}<br>n′=%{{x}}<br>width %{{y:.1f}} pts<extra></extra>",
+                    hovertemplate=f"{name}<br>n′=%{{x}}<br>width %{{y:.1f}} pts<extra></extra>",
                     **common,
                 ),
                 row=1,

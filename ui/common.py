@@ -55,8 +55,8 @@ def get_store():
     path = store_path()
     if not path.exists():
         st.error(
-            f"No store at {path}. Open or create one on the Data page, build the demo store with "
-            "`make store`, or point LBE_STORE at an existing DuckDB file."
+            f"No store at {plain(shown_path(path))}. Open or create one on the Data page, build the "
+            "demo store with `make store`, or point LBE_STORE at an existing DuckDB file."
         )
         st.stop()
     store = SharedStore(path)
@@ -110,7 +110,7 @@ def input_errors(stop: bool = True, cleanup: Callable[[], Any] | None = None) ->
         box.ok = False
         if cleanup is not None:
             cleanup()
-        st.error(plain(str(exc)))
+        st.error(plain(hide_paths(str(exc))))
         if stop:
             st.stop()
 
@@ -128,7 +128,7 @@ def page_errors() -> Iterator[None]:
         sentence = store_error_sentence(exc, store_path())
         if sentence is None:
             raise
-        st.error(plain(sentence))
+        st.error(plain(hide_paths(sentence)))
 
 
 def refresh_store() -> None:
@@ -145,6 +145,81 @@ def app_writes_enabled() -> tuple[bool, str]:
 
 # ---------------------------------------------------------------- text from the store
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def code(text) -> str:
+    """``text`` as inline code in Markdown, whatever backticks it holds.
+
+    A name inside a plain `` `...` `` span could close it with a backtick of its own and be
+    read as Markdown after it; the fence here is one backtick longer than the longest run
+    in the text (CommonMark's rule).
+
+    Parameters
+    ----------
+    text : object
+        Anything; it is shown as ``str(text)``.
+
+    Returns
+    -------
+    str
+        The code span, backticks included.
+    """
+    text = str(text)
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+# ---------------------------------------------------------------- server paths
+def beyond_loopback() -> bool:
+    """Whether this server listens beyond this computer (``server.address`` is not a
+    loopback address): its visitors may be anyone who can reach it, so the app shows them
+    file names only, never paths on the server (:func:`shown_path`, :func:`hide_paths`)."""
+    from ui.shared_store import LOOPBACK
+
+    return (st.get_option("server.address") or "").strip() not in LOOPBACK
+
+
+def shown_path(path) -> str:
+    """How the app names a file on the server: its name only when served beyond loopback,
+    else the whole path.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A path on the server.
+
+    Returns
+    -------
+    str
+    """
+    return Path(path).name if beyond_loopback() else str(path)
+
+
+# An absolute path of two or more parts inside a sentence (not a URL's, not an id's such as
+# org/model): the server's folders are in every part but the last.
+_SERVER_PATH = re.compile(
+    r"(?<![\w:/.~-])/(?:[^\s'\"`()\[\]{}<>,;|/]+/)+([^\s'\"`()\[\]{}<>,;|/]*)"
+)
+
+
+def hide_paths(text: str) -> str:
+    """``text`` with every absolute server path written as its last part when served beyond
+    loopback (a store, an upload's temporary folder, the app's own files), else unchanged.
+
+    Parameters
+    ----------
+    text : str
+        A sentence the app shows (an error, a caption, an import's summary).
+
+    Returns
+    -------
+    str
+    """
+    if not beyond_loopback():
+        return text
+    return _SERVER_PATH.sub(lambda m: m.group(1) or "the server", text)
 
 
 def plain(text) -> str:
@@ -270,12 +345,13 @@ def download_table(df: pd.DataFrame, name: str, label: str | None = None) -> Non
     name : str
         Name of the file (made safe for a file name) and of the button's key.
     label : str, optional
-        The button's text (default ``Download <name> (CSV)``).
+        The button's text, Markdown (default ``Download <name> (CSV)``, the name escaped
+        with :func:`plain`); a caller's label escapes the store's text it quotes.
     """
     # A callable is run only when the button is clicked, so reruns stay cheap; a click
     # needs no rerun of the page.
     st.download_button(
-        label or f"Download {name} (CSV)",
+        label or f"Download {plain(name)} (CSV)",
         lambda: df.to_csv(index=False).encode(),
         file_name=f"{_slug(name)}.csv",
         mime="text/csv",
@@ -288,7 +364,7 @@ def download_figure(fig, name: str) -> None:
     """A download button for a plotly figure as a self-contained interactive HTML file."""
     # Inline plotly.js: the file must open offline, like the app itself.
     st.download_button(
-        f"Download {name} (HTML)",
+        f"Download {plain(name)} (HTML)",
         lambda: fig.to_html(include_plotlyjs=True, full_html=True).encode(),
         file_name=f"{_slug(name)}.html",
         mime="text/html",
@@ -304,7 +380,7 @@ def download_matplotlib(fig, name: str, formats: Sequence[str] = ("png", "pdf"))
         buf = io.BytesIO()
         fig.savefig(buf, format=fmt, bbox_inches="tight", dpi=200)
         col.download_button(
-            f"Download {name} ({fmt.upper()})",
+            f"Download {plain(name)} ({fmt.upper()})",
             buf.getvalue(),
             file_name=f"{_slug(name)}.{fmt}",
             mime="application/pdf" if fmt == "pdf" else f"image/{fmt}",
@@ -312,11 +388,41 @@ def download_matplotlib(fig, name: str, formats: Sequence[str] = ("png", "pdf"))
         )
 
 
+# The figure's own markup, kept as markup after every string is escaped: line breaks in
+# titles, hover and cell text, and the hover box's secondary part. A name that holds one of
+# these breaks a line or moves its hover text, and can do nothing else.
+_FIGURE_TAGS = {"&lt;br&gt;": "<br>", "&lt;extra&gt;": "<extra>", "&lt;/extra&gt;": "</extra>"}
+_FIGURE_TAG = re.compile("|".join(map(re.escape, _FIGURE_TAGS)))
+
+
+def plain_html(text: object) -> str:
+    """``text`` escaped so that Plotly (titles, labels, hover text, legends) shows it
+    literally, with the figure's own line breaks and hover boxes kept.
+
+    Plotly renders a subset of HTML in every text it draws (``<b>``, ``<i>``, ``<a
+    href>``, ...); a model named ``<a href="...">x</a>`` would be a link in every
+    visitor's browser.
+
+    Parameters
+    ----------
+    text : object
+        Anything; it is shown as ``str(text)``.
+
+    Returns
+    -------
+    str
+        The text with ``&``, ``<`` and ``>`` escaped, except ``<br>``, ``<extra>`` and
+        ``</extra>``.
+    """
+    escaped = html.escape(str(text), quote=False)
+    return _FIGURE_TAG.sub(lambda m: _FIGURE_TAGS[m.group()], escaped)
+
+
 def _escape_strings(values):
-    """``values`` with every string HTML-escaped (plotly renders tags in labels and hover
-    text); numbers, None and nested sequences keep their shape."""
+    """``values`` with every string escaped by :func:`plain_html`; numbers, None and
+    nested sequences and mappings keep their shape."""
     if isinstance(values, str):
-        return html.escape(values, quote=False)
+        return plain_html(values)
     if isinstance(values, np.ndarray):
         return (
             np.vectorize(_escape_strings, otypes=[object])(values)
@@ -324,19 +430,19 @@ def _escape_strings(values):
             else values
         )
     if isinstance(values, (list, tuple)):
-        return type(values)(_escape_strings(v) for v in values)
+        return [_escape_strings(v) for v in values]
+    if isinstance(values, dict):
+        return {k: _escape_strings(v) for k, v in values.items()}
     return values
 
 
-_TRACE_TEXT = ("name", "text", "customdata", "x", "y", "labels", "ids", "hovertext")
-_AXIS = re.compile(r"[xy]axis\d*")
-
-
 def plain_figure(fig):
-    """``fig`` with the store's text shown as text: names, labels and hover text of every
-    trace and the axes' tick labels are escaped, so a model called ``<b>x</b>`` (or one
-    carrying a link) is drawn as typed. Templates and titles are the app's own and kept.
-    Works on a copy: a cached figure shown again must not be escaped twice.
+    """``fig`` with every text in it shown as text: trace names, labels, cell and hover
+    text and templates, titles of the figure, its axes, legend and colour bars,
+    annotations and tick labels are escaped (:func:`plain_html`), so a model called
+    ``<b>x</b>`` (or one carrying a link) is drawn as typed, wherever a chart puts it.
+    Only the template (the app's own styling) is left as it is. Works on a copy: a cached
+    figure shown again must not be escaped twice.
 
     The copy is made as plain data and put back together without plotly's validation (the
     figure was valid, and only strings are replaced by strings): validating every property
@@ -345,14 +451,13 @@ def plain_figure(fig):
     import plotly.graph_objects as go
 
     spec = fig.to_dict() if hasattr(fig, "to_dict") else go.Figure(fig).to_dict()
-    for trace in spec.get("data", ()):
-        for attr in _TRACE_TEXT:
-            value = trace.get(attr)
-            if value is not None:
-                trace[attr] = _escape_strings(list(value) if isinstance(value, tuple) else value)
-    for name, axis in spec.get("layout", {}).items():
-        if _AXIS.fullmatch(name) and isinstance(axis, dict) and axis.get("ticktext") is not None:
-            axis["ticktext"] = _escape_strings(list(axis["ticktext"]))
+    spec["data"] = [_escape_strings(trace) for trace in spec.get("data", ())]
+    layout = spec.get("layout", {})
+    template = layout.pop("template", None)
+    layout = _escape_strings(layout)
+    if template is not None:
+        layout["template"] = template
+    spec["layout"] = layout
     return go.Figure(spec, _validate=False)
 
 
@@ -525,23 +630,6 @@ def show_table(df: pd.DataFrame, name: str, **kwargs) -> None:
     download_table(df, name)
 
 
-def md_text(text: object) -> str:
-    """Store text (names, descriptions, paths) shown literally inside Markdown.
-
-    Parameters
-    ----------
-    text : object
-        Anything; it is shown as ``str(text)``.
-
-    Returns
-    -------
-    str
-        The text with Markdown's special characters backslash-escaped (unlike
-        :func:`plain`, colons are left as they are).
-    """
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", str(text))
-
-
 def provenance_note(synthetic: bool | None = None, dataset: str | None = None) -> None:
     """One caption per dataset saying what the data are.
 
@@ -567,8 +655,8 @@ def provenance_note(synthetic: bool | None = None, dataset: str | None = None) -
         desc = str(row.description or "").strip() or "no description recorded"
         src = str(getattr(row, "source", "") or "").strip()
         st.caption(
-            f"Data: **{md_text(row.dataset)}**, {kind}: {md_text(desc)}"
-            + (f" (source: {md_text(src)})" if src else "")
+            f"Data: **{plain(row.dataset)}**, {kind}: {plain(desc)}"
+            + (f" (source: {plain(src)})" if src else "")
             + "."
         )
 

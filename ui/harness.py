@@ -19,7 +19,6 @@ from ui import caches, charts, controls, stores
 from ui.common import (
     download_table,
     input_errors,
-    md_text,
     plain,
     query_default,
     show_chart,
@@ -121,7 +120,7 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
         return
     st.markdown(
         f"**1. Download the {budget} items** (of {n:,}; chosen by {search}, fitted on the {m} stored models; "
-        f"{md_text(choice.describe())}) and run your model on them:"
+        f"{plain(choice.describe())}) and run your model on them:"
     )
     st.download_button(
         "Download samples.json",
@@ -156,9 +155,17 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
     )
     if not ups:
         return
-    with input_errors(stop=False) as read:
+    from ui.stores import upload_folder
+
+    with input_errors(stop=False) as read, upload_folder() as space:
+        # The upload's files and a zip's content take their share of the server's disk
+        # budget for uploads before they are written.
         obs = harness.observations_from_uploads(
-            [(u.name, u.getvalue()) for u in ups], sel, names, metric=metric.strip() or None
+            [(u.name, u.getvalue()) for u in ups],
+            sel,
+            names,
+            metric=metric.strip() or None,
+            reserve=space.reserve,
         )
         est = harness.estimate_new_model(
             sel, obs.values, search, fitter=_fitter(key, dataset, search)

@@ -10,8 +10,6 @@ computes a result.
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -161,7 +159,7 @@ def traces(draws: np.ndarray, name: str, model: str) -> go.Figure:
             go.Scatter(y=draws[c], mode="lines", name=f"chain {c + 1}", line=dict(width=1))
         )
     fig.update_layout(
-        title=f"Trace of {name}: {html.escape(str(model), quote=False)}",
+        title=f"Trace of {name}: {model}",
         xaxis_title="draw (after warm-up)",
         yaxis_title=name,
         height=320,

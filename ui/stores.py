@@ -19,7 +19,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import streamlit as st
@@ -49,9 +53,20 @@ def store_in_folder(name: str | Path) -> Path:
     straight into the folder. Nothing outside the folder is looked at, so the refusal is
     the same whatever is there.
     """
+    from lifelong_core.io.limits import check_name
+
     text = str(name).strip()
     if not text:
         raise InputError("Give the name of a store file (.duckdb) in the stores folder.")
+    # A line break, tab or NUL, or a name the file system cannot hold: one sentence, before
+    # any path is built (a NUL made the path functions raise, an over-long name an OS error
+    # that showed the server's path).
+    check_name(text, "store name")
+    if len(Path(text).name.encode("utf-8")) > 255:
+        raise InputError(
+            f"The store name is {len(Path(text).name.encode('utf-8')):,} bytes long; a file name "
+            "may hold at most 255."
+        )
     folder = stores_dir()
     target = Path(text).expanduser()
     if not target.is_absolute():
@@ -152,10 +167,117 @@ def _safe_name(name: str) -> str:
     # Only the base name of an upload is kept, and only ordinary characters: an upload
     # must not name a path outside the folder it is saved to.
     base = Path(name.replace("\\", "/")).name
-    return re.sub(r"[^A-Za-z0-9_.=+-]+", "_", base) or "upload"
+    return re.sub(r"[^A-Za-z0-9_.=+-]+", "_", base).strip(".") or "upload"
 
 
-def save_uploads(files: Sequence, folder: Path) -> list[Path]:
+# ------------------------------------------------------------------ the disk budget of uploads
+UPLOAD_ENV = "LBE_APP_UPLOAD_MB"
+DEFAULT_UPLOAD_MB = 1024
+
+
+def upload_budget() -> int:
+    """Bytes the uploads being processed by this server may take on its disk at once, all
+    sessions together: ``LBE_APP_UPLOAD_MB`` (MiB), else 1024 MiB.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    InputError
+        If the variable is not a positive number of megabytes.
+    """
+    raw = os.environ.get(UPLOAD_ENV, "").strip()
+    try:
+        mib = float(raw) if raw else float(DEFAULT_UPLOAD_MB)
+    except ValueError:
+        raise InputError(f"{UPLOAD_ENV}={raw!r} is not a number of megabytes.") from None
+    if not 0 < mib < float("inf"):
+        raise InputError(f"{UPLOAD_ENV} must be a positive number of megabytes, got {raw!r}.")
+    return max(1, int(mib * (1 << 20)))
+
+
+def upload_rule() -> str:
+    """How a sentence names the upload budget."""
+    return f"the limit of {upload_budget() / (1 << 20):,.0f} MiB on uploads being processed ({UPLOAD_ENV})"
+
+
+_UPLOADS_LOCK = threading.Lock()
+_UPLOADS_USED = [0]  # bytes reserved by every session's upload folder
+
+
+class UploadFolder:
+    """A session's temporary folder for uploads, and the share of the server's upload
+    budget it holds (:func:`upload_folder`).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The folder (removed when the upload is done).
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.held = 0
+
+    def reserve(self, nbytes: int, what: str) -> int:
+        """Take ``nbytes`` of the budget before writing them, or refuse in one sentence.
+
+        Parameters
+        ----------
+        nbytes : int
+            What is about to be written (an upload, or what an archive unpacks to).
+        what : str
+            The upload, for the sentence.
+
+        Returns
+        -------
+        int
+            ``nbytes``.
+
+        Raises
+        ------
+        InputError
+            When the server's uploads would take more than the budget.
+        """
+        budget = upload_budget()
+        with _UPLOADS_LOCK:
+            if _UPLOADS_USED[0] + nbytes > budget:
+                raise InputError(
+                    f"{what} would take the uploads being processed on this server past "
+                    f"{upload_rule()}; upload less, or try again when other uploads are done."
+                )
+            _UPLOADS_USED[0] += nbytes
+            self.held += nbytes
+        return nbytes
+
+    def release(self) -> None:
+        """Give the folder's share back (the folder is removed by :func:`upload_folder`)."""
+        with _UPLOADS_LOCK:
+            _UPLOADS_USED[0] -= self.held
+            self.held = 0
+
+
+@contextmanager
+def upload_folder() -> Iterator[UploadFolder]:
+    """A temporary folder for one session's uploads, under the server's disk budget for
+    uploads (:func:`upload_budget`); removed, and its share given back, when the block ends.
+
+    Yields
+    ------
+    UploadFolder
+    """
+    path = Path(tempfile.mkdtemp(prefix="lbe-upload-"))
+    folder = UploadFolder(path)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        folder.release()
+
+
+def save_uploads(files: Sequence, folder: Path, space: UploadFolder | None = None) -> list[Path]:
     """Write uploaded files into ``folder`` under their own names.
 
     The names are kept because lm-eval's file names carry the task and the run's
@@ -165,22 +287,63 @@ def save_uploads(files: Sequence, folder: Path) -> list[Path]:
     Parameters
     ----------
     files : sequence
-        ``st.file_uploader`` results (each with ``name`` and ``getvalue()``).
+        ``st.file_uploader`` results (each with ``name``, ``size`` and ``getvalue()``).
     folder : pathlib.Path
         Where to write them; made if missing.
+    space : UploadFolder, optional
+        The upload folder whose share of the disk budget each file takes first.
 
     Returns
     -------
     list of pathlib.Path
         The files written, in the order of ``files``.
+
+    Raises
+    ------
+    InputError
+        When a file would take the server's uploads past their disk budget.
     """
     folder.mkdir(parents=True, exist_ok=True)
     out = []
     for f in files:
         p = folder / _safe_name(f.name)
-        p.write_bytes(f.getvalue())
+        data = f.getvalue()
+        if space is not None:
+            space.reserve(len(data), f"Uploaded file {_safe_name(f.name)}")
+        p.write_bytes(data)
         out.append(p)
     return out
+
+
+def unpack_upload(archive: Path, dest: Path, space: UploadFolder) -> Path:
+    """Unpack an uploaded zip by the one extraction (:func:`lifelong_core.io.text.extract_zip`:
+    paths, unpacked-size and file-count limits), its unpacked size first taken from the
+    server's upload budget.
+
+    Parameters
+    ----------
+    archive : pathlib.Path
+        The saved upload.
+    dest : pathlib.Path
+        Where to unpack it.
+    space : UploadFolder
+        The session's upload folder.
+
+    Returns
+    -------
+    pathlib.Path
+        ``dest``.
+
+    Raises
+    ------
+    InputError
+        If the archive is refused by a limit or the budget, or cannot be unpacked.
+    """
+    from lifelong_core.io.text import check_archive, extract_zip
+
+    declared = sum(i.file_size for i in check_archive(archive, archive.name))
+    space.reserve(declared, f"{archive.name}, unpacked,")
+    return extract_zip(archive, dest, limit=max(declared, 1), limit_rule=upload_rule())
 
 
 def import_sources(

@@ -22,7 +22,6 @@ points of a 0.01 grid, against well under a second here).
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 import numpy as np
@@ -167,9 +166,6 @@ def plotly_ternary(
     colors = colors or default_colors(regions)
     df = regions.to_frame()
     c0, c1, c2 = regions.stats.categories
-    # Category and model names go into the hover template as written: escaped, as
-    # plain_figure escapes the trace's own text.
-    e0, e1, e2 = (html.escape(str(c), quote=False) for c in (c0, c1, c2))
     fig = go.Figure()
     for name in _legend_order(regions):
         part = df[df["winner"] == name]
@@ -195,10 +191,10 @@ def plotly_ternary(
                 marker=dict(color=colors[name], size=7, symbol="hexagon", line=dict(width=0)),
                 customdata=custom,
                 hovertemplate=(
-                    f"{e0} %{{customdata[0]:.2f}}, {e1} %{{customdata[1]:.2f}}, {e2} %{{customdata[2]:.2f}}<br>"
+                    f"{c0} %{{customdata[0]:.2f}}, {c1} %{{customdata[1]:.2f}}, {c2} %{{customdata[2]:.2f}}<br>"
                     "best: %{customdata[3]}<br>second: %{customdata[4]}<br>"
                     "difference: %{customdata[5]:.2f} pts, SE %{customdata[6]:.2f} pts"
-                    f"<extra>{html.escape(str(name), quote=False)}</extra>"
+                    f"<extra>{name}</extra>"
                 ),
             )
         )

@@ -111,13 +111,19 @@ def stderr_progress(width: int = 30) -> Callable[[float, str], None]:
 
 
 def check_out_dirs(*outputs: tuple[str | None, str]) -> None:
-    """Each ``(path, flag)`` output's folder exists (``path`` None: not asked for).
+    """Each ``(path, flag)`` output can be written (``path`` None: not asked for).
 
-    Checked before any data is read, so a typo costs no computation.
+    Checked before any data is read, so a typo or an unwritable place (a missing folder,
+    ``/proc``, a device) costs no computation
+    (:func:`lifelong_core.io.edges.check_output_path`).
     """
+    from lifelong_core.io.edges import check_output_path
+
     for path, flag in outputs:
-        if path is not None and not Path(path).resolve().parent.is_dir():
-            raise InputError(f"{flag} directory {Path(path).parent} does not exist.")
+        if path is not None:
+            if not Path(path).resolve().parent.is_dir():
+                raise InputError(f"{flag} directory {Path(path).parent} does not exist.")
+            check_output_path(path, flag)
 
 
 def write_csv(df: pd.DataFrame, path: str, flag: str) -> None:

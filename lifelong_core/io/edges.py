@@ -213,9 +213,13 @@ def open_input(path, what: str) -> BinaryIO:
 
 
 def check_output_path(path, what: str) -> Path:
-    """Refuse an output path whose folder is missing or which names a directory.
+    """Refuse an output path that cannot be written, before any work is done.
 
-    Checked before any work is done, so a long export does not fail at its last step.
+    Checked before a long computation, so it does not fail at its last step: the folder
+    must exist and take a new file (a probe file is created and removed there, since
+    outputs are written beside the target and renamed over it; ``/proc`` and read-only
+    mounts refuse it), and an existing target must be a regular file (never a device or a
+    pipe, which a rename would replace).
 
     Parameters
     ----------
@@ -232,12 +236,18 @@ def check_output_path(path, what: str) -> Path:
     Raises
     ------
     InputError
-        If ``path`` is a directory, or its folder does not exist, is not a folder or is
-        not writable.
+        If ``path`` is a directory or another non-regular file, or its folder does not
+        exist, is not a folder or does not take new files.
     """
+    import tempfile
+
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{what} output {p} is a directory; give a file name.")
+    if p.exists():
+        kind = not_regular(p.stat().st_mode)
+        if kind is not None:
+            raise InputError(f"{what} output {p} is {kind}; give the name of a file.")
     parent = p.parent
     if not parent.exists():
         raise InputError(f"Cannot write {what} output {p}: folder {parent} does not exist.")
@@ -245,6 +255,14 @@ def check_output_path(path, what: str) -> Path:
         raise InputError(f"Cannot write {what} output {p}: {parent} is not a folder.")
     if not os.access(parent, os.W_OK):
         raise InputError(f"Cannot write {what} output {p}: permission denied in folder {parent}.")
+    try:
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=f".{p.name[:40]}.", suffix=".probe"):
+            pass
+    except OSError as exc:
+        why = (exc.strerror or type(exc).__name__).lower()
+        raise InputError(
+            f"Cannot write {what} output {p}: folder {parent} does not take new files ({why})."
+        ) from None
     return p
 
 

@@ -539,7 +539,7 @@ def lm_eval_source(
     *,
     strict: bool = False,
     progress: Callable[[float, str], None] | None = None,
-    name: str | None = None,
+    shown_as: str | None = None,
 ) -> Source:
     """lm-evaluation-harness ``--log_samples`` output, read and validated before the store
     is touched: one model's run (a folder, its results file or one samples file), a folder
@@ -566,7 +566,7 @@ def lm_eval_source(
         are imported.
     progress : callable, optional
         ``progress(fraction, text)`` as runs are read.
-    name : str, optional
+    shown_as : str, optional
         How messages, skipped runs' reasons and the store's log name the input, in place
         of ``path`` (an upload's file name rather than the folder it was saved in); a zip
         is named as given, never by the temporary folder it is unpacked into.
@@ -592,13 +592,13 @@ def lm_eval_source(
             root = extract_zip(path, Path(tmp) / path.stem)
             return _named(
                 root,
-                name or str(path),
+                shown_as or str(path),
                 lambda: _read_runs(root, path, model, metric, filter, dataset, strict, progress),
             )
-    if name is not None:
+    if shown_as is not None:
         return _named(
             path,
-            name,
+            shown_as,
             lambda: lm_eval_source(
                 path, model, metric, filter, dataset, strict=strict, progress=progress
             ),

@@ -102,6 +102,13 @@ def held_out_rows(sel: Selection, holdout: int, split: str, seed: int) -> np.nda
     m = sel.A.shape[0]
     if split not in SPLITS:
         raise InputError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}.", param="split")
+    if m < 3:
+        # Two must stay in the cache and one be held out: no hold-out count fits.
+        raise InputError(
+            f"a backtest needs at least 3 complete models (one held out, two kept in the "
+            f"cache); this cache has {m}.",
+            param="holdout",
+        )
     if (
         isinstance(holdout, bool)
         or not isinstance(holdout, (int, np.integer))

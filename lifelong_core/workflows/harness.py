@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -474,7 +474,7 @@ def observations_from_lm_eval(
     task_names: Mapping[str, str] | None = None,
     metric: str | None = None,
     filter: str | None = None,
-    name: str | None = None,
+    shown_as: str | None = None,
 ) -> Observations:
     """One model's ``lm_eval --log_samples`` run as results on the dataset's sample ids.
 
@@ -498,7 +498,7 @@ def observations_from_lm_eval(
         task's own (as ``import --lm-eval --metric``).
     filter : str, optional
         The lm-eval filter whose metric is read; default each task's own.
-    name : str, optional
+    shown_as : str, optional
         How messages name the run instead of ``path`` (an upload's name).
 
     Returns
@@ -522,7 +522,7 @@ def observations_from_lm_eval(
 
     path = Path(path)
     if path.suffix.lower() == ".zip" and not path.is_dir():
-        shown = name or path.name
+        shown = shown_as or str(path)
         with tempfile.TemporaryDirectory(prefix="lbe-lm-eval-") as tmp:
             root = extract_zip(path, Path(tmp) / "run")
             runs = run_folders(root)
@@ -538,7 +538,7 @@ def observations_from_lm_eval(
             return _observations(
                 runs[0], cache, task_names, metric, filter, root, shown, shown + "/"
             )
-    return _observations(path, cache, task_names, metric, filter, path, name, None)
+    return _observations(path, cache, task_names, metric, filter, path, shown_as, None)
 
 
 def _observations(
@@ -586,7 +586,7 @@ def observations_from_uploads(
     task_names: Mapping[str, str] | None = None,
     metric: str | None = None,
     filter: str | None = None,
-    budget: int | None = None,
+    reserve: Callable[[int, str], object] | None = None,
 ) -> Observations:
     """The same as :func:`observations_from_lm_eval` for uploaded files: the run's
     ``samples_*.jsonl`` (``.gz``) files, optionally with its ``results_*.json``, or one
@@ -594,8 +594,9 @@ def observations_from_uploads(
 
     The files are written to a temporary folder that is removed afterwards, a zip unpacked
     by the one extraction (:func:`lifelong_core.io.text.extract_zip`: members under plain
-    relative paths only, the unpacked-size and file-count limits, and ``budget``). An
-    error names the upload, not the temporary folder.
+    relative paths only, the unpacked-size and file-count limits). ``reserve`` is asked for
+    the disk each file and each zip's unpacked content will take, before it is written.
+    An error names the upload, not the temporary folder.
 
     Parameters
     ----------
@@ -609,9 +610,9 @@ def observations_from_uploads(
         The lm-eval metric read per item; default each task's own.
     filter : str, optional
         The lm-eval filter whose metric is read; default each task's own.
-    budget : int, optional
-        Bytes a zip may unpack to (the app's disk budget for uploads), below the
-        unpacked limit.
+    reserve : callable, optional
+        ``reserve(nbytes, what)`` before ``nbytes`` are written (the app's disk budget for
+        uploads); it raises InputError to refuse.
 
     Returns
     -------
@@ -629,7 +630,7 @@ def observations_from_uploads(
     import tempfile
 
     from lifelong_core.io.lm_eval import run_folders
-    from lifelong_core.io.text import extract_zip
+    from lifelong_core.io.text import check_archive, extract_zip
 
     if not files:
         raise InputError(
@@ -646,9 +647,14 @@ def observations_from_uploads(
             saved = root / (
                 re.sub(r"[^A-Za-z0-9_.=+-]+", "_", Path(name).name).strip(".") or "upload.zip"
             )
-            saved.write_bytes(data)
             shown = f"uploaded file {Path(name).name}"
-            unpacked = extract_zip(saved, root / "run", limit=budget)
+            if reserve is not None:
+                reserve(len(data), shown)
+            saved.write_bytes(data)
+            declared = sum(i.file_size for i in check_archive(saved, saved.name))
+            if reserve is not None:
+                reserve(declared, f"{shown}, unpacked,")
+            unpacked = extract_zip(saved, root / "run", limit=max(declared, 1))
             runs = run_folders(unpacked)
             if len(runs) != 1:
                 what = (
@@ -668,6 +674,8 @@ def observations_from_uploads(
                         f"uploaded file {name} is neither a samples_<task>_<timestamp>.jsonl nor a "
                         "results_<timestamp>.json file of an lm-eval run."
                     )
+                if reserve is not None:
+                    reserve(len(data), f"uploaded file {base}")
                 (root / base).write_bytes(data)
             folder = root
         obs = _observations(folder, cache, task_names, metric, filter, root, "the upload", "")

@@ -1,0 +1,165 @@
+"""Every page on a store whose names are Markdown and HTML: shown as typed, never rendered.
+
+Dataset, domain, category, model and family names are the user's text. A dataset named
+``<b>ds</b>![z](http://127.0.0.1:9/z.png)`` made the Backtest page fetch that URL (its
+``st.info`` and download labels rendered the name as Markdown) and Plotly titles rendered
+``<b>``. Here every element Streamlit renders as Markdown (bodies, labels, help, radio
+options, expander and tab labels) and every Plotly figure of every page is read back from
+the page's messages, and no name may arrive there unescaped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lifelong_core.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+
+URL = "http://127.0.0.1:9/{}.png"
+DATASET = "<b>ds</b>![z](" + URL.format("z") + ")"
+DOMAINS = [f"t{i}<i>x</i>![y{i}](" + URL.format(f"y{i}") + ")" for i in range(3)]
+CATEGORIES = [f"c{i} **bold** [l](http://127.0.0.1:9/l{i})" for i in range(3)]
+FAMILIES = ["<a href='http://127.0.0.1:9/f'>fam</a>", "f2 `code` :red[x]"]
+MODELS = [f"m<b>{i}</b>![a{i}](" + URL.format(f"a{i}") + ")" for i in range(12)]
+
+# Unescaped Markdown or HTML from the names: an image or link opening, a tag, bold.
+MARKDOWN_LEAK = re.compile(r"(?<!\\)!(?<!\\)\[|(?<!\\)<(?:b|i|a)[ >]|(?<!\\)\*\*bold|(?<!\\)\[l\]")
+# In a Plotly figure only HTML matters (it renders <b>, <i>, <a href>): none of the names'
+# tags may be there as tags.
+HTML_LEAK = re.compile(r"<b>\d|<i>x|<a href|<b>ds")
+
+
+@pytest.fixture(scope="module")
+def hostile_store(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("hostile") / "hostile.duckdb"
+    rng = np.random.default_rng(3)
+    ability = np.linspace(-1, 1.5, len(MODELS))
+    rows = []
+    for d, (domain, category) in enumerate(zip(DOMAINS, CATEGORIES)):
+        for j in range(60):
+            difficulty = rng.normal()
+            label = int(rng.integers(0, 4))
+            for i, model in enumerate(MODELS):
+                p = 1 / (1 + np.exp(-(ability[i] - difficulty)))
+                correct = int(rng.random() < p)
+                rows.append(
+                    {
+                        "model": model,
+                        "sample": f"{domain}/{j}",
+                        "correct": correct,
+                        "dataset": DATASET,
+                        "domain": domain,
+                        "category": category,
+                        "confidence": float(np.clip(p + rng.normal(0, 0.05), 0.01, 0.99)),
+                        "predicted": label if correct else (label + 1) % 4,
+                        "label": label,
+                    }
+                )
+    long = path.parent / "long.csv"
+    pd.DataFrame(rows).to_csv(long, index=False)
+    from lifelong_core.workflows import imports
+
+    imports.import_into(path, imports.read_long_source(long, None))
+    with Store.open(path, read_only=False) as st:
+        cur = st.cursor()
+        for i, model in enumerate(MODELS):
+            cur.execute(
+                "UPDATE models SET family = ?, name = ? WHERE model_id = ?",
+                [FAMILIES[i % 2], model, model],
+            )
+    return path
+
+
+PAGES = ["app.py"] + [f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*.py"))]
+VARIANTS = [(p, {}) for p in PAGES] + [
+    ("pages/10_Backtest.py", {"run": "1", "repeats": "1", "holdout": "2", "budgets": "16,32"}),
+    ("pages/6_Rankings.py", {"source": "store"}),
+    ("pages/6_Rankings.py", {"source": "store", "tab": "Pairwise differences"}),
+    ("pages/6_Rankings.py", {"source": "store", "tab": "Rank intervals"}),
+    ("pages/7_Task_weighting.py", {"wsource": "store"}),
+    ("pages/7_Task_weighting.py", {"wsource": "store", "wtab": "Interactive (plotly)"}),
+    ("pages/3_Evaluate_something_new.py", {"tab": "New samples (insert_D)"}),
+]
+IDS = [
+    f"{Path(p).stem}-{'-'.join(f'{k}={v[:10]}' for k, v in q.items()) or 'default'}"
+    for p, q in VARIANTS
+]
+
+
+def _markdown_fields(proto, path=""):
+    """(where, text) of every field of ``proto`` that Streamlit renders as Markdown."""
+    for field, value in proto.ListFields():
+        name = field.name
+        items = (
+            [value] if isinstance(value, (str, bytes)) or hasattr(value, "ListFields") else value
+        )
+        if field.type == field.TYPE_MESSAGE:
+            for item in items:
+                yield from _markdown_fields(item, f"{path}.{name}")
+        elif name in ("body", "label", "help", "captions") or (
+            name == "options" and type(proto).__name__ == "Radio"
+        ):
+            for item in items:
+                if isinstance(item, str):
+                    yield f"{type(proto).__name__}{path}.{name}", item
+
+
+def _strings(value, where=""):
+    """(where, text) of every string in a figure's JSON."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(v, f"{where}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _strings(v, f"{where}[{i}]")
+
+
+def _walk(node):
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _walk(child)
+
+
+def leaks(at: AppTest) -> list[str]:
+    found = []
+    for node in _walk(at._tree):
+        proto = getattr(node, "proto", None)
+        if proto is None:
+            continue
+        kind = type(proto).__name__
+        if kind == "PlotlyChart":
+            # The figure's JSON escapes "<" as \u003c: read it back to see what Plotly sees.
+            for where, text in _strings(json.loads(proto.spec or "{}")):
+                m = HTML_LEAK.search(text)
+                if m:
+                    found.append(f"plotly {where}: {text[max(0, m.start() - 40) : m.end() + 40]!r}")
+            continue
+        if kind in ("Arrow", "DataFrame"):
+            continue  # tables show text as text
+        for where, text in _markdown_fields(proto):
+            m = MARKDOWN_LEAK.search(text)
+            if m:
+                found.append(f"{where}: {text[max(0, m.start() - 40) : m.end() + 40]!r}")
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page,query", VARIANTS, ids=IDS)
+def test_no_name_reaches_the_browser_as_markdown_or_html(page, query, hostile_store, monkeypatch):
+    monkeypatch.setenv("LBE_STORE", str(hostile_store))
+    at = AppTest.from_file(str(ROOT / page), default_timeout=300)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not leaks(at), leaks(at)[:5]
