@@ -48,6 +48,7 @@ from ui.categories import category_control
 from ui.common import (
     get_store,
     input_errors,
+    plain,
     provenance_note,
     query_default,
     query_list,
@@ -199,7 +200,7 @@ if source in ("store", "estimated"):
         # dataset (a store whose datasets were run by different models has one such set per dataset).
         pool = sel.names
         ss_models = st.multiselect(
-            f"Models (evaluated on every sample of {dataset}: {len(pool)} of {len(get_store().models())} in the store)",
+            f"Models (evaluated on every sample of {plain(dataset)}: {len(pool)} of {len(get_store().models())} in the store)",
             pool,
             default=query_list("ss_models", pool, pool),
             key=f"ss_models:{dataset}",

@@ -615,7 +615,8 @@ def show_chart(fig, name: str, key: Hashable | None = None) -> None:
 
 
 def show_table(df: pd.DataFrame, name: str, **kwargs) -> None:
-    """Render a table with its CSV download button underneath.
+    """Render a table with its CSV download button underneath (server paths in its text
+    written as file names when served beyond loopback, :func:`hide_paths`).
 
     Parameters
     ----------
@@ -626,6 +627,12 @@ def show_table(df: pd.DataFrame, name: str, **kwargs) -> None:
     **kwargs
         Passed on to ``st.dataframe`` (e.g. ``column_config``).
     """
+    if beyond_loopback():
+        # Store text may hold server paths (an import's source file in the log).
+        df = df.copy()
+        for col in df.columns:
+            if df[col].dtype == object or pd.api.types.is_string_dtype(df[col]):
+                df[col] = df[col].map(lambda v: hide_paths(v) if isinstance(v, str) else v)
     st.dataframe(df, width="stretch", hide_index=True, **kwargs)
     download_table(df, name)
 
@@ -653,7 +660,7 @@ def provenance_note(synthetic: bool | None = None, dataset: str | None = None) -
             else "predictions as recorded at import"
         )
         desc = str(row.description or "").strip() or "no description recorded"
-        src = str(getattr(row, "source", "") or "").strip()
+        src = hide_paths(str(getattr(row, "source", "") or "").strip())
         st.caption(
             f"Data: **{plain(row.dataset)}**, {kind}: {plain(desc)}"
             + (f" (source: {plain(src)})" if src else "")

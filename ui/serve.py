@@ -98,10 +98,23 @@ def _given(argv: list[str], option: str) -> bool:
     return any(a == f"--{option}" or a.startswith(f"--{option}=") for a in argv)
 
 
+def _address(argv: list[str]) -> str | None:
+    """The address the command line gives the server, if any."""
+    for i, a in enumerate(argv):
+        if a == "--server.address" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--server.address="):
+            return a.split("=", 1)[1]
+    return None
+
+
 def streamlit_args(argv: list[str]) -> list[str]:
     """``argv`` with ``--server.address 127.0.0.1`` added unless an address is given, and
-    the :data:`SERVING_OPTIONS` not given."""
+    the :data:`SERVING_OPTIONS` not given. Served beyond loopback, a failure shows no
+    traceback to the visitor (``client.showErrorDetails none``, unless given): a traceback
+    names the server's files."""
     from lifelong_core.commands.app import DEFAULT_ADDRESS
+    from ui.shared_store import LOOPBACK
 
     extra = []
     if not _given(argv, "server.address") and not os.environ.get("STREAMLIT_SERVER_ADDRESS"):
@@ -109,6 +122,9 @@ def streamlit_args(argv: list[str]) -> list[str]:
     for option, value in SERVING_OPTIONS.items():
         if not _given(argv, option):
             extra += [f"--{option}", value]
+    address = _address(argv) or os.environ.get("STREAMLIT_SERVER_ADDRESS") or DEFAULT_ADDRESS
+    if address.strip() not in LOOPBACK and not _given(argv, "client.showErrorDetails"):
+        extra += ["--client.showErrorDetails", "none"]
     return [*extra, *argv]
 
 

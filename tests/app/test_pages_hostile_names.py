@@ -79,15 +79,32 @@ def hostile_store(tmp_path_factory) -> Path:
 
 
 PAGES = ["app.py"] + [f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*.py"))]
-VARIANTS = [(p, {}) for p in PAGES] + [
-    ("pages/10_Backtest.py", {"run": "1", "repeats": "1", "holdout": "2", "budgets": "16,32"}),
-    ("pages/6_Rankings.py", {"source": "store"}),
-    ("pages/6_Rankings.py", {"source": "store", "tab": "Pairwise differences"}),
-    ("pages/6_Rankings.py", {"source": "store", "tab": "Rank intervals"}),
-    ("pages/7_Task_weighting.py", {"wsource": "store"}),
-    ("pages/7_Task_weighting.py", {"wsource": "store", "wtab": "Interactive (plotly)"}),
-    ("pages/3_Evaluate_something_new.py", {"tab": "New samples (insert_D)"}),
-]
+VARIANTS = (
+    [(p, {}) for p in PAGES]
+    + [
+        ("pages/10_Backtest.py", {"run": "1", "repeats": "1", "holdout": "2", "budgets": "16,32"}),
+        ("pages/6_Rankings.py", {"source": "store"}),
+        ("pages/6_Rankings.py", {"source": "store", "tab": "Pairwise differences"}),
+        ("pages/6_Rankings.py", {"source": "store", "tab": "Rank intervals"}),
+        ("pages/7_Task_weighting.py", {"wsource": "store"}),
+        ("pages/7_Task_weighting.py", {"wsource": "store", "wtab": "Interactive (plotly)"}),
+        ("pages/6_Rankings.py", {"source": "estimated"}),
+    ]
+    + [
+        ("pages/1_Budget_explorer.py", {"tab": tab})
+        for tab in (
+            "vs CopyNearest&Expand",
+            "Aleatoric vs epistemic",
+            "Design choices",
+            "Model correlation",
+            "New samples (insert_D)",
+        )
+    ]
+    + [
+        ("pages/3_Evaluate_something_new.py", {"tab": tab})
+        for tab in ("New samples (insert_D)", "Until sure (adaptive)", "A new model with lm-eval")
+    ]
+)
 IDS = [
     f"{Path(p).stem}-{'-'.join(f'{k}={v[:10]}' for k, v in q.items()) or 'default'}"
     for p, q in VARIANTS
@@ -98,9 +115,9 @@ def _markdown_fields(proto, path=""):
     """(where, text) of every field of ``proto`` that Streamlit renders as Markdown."""
     for field, value in proto.ListFields():
         name = field.name
-        items = (
-            [value] if isinstance(value, (str, bytes)) or hasattr(value, "ListFields") else value
-        )
+        if isinstance(value, (bool, int, float, bytes)):
+            continue
+        items = [value] if isinstance(value, str) or hasattr(value, "ListFields") else value
         if field.type == field.TYPE_MESSAGE:
             for item in items:
                 yield from _markdown_fields(item, f"{path}.{name}")
@@ -153,7 +170,6 @@ def leaks(at: AppTest) -> list[str]:
     return found
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("page,query", VARIANTS, ids=IDS)
 def test_no_name_reaches_the_browser_as_markdown_or_html(page, query, hostile_store, monkeypatch):
     monkeypatch.setenv("LBE_STORE", str(hostile_store))
@@ -163,3 +179,62 @@ def test_no_name_reaches_the_browser_as_markdown_or_html(page, query, hostile_st
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     assert not leaks(at), leaks(at)[:5]
+
+
+def _all_strings(proto):
+    """Every string of a page element's message, at any depth."""
+    for _field, value in proto.ListFields():
+        if isinstance(value, (bool, int, float, bytes)):
+            continue
+        items = [value] if isinstance(value, str) or hasattr(value, "ListFields") else value
+        for item in items:
+            if isinstance(item, str):
+                yield item
+            elif hasattr(item, "ListFields"):
+                yield from _all_strings(item)
+
+
+def shown_strings(at: AppTest) -> list[str]:
+    """Everything a page sends to the browser as text: its elements' strings, its tables'
+    cells and its figures' text."""
+    out = []
+    for node in _walk(at._tree):
+        proto = getattr(node, "proto", None)
+        if proto is None:
+            continue
+        if type(proto).__name__ == "PlotlyChart":
+            out += [t for _, t in _strings(json.loads(proto.spec or "{}"))]
+        else:
+            out += list(_all_strings(proto))
+    for df in at.dataframe:
+        out += [str(v) for v in df.value.astype(str).to_numpy().ravel()]
+        out += [str(c) for c in df.value.columns]
+    return out
+
+
+@pytest.fixture
+def beyond_loopback():
+    from streamlit import config as st_config
+
+    before = st_config.get_option("server.address")
+    st_config.set_option("server.address", "0.0.0.0")
+    yield
+    st_config.set_option("server.address", before)
+
+
+@pytest.mark.parametrize("page,query", VARIANTS, ids=IDS)
+def test_served_beyond_loopback_no_page_shows_a_server_path(
+    page, query, hostile_store, monkeypatch, beyond_loopback
+):
+    import tempfile
+
+    monkeypatch.setenv("LBE_STORE", str(hostile_store))
+    monkeypatch.delenv("LBE_APP_WRITES", raising=False)
+    at = AppTest.from_file(str(ROOT / page), default_timeout=300)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    server = {str(hostile_store.parent), str(ROOT), tempfile.gettempdir() + "/"}
+    found = [s for s in shown_strings(at) if any(p in s.replace("\\", "") for p in server)]
+    assert not found, found[:5]
