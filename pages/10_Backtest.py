@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lifelong_core.methods.draws import COMMON, PER_MODEL
+from lifelong_core.methods.registry import BASELINE_METHOD
 from lifelong_core.workflows import backtest as bt
 from lifelong_core.workflows.budgets import budget_choices
 from ui import caches, charts, controls
@@ -93,7 +94,9 @@ with st.form("backtest"):
     repeats = d[1].number_input(
         "Repeats", 1, 20, int(min(max(query_default("repeats", bt.DEFAULT_REPEATS, int), 1), 20))
     )
-    seed = d[2].number_input("Seed", 0, 2**31 - 1, max(0, query_default("seed", 0, int)))
+    seed = d[2].number_input(
+        "Seed", 0, 2**31 - 1, min(max(0, query_default("seed", 0, int)), 2**31 - 1)
+    )
     common = d[3].toggle(
         "Same items for every model",
         value=query_default("common", False, bool),
@@ -125,6 +128,18 @@ if not methods or not budgets:
     st.stop()
 
 draws = COMMON if common else PER_MODEL
+# The view's work is estimated before any of it is done (a URL is anyone's to write).
+controls.check_work(
+    controls.backtest_work(
+        list(dict.fromkeys([*methods, BASELINE_METHOD])),
+        m,
+        n,
+        int(holdout),
+        len(budgets),
+        int(repeats),
+    ),
+    "repeats, methods, budgets or held-out models",
+)
 result = caches.backtest(
     key,
     dataset,

@@ -349,13 +349,8 @@ with tabs[2]:
             "at each look, not exactly at the stopping time."
         )
         c = st.columns(3)
-        target_pts = c[0].number_input(
-            "Target: ± points (95% half-width)",
-            0.1,
-            50.0,
-            query_default("target", 2.0, float),
-            0.5,
-            key="target",
+        target_pts = controls.url_number(
+            c[0], "Target: ± points (95% half-width)", 0.1, 50.0, "target", 2.0, step=0.5
         )
         max_b = c[1].number_input(
             "Maximum budget (samples)",

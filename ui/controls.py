@@ -48,6 +48,9 @@ from ui.common import (
 )
 from ui.stores import write_to_store
 
+# Evaluated models a model-based estimator is scored on by an interactive page.
+EVAL_CAP = 40
+
 
 def method_names() -> list[str]:
     """The search methods every page's method picker offers: the registry's methods that
@@ -267,6 +270,155 @@ def int_input(container, label: str, lo: int, hi: int, url_key: str, default: in
     return int(container.number_input(label, lo, hi, value, key=url_key))
 
 
+def url_number(
+    container,
+    label: str,
+    lo: float,
+    hi: float,
+    url_key: str,
+    default: float,
+    **kw,
+) -> float:
+    """A number input whose value lives in the URL, the URL's value clipped to [lo, hi]
+    (not a number, or infinite: the default), so a hand-edited link never stops the page.
+
+    Parameters
+    ----------
+    container : streamlit container
+        Where the widget goes.
+    label : str
+        The input's label.
+    lo, hi : float
+        The range, both ends included.
+    url_key : str
+        Name of the URL parameter and of the widget key.
+    default : float
+        The value when the URL has none or an unusable one.
+    **kw
+        Passed on to ``number_input`` (``step``, ``format``, ``help``).
+
+    Returns
+    -------
+    float
+    """
+    raw = query_default(url_key, default, float)
+    value = float(np.clip(raw if np.isfinite(raw) else default, lo, hi))
+    return float(container.number_input(label, float(lo), float(hi), value, key=url_key, **kw))
+
+
+# ------------------------------------------------------------------ the work of a page view
+# Every page estimates what its view will cost before it computes, from its URL's
+# parameters and the registry's capabilities, and refuses a view over the budget in one
+# sentence (a URL is anyone's to write: one such view once took minutes of the server's
+# CPU). A unit is about one second of one core of a 2020s laptop (measured: the numbers and
+# the command are on the documentation's Benchmarks page); the estimate errs high.
+WORK_ENV = "LBE_APP_WORK"
+DEFAULT_WORK = 120.0
+# Seconds per million cache entries a method reads: fitted on (a fit), and per estimate
+# (one model's row at one budget), by what the registry says it is.
+_FIT_COST = {"cheap": 0.05, "model": 1.0, "self_tuning": 3.0}
+_ESTIMATE_COST = {"cheap": 0.08, "model": 1.0, "self_tuning": 2.5}
+
+
+def _cost_class(method: str) -> str:
+    caps = capabilities(method)
+    if caps.cheap:
+        return "cheap"
+    return "self_tuning" if caps.self_tuning else "model"
+
+
+def sweep_work(method: str, fitted: int, scored: int, n: int, budgets: int) -> float:
+    """Estimated work of one sweep: a fit on ``fitted`` models and ``scored`` models
+    estimated at ``budgets`` budgets, on ``n`` items.
+
+    Parameters
+    ----------
+    method : str
+        A registered method (its capabilities set the cost per entry).
+    fitted, scored, n, budgets : int
+        Models the method is fitted on, models it estimates, items, budgets.
+
+    Returns
+    -------
+    float
+        Units of :data:`WORK_ENV` (about core-seconds).
+    """
+    kind = _cost_class(method)
+    return _FIT_COST[kind] * fitted * n / 1e6 + _ESTIMATE_COST[kind] * scored * budgets * n / 1e6
+
+
+def backtest_work(
+    methods: list[str], m: int, n: int, holdout: int, budgets: int, repeats: int
+) -> float:
+    """Estimated work of a backtest: per repeat, each method fitted on the models kept and
+    estimating every held-out model at every budget (:func:`sweep_work`).
+
+    Parameters
+    ----------
+    methods : list of str
+        The methods run (the random sample included).
+    m, n : int
+        Models and items of the cache.
+    holdout, budgets, repeats : int
+        Held-out models, budgets and repeats.
+
+    Returns
+    -------
+    float
+        Units of :data:`WORK_ENV`.
+    """
+    kept = max(1, m - holdout)
+    return repeats * sum(sweep_work(x, kept, holdout, n, budgets) for x in methods)
+
+
+def work_budget() -> float:
+    """Units one page view may use: ``LBE_APP_WORK``, else 120.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    InputError
+        If the variable is not a positive number.
+    """
+    import os
+
+    from lifelong_core.errors import InputError
+
+    raw = os.environ.get(WORK_ENV, "").strip()
+    try:
+        value = float(raw) if raw else DEFAULT_WORK
+    except ValueError:
+        raise InputError(f"{WORK_ENV}={raw!r} is not a number.") from None
+    if not 0 < value < float("inf"):
+        raise InputError(f"{WORK_ENV} must be a positive number, got {raw!r}.")
+    return value
+
+
+def check_work(units: float, fewer: str) -> None:
+    """Stop the page with one sentence when its view would cost more than the budget.
+
+    Parameters
+    ----------
+    units : float
+        The view's estimated work (:func:`sweep_work` and the like), computed before any
+        of it is done.
+    fewer : str
+        What to choose less of, for the sentence (``"repeats, methods or budgets"``).
+    """
+    with input_errors():
+        budget = work_budget()
+    if units > budget:
+        st.error(
+            f"This view would take an estimated {units:,.0f} units of work (about core-seconds), "
+            f"more than the {budget:,.0f} one page view may use ({WORK_ENV}); choose fewer "
+            f"{fewer}, or run it from the command line, which has no such limit."
+        )
+        st.stop()
+
+
 def _pick(container, label: str, options: list, url_key: str, default, **kw):
     raw = query_default(url_key, str(default))
     by_text = {str(o): o for o in options}
@@ -415,6 +567,22 @@ def sweep_controls(
     if not budgets:
         st.warning("Choose at least one budget.")
         st.stop()
+    # The view's work, before any of it: per split, the method's sweep, the random sample
+    # beside it and one tab's extra sweep of a threshold rule.
+    rest = max(1, m - int(k))
+    every = min(rest, scored) if is_large(sel) else rest
+    per_split = (
+        sweep_work(
+            search,
+            int(k),
+            every if capabilities(search).cheap else min(every, EVAL_CAP),
+            n,
+            len(budgets),
+        )
+        + sweep_work(BASELINE_METHOD, int(k), every, n, len(budgets)) * bool(baseline)
+        + sweep_work(PUBLISHED_METHOD, int(k), every, n, len(budgets))
+    )
+    check_work(reps * per_split, "Sort splits, budgets or models, or a cheaper method")
     cfg = SweepConfig(
         dataset,
         dom_key,
@@ -437,7 +605,7 @@ def run_config(
     sel: Selection,
     *,
     search: str | None = None,
-    eval_cap: int = 40,
+    eval_cap: int | None = None,
     decompose: bool | None = None,
     label: str = "Running Sort & Search…",
 ):
@@ -457,8 +625,8 @@ def run_config(
     search : str, optional
         Run this method instead of ``cfg.search`` (e.g. the random baseline beside it),
         scored on the same models.
-    eval_cap : int
-        Evaluated models a model-based estimator is scored on.
+    eval_cap : int, optional
+        Evaluated models a model-based estimator is scored on (default :data:`EVAL_CAP`).
     decompose : bool, optional
         Compute the aleatoric / epistemic decomposition of the error (default: for a
         threshold rule on a store within the dense-read limit).
@@ -470,6 +638,7 @@ def run_config(
     tuple
         (summary table per budget, per-model table, Sort order, Sort rows).
     """
+    eval_cap = EVAL_CAP if eval_cap is None else eval_cap
     if cfg.repeats > 1:
         return _run_repeats(
             cfg, sel, search=search, eval_cap=eval_cap, decompose=decompose, label=label

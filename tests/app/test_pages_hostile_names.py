@@ -14,68 +14,18 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lifelong_core.store import Store
+from tests.app.conftest import DATASET  # noqa: F401 - the names the fixture uses
 
 ROOT = Path(__file__).resolve().parents[2]
-
-URL = "http://127.0.0.1:9/{}.png"
-DATASET = "<b>ds</b>![z](" + URL.format("z") + ")"
-DOMAINS = [f"t{i}<i>x</i>![y{i}](" + URL.format(f"y{i}") + ")" for i in range(3)]
-CATEGORIES = [f"c{i} **bold** [l](http://127.0.0.1:9/l{i})" for i in range(3)]
-FAMILIES = ["<a href='http://127.0.0.1:9/f'>fam</a>", "f2 `code` :red[x]"]
-MODELS = [f"m<b>{i}</b>![a{i}](" + URL.format(f"a{i}") + ")" for i in range(12)]
 
 # Unescaped Markdown or HTML from the names: an image or link opening, a tag, bold.
 MARKDOWN_LEAK = re.compile(r"(?<!\\)!(?<!\\)\[|(?<!\\)<(?:b|i|a)[ >]|(?<!\\)\*\*bold|(?<!\\)\[l\]")
 # In a Plotly figure only HTML matters (it renders <b>, <i>, <a href>): none of the names'
 # tags may be there as tags.
 HTML_LEAK = re.compile(r"<b>\d|<i>x|<a href|<b>ds")
-
-
-@pytest.fixture(scope="module")
-def hostile_store(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("hostile") / "hostile.duckdb"
-    rng = np.random.default_rng(3)
-    ability = np.linspace(-1, 1.5, len(MODELS))
-    rows = []
-    for d, (domain, category) in enumerate(zip(DOMAINS, CATEGORIES)):
-        for j in range(60):
-            difficulty = rng.normal()
-            label = int(rng.integers(0, 4))
-            for i, model in enumerate(MODELS):
-                p = 1 / (1 + np.exp(-(ability[i] - difficulty)))
-                correct = int(rng.random() < p)
-                rows.append(
-                    {
-                        "model": model,
-                        "sample": f"{domain}/{j}",
-                        "correct": correct,
-                        "dataset": DATASET,
-                        "domain": domain,
-                        "category": category,
-                        "confidence": float(np.clip(p + rng.normal(0, 0.05), 0.01, 0.99)),
-                        "predicted": label if correct else (label + 1) % 4,
-                        "label": label,
-                    }
-                )
-    long = path.parent / "long.csv"
-    pd.DataFrame(rows).to_csv(long, index=False)
-    from lifelong_core.workflows import imports
-
-    imports.import_into(path, imports.read_long_source(long, None))
-    with Store.open(path, read_only=False) as st:
-        cur = st.cursor()
-        for i, model in enumerate(MODELS):
-            cur.execute(
-                "UPDATE models SET family = ?, name = ? WHERE model_id = ?",
-                [FAMILIES[i % 2], model, model],
-            )
-    return path
 
 
 PAGES = ["app.py"] + [f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*.py"))]
