@@ -19,11 +19,13 @@ The loop:
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
@@ -38,8 +40,6 @@ from lifelong_core.methods.registry import (
 from lifelong_core.sweep import SweepResult, run_sweep
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from lifelong_core.matching import MatchSummary, Predictions
     from lifelong_core.stats import CountTable, WeightRegions
     from lifelong_core.store import Store
@@ -81,6 +81,195 @@ __all__ = [
 ]
 
 
+# ------------------------------------------------------------------ arguments at the boundary
+# Every public function checks its arguments here, before any work, as the command line
+# checks its flags: a value of the wrong type is a TypeError, a value of the right type but
+# outside what the function takes (NaN, a range, an unknown name, nothing) an InputError,
+# each one sentence naming the parameter, with the same rules as the command line
+# (lifelong_core.limits). Without them a path given for a store, ``budgets="32"`` (budgets 3
+# and 2), ``0.5`` as a result (read as 0) or ``seed=nan`` reached the engine.
+def _kind(value: object) -> str:
+    return type(value).__name__
+
+
+def _store(store: object, param: str = "store") -> Store:
+    from lifelong_core.store import Store
+
+    if not isinstance(store, Store):
+        raise TypeError(
+            f"{param} must be an open Store (from lbe.open_store(path)), got {_kind(store)}."
+        )
+    return store
+
+
+def _text(value: object, param: str, *, optional: bool = False) -> str | None:
+    from lifelong_core.io.limits import check_name
+
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{param} must be text, got {_kind(value)}.")
+    if not value.strip():
+        raise InputError(f"{param} is empty; give a name.", param=param)
+    try:
+        check_name(value, param)
+    except InputError as exc:
+        raise InputError(str(exc), param=param) from None
+    return value
+
+
+def _path(value: object, param: str) -> str | os.PathLike:
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{param} must be a path (str or pathlib.Path), got {_kind(value)}.")
+    if not str(value).strip():
+        raise InputError(f"{param} is empty; give a file.", param=param)
+    if "\x00" in str(value):
+        raise InputError(f"{param} holds a NUL character; no file is named so.", param=param)
+    return value
+
+
+def _flag(value: object, param: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{param} must be True or False, got {_kind(value)}.")
+    return bool(value)
+
+
+def _whole(value: object, param: str, lo: int, hi: int, *, optional: bool = False) -> int | None:
+    from lifelong_core.limits import check_count
+
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{param} must be a whole number, got {_kind(value)} {_short(value)}.")
+    return check_count(value, param, lo, hi, param=param)
+
+
+def _seed(value: object, param: str = "seed") -> int:
+    from lifelong_core.limits import check_seed
+
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{param} must be a whole number, got {_kind(value)} {_short(value)}.")
+    return check_seed(value, param=param, what=param)
+
+
+def _real(value: object, param: str, lo=None, hi=None, **open_ends: bool) -> float:
+    from lifelong_core.limits import check_real
+
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{param} must be a number, got {_kind(value)}.")
+    return check_real(value, param, lo, hi, param=param, **open_ends)
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _names(value: object, param: str, *, optional: bool = True) -> list[str] | None:
+    """A list of names: one text is refused (a str is a sequence of letters)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"{param} must be a list of names, got {_kind(value)}.")
+    names = list(value)
+    if not names:
+        raise InputError(f"{param} is empty; give at least one name.", param=param)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"{param} must hold names (text), got {_kind(name)}.")
+        _text(name, param)
+    return names
+
+
+def _wholes(value: object, param: str, lo: int = 1, *, optional: bool = True) -> list[int] | None:
+    """A list of whole numbers: one text or one number is refused."""
+    from lifelong_core.limits import check_count
+
+    if value is None and optional:
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"{param} must be a list of whole numbers, got {_kind(value)}.")
+    items = list(value.tolist() if isinstance(value, np.ndarray) else value)
+    if not items:
+        raise InputError(f"{param} is empty; give at least one number.", param=param)
+    out = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
+            raise TypeError(f"{param} must hold whole numbers, got {_kind(item)} {_short(item)}.")
+        out.append(check_count(item, f"every value of {param}", lo, 2**62, param=param))
+    return out
+
+
+def _method_name(value: object, param: str) -> str:
+    from lifelong_core.methods.registry import method_spec
+
+    name = _text(value, param)
+    assert name is not None
+    try:
+        method_spec(name)
+    except InputError as exc:
+        raise InputError(str(exc), param=param) from None
+    return name
+
+
+def _leave_out(value: object) -> str | list[str] | None:
+    if value is None or isinstance(value, str):
+        return _text(value, "leave_out", optional=True)
+    return _names(value, "leave_out")
+
+
+def _results(value: object, param: str = "results", *, allow_empty: bool = False) -> dict[str, int]:
+    """Sample id -> 0/1; anything but 0 and 1 (0.5, NaN, 2, "yes") is refused, not rounded."""
+    if isinstance(value, pd.Series):
+        value = value.to_dict()
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            f"{param} must map sample ids to 0/1 (a dict or Series), got {_kind(value)}."
+        )
+    if not value and not allow_empty:
+        raise InputError(f"{param} is empty; give the results of at least one item.", param=param)
+    out: dict[str, int] = {}
+    for key, v in value.items():
+        if isinstance(key, (float, np.floating)) or not isinstance(key, (str, int, np.integer)):
+            raise TypeError(f"{param} must be keyed by sample ids (text), got {_kind(key)}.")
+        if isinstance(v, (bool, np.bool_)):
+            out[str(key)] = int(v)
+            continue
+        if not isinstance(v, (int, float, np.integer, np.floating)) or v not in (0, 1):
+            raise InputError(
+                f"{param} for sample {str(key)[:60]!r} is {_short(v)}; results must be 0 or 1.",
+                param=param,
+            )
+        out[str(key)] = int(v)
+    return out
+
+
+def _counts_arg(value: object, param: str = "counts") -> object:
+    from lifelong_core.stats import CountTable
+
+    if not isinstance(value, (CountTable, pd.DataFrame, str, os.PathLike)):
+        raise TypeError(
+            f"{param} must be a CountTable, a DataFrame of counts or the path of a counts.csv, "
+            f"got {_kind(value)}."
+        )
+    if isinstance(value, (str, os.PathLike)):
+        _path(value, param)
+    return value
+
+
+def _ranking_args(level, boot, normalize, seed, chains, draws, warmup, method) -> None:
+    from lifelong_core import limits
+
+    _text(method, "method")
+    _real(level, "level", 0, 1, open_lo=True, open_hi=True)
+    _whole(boot, "boot", 1, limits.MAX_BOOT)
+    _flag(normalize, "normalize")
+    _seed(seed)
+    _whole(chains, "chains", 1, limits.MAX_CHAINS)
+    _whole(draws, "draws", 1, limits.MAX_DRAWS)
+    _whole(warmup, "warmup", 0, limits.MAX_WARMUP)
+
+
 # ------------------------------------------------------------------ the store
 def open_store(path: str | Path, *, read_only: bool = True) -> Store:
     """Open a store of cached predictions.
@@ -110,6 +299,8 @@ def open_store(path: str | Path, *, read_only: bool = True) -> Store:
     >>> store.datasets()["dataset"].tolist()  # doctest: +SKIP
     ['lifelong-digits', 'open-llm-leaderboard-v2']
     """
+    _path(path, "path")
+    _flag(read_only, "read_only")
     from lifelong_core.store import Store
 
     return Store.open(path, read_only=read_only)
@@ -132,6 +323,7 @@ def create_store(path: str | Path) -> Store:
     InputError
         If the path exists or its folder cannot be written.
     """
+    _path(path, "path")
     from lifelong_core.store import Store
 
     return Store.create(path)
@@ -230,6 +422,9 @@ def cache(
         ``A`` (uint8, models x samples), ``models`` and ``samples`` (tables in row and
         column order), ``names``.
     """
+    _store(store)
+    _text(dataset, "dataset", optional=True)
+    leave_out = _leave_out(leave_out)
     return _cache(store, dataset, leave_out)
 
 
@@ -254,6 +449,9 @@ def results(store: Store, model: str, *, dataset: str | None = None) -> pd.Serie
     InputError
         If the model is unknown or was not evaluated on every sample of the dataset.
     """
+    _store(store)
+    _text(model, "model")
+    _text(dataset, "dataset", optional=True)
     ds = _dataset(store, dataset)
     models = store.models()
     hit = models.loc[models["model_id"] == model, "model_idx"]
@@ -294,6 +492,9 @@ def import_long(store_path: str | Path, table: str | Path, *, dataset: str | Non
     InputError
         On any invalid row (named by row and column); the store is unchanged.
     """
+    _path(store_path, "store_path")
+    _path(table, "table")
+    _text(dataset, "dataset", optional=True)
     from lifelong_core.workflows import imports
 
     return _import(store_path, imports.read_long_source(table, dataset))
@@ -326,6 +527,21 @@ def import_matrix(
     dict
         The import's log row.
     """
+    for value, param in ((store_path, "store_path"), (matrix, "matrix"), (models, "models")):
+        _path(value, param)
+    _path(samples, "samples")
+    _text(dataset, "dataset", optional=True)
+    if extras is not None:
+        if not isinstance(extras, Mapping):
+            raise TypeError(f"extras must map a field to its file, got {_kind(extras)}.")
+        for field_name, file in extras.items():
+            if field_name not in ("confidence", "predicted", "true_prob"):
+                raise InputError(
+                    f"extras has {_short(field_name)}; the fields are confidence, predicted and "
+                    "true_prob.",
+                    param="extras",
+                )
+            _path(file, f"extras[{field_name!r}]")
     from lifelong_core.workflows import imports
 
     return _import(
@@ -364,6 +580,12 @@ def import_lm_eval(
     dict
         The import's log row, with ``skipped``: the runs left out and why.
     """
+    _path(store_path, "store_path")
+    _path(path, "path")
+    for value, param in ((model, "model"), (dataset, "dataset"), (metric, "metric")):
+        _text(value, param, optional=True)
+    _text(filter, "filter", optional=True)
+    _flag(strict, "strict")
     from lifelong_core.workflows import imports
 
     src = imports.lm_eval_source(
@@ -413,6 +635,11 @@ def import_inspect(
         If the log cannot be read, holds scores that are not 0/1, or conflicts with what the
         store records; the store is then unchanged.
     """
+    _path(store_path, "store_path")
+    _path(log, "log")
+    for value, param in ((model, "model"), (scorer, "scorer"), (dataset, "dataset")):
+        _text(value, param, optional=True)
+    _whole(epoch, "epoch", 1, 2**31, optional=True)
     from lifelong_core.workflows import imports
 
     return _import(
@@ -479,6 +706,13 @@ def sweep(
     >>> res = sweep(store, dataset="lifelong-digits", sort_models=10, search="midpoint")  # doctest: +SKIP
     >>> res.table[["budget", "mae"]]  # doctest: +SKIP
     """
+    _store(store)
+    _text(dataset, "dataset", optional=True)
+    _whole(sort_models, "sort_models", 1, 2**31, optional=True)
+    sort_rows = _wholes(sort_rows, "sort_rows", lo=0)
+    budgets = _wholes(budgets, "budgets")
+    _method_name(search, "search")
+    _seed(seed)
     from lifelong_core.workflows.sweeps import sweep_store
 
     return sweep_store(
@@ -544,6 +778,15 @@ def select_items(
     --------
     >>> items = select_items(store, 100, dataset="open-llm-leaderboard-v2", model="me/new")  # doctest: +SKIP
     """
+    _store(store)
+    _whole(budget, "budget", 1, 2**62)
+    _text(dataset, "dataset", optional=True)
+    _method_name(method, "method")
+    _text(model, "model", optional=True)
+    _seed(seed)
+    _flag(common_items, "common_items")
+    exclude = None if exclude is None else _results(exclude, "exclude", allow_empty=True)
+    leave_out = _leave_out(leave_out)
     from lifelong_core.methods.draws import COMMON, PER_MODEL
     from lifelong_core.workflows.harness import select_items as select
 
@@ -601,13 +844,17 @@ def estimate_new_model(
         On results for items the dataset does not have, values other than 0/1, or no
         results.
     """
+    _store(store)
+    results = _results(results)
+    _text(dataset, "dataset", optional=True)
+    _method_name(method, "method")
+    leave_out = _leave_out(leave_out)
     from lifelong_core.workflows.harness import estimate_new_model as estimate
 
     cache = _cache(store, dataset, leave_out)
-    values = results.to_dict() if isinstance(results, pd.Series) else dict(results)
     return estimate(
         cache,
-        {str(k): int(v) for k, v in values.items()},
+        results,
         method,
         fitter=_fitter(store, cache, dataset, leave_out, method),
     )
@@ -652,6 +899,19 @@ def backtest(
     Backtest
         ``table`` (method x budget), ``summary``, ``per_model``; ``text()`` prints them.
     """
+    from lifelong_core import limits
+
+    _store(store)
+    _text(dataset, "dataset", optional=True)
+    methods = _names(methods, "methods")
+    for name in methods or ():
+        _method_name(name, "methods")
+    budgets = _wholes(budgets, "budgets")
+    _whole(holdout, "holdout", 1, 2**31)
+    _text(split, "split")
+    _whole(repeats, "repeats", 1, limits.MAX_REPEATS)
+    _seed(seed)
+    _flag(common_items, "common_items")
     from lifelong_core.methods.draws import COMMON, PER_MODEL
     from lifelong_core.workflows.backtest import backtest as run
 
@@ -691,6 +951,8 @@ def counts(store: Store, *, dataset: str | None = None) -> CountTable:
     InputError
         If ``dataset`` is not in the store, or is left out while the store holds several.
     """
+    _store(store)
+    _text(dataset, "dataset", optional=True)
     from lifelong_core.stats import from_frame
     from lifelong_core.workflows.exports import counts_table
 
@@ -760,6 +1022,8 @@ def rank_models(
     >>> rank_models(vtab_counts()).head(1).columns.tolist()  # doctest: +SKIP
     ['model', 'scope', 'mean_pct', 'lo_pct', 'hi_pct']
     """
+    _counts_arg(counts)
+    _ranking_args(level, boot, normalize, seed, chains, draws, warmup, method)
     from lifelong_core.workflows import rankings
 
     source = _ranking_source(
@@ -821,6 +1085,9 @@ def pairwise_differences(
     InputError
         As :func:`rank_models`, and on a model ``counts`` does not hold or fewer than two.
     """
+    _counts_arg(counts)
+    _ranking_args(level, boot, normalize, seed, chains, draws, warmup, method)
+    models = _names(models, "models")
     from lifelong_core.workflows import rankings
 
     source = _ranking_source(
@@ -882,6 +1149,9 @@ def rank_intervals(
     InputError
         As :func:`rank_models`, and on an unknown scheme.
     """
+    _counts_arg(counts)
+    _ranking_args(level, boot, normalize, seed, chains, draws, warmup, method)
+    schemes = _names(schemes, "schemes")
     from lifelong_core.workflows import rankings
 
     source = _ranking_source(
@@ -933,6 +1203,15 @@ def task_weighting(
     WeightRegions
         ``to_frame()`` gives the ``regions.csv`` of ``lbe weights``.
     """
+    from lifelong_core.stats import CountTable
+
+    if not isinstance(table, CountTable):
+        raise TypeError(
+            f"table must be a CountTable (lbe.counts or lbe.vtab_counts), got {_kind(table)}."
+        )
+    _real(step, "step", 0, 1, open_lo=True)
+    _real(se_mult, "se_mult", 0, None)
+    _real(rho, "rho", -1, 1, open_lo=True, open_hi=True)
     from lifelong_core.stats import category_stats, weight_regions
 
     return weight_regions(category_stats(table), step=step, se_mult=se_mult, rho=rho)
@@ -969,6 +1248,18 @@ def matched_accuracy(
     MatchSummary
         Accuracies on each set, matched accuracies, the fraction unmatched.
     """
+    from lifelong_core.matching import Predictions
+
+    for value, param in ((source, "source"), (target, "target")):
+        if not isinstance(value, Predictions):
+            raise TypeError(
+                f"{param} must be Predictions (lifelong_core.matching.make_predictions), got "
+                f"{_kind(value)}."
+            )
+    _real(eps, "eps", 0, 1)
+    _text(criterion, "criterion")
+    _whole(runs, "runs", 1, 2**31)
+    _seed(seed)
     from lifelong_core.matching import check_params
     from lifelong_core.matching import matched_accuracy as run
 
@@ -1009,6 +1300,18 @@ def matched_accuracy_in_store(
     MatchSummary
         Accuracies on each side, matched accuracies, fraction unmatched.
     """
+    _store(store)
+    _text(dataset, "dataset")
+    _text(source, "source")
+    _text(target, "target")
+    if isinstance(model, str):
+        _text(model, "model")
+    else:
+        _whole(model, "model", 0, 2**62)
+    _real(eps, "eps", 0, 1)
+    _text(criterion, "criterion")
+    _whole(runs, "runs", 1, 2**31)
+    _seed(seed)
     from lifelong_core.matching.store_pair import Side, compare_pair, load_pair, read_samples
 
     pair = read_samples(store, Side(dataset, (source,)), Side(dataset, (target,)))

@@ -65,3 +65,27 @@ def few(names, limit: int = 3) -> str:
     names = [str(n) for n in names]
     shown = ", ".join(names[:limit])
     return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
+
+
+def shown(value, limit: int = 60) -> str:
+    """``repr(value)`` for a one-sentence message, cut to ``limit`` characters: a
+    100,000-character name given by mistake must not become a 100,000-character message.
+
+    Parameters
+    ----------
+    value : object
+        What the caller gave.
+    limit : int
+        The most characters shown.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> shown("x" * 100, limit=12)
+    "'xxxxxxxx..."
+    """
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

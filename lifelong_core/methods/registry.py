@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
-from lifelong_core.errors import InputError
+from lifelong_core.errors import InputError, shown
 from lifelong_core.methods.base import SearchMethod
 from lifelong_core.sortsearch.search import RULES
 
@@ -80,7 +80,16 @@ class Capabilities:
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
             raise InputError(
-                f"unknown method family {self.family!r}; use one of {', '.join(FAMILIES)}."
+                f"unknown method family {shown(self.family)}; use one of {', '.join(FAMILIES)}."
+            )
+        for name, value in vars(self).items():
+            if name not in ("family", "packed_sweep") and not isinstance(value, bool):
+                raise TypeError(
+                    f"capability {name} must be True or False, got {type(value).__name__}."
+                )
+        if self.packed_sweep is not None and not isinstance(self.packed_sweep, str):
+            raise TypeError(
+                f"packed_sweep must be 'module:function' text, got {type(self.packed_sweep).__name__}."
             )
 
 
@@ -103,9 +112,19 @@ class MethodSpec:
     capabilities: Capabilities = field(default_factory=Capabilities)
 
     def load(self) -> type:
-        """The method's class (its module is imported on first use)."""
+        """The method's class (its module is imported on first use).
+
+        Raises
+        ------
+        TypeError
+            If the registered target is not a class.
+        """
         cls = _load(self.target)
-        assert isinstance(cls, type)
+        if not isinstance(cls, type):
+            raise TypeError(
+                f"the target registered as {self.name!r} ({self.target}) is a "
+                f"{type(cls).__name__}, not a search-method class."
+            )
         return cls
 
     def load_packed_sweep(self):
@@ -117,12 +136,44 @@ class MethodSpec:
 _REGISTRY: dict[str, MethodSpec] = {}
 
 
+def _check_target(target: object) -> None:
+    """Refuse a target that cannot be a search-method class, without importing what is not
+    imported yet (listing the methods must stay free): its module must exist, and an
+    attribute of a module already imported must be a class."""
+    import importlib.util
+    import sys
+
+    if isinstance(target, type):
+        return
+    if not isinstance(target, str):
+        raise TypeError(
+            f"a method's target must be a class or 'package.module:Class', got {type(target).__name__}."
+        )
+    module, sep, attr = target.partition(":")
+    if not sep or not module or not attr.isidentifier():
+        raise InputError(
+            f"method target {shown(target)} is not of the form 'package.module:Class'."
+        )
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        raise InputError(
+            f"method target {shown(target)} names module {shown(module)}, which cannot be imported."
+        )
+    loaded = sys.modules.get(module)
+    if loaded is not None and not isinstance(getattr(loaded, attr, None), type):
+        raise InputError(f"method target {shown(target)} is not a class of module {shown(module)}.")
+
+
 def register(
     name: str,
     target: str | type,
     *,
     kind: str = "model",
     capabilities: Capabilities | None = None,
+    replace: bool = False,
     **defaults,
 ) -> None:
     """Register ``target`` (a class, or ``"module:Class"``) under ``name``.
@@ -138,22 +189,38 @@ def register(
         (insert_D).
     capabilities : Capabilities, optional
         What the method offers; by default an estimator with no interval.
+    replace : bool
+        Replace a method already registered under ``name`` (refused otherwise, so that a
+        name such as ``random`` is never replaced by accident).
     **defaults
         The settings the name stands for, passed to the class.
 
     Raises
     ------
     InputError
-        If the name is empty or the kind unknown.
-
-    Notes
-    -----
-    Re-registering a name replaces it (so a test can register and remove its own).
+        If the name is empty, not printable text on one line or already registered (without
+        ``replace``), the kind unknown, or the target's module cannot be imported (or, when
+        it is imported already, holds no such class).
+    TypeError
+        If the target is neither a class nor text, or ``capabilities`` is not a
+        :class:`Capabilities`.
     """
+    from lifelong_core.io.limits import check_name
+
     if not isinstance(name, str) or not name.strip():
         raise InputError("a search method needs a non-empty name.")
+    check_name(name, "method name")
     if kind not in KINDS:
-        raise InputError(f"unknown method kind {kind!r}; use one of {', '.join(KINDS)}.")
+        raise InputError(f"unknown method kind {shown(kind)}; use one of {', '.join(KINDS)}.")
+    if capabilities is not None and not isinstance(capabilities, Capabilities):
+        raise TypeError(f"capabilities must be a Capabilities, got {type(capabilities).__name__}.")
+    if not isinstance(replace, bool):
+        raise TypeError(f"replace must be True or False, got {type(replace).__name__}.")
+    if name in _REGISTRY and not replace:
+        raise InputError(
+            f"a search method is already registered as {shown(name)}; pass replace=True to replace it."
+        )
+    _check_target(target)
     _REGISTRY[name] = MethodSpec(name, target, dict(defaults), kind, capabilities or Capabilities())
 
 
@@ -249,7 +316,17 @@ def available_methods(kind: str | None = "model") -> list[str]:
     Returns
     -------
     list of str
+
+    Raises
+    ------
+    InputError
+        If ``kind`` is not one of the kinds (or None).
     """
+    if kind is not None and kind not in KINDS:
+        raise InputError(
+            f"unknown method kind {shown(kind)}; use one of {', '.join(KINDS)} (or None for every kind).",
+            param="kind",
+        )
     return [s.name for s in _REGISTRY.values() if kind is None or s.kind == kind]
 
 
@@ -271,10 +348,14 @@ def method_spec(name: str) -> MethodSpec:
     InputError
         If ``name`` is not registered (the sentence lists the available names and
         names the parameter ``search``).
+    TypeError
+        If ``name`` is not text.
     """
+    if not isinstance(name, str):
+        raise TypeError(f"a method name must be text, got {type(name).__name__}.")
     if name not in _REGISTRY:
         raise InputError(
-            f"unknown search method {name!r}; available: {', '.join(available_methods())}.",
+            f"unknown search method {shown(name)}; available: {', '.join(available_methods())}.",
             param="search",
         )
     return _REGISTRY[name]

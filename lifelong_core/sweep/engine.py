@@ -67,13 +67,23 @@ def _as_rows(A, what: str, row_ids: np.ndarray | None) -> RowSource:
 
 
 def _check_binary(rows: RowSource, what: str) -> None:
-    """An array handed to the packed kernel is packed as is: check it holds a 0/1 matrix."""
+    """An array is read as it is by every kernel: check it holds a 0/1 matrix (a 2, a 7 or
+    a NaN in it once gave a negative MAE). Row sources of the store and of files are
+    checked where they are read."""
     if not isinstance(rows, DenseRows):
         return
     A = rows.A
     if A.shape[0] == 0 or A.shape[1] == 0:
         raise InputError(f"the {what} matrix must be 2-dimensional and non-empty.")
-    if A.dtype != bool and ((A != 0) & (A != 1)).any():
+    if A.dtype == bool:
+        return
+    if A.dtype.kind in "iu":
+        bad = A.size and (int(A.max()) > 1 or int(A.min()) < 0)
+    elif A.dtype.kind == "f":
+        bad = not bool(np.all((A == 0) | (A == 1)))  # a NaN is neither
+    else:
+        bad = True
+    if bad:
         raise InputError(f"the {what} matrix must hold only 0 and 1.")
 
 
@@ -220,9 +230,8 @@ def run_sweep(
     check_bounds(seed=seed, depth=depth, threads=threads, chunk_rows=chunk_rows)
     rows_sort = _as_rows(A_sort, "Sort", None)
     rows_eval = _as_rows(A_eval, "evaluated", eval_row_ids)
-    if plan.kernel == "packed":
-        _check_binary(rows_sort, "Sort")
-        _check_binary(rows_eval, "evaluated")
+    _check_binary(rows_sort, "Sort")
+    _check_binary(rows_eval, "evaluated")
     if rows_sort.n_rows == 0:
         raise InputError("the Sort set is empty.")
     if rows_eval.n_rows == 0:

@@ -120,7 +120,12 @@ def check_budgets(budgets: Sequence[int], n: int) -> tuple[int, ...]:
     InputError
         If a budget is not a whole number between 1 and ``n``
         (:func:`lifelong_core.sortsearch.search.check_budget`), or if none is given.
+    TypeError
+        If ``budgets`` is one number or one text rather than a list (``"32"`` would be the
+        budgets 3 and 2).
     """
+    if isinstance(budgets, (str, bytes)) or not hasattr(budgets, "__iter__"):
+        raise TypeError(f"budgets must be a list of whole numbers, got {type(budgets).__name__}.")
     out = []
     for b in budgets:
         check_budget(n, b)
