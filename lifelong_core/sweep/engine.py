@@ -230,12 +230,12 @@ def run_sweep(
     check_bounds(seed=seed, depth=depth, threads=threads, chunk_rows=chunk_rows)
     rows_sort = _as_rows(A_sort, "Sort", None)
     rows_eval = _as_rows(A_eval, "evaluated", eval_row_ids)
-    _check_binary(rows_sort, "Sort")
-    _check_binary(rows_eval, "evaluated")
     if rows_sort.n_rows == 0:
         raise InputError("the Sort set is empty.")
     if rows_eval.n_rows == 0:
         raise InputError("there are no rows to evaluate: every row is in the Sort set.")
+    _check_binary(rows_sort, "Sort")
+    _check_binary(rows_eval, "evaluated")
     n = rows_sort.n
     if rows_eval.n != n:
         raise InputError(
