@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 
 # Ids, names, dataset/domain/category/split labels: characters after stripping.
 MAX_TEXT_CHARS = 512
@@ -165,6 +166,7 @@ def json_too_deep(value: object, limit: int = MAX_JSON_DEPTH) -> bool:
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[object]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, (list, tuple)):
