@@ -370,7 +370,7 @@ def test_a_hostile_argument_is_one_sentence_and_no_answer(world, name, param, i)
     assert any(w in message.lower() for w in named), (param, message)
 
 
-def test_the_reported_calls(world):
+def test_calls_that_once_failed_cryptically_or_answered_silently(world):
     store = world["store"]
     with pytest.raises(TypeError, match="store must be an open Store"):
         lbe.cache("path.duckdb")

@@ -127,7 +127,7 @@ def test_an_archive_of_too_many_files_is_refused(served, address, monkeypatch):
 
 
 def test_millions_of_identical_lines_are_refused_at_the_second(served, address):
-    # The 580 KB zip: one samples .jsonl.gz of 3.1 million identical lines. The
+    # A 580 KB zip: one samples .jsonl.gz of 3.1 million identical lines (once 2.65 GB). The
     # lines are validated as they stream, so the duplicate doc_id stops the read at line 2.
     address("127.0.0.1")
     gz = _identical_lines_gz(3_100_000)
