@@ -263,7 +263,11 @@ def _release(identity: tuple[int, int], exclusive: bool) -> None:
         if exclusive:
             held.exclusive = False
             if held.shared and fcntl is not None:
-                fcntl.flock(held.fd, fcntl.LOCK_SH)  # back to what this process's readers hold
+                # Back to what this process's readers hold. Never waiting (this runs under
+                # _HELD_LOCK): should another process take the file in the instant of the
+                # change, the readers keep DuckDB's own lock until their next hold.
+                with contextlib.suppress(OSError):
+                    fcntl.flock(held.fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         else:
             held.shared = max(0, held.shared - 1)
         if not held.exclusive and held.shared == 0:

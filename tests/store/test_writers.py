@@ -457,3 +457,59 @@ def test_a_server_that_has_shown_no_page_yet_keeps_its_store(small_store, capsys
         proc.kill()
         proc.wait()
     assert content(small_store) == before
+
+
+TRY_WRITE = textwrap.dedent("""
+    import sys
+    from lifelong_core.errors import StoreLockedError
+    from lifelong_core.store import hold
+    try:
+        hold(sys.argv[1], exclusive=True).release()
+        print("taken")
+    except StoreLockedError:
+        print("refused")
+""")
+
+
+def _other_process_can_write(path: Path) -> bool:
+    out = subprocess.run(
+        [sys.executable, "-c", TRY_WRITE, str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert out.stdout.strip() in ("taken", "refused"), out.stderr
+    return out.stdout.strip() == "taken"
+
+
+def test_the_lock_survives_any_other_open_and_close_of_the_file(small_store):
+    # A POSIX record lock (DuckDB's) is dropped by the first close() of any descriptor the
+    # process has on the file; the writer rule's lock is not.
+    from lifelong_core.store import hold
+
+    with hold(small_store, exclusive=True):
+        for _ in range(3):
+            open(small_store, "rb").close()
+        with Store.open(small_store, read_only=True) as st:  # a reader of this process, closed
+            st.probe()
+        assert not _other_process_can_write(small_store)
+    assert _other_process_can_write(small_store)
+
+
+def test_a_reader_of_this_process_upgrades_to_write_and_back(small_store):
+    from lifelong_core.errors import StoreLockedError
+    from lifelong_core.store import hold
+
+    served = hold(small_store, exclusive=False)  # what a server holds from start-up
+    try:
+        assert not _other_process_can_write(small_store)
+        with Store.open(small_store, read_only=False) as w:  # the app's own write
+            w.add_dataset("e", description="", synthetic=False, source="test")
+            with pytest.raises(StoreLockedError, match="already has a writer"):
+                hold(small_store, exclusive=True)
+        assert not _other_process_can_write(small_store)  # shared again, still held
+    finally:
+        served.release()
+    assert _other_process_can_write(small_store)
