@@ -513,3 +513,35 @@ def test_a_reader_of_this_process_upgrades_to_write_and_back(small_store):
     finally:
         served.release()
     assert _other_process_can_write(small_store)
+
+
+@pytest.mark.slow
+def test_build_demo_is_refused_by_a_real_server_before_any_page_is_viewed(small_store, capsys):
+    import urllib.request
+
+    from tests.shared import free_port
+
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "ui.serve", "--server.headless", "true", "--server.port", str(port)],
+        cwd=ROOT,
+        env={**os.environ, "LBE_STORE": str(small_store), "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    before = content(small_store)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2):
+                    break
+            except OSError:
+                time.sleep(0.25)
+        assert main(["build-demo", "--store", str(small_store), "--force"]) == 2
+        err = capsys.readouterr().err
+        assert "Cannot replace store" in err and f"(process {server.pid})" in err, err
+    finally:
+        server.terminate()
+        server.wait(30)
+    assert content(small_store) == before
