@@ -24,6 +24,7 @@ Departure: predicted answers and log-likelihoods are not turned into the store's
 
 from __future__ import annotations
 
+import array
 import dataclasses
 import hashlib
 import json
@@ -223,8 +224,11 @@ class _FilterRows:
             ]
         self.names = [str(n) for n in names]
         self.first_line = lineno
-        self.docs: list[int] = []
-        self.lines: dict[int, int] = {}  # doc_id -> its line (duplicates are refused at once)
+        # Kept compactly: 8 bytes per item for its doc_id and its line, one set of the ids
+        # seen (a duplicate is refused at once), one byte per item and candidate metric.
+        self.docs = array.array("q")
+        self.lines = array.array("q")
+        self.seen: set[int] = set()
         self.values = {n: bytearray() for n in self.names}
         # metric -> (line, doc_id, value, code) of its first value that is not 0/1 or missing
         self.first_bad: dict[str, tuple[int, int, object, int]] = {}
@@ -234,18 +238,22 @@ class _FilterRows:
         doc = rec.get("doc_id")
         if isinstance(doc, bool) or not isinstance(doc, int):
             raise InputError(f"{path} line {lineno} has no whole-number doc_id.")
-        if doc in self.lines:
+        if doc in self.seen:
+            first = self.lines[self.docs.index(doc)]  # only on the way to the refusal
             raise InputError(
-                f"{path} lines {self.lines[doc]} and {lineno} both hold doc_id {doc} under filter {flt!r}."
+                f"{path} lines {first} and {lineno} both hold doc_id {doc} under filter {flt!r}."
             )
+        if not -(2**63) <= doc < 2**63:
+            raise InputError(f"{path} line {lineno} has a doc_id beyond 64 bits.")
         dh = rec.get("doc_hash")
         if dh is not None and not isinstance(dh, str):
             raise InputError(
                 f"{path} line {lineno} (doc_id {doc}) field doc_hash must be text; it holds a "
                 f"{type(dh).__name__}."
             )
-        self.lines[doc] = lineno
+        self.seen.add(doc)
         self.docs.append(doc)
+        self.lines.append(lineno)
         self.hashes.append(dh)
         for name, column in self.values.items():
             if name not in rec:
