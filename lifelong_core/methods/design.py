@@ -19,6 +19,32 @@ fits) is summed over all ``n`` samples, and the design-weighted mean residual
 ``a_j - p_j`` on the evaluated samples corrects it. Good predictions shrink the residual
 variance and so the interval; bad predictions cost width, never validity. The interval is
 Student-t with Satterthwaite's effective degrees of freedom (Cochran §5.4).
+
+Where the sample cannot estimate the variance, the t-interval is guarded
+(:func:`difference_estimate_at`, ``guard=True``; ``guard=False`` gives the textbook
+interval alone). Two cases, both fixed by the statistics, not tuned on any data:
+
+- *No estimated variance*: every residual in every stratum the same (a 0/1 prediction such
+  as a threshold that reproduces every evaluated result, the usual case on a cache of two
+  models), or a single evaluated item. Nothing in the sample says how wrong the
+  predictions are elsewhere, and the t-interval would have zero width. The interval is
+  then the simple random sample's exact interval of the evaluated items' share right
+  (:func:`~lifelong_core.methods.random_sample.hypergeometric_limits`, Cochran 1977,
+  ch. 3), widened to hold the estimate.
+- *An outcome never seen*: no evaluated item right (or none wrong), as happens to models
+  near 0% (100%) accuracy. The residual variance is then estimated without the rare
+  outcome that dominates it, and a normal interval undercovers near the bounds (Brown,
+  Cai & DasGupta, 2001, "Interval estimation for a binomial proportion", *Statistical
+  Science* 16, for the simple random sample's case). The interval is then the hull of
+  the t-interval and the simple random sample's exact interval for no success (no
+  failure), ``[0, upper]`` (``[lower, 1]``): the truth may lie anywhere the sample's own
+  share allows, whatever the predictions say.
+
+Both fall-backs are valid for the self-weighting designs here (every item's chance of
+selection is ``n' / n`` up to rounding of the strata), whose sample mean varies no more
+than a simple random sample's of the same size: proportional stratification (Cochran
+§5.6) and systematic sampling along a trend (Cochran §8.6). They cost width only where the
+t-interval had no basis.
 """
 
 from __future__ import annotations
@@ -249,13 +275,17 @@ class AccuracyInterval:
     acc : float
         The estimated accuracy, clipped to ``[0, 1]``.
     lo, hi : float or None
-        The Student-t interval of ``acc`` at the requested level, clipped to ``[0, 1]``;
-        None with fewer than two evaluated samples.
+        The interval of ``acc`` at the requested level, clipped to ``[0, 1]``: the
+        Student-t interval, guarded where the sample cannot estimate the variance (module
+        docstring); None without the guard and with fewer than two evaluated samples.
     se : float or None
-        The estimated standard error of ``acc``; None when there is no interval.
+        The estimated standard error of ``acc``; None when the sample gives none.
     half : float or None
-        The half-width ``t * se`` before clipping the interval to ``[0, 1]``; None when
+        The half-width before clipping the interval to ``[0, 1]``: ``t * se``, or, where
+        the guard widened the interval, its largest distance from ``acc``; None when
         there is no interval.
+    guarded : bool
+        Whether the guard replaced or widened the t-interval.
     """
 
     acc: float
@@ -263,6 +293,7 @@ class AccuracyInterval:
     hi: float | None
     se: float | None
     half: float | None  # t * se before clipping the interval to [0, 1]
+    guarded: bool = False
 
 
 def difference_estimate(
@@ -272,6 +303,7 @@ def difference_estimate(
     resid: np.ndarray | None = None,
     level: float = 0.95,
     inflate: float = 1.0,
+    guard: bool = True,
 ) -> AccuracyInterval:
     """Model-assisted difference estimator of the accuracy with a stratified t-interval.
 
@@ -303,12 +335,15 @@ def difference_estimate(
     inflate : float
         Factor on the estimated variance (e.g. ``n' / (n' - df)`` for a fit with ``df``
         effective parameters, Särndal et al. §6.6); 1 leaves it as is.
+    guard : bool
+        Guard the interval where the sample cannot estimate the variance (module
+        docstring); False gives the textbook t-interval alone (none with one evaluated
+        sample, zero width with no residual variance).
 
     Returns
     -------
     AccuracyInterval
-        The accuracy, and its interval when at least two samples were evaluated (a
-        zero-width one when the estimated variance is zero).
+        The accuracy and its interval (zero width only when every sample was evaluated).
     """
     return difference_estimate_at(
         ranks,
@@ -319,6 +354,7 @@ def difference_estimate(
         resid=resid,
         level=level,
         inflate=inflate,
+        guard=guard,
     )
 
 
@@ -331,6 +367,7 @@ def difference_estimate_at(
     resid: np.ndarray | None = None,
     level: float = 0.95,
     inflate: float = 1.0,
+    guard: bool = True,
 ) -> AccuracyInterval:
     """:func:`difference_estimate` from what it reads of the predictions.
 
@@ -357,6 +394,8 @@ def difference_estimate_at(
         The interval's coverage, in ``(0, 1)``.
     inflate : float
         Factor on the estimated variance; 1 leaves it as is.
+    guard : bool
+        As for :func:`difference_estimate`.
 
     Returns
     -------
@@ -375,20 +414,54 @@ def difference_estimate_at(
     unsampled = prob_total - prob_at.sum()
     acc = (obs.sum() + unsampled + ((sizes - n_h) * mean_h).sum()) / n
     acc = float(np.clip(acc, 0.0, 1.0))
+    if budget >= n:  # every item evaluated: exact, whatever the predictions
+        return AccuracyInterval(acc, acc, acc, 0.0, 0.0)
     if budget < 2:
-        return AccuracyInterval(acc, None, None, None, None)
+        return _srs_fallback(acc, obs, n, level) if guard else _no_interval(acc)
     ss_h = np.bincount(label, weights=(resid - mean_h[label]) ** 2, minlength=h)
     s2_h = ss_h / np.maximum(n_h - 1, 1)
     fpc = 1.0 - n_h / sizes
     g = (sizes / n) ** 2 * fpc / n_h
     var = float((g * s2_h).sum()) * inflate
     if var <= 0.0:
+        if guard:
+            return _srs_fallback(acc, obs, n, level)
         return AccuracyInterval(acc, acc, acc, 0.0, 0.0)
     se = float(np.sqrt(var))
     # Satterthwaite: variance of a weighted sum of independent s^2_h with n_h - 1 df each.
     df = var**2 / float(((g * s2_h) ** 2 / np.maximum(n_h - 1, 1)).sum())
     half = float(stats.t.ppf(0.5 + level / 2.0, df)) * se
-    return AccuracyInterval(acc, max(acc - half, 0.0), min(acc + half, 1.0), se, half)
+    lo, hi = acc - half, acc + half
+    seen = int(obs.sum())
+    if guard and seen in (0, budget):
+        # An outcome never seen: the hull with a simple random sample's exact interval,
+        # which reaches 0 (1) and the exact limit on the other side (module docstring).
+        srs_lo, srs_hi = _srs_limits(seen, budget, n, level)
+        if srs_lo < lo or srs_hi > hi:
+            lo, hi = min(lo, srs_lo), max(hi, srs_hi)
+            return AccuracyInterval(
+                acc, max(lo, 0.0), min(hi, 1.0), se, max(acc - lo, hi - acc), True
+            )
+    return AccuracyInterval(acc, max(lo, 0.0), min(hi, 1.0), se, half)
+
+
+def _no_interval(acc: float) -> AccuracyInterval:
+    return AccuracyInterval(acc, None, None, None, None)
+
+
+def _srs_limits(correct: int, budget: int, n: int, level: float) -> tuple[float, float]:
+    from lifelong_core.methods.random_sample import hypergeometric_limits
+
+    lo, hi = hypergeometric_limits(int(correct), int(budget), int(n), float(level))
+    return lo / n, hi / n
+
+
+def _srs_fallback(acc: float, obs: np.ndarray, n: int, level: float) -> AccuracyInterval:
+    """The simple random sample's exact interval of the evaluated share, widened to hold
+    ``acc``: where the sample says nothing about the variance (module docstring)."""
+    lo, hi = _srs_limits(int(obs.sum()), len(obs), n, level)
+    lo, hi = min(lo, acc), max(hi, acc)
+    return AccuracyInterval(acc, lo, hi, None, max(acc - lo, hi - acc), True)
 
 
 # The self-tuning estimators (``mirt-cv``, ``auto``) cross-validate on at most this many

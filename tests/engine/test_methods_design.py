@@ -16,6 +16,7 @@ from lifelong_core.methods.design import (
     strata_bounds,
     stratified_positions,
 )
+from lifelong_core.methods.random_sample import hypergeometric_limits
 
 
 @settings(max_examples=60, deadline=None)
@@ -100,11 +101,19 @@ def test_difference_estimator_and_its_variance_are_exactly_unbiased():
     assert np.mean(vars_) == pytest.approx(ests.var(), abs=1e-12)
 
 
-def test_perfect_predictions_give_exact_answer_and_zero_width():
+def test_predictions_that_reproduce_the_sample_fall_back_to_the_exact_interval():
+    # Residuals all zero: the sample cannot say how wrong the predictions are elsewhere.
+    # The textbook interval has zero width; the guarded one is the simple random
+    # sample's exact interval of the evaluated share (3 of 4 right, 8 items), holding acc.
     truth = np.array([1, 1, 0, 1, 0, 0, 1, 0], dtype=np.uint8)
     ranks = np.array([0, 3, 4, 6])
+    bare = difference_estimate(ranks, truth[ranks], truth.astype(float), guard=False)
+    assert bare.acc == pytest.approx(0.5) and bare.lo == bare.hi == bare.acc
     iv = difference_estimate(ranks, truth[ranks], truth.astype(float))
-    assert iv.acc == pytest.approx(0.5) and iv.lo == iv.hi == iv.acc
+    lo, hi = hypergeometric_limits(3, 4, 8)
+    assert iv.acc == pytest.approx(0.5) and iv.guarded
+    assert (iv.lo, iv.hi) == pytest.approx((min(lo / 8, 0.5), max(hi / 8, 0.5)))
+    assert iv.hi - iv.lo > 0.3
 
 
 def test_full_evaluation_is_exact_whatever_the_predictions():
@@ -122,10 +131,54 @@ def test_foreign_positions_are_post_stratified_with_two_per_stratum():
     assert sizes.sum() == 30 and np.bincount(label).min() >= 2
 
 
-def test_single_evaluation_has_no_interval():
+def test_single_evaluation_gets_the_exact_interval_of_one_item():
     # Mean prediction 0.54 plus the one residual 1 - 0.9 = 0.1, applied to the whole population.
     prob = np.full(10, 0.5)
     prob[3] = 0.9
+    bare = difference_estimate(np.array([3]), np.array([1]), prob, guard=False)
+    assert bare.lo is None and bare.hi is None and bare.acc == pytest.approx(0.64)
     iv = difference_estimate(np.array([3]), np.array([1]), prob)
-    assert iv.lo is None and iv.hi is None
+    lo, _ = hypergeometric_limits(1, 1, 10)  # one right of one: at least one item right
     assert iv.acc == pytest.approx(0.64)
+    assert (iv.lo, iv.hi) == pytest.approx((min(lo / 10, 0.64), 1.0))
+
+
+def test_an_outcome_never_seen_gets_the_hull_with_the_exact_interval():
+    # No evaluated item right, predictions near 0: the residuals barely vary, and the
+    # t-interval is a sliver around the predictions' total. The truth may be anywhere up
+    # to what 0 of 20 allows from 200 items.
+    prob = 0.004 + 1e-4 * (np.arange(200) % 3 == 0)
+    ranks = np.arange(0, 200, 10)
+    none = np.zeros(20, dtype=np.uint8)
+    bare = difference_estimate(ranks, none, prob, guard=False)
+    iv = difference_estimate(ranks, none, prob)
+    _, hi = hypergeometric_limits(0, 20, 200)
+    assert bare.hi < 0.01 and iv.lo == 0.0 and iv.hi == pytest.approx(hi / 200) and iv.guarded
+    # Every one right: the mirror image, down to the exact lower limit and up to 1.
+    iv = difference_estimate(ranks, np.ones(20, dtype=np.uint8), 1 - prob)
+    lo, _ = hypergeometric_limits(20, 20, 200)
+    assert iv.hi == 1.0 and iv.lo == pytest.approx(lo / 200)
+    # Both outcomes seen: the t-interval as it is.
+    obs = (ranks % 20 == 0).astype(np.uint8)
+    seen = difference_estimate(ranks, obs, np.full(200, 0.5))
+    t = difference_estimate(ranks, obs, np.full(200, 0.5), guard=False)
+    assert not seen.guarded and (seen.lo, seen.hi) == (t.lo, t.hi)
+
+
+def test_the_guard_restores_coverage_near_zero_accuracy():
+    """A model 1.5% right, predicted at 0.3% everywhere, 40 items drawn two per stratum from
+    400: about half the draws see no success. The textbook interval then sits on the
+    prediction and misses; the guarded one holds the truth at least 95% of the time."""
+    rng = np.random.default_rng(11)
+    truth = np.zeros(400, dtype=np.uint8)
+    truth[rng.choice(400, 6, replace=False)] = 1
+    prob = np.full(400, 0.003)
+    covered = {True: 0, False: 0}
+    draws = 2000
+    for _ in range(draws):
+        ranks = stratified_positions(400, 40, rng)
+        for guard in covered:
+            iv = difference_estimate(ranks, truth[ranks], prob, guard=guard)
+            covered[guard] += iv.lo <= truth.mean() <= iv.hi
+    assert covered[True] / draws >= 0.95
+    assert covered[False] / draws < 0.75
