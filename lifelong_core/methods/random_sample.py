@@ -1,9 +1,11 @@
 """The random-sampling baseline: a uniform sample of items and its exact interval.
 
-What users of ``lm_eval --limit`` do today, stated as a method: evaluate the new model on
+The reference design of survey sampling, stated as a method: evaluate the new model on
 ``n'`` items drawn uniformly at random *without replacement* from the ``n`` items of the
 benchmark, and report the share it gets right. Every other method here should beat it;
-if one does not on a user's cache, that is the first thing a backtest should show.
+if one does not on a user's cache, that is the first thing a backtest should show. (It is
+not what ``lm_eval --limit N`` runs: the harness evaluates the *first* ``N`` documents of
+each task, the ``first-n`` baseline of :mod:`.first_n`.)
 
 Statistics (Cochran, *Sampling Techniques*, 3rd ed., Wiley, 1977, ch. 3, "Sampling
 proportions and percentages"): the sample proportion ``p = a / n'`` is unbiased for the
@@ -14,9 +16,16 @@ finite-population correction: at ``n' = n`` the accuracy is known exactly). The 
 confidence limits: the smallest and largest ``A`` not rejected by the two one-sided tests
 at ``(1 - level) / 2`` each (Cochran's "exact" limits for a proportion from the
 hypergeometric distribution, in the same chapter). ``interval="exact"`` (the default) is
-this; ``interval="normal"`` is ``p +/- z sqrt(v(p))``, which is what a hand-written
-``--limit`` analysis usually reports and which collapses to zero width when ``p`` is 0 or
-1.
+this; ``interval="normal"`` is ``p +/- z sqrt(v(p))``, the textbook normal interval,
+which collapses to zero width when ``p`` is 0 or 1.
+
+The same distribution gives the random sample's *expected* error exactly:
+:func:`expected_abs_error` is ``E |a / n' - A / n|`` under the hypergeometric law (the
+finite-population correction included, so it is 0 at ``n' = n``), and
+:func:`equivalent_random_budget` inverts it: how many uniformly drawn items give a
+stated mean absolute error over a set of models. That is the yardstick an estimator's
+saving is measured against (a saving against running every item, ``n / n'``, is not one a
+user could otherwise have had).
 
 The method predicts no unevaluated item: its ``Estimate.per_sample`` (the observed results
 on the evaluated items, and ``p >= 0.5`` for every other item, the constant a sample
@@ -26,6 +35,9 @@ kappa) is left undefined (NaN) for it rather than computed from that constant.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
 
 import numpy as np
 
@@ -48,6 +60,7 @@ def _largest(pred, lo: int, hi: int) -> int:
     return lo
 
 
+@lru_cache(maxsize=4096)
 def hypergeometric_limits(a: int, sample: int, population: int, level: float = 0.95):
     """Exact confidence limits ``(A_lo, A_hi)`` for the number ``A`` of correct items among
     ``population``, from ``a`` correct in a sample of ``sample`` drawn without replacement.
@@ -55,7 +68,24 @@ def hypergeometric_limits(a: int, sample: int, population: int, level: float = 0
     ``A_lo`` is the smallest ``A`` with ``P(X >= a | A) > alpha / 2`` and ``A_hi`` the
     largest with ``P(X <= a | A) > alpha / 2``, ``X`` hypergeometric and
     ``alpha = 1 - level`` (Cochran, 1977, ch. 3). Found by bisection: both tail
-    probabilities are monotone in ``A``.
+    probabilities are monotone in ``A``. Remembered per arguments: a sweep or a backtest
+    asks for the same few counts again and again.
+
+    Parameters
+    ----------
+    a : int
+        Correct items in the sample.
+    sample : int
+        The sample's size, ``n'``.
+    population : int
+        The number of items, ``n``.
+    level : float
+        The confidence level.
+
+    Returns
+    -------
+    tuple of int
+        ``(A_lo, A_hi)``, counts of correct items among ``population``.
 
     Examples
     --------
@@ -85,6 +115,146 @@ def hypergeometric_limits(a: int, sample: int, population: int, level: float = 0
 
         hi = _largest(tail_low_large, a_min, a_max)
     return int(min(lo, a_max)), int(max(hi, a_min))
+
+
+
+def _check_counts(correct, population: int) -> np.ndarray:
+    counts = np.asarray(correct)
+    if isinstance(population, bool) or not isinstance(population, (int, np.integer)):
+        raise InputError(f"the number of items must be a whole number, got {population!r}.")
+    if population < 1:
+        raise InputError(f"the number of items must be at least 1, got {population}.")
+    if counts.ndim != 1 or counts.size == 0:
+        raise InputError("give the correct-item count of at least one model.")
+    if not np.issubdtype(counts.dtype, np.integer) or counts.min() < 0 or counts.max() > population:
+        raise InputError(f"correct-item counts must be whole numbers in [0, {population}].")
+    return counts.astype(np.int64)
+
+
+def expected_abs_error(correct, population: int, sample: int) -> np.ndarray:
+    """The exact expected absolute error of a uniform random sample's accuracy.
+
+    For a model with ``A`` of ``N`` items right, a sample of ``n'`` items drawn without
+    replacement holds ``X ~ Hypergeometric(N, A, n')`` correct ones, and the random
+    sample's estimate ``X / n'`` errs by ``E |X / n' - A / N|`` (Cochran, *Sampling
+    Techniques*, 3rd ed., 1977, ch. 3: the sample proportion's exact distribution, the
+    finite-population correction included, so the error is 0 at ``n' = N``). Summed
+    exactly over the support of ``X``, not simulated.
+
+    Parameters
+    ----------
+    correct : array_like of int
+        Each model's number of correct items, ``A``, in ``[0, population]``.
+    population : int
+        The number of items, ``N``.
+    sample : int
+        The random sample's size, ``n'``, in ``[1, N]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, one expected absolute error per model (a fraction of accuracy).
+
+    Raises
+    ------
+    InputError
+        On counts outside ``[0, population]`` or a sample size outside ``[1, population]``.
+
+    Examples
+    --------
+    >>> float(expected_abs_error([5], 10, 10)[0])
+    0.0
+    >>> round(float(expected_abs_error([1], 2, 1)[0]), 3)  # one of two items right, one drawn
+    0.5
+    """
+    from scipy.special import gammaln
+
+    counts = _check_counts(correct, population)
+    check_budget(population, sample)
+    N, b = int(population), int(sample)
+    uniq, back = np.unique(counts, return_inverse=True)
+    k = np.arange(b + 1, dtype=np.float64)
+    out = np.empty(len(uniq))
+
+    def log_choose(a, c):
+        return gammaln(a + 1.0) - gammaln(c + 1.0) - gammaln(a - c + 1.0)
+
+    whole = log_choose(float(N), float(b))
+    # Rows of the pmf in blocks: a leaderboard has a few hundred distinct counts and
+    # samples up to a few thousand items, so a block stays a few megabytes. The pmf in
+    # log space from log-gamma (what scipy's hypergeom computes, without its per-call
+    # overhead), zero outside the support.
+    step = max(1, (1 << 19) // (b + 1))
+    for a in range(0, len(uniq), step):
+        A = uniq[a : a + step, None].astype(np.float64)
+        ok = (k <= A) & (b - k <= N - A)
+        top = np.where(ok, A, k)  # any valid argument where the term is masked out
+        rest = np.where(ok, N - A, b - k)
+        logp = log_choose(top, k) + log_choose(rest, b - k) - whole
+        pmf = np.where(ok, np.exp(logp), 0.0)
+        out[a : a + step] = (pmf * np.abs(k / b - A / N)).sum(axis=1)
+    return out[back]
+
+
+def equivalent_random_budget(
+    target: float,
+    correct,
+    population: int,
+    error: Callable[[int], float] | None = None,
+) -> int:
+    """How many uniformly drawn items give a mean absolute error of at most ``target``.
+
+    The smallest ``n'`` in ``[1, N]`` at which a uniform random sample's exact expected
+    absolute error (:func:`expected_abs_error`), averaged over the models whose counts
+    are ``correct``, is at most ``target``: the *equivalent random budget* of an
+    estimator whose mean absolute error over the same models is ``target``. The
+    expected error falls as ``n'`` grows (checked against every ``n'`` in the tests),
+    so it is found by bisection. ``N`` when only every item reaches ``target`` (e.g. an
+    exact estimator, ``target = 0``); 1 when one random item already does as well.
+
+    Parameters
+    ----------
+    target : float
+        The mean absolute error to match (a fraction of accuracy), at least 0.
+    correct : array_like of int
+        The models' numbers of correct items.
+    population : int
+        The number of items, ``N``.
+    error : callable, optional
+        ``error(n')``, the mean expected error at ``n'`` over the models, when the caller
+        keeps it (e.g. memoised across bootstrap replicates); by default computed from
+        ``correct``.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    InputError
+        On a negative or non-finite ``target``, or counts outside ``[0, population]``.
+
+    Examples
+    --------
+    >>> equivalent_random_budget(0.0, [3, 7], 10)
+    10
+    """
+    if not np.isfinite(target) or target < 0:
+        raise InputError(f"the error to match must be a number at least 0, got {target!r}.")
+    if error is None:
+        counts = _check_counts(correct, population)
+
+        def error(b: int) -> float:
+            return float(expected_abs_error(counts, population, b).mean())
+
+    lo, hi = 1, int(population)  # error(hi) == 0 <= target
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if error(mid) <= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 class RandomSample:
