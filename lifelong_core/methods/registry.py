@@ -63,6 +63,9 @@ class Capabilities:
     packed_sweep : str or None
         ``"module:function"`` of a whole-sweep implementation on packed rows, used by a
         bounded sweep (``run_sweep(..., bounded=True)``) instead of the generic per-row path.
+    groups : bool
+        Uses each item's task (its ``groups`` setting: the store's sample table's domain,
+        in column order), which the workflows pass through :func:`get_method`.
     """
 
     family: str = "estimator"
@@ -76,6 +79,7 @@ class Capabilities:
     kept_state: bool = False
     cheap: bool = False
     packed_sweep: str | None = None
+    groups: bool = False
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -254,13 +258,22 @@ register(
         packed_sweep="lifelong_core.sweep.copy_nearest:copy_nearest_packed",
     ),
 )
-# What ``lm_eval --limit`` users do today: a uniform random sample and its exact interval.
+# A uniform random sample of items and its exact interval: the design-unbiased yardstick.
 # It predicts no unevaluated item, so sample-level scores are undefined for it.
 register(
     "random",
     "lifelong_core.methods.random_sample:RandomSample",
     capabilities=Capabilities(
         family="baseline", interval=True, per_sample=False, packed=True, cheap=True
+    ),
+)
+# What ``lm_eval --limit N`` evaluates: the first items of each task, and the interval its
+# users compute from them (biased: the first items are not a random sample).
+register(
+    "first-n",
+    "lifelong_core.methods.first_n:FirstN",
+    capabilities=Capabilities(
+        family="baseline", interval=True, per_sample=False, packed=True, cheap=True, groups=True
     ),
 )
 register("mirt", "lifelong_core.methods.irt:MIRTEstimator", capabilities=_ITEM_MODEL)
@@ -296,8 +309,10 @@ DEFAULT_METHOD = "auto"
 # regret is measured against by default.
 PUBLISHED_METHOD = "reference"
 # The reference point every chart and backtest compares with: a uniform random sample of
-# items, as ``lm_eval --limit`` gives (is the chosen method better than random?).
+# items (is the chosen method better than random?).
 BASELINE_METHOD = "random"
+# What users of ``lm_eval --limit`` do today, drawn and reported beside it.
+LIMIT_METHOD = "first-n"
 
 THRESHOLD_RULES = RULES
 
@@ -361,13 +376,18 @@ def method_spec(name: str) -> MethodSpec:
     return _REGISTRY[name]
 
 
-def get_method(name: str, **kwargs) -> SearchMethod:
+def get_method(name: str, *, groups=None, **kwargs) -> SearchMethod:
     """A fresh, unfitted method by name.
 
     Parameters
     ----------
     name : str
         A registered method.
+    groups : array_like, optional
+        Each item's task, in the cache's column order (the store's sample table's
+        domain): passed as the ``groups`` setting to a method that declares the ``groups``
+        capability, ignored for any other, so a caller with a sample table passes it
+        whatever the method.
     **kwargs
         Settings overriding those the name stands for.
 
@@ -392,6 +412,8 @@ def get_method(name: str, **kwargs) -> SearchMethod:
     'midpoint'
     """
     spec = method_spec(name)
+    if groups is not None and spec.capabilities.groups:
+        kwargs["groups"] = groups
     method = spec.load()(**{**spec.defaults, **kwargs})
     # The registered name is the method's name in results, whatever its class calls itself.
     method.name = name

@@ -141,7 +141,7 @@ def sortsearch_counts(
     check_draws(draws)
     A_sort = A[sort_rows]
     # get_method checks that the registered class follows the search-method protocol.
-    est = get_method(method).fit(A_sort, compute_order(A_sort, "sum"))
+    est = get_method(method, groups=list(sample_task)).fit(A_sort, compute_order(A_sort, "sum"))
     predicts = predicts_samples(method)
     onehot = np.zeros((n, len(tasks)), dtype=np.int64)
     onehot[np.arange(n), col_task] = 1

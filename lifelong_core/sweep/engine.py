@@ -146,6 +146,7 @@ def run_sweep(
     client=None,
     n_workers: int = 1,
     bounded: bool = False,
+    groups=None,
 ) -> SweepResult:
     """Run Sort once and Search at every budget; score against the evaluated rows.
 
@@ -202,6 +203,9 @@ def run_sweep(
         packed rows, one with a ``packed_sweep`` run by it (Sorting by Sum), and any whole
         dense read of the Sort rows checked against the limit first
         (:class:`~lifelong_core.limits.DenseReadError`).
+    groups : array_like, optional
+        Each sample's task, in column order, for a method that uses them (the ``groups``
+        capability, e.g. ``first-n``); ignored by the others.
 
     Returns
     -------
@@ -311,7 +315,7 @@ def run_sweep(
             )
             per_model = assemble(parts)
         else:
-            method = get_method(search)
+            method = get_method(search, groups=groups)
             if plan.fit == "packed":
                 fit_progress = None if progress is None else (lambda f: progress(share * f))
                 fit_packed(method, rows_sort, order, seed=seed, progress=fit_progress)

@@ -72,7 +72,8 @@ def fit_new_model_method(sel: Selection, search: str, tuning=None):
     SearchMethod
         ``search`` fitted on ``sel``'s matrix with its easy -> hard order by Sorting by
         Sum (Prabhu et al., 2024, *Efficient Lifelong Model Evaluation in an Era of
-        Rapid Progress*, §3.1).
+        Rapid Progress*, §3.1); a method that uses the items' tasks is given ``sel``'s
+        (:attr:`Selection.tasks`).
 
     Raises
     ------
@@ -83,7 +84,7 @@ def fit_new_model_method(sel: Selection, search: str, tuning=None):
     """
     A = sel.dense()
     settings = {} if tuning is None else {"tuning": tuning}
-    return get_method(search, **settings).fit(A, compute_order(A, "sum"))
+    return get_method(search, groups=sel.tasks, **settings).fit(A, compute_order(A, "sum"))
 
 
 def fit_new_sample_method(sel: Selection, rule: str, sampling: str) -> InsertD:

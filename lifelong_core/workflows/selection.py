@@ -80,6 +80,15 @@ class Selection:
         """Each row's display name: the model's ``name``, else its ``model_id``."""
         return self.models["name"].fillna(self.models["model_id"]).astype(str).tolist()
 
+    @cached_property
+    def tasks(self) -> np.ndarray | None:
+        """Each column's task (its domain), in column order, or None without a domain
+        column: the ``groups`` a method fitted on this cache is given
+        (:func:`~lifelong_core.methods.registry.get_method`)."""
+        if "domain" not in self.samples:
+            return None
+        return self.samples["domain"].astype(str).to_numpy(dtype=object)
+
 
 def without_models(sel: Selection, model_ids) -> Selection:
     """``sel`` with the rows of ``model_ids`` left out: a stored model can then play a new

@@ -159,6 +159,7 @@ def sweep_selection(
         seed=seed,
         decompose=decompose,
         progress=progress,
+        groups=sel.tasks,
     )
     if isinstance(sel.A, large.PackedCache):
         res = large.sweep(
@@ -314,6 +315,7 @@ def sweep_store(
     else:
         chosen = choose_sort_rows(rows.m, rows.m // 2 if sort_models is None else sort_models, seed)
     evaluated = np.setdiff1d(np.arange(rows.m, dtype=np.int64), chosen)
+    options.setdefault("groups", rows.found.samples["domain"].astype(str).to_numpy(dtype=object))
     return run_sweep(
         rows.rows(chosen), rows.rows(evaluated), budgets, search=search, seed=seed, **options
     )
