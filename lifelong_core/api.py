@@ -864,40 +864,49 @@ def backtest(
     store: Store,
     *,
     dataset: str | None = None,
+    domains: Sequence[str] | None = None,
     methods: Sequence[str] | None = None,
     budgets: Sequence[int] | None = None,
     holdout: int = 10,
     split: str = "random",
-    repeats: int = 3,
+    repeats: int = 10,
     seed: int = 0,
     common_items: bool = False,
 ) -> Backtest:
-    """How well each method works on this cache, against a random sample.
+    """How well each method works on this cache, against a random sample: what ``lbe
+    backtest`` runs.
 
-    Holds ``holdout`` models out (per repeat), estimates each with every method from the
-    items it would pick for that model, and scores against the model's full results: the
-    error of the accuracy, the coverage of the 95% intervals and their width, and the
-    ratio to a random sample of the same size (always included).
+    Holds ``holdout`` models out, estimates each with every method from the items it would
+    pick for that model (``repeats`` item draws each), and scores against the model's full
+    results: the error of the accuracy against a random sample's exact expected error and
+    the equivalent random budget (with bootstrap intervals), the coverage of the 95%
+    intervals overall, per model and by accuracy range, and their width. The baselines
+    ``random`` and ``first-n`` (what ``lm_eval --limit`` runs) are always included.
 
     Parameters
     ----------
     store : Store
     dataset : str, optional
+    domains : sequence of str, optional
+        Keep these domains (tasks) of the dataset; default all.
     methods : sequence of str, optional
-        Default: the default estimator, Sort & Search's published rule and ``random``.
+        Default: the default estimator, Sort & Search's published rule and the baselines.
     budgets : sequence of int, optional
-        Items per held-out model (default 32, 64, 128, 256 below the number of items).
+        Items per held-out model (default 32, 64, 100, 128, 256 below the number of items).
     holdout : int
-    split : {"random", "newest", "best"}
-        Which models are held out.
+    split : {"random", "newest", "beyond-cache"}
+        Which models are held out: models like the cache's drawn at random, the newest,
+        or the most accurate (beyond the cache).
     repeats, seed : int
+        Item draws per held-out model, and the seed of the random split and first draw.
     common_items : bool
         One item set for every held-out model instead of each model's own draw.
 
     Returns
     -------
     Backtest
-        ``table`` (method x budget), ``summary``, ``per_model``; ``text()`` prints them.
+        ``table`` (method x budget), ``coverage``, ``by_range``, ``summary``,
+        ``per_model``; ``text()`` prints them, ``verdicts()`` says them in words.
     """
     from lifelong_core import limits
 
@@ -914,9 +923,11 @@ def backtest(
     _flag(common_items, "common_items")
     from lifelong_core.methods.draws import COMMON, PER_MODEL
     from lifelong_core.workflows.backtest import backtest as run
+    from lifelong_core.workflows.selection import check_domains, select
 
+    name = _dataset(store, dataset)
     return run(
-        _cache(store, dataset, None),
+        select(store, name, check_domains(store, name, domains)),
         methods,
         budgets,
         holdout=holdout,

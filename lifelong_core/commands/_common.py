@@ -173,11 +173,15 @@ def add_dataset(p: argparse.ArgumentParser, what: str = "the dataset to read") -
 
 
 @contextmanager
-def store_selection(store: str, dataset: str | None) -> Iterator[tuple[Store, Selection]]:
+def store_selection(
+    store: str, dataset: str | None, domains: list[str] | None = None
+) -> Iterator[tuple[Store, Selection]]:
     """``(store, selection)``: the store open read-only and the app's selection of the
     dataset :func:`store_dataset` resolves: its real (not estimated) models evaluated on
-    every sample."""
-    from lifelong_core.workflows.selection import select
+    every sample (of ``domains`` when given: a domain the dataset lacks is refused with
+    one sentence naming ``domains``)."""
+    from lifelong_core.workflows.selection import check_domains, select
 
     with open_store(store) as st:
-        yield st, select(st, store_dataset(st, dataset))
+        name = store_dataset(st, dataset)
+        yield st, select(st, name, check_domains(st, name, domains))

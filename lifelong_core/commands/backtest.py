@@ -1,14 +1,19 @@
 """``backtest``: how well do the estimates work on my cache, against a random sample?
 
-    python -m lifelong_core backtest --store S [--dataset D] [--methods mirt,reference,random]
-            [--budgets 32,64,128,256] [--holdout 10] [--split random|newest|best] [--repeats 3]
-            [--seed 0] [--common-items] [--out table.csv] [--per-model per_model.csv]
+    python -m lifelong_core backtest --store S [--dataset D] [--domains T1,T2]
+            [--methods auto,reference] [--budgets 32,64,100,128,256] [--holdout 10]
+            [--split random|newest|beyond-cache] [--repeats 10] [--seed 0] [--common-items]
+            [--out table.csv] [--per-model per_model.csv] [--coverage F] [--by-range F]
 
-Holds models out of the store's dataset, estimates each with every method from the items
-the method selects for it, and prints per method and budget the mean absolute error of the
-accuracy, the interval coverage (with its own 95% interval) and mean width, and the ratio
-to a random sample; then the smallest budget tried within 1 and 2 accuracy points. The
-rules live in :mod:`lifelong_core.workflows.backtest`, shared with the app's Backtest page.
+Holds models out of the store's dataset, estimates each with every method (and the two
+baselines, a random sample and the first items of each task as ``lm_eval --limit`` runs
+them) from the items the method selects for it, over several item draws, and prints per
+method and budget the mean absolute error of the accuracy, the interval coverage (with its
+own 95% interval) and mean width, the error against a random sample's and the equivalent
+random budget (each with a bootstrap interval), the worst held-out model's coverage, the
+same by accuracy range, a verdict in words, and the smallest budget tried within 1 and 2
+accuracy points. The rules live in :mod:`lifelong_core.workflows.backtest`, shared with
+the app's Backtest page and the Budget explorer's comparison with random.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ def add_parser(sub) -> None:
         DEFAULT_BUDGETS,
         DEFAULT_HOLDOUT,
         DEFAULT_REPEATS,
+        SPLIT_ALIASES,
         SPLITS,
     )
 
@@ -35,10 +41,16 @@ def add_parser(sub) -> None:
     add_store(p)
     add_dataset(p)
     p.add_argument(
+        "--domains",
+        metavar="T1,T2",
+        help="comma-separated domains (tasks) of the dataset to keep (default: all)",
+    )
+    p.add_argument(
         "--methods",
         metavar="M1,M2",
         help="comma-separated search methods (default: the default estimator, Sort & Search's "
-        "published rule and random; random is always added, every ratio is taken against it)",
+        "published rule and the baselines; the baselines, random and first-n, are always "
+        "added)",
     )
     p.add_argument(
         "--budgets",
@@ -56,19 +68,22 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--split",
-        choices=SPLITS,
+        choices=(*SPLITS, *SPLIT_ALIASES),
         default=SPLITS[0],
-        help="which models are held out: at random (new ones per repeat), the newest by release "
-        "order, or the most accurate (default %(default)s)",
+        metavar="{" + ",".join(SPLITS) + "}",
+        help="which models are held out: models like the cache's, drawn at random; the newest "
+        "by release order; or the most accurate, beyond the cache (default %(default)s)",
     )
     p.add_argument(
         "--repeats",
         type=int,
         default=DEFAULT_REPEATS,
         metavar="R",
-        help="repeats with seeds S, S+1, ... (default %(default)s)",
+        help="item draws per held-out model, with seeds S, S+1, ... (default %(default)s)",
     )
-    p.add_argument("--seed", type=int, default=0, help="the first repeat's seed (default 0)")
+    p.add_argument(
+        "--seed", type=int, default=0, help="the random split's and first draw's seed (default 0)"
+    )
     p.add_argument(
         "--common-items",
         dest="common_items",
@@ -81,6 +96,18 @@ def add_parser(sub) -> None:
         help="write the table (method x budget) as CSV",
     )
     p.add_argument("--per-model", dest="per_model", metavar="F", help="write every estimate as CSV")
+    p.add_argument(
+        "--coverage",
+        dest="coverage_out",
+        metavar="F",
+        help="write the per-model coverage table (method x budget) as CSV",
+    )
+    p.add_argument(
+        "--by-range",
+        dest="by_range",
+        metavar="F",
+        help="write the table by accuracy range as CSV",
+    )
     p.set_defaults(func=run)
 
 
@@ -96,14 +123,23 @@ def run(args: argparse.Namespace) -> int:
     from lifelong_core.methods.draws import COMMON, PER_MODEL
     from lifelong_core.workflows.backtest import backtest
 
-    check_out_dirs((args.out, "--out"), (args.per_model, "--per-model"))
+    outs = (
+        (args.out, "--out"),
+        (args.per_model, "--per-model"),
+        (args.coverage_out, "--coverage"),
+        (args.by_range, "--by-range"),
+    )
+    check_out_dirs(*outs)
     budgets = None if args.budgets is None else parse_ints(args.budgets, "--budgets")
     methods = None
     if args.methods is not None:
         methods = comma_list(args.methods)
         if not methods:
             raise InputError(f"--methods names no method: {args.methods!r}.")
-    with store_selection(args.store, args.dataset) as (_, sel):
+    domains = None if args.domains is None else comma_list(args.domains)
+    if domains is not None and not domains:
+        raise InputError(f"--domains names no domain: {args.domains!r}.")
+    with store_selection(args.store, args.dataset, domains) as (_, sel):
         pass
     bt = backtest(
         sel,
@@ -121,4 +157,8 @@ def run(args: argparse.Namespace) -> int:
         write_csv(bt.table, args.out, "--out")
     if args.per_model:
         write_csv(bt.per_model, args.per_model, "--per-model")
+    if args.coverage_out:
+        write_csv(bt.coverage, args.coverage_out, "--coverage")
+    if args.by_range:
+        write_csv(bt.by_range, args.by_range, "--by-range")
     return 0

@@ -1,36 +1,56 @@
 """How well does it work on my cache? Hold models out, estimate them, compare with the truth.
 
 A backtest replays the lifelong loop on models whose full results the user already has:
-``holdout`` models are removed from the cache, every method is fitted on the rest exactly
-as ``select``/``estimate`` fit it (:func:`~lifelong_core.workflows.arrivals.fit_new_model_method`:
-Sorting by Sum over every remaining model), each held-out model is "run" on the items the
-method selects for it at every budget, and the estimate is compared with the model's
-accuracy on all items. Over the held-out models and the repeats it reports, per method and
-budget:
+``holdout`` models are removed from the cache, every method is fitted once on the rest
+exactly as ``select``/``estimate`` fit it
+(:func:`~lifelong_core.workflows.arrivals.fit_new_model_method`: Sorting by Sum over every
+remaining model), and each held-out model is "run" ``repeats`` times on the items the
+method selects for it at every budget (each repeat a fresh item draw: the model's own, by
+default, :mod:`lifelong_core.methods.draws`). Every estimate is compared with the model's
+accuracy on all items.
 
-- the mean absolute error of the accuracy (and its mean signed error, and the share of
-  estimates above the truth: errors that lean one way show up there);
-- for methods with an interval, its coverage (the share of intervals holding the truth)
-  with a Clopper-Pearson 95% interval on that share
-  (:func:`lifelong_core.stats.coverage.clopper_pearson`), and the interval's mean width;
-- the ratio of error and width to the random-sampling baseline at the same budget
-  (:data:`~lifelong_core.methods.registry.BASELINE_METHOD`), the question "better than a
-  random sample?";
+Held-out models (``split``), named for what they are:
+
+- ``random``: models like the cache's, drawn at random: the models a random Sort set of
+  the others leaves out (``sweep --sort-models m-H --seed S``, the Budget explorer's random
+  Sort set), so the two report the same models;
+- ``newest``: the last by release order (ties and models without one by insertion), what
+  a lifelong benchmark meets next;
+- ``beyond-cache``: the most accurate, each at least as accurate as every model left in
+  the cache: new models tend to beat the cache, and estimating beyond its range is the
+  hard case. (``best`` is accepted for it, the name it had before.)
+
+Against what users do otherwise, two baselines are always in the comparison: ``random``
+(a uniform random sample, design-unbiased) and ``first-n`` (what ``lm_eval --limit``
+runs, the first items of each task: biased). Per method and budget it reports:
+
+- the mean absolute error of the accuracy (points), its mean signed error and the share of
+  estimates above the truth;
+- the ratio of that error to a uniform random sample's *exact* expected error on the same
+  held-out models at the same budget
+  (:func:`~lifelong_core.methods.random_sample.expected_abs_error`, hypergeometric with
+  the finite-population correction), and the *equivalent random budget*: how many
+  uniformly drawn items give the same error
+  (:func:`~lifelong_core.methods.random_sample.equivalent_random_budget`), with the saving
+  against it (equivalent budget / ``n'``). Both with 95% percentile bootstrap intervals
+  (Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993, ch. 13) that resample
+  the held-out models, each with all its repeats: the models are the independent units,
+  a model's repeats are not (Davison & Hinkley, *Bootstrap Methods and their
+  Application*, 1997, §3.8, resampling the first stage of a two-stage design);
+- for methods with an interval, its coverage over every estimate with a Clopper-Pearson
+  95% interval (:func:`lifelong_core.stats.coverage.clopper_pearson`), and per held-out
+  model: the worst model's coverage over its repeats with its own exact interval, and the
+  share of models covered in at most ``c`` of ``R`` repeats, ``c`` the largest count a
+  well-calibrated 95% interval falls to with probability at most 2.5% (Binomial(R, 0.95);
+  16 of 20), beside that probability, the share binomial noise alone gives. Coverage
+  averaged over models can hide a model the interval misses again and again;
+- the same by accuracy range: quintiles of the held-out models' accuracy;
 - the smallest budget tried at which the mean absolute error is within 1 and within 2
-  accuracy points.
+  accuracy points;
+- a verdict in words per method and budget (:meth:`Backtest.verdicts`).
 
-Held-out models (``split``): ``random`` (a fresh draw per repeat), ``newest`` (the last
-by release order, ties and models without one by insertion: what a lifelong benchmark
-meets next) or ``best`` (the most accurate: new models tend to beat the cache, and
-estimating beyond the cache's range is the hard case). Items are each held-out model's
-own random draw by default (:mod:`lifelong_core.methods.draws`), so errors are independent
-across models and coverage counted over models means what it says; ``draws="common"``
-gives every model the seed's item set instead.
-
-The estimates of one held-out model over several repeats are not independent of each
-other (the same model, for ``newest`` and ``best`` the same cache), so the coverage
-interval treats them as more information than they are; more held-out models narrow it
-more honestly than more repeats.
+The ratio ``n / n'`` (Prabhu et al., 2024, footnote 4) is a saving against running every
+item, not against the cheap thing a user would otherwise do; it is not reported as one.
 """
 
 from __future__ import annotations
@@ -41,11 +61,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lifelong_core.errors import InputError
+from lifelong_core.errors import InputError, shown
 from lifelong_core.methods.draws import PER_MODEL, check_draws, model_rng
 from lifelong_core.methods.registry import (
     BASELINE_METHOD,
     DEFAULT_METHOD,
+    LIMIT_METHOD,
     PUBLISHED_METHOD,
     available_methods,
     capabilities,
@@ -59,27 +80,96 @@ if TYPE_CHECKING:  # the command line's --help reads the defaults below without 
 
     from lifelong_core.workflows.selection import Selection
 
-SPLITS = ("random", "newest", "best")
-RANDOM_SPLIT, NEWEST_SPLIT, BEST_SPLIT = SPLITS
-DEFAULT_BUDGETS = (32, 64, 128, 256)
+SPLITS = ("random", "newest", "beyond-cache")
+RANDOM_SPLIT, NEWEST_SPLIT, BEYOND_SPLIT = SPLITS
+# The name the beyond-cache split had before; still accepted.
+SPLIT_ALIASES = {"best": BEYOND_SPLIT}
+SPLIT_WORDS = {
+    RANDOM_SPLIT: "models like your cache's (a random draw of them)",
+    NEWEST_SPLIT: "the newest models (by release order)",
+    BEYOND_SPLIT: "models beyond your cache (the most accurate, none below a cached model)",
+}
+SHORT_WORDS = {
+    RANDOM_SPLIT: "on models like your cache's",
+    NEWEST_SPLIT: "on the newest models",
+    BEYOND_SPLIT: "on models beyond your cache",
+}
+DEFAULT_BUDGETS = (32, 64, 100, 128, 256)
 DEFAULT_HOLDOUT = 10
-DEFAULT_REPEATS = 3
+DEFAULT_REPEATS = 10
+BOOTSTRAP = 2000
+LEVEL = 0.95
+# A calibrated interval falls to the flagged count of covered repeats this rarely.
+LOW_TAIL = 0.025
+RANGES = 5
 TARGETS_PTS = (1.0, 2.0)
 
 Progress = Callable[[float, str], None]
 
 
 def default_methods() -> list[str]:
-    """The product's default estimator, Sort & Search's published rule and the random
-    baseline (each once, in that order, those registered)."""
+    """The product's default estimator, Sort & Search's published rule and the two
+    baselines, the random sample and the first items (each once, in that order, those
+    registered)."""
     names = available_methods()
-    return [
-        m for m in dict.fromkeys((DEFAULT_METHOD, PUBLISHED_METHOD, BASELINE_METHOD)) if m in names
-    ]
+    wanted = (DEFAULT_METHOD, PUBLISHED_METHOD, BASELINE_METHOD, LIMIT_METHOD)
+    return [m for m in dict.fromkeys(wanted) if m in names]
+
+
+def check_split(split: str) -> str:
+    """The split's name, checked (``best`` read as ``beyond-cache``).
+
+    Parameters
+    ----------
+    split : str
+        One of :data:`SPLITS` or an alias in :data:`SPLIT_ALIASES`.
+
+    Returns
+    -------
+    str
+        One of :data:`SPLITS`.
+
+    Raises
+    ------
+    InputError
+        On another name (naming the parameter ``split``).
+    """
+    split = SPLIT_ALIASES.get(split, split)
+    if split not in SPLITS:
+        raise InputError(
+            f"unknown split {shown(split)}; use one of {', '.join(SPLITS)}.", param="split"
+        )
+    return split
+
+
+def split_of_sort_set(how: str) -> str:
+    """The backtest split whose held-out models a page's Sort set leaves out.
+
+    Parameters
+    ----------
+    how : {"random", "earliest released"}
+        The Sort set (:data:`lifelong_core.workflows.sortsets.SORT_SETS`).
+
+    Returns
+    -------
+    str
+        ``"random"`` for a random Sort set, ``"newest"`` for the earliest released.
+
+    Raises
+    ------
+    InputError
+        On an unknown Sort set.
+    """
+    from lifelong_core.workflows.sortsets import EARLIEST_SET, RANDOM_SET
+
+    splits = {RANDOM_SET: RANDOM_SPLIT, EARLIEST_SET: NEWEST_SPLIT}
+    if how not in splits:
+        raise InputError(f"unknown Sort set {how!r}; choose one of {', '.join(splits)}.")
+    return splits[how]
 
 
 def held_out_rows(sel: Selection, holdout: int, split: str, seed: int) -> np.ndarray:
-    """The rows of ``sel`` held out in one repeat, ascending.
+    """The rows of ``sel`` held out, ascending.
 
     Parameters
     ----------
@@ -87,21 +177,26 @@ def held_out_rows(sel: Selection, holdout: int, split: str, seed: int) -> np.nda
         The dataset's cache.
     holdout : int
         How many models to hold out; at least two must stay in the cache.
-    split : {"random", "newest", "best"}
+    split : {"random", "newest", "beyond-cache"}
         Which models (module docstring).
     seed : int
-        The repeat's seed (used by ``random`` only).
+        The seed of the ``random`` split's draw.
 
     Returns
     -------
     numpy.ndarray
         Row numbers into ``sel``.
-    """
-    from lifelong_core.workflows.sortsets import release_rows
 
-    m = sel.A.shape[0]
-    if split not in SPLITS:
-        raise InputError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}.", param="split")
+    Raises
+    ------
+    InputError
+        On an unknown split, a cache of fewer than three models, or a hold-out that leaves
+        fewer than two models.
+    """
+    from lifelong_core.workflows.sortsets import EARLIEST_SET, RANDOM_SET, sort_rows
+
+    split = check_split(split)
+    m = len(sel.models)
     if m < 3:
         # Two must stay in the cache and one be held out: no hold-out count fits.
         raise InputError(
@@ -119,64 +214,318 @@ def held_out_rows(sel: Selection, holdout: int, split: str, seed: int) -> np.nda
             f"got {holdout!r}.",
             param="holdout",
         )
-    if split == RANDOM_SPLIT:
-        rows = np.random.default_rng(seed).choice(m, size=holdout, replace=False)
-    elif split == NEWEST_SPLIT:
-        rows = release_rows(sel.models)[-holdout:]
-    else:
+    if split == BEYOND_SPLIT:
         acc = np.asarray(sel.A, dtype=np.float64).mean(axis=1)
         rows = np.argsort(-acc, kind="stable")[:holdout]
+    else:
+        # The complement of the Sort set a page (or ``sweep --sort-models``) would draw.
+        how = RANDOM_SET if split == RANDOM_SPLIT else EARLIEST_SET
+        cache = sort_rows(sel.models, m - int(holdout), how, seed)
+        rows = np.setdiff1d(np.arange(m), cache)
     return np.sort(np.asarray(rows, dtype=np.int64))
 
 
+# ------------------------------------------------------------------ comparison with random
+@dataclass(frozen=True)
+class Comparison:
+    """A method's error against a uniform random sample's on the same models
+    (:func:`compare_with_random`). Errors are fractions of accuracy.
+
+    Attributes
+    ----------
+    budget : int
+        The method's budget, ``n'``.
+    error : float
+        The method's mean absolute error over the models.
+    random_error : float
+        A uniform random sample's exact expected absolute error at ``n'`` on the same
+        models.
+    ratio, ratio_lo, ratio_hi : float
+        ``error / random_error`` and its 95% bootstrap interval (NaN when a random
+        sample is exact on every model).
+    equivalent, equivalent_lo, equivalent_hi : int
+        The equivalent random budget and its 95% bootstrap interval.
+    """
+
+    budget: int
+    error: float
+    random_error: float
+    ratio: float
+    ratio_lo: float
+    ratio_hi: float
+    equivalent: int
+    equivalent_lo: int
+    equivalent_hi: int
+
+    @property
+    def saving(self) -> float:
+        """The equivalent random budget over the method's: items saved against random."""
+        return self.equivalent / self.budget
+
+    @property
+    def saving_lo(self) -> float:
+        """The lower end of :attr:`saving`'s interval."""
+        return self.equivalent_lo / self.budget
+
+    @property
+    def saving_hi(self) -> float:
+        """The upper end of :attr:`saving`'s interval."""
+        return self.equivalent_hi / self.budget
+
+
+class _RandomErrors:
+    """A random sample's exact expected error per model, memoised by budget."""
+
+    def __init__(self, correct: np.ndarray, n: int) -> None:
+        self.correct, self.n = correct, n
+        self._at: dict[int, np.ndarray] = {}
+
+    def __call__(self, budget: int) -> np.ndarray:
+        from lifelong_core.methods.random_sample import expected_abs_error
+
+        b = int(budget)
+        if b not in self._at:
+            self._at[b] = expected_abs_error(self.correct, self.n, b)
+        return self._at[b]
+
+
+def _equivalent(weights: np.ndarray, target: np.ndarray, errors: _RandomErrors) -> np.ndarray:
+    """Per row of ``weights`` (replicates x models), the smallest budget whose weighted mean
+    random error is at most that row's ``target``: bisection run for every row at once
+    (the error falls with the budget), reusing each budget's errors across rows."""
+    rows = len(weights)
+    total = weights.sum(axis=1)
+    lo, hi = np.ones(rows, dtype=np.int64), np.full(rows, errors.n, dtype=np.int64)
+    while True:
+        active = lo < hi
+        if not active.any():
+            return lo
+        mid = (lo + hi) // 2
+        ok = np.zeros(rows, dtype=bool)
+        for b in np.unique(mid[active]):
+            at = active & (mid == b)
+            ok[at] = weights[at] @ errors(int(b)) <= target[at] * total[at] + 1e-15
+        hi = np.where(active & ok, mid, hi)
+        lo = np.where(active & ~ok, mid + 1, lo)
+
+
+def compare_with_random(
+    errors,
+    correct,
+    n_items: int,
+    budget: int,
+    *,
+    boot: int = BOOTSTRAP,
+    seed: int = 0,
+    level: float = LEVEL,
+    random_errors: _RandomErrors | None = None,
+) -> Comparison:
+    """A method's mean absolute error against a uniform random sample's, on the same models.
+
+    The one comparison of the backtest, the Budget explorer and ``lbe sweep`` (module
+    docstring): the error ratio to a random sample's exact expected error at the same
+    budget, and the equivalent random budget, each with a percentile bootstrap interval
+    over the models.
+
+    Parameters
+    ----------
+    errors : array_like of float
+        Per model, the method's mean absolute error over its repeats (fractions).
+    correct : array_like of int
+        Per model, its number of correct items.
+    n_items : int
+        The number of items.
+    budget : int
+        The method's budget, ``n'``.
+    boot : int
+        Bootstrap replicates (0: no interval, the ends equal the estimate).
+    seed : int
+        Seed of the resampling.
+    level : float
+        The intervals' level.
+    random_errors : optional
+        The memo of random errors for these models (shared across budgets and methods).
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    InputError
+        When ``errors`` and ``correct`` differ in length or are empty.
+    """
+    e = np.asarray(errors, dtype=np.float64)
+    counts = np.asarray(correct, dtype=np.int64)
+    if e.ndim != 1 or e.shape != counts.shape or len(e) == 0:
+        raise InputError("give one error and one correct-item count per model.")
+    g = random_errors or _RandomErrors(counts, int(n_items))
+    at = g(budget)
+    rnd = float(at.mean())
+    ones = np.ones((1, len(e)))
+    eq = int(_equivalent(ones, np.array([e.mean()]), g)[0])
+    ratio = float(e.mean() / rnd) if rnd > 0 else float("nan")
+    if boot <= 0 or len(e) < 2:
+        return Comparison(int(budget), float(e.mean()), rnd, ratio, ratio, ratio, eq, eq, eq)
+    rng = np.random.default_rng([int(seed), 31])
+    w = rng.multinomial(len(e), np.full(len(e), 1.0 / len(e)), size=int(boot)).astype(np.float64)
+    target = (w @ e) / w.sum(axis=1)
+    eqs = _equivalent(w, target, g)
+    half = (1.0 - level) / 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = (w @ e) / (w @ at)
+    finite = ratios[np.isfinite(ratios)]
+    r_lo, r_hi = (
+        (float(np.quantile(finite, half)), float(np.quantile(finite, 1 - half)))
+        if len(finite) and rnd > 0
+        else (float("nan"), float("nan"))
+    )
+    return Comparison(
+        int(budget),
+        float(e.mean()),
+        rnd,
+        ratio,
+        r_lo,
+        r_hi,
+        eq,
+        int(np.quantile(eqs, half, method="lower")),
+        int(np.quantile(eqs, 1 - half, method="higher")),
+    )
+
+
+def low_coverage_count(repeats: int, level: float = LEVEL, tail: float = LOW_TAIL) -> int:
+    """The largest number of covered repeats a calibrated interval reaches with
+    probability at most ``tail``: 16 of 20 at 95%.
+
+    Parameters
+    ----------
+    repeats : int
+        Draws per model, ``R``.
+    level : float
+        The interval's nominal coverage.
+    tail : float
+        The probability bound.
+
+    Returns
+    -------
+    int
+        The largest ``c`` with ``P(Binomial(R, level) <= c) <= tail``; -1 when even 0
+        is more likely than ``tail`` (one repeat).
+
+    Examples
+    --------
+    >>> low_coverage_count(20)
+    16
+    """
+    from scipy.stats import binom
+
+    c = np.arange(repeats + 1)
+    ok = c[binom.cdf(c, repeats, level) <= tail]
+    return int(ok.max()) if len(ok) else -1
+
+
+# ------------------------------------------------------------------ the result
 @dataclass(frozen=True)
 class Backtest:
     """What :func:`backtest` measured.
 
-    Accuracies, errors and widths in ``per_model`` are fractions; those in ``table``
+    Accuracies, errors and widths in ``per_model`` are fractions; those in the tables
     ending in ``_pts`` are accuracy points (fraction x 100).
 
     Attributes
     ----------
     per_model : pandas.DataFrame
-        One row per (repeat, held-out model, method, budget): ``repeat``, ``seed``,
+        One row per (held-out model, repeat, method, budget): ``repeat``, ``seed``,
         ``model``, ``method``, ``budget``, ``estimate``, ``lo``, ``hi`` (NaN for a method
-        without an interval), ``true`` (the accuracy on all items), ``error``
-        (estimate - true), ``covered``, ``width`` and ``sample_mae`` (the share of items
-        predicted wrongly; NaN for a method that predicts no sample).
+        without an interval), ``true`` (the accuracy on all items), ``correct`` (its
+        number of correct items), ``error`` (estimate - true), ``covered``, ``width`` and
+        ``sample_mae`` (the share of items predicted wrongly; NaN for a method that
+        predicts no sample).
     table : pandas.DataFrame
-        One row per (method, budget), the measures of the module docstring:
-        ``estimates``, ``mae_pts``, ``bias_pts``, ``above_truth``, ``coverage`` with its
-        Clopper-Pearson ``coverage_lo`` and ``coverage_hi``, ``width_pts``,
-        ``sample_mae``, and ``mae_vs_random`` and ``width_vs_random`` (ratios to the
-        random baseline at the same budget).
+        One row per (method, budget): ``estimates``, ``models``, ``mae_pts``,
+        ``bias_pts``, ``above_truth``, ``coverage`` with its Clopper-Pearson
+        ``coverage_lo`` and ``coverage_hi``, ``width_pts``, ``sample_mae``,
+        ``random_pts`` (a random sample's exact expected error on these models),
+        ``mae_vs_random`` with ``ratio_lo`` and ``ratio_hi``, ``equivalent_budget`` with
+        ``equivalent_lo`` and ``equivalent_hi``, ``saving`` with ``saving_lo`` and
+        ``saving_hi``, and ``width_vs_random`` (to the random method's mean width).
     summary : pandas.DataFrame
         One row per method: ``items_mae_1pt`` and ``items_mae_2pt``, the smallest budget
         tried with a mean absolute error within 1 and 2 points (NaN if none), and the
         random baseline's, ``random_items_mae_1pt`` and ``random_items_mae_2pt``.
+    coverage : pandas.DataFrame
+        Per held-out model, for each (method with an interval, budget): ``models``,
+        ``repeats``, ``worst_model``, ``worst_covered`` with its exact ``worst_lo`` and
+        ``worst_hi``, ``low_count`` (``c``: covered in at most this many repeats is
+        flagged; -1 with one repeat), ``low_models``, ``low_share`` and
+        ``expected_share`` (what binomial noise alone gives).
+    by_range : pandas.DataFrame
+        Per (method, budget, accuracy range): ``quantile`` (1 = the least accurate
+        models), ``range`` (its lowest and highest accuracy), ``models``, ``acc_lo``, ``acc_hi``, ``mae_pts``, ``random_pts``,
+        ``mae_vs_random``, ``coverage`` and ``worst_covered``.
     config : dict
         What was run: ``dataset``, ``methods``, ``budgets``, ``holdout``, ``split``,
-        ``repeats``, ``seed``, ``draws``, ``models`` and ``items`` (the cache's size).
+        ``repeats``, ``seed``, ``draws``, ``models``, ``items`` (the cache's size before
+        the hold-out) and ``held_out`` (the held-out models' names).
     """
 
     per_model: pd.DataFrame
     table: pd.DataFrame
     summary: pd.DataFrame
+    coverage: pd.DataFrame
+    by_range: pd.DataFrame
     config: dict = field(default_factory=dict)
 
-    def text(self) -> str:
-        """The table as the command line prints it (accuracy errors in points)."""
+    def verdicts(self) -> list[str]:
+        """One sentence per method (the random sample aside) and budget: its error
+        against a random sample's, the equivalent random budget, and how its intervals
+        held, each with its interval.
+
+        Returns
+        -------
+        list of str
+        """
         c = self.config
-        draw = "each model its own item draw" if c["draws"] == PER_MODEL else "one common item set"
-        head = (
-            f"backtest on {c['dataset']}: {c['holdout']} held-out models ({c['split']} split) x "
-            f"{c['repeats']} repeat(s) of {c['models']} models, {c['items']} items; {draw}"
-        )
-        cols = (
-            f"{'method':<14} {'n′':>6} {'MAE pts':>8} {'bias':>6} {'above':>6} "
-            f"{'coverage (95% CI)':>20} {'width':>6} {'MAE/random':>10}"
-        )
-        lines = [head, cols]
+        where = SHORT_WORDS[c["split"]]
+        cov = self.coverage.set_index(["method", "budget"]) if len(self.coverage) else None
+        out = []
+        r: Any
+        for r in self.table.itertuples():
+            if r.method == BASELINE_METHOD:
+                continue
+            if np.isnan(r.mae_vs_random):
+                head = f"{r.method} at n′ = {r.budget} {where}: a random sample is exact on these models"
+            else:
+                head = (
+                    f"{r.method} at n′ = {r.budget} {where}: {r.mae_vs_random:.2f}× a random "
+                    f"sample's error ({r.ratio_lo:.2f}-{r.ratio_hi:.2f}), as accurate as "
+                    f"{r.equivalent_budget:,} random items ({r.equivalent_lo:,}-{r.equivalent_hi:,})"
+                )
+            tail = ""
+            if not np.isnan(r.coverage):
+                tail = f"; its 95% intervals held the truth in {r.coverage:.0%} of estimates"
+                if cov is not None and (r.method, r.budget) in cov.index:
+                    w = cov.loc[(r.method, r.budget)]
+                    if int(w["repeats"]) > 1:
+                        tail += (
+                            f", the worst model's in {int(w['worst_covered'])} of "
+                            f"{int(w['repeats'])} draws"
+                        )
+            out.append(head + tail + ".")
+        return out
+
+    def text(self) -> str:
+        """Everything as the command line prints it (accuracy errors in points)."""
+        c = self.config
+        draw = "each model its own item draws" if c["draws"] == PER_MODEL else "one common item set"
+        lines = [
+            f"backtest on {c['dataset']}: {c['holdout']} held-out models ({c['split']} split: "
+            f"{SPLIT_WORDS[c['split']]}) x {c['repeats']} repeat(s), a cache of "
+            f"{c['models'] - c['holdout']} models, {c['items']} items; {draw}",
+            f"{'method':<14} {'n′':>5} {'MAE pts':>8} {'bias':>6} {'above':>6} "
+            f"{'coverage (95% CI)':>18} {'width':>6} {'random':>7} "
+            f"{'×random (95% CI)':>18} {'= random items (95% CI)':>24}",
+        ]
         r: Any  # a row of itertuples: its fields are typed as any pandas scalar
         for r in self.table.itertuples():
             cov = (
@@ -185,11 +534,45 @@ class Backtest:
                 else f"{r.coverage:.0%} ({r.coverage_lo:.0%}-{r.coverage_hi:.0%})"
             )
             width = "-" if np.isnan(r.width_pts) else f"{r.width_pts:.1f}"
-            ratio = "-" if np.isnan(r.mae_vs_random) else f"{r.mae_vs_random:.2f}"
-            lines.append(
-                f"{r.method:<14} {r.budget:>6} {r.mae_pts:>8.2f} {r.bias_pts:>+6.2f} {r.above_truth:>6.0%} "
-                f"{cov:>20} {width:>6} {ratio:>10}"
+            ratio = (
+                "-"
+                if np.isnan(r.mae_vs_random)
+                else f"{r.mae_vs_random:.2f} ({r.ratio_lo:.2f}-{r.ratio_hi:.2f})"
             )
+            eq = f"{r.equivalent_budget:,} ({r.equivalent_lo:,}-{r.equivalent_hi:,})"
+            lines.append(
+                f"{r.method:<14} {r.budget:>5} {r.mae_pts:>8.2f} {r.bias_pts:>+6.2f} "
+                f"{r.above_truth:>6.0%} {cov:>18} {width:>6} {r.random_pts:>7.2f} "
+                f"{ratio:>18} {eq:>24}"
+            )
+        lines.append(
+            "random: a uniform random sample's exact expected error on the same models (points); "
+            "×random: the error over it; = random items: the random sample size with the same "
+            "error (the equivalent random budget). Intervals: bootstrap over the held-out models."
+        )
+        if len(self.coverage):
+            first = self.coverage.iloc[0]
+            reps, low = int(first["repeats"]), int(first["low_count"])
+            if low < 0:
+                lines.append(
+                    "per-model coverage needs at least two repeats (one draw per model says "
+                    "nothing about a model's own coverage)."
+                )
+            else:
+                lines.append(
+                    f"per held-out model, over its {reps} draws: the worst model's coverage, and the "
+                    f"models covered in {low} of {reps} or fewer (binomial noise alone: "
+                    f"{first['expected_share']:.1%} of well-calibrated models)"
+                )
+                for w in self.coverage.itertuples():
+                    lines.append(
+                        f"  {w.method:<12} n′ = {w.budget:<5} worst {w.worst_model}: "
+                        f"{w.worst_covered}/{w.repeats} ({w.worst_lo:.0%}-{w.worst_hi:.0%}); "
+                        f"{w.low_models} of {w.models} models ({w.low_share:.1%}) at {low} or fewer"
+                    )
+        lines.extend(self._range_lines())
+        lines.append("verdict:")
+        lines.extend(f"  {v}" for v in self.verdicts())
         tried = f"{min(c['budgets'])}-{max(c['budgets'])}"
         for r in self.summary.itertuples():
             need = ["-" if np.isnan(v) else str(int(v)) for v in (r.items_mae_1pt, r.items_mae_2pt)]
@@ -199,36 +582,176 @@ class Backtest:
             )
         return "\n".join(lines)
 
+    def _range_lines(self) -> list[str]:
+        if not len(self.by_range):
+            return []
+        lines = [
+            "by accuracy range (quintiles of the held-out models' accuracy): error × a random "
+            "sample's, and coverage"
+        ]
+        budgets = sorted(self.by_range["budget"].unique())
+        head = f"  {'method':<12} {'accuracy':<11} {'models':>6} " + " ".join(
+            f"{'n′=' + str(b):>13}" for b in budgets
+        )
+        lines.append(head)
+        for (method, _), g in self.by_range.groupby(["method", "quantile"], sort=False):
+            g = g.set_index("budget")
+            rng = str(g["range"].iloc[0])
+            cells = []
+            for b in budgets:
+                ratio = g.loc[b, "mae_vs_random"]
+                cov = g.loc[b, "coverage"]
+                text = "-" if np.isnan(ratio) else f"{ratio:.2f}×"
+                text += "" if np.isnan(cov) else f" {cov:.0%}"
+                cells.append(f"{text:>13}")
+            lines.append(
+                f"  {method:<12} {rng:<11} {int(g['models'].iloc[0]):>6} " + " ".join(cells)
+            )
+        return lines
 
-def _table(per: pd.DataFrame, baseline: str) -> pd.DataFrame:
+
+# ------------------------------------------------------------------ the tables
+def _table(
+    per: pd.DataFrame, n: int, errors: _RandomErrors, models: list, boot: int, seed: int
+) -> pd.DataFrame:
     import pandas as pd
 
     rows = []
     for (method, budget), g in per.groupby(["method", "budget"], sort=False):
-        has_iv = g["lo"].notna().all()
-        k, n = int(g["covered"].sum()), len(g)
-        lo, hi = clopper_pearson(k, n) if has_iv else (np.nan, np.nan)
+        has_iv = bool(g["lo"].notna().all())
+        k, total = int(g["covered"].sum()), len(g)
+        lo, hi = clopper_pearson(k, total) if has_iv else (np.nan, np.nan)
+        by_model = g.groupby("model", sort=False)["error"].apply(lambda e: e.abs().mean())
+        cmp = compare_with_random(
+            by_model.reindex(models).to_numpy(),
+            errors.correct,
+            n,
+            int(budget),  # type: ignore[call-overload]  # a groupby key is typed Hashable
+            boot=boot,
+            seed=seed,
+            random_errors=errors,
+        )
         rows.append(
             {
                 "method": method,
-                "budget": int(budget),  # type: ignore[call-overload]  # a groupby key is typed Hashable
-                "estimates": n,
+                "budget": int(budget),  # type: ignore[call-overload]
+                "estimates": total,
+                "models": int(g["model"].nunique()),
                 "mae_pts": 100 * float(g["error"].abs().mean()),
                 "bias_pts": 100 * float(g["error"].mean()),
                 "above_truth": float((g["error"] > 0).mean()),
-                "coverage": k / n if has_iv else np.nan,
+                "coverage": k / total if has_iv else np.nan,
                 "coverage_lo": lo,
                 "coverage_hi": hi,
                 "width_pts": 100 * float(g["width"].mean()) if has_iv else np.nan,
                 "sample_mae": float(g["sample_mae"].mean()),
+                "random_pts": 100 * cmp.random_error,
+                "mae_vs_random": cmp.ratio,
+                "ratio_lo": cmp.ratio_lo,
+                "ratio_hi": cmp.ratio_hi,
+                "equivalent_budget": cmp.equivalent,
+                "equivalent_lo": cmp.equivalent_lo,
+                "equivalent_hi": cmp.equivalent_hi,
+                "saving": cmp.saving,
+                "saving_lo": cmp.saving_lo,
+                "saving_hi": cmp.saving_hi,
             }
         )
     t = pd.DataFrame(rows)
-    ref = t[t["method"] == baseline].set_index("budget")
-    for col, out in (("mae_pts", "mae_vs_random"), ("width_pts", "width_vs_random")):
-        base = t["budget"].map(ref[col]) if len(ref) else np.nan
-        t[out] = t[col] / base
+    ref = t[t["method"] == BASELINE_METHOD].set_index("budget")
+    t["width_vs_random"] = (
+        t["width_pts"] / t["budget"].map(ref["width_pts"]) if len(ref) else np.nan
+    )
     return t
+
+
+def _coverage(per: pd.DataFrame, repeats: int) -> pd.DataFrame:
+    import pandas as pd
+    from scipy.stats import binom
+
+    low = low_coverage_count(repeats)
+    expected = float(binom.cdf(low, repeats, LEVEL)) if low >= 0 else np.nan
+    cols = [
+        "method",
+        "budget",
+        "models",
+        "repeats",
+        "worst_model",
+        "worst_covered",
+        "worst_lo",
+        "worst_hi",
+        "low_count",
+        "low_models",
+        "low_share",
+        "expected_share",
+    ]
+    rows = []
+    for (method, budget), g in per.groupby(["method", "budget"], sort=False):
+        if not g["lo"].notna().all():
+            continue
+        k = g.groupby("model", sort=False)["covered"].sum()
+        worst = str(k.idxmin())
+        lo, hi = clopper_pearson(int(k.min()), repeats)
+        flagged = int((k <= low).sum())
+        rows.append(
+            {
+                "method": method,
+                "budget": int(budget),  # type: ignore[call-overload]  # a groupby key
+                "models": len(k),
+                "repeats": int(repeats),
+                "worst_model": worst,
+                "worst_covered": int(k.min()),
+                "worst_lo": lo,
+                "worst_hi": hi,
+                "low_count": low,
+                "low_models": flagged,
+                "low_share": flagged / len(k),
+                "expected_share": expected,
+            }
+        )
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _by_range(per: pd.DataFrame, errors: _RandomErrors, models: list) -> pd.DataFrame:
+    import pandas as pd
+
+    truth = per.drop_duplicates("model").set_index("model")["true"].reindex(models)
+    bins = min(RANGES, len(models))
+    # Quintiles of the held-out models' accuracy (fewer ranges with fewer models or ties).
+    rank = truth.rank(method="first").to_numpy()
+    label = np.ceil(rank * bins / len(models)).astype(int) - 1
+    group = pd.Series(label, index=models)
+    where = {m: i for i, m in enumerate(models)}
+    rows = []
+    for (method, budget), g in per.groupby(["method", "budget"], sort=False):
+        has_iv = bool(g["lo"].notna().all())
+        rand = errors(int(budget))  # type: ignore[call-overload]  # a groupby key
+        for q in range(bins):
+            names = group.index[group.to_numpy() == q]
+            if not len(names):
+                continue
+            part = g[g["model"].isin(names)]
+            acc = truth.loc[names]
+            random_pts = 100 * float(np.mean([rand[where[m]] for m in names]))
+            mae = 100 * float(part["error"].abs().mean())
+            k = part.groupby("model")["covered"].sum()
+            rows.append(
+                {
+                    "method": method,
+                    "budget": int(budget),  # type: ignore[call-overload]
+                    "quantile": q + 1,
+                    "range": f"{acc.min():.2f}-{acc.max():.2f}",
+                    "models": len(names),
+                    "acc_lo": float(acc.min()),
+                    "acc_hi": float(acc.max()),
+                    "mae_pts": mae,
+                    "random_pts": random_pts,
+                    "mae_vs_random": mae / random_pts if random_pts > 0 else np.nan,
+                    "coverage": float(part["covered"].mean()) if has_iv else np.nan,
+                    "worst_covered": int(k.min()) if has_iv else -1,
+                }
+            )
+    return pd.DataFrame(rows)
 
 
 def _summary(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
@@ -250,6 +773,53 @@ def _summary(table: pd.DataFrame, baseline: str) -> pd.DataFrame:
     return s
 
 
+def command(
+    dataset: str,
+    methods: Sequence[str],
+    budgets: Sequence[int],
+    *,
+    domains: Sequence[str] = (),
+    holdout: int = DEFAULT_HOLDOUT,
+    split: str = RANDOM_SPLIT,
+    repeats: int = DEFAULT_REPEATS,
+    seed: int = 0,
+    draws: str = PER_MODEL,
+    store: str = "STORE",
+) -> str:
+    """The ``lbe backtest`` command that reports these settings' numbers.
+
+    Parameters
+    ----------
+    dataset : str
+        The dataset.
+    methods : sequence of str
+        The methods (the baselines are added by the command itself).
+    budgets : sequence of int
+        The budgets.
+    domains : sequence of str
+        The domains kept; empty for all.
+    holdout, split, repeats, seed, draws
+        As for :func:`backtest`.
+    store : str
+        The store's path as shown.
+
+    Returns
+    -------
+    str
+    """
+    import shlex
+
+    from lifelong_core.methods.draws import COMMON
+
+    parts = ["lbe", "backtest", "--store", store, "--dataset", dataset]
+    if domains:
+        parts += ["--domains", ",".join(domains)]
+    parts += ["--methods", ",".join(methods), "--budgets", ",".join(str(b) for b in budgets)]
+    parts += ["--holdout", str(holdout), "--split", split, "--repeats", str(repeats)]
+    parts += ["--seed", str(seed)] + (["--common-items"] if draws == COMMON else [])
+    return " ".join(shlex.quote(p) for p in parts)
+
+
 def backtest(
     sel: Selection,
     methods: Sequence[str] | None = None,
@@ -260,6 +830,7 @@ def backtest(
     repeats: int = DEFAULT_REPEATS,
     seed: int = 0,
     draws: str = PER_MODEL,
+    boot: int = BOOTSTRAP,
     progress: Progress | None = None,
 ) -> Backtest:
     """Hold models out of the cache, estimate them with each method, score against the truth.
@@ -270,21 +841,23 @@ def backtest(
         One dataset's cache (real models evaluated on every item), e.g.
         :func:`~lifelong_core.workflows.selection.select`.
     methods : sequence of str, optional
-        Registered methods (default :func:`default_methods`). The random baseline is
-        added when missing, since every ratio is taken against it.
+        Registered methods (default :func:`default_methods`). The random and first-items
+        baselines are added when missing.
     budgets : sequence of int, optional
         Items per held-out model; those above the number of items are refused. Default:
         those of :data:`DEFAULT_BUDGETS` below the number of items (else half of them).
     holdout : int
-        Models held out per repeat.
-    split : {"random", "newest", "best"}
-        Which models are held out (module docstring).
+        Models held out.
+    split : {"random", "newest", "beyond-cache"}
+        Which models are held out (module docstring); ``best`` reads as ``beyond-cache``.
     repeats : int
-        Repeats with seeds ``seed, seed + 1, ...``: a new random split and new item draws.
+        Item draws per held-out model, with seeds ``seed, seed + 1, ...``.
     seed : int
-        The first repeat's seed.
+        The random split's seed and the first repeat's.
     draws : {"per-model", "common"}
-        Each held-out model's own item draw (default) or one item set for all.
+        Each held-out model's own item draws (default) or one item set for all.
+    boot : int
+        Bootstrap replicates of the intervals of the comparison with random.
     progress : callable, optional
         ``progress(fraction, text)`` as fits and estimates finish.
 
@@ -303,11 +876,12 @@ def backtest(
     >>> from lifelong_core.store import Store  # doctest: +SKIP
     >>> from lifelong_core.workflows.selection import select  # doctest: +SKIP
     >>> with Store.open("data/demo.duckdb") as st:  # doctest: +SKIP
-    ...     bt = backtest(select(st, "open-llm-leaderboard-v2"), budgets=[32, 128])
+    ...     bt = backtest(select(st, "open-llm-leaderboard-v2"), budgets=[32, 100])
     >>> print(bt.text())  # doctest: +SKIP
     """
     import pandas as pd
 
+    from lifelong_core.sortsearch.search import check_budget
     from lifelong_core.workflows.arrivals import fit_new_model_method
     from lifelong_core.workflows.selection import Selection
 
@@ -327,10 +901,7 @@ def backtest(
             raise InputError(
                 f"unknown search method {name!r}; available: {', '.join(known)}.", param="methods"
             )
-    if BASELINE_METHOD in known and BASELINE_METHOD not in methods:
-        methods.append(BASELINE_METHOD)
-    from lifelong_core.sortsearch.search import check_budget
-
+    methods += [b for b in (BASELINE_METHOD, LIMIT_METHOD) if b in known and b not in methods]
     if budgets is None:
         budgets = [b for b in DEFAULT_BUDGETS if b < n] or [max(1, n // 2)]
     budgets = sorted({int(b) for b in budgets})
@@ -342,31 +913,32 @@ def backtest(
         except InputError as exc:
             raise InputError(str(exc), param="budgets") from None
     check_draws(draws)
+    split = check_split(split)
     # The one rule for repeats and their seeds (lifelong_core.limits): bounded, checked now.
     seeds = repeat_seeds(seed, repeats)
+    rows = held_out_rows(sel, holdout, split, seed)
     names = np.asarray(sel.names, dtype=object)
-    accs = A.mean(axis=1, dtype=np.float64)
-    # Fits dominate for the model-based methods; estimates for the cheap ones: the bar
+    correct = A[rows].sum(axis=1, dtype=np.int64)
+    keep = np.setdiff1d(np.arange(m), rows)
+    cache = Selection(
+        A[keep], sel.models.iloc[keep].reset_index(drop=True), sel.samples, sel.synthetic
+    )
+    # Fits dominate for the model-based methods, estimates for the cheap ones: the bar
     # counts both (one step per fit, one per held-out model per method).
-    total = repeats * len(methods) * (1 + holdout)
+    total = len(methods) * (1 + len(rows))
     done = 0
     records: list[dict] = []
-    for r, s in enumerate(seeds):
-        rows = held_out_rows(sel, holdout, split, s)
-        keep = np.setdiff1d(np.arange(m), rows)
-        cache = Selection(
-            A[keep], sel.models.iloc[keep].reset_index(drop=True), sel.samples, sel.synthetic
-        )
-        for method in methods:
-            if progress is not None:
-                progress(done / total, f"Fitting {method} (repeat {r + 1} of {repeats})…")
-            fitted = fit_new_model_method(cache, method)
-            has_iv = capabilities(method).interval
-            scored = predicts_samples(method)
-            done += 1
-            for row in rows:
-                truth = A[row]
-                true = float(accs[row])
+    for method in methods:
+        if progress is not None:
+            progress(done / total, f"Fitting {method}…")
+        fitted = fit_new_model_method(cache, method)
+        has_iv = capabilities(method).interval
+        scored = predicts_samples(method)
+        done += 1
+        for row, right in zip(rows, correct):
+            truth = A[row]
+            true = float(right) / n
+            for r, s in enumerate(seeds):
                 for b in budgets:
                     # A fresh stream per budget: the items at budget b are the ones
                     # ``select --model NAME --seed s --budget b`` would give on this cache.
@@ -387,21 +959,22 @@ def backtest(
                             "lo": float(lo),
                             "hi": float(hi),
                             "true": true,
+                            "correct": int(right),
                             "error": float(est.acc) - true,
-                            "covered": bool(lo <= true <= hi) if has_iv else False,
+                            "covered": bool(lo <= true <= hi),
                             "width": float(hi - lo),
                             "sample_mae": float(np.mean(np.asarray(est.per_sample) != truth))
                             if scored
                             else np.nan,
                         }
                     )
-                done += 1
-                if progress is not None:
-                    progress(
-                        done / total, f"Estimating with {method} (repeat {r + 1} of {repeats})…"
-                    )
+            done += 1
+            if progress is not None:
+                progress(done / total, f"Estimating with {method}…")
     per = pd.DataFrame(records)
-    table = _table(per, BASELINE_METHOD)
+    held = [str(x) for x in names[rows]]
+    errors = _RandomErrors(correct, n)
+    table = _table(per, n, errors, held, boot, seed)
     config = dict(
         dataset=str(sel.samples["dataset"].iloc[0]) if "dataset" in sel.samples else "",
         methods=methods,
@@ -413,5 +986,13 @@ def backtest(
         draws=draws,
         models=int(m),
         items=int(n),
+        held_out=held,
     )
-    return Backtest(per, table, _summary(table, BASELINE_METHOD), config)
+    return Backtest(
+        per,
+        table,
+        _summary(table, BASELINE_METHOD),
+        _coverage(per, int(repeats)),
+        _by_range(per, errors, held),
+        config,
+    )

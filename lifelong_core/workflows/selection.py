@@ -249,6 +249,39 @@ def recorded_models(store, dataset: str, domains=None) -> pd.DataFrame:
     return recorded(store, real_models(store.models()), store.sample_indices(dataset, domains))
 
 
+def check_domains(store, dataset: str, domains) -> tuple[str, ...]:
+    """The domains a user named, checked against the dataset's.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    dataset : str
+        A dataset the store holds.
+    domains : iterable of str or None
+        The domains to keep; None or empty for all.
+
+    Returns
+    -------
+    tuple of str
+        The domains as given (empty for all).
+
+    Raises
+    ------
+    InputError
+        Naming the first domain the dataset does not have (``param="domains"``).
+    """
+    wanted = tuple(str(d) for d in (domains or ()))
+    have = set(store.domains(dataset)["domain"].astype(str))
+    unknown = [d for d in wanted if d not in have]
+    if unknown:
+        raise InputError(
+            f"dataset {dataset!r} has no domain {unknown[0]!r}; it has {', '.join(sorted(have))}.",
+            param="domains",
+        )
+    return wanted
+
+
 def select(store, dataset: str, domains: tuple[str, ...] = ()) -> Selection:
     """Every real model's 0/1 row on the samples of ``dataset`` restricted to ``domains``
     (``()`` = every domain); models not run on every chosen sample are left out.

@@ -6,14 +6,27 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import binom, hypergeom
 
 from lifelong_core.cli import main
 from lifelong_core.errors import InputError
-from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD, PUBLISHED_METHOD
+from lifelong_core.methods.registry import (
+    BASELINE_METHOD,
+    DEFAULT_METHOD,
+    LIMIT_METHOD,
+    PUBLISHED_METHOD,
+)
 from lifelong_core.stats.coverage import clopper_pearson, coverage_of
 from lifelong_core.workflows import harness
-from lifelong_core.workflows.backtest import backtest, default_methods, held_out_rows
+from lifelong_core.workflows.backtest import (
+    backtest,
+    compare_with_random,
+    default_methods,
+    held_out_rows,
+    low_coverage_count,
+)
 from lifelong_core.workflows.selection import Selection
+from lifelong_core.workflows.sortsets import sort_rows
 
 
 def irt_matrix(m: int = 40, n: int = 300, seed: int = 0) -> np.ndarray:
@@ -23,7 +36,7 @@ def irt_matrix(m: int = 40, n: int = 300, seed: int = 0) -> np.ndarray:
     return (rng.random((m, n)) < 1 / (1 + np.exp(-(theta[:, None] - b[None, :])))).astype(np.uint8)
 
 
-def selection(A: np.ndarray, release: np.ndarray | None = None) -> Selection:
+def selection(A: np.ndarray, release: np.ndarray | None = None, tasks=None) -> Selection:
     m, n = A.shape
     models = pd.DataFrame(
         {
@@ -37,7 +50,7 @@ def selection(A: np.ndarray, release: np.ndarray | None = None) -> Selection:
         {
             "sample_id": [f"t/{j}" for j in range(n)],
             "dataset": "sim",
-            "domain": "t",
+            "domain": "t" if tasks is None else tasks,
             "category": None,
         }
     )
@@ -49,9 +62,15 @@ def sel() -> Selection:
     return selection(irt_matrix())
 
 
-def test_default_methods_are_the_default_the_papers_rule_and_random():
+def test_default_methods_are_the_default_the_papers_rule_and_both_baselines():
     assert default_methods()[:1] == [DEFAULT_METHOD]
-    assert PUBLISHED_METHOD in default_methods() and BASELINE_METHOD in default_methods()
+    assert {PUBLISHED_METHOD, BASELINE_METHOD, LIMIT_METHOD} <= set(default_methods())
+
+
+def brute_expected_error(correct: int, n: int, budget: int) -> float:
+    """A random sample's expected absolute error from scipy's hypergeometric pmf."""
+    k = np.arange(budget + 1)
+    return float((hypergeom.pmf(k, n, correct, budget) * np.abs(k / budget - correct / n)).sum())
 
 
 def test_clopper_pearson():
@@ -64,11 +83,11 @@ def test_clopper_pearson():
 
 
 def test_report_per_method_and_budget(sel):
-    bt = backtest(sel, ["midpoint"], [16, 64], holdout=6, repeats=2, seed=1)
+    bt = backtest(sel, ["midpoint"], [16, 64], holdout=6, repeats=2, seed=1, boot=200)
     per, table = bt.per_model, bt.table
-    # The random baseline is always added: every ratio is taken against it.
-    assert list(dict.fromkeys(per["method"])) == ["midpoint", BASELINE_METHOD]
-    assert len(per) == 2 * 6 * 2 * 2  # repeats x held out x methods x budgets
+    # Both baselines are always added: every ratio is taken against a random sample.
+    assert list(dict.fromkeys(per["method"])) == ["midpoint", BASELINE_METHOD, LIMIT_METHOD]
+    assert len(per) == 6 * 2 * 3 * 2  # held out x repeats x methods x budgets
     assert set(table.columns) >= {
         "method",
         "budget",
@@ -79,12 +98,19 @@ def test_report_per_method_and_budget(sel):
         "coverage_lo",
         "coverage_hi",
         "width_pts",
+        "random_pts",
         "mae_vs_random",
+        "ratio_lo",
+        "ratio_hi",
+        "equivalent_budget",
+        "equivalent_lo",
+        "equivalent_hi",
+        "saving",
         "width_vs_random",
     }
     t = table.set_index(["method", "budget"])
     rnd = t.loc[BASELINE_METHOD]
-    assert np.allclose(rnd["mae_vs_random"], 1.0) and np.allclose(rnd["width_vs_random"], 1.0)
+    assert np.allclose(rnd["width_vs_random"], 1.0)
     assert (rnd["coverage_lo"] <= rnd["coverage"]).all() and (
         rnd["coverage"] <= rnd["coverage_hi"]
     ).all()
@@ -98,26 +124,99 @@ def test_report_per_method_and_budget(sel):
     # The random baseline predicts no sample: its sample-level error is undefined.
     assert per.loc[per["method"] == BASELINE_METHOD, "sample_mae"].isna().all()
     assert per.loc[per["method"] == "midpoint", "sample_mae"].notna().all()
-    # The numbers are those of the per-model rows.
+    # The numbers are those of the per-model rows, against a random sample's exact
+    # expected error on the same held-out models (scipy's hypergeometric pmf).
     g = per[(per["method"] == "midpoint") & (per["budget"] == 64)]
     assert t.loc[("midpoint", 64), "mae_pts"] == pytest.approx(100 * g["error"].abs().mean())
+    held = g.drop_duplicates("model")["correct"]
+    want = 100 * np.mean([brute_expected_error(int(a), 300, 64) for a in held])
+    assert t.loc[("midpoint", 64), "random_pts"] == pytest.approx(want, rel=1e-9)
     assert t.loc[("midpoint", 64), "mae_vs_random"] == pytest.approx(
-        t.loc[("midpoint", 64), "mae_pts"] / t.loc[(BASELINE_METHOD, 64), "mae_pts"]
+        t.loc[("midpoint", 64), "mae_pts"] / want
     )
+    assert (table["ratio_lo"] <= table["mae_vs_random"]).all()
+    assert (table["mae_vs_random"] <= table["ratio_hi"]).all()
+    assert (table["equivalent_lo"] <= table["equivalent_budget"]).all()
+    assert (table["equivalent_budget"] <= table["equivalent_hi"]).all()
     cov = per[(per["method"] == BASELINE_METHOD) & (per["budget"] == 16)]
     assert rnd.loc[16, "coverage"] == pytest.approx(
         ((cov["lo"] <= cov["true"]) & (cov["true"] <= cov["hi"])).mean()
     )
     text = bt.text()
-    assert "6 held-out models (random split) x 2 repeat(s)" in text
-    assert "each model its own item draw" in text and "items for MAE within 1 pt" in text
+    assert "6 held-out models (random split: models like your cache's" in text
+    assert "x 2 repeat(s)" in text and "each model its own item draws" in text
+    assert "items for MAE within 1 pt" in text and "verdict:" in text
+    assert "midpoint at n′ = 64 on models like your cache's:" in text
+
+
+def test_the_held_out_models_are_fixed_and_the_repeats_are_item_draws(sel):
+    bt = backtest(sel, [BASELINE_METHOD], [20], holdout=4, repeats=3, seed=2, boot=0)
+    per = bt.per_model[bt.per_model["method"] == BASELINE_METHOD]
+    assert per.groupby("repeat")["model"].apply(frozenset).nunique() == 1
+    assert per.groupby("model")["estimate"].nunique().min() > 1  # new items each repeat
+    assert sorted(bt.config["held_out"]) == sorted(per["model"].unique())
+
+
+def test_equivalent_random_budget_is_the_smallest_matching_random_sample():
+    """Against a scan of every budget with scipy's pmf (a second implementation)."""
+    correct, n = np.array([3, 17, 40, 58]), 60
+    errors = np.array([0.02, 0.05, 0.04, 0.01])
+    c = compare_with_random(errors, correct, n, 10, boot=0)
+    mean = [np.mean([brute_expected_error(a, n, b) for a in correct]) for b in range(1, n + 1)]
+    assert np.all(np.diff(mean) <= 1e-12)  # the random sample's error falls with its size
+    want = 1 + int(np.flatnonzero(np.array(mean) <= errors.mean())[0])
+    assert c.equivalent == want and c.saving == pytest.approx(want / 10)
+    assert c.random_error == pytest.approx(mean[9]) and c.ratio == pytest.approx(
+        errors.mean() / mean[9]
+    )
+    # Exact estimates: only every item matches them.
+    assert compare_with_random(np.zeros(4), correct, n, 10, boot=0).equivalent == n
+
+
+def test_bootstrap_intervals_resample_models_and_are_reproducible():
+    rng = np.random.default_rng(3)
+    correct = rng.integers(20, 280, 30)
+    errors = rng.random(30) * 0.05
+    a = compare_with_random(errors, correct, 300, 32, boot=500, seed=4)
+    b = compare_with_random(errors, correct, 300, 32, boot=500, seed=4)
+    assert a == b
+    assert a.ratio_lo < a.ratio < a.ratio_hi and a.equivalent_lo <= a.equivalent <= a.equivalent_hi
+    # One model: nothing to resample, the interval is the estimate.
+    one = compare_with_random(errors[:1], correct[:1], 300, 32, boot=500)
+    assert one.ratio_lo == one.ratio == one.ratio_hi
+
+
+def test_per_model_coverage_counts_each_models_repeats(sel):
+    bt = backtest(sel, [BASELINE_METHOD], [12], holdout=8, repeats=20, seed=5, boot=0)
+    per = bt.per_model[bt.per_model["method"] == BASELINE_METHOD]
+    k = per.groupby("model")["covered"].sum()
+    row = bt.coverage.set_index("method").loc[BASELINE_METHOD]
+    assert low_coverage_count(20) == 16 and row["low_count"] == 16
+    assert binom.cdf(16, 20, 0.95) <= 0.025 < binom.cdf(17, 20, 0.95)
+    assert row["expected_share"] == pytest.approx(binom.cdf(16, 20, 0.95))
+    assert row["worst_covered"] == k.min() and row["worst_model"] in set(k[k == k.min()].index)
+    assert (row["worst_lo"], row["worst_hi"]) == pytest.approx(clopper_pearson(int(k.min()), 20))
+    assert row["low_models"] == (k <= 16).sum() and row["low_share"] == pytest.approx(
+        (k <= 16).mean()
+    )
+    assert low_coverage_count(1) == -1 and low_coverage_count(2) == 0
+
+
+def test_by_accuracy_range_splits_the_held_out_models_into_quintiles(sel):
+    bt = backtest(sel, [BASELINE_METHOD], [30], holdout=10, repeats=2, seed=6, boot=0)
+    r = bt.by_range[bt.by_range["method"] == BASELINE_METHOD].sort_values("quantile")
+    assert r["models"].tolist() == [2] * 5 and r["quantile"].tolist() == [1, 2, 3, 4, 5]
+    assert (r["acc_lo"].to_numpy()[1:] >= r["acc_hi"].to_numpy()[:-1]).all()
+    per = bt.per_model[bt.per_model["method"] == BASELINE_METHOD]
+    top = per[per["true"] >= r["acc_lo"].iloc[-1]]
+    assert r["mae_pts"].iloc[-1] == pytest.approx(100 * top["error"].abs().mean())
 
 
 def test_summary_is_the_smallest_budget_within_the_target(sel):
     bt = backtest(sel, [BASELINE_METHOD], [8, 32, 300], holdout=4, repeats=1)
     s = bt.summary.set_index("method").loc[BASELINE_METHOD]
     # Every item evaluated: the estimate is exact, so 300 is within 1 point at the latest.
-    t = bt.table.set_index("budget")
+    t = bt.table[bt.table["method"] == BASELINE_METHOD].set_index("budget")
     assert t.loc[300, "mae_pts"] == pytest.approx(0)
     expect = min(b for b in (8, 32, 300) if t.loc[b, "mae_pts"] <= 1)
     assert s["items_mae_1pt"] == expect and s["random_items_mae_1pt"] == expect
@@ -146,6 +245,7 @@ def test_common_items_share_one_draw_and_per_model_draws_do_not():
     kw = dict(holdout=2, split="newest", repeats=1)
     own = backtest(s, [BASELINE_METHOD], [20], **kw).per_model
     common = backtest(s, [BASELINE_METHOD], [20], draws="common", **kw).per_model
+    own, common = (p[p["method"] == BASELINE_METHOD] for p in (own, common))
     assert set(own["model"]) == {"org/m00", "org/m01"}
     # Identical rows on identical items give identical estimates; on own draws they differ.
     assert common["estimate"].nunique() == 1
@@ -156,13 +256,35 @@ def test_common_items_share_one_draw_and_per_model_draws_do_not():
 
 
 def test_splits(sel):
+    m = len(sel.models)
     acc = sel.A.mean(axis=1)
-    best = held_out_rows(sel, 5, "best", 0)
-    assert set(best) == set(np.argsort(-acc)[:5])
+    beyond = held_out_rows(sel, 5, "beyond-cache", 0)
+    assert set(beyond) == set(np.argsort(-acc)[:5])
+    cached = np.setdiff1d(np.arange(m), beyond)
+    assert acc[beyond].min() >= acc[cached].max()
+    assert np.array_equal(held_out_rows(sel, 5, "best", 0), beyond)  # the split's old name
     assert held_out_rows(sel, 5, "newest", 0).tolist() == list(range(35, 40))
     a, b = held_out_rows(sel, 5, "random", 0), held_out_rows(sel, 5, "random", 1)
     assert len(set(a)) == 5 and not np.array_equal(a, b)
     assert np.array_equal(a, held_out_rows(sel, 5, "random", 0))
+    # The models a random Sort set of the others leaves out (the Budget explorer's).
+    assert np.array_equal(a, np.setdiff1d(np.arange(m), sort_rows(sel.models, m - 5, "random", 0)))
+
+
+def test_first_n_runs_the_first_items_of_each_task():
+    A = irt_matrix(m=20, n=90, seed=3)
+    tasks = np.repeat(["a", "b", "c"], [20, 30, 40])
+    s = selection(A, tasks=tasks)
+    bt = backtest(s, [LIMIT_METHOD], [9, 31], holdout=3, repeats=2, boot=0)
+    per = bt.per_model[bt.per_model["method"] == LIMIT_METHOD]
+    for r in per.itertuples():
+        row = A[s.names.index(r.model)]
+        k = r.budget // 3
+        extra = r.budget % 3  # the remainder to the first tasks
+        cols = np.r_[0 : k + (extra > 0), 20 : 20 + k + (extra > 1), 50 : 50 + k]
+        assert r.estimate == pytest.approx(row[cols].mean())
+    # Not drawn: the same items, the same estimate, in every repeat.
+    assert per.groupby(["model", "budget"])["estimate"].nunique().max() == 1
 
 
 @pytest.mark.parametrize(
@@ -173,6 +295,7 @@ def test_splits(sel):
         (dict(budgets=[301]), "between 1 and the number of samples"),
         (dict(holdout=39), "hold out between 1 and 38"),
         (dict(split="oldest"), "unknown split"),
+        (dict(holdout=0), "hold out between 1 and 38"),
         (dict(repeats=0), "repeats"),
         (dict(draws="shared"), "unknown item draw"),
     ],
@@ -185,7 +308,9 @@ def test_bad_settings_are_one_sentence(sel, kwargs, words):
 
 def test_progress_reaches_the_end(sel):
     seen = []
-    backtest(sel, ["midpoint"], [8], holdout=3, repeats=2, progress=lambda f, t: seen.append(f))
+    backtest(
+        sel, ["midpoint"], [8], holdout=3, repeats=2, boot=0, progress=lambda f, t: seen.append(f)
+    )
     assert seen and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
 
 
@@ -216,10 +341,13 @@ def test_cli_prints_the_table_writes_csv_and_reports_progress(store_file, tmp_pa
     )
     cap = capsys.readouterr()
     assert "backtest on sim: 4 held-out models" in cap.out and "coverage (95% CI)" in cap.out
+    assert "×random (95% CI)" in cap.out and "per held-out model, over its 2 draws" in cap.out
+    assert "by accuracy range" in cap.out and "verdict:" in cap.out
     assert "100.0%" in cap.err  # progress on stderr, the table alone on stdout
     table = pd.read_csv(out)
-    assert set(table["method"]) == {"midpoint", BASELINE_METHOD} and len(table) == 4
-    assert len(pd.read_csv(per)) == 2 * 4 * 2 * 2
+    assert set(table["method"]) == {"midpoint", BASELINE_METHOD, LIMIT_METHOD}
+    assert len(table) == 6
+    assert len(pd.read_csv(per)) == 2 * 4 * 3 * 2
 
 
 @pytest.mark.parametrize(
