@@ -181,9 +181,14 @@ def test_leave_out_and_results_refuse_unknown_models(irt_store):
 def test_backtest_counts_and_weighting(irt_store):
     with lbe.open_store(irt_store) as store:
         bt = lbe.backtest(store, methods=["midpoint"], budgets=[20, 60], holdout=5, repeats=1)
-        assert set(bt.table["method"]) == {"midpoint", "random"}
+        assert set(bt.table["method"]) == {"midpoint", "random", "first-n"}
         counts = lbe.counts(store)
         assert counts.correct.shape == (40, 2)
+        task = str(counts.tasks[0])
+        one = lbe.backtest(store, methods=["midpoint"], budgets=[20], holdout=5, domains=[task])
+        assert one.config["items"] < bt.config["items"]
+        with pytest.raises(InputError, match="has no domain 'nope'"):
+            lbe.backtest(store, methods=["midpoint"], budgets=[20], domains=["nope"])
     regions = lbe.task_weighting(lbe.vtab_counts(), step=0.25)
     frame = regions.to_frame()
     assert len(frame) == 15 and {"winner", "runner_up"} <= set(frame.columns)
