@@ -20,12 +20,21 @@ out. How: ``--kernel dense|packed`` (packed bits from
 file or store to the counts; paper scale) and ``--executor serial|threads|dask``; the
 numbers do not depend on them. ``--engine dask`` (kept from before) means ``--kernel
 packed --executor dask`` (a local cluster; see docs/SCALING.md).
+
+After the sweep it prints the method's E_agg beside the baselines on the same evaluated
+models (``--baselines FILE`` also writes them; ``--no-baselines`` skips them): a uniform
+random sample's exact expected E_agg, the first items of each task as ``lm_eval --limit``
+runs them (``first-n``; a second, serial pass over the rows; with ``--matrix`` the
+columns are one task), the ratio to random, the equivalent random budget and, labelled
+as the paper's figure, ``n / n'``. The rules are
+:func:`lifelong_core.workflows.backtest.sweep_baselines`.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -43,6 +52,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.io.matrix import load_float_matrix, load_index_list
 from lifelong_core.methods.registry import (
     DEFAULT_METHOD,
+    LIMIT_METHOD,
     THRESHOLD_RULES,
     available_methods,
     describe_methods,
@@ -183,6 +193,17 @@ def add_parser(subparsers) -> None:
         metavar="FILE",
         help="per_model.csv: model_row, budget, est_acc, true_acc, mae",
     )
+    p.add_argument(
+        "--baselines",
+        metavar="FILE",
+        help="also write the E_agg against the baselines (random sample, first-n) as CSV",
+    )
+    p.add_argument(
+        "--no-baselines",
+        dest="no_baselines",
+        action="store_true",
+        help="skip the comparison with the baselines (first-n takes a second pass over the rows)",
+    )
     p.set_defaults(func=run)
 
 
@@ -197,7 +218,11 @@ def run(args: argparse.Namespace) -> int:
     if args.threads is None:
         args.threads = os.cpu_count() or 1
     check_bounds(seed=args.seed, depth=args.depth, threads=args.threads, chunk_rows=args.chunk_rows)
-    check_out_dirs((args.out, "--out"), (args.per_model, "--per-model"))
+    check_out_dirs(
+        (args.out, "--out"), (args.per_model, "--per-model"), (args.baselines, "--baselines")
+    )
+    if args.baselines is not None and args.no_baselines:
+        raise InputError("--baselines writes what --no-baselines skips; give one of them.")
     if args.engine == "dask":
         _check_dask_options(args)
     if args.decompose and args.search not in THRESHOLD_RULES:
@@ -218,6 +243,9 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.store is not None:
         results = _store_sweeps(args, budgets, kernel, executor, seeds)
+
+        def first_n():
+            return _store_sweeps(args, budgets, None, "serial", seeds[:1], LIMIT_METHOD)[0]
     elif args.dataset is not None:
         raise InputError("--dataset goes with --store, not --matrix.")
     else:
@@ -225,6 +253,12 @@ def run(args: argparse.Namespace) -> int:
         results = [
             _run_one(args, every, every.subset, budgets, kernel, executor, seed) for seed in seeds
         ]
+
+        def first_n():
+            return _run_one(
+                args, every, every.subset, budgets, None, "serial", seeds[0], LIMIT_METHOD
+            )
+
     evaluated = results[0].config.get("evaluated", {})
     if any(k != v for k, v in evaluated.items()):
         print(
@@ -236,11 +270,53 @@ def run(args: argparse.Namespace) -> int:
         _write_outputs(results[0], args)
     else:
         _write_repeats(results, args)
+    if not args.no_baselines:
+        _report_baselines(args, results, first_n)
     return 0
 
 
-def _store_sweeps(args: argparse.Namespace, budgets, kernel: str, executor: str, seeds) -> list:
-    """One sweep per seed on the store's dataset, through the Python API's ``sweep``."""
+def _report_baselines(args: argparse.Namespace, results: list, first_n) -> None:
+    """Print (and with --baselines write) the first sweep's E_agg against the baselines."""
+    from lifelong_core.workflows.backtest import sweep_baselines
+
+    res = results[0]
+    limit = res if args.search == LIMIT_METHOD else first_n()
+    n = int(res.config.get("n") or res.order.shape[0])
+    t = sweep_baselines(res.per_model, n, limit.table, res.config.get("evaluated"))
+    which = " (the first repeat's Sort set)" if len(results) > 1 else ""
+    tasks = " the first items of each task" if args.store is not None else " the first columns"
+    print(
+        f"E_agg in points against the baselines on the same evaluated models{which}: a uniform "
+        f"random sample's exact expectation, and first-n ({tasks.strip()}, as lm_eval --limit "
+        "runs them). One common item draw per budget, as the sweep runs; lbe backtest gives "
+        "each model its own draws and intervals."
+    )
+    print(
+        f"{'n′':>7} {args.search:>12} {'random':>8} {'first-n':>8} {'×random':>8} "
+        f"{'= random items':>15} {'n/n′ (paper)':>13}"
+    )
+    r: Any
+    for r in t.itertuples():
+        ratio = "-" if np.isnan(r.eagg_vs_random) else f"{r.eagg_vs_random:.2f}"
+        print(
+            f"{r.budget:>7} {100 * r.eagg:>12.2f} {100 * r.random_eagg:>8.2f} "
+            f"{100 * r.first_n_eagg:>8.2f} {ratio:>8} {r.equivalent_budget:>15,} "
+            f"{r.paper_saving:>12.1f}×"
+        )
+    if args.baselines is not None:
+        write_csv(t, args.baselines, "--baselines")
+
+
+def _store_sweeps(
+    args: argparse.Namespace,
+    budgets,
+    kernel: str | None,
+    executor: str,
+    seeds,
+    search: str | None = None,
+) -> list:
+    """One sweep per seed on the store's dataset, through the Python API's ``sweep``
+    (with ``search``, that method instead of ``--search``, quietly)."""
     # Imported here: DuckDB adds to every command's start-up and only --store needs it.
     from lifelong_core.api import sweep
     from lifelong_core.workflows.sweeps import store_sweep_rows
@@ -248,7 +324,8 @@ def _store_sweeps(args: argparse.Namespace, budgets, kernel: str, executor: str,
     with open_store(args.store) as st:
         dataset = store_dataset(st, args.dataset)
         rows = store_sweep_rows(st, dataset)
-        print(rows.found.note())
+        if search is None:
+            print(rows.found.note())
         sort_rows = None if args.sort_rows is None else _sort_rows_file(args.sort_rows, rows.m)
         return [
             sweep(
@@ -257,7 +334,7 @@ def _store_sweeps(args: argparse.Namespace, budgets, kernel: str, executor: str,
                 sort_models=None if sort_rows is not None else args.sort_models,
                 sort_rows=sort_rows,
                 budgets=budgets,
-                search=args.search,
+                search=search or args.search,
                 seed=seed,
                 sort=args.sort,
                 sampling=args.sampling,
@@ -283,8 +360,18 @@ def _sort_rows_file(path: str, m: int) -> np.ndarray:
     return sort_rows
 
 
-def _run_one(args: argparse.Namespace, every, rows, budgets, kernel: str, executor: str, seed: int):
-    """One sweep with ``seed`` for --sort-models and random sampling."""
+def _run_one(
+    args: argparse.Namespace,
+    every,
+    rows,
+    budgets,
+    kernel: str | None,
+    executor: str,
+    seed: int,
+    search: str | None = None,
+):
+    """One sweep with ``seed`` for --sort-models and random sampling (of ``search``
+    instead of ``--search`` when given)."""
     m, n = every.n_rows, every.n
     if args.sort_rows is not None:
         sort_rows = _sort_rows_file(args.sort_rows, m)
@@ -307,7 +394,7 @@ def _run_one(args: argparse.Namespace, every, rows, budgets, kernel: str, execut
         budgets,
         sort=args.sort,
         sampling=args.sampling,
-        search=args.search,
+        search=search or args.search,
         confidence=confidence,
         seed=seed,
         depth=args.depth,

@@ -393,6 +393,63 @@ def compare_with_random(
     )
 
 
+def sweep_baselines(
+    per_model: pd.DataFrame,
+    n_items: int,
+    first_n: pd.DataFrame | None = None,
+    evaluated: dict | None = None,
+) -> pd.DataFrame:
+    """A sweep's E_agg against the baselines on the same evaluated models, per budget.
+
+    The sweep runs every evaluated model on one common item draw per budget (the paper's
+    protocol), so its models' errors move together and no interval over models is given
+    here; :func:`backtest` gives each model its own draws and the intervals.
+
+    Parameters
+    ----------
+    per_model : pandas.DataFrame
+        A sweep's per-model table (``budget``, ``true_acc``, ``eagg``).
+    n_items : int
+        The number of items.
+    first_n : pandas.DataFrame, optional
+        The ``first-n`` sweep's table on the same split (``budget``, ``eagg``).
+    evaluated : dict, optional
+        Budget -> items actually evaluated, where a grid evaluates another number (the
+        sweep's ``config["evaluated"]``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per budget: ``budget``, ``eagg``, ``random_eagg`` (a uniform random
+        sample's exact expected E_agg on the same models), ``eagg_vs_random``,
+        ``equivalent_budget``, ``saving`` (equivalent budget / budget), ``paper_saving``
+        (``n / n'``, Prabhu et al., 2024, footnote 4: a saving against running every
+        item) and, with ``first_n``, ``first_n_eagg``.
+    """
+    import pandas as pd
+
+    rows = []
+    for b, g in per_model.groupby("budget", sort=True):
+        used = int((evaluated or {}).get(int(b), int(b)))  # type: ignore[call-overload]
+        correct = np.rint(g["true_acc"].to_numpy(dtype=np.float64) * n_items).astype(np.int64)
+        cmp = compare_with_random(g["eagg"].to_numpy(), correct, n_items, used, boot=0)
+        rows.append(
+            {
+                "budget": int(b),  # type: ignore[call-overload]  # a groupby key
+                "eagg": cmp.error,
+                "random_eagg": cmp.random_error,
+                "eagg_vs_random": cmp.ratio,
+                "equivalent_budget": cmp.equivalent,
+                "saving": cmp.equivalent / used,
+                "paper_saving": n_items / used,
+            }
+        )
+    t = pd.DataFrame(rows)
+    if first_n is not None:
+        t["first_n_eagg"] = t["budget"].map(first_n.set_index("budget")["eagg"])
+    return t
+
+
 def low_coverage_count(repeats: int, level: float = LEVEL, tail: float = LOW_TAIL) -> int:
     """The largest number of covered repeats a calibrated interval reaches with
     probability at most ``tail``: 16 of 20 at 95%.
