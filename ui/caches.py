@@ -462,9 +462,7 @@ def fitted_method(key: str, dataset: str, search: str):
         if is_large(sel):
             raise StateMissing(stat.sentence())
     elif is_large(sel):
-        return get_method(search, groups=sel.tasks).fit(
-            None, _kept_sort(store, dataset, sel).order
-        )
+        return get_method(search, groups=sel.tasks).fit(None, _kept_sort(store, dataset, sel).order)
     return arrivals.fit_new_model_method(sel, search)
 
 

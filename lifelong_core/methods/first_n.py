@@ -228,9 +228,7 @@ class FirstN:
         if n != self.n_:
             raise InputError(f"the method was fitted on {self.n_} samples, not {n}.")
         alloc = allocate([len(t) for t in self.tasks_], budget)
-        return np.sort(np.concatenate([t[:k] for t, k in zip(self.tasks_, alloc)])).astype(
-            np.int64
-        )
+        return np.sort(np.concatenate([t[:k] for t, k in zip(self.tasks_, alloc)])).astype(np.int64)
 
     def interval_of(self, correct: int, budget: int) -> tuple[float, float] | tuple[None, None]:
         """The interval users compute from ``correct`` right of ``budget`` items.

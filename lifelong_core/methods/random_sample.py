@@ -117,7 +117,6 @@ def hypergeometric_limits(a: int, sample: int, population: int, level: float = 0
     return int(min(lo, a_max)), int(max(hi, a_min))
 
 
-
 def _check_counts(correct, population: int) -> np.ndarray:
     counts = np.asarray(correct)
     if isinstance(population, bool) or not isinstance(population, (int, np.integer)):

@@ -576,12 +576,16 @@ class Backtest:
         c = self.config
         draw = "each model its own item draws" if c["draws"] == PER_MODEL else "one common item set"
         lines = [
-            f"backtest on {c['dataset']}: {c['holdout']} held-out models ({c['split']} split: "
-            f"{SPLIT_WORDS[c['split']]}) x {c['repeats']} repeat(s), a cache of "
-            f"{c['models'] - c['holdout']} models, {c['items']} items; {draw}",
-            f"{'method':<14} {'n′':>5} {'MAE pts':>8} {'bias':>6} {'above':>6} "
-            f"{'coverage (95% CI)':>18} {'width':>6} {'random':>7} "
-            f"{'×random (95% CI)':>18} {'= random items (95% CI)':>24}",
+            (
+                f"backtest on {c['dataset']}: {c['holdout']} held-out models ({c['split']} split: "
+                f"{SPLIT_WORDS[c['split']]}) x {c['repeats']} repeat(s), a cache of "
+                f"{c['models'] - c['holdout']} models, {c['items']} items; {draw}"
+            ),
+            (
+                f"{'method':<14} {'n′':>5} {'MAE pts':>8} {'bias':>6} {'above':>6} "
+                f"{'coverage (95% CI)':>18} {'width':>6} {'random':>7} "
+                f"{'×random (95% CI)':>18} {'= random items (95% CI)':>24}"
+            ),
         ]
         r: Any  # a row of itertuples: its fields are typed as any pandas scalar
         for r in self.table.itertuples():
@@ -643,8 +647,10 @@ class Backtest:
         if not len(self.by_range):
             return []
         lines = [
-            "by accuracy range (quintiles of the held-out models' accuracy): error × a random "
-            "sample's, and coverage"
+            (
+                "by accuracy range (quintiles of the held-out models' accuracy): error × a random "
+                "sample's, and coverage"
+            )
         ]
         budgets = sorted(self.by_range["budget"].unique())
         head = f"  {'method':<12} {'accuracy':<11} {'models':>6} " + " ".join(
