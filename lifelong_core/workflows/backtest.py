@@ -429,13 +429,14 @@ def sweep_baselines(
     import pandas as pd
 
     rows = []
-    for b, g in per_model.groupby("budget", sort=True):
-        used = int((evaluated or {}).get(int(b), int(b)))  # type: ignore[call-overload]
+    for _, g in per_model.groupby("budget", sort=True):
+        b = int(g["budget"].iloc[0])
+        used = int((evaluated or {}).get(b, b))
         correct = np.rint(g["true_acc"].to_numpy(dtype=np.float64) * n_items).astype(np.int64)
         cmp = compare_with_random(g["eagg"].to_numpy(), correct, n_items, used, boot=0)
         rows.append(
             {
-                "budget": int(b),  # type: ignore[call-overload]  # a groupby key
+                "budget": b,
                 "eagg": cmp.error,
                 "random_eagg": cmp.random_error,
                 "eagg_vs_random": cmp.ratio,
