@@ -1,5 +1,5 @@
 """Backtest: how well do the estimates work on your own data? Hold models out, estimate them from a few items, and
-compare error, interval coverage and width with a random sample of the same size.
+compare the error with a random sample's and with the first items of each task, with how sure each number is.
 
 Widgets only: the rules are lifelong_core.workflows.backtest, the same as ``lbe backtest``.
 """
@@ -11,7 +11,7 @@ import streamlit as st
 from lifelong_core.methods.draws import COMMON, PER_MODEL
 from lifelong_core.methods.registry import BASELINE_METHOD
 from lifelong_core.workflows import backtest as bt
-from lifelong_core.workflows.budgets import budget_choices
+from lifelong_core.workflows.budgets import parse_budgets
 from ui import caches, charts, controls
 from ui.common import (
     code,
@@ -32,18 +32,33 @@ st.title("Backtest")
 st.markdown(
     "Before trusting an estimate, check it on models whose full results you already have. Some models are held "
     "out of the cache; every method is fitted on the rest exactly as `lbe select` / `lbe estimate` fit it, each "
-    "held-out model is run on the items the method picks for it, and the estimate is compared with its accuracy "
-    "on every item. The **random sample** (n′ items drawn uniformly at random, as `lm_eval --limit` gives) is "
-    "always in the comparison: a method worth using has a smaller error and narrower intervals that still hold "
-    "the truth about 95% of the time. The command line runs the same: `lbe backtest --store S --dataset D`."
+    "held-out model is run several times on the items the method picks for it, and every estimate is compared "
+    "with its accuracy on every item. Two baselines are always in the comparison: a **random sample** (n′ items "
+    "drawn uniformly at random, with its exact interval) and **first-n** (the first items of each task, which "
+    "is what `lm_eval --limit` runs; biased). The error is read against a random sample's exact expected error "
+    "on the same models, and as the *equivalent random budget*: how many random items give the same error. "
+    "The command line runs the same: `lbe backtest --store S --dataset D`."
 )
 
 key = caches.store_key()
 dataset = pick_dataset()
+overview = caches.overview(key)
+doms_all = overview["domains"].loc[overview["domains"]["dataset"] == dataset, "domain"].tolist()
+domains = st.multiselect(
+    "Tasks (domains)",
+    doms_all,
+    default=query_list("dom", doms_all, doms_all),
+    key=f"bt_dom:{dataset}",
+    help="The backtest runs on the items of these tasks (all by default).",
+)
+if not domains:
+    st.warning("Choose at least one task.")
+    st.stop()
+dom_key = tuple(domains) if len(domains) < len(doms_all) else ()
 with input_errors():
-    sel = caches.selection(key, dataset, ())
+    sel = caches.selection(key, dataset, dom_key)
 m, n = sel.A.shape
-sync_query(ds=dataset)
+sync_query(ds=dataset, dom=domains)
 provenance_note(sel.synthetic, dataset)
 if caches.is_large(sel):
     st.info(
@@ -54,21 +69,22 @@ if caches.is_large(sel):
     st.stop()
 
 methods_all = controls.method_names()
+budget_text = query_default(
+    "budgets", ",".join(str(b) for b in bt.DEFAULT_BUDGETS if b < n) or str(max(1, n // 2))
+)
 with st.form("backtest"):
     c = st.columns([3, 2, 1])
     methods = c[0].multiselect(
-        "Methods (the random sample is always added)",
+        "Methods (the random sample and first-n are always added)",
         methods_all,
         default=query_list("methods", bt.default_methods(), methods_all),
         format_func=controls.method_label,
         help=controls.method_help(),
     )
-    choices = budget_choices(n)
-    wanted = [str(b) for b in bt.DEFAULT_BUDGETS if b < n] or [str(choices[len(choices) // 2])]
-    budgets = c[1].multiselect(
+    budgets_raw = c[1].text_input(
         "Budgets n′ (items per held-out model)",
-        choices,
-        default=[int(b) for b in query_list("budgets", wanted, [str(b) for b in choices])],
+        value=budget_text,
+        help=f"Whole numbers from 1 to {n:,}, separated by commas.",
     )
     holdout_max = max(1, m - 2)
     holdout = c[2].number_input(
@@ -86,13 +102,21 @@ with st.form("backtest"):
     split = d[0].radio(
         "Which models",
         list(bt.SPLITS),
-        index=url_index("split", bt.SPLITS, bt.RANDOM_SPLIT),
-        horizontal=True,
-        help="random: a new draw of models per repeat; newest: the last by release order; best: the most "
-        "accurate (estimating beyond the cache's range is the hard case).",
+        index=url_index(
+            "split", bt.SPLITS, bt.SPLIT_ALIASES.get(query_default("split", ""), bt.RANDOM_SPLIT)
+        ),
+        format_func=lambda s: f"{s}: {bt.SPLIT_WORDS[s]}",
+        help="random: models like your cache's, drawn with the seed (the models a random Sort set of the "
+        "others leaves out); newest: the last by release order; beyond-cache: the most accurate, none below a "
+        "cached model (estimating beyond the cache's range is the hard case).",
     )
     repeats = d[1].number_input(
-        "Repeats", 1, 20, int(min(max(query_default("repeats", bt.DEFAULT_REPEATS, int), 1), 20))
+        "Draws per model (repeats)",
+        1,
+        100,
+        int(min(max(query_default("repeats", bt.DEFAULT_REPEATS, int), 1), 100)),
+        help="Each held-out model is run this many times on fresh items: per-model coverage needs at least 2, "
+        "and 20 tell a model its interval misses from noise.",
     )
     seed = d[2].number_input(
         "Seed", 0, 2**31 - 1, min(max(0, query_default("seed", 0, int)), 2**31 - 1)
@@ -105,11 +129,14 @@ with st.form("backtest"):
     )
     submitted = st.form_submit_button("Run the backtest", type="primary")
 
+with input_errors():
+    budgets = parse_budgets(budgets_raw, n)
 if submitted:
     sync_query(
         ds=dataset,
+        dom=domains,
         methods=methods,
-        budgets=sorted(budgets),
+        budgets=budgets,
         holdout=int(holdout),
         split=split,
         repeats=int(repeats),
@@ -123,8 +150,8 @@ if not (submitted or query_default("run", False, bool)):
         "the demo data it takes seconds to a minute, most of it fitting the model-based methods)."
     )
     st.stop()
-if not methods or not budgets:
-    st.warning("Choose at least one method and one budget.")
+if not methods:
+    st.warning("Choose at least one method.")
     st.stop()
 
 draws = COMMON if common else PER_MODEL
@@ -144,40 +171,88 @@ result = caches.backtest(
     key,
     dataset,
     tuple(methods),
-    tuple(sorted(int(b) for b in budgets)),
+    tuple(budgets),
     int(holdout),
     split,
     int(repeats),
     int(seed),
     draws,
+    domains=dom_key,
 )
-table, summary = result.table, result.summary
-cfg = result.config
+table, summary, cfg = result.table, result.summary, result.config
 st.caption(
-    f"{cfg['holdout']} held-out models ({cfg['split']} split) × {cfg['repeats']} repeat(s): "
-    f"{int(table['estimates'].iloc[0])} estimates per method and budget; "
+    f"{cfg['holdout']} held-out models ({bt.SPLIT_WORDS[cfg['split']]}) × {cfg['repeats']} draw(s) each, a "
+    f"cache of {cfg['models'] - cfg['holdout']} models: {int(table['estimates'].iloc[0])} estimates per method "
+    "and budget; "
     + (
         "each held-out model's items are its own random draw, so the estimates' errors are independent."
         if draws == PER_MODEL
         else "every held-out model was run on the same items, so their errors move together."
     )
-    + " Coverage error bars are exact 95% intervals of the share (Clopper-Pearson); estimates of the same model "
-    "over repeats are not independent, so more held-out models narrow them more honestly than more repeats."
+    + " Error bars: 95% intervals, bootstrap over the held-out models for the ratio to random, exact "
+    "(Clopper-Pearson) for the coverage."
 )
-show_chart(
-    charts.backtest_panels(
-        table, title=f"Backtest on {dataset}: error, coverage and width by budget"
-    ),
-    f"backtest_{dataset}",
-)
+st.markdown("**Verdict**")
+st.markdown("\n".join(f"- {v}" for v in result.verdicts()))
+left, right = st.columns([3, 2])
+with left:
+    show_chart(
+        charts.backtest_panels(
+            table, title=f"Backtest on {dataset}: error, coverage and width by budget"
+        ),
+        f"backtest_{dataset}",
+    )
+with right:
+    show_chart(
+        charts.backtest_ratio(table, title="Error against a random sample's (1 = as good)"),
+        f"backtest_ratio_{dataset}",
+    )
 st.markdown(
-    "**Per method and budget** (errors and widths in accuracy points; ratios to the random sample)"
+    "**Per method and budget**: errors and widths in accuracy points; `random_pts` a random sample's exact "
+    "expected error on the same models; `mae_vs_random` the error over it; `equivalent_budget` the random "
+    "sample size with the same error and `saving` that over n′ (each with its 95% bootstrap interval)."
 )
 show_table(table.round(4), f"backtest_table_{dataset}")
+if len(result.coverage):
+    first = result.coverage.iloc[0]
+    low, reps = int(first["low_count"]), int(first["repeats"])
+    st.markdown("**Coverage per held-out model**")
+    if low < 0:
+        st.caption(
+            "One draw per model says nothing about a model's own coverage: run at least two (20 tell a "
+            "model the interval misses from noise)."
+        )
+    else:
+        st.caption(
+            f"Over each model's {reps} draws: the worst model's coverage with its exact 95% interval, and the "
+            f"share of models covered in {low} of {reps} draws or fewer, beside the {first['expected_share']:.1%} "
+            "that binomial noise alone gives a well-calibrated 95% interval. Coverage averaged over models can hide "
+            "a model the interval misses again and again."
+        )
+    show_table(result.coverage.round(4), f"backtest_coverage_{dataset}")
+st.markdown(
+    "**By accuracy range** (quintiles of the held-out models' accuracy): where the error and the coverage come from."
+)
+show_table(result.by_range.round(4), f"backtest_by_range_{dataset}")
 st.markdown(
     f"**Items needed**: the smallest budget tried ({min(cfg['budgets'])}-{max(cfg['budgets'])}) at which the mean "
     "absolute error is within 1 and within 2 accuracy points (empty: none of them)."
 )
 show_table(summary, f"backtest_summary_{dataset}")
+st.caption(
+    "The same numbers from the command line: `"
+    + bt.command(
+        dataset,
+        list(methods),
+        budgets,
+        domains=dom_key,
+        holdout=int(holdout),
+        split=split,
+        repeats=int(repeats),
+        seed=int(seed),
+        draws=draws,
+    )
+    + "`"
+)
 with st.expander("Every estimate"):
     show_table(result.per_model, f"backtest_per_model_{dataset}")

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from lifelong_core.methods.registry import BASELINE_METHOD
+from lifelong_core.methods.registry import BASELINE_METHOD, LIMIT_METHOD
 from lifelong_core.workflows.sweeps import interval_coverage, rank_agreement, ranks
 from ui import caches, charts, controls, studies
 from ui.common import provenance_note, query_default, show_chart, show_table, sync_query
@@ -17,8 +17,9 @@ st.title("Estimated vs true accuracy")
 st.markdown(
     "Every evaluated model's accuracy estimated from n′ samples against its accuracy on all n samples; points on "
     "the dotted line y = x are exact (Prabhu et al., 2024, *Lifelong Benchmarks*, Figs. 6, 9, 10). Hover a point for the model. Methods with "
-    "a 95% interval draw it as a vertical bar; a random sample of the same size is drawn in grey behind the chosen "
-    "method (turn it off in the sidebar)."
+    "a 95% interval draw it as a vertical bar. Behind the chosen method, the baselines of the same size: a random "
+    "sample in grey, and in sand first-n, the first items of each task, which is what `lm_eval --limit` runs "
+    "(biased: its points can sit off the line together; turn both off in the sidebar)."
 )
 
 cfg, sel = controls.sweep_controls(budgets_default=[32, 64, 128, 256, 512, 1024], repeats=True)
@@ -26,15 +27,17 @@ provenance_note(sel.synthetic, cfg.dataset)
 # Scatters and tables show one Sort split (the first); the rank-agreement curve, with more
 # splits, their mean and band.
 table, per_model, _, _ = controls.run_config(replace(cfg, repeats=1), sel)
-# The random-sampling baseline on the same Sort split and models, drawn behind the method.
-t_rand = per_rand = None
+# The baselines on the same Sort split and models, drawn behind the method.
+base: dict[str, tuple] = {}
 if cfg.baseline:
-    t_rand, per_rand, _, _ = controls.run_config(
-        replace(cfg, repeats=1),
-        sel,
-        search=BASELINE_METHOD,
-        label="Running the random-sample baseline…",
-    )
+    for name, label in (
+        (BASELINE_METHOD, "Running the random-sample baseline…"),
+        (LIMIT_METHOD, "Running the first-n baseline…"),
+    ):
+        t_b, per_b, _, _ = controls.run_config(
+            replace(cfg, repeats=1), sel, search=name, label=label
+        )
+        base[name] = (t_b, per_b)
 if cfg.repeats > 1:
     st.caption(
         f"Scatters and tables: the Sort split of seed {cfg.seed}. The rank-agreement curve: mean and central 95% "
@@ -57,30 +60,25 @@ show_chart(
         table,
         cols=cols,
         title=f"Estimated vs true accuracy ({cfg.search}, {n_plotted} of "
-        f"{len(sel.A) - cfg.k} evaluated models)"
-        + (" against a random sample (grey)" if per_rand is not None else ""),
+        f"{len(sel.A) - cfg.k} evaluated models)" + (" against the baselines" if base else ""),
         label=controls.method_label(cfg.search),
-        baseline=per_rand,
-        baseline_label=controls.method_label(BASELINE_METHOD),
+        baselines=[(controls.method_label(b), per_b) for b, (_, per_b) in base.items()],
     ),
     "estimated_vs_true",
     key=(view, cols),
 )
 scores = ["budget", "pearson", "spearman", "mae", "eagg"]
-if t_rand is None:
-    show_table(table[scores], "correlations_by_budget")
-else:
-    show_table(
-        pd.concat(
-            [table[scores].assign(method=cfg.search), t_rand[scores].assign(method=BASELINE_METHOD)]
-        )[["method", *scores]],
-        "correlations_by_budget",
-    )
+show_table(
+    pd.concat(
+        [table[scores].assign(method=cfg.search)]
+        + [t_b[scores].assign(method=b) for b, (t_b, _) in base.items()]
+    )[["method", *scores]],
+    "correlations_by_budget",
+)
 # Do the intervals hold the truth as often as they claim? Counted over the models shown.
 cov = [
     interval_coverage(p).assign(method=name)
-    for name, p in ((cfg.search, per_model), (BASELINE_METHOD, per_rand))
-    if p is not None
+    for name, p in ((cfg.search, per_model), *((b, per_b) for b, (_, per_b) in base.items()))
 ]
 cov = pd.concat(cov, ignore_index=True) if cov else pd.DataFrame()
 if len(cov):
@@ -89,7 +87,9 @@ if len(cov):
         "Share of the models shown whose true accuracy lies inside their 95% interval, with the exact 95% "
         "interval of that share (Clopper-Pearson). In this sweep every model is run on the same samples at a "
         "budget (one common draw per budget), so their errors move together and a share counted over them is "
-        "less certain than its interval says; the Backtest page draws each held-out model its own samples."
+        "less certain than its interval says; the Backtest page draws each held-out model its own samples, many "
+        "times, and reports each model's own coverage. first-n's interval is the one its users compute: the "
+        "first items are not a random sample, so it does not hold what it claims."
     )
     show_table(cov[["method", *[c for c in cov.columns if c != "method"]]], "interval_coverage")
 

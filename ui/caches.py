@@ -333,6 +333,7 @@ def backtest(
     seed: int,
     draws: str,
     label: str = "Backtesting…",
+    domains: tuple[str, ...] = (),
 ):
     """Backtest the methods on the dataset's selection with a progress bar.
 
@@ -363,6 +364,8 @@ def backtest(
         Each held-out model's own item draw, or one item set for all.
     label : str
         Text of the progress bar.
+    domains : tuple of str
+        Domains of ``dataset`` to keep; ``()`` keeps every domain.
 
     Returns
     -------
@@ -371,13 +374,13 @@ def backtest(
     """
     from lifelong_core.workflows import backtest as bt
 
-    args = (key, dataset, methods, budgets, holdout, split, repeats, seed, draws)
+    args = (key, dataset, domains, methods, budgets, holdout, split, repeats, seed, draws)
     bar = st.progress(0.0, text=label)
     with input_errors(cleanup=bar.empty):
         result = _memo().get_or_compute(
             ("backtest",) + args,
             lambda: bt.backtest(
-                selection(key, dataset, ()),
+                selection(key, dataset, domains),
                 list(methods),
                 list(budgets),
                 holdout=holdout,

@@ -119,7 +119,11 @@ def _budget_axis(
                 showgrid=False,
                 tickvals=budgets,
                 ticktext=[_saved(n_total / b) for b in budgets],
-                title=dict(text="compute saved n / n′", standoff=4, font=dict(size=11)),
+                title=dict(
+                    text="n / n′: the paper's compute saved, against running every item",
+                    standoff=4,
+                    font=dict(size=11),
+                ),
             )
         )
         fig.add_trace(
@@ -144,7 +148,8 @@ def budget_lines(
 
     The budget axis is logarithmic with the budgets as ticks and, when ``n_total`` is
     given, carries the papers' compute-saved axis on top, n / n′ (Prabhu et al., 2024,
-    footnote 4).
+    footnote 4), labelled as a saving against running every item (not against a random
+    sample of the same error).
 
     Parameters
     ----------
@@ -338,8 +343,7 @@ def estimated_vs_true_grid(
     cols: int = 3,
     title: str = "",
     label: str | None = None,
-    baseline: pd.DataFrame | None = None,
-    baseline_label: str = "random sample",
+    baselines: Sequence[tuple[str, pd.DataFrame]] = (),
 ) -> go.Figure:
     """Small multiples, one scatter of estimated against true accuracy per budget, with y = x.
 
@@ -360,11 +364,9 @@ def estimated_vs_true_grid(
         Figure title.
     label : str, optional
         Legend name of ``per_model`` (default ``"estimate"``).
-    baseline : pandas.DataFrame, optional
-        The same columns for a second method (the random-sampling baseline), drawn in
-        grey behind the first.
-    baseline_label : str
-        Legend name of ``baseline``.
+    baselines : sequence of (str, pandas.DataFrame)
+        Legend names and the same columns for the baselines (a random sample, the first
+        items of each task), drawn behind the method in muted colours.
 
     Returns
     -------
@@ -388,9 +390,11 @@ def estimated_vs_true_grid(
         horizontal_spacing=0.06,
         vertical_spacing=0.12 if rows > 1 else 0.1,
     )
-    both = per_model if baseline is None else pd.concat([per_model, baseline])
+    both = pd.concat([per_model, *(frame for _, frame in baselines)])
     lo = float(min(both["est_acc"].min(), both["true_acc"].min()))
     hi = float(max(both["est_acc"].max(), both["true_acc"].max()))
+    # Muted colours behind the method: grey for the first baseline, sand for the second.
+    muted = [("#9a9a9a", "rgba(150,150,150,0.3)"), ("#c9a66b", "rgba(201,166,107,0.3)")]
     pad = 0.02
     lim = [max(0.0, lo - pad), min(1.0, hi + pad)]
 
@@ -416,19 +420,16 @@ def estimated_vs_true_grid(
             text=part["name"],
             name=name,
             legendgroup=name,
-            showlegend=first and baseline is not None,
+            showlegend=first and bool(baselines),
             hovertemplate=f"{name}: %{{text}}<br>true %{{x:.3f}}<br>"
             "estimated %{y:.3f}<extra></extra>",
         )
 
     for k, b in enumerate(budgets):
         r, c = k // cols + 1, k % cols + 1
-        if baseline is not None:
-            fig.add_trace(
-                points(baseline, b, "#9a9a9a", "rgba(150,150,150,0.3)", baseline_label, k == 0),
-                row=r,
-                col=c,
-            )
+        for i, (name, frame) in enumerate(baselines):
+            colour, bar = muted[i % len(muted)]
+            fig.add_trace(points(frame, b, colour, bar, name, k == 0), row=r, col=c)
         fig.add_trace(
             points(per_model, b, PALETTE[0], "rgba(31,119,180,0.35)", label or "estimate", k == 0),
             row=r,
@@ -450,9 +451,9 @@ def estimated_vs_true_grid(
         fig.update_yaxes(range=lim, row=r, col=c, title_text="estimated" if c == 1 else None)
     fig.update_layout(
         title=title,
-        height=320 * rows + 60 + (40 if baseline is not None else 0),
+        height=320 * rows + 60 + (40 if baselines else 0),
         margin=dict(t=80, b=10),
-        legend=dict(orientation="h", y=-0.08 if baseline is not None else 1),
+        legend=dict(orientation="h", y=-0.08 if baselines else 1),
     )
     fig.update_annotations(font_size=12)
     return fig
@@ -1191,4 +1192,52 @@ def backtest_panels(table: pd.DataFrame, *, title: str = "") -> go.Figure:
         legend=dict(orientation="h", y=-0.25),
     )
     fig.update_annotations(font_size=12)
+    return fig
+
+
+def backtest_ratio(table: pd.DataFrame, *, title: str = "") -> go.Figure:
+    """The error of each method over a random sample's at the same budget, with its 95%
+    bootstrap interval as error bars and 1 (as good as random) dashed.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :attr:`lifelong_core.workflows.backtest.Backtest.table`: method, budget,
+        mae_vs_random, ratio_lo and ratio_hi.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    fig = go.Figure()
+    for i, (method, part) in enumerate(table.groupby("method", sort=False)):
+        part = part.sort_values("budget")
+        name = str(method)
+        fig.add_trace(
+            go.Scatter(
+                x=part["budget"],
+                y=part["mae_vs_random"],
+                mode="lines+markers",
+                name=name,
+                line=dict(color=PALETTE[i % len(PALETTE)]),
+                error_y=dict(
+                    type="data",
+                    symmetric=False,
+                    array=(part["ratio_hi"] - part["mae_vs_random"]).fillna(0),
+                    arrayminus=(part["mae_vs_random"] - part["ratio_lo"]).fillna(0),
+                    thickness=1,
+                    width=3,
+                ),
+                hovertemplate=f"{name}<br>n′=%{{x}}<br>"
+                "%{y:.2f}× a random sample's error<extra></extra>",
+            )
+        )
+    fig.add_hline(y=1.0, line=dict(color="#888", dash="dash"))
+    _budget_axis(fig, table["budget"], None)
+    fig.update_yaxes(type="log", title_text="error × a random sample's (log scale)")
+    fig.update_layout(
+        title=title, height=380, margin=dict(t=60, b=10), legend=dict(orientation="h", y=-0.3)
+    )
     return fig

@@ -525,11 +525,12 @@ def sweep_controls(
     search = pick_search(side, sort_models=k)
     # Every budget curve and scatter answers "better than a random sample?" unless asked not to.
     baseline = search != BASELINE_METHOD and side.toggle(
-        "Compare with a random sample",
+        "Compare with the baselines",
         value=query_default("baseline", True, bool),
         key="baseline",
-        help=f"Draw {method_label(BASELINE_METHOD)} beside the chosen method: n′ items drawn uniformly at "
-        "random, their share right, and its exact 95% interval (what lm_eval --limit gives).",
+        help=f"Draw the baselines beside the chosen method: {method_label(BASELINE_METHOD)} (n′ items drawn "
+        "uniformly at random, their share right, and its exact 95% interval) and first-n (the first items "
+        "of each task, which is what lm_eval --limit runs; biased).",
     )
     choices = budget_choices(n)
     wanted = budgets_within(budgets_default or (), n) or default_budgets(n)

@@ -85,9 +85,9 @@ RANDOM_SPLIT, NEWEST_SPLIT, BEYOND_SPLIT = SPLITS
 # The name the beyond-cache split had before; still accepted.
 SPLIT_ALIASES = {"best": BEYOND_SPLIT}
 SPLIT_WORDS = {
-    RANDOM_SPLIT: "models like your cache's (a random draw of them)",
-    NEWEST_SPLIT: "the newest models (by release order)",
-    BEYOND_SPLIT: "models beyond your cache (the most accurate, none below a cached model)",
+    RANDOM_SPLIT: "models like your cache's, drawn at random",
+    NEWEST_SPLIT: "the newest models, by release order",
+    BEYOND_SPLIT: "models beyond your cache: the most accurate, none below a cached model",
 }
 SHORT_WORDS = {
     RANDOM_SPLIT: "on models like your cache's",
@@ -570,6 +570,42 @@ class Backtest:
                             f"{int(w['repeats'])} draws"
                         )
             out.append(head + tail + ".")
+        return out
+
+    def against_random(self, method: str) -> pd.DataFrame:
+        """One method against both baselines, per budget: what the Budget explorer shows.
+
+        Parameters
+        ----------
+        method : str
+            A method of the backtest.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``budget``, ``eagg_pts`` (the method's mean absolute error), ``random_pts``,
+            ``first_n_pts`` (NaN without that baseline), ``mae_vs_random``, ``ratio_lo``,
+            ``ratio_hi``, ``equivalent_budget``, ``equivalent_lo``, ``equivalent_hi``,
+            ``saving``, ``saving_lo``, ``saving_hi`` and ``paper_saving`` (``n / n'``,
+            Prabhu et al., 2024, footnote 4: against running every item).
+
+        Raises
+        ------
+        InputError
+            If ``method`` was not backtested.
+        """
+        t = self.table
+        if method not in set(t["method"]):
+            raise InputError(f"{method!r} was not backtested.", param="method")
+        own = t[t["method"] == method].sort_values("budget").reset_index(drop=True)
+        limit = t[t["method"] == LIMIT_METHOD].set_index("budget")["mae_pts"]
+        cols = ["budget", "mae_pts", "random_pts", "mae_vs_random", "ratio_lo", "ratio_hi"]
+        cols += ["equivalent_budget", "equivalent_lo", "equivalent_hi"]
+        out = own[cols + ["saving", "saving_lo", "saving_hi"]].rename(
+            columns={"mae_pts": "eagg_pts"}
+        )
+        out.insert(3, "first_n_pts", out["budget"].map(limit).astype(float))
+        out["paper_saving"] = self.config["items"] / out["budget"]
         return out
 
     def text(self) -> str:

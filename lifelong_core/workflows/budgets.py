@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from lifelong_core.errors import InputError
 from lifelong_core.sweep import power_budgets
+
+# The most budgets a typed list may hold: each one is a column of every table and chart.
+MAX_TYPED = 50
 
 
 def budget_choices(n: int) -> list[int]:
@@ -128,3 +132,50 @@ def budgets_within(candidates: Iterable[int], n: int, *, strict: bool = False) -
         The candidates that fit, as ``int``, in the order given.
     """
     return [int(b) for b in candidates if (b < n if strict else b <= n)]
+
+
+def parse_budgets(text: str, n: int) -> list[int]:
+    """Budgets typed as text (a form field, a URL value): whole numbers in ``[1, n]``.
+
+    Parameters
+    ----------
+    text : str
+        Whole numbers separated by commas (spaces allowed), e.g. ``"32, 100, 256"``.
+    n : int
+        The number of samples (or models) a budget is taken from.
+
+    Returns
+    -------
+    list of int
+        The budgets, without repeats, ascending.
+
+    Raises
+    ------
+    InputError
+        In one sentence naming ``budgets``: on an empty list, a value that is not a whole
+        number, more than :data:`MAX_TYPED` budgets, or a budget outside ``[1, n]``.
+
+    Examples
+    --------
+    >>> parse_budgets("100, 32,32", 2191)
+    [32, 100]
+    """
+    parts = [p.strip() for p in str(text).split(",") if p.strip()]
+    if not parts:
+        raise InputError("give at least one budget, e.g. 32,100,256.", param="budgets")
+    values = []
+    for p in parts:
+        if not (p.isascii() and p.isdigit()):
+            raise InputError(
+                f"budgets must be whole numbers separated by commas; {p!r} is not one.",
+                param="budgets",
+            )
+        values.append(int(p))
+    if len(set(values)) > MAX_TYPED:
+        raise InputError(
+            f"give at most {MAX_TYPED} budgets; {len(set(values))} were given.", param="budgets"
+        )
+    bad = [b for b in values if not 1 <= b <= n]
+    if bad:
+        raise InputError(f"budget {bad[0]} must be between 1 and {n:,}.", param="budgets")
+    return sorted(set(values))

@@ -70,38 +70,42 @@ def chart_specs(at: AppTest) -> list[str]:
 
 @pytest.mark.slow
 def test_budget_explorer_default(store_env):
-    from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD
+    from lifelong_core.methods.registry import DEFAULT_METHOD, LIMIT_METHOD
     from ui.controls import method_label
 
     at = run(BUDGET)
     assert at.title[0].value == "Budget explorer"
-    assert charts(at) == 3  # MAE with fit, E_agg with power law (and the baseline), kappa
-    assert "compute saved" in metrics(at)
+    assert charts(at) == 3  # MAE with fit, E_agg with power law (and the baselines), kappa
+    # The headline is the equivalent random budget; n / n' is the paper's figure, labelled.
+    assert any(label.startswith("equivalent random budget") for label in metrics(at))
+    assert "n / n′ (the paper's figure)" in metrics(at) and "compute saved" not in metrics(at)
     assert any("a·exp" in c.value or "No exponential fit" in c.value for c in at.caption)
     # It opens on the product's default estimator, and the URL carries the view.
     assert at.sidebar.selectbox(key="search").value == DEFAULT_METHOD
     assert at.query_params["search"] in (DEFAULT_METHOD, [DEFAULT_METHOD])
-    # The random-sampling baseline is drawn beside it by default: "better than random?"
+    # Both baselines are drawn beside it by default: "better than random, and than --limit?"
     eagg = next(sp for sp in chart_specs(at) if "E_agg vs budget" in sp)
-    assert method_label(DEFAULT_METHOD) in eagg and method_label(BASELINE_METHOD) in eagg
-    assert "E_agg vs a random sample" in metrics(at)
-    vs = next(d.value for d in at.dataframe if "ratio" in d.value.columns)
-    assert (vs[f"eagg_{DEFAULT_METHOD}"] / vs[f"eagg_{BASELINE_METHOD}"]).tolist() == pytest.approx(
-        vs["ratio"].tolist()
+    assert method_label(DEFAULT_METHOD) in eagg and "random sample (exact expected error)" in eagg
+    assert method_label(LIMIT_METHOD) in eagg
+    vs = next(d.value for d in at.dataframe if "equivalent_budget" in d.value.columns)
+    assert (vs["eagg_pts"] / vs["random_pts"]).tolist() == pytest.approx(
+        vs["mae_vs_random"].tolist()
     )
+    assert any("`lbe backtest`'s on the" in c.value for c in at.caption)
 
 
 @pytest.mark.slow
 def test_budget_explorer_baseline_can_be_hidden_and_the_papers_rule_is_one_click_away(store_env):
-    from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD, PUBLISHED_METHOD
+    from lifelong_core.methods.registry import DEFAULT_METHOD, LIMIT_METHOD, PUBLISHED_METHOD
     from ui.controls import method_label
 
     at = run(BUDGET, {"budgets": "16,64"})
     at.sidebar.toggle(key="baseline").set_value(False).run()
     ok(at)
-    assert "E_agg vs a random sample" not in metrics(at)
+    assert not any(label.startswith("equivalent random budget") for label in metrics(at))
     assert at.query_params["baseline"] in ("0", ["0"])
-    assert method_label(BASELINE_METHOD) not in " ".join(chart_specs(at))
+    assert "random sample (exact expected error)" not in " ".join(chart_specs(at))
+    assert method_label(LIMIT_METHOD) not in " ".join(chart_specs(at))
     paper = next(b for b in at.sidebar.button if "paper's method" in b.label)
     paper.click().run()
     ok(at)
@@ -248,23 +252,24 @@ EST = "pages/2_Estimated_vs_true.py"
 
 @pytest.mark.slow
 def test_estimated_vs_true_default_and_rank_budget(store_env):
-    from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD
+    from lifelong_core.methods.registry import BASELINE_METHOD, DEFAULT_METHOD, LIMIT_METHOD
     from ui.controls import method_label
 
     at = run(EST)
     assert at.title[0].value == "Estimated vs true accuracy"
     assert charts(at) == 3  # small multiples, rank agreement, rank scatter
-    # The product's default estimator, with a random sample drawn behind it.
+    # The product's default estimator, with both baselines drawn behind it.
     assert at.sidebar.selectbox(key="search").value == DEFAULT_METHOD
     grid = chart_specs(at)[0]
     assert method_label(DEFAULT_METHOD) in grid and method_label(BASELINE_METHOD) in grid
+    assert method_label(LIMIT_METHOD) in grid
     corr = at.dataframe[0].value
-    assert list(corr["method"].unique()) == [DEFAULT_METHOD, BASELINE_METHOD]
+    assert list(corr["method"].unique()) == [DEFAULT_METHOD, BASELINE_METHOD, LIMIT_METHOD]
     assert list(corr["budget"].unique()) == [32, 64, 128, 256, 512, 1024]
     assert corr["spearman"].between(-1, 1).all()
-    # Interval coverage per budget, for both, with its own exact interval.
+    # Interval coverage per budget, for each, with its own exact interval.
     cov = next(d.value for d in at.dataframe if "coverage_lo" in d.value.columns)
-    assert set(cov["method"]) == {DEFAULT_METHOD, BASELINE_METHOD}
+    assert set(cov["method"]) == {DEFAULT_METHOD, BASELINE_METHOD, LIMIT_METHOD}
     assert (cov["coverage_lo"] <= cov["coverage"]).all() and (
         cov["coverage"] <= cov["coverage_hi"]
     ).all()
