@@ -332,3 +332,62 @@ def test_as_a_process(data):
     )
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1 and bad.stderr.startswith("error: ")
+
+
+def test_baselines_are_reported_on_the_same_models(data, capsys, tmp_path):
+    """After the sweep: the method's E_agg beside a random sample's exact expected E_agg
+    (scipy's hypergeometric pmf here) and first-n's (the first columns of a matrix), the
+    equivalent random budget, and n / n' as the paper's figure."""
+    from scipy.stats import hypergeom
+
+    d, A, _ = data
+    out = tmp_path / "b.csv"
+    argv = ["--matrix", d / "A.npy", "--sort-models", "10", "--budgets", "16,70"]
+    argv += ["--search", "midpoint", "--out", tmp_path / "s.csv"]
+    code = main(["sweep", *map(str, argv), "--per-model", str(tmp_path / "pm.csv")])
+    assert code == 0
+    said = capsys.readouterr().out
+    assert "against the baselines" in said and "n/n′ (paper)" in said
+    assert main(["sweep", *map(str, argv), "--baselines", str(out)]) == 0
+    b = pd.read_csv(out).set_index("budget")
+    pm = pd.read_csv(tmp_path / "pm.csv")
+    ev = np.setdiff1d(np.arange(30), choose_sort_rows(30, 10, 0))
+    n = A.shape[1]
+    for budget in (16, 70):
+        k = np.arange(budget + 1)
+        rnd = np.mean(
+            [
+                (hypergeom.pmf(k, n, a, budget) * np.abs(k / budget - a / n)).sum()
+                for a in A[ev].sum(axis=1)
+            ]
+        )
+        assert b.loc[budget, "random_eagg"] == pytest.approx(rnd, rel=1e-9)
+        first = np.abs(A[ev, :budget].mean(axis=1) - A[ev].mean(axis=1)).mean()
+        assert b.loc[budget, "first_n_eagg"] == pytest.approx(first)
+        at = pm[pm["budget"] == budget]
+        mine = (at["est_acc"] - at["true_acc"]).abs().mean()
+        assert b.loc[budget, "eagg"] == pytest.approx(mine)
+        assert b.loc[budget, "eagg_vs_random"] == pytest.approx(mine / rnd)
+        assert b.loc[budget, "paper_saving"] == pytest.approx(n / budget)
+    capsys.readouterr()
+    assert main(["sweep", *map(str, argv), "--no-baselines"]) == 0
+    assert "against the baselines" not in capsys.readouterr().out
+
+
+def test_store_sweep_baselines_take_the_first_items_of_each_task(demo_store_path, tmp_path):
+    out = tmp_path / "b.csv"
+    argv = ["sweep", "--store", str(demo_store_path), "--dataset", "open-llm-leaderboard-v2"]
+    argv += ["--sort-models", "400", "--budgets", "30", "--search", "midpoint"]
+    assert main([*argv, "--out", str(tmp_path / "s.csv"), "--baselines", str(out)]) == 0
+    from lifelong_core.store import Store
+    from lifelong_core.workflows.sweeps import store_sweep_rows
+
+    with Store.open(demo_store_path) as st:
+        rows = store_sweep_rows(st, "open-llm-leaderboard-v2")
+        ev = np.setdiff1d(np.arange(rows.m), choose_sort_rows(rows.m, 400, 0))
+        A = rows.rows(ev).read_dense(0, len(ev))
+        tasks = rows.found.samples["domain"].to_numpy()
+    # 30 = 10 per task, each task's first ten items in the store's order.
+    cols = np.concatenate([np.flatnonzero(tasks == t)[:10] for t in pd.unique(tasks)])
+    want = np.abs(A[:, cols].mean(axis=1) - A.mean(axis=1)).mean()
+    assert pd.read_csv(out)["first_n_eagg"].iloc[0] == pytest.approx(want)

@@ -312,3 +312,29 @@ def test_front_ends_never_compare_a_method_name():
                 if compare.search(line):
                     found.append(f"{f.relative_to(ROOT)}:{i}: {line.strip()}")
     assert not found, "decided by method name:\n" + "\n".join(found)
+
+
+# first-n reports the interval its users compute (zero width when every item is right): its
+# own tests check that; it does not depend on the cache.
+SMALL = [n for n in available_methods() if capabilities(n).interval and n != "first-n"]
+
+
+@pytest.mark.parametrize("models", [1, 2, 3])
+@pytest.mark.parametrize("name", SMALL)
+def test_no_zero_width_interval_on_a_cache_too_small(name, models):
+    """On a cache of one to three models, a method either refuses it in one sentence or
+    gives a 95% interval of positive width that holds what the evaluated share allows:
+    4 of 5 right is consistent with 57.5%, all 5 right with 100% (a cache of two models
+    once gave 0.7675 [0.7675, 0.7675] and 0.930 [0.930, 0.930] there)."""
+    A = cache(9, m=models, n=40)
+    try:
+        method = get_method(name).fit(A, sort_by_sum(A))
+    except InputError as exc:
+        assert "\n" not in str(exc) and str(exc).endswith(".")
+        return
+    cols = method.select(40, 5, np.random.default_rng(4))
+    for obs, truth in (([1, 1, 1, 1, 0], 0.575), ([1] * 5, 1.0), ([0] * 5, 0.0)):
+        est = method.estimate(cols, np.asarray(obs, dtype=np.uint8))
+        assert est.lo is not None and est.hi is not None
+        assert est.hi - est.lo > 0.1, (obs, est.lo, est.hi)
+        assert est.lo <= truth <= est.hi, (obs, est.lo, est.hi)

@@ -137,3 +137,63 @@ def test_model_draws_are_stable_and_independent_of_the_company_they_keep():
         model_rng("a", 0, "shared")
     with pytest.raises(InputError, match="whole number"):
         model_rng("a", -1, PER_MODEL)
+
+
+def brute_expected_error(correct: int, n: int, k: int) -> float:
+    """E|X/k - correct/n| summed over the hypergeometric support (the definition)."""
+    xs = np.arange(k + 1)
+    return float((hypergeom.pmf(xs, n, correct, k) * np.abs(xs / k - correct / n)).sum())
+
+
+@pytest.mark.parametrize("n", [1, 2, 9, 60, 894])
+def test_expected_error_is_the_sum_over_the_hypergeometric(n):
+    from lifelong_core.methods.random_sample import expected_abs_error
+
+    counts = np.unique(np.r_[0, n, np.random.default_rng(n).integers(0, n + 1, 12)])
+    for k in sorted({b for b in (1, 2, max(1, n // 3), n - 1 or 1, n) if b <= n}):
+        got = expected_abs_error(counts, n, k)
+        want = [brute_expected_error(int(a), n, k) for a in counts]
+        assert got == pytest.approx(want, abs=1e-12), (n, k)
+    # Every item drawn: the random sample is exact.
+    assert not expected_abs_error(counts, n, n).any()
+
+
+def test_expected_error_falls_with_the_sample_and_matches_a_simulation():
+    from lifelong_core.methods.random_sample import expected_abs_error
+
+    n, correct = 300, np.array([12, 150, 281])
+    curve = np.array([expected_abs_error(correct, n, k).mean() for k in range(1, n + 1)])
+    assert np.all(np.diff(curve) <= 1e-12) and curve[-1] == 0
+    rng = np.random.default_rng(0)
+    row = np.zeros(n, dtype=np.uint8)
+    row[:150] = 1
+    sims = [abs(row[rng.choice(n, 40, replace=False)].mean() - 0.5) for _ in range(20000)]
+    assert expected_abs_error([150], n, 40)[0] == pytest.approx(np.mean(sims), rel=0.02)
+
+
+def test_equivalent_random_budget_inverts_the_expected_error():
+    from lifelong_core.methods.random_sample import equivalent_random_budget, expected_abs_error
+
+    n, correct = 120, [10, 60, 100]
+    mean = [expected_abs_error(correct, n, k).mean() for k in range(1, n + 1)]
+    for target in (0.2, mean[9], mean[9] + 1e-9, 0.01, 0.0):
+        want = 1 + next(i for i, e in enumerate(mean) if e <= target)
+        assert equivalent_random_budget(target, correct, n) == want
+    assert equivalent_random_budget(1.0, correct, n) == 1
+
+
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (([3], 10, 0), "budget 0"),
+        (([3], 10, 11), "budget 11"),
+        (([11], 10, 3), "correct-item counts must be whole numbers in \\[0, 10\\]"),
+        (([], 10, 3), "at least one model"),
+        (([0.5], 10, 3), "whole numbers"),
+    ],
+)
+def test_expected_error_refuses_bad_input_in_one_sentence(args, words):
+    from lifelong_core.methods.random_sample import expected_abs_error
+
+    with pytest.raises(InputError, match=words):
+        expected_abs_error(*args)

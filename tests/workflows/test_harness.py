@@ -393,3 +393,23 @@ def test_random_baseline_estimates_per_task_and_has_nothing_to_insert(store):
         pytest.raises(InputError, match="no estimated row"),
     ):
         harness.insert_estimated(w, rest, "held", est, source="test")
+
+
+def test_first_n_runs_what_lm_eval_limit_runs(store, tmp_path):
+    """``select --method first-n`` names the first items of each task (5 + 5 of the two
+    tasks' 60 and 40, as ``--limit 5`` would), and ``estimate`` gives their share right."""
+    out = tmp_path / "items.csv"
+    argv = ["select", "--store", str(store), "--budget", "11", "--method", "first-n"]
+    argv += ["--model", "org/new", "--format", "csv", "--out", str(out)]
+    assert main(argv) == 0
+    items = pd.read_csv(out)["sample_id"].tolist()
+    assert items == [f"alpha/{i}" for i in range(6)] + [f"beta/{i}" for i in range(5)]
+    c = cache(store)
+    held = 5
+    keep = np.setdiff1d(np.arange(40), [held])
+    rest = Selection(c.A[keep], c.models.iloc[keep].reset_index(drop=True), c.samples, c.synthetic)
+    cols = c.samples.index[c.samples["sample_id"].isin(items)].to_numpy()
+    obs = dict(zip(c.samples["sample_id"].iloc[cols], c.A[held, cols].tolist()))
+    t = harness.estimate_new_model(rest, obs, "first-n").table.set_index("scope")
+    assert t.loc["overall", "estimate"] == pytest.approx(c.A[held, cols].mean())
+    assert t.loc["alpha", "estimate"] == pytest.approx(c.A[held, :6].mean())

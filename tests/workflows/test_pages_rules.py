@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from lifelong_core import limits
+from lifelong_core.errors import InputError
 from lifelong_core.stats import SCHEMES, bootstrap, leaderboard
 from lifelong_core.stats.vtab import counts_from_leaderboard, load_published
 from lifelong_core.store import Store
@@ -135,3 +136,31 @@ def test_hierarchical_views_hold_every_table_the_page_shows():
         False,
     )
     assert {"mean_bayes", "mean_boot"} <= set(both.columns)
+
+
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ("", "give at least one budget"),
+        (" , ", "give at least one budget"),
+        ("32,abc", "'abc' is not one"),
+        ("1.5", "'1.5' is not one"),
+        ("-3", "'-3' is not one"),
+        ("²", "'²' is not one"),
+        ("0,10", "budget 0 must be between 1 and 300"),
+        ("301", "budget 301 must be between 1 and 300"),
+        (",".join(str(b) for b in range(1, 60)), "at most 50 budgets"),
+    ],
+)
+def test_typed_budgets_refuse_bad_values_in_one_sentence(text, words):
+    from lifelong_core.workflows.budgets import parse_budgets
+
+    with pytest.raises(InputError, match=words) as err:
+        parse_budgets(text, 300)
+    assert err.value.param == "budgets"
+
+
+def test_typed_budgets_are_any_whole_numbers_in_range():
+    from lifelong_core.workflows.budgets import parse_budgets
+
+    assert parse_budgets(" 100, 7 ,100,300", 300) == [7, 100, 300]
