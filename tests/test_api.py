@@ -288,7 +288,9 @@ def test_sweep_on_a_store_is_the_command_lines(irt_store, tmp_path, monkeypatch)
         )
         == 0
     )
-    assert len(calls) == 1 and calls[0]["sort_models"] == 10
+    # The sweep, then the first-n baseline it is reported beside, on the same Sort set.
+    assert [c["search"] for c in calls] == ["midpoint", "first-n"]
+    assert calls[0]["sort_models"] == calls[1]["sort_models"] == 10
     with lbe.open_store(irt_store) as store:
         res = real(store, sort_models=10, search="midpoint", budgets=[16, 64], seed=2)
     _same(_csv(out), res.table)
