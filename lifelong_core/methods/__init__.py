@@ -6,7 +6,9 @@ module per method.
 - :mod:`.insert_d`: :class:`InsertD`, insert_D (§3.3);
 - :mod:`.copy_nearest`: :class:`CopyNearestExpand`, the §4.2 baseline;
 - :mod:`.random_sample`: ``random``, a uniform random sample of items and its exact
-  interval (what ``lm_eval --limit`` gives), the baseline every chart compares with;
+  interval, the baseline every chart compares with;
+- :mod:`.first_n`: ``first-n``, the first items of each task, which is what
+  ``lm_eval --limit`` runs (biased), drawn beside it;
 - :mod:`.draws`: a new model's items drawn from its name and the seed, or one common set;
 - :mod:`.irt`: ``mirt`` and ``irt``, multidimensional item-response models of the cache;
 - :mod:`.neighbours`: ``neighbours``, a Bayesian CopyNearest&Expand;
