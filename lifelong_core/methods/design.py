@@ -67,6 +67,7 @@ __all__ = [
     "cv_budgets",
     "difference_estimate",
     "difference_estimate_at",
+    "guard_interval",
     "regular_positions",
     "strata_bounds",
     "stratified_positions",
@@ -416,8 +417,9 @@ def difference_estimate_at(
     acc = float(np.clip(acc, 0.0, 1.0))
     if budget >= n:  # every item evaluated: exact, whatever the predictions
         return AccuracyInterval(acc, acc, acc, 0.0, 0.0)
+    seen = int(obs.sum())
     if budget < 2:
-        return _srs_fallback(acc, obs, n, level) if guard else _no_interval(acc)
+        return guard_interval(acc, None, seen, budget, n, level) if guard else _no_interval(acc)
     ss_h = np.bincount(label, weights=(resid - mean_h[label]) ** 2, minlength=h)
     s2_h = ss_h / np.maximum(n_h - 1, 1)
     fpc = 1.0 - n_h / sizes
@@ -425,23 +427,64 @@ def difference_estimate_at(
     var = float((g * s2_h).sum()) * inflate
     if var <= 0.0:
         if guard:
-            return _srs_fallback(acc, obs, n, level)
+            return guard_interval(acc, None, seen, budget, n, level)
         return AccuracyInterval(acc, acc, acc, 0.0, 0.0)
     se = float(np.sqrt(var))
     # Satterthwaite: variance of a weighted sum of independent s^2_h with n_h - 1 df each.
     df = var**2 / float(((g * s2_h) ** 2 / np.maximum(n_h - 1, 1)).sum())
     half = float(stats.t.ppf(0.5 + level / 2.0, df)) * se
+    if guard:
+        return guard_interval(acc, (se, half), seen, budget, n, level)
+    return AccuracyInterval(acc, max(acc - half, 0.0), min(acc + half, 1.0), se, half)
+
+
+def guard_interval(
+    acc: float,
+    t_interval: tuple[float, float] | None,
+    correct: int,
+    budget: int,
+    n: int,
+    level: float = 0.95,
+) -> AccuracyInterval:
+    """The guarded interval of the module docstring, from the t-interval's parts.
+
+    The one rule, for :func:`difference_estimate_at` and for any path that computes the
+    difference estimator's t-interval by other means (e.g. many models at once): with no
+    estimated variance, a simple random sample's exact interval of the evaluated share
+    widened to hold ``acc``; with no evaluated item right (or none wrong), the hull of the
+    t-interval and that exact interval; else the t-interval as it is.
+
+    Parameters
+    ----------
+    acc : float
+        The difference estimator's accuracy, in ``[0, 1]``.
+    t_interval : tuple of (float, float) or None
+        ``(se, half)``: the estimated standard error and the t-interval's half-width
+        ``t * se``; None when the sample gives no variance (zero, or one evaluated item).
+    correct : int
+        Evaluated items right.
+    budget : int
+        Evaluated items, ``n'`` (below ``n``).
+    n : int
+        The number of items.
+    level : float
+        The interval's coverage.
+
+    Returns
+    -------
+    AccuracyInterval
+        ``guarded`` says whether the t-interval was replaced or widened.
+    """
+    lo_srs, hi_srs = _srs_limits(correct, budget, n, level)
+    if t_interval is None:
+        lo, hi = min(lo_srs, acc), max(hi_srs, acc)
+        return AccuracyInterval(acc, lo, hi, None, max(acc - lo, hi - acc), True)
+    se, half = t_interval
     lo, hi = acc - half, acc + half
-    seen = int(obs.sum())
-    if guard and seen in (0, budget):
-        # An outcome never seen: the hull with a simple random sample's exact interval,
-        # which reaches 0 (1) and the exact limit on the other side (module docstring).
-        srs_lo, srs_hi = _srs_limits(seen, budget, n, level)
-        if srs_lo < lo or srs_hi > hi:
-            lo, hi = min(lo, srs_lo), max(hi, srs_hi)
-            return AccuracyInterval(
-                acc, max(lo, 0.0), min(hi, 1.0), se, max(acc - lo, hi - acc), True
-            )
+    if correct in (0, budget) and (lo_srs < lo or hi_srs > hi):
+        # An outcome never seen: the hull with the exact interval, which reaches 0 (1).
+        lo, hi = min(lo, lo_srs), max(hi, hi_srs)
+        return AccuracyInterval(acc, max(lo, 0.0), min(hi, 1.0), se, max(acc - lo, hi - acc), True)
     return AccuracyInterval(acc, max(lo, 0.0), min(hi, 1.0), se, half)
 
 
@@ -454,14 +497,6 @@ def _srs_limits(correct: int, budget: int, n: int, level: float) -> tuple[float,
 
     lo, hi = hypergeometric_limits(int(correct), int(budget), int(n), float(level))
     return lo / n, hi / n
-
-
-def _srs_fallback(acc: float, obs: np.ndarray, n: int, level: float) -> AccuracyInterval:
-    """The simple random sample's exact interval of the evaluated share, widened to hold
-    ``acc``: where the sample says nothing about the variance (module docstring)."""
-    lo, hi = _srs_limits(int(obs.sum()), len(obs), n, level)
-    lo, hi = min(lo, acc), max(hi, acc)
-    return AccuracyInterval(acc, lo, hi, None, max(acc - lo, hi - acc), True)
 
 
 # The self-tuning estimators (``mirt-cv``, ``auto``) cross-validate on at most this many
