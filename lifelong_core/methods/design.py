@@ -475,16 +475,20 @@ def guard_interval(
     AccuracyInterval
         ``guarded`` says whether the t-interval was replaced or widened.
     """
-    lo_srs, hi_srs = _srs_limits(correct, budget, n, level)
     if t_interval is None:
+        lo_srs, hi_srs = _srs_limits(correct, budget, n, level)
         lo, hi = min(lo_srs, acc), max(hi_srs, acc)
         return AccuracyInterval(acc, lo, hi, None, max(acc - lo, hi - acc), True)
     se, half = t_interval
     lo, hi = acc - half, acc + half
-    if correct in (0, budget) and (lo_srs < lo or hi_srs > hi):
+    if correct in (0, budget):
         # An outcome never seen: the hull with the exact interval, which reaches 0 (1).
-        lo, hi = min(lo, lo_srs), max(hi, hi_srs)
-        return AccuracyInterval(acc, max(lo, 0.0), min(hi, 1.0), se, max(acc - lo, hi - acc), True)
+        lo_srs, hi_srs = _srs_limits(correct, budget, n, level)
+        if lo_srs < lo or hi_srs > hi:
+            lo, hi = min(lo, lo_srs), max(hi, hi_srs)
+            return AccuracyInterval(
+                acc, max(lo, 0.0), min(hi, 1.0), se, max(acc - lo, hi - acc), True
+            )
     return AccuracyInterval(acc, max(lo, 0.0), min(hi, 1.0), se, half)
 
 

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -301,12 +302,24 @@ def _equivalent(weights: np.ndarray, target: np.ndarray, errors: _RandomErrors) 
         if not active.any():
             return lo
         mid = (lo + hi) // 2
+        budgets, which = np.unique(mid[active], return_inverse=True)
+        at_mid = np.stack([errors(int(b)) for b in budgets])[which]  # (active rows, models)
         ok = np.zeros(rows, dtype=bool)
-        for b in np.unique(mid[active]):
-            at = active & (mid == b)
-            ok[at] = weights[at] @ errors(int(b)) <= target[at] * total[at] + 1e-15
+        ok[active] = (
+            np.einsum("rc,rc->r", weights[active], at_mid) <= target[active] * total[active] + 1e-15
+        )
         hi = np.where(active & ok, mid, hi)
         lo = np.where(active & ~ok, mid + 1, lo)
+
+
+@lru_cache(maxsize=8)
+def _resampled(models: int, boot: int, seed: int) -> np.ndarray:
+    """Bootstrap weights (replicates x models: how often each model is drawn), the same
+    for every method and budget of a backtest, so their intervals share the resamples."""
+    rng = np.random.default_rng([seed, 31])
+    w = rng.multinomial(models, np.full(models, 1.0 / models), size=boot).astype(np.float64)
+    w.flags.writeable = False
+    return w
 
 
 def compare_with_random(
@@ -367,8 +380,7 @@ def compare_with_random(
     ratio = float(e.mean() / rnd) if rnd > 0 else float("nan")
     if boot <= 0 or len(e) < 2:
         return Comparison(int(budget), float(e.mean()), rnd, ratio, ratio, ratio, eq, eq, eq)
-    rng = np.random.default_rng([int(seed), 31])
-    w = rng.multinomial(len(e), np.full(len(e), 1.0 / len(e)), size=int(boot)).astype(np.float64)
+    w = _resampled(len(e), int(boot), int(seed))
     target = (w @ e) / w.sum(axis=1)
     eqs = _equivalent(w, target, g)
     half = (1.0 - level) / 2.0
