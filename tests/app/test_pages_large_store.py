@@ -67,6 +67,10 @@ def test_budget_explorer_scores_a_seeded_sample_and_says_so():
     at = run("pages/1_Budget_explorer.py", {"scored": "12", "k": "20"})
     assert "dense-read limit" in texts(at)
     assert {m.label: m.value for m in at.metric}["evaluated models"] == "12"
+    # The comparison with random cannot be lbe backtest's here (it reads the matrix whole):
+    # it is made on the curves' models, and the page says how it differs.
+    assert any(m.label.startswith("equivalent random budget") for m in at.metric)
+    assert "uses the curves' models and their common draw per budget" in texts(at)
     for tab in (
         "Aleatoric vs epistemic",
         "Model correlation",
