@@ -506,7 +506,7 @@ class Backtest:
     ----------
     per_model : pandas.DataFrame
         One row per (held-out model, repeat, method, budget): ``repeat``, ``seed``,
-        ``model``, ``method``, ``budget``, ``estimate``, ``lo``, ``hi`` (NaN for a method
+        ``model``, ``row`` (the model's row in the selection), ``method``, ``budget``, ``estimate``, ``lo``, ``hi`` (NaN for a method
         without an interval), ``true`` (the accuracy on all items), ``correct`` (its
         number of correct items), ``error`` (estimate - true), ``covered``, ``width`` and
         ``sample_mae`` (the share of items predicted wrongly; NaN for a method that
@@ -733,7 +733,7 @@ def _table(
         has_iv = bool(g["lo"].notna().all())
         k, total = int(g["covered"].sum()), len(g)
         lo, hi = clopper_pearson(k, total) if has_iv else (np.nan, np.nan)
-        by_model = g.groupby("model", sort=False)["error"].apply(lambda e: e.abs().mean())
+        by_model = g.groupby("row", sort=False)["error"].apply(lambda e: e.abs().mean())
         cmp = compare_with_random(
             by_model.reindex(models).to_numpy(),
             errors.correct,
@@ -748,7 +748,7 @@ def _table(
                 "method": method,
                 "budget": int(budget),  # type: ignore[call-overload]
                 "estimates": total,
-                "models": int(g["model"].nunique()),
+                "models": int(g["row"].nunique()),
                 "mae_pts": 100 * float(g["error"].abs().mean()),
                 "bias_pts": 100 * float(g["error"].mean()),
                 "above_truth": float((g["error"] > 0).mean()),
@@ -801,8 +801,8 @@ def _coverage(per: pd.DataFrame, repeats: int) -> pd.DataFrame:
     for (method, budget), g in per.groupby(["method", "budget"], sort=False):
         if not g["lo"].notna().all():
             continue
-        k = g.groupby("model", sort=False)["covered"].sum()
-        worst = str(k.idxmin())
+        k = g.groupby("row", sort=False)["covered"].sum()
+        worst = str(g.loc[g["row"] == k.idxmin(), "model"].iloc[0])
         lo, hi = clopper_pearson(int(k.min()), repeats)
         flagged = int((k <= low).sum())
         rows.append(
@@ -827,7 +827,7 @@ def _coverage(per: pd.DataFrame, repeats: int) -> pd.DataFrame:
 def _by_range(per: pd.DataFrame, errors: _RandomErrors, models: list) -> pd.DataFrame:
     import pandas as pd
 
-    truth = per.drop_duplicates("model").set_index("model")["true"].reindex(models)
+    truth = per.drop_duplicates("row").set_index("row")["true"].reindex(models)
     bins = min(RANGES, len(models))
     # Quintiles of the held-out models' accuracy (fewer ranges with fewer models or ties).
     rank = truth.rank(method="first").to_numpy()
@@ -842,11 +842,11 @@ def _by_range(per: pd.DataFrame, errors: _RandomErrors, models: list) -> pd.Data
             names = group.index[group.to_numpy() == q]
             if not len(names):
                 continue
-            part = g[g["model"].isin(names)]
+            part = g[g["row"].isin(names)]
             acc = truth.loc[names]
             random_pts = 100 * float(np.mean([rand[where[m]] for m in names]))
             mae = 100 * float(part["error"].abs().mean())
-            k = part.groupby("model")["covered"].sum()
+            k = part.groupby("row")["covered"].sum()
             rows.append(
                 {
                     "method": method,
@@ -1065,6 +1065,7 @@ def backtest(
                             "repeat": r,
                             "seed": s,
                             "model": names[row],
+                            "row": int(row),
                             "method": method,
                             "budget": b,
                             "estimate": float(est.acc),
@@ -1086,7 +1087,7 @@ def backtest(
     per = pd.DataFrame(records)
     held = [str(x) for x in names[rows]]
     errors = _RandomErrors(correct, n)
-    table = _table(per, n, errors, held, boot, seed)
+    table = _table(per, n, errors, rows.tolist(), boot, seed)
     config = dict(
         dataset=str(sel.samples["dataset"].iloc[0]) if "dataset" in sel.samples else "",
         methods=methods,
@@ -1105,6 +1106,6 @@ def backtest(
         table,
         _summary(table, BASELINE_METHOD),
         _coverage(per, int(repeats)),
-        _by_range(per, errors, held),
+        _by_range(per, errors, rows.tolist()),
         config,
     )

@@ -387,3 +387,12 @@ def test_default_beats_random_on_the_bundled_leaderboard(demo_store_path):
     assert t.loc[DEFAULT_METHOD, "width_pts"].mean() < t.loc[BASELINE_METHOD, "width_pts"].mean()
     covered = bt.per_model.loc[bt.per_model["method"] == DEFAULT_METHOD, "covered"]
     assert covered.mean() >= 0.85
+
+
+def test_models_of_one_name_stay_two_models():
+    A = irt_matrix(m=20, n=120, seed=8)
+    s = selection(A, release=np.r_[18, 19, np.arange(18)])  # rows 0 and 1 are the newest
+    s.models.loc[[0, 1], "name"] = "org/twin"
+    bt = backtest(s, [BASELINE_METHOD], [30], holdout=2, split="newest", repeats=3, boot=0)
+    assert bt.coverage.set_index("method").loc[BASELINE_METHOD, "models"] == 2
+    assert bt.table.set_index("method").loc[BASELINE_METHOD, "models"] == 2
