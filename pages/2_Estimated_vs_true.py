@@ -34,6 +34,8 @@ if cfg.baseline:
         (BASELINE_METHOD, "Running the random-sample baseline…"),
         (LIMIT_METHOD, "Running the first-n baseline…"),
     ):
+        if name == cfg.search:
+            continue
         t_b, per_b, _, _ = controls.run_config(
             replace(cfg, repeats=1), sel, search=name, label=label
         )
