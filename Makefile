@@ -65,6 +65,7 @@ bench: store
 	$(VPY) -m benchmarks.bench_estimators
 	$(VPY) -m benchmarks.bench_demo_data
 	$(VPY) -m benchmarks.bench_app
+	$(VPY) -m benchmarks.bench_coverage --textbook
 
 bench-paper: $(STAMP)
 	$(VPY) -m benchmarks.bench_paper_scale
