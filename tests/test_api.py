@@ -306,3 +306,18 @@ def test_sweep_takes_sort_rows_and_refuses_a_sort_set_of_everyone(irt_store):
             lbe.sweep(store, sort_rows=range(40), search="midpoint", budgets=[16])
         default = lbe.sweep(store, search="midpoint", budgets=[16])
         assert len(default.per_model) == 20  # half the models Sort, the other half scored
+
+
+def test_first_n_through_the_api_is_the_first_items_of_each_task(irt_store):
+    # The tasks alternate (q0 algebra, q1 geometry, ...): 5 items are algebra's first three
+    # and geometry's first two, as --limit would run them with the remainder to the first.
+    with lbe.open_store(irt_store) as store:
+        items = lbe.select_items(store, 5, method="first-n", model="me/new")
+        assert items == ["q0", "q1", "q2", "q3", "q4"]
+        truth = lbe.results(store, "org0/model-0")
+        est = lbe.estimate_new_model(
+            store, truth[items], method="first-n", leave_out="org0/model-0"
+        )
+    assert est.table.set_index("scope").loc["overall", "estimate"] == pytest.approx(
+        truth[items].mean()
+    )
