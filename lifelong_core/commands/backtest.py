@@ -64,7 +64,7 @@ def add_parser(sub) -> None:
         type=int,
         default=DEFAULT_HOLDOUT,
         metavar="K",
-        help="models held out per repeat (default %(default)s)",
+        help="models held out (default %(default)s)",
     )
     p.add_argument(
         "--split",
