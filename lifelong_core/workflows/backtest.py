@@ -733,7 +733,7 @@ def _table(
         has_iv = bool(g["lo"].notna().all())
         k, total = int(g["covered"].sum()), len(g)
         lo, hi = clopper_pearson(k, total) if has_iv else (np.nan, np.nan)
-        by_model = g.groupby("row", sort=False)["error"].apply(lambda e: e.abs().mean())
+        by_model = g["error"].abs().groupby(g["row"], sort=False).mean()
         cmp = compare_with_random(
             by_model.reindex(models).to_numpy(),
             errors.correct,
