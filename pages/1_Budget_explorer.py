@@ -105,10 +105,12 @@ elif cfg.baseline and curves_vs is not None:
     )
 
 n_eval = per_model["model_row"].nunique()
-c = st.columns(7)
-c[0].metric("samples n", f"{n:,}")
-c[1].metric("Sort models", f"{len(rows)}")
-c[2].metric("evaluated models", f"{n_eval}")
+top = st.columns(3)
+top[0].metric("samples n", f"{n:,}")
+top[1].metric("Sort models", f"{len(rows)}")
+top[2].metric("evaluated models", f"{n_eval}")
+# The headline row: the method's error, then what it saves against a random sample.
+head = st.columns(4)
 # Headline figures at a budget the user picks (in the URL). Default: the smallest chosen budget
 # whose E_agg is at most one accuracy point, else the largest: the largest budget alone would
 # report the least saving.
@@ -126,28 +128,28 @@ hb = st.sidebar.selectbox(
 sync_query(hb=hb)
 best = table[table["budget"] == hb].iloc[0]
 if predicts:
-    c[3].metric(
+    head[0].metric(
         f"MAE at n′={int(best['budget'])}",
         f"{best['mae']:.4f}",
         help=f"E_agg there: {best['eagg']:.4f} (aggregate accuracy error)",
     )
 else:
-    c[3].metric(
+    head[0].metric(
         f"E_agg at n′={int(best['budget'])}",
         f"{best['eagg']:.4f}",
         help=f"{search} predicts no single sample, so it has no sample-level MAE.",
     )
 if verdict is not None:
     v = verdict.set_index("budget").loc[hb]
-    c[4].metric(
-        f"equivalent random budget at n′={hb}",
+    head[1].metric(
+        "equivalent random budget",
         f"{int(v['equivalent_budget']):,} items",
         help=f"A uniform random sample of this many items has the same expected accuracy error as {search} "
         f"at n′ = {hb} on the same models (95% interval {int(v['equivalent_lo']):,}-"
         f"{int(v['equivalent_hi']):,}, bootstrap over the models). {search}'s error is "
         f"{v['mae_vs_random']:.2f}× a random sample's ({v['ratio_lo']:.2f}-{v['ratio_hi']:.2f}).",
     )
-    c[5].metric(
+    head[2].metric(
         "saving against random",
         f"{v['saving']:.1f}×",
         help=f"The equivalent random budget over n′ = {hb}: 95% interval {v['saving_lo']:.1f}-"
@@ -155,14 +157,14 @@ if verdict is not None:
     )
 elif curves_vs is not None:
     v = curves_vs.set_index("budget").loc[hb]
-    c[4].metric(
-        f"equivalent random budget at n′={hb}",
+    head[1].metric(
+        "equivalent random budget",
         f"{int(v['equivalent_budget']):,} items",
         help="A uniform random sample of this many items has the same expected accuracy error on the "
         "curves' models (no interval: one common draw per budget).",
     )
-    c[5].metric("saving against random", f"{v['saving']:.1f}×")
-c[6].metric(
+    head[2].metric("saving against random", f"{v['saving']:.1f}×")
+head[3].metric(
     "n / n′ (the paper's figure)",
     f"{n / hb:.1f}×",
     help="The papers' “compute saved” (Prabhu et al., 2024, footnote 4): a saving against running every "
