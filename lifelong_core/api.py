@@ -872,6 +872,7 @@ def backtest(
     repeats: int = 10,
     seed: int = 0,
     common_items: bool = False,
+    scored: int | None = None,
 ) -> Backtest:
     """How well each method works on this cache, against a random sample: what ``lbe
     backtest`` runs.
@@ -901,6 +902,9 @@ def backtest(
         Item draws per held-out model, and the seed of the random split and first draw.
     common_items : bool
         One item set for every held-out model instead of each model's own draw.
+    scored : int, optional
+        Estimate a seeded subset of this many held-out models (``--scored``); all by
+        default.
 
     Returns
     -------
@@ -921,6 +925,8 @@ def backtest(
     _whole(repeats, "repeats", 1, limits.MAX_REPEATS)
     _seed(seed)
     _flag(common_items, "common_items")
+    domains = _names(domains, "domains")
+    _whole(scored, "scored", 1, 2**31, optional=True)
     from lifelong_core.methods.draws import COMMON, PER_MODEL
     from lifelong_core.workflows.backtest import backtest as run
     from lifelong_core.workflows.selection import check_domains, select
@@ -935,6 +941,7 @@ def backtest(
         repeats=repeats,
         seed=seed,
         draws=COMMON if common_items else PER_MODEL,
+        scored=scored,
     )
 
 

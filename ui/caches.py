@@ -334,6 +334,7 @@ def backtest(
     draws: str,
     label: str = "Backtesting…",
     domains: tuple[str, ...] = (),
+    scored: int | None = None,
 ):
     """Backtest the methods on the dataset's selection with a progress bar.
 
@@ -366,6 +367,8 @@ def backtest(
         Text of the progress bar.
     domains : tuple of str
         Domains of ``dataset`` to keep; ``()`` keeps every domain.
+    scored : int, optional
+        Estimate a seeded subset of this many held-out models; all by default.
 
     Returns
     -------
@@ -374,7 +377,7 @@ def backtest(
     """
     from lifelong_core.workflows import backtest as bt
 
-    args = (key, dataset, domains, methods, budgets, holdout, split, repeats, seed, draws)
+    args = (key, dataset, domains, methods, budgets, holdout, split, repeats, seed, draws, scored)
     bar = st.progress(0.0, text=label)
     with input_errors(cleanup=bar.empty):
         result = _memo().get_or_compute(
@@ -388,6 +391,7 @@ def backtest(
                 repeats=repeats,
                 seed=seed,
                 draws=draws,
+                scored=scored,
                 progress=lambda f, text: bar.progress(min(float(f), 1.0), text=text),
             ),
         )

@@ -2,7 +2,8 @@
 
     python -m lifelong_core backtest --store S [--dataset D] [--domains T1,T2]
             [--methods auto,reference] [--budgets 32,64,100,128,256] [--holdout 10]
-            [--split random|newest|beyond-cache] [--repeats 10] [--seed 0] [--common-items]
+            [--split random|newest|beyond-cache] [--repeats 10] [--seed 0] [--scored K]
+            [--common-items]
             [--out table.csv] [--per-model per_model.csv] [--coverage F] [--by-range F]
 
 Holds models out of the store's dataset, estimates each with every method (and the two
@@ -85,6 +86,14 @@ def add_parser(sub) -> None:
         "--seed", type=int, default=0, help="the random split's and first draw's seed (default 0)"
     )
     p.add_argument(
+        "--scored",
+        type=int,
+        default=None,
+        metavar="K",
+        help="estimate a seeded subset of K held-out models (the rule the app's pages use to "
+        "stay interactive; default: all)",
+    )
+    p.add_argument(
         "--common-items",
         dest="common_items",
         action="store_true",
@@ -150,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
         repeats=args.repeats,
         seed=args.seed,
         draws=COMMON if args.common_items else PER_MODEL,
+        scored=args.scored,
         progress=stderr_progress(),
     )
     print(bt.text())

@@ -49,6 +49,10 @@ runs, the first items of each task: biased). Per method and budget it reports:
   accuracy points;
 - a verdict in words per method and budget (:meth:`Backtest.verdicts`).
 
+With ``scored``, a seeded subset of the held-out models is estimated (the cache is still
+everything else): the pages score a model-based estimator on a subset, as their sweeps do,
+to stay interactive, and the command line's ``--scored`` gives the same numbers.
+
 The ratio ``n / n'`` (Prabhu et al., 2024, footnote 4) is a saving against running every
 item, not against the cheap thing a user would otherwise do; it is not reported as one.
 """
@@ -224,6 +228,66 @@ def held_out_rows(sel: Selection, holdout: int, split: str, seed: int) -> np.nda
         cache = sort_rows(sel.models, m - int(holdout), how, seed)
         rows = np.setdiff1d(np.arange(m), cache)
     return np.sort(np.asarray(rows, dtype=np.int64))
+
+
+def scored_rows(rows: np.ndarray, scored: int | None, seed: int) -> np.ndarray:
+    """The held-out rows a backtest estimates: all, or a seeded subset of ``scored``.
+
+    The subset is ``default_rng(seed).choice(rows, scored)``, ascending: the rule of the
+    pages' sweeps (:func:`~lifelong_core.workflows.sweeps.capped_eval_rows`), so a page's
+    curves and its comparison with random score the same models.
+
+    Parameters
+    ----------
+    rows : numpy.ndarray
+        The held-out rows, ascending.
+    scored : int or None
+        How many to estimate; None (or at least as many as there are) for all.
+    seed : int
+        The seed of the subset.
+
+    Returns
+    -------
+    numpy.ndarray
+        Row numbers, ascending.
+
+    Raises
+    ------
+    InputError
+        If ``scored`` is not a whole number of at least 1 (``param="scored"``).
+    """
+    if scored is None:
+        return rows
+    if isinstance(scored, bool) or not isinstance(scored, (int, np.integer)) or scored < 1:
+        raise InputError(
+            f"the models scored must be a whole number of at least 1, got {shown(scored)}.",
+            param="scored",
+        )
+    if scored >= len(rows):
+        return rows
+    return np.sort(np.random.default_rng(seed).choice(rows, int(scored), replace=False))
+
+
+def interactive_scored(methods: Sequence[str], holdout: int, cap: int) -> int | None:
+    """How many held-out models a page scores: ``cap`` when a method is not cheap to run
+    per model (its registered ``cheap`` capability) and more models are held out, else all.
+
+    Parameters
+    ----------
+    methods : sequence of str
+        The methods backtested (registered).
+    holdout : int
+        Models held out.
+    cap : int
+        The page's cap on models scored by a model-based estimator.
+
+    Returns
+    -------
+    int or None
+        ``cap``, or None for every held-out model.
+    """
+    dear = any(not capabilities(m).cheap for m in methods)
+    return int(cap) if dear and holdout > cap else None
 
 
 # ------------------------------------------------------------------ comparison with random
@@ -536,7 +600,8 @@ class Backtest:
     config : dict
         What was run: ``dataset``, ``methods``, ``budgets``, ``holdout``, ``split``,
         ``repeats``, ``seed``, ``draws``, ``models``, ``items`` (the cache's size before
-        the hold-out) and ``held_out`` (the held-out models' names).
+        the hold-out), ``held_out`` (the names of the held-out models estimated) and
+        ``scored`` (how many of them were).
     """
 
     per_model: pd.DataFrame
@@ -624,11 +689,16 @@ class Backtest:
         """Everything as the command line prints it (accuracy errors in points)."""
         c = self.config
         draw = "each model its own item draws" if c["draws"] == PER_MODEL else "one common item set"
+        some = (
+            f" ({c['scored']} of them scored, a seeded subset)"
+            if c["scored"] < c["holdout"]
+            else ""
+        )
         lines = [
             (
-                f"backtest on {c['dataset']}: {c['holdout']} held-out models ({c['split']} split: "
-                f"{SPLIT_WORDS[c['split']]}) x {c['repeats']} repeat(s), a cache of "
-                f"{c['models'] - c['holdout']} models, {c['items']} items; {draw}"
+                f"backtest on {c['dataset']}: {c['holdout']} held-out models{some} "
+                f"({c['split']} split: {SPLIT_WORDS[c['split']]}) x {c['repeats']} repeat(s), "
+                f"a cache of {c['models'] - c['holdout']} models, {c['items']} items; {draw}"
             ),
             (
                 f"{'method':<14} {'n′':>5} {'MAE pts':>8} {'bias':>6} {'above':>6} "
@@ -896,6 +966,7 @@ def command(
     repeats: int = DEFAULT_REPEATS,
     seed: int = 0,
     draws: str = PER_MODEL,
+    scored: int | None = None,
     store: str = "STORE",
 ) -> str:
     """The ``lbe backtest`` command that reports these settings' numbers.
@@ -910,7 +981,7 @@ def command(
         The budgets.
     domains : sequence of str
         The domains kept; empty for all.
-    holdout, split, repeats, seed, draws
+    holdout, split, repeats, seed, draws, scored
         As for :func:`backtest`.
     store : str
         The store's path as shown.
@@ -929,6 +1000,7 @@ def command(
     parts += ["--methods", ",".join(methods), "--budgets", ",".join(str(b) for b in budgets)]
     parts += ["--holdout", str(holdout), "--split", split, "--repeats", str(repeats)]
     parts += ["--seed", str(seed)] + (["--common-items"] if draws == COMMON else [])
+    parts += [] if scored is None else ["--scored", str(scored)]
     return " ".join(shlex.quote(p) for p in parts)
 
 
@@ -942,6 +1014,7 @@ def backtest(
     repeats: int = DEFAULT_REPEATS,
     seed: int = 0,
     draws: str = PER_MODEL,
+    scored: int | None = None,
     boot: int = BOOTSTRAP,
     progress: Progress | None = None,
 ) -> Backtest:
@@ -968,6 +1041,9 @@ def backtest(
         The random split's seed and the first repeat's.
     draws : {"per-model", "common"}
         Each held-out model's own item draws (default) or one item set for all.
+    scored : int, optional
+        Estimate a seeded subset of this many held-out models (:func:`scored_rows`); all
+        by default.
     boot : int
         Bootstrap replicates of the intervals of the comparison with random.
     progress : callable, optional
@@ -1028,10 +1104,11 @@ def backtest(
     split = check_split(split)
     # The one rule for repeats and their seeds (lifelong_core.limits): bounded, checked now.
     seeds = repeat_seeds(seed, repeats)
-    rows = held_out_rows(sel, holdout, split, seed)
+    held_rows = held_out_rows(sel, holdout, split, seed)
+    rows = scored_rows(held_rows, scored, seed)
     names = np.asarray(sel.names, dtype=object)
     correct = A[rows].sum(axis=1, dtype=np.int64)
-    keep = np.setdiff1d(np.arange(m), rows)
+    keep = np.setdiff1d(np.arange(m), held_rows)
     cache = Selection(
         A[keep], sel.models.iloc[keep].reset_index(drop=True), sel.samples, sel.synthetic
     )
@@ -1100,6 +1177,7 @@ def backtest(
         models=int(m),
         items=int(n),
         held_out=held,
+        scored=len(rows),
     )
     return Backtest(
         per,

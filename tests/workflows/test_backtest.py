@@ -396,3 +396,24 @@ def test_models_of_one_name_stay_two_models():
     bt = backtest(s, [BASELINE_METHOD], [30], holdout=2, split="newest", repeats=3, boot=0)
     assert bt.coverage.set_index("method").loc[BASELINE_METHOD, "models"] == 2
     assert bt.table.set_index("method").loc[BASELINE_METHOD, "models"] == 2
+
+
+def test_a_seeded_subset_of_the_held_out_models_is_scored_as_the_sweep_pages_score(sel):
+    from lifelong_core.workflows.backtest import interactive_scored
+    from lifelong_core.workflows.sweeps import capped_eval_rows
+
+    m = len(sel.models)
+    bt = backtest(sel, ["mirt"], [20], holdout=25, repeats=1, seed=3, scored=6, boot=0)
+    held = held_out_rows(sel, 25, "random", 3)
+    sort_set = np.setdiff1d(np.arange(m), held)
+    want = capped_eval_rows(m, sort_set, "mirt", 3, 6)  # the models the curves score
+    assert sorted(bt.per_model["row"].unique()) == list(want)
+    assert bt.config["scored"] == 6 and bt.config["holdout"] == 25
+    # The cache is still every model not held out.
+    assert "a cache of 15 models" in bt.text() and "6 of them scored" in bt.text()
+    # Pages cap a method that is not cheap per model; the baselines alone are not capped.
+    assert interactive_scored(["mirt", BASELINE_METHOD], 25, 6) == 6
+    assert interactive_scored([BASELINE_METHOD, LIMIT_METHOD], 25, 6) is None
+    assert interactive_scored(["mirt"], 5, 6) is None
+    with pytest.raises(InputError, match="the models scored must be a whole number"):
+        backtest(sel, ["midpoint"], [20], holdout=5, scored=0)
