@@ -9,7 +9,6 @@ from __future__ import annotations
 import streamlit as st
 
 from lifelong_core.methods.draws import COMMON, PER_MODEL
-from lifelong_core.methods.registry import BASELINE_METHOD
 from lifelong_core.workflows import backtest as bt
 from lifelong_core.workflows.budgets import parse_budgets
 from ui import caches, charts, controls
@@ -155,16 +154,13 @@ if not methods:
     st.stop()
 
 draws = COMMON if common else PER_MODEL
+run = list(dict.fromkeys([*methods, *controls.BASELINES]))
+# A model-based estimator is scored on a seeded subset of many held-out models, as the sweep
+# pages score it, to stay interactive; lbe backtest --scored gives the same numbers.
+scored = bt.interactive_scored(run, int(holdout), controls.EVAL_CAP)
 # The view's work is estimated before any of it is done (a URL is anyone's to write).
 controls.check_work(
-    controls.backtest_work(
-        list(dict.fromkeys([*methods, BASELINE_METHOD])),
-        m,
-        n,
-        int(holdout),
-        len(budgets),
-        int(repeats),
-    ),
+    controls.backtest_work(run, m, n, int(holdout), len(budgets), int(repeats), scored),
     "repeats, methods, budgets or held-out models",
 )
 result = caches.backtest(
@@ -178,12 +174,19 @@ result = caches.backtest(
     int(seed),
     draws,
     domains=dom_key,
+    scored=scored,
 )
 table, summary, cfg = result.table, result.summary, result.config
 st.caption(
     f"{cfg['holdout']} held-out models ({bt.SPLIT_WORDS[cfg['split']]}) × {cfg['repeats']} draw(s) each, a "
     f"cache of {cfg['models'] - cfg['holdout']} models: {int(table['estimates'].iloc[0])} estimates per method "
     "and budget; "
+    + (
+        f"{scored} of the held-out models are scored (a seeded subset, to stay interactive; the command "
+        "line scores all of them unless given --scored); "
+        if scored is not None
+        else ""
+    )
     + (
         "each held-out model's items are its own random draw, so the estimates' errors are independent."
         if draws == PER_MODEL
@@ -240,19 +243,21 @@ st.markdown(
 )
 show_table(summary, f"backtest_summary_{dataset}")
 st.caption(
-    "The same numbers from the command line: `"
-    + bt.command(
-        dataset,
-        list(methods),
-        budgets,
-        domains=dom_key,
-        holdout=int(holdout),
-        split=split,
-        repeats=int(repeats),
-        seed=int(seed),
-        draws=draws,
+    "The same numbers from the command line: "
+    + code(
+        bt.command(
+            dataset,
+            list(methods),
+            budgets,
+            domains=dom_key,
+            holdout=int(holdout),
+            split=split,
+            repeats=int(repeats),
+            seed=int(seed),
+            draws=draws,
+            scored=scored,
+        )
     )
-    + "`"
 )
 with st.expander("Every estimate"):
     show_table(result.per_model, f"backtest_per_model_{dataset}")

@@ -14,7 +14,15 @@ from lifelong_core.workflows import backtest as bt
 from lifelong_core.workflows.design import design_rule, design_runs
 from lifelong_core.workflows.sweeps import family_correlation
 from ui import caches, charts, controls, studies
-from ui.common import download_table, provenance_note, show_chart, show_table, sync_query, url_index
+from ui.common import (
+    code,
+    download_table,
+    provenance_note,
+    show_chart,
+    show_table,
+    sync_query,
+    url_index,
+)
 
 st.set_page_config(page_title="Budget explorer", layout="wide")
 st.title("Budget explorer")
@@ -25,7 +33,7 @@ st.markdown(
     "uniformly at random give the same accuracy error. Every view is in the URL: copy it to share."
 )
 
-cfg, sel = controls.sweep_controls(repeats=True)
+cfg, sel = controls.sweep_controls(repeats=True, comparison=True)
 key = caches.store_key()
 m, n = sel.A.shape
 dataset, dom_key, how, sort, sampling, search, budgets, seed = (
@@ -54,6 +62,9 @@ if cfg.baseline:
 verdict = verdict_note = None
 k = len(rows)
 if cfg.baseline and not caches.is_large(sel) and k >= 2:
+    # A model-based estimator is scored on the curves' seeded subset of the models, as the
+    # sweep does, to stay interactive; lbe backtest --scored gives the same.
+    scored = bt.interactive_scored([search, *controls.BASELINES], m - k, controls.EVAL_CAP)
     result = caches.backtest(
         key,
         dataset,
@@ -66,11 +77,14 @@ if cfg.baseline and not caches.is_large(sel) and k >= 2:
         PER_MODEL,
         label="Comparing with a random sample as lbe backtest does…",
         domains=dom_key,
+        scored=scored,
     )
     verdict = result.against_random(search)
     differs = [
         "each of them its own item draw, where the curves below use one common draw per budget"
     ]
+    if scored is not None:
+        differs.insert(0, f"{scored} of them scored (the curves' seeded subset)")
     if sort != "sum":
         differs.append(f"Sort by Sum as `lbe select` does, where the curves Sort by {sort}")
     if is_threshold_rule(search) and sampling != resolve_sampling(None, search):
@@ -79,18 +93,21 @@ if cfg.baseline and not caches.is_large(sel) and k >= 2:
         differs.append(f"the first Sort split (seed {seed}) only")
     verdict_note = (
         f"The comparison with random is `lbe backtest`'s on the {m - k} models outside the Sort set, "
-        f"with {'; '.join(differs)}: `"
-        + bt.command(
-            dataset,
-            [search],
-            budgets,
-            domains=dom_key,
-            holdout=m - k,
-            split=bt.split_of_sort_set(how),
-            repeats=1,
-            seed=seed,
+        f"with {'; '.join(differs)}: "
+        + code(
+            bt.command(
+                dataset,
+                [search],
+                budgets,
+                domains=dom_key,
+                holdout=m - k,
+                split=bt.split_of_sort_set(how),
+                repeats=1,
+                seed=seed,
+                scored=scored,
+            )
         )
-        + "`."
+        + "."
     )
 elif cfg.baseline and curves_vs is not None:
     verdict_note = (

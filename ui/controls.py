@@ -18,6 +18,7 @@ from lifelong_core.methods import available_methods, capabilities, is_threshold_
 from lifelong_core.methods.registry import (
     BASELINE_METHOD,
     DEFAULT_METHOD,
+    LIMIT_METHOD,
     PUBLISHED_METHOD,
     describe_methods,
 )
@@ -27,6 +28,7 @@ from lifelong_core.workflows import (
     large,
     lifelong_state,
 )
+from lifelong_core.workflows.backtest import interactive_scored
 from lifelong_core.workflows.budgets import budget_choices, budgets_within, default_budgets
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.sortsets import SORT_SETS, sort_rows
@@ -50,6 +52,8 @@ from ui.stores import write_to_store
 
 # Evaluated models a model-based estimator is scored on by an interactive page.
 EVAL_CAP = 40
+# The baselines drawn beside a method: a random sample, and what lm_eval --limit runs.
+BASELINES = (BASELINE_METHOD, LIMIT_METHOD)
 
 
 def method_names() -> list[str]:
@@ -348,19 +352,27 @@ def sweep_work(method: str, fitted: int, scored: int, n: int, budgets: int) -> f
 
 
 def backtest_work(
-    methods: list[str], m: int, n: int, holdout: int, budgets: int, repeats: int
+    methods: list[str],
+    m: int,
+    n: int,
+    holdout: int,
+    budgets: int,
+    repeats: int,
+    scored: int | None = None,
 ) -> float:
-    """Estimated work of a backtest: per repeat, each method fitted on the models kept and
-    estimating every held-out model at every budget (:func:`sweep_work`).
+    """Estimated work of a backtest: each method fitted once on the models kept, and per
+    repeat estimating every held-out model at every budget (:func:`sweep_work`).
 
     Parameters
     ----------
     methods : list of str
-        The methods run (the random sample included).
+        The methods run (the baselines included).
     m, n : int
         Models and items of the cache.
     holdout, budgets, repeats : int
         Held-out models, budgets and repeats.
+    scored : int, optional
+        Held-out models estimated (a seeded subset); all by default.
 
     Returns
     -------
@@ -368,7 +380,11 @@ def backtest_work(
         Units of :data:`WORK_ENV`.
     """
     kept = max(1, m - holdout)
-    return repeats * sum(sweep_work(x, kept, holdout, n, budgets) for x in methods)
+    run = holdout if scored is None else min(scored, holdout)
+    return sum(
+        sweep_work(x, kept, 0, n, budgets) + repeats * sweep_work(x, 0, run, n, budgets)
+        for x in methods
+    )
 
 
 def work_budget() -> float:
@@ -431,7 +447,10 @@ def _pick(container, label: str, options: list, url_key: str, default, **kw):
 
 
 def sweep_controls(
-    budgets_default: list[int] | None = None, default_k: int = 100, repeats: bool = False
+    budgets_default: list[int] | None = None,
+    default_k: int = 100,
+    repeats: bool = False,
+    comparison: bool = False,
 ) -> tuple[SweepConfig, Selection]:
     """Render the sidebar shared by the Sort & Search pages; values live in the URL.
 
@@ -450,6 +469,9 @@ def sweep_controls(
     repeats : bool
         Add the number of Sort splits (seeds ``seed, seed + 1, ...``) whose mean and 95%
         band the page's budget curves show.
+    comparison : bool
+        The page also runs ``lbe backtest``'s comparison with random on the models outside
+        the Sort set (the Budget explorer); counted in the view's work.
 
     Returns
     -------
@@ -568,8 +590,9 @@ def sweep_controls(
     if not budgets:
         st.warning("Choose at least one budget.")
         st.stop()
-    # The view's work, before any of it: per split, the method's sweep, the random sample
-    # beside it and one tab's extra sweep of a threshold rule.
+    # The view's work, before any of it: per split, the method's sweep, the baselines
+    # beside it and one tab's extra sweep of a threshold rule; once, the comparison with
+    # random as lbe backtest makes it (on the models outside the Sort set).
     rest = max(1, m - int(k))
     every = min(rest, scored) if is_large(sel) else rest
     per_split = (
@@ -580,10 +603,23 @@ def sweep_controls(
             n,
             len(budgets),
         )
-        + sweep_work(BASELINE_METHOD, int(k), every, n, len(budgets)) * bool(baseline)
+        + sum(sweep_work(b, int(k), every, n, len(budgets)) for b in BASELINES) * bool(baseline)
         + sweep_work(PUBLISHED_METHOD, int(k), every, n, len(budgets))
     )
-    check_work(reps * per_split, "Sort splits, budgets or models, or a cheaper method")
+    compared = (
+        backtest_work(
+            [search, *BASELINES],
+            m,
+            n,
+            rest,
+            len(budgets),
+            1,
+            interactive_scored([search, *BASELINES], rest, EVAL_CAP),
+        )
+        if comparison and baseline and not is_large(sel)
+        else 0.0
+    )
+    check_work(reps * per_split + compared, "Sort splits, budgets or models, or a cheaper method")
     cfg = SweepConfig(
         dataset,
         dom_key,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lifelong_core.errors import InputError
+from lifelong_core.errors import InputError, shown
 from lifelong_core.sweep import power_budgets
 
 # The most budgets a typed list may hold: each one is a column of every table and chart.
@@ -167,7 +167,7 @@ def parse_budgets(text: str, n: int) -> list[int]:
     for p in parts:
         if not (p.isascii() and p.isdigit()):
             raise InputError(
-                f"budgets must be whole numbers separated by commas; {p!r} is not one.",
+                f"budgets must be whole numbers separated by commas; {shown(p)} is not one.",
                 param="budgets",
             )
         values.append(int(p))

@@ -1,7 +1,8 @@
 """One protocol, one verdict: for the same store, dataset, tasks, budgets, method, seed and
 number of held-out models, ``lbe backtest``, the Backtest page and the Budget explorer's
 comparison with random report the same numbers (the Budget explorer holds out the models
-outside its Sort set)."""
+outside its Sort set; both pages score a model-based estimator on a seeded subset of 40 of
+them, which ``--scored 40`` gives the command line)."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def test_backtest_command_backtest_page_and_budget_explorer_agree(
     shown = next(d.value for d in explorer.dataframe if "equivalent_budget" in d.value.columns)
     shown = shown.set_index("budget")
     said = " ".join(c.value for c in explorer.caption)
-    assert f"--holdout {holdout} --split random --repeats 1 --seed {SEED}" in said
+    assert f"--holdout {holdout} --split random --repeats 1 --seed {SEED} --scored 40" in said
 
     page = open_page(
         "pages/10_Backtest.py",
@@ -81,7 +82,7 @@ def test_backtest_command_backtest_page_and_budget_explorer_agree(
     argv = ["backtest", "--store", str(demo_store_path), "--dataset", LEADERBOARD]
     argv += ["--domains", "musr", "--methods", METHOD, "--budgets", "16,64"]
     argv += ["--holdout", str(holdout), "--split", "random", "--repeats", "1"]
-    argv += ["--seed", str(SEED), "--out", str(out)]
+    argv += ["--seed", str(SEED), "--scored", "40", "--out", str(out)]
     assert main(argv) == 0, capsys.readouterr().err
     cli = pd.read_csv(out)
     cli = cli[cli["method"] == METHOD].set_index("budget")
