@@ -242,22 +242,22 @@ st.markdown(
     "absolute error is within 1 and within 2 accuracy points (empty: none of them)."
 )
 show_table(summary, f"backtest_summary_{dataset}")
-st.caption(
-    "The same numbers from the command line: "
-    + code(
-        bt.command(
-            dataset,
-            list(methods),
-            budgets,
-            domains=dom_key,
-            holdout=int(holdout),
-            split=split,
-            repeats=int(repeats),
-            seed=int(seed),
-            draws=draws,
-            scored=scored,
-        )
-    )
+st.caption("The same numbers from the command line:")
+st.code(
+    bt.command(
+        dataset,
+        list(methods),
+        budgets,
+        domains=dom_key,
+        holdout=int(holdout),
+        split=split,
+        repeats=int(repeats),
+        seed=int(seed),
+        draws=draws,
+        scored=scored,
+    ),
+    language="bash",
+    wrap_lines=True,
 )
 with st.expander("Every estimate"):
     show_table(result.per_model, f"backtest_per_model_{dataset}")

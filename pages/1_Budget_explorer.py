@@ -15,7 +15,6 @@ from lifelong_core.workflows.design import design_rule, design_runs
 from lifelong_core.workflows.sweeps import family_correlation
 from ui import caches, charts, controls, studies
 from ui.common import (
-    code,
     download_table,
     provenance_note,
     show_chart,
@@ -59,7 +58,7 @@ if cfg.baseline:
     curves_vs = bt.sweep_baselines(per_model, n, t_first)
 # The comparison with random is lbe backtest's (each of the other models its own item draw),
 # so this page, the Backtest page and the command line give one verdict.
-verdict = verdict_note = None
+verdict = verdict_note = verdict_command = None
 k = len(rows)
 if cfg.baseline and not caches.is_large(sel) and k >= 2:
     # A model-based estimator is scored on the curves' seeded subset of the models, as the
@@ -93,21 +92,18 @@ if cfg.baseline and not caches.is_large(sel) and k >= 2:
         differs.append(f"the first Sort split (seed {seed}) only")
     verdict_note = (
         f"The comparison with random is `lbe backtest`'s on the {m - k} models outside the Sort set, "
-        f"with {'; '.join(differs)}: "
-        + code(
-            bt.command(
-                dataset,
-                [search],
-                budgets,
-                domains=dom_key,
-                holdout=m - k,
-                split=bt.split_of_sort_set(how),
-                repeats=1,
-                seed=seed,
-                scored=scored,
-            )
-        )
-        + "."
+        f"with {'; '.join(differs)} (the command is under *Against the baselines*)."
+    )
+    verdict_command = bt.command(
+        dataset,
+        [search],
+        budgets,
+        domains=dom_key,
+        holdout=m - k,
+        split=bt.split_of_sort_set(how),
+        repeats=1,
+        seed=seed,
+        scored=scored,
     )
 elif cfg.baseline and curves_vs is not None:
     verdict_note = (
@@ -313,6 +309,8 @@ with tabs[0]:
                 show_table(curves_vs, "eagg_vs_random")
             if verdict_note:
                 st.caption(verdict_note)
+            if verdict_command:
+                st.code(verdict_command, language="bash", wrap_lines=True)
         with st.expander("Per-model estimates"):
             show_table(per_model, "per_model")
 

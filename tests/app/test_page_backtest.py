@@ -63,7 +63,7 @@ def test_run_shows_the_verdict_charts_tables_and_the_workflows_numbers(store_env
     exp = want.table.set_index(["method", "budget"])[COMPARED].round(4)
     pd.testing.assert_frame_equal(got, exp.loc[got.index], check_dtype=False)
     assert any("its own random draw" in c.value for c in at.caption)
-    assert any("lbe backtest --store STORE" in c.value for c in at.caption)
+    assert any("lbe backtest --store STORE" in c.value for c in at.code)
     coverage = next(d.value for d in at.dataframe if "worst_covered" in d.value.columns)
     assert set(coverage["method"]) == {BASELINE_METHOD, LIMIT_METHOD}  # those with an interval
     ranges = next(d.value for d in at.dataframe if "quantile" in d.value.columns)

@@ -92,6 +92,7 @@ def test_budget_explorer_default(store_env):
         vs["mae_vs_random"].tolist()
     )
     assert any("`lbe backtest`'s on the" in c.value for c in at.caption)
+    assert any(c.value.startswith("lbe backtest --store STORE") for c in at.code)
 
 
 @pytest.mark.slow

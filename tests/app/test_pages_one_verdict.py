@@ -57,7 +57,7 @@ def test_backtest_command_backtest_page_and_budget_explorer_agree(
     )
     shown = next(d.value for d in explorer.dataframe if "equivalent_budget" in d.value.columns)
     shown = shown.set_index("budget")
-    said = " ".join(c.value for c in explorer.caption)
+    said = " ".join(c.value for c in explorer.code)
     assert f"--holdout {holdout} --split random --repeats 1 --seed {SEED} --scored 40" in said
 
     page = open_page(
