@@ -242,7 +242,7 @@ def scored_rows(rows: np.ndarray, scored: int | None, seed: int) -> np.ndarray:
     rows : numpy.ndarray
         The held-out rows, ascending.
     scored : int or None
-        How many to estimate; None (or at least as many as there are) for all.
+        How many to estimate, at most ``len(rows)``; None for all.
     seed : int
         The seed of the subset.
 
@@ -254,16 +254,20 @@ def scored_rows(rows: np.ndarray, scored: int | None, seed: int) -> np.ndarray:
     Raises
     ------
     InputError
-        If ``scored`` is not a whole number of at least 1 (``param="scored"``).
+        If ``scored`` is not a whole number from 1 to ``len(rows)`` (``param="scored"``).
     """
     if scored is None:
         return rows
-    if isinstance(scored, bool) or not isinstance(scored, (int, np.integer)) or scored < 1:
+    if (
+        isinstance(scored, bool)
+        or not isinstance(scored, (int, np.integer))
+        or not 1 <= scored <= len(rows)
+    ):
         raise InputError(
-            f"the models scored must be a whole number of at least 1, got {shown(scored)}.",
+            f"score between 1 and the {len(rows)} held-out models, got {shown(scored)}.",
             param="scored",
         )
-    if scored >= len(rows):
+    if scored == len(rows):
         return rows
     return np.sort(np.random.default_rng(seed).choice(rows, int(scored), replace=False))
 

@@ -415,5 +415,6 @@ def test_a_seeded_subset_of_the_held_out_models_is_scored_as_the_sweep_pages_sco
     assert interactive_scored(["mirt", BASELINE_METHOD], 25, 6) == 6
     assert interactive_scored([BASELINE_METHOD, LIMIT_METHOD], 25, 6) is None
     assert interactive_scored(["mirt"], 5, 6) is None
-    with pytest.raises(InputError, match="the models scored must be a whole number"):
-        backtest(sel, ["midpoint"], [20], holdout=5, scored=0)
+    for bad in (0, 6, 10**12):
+        with pytest.raises(InputError, match="score between 1 and the 5 held-out models"):
+            backtest(sel, ["midpoint"], [20], holdout=5, scored=bad)
