@@ -250,10 +250,9 @@ with tabs[0]:
                 eagg_table = pd.concat(
                     [
                         table.assign(method=names[search]),
-                        # Exact: no band over Sort splits' draws of its own.
+                        # An exact expectation: no band of its own.
                         curves_vs[["budget"]]
                         .assign(eagg=curves_vs["random_eagg"])
-                        .assign(eagg_lo=curves_vs["random_eagg"], eagg_hi=curves_vs["random_eagg"])
                         .assign(method=names[BASELINE_METHOD]),
                         t_first.assign(method=names[LIMIT_METHOD]),
                     ],

@@ -188,7 +188,8 @@ def budget_lines(
         colour = PALETTE[i % len(PALETTE)]
         part = part.sort_values("budget")
         name = str(key) if series is not None else y
-        if band is not None:
+        # A series without a band of its own (an exact expectation) draws its line alone.
+        if band is not None and part[list(band)].notna().all(axis=None):
             fig.add_trace(
                 go.Scatter(
                     x=np.concatenate([part["budget"], part["budget"][::-1]]),
