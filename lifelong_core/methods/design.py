@@ -135,13 +135,36 @@ def stratified_positions(n: int, budget: int, rng: np.random.Generator) -> np.nd
     sizes = np.diff(edges)
     take = np.full(len(sizes), min(2, budget), dtype=np.int64)
     take[int(np.argmax(sizes))] += budget - take.sum()
-    # One vectorised draw: random keys per position, keep the `take` smallest per stratum.
+    # One vectorised draw: random keys per position, keep the `take` smallest per stratum
+    # (the lowest position first among equal keys).
     keys = rng.random(n)
     stratum = np.repeat(np.arange(len(sizes)), sizes)
-    by_key = np.lexsort((keys, stratum))
     rank_in_stratum = np.arange(n) - np.repeat(edges[:-1], sizes)
-    chosen = by_key[rank_in_stratum < np.repeat(take, sizes)]
+    chosen = _smallest_keys(keys, stratum, rank_in_stratum, edges, sizes, take)
+    if chosen is None:
+        by_key = np.lexsort((keys, stratum))
+        chosen = by_key[rank_in_stratum < np.repeat(take, sizes)]
     return np.sort(chosen)
+
+
+def _smallest_keys(keys, stratum, col, edges, sizes, take) -> np.ndarray | None:
+    """The ``take`` positions of smallest key in each stratum, by a partial sort of each
+    stratum (linear in n, where sorting every key by stratum is not); None when a key ties
+    at a stratum's cut, which only the full sort breaks the same way."""
+    t = int(take.max())
+    K = np.full((len(sizes), int(sizes.max())), np.inf)
+    K[stratum, col] = keys
+    part = (
+        np.argpartition(K, t - 1, axis=1)[:, :t] if K.shape[1] > t else np.argsort(K, axis=1)[:, :t]
+    )
+    vals = np.take_along_axis(K, part, axis=1)
+    by = np.lexsort((part, vals), axis=1)
+    part, vals = np.take_along_axis(part, by, axis=1), np.take_along_axis(vals, by, axis=1)
+    cut = vals[np.arange(len(take)), take - 1]
+    if ((K <= cut[:, None]).sum(axis=1) != take).any():
+        return None
+    keep = np.arange(t)[None, :] < take[:, None]
+    return (edges[:-1, None] + part)[keep]
 
 
 def regular_positions(n: int, budget: int, rng: np.random.Generator) -> np.ndarray:
@@ -249,7 +272,7 @@ def _strata_of(ranks: np.ndarray, n: int, budget: int) -> tuple[np.ndarray, np.n
     keeps the variance estimate defined, and conservative rather than optimistic.
     """
     edges = strata_bounds(n, budget)
-    label = np.searchsorted(edges, ranks, side="right") - 1
+    label = _stratum_of(edges, np.asarray(ranks, dtype=np.int64), n)
     counts = np.bincount(label, minlength=len(edges) - 1)
     if counts.min() >= 2 or len(ranks) < 2:
         return label, np.diff(edges)
@@ -265,6 +288,23 @@ def _strata_of(ranks: np.ndarray, n: int, budget: int) -> tuple[np.ndarray, np.n
     merged = np.append(edges[keep], n)
     label = np.searchsorted(merged, ranks, side="right") - 1
     return label, np.diff(merged)
+
+
+def _stratum_of(edges: np.ndarray, ranks: np.ndarray, n: int) -> np.ndarray:
+    """``searchsorted(edges, ranks, side="right") - 1`` for the near-even edges of
+    :func:`strata_bounds`: each rank's stratum from its proportional place, corrected to
+    the edges it lies between (linear, where a search per rank is not)."""
+    h = len(edges) - 1
+    if n == 0 or len(ranks) == 0:
+        return np.searchsorted(edges, ranks, side="right") - 1
+    label = np.minimum(ranks * h // n, h - 1)
+    for _ in range(2):  # each edge is within one stratum of its proportional place
+        label += edges[np.minimum(label + 1, h)] <= ranks
+        label -= edges[label] > ranks
+    label = np.minimum(label, h - 1)
+    if not (edges[label] <= ranks).all() or not (ranks < edges[label + 1]).all():
+        return np.searchsorted(edges, ranks, side="right") - 1
+    return label
 
 
 @dataclass(frozen=True)
