@@ -30,13 +30,16 @@ chunk arrays. At the paper's shape the fit is made on a seeded subset of the Sor
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
 
 from lifelong_core.errors import InputError
 
-DEFAULT_BLOCK_BYTES = 64 << 20
+# Below glibc's largest mmap threshold (32 MB): a chunk's temporaries come from the heap
+# instead of fresh pages faulted in on every Newton step.
+DEFAULT_BLOCK_BYTES = 16 << 20
 # Columns the two-stage fit alternates on when the cache is wider (see fit_packed_item_model).
 DEFAULT_MAX_COLUMNS = 65_536
 
@@ -50,13 +53,15 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return x
 
 
+@functools.cache
 def _triu(p: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(p)
 
 
 def _outer_sym(X: np.ndarray, iu: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Upper-triangle products ``x_a x_b`` (a <= b) of every row of X: (rows, p(p+1)/2)."""
-    return X[:, iu[0]] * X[:, iu[1]]
+    """Upper-triangle products ``x_a x_b`` (a <= b) of every row of X, one row per product:
+    (p(p+1)/2, rows), contiguous (what the Hessians' matrix products read)."""
+    return np.ascontiguousarray((X[:, iu[0]] * X[:, iu[1]]).T)
 
 
 def _from_sym(h: np.ndarray, p: int, iu: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -64,6 +69,65 @@ def _from_sym(h: np.ndarray, p: int, iu: tuple[np.ndarray, np.ndarray]) -> np.nd
     out = np.zeros((len(h), p, p))
     out[:, iu[0], iu[1]] = h
     out[:, iu[1], iu[0]] = h
+    return out
+
+
+# Systems solved at once by spd_solve: its (p, p, systems) float64 factor stays in cache.
+SOLVE_SYSTEMS = 4096
+
+
+def spd_solve(H: np.ndarray, g: np.ndarray, p: int) -> np.ndarray:
+    """Solve many symmetric positive definite ``p x p`` systems ``A x = g`` at once.
+
+    ``A`` is given by its upper triangle, row by row (the order of ``np.triu_indices(p)``),
+    one column of ``H`` per system; ``g`` holds one right-hand side per column. A Cholesky
+    factorisation ``A = U^T U`` and two triangular solves, each step a vector operation
+    over the systems: the penalised Newton steps of the item model solve hundreds of
+    thousands of small systems, which one LAPACK call per system spends most of its time
+    dispatching. The Hessians here are positive definite (every system carries a ridge);
+    a system that is not (a non-finite factor) is solved by LAPACK instead.
+
+    Parameters
+    ----------
+    H : numpy.ndarray
+        (p (p + 1) / 2, systems) upper triangles, float64.
+    g : numpy.ndarray
+        (p, systems) right-hand sides.
+    p : int
+        The size of each system.
+
+    Returns
+    -------
+    numpy.ndarray
+        (p, systems) float64 solutions.
+    """
+    H = np.asarray(H, dtype=np.float64)
+    g = np.asarray(g, dtype=np.float64)
+    out = np.empty(g.shape)
+    start = np.concatenate([[0], np.cumsum(np.arange(p, 0, -1))])  # row i of the triangle
+    for a in range(0, H.shape[1], SOLVE_SYSTEMS):
+        h, rhs = H[:, a : a + SOLVE_SYSTEMS], g[:, a : a + SOLVE_SYSTEMS]
+        U = np.zeros((p, p, h.shape[1]))
+        for i in range(p):
+            row = h[start[i] : start[i + 1]]
+            if i:
+                row = row - np.einsum("kc,kjc->jc", U[:i, i], U[:i, i:])
+            d = np.sqrt(row[0])
+            U[i, i] = d
+            U[i, i + 1 :] = row[1:] / d
+        z = np.empty(rhs.shape)
+        for i in range(p):
+            z[i] = (rhs[i] - np.einsum("kc,kc->c", U[:i, i], z[:i])) / U[i, i]
+        x = out[:, a : a + SOLVE_SYSTEMS]
+        for i in reversed(range(p)):
+            x[i] = (z[i] - np.einsum("jc,jc->c", U[i, i + 1 :], x[i + 1 :])) / U[i, i]
+        bad = ~np.isfinite(x).all(axis=0)
+        if bad.any():
+            full = np.zeros((int(bad.sum()), p, p))
+            iu = np.triu_indices(p)
+            full[:, iu[0], iu[1]] = h[:, bad].T
+            full[:, iu[1], iu[0]] = h[:, bad].T
+            x[:, bad] = np.linalg.solve(full, rhs[:, bad].T[:, :, None])[:, :, 0].T
     return out
 
 
@@ -91,16 +155,25 @@ def _item_newton(
     """One damped Newton step of the item regressions of a column chunk (``beta``: (c, p)).
 
     Same step as ``irt._newton_rows`` on the design ``X = [theta, 1]``: float32 chunk
-    arithmetic, float64 gradient, Hessian and solve.
+    arithmetic, float64 gradient, Hessian and solve (:func:`spd_solve`).
     """
     p = X.shape[1]
     mu = _sigmoid(X @ beta.T.astype(np.float32))
-    grad = (X.T @ (Y - mu)).astype(np.float64) - item_pen[:, None] * beta.T
-    mu *= 1.0 - mu
-    hess = _from_sym((mu.T @ outer_x).astype(np.float64), p, iu) + np.diag(item_pen)[None]
-    step = np.linalg.solve(hess, grad.T[:, :, None])[:, :, 0]
+    r = np.subtract(Y, mu)
+    grad = (X.T @ r).astype(np.float64) - item_pen[:, None] * beta.T
+    np.multiply(mu, mu, out=r)
+    mu -= r
+    hess = (outer_x @ mu).astype(np.float64)  # (p(p+1)/2, c): one upper triangle per column
+    hess[_diagonal(p)] += item_pen[:, None]
+    step = spd_solve(hess, grad, p).T
     # Damping keeps the alternating fit monotone on separable columns.
     return beta + np.clip(step, -2.0, 2.0)
+
+
+@functools.cache
+def _diagonal(p: int) -> np.ndarray:
+    """Where the diagonal lies in an upper triangle stored row by row."""
+    return np.concatenate([[0], np.cumsum(np.arange(p, 1, -1))])
 
 
 def _start(P: np.ndarray, n: int, k: int, spans, tick):
@@ -159,7 +232,7 @@ def _alternate(P, n, k, iters, item_ridge, spans, tick):
             _sigmoid(mu)
             g_theta += ((Y - mu) @ wc).astype(np.float64)
             mu *= 1.0 - mu
-            h_theta += (mu @ _outer_sym(wc, iu_k)).astype(np.float64)
+            h_theta += (mu @ _outer_sym(wc, iu_k).T).astype(np.float64)
             tick()
         g_theta -= theta  # standard-normal prior on theta (ridge 1)
         hess = _from_sym(h_theta, k, iu_k) + np.eye(k)[None]
