@@ -71,8 +71,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit
 
+from lifelong_core.bits import SortOrder, bits_at, ones_before, row_totals, unpack_rows, word_prefix
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import Estimate, check_fitted, check_observations
+from lifelong_core.methods.base import Estimate, RowScores, check_fitted, check_observations
 from lifelong_core.methods.design import (
     StratifiedAlongOrder,
     cv_block,
@@ -85,7 +86,10 @@ from lifelong_core.methods.irt import (
     MIRTEstimator,
     check_cache,
     finish,
+    finish_interval,
     fit_item_model,
+    item_pass,
+    map_abilities,
     map_ability,
 )
 from lifelong_core.sortsearch.search import rule_thresholds
@@ -182,6 +186,17 @@ class AutoTuning:
             float(record["seconds"]),
             int(record["folds"]),
         )
+
+
+def _threshold_inflate(b: int) -> float:
+    """The interval's correction for the threshold's one parameter fitted on ``b`` samples."""
+    return b / max(b - 1.0, 1.0)
+
+
+def _mirt_inflate(b: int, df: float) -> float:
+    """The interval's correction for an ability fit with ``df`` effective parameters on
+    ``b`` samples (residual variance times ``n' / (n' - df)``, Särndal et al. 1992, §6.6)."""
+    return b / max(b - df, 1.0)
 
 
 def _folds(m: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -655,14 +670,18 @@ class AutoEstimator(StratifiedAlongOrder):
         return super().select(n, budget, rng)
 
     # -- the three candidates' predictions
-    def _threshold(self, pos: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, dict]:
+    def _thresholds(self, pos: np.ndarray, obs: np.ndarray) -> np.ndarray:
+        """The midpoint rule's threshold of each row of ``obs`` ((rows, n')) observed at
+        the columns ``pos``: the first ``t`` samples of the order are predicted correct."""
         ranks = self.rank_[pos]
         by = np.argsort(ranks, kind="stable")
-        n = len(self.order_)
-        t = int(rule_thresholds("midpoint", ranks[by], obs[by][None, :], n)[0])
-        prob = np.zeros(n)
+        return rule_thresholds("midpoint", ranks[by], np.atleast_2d(obs)[:, by], len(self.order_))
+
+    def _threshold(self, pos: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, dict]:
+        t = int(self._thresholds(pos, obs)[0])
+        prob = np.zeros(len(self.order_))
         prob[self.order_[:t]] = 1.0
-        return prob, {"inflate": len(pos) / max(len(pos) - 1.0, 1.0)}
+        return prob, {"inflate": _threshold_inflate(len(pos))}
 
     def _copy_nearest(self, pos: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, dict]:
         A = self.cache_
@@ -679,7 +698,113 @@ class AutoEstimator(StratifiedAlongOrder):
         if self.mirt_ is None:  # the tuning chose no MIRT candidate
             raise RuntimeError("the MIRT candidate was not fitted")
         prob, df = self.mirt_.predict_proba(pos, obs)
-        return np.asarray(prob, dtype=np.float64), {"inflate": len(pos) / max(len(pos) - df, 1.0)}
+        return np.asarray(prob, dtype=np.float64), {"inflate": _mirt_inflate(len(pos), df)}
+
+    def score_rows(self, selections, truth: np.ndarray, n: int) -> list[RowScores]:
+        """:meth:`estimate` of every row of ``truth`` at every selection, scored against
+        the row, without building any row (:class:`~lifelong_core.methods.base.SweepScoring`).
+
+        Per budget the chosen candidates are computed for all rows at once: the item
+        model's abilities in one batched MAP fit over the evaluated samples and its
+        predictions in one pass over the items for every row and budget together
+        (:func:`.irt.item_pass`); the threshold's from each row's prefix counts along the
+        order (:func:`lifelong_core.bits.ones_before`); CopyNearest&Expand (a dense fit
+        only) row by row. The same numbers as :meth:`estimate`, row by row, up to the
+        order of floating-point sums.
+        """
+        check_fitted(self, "tuning_")
+        if n != len(self.order_):
+            raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
+        m = truth.shape[0]
+        obs = [bits_at(truth, sel) for sel in selections]
+        choices = [self.tuning_.choice_at(len(sel)) for sel in selections]
+        uses = [{c.predict, c.estimate} for c in choices]
+        # The item model: one batched ability fit per budget, one pass over the items.
+        need = [i for i, u in enumerate(uses) if "mirt" in u]
+        mirt: dict[int, tuple] = {}
+        if need:
+            if self.mirt_ is None:
+                raise RuntimeError("the MIRT candidate was not fitted")
+            item = self.mirt_.item_
+            fits = {i: map_abilities(item, selections[i], obs[i].T) for i in need}
+            groups = [(selections[i], np.arange(j * m, (j + 1) * m)) for j, i in enumerate(need)]
+            ip = item_pass(
+                item,
+                np.vstack([fits[i][0] for i in need]),
+                np.tile(np.arange(m), len(need)),
+                groups,
+                truth,
+                n,
+            )
+            for j, i in enumerate(need):
+                cols = groups[j][1]
+                mirt[i] = (ip.at[j], ip.total[cols], fits[i][1], ip.wrong[cols], ip.ones[cols])
+        # The threshold: prefix counts of every true row along the order.
+        sorted_rows = None
+        if any("threshold" in u for u in uses):
+            S = SortOrder(self.order_, n, checked=True).sorted_rows(truth)
+            sorted_rows = (S, word_prefix(S), row_totals(truth, n))
+        out = []
+        for i, (sel, o, choice) in enumerate(zip(selections, obs, choices)):
+            b = len(sel)
+            made: dict[str, tuple] = {}
+            for c in dict.fromkeys((choice.estimate, choice.predict)):
+                if c == "mirt":
+                    at, total, df, wrong, ones = mirt[i]
+                    made[c] = (
+                        [at[:, r] for r in range(m)],
+                        total,
+                        [{"inflate": _mirt_inflate(b, df[r])} for r in range(m)],
+                        wrong,
+                        ones,
+                    )
+                elif c == "threshold":
+                    assert sorted_rows is not None
+                    made[c] = self._threshold_scores(sel, o, *sorted_rows)
+                else:
+                    made[c] = self._copy_nearest_scores(sel, o, truth, n)
+            at, total, kws = made[choice.estimate][:3]
+            ivs = [
+                finish_interval(
+                    at[r], float(total[r]), sel, o[r], self.rank_, n, self.level, **kws[r]
+                )
+                for r in range(m)
+            ]
+            wrong, ones = made[choice.predict][3:]
+            out.append(RowScores.from_intervals(ivs, wrong, ones + o.sum(axis=1, dtype=np.int64)))
+        return out
+
+    def _threshold_scores(self, sel, obs, S, cum, totals) -> tuple:
+        """The threshold candidate of every row at one selection: its predictions at the
+        evaluated samples, their total (the threshold ``t``), the interval's correction,
+        and the unevaluated samples it gets wrong and predicts correct."""
+        m, b = obs.shape
+        t = self._thresholds(sel, obs)
+        at = (self.rank_[sel][None, :] < t[:, None]).astype(np.float64)
+        # First t samples predicted correct: t - c of them wrong, and the other c' ones
+        # of the row missed, where c = ones among the first t samples of the true row.
+        c = ones_before(S, cum, t)
+        wrong = (t - c) + (totals - c) - np.count_nonzero(at != obs, axis=1)
+        ones = t - np.count_nonzero(at, axis=1)
+        kw = [{"inflate": _threshold_inflate(b)}] * m
+        return list(at), t.astype(np.float64), kw, wrong, ones
+
+    def _copy_nearest_scores(self, sel, obs, truth, n) -> tuple:
+        """The CopyNearest&Expand candidate of every row at one selection, row by row (it
+        is a candidate only where the fit kept the dense cache)."""
+        at, total, kws, wrong, ones = [], [], [], [], []
+        rest = np.ones(n, dtype=bool)
+        rest[sel] = False
+        for r in range(len(obs)):
+            prob, kw = self._copy_nearest(sel, obs[r])
+            pred = prob >= 0.5
+            row = unpack_rows(truth[r : r + 1], n)[0].astype(bool)
+            at.append(prob[sel])
+            total.append(float(prob.sum(dtype=np.float64)))
+            kws.append(kw)
+            wrong.append(int(np.count_nonzero((pred != row) & rest)))
+            ones.append(int(np.count_nonzero(pred & rest)))
+        return at, np.asarray(total), kws, np.asarray(wrong), np.asarray(ones)
 
     def estimate(self, positions: np.ndarray, observed: np.ndarray) -> Estimate:
         check_fitted(self, "tuning_")

@@ -18,7 +18,7 @@ This module imports no implementation; :mod:`lifelong_core.methods.registry` nam
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeGuard, runtime_checkable
 
@@ -198,6 +198,99 @@ class PackedFitMethod(SearchMethod, Protocol):
 
 
 @dataclass(frozen=True)
+class RowScores:
+    """One budget's estimates of many rows, as a sweep scores them, without their rows.
+
+    What :meth:`SweepScoring.score_rows` returns per budget: for each row, what
+    :meth:`SearchMethod.estimate` would give and how its per-sample row compares with the
+    true row (the sample-level error and the kappa of the sweep need no more).
+
+    Attributes
+    ----------
+    acc : numpy.ndarray
+        (rows,) estimated accuracies.
+    lo, hi : numpy.ndarray or None
+        (rows,) interval ends (NaN where an estimate has none), or None for a method
+        without intervals.
+    wrong : numpy.ndarray
+        (rows,) int64 entries of the per-sample row that differ from the true row.
+    ones : numpy.ndarray
+        (rows,) int64 ones in the per-sample row.
+    """
+
+    acc: np.ndarray
+    lo: np.ndarray | None
+    hi: np.ndarray | None
+    wrong: np.ndarray
+    ones: np.ndarray
+
+    @classmethod
+    def from_intervals(cls, intervals, wrong: np.ndarray, ones: np.ndarray) -> RowScores:
+        """From one interval per row (objects with ``acc``, ``lo``, ``hi``; ``lo`` None
+        where there is no interval).
+
+        Parameters
+        ----------
+        intervals : sequence
+            One per row, e.g. :class:`~lifelong_core.methods.design.AccuracyInterval`.
+        wrong, ones : numpy.ndarray
+            As the attributes.
+
+        Returns
+        -------
+        RowScores
+        """
+
+        def ends(name: str) -> np.ndarray:
+            return np.array(
+                [np.nan if getattr(iv, name) is None else getattr(iv, name) for iv in intervals],
+                dtype=np.float64,
+            )
+
+        return cls(
+            np.array([iv.acc for iv in intervals], dtype=np.float64),
+            ends("lo"),
+            ends("hi"),
+            np.asarray(wrong, dtype=np.int64),
+            np.asarray(ones, dtype=np.int64),
+        )
+
+
+@runtime_checkable
+class SweepScoring(Protocol):
+    """A search method that scores many evaluated rows at once, for a sweep.
+
+    The sweep (:mod:`lifelong_core.sweep.protocol`) calls :meth:`score_rows` instead of
+    :meth:`SearchMethod.estimate` row by row when a method offers it: the same numbers,
+    at a cost that grows with the evaluations rather than with the rows' length.
+    """
+
+    def score_rows(
+        self, selections: Sequence[np.ndarray], truth: np.ndarray, n: int
+    ) -> list[RowScores]:
+        """Estimate every row of ``truth`` from its entries at each selection, and score it.
+
+        Parameters
+        ----------
+        selections : sequence of numpy.ndarray
+            One per budget: the indices :meth:`SearchMethod.select` returned, checked
+            (sorted, distinct, in ``[0, n)``).
+        truth : numpy.ndarray
+            The true rows, packed 8 entries a byte (``(rows, ceil(n / 8))`` uint8,
+            :mod:`lifelong_core.bits`); a row's observations are its entries at a
+            selection.
+        n : int
+            The length of a row.
+
+        Returns
+        -------
+        list of RowScores
+            One per selection, in order.
+        """
+        ...
+
+
+@dataclass(frozen=True)
 class ItemModel:
     """Fitted item parameters and the empirical prior over model abilities: the state a
     kept-state method keeps in the store (fitted by :mod:`lifelong_core.methods.irt`).
@@ -341,8 +434,14 @@ def check_observations(
         raise InputError("positions and observed results must be 1-D arrays of the same length.")
     if len(pos) == 0:
         raise InputError("at least one evaluated sample is needed for an estimate.")
-    if pos.min() < 0 or pos.max() >= n or len(np.unique(pos)) != len(pos):
+    # Linear in the evaluations: sorted indices (what select returns) are distinct when
+    # strictly increasing; only unsorted ones are sorted to find a repeat.
+    ascending = bool(np.all(pos[1:] > pos[:-1]))
+    distinct = ascending or len(np.unique(pos)) == len(pos)
+    if pos.min() < 0 or pos.max() >= n or not distinct:
         raise InputError(f"evaluated sample indices must be distinct and in [0, {n}).")
-    if not np.isin(obs, (0, 1)).all():
+    if obs.dtype == bool:
+        return pos, obs.astype(np.uint8)
+    if not (np.issubdtype(obs.dtype, np.number) and ((obs == 0) | (obs == 1)).all()):
         raise InputError("observed results must be 0/1 correctness values.")
     return pos, obs.astype(np.uint8)

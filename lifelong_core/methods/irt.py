@@ -23,12 +23,27 @@ sensible prediction and ``n'`` large enough lets the data override the prior.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.special import expit
 
+from lifelong_core.bits import bits_at, unpack_rows
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import Estimate, ItemModel, check_fitted, check_observations
+from lifelong_core.methods.base import (
+    Estimate,
+    ItemModel,
+    RowScores,
+    check_fitted,
+    check_observations,
+)
 from lifelong_core.methods.design import StratifiedAlongOrder, difference_estimate_at
+from lifelong_core.methods.irt_fit import _diagonal, _sigmoid, _triu, spd_solve
+
+# Working memory of one chunk of the all-item pass (float64 logits of a chunk of items for
+# every scored column): bounded whatever the number of items, models and budgets.
+PASS_BYTES = 32 << 20
 
 
 def check_cache(A_sort: np.ndarray, order: np.ndarray, least: int = 2) -> np.ndarray:
@@ -59,13 +74,15 @@ def _newton_rows(
     ``offset[:, r]`` and coefficients ``beta[r]``; ``ridge`` is the (p,) penalty.
     """
     eta = offset + X @ beta.T
-    mu = expit(eta)
+    mu = expit(eta, out=eta)
     grad = X.T @ (Y - mu) - (ridge[:, None] * beta.T)  # (p, r)
-    wts = mu * (1.0 - mu)
+    mu -= mu * mu
     p = X.shape[1]
-    outer = (X[:, :, None] * X[:, None, :]).reshape(len(X), p * p)
-    hess = (wts.T @ outer).reshape(-1, p, p) + np.diag(ridge)[None]
-    step = np.linalg.solve(hess, grad.T[:, :, None])[:, :, 0]
+    iu = _triu(p)
+    # One upper triangle of the Hessian per regression, solved by a vectorised Cholesky.
+    hess = np.ascontiguousarray((X[:, iu[0]] * X[:, iu[1]]).T) @ mu
+    hess[_diagonal(p)] += ridge[:, None]
+    step = spd_solve(hess, grad, p).T
     # Damping keeps the alternating fit monotone on separable columns (always-correct samples).
     return beta + np.clip(step, -2.0, 2.0)
 
@@ -140,23 +157,246 @@ def map_ability(
 
     Also returns the effective number of parameters of the penalised fit (trace of its
     hat matrix), which the interval uses to undo the shrinkage of in-sample residuals.
+    :func:`map_abilities` for one model.
     """
-    X = item.w[cols]
-    off = item.d[cols]
-    y = obs.astype(np.float64)
-    theta = item.prior_mean.copy()
-    for _ in range(iters):
-        mu = expit(off + X @ theta)
-        grad = X.T @ (y - mu) - item.prior_prec @ (theta - item.prior_mean)
-        fisher = (X * (mu * (1 - mu))[:, None]).T @ X
-        step = np.linalg.solve(fisher + item.prior_prec, grad)
-        theta = theta + np.clip(step, -2.0, 2.0)
-        if np.abs(step).max() < 1e-6:
-            break
-    mu = expit(off + X @ theta)
-    fisher = (X * (mu * (1 - mu))[:, None]).T @ X
-    df = float(np.trace(np.linalg.solve(fisher + item.prior_prec, fisher)))
+    theta, df = map_abilities(item, cols, np.asarray(obs)[:, None], iters)
+    return theta[0], float(df[0])
+
+
+def map_abilities(
+    item: ItemModel, cols: np.ndarray, obs: np.ndarray, iters: int = 30
+) -> tuple[np.ndarray, np.ndarray]:
+    """MAP abilities of several new models evaluated on the same sample columns.
+
+    Each model's ``theta`` is the penalised Newton iteration of :func:`map_ability` (start
+    at the prior mean, damped steps, stop once its largest step is below 1e-6), run for
+    every model at once: the models share the design ``w[cols]``, so their gradients and
+    Fisher information are matrix products over the ``len(cols)`` evaluated samples and
+    never touch the others. Arithmetic in float64.
+
+    Parameters
+    ----------
+    item : ItemModel
+        The fitted item model.
+    cols : numpy.ndarray
+        (n',) the evaluated sample columns.
+    obs : numpy.ndarray
+        (n', models) their 0/1 results, one column per model.
+    iters : int
+        The most Newton steps per model.
+
+    Returns
+    -------
+    theta : numpy.ndarray
+        (models, k) the MAP abilities.
+    df : numpy.ndarray
+        (models,) the effective number of parameters of each fit.
+    """
+    X = np.asarray(item.w[cols], dtype=np.float64)
+    obs = np.asarray(obs)
+    models = obs.shape[1]
+    theta = np.empty((models, X.shape[1]))
+    df = np.empty(models)
+    # Models in groups whose (models x n') working arrays stay within PASS_BYTES; each
+    # model's fit is its own, so the grouping changes no number.
+    group = max(1, PASS_BYTES // (8 * max(len(X), 1)))
+    for g in range(0, models, group):
+        theta[g : g + group], df[g : g + group] = _map_group(
+            item, X, np.asarray(item.d[cols], dtype=np.float64), obs[:, g : g + group].T, iters
+        )
     return theta, df
+
+
+def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray, iters: int):
+    """:func:`map_abilities` of one group of models (``obs``: one row per model)."""
+    k = X.shape[1]
+    prec, mean = item.prior_prec, item.prior_mean
+    XT = np.ascontiguousarray(X.T)
+    iu = _triu(k)
+    XX = X[:, iu[0]] * X[:, iu[1]]  # each row's upper-triangle products, for the Fisher sums
+    y = np.asarray(obs, dtype=np.float64)
+    # Work arrays made once: a fresh (models x n') temporary per step costs more in page
+    # faults than the arithmetic on it.
+    eta_buf = np.empty(y.shape)
+    wts_buf = np.empty(y.shape)
+
+    def probs(t: np.ndarray) -> np.ndarray:
+        eta = eta_buf[: len(t)]
+        np.matmul(t, XT, out=eta)
+        eta += off
+        return expit(eta, out=eta)
+
+    def fisher(mu: np.ndarray) -> np.ndarray:
+        wts = wts_buf[: len(mu)]
+        np.multiply(mu, mu, out=wts)
+        np.subtract(mu, wts, out=wts)
+        out = np.zeros((len(mu), k, k))
+        out[:, iu[0], iu[1]] = wts @ XX
+        out[:, iu[1], iu[0]] = out[:, iu[0], iu[1]]
+        return out
+
+    theta = np.tile(mean, (len(y), 1))
+    live = np.arange(len(y))
+    for _ in range(iters):
+        t = theta[live]
+        mu = probs(t)
+        info = fisher(mu)
+        np.subtract(y, mu, out=mu)
+        grad = mu @ X - (t - mean) @ prec
+        step = np.linalg.solve(info + prec, grad[:, :, None])[:, :, 0]
+        theta[live] = t + np.clip(step, -2.0, 2.0)
+        going = np.abs(step).max(axis=1) >= 1e-6
+        if not going.any():
+            break
+        if not going.all():
+            live, y = live[going], y[going]
+    info = fisher(probs(theta))
+    return theta, np.einsum("mii->m", np.linalg.solve(info + prec, info))
+
+
+def item_probs(item: ItemModel, theta: np.ndarray, start: int = 0, stop: int | None = None):
+    """P(correct) of items ``start:stop`` under abilities ``theta`` ((models, k)).
+
+    The logits are formed in float64 and rounded to the items' own precision before the
+    logistic (a float32 fit stays float32 over the n items): every caller, one model or a
+    batch of them, gets the same probabilities whatever the batch's shape.
+
+    Parameters
+    ----------
+    item : ItemModel
+        The fitted item model.
+    theta : numpy.ndarray
+        (models, k) abilities.
+    start, stop : int
+        The items, ``stop=None`` for all of them.
+
+    Returns
+    -------
+    numpy.ndarray
+        (stop - start, models) in the dtype of ``item.w``.
+    """
+    w = item.w[start:stop]
+    eta = w.astype(np.float64) @ np.asarray(theta, dtype=np.float64).T
+    eta += np.asarray(item.d[start:stop], dtype=np.float64)[:, None]
+    return _sigmoid(eta.astype(w.dtype, copy=False))
+
+
+def all_item_probs(item: ItemModel, theta: np.ndarray) -> np.ndarray:
+    """:func:`item_probs` of every item, computed in chunks of at most :data:`PASS_BYTES`
+    (a float32 fit is never copied to float64 whole).
+
+    Parameters
+    ----------
+    item : ItemModel
+        The fitted item model.
+    theta : numpy.ndarray
+        (models, k) abilities.
+
+    Returns
+    -------
+    numpy.ndarray
+        (items, models) in the dtype of ``item.w``.
+    """
+    n, k = item.w.shape
+    out = np.empty((n, len(theta)), dtype=item.w.dtype)
+    width = max(64, PASS_BYTES // (8 * max(k, len(theta))))
+    for c0 in range(0, n, width):
+        out[c0 : c0 + width] = item_probs(item, theta, c0, c0 + width)
+    return out
+
+
+@dataclass
+class ItemPass:
+    """What one pass over every item gives a batch of scored columns (one model at one
+    budget each).
+
+    Attributes
+    ----------
+    total : numpy.ndarray
+        (columns,) float64 sum of the predicted P(correct) over every item.
+    at : list of numpy.ndarray
+        Per group of columns, (n', group columns) P(correct) at the group's evaluated items.
+    wrong : numpy.ndarray
+        (columns,) int64 items not evaluated whose prediction (``P >= 0.5``) differs from
+        the model's true result.
+    ones : numpy.ndarray
+        (columns,) int64 items not evaluated predicted correct.
+    """
+
+    total: np.ndarray
+    at: list
+    wrong: np.ndarray
+    ones: np.ndarray
+
+
+def item_pass(
+    item: ItemModel,
+    theta: np.ndarray,
+    rows: np.ndarray,
+    groups: Sequence[tuple[np.ndarray, np.ndarray]],
+    truth: np.ndarray | None,
+    n: int,
+) -> ItemPass:
+    """Score many columns (a model's ability at a budget) in one pass over the items.
+
+    Column ``c`` is the model ``rows[c]`` (a row of the packed ``truth``) at ability
+    ``theta[c]``. ``groups`` pairs each evaluated selection with the columns evaluated on
+    it (a budget's models share one). The items are taken in chunks of at most
+    :data:`PASS_BYTES` of working memory, each chunk's probabilities computed for every
+    column at once (:func:`item_probs`): no (models x items) array is ever held, and each
+    column gets exactly the probabilities a model estimated on its own gets.
+
+    Parameters
+    ----------
+    item : ItemModel
+        The fitted item model.
+    theta : numpy.ndarray
+        (columns, k) abilities.
+    rows : numpy.ndarray
+        (columns,) the row of ``truth`` each column is scored against.
+    groups : sequence of (numpy.ndarray, numpy.ndarray)
+        ``(selection, columns)``: evaluated items (sorted, distinct) and the columns
+        evaluated on them; every column in exactly one group.
+    truth : numpy.ndarray or None
+        Packed true rows ((rows, ceil(n / 8)) uint8, :mod:`lifelong_core.bits`); None
+        counts no errors.
+    n : int
+        The number of items.
+
+    Returns
+    -------
+    ItemPass
+    """
+    theta = np.asarray(theta, dtype=np.float64)
+    rows = np.asarray(rows, dtype=np.int64)
+    K = len(theta)
+    width = max(64, PASS_BYTES // max(1, 8 * K) // 64 * 64)
+    total = np.zeros(K)
+    wrong = np.zeros(K, dtype=np.int64)
+    ones = np.zeros(K, dtype=np.int64)
+    at = [np.empty((len(sel), len(cols)), dtype=item.w.dtype) for sel, cols in groups]
+    for c0 in range(0, n, width):
+        c1 = min(c0 + width, n)
+        p = item_probs(item, theta, c0, c1)
+        total += p.sum(axis=0, dtype=np.float64)
+        for (sel, cols), got in zip(groups, at):
+            lo, hi = np.searchsorted(sel, (c0, c1))
+            if hi > lo:
+                got[lo:hi] = p[np.ix_(sel[lo:hi] - c0, cols)]
+        if truth is None:
+            continue
+        pred = p >= 0.5
+        ones += np.count_nonzero(pred, axis=0)
+        chunk = unpack_rows(truth[:, c0 // 8 : (c1 + 7) // 8], c1 - c0).T.astype(bool)
+        wrong += np.count_nonzero(pred != chunk[:, rows], axis=0)
+    if truth is not None:
+        # The evaluated items carry their observed results: take them back out.
+        for (sel, cols), got in zip(groups, at):
+            pred = got >= 0.5
+            obs = bits_at(truth[rows[cols]], sel).T.astype(bool)
+            wrong[cols] -= np.count_nonzero(pred != obs, axis=0)
+            ones[cols] -= np.count_nonzero(pred, axis=0)
+    return ItemPass(total, at, wrong, ones)
 
 
 class MIRTEstimator(StratifiedAlongOrder):
@@ -244,10 +484,56 @@ class MIRTEstimator(StratifiedAlongOrder):
     ) -> tuple[np.ndarray, float]:
         """P(correct) for every sample, and the effective parameter count of the fit."""
         theta, df = map_ability(self.item_, positions, observed)
-        # In the items' own precision: a float32 fit (n x k) is not copied to float64 here.
-        eta = self.item_.w @ theta.astype(self.item_.w.dtype)
-        eta += self.item_.d
-        return expit(eta, out=eta), df
+        return all_item_probs(self.item_, theta[None, :])[:, 0], df
+
+    def score_rows(
+        self, selections: Sequence[np.ndarray], truth: np.ndarray, n: int
+    ) -> list[RowScores]:
+        """:meth:`estimate` of every row of ``truth`` at every selection, scored against
+        the row, without building any row (:class:`~lifelong_core.methods.base.SweepScoring`):
+        the abilities of a budget's models in one batched MAP fit over the evaluated
+        samples (:func:`map_abilities`), then one pass over the items for every model
+        and budget at once (:func:`item_pass`). The same numbers as :meth:`estimate`,
+        model by model, up to the order of floating-point sums."""
+        check_fitted(self, "order_")
+        if n != len(self.order_):
+            raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
+        m = truth.shape[0]
+        obs = [bits_at(truth, sel) for sel in selections]
+        fits = [map_abilities(self.item_, sel, o.T) for sel, o in zip(selections, obs)]
+        groups = [(sel, np.arange(i * m, (i + 1) * m)) for i, sel in enumerate(selections)]
+        ip = item_pass(
+            self.item_,
+            np.vstack([theta for theta, _ in fits]),
+            np.tile(np.arange(m), len(selections)),
+            groups,
+            truth,
+            n,
+        )
+        out = []
+        for i, (sel, o, (_, df)) in enumerate(zip(selections, obs, fits)):
+            b = len(sel)
+            cols = groups[i][1]
+            ivs = [
+                finish_interval(
+                    ip.at[i][:, r],
+                    ip.total[c],
+                    sel,
+                    o[r],
+                    self.rank_,
+                    n,
+                    self.level,
+                    # GREG variance with fitted predictions, as in estimate().
+                    inflate=b / max(b - df[r], 1.0),
+                )
+                for r, c in enumerate(cols)
+            ]
+            out.append(
+                RowScores.from_intervals(
+                    ivs, ip.wrong[cols], ip.ones[cols] + o.sum(axis=1, dtype=np.int64)
+                )
+            )
+        return out
 
     def estimate(self, positions: np.ndarray, observed: np.ndarray) -> Estimate:
         check_fitted(self, "order_")
@@ -260,6 +546,36 @@ class MIRTEstimator(StratifiedAlongOrder):
         return finish(prob, pos, obs, self.rank_, self.level, inflate=inflate)
 
 
+def finish_interval(
+    at: np.ndarray,
+    total: float,
+    pos: np.ndarray,
+    obs: np.ndarray,
+    rank: np.ndarray,
+    n: int,
+    level: float,
+    inflate: float = 1.0,
+    width_resid: np.ndarray | None = None,
+):
+    """The accuracy and its interval from what the estimator reads of the predictions:
+    P(correct) ``at`` the evaluated samples ``pos`` and its ``total`` over all ``n``
+    (:func:`finish`'s interval, shared with the sweep's batched scoring).
+
+    The point estimate always uses in-sample residuals (the difference estimator proper);
+    ``width_resid``, when given, are out-of-sample residuals that set the interval's width.
+
+    Returns
+    -------
+    AccuracyInterval
+    """
+    iv = difference_estimate_at(rank[pos], obs, at, total, n, level=level, inflate=inflate)
+    if width_resid is not None and iv.lo is not None:
+        w = difference_estimate_at(rank[pos], obs, at, total, n, resid=width_resid, level=level)
+        half = w.half or 0.0
+        iv = type(iv)(iv.acc, max(iv.acc - half, 0.0), min(iv.acc + half, 1.0), w.se, half)
+    return iv
+
+
 def finish(
     prob: np.ndarray,
     pos: np.ndarray,
@@ -269,20 +585,14 @@ def finish(
     inflate: float = 1.0,
     width_resid: np.ndarray | None = None,
 ) -> Estimate:
-    """Turn P(correct) per sample into an :class:`Estimate` (shared by every method here).
-
-    The point estimate always uses in-sample residuals (the difference estimator proper);
-    ``width_resid``, when given, are out-of-sample residuals that set the interval's width.
-    """
+    """Turn P(correct) per sample into an :class:`Estimate` (shared by every method here):
+    the interval of :func:`finish_interval`, and the per-sample row ``P >= 0.5`` with the
+    observed results at the evaluated samples."""
     # The estimator reads the predictions only at the evaluated samples and in total, so
     # they are never permuted into sorted order (a 1.7M-element gather per estimate).
     n = len(prob)
     at, total = prob[pos], float(prob.sum(dtype=np.float64))
-    iv = difference_estimate_at(rank[pos], obs, at, total, n, level=level, inflate=inflate)
-    if width_resid is not None and iv.lo is not None:
-        w = difference_estimate_at(rank[pos], obs, at, total, n, resid=width_resid, level=level)
-        half = w.half or 0.0
-        iv = type(iv)(iv.acc, max(iv.acc - half, 0.0), min(iv.acc + half, 1.0), w.se, half)
+    iv = finish_interval(at, total, pos, obs, rank, n, level, inflate, width_resid)
     per_sample = (prob >= 0.5).astype(np.uint8)
     per_sample[pos] = obs
     prob = prob.copy()

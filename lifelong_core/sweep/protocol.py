@@ -7,6 +7,12 @@ Prabhu et al. (2024, *Efficient Lifelong Model Evaluation in an Era of Rapid Pro
 §4.2) scores each estimate against the evaluated model's full row as the threshold rules'
 prefix-count path does: MAE over samples, E_agg = |estimated - true accuracy| and Cohen's
 kappa (Eq. 6).
+
+A method that scores many rows at once (``SweepScoring``: ``mirt``, ``irt``, the default
+``auto``) is handed blocks of packed rows and every budget's selection together and
+returns, per row, the estimate and its counts of wrong and predicted-correct samples:
+the same numbers, without a per-sample row per model and budget. The selections and the
+rows are checked once per sweep, not once per estimate.
 """
 
 from __future__ import annotations
@@ -16,11 +22,17 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from lifelong_core.bits import row_totals
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import PackedFitMethod, SearchMethod
+from lifelong_core.methods.base import (
+    PackedFitMethod,
+    SearchMethod,
+    SweepScoring,
+    check_observations,
+)
 from lifelong_core.methods.irt_fit import DEFAULT_MAX_COLUMNS
 from lifelong_core.methods.registry import predicts_samples
-from lifelong_core.rows import RowSource
+from lifelong_core.rows import DEFAULT_CHUNK_ROWS, DenseRows, RowSource
 from lifelong_core.sortsearch.metrics import kappa_from
 
 OUT_KEYS = (
@@ -130,10 +142,16 @@ def score_method(
             raise InputError(
                 f"search method {getattr(method, 'name', method)!r} selected {len(sel)} samples for budget {b}."
             )
+        check_observations(sel, np.zeros(len(sel), dtype=np.uint8), n)
+    if isinstance(rows, DenseRows):
+        _check_binary(rows.A)
     out: dict[str, list] = {k: [] for k in OUT_KEYS}
     # A method that predicts no unevaluated sample (the random baseline) has no
     # sample-level error: its row is a constant fill, not a prediction to score.
     scored = predicts_samples(method)
+    if isinstance(method, SweepScoring):
+        _score_rows(method, rows, budgets, selections, scored, advance, out)
+        return _per_model(out)
     for row_ids, dense in rows.dense_chunks(step):
         for b, sel in zip(budgets, selections):
             for rid, row in zip(row_ids, dense):
@@ -159,6 +177,51 @@ def score_method(
                 out["est_lo"].append(np.nan if est.lo is None else float(est.lo))
                 out["est_hi"].append(np.nan if est.hi is None else float(est.hi))
         advance(len(row_ids))
+    return _per_model(out)
+
+
+def _check_binary(A: np.ndarray) -> None:
+    """The evaluated rows of an array hold only 0 and 1 (checked once per sweep)."""
+    if A.dtype != bool and not ((A == 0) | (A == 1)).all():
+        raise InputError("observed results must be 0/1 correctness values.")
+
+
+def _score_rows(
+    method: SweepScoring,
+    rows: RowSource,
+    budgets: Sequence[int],
+    selections: list[np.ndarray],
+    scored: bool,
+    advance: Callable[[int], None],
+    out: dict[str, list],
+) -> None:
+    """The batched path: blocks of packed rows through ``method.score_rows``.
+
+    Blocks are a fixed number of rows (not the caller's ``step``), so how the sweep was
+    asked to chunk its work does not change a number."""
+    n = rows.n
+    for start, stop in rows.spans(DEFAULT_CHUNK_ROWS):
+        P = rows.read(start, stop)
+        ids = rows.row_ids[start:stop]
+        true = row_totals(P, n) / n
+        for b, sc in zip(budgets, method.score_rows(selections, P, n)):
+            err = sc.wrong / n if scored else np.full(len(ids), np.nan)
+            kappa = kappa_from(err, true, sc.ones / n) if scored else np.full(len(ids), np.nan)
+            lo = np.full(len(ids), np.nan) if sc.lo is None else sc.lo
+            hi = np.full(len(ids), np.nan) if sc.hi is None else sc.hi
+            out["model_row"].extend(int(r) for r in ids)
+            out["budget"].extend([b] * len(ids))
+            out["est_acc"].extend(sc.acc.tolist())
+            out["true_acc"].extend(true.tolist())
+            out["mae"].extend(np.asarray(err, dtype=np.float64).tolist())
+            out["eagg"].extend(np.abs(sc.acc - true).tolist())
+            out["kappa"].extend(np.asarray(kappa, dtype=np.float64).tolist())
+            out["est_lo"].extend(lo.tolist())
+            out["est_hi"].extend(hi.tolist())
+        advance(stop - start)
+
+
+def _per_model(out: dict[str, list]) -> pd.DataFrame:
     if not out["model_row"]:
         raise InputError("the evaluated rows produced no blocks to score.")
     df = (
