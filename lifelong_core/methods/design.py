@@ -161,7 +161,7 @@ def _smallest_keys(keys, stratum, col, edges, sizes, take) -> np.ndarray | None:
     by = np.lexsort((part, vals), axis=1)
     part, vals = np.take_along_axis(part, by, axis=1), np.take_along_axis(vals, by, axis=1)
     cut = vals[np.arange(len(take)), take - 1]
-    if ((K <= cut[:, None]).sum(axis=1) != take).any():
+    if ((cut[:, None] >= K).sum(axis=1) != take).any():
         return None
     keep = np.arange(t)[None, :] < take[:, None]
     return (edges[:-1, None] + part)[keep]

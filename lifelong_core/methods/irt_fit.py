@@ -105,30 +105,36 @@ def spd_solve(H: np.ndarray, g: np.ndarray, p: int) -> np.ndarray:
     g = np.asarray(g, dtype=np.float64)
     out = np.empty(g.shape)
     start = np.concatenate([[0], np.cumsum(np.arange(p, 0, -1))])  # row i of the triangle
-    for a in range(0, H.shape[1], SOLVE_SYSTEMS):
-        h, rhs = H[:, a : a + SOLVE_SYSTEMS], g[:, a : a + SOLVE_SYSTEMS]
-        U = np.zeros((p, p, h.shape[1]))
-        for i in range(p):
-            row = h[start[i] : start[i + 1]]
-            if i:
-                row = row - np.einsum("kc,kjc->jc", U[:i, i], U[:i, i:])
-            d = np.sqrt(row[0])
-            U[i, i] = d
-            U[i, i + 1 :] = row[1:] / d
-        z = np.empty(rhs.shape)
-        for i in range(p):
-            z[i] = (rhs[i] - np.einsum("kc,kc->c", U[:i, i], z[:i])) / U[i, i]
-        x = out[:, a : a + SOLVE_SYSTEMS]
-        for i in reversed(range(p)):
-            x[i] = (z[i] - np.einsum("jc,jc->c", U[i, i + 1 :], x[i + 1 :])) / U[i, i]
-        bad = ~np.isfinite(x).all(axis=0)
-        if bad.any():
-            full = np.zeros((int(bad.sum()), p, p))
-            iu = np.triu_indices(p)
-            full[:, iu[0], iu[1]] = h[:, bad].T
-            full[:, iu[1], iu[0]] = h[:, bad].T
-            x[:, bad] = np.linalg.solve(full, rhs[:, bad].T[:, :, None])[:, :, 0].T
+    with np.errstate(invalid="ignore", divide="ignore"):  # a failed factor falls back below
+        for a in range(0, H.shape[1], SOLVE_SYSTEMS):
+            _spd_block(H, g, out, a, p, start)
     return out
+
+
+def _spd_block(H, g, out, a, p, start) -> None:
+    """:func:`spd_solve` of the systems ``a .. a + SOLVE_SYSTEMS`` into ``out``."""
+    h, rhs = H[:, a : a + SOLVE_SYSTEMS], g[:, a : a + SOLVE_SYSTEMS]
+    U = np.zeros((p, p, h.shape[1]))
+    for i in range(p):
+        row = h[start[i] : start[i + 1]]
+        if i:
+            row = row - np.einsum("kc,kjc->jc", U[:i, i], U[:i, i:])
+        d = np.sqrt(row[0])
+        U[i, i] = d
+        U[i, i + 1 :] = row[1:] / d
+    z = np.empty(rhs.shape)
+    for i in range(p):
+        z[i] = (rhs[i] - np.einsum("kc,kc->c", U[:i, i], z[:i])) / U[i, i]
+    x = out[:, a : a + SOLVE_SYSTEMS]
+    for i in reversed(range(p)):
+        x[i] = (z[i] - np.einsum("jc,jc->c", U[i, i + 1 :], x[i + 1 :])) / U[i, i]
+    bad = ~np.isfinite(x).all(axis=0)
+    if bad.any():
+        full = np.zeros((int(bad.sum()), p, p))
+        iu = np.triu_indices(p)
+        full[:, iu[0], iu[1]] = h[:, bad].T
+        full[:, iu[1], iu[0]] = h[:, bad].T
+        x[:, bad] = np.linalg.solve(full, rhs[:, bad].T[:, :, None])[:, :, 0].T
 
 
 def column_chunks(n: int, m: int, block_bytes: int = DEFAULT_BLOCK_BYTES) -> list[tuple[int, int]]:

@@ -1,0 +1,177 @@
+"""The estimators' linear-time kernels against transcriptions of the straightforward code.
+
+Each kernel here replaced a simpler computation of the same quantity; each test keeps
+that computation as the second implementation: the stratified draw (a sort of every key
+by stratum), stratum labels (a binary search), the MAP ability (one model at a time,
+full Fisher matrices, LAPACK), the Newton systems (LAPACK), and the check of observations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from lifelong_core.errors import InputError
+from lifelong_core.methods import design, irt
+from lifelong_core.methods.base import check_observations
+from lifelong_core.methods.irt_fit import spd_solve
+
+
+def stratified_by_sorting(n: int, budget: int, rng) -> np.ndarray:
+    """The draw as a full sort: every key sorted by (stratum, key), the first take kept."""
+    edges = design.strata_bounds(n, budget)
+    sizes = np.diff(edges)
+    take = np.full(len(sizes), min(2, budget), dtype=np.int64)
+    take[int(np.argmax(sizes))] += budget - take.sum()
+    keys = rng.random(n)
+    stratum = np.repeat(np.arange(len(sizes)), sizes)
+    by_key = np.lexsort((keys, stratum))
+    rank = np.arange(n) - np.repeat(edges[:-1], sizes)
+    return np.sort(by_key[rank < np.repeat(take, sizes)])
+
+
+class CoarseKeys(np.random.Generator):
+    """A generator whose keys take few values, so that keys tie at the strata's cuts."""
+
+    def __init__(self, seed: int, levels: int):
+        super().__init__(np.random.PCG64(seed))
+        self.levels = levels
+
+    def random(self, size=None, dtype=np.float64, out=None):
+        return np.floor(super().random(size) * self.levels) / self.levels
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 9, 64, 1001, 4099])
+def test_stratified_draw_equals_the_full_sort(n):
+    for budget in sorted({1, 2, 3, 5, 8, 9, n // 3, n // 2, n - 1, n} - {0}):
+        if budget > n:
+            continue
+        for seed in range(4):
+            got = design.stratified_positions(n, budget, np.random.default_rng(seed))
+            want = stratified_by_sorting(n, budget, np.random.default_rng(seed))
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("levels", [2, 5, 50])
+def test_stratified_draw_breaks_ties_as_the_full_sort(levels):
+    for n, budget in ((100, 10), (1000, 7), (37, 37)):
+        for seed in range(3):
+            got = design.stratified_positions(n, budget, CoarseKeys(seed, levels))
+            want = stratified_by_sorting(n, budget, CoarseKeys(seed, levels))
+            np.testing.assert_array_equal(got, want)
+
+
+def test_stratum_labels_equal_a_binary_search():
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 7, 100, 10_007, 500_000):
+        for budget in sorted({1, 2, 3, 8, 33, n // 2, n} - {0}):
+            edges = design.strata_bounds(n, budget)
+            ranks = rng.permutation(n)[:budget]
+            np.testing.assert_array_equal(
+                design._stratum_of(edges, ranks, n), np.searchsorted(edges, ranks, side="right") - 1
+            )
+
+
+def map_one_at_a_time(item, cols, obs, iters=30):
+    """The MAP ability of one model: full Fisher matrices, LAPACK solves."""
+    X, off, y = item.w[cols].astype(np.float64), item.d[cols].astype(np.float64), obs.astype(float)
+    theta = item.prior_mean.copy()
+    for _ in range(iters):
+        mu = expit(off + X @ theta)
+        grad = X.T @ (y - mu) - item.prior_prec @ (theta - item.prior_mean)
+        fisher = (X * (mu * (1 - mu))[:, None]).T @ X
+        step = np.linalg.solve(fisher + item.prior_prec, grad)
+        theta = theta + np.clip(step, -2.0, 2.0)
+        if np.abs(step).max() < 1e-6:
+            break
+    mu = expit(off + X @ theta)
+    fisher = (X * (mu * (1 - mu))[:, None]).T @ X
+    return theta, float(np.trace(np.linalg.solve(fisher + item.prior_prec, fisher)))
+
+
+@pytest.mark.parametrize("k", [1, 3, 10])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_batched_map_abilities_equal_one_model_at_a_time(k, dtype, monkeypatch):
+    rng = np.random.default_rng(k)
+    n = 3000
+    item = irt.item_model(
+        rng.normal(size=n).astype(dtype),
+        rng.normal(size=(n, k)).astype(dtype),
+        rng.normal(size=(80, k)),
+    )
+    # Small groups, so that several groups of models are fitted.
+    monkeypatch.setattr(irt, "PASS_BYTES", 8 * 700 * 3)
+    for b in (1, 5, 64, 700):
+        cols = np.sort(rng.choice(n, b, replace=False))
+        obs = (rng.random((b, 9)) < 0.6).astype(np.uint8)
+        obs[:, 0] = 1  # a perfect score: the prior alone keeps it finite
+        theta, df = irt.map_abilities(item, cols, obs)
+        for r in range(9):
+            want_theta, want_df = map_one_at_a_time(item, cols, obs[:, r])
+            np.testing.assert_allclose(theta[r], want_theta, rtol=0, atol=1e-9)
+            assert df[r] == pytest.approx(want_df, abs=1e-9)
+        one, _ = irt.map_ability(item, cols, obs[:, 3])
+        np.testing.assert_allclose(one, theta[3], rtol=0, atol=1e-12)
+
+
+def test_probabilities_do_not_depend_on_the_batch():
+    rng = np.random.default_rng(2)
+    n, k = 20_000, 10
+    item = irt.item_model(
+        rng.normal(size=n).astype(np.float32),
+        rng.normal(size=(n, k)).astype(np.float32),
+        rng.normal(size=(50, k)),
+    )
+    theta = rng.normal(size=(37, k))
+    whole = irt.item_probs(item, theta)
+    assert whole.dtype == np.float32
+    np.testing.assert_array_equal(irt.item_probs(item, theta[5:6])[:, 0], whole[:, 5])
+    np.testing.assert_array_equal(irt.item_probs(item, theta, 8192, 16384), whole[8192:16384])
+    np.testing.assert_array_equal(irt.all_item_probs(item, theta), whole)
+    eta = item.d.astype(float)[:, None] + item.w.astype(float) @ theta.T
+    np.testing.assert_allclose(whole, expit(eta), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("p", [1, 2, 5, 11, 17])
+def test_spd_solve_equals_lapack(p):
+    rng = np.random.default_rng(p)
+    c = 5000
+    X = rng.normal(size=(c, 12, p))
+    A = np.einsum("cmi,cmj->cij", X, X) + 0.01 * np.eye(p)
+    g = rng.normal(size=(p, c))
+    iu = np.triu_indices(p)
+    got = spd_solve(A[:, iu[0], iu[1]].T, g, p)
+    want = np.linalg.solve(A, g.T[:, :, None])[:, :, 0].T
+    np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+
+
+def test_spd_solve_falls_back_on_a_system_that_is_not_positive_definite():
+    A = np.array([[[0.0, 1.0], [1.0, 0.0]], [[2.0, 0.0], [0.0, 3.0]]])  # the first is indefinite
+    g = np.array([[1.0, 2.0], [3.0, 3.0]])
+    iu = np.triu_indices(2)
+    got = spd_solve(A[:, iu[0], iu[1]].T, g, 2)
+    np.testing.assert_allclose(got, np.linalg.solve(A, g.T[:, :, None])[:, :, 0].T)
+
+
+def test_observations_are_checked_in_one_pass_as_before():
+    pos, obs = check_observations(np.array([1, 4, 9]), np.array([True, False, True]), 10)
+    assert pos.dtype == np.int64 and obs.dtype == np.uint8 and obs.tolist() == [1, 0, 1]
+    assert check_observations(np.array([9, 1, 4]), np.array([1.0, 0.0, 1.0]), 10)[1].tolist() == [
+        1,
+        0,
+        1,
+    ]
+    for pos, obs, words in [
+        ([3, 1, 3], [1, 0, 1], "distinct"),
+        ([1, 3, 3], [1, 0, 1], "distinct"),
+        ([0, 10], [1, 0], "distinct"),
+        ([-1, 2], [1, 0], "distinct"),
+        ([1, 2], [1, 2], "0/1"),
+        ([1, 2], [0.5, 1], "0/1"),
+        ([1, 2], ["1", "0"], "0/1"),
+        ([1, 2], [np.nan, 1], "0/1"),
+        ([], [], "at least one"),
+    ]:
+        with pytest.raises(InputError, match=words):
+            check_observations(np.array(pos), np.array(obs), 10)

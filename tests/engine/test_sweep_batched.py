@@ -1,0 +1,170 @@
+"""The sweep's batched scoring (``SweepScoring.score_rows``) against the per-row path.
+
+``mirt`` and the default ``auto`` score every evaluated row of a block at once: one MAP
+fit per budget over the evaluated items, one pass over the items for every row and budget.
+Each test runs the same fitted method twice through ``score_method``: as it is, and
+wrapped so that only ``select``/``estimate`` are visible (the straightforward path: a
+per-sample row per model and budget, compared with the truth row). The numbers must agree:
+the counts behind MAE and kappa exactly, the accuracies and intervals to the order of
+floating-point sums.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lifelong_core.bits import pack_rows
+from lifelong_core.datasets.synthetic import SyntheticSpec, generate
+from lifelong_core.errors import InputError
+from lifelong_core.methods import get_method
+from lifelong_core.methods.auto import AutoEstimator, AutoTuning, Choice
+from lifelong_core.methods.base import SweepScoring
+from lifelong_core.rows import DenseRows
+from lifelong_core.sortsearch.sort import order_from_sums
+from lifelong_core.sweep import run_sweep
+from lifelong_core.sweep.protocol import score_method
+
+BUDGETS = (8, 16, 64, 256, 600)
+
+
+class RowByRow:
+    """The fitted method seen through ``select`` and ``estimate`` only."""
+
+    def __init__(self, method):
+        self.m, self.name = method, method.name
+
+    def fit(self, *args, **kwargs):
+        return self
+
+    def select(self, *args):
+        return self.m.select(*args)
+
+    def estimate(self, *args):
+        return self.m.estimate(*args)
+
+
+@pytest.fixture(scope="module")
+def cache():
+    A = generate(
+        SyntheticSpec(n_models=70, n_samples=1203, seed=11, n_clusters=3, cluster_spread=1.0)
+    )
+    S, E = A[:45], A[45:]
+    return S, E, order_from_sums(S.sum(axis=0))
+
+
+def both(method, E, budgets=BUDGETS, step=4):
+    fast = score_method(
+        method, DenseRows(E), budgets, np.random.default_rng(5), step, lambda r: None
+    )
+    slow = score_method(
+        RowByRow(method), DenseRows(E), budgets, np.random.default_rng(5), step, lambda r: None
+    )
+    return fast, slow
+
+
+def assert_same(fast: pd.DataFrame, slow: pd.DataFrame, tol: float = 1e-12) -> None:
+    assert list(fast.columns) == list(slow.columns)
+    pd.testing.assert_frame_equal(
+        fast[["model_row", "budget", "true_acc", "mae", "kappa"]],
+        slow[["model_row", "budget", "true_acc", "mae", "kappa"]],
+        rtol=0,
+        atol=1e-15,
+    )
+    for col in ("est_acc", "eagg", "est_lo", "est_hi"):
+        np.testing.assert_allclose(fast[col], slow[col], rtol=0, atol=tol, err_msg=col)
+
+
+@pytest.mark.parametrize("name", ["mirt", "irt"])
+@pytest.mark.parametrize("packed", [False, True], ids=["dense fit", "packed float32 fit"])
+def test_item_models_score_the_same_batched_and_row_by_row(cache, name, packed):
+    S, E, order = cache
+    method = get_method(name)
+    if packed:
+        method.fit_packed(pack_rows(S), S.shape[1], order, max_columns=500)
+        assert method.item_.w.dtype == np.float32
+    else:
+        method.fit(S, order)
+    assert isinstance(method, SweepScoring)
+    assert_same(*both(method, E))
+
+
+@pytest.mark.parametrize(
+    "choices",
+    [
+        # every pair of the three candidates, including the estimate and prediction apart
+        (
+            Choice(8, "threshold", "mirt"),
+            Choice(16, "copy-nearest", "threshold"),
+            Choice(64, "mirt", "copy-nearest"),
+            Choice(256, "threshold", "threshold"),
+            Choice(600, "copy-nearest", "copy-nearest"),
+        ),
+        tuple(Choice(b, "mirt", "mirt") for b in BUDGETS),
+        tuple(Choice(b, "threshold", "threshold") for b in BUDGETS),
+    ],
+    ids=["mixed", "mirt", "threshold"],
+)
+def test_auto_scores_the_same_batched_and_row_by_row(cache, choices):
+    S, E, order = cache
+    method = AutoEstimator(tuning=AutoTuning(3, 8.0, choices)).fit(S, order)
+    method.name = "auto"
+    assert_same(*both(method, E))
+
+
+def test_auto_cross_validated_and_fitted_from_packed_rows(cache, monkeypatch):
+    monkeypatch.setenv("LBE_TUNING_CACHE", "")
+    S, E, order = cache
+    method = get_method("auto").fit_packed(pack_rows(S), S.shape[1], order)
+    assert_same(*both(method, E))
+
+
+def test_a_rows_numbers_do_not_depend_on_the_other_rows_scored(cache):
+    S, E, order = cache
+    method = get_method("mirt").fit_packed(pack_rows(S), S.shape[1], order)
+    whole = score_method(method, DenseRows(E), BUDGETS, np.random.default_rng(1), 4, lambda r: 0)
+    rows = np.array([2, 7, 19])
+    part = score_method(
+        method, DenseRows(E[rows], rows), BUDGETS, np.random.default_rng(1), 4, lambda r: 0
+    )
+    same = whole[whole["model_row"].isin(rows)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(same, part, check_exact=True)
+
+
+def test_the_sweep_gives_the_same_numbers_whatever_its_chunks(cache):
+    S, E, _ = cache
+    runs = [
+        run_sweep(S, E, BUDGETS, search="irt", seed=3, chunk_rows=c).per_model for c in (1, 4, 64)
+    ]
+    for other in runs[1:]:
+        pd.testing.assert_frame_equal(runs[0], other, check_exact=True)
+
+
+def test_rows_that_are_not_zero_one_are_refused_once_per_sweep(cache):
+    S, E, order = cache
+    bad = E.copy()
+    bad[3, 10] = 2
+    method = get_method("mirt").fit(S, order)
+    with pytest.raises(InputError, match="0/1"):
+        score_method(method, DenseRows(bad), BUDGETS, np.random.default_rng(0), 4, lambda r: 0)
+
+
+def test_mae_and_kappa_by_hand_on_a_tiny_case():
+    """Two evaluated rows, one budget: the counts behind MAE and kappa, by hand."""
+    rng = np.random.default_rng(0)
+    S = (rng.random((12, 40)) < np.linspace(0.95, 0.05, 40)).astype(np.uint8)
+    E = (rng.random((2, 40)) < np.linspace(0.9, 0.1, 40)).astype(np.uint8)
+    order = order_from_sums(S.sum(axis=0))
+    method = get_method("mirt").fit(S, order)
+    sel = method.select(40, 10, np.random.default_rng(4))
+    fast = score_method(method, DenseRows(E), (10,), np.random.default_rng(4), 4, lambda r: 0)
+    for r in range(2):
+        est = method.estimate(sel, E[r, sel])
+        row = fast.iloc[r]
+        wrong = int(np.sum(est.per_sample != E[r]))
+        assert row["mae"] == wrong / 40
+        a, y = E[r].mean(), est.per_sample.mean()
+        p_e = a * y + (1 - a) * (1 - y)
+        assert row["kappa"] == pytest.approx(((1 - wrong / 40) - p_e) / (1 - p_e), abs=1e-12)
+        assert row["est_acc"] == pytest.approx(est.acc, abs=1e-12)
