@@ -113,6 +113,24 @@ def _cache(store_path: str, dataset: str | None):
         return harness.cache_of(st, store_dataset(st, dataset))
 
 
+def _kept(store_path: str, cache, method: str):
+    """The method's parameters kept in the store (``lbe state --refresh``) when they cover
+    the cache's samples, else None (the command fits them); a stale state is said on
+    standard error."""
+    import sys
+
+    from lifelong_core.workflows import lifelong_state
+
+    dataset = str(cache.samples["dataset"].iloc[0])
+    with open_store(store_path) as st:
+        est, stat = lifelong_state.fitted_on(
+            st, dataset, method, cache.samples["sample_idx"].to_numpy()
+        )
+    if est is not None and stat is not None and (stat.models_since_fit or stat.sort_stale):
+        print(stat.sentence(), file=sys.stderr)
+    return est
+
+
 def run_select(args: argparse.Namespace) -> int:
     from lifelong_core.methods import available_methods
     from lifelong_core.methods.draws import COMMON, PER_MODEL
@@ -140,6 +158,7 @@ def run_select(args: argparse.Namespace) -> int:
         args.budget,
         args.method,
         args.seed,
+        fitted=_kept(args.store, cache, args.method),
         model=args.model,
         draws=COMMON if args.common_items else PER_MODEL,
     )
@@ -168,7 +187,15 @@ def run_estimate(args: argparse.Namespace) -> int:
     obs = harness.observations_from_lm_eval(
         args.lm_eval, cache, names, metric=args.metric, filter=args.filter
     )
-    est = harness.estimate_new_model(cache, obs.values, args.method)
+    kept = _kept(args.store, cache, args.method)
+    est = harness.estimate_new_model(
+        cache,
+        obs.values,
+        args.method,
+        fitter=None
+        if kept is None
+        else (lambda d, tuning: kept if d is None else harness.fit(cache, args.method, d, tuning)),
+    )
     print(harness.format_estimate(args.model, est))
     if args.out is not None:
         est.table.to_csv(args.out, index=False)

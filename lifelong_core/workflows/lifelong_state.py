@@ -370,3 +370,37 @@ def fitted(st, dataset: str, method: str | None = None):
         return None, stat
     model = item_model(item.d, item.w, item.theta)
     return _estimator(method).with_items(model, sort.order, params=item.params), stat
+
+
+def fitted_on(st, dataset: str, method: str, sample_idx) -> tuple[object | None, Status]:
+    """``method`` from the kept parameters when they cover exactly these samples, without
+    refitting; what ``lbe select`` and ``lbe estimate`` load before fitting anything.
+
+    Parameters
+    ----------
+    st : Store
+        An open store (a read-only handle will do).
+    dataset : str
+        A dataset the store holds.
+    method : str
+        The method asked for; only one whose parameters can be kept is looked up.
+    sample_idx : array_like of int
+        ``sample_idx`` of the columns the caller estimates over, in its column order.
+
+    Returns
+    -------
+    tuple of (estimator or None, Status or None)
+        The kept estimator and its status (which says whether models were added since the
+        fit); None and the status when nothing usable is kept for these samples (the
+        caller fits as before); None and None for a method whose parameters are never
+        kept.
+    """
+    if method not in kept_methods():
+        return None, None
+    est, stat = fitted(st, dataset, method)
+    if est is None:
+        return None, stat
+    item = kept.load_item_state(st, dataset, method)
+    if item is None or not np.array_equal(item.samples, np.asarray(sample_idx, dtype=np.int64)):
+        return None, stat
+    return est, stat
