@@ -160,7 +160,11 @@ def sweep(
         eval_rows,
         scored,
     )
-    return _memo().get_or_compute(("sweep",) + args, lambda: _sweep(*args, progress=progress))
+    # Only the threshold rules read the sampling grid (every other method brings its own
+    # design), so for them a change of the Sampling radio finds the sweep already made.
+    grid = sampling if capabilities(search).threshold_rule else None
+    memo_key = ("sweep",) + args[:5] + (grid,) + args[6:]
+    return _memo().get_or_compute(memo_key, lambda: _sweep(*args, progress=progress))
 
 
 def _sweep(

@@ -1,0 +1,99 @@
+"""What the pages fit and sweep for the default estimator: counted, never timed.
+
+- Evaluate something new loads ``auto`` from the store's kept state (``lbe state
+  --refresh``) instead of fitting it on the whole cache; without a kept state it fits.
+- The Budget explorer's re-run after the Sampling radio changes finds the default's sweep
+  already made: only the threshold rules read that grid.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import streamlit as st
+
+from lifelong_core.methods import auto
+from lifelong_core.methods.registry import DEFAULT_METHOD
+from tests.app.apptest_pages import ok, open_page
+
+
+@pytest.fixture()
+def counted(monkeypatch):
+    """Whole fits of the default estimator and sweeps run, counted."""
+    seen = {"fit": 0, "sweep": 0}
+    fit, fit_packed = auto.AutoEstimator.fit, auto.AutoEstimator.fit_packed
+
+    def counted_fit(self, *args, **kwargs):
+        seen["fit"] += 1
+        return fit(self, *args, **kwargs)
+
+    def counted_packed(self, *args, **kwargs):
+        seen["fit"] += 1
+        return fit_packed(self, *args, **kwargs)
+
+    from lifelong_core.workflows import sweeps
+
+    run = sweeps.run_sweep
+
+    def counted_sweep(*args, **kwargs):
+        seen["sweep"] += 1
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(auto.AutoEstimator, "fit", counted_fit)
+    monkeypatch.setattr(auto.AutoEstimator, "fit_packed", counted_packed)
+    monkeypatch.setattr(sweeps, "run_sweep", counted_sweep)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield seen
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture()
+def own_store(synthetic_store_path, tmp_path, monkeypatch):
+    path = tmp_path / "s.duckdb"
+    shutil.copy(synthetic_store_path, path)
+    monkeypatch.setenv("LBE_STORE", str(path))
+    return path
+
+
+def refresh(path) -> None:
+    from lifelong_core.store import Store
+    from lifelong_core.workflows import lifelong_state
+
+    with Store.open(path, read_only=False) as s:
+        _, item = lifelong_state.refresh(s, s.datasets()["dataset"].item())
+    assert item.method == DEFAULT_METHOD
+
+
+PAGE = "pages/3_Evaluate_something_new.py"
+
+
+def test_a_new_model_is_chosen_for_from_the_kept_state_without_a_fit(own_store, counted):
+    refresh(own_store)
+    counted["fit"] = 0
+    at = open_page(PAGE, {"search": DEFAULT_METHOD}, no_error=True)
+    assert counted["fit"] == 0
+    assert any("Run the new model on these" in m.value for m in at.markdown)
+
+
+def test_without_a_kept_state_the_page_fits_once(own_store, counted):
+    open_page(PAGE, {"search": DEFAULT_METHOD}, no_error=True)
+    assert counted["fit"] == 1
+
+
+def test_the_sampling_radio_does_not_sweep_the_default_again(synthetic_store_env, counted):
+    at = open_page("pages/1_Budget_explorer.py", {"search": DEFAULT_METHOD, "baseline": "false"})
+    ok(at)
+    assert counted["sweep"] == 1
+    radio = next(r for r in at.sidebar.radio if r.label == "Sampling")
+    radio.set_value("random" if radio.value != "random" else "uniform").run()
+    ok(at)
+    assert counted["sweep"] == 1
+    # A threshold rule reads the grid: the same change sweeps it again.
+    at = open_page("pages/1_Budget_explorer.py", {"search": "midpoint", "baseline": "false"})
+    assert counted["sweep"] == 2
+    radio = next(r for r in at.sidebar.radio if r.label == "Sampling")
+    radio.set_value("random" if radio.value != "random" else "uniform").run()
+    assert counted["sweep"] == 3
