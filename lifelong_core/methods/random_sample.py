@@ -60,6 +60,35 @@ def _largest(pred, lo: int, hi: int) -> int:
     return lo
 
 
+def _hypergeom_tails():
+    """``hypergeom.sf`` and ``hypergeom.cdf`` of ``scipy.stats`` as ``(x, M, n, N)`` functions,
+    called through the special functions they wrap: the same numbers without the
+    distribution's per-call argument handling (most of the time of a bisection's ~40
+    scalar calls)."""
+    try:
+        from scipy.special import _ufuncs
+
+        sf, cdf = _ufuncs._hypergeom_sf, _ufuncs._hypergeom_cdf
+    except (ImportError, AttributeError):  # another scipy: the distribution's own methods
+        from scipy.stats import hypergeom
+
+        return hypergeom.sf, hypergeom.cdf
+
+    def tail(f, below: float):
+        def at(x: int, M: int, n: int, N: int) -> float:
+            # Outside the support the special function is undefined; the distribution's
+            # value there is 0 or 1.
+            if x < max(0, N - (M - n)):
+                return below
+            if x >= min(n, N):
+                return 1.0 - below
+            return float(f(x, n, N, M))
+
+        return at
+
+    return tail(sf, 1.0), tail(cdf, 0.0)
+
+
 @lru_cache(maxsize=4096)
 def hypergeometric_limits(a: int, sample: int, population: int, level: float = 0.95):
     """Exact confidence limits ``(A_lo, A_hi)`` for the number ``A`` of correct items among
@@ -92,8 +121,7 @@ def hypergeometric_limits(a: int, sample: int, population: int, level: float = 0
     >>> hypergeometric_limits(5, 10, 10)
     (5, 5)
     """
-    from scipy.stats import hypergeom
-
+    sf, cdf = _hypergeom_tails()
     half = (1.0 - level) / 2.0
     b = sample - a
     # A is at least the a correct items seen and leaves room for the b wrong ones.
@@ -103,7 +131,7 @@ def hypergeometric_limits(a: int, sample: int, population: int, level: float = 0
     else:
         # P(X >= a | A) rises with A; A_lo = one past the largest A where it is <= half.
         def tail_high_small(k: int) -> bool:
-            return hypergeom.sf(a - 1, population, k, sample) <= half
+            return sf(a - 1, population, k, sample) <= half
 
         lo = a_min if not tail_high_small(a_min) else _largest(tail_high_small, a_min, a_max) + 1
     if b == 0:
@@ -111,7 +139,7 @@ def hypergeometric_limits(a: int, sample: int, population: int, level: float = 0
     else:
         # P(X <= a | A) falls as A rises; A_hi = the largest A where it is > half.
         def tail_low_large(k: int) -> bool:
-            return hypergeom.cdf(a, population, k, sample) > half
+            return cdf(a, population, k, sample) > half
 
         hi = _largest(tail_low_large, a_min, a_max)
     return int(min(lo, a_max)), int(max(hi, a_min))

@@ -175,3 +175,18 @@ def test_observations_are_checked_in_one_pass_as_before():
     ]:
         with pytest.raises(InputError, match=words):
             check_observations(np.array(pos), np.array(obs), 10)
+
+
+def test_hypergeometric_tails_equal_the_distributions_own():
+    from scipy.stats import hypergeom
+
+    from lifelong_core.methods.random_sample import _hypergeom_tails
+
+    sf, cdf = _hypergeom_tails()
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        M = int(rng.integers(1, 3000))
+        N, n = int(rng.integers(1, M + 1)), int(rng.integers(0, M + 1))
+        x = int(rng.integers(-2, N + 2))
+        assert sf(x, M, n, N) == hypergeom.sf(x, M, n, N), (x, M, n, N)
+        assert cdf(x, M, n, N) == hypergeom.cdf(x, M, n, N), (x, M, n, N)
