@@ -37,9 +37,11 @@ import numpy as np
 
 from lifelong_core.errors import InputError
 
-# Below glibc's largest mmap threshold (32 MB): a chunk's temporaries come from the heap
-# instead of fresh pages faulted in on every Newton step.
-DEFAULT_BLOCK_BYTES = 16 << 20
+# A column chunk's working arrays stay in the processor's cache: the Newton steps make a
+# dozen passes over them (1 MB measured 1.6x faster than 16 MB, 2.5x than 64 MB).
+DEFAULT_BLOCK_BYTES = 1 << 20
+# Rows unpacked at a time when the two-stage fit gathers its columns.
+ROW_BLOCK_BYTES = 64 << 20
 # Columns the two-stage fit alternates on when the cache is wider (see fit_packed_item_model).
 DEFAULT_MAX_COLUMNS = 65_536
 
@@ -248,9 +250,9 @@ def _alternate(P, n, k, iters, item_ridge, spans, tick):
 
 
 def _columns(P: np.ndarray, n: int, cols: np.ndarray) -> np.ndarray:
-    """Packed rows of the chosen columns only (row chunks of at most ``DEFAULT_BLOCK_BYTES``)."""
+    """Packed rows of the chosen columns only (row chunks of at most ``ROW_BLOCK_BYTES``)."""
     out = np.empty((P.shape[0], (len(cols) + 7) // 8), dtype=np.uint8)
-    step = max(1, DEFAULT_BLOCK_BYTES // max(n, 1))
+    step = max(1, ROW_BLOCK_BYTES // max(n, 1))
     for a in range(0, P.shape[0], step):
         dense = np.unpackbits(P[a : a + step], axis=1, count=n, bitorder="little")
         out[a : a + step] = np.packbits(dense[:, cols], axis=1, bitorder="little")
@@ -304,11 +306,15 @@ def fit_packed_item_model(
     steps = (iters + 1) * len(spans) + len(all_spans)
     done = 0
 
+    said = 0.0
+
     def tick() -> None:
-        nonlocal done
+        nonlocal done, said
         done += 1
-        if progress is not None:
-            progress(min(done / steps, 1.0))
+        # Every hundredth of the way, not every chunk: a progress bar redraws on each call.
+        if progress is not None and (done / steps - said >= 0.01 or done >= steps):
+            said = min(done / steps, 1.0)
+            progress(said)
 
     if not two_stage:
         theta, d, w, _ = _alternate(P, n, k, iters, item_ridge, spans, tick)
