@@ -90,7 +90,7 @@ from lifelong_core.methods.irt import (
     fit_item_model,
     item_pass,
     map_abilities,
-    map_ability,
+    map_abilities_each,
 )
 from lifelong_core.sortsearch.search import rule_thresholds
 from lifelong_core.sortsearch.sort import order_from_sums
@@ -320,11 +320,20 @@ def _score_mirt(B, folds, draws, k: int, ridge: float, iters: int) -> np.ndarray
         train = np.setdiff1d(np.arange(B.shape[0]), test)
         items.append(fit_item_model(B[train], k=k, iters=iters, item_ridge=ridge))
     out = np.empty((len(draws.row), 2))
-    for d, (f, i, cols) in enumerate(zip(draws.fold, draws.row, draws.cols)):
+    # The draws of one fold and budget are fitted together (each on its own columns).
+    groups: dict[tuple[int, int], list[int]] = {}
+    for d, (f, b) in enumerate(zip(draws.fold, draws.budget)):
+        groups.setdefault((f, b), []).append(d)
+    for (f, _), ds in groups.items():
         item = items[f]
-        theta, df = map_ability(item, cols, B[i, cols])
-        prob = expit(item.d + item.w @ theta)
-        out[d] = _errors((prob >= 0.5).astype(np.uint8), prob, B[i], cols, draws.strata[d], df)
+        cols = np.stack([draws.cols[d] for d in ds])
+        rows = np.array([draws.row[d] for d in ds])
+        theta, df = map_abilities_each(item, cols, B[rows[:, None], cols])
+        probs = expit(item.d[:, None] + item.w @ theta.T)
+        for j, d in enumerate(ds):
+            prob = probs[:, j]
+            pred = (prob >= 0.5).astype(np.uint8)
+            out[d] = _errors(pred, prob, B[rows[j]], cols[j], draws.strata[d], df[j])
     return out
 
 

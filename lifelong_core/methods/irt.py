@@ -207,31 +207,83 @@ def map_abilities(
     return theta, df
 
 
+def map_abilities_each(
+    item: ItemModel, cols: np.ndarray, obs: np.ndarray, iters: int = 30
+) -> tuple[np.ndarray, np.ndarray]:
+    """MAP abilities of several new models, each evaluated on its own sample columns.
+
+    :func:`map_abilities` when the models do not share their evaluated samples (each has
+    its own draw, as the cross-validation's held-out models do), with the same number of
+    them: the same Newton iteration, its sums formed per model.
+
+    Parameters
+    ----------
+    item : ItemModel
+        The fitted item model.
+    cols : numpy.ndarray
+        (models, n') each model's evaluated sample columns.
+    obs : numpy.ndarray
+        (models, n') their 0/1 results.
+    iters : int
+        The most Newton steps per model.
+
+    Returns
+    -------
+    theta : numpy.ndarray
+        (models, k) the MAP abilities.
+    df : numpy.ndarray
+        (models,) the effective number of parameters of each fit.
+    """
+    cols = np.asarray(cols, dtype=np.int64)
+    theta = np.empty((len(cols), item.w.shape[1]))
+    df = np.empty(len(cols))
+    group = max(1, PASS_BYTES // (8 * max(cols.shape[1], 1) * item.w.shape[1]))
+    for g in range(0, len(cols), group):
+        c = cols[g : g + group]
+        theta[g : g + group], df[g : g + group] = _map_group(
+            item,
+            np.asarray(item.w[c], dtype=np.float64),
+            np.asarray(item.d[c], dtype=np.float64),
+            obs[g : g + group],
+            iters,
+        )
+    return theta, df
+
+
 def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray, iters: int):
-    """:func:`map_abilities` of one group of models (``obs``: one row per model)."""
-    k = X.shape[1]
+    """The MAP Newton iteration of one group of models (``obs``: one row per model).
+
+    ``X`` and ``off`` are the evaluated samples' item parameters: ``(n', k)`` and
+    ``(n',)`` shared by every model, or ``(models, n', k)`` and ``(models, n')``, one set
+    per model."""
+    shared = X.ndim == 2
+    k = X.shape[-1]
     prec, mean = item.prior_prec, item.prior_mean
-    XT = np.ascontiguousarray(X.T)
+    XT = np.ascontiguousarray(X.T) if shared else None
     iu = _triu(k)
-    XX = X[:, iu[0]] * X[:, iu[1]]  # each row's upper-triangle products, for the Fisher sums
+    XX = X[..., iu[0]] * X[..., iu[1]]  # each row's upper-triangle products, for the Fisher sums
     y = np.asarray(obs, dtype=np.float64)
     # Work arrays made once: a fresh (models x n') temporary per step costs more in page
     # faults than the arithmetic on it.
     eta_buf = np.empty(y.shape)
     wts_buf = np.empty(y.shape)
 
-    def probs(t: np.ndarray) -> np.ndarray:
+    def probs(t: np.ndarray, rows: np.ndarray) -> np.ndarray:
         eta = eta_buf[: len(t)]
-        np.matmul(t, XT, out=eta)
-        eta += off
+        if shared:
+            np.matmul(t, XT, out=eta)
+            eta += off
+        else:
+            np.einsum("mbk,mk->mb", X[rows], t, out=eta)
+            eta += off[rows]
         return expit(eta, out=eta)
 
-    def fisher(mu: np.ndarray) -> np.ndarray:
+    def fisher(mu: np.ndarray, rows: np.ndarray) -> np.ndarray:
         wts = wts_buf[: len(mu)]
         np.multiply(mu, mu, out=wts)
         np.subtract(mu, wts, out=wts)
         out = np.zeros((len(mu), k, k))
-        out[:, iu[0], iu[1]] = wts @ XX
+        out[:, iu[0], iu[1]] = wts @ XX if shared else np.einsum("mb,mbp->mp", wts, XX[rows])
         out[:, iu[1], iu[0]] = out[:, iu[0], iu[1]]
         return out
 
@@ -239,10 +291,11 @@ def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray,
     live = np.arange(len(y))
     for _ in range(iters):
         t = theta[live]
-        mu = probs(t)
-        info = fisher(mu)
+        mu = probs(t, live)
+        info = fisher(mu, live)
         np.subtract(y, mu, out=mu)
-        grad = mu @ X - (t - mean) @ prec
+        score = mu @ X if shared else np.einsum("mb,mbk->mk", mu, X[live])
+        grad = score - (t - mean) @ prec
         step = np.linalg.solve(info + prec, grad[:, :, None])[:, :, 0]
         theta[live] = t + np.clip(step, -2.0, 2.0)
         going = np.abs(step).max(axis=1) >= 1e-6
@@ -250,7 +303,8 @@ def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray,
             break
         if not going.all():
             live, y = live[going], y[going]
-    info = fisher(probs(theta))
+    every = np.arange(len(theta))
+    info = fisher(probs(theta, every), every)
     return theta, np.einsum("mii->m", np.linalg.solve(info + prec, info))
 
 

@@ -190,3 +190,19 @@ def test_hypergeometric_tails_equal_the_distributions_own():
         x = int(rng.integers(-2, N + 2))
         assert sf(x, M, n, N) == hypergeom.sf(x, M, n, N), (x, M, n, N)
         assert cdf(x, M, n, N) == hypergeom.cdf(x, M, n, N), (x, M, n, N)
+
+
+@pytest.mark.parametrize("k", [1, 4])
+def test_map_abilities_each_on_its_own_columns_equal_one_model_at_a_time(k, monkeypatch):
+    rng = np.random.default_rng(10 + k)
+    n = 2000
+    item = irt.item_model(rng.normal(size=n), rng.normal(size=(n, k)), rng.normal(size=(60, k)))
+    monkeypatch.setattr(irt, "PASS_BYTES", 8 * 40 * k * 4)  # groups of four models
+    for b in (1, 6, 40):
+        cols = np.stack([np.sort(rng.choice(n, b, replace=False)) for _ in range(11)])
+        obs = (rng.random((11, b)) < 0.55).astype(np.uint8)
+        theta, df = irt.map_abilities_each(item, cols, obs)
+        for r in range(11):
+            want_theta, want_df = map_one_at_a_time(item, cols[r], obs[r])
+            np.testing.assert_allclose(theta[r], want_theta, rtol=0, atol=1e-9)
+            assert df[r] == pytest.approx(want_df, abs=1e-9)
