@@ -1,6 +1,7 @@
 """The app on a large store, in a real browser.
 
     .venv/bin/python -m benchmarks.bench_app_scale --store BIG.duckdb [--build MODELSxSAMPLES] [--refresh]
+        [--methods auto,midpoint] [--apptest N] [--no-browser]
     .venv/bin/python -m benchmarks.bench_app_scale --store paper.duckdb --build paper   # 31,250 x 1,697,682
 
 ``--build`` writes the synthetic store first if it does not exist
@@ -11,13 +12,23 @@ import). ``--refresh`` runs ``python -m lifelong_core state --refresh synthetic`
 
 Then, on a fresh server each time (``python -m ui.serve``, headless Chromium, as
 ``bench_app``): Home from server up until rendered; the Budget explorer opened directly,
-from server up until the script finished and every chart was drawn (default method; the
-median of ``--first-renders`` fresh servers and pages, each value kept);
-re-runs after a widget change (the Sampling radio, alternating, median); every other page
-opened and waited for until its script finished, checking for no exception and no error
-box. The server's peak memory is its ``VmHWM`` (peak resident set) read from ``/proc``
-before it stops, children included. Results: ``benchmarks/results/bench_app_scale.json``
-(one entry per store).
+from server up until the script finished and every chart was drawn, for each method of
+``--methods`` (default: the product's default estimator, then the paper's ``midpoint``
+rule; the median of ``--first-renders`` fresh servers and pages, each value kept);
+re-runs after a widget change (the Sampling radio, alternating, median); with the first
+method, every other page opened and waited for until its script finished, checking for no
+exception and no error box. The server's peak memory is its ``VmHWM`` (peak resident set)
+read from ``/proc`` before it stops, children included.
+
+``--apptest`` measures the Budget explorer's script alone under Streamlit's AppTest, for
+each method, each run in a new process (cold caches): the first run with default widgets
+and a re-run after the Sampling radio changes, wall and CPU seconds (the CPU counts every
+thread). The benchmarks keep no cross-validated choice between processes
+(``benchmarks/__init__``), so every first run includes the default estimator's
+cross-validation.
+
+The load average is recorded at the start and the end. Results:
+``benchmarks/results/bench_app_scale.json`` (one entry per store).
 """
 
 from __future__ import annotations
@@ -31,6 +42,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -42,6 +54,7 @@ from benchmarks.bench_app import (
     _stop,
     _wait_rerun,
 )
+from lifelong_core.methods.registry import DEFAULT_METHOD
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "bench_app_scale.json"
@@ -131,10 +144,52 @@ def _errors(page) -> list[str]:
     return out
 
 
-def browser(store: Path, reruns: int, timeout_s: float, first_renders: int = 5) -> dict:
+def _first_renders(chromium, store: Path, method: str, n: int, tmo: int):
+    """The Budget explorer opened directly on ``n`` fresh servers and pages; the last page
+    and server are returned open."""
+    firsts = []
+    query = "" if method == DEFAULT_METHOD else f"?search={method}"
+    for i in range(n):
+        page = chromium.new_page(viewport={"width": 1400, "height": 1200})
+        proc, base, up = _start_server(store)
+        try:
+            page.goto(f"{base}/Budget_explorer{query}")
+            page.wait_for_function(SETTLED_JS, timeout=tmo, polling=50)
+            firsts.append(time.monotonic() - up)
+        except BaseException:
+            page.close()
+            _stop(proc)
+            raise
+        if i < n - 1:
+            page.close()
+            _stop(proc)
+    return firsts, page, proc, base
+
+
+def _reruns(page, reruns: int, timeout_s: float) -> list[float]:
+    side = page.locator('[data-testid="stSidebar"]')
+    times = []
+    for r in range(reruns):
+        option = "random" if r % 2 == 0 else "uniform"
+        radio = side.locator('[data-testid="stRadio"]', has_text="Sampling").get_by_text(
+            option, exact=True
+        )
+        t0 = time.monotonic()
+        radio.click()
+        times.append(_wait_rerun(page, t0, timeout_s))
+    return times
+
+
+def browser(
+    store: Path,
+    reruns: int,
+    timeout_s: float,
+    first_renders: int = 5,
+    methods: tuple[str, ...] = (DEFAULT_METHOD, "midpoint"),
+) -> dict:
     from playwright.sync_api import sync_playwright
 
-    out: dict = {"pages": {}}
+    out: dict = {"pages": {}, "methods": {}}
     tmo = int(timeout_s * 1000)
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
@@ -150,64 +205,101 @@ def browser(store: Path, reruns: int, timeout_s: float, first_renders: int = 5) 
             page.close()
             out["home_server_peak_gb"] = _peak_gb(proc.pid)
             _stop(proc)
-        # Budget explorer opened directly on a fresh server and a fresh browser page, several
-        # times: on two cores the browser and the server share the CPU, so one render swings
-        # by a second or more; the median is the figure.
-        firsts = []
-        for i in range(first_renders):
-            page = chromium.new_page(viewport={"width": 1400, "height": 1200})
-            proc, base, up = _start_server(store)
+        # The Budget explorer opened directly on fresh servers and fresh browser pages,
+        # several times per method: on two cores the browser and the server share the CPU,
+        # so one render swings by a second or more; the median is the figure.
+        for j, method in enumerate(methods):
+            firsts, page, proc, base = _first_renders(chromium, store, method, first_renders, tmo)
+            res = {
+                "budget_first_render_runs_s": firsts,
+                "budget_first_render_s": statistics.median(firsts),
+                "budget_errors": _errors(page),
+            }
             try:
-                page.goto(f"{base}/Budget_explorer")
-                page.wait_for_function(SETTLED_JS, timeout=tmo, polling=50)
-                firsts.append(time.monotonic() - up)
-            except BaseException:
+                times = _reruns(page, reruns, timeout_s)
+                res["rerun_s"] = times
+                res["rerun_median_s"] = statistics.median(times) if times else None
+                if j == 0:
+                    out["pages"] = _other_pages(page, base, tmo)
+            finally:
                 page.close()
+                res["server_peak_gb"] = _peak_gb(proc.pid)
                 _stop(proc)
-                raise
-            if i < first_renders - 1:
-                page.close()
-                _stop(proc)
-        # The last one goes on: re-runs, then every other page, on the same server.
-        try:
-            out["budget_first_render_runs_s"] = firsts
-            out["budget_first_render_s"] = statistics.median(firsts)
-            out["budget_errors"] = _errors(page)
-            side = page.locator('[data-testid="stSidebar"]')
-            times = []
-            for r in range(reruns):
-                option = "random" if r % 2 == 0 else "uniform"
-                radio = side.locator('[data-testid="stRadio"]', has_text="Sampling").get_by_text(
-                    option, exact=True
-                )
-                t0 = time.monotonic()
-                radio.click()
-                times.append(_wait_rerun(page, t0, timeout_s))
-            out["rerun_s"] = times
-            out["rerun_median_s"] = statistics.median(times) if times else None
-            for path in _page_paths():
-                if path == "Budget_explorer":
-                    continue
-                t0 = time.monotonic()
-                try:
-                    page.goto(f"{base}/{path}")
-                    page.wait_for_selector('[data-testid="stApp"]', timeout=tmo)
-                    time.sleep(0.5)
-                    page.wait_for_function(DONE_JS, timeout=tmo, polling=100)
-                    out["pages"][path] = {"s": time.monotonic() - t0, "errors": _errors(page)}
-                except (
-                    Exception
-                ) as exc:  # a page that does not finish is a result, not the end of the run
-                    out["pages"][path] = {
-                        "s": time.monotonic() - t0,
-                        "errors": [f"did not finish: {exc}"[:300]],
-                    }
-                print(path, out["pages"][path], flush=True)
-        finally:
-            page.close()
-            out["server_peak_gb"] = _peak_gb(proc.pid)
-            _stop(proc)
+            out["methods"][method] = res
+            print(method, res, flush=True)
         chromium.close()
+    return out
+
+
+def _other_pages(page, base: str, tmo: int) -> dict:
+    """Every other page on the same server, each waited for until its script finished."""
+    out = {}
+    for path in _page_paths():
+        if path == "Budget_explorer":
+            continue
+        t0 = time.monotonic()
+        try:
+            page.goto(f"{base}/{path}")
+            page.wait_for_selector('[data-testid="stApp"]', timeout=tmo)
+            time.sleep(0.5)
+            page.wait_for_function(DONE_JS, timeout=tmo, polling=100)
+            out[path] = {"s": time.monotonic() - t0, "errors": _errors(page)}
+        except Exception as exc:  # a page that does not finish is a result, not the end of the run
+            out[path] = {"s": time.monotonic() - t0, "errors": [f"did not finish: {exc}"[:300]]}
+        print(path, out[path], flush=True)
+    return out
+
+
+# The Budget explorer's script under AppTest, in a new process: first run, then a re-run
+# after the Sampling radio changes.
+_APPTEST = textwrap.dedent(
+    """
+    import json, os, sys, time
+    from streamlit.testing.v1 import AppTest
+    from ui.serve import warm_imports
+    warm_imports()  # what the served app imports before it listens
+    page, method = sys.argv[1], sys.argv[2]
+    at = AppTest.from_file(page, default_timeout=1800)
+    if method != sys.argv[3]:
+        at.query_params["search"] = method
+    c0, w0 = time.process_time(), time.perf_counter()
+    at.run()
+    first = [time.perf_counter() - w0, time.process_time() - c0]
+    assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
+    radio = next(r for r in at.sidebar.radio if r.label == "Sampling")
+    c0, w0 = time.process_time(), time.perf_counter()
+    radio.set_value("random" if radio.value != "random" else "uniform").run()
+    rerun = [time.perf_counter() - w0, time.process_time() - c0]
+    assert not at.exception and not at.error
+    print(json.dumps({"first_wall_s": first[0], "first_cpu_s": first[1],
+                      "rerun_wall_s": rerun[0], "rerun_cpu_s": rerun[1]}))
+    """
+)
+
+
+def apptest(store: Path, methods: tuple[str, ...], repeats: int) -> dict:
+    out = {}
+    page = str(ROOT / "pages" / "1_Budget_explorer.py")
+    for method in methods:
+        runs = []
+        for _ in range(repeats):
+            load = os.getloadavg()[0]
+            proc = subprocess.run(
+                [sys.executable, "-c", _APPTEST, page, method, DEFAULT_METHOD],
+                cwd=ROOT,
+                env=dict(os.environ, LBE_STORE=str(store)),
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            runs.append({**json.loads(proc.stdout.strip().splitlines()[-1]), "load": load})
+        out[method] = {
+            "runs": runs,
+            "first_wall_median_s": statistics.median(r["first_wall_s"] for r in runs),
+            "first_cpu_median_s": statistics.median(r["first_cpu_s"] for r in runs),
+            "rerun_wall_median_s": statistics.median(r["rerun_wall_s"] for r in runs),
+        }
+        print("apptest", method, out[method], flush=True)
     return out
 
 
@@ -230,6 +322,19 @@ def main(argv: list[str] | None = None) -> int:
         help="fresh-server first renders of the Budget explorer (the median is reported)",
     )
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for any one page")
+    ap.add_argument(
+        "--methods",
+        default=f"{DEFAULT_METHOD},midpoint",
+        help="Budget explorer methods, comma-separated (the first also visits every other page)",
+    )
+    ap.add_argument(
+        "--apptest",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time the Budget explorer's script under AppTest, N new processes per method",
+    )
+    ap.add_argument("--no-browser", action="store_true", help="skip the real-browser part")
     ap.add_argument("--note", default="2-core machine shared with other work; timings noisy")
     args = ap.parse_args(argv)
     res: dict = {
@@ -242,10 +347,18 @@ def main(argv: list[str] | None = None) -> int:
     if not args.store.exists():
         print(f"error: no store at {args.store}; pass --build MxN", file=sys.stderr)
         return 2
+    methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+    res["load_start"] = list(os.getloadavg())
     if args.refresh:
         res.update(refresh(args.store))
         print(res, flush=True)
-    res.update(browser(args.store, args.reruns, args.timeout, max(1, args.first_renders)))
+    if args.apptest:
+        res["apptest"] = apptest(args.store, methods, args.apptest)
+    if not args.no_browser:
+        res.update(
+            browser(args.store, args.reruns, args.timeout, max(1, args.first_renders), methods)
+        )
+    res["load_end"] = list(os.getloadavg())
     print(json.dumps(res, indent=2), flush=True)
     data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     data[str(args.store.name)] = res
