@@ -382,8 +382,22 @@ def ones_before(S: np.ndarray, cum: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 def bits_at(S: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """uint8 (rows, len(positions)): the sorted samples at ``positions`` (0/1), the
-    observations a new model would return at those budget positions."""
+    """The bits of every row at ``positions``: the observations a new model would return
+    there.
+
+    Parameters
+    ----------
+    S : numpy.ndarray
+        Packed rows: uint64 sorted rows from :meth:`SortOrder.sorted_rows` (positions in
+        the order), or uint8 rows of :func:`pack_rows` (positions are sample columns).
+    positions : numpy.ndarray
+        The positions to read, each in ``[0, n)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 (rows, len(positions)), 0/1.
+    """
     positions = np.asarray(positions, dtype=np.int64)
     Sb = S.view(np.uint8)
     out = np.take(Sb, positions >> 3, axis=1)

@@ -92,6 +92,7 @@ from lifelong_core.methods.irt import (
     map_abilities,
     map_abilities_each,
 )
+from lifelong_core.methods.parallel import ordered_map
 from lifelong_core.sortsearch.search import rule_thresholds
 from lifelong_core.sortsearch.sort import order_from_sums
 
@@ -315,26 +316,32 @@ def _score_copy_nearest(B, folds, draws) -> np.ndarray:
 
 
 def _score_mirt(B, folds, draws, k: int, ridge: float, iters: int) -> np.ndarray:
-    items = []
-    for test in folds:
-        train = np.setdiff1d(np.arange(B.shape[0]), test)
-        items.append(fit_item_model(B[train], k=k, iters=iters, item_ridge=ridge))
+    items = ordered_map(
+        lambda test: fit_item_model(
+            B[np.setdiff1d(np.arange(B.shape[0]), test)], k=k, iters=iters, item_ridge=ridge
+        ),
+        folds,
+    )
     out = np.empty((len(draws.row), 2))
     # The draws of one fold and budget are fitted together (each on its own columns).
     groups: dict[tuple[int, int], list[int]] = {}
     for d, (f, b) in enumerate(zip(draws.fold, draws.budget)):
         groups.setdefault((f, b), []).append(d)
-    for (f, _), ds in groups.items():
-        item = items[f]
-        cols = np.stack([draws.cols[d] for d in ds])
-        rows = np.array([draws.row[d] for d in ds])
-        theta, df = map_abilities_each(item, cols, B[rows[:, None], cols])
-        probs = expit(item.d[:, None] + item.w @ theta.T)
-        for j, d in enumerate(ds):
-            prob = probs[:, j]
-            pred = (prob >= 0.5).astype(np.uint8)
-            out[d] = _errors(pred, prob, B[rows[j]], cols[j], draws.strata[d], df[j])
+    ordered_map(lambda group: _score_group(B, items, draws, out, *group), groups.items())
     return out
+
+
+def _score_group(B, items, draws, out, key, ds) -> None:
+    """Scores of the draws ``ds`` of one fold and budget, into their rows of ``out``."""
+    item = items[key[0]]
+    cols = np.stack([draws.cols[d] for d in ds])
+    rows = np.array([draws.row[d] for d in ds])
+    theta, df = map_abilities_each(item, cols, B[rows[:, None], cols])
+    probs = expit(item.d[:, None] + item.w @ theta.T)
+    for j, d in enumerate(ds):
+        prob = probs[:, j]
+        pred = (prob >= 0.5).astype(np.uint8)
+        out[d] = _errors(pred, prob, B[rows[j]], cols[j], draws.strata[d], df[j])
 
 
 def _clusters(draws: _Draws, at: np.ndarray) -> np.ndarray:
@@ -735,7 +742,9 @@ class AutoEstimator(StratifiedAlongOrder):
             if self.mirt_ is None:
                 raise RuntimeError("the MIRT candidate was not fitted")
             item = self.mirt_.item_
-            fits = {i: map_abilities(item, selections[i], obs[i].T) for i in need}
+            fits = dict(
+                zip(need, ordered_map(lambda i: map_abilities(item, selections[i], obs[i].T), need))
+            )
             groups = [(selections[i], np.arange(j * m, (j + 1) * m)) for j, i in enumerate(need)]
             ip = item_pass(
                 item,

@@ -40,6 +40,7 @@ from lifelong_core.methods.base import (
 )
 from lifelong_core.methods.design import StratifiedAlongOrder, difference_estimate_at
 from lifelong_core.methods.irt_fit import _diagonal, _sigmoid, _triu, spd_solve
+from lifelong_core.methods.parallel import ordered_map
 
 # Working memory of one chunk of the all-item pass (float64 logits of a chunk of items for
 # every scored column): bounded whatever the number of items, models and budgets.
@@ -429,20 +430,31 @@ def item_pass(
     wrong = np.zeros(K, dtype=np.int64)
     ones = np.zeros(K, dtype=np.int64)
     at = [np.empty((len(sel), len(cols)), dtype=item.w.dtype) for sel, cols in groups]
-    for c0 in range(0, n, width):
+
+    def chunk(c0: int):
         c1 = min(c0 + width, n)
         p = item_probs(item, theta, c0, c1)
-        total += p.sum(axis=0, dtype=np.float64)
         for (sel, cols), got in zip(groups, at):
             lo, hi = np.searchsorted(sel, (c0, c1))
             if hi > lo:
                 got[lo:hi] = p[np.ix_(sel[lo:hi] - c0, cols)]
         if truth is None:
-            continue
+            return p.sum(axis=0, dtype=np.float64), 0, 0
         pred = p >= 0.5
-        ones += np.count_nonzero(pred, axis=0)
-        chunk = unpack_rows(truth[:, c0 // 8 : (c1 + 7) // 8], c1 - c0).T.astype(bool)
-        wrong += np.count_nonzero(pred != chunk[:, rows], axis=0)
+        rows_true = unpack_rows(truth[:, c0 // 8 : (c1 + 7) // 8], c1 - c0).T.astype(bool)
+        return (
+            p.sum(axis=0, dtype=np.float64),
+            np.count_nonzero(pred != rows_true[:, rows], axis=0),
+            np.count_nonzero(pred, axis=0),
+        )
+
+    def add(part) -> None:  # in the order of the items, as a serial pass would
+        nonlocal total, wrong, ones
+        total += part[0]
+        wrong += part[1]
+        ones += part[2]
+
+    ordered_map(chunk, range(0, n, width), add)
     if truth is not None:
         # The evaluated items carry their observed results: take them back out.
         for (sel, cols), got in zip(groups, at):
@@ -554,7 +566,9 @@ class MIRTEstimator(StratifiedAlongOrder):
             raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
         m = truth.shape[0]
         obs = [bits_at(truth, sel) for sel in selections]
-        fits = [map_abilities(self.item_, sel, o.T) for sel, o in zip(selections, obs)]
+        fits = ordered_map(
+            lambda i: map_abilities(self.item_, selections[i], obs[i].T), range(len(obs))
+        )
         groups = [(sel, np.arange(i * m, (i + 1) * m)) for i, sel in enumerate(selections)]
         ip = item_pass(
             self.item_,

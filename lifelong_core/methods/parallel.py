@@ -1,0 +1,85 @@
+"""Independent pieces of an estimator's work on a few threads, results in order.
+
+The item model's fits and a sweep's scoring split into pieces that share nothing: column
+chunks of the fit, the folds of the cross-validation, the budgets' ability fits, chunks of
+items. Each piece is a handful of large array operations, during which numpy releases the
+interpreter lock, so two threads use two cores. Results come back in the order of the
+pieces and are combined in that order, so the numbers are those of a serial run, bit for
+bit, whatever the number of threads. BLAS is kept to one thread meanwhile.
+
+``LBE_THREADS`` sets the number of threads (1 turns this off); by default, the machine's
+cores, at most :data:`MAX_THREADS`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+ENV = "LBE_THREADS"
+MAX_THREADS = 4
+
+
+def threads() -> int:
+    """How many threads :func:`ordered_map` uses: ``LBE_THREADS``, else the cores (at most
+    :data:`MAX_THREADS`).
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    raw = os.environ.get(ENV, "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return min(int(raw), 64)
+    return max(1, min(os.cpu_count() or 1, MAX_THREADS))
+
+
+def ordered_map(
+    fn: Callable[[T], R], pieces: Iterable[T], after: Callable[[R], None] | None = None
+) -> list[R]:
+    """``[fn(p) for p in pieces]``, on :func:`threads` threads.
+
+    Parameters
+    ----------
+    fn : callable
+        The work on one piece; pieces must not write to the same memory.
+    pieces : iterable
+        The pieces.
+    after : callable, optional
+        Called with each result, in order, in the calling thread (e.g. to add it up, or
+        to move a progress bar, which only the calling thread may).
+
+    Returns
+    -------
+    list
+        ``fn`` of each piece, in the order of ``pieces``.
+    """
+    from threadpoolctl import threadpool_limits
+
+    pieces = list(pieces)
+    n = min(threads(), len(pieces))
+    out: list[R] = []
+    # One BLAS thread whatever the number of threads here: BLAS's own threads on these
+    # small products cost more than they give (ten times more on two busy cores), and
+    # they would make the rounding depend on the number of threads.
+    with threadpool_limits(1):
+        if n <= 1:
+            results: Iterable[R] = map(fn, pieces)
+        else:
+            pool = ThreadPoolExecutor(n)
+            results = pool.map(fn, pieces)
+        try:
+            for r in results:
+                out.append(r)
+                if after is not None:
+                    after(r)
+        finally:
+            if n > 1:
+                pool.shutdown(cancel_futures=True)
+    return out
