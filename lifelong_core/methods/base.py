@@ -263,6 +263,11 @@ class SweepScoring(Protocol):
     The sweep (:mod:`lifelong_core.sweep.protocol`) calls :meth:`score_rows` instead of
     :meth:`SearchMethod.estimate` row by row when a method offers it: the same numbers,
     at a cost that grows with the evaluations rather than with the rows' length.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Not used: a protocol is not instantiated; a method's class follows it.
     """
 
     def score_rows(
