@@ -260,7 +260,7 @@ def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray,
     shared = X.ndim == 2
     k = X.shape[-1]
     prec, mean = item.prior_prec, item.prior_mean
-    XT = np.ascontiguousarray(X.T) if shared else None
+    XT = np.ascontiguousarray(X.T) if shared else X
     iu = _triu(k)
     XX = X[..., iu[0]] * X[..., iu[1]]  # each row's upper-triangle products, for the Fisher sums
     y = np.asarray(obs, dtype=np.float64)

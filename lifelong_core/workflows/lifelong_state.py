@@ -372,7 +372,7 @@ def fitted(st, dataset: str, method: str | None = None):
     return _estimator(method).with_items(model, sort.order, params=item.params), stat
 
 
-def fitted_on(st, dataset: str, method: str, sample_idx) -> tuple[object | None, Status]:
+def fitted_on(st, dataset: str, method: str, sample_idx) -> tuple[object | None, Status | None]:
     """``method`` from the kept parameters when they cover exactly these samples, without
     refitting; what ``lbe select`` and ``lbe estimate`` load before fitting anything.
 
