@@ -436,9 +436,9 @@ def tune_auto(
     # The cross-validation's matrices are small (at most CV_MODELS x CV_SAMPLES, k x k
     # solves): BLAS threads cost more than they give there (measured 1 s on one thread,
     # 12-16 s on two busy cores for a 12-model cache) and would contend with other work.
-    from threadpoolctl import threadpool_limits
+    from lifelong_core.methods.parallel import one_blas_thread
 
-    with threadpool_limits(1):
+    with one_blas_thread():
         return _tune(A, seed, iters, candidates)
 
 

@@ -42,6 +42,8 @@ from lifelong_core.methods.design import StratifiedAlongOrder, difference_estima
 from lifelong_core.methods.irt_fit import _diagonal, _sigmoid, _triu, spd_solve
 from lifelong_core.methods.parallel import ordered_map
 
+# Columns of the in-memory fit taken at a time: a Newton step's arrays stay in cache.
+FIT_CHUNK_BYTES = 1 << 20
 # Working memory of one chunk of the all-item pass (float64 logits of a chunk of items for
 # every scored column): bounded whatever the number of items, models and budgets.
 PASS_BYTES = 32 << 20
@@ -96,8 +98,8 @@ def fit_item_model(
     Initialised from the leading principal components of the centred cache (logistic
     PCA's usual start); ``theta`` carries a standard-normal prior (fixes the scale), ``w``
     a ridge of ``item_ridge`` and ``d`` a weak ridge of 0.01 so that samples every cache
-    model gets right stay finite. Working memory is a few float64 arrays of the cache's
-    shape.
+    model gets right stay finite. Working memory is the cache as float64 and a few arrays of
+    a column chunk.
     """
     Y = np.asarray(A, dtype=np.float64)
     m, n = Y.shape
@@ -114,11 +116,43 @@ def fit_item_model(
     w = (Z.T @ u) * (4.0 / np.sqrt(m))
     item_pen = np.append(np.full(k, item_ridge), 0.01)
     model_pen = np.ones(k)
+    # Columns in chunks of about FIT_CHUNK_BYTES: each Newton step's arrays stay in cache,
+    # and the chunks run on a few threads (methods.parallel), the same bits on any number.
+    width = max(64, FIT_CHUNK_BYTES // (8 * m))
+    spans = [slice(s, min(s + width, n)) for s in range(0, n, width)]
+    iu, zero = _triu(k), np.zeros((1, 1))
     for _ in range(iters):
         X = np.hstack([theta, np.ones((m, 1))])
-        beta = _newton_rows(X, Y, np.zeros((1, 1)), np.hstack([w, d[:, None]]), item_pen)
+        # Items: one regression per column, independent.
+        beta = np.vstack(
+            ordered_map(
+                lambda sl, X=X, w=w, d=d: _newton_rows(
+                    X, Y[:, sl], zero, np.hstack([w[sl], d[sl, None]]), item_pen
+                ),
+                spans,
+            )
+        )
         w, d = beta[:, :k], beta[:, k]
-        theta = _newton_rows(w, Y.T, np.broadcast_to(d[:, None], (n, m)), theta, model_pen)
+        # Abilities: one regression per model on every item, with the items just fitted;
+        # the step of _newton_rows, its sums over the items added chunk by chunk in order.
+        grad, hess = np.zeros((k, m)), np.zeros((len(iu[0]), m))
+
+        def sums(sl, theta=theta, w=w, d=d) -> tuple[np.ndarray, np.ndarray]:
+            eta = w[sl] @ theta.T
+            eta += d[sl, None]
+            mu = expit(eta, out=eta)
+            g = w[sl].T @ (Y[:, sl].T - mu)
+            mu -= mu * mu
+            return g, np.ascontiguousarray((w[sl, iu[0]] * w[sl, iu[1]]).T) @ mu
+
+        def add(part, grad=grad, hess=hess) -> None:
+            grad += part[0]
+            hess += part[1]
+
+        ordered_map(sums, spans, add)
+        grad -= model_pen[:, None] * theta.T
+        hess[_diagonal(k)] += model_pen[:, None]
+        theta = theta + np.clip(spd_solve(hess, grad, k).T, -2.0, 2.0)
     return item_model(d, w, theta)
 
 

@@ -13,8 +13,10 @@ cores, at most :data:`MAX_THREADS`.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -23,6 +25,38 @@ R = TypeVar("R")
 
 ENV = "LBE_THREADS"
 MAX_THREADS = 4
+
+_LOCK = threading.Lock()
+_STATE: dict = {"controller": None, "users": 0, "limit": None}
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """BLAS on one thread while any caller, in any thread, is inside.
+
+    The first one in sets the limit and the last one out lifts it, so that concurrent
+    work (the app's sessions) never has it lifted under it; the controller is made once.
+
+    Yields
+    ------
+    None
+    """
+    with _LOCK:
+        if _STATE["controller"] is None:
+            from threadpoolctl import ThreadpoolController
+
+            _STATE["controller"] = ThreadpoolController()
+        if _STATE["users"] == 0:
+            _STATE["limit"] = _STATE["controller"].limit(limits=1, user_api="blas")
+        _STATE["users"] += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _STATE["users"] -= 1
+            if _STATE["users"] == 0:
+                _STATE["limit"].restore_original_limits()
+                _STATE["limit"] = None
 
 
 def threads() -> int:
@@ -60,15 +94,13 @@ def ordered_map(
     list
         ``fn`` of each piece, in the order of ``pieces``.
     """
-    from threadpoolctl import threadpool_limits
-
     pieces = list(pieces)
     n = min(threads(), len(pieces))
     out: list[R] = []
     # One BLAS thread whatever the number of threads here: BLAS's own threads on these
     # small products cost more than they give (ten times more on two busy cores), and
     # they would make the rounding depend on the number of threads.
-    with threadpool_limits(1):
+    with one_blas_thread():
         if n <= 1:
             results: Iterable[R] = map(fn, pieces)
         else:
