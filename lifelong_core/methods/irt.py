@@ -123,15 +123,12 @@ def fit_item_model(
     iu, zero = _triu(k), np.zeros((1, 1))
     for _ in range(iters):
         X = np.hstack([theta, np.ones((m, 1))])
+
         # Items: one regression per column, independent.
-        beta = np.vstack(
-            ordered_map(
-                lambda sl, X=X, w=w, d=d: _newton_rows(
-                    X, Y[:, sl], zero, np.hstack([w[sl], d[sl, None]]), item_pen
-                ),
-                spans,
-            )
-        )
+        def items(sl: slice, X=X, w=w, d=d) -> np.ndarray:
+            return _newton_rows(X, Y[:, sl], zero, np.hstack([w[sl], d[sl, None]]), item_pen)
+
+        beta = np.vstack(ordered_map(items, spans))
         w, d = beta[:, :k], beta[:, k]
         # Abilities: one regression per model on every item, with the items just fitted;
         # the step of _newton_rows, its sums over the items added chunk by chunk in order.
