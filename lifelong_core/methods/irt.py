@@ -293,7 +293,9 @@ def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray,
     prec, mean = item.prior_prec, item.prior_mean
     XT = np.ascontiguousarray(X.T) if shared else X
     iu = _triu(k)
-    XX = X[..., iu[0]] * X[..., iu[1]]  # each row's upper-triangle products, for the Fisher sums
+    # Shared by every model: each row's upper-triangle products, for the Fisher sums as one
+    # matrix product. One design per model: X_m' W X_m as a stack of matrix products.
+    XX = X[:, iu[0]] * X[:, iu[1]] if shared else None
     y = np.asarray(obs, dtype=np.float64)
     # Work arrays made once: a fresh (models x n') temporary per step costs more in page
     # faults than the arithmetic on it.
@@ -314,8 +316,11 @@ def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray,
         wts = wts_buf[: len(mu)]
         np.multiply(mu, mu, out=wts)
         np.subtract(mu, wts, out=wts)
+        if not shared:
+            Xr = X[rows]
+            return np.matmul((Xr * wts[:, :, None]).transpose(0, 2, 1), Xr)
         out = np.zeros((len(mu), k, k))
-        out[:, iu[0], iu[1]] = wts @ XX if shared else np.einsum("mb,mbp->mp", wts, XX[rows])
+        out[:, iu[0], iu[1]] = wts @ XX
         out[:, iu[1], iu[0]] = out[:, iu[0], iu[1]]
         return out
 
