@@ -466,6 +466,8 @@ def item_pass(
     wrong = np.zeros(K, dtype=np.int64)
     ones = np.zeros(K, dtype=np.int64)
     at = [np.empty((len(sel), len(cols)), dtype=item.w.dtype) for sel, cols in groups]
+    m = 0 if truth is None else len(truth)
+    tiled = m > 0 and K % m == 0 and np.array_equal(rows, np.tile(np.arange(m), K // m))
 
     def chunk(c0: int):
         c1 = min(c0 + width, n)
@@ -477,11 +479,15 @@ def item_pass(
         if truth is None:
             return p.sum(axis=0, dtype=np.float64), 0, 0
         pred = p >= 0.5
-        rows_true = unpack_rows(truth[:, c0 // 8 : (c1 + 7) // 8], c1 - c0).T.astype(bool)
+        true = unpack_rows(truth[:, c0 // 8 : (c1 + 7) // 8], c1 - c0).T.astype(bool)
+        if tiled:  # the same rows at every budget: compared by broadcasting, not gathered
+            differ = np.not_equal(pred.reshape(len(pred), -1, len(true.T)), true[:, None, :])
+        else:
+            differ = pred != true[:, rows]
         return (
             p.sum(axis=0, dtype=np.float64),
-            np.count_nonzero(pred != rows_true[:, rows], axis=0),
-            np.count_nonzero(pred, axis=0),
+            differ.reshape(len(pred), -1).view(np.uint8).sum(axis=0, dtype=np.int64),
+            pred.view(np.uint8).sum(axis=0, dtype=np.int64),
         )
 
     def add(part) -> None:  # in the order of the items, as a serial pass would

@@ -206,3 +206,33 @@ def test_map_abilities_each_on_its_own_columns_equal_one_model_at_a_time(k, monk
             want_theta, want_df = map_one_at_a_time(item, cols[r], obs[r])
             np.testing.assert_allclose(theta[r], want_theta, rtol=0, atol=1e-9)
             assert df[r] == pytest.approx(want_df, abs=1e-9)
+
+
+@pytest.mark.parametrize("layout", ["tiled", "any"])
+def test_item_pass_counts_equal_each_columns_own_row(layout, monkeypatch):
+    from lifelong_core.bits import pack_rows
+
+    rng = np.random.default_rng(5)
+    n, k, m = 1003, 3, 4
+    item = irt.item_model(
+        rng.normal(size=n).astype(np.float32),
+        rng.normal(size=(n, k)).astype(np.float32),
+        rng.normal(size=(30, k)),
+    )
+    truth = (rng.random((m, n)) < 0.6).astype(np.uint8)
+    sels = [np.sort(rng.choice(n, b, replace=False)) for b in (5, 40)]
+    rows = np.tile(np.arange(m), 2) if layout == "tiled" else np.array([3, 0, 0, 2, 1, 3, 2, 1])
+    groups = [(sels[0], np.arange(4)), (sels[1], np.arange(4, 8))]
+    theta = rng.normal(size=(8, k))
+    monkeypatch.setattr(irt, "PASS_BYTES", 8 * 8 * 128)  # several chunks of items
+    ip = irt.item_pass(item, theta, rows, groups, pack_rows(truth), n)
+    for (sel, cols), at in zip(groups, ip.at):
+        for j, c in enumerate(cols):
+            p = irt.item_probs(item, theta[c : c + 1])[:, 0]
+            rest = np.ones(n, dtype=bool)
+            rest[sel] = False
+            pred = p >= 0.5
+            assert ip.wrong[c] == np.sum((pred != truth[rows[c]].astype(bool)) & rest)
+            assert ip.ones[c] == np.sum(pred & rest)
+            assert ip.total[c] == pytest.approx(p.sum(dtype=np.float64), abs=1e-9)
+            np.testing.assert_array_equal(at[:, j], p[sel])
