@@ -153,15 +153,15 @@ def score_method(
         _score_rows(method, rows, budgets, selections, scored, advance, out)
         return _per_model(out)
     for row_ids, dense in rows.dense_chunks(step):
+        trues = dense.sum(axis=1, dtype=np.int64) / n
         for b, sel in zip(budgets, selections):
-            for rid, row in zip(row_ids, dense):
+            for rid, row, true in zip(row_ids, dense, trues.tolist()):
                 est = method.estimate(sel, row[sel])
                 y = np.asarray(est.per_sample)
                 if y.shape != (n,):
                     raise InputError(
                         f"search method returned a per-sample vector of length {y.size}, expected {n}."
                     )
-                true = float(row.sum(dtype=np.int64)) / n
                 err = float(np.count_nonzero(y != row)) / n if scored else np.nan
                 out["model_row"].append(int(rid))
                 out["budget"].append(b)
