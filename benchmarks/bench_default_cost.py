@@ -81,9 +81,13 @@ def budget_page(store: str, repeats: int) -> list[dict]:
         def run(m=method):
             import streamlit as st
 
-            # Cold: the page's caches and the sweep memo (a cached resource) emptied.
+            from lifelong_core.sweep.protocol import forget_fits
+
+            # Cold: the page's caches, the sweep memo (a cached resource) and the fits
+            # kept by the sweep emptied.
             st.cache_data.clear()
             st.cache_resource.clear()
+            forget_fits()
             at = AppTest.from_file(
                 str(ROOT / "pages" / "1_Budget_explorer.py"), default_timeout=900
             )

@@ -32,13 +32,13 @@ import numpy as np
 
 from lifelong_core import limits
 from lifelong_core.errors import InputError
-from lifelong_core.methods.registry import get_method, method_spec
+from lifelong_core.methods.registry import method_spec
 from lifelong_core.rows import DEFAULT_CHUNK_ROWS, DenseRows, RowSource
 from lifelong_core.sortsearch.search import DEFAULT_RULE, positions_for, resolve_sampling
 from lifelong_core.sortsearch.sort import column_sums, compute_order, order_from_sums
 from lifelong_core.sweep.executors import make_executor
 from lifelong_core.sweep.plan import KERNELS, SweepPlan, dense_sort_rows, plan_sweep
-from lifelong_core.sweep.protocol import fit_packed, score_method
+from lifelong_core.sweep.protocol import fitted_method, score_method
 from lifelong_core.sweep.result import (
     SweepResult,
     assemble,
@@ -315,15 +315,17 @@ def run_sweep(
             )
             per_model = assemble(parts)
         else:
-            method = get_method(search, groups=groups)
-            if plan.fit == "packed":
-                fit_progress = None if progress is None else (lambda f: progress(share * f))
-                fit_packed(method, rows_sort, order, seed=seed, progress=fit_progress)
-            elif dense_sort is not None:
-                method.fit(dense_sort, order, confidence)
-            else:
-                # plan_sweep reads the Sort rows whenever the method is fitted on dense rows.
-                raise RuntimeError("the sweep plan fits on dense Sort rows it did not read.")
+            method = fitted_method(
+                search,
+                "packed" if plan.fit == "packed" else "dense",
+                rows_sort,
+                dense_sort,
+                order,
+                confidence,
+                seed=seed,
+                progress=None if progress is None else (lambda f: progress(share * f)),
+                groups=groups,
+            )
             per_model = score_method(method, rows_eval, budgets, rng, step, advance)
     if plan.executor != "serial":
         config["threads"] = ex.threads if plan.executor == "threads" else threads

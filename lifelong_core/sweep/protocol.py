@@ -17,6 +17,9 @@ rows are checked once per sweep, not once per estimate.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -31,7 +34,7 @@ from lifelong_core.methods.base import (
     check_observations,
 )
 from lifelong_core.methods.irt_fit import DEFAULT_MAX_COLUMNS
-from lifelong_core.methods.registry import predicts_samples
+from lifelong_core.methods.registry import get_method, method_spec, predicts_samples
 from lifelong_core.rows import DEFAULT_CHUNK_ROWS, DenseRows, RowSource
 from lifelong_core.sortsearch.metrics import kappa_from
 
@@ -55,6 +58,7 @@ def fit_packed(
     *,
     seed: int = 0,
     progress: Callable[[float], None] | None = None,
+    packed: np.ndarray | None = None,
 ) -> PackedFitMethod:
     """Fit ``method`` from the packed Sort rows in bounded memory (its ``fit_packed``: the
     item model's fit in column chunks, at most ``DEFAULT_MAX_COLUMNS`` columns at once).
@@ -71,6 +75,8 @@ def fit_packed(
         The seed of the column subset of a wide cache.
     progress : callable, optional
         ``progress(fraction)`` as the fit advances.
+    packed : numpy.ndarray, optional
+        The Sort rows already read packed (else they are read from ``rows``).
 
     Returns
     -------
@@ -89,13 +95,116 @@ def fit_packed(
             "no fit_packed (lifelong_core.methods.base.PackedFitMethod)."
         )
     return method.fit_packed(
-        rows.read(0, rows.n_rows),
+        rows.read(0, rows.n_rows) if packed is None else packed,
         rows.n,
         order,
         progress=progress,
         max_columns=DEFAULT_MAX_COLUMNS,
         seed=seed,
     )
+
+
+# Fitted methods kept in this process, keyed by what they were fitted on: two sweeps on the
+# same Sort rows (the Budget explorer and Estimated vs true ask for other budgets) share
+# one fit. A fit depends only on its inputs, so a kept one is the fit itself.
+FITS_KEPT = 4
+FITS_MAX_BYTES = 256 << 20  # Sort rows larger than this are fitted without being kept
+_FITS: OrderedDict = OrderedDict()
+_FITS_LOCK = threading.Lock()
+
+
+def _digest(a: np.ndarray | None) -> tuple | None:
+    if a is None:
+        return None
+    a = np.ascontiguousarray(a)
+    return (a.dtype.str, a.shape, hashlib.blake2b(a.view(np.uint8).data, digest_size=16).digest())
+
+
+def fitted_method(
+    search: str,
+    how: str,
+    rows: RowSource,
+    dense: np.ndarray | None,
+    order: np.ndarray,
+    confidence: np.ndarray | None = None,
+    *,
+    seed: int = 0,
+    progress: Callable[[float], None] | None = None,
+    groups=None,
+) -> SearchMethod:
+    """``search`` fitted on the Sort rows, or the same fit made earlier in this process.
+
+    Parameters
+    ----------
+    search : str
+        A registered method.
+    how : {"packed", "dense"}
+        Fitted from packed rows in bounded memory (:func:`fit_packed`) or on ``dense``.
+    rows : RowSource
+        The Sort rows.
+    dense : numpy.ndarray or None
+        The Sort rows as a dense array, for ``how="dense"``.
+    order : numpy.ndarray
+        The easy -> hard order of the samples.
+    confidence : numpy.ndarray, optional
+        The Sort rows' confidences, for a method that sorts by them.
+    seed : int
+        The seed of a packed fit's column subset.
+    progress : callable, optional
+        ``progress(fraction)`` as a new fit advances.
+    groups : array_like, optional
+        Each sample's task, for a method that uses them
+        (:func:`~lifelong_core.methods.registry.get_method`).
+
+    Returns
+    -------
+    SearchMethod
+        Fitted; shared with every sweep that asks for the same fit (methods do not change
+        once fitted).
+    """
+    spec = method_spec(search)
+    data = rows.read(0, rows.n_rows) if how == "packed" else dense
+    if data is None:
+        raise RuntimeError("the sweep plan fits on dense Sort rows it did not read.")
+    if data.nbytes > FITS_MAX_BYTES:  # a command-line sweep at scale: nothing to share
+        return _fit(search, how, rows, data, order, confidence, seed, progress, groups)
+    key = (
+        search,
+        spec.target,
+        repr(sorted(spec.defaults.items())),
+        how,
+        rows.n,
+        _digest(data),
+        _digest(np.asarray(order)),
+        _digest(confidence),
+        seed,
+        None if groups is None else _digest(np.asarray(groups).astype(str)),
+    )
+    with _FITS_LOCK:
+        if key in _FITS:
+            _FITS.move_to_end(key)
+            return _FITS[key]
+    method = _fit(search, how, rows, data, order, confidence, seed, progress, groups)
+    with _FITS_LOCK:
+        _FITS[key] = method
+        while len(_FITS) > FITS_KEPT:
+            _FITS.popitem(last=False)
+    return method
+
+
+def _fit(search, how, rows, data, order, confidence, seed, progress, groups) -> SearchMethod:
+    method = get_method(search, groups=groups)
+    if how == "packed":
+        fit_packed(method, rows, order, seed=seed, progress=progress, packed=data)
+    else:
+        method.fit(data, order, confidence)
+    return method
+
+
+def forget_fits() -> None:
+    """Drop the fits kept by :func:`fitted_method` (a benchmark timing cold runs)."""
+    with _FITS_LOCK:
+        _FITS.clear()
 
 
 def score_method(

@@ -168,3 +168,28 @@ def test_mae_and_kappa_by_hand_on_a_tiny_case():
         p_e = a * y + (1 - a) * (1 - y)
         assert row["kappa"] == pytest.approx(((1 - wrong / 40) - p_e) / (1 - p_e), abs=1e-12)
         assert row["est_acc"] == pytest.approx(est.acc, abs=1e-12)
+
+
+def test_sweeps_on_the_same_sort_rows_share_one_fit(cache, monkeypatch):
+    from lifelong_core.methods import irt
+    from lifelong_core.sweep import protocol
+
+    S, E, _ = cache
+    protocol.forget_fits()
+    fits = []
+    real = irt.MIRTEstimator.fit
+    monkeypatch.setattr(
+        irt.MIRTEstimator, "fit", lambda self, *a, **k: fits.append(1) or real(self, *a, **k)
+    )
+    a = run_sweep(S, E, (8, 64), search="irt", seed=1)
+    b = run_sweep(S, E, (16, 600), search="irt", seed=1)  # other budgets, the same fit
+    assert len(fits) == 1
+    run_sweep(S[1:], E, (8,), search="irt", seed=1)  # other Sort rows: fitted anew
+    run_sweep(S, E, (8,), search="mirt", seed=1)  # another method
+    assert len(fits) == 3
+    again = run_sweep(S, E, (8, 64), search="irt", seed=1)
+    pd.testing.assert_frame_equal(a.per_model, again.per_model, check_exact=True)
+    protocol.forget_fits()
+    fresh = run_sweep(S, E, (16, 600), search="irt", seed=1)
+    pd.testing.assert_frame_equal(b.per_model, fresh.per_model, check_exact=True)
+    assert len(fits) == 4
