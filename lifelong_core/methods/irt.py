@@ -305,7 +305,7 @@ def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray,
     iu = _triu(k)
     # Shared by every model: each row's upper-triangle products, for the Fisher sums as one
     # matrix product. One design per model: X_m' W X_m as a stack of matrix products.
-    XX = X[:, iu[0]] * X[:, iu[1]] if shared else None
+    XX = X[:, iu[0]] * X[:, iu[1]] if shared else X[:0]
     y = np.asarray(obs, dtype=np.float64)
     # Work arrays made once: a fresh (models x n') temporary per step costs more in page
     # faults than the arithmetic on it.
