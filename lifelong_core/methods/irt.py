@@ -68,9 +68,9 @@ def check_cache(A_sort: np.ndarray, order: np.ndarray, least: int = 2) -> np.nda
 
 
 def _logistic(x: np.ndarray) -> np.ndarray:
-    """``1 / (1 + exp(-x))`` in place, float64: half the time of ``scipy.special.expit``
-    here, equal to it within a unit in the last place (an overflow of ``exp`` gives 0, the
-    right limit)."""
+    """``1 / (1 + exp(-x))`` in place, float64: faster than ``scipy.special.expit`` and
+    equal to it within a unit in the last place (an overflow of ``exp`` gives 0, the right
+    limit)."""
     with np.errstate(over="ignore"):
         np.negative(x, out=x)
         np.exp(x, out=x)

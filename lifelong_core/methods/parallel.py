@@ -98,8 +98,8 @@ def ordered_map(
     n = min(threads(), len(pieces))
     out: list[R] = []
     # One BLAS thread whatever the number of threads here: BLAS's own threads on these
-    # small products cost more than they give (ten times more on two busy cores), and
-    # they would make the rounding depend on the number of threads.
+    # small products cost more than they give (far more on busy cores), and they would
+    # make the rounding depend on the number of threads.
     with one_blas_thread():
         if n <= 1:
             results: Iterable[R] = map(fn, pieces)
