@@ -799,8 +799,9 @@ class AutoEstimator(StratifiedAlongOrder):
         m, b = obs.shape
         t = self._thresholds(sel, obs)
         at = (self.rank_[sel][None, :] < t[:, None]).astype(np.float64)
-        # First t samples predicted correct: t - c of them wrong, and the other c' ones
-        # of the row missed, where c = ones among the first t samples of the true row.
+        # The first t samples of the order are predicted correct: t - c of them are wrong
+        # and the row's other totals - c ones are missed (c: its ones among those t); the
+        # evaluated samples carry their results, so their mismatches are taken back out.
         c = ones_before(S, cum, t)
         wrong = (t - c) + (totals - c) - np.count_nonzero(at != obs, axis=1)
         ones = t - np.count_nonzero(at, axis=1)
