@@ -331,7 +331,30 @@ def _cost_class(method: str) -> str:
     return "self_tuning" if caps.self_tuning else "model"
 
 
-def sweep_work(method: str, fitted: int, scored: int, n: int, budgets: int) -> float:
+# A method that scores a block of models at every budget at once (the registry's
+# ``batched``): per million scored models x budgets x items.
+_BATCHED_ESTIMATE_COST = 0.03
+# A store beyond the dense-read limit is read packed: a model-based method is fitted from
+# packed rows, two-stage beyond FIT_COLUMNS items (each further item costs a few Newton
+# steps, about a seventh of an item of the alternating fit), and the threshold rules run
+# on the packed kernel; per million fitted models x items so counted, and per million
+# scored models x budgets x items for a cheap method's estimates. Calibrated on the
+# 4,000 x 500,000 store of the Benchmarks page, erring high.
+_PACKED_FIT_COST = {"cheap": 0.05, "model": 0.3, "self_tuning": 0.6}
+_PACKED_CHEAP_ESTIMATE_COST = 0.004
+FIT_COLUMNS = 65_536
+
+
+def sweep_work(
+    method: str,
+    fitted: int,
+    scored: int,
+    n: int,
+    budgets: int,
+    *,
+    packed: bool = False,
+    batches: bool = True,
+) -> float:
     """Estimated work of one sweep: a fit on ``fitted`` models and ``scored`` models
     estimated at ``budgets`` budgets, on ``n`` items.
 
@@ -341,6 +364,11 @@ def sweep_work(method: str, fitted: int, scored: int, n: int, budgets: int) -> f
         A registered method (its capabilities set the cost per entry).
     fitted, scored, n, budgets : int
         Models the method is fitted on, models it estimates, items, budgets.
+    packed : bool
+        The rows are read packed (a store beyond the dense-read limit).
+    batches : bool
+        The estimates may be made in batches (a sweep); False for estimates made model by
+        model on each model's own items (a backtest).
 
     Returns
     -------
@@ -348,7 +376,18 @@ def sweep_work(method: str, fitted: int, scored: int, n: int, budgets: int) -> f
         Units of :data:`WORK_ENV` (about core-seconds).
     """
     kind = _cost_class(method)
-    return _FIT_COST[kind] * fitted * n / 1e6 + _ESTIMATE_COST[kind] * scored * budgets * n / 1e6
+    if packed:
+        items = min(n, FIT_COLUMNS) + max(n - FIT_COLUMNS, 0) / 7
+        fit = _PACKED_FIT_COST[kind] * fitted * items / 1e6
+    else:
+        fit = _FIT_COST[kind] * fitted * n / 1e6
+    if batches and capabilities(method).batched:
+        per = _BATCHED_ESTIMATE_COST
+    elif packed and kind == "cheap":
+        per = _PACKED_CHEAP_ESTIMATE_COST
+    else:
+        per = _ESTIMATE_COST[kind]
+    return fit + per * scored * budgets * n / 1e6
 
 
 def backtest_work(
@@ -382,7 +421,8 @@ def backtest_work(
     kept = max(1, m - holdout)
     run = holdout if scored is None else min(scored, holdout)
     return sum(
-        sweep_work(x, kept, 0, n, budgets) + repeats * sweep_work(x, 0, run, n, budgets)
+        sweep_work(x, kept, 0, n, budgets)
+        + repeats * sweep_work(x, 0, run, n, budgets, batches=False)
         for x in methods
     )
 
@@ -595,6 +635,7 @@ def sweep_controls(
     # random as lbe backtest makes it (on the models outside the Sort set).
     rest = max(1, m - int(k))
     every = min(rest, scored) if is_large(sel) else rest
+    packed = is_large(sel)
     per_split = (
         sweep_work(
             search,
@@ -602,9 +643,11 @@ def sweep_controls(
             every if capabilities(search).cheap else min(every, EVAL_CAP),
             n,
             len(budgets),
+            packed=packed,
         )
-        + sum(sweep_work(b, int(k), every, n, len(budgets)) for b in BASELINES) * bool(baseline)
-        + sweep_work(PUBLISHED_METHOD, int(k), every, n, len(budgets))
+        + sum(sweep_work(b, int(k), every, n, len(budgets), packed=packed) for b in BASELINES)
+        * bool(baseline)
+        + sweep_work(PUBLISHED_METHOD, int(k), every, n, len(budgets), packed=packed)
     )
     compared = (
         backtest_work(

@@ -66,6 +66,10 @@ class Capabilities:
     groups : bool
         Uses each item's task (its ``groups`` setting: the store's sample table's domain,
         in column order), which the workflows pass through :func:`get_method`.
+    batched : bool
+        Scores a block of models at every budget at once in a sweep
+        (:class:`~lifelong_core.methods.base.SweepScoring`): its cost per estimate grows
+        with the evaluations, not with the items.
     """
 
     family: str = "estimator"
@@ -80,6 +84,7 @@ class Capabilities:
     cheap: bool = False
     packed_sweep: str | None = None
     groups: bool = False
+    batched: bool = False
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -240,7 +245,7 @@ def unregister(name: str) -> None:
 
 
 _RULE = Capabilities(family="sort-search", threshold_rule=True, packed=True, dask=True, cheap=True)
-_ITEM_MODEL = Capabilities(interval=True, packed=True, kept_state=True)
+_ITEM_MODEL = Capabilities(interval=True, packed=True, kept_state=True, batched=True)
 
 # The threshold rules first (the sweep's prefix-count fast path serves them), then the
 # baselines and the model-based estimators; insert_D last.
@@ -291,7 +296,9 @@ register(
 register(
     "auto",
     "lifelong_core.methods.auto:AutoEstimator",
-    capabilities=Capabilities(interval=True, packed=True, self_tuning=True, kept_state=True),
+    capabilities=Capabilities(
+        interval=True, packed=True, self_tuning=True, kept_state=True, batched=True
+    ),
 )
 register(
     "insert-d",

@@ -193,3 +193,11 @@ def test_sweeps_on_the_same_sort_rows_share_one_fit(cache, monkeypatch):
     fresh = run_sweep(S, E, (16, 600), search="irt", seed=1)
     pd.testing.assert_frame_equal(b.per_model, fresh.per_model, check_exact=True)
     assert len(fits) == 4
+
+
+def test_the_registry_declares_batched_scoring_for_exactly_the_methods_that_offer_it():
+    from lifelong_core.methods import available_methods, capabilities
+
+    for name in available_methods():
+        offers = isinstance(get_method(name), SweepScoring)
+        assert capabilities(name).batched == offers, name
