@@ -636,18 +636,14 @@ def sweep_controls(
     rest = max(1, m - int(k))
     every = min(rest, scored) if is_large(sel) else rest
     packed = is_large(sel)
+    # run_config scores every sweep of the view on the chosen method's models: all of them
+    # for a cheap method, a seeded EVAL_CAP of them for any other.
+    same = every if capabilities(search).cheap else min(every, EVAL_CAP)
     per_split = (
-        sweep_work(
-            search,
-            int(k),
-            every if capabilities(search).cheap else min(every, EVAL_CAP),
-            n,
-            len(budgets),
-            packed=packed,
-        )
-        + sum(sweep_work(b, int(k), every, n, len(budgets), packed=packed) for b in BASELINES)
+        sweep_work(search, int(k), same, n, len(budgets), packed=packed)
+        + sum(sweep_work(b, int(k), same, n, len(budgets), packed=packed) for b in BASELINES)
         * bool(baseline)
-        + sweep_work(PUBLISHED_METHOD, int(k), every, n, len(budgets), packed=packed)
+        + sweep_work(PUBLISHED_METHOD, int(k), same, n, len(budgets), packed=packed)
     )
     compared = (
         backtest_work(
