@@ -21,6 +21,8 @@ from lifelong_core.errors import InputError
 from lifelong_core.store._handle import StoreHandle
 from lifelong_core.store._validate import EXTRA_FIELDS
 
+# store_meta keys of the harness metric per task: HARNESS_METRIC_KEY + dataset + TAB + task.
+HARNESS_METRIC_KEY = "harness metric\t"
 # Model or sample indices as callers give them: a list, a range, an integer array, a Series.
 Indices = Iterable[SupportsIndex]
 # What ``_fetch`` returns: block_id -> (model_idx sorted, {column: pyarrow array of that block}).
@@ -158,6 +160,39 @@ class StoreReader(StoreHandle):
             .fetchnumpy()["sample_idx"]
         )
         return np.asarray(rows, dtype=np.int64)
+
+    def harness_metrics(self, dataset: str) -> dict[str, tuple[str, str | None]]:
+        """The 0/1 metric (and filter) each harness task of a dataset was imported with.
+
+        What ``import --lm-eval`` used (chosen with ``--metric`` / ``--filter`` or the
+        task's only one), so that reading a new model's run of the same tasks takes the
+        same metric without asking again.
+
+        Parameters
+        ----------
+        dataset : str
+            The dataset.
+
+        Returns
+        -------
+        dict of str to (str, str or None)
+            Task -> (metric, filter); empty when nothing was recorded.
+        """
+        import json
+
+        rows = (
+            self.cursor()
+            .execute(
+                "SELECT key, value FROM store_meta WHERE starts_with(key, ?)",
+                [HARNESS_METRIC_KEY + dataset + "\t"],
+            )
+            .fetchall()
+        )
+        out: dict[str, tuple[str, str | None]] = {}
+        for key, value in rows:
+            metric, flt = json.loads(value)
+            out[key.rsplit("\t", 1)[1]] = (str(metric), None if flt is None else str(flt))
+        return out
 
     def log(self) -> pd.DataFrame:
         """The insertion log, one row per import."""

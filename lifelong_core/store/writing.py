@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import hashlib
+import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from lifelong_core.store._validate import (
     validate_long,
 )
 from lifelong_core.store.maintenance import store_error_sentence
-from lifelong_core.store.reading import StoreReader
+from lifelong_core.store.reading import HARNESS_METRIC_KEY, StoreReader
 
 Progress = Callable[[float], None]
 # One write of packed rows into ``bits``: (model_idx, correct packed, known packed or None),
@@ -105,6 +106,9 @@ class WritePlan:
         One per block touched.
     entries : int
         New entries written.
+    meta : dict of str to str
+        ``store_meta`` rows to write or replace with the import (the harness metric per
+        task, :meth:`~lifelong_core.store.reading.StoreReader.harness_metrics`).
     """
 
     action: str
@@ -117,6 +121,7 @@ class WritePlan:
     blocks: pd.DataFrame
     tasks: list[BlockWrite]
     entries: int
+    meta: dict[str, str] = field(default_factory=dict)
 
 
 class StoreWriter(StoreReader):
@@ -247,6 +252,7 @@ class StoreWriter(StoreReader):
         mdl: pd.DataFrame,
         models: pd.DataFrame | None,
         progress: Progress | None,
+        store_meta: dict[str, str] | None = None,
     ) -> dict:
         if models is not None:
             meta = normalize_models(models, f"{source} (models)")
@@ -276,6 +282,7 @@ class StoreWriter(StoreReader):
             new_datasets,
             new_blocks,
         )
+        plan.meta = dict(store_meta or {})
         return self.apply(plan, progress)
 
     def insert_matrix(
@@ -427,9 +434,46 @@ class StoreWriter(StoreReader):
         entries, smp, mdl = validate_long(run.table, run.source)
         smp["meta"] = run.sample_meta.loc[smp["sample_id"]].to_numpy(dtype=object)
         summary = self._insert_entries(
-            "insert_lm_eval", run.source, run.checksum, entries, smp, mdl, run.models, progress
+            "insert_lm_eval",
+            run.source,
+            run.checksum,
+            entries,
+            smp,
+            mdl,
+            run.models,
+            progress,
+            store_meta=_metric_rows(run),
         )
         return {**summary, "metrics": dict(run.metrics)}
+
+    def set_harness_metrics(
+        self, dataset: str, metrics: Mapping[str, tuple[str, str | None]]
+    ) -> None:
+        """Record the 0/1 metric (and filter) of each harness task of a dataset, in one
+        transaction (what an lm-eval import records by itself; a dataset built another way,
+        such as the bundled leaderboard, states its own).
+
+        Parameters
+        ----------
+        dataset : str
+            The dataset.
+        metrics : mapping of str to (str, str or None)
+            Task -> (metric, filter); None for the task's only filter.
+        """
+        self.require_writer()
+        rows = [
+            (f"{HARNESS_METRIC_KEY}{dataset}\t{task}", json.dumps([m, f]))
+            for task, (m, f) in metrics.items()
+        ]
+        with self._lock:
+            con = self._connection()
+            con.begin()
+            try:
+                con.executemany("INSERT OR REPLACE INTO store_meta VALUES (?, ?)", rows)
+                con.commit()
+            except BaseException:
+                _rollback(con)
+                raise
 
     # -- resolution of ids against what the store holds (reads only)
     def resolve_models(self, mdl: pd.DataFrame, source: str) -> tuple[np.ndarray, pd.DataFrame]:
@@ -997,6 +1041,10 @@ class StoreWriter(StoreReader):
                 con.execute(
                     "INSERT INTO log VALUES (?, ?, ?, ?, ?, ?, ?, ?)", list(summary.values())
                 )
+                if plan.meta:
+                    con.executemany(
+                        "INSERT OR REPLACE INTO store_meta VALUES (?, ?)", list(plan.meta.items())
+                    )
                 con.commit()
             except BaseException as exc:
                 _rollback(con)
@@ -1053,6 +1101,20 @@ def _extras_table(model_idx: np.ndarray, block_id: int, fields: Mapping[str, tup
             offsets, flat, mask=pa.array(~row_has) if not row_has.all() else None
         )
     return pa.table(cols)
+
+
+def _metric_rows(run) -> dict[str, str]:
+    """The ``store_meta`` rows recording the metric each task of an lm-eval import was read
+    with, under the dataset its items go to; a task read with different metrics in
+    different runs (recorded as text naming them, :mod:`lifelong_core.io.lm_eval`) records
+    none."""
+    pairs = run.table[["dataset", "domain"]].drop_duplicates()
+    out = {}
+    for dataset, task in zip(pairs["dataset"], pairs["domain"]):
+        metric, flt = run.metrics.get(task, (None, None))
+        if metric is not None and " in " not in str(metric):
+            out[f"{HARNESS_METRIC_KEY}{dataset}\t{task}"] = json.dumps([metric, flt])
+    return out
 
 
 def _missing(v) -> bool:
