@@ -188,8 +188,16 @@ def test_leaderboard_is_the_second_dataset_as_the_importer_stores_it(built_outpu
             "musr": 756,
             "math_hard": 894,
         }
-        assert (
-            smp["sample_id"].iloc[0] == "ifeval/0" and smp["sample_id"].iloc[-1] == "math_hard/893"
+        # Sample ids are the leaderboard's lm-eval items: column 523 of musr.npz is doc 17 of
+        # its third subtask (250 + 256 columns before it), the last MATH-hard column doc 134
+        # of the fifth.
+        ids = smp["sample_id"].tolist()
+        assert ids[0] == "leaderboard_ifeval/0" and ids[540] == "leaderboard_ifeval/540"
+        assert ids[541 + 523] == "leaderboard_musr_team_allocation/17"
+        assert ids[-1] == "leaderboard_math_precalculus_hard/134"
+        assert st.harness_metrics(leaderboard.DATASET)["leaderboard_musr_object_placements"] == (
+            "acc_norm",
+            None,
         )
         models = st.models().set_index("model_id")
         names = lb.names
@@ -209,7 +217,8 @@ def test_leaderboard_is_the_second_dataset_as_the_importer_stores_it(built_outpu
         math_cols = smp.loc[smp["domain"] == "math_hard", "sample_idx"].to_numpy()
         assert not st.known([qwen], math_cols).any()
         desc = st.datasets().set_index("dataset").loc[leaderboard.DATASET, "description"]
-        assert "not necessarily the harness's doc_id" in desc and "marked partial" in desc
+        assert "<lm-eval task>/<doc_id>" in desc and "ascending doc_id" in desc
+        assert "marked partial" in desc
 
 
 def test_unusable_leaderboard_file_is_one_line_and_leaves_nothing(tmp_path, capsys):
