@@ -2,7 +2,7 @@
 
 The numbers of the Benchmarks page's language-model section. Each held-out model of the bundled Open LLM
 Leaderboard v2 data (Zhang, Dorner & Hardt 2025) is removed from the cache; the workflow
-the command line runs (``select`` then ``estimate``, :mod:`lifelong_core.workflows.harness`)
+the command line runs (``select`` then ``estimate``, :mod:`lifelong_core.workflows.item_choice` and :mod:`lifelong_core.workflows.new_model`)
 picks ``budget`` items, is given the model's real results on them, and estimates its
 accuracy per task and overall with a 95% interval and its rank among the other models.
 Reported: estimate, interval, true accuracy, rank and rank interval, per model and budget,
@@ -27,7 +27,7 @@ import pandas as pd
 from lifelong_core.datasets.leaderboard import DATASET
 from lifelong_core.methods.registry import DEFAULT_METHOD
 from lifelong_core.store import Store
-from lifelong_core.workflows import harness
+from lifelong_core.workflows import item_choice, new_model
 from lifelong_core.workflows.selection import Selection
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     budgets = [int(b) for b in args.budgets.split(",")]
     with Store.open(args.store) as st:
-        full = harness.cache_of(st, DATASET)
+        full = item_choice.cache_of(st, DATASET)
     acc = full.A.mean(axis=1)
     by_acc = np.argsort(acc, kind="stable")
     picks = by_acc[np.linspace(0, len(acc) - 1, args.models + 2).round().astype(int)[1:-1]]
@@ -62,15 +62,15 @@ def main(argv: list[str] | None = None) -> int:
 
         def fitter(d, cache=cache, fits=fits):
             if d not in fits:
-                fits[d] = harness.fit(cache, args.method, d)
+                fits[d] = item_choice.fit(cache, args.method, d)
             return fits[d]
 
         for b in budgets:
-            choice = harness.select_items(
+            choice = item_choice.select_items(
                 cache, b, args.method, args.seed, fitted=fitter(None), model=full.names[r]
             )
             observed = dict(zip(choice.items["sample_id"], full.A[r, choice.columns].tolist()))
-            est = harness.estimate_new_model(cache, observed, args.method, fitter=fitter)
+            est = new_model.estimate_new_model(cache, observed, args.method, fitter=fitter)
             o = est.overall
             true_rank = int((cache.A.mean(axis=1) > acc[r]).sum()) + 1
             rows.append(

@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from lifelong_core.stats import CountTable, WeightRegions
     from lifelong_core.store import Store
     from lifelong_core.workflows.backtest import Backtest
-    from lifelong_core.workflows.harness import NewModelEstimate
     from lifelong_core.workflows.imports import Source
+    from lifelong_core.workflows.new_model import NewModelEstimate
     from lifelong_core.workflows.selection import Selection
 
 __all__ = [
@@ -362,7 +362,7 @@ _FITS_KEPT = 16
 
 def _fitter(store: Store, cache: Selection, dataset: str | None, leave_out, method: str):
     from lifelong_core.store.state import latest_log_id
-    from lifelong_core.workflows.harness import fit
+    from lifelong_core.workflows.item_choice import fit
 
     left = (leave_out,) if isinstance(leave_out, str) else tuple(sorted(leave_out or ()))
     base = (
@@ -373,7 +373,7 @@ def _fitter(store: Store, cache: Selection, dataset: str | None, leave_out, meth
         method,
     )
 
-    # A task's fit reuses the whole dataset's tuning (harness.shared_tuning), itself kept
+    # A task's fit reuses the whole dataset's tuning (item_choice.shared_tuning), itself kept
     # under the same base key, so the task alone keys it.
     def fitted(domain: str | None, tuning=None):
         key = (*base, domain)
@@ -390,7 +390,7 @@ def _fitter(store: Store, cache: Selection, dataset: str | None, leave_out, meth
 
 
 def _cache(store: Store, dataset: str | None, leave_out: str | Iterable[str] | None) -> Selection:
-    from lifelong_core.workflows.harness import cache_of
+    from lifelong_core.workflows.item_choice import cache_of
     from lifelong_core.workflows.selection import without_models
 
     sel = cache_of(store, _dataset(store, dataset))
@@ -788,7 +788,7 @@ def select_items(
     exclude = None if exclude is None else _results(exclude, "exclude", allow_empty=True)
     leave_out = _leave_out(leave_out)
     from lifelong_core.methods.draws import COMMON, PER_MODEL
-    from lifelong_core.workflows.harness import select_items as select
+    from lifelong_core.workflows.item_choice import select_items as select
 
     cache = _cache(store, dataset, leave_out)
     done = {str(k): int(v) for k, v in (exclude or {}).items()}
@@ -849,10 +849,10 @@ def estimate_new_model(
     _text(dataset, "dataset", optional=True)
     _method_name(method, "method")
     leave_out = _leave_out(leave_out)
-    from lifelong_core.workflows.harness import estimate_new_model as estimate
+    from lifelong_core.workflows import new_model
 
     cache = _cache(store, dataset, leave_out)
-    return estimate(
+    return new_model.estimate_new_model(
         cache,
         results,
         method,

@@ -10,10 +10,9 @@ import streamlit as st
 
 from lifelong_core.io.limits import MAX_TEXT_CHARS
 from lifelong_core.methods import capabilities
-from lifelong_core.methods.draws import model_rng
 from lifelong_core.sortsearch import RULES
-from lifelong_core.workflows import arrivals
-from lifelong_core.workflows.budgets import default_single_budget, single_budget_choices
+from lifelong_core.workflows import arrivals, item_choice, new_model
+from lifelong_core.workflows.budgets import single_budget_choices
 from ui import caches, charts, controls, stores
 from ui.common import (
     download_table,
@@ -25,7 +24,7 @@ from ui.common import (
     show_table,
     sync_query,
 )
-from ui.harness import lm_eval_section
+from ui.harness import harness_section, pick_new_model, show_estimate
 from ui.store_dataset import pick_dataset
 
 SAMPLINGS = ["uniform", "random"]  # insert_D's sampling of models: grid or at random
@@ -52,33 +51,22 @@ TABS = [
     "A new model (insert_M)",
     "New samples (insert_D)",
     "Until sure (adaptive)",
-    "A new model with lm-eval",
+    "A new model with lm-eval or Inspect",
 ]
 tabs = st.tabs(TABS, key="tab", bind="query-params")
 
 # ------------------------------------------------------------------ insert_M
 with tabs[0]:
     if tabs[0].open:
-        c = st.columns(3)
-        search = controls.pick_method(c[0], "search")
-        choices = single_budget_choices(n)
-        raw_b = query_default("budget", default_single_budget(n), int)
-        budget = c[1].selectbox(
-            "Budget n′ (samples to run the new model on)",
-            choices,
-            index=choices.index(raw_b if raw_b in choices else default_single_budget(n)),
-            key="budget",
+        search, budget, name = pick_new_model(
+            st.columns(3),
+            n,
+            search_key="search",
+            budget_key="budget",
+            name_key="new_name",
+            budget_label="Budget n′ (samples to run the new model on)",
+            default_name="new-model",
         )
-        # The name comes first: the samples are the model's own draw (from its name and the seed).
-        name = c[2].text_input(
-            "Name of the new model",
-            value=query_default("new_name", "new-model"),
-            key="new_name",
-            max_chars=MAX_TEXT_CHARS,
-            help="Its samples are its own random draw, from this name and the seed, so several new "
-            "models' errors are independent.",
-        )
-        sync_query(search=search, budget=budget, new_name=name)
         if not name.strip():
             st.warning("Name the new model: its samples are drawn for it.")
             st.stop()
@@ -97,7 +85,9 @@ with tabs[0]:
                 ) as exc:  # a large store without its kept state: offer the refresh
                     controls.state_panel(key, dataset, search, missing=str(exc))
                     st.stop()
-            cols = method.select(n, budget, model_rng(name.strip(), seed))
+            cols = item_choice.select_items(
+                sel, budget, search, seed, fitted=method, model=name
+            ).columns
         if caches.is_large(sel) and capabilities(search).kept_state:
             controls.state_panel(key, dataset, search)
         ids = sel.samples["sample_id"].to_numpy(dtype=object)[cols].tolist()
@@ -160,32 +150,15 @@ with tabs[0]:
                     st.info(
                         f"{extra} rows of the file name samples that were not on the list; they are ignored."
                     )
-                new = arrivals.estimate_new_model(
-                    sel, method, cols, observed, caches.accuracies(key, dataset)
+                new = new_model.estimate_new_model(
+                    sel,
+                    dict(zip(ids, observed.tolist())),
+                    search,
+                    fitted=method,
+                    per_task=False,
+                    accuracies=caches.accuracies(key, dataset),
                 )
-                est = new.estimate
-                st.markdown("**3. The estimate**")
-                k = st.columns(4)
-                k[0].metric("estimated accuracy", f"{est.acc:.3f}")
-                if est.lo is not None and est.hi is not None:
-                    k[1].metric("95% interval", f"{est.lo:.3f} – {est.hi:.3f}")
-                k[2].metric("accuracy on the evaluated samples", f"{observed.mean():.3f}")
-                k[3].metric("would rank", f"{new.rank} of {m + 1}")
-                show_chart(
-                    charts.rank_position(
-                        new.accuracies,
-                        new_name=name,
-                        new_acc=est.acc,
-                        lo=est.lo,
-                        hi=est.hi,
-                        title="where the new model would rank among the store's models",
-                    ),
-                    "new_model_rank",
-                )
-                st.markdown("Predicted accuracy per domain (from the per-sample predictions):")
-                show_table(new.by_domain, "new_model_by_domain")
-                with st.expander("Predicted correctness of every sample"):
-                    show_table(new.per_sample, "new_model_per_sample")
+                show_estimate(new, name)
 
                 if not new.predicts_samples:
                     st.caption(
@@ -200,19 +173,16 @@ with tabs[0]:
                     "out."
                 )
                 if st.button("Insert into the store", key="insert_model"):
-                    row, models = arrivals.estimated_model_rows(
-                        new,
-                        name,
-                        {"method": search, "budget": int(budget), "seed": seed, "source": up.name},
-                    )
                     with input_errors(stop=False) as written:
                         stores.check_new_model_name(name)
                         summary = stores.write_to_store(
-                            lambda w: w.insert_matrix(
-                                row,
-                                models,
-                                sel.samples["sample_id"].tolist(),
+                            lambda w: new_model.insert_estimated(
+                                w,
+                                sel,
+                                name,
+                                new,
                                 source=f"app upload {up.name}",
+                                extra_meta={"budget": int(budget), "seed": seed},
                             )
                         )
                     if written.ok:
@@ -471,4 +441,4 @@ with tabs[2]:
 # ------------------------------------------------------------------ lm-evaluation-harness round trip
 with tabs[3]:
     if tabs[3].open:
-        lm_eval_section(key, dataset, seed)
+        harness_section(key, dataset, seed)

@@ -19,6 +19,7 @@ from lifelong_core.methods.draws import PER_MODEL
 from lifelong_core.sortsearch import fit_exponential, fit_power_law, model_correlation
 from lifelong_core.workflows import (
     arrivals,
+    item_choice,
     large,
     lifelong_state,
     rankings,
@@ -474,7 +475,7 @@ def fitted_method(key: str, dataset: str, search: str):
             raise StateMissing(stat.sentence())
     elif is_large(sel):
         return get_method(search, groups=sel.tasks).fit(None, _kept_sort(store, dataset, sel).order)
-    return arrivals.fit_new_model_method(sel, search)
+    return item_choice.fit_method(sel, search)
 
 
 def _kept_sort(store, dataset: str, sel: Selection):
@@ -583,6 +584,26 @@ def accuracies(key: str, dataset: str) -> np.ndarray:
     if not is_large(sel):
         return sel.A.mean(axis=1)
     return _kept_sort(get_store(), dataset, sel).row_sums / sel.A.shape[1]
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def harness_metrics(key: str, dataset: str) -> dict[str, tuple[str, str | None]]:
+    """The metric (and filter) each harness task of ``dataset`` was imported with
+    (:meth:`~lifelong_core.store.reading.StoreReader.harness_metrics`).
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+    dataset : str
+        Name of a dataset of the store.
+
+    Returns
+    -------
+    dict of str to (str, str or None)
+        Task -> (metric, filter).
+    """
+    return get_store().harness_metrics(dataset)
 
 
 def row_values(key: str, dataset: str, row: int, cols: np.ndarray) -> np.ndarray:

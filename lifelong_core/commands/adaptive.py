@@ -68,18 +68,23 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--task",
         action="append",
-        metavar="DOMAIN=TASK",
-        help="with --store: map a domain to its lm-eval task name (repeatable)",
+        metavar="TASK=HARNESS_TASK",
+        help="with --store: map a task of the sample ids to the harness's name for it (repeatable)",
     )
-    p.add_argument("--metric", help="with --lm-eval: the 0/1 metric when a task records several")
+    p.add_argument(
+        "--metric",
+        help="with --lm-eval: the 0/1 metric when a task records several (default: the one each "
+        "task was imported with)",
+    )
     p.add_argument(
         "--filter", help="with --lm-eval: the filter to keep when a task was logged under several"
     )
     p.add_argument(
         "--format",
-        choices=("lm-eval", "csv"),
+        choices=("lm-eval", "inspect", "csv"),
         default="lm-eval",
-        help="with --store --next: lm-eval --samples JSON (default) or a CSV of sample ids",
+        help="with --store --next: lm-eval --samples JSON (default), Inspect's --sample-id value, "
+        "or a CSV of sample ids",
     )
     p.add_argument("--key", help="array name inside an .npz holding several (e.g. 'correct')")
     who = p.add_mutually_exclusive_group(required=True)
@@ -142,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     check_out_dirs((args.out, "--out"), (args.next, "--next"))
     cache = None
     if args.store is not None:
-        from lifelong_core.workflows import harness
+        from lifelong_core.workflows import item_choice
 
         if args.results is not None or args.key is not None or args.sort_rows is not None:
             raise InputError(
@@ -150,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
                 "runs as --lm-eval PATH."
             )
         with open_store(args.store) as st:
-            cache = harness.cache_of(st, store_dataset(st, args.dataset))
+            cache = item_choice.cache_of(st, store_dataset(st, args.dataset))
+            recorded = st.harness_metrics(store_dataset(st, args.dataset))
         A = cache.A
     else:
         if args.lm_eval or args.task or args.dataset:
@@ -175,11 +181,13 @@ def run(args: argparse.Namespace) -> int:
     if len(sort_rows) < 3:
         raise InputError(f"the cache needs at least 3 models, got {len(sort_rows)}.")
     if cache is not None and args.next is not None:
+        from lifelong_core.io.harness_items import parse_task_names
         from lifelong_core.workflows import adaptive as flow
-        from lifelong_core.workflows import harness
+        from lifelong_core.workflows.new_model import metric_and_filter
 
-        names = harness.parse_task_names(args.task)
-        results = flow.lm_eval_results(cache, args.lm_eval, names, args.metric, args.filter)
+        names = parse_task_names(args.task)
+        metric, flt = metric_and_filter(recorded, args.metric, args.filter)
+        results = flow.lm_eval_results(cache, args.lm_eval, names, metric, flt)
     else:
         results = _read_results(args.results, n) if args.results is not None else {}
     method = AdaptiveMethod(seed=args.seed, tune=not args.no_tune).fit(A[sort_rows])
@@ -209,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
     nxt = prog.next_columns if prog.next_columns is not None else np.empty(0, dtype=np.int64)
     if cache is not None:
         if len(nxt):
-            flow.write_round(cache, nxt, args.next, args.format, args.seed, names)
+            flow.write_round(cache, nxt, args.next, args.format, names)
         elif Path(args.next).exists():
             Path(args.next).unlink()  # no next round: a stale list must not be run again
     else:

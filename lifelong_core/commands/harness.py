@@ -1,16 +1,19 @@
-"""``select`` and ``estimate``: the lifelong loop with lm-evaluation-harness.
+"""``select`` and ``estimate``: the lifelong loop with an evaluation harness.
 
     python -m lifelong_core select --store S [--dataset D] --budget N (--model NAME | --common-items)
-            [--method mirt] [--seed 0] [--format lm-eval|csv] [--task DOMAIN=TASK ...] --out samples.json
+            [--method M] [--seed 0] [--format lm-eval|inspect|csv] [--task TASK=HARNESS_TASK ...] --out FILE
     lm_eval --model ... --tasks ... --samples samples.json --log_samples --output_path OUT
-    python -m lifelong_core estimate --store S [--dataset D] --lm-eval OUT/<model dir> --model NAME
-            [--method mirt] [--task DOMAIN=TASK ...] [--metric M] [--filter F] [--out estimate.csv] [--insert]
+    inspect eval TASK --model ... --sample-id "$(cat ids.txt)"
+    python -m lifelong_core estimate --store S [--dataset D] (--lm-eval OUT/<model dir> | --inspect LOG ...)
+            --model NAME [--method M] [--task TASK=HARNESS_TASK ...] [--metric M] [--filter F]
+            [--scorer S] [--epoch E] [--out estimate.csv] [--insert]
 
-``select`` writes the items a new model should run (lm-eval 0.4's ``--samples`` JSON,
-``{"task": [doc_id, ...]}``, or a CSV of sample ids); ``estimate`` reads the run back and
-prints per task and overall the estimated accuracy with its 95% interval and the model's
-rank among the stored models with a rank interval; ``--insert`` stores the row marked
-estimated. The rules live in :mod:`lifelong_core.workflows.harness`, shared with the app.
+``select`` writes the items a new model should run (lm-eval 0.4's ``--samples`` JSON, the
+value of Inspect AI's ``--sample-id``, or a CSV of sample ids); ``estimate`` reads the run
+back and prints per task and overall the estimated accuracy with its interval and the
+model's rank among the stored models with a rank interval; ``--insert`` stores the row
+marked estimated. The rules live in :mod:`lifelong_core.workflows.item_choice` and
+:mod:`lifelong_core.workflows.new_model`, shared with the app and the Python API.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods.registry import DEFAULT_METHOD
 
 TASK_HELP = (
-    "map a domain of the dataset to its lm-eval task name, e.g. ifeval=leaderboard_ifeval (repeatable; "
-    "default: the domain's own name)"
+    "map a task of the dataset's sample ids (<task>/<id>) to the harness's name for it, e.g. "
+    "arith=toy_arith (repeatable; default: the task's own name)"
 )
 
 
@@ -37,7 +40,7 @@ def _method_help() -> str:
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "select",
-        help="write the items a new model should run (lm-eval --samples JSON or CSV)",
+        help="write the items a new model should run (lm-eval --samples, Inspect --sample-id or CSV)",
         description=__doc__.splitlines()[0],
     )
     add_store(p)
@@ -60,39 +63,56 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--format",
-        choices=("lm-eval", "csv"),
+        choices=("lm-eval", "inspect", "csv"),
         default="lm-eval",
-        help='lm-eval: {"task": [doc_id, ...]} for lm_eval --samples; csv: sample_id, domain',
+        help='lm-eval: {"task": [doc_id, ...]} for lm_eval --samples; inspect: task:id,... for '
+        'inspect eval --sample-id "$(cat FILE)"; csv: sample_id, domain',
     )
-    p.add_argument("--task", action="append", metavar="DOMAIN=TASK", help=TASK_HELP)
+    p.add_argument("--task", action="append", metavar="TASK=HARNESS_TASK", help=TASK_HELP)
     p.add_argument("--out", required=True, type=Path, help="file to write")
     p.set_defaults(func=run_select)
 
     p = sub.add_parser(
         "estimate",
-        help="estimate a new model's accuracy and rank from its lm-eval run",
-        description="Estimate a new model from an lm-eval --log_samples run on the selected items.",
+        help="estimate a new model's accuracy and rank from its lm-eval run or Inspect logs",
+        description="Estimate a new model from an lm-eval --log_samples run or Inspect logs of the selected items.",
     )
     add_store(p)
     add_dataset(p)
-    p.add_argument(
+    run = p.add_mutually_exclusive_group(required=True)
+    run.add_argument(
         "--lm-eval",
         dest="lm_eval",
-        required=True,
         metavar="PATH",
         help="the run's output folder for this model (OUT/<model dir>), its results_*.json, one "
         "samples_*.jsonl, or a .zip of the run's folder",
+    )
+    run.add_argument(
+        "--inspect",
+        action="append",
+        metavar="LOG",
+        help="an Inspect AI log (.eval or .json) of the model on the selected items (repeat for "
+        "each task's log)",
     )
     p.add_argument(
         "--model", required=True, metavar="NAME", help="the new model's name (its id if inserted)"
     )
     p.add_argument("--method", default=DEFAULT_METHOD, help=_method_help())
-    p.add_argument("--task", action="append", metavar="DOMAIN=TASK", help=TASK_HELP)
+    p.add_argument("--task", action="append", metavar="TASK=HARNESS_TASK", help=TASK_HELP)
     p.add_argument(
         "--metric",
-        help="the 0/1 metric when a task records several (a preference list such as acc_norm,acc)",
+        help="with --lm-eval: the 0/1 metric when a task records several (a preference list such "
+        "as acc_norm,acc); default the metric each task was imported with",
     )
-    p.add_argument("--filter", help="the filter to keep when a task was logged under several")
+    p.add_argument(
+        "--filter",
+        help="with --lm-eval: the filter to keep when a task was logged under several; default "
+        "the filter each task was imported with",
+    )
+    p.add_argument("--scorer", help="with --inspect: the scorer to read when a log has several")
+    p.add_argument(
+        "--epoch", type=int, help="with --inspect: the epoch to read when a log has several"
+    )
     p.add_argument(
         "--out",
         type=Path,
@@ -106,14 +126,16 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run_estimate)
 
 
-def _cache(store_path: str, dataset: str | None):
-    from lifelong_core.workflows import harness
+def _check_method(method: str) -> None:
+    from lifelong_core.methods import available_methods
 
-    with open_store(store_path) as st:
-        return harness.cache_of(st, store_dataset(st, dataset))
+    if method not in available_methods():
+        raise InputError(
+            f"unknown --method {method!r}; available: {', '.join(available_methods())}."
+        )
 
 
-def _kept(store_path: str, cache, method: str):
+def _kept(st, cache, method: str):
     """The method's parameters kept in the store (``lbe state --refresh``) when they cover
     the cache's samples, else None (the command fits them); a stale state is said on
     standard error."""
@@ -122,97 +144,122 @@ def _kept(store_path: str, cache, method: str):
     from lifelong_core.workflows import lifelong_state
 
     dataset = str(cache.samples["dataset"].iloc[0])
-    with open_store(store_path) as st:
-        est, stat = lifelong_state.fitted_on(
-            st, dataset, method, cache.samples["sample_idx"].to_numpy()
-        )
+    est, stat = lifelong_state.fitted_on(
+        st, dataset, method, cache.samples["sample_idx"].to_numpy()
+    )
     if est is not None and stat is not None and (stat.models_since_fit or stat.sort_stale):
         print(stat.sentence(), file=sys.stderr)
     return est
 
 
 def run_select(args: argparse.Namespace) -> int:
-    from lifelong_core.methods import available_methods
+    from lifelong_core.io.harness_items import item_ids, parse_task_names, write_items
     from lifelong_core.methods.draws import COMMON, PER_MODEL
-    from lifelong_core.workflows import harness
+    from lifelong_core.workflows import item_choice
 
     if not args.common_items and not (args.model or "").strip():
         raise InputError(
             "name the new model with --model NAME (its items are its own random draw) or pass "
             "--common-items for the seed's item set shared by every model."
         )
-    if args.method not in available_methods():
-        raise InputError(
-            f"unknown --method {args.method!r}; available: {', '.join(available_methods())}."
-        )
+    _check_method(args.method)
     if not args.out.parent.is_dir():
         raise InputError(f"cannot write {args.out}: folder {args.out.parent} does not exist.")
-    names = harness.parse_task_names(args.task)
-    cache = _cache(args.store, args.dataset)
-    if args.format == "lm-eval":
-        harness.doc_ids(
-            cache.samples, names
-        )  # refuse ids lm-eval cannot take before fitting anything
-    choice = harness.select_items(
+    names = parse_task_names(args.task)
+    with open_store(args.store) as st:
+        cache = item_choice.cache_of(st, store_dataset(st, args.dataset))
+        if args.format != "csv":
+            # Refuse ids the harness cannot take before fitting anything.
+            item_ids(cache.samples, names, args.format)
+        kept = _kept(st, cache, args.method)
+    choice = item_choice.select_items(
         cache,
         args.budget,
         args.method,
         args.seed,
-        fitted=_kept(args.store, cache, args.method),
+        fitted=kept,
         model=args.model,
         draws=COMMON if args.common_items else PER_MODEL,
     )
-    harness.write_choice(choice, args.out, args.format, names)
+    write_items(choice.items, args.out, args.format, names)
     per = choice.items.groupby("domain", sort=False).size()
     print(
         f"wrote {args.out}: {choice.budget} of {choice.n} items of {choice.dataset} "
         f"({', '.join(f'{d} {k}' for d, k in per.items())}), chosen by {choice.method} fitted on {choice.m} models; "
         f"{choice.describe()}"
     )
+    if args.format == "lm-eval":
+        from lifelong_core.io.harness_items import lm_eval_samples
+
+        print(f"lm_eval tasks: {','.join(lm_eval_samples(choice.items, names))}")
     return 0
 
 
-def run_estimate(args: argparse.Namespace) -> int:
-    from lifelong_core.methods import available_methods
-    from lifelong_core.workflows import harness
+def _observations(args: argparse.Namespace, st, cache):
+    """The new model's results from ``--lm-eval`` or ``--inspect``, on the cache's ids."""
+    from lifelong_core.workflows.new_model import (
+        Observations,
+        inspect_observations,
+        metric_and_filter,
+        results_from_run,
+    )
 
-    if args.method not in available_methods():
-        raise InputError(
-            f"unknown --method {args.method!r}; available: {', '.join(available_methods())}."
+    names = _task_names(args)
+    if args.lm_eval is not None:
+        from lifelong_core.io.lm_eval import read_run
+
+        if args.scorer is not None or args.epoch is not None:
+            raise InputError("--scorer and --epoch go with --inspect.")
+        dataset = str(cache.samples["dataset"].iloc[0])
+        metric, flt = metric_and_filter(st.harness_metrics(dataset), args.metric, args.filter)
+        run = read_run(args.lm_eval, metric, flt)
+        got = results_from_run(
+            run.table, cache, names, "lm-eval", f"the lm-eval run at {args.lm_eval}"
         )
+        return Observations(got, run.source, dict(run.metrics))
+    if args.metric is not None or args.filter is not None:
+        raise InputError("--metric and --filter go with --lm-eval; an Inspect log has --scorer.")
+    return inspect_observations(args.inspect, cache, names, args.scorer, args.epoch)
+
+
+def _task_names(args: argparse.Namespace) -> dict[str, str]:
+    from lifelong_core.io.harness_items import parse_task_names
+
+    return parse_task_names(args.task)
+
+
+def run_estimate(args: argparse.Namespace) -> int:
+    from lifelong_core.workflows import item_choice, new_model
+
+    _check_method(args.method)
     if args.out is not None and not args.out.parent.is_dir():
         raise InputError(f"cannot write {args.out}: folder {args.out.parent} does not exist.")
-    names = harness.parse_task_names(args.task)
-    cache = _cache(args.store, args.dataset)
-    obs = harness.observations_from_lm_eval(
-        args.lm_eval, cache, names, metric=args.metric, filter=args.filter
-    )
-    kept = _kept(args.store, cache, args.method)
-    est = harness.estimate_new_model(
-        cache,
-        obs.values,
-        args.method,
-        fitter=None
-        if kept is None
-        else (lambda d, tuning: kept if d is None else harness.fit(cache, args.method, d, tuning)),
-    )
-    print(harness.format_estimate(args.model, est))
+    _task_names(args)  # a malformed --task is refused before anything is read
+    with open_store(args.store) as st:
+        cache = item_choice.cache_of(st, store_dataset(st, args.dataset))
+        obs = _observations(args, st, cache)
+        kept = _kept(st, cache, args.method)
+    est = new_model.estimate_new_model(cache, obs.values, args.method, fitted=kept)
+    print(est.summary(args.model))
     if args.out is not None:
         est.table.to_csv(args.out, index=False)
     if args.insert:
         from lifelong_core.store import Store
 
+        key = "lm_eval_metrics" if args.lm_eval is not None else "inspect_scorers"
         with Store.open(args.store, read_only=False) as w:
-            summary = harness.insert_estimated(
+            summary = new_model.insert_estimated(
                 w,
                 cache,
                 args.model,
                 est,
                 source=obs.source,
-                extra_meta={"lm_eval_metrics": {t: list(v) for t, v in obs.metrics.items()}},
+                extra_meta={
+                    key: {t: list(v) if isinstance(v, tuple) else v for t, v in obs.metrics.items()}
+                },
             )
         print(
             f"inserted {args.model} into {args.store} marked estimated ({summary.get('entries', cache.A.shape[1])} "
-            f"entries, {len(est.new.cols)} of them real results)"
+            f"entries, {len(est.cols)} of them real results)"
         )
     return 0

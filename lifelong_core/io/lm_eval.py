@@ -31,7 +31,7 @@ import json
 import math
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -368,23 +368,49 @@ def _binary(v) -> float | None:
     return None
 
 
+# A metric or filter as asked for: one for every task (a metric may be a comma-separated
+# preference list), or per task (what the store recorded at import), None for the task's own.
+Wanted = str | Mapping[str, str | None] | None
+
+
+def _for(wanted: Wanted, task: str) -> str | None:
+    if wanted is None or isinstance(wanted, str):
+        return wanted
+    return wanted.get(task)
+
+
 def _pick(options: list[str], wanted: str | None, what: str, task: str, path: Path) -> str:
     if wanted is not None:
         if wanted not in options:
             raise InputError(
-                f"Task {task!r} ({path.name}) has no {what} {wanted!r}; it has {', '.join(options)}."
+                f"Task {task!r} ({path.name}) has no {what} {wanted!r}; it has {', '.join(options)}.",
+                param=what,
             )
         return wanted
     if len(options) == 1:
         return options[0]
     raise InputError(
-        f"Task {task!r} ({path.name}) records {what}s {', '.join(options)}; choose one.", param=what
+        f"Task {task!r} ({path.name}) records {what}s {', '.join(options)}; choose one {what}.",
+        param=what,
     )
 
 
-def _pick_metric(options: list[str], wanted: str | None, task: str, path: Path) -> str:
-    """``wanted`` is a comma-separated preference list; the first metric the task records wins."""
+def _pick_metric(rows: _FilterRows, wanted: str | None, task: str, path: Path) -> str:
+    """``wanted`` is a comma-separated preference list; the first metric the task records
+    wins. Without one, the task's only 0/1 metric; several are refused, naming them."""
+    options = rows.names
     if wanted is None:
+        binary = [n for n in options if n not in rows.first_bad]
+        if len(binary) == 1:
+            return binary[0]
+        if len(binary) > 1:
+            others = [n for n in options if n not in binary]
+            rest = f" (and {', '.join(others)}, which are not 0/1)" if others else ""
+            raise InputError(
+                f"Task {task!r} ({path.name}) records several 0/1 metrics: {', '.join(binary)}{rest}; "
+                "choose one metric (a comma-separated preference list such as acc_norm,acc picks per task).",
+                param="metric",
+            )
         return _pick(options, None, "metric", task, path)
     prefs = [w.strip() for w in wanted.split(",") if w.strip()]
     for w in prefs:
@@ -400,9 +426,9 @@ def _pick_metric(options: list[str], wanted: str | None, task: str, path: Path) 
 def read_lm_eval(
     path,
     model_name: str | None,
-    metric: str | None = None,
+    metric: Wanted = None,
     dataset: str | None = None,
-    filter: str | None = None,
+    filter: Wanted = None,
     default_name: str | None = None,
 ) -> LmEvalRun:
     """Read one model's ``--log_samples`` run.
@@ -415,13 +441,15 @@ def read_lm_eval(
     model_name : str or None
         The model's name; None takes the name the run's results file gives
         (:func:`model_name_of`), else ``default_name``.
-    metric : str, optional
+    metric : str or mapping, optional
         The 0/1 metric to read, or a comma-separated preference list (``acc_norm,acc``);
-        needed when a task records several.
+        needed when a task records several 0/1 metrics. A mapping gives it per task (a
+        task it does not name takes its only 0/1 metric).
     dataset : str, optional
         The dataset the samples join (default ``lm-eval``).
-    filter : str, optional
-        The filter to read, when a task was logged under several.
+    filter : str or mapping, optional
+        The filter to read, when a task was logged under several; a mapping gives it per
+        task.
     default_name : str, optional
         The name when neither ``model_name`` nor the results file gives one.
 
@@ -480,11 +508,15 @@ def read_lm_eval(
         by_filter = _read_lines(f, h)
         filters = sorted(by_filter)
         # The filter only matters where a task was logged under several filters.
-        flt = filters[0] if len(filters) == 1 else _pick(filters, filter, "filter", task, f)
+        flt = (
+            filters[0]
+            if len(filters) == 1
+            else _pick(filters, _for(filter, task), "filter", task, f)
+        )
         rows = by_filter[flt]
         if not rows.names:
             raise InputError(f"{f} line {rows.first_line} records no metric field.")
-        met = _pick_metric(rows.names, metric, task, f)
+        met = _pick_metric(rows, _for(metric, task), task, f)
         vals = rows.column(met, task, f)
         ids = [f"{task}/{doc}" for doc in rows.docs]
         hashes = rows.hashes
@@ -541,13 +573,14 @@ def read_lm_eval(
 def lm_eval_source(
     path,
     model: str | None = None,
-    metric: str | None = None,
-    filter: str | None = None,
+    metric: Wanted = None,
+    filter: Wanted = None,
     dataset: str | None = None,
     *,
     strict: bool = False,
     progress: Callable[[float, str], None] | None = None,
     shown_as: str | None = None,
+    unpack_limit: int | None = None,
 ) -> Source:
     """lm-evaluation-harness ``--log_samples`` output, read and validated before the store
     is touched: one model's run (a folder, its results file or one samples file), a folder
@@ -562,7 +595,7 @@ def lm_eval_source(
         The model's name, for one run only; by default each run is named by its results
         file (``model_name``, else ``pretrained=`` of its model arguments), else by its
         folder as lm-eval writes it (``org__model`` -> ``org/model``).
-    metric, filter : str, optional
+    metric, filter : str or mapping, optional
         As for one run (:func:`read_lm_eval`), for every run.
     dataset : str, optional
         The dataset of the items; by default
@@ -578,6 +611,9 @@ def lm_eval_source(
         How messages, skipped runs' reasons and the store's log name the input, in place
         of ``path`` (an upload's file name rather than the folder it was saved in); a zip
         is named as given, never by the temporary folder it is unpacked into.
+    unpack_limit : int, optional
+        For a zip: a smaller budget in bytes for what it unpacks to (what a server
+        reserved for an upload), beside the unpacked-size limit every zip has.
 
     Returns
     -------
@@ -596,12 +632,22 @@ def lm_eval_source(
         raise InputError("An lm-eval import needs a non-empty model name.", param="model")
     if path.suffix.lower() == ".zip" and not path.is_dir():
         check_regular_file(path, "lm-eval")
+        shown = shown_as or str(path)
         with tempfile.TemporaryDirectory(prefix="lbe-lm-eval-") as tmp:
-            root = extract_zip(path, Path(tmp) / path.stem)
+            root = extract_zip(path, Path(tmp) / path.stem, limit=unpack_limit)
+            runs = run_folders(root)
+            if model is not None and len(runs) > 1:
+                raise InputError(
+                    f"a model name names one run, but {shown} holds {len(runs)} runs "
+                    f"({few([_rel(r, root) for r in runs])}); give one model's run.",
+                    param="model",
+                )
             return _named(
                 root,
-                shown_as or str(path),
-                lambda: _read_runs(root, path, model, metric, filter, dataset, strict, progress),
+                shown,
+                lambda: _read_runs(
+                    root, Path(shown), model, metric, filter, dataset, strict, progress, runs
+                ),
             )
     if shown_as is not None:
         return _named(
@@ -630,6 +676,125 @@ def lm_eval_source(
             param="model",
         )
     return _read_runs(path, path, model, metric, filter, dataset, strict, progress, runs)
+
+
+def read_run(
+    path,
+    metric: Wanted = None,
+    filter: Wanted = None,
+    *,
+    shown_as: str | None = None,
+    unpack_limit: int | None = None,
+) -> LmEvalRun:
+    """One new model's run, to estimate from: its folder, its results file, one samples
+    file, or a zip of the folder (or of an output folder holding that one run), unpacked
+    by the one extraction with its limits (:func:`lifelong_core.io.text.extract_zip`).
+
+    Parameters
+    ----------
+    path : str or Path
+        The run.
+    metric, filter : str or mapping, optional
+        As for :func:`read_lm_eval`.
+    shown_as : str, optional
+        How messages name the run instead of ``path`` (an upload's name).
+    unpack_limit : int, optional
+        For a zip: a smaller budget in bytes for what it unpacks to.
+
+    Returns
+    -------
+    LmEvalRun
+        The run's items (``sample`` = ``<task>/<doc_id>``) and the metric and filter read
+        per task; its model is named ``new-model``.
+
+    Raises
+    ------
+    InputError
+        If the path holds no run or several, or the run cannot be read.
+    """
+    src = lm_eval_source(
+        path,
+        "new-model",
+        metric,
+        filter,
+        strict=True,
+        shown_as=shown_as,
+        unpack_limit=unpack_limit,
+    )
+    return src.run
+
+
+def read_uploaded_run(
+    files: Sequence[tuple[str, bytes]],
+    metric: Wanted = None,
+    filter: Wanted = None,
+    reserve: Callable[[int, str], object] | None = None,
+) -> LmEvalRun:
+    """:func:`read_run` of uploaded files: the run's ``samples_*.jsonl`` (``.gz``) files,
+    optionally with its ``results_*.json``, or one ``.zip`` of the run folder.
+
+    The files are written to a temporary folder that is removed afterwards; a zip is
+    unpacked by the one extraction (:func:`lifelong_core.io.text.extract_zip`: members
+    under plain relative paths only, the unpacked-size and file-count limits). An error
+    names the upload, never the temporary folder.
+
+    Parameters
+    ----------
+    files : sequence of (str, bytes)
+        The uploaded files as (file name, content).
+    metric, filter : str or mapping, optional
+        As for :func:`read_lm_eval`.
+    reserve : callable, optional
+        ``reserve(nbytes, what)`` before ``nbytes`` are written (a server's disk budget for
+        uploads), for each file and for a zip's declared unpacked size; it raises
+        InputError to refuse.
+
+    Returns
+    -------
+    LmEvalRun
+        As :func:`read_run`.
+
+    Raises
+    ------
+    InputError
+        If nothing was uploaded, a zip comes with other files, a zip is not valid, passes
+        a limit or does not hold exactly one run, a loose file is neither ``samples_*`` nor
+        ``results_*``, or the run cannot be read.
+    """
+    from lifelong_core.io.text import check_archive
+
+    if not files:
+        raise InputError(
+            "no files uploaded; upload the run's samples_<task>_<timestamp>.jsonl files or a zip of its folder."
+        )
+    zips = [(n, b) for n, b in files if n.lower().endswith(".zip")]
+    if zips and len(files) > 1:
+        raise InputError("upload either one zip of the run folder or the run's files, not both.")
+    with tempfile.TemporaryDirectory(prefix="lbe-lm-eval-") as tmp:
+        root = Path(tmp)
+        if zips:
+            name, data = zips[0]
+            shown = f"uploaded file {Path(name).name}"
+            # Saved under a plain name: messages name the upload, never this file.
+            saved = root / "upload.zip"
+            if reserve is not None:
+                reserve(len(data), shown)
+            saved.write_bytes(data)
+            declared = sum(i.file_size for i in check_archive(saved, shown))
+            if reserve is not None:
+                reserve(declared, f"{shown}, unpacked,")
+            return read_run(saved, metric, filter, shown_as=shown, unpack_limit=max(declared, 1))
+        for name, data in files:
+            base = Path(name).name
+            if not base.startswith(("samples_", "results_")) or not is_run_file(base):
+                raise InputError(
+                    f"uploaded file {name} is neither a samples_<task>_<timestamp>.jsonl nor a "
+                    "results_<timestamp>.json file of an lm-eval run."
+                )
+            if reserve is not None:
+                reserve(len(data), f"uploaded file {base}")
+            (root / base).write_bytes(data)
+        return read_run(root, metric, filter, shown_as="the upload")
 
 
 def _named(root: Path, name: str, read: Callable[[], Source]) -> Source:

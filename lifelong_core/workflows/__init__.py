@@ -12,16 +12,18 @@ store's public methods.
 - :mod:`~lifelong_core.workflows.budgets`: the budgets offered and the checks on them.
 - :mod:`~lifelong_core.workflows.sweeps`: a Sort & Search sweep on a selection and the
   tables read off it (rank agreement, ranks, family correlation).
-- :mod:`~lifelong_core.workflows.arrivals`: the new-model and new-sample flows (which
-  samples or models to run, reading the results back, the estimates, what is inserted).
+- :mod:`~lifelong_core.workflows.item_choice`: a new model's cache, the method fitted on
+  it and the items it should run.
+- :mod:`~lifelong_core.workflows.new_model`: what a new model's results (typed in, a CSV,
+  an lm-eval run, Inspect logs) say: the one estimate, its rank, the row to store.
+- :mod:`~lifelong_core.workflows.arrivals`: a new model's CSV round trip and the
+  new-sample flow (which models to run, reading their results back, the estimates).
 - :mod:`~lifelong_core.workflows.adaptive`: the adaptive new-model flow (rounds until the
   95% interval is narrow enough; simulated on a stored model or a round trip for a real one).
 - :mod:`~lifelong_core.workflows.design`: the design study (Sort-set size, Sort method,
   sampling).
 - :mod:`~lifelong_core.workflows.stream`: the stream study (release-order replay, the
   cost/error grid of configurations and its Pareto front).
-- :mod:`~lifelong_core.workflows.harness`: the new-model loop with lm-evaluation-harness
-  (the CLI's ``select`` / ``estimate`` and the app).
 - :mod:`~lifelong_core.workflows.teaching`: the small slice and one-step walkthrough.
 - :mod:`~lifelong_core.workflows.rankings`: counts estimated by Sort & Search for the
   newest models.

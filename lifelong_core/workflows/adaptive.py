@@ -189,27 +189,30 @@ def next_round(
 
 # ------------------------------------------------------------------ lm-evaluation-harness rounds
 def lm_eval_results(
-    cache: Selection, paths, task_names=None, metric: str | None = None, filter: str | None = None
+    cache: Selection,
+    paths,
+    task_names=None,
+    metric=None,
+    filter=None,
 ) -> dict[int, int]:
     """Every round's ``lm_eval --log_samples`` run read back and merged as column -> 0/1.
 
-    Each run is read as :func:`~lifelong_core.workflows.harness.observations_from_lm_eval`
-    reads one (the store's importer's metric and filter rules).
+    Each run is read as ``lbe estimate --lm-eval`` reads one
+    (:func:`lifelong_core.io.lm_eval.read_run`, the store's importer's metric and filter
+    rules; :func:`lifelong_core.workflows.new_model.results_from_run`).
 
     Parameters
     ----------
     cache : Selection
-        The data choice the rounds were drawn from (an lm-eval import: sample ids
-        ``<domain>/<doc_id>``).
+        The data choice the rounds were drawn from (sample ids ``<task>/<doc_id>``).
     paths : iterable of str or os.PathLike, or None
         One run per round (a run folder, its ``results_*.json`` or a
         ``samples_*.jsonl``); None or empty gives no results.
     task_names : mapping of str to str, optional
-        Domain -> lm-eval task, where a task is not named like its domain.
-    metric : str, optional
-        The 0/1 metric to read, or a comma-separated preference list; needed when a task
-        records several.
-    filter : str, optional
+        Task of the sample ids -> lm-eval task, where a task is not named like it.
+    metric : str or mapping, optional
+        The 0/1 metric to read, a comma-separated preference list, or one per task.
+    filter : str or mapping, optional
         The filter to read, when a task was logged under several.
 
     Returns
@@ -223,14 +226,16 @@ def lm_eval_results(
         If a run cannot be read, names a task or item the dataset does not have, or two
         runs give one item different results.
     """
-    from lifelong_core.workflows import harness
+    from lifelong_core.io.lm_eval import read_run
+    from lifelong_core.workflows.new_model import results_from_run
 
     merged: dict[str, int] = {}
     for path in paths or []:
-        obs = harness.observations_from_lm_eval(
-            path, cache, task_names, metric=metric, filter=filter
+        run = read_run(path, metric, filter)
+        got = results_from_run(
+            run.table, cache, task_names, "lm-eval", f"the lm-eval run at {path}"
         )
-        for sid, v in obs.values.items():
+        for sid, v in got.items():
             if merged.get(sid, v) != v:
                 raise InputError(
                     f"the lm-eval run at {path} gives item {sid!r} a different result than an earlier run."
@@ -240,9 +245,7 @@ def lm_eval_results(
     return results_by_column(cache, df, "the lm-eval runs") if len(df) else {}
 
 
-def write_round(
-    cache: Selection, cols: np.ndarray, path, fmt: str, seed: int, task_names=None
-) -> None:
+def write_round(cache: Selection, cols: np.ndarray, path, fmt: str, task_names=None) -> None:
     """Write the next round's items for the harness to run.
 
     Parameters
@@ -253,33 +256,19 @@ def write_round(
         The round's column indices (:attr:`Progress.next_columns`), in any order.
     path : str or os.PathLike
         The file to write (replaced if it exists).
-    fmt : {"lm-eval", "csv"}
-        ``lm-eval``: the ``--samples`` JSON of lm-evaluation-harness 0.4,
-        ``{task: [doc_id, ...]}``; ``csv``: ``sample_id, domain``, for any dataset.
-    seed : int
-        The design's seed; kept in the item choice handed to the writer, not written
-        to the file.
+    fmt : {"lm-eval", "inspect", "csv"}
+        As :func:`lifelong_core.io.harness_items.write_items`.
     task_names : mapping of str to str, optional
-        Domain -> lm-eval task, where a task is not named like its domain.
+        Task of the sample ids -> harness task, where a task is not named like it.
 
     Raises
     ------
     InputError
-        For an unknown format, or with ``lm-eval`` a sample id that is not
-        ``<domain>/<doc_id>`` or a task name for a domain the dataset does not have.
+        For an unknown format, or with ``lm-eval``/``inspect`` a sample id that is not
+        ``<task>/<id>`` or a task name for a task the ids do not have.
     """
-    from lifelong_core.workflows import harness
+    from lifelong_core.io.harness_items import write_items
 
     cols = np.sort(np.asarray(cols, dtype=np.int64))
     items = cache.samples.iloc[cols][["sample_id", "domain"]].reset_index(drop=True)
-    choice = harness.ItemChoice(
-        str(cache.samples["dataset"].iloc[0]),
-        "adaptive",
-        len(cols),
-        seed,
-        cols,
-        items,
-        cache.A.shape[1],
-        cache.A.shape[0],
-    )
-    harness.write_choice(choice, path, fmt, task_names)
+    write_items(items, path, fmt, task_names)

@@ -1,27 +1,22 @@
-"""The lifelong flows for something new: a new model (insert_M) and new samples (insert_D).
+"""The lifelong flows for something new: a new model's results read from a CSV upload
+(insert_M) and new samples (insert_D).
 
 Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*,
-§2 and §3.2-3.3. A new model: choose the few samples to run it on, read its results
-back, estimate its accuracy and every other sample, and, if wanted, write a row marked
-*estimated* (left out of every score, see :mod:`~lifelong_core.workflows.selection`).
-New samples: choose the few models to run on them, read their results back, estimate
-every model on each sample and its place in the difficulty order.
+§2 and §3.2-3.3. A new model: the list of samples to run it on and its uploaded results
+(which items to run is :mod:`~lifelong_core.workflows.item_choice`, the estimate and the
+row to store :mod:`~lifelong_core.workflows.new_model`). New samples: choose the few models
+to run on them, read their results back, estimate every model on each sample and its place
+in the difficulty order.
 """
 
 from __future__ import annotations
-
-import json
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.io.tables import read_csv_table
-from lifelong_core.methods import InsertD, get_method
-from lifelong_core.methods.base import Estimate
-from lifelong_core.methods.registry import predicts_samples
-from lifelong_core.sortsearch import compute_order
+from lifelong_core.methods import InsertD
 from lifelong_core.store import text_column
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.uploads import result_values, split_columns
@@ -54,39 +49,6 @@ def samples_to_run(sel: Selection, cols: np.ndarray) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ fitting on the cache
-def fit_new_model_method(sel: Selection, search: str, tuning=None):
-    """A new-model method (insert_M or another registered one) fitted on a selection.
-
-    Parameters
-    ----------
-    sel : Selection
-        The data choice; every row is in the cache.
-    search : str
-        A registered method name.
-    tuning : object, optional
-        For a self-tuning method (:attr:`Capabilities.self_tuning`), the settings a fit
-        chose before (its ``tuning_``): the cross-validation is skipped.
-
-    Returns
-    -------
-    SearchMethod
-        ``search`` fitted on ``sel``'s matrix with its easy -> hard order by Sorting by
-        Sum (Prabhu et al., 2024, *Efficient Lifelong Model Evaluation in an Era of
-        Rapid Progress*, §3.1); a method that uses the items' tasks is given ``sel``'s
-        (:attr:`Selection.tasks`).
-
-    Raises
-    ------
-    InputError
-        For an unknown method, or a cache the method cannot fit on.
-    lifelong_core.limits.DenseReadError
-        If ``sel.A`` is a packed cache beyond the dense-read limit.
-    """
-    A = sel.dense()
-    settings = {} if tuning is None else {"tuning": tuning}
-    return get_method(search, groups=sel.tasks, **settings).fit(A, compute_order(A, "sum"))
-
-
 def fit_new_sample_method(sel: Selection, rule: str, sampling: str) -> InsertD:
     """insert_D (Prabhu et al., 2024, *Efficient Lifelong Model Evaluation in an Era of
     Rapid Progress*, §3.3) fitted on a selection.
@@ -230,157 +192,6 @@ def match_observations(
         )
     extra = len(set(by_id) - set(wanted_ids))
     return np.array([by_id[i] for i in wanted_ids], dtype=np.uint8), extra
-
-
-# ------------------------------------------------------------------ a new model
-@dataclass(frozen=True)
-class NewModelEstimate:
-    """A new model's estimate from its results on the chosen samples ``cols`` of a selection.
-
-    ``rank``: where its estimated accuracy would rank among the selection's models (1 =
-    best, of ``len(accuracies) + 1``); ``per_sample``: sample_id, domain, category,
-    predicted_correct (p_correct where the method gives one), evaluated; ``by_domain``:
-    predicted accuracy per (category, domain).
-    """
-
-    estimate: Estimate
-    observed: np.ndarray
-    cols: np.ndarray
-    accuracies: pd.DataFrame
-    rank: int
-    per_sample: pd.DataFrame
-    by_domain: pd.DataFrame
-    predicts_samples: bool = True
-
-
-def estimate_new_model(
-    sel: Selection,
-    method,
-    cols: np.ndarray,
-    observed: np.ndarray,
-    accuracies: np.ndarray | None = None,
-) -> NewModelEstimate:
-    """Estimate a new model from its results on the chosen samples (insert_M: Prabhu et
-    al., 2024, *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, §3.2,
-    or whichever method was fitted).
-
-    Parameters
-    ----------
-    sel : Selection
-        The data choice the method was fitted on.
-    method : SearchMethod
-        A fitted new-model method (:func:`fit_new_model_method`).
-    cols : numpy.ndarray
-        The evaluated column indices of ``sel``.
-    observed : numpy.ndarray
-        The new model's 0/1 results on ``cols``, in the same order
-        (:func:`match_observations`).
-    accuracies : numpy.ndarray, optional
-        (models,) the accuracy of each of the selection's models, in its row order,
-        fractions in ``[0, 1]``; default: the row means of ``sel``'s matrix (the app
-        passes accuracies from the store's kept row sums, so a large store is not read
-        dense).
-
-    Returns
-    -------
-    NewModelEstimate
-        The method's estimate, the new model's rank among the selection's models, the
-        per-sample prediction and the predicted accuracy per (category, domain).
-
-    Raises
-    ------
-    InputError
-        If ``cols`` and ``observed`` do not match (length, 0/1, range, repeats).
-    NotFittedError
-        If ``method`` is not fitted.
-    lifelong_core.limits.DenseReadError
-        Without ``accuracies``, if ``sel.A`` is a packed cache beyond the dense-read
-        limit.
-    """
-    est = method.estimate(cols, observed)
-    accs = pd.DataFrame(
-        {
-            "name": sel.names,
-            "accuracy": sel.dense().mean(axis=1) if accuracies is None else accuracies,
-        }
-    )
-    rank = int((accs["accuracy"] > est.acc).sum()) + 1
-    predicts = predicts_samples(method)
-    pred = sel.samples[["sample_id", "domain", "category"]].copy()
-    pred["evaluated"] = False
-    pred.loc[cols, "evaluated"] = True
-    if predicts:
-        pred["predicted_correct"] = np.asarray(est.per_sample, dtype=np.uint8)
-        if est.prob is not None:
-            pred["p_correct"] = np.asarray(est.prob, dtype=float)
-    else:
-        # No prediction for the samples not run (the random baseline): a domain's estimate
-        # is the share right among its evaluated samples, NaN where none was run.
-        col = pd.Series(np.nan, index=pred.index)
-        col.loc[cols] = np.asarray(observed, dtype=float)
-        pred["predicted_correct"] = col
-    pred = pred[
-        ["sample_id", "domain", "category", "predicted_correct"]
-        + (["p_correct"] if "p_correct" in pred else [])
-        + ["evaluated"]
-    ]
-    # Datasets imported without categories (an lm-eval task outside any group) have none:
-    # a group key of NaN would drop every row and leave the table empty.
-    by_domain = pred.groupby(["category", "domain"], as_index=False, sort=False, dropna=False).agg(
-        samples=("sample_id", "size"),
-        predicted_accuracy=("predicted_correct", "mean"),
-        evaluated=("evaluated", "sum"),
-    )
-    return NewModelEstimate(est, observed, cols, accs, rank, pred, by_domain, predicts)
-
-
-def estimated_model_rows(
-    new: NewModelEstimate, name: str, provenance: dict
-) -> tuple[np.ndarray, pd.DataFrame]:
-    """The row to insert for a new model (observed results where evaluated, predictions
-    elsewhere) and its model table, marked *estimated* with ``provenance`` as metadata.
-
-    Parameters
-    ----------
-    new : NewModelEstimate
-        The new model's estimate (:func:`estimate_new_model`).
-    name : str
-        The new model's id and name in the store.
-    provenance : dict
-        JSON-able metadata stored with the model (e.g. the method, budget, seed and
-        source).
-
-    Returns
-    -------
-    row : numpy.ndarray
-        (1, n) uint8: the observed results where evaluated, predictions elsewhere.
-    models : pandas.DataFrame
-        One row: ``model_id``, ``name``, ``family`` (``estimated``), ``estimated``
-        (True) and ``metadata`` (``provenance`` as JSON).
-
-    Raises
-    ------
-    InputError
-        For a method that predicts no unevaluated sample (the ``random`` baseline): it
-        has no row to insert.
-    """
-    if not new.predicts_samples:
-        raise InputError(
-            "this method predicts no sample it was not run on, so there is no estimated row to "
-            "insert; choose a method that predicts every sample."
-        )
-    row = np.asarray(new.estimate.per_sample, dtype=np.uint8).copy()
-    row[new.cols] = new.observed
-    models = pd.DataFrame(
-        {
-            "model_id": [name],
-            "name": [name],
-            "family": ["estimated"],
-            "estimated": [True],
-            "metadata": [json.dumps(provenance)],
-        }
-    )
-    return row[None, :], models
 
 
 # ------------------------------------------------------------------ new samples

@@ -3,7 +3,7 @@
 A backtest replays the lifelong loop on models whose full results the user already has:
 ``holdout`` models are removed from the cache, every method is fitted once on the rest
 exactly as ``select``/``estimate`` fit it
-(:func:`~lifelong_core.workflows.arrivals.fit_new_model_method`: Sorting by Sum over every
+(:func:`~lifelong_core.workflows.item_choice.fit_method`: Sorting by Sum over every
 remaining model), and each held-out model is "run" ``repeats`` times on the items the
 method selects for it at every budget (each repeat a fresh item draw: the model's own, by
 default, :mod:`lifelong_core.methods.draws`). Every estimate is compared with the model's
@@ -1074,7 +1074,7 @@ def backtest(
     import pandas as pd
 
     from lifelong_core.sortsearch.search import check_budget
-    from lifelong_core.workflows.arrivals import fit_new_model_method
+    from lifelong_core.workflows.item_choice import fit_method
     from lifelong_core.workflows.selection import Selection
 
     A = sel.A
@@ -1124,7 +1124,7 @@ def backtest(
     for method in methods:
         if progress is not None:
             progress(done / total, f"Fitting {method}…")
-        fitted = fit_new_model_method(cache, method)
+        fitted = fit_method(cache, method)
         has_iv = capabilities(method).interval
         scored = predicts_samples(method)
         done += 1

@@ -113,7 +113,10 @@ def test_upload_gives_estimate_rank_and_per_sample(store_env):
     metrics = {m.label: m.value for m in at.metric}
     expected = method.estimate(cols, A[0][cols])
     assert metrics["estimated accuracy"] == f"{expected.acc:.3f}"
-    assert metrics["accuracy on the evaluated samples"] == f"{A[0][cols].mean():.3f}"
+    assert metrics["items evaluated"] == f"256 of {len(samples):,}"
+    # The one estimate and its table, as every new-model tab shows them.
+    table = next(d.value for d in at.dataframe if "scope" in d.value).set_index("scope")
+    assert table.loc["overall", "observed"] == pytest.approx(A[0][cols].mean())
     assert metrics["would rank"].endswith(f"of {len(models) + 1}")
     assert any(b.label.startswith("Insert") for b in at.button)
 

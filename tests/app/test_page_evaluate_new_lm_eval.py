@@ -18,12 +18,12 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lifelong_core.workflows import harness
+from lifelong_core.workflows import item_choice, new_model
 from tests.app.apptest_pages import ok, open_page
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "3_Evaluate_something_new.py")
-TAB = "A new model with lm-eval"
+TAB = "A new model with lm-eval or Inspect"
 TS = "2026-11-23T05-00-00.000001"
 
 
@@ -63,8 +63,8 @@ def chosen(path: Path, budget: int, seed: int = 0) -> list[str]:
 
     with Store.open(path) as st:
         return (
-            harness.select_items(
-                harness.cache_of(st, "sim"), budget, "neighbours", seed, model="new-llm"
+            item_choice.select_items(
+                item_choice.cache_of(st, "sim"), budget, "neighbours", seed, model="new-llm"
             )
             .items["sample_id"]
             .tolist()
@@ -113,8 +113,8 @@ def test_download_upload_estimate_insert(store):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["items evaluated"] == "32 of 100"
     with Store.open(path) as st:
-        est = harness.estimate_new_model(
-            harness.cache_of(st, "sim"), {i: truth[i] for i in items}, "neighbours"
+        est = new_model.estimate_new_model(
+            item_choice.cache_of(st, "sim"), {i: truth[i] for i in items}, "neighbours"
         )
     assert metrics["estimated accuracy"] == f"{est.overall['estimate']:.3f}"
     assert metrics["would rank"] == f"{est.rank} of 41"
@@ -185,5 +185,5 @@ def test_dataset_without_doc_ids_says_so(tmp_path, monkeypatch):
     at.query_params["tab"] = TAB
     at.run()
     assert not at.exception
-    assert len(at.error) == 1 and "not <domain>/<doc_id>" in at.error[0].value.replace("\\", "")
-    assert any("cannot be named to lm-eval" in i.value for i in at.info)
+    assert len(at.error) == 1 and "not <task>/<doc_id>" in at.error[0].value.replace("\\", "")
+    assert any("cannot be named to lm-evaluation-harness" in i.value for i in at.info)

@@ -53,14 +53,16 @@ def test_auto_is_the_one_default_and_declares_what_it_does():
 
 def test_every_front_end_starts_from_the_default():
     from lifelong_core.cli import build_parser
-    from lifelong_core.workflows import harness
+    from lifelong_core.workflows import item_choice, new_model
 
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command").choices
     assert sub["sweep"].get_default("search") == DEFAULT_METHOD
     assert sub["select"].get_default("method") == DEFAULT_METHOD
     assert sub["estimate"].get_default("method") == DEFAULT_METHOD
-    assert harness.fit.__defaults__[0] == DEFAULT_METHOD
+    assert item_choice.fit.__defaults__[0] == DEFAULT_METHOD
+    assert item_choice.select_items.__defaults__[0] == DEFAULT_METHOD
+    assert new_model.estimate_new_model.__defaults__[0] == DEFAULT_METHOD
 
 
 # ------------------------------------------------------------------ what it chooses

@@ -17,7 +17,7 @@ from lifelong_core.methods.registry import (
     PUBLISHED_METHOD,
 )
 from lifelong_core.stats.coverage import clopper_pearson, coverage_of
-from lifelong_core.workflows import harness
+from lifelong_core.workflows import item_choice
 from lifelong_core.workflows.backtest import (
     backtest,
     compare_with_random,
@@ -227,10 +227,10 @@ def test_items_are_what_select_gives_the_model_on_the_same_cache(sel):
     rows = held_out_rows(sel, 3, "random", 4)
     keep = np.setdiff1d(np.arange(len(sel.models)), rows)
     cache = Selection(sel.A[keep], sel.models.iloc[keep].reset_index(drop=True), sel.samples, True)
-    fitted = harness.fit(cache, "neighbours")
+    fitted = item_choice.fit(cache, "neighbours")
     for r in rows:
         name = sel.names[r]
-        choice = harness.select_items(cache, 24, "neighbours", 4, fitted=fitted, model=name)
+        choice = item_choice.select_items(cache, 24, "neighbours", 4, fitted=fitted, model=name)
         est = fitted.estimate(choice.columns, sel.A[r, choice.columns])
         got = bt.per_model[
             (bt.per_model["model"] == name) & (bt.per_model["method"] == "neighbours")

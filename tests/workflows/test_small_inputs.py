@@ -173,24 +173,30 @@ def _selection_without_categories(m: int = 12, n: int = 60):
 def test_new_model_per_domain_table_is_kept_for_datasets_without_categories():
     from lifelong_core.methods import get_method
     from lifelong_core.sortsearch import compute_order
-    from lifelong_core.workflows.arrivals import estimate_new_model
+    from lifelong_core.workflows.new_model import estimate_new_model
 
     sel = _selection_without_categories()
     method = get_method("midpoint").fit(sel.A[1:], compute_order(sel.A[1:], "sum"))
     cols = np.arange(0, 60, 3)
-    new = estimate_new_model(sel, method, cols, sel.A[0, cols])
+    ids = sel.samples["sample_id"].to_numpy()[cols]
+    new = estimate_new_model(
+        sel, dict(zip(ids, sel.A[0, cols].tolist())), "midpoint", fitted=method, per_task=False
+    )
     assert new.by_domain["domain"].tolist() == ["task0", "task1"]
     assert new.by_domain["samples"].tolist() == [30, 30]
 
 
 def test_a_method_without_sample_prediction_reports_domain_shares_and_inserts_nothing():
     from lifelong_core.methods import get_method
-    from lifelong_core.workflows.arrivals import estimate_new_model, estimated_model_rows
+    from lifelong_core.workflows.new_model import estimate_new_model, estimated_model_rows
 
     sel = _selection_without_categories()
     method = get_method("random").fit(sel.A[1:])
     cols = np.arange(0, 40)
-    new = estimate_new_model(sel, method, cols, sel.A[0, cols])
+    ids = sel.samples["sample_id"].to_numpy()[cols]
+    new = estimate_new_model(
+        sel, dict(zip(ids, sel.A[0, cols].tolist())), "random", fitted=method, per_task=False
+    )
     assert not new.predicts_samples
     by = new.by_domain.set_index("domain")["predicted_accuracy"]
     for d in ("task0", "task1"):

@@ -1,5 +1,6 @@
-"""The harness workflow shared by ``select``/``estimate`` and the app: id mapping, choice,
-estimates, rank intervals, insertion, and one-line refusals that leave the store alone."""
+"""The new-model loop shared by ``select``/``estimate``, the API and the app: harness item
+names, choice, estimates, rank intervals, insertion, and one-line refusals that leave the
+store alone."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 
 from lifelong_core.cli import main
 from lifelong_core.errors import InputError
-from lifelong_core.workflows import harness
+from lifelong_core.io import harness_items
+from lifelong_core.workflows import item_choice, new_model
 from lifelong_core.workflows.selection import Selection
 
 
@@ -45,68 +47,86 @@ def cache(path):
     from lifelong_core.store import Store
 
     with Store.open(path) as st:
-        return harness.cache_of(st, "sim")
+        return item_choice.cache_of(st, "sim")
 
 
-def test_doc_ids_map_domains_to_tasks_and_back():
+def test_item_ids_name_tasks_and_items_and_refuse_what_a_harness_cannot_take():
     smp = pd.DataFrame(
-        {"sample_id": ["ifeval/0", "ifeval/7", "musr/0012"], "domain": ["ifeval", "ifeval", "musr"]}
+        {
+            "sample_id": ["ifeval/0", "ifeval/7", "musr/0012", "x/a:b/c"],
+            "domain": ["ifeval", "ifeval", "musr", "x"],
+        }
     )
-    ids = harness.doc_ids(smp, {"ifeval": "leaderboard_ifeval"})
+    lm = smp.iloc[:3]
+    ids = harness_items.item_ids(lm, {"ifeval": "leaderboard_ifeval"})
     assert ids["task"].tolist() == ["leaderboard_ifeval", "leaderboard_ifeval", "musr"]
-    assert ids["doc_id"].tolist() == [0, 7, 12]
-    with pytest.raises(InputError, match="not <domain>/<doc_id>"):
-        harness.doc_ids(pd.DataFrame({"sample_id": ["img-3"], "domain": ["clean"]}))
+    assert ids["item"].tolist() == [0, 7, 12]
+    # The task is the text before the first slash: an Inspect id may hold slashes and colons.
+    got = harness_items.item_ids(smp, harness="inspect")
+    assert got["task"].tolist()[-1] == "x" and got["item"].tolist()[-1] == "a:b/c"
+    assert harness_items.inspect_sample_ids(smp.iloc[[0, 3]]) == "ifeval:0,x:a:b/c"
+    # A domain need not be the task: the bundled leaderboard's MuSR spans three subtasks.
+    mixed = pd.DataFrame({"sample_id": ["sub_a/0", "sub_b/0"], "domain": ["musr", "musr"]})
+    assert harness_items.lm_eval_samples(mixed) == {"sub_a": [0], "sub_b": [0]}
+    with pytest.raises(InputError, match="not <task>/<doc_id>"):
+        harness_items.item_ids(pd.DataFrame({"sample_id": ["img-3"], "domain": ["clean"]}))
+    with pytest.raises(InputError, match="not <task>/<doc_id>"):
+        harness_items.item_ids(smp)  # x/a:b/c is no doc_id
+    with pytest.raises(InputError, match="without a comma"):
+        harness_items.item_ids(
+            pd.DataFrame({"sample_id": ["t/a,b"], "domain": ["t"]}), harness="inspect"
+        )
     with pytest.raises(InputError, match="same lm-eval item"):
-        harness.doc_ids(pd.DataFrame({"sample_id": ["a/1", "a/01"], "domain": ["a", "a"]}))
-    with pytest.raises(InputError, match="does not have"):
-        harness.doc_ids(smp, {"gsm8k": "gsm8k_cot"})
-    with pytest.raises(InputError, match="DOMAIN=TASK"):
-        harness.parse_task_names(["ifeval"])
+        harness_items.item_ids(pd.DataFrame({"sample_id": ["a/1", "a/01"], "domain": ["a", "a"]}))
+    with pytest.raises(InputError, match="do not have") as exc:
+        harness_items.item_ids(lm, {"gsm8k": "gsm8k_cot"})
+    assert exc.value.param == "task_names"
+    with pytest.raises(InputError, match="TASK=HARNESS_TASK"):
+        harness_items.parse_task_names(["ifeval"])
 
 
 def test_select_is_seeded_and_skips_what_is_evaluated(store):
     c = cache(store)
-    a = harness.select_items(c, 20, "neighbours", seed=1, model="m1")
+    a = item_choice.select_items(c, 20, "neighbours", seed=1, model="m1")
     assert len(a.columns) == 20 and np.array_equal(a.columns, np.sort(a.columns))
     assert np.array_equal(
-        a.columns, harness.select_items(c, 20, "neighbours", seed=1, model="m1").columns
+        a.columns, item_choice.select_items(c, 20, "neighbours", seed=1, model="m1").columns
     )
     done = dict(zip(a.items["sample_id"], c.A[0, a.columns].tolist()))
-    b = harness.select_items(c, 15, "neighbours", seed=2, evaluated=done, model="m1")
+    b = item_choice.select_items(c, 15, "neighbours", seed=2, evaluated=done, model="m1")
     assert len(b.columns) == 15 and not set(b.columns) & set(a.columns)
-    samples = harness.lm_eval_samples(a)
+    samples = harness_items.lm_eval_samples(a.items)
     assert sum(map(len, samples.values())) == 20 and set(samples) <= {"alpha", "beta"}
     with pytest.raises(InputError, match="not yet evaluated"):
-        harness.select_items(c, 90, "neighbours", evaluated=done, model="m1")
+        item_choice.select_items(c, 90, "neighbours", evaluated=done, model="m1")
 
 
 def test_select_draws_each_model_its_own_items_unless_common_items_are_asked(store):
     c = cache(store)
     own = {
-        name: harness.select_items(c, 20, "random", seed=3, model=name).columns
+        name: item_choice.select_items(c, 20, "random", seed=3, model=name).columns
         for name in ("org/a", "org/b", "org/c")
     }
     # Different models, different items; the same model, the same items.
     assert not np.array_equal(own["org/a"], own["org/b"])
     assert not np.array_equal(own["org/b"], own["org/c"])
-    again = harness.select_items(c, 20, "random", seed=3, model="org/a")
+    again = item_choice.select_items(c, 20, "random", seed=3, model="org/a")
     assert np.array_equal(again.columns, own["org/a"]) and again.model == "org/a"
     assert "org/a" in again.describe()
     common = [
-        harness.select_items(c, 20, "random", seed=3, draws="common").columns for _ in range(2)
+        item_choice.select_items(c, 20, "random", seed=3, draws="common").columns for _ in range(2)
     ]
     assert np.array_equal(*common)
     # A name given with the common draw changes nothing: the set is the seed's.
-    named = harness.select_items(c, 20, "random", seed=3, model="org/a", draws="common")
+    named = item_choice.select_items(c, 20, "random", seed=3, model="org/a", draws="common")
     assert np.array_equal(named.columns, common[0]) and named.model is None
     assert "common item set of seed 3" in named.describe()
     for bad in (None, "", "  "):
         with pytest.raises(InputError, match="name the new model") as exc:
-            harness.select_items(c, 20, "random", seed=3, model=bad)
+            item_choice.select_items(c, 20, "random", seed=3, model=bad)
         assert exc.value.param == "model"
     with pytest.raises(InputError, match="unknown item draw"):
-        harness.select_items(c, 20, "random", seed=3, model="x", draws="shared")
+        item_choice.select_items(c, 20, "random", seed=3, model="x", draws="shared")
 
 
 def test_select_gives_an_adaptive_method_the_results_in_hand(store, monkeypatch):
@@ -119,7 +139,7 @@ def test_select_gives_an_adaptive_method_the_results_in_hand(store, monkeypatch)
             return np.setdiff1d(np.arange(n), columns)[:budget]
 
     done = {"alpha/3": 1, "beta/0": 0}
-    out = harness.select_items(c, 4, "x", evaluated=done, fitted=Adaptive(), model="x")
+    out = item_choice.select_items(c, 4, "x", evaluated=done, fitted=Adaptive(), model="x")
     assert seen["args"] == (100, 4, [3, 60], [1, 0])
     assert out.items["sample_id"].tolist() == ["alpha/0", "alpha/1", "alpha/2", "alpha/4"]
 
@@ -129,9 +149,9 @@ def test_estimate_of_a_held_out_model_and_its_rank(store):
     held = 5
     keep = np.setdiff1d(np.arange(40), [held])
     rest = Selection(c.A[keep], c.models.iloc[keep].reset_index(drop=True), c.samples, c.synthetic)
-    choice = harness.select_items(rest, 40, "neighbours", seed=0, model="held")
+    choice = item_choice.select_items(rest, 40, "neighbours", seed=0, model="held")
     obs = dict(zip(choice.items["sample_id"], c.A[held, choice.columns].tolist()))
-    est = harness.estimate_new_model(rest, obs, "neighbours")
+    est = new_model.estimate_new_model(rest, obs, "neighbours")
     t = est.table.set_index("scope")
     assert list(t.index) == ["alpha", "beta", "overall"]
     assert t.loc["overall", "evaluated"] == 40 and t.loc[["alpha", "beta"], "evaluated"].sum() == 40
@@ -142,11 +162,11 @@ def test_estimate_of_a_held_out_model_and_its_rank(store):
     assert est.rank == int((acc > t.loc["overall", "estimate"]).sum()) + 1
     assert est.rank_lo == int((acc > t.loc["overall", "hi"]).sum()) + 1 <= est.rank <= est.rank_hi
     assert est.m == 39
-    text = harness.format_estimate("held", est)
+    text = est.summary("held")
     assert "overall" in text and f"rank {est.rank} of 40" in text
     # Every item evaluated: the estimate is the truth, with no width.
     full = dict(zip(c.samples["sample_id"], c.A[held].tolist()))
-    exact = harness.estimate_new_model(rest, full, "neighbours").overall
+    exact = new_model.estimate_new_model(rest, full, "neighbours").overall
     assert exact["estimate"] == pytest.approx(truth) and exact["hi"] - exact["lo"] == pytest.approx(
         0
     )
@@ -160,27 +180,27 @@ def test_per_task_fits_of_a_self_tuning_method_reuse_the_whole_datasets_tuning(s
     calls = []
     real = auto.tune_auto
     monkeypatch.setattr(auto, "tune_auto", lambda *a, **k: calls.append(1) or real(*a, **k))
-    choice = harness.select_items(c, 30, "auto", seed=0, model="new")
+    choice = item_choice.select_items(c, 30, "auto", seed=0, model="new")
     obs = dict(zip(choice.items["sample_id"], [1, 0] * 15))
     calls.clear()
-    est = harness.estimate_new_model(c, obs, "auto")
+    est = new_model.estimate_new_model(c, obs, "auto")
     # One cross-validation, on the whole dataset; both tasks' fits reuse its choice.
     assert len(calls) == 1
     t = est.table.set_index("scope")
     assert t.loc[["alpha", "beta"], "evaluated"].sum() == 30
     for task in ("alpha", "beta"):
         assert t.loc[task, "lo"] <= t.loc[task, "estimate"] <= t.loc[task, "hi"]
-    tuned = harness.fit(c, "auto")
-    assert harness.shared_tuning("auto", tuned) is tuned.tuning_
-    assert harness.shared_tuning("neighbours", harness.fit(c, "neighbours")) is None
+    tuned = item_choice.fit(c, "auto")
+    assert item_choice.shared_tuning("auto", tuned) is tuned.tuning_
+    assert item_choice.shared_tuning("neighbours", item_choice.fit(c, "neighbours")) is None
 
 
 def test_results_naming_unknown_samples_are_refused(store):
     c = cache(store)
     with pytest.raises(InputError, match="not in dataset 'sim'"):
-        harness.estimate_new_model(c, {"alpha/1": 1, "gamma/2": 0}, "reference")
+        new_model.estimate_new_model(c, {"alpha/1": 1, "gamma/2": 0}, "reference")
     with pytest.raises(InputError, match="0 or 1"):
-        harness.estimate_new_model(c, {"alpha/1": 2}, "reference")
+        new_model.estimate_new_model(c, {"alpha/1": 2}, "reference")
 
 
 def test_insert_marks_the_row_estimated_and_keeps_real_results(store):
@@ -188,9 +208,9 @@ def test_insert_marks_the_row_estimated_and_keeps_real_results(store):
 
     c = cache(store)
     obs = {"alpha/0": 1, "alpha/5": 0, "beta/3": 1, "beta/9": 0}
-    est = harness.estimate_new_model(c, obs, "reference")
+    est = new_model.estimate_new_model(c, obs, "reference")
     with Store.open(store, read_only=False) as w:
-        harness.insert_estimated(w, c, "newbie", est, source="test")
+        new_model.insert_estimated(w, c, "newbie", est, source="test")
     with Store.open(store) as st:
         m = st.models().set_index("model_id").loc["newbie"]
         assert bool(m["estimated"])
@@ -199,7 +219,7 @@ def test_insert_marks_the_row_estimated_and_keeps_real_results(store):
         row = st.matrix([int(m["model_idx"])], st.sample_index(list(obs)))[0]
         assert row.tolist() == list(obs.values())
         # The estimated row does not join the cache the next model is compared with.
-        assert harness.cache_of(st, "sim").A.shape[0] == 40
+        assert item_choice.cache_of(st, "sim").A.shape[0] == 40
 
 
 def test_cli_refusals_are_one_line_and_write_nothing(store, tmp_path, capsys):
@@ -257,7 +277,7 @@ def test_cli_refusals_are_one_line_and_write_nothing(store, tmp_path, capsys):
                 "--out",
                 str(out),
             ],
-            "domain 'gamma'",
+            "task 'gamma'",
         ),
         (
             [
@@ -342,6 +362,8 @@ def test_uploads_zip_is_unpacked_safely_and_must_hold_one_run(store, tmp_path):
     import io
     import zipfile
 
+    from lifelong_core.io.lm_eval import read_uploaded_run
+
     c = cache(store)
     line = json.dumps({"doc_id": 3, "filter": "none", "metrics": ["acc"], "acc": 1.0}) + "\n"
     ts = "2026-11-23T05-00-00.000001"
@@ -353,22 +375,26 @@ def test_uploads_zip_is_unpacked_safely_and_must_hold_one_run(store, tmp_path):
                 zf.writestr(name, text)
         return buf.getvalue()
 
+    def results(files):
+        run = read_uploaded_run(files)
+        return new_model.results_from_run(run.table, c, None, "lm-eval", "the upload")
+
     one = zipped({f"out/m/samples_alpha_{ts}.jsonl": line})
-    obs = harness.observations_from_uploads([("run.zip", one)], c)
-    assert obs.values == {"alpha/3": 1}
+    assert results([("run.zip", one)]) == {"alpha/3": 1}
     # The one extraction of every path: a member outside the archive refuses the upload,
     # as `import --lm-eval x.zip` does, and nothing is written outside it.
     bad = zipped({f"out/m/samples_alpha_{ts}.jsonl": line, "../escape.txt": "x"})
     with pytest.raises(InputError, match="a path outside the archive"):
-        harness.observations_from_uploads([("run.zip", bad)], c)
+        results([("run.zip", bad)])
     assert not (tmp_path.parent / "escape.txt").exists()
     two = zipped({f"out/a/samples_alpha_{ts}.jsonl": line, f"out/b/samples_alpha_{ts}.jsonl": line})
-    with pytest.raises(InputError, match="2 run folders"):
-        harness.observations_from_uploads([("run.zip", two)], c)
+    with pytest.raises(InputError, match="holds 2 runs") as exc:
+        results([("run.zip", two)])
+    assert "uploaded file run.zip" in str(exc.value) and "lbe-lm-eval" not in str(exc.value)
     with pytest.raises(InputError, match="neither a samples_"):
-        harness.observations_from_uploads([("notes.txt", b"hi")], c)
+        results([("notes.txt", b"hi")])
     with pytest.raises(InputError, match="no files uploaded"):
-        harness.observations_from_uploads([], c)
+        results([])
 
 
 def test_random_baseline_estimates_per_task_and_has_nothing_to_insert(store):
@@ -378,9 +404,9 @@ def test_random_baseline_estimates_per_task_and_has_nothing_to_insert(store):
     held = 7
     keep = np.setdiff1d(np.arange(40), [held])
     rest = Selection(c.A[keep], c.models.iloc[keep].reset_index(drop=True), c.samples, c.synthetic)
-    choice = harness.select_items(rest, 30, "random", seed=0, model="held")
+    choice = item_choice.select_items(rest, 30, "random", seed=0, model="held")
     obs = dict(zip(choice.items["sample_id"], c.A[held, choice.columns].tolist()))
-    est = harness.estimate_new_model(rest, obs, "random")
+    est = new_model.estimate_new_model(rest, obs, "random")
     t = est.table.set_index("scope")
     # The overall estimate is the sample mean; each task's, its own evaluated share.
     assert t.loc["overall", "estimate"] == pytest.approx(np.mean(list(obs.values())))
@@ -392,7 +418,7 @@ def test_random_baseline_estimates_per_task_and_has_nothing_to_insert(store):
         Store.open(store, read_only=False) as w,
         pytest.raises(InputError, match="no estimated row"),
     ):
-        harness.insert_estimated(w, rest, "held", est, source="test")
+        new_model.insert_estimated(w, rest, "held", est, source="test")
 
 
 def test_first_n_runs_what_lm_eval_limit_runs(store, tmp_path):
@@ -410,6 +436,6 @@ def test_first_n_runs_what_lm_eval_limit_runs(store, tmp_path):
     rest = Selection(c.A[keep], c.models.iloc[keep].reset_index(drop=True), c.samples, c.synthetic)
     cols = c.samples.index[c.samples["sample_id"].isin(items)].to_numpy()
     obs = dict(zip(c.samples["sample_id"].iloc[cols], c.A[held, cols].tolist()))
-    t = harness.estimate_new_model(rest, obs, "first-n").table.set_index("scope")
+    t = new_model.estimate_new_model(rest, obs, "first-n").table.set_index("scope")
     assert t.loc["overall", "estimate"] == pytest.approx(c.A[held, cols].mean())
     assert t.loc["alpha", "estimate"] == pytest.approx(c.A[held, :6].mean())
