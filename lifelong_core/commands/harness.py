@@ -89,10 +89,10 @@ def add_parser(sub) -> None:
     )
     run.add_argument(
         "--inspect",
-        action="append",
+        action="extend",
+        nargs="+",
         metavar="LOG",
-        help="an Inspect AI log (.eval or .json) of the model on the selected items (repeat for "
-        "each task's log)",
+        help="the Inspect AI logs (.eval or .json) of the model on the selected items, one per task",
     )
     p.add_argument(
         "--model", required=True, metavar="NAME", help="the new model's name (its id if inserted)"

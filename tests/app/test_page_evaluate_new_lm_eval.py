@@ -187,3 +187,35 @@ def test_dataset_without_doc_ids_says_so(tmp_path, monkeypatch):
     assert not at.exception
     assert len(at.error) == 1 and "not <task>/<doc_id>" in at.error[0].value.replace("\\", "")
     assert any("cannot be named to lm-evaluation-harness" in i.value for i in at.info)
+
+
+@pytest.mark.harness
+def test_an_inspect_log_is_read_back(inspect_logs, tmp_path, monkeypatch):
+    """Inspect AI both ways on the page: the item list for ``--sample-id`` and a real log
+    uploaded back (the toy task's mock model answers the even questions right)."""
+    from lifelong_core.store import Store
+
+    rng = np.random.default_rng(3)
+    ids = [f"toy_match/q{i}" for i in range(8)]
+    A = (rng.random((12, 8)) < 0.5).astype(np.uint8)
+    path = tmp_path / "i.duckdb"
+    with Store.create(path) as st:
+        st.add_dataset("toy", "simulated models on the toy Inspect task (test)", synthetic=True)
+        st.insert_matrix(
+            A,
+            [f"m{k}" for k in range(12)],
+            pd.DataFrame({"sample_id": ids, "dataset": "toy", "domain": "toy_match"}),
+        )
+    monkeypatch.setenv("LBE_STORE", str(path))
+    at = run({"tab": TAB, "harness": "inspect", "lm_search": "neighbours", "lm_budget": "8"})
+    assert any(b.label == "Download sample_ids.txt" for b in at.get("download_button"))
+    assert any("--sample-id" in c.value for c in at.code)
+    log = inspect_logs["toy-match"]
+    at.file_uploader(key="inspect_upload").set_value(
+        (log.name, log.read_bytes(), "application/octet-stream")
+    ).run()
+    ok(at)
+    metrics = {m.label: m.value for m in at.metric}
+    # Every item evaluated: the estimate is the log's own share right, exactly.
+    assert metrics["items evaluated"] == "8 of 8"
+    assert metrics["estimated accuracy"] == "0.500"

@@ -230,7 +230,7 @@ def test_run_of_another_task_is_refused_in_one_line(tmp_path, capsys):
         == 2
     )
     err = capsys.readouterr().err
-    assert err.startswith("error: --task: ") and err.count("\n") == 1 and "DOMAIN=toy_words" in err
+    assert err.startswith("error: --task: ") and err.count("\n") == 1 and "TASK=toy_words" in err
     assert renamed.read_bytes() == before
     # With the mapping written out, the same run is read (and the estimate printed).
     assert (

@@ -439,3 +439,61 @@ def test_first_n_runs_what_lm_eval_limit_runs(store, tmp_path):
     t = new_model.estimate_new_model(rest, obs, "first-n").table.set_index("scope")
     assert t.loc["overall", "estimate"] == pytest.approx(c.A[held, cols].mean())
     assert t.loc["alpha", "estimate"] == pytest.approx(c.A[held, :6].mean())
+
+
+def _run_folder(folder, docs: dict[int, tuple[int, int]], task: str = "alpha"):
+    """An lm-eval run of ``task`` recording two 0/1 metrics per item: doc -> (acc, acc_norm)."""
+    folder.mkdir(parents=True)
+    ts = "2026-11-23T05-00-00.000001"
+    lines = [
+        json.dumps(
+            {"doc_id": d, "filter": "none", "metrics": ["acc", "acc_norm"], "acc": a, "acc_norm": b}
+        )
+        for d, (a, b) in docs.items()
+    ]
+    (folder / f"samples_{task}_{ts}.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_two_metrics_are_refused_naming_the_flag_and_the_import_s_choice_is_reused(
+    store, tmp_path, capsys
+):
+    from lifelong_core.store import Store
+
+    docs = {i: (i % 2, int(i % 3 == 0)) for i in range(10)}
+    run = _run_folder(tmp_path / "new", docs)
+    argv = ["estimate", "--store", str(store), "--lm-eval", str(run), "--model", "n"]
+    assert main([*argv, "--method", "reference"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --metric: ") and err.count("\n") == 1
+    assert "several 0/1 metrics: acc, acc_norm" in err
+    # A model imported with --metric acc_norm: the store keeps the choice for task alpha ...
+    assert (
+        main(
+            [
+                "import",
+                "--store",
+                str(store),
+                "--lm-eval",
+                str(_run_folder(tmp_path / "old", dict.fromkeys(range(60), (1, 0)))),
+                "--model",
+                "m-old",
+                "--dataset",
+                "sim",
+                "--metric",
+                "acc_norm",
+            ]
+        )
+        == 0
+    )
+    with Store.open(store) as st:
+        assert st.harness_metrics("sim") == {"alpha": ("acc_norm", "none")}
+    capsys.readouterr()
+    # ... and estimate reads the new run with it, unless told otherwise.
+    out = tmp_path / "e.csv"
+    assert main([*argv, "--method", "reference", "--out", str(out)]) == 0
+    observed = pd.read_csv(out).set_index("scope").loc["overall", "observed"]
+    assert observed == pytest.approx(np.mean([b for _, b in docs.values()]))
+    assert main([*argv, "--method", "reference", "--metric", "acc", "--out", str(out)]) == 0
+    observed = pd.read_csv(out).set_index("scope").loc["overall", "observed"]
+    assert observed == pytest.approx(np.mean([a for a, _ in docs.values()]))
