@@ -60,9 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         fits = {}
 
-        def fitter(d, cache=cache, fits=fits):
+        def fitter(d, whole=None, cache=cache, fits=fits):
             if d not in fits:
-                fits[d] = item_choice.fit(cache, args.method, d)
+                fits[d] = item_choice.fit(cache, args.method, d, whole)
             return fits[d]
 
         for b in budgets:

@@ -373,14 +373,14 @@ def _fitter(store: Store, cache: Selection, dataset: str | None, leave_out, meth
         method,
     )
 
-    # A task's fit reuses the whole dataset's tuning (item_choice.shared_tuning), itself kept
+    # A task's method starts from the whole dataset's fit (item_choice.fit), itself kept
     # under the same base key, so the task alone keys it.
-    def fitted(domain: str | None, tuning=None):
+    def fitted(domain: str | None, whole=None):
         key = (*base, domain)
         if key in _FITS:
             _FITS.move_to_end(key)
             return _FITS[key]
-        value = fit(cache, method, domain, tuning)
+        value = fit(cache, method, domain, whole)
         _FITS[key] = value
         while len(_FITS) > _FITS_KEPT:
             _FITS.popitem(last=False)

@@ -89,19 +89,19 @@ def pick_new_model(
     return search, int(budget), name
 
 
-# ``_tuning`` is not part of the cache key: it comes from the whole dataset's fit, which
-# the same (key, dataset, search) determine.
+# ``_whole`` is not part of the cache key: it is the whole dataset's fit, which the same
+# (key, dataset, search) determine.
 @st.cache_resource(show_spinner="Fitting the method on one task…", max_entries=12)
-def _fitted_domain(key: str, dataset: str, search: str, domain: str, _tuning=None):
-    return item_choice.fit(caches.selection(key, dataset, ()), search, domain, _tuning)
+def _fitted_domain(key: str, dataset: str, search: str, domain: str, _whole=None):
+    return item_choice.fit(caches.selection(key, dataset, ()), search, domain, _whole)
 
 
 def _fitter(key: str, dataset: str, search: str):
     """Cached fits: the whole dataset (shared with the page's new-model tab) and per task."""
-    return lambda d, tuning: (
+    return lambda d, whole: (
         caches.fitted_method(key, dataset, search)
         if d is None
-        else _fitted_domain(key, dataset, search, d, tuning)
+        else _fitted_domain(key, dataset, search, d, whole)
     )
 
 

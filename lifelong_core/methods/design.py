@@ -52,7 +52,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy.special import stdtrit
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods.base import check_fitted
@@ -472,7 +472,9 @@ def difference_estimate_at(
     se = float(np.sqrt(var))
     # Satterthwaite: variance of a weighted sum of independent s^2_h with n_h - 1 df each.
     df = var**2 / float(((g * s2_h) ** 2 / np.maximum(n_h - 1, 1)).sum())
-    half = float(stats.t.ppf(0.5 + level / 2.0, df)) * se
+    # Student-t quantile (scipy.stats.t.ppf's own special function, without importing
+    # scipy.stats: a command line's start-up pays for that import).
+    half = float(stdtrit(df, 0.5 + level / 2.0)) * se
     if guard:
         return guard_interval(acc, (se, half), seen, budget, n, level)
     return AccuracyInterval(acc, max(acc - half, 0.0), min(acc + half, 1.0), se, half)

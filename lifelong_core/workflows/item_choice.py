@@ -102,9 +102,17 @@ def fit_method(sel: Selection, method: str = DEFAULT_METHOD, tuning=None):
     return get_method(method, groups=sel.tasks, **settings).fit(A, compute_order(A, "sum"))
 
 
-def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = None, tuning=None):
-    """``method`` fitted on the cache (:func:`fit_method`), or on one domain's columns only
+def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = None, whole=None):
+    """``method`` fitted on the cache (:func:`fit_method`), or for one domain's columns only
     (the per-task estimates of :func:`lifelong_core.workflows.new_model.estimate_new_model`).
+
+    A task's method is built from ``whole``, the method fitted on every column, where it
+    can be: a method whose fitted item model the store can keep
+    (:attr:`~lifelong_core.methods.registry.Capabilities.kept_state`) takes that model's
+    parameters of the task's items and the whole fit's settings (no refit: the items'
+    parameters were estimated from every item, the ability is the task's own); any other
+    is fitted on the task's columns, a self-tuning one with the whole fit's choice
+    (:func:`shared_tuning`).
 
     Parameters
     ----------
@@ -113,10 +121,9 @@ def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = Non
     method : str
         A registered search method; default the product's ``DEFAULT_METHOD``.
     domain : str, optional
-        Fit on the columns of this domain only; None fits on every column.
-    tuning : object, optional
-        For a self-tuning method, the settings its fit on the whole dataset chose
-        (:func:`shared_tuning`): the per-task fit skips its own cross-validation.
+        Fit for the columns of this domain only; None fits on every column.
+    whole : object, optional
+        ``method`` fitted on every column, for a domain's method to start from.
 
     Returns
     -------
@@ -131,12 +138,33 @@ def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = Non
         If the cache is a packed cache beyond the dense-read limit.
     """
     if domain is None:
-        return fit_method(cache, method, tuning)
+        return fit_method(cache, method)
     cols = (cache.samples["domain"] == domain).to_numpy()
     sub = Selection(
         cache.A[:, cols], cache.models, cache.samples[cols].reset_index(drop=True), cache.synthetic
     )
-    return fit_method(sub, method, tuning)
+    if whole is not None and capabilities(method).kept_state:
+        derived = _restricted(method, whole, sub, np.flatnonzero(cols))
+        if derived is not None:
+            return derived
+    return fit_method(sub, method, shared_tuning(method, whole) if whole is not None else None)
+
+
+def _restricted(method: str, whole, sub: Selection, cols: np.ndarray):
+    """``whole``'s item model restricted to the columns ``cols`` (its order: the task's own
+    Sort by Sum), or None where the fit keeps no item model it can be rebuilt from."""
+    from lifelong_core.methods.base import ItemModel
+
+    try:
+        item = whole.item_
+        params = whole.kept_params()
+        part = ItemModel(item.d[cols], item.w[cols], item.prior_mean, item.prior_prec, item.theta)
+        A = sub.dense()
+        return get_method(method, groups=sub.tasks).with_items(
+            part, compute_order(A, "sum"), params
+        )
+    except InputError:
+        return None  # e.g. a choice that uses the cache's rows, which no item model holds
 
 
 def shared_tuning(method: str, fitted):

@@ -32,16 +32,11 @@ from lifelong_core.errors import InputError
 from lifelong_core.io.harness_items import item_ids
 from lifelong_core.methods.base import Estimate
 from lifelong_core.methods.registry import DEFAULT_METHOD, predicts_samples
-from lifelong_core.workflows.item_choice import (
-    dataset_of,
-    fit,
-    observed_columns,
-    shared_tuning,
-)
+from lifelong_core.workflows.item_choice import dataset_of, fit, observed_columns
 from lifelong_core.workflows.selection import Selection
 
-# A fitted method for the whole dataset (domain None) or one domain, given the whole
-# dataset's tuning for a self-tuning method (item_choice.shared_tuning).
+# A fitted method for the whole dataset (domain None) or one domain, given the method
+# fitted on the whole dataset to start from (item_choice.fit).
 Fitter = Callable[[str | None, Any], Any]
 
 
@@ -319,20 +314,21 @@ class NewModelEstimate:
             estimate, interval; ``-`` where there is none) and a line with the rank.
         """
         t = self.table
+        w = max(24, *(len(str(x)) for x in t["scope"]))
         pct = f"{self.level:.0%} interval"
         lines = [
             (
                 f"model {name} on {self.dataset}: {int(t['evaluated'].iloc[-1])} of {int(t['items'].iloc[-1])} "
                 f"items evaluated; method {self.method}"
             ),
-            f"{'task':<24} {'items':>6} {'evaluated':>9} {'observed':>8} {'estimate':>8}  {pct}",
+            f"{'task':<{w}} {'items':>6} {'evaluated':>9} {'observed':>8} {'estimate':>8}  {pct}",
         ]
         r: Any  # a row of itertuples: its fields are typed as any pandas scalar
         for r in t.itertuples():
             iv = "-" if np.isnan(r.lo) else f"{r.lo:.3f} - {r.hi:.3f}"
             obs = "-" if np.isnan(r.observed) else f"{r.observed:.3f}"
             val = "-" if np.isnan(r.estimate) else f"{r.estimate:.3f}"
-            lines.append(f"{r.scope:<24} {r.items:>6} {r.evaluated:>9} {obs:>8} {val:>8}  {iv}")
+            lines.append(f"{r.scope:<{w}} {r.items:>6} {r.evaluated:>9} {obs:>8} {val:>8}  {iv}")
         rank = f"rank {self.rank} of {self.m + 1} (among the {self.m} stored models evaluated on every item)"
         if self.rank_lo is not None:
             rank += f"; {self.level:.0%} rank interval {self.rank_lo} - {self.rank_hi}"
@@ -399,9 +395,10 @@ def estimate_new_model(
     """A new model's accuracy per task (domain) and overall with intervals, and its rank.
 
     Overall: ``method`` fitted on every item of the dataset estimates from every result.
-    Per task: the same method fitted on that task's items estimates from the results on
-    them (a task without results gets NaN); a self-tuning method reuses the whole
-    dataset's choice (:func:`~lifelong_core.workflows.item_choice.shared_tuning`). The
+    Per task: the method for that task's items estimates from the results on them (a task
+    without results gets NaN): the whole fit's item model restricted to the task where the
+    method has one, else a fit on the task's items reusing a self-tuning method's choice
+    (:func:`~lifelong_core.workflows.item_choice.fit`). The
     rank compares the overall estimate with the stored models' accuracies over the same
     items; its interval comes from the estimate's interval alone (the stored accuracies
     are exact, not estimated). For Sort & Search this is insert_M of Prabhu et al.
@@ -419,9 +416,10 @@ def estimate_new_model(
         ``method`` already fitted on the whole cache (the store's kept state, a cached
         fit): not fitted again.
     fitter : callable, optional
-        ``fitter(domain or None, tuning)`` returns the fitted method (default
+        ``fitter(domain or None, whole)`` returns the fitted method, ``whole`` being the
+        method fitted on every item (None for the whole dataset itself); default
         :func:`~lifelong_core.workflows.item_choice.fit` on ``cache``; ``fitted`` answers
-        for the whole dataset).
+        for the whole dataset.
     per_task : bool
         Add a row per task (each a fit on that task's items); False gives the overall row
         alone.
@@ -440,12 +438,12 @@ def estimate_new_model(
         If there are no results, a result names a sample the dataset does not have, or a
         value is not 0 or 1.
     """
-    base = fitter or (lambda d, tuning: fit(cache, method, d, tuning))
+    base = fitter or (lambda d, whole: fit(cache, method, d, whole))
 
-    def fitted_for(domain: str | None, tuning):
+    def fitted_for(domain: str | None, whole):
         if domain is None and fitted is not None:
             return fitted
-        return base(domain, tuning)
+        return base(domain, whole)
 
     cols, obs = observed_columns(cache, results)
     if len(cols) == 0:
@@ -454,14 +452,13 @@ def estimate_new_model(
     est = overall.estimate(cols, obs)
     rows = []
     if per_task:
-        tuning = shared_tuning(method, overall)
         domains = cache.samples["domain"].astype(str).to_numpy()
         for d in pd.unique(domains):
             in_d = np.flatnonzero(domains == d)
             mask = np.isin(cols, in_d)
             sub = None
             if mask.any():
-                sub = fitted_for(d, tuning).estimate(np.searchsorted(in_d, cols[mask]), obs[mask])
+                sub = fitted_for(d, overall).estimate(np.searchsorted(in_d, cols[mask]), obs[mask])
             rows.append(_row(d, len(in_d), obs[mask], sub))
     rows.append(_row("overall", cache.A.shape[1], obs, est))
     accs = pd.DataFrame(

@@ -195,6 +195,36 @@ def test_per_task_fits_of_a_self_tuning_method_reuse_the_whole_datasets_tuning(s
     assert item_choice.shared_tuning("neighbours", item_choice.fit(c, "neighbours")) is None
 
 
+def test_a_task_s_item_model_is_the_whole_fit_s_restricted_to_its_items(store, monkeypatch):
+    """A method whose item model is kept fits it once, on the whole dataset: a task takes
+    that model's parameters of its own items, and its estimate is the one that restricted
+    model gives from the task's results (a second construction, by hand)."""
+    from lifelong_core.methods import irt
+    from lifelong_core.methods.base import ItemModel
+    from lifelong_core.sortsearch import compute_order
+
+    c = cache(store)
+    fits = []
+    real = irt.fit_item_model
+    monkeypatch.setattr(irt, "fit_item_model", lambda *a, **k: fits.append(1) or real(*a, **k))
+    whole = item_choice.fit(c, "mirt")
+    choice = item_choice.select_items(c, 30, "mirt", seed=1, fitted=whole, model="new")
+    obs = dict(zip(choice.items["sample_id"], c.A[3, choice.columns].tolist()))
+    fits.clear()
+    t = new_model.estimate_new_model(c, obs, "mirt", fitted=whole).table.set_index("scope")
+    assert fits == []  # no item model fitted again for the tasks
+    beta = np.flatnonzero((c.samples["domain"] == "beta").to_numpy())
+    item = whole.item_
+    part = ItemModel(item.d[beta], item.w[beta], item.prior_mean, item.prior_prec, item.theta)
+    by_hand = irt.MIRTEstimator().with_items(
+        part, compute_order(c.A[:, beta], "sum"), whole.kept_params()
+    )
+    mine = np.flatnonzero(np.isin(beta, choice.columns))
+    est = by_hand.estimate(mine, c.A[3, beta[mine]])
+    assert t.loc["beta", "estimate"] == pytest.approx(est.acc)
+    assert (t.loc["beta", "lo"], t.loc["beta", "hi"]) == pytest.approx((est.lo, est.hi))
+
+
 def test_results_naming_unknown_samples_are_refused(store):
     c = cache(store)
     with pytest.raises(InputError, match="not in dataset 'sim'"):
