@@ -70,6 +70,12 @@ class Capabilities:
         Scores a block of models at every budget at once in a sweep
         (:class:`~lifelong_core.methods.base.SweepScoring`): its cost per estimate grows
         with the evaluations, not with the items.
+    rounds : bool
+        May choose a budget's items in rounds, each from the results of the rounds before
+        (``rounds(n, budget)``, ``select_next``, ``estimate_rounds``:
+        :mod:`lifelong_core.methods.active`). Sweeps and backtests play the rounds against
+        the held-out row; where results come back in one go, ``select`` and ``estimate``
+        are its one-round design.
     """
 
     family: str = "estimator"
@@ -85,6 +91,7 @@ class Capabilities:
     packed_sweep: str | None = None
     groups: bool = False
     batched: bool = False
+    rounds: bool = False
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -299,6 +306,13 @@ register(
     capabilities=Capabilities(
         interval=True, packed=True, self_tuning=True, kept_state=True, batched=True
     ),
+)
+# Active item choice in two rounds: a stratified pilot, then one item per zone where the
+# prediction is least sure (Zrnic & Candès, 2024; Kossen et al., 2021).
+register(
+    "active",
+    "lifelong_core.methods.active:ActiveEstimator",
+    capabilities=Capabilities(interval=True, rounds=True),
 )
 register(
     "insert-d",
