@@ -739,6 +739,7 @@ def select_items(
     common_items: bool = False,
     exclude: Mapping[str, int] | None = None,
     leave_out: str | Iterable[str] | None = None,
+    rounds: bool = False,
 ) -> list[str]:
     """The items a new model should run next (Prabhu et al., 2024, §3: insert_M).
 
@@ -763,6 +764,11 @@ def select_items(
         others, adaptively for methods that use the answers.
     leave_out : str or iterable of str, optional
         Stored models to leave out of the cache, e.g. a stored model playing the new one.
+    rounds : bool
+        Play the method's rounds for ``budget`` items where it has them (the active
+        design): ``budget`` is then the total, ``exclude`` the results of the rounds so
+        far, and the items are the next round's; give each round's results to
+        :func:`estimate_new_model` as its own mapping.
 
     Returns
     -------
@@ -785,6 +791,7 @@ def select_items(
     _text(model, "model", optional=True)
     _seed(seed)
     _flag(common_items, "common_items")
+    _flag(rounds, "rounds")
     exclude = None if exclude is None else _results(exclude, "exclude", allow_empty=True)
     leave_out = _leave_out(leave_out)
     from lifelong_core.methods.draws import COMMON, PER_MODEL
@@ -802,30 +809,35 @@ def select_items(
         fitted=_fitter(store, cache, dataset, leave_out, method)(None, None),
         model=model if per_model else None,
         draws=PER_MODEL if per_model else COMMON,
+        rounds=rounds,
     )
     return choice.items["sample_id"].astype(str).tolist()
 
 
 def estimate_new_model(
     store: Store,
-    results: Mapping[str, int] | pd.Series,
+    results: Mapping[str, int] | pd.Series | Sequence[Mapping[str, int] | pd.Series],
     *,
     dataset: str | None = None,
     method: str = DEFAULT_METHOD,
     leave_out: str | Iterable[str] | None = None,
 ) -> NewModelEstimate:
-    """A new model's accuracy, per task and overall, with 95% intervals, and its rank.
+    """A new model's accuracy, per task and overall, with intervals, and its rank.
 
     The method is fitted on every real model evaluated on the whole dataset (less
     ``leave_out``) and estimates from the new model's results on some of its items
     (Prabhu et al., 2024, §3; the model-based estimators' difference estimator: Särndal,
-    Swensson & Wretman, 1992, §6.3).
+    Swensson & Wretman, 1992, §6.3); results that came in rounds (``select_items(...,
+    rounds=True)``) are given one mapping per round and estimated by the method's rounds
+    estimator (:mod:`lifelong_core.methods.active`). The same function as ``lbe estimate``
+    and the app's (:func:`lifelong_core.workflows.new_model.estimate_new_model`).
 
     Parameters
     ----------
     store : Store
-    results : mapping or Series
-        Sample id -> 0/1 for the items the new model ran.
+    results : mapping or Series, or a list of them
+        Sample id -> 0/1 for the items the new model ran; or one such mapping per round,
+        in order.
     dataset : str, optional
     method : str
         A registered method; the interval exists when it declares one.
@@ -835,17 +847,27 @@ def estimate_new_model(
     Returns
     -------
     NewModelEstimate
-        ``table`` (scope, items, evaluated, observed, estimate, lo, hi), ``rank``,
-        ``rank_lo``, ``rank_hi``; ``summary()`` prints them.
+        ``table`` (scope, items, evaluated, observed, estimate, lo, hi), ``level``,
+        ``rank``, ``rank_lo``, ``rank_hi``; ``print(est)`` a short summary, ``summary()``
+        the table.
 
     Raises
     ------
     InputError
-        On results for items the dataset does not have, values other than 0/1, or no
-        results.
+        On results for items the dataset does not have, values other than 0/1, no
+        results, or rounds that are not the method's.
     """
     _store(store)
-    results = _results(results)
+    checked: dict[str, int] | list[dict[str, int]]
+    if isinstance(results, (Mapping, pd.Series)):
+        checked = _results(results)
+    elif isinstance(results, (list, tuple)) and results:
+        checked = [_results(r, f"results[{i}]") for i, r in enumerate(results)]
+    else:
+        raise TypeError(
+            "results must map sample ids to 0/1 (a dict or Series), or be a list of such "
+            f"mappings (one per round), got {_kind(results)}."
+        )
     _text(dataset, "dataset", optional=True)
     _method_name(method, "method")
     leave_out = _leave_out(leave_out)
@@ -854,7 +876,7 @@ def estimate_new_model(
     cache = _cache(store, dataset, leave_out)
     return new_model.estimate_new_model(
         cache,
-        results,
+        checked,
         method,
         fitter=_fitter(store, cache, dataset, leave_out, method),
     )

@@ -311,12 +311,13 @@ with tabs[2]:
         from lifelong_core.workflows import adaptive
 
         st.markdown(
-            "Evaluate a new model **in rounds until its 95% interval is ± the target**. After each round the "
-            "model's ability is refitted and the next samples are drawn where its predicted result is least "
-            "certain; the estimate (Des Raj's ordered estimator with the prediction as a difference term) is "
-            "unbiased and its interval honest however the rounds adapted, also for a model better than every one "
-            "in the store (see the Adaptive evaluation guide of the documentation). The stop is checked after each round: the 95% holds "
-            "at each look, not exactly at the stopping time."
+            "Evaluate a new model **in rounds until its 95% interval is ± the target**, by the active item "
+            "choice: a stratified pilot first, then after each round the model's ability is refitted and the next "
+            "samples are drawn where its predicted result is least certain. Each round's Horvitz-Thompson "
+            "difference estimate (cross-fitted predictions) is unbiased given the rounds before it, so the "
+            "estimate and its interval stay honest however the rounds adapted, also for a model better than every "
+            "one in the store (see the Adaptive evaluation guide of the documentation). The stop is checked after "
+            "each round: the 95% holds at each look, not exactly at the stopping time."
         )
         c = st.columns(3)
         target_pts = controls.url_number(

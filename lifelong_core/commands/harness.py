@@ -1,10 +1,11 @@
 """``select`` and ``estimate``: the lifelong loop with an evaluation harness.
 
     python -m lifelong_core select --store S [--dataset D] --budget N (--model NAME | --common-items)
-            [--method M] [--seed 0] [--format lm-eval|inspect|csv] [--task TASK=HARNESS_TASK ...] --out FILE
+            [--method M] [--seed 0] [--format lm-eval|inspect|csv] [--task TASK=HARNESS_TASK ...]
+            [--rounds [--lm-eval OUT1 ...]] --out FILE
     lm_eval --model ... --tasks ... --samples samples.json --log_samples --output_path OUT
     inspect eval TASK --model ... --sample-id "$(cat ids.txt)"
-    python -m lifelong_core estimate --store S [--dataset D] (--lm-eval OUT/<model dir> | --inspect LOG ...)
+    python -m lifelong_core estimate --store S [--dataset D] (--lm-eval OUT/<model dir> ... | --inspect LOG ...)
             --model NAME [--method M] [--task TASK=HARNESS_TASK ...] [--metric M] [--filter F]
             [--scorer S] [--epoch E] [--out estimate.csv] [--insert]
 
@@ -12,7 +13,9 @@
 value of Inspect AI's ``--sample-id``, or a CSV of sample ids); ``estimate`` reads the run
 back and prints per task and overall the estimated accuracy with its interval and the
 model's rank among the stored models with a rank interval; ``--insert`` stores the row
-marked estimated. The rules live in :mod:`lifelong_core.workflows.item_choice` and
+marked estimated. With ``--rounds`` a method that plays a budget in rounds (the active
+design) writes one round at a time, each after the runs of the rounds before, and
+``estimate`` takes one run per round, in order. The rules live in :mod:`lifelong_core.workflows.item_choice` and
 :mod:`lifelong_core.workflows.new_model`, shared with the app and the Python API.
 """
 
@@ -69,6 +72,14 @@ def add_parser(sub) -> None:
         'inspect eval --sample-id "$(cat FILE)"; csv: sample_id, domain',
     )
     p.add_argument("--task", action="append", metavar="TASK=HARNESS_TASK", help=TASK_HELP)
+    p.add_argument(
+        "--rounds",
+        action="store_true",
+        help="play the method's rounds for --budget items where it has them (active, and the "
+        "default where it chose the active design): write the next round, after the runs of "
+        "the rounds before given with --lm-eval or --inspect",
+    )
+    _add_runs(p, "with --rounds: an earlier round's", required=False)
     p.add_argument("--out", required=True, type=Path, help="file to write")
     p.set_defaults(func=run_select)
 
@@ -79,26 +90,46 @@ def add_parser(sub) -> None:
     )
     add_store(p)
     add_dataset(p)
-    run = p.add_mutually_exclusive_group(required=True)
-    run.add_argument(
-        "--lm-eval",
-        dest="lm_eval",
-        metavar="PATH",
-        help="the run's output folder for this model (OUT/<model dir>), its results_*.json, one "
-        "samples_*.jsonl, or a .zip of the run's folder",
-    )
-    run.add_argument(
-        "--inspect",
-        action="extend",
-        nargs="+",
-        metavar="LOG",
-        help="the Inspect AI logs (.eval or .json) of the model on the selected items, one per task",
-    )
+    _add_runs(p, "the", required=True)
     p.add_argument(
         "--model", required=True, metavar="NAME", help="the new model's name (its id if inserted)"
     )
     p.add_argument("--method", default=DEFAULT_METHOD, help=_method_help())
     p.add_argument("--task", action="append", metavar="TASK=HARNESS_TASK", help=TASK_HELP)
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="also write the table as CSV: scope, items, evaluated, observed, estimate, lo, hi",
+    )
+    p.add_argument(
+        "--insert",
+        action="store_true",
+        help="store the model's row marked estimated: real results on the evaluated items, predictions elsewhere",
+    )
+    p.set_defaults(func=run_estimate)
+
+
+def _add_runs(p, whose: str, required: bool) -> None:
+    """The run flags ``select --rounds`` and ``estimate`` share: each ``--lm-eval`` or
+    ``--inspect`` is one round's run, in round order."""
+    run = p.add_mutually_exclusive_group(required=required)
+    run.add_argument(
+        "--lm-eval",
+        dest="lm_eval",
+        action="append",
+        metavar="PATH",
+        help=f"{whose} lm-eval run: its output folder for this model (OUT/<model dir>), its "
+        "results_*.json, one samples_*.jsonl, or a .zip of the run's folder (repeat for each "
+        "round, in order)",
+    )
+    run.add_argument(
+        "--inspect",
+        action="append",
+        nargs="+",
+        metavar="LOG",
+        help=f"{whose} Inspect AI logs (.eval or .json), one per task (repeat the flag for each "
+        "round, in order)",
+    )
     p.add_argument(
         "--metric",
         help="with --lm-eval: the 0/1 metric when a task records several (a preference list such "
@@ -113,17 +144,6 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--epoch", type=int, help="with --inspect: the epoch to read when a log has several"
     )
-    p.add_argument(
-        "--out",
-        type=Path,
-        help="also write the table as CSV: scope, items, evaluated, observed, estimate, lo, hi",
-    )
-    p.add_argument(
-        "--insert",
-        action="store_true",
-        help="store the model's row marked estimated: real results on the evaluated items, predictions elsewhere",
-    )
-    p.set_defaults(func=run_estimate)
 
 
 def _check_method(method: str) -> None:
@@ -166,28 +186,45 @@ def run_select(args: argparse.Namespace) -> int:
     if not args.out.parent.is_dir():
         raise InputError(f"cannot write {args.out}: folder {args.out.parent} does not exist.")
     names = parse_task_names(args.task)
+    if (args.lm_eval or args.inspect) and not args.rounds:
+        raise InputError(
+            "--lm-eval and --inspect give the runs of earlier rounds, with --rounds.",
+            param="rounds",
+        )
     with open_store(args.store) as st:
         cache = item_choice.cache_of(st, store_dataset(st, args.dataset))
         if args.format != "csv":
             # Refuse ids the harness cannot take before fitting anything.
             item_ids(cache.samples, names, args.format)
+        earlier = _observations(args, st, cache) if (args.lm_eval or args.inspect) else []
         kept = _kept(st, cache, args.method)
+    done: dict[str, int] = {}
+    for obs in earlier:
+        done.update(obs.values)
     choice = item_choice.select_items(
         cache,
         args.budget,
         args.method,
         args.seed,
+        evaluated=done,
         fitted=kept,
         model=args.model,
         draws=COMMON if args.common_items else PER_MODEL,
+        rounds=args.rounds,
     )
     write_items(choice.items, args.out, args.format, names)
     per = choice.items.groupby("domain", sort=False).size()
     print(
-        f"wrote {args.out}: {choice.budget} of {choice.n} items of {choice.dataset} "
+        f"wrote {args.out}: {len(choice.columns)} of {choice.n} items of {choice.dataset} "
         f"({', '.join(f'{d} {k}' for d, k in per.items())}), chosen by {choice.method} fitted on {choice.m} models; "
         f"{choice.describe()}"
     )
+    if choice.round < len(choice.plan):
+        print(
+            f"next: run them, then the same command with --rounds and the run of every round so "
+            f"far (--lm-eval or --inspect, in order) writes round {choice.round + 1}; "
+            "estimate takes one --lm-eval or --inspect per round."
+        )
     if args.format == "lm-eval":
         from lifelong_core.io.harness_items import lm_eval_samples
 
@@ -195,8 +232,9 @@ def run_select(args: argparse.Namespace) -> int:
     return 0
 
 
-def _observations(args: argparse.Namespace, st, cache):
-    """The new model's results from ``--lm-eval`` or ``--inspect``, on the cache's ids."""
+def _observations(args: argparse.Namespace, st, cache) -> list:
+    """The new model's results per round, from each ``--lm-eval`` or ``--inspect``, on the
+    cache's ids."""
     from lifelong_core.workflows.new_model import (
         Observations,
         inspect_observations,
@@ -205,21 +243,24 @@ def _observations(args: argparse.Namespace, st, cache):
     )
 
     names = _task_names(args)
-    if args.lm_eval is not None:
+    if args.lm_eval:
         from lifelong_core.io.lm_eval import read_run
 
         if args.scorer is not None or args.epoch is not None:
             raise InputError("--scorer and --epoch go with --inspect.")
         dataset = str(cache.samples["dataset"].iloc[0])
         metric, flt = metric_and_filter(st.harness_metrics(dataset), args.metric, args.filter)
-        run = read_run(args.lm_eval, metric, flt)
-        got = results_from_run(
-            run.table, cache, names, "lm-eval", f"the lm-eval run at {args.lm_eval}"
-        )
-        return Observations(got, run.source, dict(run.metrics))
+        out = []
+        for path in args.lm_eval:
+            run = read_run(path, metric, flt)
+            got = results_from_run(run.table, cache, names, "lm-eval", f"the lm-eval run at {path}")
+            out.append(Observations(got, run.source, dict(run.metrics)))
+        return out
     if args.metric is not None or args.filter is not None:
         raise InputError("--metric and --filter go with --lm-eval; an Inspect log has --scorer.")
-    return inspect_observations(args.inspect, cache, names, args.scorer, args.epoch)
+    return [
+        inspect_observations(logs, cache, names, args.scorer, args.epoch) for logs in args.inspect
+    ]
 
 
 def _task_names(args: argparse.Namespace) -> dict[str, str]:
@@ -237,9 +278,9 @@ def run_estimate(args: argparse.Namespace) -> int:
     _task_names(args)  # a malformed --task is refused before anything is read
     with open_store(args.store) as st:
         cache = item_choice.cache_of(st, store_dataset(st, args.dataset))
-        obs = _observations(args, st, cache)
+        runs = _observations(args, st, cache)
         kept = _kept(st, cache, args.method)
-    est = new_model.estimate_new_model(cache, obs.values, args.method, fitted=kept)
+    est = new_model.estimate_new_model(cache, [r.values for r in runs], args.method, fitted=kept)
     print(est.summary(args.model))
     if args.out is not None:
         est.table.to_csv(args.out, index=False)
@@ -253,9 +294,14 @@ def run_estimate(args: argparse.Namespace) -> int:
                 cache,
                 args.model,
                 est,
-                source=obs.source,
+                source="; ".join(r.source for r in runs),
                 extra_meta={
-                    key: {t: list(v) if isinstance(v, tuple) else v for t, v in obs.metrics.items()}
+                    key: {
+                        t: list(v) if isinstance(v, tuple) else v
+                        for r in runs
+                        for t, v in r.metrics.items()
+                    },
+                    "rounds": [len(r.values) for r in runs],
                 },
             )
         print(

@@ -85,8 +85,8 @@ FLOOR_CLIP = 0.005  # least chance of either result in the variance floor
 
 # P(correct) of every item from a new model's results on some columns.
 Predict = Callable[[np.ndarray, np.ndarray], np.ndarray]
-# The one-round estimate of the method the design is built on.
-OneShot = Callable[[np.ndarray, np.ndarray], Estimate]
+# The one-round estimate of the method the design is built on (None: the pilot's own).
+OneShot = Callable[[np.ndarray, np.ndarray], Estimate] | None
 
 
 def pilot_size(budget: int, pilot: float = PILOT) -> int:
@@ -291,7 +291,9 @@ class RoundEstimate:
     pairs: np.ndarray
 
 
-def predicted_variance(z: Zones, p: np.ndarray, clip: float = 0.0) -> float:
+def predicted_variance(
+    z: Zones, p: np.ndarray, clip: float = 0.0, mask: np.ndarray | None = None
+) -> float:
     """The variance of a zone round's estimate if each item's result were Bernoulli(``p``):
     ``sum_j p_j (1 - p_j) (1 / q_j - 1)`` over the zones' items.
 
@@ -303,6 +305,8 @@ def predicted_variance(z: Zones, p: np.ndarray, clip: float = 0.0) -> float:
         P(correct) of each column of ``z.rest``.
     clip : float
         Keep every P(correct) in ``[clip, 1 - clip]``.
+    mask : numpy.ndarray, optional
+        1 for each column of ``z.rest`` counted, 0 for the others (a task's items).
 
     Returns
     -------
@@ -310,7 +314,8 @@ def predicted_variance(z: Zones, p: np.ndarray, clip: float = 0.0) -> float:
     """
     pc = np.clip(p, clip, 1.0 - clip)
     free = z.label >= 0
-    return float(np.sum(pc[free] * (1.0 - pc[free]) * (1.0 / z.q[free] - 1.0)))
+    m = np.ones(len(z.rest)) if mask is None else mask
+    return float(np.sum((m * pc * (1.0 - pc))[free] * (1.0 / z.q[free] - 1.0)))
 
 
 def round_estimate(
@@ -320,6 +325,7 @@ def round_estimate(
     obs: np.ndarray,
     predict: Predict,
     cross_fit: bool = True,
+    mask: np.ndarray | None = None,
 ) -> RoundEstimate:
     """The Horvitz-Thompson difference estimate of one zone round (module docstring, 3-4).
 
@@ -336,6 +342,9 @@ def round_estimate(
     cross_fit : bool
         Predict each fold's zones from everything but that fold's draws; False uses the
         design's own predictions (made before the round).
+    mask : numpy.ndarray, optional
+        Estimate the number right over these items only (a task: domain estimation,
+        Särndal et al. 1992, §10.3), a 0/1 value per item; default every item.
 
     Returns
     -------
@@ -361,8 +370,11 @@ def round_estimate(
             "a round's items are not the ones its design draws (every certain item and one per "
             "zone); were they chosen with another cache, method or earlier results?"
         )
+    n_all = int(max(z.rest.max(initial=-1), kc.max(initial=-1), cols.max(initial=-1))) + 1
+    m_all = np.ones(n_all) if mask is None else np.asarray(mask, dtype=np.float64)
+    m = m_all[z.rest]
     certain = lab < 0
-    base = float(ko.sum()) + float(obs[certain].sum())
+    base = float((m_all[kc] * ko).sum()) + float((m_all[cols[certain]] * obs[certain]).sum())
     zone_of = lab[~certain]
     drawn = at[~certain]
     y = obs[~certain]
@@ -381,11 +393,12 @@ def round_estimate(
     t = np.empty(z.zones)
     for f in (0, 1):
         p = p_use[f]
-        sums = np.bincount(z.label[free], weights=p[free], minlength=z.zones)
+        sums = np.bincount(z.label[free], weights=(m * p)[free], minlength=z.zones)
         mine = folds[zone_of] == f
-        t[zone_of[mine]] = sums[zone_of[mine]] + (y[mine] - p[drawn[mine]]) / z.q[drawn[mine]]
+        d = drawn[mine]
+        t[zone_of[mine]] = sums[zone_of[mine]] + m[d] * (y[mine] - p[d]) / z.q[d]
     total = base + float(t.sum())
-    sizes = np.bincount(z.label[free], minlength=z.zones).astype(np.float64)
+    sizes = np.bincount(z.label[free], weights=m[free], minlength=z.zones)
     groups = z.groups
     pairs = []
     var = 0.0
@@ -394,14 +407,15 @@ def round_estimate(
         if h.sum() < 2:
             continue
         tg, ng = t[h].sum(), sizes[h].sum()
-        share = h.sum() / (h.sum() - 1.0) * float(np.sum((t[h] - sizes[h] / ng * tg) ** 2))
+        fit = sizes[h] / ng * tg if ng > 0 else np.full(h.sum(), tg / h.sum())
+        share = h.sum() / (h.sum() - 1.0) * float(np.sum((t[h] - fit) ** 2))
         pairs.append((share, h.sum() - 1.0))
         var += share
-    var_floor = predicted_variance(z, np.full(len(z.rest), FLOOR_CLIP))
+    var_floor = predicted_variance(z, np.full(len(z.rest), FLOOR_CLIP), mask=m)
     return RoundEstimate(
         total,
         max(var, var_floor),
-        predicted_variance(z, z.p, FLOOR_CLIP),
+        predicted_variance(z, z.p, FLOOR_CLIP, mask=m),
         np.asarray(pairs if pairs else np.zeros((0, 2))),
     )
 
@@ -412,6 +426,7 @@ def pilot_estimate(
     obs: np.ndarray,
     predict: Predict,
     cross_fit: bool = True,
+    mask: np.ndarray | None = None,
 ) -> RoundEstimate:
     """The pilot's own estimate of the total: the stratified difference estimator over its
     strata along the order (Cochran 1977, §5.3; Särndal et al. 1992, §6.3), each stratum's
@@ -428,6 +443,9 @@ def pilot_estimate(
     cross_fit : bool
         Predict each stratum from the other fold's results; False uses the cache's typical
         model (no result), fixed before the pilot.
+    mask : numpy.ndarray, optional
+        Estimate the number right over these items only (a task: domain estimation,
+        Särndal et al. 1992, §10.3); default every item.
 
     Returns
     -------
@@ -436,6 +454,7 @@ def pilot_estimate(
     from lifelong_core.methods.design import _strata_of
 
     n = len(rank)
+    m = np.ones(n) if mask is None else np.asarray(mask, dtype=np.float64)
     cols = np.asarray(cols, dtype=np.int64)
     obs = np.asarray(obs, dtype=np.float64)
     label, sizes = _strata_of(rank[cols], n, len(cols))
@@ -450,17 +469,18 @@ def pilot_estimate(
             other = fold[label] != f
             p_use[f] = np.asarray(predict(cols[other], obs[other]), dtype=np.float64)
     p_item = np.where(fold[item_label] == 0, p_use[0], p_use[1])
-    resid = obs - p_item[cols]
+    resid = m[cols] * (obs - p_item[cols])
     n_h = np.bincount(label, minlength=strata).astype(np.float64)
     mean_h = np.bincount(label, weights=resid, minlength=strata) / np.maximum(n_h, 1)
-    total = float(p_item.sum() + (sizes * mean_h).sum())
+    total = float((m * p_item).sum() + (sizes * mean_h).sum())
     ss = np.bincount(label, weights=(resid - mean_h[label]) ** 2, minlength=strata)
     g = sizes.astype(np.float64) ** 2 * (1.0 - n_h / sizes) / np.maximum(n_h, 1)
     share = g * ss / np.maximum(n_h - 1, 1)
     pc = np.clip(prior, FLOOR_CLIP, 1.0 - FLOOR_CLIP)
-    sigma2 = np.bincount(item_label, weights=pc * (1.0 - pc), minlength=strata) / sizes
+    sigma2 = np.bincount(item_label, weights=m * pc * (1.0 - pc), minlength=strata) / sizes
     var_pred = float((g * sigma2).sum())
-    var_floor = float(g.sum()) * FLOOR_CLIP * (1.0 - FLOOR_CLIP)
+    inside = np.bincount(item_label, weights=m, minlength=strata) / sizes
+    var_floor = float((g * inside).sum()) * FLOOR_CLIP * (1.0 - FLOOR_CLIP)
     pairs = np.column_stack([share, n_h - 1])[n_h >= 2]
     return RoundEstimate(total, max(float(share.sum()), var_floor), var_pred, pairs)
 
@@ -514,9 +534,9 @@ class RoundsDesign:
     predict : callable
         ``predict(columns, results)``: P(correct) of every item of a new model from its
         results on some columns (the method's ability fit).
-    one_shot : callable
+    one_shot : callable or None
         ``one_shot(columns, results)``: the method's own estimate from one stratified round
-        (the pilot alone).
+        (the pilot alone); None gives the pilot's cross-fitted stratified estimate.
     level : float
         The interval's coverage.
     floor : float
@@ -614,15 +634,21 @@ class RoundsDesign:
             return np.sort(self.order[stratified_positions(n, budget, rng)])
         return draw_zones(self.zones(cols, obs, budget), rng)
 
-    def estimate_rounds(self, rounds: Sequence[tuple[np.ndarray, np.ndarray]]) -> Estimate:
+    def estimate_rounds(
+        self, rounds: Sequence[tuple[np.ndarray, np.ndarray]], domain: np.ndarray | None = None
+    ) -> Estimate:
         """The estimate after the rounds (module docstring): the pilot's one-round estimate
-        alone, else the zone rounds combined.
+        alone, else every round's combined.
 
         Parameters
         ----------
         rounds : sequence of (numpy.ndarray, numpy.ndarray)
             Each round's columns and 0/1 results, in the order the rounds were drawn; the
             first is the pilot.
+        domain : numpy.ndarray, optional
+            Boolean per item: estimate the accuracy over these items only (a task), from
+            the same rounds (domain estimation, Särndal et al. 1992, §10.3); needs two
+            rounds or more.
 
         Returns
         -------
@@ -636,8 +662,55 @@ class RoundsDesign:
             If there is no round, a round repeats an item, or a later round is not one its
             design draws.
         """
+        if len(rounds) == 1 and self.one_shot is not None and domain is None:
+            c, o = self._known(*rounds[0])
+            if len(c) < self.n:
+                return self.one_shot(c, o)
+        acc, lo, hi, _, kc, ko = self.interval(rounds, domain)
+        if len(kc) == self.n:
+            per = np.empty(self.n, dtype=np.uint8)
+            per[kc] = ko
+            return Estimate(acc, lo, hi, per, per.astype(np.float64))
+        prob = np.asarray(self.predict(kc, ko), dtype=np.float64).copy()
+        per = (prob >= 0.5).astype(np.uint8)
+        per[kc] = ko
+        prob[kc] = ko
+        return Estimate(acc, lo, hi, per, prob)
+
+    def interval(
+        self, rounds: Sequence[tuple[np.ndarray, np.ndarray]], domain: np.ndarray | None = None
+    ) -> tuple:
+        """The accuracy, its interval and half-width after the rounds, every round's
+        estimate combined (module docstring); a single round is the pilot's own
+        stratified estimate.
+
+        Parameters
+        ----------
+        rounds : sequence of (numpy.ndarray, numpy.ndarray)
+            Each round's columns and 0/1 results, in order.
+        domain : numpy.ndarray, optional
+            Boolean per item: over these items only.
+
+        Returns
+        -------
+        tuple
+            ``(acc, lo, hi, half, columns, results)``: ``lo``, ``hi`` and ``half`` are None
+            when no variance can be estimated (a round of fewer than two items); the
+            columns and results of every round put together.
+
+        Raises
+        ------
+        InputError
+            If there is no round, a round repeats an item, or a later round is not one its
+            design draws.
+        """
         if not rounds:
             raise InputError("no round to estimate from.")
+        mask = None
+        if domain is not None:
+            mask = np.asarray(domain, dtype=bool)
+            if mask.shape != (self.n,) or not mask.any() or len(rounds) < 2:
+                raise InputError("a task's estimate from rounds needs its items and two rounds.")
         kc = np.zeros(0, dtype=np.int64)
         ko = np.zeros(0, dtype=np.uint8)
         est = []
@@ -645,26 +718,22 @@ class RoundsDesign:
             c, o = self._known(c, o)
             if np.isin(c, kc).any():
                 raise InputError(f"round {r + 1} repeats an item of an earlier round.")
-            if r == 0 and len(rounds) > 1 and len(c) >= 4:
-                est.append(pilot_estimate(self.rank, c, o, self.predict, self.cross_fit))
+            if r == 0 and len(c) >= 2 and len(c) < self.n:
+                est.append(pilot_estimate(self.rank, c, o, self.predict, self.cross_fit, mask))
             if r > 0 and len(kc) + len(c) < self.n:
                 z = self.zones(kc, ko, len(c))
-                est.append(round_estimate(z, (kc, ko), c, o, self.predict, self.cross_fit))
+                est.append(round_estimate(z, (kc, ko), c, o, self.predict, self.cross_fit, mask))
             kc, ko = np.concatenate([kc, c]), np.concatenate([ko, o])
+        inside = np.ones(self.n, dtype=bool) if mask is None else mask
         if len(kc) == self.n:
-            acc = float(ko.mean())
             per = np.empty(self.n, dtype=np.uint8)
             per[kc] = ko
-            return Estimate(acc, acc, acc, per, per.astype(np.float64))
+            acc = float(per[inside].mean())
+            return acc, acc, acc, 0.0, kc, ko
         if not est:
-            return self.one_shot(kc, ko)
-        acc, lo, hi, _ = combine_rounds(est, self.n, self.level)
-        prob = np.asarray(self.predict(kc, ko), dtype=np.float64)
-        per = (prob >= 0.5).astype(np.uint8)
-        per[kc] = ko
-        prob = prob.copy()
-        prob[kc] = ko
-        return Estimate(acc, lo, hi, per, prob)
+            return float(ko.mean()), None, None, None, kc, ko
+        acc, lo, hi, half = combine_rounds(est, int(inside.sum()), self.level)
+        return acc, lo, hi, half, kc, ko
 
     def rounds(self, budget: int, pilot: float = PILOT) -> list[int]:
         """The rounds of a budget: the pilot, then one zone round with the rest.
@@ -878,20 +947,24 @@ class ActiveEstimator(StratifiedAlongOrder):
         check_fitted(self, "design_")
         return self.design_.select_next(n, budget, rng, columns, observed)
 
-    def estimate_rounds(self, rounds: Sequence[tuple[np.ndarray, np.ndarray]]) -> Estimate:
+    def estimate_rounds(
+        self, rounds: Sequence[tuple[np.ndarray, np.ndarray]], domain: np.ndarray | None = None
+    ) -> Estimate:
         """The estimate after the rounds (:meth:`RoundsDesign.estimate_rounds`).
 
         Parameters
         ----------
         rounds : sequence of (numpy.ndarray, numpy.ndarray)
             Each round's columns and results, in order.
+        domain : numpy.ndarray, optional
+            Boolean per item: the accuracy over these items only (a task).
 
         Returns
         -------
         Estimate
         """
         check_fitted(self, "design_")
-        return self.design_.estimate_rounds(rounds)
+        return self.design_.estimate_rounds(rounds, domain)
 
 
 def design_on(

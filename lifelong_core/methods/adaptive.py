@@ -1,66 +1,25 @@
-"""Adaptive evaluation: choose each round's samples where the prediction is least sure,
-and stop when the 95% interval is narrow enough.
+"""Adaptive evaluation: rounds of the active design until the interval is narrow enough.
 
-Design. Evaluations happen in rounds. Before round ``r`` the new model's ability is refitted
-on every result so far and gives a prediction ``p_j`` for every sample not yet evaluated
-(the set ``R``). The round's samples are then drawn one after another *without replacement*
-with probability proportional to ``w_j = s_j + floor * mean(s)``, where ``s_j =
-sqrt(p~_j (1 - p~_j))`` is the predicted standard deviation of the sample's result (``p~``
-is ``p`` clipped to ``[clip, 1 - clip]``). Sampling proportional to the standard deviation
-of what is still unknown is Neyman's optimal allocation (Neyman, 1934, "On the two different
-aspects of the representative method"; Cochran, *Sampling Techniques*, 3rd ed., 1977,
-§5.5 and §9A.6) taken to strata of one sample, the allocation that Zrnic & Candès
-("Active Statistical Inference", ICML 2024, §3) derive for prediction-assisted estimation
-of a mean; the additive floor is a *defensive mixture* (Hesterberg, 1995, "Weighted
-average importance sampling and defensive mixture distributions", Technometrics 37),
-which caps every inverse-probability weight at ``1 / floor`` times the average, so a
-prediction that is confidently wrong (a new model better than every cached model: Zhang,
-Dorner & Hardt, 2025, "How Benchmark Prediction from Fewer Data Misses the Mark") costs
-width, never validity. Sequential draws with renormalised probabilities are drawn in one
-go with exponential keys ``E_j / w_j`` (Efraimidis & Spirakis, 2006, "Weighted random
-sampling with a reservoir", IPL 97).
+Design and estimator. Evaluations happen in rounds, by the active item choice of
+:mod:`.active` (Zrnic & Candès, 2024, "Active Statistical Inference", ICML; Kossen et al.,
+2021, "Active Testing: Sample-Efficient Model Evaluation", ICML): the first round is a
+stratified pilot along the cache's easy -> hard order (about a quarter of the budget,
+within the round sizes); every later round is drawn from what is left, one item per zone
+with chance proportional to the predicted standard deviation ``sqrt(p (1 - p))`` mixed with
+a uniform floor, the predictions coming from every result so far. The estimate is every
+round's difference estimator (cross-fitted predictions) combined with weights fixed before
+each round, its variance from the pilot's strata and the zones' pairs, with a floor for
+rare results not yet seen (:mod:`.active`'s docstring gives the papers and the details).
+Each round is unbiased given the rounds before it, so the estimate stays valid however the
+rounds adapted, also for a new model better than every cached one (Zhang, Dorner & Hardt,
+2025, "How Benchmark Prediction from Fewer Data Misses the Mark").
 
-Estimator. Draw ``t`` picks sample ``J`` with probability ``q_J`` from the set ``R_t``
-still unevaluated at that moment; with ``K_t`` the samples already evaluated,
-
-    z_t = ( sum_{K_t} a_j + sum_{R_t} p_j + (a_J - p_J) / q_J ) / n .
-
-This is Des Raj's ordered estimator for sampling with varying probabilities without
-replacement (Des Raj, 1956, "Some estimators in sampling with varying probabilities without
-replacement", JASA 51), with the model prediction as its difference term (Särndal, Swensson
-& Wretman, *Model Assisted Survey Sampling*, 1992, §6.3). Because ``p`` and ``q`` are
-fixed before ``a_J`` is seen (they are *predictable*), ``E[z_t | past] = mu`` exactly for
-the true accuracy ``mu`` whatever the new model does, so ``z_t - mu`` is a martingale
-difference sequence. The estimate is a weighted mean of the ``z_t`` with weights fixed
-before each draw: equal, or (``weighting="inverse-variance"``) the inverse of the variance
-predicted *before* the draw, ``lambda_t = 1 / v_t`` with ``v_t = sum_{R_t} p~_j (1 - p~_j)
-(1/q_j - 1) / n^2`` (the conditional variance of ``z_t`` if the model were right), since
-later draws, made with better predictions, should be less variable:
-
-    mu_hat = sum_t lambda_t z_t / sum_t lambda_t .
-
-``sum_t lambda_t (z_t - mu)`` is a martingale with mean exactly zero; with equal weights
-(``weighting="equal"``, the default) ``mu_hat`` itself is exactly unbiased (Des Raj's
-result), with predictable weights it is unbiased up to the randomness of the normaliser.
-Equal weights are the default because inverse-variance weights measured no better on the
-demo digits data (E_agg within 0.1 point at n' = 64 and 256, both splits of
-``benchmarks/bench_adaptive.py``'s protocol), and exact unbiasedness is worth keeping.
-The defensive floor 0.2 and clip 0.02 were chosen there too (floor 0.05 measured the same,
-0.5 worse); nothing was tuned on the leaderboard data the benchmark reports. The interval is
-the self-normalised martingale central limit theorem (Hall & Heyde, *Martingale Limit
-Theory and Its Application*, 1980, Cor. 3.1) with the observed quadratic variation
-``sum_t lambda_t^2 (z_t - mu_hat)^2`` as the variance, the adaptive-weighting construction
-of Luedtke & van der Laan (2016, "Statistical inference for the mean outcome under a
-possibly non-unique optimal treatment strategy", Ann. Stat. 44) and Hadad, Hirshberg,
-Zhan, Wager & Athey (2021, "Confidence intervals for policy evaluation in adaptive
-experiments", PNAS 118): the *observed* spread of the ``z_t`` sets the width, so a wrong
-model widens the interval instead of hiding its error. Student-t with Kish's effective
-number of draws minus one as degrees of freedom is a small-sample guard. The observed spread
-misses rare results that have not turned up yet (a model that fails all but a handful of
-samples: on MATH-hard, 95% intervals from the spread alone covered 77-93% of held-out
-models); the variance is therefore at least the one predicted with every unevaluated
-sample's P(correct) kept in ``[0.005, 0.995]`` (``FLOOR_CLIP``; ``variance_floor=False``
-drops it). With every sample evaluated the accuracy is exact.
+Rounds, stop, replay. Round ``r`` draws with ``numpy.random.default_rng([seed, r])``; its
+size grows with what is known (:func:`round_size`), and the stopping rule is checked after
+each round: the half-width at or below the target (once ``min_evaluated`` items are in),
+the maximum budget spent, or every item evaluated. A round trip through files (download a
+round's list, run it, upload every result so far) replays the rounds from the seed and the
+results (:func:`advance`), so nothing is kept between visits or commands.
 
 What this is not: a confidence *sequence*. Stopping as soon as the half-width reaches a
 target looks at the interval many times; the per-look 95% does not guarantee 95% at the
@@ -75,16 +34,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 from scipy.special import expit
 
 from lifelong_core.errors import InputError
+from lifelong_core.methods.active import FLOOR, RoundsDesign, pilot_size
 from lifelong_core.methods.base import Estimate
 from lifelong_core.methods.irt import ItemModel, map_ability
 from lifelong_core.sortsearch.search import rule_thresholds
-
-WEIGHTINGS = ("equal", "inverse-variance")
-FLOOR_CLIP = 0.005
 
 
 class IRTPredictor:
@@ -132,32 +88,42 @@ class ThresholdPredictor:
         return p
 
 
-@dataclass
-class _Pending:
-    cols: np.ndarray
-    q: np.ndarray  # probability of each draw at its moment
-    p: np.ndarray  # predicted P(correct) of the drawn sample
-    rest: np.ndarray  # sum of p over the samples still unevaluated at the draw (incl. it)
-    v: np.ndarray  # predicted conditional variance of z_t
-    vf: np.ndarray  # the same with every P(correct) kept in [FLOOR_CLIP, 1 - FLOOR_CLIP]
-
-
 @dataclass(frozen=True)
 class AdaptiveEstimate:
+    """The estimate after the rounds so far: accuracy, interval, the interval's half-width
+    before clipping (what the stopping rule compares with the target), and the items
+    evaluated."""
+
     acc: float
     lo: float | None
     hi: float | None
-    half: float | None  # t * se, before clipping to [0, 1]
+    half: float | None
     evaluated: int
 
 
 class AdaptiveSampler:
-    """The design and estimator of the module docstring, one new model at a time.
+    """The active design's rounds for one new model (module docstring).
 
-    ``propose(size, rng)`` returns the next round's columns (in draw order);
-    ``record(cols, observed)`` takes their results; ``estimate()`` gives the accuracy and
-    its interval from everything recorded. Deterministic given the random generators, so
-    a round trip through files can be replayed (:func:`replay`).
+    ``propose(size, rng)`` returns the next round's columns; ``record(cols, observed)``
+    takes their results; ``estimate()`` gives the accuracy and its interval from every
+    round. Deterministic given the random generators, so a round trip through files can be
+    replayed (:func:`replay`).
+
+    Parameters
+    ----------
+    predictor : object
+        ``predict(columns, results)``: P(correct) of every item from a new model's results
+        (:class:`IRTPredictor`, :class:`ThresholdPredictor`).
+    n : int
+        The number of items.
+    level : float
+        The interval's coverage, in ``(0, 1)``.
+    floor : float
+        The uniform rule's share in the selection weights, in ``(0, 1]``.
+    order : numpy.ndarray, optional
+        The easy -> hard order the pilot is stratified along (default the predictor's own
+        order, else by the predictions for a model with no result, most likely right
+        first).
     """
 
     def __init__(
@@ -165,138 +131,121 @@ class AdaptiveSampler:
         predictor,
         n: int,
         level: float = 0.95,
-        floor: float = 0.2,
-        clip: float = 0.02,
-        weighting: str = "equal",
-        variance_floor: bool = True,
+        floor: float = FLOOR,
+        order: np.ndarray | None = None,
     ):
         if not 0 < level < 1:
             raise InputError(f"level must be in (0, 1), got {level}.")
-        if not floor > 0 or not 0 < clip < 0.5:
-            raise InputError(f"floor must be > 0 and clip in (0, 0.5), got {floor} and {clip}.")
-        if weighting not in WEIGHTINGS:
-            raise InputError(
-                f"unknown weighting {weighting!r}; use one of {', '.join(WEIGHTINGS)}."
-            )
+        if not 0 < floor <= 1:
+            raise InputError(f"floor must be in (0, 1], got {floor}.")
         self.predictor = predictor
         self.n = int(n)
-        self.level, self.floor, self.clip, self.weighting = level, floor, clip, weighting
-        self.variance_floor = variance_floor
+        if order is None:
+            order = getattr(predictor, "order", None)
+        if order is None:
+            empty = np.zeros(0, dtype=np.int64)
+            order = np.argsort(-predictor.predict(empty, empty.astype(np.uint8)), kind="stable")
+        self.design = RoundsDesign(order, predictor.predict, None, level, floor)
+        self.rounds: list[tuple[np.ndarray, np.ndarray]] = []
         self.cols: list[int] = []
         self.obs: list[int] = []
-        self.z: list[float] = []
-        self.v: list[float] = []
-        self.vf: list[float] = []
-        self._known = np.zeros(self.n, dtype=bool)
-        self._p = predictor.predict(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint8))
-        self._pending: _Pending | None = None
+        self._pending: np.ndarray | None = None
 
     @property
     def remaining(self) -> int:
+        """Items not evaluated yet."""
         return self.n - len(self.cols)
 
-    def prediction(self) -> np.ndarray:
-        """Current P(correct) for every sample (observed results where evaluated)."""
-        p = self._p.copy()
-        p[np.asarray(self.cols, dtype=np.int64)] = self.obs
-        return p
-
     def propose(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """The next round's columns: the pilot first, then a zone round.
+
+        Parameters
+        ----------
+        size : int
+            The round's number of items, in ``[1, remaining]``.
+        rng : numpy.random.Generator
+            The round's random draw.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 columns, ascending.
+
+        Raises
+        ------
+        InputError
+            If the previous round's results are not recorded, or the size is out of range.
+        """
         if self._pending is not None:
             raise InputError("the previous round's results have not been recorded yet.")
         if not 1 <= size <= self.remaining:
             raise InputError(
                 f"a round must evaluate between 1 and {self.remaining} samples, got {size}."
             )
-        rest = np.flatnonzero(~self._known)
-        p = self._p[rest]
-        pc = np.clip(p, self.clip, 1.0 - self.clip)
-        c = pc * (1.0 - pc)
-        s = np.sqrt(c)
-        w = s + self.floor * s.mean()
-        pick = np.argsort(rng.exponential(size=len(rest)) / w, kind="stable")[:size]
-
-        # Totals over R_t: everything still unevaluated minus the round's earlier draws.
-        def before(x_all: np.ndarray) -> np.ndarray:
-            return x_all.sum() - np.concatenate(([0.0], np.cumsum(x_all[pick])[:-1]))
-
-        W = before(w)
-        q = w[pick] / W
-        v = (W * before(c / w) - before(c)) / self.n**2
-        cf = np.maximum(p * (1.0 - p), FLOOR_CLIP * (1.0 - FLOOR_CLIP))
-        vf = (W * before(cf / w) - before(cf)) / self.n**2
-        self._pending = _Pending(
-            cols=rest[pick],
-            q=q,
-            p=p[pick],
-            rest=before(p),
-            v=np.maximum(v, 0.0),
-            vf=np.maximum(vf, 0.0),
+        cols = self.design.select_next(
+            self.n,
+            int(size),
+            rng,
+            np.asarray(self.cols, dtype=np.int64),
+            np.asarray(self.obs, dtype=np.uint8),
         )
-        return rest[pick].copy()
+        self._pending = cols
+        return cols.copy()
 
     def record(self, cols: np.ndarray, observed: np.ndarray) -> None:
+        """Take the results of the round just proposed.
+
+        Parameters
+        ----------
+        cols : numpy.ndarray
+            The round's columns, as proposed.
+        observed : numpy.ndarray
+            Their 0/1 results, in the same order.
+
+        Raises
+        ------
+        InputError
+            If the columns are not the round just proposed, or a result is not 0 or 1.
+        """
         pend = self._pending
         cols = np.asarray(cols, dtype=np.int64)
         obs = np.asarray(observed)
-        if pend is None or cols.shape != pend.cols.shape or not np.array_equal(cols, pend.cols):
+        if pend is None or cols.shape != pend.shape or not np.array_equal(cols, pend):
             raise InputError(
                 "the results must be for the samples of the round just proposed, in its order."
             )
         if obs.shape != cols.shape or not np.isin(obs, (0, 1)).all():
             raise InputError("observed results must be 0/1, one per proposed sample.")
-        a = obs.astype(np.float64)
-        known_sum = float(np.sum(self.obs)) + np.concatenate(([0.0], np.cumsum(a)[:-1]))
-        z = (known_sum + pend.rest + (a - pend.p) / pend.q) / self.n
-        self.z += z.tolist()
-        self.v += pend.v.tolist()
-        self.vf += pend.vf.tolist()
+        self.rounds.append((cols, obs.astype(np.uint8)))
         self.cols += cols.tolist()
         self.obs += obs.astype(int).tolist()
-        self._known[cols] = True
         self._pending = None
-        self._p = self.predictor.predict(
-            np.asarray(self.cols, dtype=np.int64), np.asarray(self.obs, dtype=np.uint8)
-        )
 
     def estimate(self) -> AdaptiveEstimate:
-        t = len(self.z)
-        if t == 0:
+        """The estimate from every round so far.
+
+        Returns
+        -------
+        AdaptiveEstimate
+
+        Raises
+        ------
+        InputError
+            Before any round.
+        """
+        if not self.rounds:
             raise InputError("at least one evaluated sample is needed for an estimate.")
-        if t == self.n:
-            acc = float(np.mean(self.obs))
-            return AdaptiveEstimate(acc, acc, acc, 0.0, t)
-        z = np.asarray(self.z)
-        if self.weighting == "equal":
-            lam = np.ones(t)
-        else:
-            v = np.asarray(self.v)
-            # A draw from a one-sample remainder is exact (v = 0); only the last draw of a
-            # full evaluation can be, and that case returned above.
-            lam = 1.0 / np.maximum(v, 1e-12)
-        lam = lam / lam.sum()
-        acc = float(lam @ z)
-        if t < 2:
-            return AdaptiveEstimate(float(np.clip(acc, 0, 1)), None, None, None, t)
-        n_eff = 1.0 / float((lam**2).sum())
-        var = float((lam**2 * (z - acc) ** 2).sum()) * n_eff / max(n_eff - 1.0, 1e-9)
-        if self.variance_floor:
-            # The variance the draws would have if every unevaluated sample kept at least a
-            # FLOOR_CLIP chance of either result: the observed spread misses rare results that
-            # have not turned up yet (a model that fails almost everything), this does not.
-            var = max(var, float((lam**2 * np.asarray(self.vf)).sum()))
-        half = float(stats.t.ppf(0.5 + self.level / 2.0, max(n_eff - 1.0, 1.0))) * np.sqrt(var)
-        return AdaptiveEstimate(
-            float(np.clip(acc, 0, 1)), max(acc - half, 0.0), min(acc + half, 1.0), half, t
-        )
+        acc, lo, hi, half, _, _ = self.design.interval(self.rounds)
+        return AdaptiveEstimate(acc, lo, hi, half, len(self.cols))
 
     def to_estimate(self) -> Estimate:
-        """The engine's :class:`Estimate`: accuracy, interval, per-sample prediction."""
-        e = self.estimate()
-        prob = self.prediction()
-        return Estimate(
-            acc=e.acc, lo=e.lo, hi=e.hi, per_sample=(prob >= 0.5).astype(np.uint8), prob=prob
-        )
+        """The engine's :class:`Estimate`: accuracy, interval, per-item prediction.
+
+        Returns
+        -------
+        Estimate
+        """
+        return self.design.estimate_rounds(self.rounds)
 
 
 def round_size(
@@ -385,7 +334,12 @@ def _check_run(n: int, until_halfwidth, max_budget, min_round: int, max_round: i
 def _next_size(
     done: int, budget: int, marks: Sequence[int], min_round: int, growth: float, max_round: int
 ) -> int:
-    size = min(round_size(done, min_round, growth, max_round), budget - done)
+    if done == 0:
+        # The pilot: about a quarter of the budget (the active design), within the rounds' sizes.
+        first = max(min_round, min(max_round, pilot_size(budget) or min_round))
+        size = min(first, budget)
+    else:
+        size = min(round_size(done, min_round, growth, max_round), budget - done)
     nxt = [c for c in marks if c > done]
     return min(size, nxt[0] - done) if nxt else size
 

@@ -1,5 +1,6 @@
 """The adaptive method as one object: fit on the cache once, then evaluate new models in
-rounds until the interval is narrow enough (design and estimator: :mod:`.adaptive`).
+rounds until the interval is narrow enough (the active design's rounds: :mod:`.adaptive`,
+:mod:`.active`).
 
 The predictions that steer the selection come from the cross-validated item model of
 :mod:`.tuning` (or Sort & Search's threshold prediction where that predicts better, on very
@@ -16,6 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from lifelong_core.errors import InputError
+from lifelong_core.methods.active import FLOOR
 from lifelong_core.methods.adaptive import (
     AdaptiveRun,
     AdaptiveSampler,
@@ -32,16 +34,16 @@ from lifelong_core.sortsearch.sort import order_from_sums
 class AdaptiveMethod:
     """Adaptive evaluation of new models: fit on the cache once, then rounds per model.
 
-    Each round's samples are drawn where the prediction is least sure, and the accuracy
-    is estimated with an interval that stays valid whatever the new model does (the
-    design and estimator of :mod:`lifelong_core.methods.adaptive`: Neyman allocation,
-    Neyman, 1934, "On the two different aspects of the representative method", as Zrnic
-    & Candès, 2024, "Active Statistical Inference", ICML, §3, derive it, with a defensive
-    floor; Des Raj's ordered difference estimator, Des Raj, 1956; a martingale interval,
-    Hall & Heyde, 1980, Cor. 3.1). The predictions come from the cross-validated item
-    model of :mod:`lifelong_core.methods.tuning`, or Sort & Search's threshold (Prabhu
-    et al., 2024, *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*,
-    §3.2) where that predicts better.
+    Each round's items are the active design's (:mod:`lifelong_core.methods.active`: a
+    stratified pilot first, then one item per zone where the prediction is least sure;
+    Zrnic & Candès, 2024, "Active Statistical Inference", ICML; Kossen et al., 2021,
+    "Active Testing", ICML), and the accuracy is estimated with an interval that stays
+    valid whatever the new model does (Horvitz-Thompson difference estimators of each
+    round, combined with weights fixed before each round; variance from the pilot's strata
+    and pairs of zones). The predictions come from the cross-validated item model of
+    :mod:`lifelong_core.methods.tuning`, or Sort & Search's threshold (Prabhu et al., 2024,
+    *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, §3.2) where that
+    predicts better.
 
     Parameters
     ----------
@@ -51,12 +53,8 @@ class AdaptiveMethod:
         The seed of the cross-validation's subsets and folds (not of the rounds: those
         take the seed given to :meth:`simulate`, :meth:`run` or :meth:`resume`).
     floor : float
-        The defensive mixture's weight, > 0: a sample's selection weight is its
-        predicted standard deviation plus ``floor`` times their average, which caps every
-        inverse-probability weight at ``1 / floor`` times the average.
-    clip : float
-        Predicted P(correct) is clipped to ``[clip, 1 - clip]`` when weighting the
-        selection; in ``(0, 0.5)``.
+        The uniform rule's share in the selection weights, in ``(0, 1]``
+        (:func:`lifelong_core.methods.active.selection_weights`).
     tune : bool
         Cross-validate the item model on the cache (``mirt-cv``); False uses ``mirt``
         with its fixed ``k = 10``.
@@ -82,13 +80,12 @@ class AdaptiveMethod:
         self,
         level: float = 0.95,
         seed: int = 0,
-        floor: float = 0.2,
-        clip: float = 0.02,
+        floor: float = FLOOR,
         tune: bool = True,
         tuning: TuneResult | None = None,
     ):
         self.level, self.seed, self.tuning = level, seed, tuning
-        self.floor, self.clip, self.tune = floor, clip, tune
+        self.floor, self.tune = floor, tune
 
     def fit(self, A_sort: np.ndarray, order: np.ndarray | None = None) -> AdaptiveMethod:
         """Fit the predictor on the cache.
@@ -118,6 +115,7 @@ class AdaptiveMethod:
             order = order_from_sums(A.sum(axis=0))
         A = check_cache(A, order)
         self.n_ = A.shape[1]
+        self.order_ = np.asarray(order, dtype=np.int64)
         self.tuning_: TuneResult | None
         if self.tune:
             est = TunedEstimator(level=self.level, seed=self.seed, tuning=self.tuning).fit(A, order)
@@ -140,12 +138,12 @@ class AdaptiveMethod:
         Raises
         ------
         InputError
-            Before :meth:`fit`, or if ``level``, ``floor`` or ``clip`` is out of range.
+            Before :meth:`fit`, or if ``level`` or ``floor`` is out of range.
         """
         if not hasattr(self, "predictor_"):
             raise InputError("fit the adaptive method on a cache before evaluating a model.")
         return AdaptiveSampler(
-            self.predictor_, self.n_, level=self.level, floor=self.floor, clip=self.clip
+            self.predictor_, self.n_, level=self.level, floor=self.floor, order=self.order_
         )
 
     def simulate(self, row: np.ndarray, seed: int, **kwargs) -> AdaptiveRun:

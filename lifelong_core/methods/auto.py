@@ -42,6 +42,17 @@ Wretman, *Model Assisted Survey Sampling*, 1992, §6.3), times the interval's co
 for parameters fitted on the sample (below), is computed for every draw. At estimation the
 choice of the nearest cross-validated budget (on a log scale) is used.
 
+Where the results come back between two rounds (``select --rounds``, the Python API's
+``rounds=True``), a fourth design is compared: the active item choice of
+:mod:`.active` on the chosen item model (a stratified pilot, then one item per zone where
+the prediction is least sure; Zrnic & Candès, 2024, "Active Statistical Inference";
+Kossen et al., 2021, "Active Testing"). Its standard error is computed exactly from each
+held-out row as the others' are (:func:`_score_active`), and it is taken at a budget
+(:attr:`Choice.active`) only where it beats the chosen accuracy estimate by more than one
+standard error of their paired difference; a caller that reads every result at once (one
+``select`` then ``estimate``, sweeps, backtests) plays the budget in one round whatever the
+choice.
+
 The interval stays the design's: stratified random sampling along the order and the
 difference estimator with a stratified t-interval (:mod:`.design`) are valid for any
 predictions fixed before the results are seen; these predictions use the results, so the
@@ -97,6 +108,8 @@ from lifelong_core.sortsearch.search import rule_thresholds
 from lifelong_core.sortsearch.sort import order_from_sums
 
 CANDIDATES = ("threshold", "copy-nearest", "mirt")
+# Compared with the chosen one-shot estimate where rounds can be played (needs mirt).
+ROUNDS_CANDIDATE = "active"
 CV_BUDGETS = (16, 32, 64, 128, 256, 512, 1024)
 CV_ITERS = 15  # fewer alternating steps than the final fit: enough to rank configurations
 MIN_DRAWS = 60
@@ -111,11 +124,13 @@ DEFAULT_RIDGE = 8.0
 class Choice:
     """What the estimator uses at ``budget``: ``predict`` makes the per-sample prediction
     (lowest cross-validated sample-level error), ``estimate`` feeds the accuracy estimate
-    (narrowest cross-validated interval)."""
+    (narrowest cross-validated interval), and ``active``: where the results can come back
+    between two rounds, the active design (:mod:`.active`) clearly narrower than that."""
 
     budget: int
     predict: str
     estimate: str
+    active: bool = False
 
 
 @dataclass(frozen=True)
@@ -138,15 +153,19 @@ class AutoTuning:
         return self.choices[i]
 
     def uses(self, candidate: str) -> bool:
-        """Whether any budget's choice uses ``candidate``."""
-        return any(candidate in (c.predict, c.estimate) for c in self.choices)
+        """Whether any budget's choice uses ``candidate`` (the active design uses the item
+        model, ``mirt``)."""
+        return any(
+            candidate in (c.predict, c.estimate) or (c.active and candidate == "mirt")
+            for c in self.choices
+        )
 
     def to_params(self) -> dict:
         """A JSON-able record (kept in the store with the item parameters)."""
         return {
             "auto_k": int(self.k),
             "auto_ridge": float(self.ridge),
-            "auto_choices": [[c.budget, c.predict, c.estimate] for c in self.choices],
+            "auto_choices": [[c.budget, c.predict, c.estimate, c.active] for c in self.choices],
         }
 
     @classmethod
@@ -154,7 +173,11 @@ class AutoTuning:
         """The inverse of :meth:`to_params`; None if ``params`` holds no choices."""
         if "auto_choices" not in params:
             return None
-        choices = tuple(Choice(int(b), str(p), str(e)) for b, p, e in params["auto_choices"])
+        # Choices kept before the active candidate existed have three fields.
+        choices = tuple(
+            Choice(int(c[0]), str(c[1]), str(c[2]), bool(c[3]) if len(c) > 3 else False)
+            for c in params["auto_choices"]
+        )
         return cls(int(params["auto_k"]), float(params["auto_ridge"]), choices)
 
     def to_record(self) -> dict:
@@ -315,13 +338,15 @@ def _score_copy_nearest(B, folds, draws) -> np.ndarray:
     return out
 
 
-def _score_mirt(B, folds, draws, k: int, ridge: float, iters: int) -> np.ndarray:
+def _score_mirt(B, folds, draws, k: int, ridge: float, iters: int, keep=None) -> np.ndarray:
     items = ordered_map(
         lambda test: fit_item_model(
             B[np.setdiff1d(np.arange(B.shape[0]), test)], k=k, iters=iters, item_ridge=ridge
         ),
         folds,
     )
+    if keep is not None:
+        keep[(k, ridge)] = items
     out = np.empty((len(draws.row), 2))
     # The draws of one fold and budget are fitted together (each on its own columns).
     groups: dict[tuple[int, int], list[int]] = {}
@@ -342,6 +367,66 @@ def _score_group(B, items, draws, out, key, ds) -> None:
         prob = probs[:, j]
         pred = (prob >= 0.5).astype(np.uint8)
         out[d] = _errors(pred, prob, B[rows[j]], cols[j], draws.strata[d], df[j])
+
+
+def _score_active(B, orders, draws, items, seed: int) -> np.ndarray:
+    """The standard error of the active design's accuracy estimate at every draw's budget
+    (:mod:`.active`), exact given the held-out row, as the other candidates' widths are:
+    a stratified pilot of :func:`.active.pilot_size` items along the fold's order (drawn
+    from a stream of its own, so the other candidates' draws are unchanged), the ability
+    fitted on it, and the zone round's design over the rest; the pilot's stratified
+    difference estimator (the cache's typical model's predictions) and the zone round's
+    Horvitz-Thompson difference estimator (the pilot's predictions) are combined with
+    inverse-variance weights. Infinite where the budget is played in one round."""
+    from lifelong_core.methods.active import FLOOR, pilot_size, zone_design
+
+    nb = B.shape[1]
+    rng = np.random.default_rng([seed, 7])
+    out = np.full(len(draws.row), np.inf)
+    groups: dict[tuple[int, int], list[int]] = {}
+    for d, (f, b) in enumerate(zip(draws.fold, draws.budget)):
+        groups.setdefault((f, b), []).append(d)
+    for (f, b), ds in groups.items():
+        n1 = pilot_size(b)
+        if n1 in (0, b):
+            continue
+        order, item = orders[f], items[f]
+        strata = _strata(order, n1)
+        pilots = np.stack([np.sort(order[stratified_positions(nb, n1, rng)]) for _ in ds])
+        rows = np.array([draws.row[d] for d in ds])
+        theta, _ = map_abilities_each(item, pilots, B[rows[:, None], pilots])
+        probs = expit(item.d[:, None] + item.w @ theta.T)
+        prior = expit(item.d + item.w @ item.prior_mean)
+        for j, d in enumerate(ds):
+            y = B[rows[j]].astype(np.float64)
+            se1 = _errors(prior >= 0.5, prior, y, pilots[j], strata)[1]
+            left = np.ones(nb, dtype=bool)
+            left[pilots[j]] = False
+            rest = order[left[order]]
+            z = zone_design(rest, probs[rest, j], b - n1, FLOOR)
+            free = z.label >= 0
+            e = (y[rest] - probs[rest, j])[free]
+            lab, q = z.label[free], z.q[free]
+            v2 = float(
+                (
+                    np.bincount(lab, weights=e * e / q, minlength=z.zones)
+                    - np.bincount(lab, weights=e, minlength=z.zones) ** 2
+                ).sum()
+            )
+            se2 = np.sqrt(max(v2, 0.0)) / nb
+            out[d] = 1.0 / np.sqrt(1.0 / max(se1, 1e-12) ** 2 + 1.0 / max(se2, 1e-12) ** 2)
+    return out
+
+
+def _clearly_narrower(active: np.ndarray, chosen: np.ndarray, groups: np.ndarray) -> bool:
+    """Whether the active design's cross-validated standard error beats the chosen one-shot
+    estimate's by more than one standard error of their paired difference (the
+    one-standard-error rule, Hastie, Tibshirani & Friedman 2009, §7.10, with the one-shot
+    estimate in the place of the simpler model: two rounds are the dearer choice)."""
+    if not np.isfinite(active).all():
+        return False
+    gap, se = _paired_gap(active, chosen, groups)
+    return gap < 0 and -gap > se
 
 
 def _clusters(draws: _Draws, at: np.ndarray) -> np.ndarray:
@@ -424,10 +509,11 @@ def tune_auto(
     InputError
         If a candidate is unknown.
     """
-    bad = [c for c in candidates if c not in CANDIDATES]
+    bad = [c for c in candidates if c not in (*CANDIDATES, ROUNDS_CANDIDATE)]
     if bad or "threshold" not in candidates:
         raise InputError(
-            f"auto candidates must include 'threshold' and come from {', '.join(CANDIDATES)}."
+            f"auto candidates must include 'threshold' and come from "
+            f"{', '.join((*CANDIDATES, ROUNDS_CANDIDATE))}."
         )
     A = np.asarray(A_sort)
     m, n = A.shape
@@ -458,12 +544,14 @@ def _tune(A: np.ndarray, seed: int, iters: int, candidates: tuple[str, ...]) -> 
         scores["copy-nearest"] = _score_copy_nearest(B, folds, draws)
     k, ridge = DEFAULT_K, DEFAULT_RIDGE
     mirt_scores: dict[tuple[int, float], np.ndarray] = {}
+    fold_items: dict[tuple[int, float], list] = {}
+    active = None
     if "mirt" in candidates:
         kmax = max(1, mb - len(max(folds, key=len)) - 1)
 
         def score(kk: int, rr: float) -> None:
             if (kk, rr) not in mirt_scores:
-                mirt_scores[(kk, rr)] = _score_mirt(B, folds, draws, kk, rr, iters)
+                mirt_scores[(kk, rr)] = _score_mirt(B, folds, draws, kk, rr, iters, fold_items)
 
         for kk in sorted({min(kk, kmax) for kk in K_GRID}):
             score(kk, DEFAULT_RIDGE)
@@ -473,6 +561,8 @@ def _tune(A: np.ndarray, seed: int, iters: int, candidates: tuple[str, ...]) -> 
         incumbent = (min(DEFAULT_K, kmax), DEFAULT_RIDGE)
         k, ridge = _keep_or_move(mirt_scores, incumbent, draws)
         scores["mirt"] = mirt_scores[(k, ridge)]
+        if ROUNDS_CANDIDATE in candidates:
+            active = _score_active(B, orders, draws, fold_items[(k, ridge)], seed)
     table, choices = [], []
     for b in budgets:
         at = budget_of == b
@@ -491,9 +581,22 @@ def _tune(A: np.ndarray, seed: int, iters: int, candidates: tuple[str, ...]) -> 
             )
         by = {c: sc[at] for c, sc in scores.items()}
         groups = _clusters(draws, at)
-        choices.append(
-            Choice(b, _simplest_within_se(by, 0, groups), _simplest_within_se(by, 1, groups))
-        )
+        estimate = _simplest_within_se(by, 1, groups)
+        rounds = False
+        if active is not None and np.isfinite(active[at]).all():
+            table.append(
+                dict(
+                    candidate=ROUNDS_CANDIDATE,
+                    k=k,
+                    ridge=ridge,
+                    budget=b,
+                    mae=float("nan"),
+                    se=float(active[at].mean()),
+                    draws=int(at.sum()),
+                )
+            )
+            rounds = _clearly_narrower(active[at], by[estimate][:, 1], groups)
+        choices.append(Choice(b, _simplest_within_se(by, 0, groups), estimate, rounds))
     for (kk, rr), s in mirt_scores.items():
         table.append(
             dict(
@@ -604,7 +707,11 @@ class AutoEstimator(StratifiedAlongOrder):
         # One model is enough for the threshold (with fewer than 3 it is the only candidate).
         A = check_cache(A_sort, order, least=1)
         self._set_order(order)
-        self.tuning_ = self.tuning if self.tuning is not None else _tuned(A, self.seed, CANDIDATES)
+        self.tuning_ = (
+            self.tuning
+            if self.tuning is not None
+            else _tuned(A, self.seed, (*CANDIDATES, ROUNDS_CANDIDATE))
+        )
         self.mirt_ = None
         if self.tuning_.uses("mirt"):
             self.mirt_ = MIRTEstimator(
@@ -824,6 +931,87 @@ class AutoEstimator(StratifiedAlongOrder):
             wrong.append(int(np.count_nonzero((pred != row) & rest)))
             ones.append(int(np.count_nonzero(pred & rest)))
         return at, np.asarray(total), kws, np.asarray(wrong), np.asarray(ones)
+
+    # -- rounds: the active design where the cross-validation chose it
+    def rounds(self, n: int, budget: int) -> list[int]:
+        """The rounds of ``budget`` items: the active design's two (:mod:`.active`) where
+        the cross-validation found it clearly narrower at that budget, else one.
+
+        Parameters
+        ----------
+        n : int
+            The number of items (the fitted one).
+        budget : int
+            The total number of items.
+
+        Returns
+        -------
+        list of int
+            Round sizes adding up to ``budget``.
+        """
+        check_fitted(self, "tuning_")
+        if self.mirt_ is None or not self.tuning_.choice_at(budget).active:
+            return [int(budget)]
+        return self._design().rounds(budget)
+
+    def _design(self):
+        from lifelong_core.methods.active import RoundsDesign
+
+        mirt = self.mirt_
+        if mirt is None:  # no item model: the cross-validation chose no active round
+            raise InputError("this cache's choice plays every budget in one round.")
+
+        def predict(cols: np.ndarray, obs: np.ndarray) -> np.ndarray:
+            if len(cols) == 0:
+                item = mirt.item_
+                return expit(item.d + item.w @ item.prior_mean)
+            return mirt.predict_proba(cols, obs)[0]
+
+        return RoundsDesign(self.order_, predict, self.estimate, self.level)
+
+    def select_next(
+        self, n: int, budget: int, rng: np.random.Generator, columns, observed
+    ) -> np.ndarray:
+        """The next round's items of the active design
+        (:meth:`.active.RoundsDesign.select_next`).
+
+        Parameters
+        ----------
+        n : int
+            The number of items.
+        budget : int
+            The round's number of items.
+        rng : numpy.random.Generator
+            The random draw.
+        columns, observed : array_like
+            Every column evaluated so far and its result.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        check_fitted(self, "tuning_")
+        return self._design().select_next(n, budget, rng, columns, observed)
+
+    def estimate_rounds(self, rounds, domain: np.ndarray | None = None) -> Estimate:
+        """The active design's estimate after its rounds
+        (:meth:`.active.RoundsDesign.estimate_rounds`); one round is :meth:`estimate`.
+
+        Parameters
+        ----------
+        rounds : sequence of (numpy.ndarray, numpy.ndarray)
+            Each round's columns and results, in order.
+        domain : numpy.ndarray, optional
+            Boolean per item: the accuracy over these items only (a task).
+
+        Returns
+        -------
+        Estimate
+        """
+        check_fitted(self, "tuning_")
+        if len(rounds) == 1 and domain is None:
+            return self.estimate(*rounds[0])
+        return self._design().estimate_rounds(rounds, domain)
 
     def estimate(self, positions: np.ndarray, observed: np.ndarray) -> Estimate:
         check_fitted(self, "tuning_")

@@ -73,9 +73,10 @@ class Capabilities:
     rounds : bool
         May choose a budget's items in rounds, each from the results of the rounds before
         (``rounds(n, budget)``, ``select_next``, ``estimate_rounds``:
-        :mod:`lifelong_core.methods.active`). Sweeps and backtests play the rounds against
-        the held-out row; where results come back in one go, ``select`` and ``estimate``
-        are its one-round design.
+        :mod:`lifelong_core.methods.active`), where the caller asks for rounds and reads
+        the results between them (``select --rounds``, the Python API's ``rounds=True``,
+        the ``adaptive`` command); everywhere else (one ``select`` then ``estimate``, sweeps,
+        backtests) ``select`` and ``estimate`` are its one-round design.
     """
 
     family: str = "estimator"
@@ -304,7 +305,7 @@ register(
     "auto",
     "lifelong_core.methods.auto:AutoEstimator",
     capabilities=Capabilities(
-        interval=True, packed=True, self_tuning=True, kept_state=True, batched=True
+        interval=True, packed=True, self_tuning=True, kept_state=True, batched=True, rounds=True
     ),
 )
 # Active item choice in two rounds: a stratified pilot, then one item per zone where the
@@ -483,6 +484,37 @@ def predicts_samples(method: object) -> bool:
     name = method if isinstance(method, str) else getattr(method, "name", None)
     spec = _REGISTRY.get(name) if isinstance(name, str) else None
     return True if spec is None else spec.capabilities.per_sample
+
+
+def plays_rounds(method: object, n: int | None = None, budget: int | None = None) -> bool:
+    """Whether a method chooses its items in rounds (at ``budget`` items of ``n``, when
+    given: a method may play one round at some budgets).
+
+    Parameters
+    ----------
+    method : str or object
+        A method name, or a method object (its ``name`` attribute is looked up); a fitted
+        object is needed to ask about a budget.
+    n : int, optional
+        The number of items.
+    budget : int, optional
+        The total number of items to evaluate.
+
+    Returns
+    -------
+    bool
+        The registered ``rounds`` capability (False for a name or object that is not
+        registered) and, with ``budget``, whether the method plans more than one round
+        for it.
+    """
+    name = method if isinstance(method, str) else getattr(method, "name", None)
+    spec = _REGISTRY.get(name) if isinstance(name, str) else None
+    if spec is None or not spec.capabilities.rounds:
+        return False
+    plan = getattr(method, "rounds", None)
+    if budget is None or plan is None:
+        return True
+    return len(plan(n, budget)) > 1
 
 
 def methods_with(kind: str | None = "model", **wanted: object) -> list[str]:

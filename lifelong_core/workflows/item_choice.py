@@ -19,7 +19,7 @@ import pandas as pd
 from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.methods.draws import COMMON, PER_MODEL, check_draws, model_rng
-from lifelong_core.methods.registry import DEFAULT_METHOD, capabilities, get_method
+from lifelong_core.methods.registry import DEFAULT_METHOD, capabilities, get_method, plays_rounds
 from lifelong_core.sortsearch import compute_order
 from lifelong_core.workflows.selection import Selection, resolve_dataset, select
 
@@ -153,16 +153,17 @@ def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = Non
 def _restricted(method: str, whole, sub: Selection, cols: np.ndarray):
     """``whole``'s item model restricted to the columns ``cols`` (its order: the task's own
     Sort by Sum), or None where the fit keeps no item model it can be rebuilt from."""
-    from lifelong_core.methods.base import ItemModel
+    from typing import cast
+
+    from lifelong_core.methods.base import ItemModel, KeptStateMethod
 
     try:
         item = whole.item_
         params = whole.kept_params()
         part = ItemModel(item.d[cols], item.w[cols], item.prior_mean, item.prior_prec, item.theta)
-        A = sub.dense()
-        return get_method(method, groups=sub.tasks).with_items(
-            part, compute_order(A, "sum"), params
-        )
+        # A kept-state method (the registry says so) has with_items.
+        fresh = cast(KeptStateMethod, get_method(method, groups=sub.tasks))
+        return fresh.with_items(part, compute_order(sub.dense(), "sum"), params)
     except InputError:
         return None  # e.g. a choice that uses the cache's rows, which no item model holds
 
@@ -274,17 +275,26 @@ class ItemChoice:
     m: int
     model: str | None = None
     draws: str = PER_MODEL
+    plan: tuple[int, ...] = ()
+    round: int = 1
 
     def describe(self) -> str:
-        """Whose draw the items are, for a front end's message.
+        """Whose draw the items are (and which round of how many), for a front end's message.
 
         Returns
         -------
         str
         """
         if self.draws == COMMON:
-            return f"the common item set of seed {self.seed} (every model named with it gets these items)"
-        return f"items drawn for model {self.model!r} alone (seed {self.seed})"
+            text = f"the common item set of seed {self.seed} (every model named with it gets these items)"
+        else:
+            text = f"items drawn for model {self.model!r} alone (seed {self.seed})"
+        if len(self.plan) > 1:
+            text += (
+                f"; round {self.round} of {len(self.plan)} of the {self.budget} items "
+                f"({' + '.join(map(str, self.plan))})"
+            )
+        return text
 
 
 def select_items(
@@ -297,8 +307,10 @@ def select_items(
     *,
     model: str | None = None,
     draws: str = PER_MODEL,
+    rounds: bool = False,
 ) -> ItemChoice:
-    """The ``budget`` items a new model should run next.
+    """The ``budget`` items a new model should run next, or with ``rounds`` the next round
+    of the method's rounds for ``budget`` items.
 
     Parameters
     ----------
@@ -311,11 +323,10 @@ def select_items(
     seed : int
         The user's seed.
     evaluated : mapping, optional
-        Sample id -> 0/1 results already in hand. A method that chooses in rounds (it has
-        ``select_next(n, budget, rng, columns, observed)``) is given them; any other
-        method's choice does not depend on results, so its selection at the combined
-        budget is taken and the items not yet evaluated are returned (at most
-        ``budget``, a random subset when more remain).
+        Sample id -> 0/1 results already in hand: with ``rounds``, those of the rounds
+        before; else the method's selection at the combined budget is taken and the items
+        not yet evaluated are returned (at most ``budget``, a random subset when more
+        remain).
     fitted : object, optional
         A method already fitted by :func:`fit`.
     model : str, optional
@@ -325,6 +336,12 @@ def select_items(
     draws : {"per-model", "common"}
         ``"common"``: the seed's item set, the same for every model (to compare models on
         identical items).
+    rounds : bool
+        Play the method's rounds for ``budget`` items where it has them
+        (:func:`~lifelong_core.methods.registry.plays_rounds`: ``active``, and the default
+        where its cross-validation chose the active design): ``budget`` is then the total,
+        the items are the round that follows the results in ``evaluated`` (the pilot when
+        there are none), and :attr:`ItemChoice.plan` says the rounds.
 
     Returns
     -------
@@ -333,7 +350,8 @@ def select_items(
     Raises
     ------
     InputError
-        On a bad budget, an unknown draw, or a per-model draw without a model name.
+        On a bad budget, an unknown draw, a per-model draw without a model name, or (with
+        ``rounds``) results in hand that are not whole rounds of the plan.
     """
     n, m = cache.A.shape[1], cache.A.shape[0]
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
@@ -349,6 +367,9 @@ def select_items(
         )
     cols_done, obs_done = observed_columns(cache, evaluated or {})
     left = n - len(cols_done)
+    fitted = fitted if fitted is not None else fit(cache, method)
+    if rounds and plays_rounds(fitted, n, budget):
+        return _next_round(cache, budget, method, seed, fitted, model, draws, cols_done, obs_done)
     if budget > left:
         raise InputError(
             f"budget {budget} exceeds the {left} items of {dataset_of(cache)!r} not yet evaluated.",
@@ -356,16 +377,53 @@ def select_items(
         )
     model = model.strip() if draws == PER_MODEL and model is not None else None
     rng = model_rng(model or "", limits.check_seed(seed), draws)
-    fitted = fitted if fitted is not None else fit(cache, method)
-    if hasattr(fitted, "select_next"):
-        cols = np.asarray(fitted.select_next(n, budget, rng, cols_done, obs_done), dtype=np.int64)
-    else:
-        cols = np.asarray(fitted.select(n, min(len(cols_done) + budget, n), rng), dtype=np.int64)
-        cols = np.setdiff1d(cols, cols_done)
-        if len(cols) > budget:
-            cols = np.sort(rng.choice(cols, size=budget, replace=False))
+    cols = np.asarray(fitted.select(n, min(len(cols_done) + budget, n), rng), dtype=np.int64)
+    cols = np.setdiff1d(cols, cols_done)
+    if len(cols) > budget:
+        cols = np.sort(rng.choice(cols, size=budget, replace=False))
     cols = np.sort(cols)
     items = cache.samples.iloc[cols][["sample_id", "domain"]].reset_index(drop=True)
     return ItemChoice(
         dataset_of(cache), method, int(budget), int(seed), cols, items, n, m, model, draws
+    )
+
+
+def _next_round(cache, budget, method, seed, fitted, model, draws, cols_done, obs_done):
+    """The round of the method's plan for ``budget`` that follows the results in hand."""
+    n, m = cache.A.shape[1], cache.A.shape[0]
+    plan = tuple(int(x) for x in fitted.rounds(n, budget))
+    ends = np.cumsum(plan)
+    done = len(cols_done)
+    if done >= budget:
+        raise InputError(
+            f"the {done} results in hand already make up the {budget} items of every round "
+            f"({' + '.join(map(str, plan))}); estimate from them.",
+            param="budget",
+        )
+    if done and done not in ends:
+        raise InputError(
+            f"the {done} results in hand are not whole rounds of {method}'s plan for {budget} "
+            f"items ({' + '.join(map(str, plan))}); give every result of the rounds before.",
+            param="evaluated",
+        )
+    k = int(np.searchsorted(ends, done, side="right"))
+    model = model.strip() if draws == PER_MODEL and model is not None else None
+    rng = model_rng(model or "", limits.check_seed(seed), draws)
+    cols = np.sort(
+        np.asarray(fitted.select_next(n, plan[k], rng, cols_done, obs_done), dtype=np.int64)
+    )
+    items = cache.samples.iloc[cols][["sample_id", "domain"]].reset_index(drop=True)
+    return ItemChoice(
+        dataset_of(cache),
+        method,
+        int(budget),
+        int(seed),
+        cols,
+        items,
+        n,
+        m,
+        model,
+        draws,
+        plan,
+        k + 1,
     )

@@ -21,7 +21,7 @@ estimator: Särndal, Swensson & Wretman, *Model Assisted Survey Sampling*, 1992,
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ import pandas as pd
 from lifelong_core.errors import InputError
 from lifelong_core.io.harness_items import item_ids
 from lifelong_core.methods.base import Estimate
-from lifelong_core.methods.registry import DEFAULT_METHOD, predicts_samples
+from lifelong_core.methods.registry import DEFAULT_METHOD, plays_rounds, predicts_samples
 from lifelong_core.workflows.item_choice import dataset_of, fit, observed_columns
 from lifelong_core.workflows.selection import Selection
 
@@ -384,7 +384,7 @@ def _per_sample(
 
 def estimate_new_model(
     cache: Selection,
-    results: Mapping[str, int],
+    results: Mapping[str, int] | Sequence[Mapping[str, int]],
     method: str = DEFAULT_METHOD,
     *,
     fitted=None,
@@ -404,12 +404,16 @@ def estimate_new_model(
     are exact, not estimated). For Sort & Search this is insert_M of Prabhu et al.
     (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid Progress*, §3.2.
 
+    Results that came in rounds (one mapping per round, in order) are estimated by the
+    method's rounds estimator where it has one (:mod:`lifelong_core.methods.active`; its
+    tasks by domain estimation from the same rounds); any other method reads them as one.
+
     Parameters
     ----------
     cache : Selection
         The dataset's cache (:func:`lifelong_core.workflows.item_choice.cache_of`).
-    results : mapping of str to int
-        Sample id -> 0/1 result of the new model.
+    results : mapping of str to int, or sequence of them
+        Sample id -> 0/1 result of the new model; or one such mapping per round.
     method : str
         A registered method; default the product's ``DEFAULT_METHOD``.
     fitted : object, optional
@@ -445,13 +449,31 @@ def estimate_new_model(
             return fitted
         return base(domain, whole)
 
-    cols, obs = observed_columns(cache, results)
+    parts = [results] if isinstance(results, Mapping) else list(results)
+    rounds = [observed_columns(cache, r) for r in parts]
+    merged: dict[str, int] = {}
+    for r in parts:
+        clash = set(merged) & {str(k) for k in r}
+        if clash:
+            raise InputError(
+                f"sample {sorted(clash)[0]!r} has results in two rounds.", param="results"
+            )
+        merged.update({str(k): v for k, v in r.items()})
+    cols, obs = observed_columns(cache, merged)
     if len(cols) == 0:
         raise InputError("no results to estimate from.", param="results")
     overall = fitted_for(None, None)
-    est = overall.estimate(cols, obs)
+    in_rounds = len(rounds) > 1 and plays_rounds(method)
+    est = overall.estimate_rounds(rounds) if in_rounds else overall.estimate(cols, obs)
     rows = []
-    if per_task:
+    if per_task and in_rounds:
+        domains = cache.samples["domain"].astype(str).to_numpy()
+        for d in pd.unique(domains):
+            inside = domains == d
+            mask = inside[cols]
+            sub = overall.estimate_rounds(rounds, inside) if mask.any() else None
+            rows.append(_row(d, int(inside.sum()), obs[mask], sub))
+    elif per_task:
         domains = cache.samples["domain"].astype(str).to_numpy()
         for d in pd.unique(domains):
             in_d = np.flatnonzero(domains == d)

@@ -42,13 +42,14 @@ def test_rounds_through_lm_eval(tmp_path, capsys):
         str(tmp_path / "rounds.csv"),
     ]
     runs, seen = [], set()
-    for r in range(2):
+    # The pilot takes a quarter of the 40 (10), the next round the smallest size (8).
+    for r, size in enumerate((10, 8)):
         samples = tmp_path / f"round{r + 1}.json"
         extra = [a for run in runs for a in ("--lm-eval", str(run))]
         assert main([*common, *extra, "--next", str(samples)]) == 0
         chosen = json.loads(samples.read_text())
         items = {f"{t}/{d}" for t, ds in chosen.items() for d in ds}
-        assert len(items) == 8 and not items & seen  # a new round of 8, nothing run twice
+        assert len(items) == size and not items & seen  # a new round, nothing run twice
         seen |= items
         run = run_lm_eval(samples, tmp_path / f"out{r + 1}", tmp_path)
         assert set(per_sample(run)) == items
@@ -65,7 +66,7 @@ def test_rounds_through_lm_eval(tmp_path, capsys):
         )
         == 0
     )
-    assert "2 rounds done, 16 samples" in capsys.readouterr().out
+    assert "2 rounds done, 18 samples" in capsys.readouterr().out
     rounds = pd.read_csv(tmp_path / "rounds.csv")
-    assert rounds["evaluated"].tolist() == [8, 16]
+    assert rounds["evaluated"].tolist() == [10, 18]
     assert 0 <= rounds["lo"].iloc[-1] <= rounds["acc"].iloc[-1] <= rounds["hi"].iloc[-1] <= 1

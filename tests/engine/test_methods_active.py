@@ -101,13 +101,17 @@ def test_a_zone_round_is_exactly_unbiased_over_its_draws_with_the_design_s_predi
     p = np.full(len(rest), 0.3)  # deliberately wrong
     z = zone_design(rest, p, 6)
     zones = [np.flatnonzero(z.label == k) for k in range(z.zones)]
-    mean = 0.0
+    task = np.arange(24) % 3 == 0  # a domain spread over every zone
+    mean = task_mean = 0.0
     for pick in itertools.product(*zones):
         chance = float(np.prod(z.q[list(pick)]))
         cols = np.sort(np.concatenate([z.certain, rest[list(pick)]]))
         est = round_estimate(z, known, cols, y[cols], _predict(24), cross_fit=False)
         mean += chance * est.total
+        on_task = round_estimate(z, known, cols, y[cols], _predict(24), False, mask=task)
+        task_mean += chance * on_task.total
     assert mean == pytest.approx(float(y.sum()), abs=1e-9)
+    assert task_mean == pytest.approx(float(y[task].sum()), abs=1e-9)
 
 
 def test_cross_fitted_rounds_are_unbiased_and_their_variance_is_not_too_small():

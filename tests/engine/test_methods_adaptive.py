@@ -1,9 +1,8 @@
-"""Adaptive evaluation: exact unbiasedness by enumeration, coverage in a seeded
-simulation, the stopping rule, replay of rounds, self-tuning and the command line."""
+"""Adaptive evaluation: its rounds are the active design's (whose unbiasedness
+tests/engine/test_methods_active.py checks), coverage in a seeded simulation, the stopping
+rule, replay of rounds, self-tuning and the command line."""
 
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 import pandas as pd
@@ -36,58 +35,6 @@ class RunningMean:
         return np.clip(base + self.tilt, 0.01, 0.99)
 
 
-class Forced:
-    """A stand-in generator whose exponential keys make one chosen position come first."""
-
-    def __init__(self, target):
-        self.target = target
-
-    def exponential(self, size):
-        keys = np.ones(size)
-        keys[self.target] = 0.0
-        return keys
-
-
-def _forced(row, prefix, weighting):
-    """The sampler after drawing the columns ``prefix`` one per round, with each draw's probability."""
-    n = len(row)
-    s = AdaptiveSampler(RunningMean(n), n, weighting=weighting)
-    prob = 1.0
-    for c in prefix:
-        rest = np.flatnonzero(~s._known)
-        s.propose(1, Forced(int(np.flatnonzero(rest == c)[0])))
-        prob *= s._pending.q[0]
-        s.record(np.array([c]), row[[c]])
-    return s, prob
-
-
-def _paths(row, draws, weighting):
-    """Every sequence of ``draws`` single-sample rounds with its probability and sampler."""
-    return [
-        _forced(row, list(seq), weighting)[::-1]
-        for seq in itertools.permutations(range(len(row)), draws)
-    ]
-
-
-@pytest.mark.parametrize(
-    "row", [np.array(r, dtype=np.uint8) for r in itertools.product((0, 1), repeat=5)][::5]
-)
-def test_equal_weights_exactly_unbiased_by_enumeration(row):
-    paths = _paths(row, 3, "equal")
-    assert sum(p for p, _ in paths) == pytest.approx(1.0)
-    mean = sum(p * float(np.mean(s.z)) for p, s in paths)
-    assert mean == pytest.approx(row.mean(), abs=1e-12)
-
-
-def test_every_draw_is_conditionally_unbiased_so_weighted_sum_is_a_martingale():
-    row = np.array([1, 0, 0, 1, 1, 0], dtype=np.uint8)
-    paths = _paths(row, 3, "inverse-variance")
-    mu = row.mean()
-    # E[sum_t lambda_t (z_t - mu)] = 0 exactly for predictable lambda_t = 1 / v_t.
-    total = sum(p * float(np.sum((np.asarray(s.z) - mu) / np.asarray(s.v))) for p, s in paths)
-    assert total == pytest.approx(0.0, abs=1e-9)
-
-
 def _irt_data(seed=0, m=80, n=400, shift=0.0):
     rng = np.random.default_rng(seed)
     theta = rng.normal(size=(m, 2))
@@ -100,12 +47,38 @@ def _irt_data(seed=0, m=80, n=400, shift=0.0):
     return A, (rng.random((40, n)) < Pn).astype(np.uint8)
 
 
+def test_the_rounds_are_the_active_design_s():
+    """The first round is the stratified pilot (two items per stratum along the order), every
+    later one a zone round of the active design over what is left: the design's own
+    estimator takes the rounds as they were recorded (it refuses any round it would not
+    draw) and gives the sampler's estimate."""
+    from lifelong_core.methods.design import strata_bounds
+
+    A, new = _irt_data()
+    n = A.shape[1]
+    pred = IRTPredictor(fit_item_model(A, k=2))
+    s = AdaptiveSampler(pred, n, order=np.arange(n))
+    run = simulate(s, new[0], seed=4, max_budget=60, min_round=12)
+    first = s.rounds[0][0]
+    assert len(first) == 15  # a quarter of the 60, above the smallest round
+    per = np.bincount(np.searchsorted(strata_bounds(n, 15), first, side="right") - 1)
+    assert per.min() >= 2 and len(per) == 7
+    again = s.design.interval(s.rounds)
+    assert (again[0], again[1], again[2]) == pytest.approx(
+        (run.estimate.acc, run.estimate.lo, run.estimate.hi)
+    )
+    # A second round of the first items along the order is not one per zone: refused.
+    zones = s.design.zones(*s.rounds[0], len(s.rounds[1][0]))
+    bad = np.sort(zones.rest[: len(s.rounds[1][0])])
+    with pytest.raises(InputError, match="not the ones its design draws"):
+        s.design.interval([s.rounds[0], (bad, new[0][bad])])
+
+
 @pytest.mark.parametrize("shift", [0.0, 2.5])
 def test_interval_coverage_in_seeded_simulation(shift):
-    """95% intervals cover 89-99.5% of runs, also for models better than every cached one;
-    for models like the cached ones they are narrower on average than a plain random
-    sample's normal interval (for the extrapolated ones they are wider: the price of a
-    prediction that is far off)."""
+    """95% intervals cover 89-99.5% of runs, also for models better than every cached one,
+    and the estimate is unbiased within its simulation error (the widths against a random
+    sample's are measured on the benchmarks page)."""
     A, new = _irt_data(shift=shift)
     if shift:
         assert new.mean(axis=1).min() > np.median(A.mean(axis=1))
@@ -122,8 +95,6 @@ def test_interval_coverage_in_seeded_simulation(shift):
             widths.append(e.hi - e.lo)
             srs.append(2 * 1.96 * np.sqrt(mu * (1 - mu) / b * (1 - b / n)))
     assert 0.89 <= np.mean(hits) <= 0.995
-    if not shift:
-        assert np.mean(widths) <= np.mean(srs)
     # Simulated unbiasedness of the default estimator: mean error within 4 SE of 0.
     assert abs(np.mean(errs)) <= 4 * np.std(errs) / np.sqrt(len(errs))
 

@@ -527,3 +527,76 @@ def test_two_metrics_are_refused_naming_the_flag_and_the_import_s_choice_is_reus
     assert main([*argv, "--method", "reference", "--metric", "acc", "--out", str(out)]) == 0
     observed = pd.read_csv(out).set_index("scope").loc["overall", "observed"]
     assert observed == pytest.approx(np.mean([a for a, _ in docs.values()]))
+
+
+def _lm_eval_run(folder, values: dict[str, int]):
+    """A model's lm-eval run (metric acc) of the items ``values`` names (``task/doc``)."""
+    folder.mkdir(parents=True)
+    ts = "2026-11-23T05-00-00.000001"
+    by_task: dict[str, list[str]] = {}
+    for sid, v in values.items():
+        task, doc = sid.split("/")
+        by_task.setdefault(task, []).append(
+            json.dumps({"doc_id": int(doc), "filter": "none", "metrics": ["acc"], "acc": v})
+        )
+    for task, lines in by_task.items():
+        (folder / f"samples_{task}_{ts}.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_rounds_through_the_command_line_the_api_and_the_workflow_agree(store, tmp_path, capsys):
+    """The active design in two rounds: select writes the pilot, then (with the pilot's run)
+    the zone round; estimate takes one run per round. Its overall estimate is the method's
+    own rounds estimate, and its tasks' are domain estimates from the same rounds."""
+    from lifelong_core.methods import get_method
+    from lifelong_core.sortsearch import compute_order
+
+    c = cache(store)
+    rng = np.random.default_rng(9)
+    truth = dict(zip(c.samples["sample_id"], (rng.random(100) < 0.6).astype(int).tolist()))
+    argv = ["select", "--store", str(store), "--budget", "40", "--method", "active"]
+    argv += ["--model", "org/new", "--rounds", "--format", "csv"]
+    assert main([*argv, "--out", str(tmp_path / "r1.csv")]) == 0
+    said = capsys.readouterr().out
+    assert "round 1 of 2 of the 40 items (10 + 30)" in said and "next:" in said
+    first = pd.read_csv(tmp_path / "r1.csv")["sample_id"].tolist()
+    run1 = _lm_eval_run(tmp_path / "run1", {i: truth[i] for i in first})
+    assert main([*argv, "--lm-eval", str(run1), "--out", str(tmp_path / "r2.csv")]) == 0
+    assert "round 2 of 2" in capsys.readouterr().out
+    second = pd.read_csv(tmp_path / "r2.csv")["sample_id"].tolist()
+    assert len(first) == 10 and len(second) == 30 and not set(first) & set(second)
+    run2 = _lm_eval_run(tmp_path / "run2", {i: truth[i] for i in second})
+    out = tmp_path / "e.csv"
+    est_argv = ["estimate", "--store", str(store), "--method", "active", "--model", "org/new"]
+    est_argv += ["--lm-eval", str(run1), "--lm-eval", str(run2), "--out", str(out)]
+    assert main(est_argv) == 0
+    table = pd.read_csv(out).set_index("scope")
+    # By hand: the method fitted on the cache, its rounds estimator on the two rounds.
+    method = get_method("active").fit(c.A, compute_order(c.A, "sum"))
+    col = {s: j for j, s in enumerate(c.samples["sample_id"])}
+    rounds = [
+        (np.array([col[i] for i in ids]), np.array([truth[i] for i in ids]))
+        for ids in (first, second)
+    ]
+    whole = method.estimate_rounds(rounds)
+    assert table.loc["overall", "estimate"] == pytest.approx(whole.acc)
+    assert (table.loc["overall", "lo"], table.loc["overall", "hi"]) == pytest.approx(
+        (whole.lo, whole.hi)
+    )
+    alpha = (c.samples["domain"] == "alpha").to_numpy()
+    part = method.estimate_rounds(rounds, alpha)
+    assert table.loc["alpha", "estimate"] == pytest.approx(part.acc)
+    assert table.loc["alpha", "evaluated"] == sum(i.startswith("alpha/") for i in first + second)
+    # The same through the workflow, one mapping per round.
+    est = new_model.estimate_new_model(
+        c, [{i: truth[i] for i in first}, {i: truth[i] for i in second}], "active"
+    )
+    assert est.overall["estimate"] == pytest.approx(whole.acc)
+    # Results that are not whole rounds of the plan are refused, naming the plan.
+    with pytest.raises(InputError, match=r"not whole rounds .* \(10 \+ 30\)"):
+        item_choice.select_items(
+            c, 40, "active", model="org/new", evaluated={first[0]: 1}, rounds=True
+        )
+    # Without --rounds, the method plays one round: mirt's stratified design.
+    one = item_choice.select_items(c, 40, "active", model="org/new")
+    assert len(one.columns) == 40 and one.plan == ()
