@@ -390,14 +390,18 @@ def round_estimate(
             c = np.concatenate([kc, cols[certain], z.rest[drawn[other]]]).astype(np.int64)
             o = np.concatenate([ko, obs[certain], y[other]])
             p_use[f] = np.asarray(predict(c, o), dtype=np.float64)[z.rest]
-    t = np.empty(z.zones)
+    # Each zone's estimate: its predicted total (fixed given the fold's predictions) plus
+    # the drawn item's residual over its chance (the random part, ``r``).
+    predicted = np.empty(z.zones)
+    r = np.empty(z.zones)
     for f in (0, 1):
         p = p_use[f]
         sums = np.bincount(z.label[free], weights=(m * p)[free], minlength=z.zones)
         mine = folds[zone_of] == f
         d = drawn[mine]
-        t[zone_of[mine]] = sums[zone_of[mine]] + m[d] * (y[mine] - p[d]) / z.q[d]
-    total = base + float(t.sum())
+        predicted[zone_of[mine]] = sums[zone_of[mine]]
+        r[zone_of[mine]] = m[d] * (y[mine] - p[d]) / z.q[d]
+    total = base + float(predicted.sum() + r.sum())
     sizes = np.bincount(z.label[free], weights=m[free], minlength=z.zones)
     groups = z.groups
     pairs = []
@@ -406,9 +410,11 @@ def round_estimate(
         h = groups == g
         if h.sum() < 2:
             continue
-        tg, ng = t[h].sum(), sizes[h].sum()
-        fit = sizes[h] / ng * tg if ng > 0 else np.full(h.sum(), tg / h.sum())
-        share = h.sum() / (h.sum() - 1.0) * float(np.sum((t[h] - fit) ** 2))
+        # Collapsed strata on the random part only: the zones' predicted totals differ by
+        # design (fixed, no variance) and would only widen the estimate.
+        rg, ng = r[h].sum(), sizes[h].sum()
+        fit = sizes[h] / ng * rg if ng > 0 else np.full(h.sum(), rg / h.sum())
+        share = h.sum() / (h.sum() - 1.0) * float(np.sum((r[h] - fit) ** 2))
         pairs.append((share, h.sum() - 1.0))
         var += share
     var_floor = predicted_variance(z, np.full(len(z.rest), FLOOR_CLIP), mask=m)
