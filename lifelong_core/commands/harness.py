@@ -186,6 +186,7 @@ def run_select(args: argparse.Namespace) -> int:
     if not args.out.parent.is_dir():
         raise InputError(f"cannot write {args.out}: folder {args.out.parent} does not exist.")
     names = parse_task_names(args.task)
+    _check_run_flags(args)
     if (args.lm_eval or args.inspect) and not args.rounds:
         raise InputError(
             "--lm-eval and --inspect give the runs of earlier rounds, with --rounds.",
@@ -232,6 +233,14 @@ def run_select(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_run_flags(args: argparse.Namespace) -> None:
+    """The reading flags go with the run they read."""
+    if not args.lm_eval and (args.metric is not None or args.filter is not None):
+        raise InputError("--metric and --filter go with --lm-eval; an Inspect log has --scorer.")
+    if not args.inspect and (args.scorer is not None or args.epoch is not None):
+        raise InputError("--scorer and --epoch go with --inspect.")
+
+
 def _observations(args: argparse.Namespace, st, cache) -> list:
     """The new model's results per round, from each ``--lm-eval`` or ``--inspect``, on the
     cache's ids."""
@@ -246,8 +255,6 @@ def _observations(args: argparse.Namespace, st, cache) -> list:
     if args.lm_eval:
         from lifelong_core.io.lm_eval import read_run
 
-        if args.scorer is not None or args.epoch is not None:
-            raise InputError("--scorer and --epoch go with --inspect.")
         dataset = str(cache.samples["dataset"].iloc[0])
         metric, flt = metric_and_filter(st.harness_metrics(dataset), args.metric, args.filter)
         out = []
@@ -256,8 +263,6 @@ def _observations(args: argparse.Namespace, st, cache) -> list:
             got = results_from_run(run.table, cache, names, "lm-eval", f"the lm-eval run at {path}")
             out.append(Observations(got, run.source, dict(run.metrics)))
         return out
-    if args.metric is not None or args.filter is not None:
-        raise InputError("--metric and --filter go with --lm-eval; an Inspect log has --scorer.")
     return [
         inspect_observations(logs, cache, names, args.scorer, args.epoch) for logs in args.inspect
     ]
@@ -276,6 +281,7 @@ def run_estimate(args: argparse.Namespace) -> int:
     if args.out is not None and not args.out.parent.is_dir():
         raise InputError(f"cannot write {args.out}: folder {args.out.parent} does not exist.")
     _task_names(args)  # a malformed --task is refused before anything is read
+    _check_run_flags(args)
     with open_store(args.store) as st:
         cache = item_choice.cache_of(st, store_dataset(st, args.dataset))
         runs = _observations(args, st, cache)

@@ -110,6 +110,7 @@ def bases(p: dict[str, str]) -> dict[str, list[str]]:
         "import": ["import", "--store", p["store"], "--inspect", p["lm_eval"]],
         "undo": ["undo", "--store", p["store"]],
         "select": ["select", "--store", p["store"], "--budget", "5", "--out", p["json"]],
+        "estimate": ["estimate", "--store", p["store"], "--lm-eval", p["lm_eval"], "--model", "x"],
         "app": ["app", "--store", p["store"]],
         "adaptive": ["adaptive", "--matrix", p["matrix"], "--row", "0", "--out", p["out"]],
         "state": ["state", "--store", p["store"], "--refresh", "d"],

@@ -427,8 +427,11 @@ def _line(doc_id, **metrics):
             "non-binary metric",
             r"Metric 'f1' of task 'squad' is not binary: .* line 2 \(doc_id 1\) holds 0\.5",
         ),
-        ("several metrics", r"--metric: .*records metrics acc, acc_norm; choose one\."),
-        ("several filters", r"--filter: .*records filters flexible, strict; choose one\."),
+        (
+            "several metrics",
+            r"--metric: .*records several 0/1 metrics: acc, acc_norm; choose one metric",
+        ),
+        ("several filters", r"--filter: .*records filters flexible, strict; choose one filter\."),
         ("truncated jsonl", r"line 2 is not valid JSON \(is the file truncated\?\)"),
         ("truncated gz", r"is truncated or not a valid gzip file"),
         ("fewer samples than results say", r"holds 2 samples but .* reports 3 for task 'arc'"),

@@ -129,21 +129,6 @@ def test_select_draws_each_model_its_own_items_unless_common_items_are_asked(sto
         item_choice.select_items(c, 20, "random", seed=3, model="x", draws="shared")
 
 
-def test_select_gives_an_adaptive_method_the_results_in_hand(store, monkeypatch):
-    c = cache(store)
-    seen = {}
-
-    class Adaptive:
-        def select_next(self, n, budget, rng, columns, observed):
-            seen["args"] = (n, budget, columns.tolist(), observed.tolist())
-            return np.setdiff1d(np.arange(n), columns)[:budget]
-
-    done = {"alpha/3": 1, "beta/0": 0}
-    out = item_choice.select_items(c, 4, "x", evaluated=done, fitted=Adaptive(), model="x")
-    assert seen["args"] == (100, 4, [3, 60], [1, 0])
-    assert out.items["sample_id"].tolist() == ["alpha/0", "alpha/1", "alpha/2", "alpha/4"]
-
-
 def test_estimate_of_a_held_out_model_and_its_rank(store):
     c = cache(store)
     held = 5
