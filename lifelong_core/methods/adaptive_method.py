@@ -24,12 +24,13 @@ from lifelong_core.methods.adaptive import (
     run_adaptive,
     simulate,
 )
+from lifelong_core.methods.base import BaseMethod
 from lifelong_core.methods.irt import MIRTEstimator, check_cache
 from lifelong_core.methods.tuning import TunedEstimator, TuneResult
 from lifelong_core.sortsearch.sort import order_from_sums
 
 
-class AdaptiveMethod:
+class AdaptiveMethod(BaseMethod):
     """Adaptive evaluation of new models: fit on the cache once, then rounds per model.
 
     Each round's samples are drawn where the prediction is least sure, and the accuracy
@@ -86,11 +87,16 @@ class AdaptiveMethod:
         clip: float = 0.02,
         tune: bool = True,
         tuning: TuneResult | None = None,
-    ):
+    ) -> None:
         self.level, self.seed, self.tuning = level, seed, tuning
         self.floor, self.clip, self.tune = floor, clip, tune
 
-    def fit(self, A_sort: np.ndarray, order: np.ndarray | None = None) -> AdaptiveMethod:
+    def fit(
+        self,
+        A_sort: np.ndarray,
+        order: np.ndarray | None = None,
+        confidence: np.ndarray | None = None,
+    ) -> AdaptiveMethod:
         """Fit the predictor on the cache.
 
         Parameters
@@ -100,6 +106,8 @@ class AdaptiveMethod:
         order : numpy.ndarray, optional
             The easy -> hard order of the samples (default: by column sums, ties
             stable).
+        confidence : numpy.ndarray, optional
+            Not used (the search-method contract's signature has it).
 
         Returns
         -------

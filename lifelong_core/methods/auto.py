@@ -559,15 +559,17 @@ class AutoEstimator(StratifiedAlongOrder):
         seed: int = 0,
         tuning: AutoTuning | None = None,
         iters: int = 25,
-    ):
-        if not 0 < level < 1:
-            raise InputError(f"level must be in (0, 1), got {level}.")
-        if int(iters) != iters or iters < 1:
-            raise InputError(f"iters must be a positive integer, got {iters}.")
+    ) -> None:
         self.level = level
         self.seed = seed
         self.tuning = tuning
         self.iters = iters
+
+    def _validate_params(self) -> None:
+        if not 0 < self.level < 1:
+            raise InputError(f"level must be in (0, 1), got {self.level}.", param="level")
+        if int(self.iters) != self.iters or self.iters < 1:
+            raise InputError(f"iters must be a positive integer, got {self.iters}.", param="iters")
 
     @property
     def k(self) -> int:
@@ -599,8 +601,13 @@ class AutoEstimator(StratifiedAlongOrder):
         }
 
     def fit(
-        self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None
+        self,
+        A_sort: np.ndarray,
+        order: np.ndarray | None = None,
+        confidence: np.ndarray | None = None,
     ) -> AutoEstimator:
+        self._validate_params()
+        order = self._order_of(A_sort, order)
         # One model is enough for the threshold (with fewer than 3 it is the only candidate).
         A = check_cache(A_sort, order, least=1)
         self._set_order(order)
@@ -629,6 +636,7 @@ class AutoEstimator(StratifiedAlongOrder):
         ``mirt``'s packed fit at the chosen size."""
         from lifelong_core.bits import unpack_rows
 
+        self._validate_params()
         m = P.shape[0]
         rng = np.random.default_rng(self.seed)
         rows, cols = cv_block(m, n, rng)

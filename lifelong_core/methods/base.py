@@ -4,27 +4,38 @@ A search method estimates a new row of the cache matrix (a new model's correctne
 every sample, insert_M of Prabhu et al. (2024) §3.2; or a new sample's correctness for every model,
 insert_D, §3.3) from a budget of evaluations, in scikit-learn's shape:
 
-- ``__init__(**settings)``: settings only, checked (``InputError`` on a bad one);
-- ``fit(A_sort, order=None, confidence=None) -> self``: learn from the cache (rows =
-  what is already known, columns = the axis to estimate along); fitted state ends in ``_``;
+- ``__init__(**settings)``: stores its settings as given, under their own names, and does
+  nothing else (scikit-learn's rule, so that :meth:`BaseMethod.get_params`,
+  :meth:`BaseMethod.set_params` and the ``repr`` read them back);
+- ``fit(A_sort, order=None, confidence=None) -> self``: checks the settings
+  (``InputError`` on a bad one) and learns from the cache (rows = what is already known,
+  columns = the axis to estimate along); a method that needs the easy -> hard order and
+  is given none derives it from the cache as the Sort does (Sorting by Sum, ties stable:
+  :meth:`BaseMethod._order_of`); fitted state ends in ``_``;
 - ``select(n, budget, rng) -> int64 array``: exactly ``budget`` distinct, sorted indices
   in ``[0, n)`` to evaluate (``n`` is the length of the estimated row);
 - ``estimate(indices, observed) -> Estimate``: the estimate from the observed 0/1
   results at those indices.
 
 ``select`` and ``estimate`` before ``fit`` raise :class:`~lifelong_core.errors.NotFittedError`.
+:class:`BaseMethod` gives every built-in method its parameters, ``repr`` and the order
+rule; a method of one's own inherits it, or follows :class:`SearchMethod` on its own.
 This module imports no implementation; :mod:`lifelong_core.methods.registry` names them.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeGuard, runtime_checkable
+from typing import Any, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 import numpy as np
 
 from lifelong_core.errors import InputError, NotFittedError
+from lifelong_core.sortsearch.sort import sort_by_sum
+
+_Self = TypeVar("_Self", bound="BaseMethod")
 
 
 @dataclass(frozen=True)
@@ -151,6 +162,181 @@ class SearchMethod(Protocol):
             On results that do not match the indices (length, 0/1, range).
         """
         ...
+
+
+class BaseMethod:
+    """What every search method shares: its settings as parameters, a readable ``repr``,
+    and the rule that gives ``fit`` an order when the caller has none.
+
+    Modelled on scikit-learn's ``BaseEstimator`` (Buitinck et al., 2013, "API design for
+    machine learning software: experiences from the scikit-learn project", §2): the
+    parameters are the arguments of ``__init__``, which stores each under its own name
+    and does nothing else; :meth:`_validate_params` checks them and ``fit`` calls it
+    first (:func:`~lifelong_core.methods.registry.get_method` calls it too, so a bad
+    setting is refused when the method is made). A subclass writes ``fit``, ``select``
+    and ``estimate`` (:class:`SearchMethod`).
+
+    Parameters
+    ----------
+    **params
+        None here; a subclass's ``__init__`` declares its own.
+
+    Attributes
+    ----------
+    name : str
+        The registered name, as results and pages show it; the class's own name until
+        :func:`~lifelong_core.methods.registry.get_method` sets the registered one.
+
+    Examples
+    --------
+    >>> from lifelong_core.methods import get_method
+    >>> get_method("irt")
+    MIRTEstimator(k=1)
+    >>> get_method("irt").set_params(iters=5).get_params()["iters"]
+    5
+    """
+
+    name: str = ""
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        """The names of ``__init__``'s parameters, in their declared order."""
+        init = cls.__init__
+        if init is object.__init__:
+            return []
+        params = inspect.signature(init).parameters.values()
+        for p in params:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise TypeError(
+                    f"{cls.__name__}.__init__ takes *args or **kwargs; a search method "
+                    "declares each setting by name."
+                )
+        return [p.name for p in params if p.name != "self"]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The method's settings, as ``__init__`` took them.
+
+        Parameters
+        ----------
+        deep : bool
+            Accepted for scikit-learn's signature; a setting that is itself a method is
+            returned as it is.
+
+        Returns
+        -------
+        dict
+            Setting name -> value.
+        """
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self: _Self, **params: Any) -> _Self:
+        """Change settings; they are checked when the method is next fitted.
+
+        Parameters
+        ----------
+        **params
+            Setting name -> new value.
+
+        Returns
+        -------
+        BaseMethod
+            The method itself.
+
+        Raises
+        ------
+        InputError
+            If a name is not one of the method's settings.
+        """
+        valid = self._param_names()
+        for key, value in params.items():
+            if key not in valid:
+                raise InputError(
+                    f"{type(self).__name__} has no setting {key!r}; its settings are "
+                    f"{', '.join(valid) or 'none'}.",
+                    param=key,
+                )
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        """``Class(setting=value, ...)``, with the settings that differ from their default.
+
+        Returns
+        -------
+        str
+        """
+        signature = inspect.signature(type(self).__init__).parameters
+        shown = []
+        for key, value in self.get_params().items():
+            default = signature[key].default
+            same = default is not inspect.Parameter.empty and _same(value, default)
+            if not same:
+                shown.append(f"{key}={_short(value)}")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    def _validate_params(self) -> None:
+        """Check the settings (``fit`` calls it first); nothing to check by default.
+
+        Raises
+        ------
+        InputError
+            In a subclass, on a bad setting, naming it.
+        """
+
+    @staticmethod
+    def _order_of(A_sort: Any, order: Any) -> np.ndarray:
+        """``order`` when given, else the cache's easy -> hard order as the Sort makes it
+        (Sorting by Sum, equal sums in column order: Prabhu et al. (2024), *Efficient
+        Lifelong Model Evaluation in an Era of Rapid Progress*, §3.1.1).
+
+        Parameters
+        ----------
+        A_sort : array_like
+            The (models, samples) 0/1 cache.
+        order : array_like or None
+            The caller's order.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64, one entry per column of ``A_sort`` (checked by the method).
+
+        Raises
+        ------
+        InputError
+            If there is neither an order nor a cache matrix to sort.
+        """
+        if order is not None:
+            return np.asarray(order, dtype=np.int64)
+        A = None if A_sort is None else np.asarray(A_sort)
+        if A is None or A.ndim != 2:
+            raise InputError(
+                "fit needs the cache as a (models x samples) matrix to order its samples.",
+                param="A_sort",
+            )
+        return np.asarray(sort_by_sum(A), dtype=np.int64)
+
+
+def _same(value: object, default: object) -> bool:
+    """Whether a setting equals its default, for the ``repr`` (arrays by value)."""
+    if value is default:
+        return True
+    if isinstance(value, np.ndarray) or isinstance(default, np.ndarray):
+        return False
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):
+        return False
+
+
+def _short(value: object) -> str:
+    """A setting as the ``repr`` shows it: arrays and long sequences by their size."""
+    if isinstance(value, np.ndarray):
+        return f"<array of {value.size}>"
+    if isinstance(value, (list, tuple)) and len(value) > 6:
+        return f"<{type(value).__name__} of {len(value)}>"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @runtime_checkable
@@ -402,7 +588,7 @@ def check_fitted(method: object, attribute: str) -> None:
     """
     if not hasattr(method, attribute):
         raise NotFittedError(
-            f"{type(method).__name__} is not fitted yet; call fit(A_sort, order) first."
+            f"{type(method).__name__} is not fitted yet; call fit(A_sort) first."
         )
 
 

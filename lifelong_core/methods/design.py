@@ -55,7 +55,7 @@ import numpy as np
 from scipy import stats
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import check_fitted
+from lifelong_core.methods.base import BaseMethod, check_fitted
 from lifelong_core.sortsearch.search import check_budget
 
 __all__ = [
@@ -211,12 +211,12 @@ def regular_positions(n: int, budget: int, rng: np.random.Generator) -> np.ndarr
     return edges[:-1] + np.floor(rng.random() * sizes).astype(np.int64)
 
 
-class StratifiedAlongOrder:
+class StratifiedAlongOrder(BaseMethod):
     """The fitted order and ``select`` of the estimators that sample with
     :func:`stratified_positions` along the cache's easy -> hard order (``mirt``,
     ``mirt-cv``, ``neighbours``); their ``fit`` calls :meth:`_set_order`.
 
-    A mixin without a constructor of its own.
+    A base without a constructor of its own.
 
     Attributes
     ----------

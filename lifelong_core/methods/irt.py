@@ -528,21 +528,31 @@ class MIRTEstimator(StratifiedAlongOrder):
 
     name = "mirt"
 
-    def __init__(self, k: int = 10, iters: int = 25, item_ridge: float = 8.0, level: float = 0.95):
-        if int(k) != k or k < 1 or int(iters) != iters or iters < 1:
-            raise InputError(f"k and iters must be positive integers, got k={k}, iters={iters}.")
-        if not item_ridge > 0 or not 0 < level < 1:
-            raise InputError(
-                f"item_ridge must be > 0 and level in (0, 1), got {item_ridge} and {level}."
-            )
+    def __init__(
+        self, k: int = 10, iters: int = 25, item_ridge: float = 8.0, level: float = 0.95
+    ) -> None:
         self.k = k
         self.iters = iters
         self.item_ridge = item_ridge
         self.level = level
 
+    def _validate_params(self) -> None:
+        k, iters = self.k, self.iters
+        if int(k) != k or k < 1 or int(iters) != iters or iters < 1:
+            raise InputError(f"k and iters must be positive integers, got k={k}, iters={iters}.")
+        if not self.item_ridge > 0 or not 0 < self.level < 1:
+            raise InputError(
+                f"item_ridge must be > 0 and level in (0, 1), got {self.item_ridge} and {self.level}."
+            )
+
     def fit(
-        self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None
+        self,
+        A_sort: np.ndarray,
+        order: np.ndarray | None = None,
+        confidence: np.ndarray | None = None,
     ) -> MIRTEstimator:
+        self._validate_params()
+        order = self._order_of(A_sort, order)
         A = check_cache(A_sort, order)
         self._set_order(order)
         self.item_ = fit_item_model(A, k=self.k, iters=self.iters, item_ridge=self.item_ridge)
@@ -563,6 +573,7 @@ class MIRTEstimator(StratifiedAlongOrder):
         two-stage fit of :func:`.irt_fit.fit_packed_item_model`."""
         from lifelong_core.methods.irt_fit import DEFAULT_BLOCK_BYTES, fit_packed_item_model
 
+        self._validate_params()
         d, w, theta = fit_packed_item_model(
             P,
             n,

@@ -42,7 +42,7 @@ from functools import lru_cache
 import numpy as np
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import Estimate, check_fitted, check_observations
+from lifelong_core.methods.base import BaseMethod, Estimate, check_fitted, check_observations
 from lifelong_core.sortsearch.search import check_budget
 
 INTERVALS = ("exact", "normal")
@@ -283,7 +283,7 @@ def equivalent_random_budget(
     return lo
 
 
-class RandomSample:
+class RandomSample(BaseMethod):
     """Uniform random sample of items without replacement; the sample mean and its interval.
 
     Parameters
@@ -308,15 +308,17 @@ class RandomSample:
     name = "random"
 
     def __init__(self, interval: str = "exact", level: float = 0.95) -> None:
-        if interval not in INTERVALS:
-            raise InputError(
-                f"unknown interval {interval!r}; use one of {', '.join(INTERVALS)}.",
-                param="interval",
-            )
-        if not 0 < level < 1:
-            raise InputError(f"level must be in (0, 1), got {level}.", param="level")
         self.interval = interval
         self.level = level
+
+    def _validate_params(self) -> None:
+        if self.interval not in INTERVALS:
+            raise InputError(
+                f"unknown interval {self.interval!r}; use one of {', '.join(INTERVALS)}.",
+                param="interval",
+            )
+        if not 0 < self.level < 1:
+            raise InputError(f"level must be in (0, 1), got {self.level}.", param="level")
 
     def fit(
         self,
@@ -328,6 +330,7 @@ class RandomSample:
 
         ``A_sort`` may be None when ``order`` (one entry per item) is given, as a large
         store passes its kept Sort order without reading the cache."""
+        self._validate_params()
         if A_sort is not None:
             A = np.asarray(A_sort)
             if A.ndim != 2 or A.shape[1] < 1:
@@ -344,6 +347,7 @@ class RandomSample:
 
     def fit_packed(self, P: np.ndarray, n: int, order: np.ndarray, **_) -> RandomSample:
         """:meth:`fit` for packed rows: only ``n`` is used, nothing is unpacked."""
+        self._validate_params()
         self.n_ = int(n)
         self._keep_order(order)
         return self

@@ -16,10 +16,14 @@ page's method picker and in the conformance battery (tests/engine/test_methods_c
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from lifelong_core.errors import InputError, shown
-from lifelong_core.methods.base import SearchMethod
+from lifelong_core.methods.base import BaseMethod, SearchMethod
 from lifelong_core.sortsearch.search import RULES
 
 KINDS = ("model", "sample")
@@ -383,7 +387,9 @@ def method_spec(name: str) -> MethodSpec:
     return _REGISTRY[name]
 
 
-def get_method(name: str, *, groups=None, **kwargs) -> SearchMethod:
+def get_method(
+    name: str, *, groups: Sequence[object] | np.ndarray | None = None, **kwargs: Any
+) -> SearchMethod:
     """A fresh, unfitted method by name.
 
     Parameters
@@ -401,8 +407,10 @@ def get_method(name: str, *, groups=None, **kwargs) -> SearchMethod:
     Returns
     -------
     SearchMethod
-        With ``fit(A_sort, order)``, ``select(n, budget, rng)`` and
-        ``estimate(columns, observed)`` (:mod:`lifelong_core.methods.base`).
+        With ``fit(A_sort, order=None)``, ``select(n, budget, rng)`` and
+        ``estimate(columns, observed)`` (:mod:`lifelong_core.methods.base`); every
+        built-in method is also a :class:`~lifelong_core.methods.base.BaseMethod`
+        (``get_params``, ``set_params``, a readable ``repr``).
 
     Raises
     ------
@@ -424,6 +432,10 @@ def get_method(name: str, *, groups=None, **kwargs) -> SearchMethod:
     method = spec.load()(**{**spec.defaults, **kwargs})
     # The registered name is the method's name in results, whatever its class calls itself.
     method.name = name
+    if isinstance(method, BaseMethod):
+        # Settings are checked in fit (scikit-learn's rule); checking them here as well
+        # refuses a bad setting where the caller gave it.
+        method._validate_params()
     if not isinstance(method, SearchMethod):
         raise TypeError(
             f"the class registered as {name!r} ({spec.target}) does not follow the search-method "
