@@ -33,6 +33,7 @@ __all__ = [
     "demo_store",
     "estimate_new_model",
     "get_method",
+    "import_file",
     "import_inspect",
     "import_lm_eval",
     "import_long",

@@ -61,6 +61,7 @@ __all__ = [
     "demo_store",
     "estimate_new_model",
     "get_method",
+    "import_file",
     "import_inspect",
     "import_lm_eval",
     "import_long",
@@ -469,9 +470,60 @@ def _import(path: str | Path, src: Source) -> dict:
     return imports.import_into(path, src)
 
 
+def import_file(
+    store_path: str | Path,
+    kind: str,
+    path: str | Path,
+    *,
+    dataset: str | None = None,
+    **options: Any,
+) -> dict:
+    """Import a file of any registered format in one transaction, creating the store if it
+    does not exist: what ``lbe import --<kind> PATH`` runs.
+
+    Parameters
+    ----------
+    store_path : str or Path
+        The store's file (opened for writing for the import only).
+    kind : str
+        A registered importable format (``long``, ``matrix``, ``lm-eval``, ``inspect``
+        or one registered later: :func:`lifelong_core.io.readers.readers`).
+    path : str or Path
+        Its file.
+    dataset : str, optional
+        The dataset of samples that do not name one.
+    **options
+        The options the format declares (``models=``, ``samples=``, ``model=``, ...).
+
+    Returns
+    -------
+    dict
+        The import's log row: new models, new samples, entries.
+
+    Raises
+    ------
+    InputError
+        On an unknown format or option, a required option missing, or any invalid row
+        (named by row and column); the store is unchanged.
+
+    Examples
+    --------
+    >>> import lifelong_core as lbe
+    >>> lbe.import_file("my.duckdb", "long", "results.csv", dataset="bench")  # doctest: +SKIP
+    """
+    _path(store_path, "store_path")
+    _text(kind, "kind")
+    _path(path, "path")
+    _text(dataset, "dataset", optional=True)
+    from lifelong_core.workflows import imports
+
+    return _import(store_path, imports.source(kind, path, dataset, **options))
+
+
 def import_long(store_path: str | Path, table: str | Path, *, dataset: str | None = None) -> dict:
     """Import a long table (``model, sample, correct`` and optional columns) in one
-    transaction, creating the store if it does not exist.
+    transaction, creating the store if it does not exist: :func:`import_file` with
+    ``kind="long"``.
 
     Parameters
     ----------
@@ -492,12 +544,8 @@ def import_long(store_path: str | Path, table: str | Path, *, dataset: str | Non
     InputError
         On any invalid row (named by row and column); the store is unchanged.
     """
-    _path(store_path, "store_path")
     _path(table, "table")
-    _text(dataset, "dataset", optional=True)
-    from lifelong_core.workflows import imports
-
-    return _import(store_path, imports.read_long_source(table, dataset))
+    return import_file(store_path, "long", table, dataset=dataset)
 
 
 def import_matrix(
@@ -509,7 +557,8 @@ def import_matrix(
     dataset: str | None = None,
     extras: Mapping[str, str | Path] | None = None,
 ) -> dict:
-    """Import a 0/1 matrix (rows = models, columns = samples) with its id files.
+    """Import a 0/1 matrix (rows = models, columns = samples) with its id files:
+    :func:`import_file` with ``kind="matrix"``.
 
     Parameters
     ----------
@@ -527,10 +576,9 @@ def import_matrix(
     dict
         The import's log row.
     """
-    for value, param in ((store_path, "store_path"), (matrix, "matrix"), (models, "models")):
+    for value, param in ((matrix, "matrix"), (models, "models")):
         _path(value, param)
     _path(samples, "samples")
-    _text(dataset, "dataset", optional=True)
     if extras is not None:
         if not isinstance(extras, Mapping):
             raise TypeError(f"extras must map a field to its file, got {_kind(extras)}.")
@@ -542,10 +590,14 @@ def import_matrix(
                     param="extras",
                 )
             _path(file, f"extras[{field_name!r}]")
-    from lifelong_core.workflows import imports
-
-    return _import(
-        store_path, imports.read_matrix_source(matrix, models, samples, extras or {}, dataset)
+    return import_file(
+        store_path,
+        "matrix",
+        matrix,
+        dataset=dataset,
+        models=models,
+        samples=samples,
+        **(extras or {}),
     )
 
 

@@ -126,6 +126,11 @@ def _calls(w) -> dict:
             dict(store_path=f / "l.duckdb", table=w["csv"], dataset="d"),
             {"store_path": "path", "table": "path", "dataset": "opt_text"},
         ),
+        "import_file": (
+            lbe.import_file,
+            dict(store_path=f / "f.duckdb", kind="long", path=w["csv"], dataset="d"),
+            {"store_path": "path", "kind": "text", "path": "path", "dataset": "opt_text"},
+        ),
         "import_matrix": (
             lbe.import_matrix,
             dict(

@@ -46,7 +46,12 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("rows, bits, io", ("lifelong_core.rows", "lifelong_core.bits", "lifelong_core.io")),
     (
         "errors, paths, limits",
-        ("lifelong_core.errors", "lifelong_core.paths", "lifelong_core.limits"),
+        (
+            "lifelong_core.errors",
+            "lifelong_core.paths",
+            "lifelong_core.limits",
+            "lifelong_core.registry",
+        ),
     ),
 ]
 # The package itself (``lifelong_core/__init__.py``) sits on the bottom floor; only the

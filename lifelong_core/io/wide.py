@@ -15,7 +15,7 @@ written (docs/reference/file-formats.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -108,28 +108,46 @@ def read_extra_matrix(path, flag: str) -> np.ndarray:
 
 
 def wide_source(
-    matrix,
-    models,
-    samples,
-    extras: Mapping[str, object] | None = None,
+    matrix: str | Path,
+    models: str | Path | None = None,
+    samples: str | Path | None = None,
     dataset: str | None = None,
+    *,
+    confidence: str | Path | None = None,
+    predicted: str | Path | None = None,
+    true_prob: str | Path | None = None,
 ) -> Source:
     """A wide 0/1 matrix with its model-id and sample-id files and optional extras
     (``confidence``, ``predicted``, ``true_prob``: .npy/.npz of the same shape).
 
     Parameters
     ----------
-    matrix, models, samples : str or Path
-    extras : mapping, optional
-        Extra name -> file; None values are left out.
+    matrix : str or Path
+        The 0/1 matrix, rows = models.
+    models, samples : str or Path
+        The id files naming its rows and columns (needed).
     dataset : str, optional
+        The dataset of new samples.
+    confidence, predicted, true_prob : str or Path, optional
+        Per-entry extras of the matrix's shape.
 
     Returns
     -------
     Source
         ``write="matrix"``, with one checksum over every file.
+
+    Raises
+    ------
+    InputError
+        If an id file is missing, or on the first thing wrong with a file.
     """
-    given: dict[str, Any] = {f: v for f, v in (extras or {}).items() if v is not None}
+    if models is None or samples is None:
+        raise InputError(
+            "a matrix import needs the models and samples files naming its rows and columns.",
+            param="models" if models is None else "samples",
+        )
+    extras = {"confidence": confidence, "predicted": predicted, "true_prob": true_prob}
+    given: dict[str, Any] = {f: v for f, v in extras.items() if v is not None}
     ids_m = read_ids(models, "model")
     ids_s = read_ids(samples, "sample")
     A = load_matrix(matrix, what="--matrix")

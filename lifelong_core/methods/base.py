@@ -587,9 +587,7 @@ def check_fitted(method: object, attribute: str) -> None:
         If ``method`` has no ``attribute``: it is used before ``fit``.
     """
     if not hasattr(method, attribute):
-        raise NotFittedError(
-            f"{type(method).__name__} is not fitted yet; call fit(A_sort) first."
-        )
+        raise NotFittedError(f"{type(method).__name__} is not fitted yet; call fit(A_sort) first.")
 
 
 def check_observations(

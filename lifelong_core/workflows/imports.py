@@ -2,9 +2,9 @@
 app's Data page and the Python API.
 
 A source is read and validated before the store is touched, by the reader the registry
-names for its format (:mod:`lifelong_core.io.readers`: :func:`source`, and for each
-format :func:`read_long_source`, :func:`read_matrix_source`, :func:`lm_eval_source`,
-:func:`inspect_source`), then written in one transaction by :func:`insert`.
+names for its format (:mod:`lifelong_core.io.readers`: :func:`source`, with the options
+the reader declares; :func:`lm_eval_source` and :func:`inspect_source` name two readers
+directly), then written in one transaction by :func:`insert`.
 :func:`import_into` adds the command line's rule for a store that does not exist yet:
 create it, and remove it again if the import fails. Uploaded lm-eval runs arrive as a zip
 or as loose files; :func:`extract_zip` unpacks a zip safely and :func:`run_folders` finds
@@ -39,8 +39,7 @@ __all__ = [
     "lm_eval_datasets",
     "lm_eval_source",
     "model_name_from_folder",
-    "read_long_source",
-    "read_matrix_source",
+    "option_values",
     "run_folders",
     "source",
     "summary_text",
@@ -53,16 +52,30 @@ def import_kinds() -> list[str]:
     return [r.name for r in readers(importable=True)]
 
 
-def source(kind: str, *args: Any, **options: Any) -> Source:
+def source(
+    kind: str,
+    path: str | Path,
+    dataset: str | None = None,
+    *,
+    progress: Callable[[float, str], None] | None = None,
+    **options: Any,
+) -> Source:
     """Read and validate an input with the reader registered for ``kind``; nothing is
-    written.
+    written. The one import path of the command line, the Data page and the Python API.
 
     Parameters
     ----------
     kind : str
         A registered importable format (:func:`import_kinds`).
-    *args, **options
-        The reader's arguments (its file first).
+    path : str or Path
+        Its file (or folder, for a format that reads one).
+    dataset : str, optional
+        The dataset of samples that name none.
+    progress : callable, optional
+        ``progress(fraction, text)``, passed to a reader that reports it.
+    **options
+        The options the reader declares (:attr:`~lifelong_core.io.readers.Reader.options`);
+        None values are left out.
 
     Returns
     -------
@@ -71,15 +84,67 @@ def source(kind: str, *args: Any, **options: Any) -> Source:
     Raises
     ------
     InputError
-        On an unknown format, or the first thing wrong with the input (named by file, row
-        and column).
+        On an unknown format, an option the format does not take or a required one
+        missing (named by the option), or the first thing wrong with the input (named by
+        file, row and column).
     """
     if kind not in import_kinds():
         raise InputError(
             f"unknown import format {kind!r}; use one of {', '.join(import_kinds())}.",
             param="kind",
         )
-    return read(kind, *args, **options)
+    fmt = reader(kind)
+    given = {k: v for k, v in options.items() if v is not None and v is not False}
+    for name in given:
+        if fmt.option(name) is None:
+            takes = ", ".join(o.name for o in fmt.options) or "none"
+            raise InputError(
+                f"the {kind} format takes no option {name!r} (its options: {takes}).",
+                param=name,
+            )
+    for opt in fmt.options:
+        if opt.required and opt.name not in given:
+            raise InputError(f"a {kind} import needs {opt.name} too.", param=opt.name)
+    if progress is not None and fmt.progress:
+        given["progress"] = progress
+    return read(kind, path, dataset=dataset, **given)
+
+
+def option_values(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A form's or a command line's values of the format's options, typed: empty text is
+    no value, an ``int`` option's text a whole number.
+
+    Parameters
+    ----------
+    kind : str
+        A registered format.
+    raw : mapping
+        Option name -> value as entered (text, a path, a bool or None); names the format
+        does not declare are left out.
+
+    Returns
+    -------
+    dict
+        Option name -> value, for :func:`source`.
+
+    Raises
+    ------
+    InputError
+        If an ``int`` option's text is not a whole number (naming the option).
+    """
+    out: dict[str, Any] = {}
+    for opt in reader(kind).options:
+        value = raw.get(opt.name)
+        if isinstance(value, str):
+            value = value.strip() or None
+        if value is None or value is False:
+            continue
+        if opt.kind == "int" and isinstance(value, str):
+            if not value.lstrip("-").isdigit():
+                raise InputError(f"{opt.name} {value!r} is not a whole number.", param=opt.name)
+            value = int(value)
+        out[opt.name] = value
+    return out
 
 
 def _reader(kind: str, reads: str) -> Callable[..., Source]:
@@ -87,12 +152,12 @@ def _reader(kind: str, reads: str) -> Callable[..., Source]:
     says what it reads): each module-level name below is one of these."""
 
     def read_source(*args: Any, **options: Any) -> Source:
-        return source(kind, *args, **options)
+        return read(kind, *args, **options)
 
     target = reader(kind).target.replace(":", ".")
     read_source.__doc__ = f"""{reads}, read and validated; nothing is written.
 
-    :func:`source` with the {kind!r} reader, :func:`{target}`.
+    The {kind!r} reader, :func:`{target}`.
 
     Parameters
     ----------
@@ -114,11 +179,7 @@ def _reader(kind: str, reads: str) -> Callable[..., Source]:
     return read_source
 
 
-# Each format's reader by name, for callers that know the format.
-read_long_source = _reader("long", "A long .csv/.parquet table (model, sample, correct[, ...])")
-read_matrix_source = _reader(
-    "matrix", "A wide 0/1 matrix with its model-id and sample-id files and optional extras"
-)
+# The lm-eval and Inspect readers by name, for the lm-eval upload path and the harness.
 lm_eval_source = _reader(
     "lm-eval", "lm-evaluation-harness --log_samples output: a run, a folder or zip of runs"
 )
@@ -192,7 +253,7 @@ def insert(store, src: Source, progress: Callable[[float], None] | None = None) 
     store : Store
         A store opened for writing.
     src : Source
-        The validated input (:func:`source` or a ``read_*_source`` function).
+        The validated input (:func:`source`).
     progress : callable, optional
         Called with the fraction written, from 0 to 1.
 
