@@ -51,7 +51,7 @@ from lifelong_core.rows import RowSource
 from lifelong_core.store._validate import normalize_models, normalize_samples
 from lifelong_core.store.dataset_rows import read_rows
 from lifelong_core.store.store import Store
-from lifelong_core.store.writing import BlockWrite, WritePlan
+from lifelong_core.store.writing import BlockWrite, ResolvedSamples, _write_plan
 
 Progress = Callable[[float], None]
 
@@ -165,18 +165,20 @@ def insert_packed_rows(
             raise InputError(
                 f"{source} has {n} samples per row but the store holds {st.n_samples} samples."
             )
-        sample_idx = np.arange(n, dtype=np.int64)
-        new_samples = pd.DataFrame(
-            columns=["sample_idx", "sample_id", "dataset", "domain", "label", "split", "meta"]
-        )
-        new_domains = pd.DataFrame(columns=["dataset", "domain", "category"])
-        new_datasets = pd.DataFrame({"dataset": pd.Series(dtype=str)})
-        new_blocks = pd.DataFrame(
-            {
-                "block_id": pd.Series(dtype=np.int32),
-                "start": pd.Series(dtype=np.int64),
-                "length": pd.Series(dtype=np.int32),
-            }
+        resolved = ResolvedSamples(
+            np.arange(n, dtype=np.int64),
+            pd.DataFrame(
+                columns=["sample_idx", "sample_id", "dataset", "domain", "label", "split", "meta"]
+            ),
+            pd.DataFrame(columns=["dataset", "domain", "category"]),
+            pd.DataFrame({"dataset": pd.Series(dtype=str)}),
+            pd.DataFrame(
+                {
+                    "block_id": pd.Series(dtype=np.int32),
+                    "start": pd.Series(dtype=np.int64),
+                    "length": pd.Series(dtype=np.int32),
+                }
+            ),
         )
         first = "<store samples>"
     else:
@@ -185,11 +187,11 @@ def insert_packed_rows(
             raise InputError(
                 f"{source} has {n} samples per row but {len(smp)} sample ids were given."
             )
-        sample_idx, new_samples, new_domains, new_datasets, new_blocks = st.resolve_samples(
-            smp, source
-        )
+        resolved = st.resolve_samples(smp, source)
         first = str(smp["sample_id"].iloc[0])
-    ids, starts, lengths, _ = st.blocks_after(new_blocks)
+    sample_idx = resolved.sample_idx
+    layout = st.blocks_after(resolved.blocks)
+    ids, starts, lengths = layout.ids, layout.starts, layout.lengths
     # Column of each block's first sample; each touched block must be covered whole, in order.
     col_of = np.full(int(starts[-1] + lengths[-1]) if len(starts) else 0, -1, dtype=np.int64)
     col_of[sample_idx] = np.arange(n, dtype=np.int64)
@@ -245,17 +247,8 @@ def insert_packed_rows(
         for r0 in range(0, len(mdl), model_chunk)
     ]
     digest = checksum or _digest(packed, mdl["model_id"].to_numpy(dtype=object), n, first)
-    plan = WritePlan(
-        "insert_packed",
-        source,
-        digest,
-        new_datasets,
-        new_domains,
-        new_models,
-        new_samples,
-        new_blocks,
-        tasks,
-        int(packed.shape[0]) * int(n),
+    plan = _write_plan(
+        "insert_packed", source, digest, new_models, resolved, tasks, int(packed.shape[0]) * int(n)
     )
     cur = st.cursor()
     for name, value in BULK_SETTINGS:

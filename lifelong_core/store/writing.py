@@ -15,8 +15,9 @@ import contextlib
 import datetime as _dt
 import hashlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 import duckdb
 import numpy as np
@@ -117,6 +118,154 @@ class WritePlan:
     blocks: pd.DataFrame
     tasks: list[BlockWrite]
     entries: int
+
+
+@dataclass(frozen=True)
+class ResolvedSamples:
+    """An input's samples resolved against the store (:meth:`StoreWriter.resolve_samples`).
+
+    Attributes
+    ----------
+    sample_idx : numpy.ndarray
+        int64 ``sample_idx`` of every input row (new samples numbered after the store's).
+    samples, domains, datasets, blocks : pandas.DataFrame
+        The new rows of those tables.
+    """
+
+    sample_idx: np.ndarray
+    samples: pd.DataFrame
+    domains: pd.DataFrame
+    datasets: pd.DataFrame
+    blocks: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class BlockLayout:
+    """The block table as it will be after an import (:meth:`StoreWriter.blocks_after`).
+
+    Attributes
+    ----------
+    ids, starts, lengths : numpy.ndarray
+        int64 block_id, first sample and length of every block, stored ones first.
+    stored : int
+        How many of them are stored already (the rest are new).
+    """
+
+    ids: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+    stored: int
+
+
+# One block's cells of an import: the block's index in the layout, the model rows it
+# writes, a function giving (values, known or None for all known, extras) on demand, so a
+# new block is packed during the write and never held twice, and the number of cells.
+CellMaker = Callable[[], tuple[np.ndarray, "np.ndarray | None", dict]]
+BlockCells = tuple[int, np.ndarray, CellMaker, int]
+
+
+def _write_plan(
+    action: str,
+    source: str,
+    checksum: str,
+    new_models: pd.DataFrame,
+    resolved: ResolvedSamples,
+    tasks: list[BlockWrite],
+    entries: int,
+) -> WritePlan:
+    """The plan of an import whose samples were resolved as ``resolved``."""
+    return WritePlan(
+        action,
+        source,
+        checksum,
+        resolved.datasets,
+        resolved.domains,
+        new_models,
+        resolved.samples,
+        resolved.blocks,
+        tasks,
+        entries,
+    )
+
+
+def _new_block_rows(mods: np.ndarray, make: CellMaker) -> tuple[list[BitsRows], list]:
+    """A new block's packed rows (complete rows without a known mask) and extras rows."""
+    vals, known, ext_b = make()
+    m32 = mods.astype(np.int32)
+    full = np.ones(len(m32), dtype=bool) if known is None else known.all(axis=1)
+    bits: list[BitsRows] = []
+    if full.any():
+        bits.append((m32[full], pack_rows(vals[full]), None))
+    if (~full).any():
+        assert known is not None  # rows not full exist only with a mask
+        bits.append((m32[~full], pack_rows(vals[~full]), pack_rows(known[~full])))
+    return bits, ([(m32, {f: (v, known) for f, v in ext_b.items()})] if ext_b else [])
+
+
+def _dense_cells(
+    layout: BlockLayout,
+    model_idx: np.ndarray,
+    sample_idx: np.ndarray,
+    arr: np.ndarray,
+    ext: Mapping[str, np.ndarray],
+) -> Iterator[BlockCells]:
+    """A wide matrix's cells block by block: every model row on the block's columns (a
+    block the input covers whole and in order is a view, not a copy)."""
+    blk = np.searchsorted(layout.starts, sample_idx, side="right") - 1
+    for b in np.unique(blk):
+        cols = np.flatnonzero(blk == b)
+        start, length = int(layout.starts[b]), int(layout.lengths[b])
+        offs = sample_idx[cols] - start
+        contiguous = (
+            len(cols) == length
+            and bool(np.all(np.diff(cols) == 1))
+            and bool(np.all(offs == np.arange(length)))
+        )
+
+        def make(cols=cols, offs=offs, length=length, contiguous=contiguous):
+            def place(a: np.ndarray) -> np.ndarray:
+                if contiguous:
+                    return a[:, cols[0] : cols[0] + length]
+                out = np.zeros((a.shape[0], length), dtype=a.dtype)
+                out[:, offs] = a[:, cols]
+                return out
+
+            known = None
+            if not contiguous:
+                known = np.zeros((arr.shape[0], length), dtype=bool)
+                known[:, offs] = True
+            return place(arr), known, {f: place(v) for f, v in ext.items()}
+
+        yield int(b), model_idx, make, arr.shape[0] * len(cols)
+
+
+def _sparse_cells(
+    layout: BlockLayout, model_idx: np.ndarray, sample_idx: np.ndarray, entries: Entries
+) -> Iterator[BlockCells]:
+    """A long table's cells block by block: the models it names there, each on the cells
+    it gives."""
+    blk = np.searchsorted(layout.starts, sample_idx, side="right") - 1
+    order = np.lexsort((model_idx, blk))
+    bounds = np.flatnonzero(np.diff(blk[order])) + 1
+    for part in np.split(order, bounds):
+        b = int(blk[part[0]])
+        length = int(layout.lengths[b])
+        mods, inv = np.unique(model_idx[part], return_inverse=True)
+        offs = sample_idx[part] - int(layout.starts[b])
+
+        def make(part=part, mods=mods, inv=inv, offs=offs, length=length):
+            vals = np.zeros((len(mods), length), dtype=np.uint8)
+            known = np.zeros((len(mods), length), dtype=bool)
+            vals[inv, offs] = entries.correct[part]
+            known[inv, offs] = True
+            ext_b = {}
+            for f, v in entries.extras.items():
+                e = np.zeros((len(mods), length), dtype=v.dtype)
+                e[inv, offs] = v[part]
+                ext_b[f] = e
+            return vals, known, ext_b
+
+        yield b, mods, make, len(part)
 
 
 class StoreWriter(StoreReader):
@@ -260,21 +409,20 @@ class StoreWriter(StoreReader):
                 )
             mdl = mdl.merge(meta, on="model_id", how="left")
         model_idx, new_models = self.resolve_models(mdl, source)
-        sample_idx, new_samples, new_domains, new_datasets, new_blocks = self.resolve_samples(
-            smp, source
-        )
-        plan = self._plan_sparse(
-            action,
+        resolved = self.resolve_samples(smp, source)
+        layout = self.blocks_after(resolved.blocks)
+        tasks, count = self._plan_blocks(
+            layout,
+            _sparse_cells(
+                layout,
+                model_idx[entries.model_row],
+                resolved.sample_idx[entries.sample_row],
+                entries,
+            ),
             source,
-            checksum or _digest_entries(entries),
-            model_idx[entries.model_row],
-            sample_idx[entries.sample_row],
-            entries,
-            new_models,
-            new_samples,
-            new_domains,
-            new_datasets,
-            new_blocks,
+        )
+        plan = _write_plan(
+            action, source, checksum or _digest_entries(entries), new_models, resolved, tasks, count
         )
         return self.apply(plan, progress)
 
@@ -347,22 +495,19 @@ class StoreWriter(StoreReader):
             arr = check_binary(arr, source, what="matrix")
         ext = check_extras(extras, arr.shape, source)
         model_idx, new_models = self.resolve_models(mdl, source)
-        sample_idx, new_samples, new_domains, new_datasets, new_blocks = self.resolve_samples(
-            smp, source
+        resolved = self.resolve_samples(smp, source)
+        layout = self.blocks_after(resolved.blocks)
+        tasks, count = self._plan_blocks(
+            layout, _dense_cells(layout, model_idx, resolved.sample_idx, arr, ext), source
         )
-        plan = self._plan_dense(
+        plan = _write_plan(
             "insert_matrix",
             source,
             checksum or _digest_dense(arr, mdl, smp, ext),
-            model_idx,
-            sample_idx,
-            arr,
-            ext,
             new_models,
-            new_samples,
-            new_domains,
-            new_datasets,
-            new_blocks,
+            resolved,
+            tasks,
+            count,
         )
         return self.apply(plan, progress)
 
@@ -497,7 +642,7 @@ class StoreWriter(StoreReader):
         out["estimated"] = new["estimated"].astype(bool) if "estimated" in new else False
         return idx, out
 
-    def resolve_samples(self, smp: pd.DataFrame, source: str):
+    def resolve_samples(self, smp: pd.DataFrame, source: str) -> ResolvedSamples:
         """Resolve sample ids against the store (reads only).
 
         New samples occupy new blocks only, so existing packed rows are never rewritten.
@@ -511,7 +656,7 @@ class StoreWriter(StoreReader):
 
         Returns
         -------
-        tuple
+        ResolvedSamples
             ``sample_idx`` of every input row, and the new rows of ``samples``, ``domains``,
             ``datasets`` and ``blocks``.
 
@@ -620,9 +765,9 @@ class StoreWriter(StoreReader):
                 "length": np.minimum(BLOCK_SIZE, self.n_samples + n_new - starts).astype(np.int32),
             }
         )
-        return idx, samples, new_domains, new_datasets, new_blocks
+        return ResolvedSamples(idx, samples, new_domains, new_datasets, new_blocks)
 
-    def blocks_after(self, new_blocks: pd.DataFrame):
+    def blocks_after(self, new_blocks: pd.DataFrame) -> BlockLayout:
         """The block table as it will be after adding ``new_blocks``.
 
         Parameters
@@ -632,11 +777,11 @@ class StoreWriter(StoreReader):
 
         Returns
         -------
-        tuple
+        BlockLayout
             int64 block_id, start and length arrays, and the number of blocks already stored.
         """
         b = self._blocks
-        return (
+        return BlockLayout(
             np.concatenate([b["block_id"], new_blocks["block_id"].to_numpy(np.int64)]),
             np.concatenate([b["start"], new_blocks["start"].to_numpy(np.int64)]),
             np.concatenate([b["length"], new_blocks["length"].to_numpy(np.int64)]),
@@ -738,150 +883,28 @@ class StoreWriter(StoreReader):
             f"{source}: the store already records model {mid!r} on sample {sid!r} with {old}, but this import gives {new}."
         )
 
-    def _plan_dense(
-        self,
-        action,
-        source,
-        checksum,
-        model_idx,
-        sample_idx,
-        arr,
-        ext,
-        new_models,
-        new_samples,
-        new_domains,
-        new_datasets,
-        new_blocks,
-    ) -> WritePlan:
-        ids, starts, lengths, n_old = self.blocks_after(new_blocks)
-        blk = np.searchsorted(starts, sample_idx, side="right") - 1
+    def _plan_blocks(
+        self, layout: BlockLayout, cells: Iterable[BlockCells], source: str
+    ) -> tuple[list[BlockWrite], int]:
+        """One write per block touched, and the entries new to the store: a new block's rows
+        are packed during the write; a stored block's are merged with what it holds
+        (:meth:`_merge`, which refuses a conflicting entry)."""
         tasks: list[BlockWrite] = []
         entries = 0
-        m32 = model_idx.astype(np.int32)
-        for b in np.unique(blk):
-            cols = np.flatnonzero(blk == b)
-            start, length, block_id = int(starts[b]), int(lengths[b]), int(ids[b])
-            offs = sample_idx[cols] - start
-            if b >= n_old:
-                # A brand-new block: nothing to merge with; pack during the write.
-                contiguous = (
-                    len(cols) == length
-                    and bool(np.all(np.diff(cols) == 1))
-                    and bool(np.all(offs == np.arange(length)))
-                )
-
-                def build(cols=cols, offs=offs, length=length, contiguous=contiguous):
-                    def place(a):
-                        if contiguous:
-                            return a[:, cols[0] : cols[0] + length]
-                        out = np.zeros((a.shape[0], length), dtype=a.dtype)
-                        out[:, offs] = a[:, cols]
-                        return out
-
-                    have = None
-                    if not contiguous:
-                        have = np.zeros((arr.shape[0], length), dtype=bool)
-                        have[:, offs] = True
-                    known = None if have is None or have.all() else pack_rows(have)
-                    ext_rows = [(m32, {f: (place(v), have) for f, v in ext.items()})] if ext else []
-                    return [(m32, pack_rows(place(arr)), known)], ext_rows
-
-                tasks.append(BlockWrite(block_id, build))
-                entries += arr.shape[0] * len(cols)
+        for b, mods, make, count in cells:
+            block_id, length = int(layout.ids[b]), int(layout.lengths[b])
+            if b >= layout.stored:
+                tasks.append(BlockWrite(block_id, partial(_new_block_rows, mods, make)))
+                entries += count
                 continue
-            vals = np.zeros((len(model_idx), length), dtype=np.uint8)
-            known = np.zeros((len(model_idx), length), dtype=bool)
-            vals[:, offs] = arr[:, cols]
-            known[:, offs] = True
-            ext_b = {}
-            for f, v in ext.items():
-                e = np.zeros((len(model_idx), length), dtype=v.dtype)
-                e[:, offs] = v[:, cols]
-                ext_b[f] = e
-            task, fresh = self._merge(block_id, length, model_idx, vals, known, ext_b, source)
+            vals, known, ext_b = make()
+            if known is None:
+                known = np.ones(vals.shape, dtype=bool)
+            task, fresh = self._merge(block_id, length, mods, vals, known, ext_b, source)
             if task is not None:
                 tasks.append(task)
             entries += int(fresh.sum())
-        return WritePlan(
-            action,
-            source,
-            checksum,
-            new_datasets,
-            new_domains,
-            new_models,
-            new_samples,
-            new_blocks,
-            tasks,
-            entries,
-        )
-
-    def _plan_sparse(
-        self,
-        action,
-        source,
-        checksum,
-        model_idx,
-        sample_idx,
-        entries: Entries,
-        new_models,
-        new_samples,
-        new_domains,
-        new_datasets,
-        new_blocks,
-    ) -> WritePlan:
-        ids, starts, lengths, n_old = self.blocks_after(new_blocks)
-        blk = np.searchsorted(starts, sample_idx, side="right") - 1
-        order = np.lexsort((model_idx, blk))
-        tasks: list[BlockWrite] = []
-        n_entries = 0
-        bounds = np.flatnonzero(np.diff(blk[order])) + 1
-        for part in np.split(order, bounds):
-            b = int(blk[part[0]])
-            start, length, block_id = int(starts[b]), int(lengths[b]), int(ids[b])
-            mods, inv = np.unique(model_idx[part], return_inverse=True)
-            offs = sample_idx[part] - start
-            vals = np.zeros((len(mods), length), dtype=np.uint8)
-            known = np.zeros((len(mods), length), dtype=bool)
-            vals[inv, offs] = entries.correct[part]
-            known[inv, offs] = True
-            ext_b = {}
-            for f, v in entries.extras.items():
-                e = np.zeros((len(mods), length), dtype=v.dtype)
-                e[inv, offs] = v[part]
-                ext_b[f] = e
-            if b >= n_old:
-                m32 = mods.astype(np.int32)
-
-                def build(vals=vals, known=known, m32=m32, ext_b=ext_b):
-                    full = known.all(axis=1)
-                    bits: list[BitsRows] = []
-                    if full.any():
-                        bits.append((m32[full], pack_rows(vals[full]), None))
-                    if (~full).any():
-                        bits.append((m32[~full], pack_rows(vals[~full]), pack_rows(known[~full])))
-                    return bits, (
-                        [(m32, {f: (v, known) for f, v in ext_b.items()})] if ext_b else []
-                    )
-
-                tasks.append(BlockWrite(block_id, build))
-                n_entries += len(part)
-            else:
-                task, fresh = self._merge(block_id, length, mods, vals, known, ext_b, source)
-                if task is not None:
-                    tasks.append(task)
-                n_entries += int(fresh.sum())
-        return WritePlan(
-            action,
-            source,
-            checksum,
-            new_datasets,
-            new_domains,
-            new_models,
-            new_samples,
-            new_blocks,
-            tasks,
-            n_entries,
-        )
+        return tasks, entries
 
     def apply(self, plan: WritePlan, progress: Progress | None) -> dict:
         """Apply a validated plan in ONE DuckDB transaction; roll back on any failure.
