@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from lifelong_core.workflows.backtest import Backtest
     from lifelong_core.workflows.harness import NewModelEstimate
     from lifelong_core.workflows.imports import Source
+    from lifelong_core.workflows.rankings import RankingOptions
     from lifelong_core.workflows.selection import Selection
 
 __all__ = [
@@ -258,8 +259,19 @@ def _counts_arg(value: object, param: str = "counts") -> object:
     return value
 
 
-def _ranking_args(level, boot, normalize, seed, chains, draws, warmup, method) -> None:
+def _ranking_options(
+    level: float,
+    method: str,
+    boot: int,
+    normalize: bool,
+    seed: int,
+    chains: int,
+    draws: int,
+    warmup: int,
+) -> RankingOptions:
+    """The ranking functions' shared options, checked at the boundary, as one value."""
     from lifelong_core import limits
+    from lifelong_core.workflows.rankings import RankingOptions
 
     _text(method, "method")
     _real(level, "level", 0, 1, open_lo=True, open_hi=True)
@@ -269,6 +281,7 @@ def _ranking_args(level, boot, normalize, seed, chains, draws, warmup, method) -
     _whole(chains, "chains", 1, limits.MAX_CHAINS)
     _whole(draws, "draws", 1, limits.MAX_DRAWS)
     _whole(warmup, "warmup", 0, limits.MAX_WARMUP)
+    return RankingOptions(method, boot, normalize, seed, chains, draws, warmup)
 
 
 # ------------------------------------------------------------------ the store
@@ -1029,11 +1042,10 @@ def counts(store: Store, *, dataset: str | None = None) -> CountTable:
     return from_frame(counts_table(store, _dataset(store, dataset)))
 
 
-def _ranking_source(counts: Any, **options: Any) -> Any:
-    # One source per call: the bootstrap replicates or the posterior every table reads.
+def _ranking_source(counts: Any, options: RankingOptions) -> Any:
     from lifelong_core.workflows import rankings
 
-    return rankings.ranking_source(rankings.count_table(counts), **options)
+    return rankings.ranking_source(rankings.count_table(counts), options)
 
 
 def rank_models(
@@ -1093,19 +1105,10 @@ def rank_models(
     ['model', 'scope', 'mean_pct', 'lo_pct', 'hi_pct']
     """
     _counts_arg(counts)
-    _ranking_args(level, boot, normalize, seed, chains, draws, warmup, method)
+    options = _ranking_options(level, method, boot, normalize, seed, chains, draws, warmup)
     from lifelong_core.workflows import rankings
 
-    source = _ranking_source(
-        counts,
-        method=method,
-        boot=boot,
-        normalize=normalize,
-        seed=seed,
-        chains=chains,
-        draws=draws,
-        warmup=warmup,
-    )
+    source = _ranking_source(counts, options)
     return rankings.leaderboard_table(source, level=level, seed=seed)
 
 
@@ -1156,20 +1159,11 @@ def pairwise_differences(
         As :func:`rank_models`, and on a model ``counts`` does not hold or fewer than two.
     """
     _counts_arg(counts)
-    _ranking_args(level, boot, normalize, seed, chains, draws, warmup, method)
+    options = _ranking_options(level, method, boot, normalize, seed, chains, draws, warmup)
     models = _names(models, "models")
     from lifelong_core.workflows import rankings
 
-    source = _ranking_source(
-        counts,
-        method=method,
-        boot=boot,
-        normalize=normalize,
-        seed=seed,
-        chains=chains,
-        draws=draws,
-        warmup=warmup,
-    )
+    source = _ranking_source(counts, options)
     return rankings.pairwise_table(
         source, level=level, models=None if models is None else list(models), seed=seed
     )
@@ -1220,20 +1214,11 @@ def rank_intervals(
         As :func:`rank_models`, and on an unknown scheme.
     """
     _counts_arg(counts)
-    _ranking_args(level, boot, normalize, seed, chains, draws, warmup, method)
+    options = _ranking_options(level, method, boot, normalize, seed, chains, draws, warmup)
     schemes = _names(schemes, "schemes")
     from lifelong_core.workflows import rankings
 
-    source = _ranking_source(
-        counts,
-        method=method,
-        boot=boot,
-        normalize=normalize,
-        seed=seed,
-        chains=chains,
-        draws=draws,
-        warmup=warmup,
-    )
+    source = _ranking_source(counts, options)
     return rankings.rank_interval_table(source, level=level, schemes=schemes, seed=seed)
 
 

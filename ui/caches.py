@@ -10,6 +10,8 @@ process is re-read; ``ui.common.refresh_store`` clears everything after this app
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -29,7 +31,7 @@ from lifelong_core.workflows import (
     selection as _selection,
 )
 from lifelong_core.workflows.selection import Selection
-from lifelong_core.workflows.sweeps import sweep_selection
+from lifelong_core.workflows.sweeps import SelectionSweep, SweepRequest, sweep_selection
 from ui.common import Memo as _Memo
 from ui.common import (
     get_store,
@@ -132,77 +134,41 @@ def sweep(
     key: str,
     dataset: str,
     domains: tuple[str, ...],
-    sort_set: tuple[int, ...],
-    sort: str,
-    sampling: str,
-    search: str,
-    budgets: tuple[int, ...],
-    seed: int,
-    decompose: bool = False,
-    eval_rows: tuple[int, ...] | None = None,
-    progress=None,
-    scored: int = large.DEFAULT_SCORED,
-):
-    """:func:`lifelong_core.workflows.sweeps.sweep_selection` on the selection: Sort on
-    ``sort_set``, evaluate every other row (or ``eval_rows``; on a large store a seeded
-    sample of ``scored`` of them). Memoised."""
-    args = (
-        key,
-        dataset,
-        domains,
-        sort_set,
-        sort,
-        sampling,
-        search,
-        budgets,
-        seed,
-        decompose,
-        eval_rows,
-        scored,
-    )
-    # Only the threshold rules read the sampling grid (every other method brings its own
-    # design), so for them a change of the Sampling radio finds the sweep already made.
-    grid = sampling if capabilities(search).threshold_rule else None
-    memo_key = ("sweep",) + args[:5] + (grid,) + args[6:]
-    return _memo().get_or_compute(memo_key, lambda: _sweep(*args, progress=progress))
+    request: SweepRequest,
+    progress: Callable[[float], None] | None = None,
+) -> SelectionSweep:
+    """:func:`lifelong_core.workflows.sweeps.sweep_selection` on the selection, memoised
+    for every session asking (keyed on :meth:`SweepRequest.memo_key`).
 
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`).
+    dataset : str
+        Name of a dataset of the store.
+    domains : tuple of str
+        Domains of ``dataset`` to keep; ``()`` keeps every domain.
+    request : SweepRequest
+        What to sweep.
+    progress : callable, optional
+        Called with the fraction done, when this session computes it.
 
-def _sweep(
-    key,
-    dataset,
-    domains,
-    sort_set,
-    sort,
-    sampling,
-    search,
-    budgets,
-    seed,
-    decompose,
-    eval_rows,
-    scored,
-    progress,
-):
-    sel = selection(key, dataset, domains)
-    conf = (
-        confidence(key, dataset, domains, sort_set)
-        if sort == "confidence" and not is_large(sel)
-        else None
-    )
-    return sweep_selection(
-        sel,
-        sort_set,
-        sort,
-        sampling,
-        search,
-        budgets,
-        seed,
-        decompose=decompose,
-        eval_rows=eval_rows,
-        confidence=conf,
-        progress=progress,
-        store=get_store(),
-        scored=scored,
-    )
+    Returns
+    -------
+    SelectionSweep
+    """
+
+    def compute() -> SelectionSweep:
+        sel = selection(key, dataset, domains)
+        conf = (
+            confidence(key, dataset, domains, request.sort_set)
+            if request.sort == "confidence" and not is_large(sel)
+            else None
+        )
+        return sweep_selection(sel, request, confidence=conf, progress=progress, store=get_store())
+
+    memo_key = ("sweep", key, dataset, domains, request.memo_key())
+    return _memo().get_or_compute(memo_key, compute)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -740,7 +706,7 @@ def estimated_counts(
 
     Returns
     -------
-    tuple
+    EstimatedCounts
         Estimated counts and true counts (``counts.csv`` frames), and a frame of the
         method's own interval of each new model's accuracy in percent (model, mean, lo,
         hi, true), or None when the method gives none.

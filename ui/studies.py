@@ -16,6 +16,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods import capabilities
 from lifelong_core.methods.registry import PUBLISHED_METHOD
 from lifelong_core.studies.new_samples import RANDOM_SPLIT
+from lifelong_core.workflows.sweeps import SweepRequest
 from ui import caches, charts, controls
 from ui.common import (
     plain,
@@ -385,19 +386,17 @@ def design_choice_tables(cfg, sel, rule: str, progress=None) -> tuple[dict, list
     for s, runs in runs_per_seed:
         for r in runs:
             try:
-                t_s, _, _ = caches.sweep(
-                    key,
-                    cfg.dataset,
-                    cfg.domains,
-                    r.sort_set,
+                request = SweepRequest(
+                    tuple(r.sort_set),
                     r.sort,
                     r.sampling,
                     rule,
-                    cfg.budgets,
+                    tuple(cfg.budgets),
                     s,
-                    eval_rows=r.eval_rows,
+                    eval_rows=None if r.eval_rows is None else tuple(r.eval_rows),
                     scored=cfg.scored,
                 )
+                t_s = caches.sweep(key, cfg.dataset, cfg.domains, request).table
             except InputError as exc:
                 # One choice the data cannot serve (no confidences) must not hide the others.
                 left_out[(r.what, r.label)] = f"{r.what} = {r.label} left out: {plain(str(exc))}"

@@ -107,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
     from lifelong_core.stats import read_counts_csv
     from lifelong_core.stats.bootstrap import check_level
     from lifelong_core.workflows.rankings import (
+        RankingOptions,
         leaderboard_table,
         pairwise_table,
         rank_interval_table,
@@ -144,16 +145,10 @@ def run(args: argparse.Namespace) -> int:
                 f"(it holds {len(table.models)} models, e.g. {', '.join(table.models[:3])})."
             )
     # One source for every table: the bootstrap replicates or the posterior, drawn once.
-    source = ranking_source(
-        table,
-        method=args.method,
-        boot=args.boot,
-        normalize=args.normalize,
-        seed=args.seed,
-        chains=args.chains,
-        draws=args.draws,
-        warmup=args.warmup,
+    options = RankingOptions(
+        args.method, args.boot, args.normalize, args.seed, args.chains, args.draws, args.warmup
     )
+    source = ranking_source(table, options)
     write_table(leaderboard_table(source, level=args.level, seed=args.seed), args.out, "--out")
     if args.pairwise:
         pairs = pairwise_table(source, level=args.pairwise_level, models=compared, seed=args.seed)

@@ -295,7 +295,12 @@ class AdaptiveSampler:
         e = self.estimate()
         prob = self.prediction()
         return Estimate(
-            acc=e.acc, lo=e.lo, hi=e.hi, per_sample=(prob >= 0.5).astype(np.uint8), prob=prob
+            acc=e.acc,
+            lo=e.lo,
+            hi=e.hi,
+            per_sample=(prob >= 0.5).astype(np.uint8),
+            prob=prob,
+            level=self.level,
         )
 
 

@@ -851,4 +851,4 @@ class AutoEstimator(StratifiedAlongOrder):
             return est
         per_sample = (made[choice.predict][0] >= 0.5).astype(np.uint8)
         per_sample[pos] = obs
-        return Estimate(est.acc, est.lo, est.hi, per_sample, est.prob)
+        return Estimate(est.acc, est.lo, est.hi, per_sample, est.prob, est.level)

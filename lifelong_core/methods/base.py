@@ -55,6 +55,14 @@ class Estimate:
         observed results.
     prob : numpy.ndarray or None
         The predicted P(1) of every entry, when the method has one.
+    level : float or None
+        The level of the interval (``lo``, ``hi``), or None without one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> print(Estimate(0.7125, 0.65, 0.77, np.ones(400, dtype=np.uint8), level=0.95))
+    acc 0.7125, 95% interval [0.6500, 0.7700], over 400 entries
     """
 
     acc: float
@@ -62,6 +70,22 @@ class Estimate:
     hi: float | None
     per_sample: np.ndarray
     prob: np.ndarray | None = None
+    level: float | None = None
+
+    def __str__(self) -> str:
+        """A one-line summary: the estimate, its interval and level, the row's length.
+
+        Returns
+        -------
+        str
+        """
+        n = len(self.per_sample)
+        if self.lo is None or self.hi is None:
+            return f"acc {self.acc:.4f}, no interval, over {n} entries"
+        level = "" if self.level is None else f"{self.level:.0%} "
+        return (
+            f"acc {self.acc:.4f}, {level}interval [{self.lo:.4f}, {self.hi:.4f}], over {n} entries"
+        )
 
 
 @runtime_checkable

@@ -293,4 +293,4 @@ class FirstN(BaseMethod):
         prob[idx] = obs
         per_sample = np.full(self.n_, int(acc >= 0.5), dtype=np.uint8)
         per_sample[idx] = obs
-        return Estimate(acc=acc, lo=lo, hi=hi, per_sample=per_sample, prob=prob)
+        return Estimate(acc=acc, lo=lo, hi=hi, per_sample=per_sample, prob=prob, level=self.level)

@@ -728,4 +728,11 @@ def finish(
     per_sample[pos] = obs
     prob = prob.copy()
     prob[pos] = obs
-    return Estimate(acc=iv.acc, lo=iv.lo, hi=iv.hi, per_sample=per_sample, prob=prob)
+    return Estimate(
+        acc=iv.acc,
+        lo=iv.lo,
+        hi=iv.hi,
+        per_sample=per_sample,
+        prob=prob,
+        level=None if iv.lo is None else level,
+    )

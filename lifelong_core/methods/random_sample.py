@@ -403,5 +403,10 @@ class RandomSample(BaseMethod):
         per_sample = np.full(self.n_, int(acc >= 0.5), dtype=np.uint8)
         per_sample[idx] = obs
         return Estimate(
-            acc=float(acc), lo=float(lo), hi=float(hi), per_sample=per_sample, prob=prob
+            acc=float(acc),
+            lo=float(lo),
+            hi=float(hi),
+            per_sample=per_sample,
+            prob=prob,
+            level=self.level,
         )

@@ -23,8 +23,9 @@ category get one by :func:`~lifelong_core.workflows.categories.fill_categories`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -91,26 +92,13 @@ def count_table(counts: Any) -> CountTable:
     )
 
 
-def ranking_source(
-    table: CountTable,
-    *,
-    method: str = "bootstrap",
-    boot: int = 2000,
-    normalize: bool = False,
-    seed: int = 0,
-    chains: int = 4,
-    draws: int = 1000,
-    warmup: int = 500,
-) -> Bootstrap | HierarchicalFit:
-    """The replicates every ranking table reads: the bootstrap of test items within each
-    task (LA-UR-24-25289 report, 2024, §2.1), normalised to the BigBench scale with bounds
-    over every model of ``table`` when ``normalize`` (§2.4), or the beta-binomial
-    hierarchical model's posterior (§2.2).
+@dataclass(frozen=True)
+class RankingOptions:
+    """How the replicates every ranking table reads are drawn: one value for the options
+    ``lbe rank``, the Python API's ranking functions and the Rankings page share.
 
-    Parameters
+    Attributes
     ----------
-    table : CountTable
-        Correct and total counts per model and task (:func:`count_table`).
     method : {"bootstrap", "hierarchical"}
         The ranking source (:data:`RANK_METHODS`).
     boot : int
@@ -121,6 +109,31 @@ def ranking_source(
         Seed of the replicates or of the chains.
     chains, draws, warmup : int
         The hierarchical model's chains, draws kept per chain and warm-up draws.
+    """
+
+    method: str = "bootstrap"
+    boot: int = 2000
+    normalize: bool = False
+    seed: int = 0
+    chains: int = 4
+    draws: int = 1000
+    warmup: int = 500
+
+
+def ranking_source(
+    table: CountTable, options: RankingOptions | None = None
+) -> Bootstrap | HierarchicalFit:
+    """The replicates every ranking table reads: the bootstrap of test items within each
+    task (LA-UR-24-25289 report, 2024, §2.1), normalised to the BigBench scale with bounds
+    over every model of ``table`` when ``normalize`` (§2.4), or the beta-binomial
+    hierarchical model's posterior (§2.2).
+
+    Parameters
+    ----------
+    table : CountTable
+        Correct and total counts per model and task (:func:`count_table`).
+    options : RankingOptions, optional
+        The method and its settings (default: the bootstrap's defaults).
 
     Returns
     -------
@@ -138,21 +151,22 @@ def ranking_source(
     from lifelong_core.stats import bootstrap, fit_hierarchical
     from lifelong_core.stats import normalize as normalized
 
-    if method not in RANK_METHODS:
+    o = options or RankingOptions()
+    if o.method not in RANK_METHODS:
         raise InputError(
-            f"unknown ranking method {method!r}; use one of {', '.join(RANK_METHODS)}.",
+            f"unknown ranking method {o.method!r}; use one of {', '.join(RANK_METHODS)}.",
             param="method",
         )
-    check_seed(seed)
-    if method == "hierarchical":
-        if normalize:
+    check_seed(o.seed)
+    if o.method == "hierarchical":
+        if o.normalize:
             raise InputError(
                 "normalisation applies to the bootstrap; the hierarchical model works on counts.",
                 param="normalize",
             )
-        return fit_hierarchical(table, chains=chains, draws=draws, warmup=warmup, seed=seed)
-    source = bootstrap(table, n_boot=boot, seed=seed)
-    return normalized(source) if normalize else source
+        return fit_hierarchical(table, chains=o.chains, draws=o.draws, warmup=o.warmup, seed=o.seed)
+    source = bootstrap(table, n_boot=o.boot, seed=o.seed)
+    return normalized(source) if o.normalize else source
 
 
 def _pct(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
@@ -288,6 +302,24 @@ def rank_interval_table(
     ]
 
 
+class EstimatedCounts(NamedTuple):
+    """The newest models' estimated and true counts (:func:`newest_estimated_counts`).
+
+    Attributes
+    ----------
+    estimated, true : pandas.DataFrame
+        ``counts.csv`` frames (model, task, category, correct, total) of the new models.
+    own : pandas.DataFrame or None
+        The method's own interval of each new model's pooled accuracy in percent (model,
+        mean, lo, hi, true, and level: the interval's level), or None when the method
+        gives none.
+    """
+
+    estimated: pd.DataFrame
+    true: pd.DataFrame
+    own: pd.DataFrame | None
+
+
 def newest_estimated_counts(
     store,
     dataset: str,
@@ -298,7 +330,7 @@ def newest_estimated_counts(
     models: Sequence[str] | None = None,
     sel: Selection | None = None,
     draws: str = PER_MODEL,
-):
+) -> EstimatedCounts:
     """Estimated and true counts of the newest models, to rank with uncertainty: the
     ``n_new`` newest (by release order) of the chosen models of ``dataset`` are estimated
     by ``method`` from ``budget`` samples each, the older ones forming the cache (Prabhu
@@ -330,7 +362,7 @@ def newest_estimated_counts(
 
     Returns
     -------
-    tuple of (pandas.DataFrame, pandas.DataFrame, pandas.DataFrame or None)
+    EstimatedCounts
         The estimated and the true ``counts.csv`` frames of the new models (model, task,
         category, correct, total; a domain without a category gets one by
         :func:`~lifelong_core.workflows.categories.fill_categories`), and, where
@@ -386,9 +418,11 @@ def newest_estimated_counts(
                 "lo": est.lo * 100,
                 "hi": est.hi * 100,
                 "true": est.true_acc * 100,
+                # Every method's interval is at its default level in a page's estimate.
+                "level": 0.95,
             }
         )
-    return est.estimated.to_frame(), est.true.to_frame(), own
+    return EstimatedCounts(est.estimated.to_frame(), est.true.to_frame(), own)
 
 
 def estimator_coverage(own: pd.DataFrame, draws: str = PER_MODEL) -> tuple[Coverage, str]:

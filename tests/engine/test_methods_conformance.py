@@ -322,8 +322,10 @@ def test_declared_interval_matches_the_estimates(name):
     if capabilities(name).interval:
         assert est.lo is not None and est.hi is not None
         assert est.lo <= est.acc <= est.hi
+        # The result records its level (every method's default is 95%) and says it.
+        assert est.level == 0.95 and f"95% interval [{est.lo:.4f}, {est.hi:.4f}]" in str(est)
     else:
-        assert est.lo is None and est.hi is None
+        assert est.lo is None and est.hi is None and "no interval" in str(est)
 
 
 @pytest.mark.parametrize("name", NAMES)
