@@ -23,6 +23,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DEFAULT_METHOD",
     "Capabilities",
+    "FitMemory",
     "SweepResult",
     "available_methods",
     "backtest",

@@ -20,8 +20,7 @@ The loop:
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -29,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.methods.memory import FitMemory
 from lifelong_core.methods.registry import (
     DEFAULT_METHOD,
     Capabilities,
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_METHOD",
     "Capabilities",
+    "FitMemory",
     "SweepResult",
     "available_methods",
     "backtest",
@@ -367,14 +368,18 @@ def _dataset(store: Store, dataset: str | None) -> str:
     return resolve_dataset(store, dataset)
 
 
-# Fitting a model-based method on a cache takes seconds; a notebook that selects items,
-# estimates, then selects again must not refit. Fits are kept per (store file, its latest
-# import, dataset, models left out, method, task), so an import into the store is seen.
-_FITS: OrderedDict[tuple, Any] = OrderedDict()
-_FITS_KEPT = 16
-
-
-def _fitter(store: Store, cache: Selection, dataset: str | None, leave_out, method: str):
+def _fitter(
+    store: Store,
+    cache: Selection,
+    dataset: str | None,
+    leave_out: Any,
+    method: str,
+    memory: FitMemory | None,
+) -> Callable[..., Any]:
+    """Fit ``method`` on ``cache`` for a task (None: the whole dataset), kept in ``memory``
+    when one is given: a notebook that selects items, estimates, then selects again passes
+    one and does not refit. Kept per (store file, its latest import, dataset, models left
+    out, method, task), so an import into the store is seen."""
     from lifelong_core.store.state import latest_log_id
     from lifelong_core.workflows.harness import fit
 
@@ -389,16 +394,10 @@ def _fitter(store: Store, cache: Selection, dataset: str | None, leave_out, meth
 
     # A task's fit reuses the whole dataset's tuning (harness.shared_tuning), itself kept
     # under the same base key, so the task alone keys it.
-    def fitted(domain: str | None, tuning=None):
-        key = (*base, domain)
-        if key in _FITS:
-            _FITS.move_to_end(key)
-            return _FITS[key]
-        value = fit(cache, method, domain, tuning)
-        _FITS[key] = value
-        while len(_FITS) > _FITS_KEPT:
-            _FITS.popitem(last=False)
-        return value
+    def fitted(domain: str | None, tuning: Any = None) -> Any:
+        if memory is None:
+            return fit(cache, method, domain, tuning)
+        return memory.get((*base, domain), lambda: fit(cache, method, domain, tuning))
 
     return fitted
 
@@ -804,6 +803,7 @@ def select_items(
     common_items: bool = False,
     exclude: Mapping[str, int] | None = None,
     leave_out: str | Iterable[str] | None = None,
+    memory: FitMemory | None = None,
 ) -> list[str]:
     """The items a new model should run next (Prabhu et al., 2024, §3: insert_M).
 
@@ -828,6 +828,9 @@ def select_items(
         others, adaptively for methods that use the answers.
     leave_out : str or iterable of str, optional
         Stored models to leave out of the cache, e.g. a stored model playing the new one.
+    memory : FitMemory, optional
+        Keeps the method's fit for later calls on the same store, dataset and cache
+        (:class:`~lifelong_core.methods.memory.FitMemory`); None fits afresh.
 
     Returns
     -------
@@ -864,7 +867,7 @@ def select_items(
         method,
         seed,
         evaluated=done,
-        fitted=_fitter(store, cache, dataset, leave_out, method)(None, None),
+        fitted=_fitter(store, cache, dataset, leave_out, method, memory)(None, None),
         model=model if per_model else None,
         draws=PER_MODEL if per_model else COMMON,
     )
@@ -878,6 +881,7 @@ def estimate_new_model(
     dataset: str | None = None,
     method: str = DEFAULT_METHOD,
     leave_out: str | Iterable[str] | None = None,
+    memory: FitMemory | None = None,
 ) -> NewModelEstimate:
     """A new model's accuracy, per task and overall, with 95% intervals, and its rank.
 
@@ -896,6 +900,8 @@ def estimate_new_model(
         A registered method; the interval exists when it declares one.
     leave_out : str or iterable of str, optional
         Stored models to leave out of the cache (a stored model playing the new one).
+    memory : FitMemory, optional
+        As for :func:`select_items`: the fit made there is reused here.
 
     Returns
     -------
@@ -921,7 +927,7 @@ def estimate_new_model(
         cache,
         results,
         method,
-        fitter=_fitter(store, cache, dataset, leave_out, method),
+        fitter=_fitter(store, cache, dataset, leave_out, method, memory),
     )
 
 

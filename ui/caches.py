@@ -18,6 +18,7 @@ import streamlit as st
 
 from lifelong_core.methods import capabilities
 from lifelong_core.methods.draws import PER_MODEL
+from lifelong_core.methods.memory import FitMemory
 from lifelong_core.sortsearch import fit_exponential, fit_power_law, model_correlation
 from lifelong_core.workflows import (
     arrivals,
@@ -130,6 +131,19 @@ def confidence(
     return _selection.selection_confidence(get_store(), selection(key, dataset, domains), rows)
 
 
+@st.cache_resource(show_spinner=False)
+def fit_memory() -> FitMemory:
+    """The server's kept fits (:class:`~lifelong_core.methods.memory.FitMemory`): the Budget
+    explorer and Estimated vs true ask for other budgets on the same Sort rows, and fit the
+    method once; a few fits are kept, the least recently used dropped first.
+
+    Returns
+    -------
+    FitMemory
+    """
+    return FitMemory(entries=4)
+
+
 def sweep(
     key: str,
     dataset: str,
@@ -165,7 +179,14 @@ def sweep(
             if request.sort == "confidence" and not is_large(sel)
             else None
         )
-        return sweep_selection(sel, request, confidence=conf, progress=progress, store=get_store())
+        return sweep_selection(
+            sel,
+            request,
+            confidence=conf,
+            progress=progress,
+            store=get_store(),
+            memory=fit_memory(),
+        )
 
     memo_key = ("sweep", key, dataset, domains, request.memo_key())
     return _memo().get_or_compute(memo_key, compute)

@@ -509,11 +509,17 @@ def _tune(A: np.ndarray, seed: int, iters: int, candidates: tuple[str, ...]) -> 
     return AutoTuning(k, ridge, tuple(choices), table, time.perf_counter() - t0, len(folds))
 
 
-def _tuned(A: np.ndarray, seed: int, candidates: tuple[str, ...]) -> AutoTuning:
-    """:func:`tune_auto`'s choice, remembered per cache (:mod:`.tuning_memory`)."""
+def _tuned(
+    A: np.ndarray, seed: int, candidates: tuple[str, ...], memory: object = None
+) -> AutoTuning:
+    """:func:`tune_auto`'s choice, remembered per cache in ``memory`` when one is given
+    (:mod:`.tuning_memory`)."""
     from lifelong_core.methods import tuning_memory
 
-    return tuning_memory.remembered(
+    where = tuning_memory.resolve(memory)
+    if where is None:
+        return tune_auto(A, seed=seed, candidates=candidates)
+    return where.remembered(
         A,
         seed,
         [CV_ITERS, list(candidates)],
@@ -537,6 +543,11 @@ class AutoEstimator(StratifiedAlongOrder):
         A choice made earlier (e.g. on a whole store): skips the cross-validation.
     iters : int
         Alternating steps of the final item-model fit (as ``mirt``).
+    memory : TuningMemory, "user" or None
+        Where the cross-validated choice is remembered per cache
+        (:mod:`.tuning_memory`): a memory, the user's cache folder (what the registered
+        name ``auto`` stands for), or nowhere (the class's default: a fit then writes
+        nothing).
 
     Examples
     --------
@@ -559,17 +570,22 @@ class AutoEstimator(StratifiedAlongOrder):
         seed: int = 0,
         tuning: AutoTuning | None = None,
         iters: int = 25,
+        memory: object = None,
     ) -> None:
         self.level = level
         self.seed = seed
         self.tuning = tuning
         self.iters = iters
+        self.memory = memory
 
     def _validate_params(self) -> None:
         if not 0 < self.level < 1:
             raise InputError(f"level must be in (0, 1), got {self.level}.", param="level")
         if int(self.iters) != self.iters or self.iters < 1:
             raise InputError(f"iters must be a positive integer, got {self.iters}.", param="iters")
+        from lifelong_core.methods.tuning_memory import resolve
+
+        resolve(self.memory)
 
     @property
     def k(self) -> int:
@@ -611,7 +627,11 @@ class AutoEstimator(StratifiedAlongOrder):
         # One model is enough for the threshold (with fewer than 3 it is the only candidate).
         A = check_cache(A_sort, order, least=1)
         self._set_order(order)
-        self.tuning_ = self.tuning if self.tuning is not None else _tuned(A, self.seed, CANDIDATES)
+        self.tuning_ = (
+            self.tuning
+            if self.tuning is not None
+            else _tuned(A, self.seed, CANDIDATES, self.memory)
+        )
         self.mirt_ = None
         if self.tuning_.uses("mirt"):
             self.mirt_ = MIRTEstimator(
@@ -645,7 +665,7 @@ class AutoEstimator(StratifiedAlongOrder):
             B[a : a + 64] = unpack_rows(P[rows[a : a + 64]], n)[:, cols]
         self._set_order(order)
         if self.tuning is None:
-            self.tuning_ = _tuned(B, self.seed, ("threshold", "mirt"))
+            self.tuning_ = _tuned(B, self.seed, ("threshold", "mirt"), self.memory)
         else:
             self.tuning_ = self.tuning
         self.mirt_ = MIRTEstimator(

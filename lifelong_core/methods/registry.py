@@ -286,12 +286,15 @@ register(
     "lifelong_core.methods.tuning:TunedEstimator",
     capabilities=Capabilities(interval=True, self_tuning=True),
 )
+# The default remembers its cross-validated choice per cache in the user's cache folder
+# (methods/tuning_memory.py: $LBE_TUNING_CACHE); get_method("auto", memory=None) does not.
 register(
     "auto",
     "lifelong_core.methods.auto:AutoEstimator",
     capabilities=Capabilities(
         interval=True, packed=True, self_tuning=True, kept_state=True, batched=True
     ),
+    memory="user",
 )
 register(
     "insert-d",

@@ -12,7 +12,7 @@ page opens. Per dataset the store keeps, next to the cache:
   ``lifelong_core.workflows.lifelong_state``), with the ``log_id`` of the cache it was
   fitted on.
 
-Every import (``Store.apply``, through ``writing.AFTER_WRITE``) calls :func:`after_write`, which brings each kept Sort
+Every import (``Store.apply``, through ``Store.after_write``) calls :func:`after_write`, which brings each kept Sort
 state up to date incrementally: rows of models that joined the Sort set are read and
 added to the sums (insert_M), members that left it are subtracted, and new samples append
 columns whose sums are read over the members only (insert_D); the order is re-derived from
@@ -32,7 +32,7 @@ import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.store.dataset_rows import complete_models, read_rows
-from lifelong_core.store.writing import AFTER_WRITE, StoreWriter
+from lifelong_core.store.writing import StoreWriter
 
 DDL = """
 CREATE TABLE IF NOT EXISTS sort_state (
@@ -422,9 +422,6 @@ def after_write(st: StoreWriter) -> None:
         return
     for ds in st.cursor().execute("SELECT dataset FROM sort_state").fetchall():
         update_sort_state(st, ds[0])
-
-
-AFTER_WRITE.append(after_write)
 
 
 # ------------------------------------------------------------------ item parameters

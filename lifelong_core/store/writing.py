@@ -52,12 +52,6 @@ BitsRows = (
 ExtrasRows = tuple[np.ndarray, Mapping[str, tuple[np.ndarray, np.ndarray | None]]]
 
 
-# Called with the store after every committed import. ``lifelong_core.store.state``
-# (imported by the package) adds its incremental update of the kept Sort states; a hook
-# rather than an import, because that module reads through the store it updates.
-AFTER_WRITE: list[Callable[[StoreWriter], None]] = []
-
-
 def utc_now() -> _dt.datetime:
     """The time stamp of store rows: UTC, without a time zone (DuckDB TIMESTAMP)."""
     return _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
@@ -909,7 +903,7 @@ class StoreWriter(StoreReader):
     def apply(self, plan: WritePlan, progress: Progress | None) -> dict:
         """Apply a validated plan in ONE DuckDB transaction; roll back on any failure.
 
-        The kept lifelong state follows every import (:data:`AFTER_WRITE`).
+        The kept lifelong state follows every import (:meth:`after_write`).
 
         Parameters
         ----------
@@ -1031,10 +1025,13 @@ class StoreWriter(StoreReader):
                 # The write's own error (raised above) is the one that says what happened.
                 with contextlib.suppress(duckdb.Error):
                     self._refresh()
-        # Kept lifelong state follows every import (store.state registers itself here).
-        for hook in AFTER_WRITE:
-            hook(self)
+        self.after_write()
         return summary
+
+    def after_write(self) -> None:
+        """What follows every committed import; nothing here. The store
+        (:class:`~lifelong_core.store.Store`) brings its kept lifelong state up to date
+        (:func:`lifelong_core.store.state.after_write`)."""
 
 
 def _rollback(con) -> None:

@@ -32,6 +32,7 @@ import numpy as np
 
 from lifelong_core import limits
 from lifelong_core.errors import InputError
+from lifelong_core.methods.memory import FitMemory
 from lifelong_core.methods.registry import method_spec
 from lifelong_core.rows import DEFAULT_CHUNK_ROWS, DenseRows, RowSource
 from lifelong_core.sortsearch.search import DEFAULT_RULE, positions_for, resolve_sampling
@@ -147,6 +148,7 @@ def run_sweep(
     n_workers: int = 1,
     bounded: bool = False,
     groups=None,
+    memory: FitMemory | None = None,
 ) -> SweepResult:
     """Run Sort once and Search at every budget; score against the evaluated rows.
 
@@ -206,6 +208,10 @@ def run_sweep(
     groups : array_like, optional
         Each sample's task, in column order, for a method that uses them (the ``groups``
         capability, e.g. ``first-n``); ignored by the others.
+    memory : FitMemory, optional
+        Keeps the method's fit for later sweeps on the same Sort rows (another budget of
+        the same page), and reuses one kept there; None fits afresh
+        (:mod:`lifelong_core.methods.memory`).
 
     Returns
     -------
@@ -325,6 +331,7 @@ def run_sweep(
                 seed=seed,
                 progress=None if progress is None else (lambda f: progress(share * f)),
                 groups=groups,
+                memory=memory,
             )
             per_model = score_method(method, rows_eval, budgets, rng, step, advance)
     if plan.executor != "serial":

@@ -17,6 +17,7 @@ import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods import DEFAULT_METHOD, capabilities, is_threshold_rule
+from lifelong_core.methods.memory import FitMemory
 from lifelong_core.rows import RowSource
 from lifelong_core.sortsearch.sort import choose_sort_rows
 from lifelong_core.sweep import SweepResult, run_sweep
@@ -150,6 +151,7 @@ def sweep_selection(
     confidence: np.ndarray | None = None,
     progress: Callable[[float], None] | None = None,
     store: Any = None,
+    memory: FitMemory | None = None,
 ) -> SelectionSweep:
     """The budget sweep of a page on a data choice: :func:`~lifelong_core.sweep.run_sweep`
     on ``sel``, Sort on rows ``request.sort_set``, estimate every other row (or
@@ -173,6 +175,9 @@ def sweep_selection(
         Called with the fraction done, from 0 to 1.
     store : Store, optional
         The open store ``sel`` was selected from; needed for a large selection.
+    memory : FitMemory, optional
+        Where the method's fit is kept for the page's other sweeps on the same Sort rows
+        (:func:`~lifelong_core.sweep.run_sweep`).
 
     Returns
     -------
@@ -203,6 +208,7 @@ def sweep_selection(
         decompose=request.decompose,
         progress=progress,
         groups=sel.tasks,
+        memory=memory,
     )
     if isinstance(sel.A, large.PackedCache):
         scored = request.scored or large.DEFAULT_SCORED
