@@ -4,7 +4,7 @@ Every name here is re-exported at the top of the package (``import lifelong_core
 lbe``; ``lbe.open_store``, ``lbe.estimate_new_model``, ...), lazily, so importing the package
 loads neither Streamlit nor DuckDB. Each function is the one the command line and the app
 call for the same job (the workflows of :mod:`lifelong_core.workflows`, the engine of
-:mod:`lifelong_core.methods`, :mod:`lifelong_core.sweep`, :mod:`lifelong_core.stats` and
+:mod:`lifelong_core.methods`, :mod:`lifelong_core.sweeping`, :mod:`lifelong_core.stats` and
 :mod:`lifelong_core.matching`); this module adds only the store-level conveniences a
 notebook wants: a dataset by name, a model left out of the cache to play a new one.
 
@@ -37,7 +37,7 @@ from lifelong_core.methods.registry import (
     get_method,
     register,
 )
-from lifelong_core.sweep import SweepResult, run_sweep
+from lifelong_core.sweeping import SweepResult, run_sweep
 
 if TYPE_CHECKING:
     from lifelong_core.matching import MatchSummary, Predictions

@@ -19,7 +19,7 @@ byte popcounts plus one masked byte per cut. Sort sums (column sums, Listing 1
 entries instead of an unpack.
 
 Every kernel works on one block of rows and returns small arrays; callers stream blocks
-(see :mod:`lifelong_core.sweep`), so peak memory is a few blocks whatever the matrix
+(see :mod:`lifelong_core.sweeping`), so peak memory is a few blocks whatever the matrix
 size. numpy releases the GIL inside each of these calls, so a thread pool over row
 blocks uses both cores without copying data between processes.
 """

@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     from lifelong_core.methods import available_methods
     from lifelong_core.methods.registry import PUBLISHED_METHOD
     from lifelong_core.studies.stream_protocol import regret, stream_protocol
-    from lifelong_core.sweep import power_budgets
+    from lifelong_core.sweeping import power_budgets
 
     methods = comma_list(args.methods)
     known = available_methods()

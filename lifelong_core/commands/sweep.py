@@ -61,7 +61,7 @@ from lifelong_core.rows import MatrixRows
 from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.sortsearch.sort import SORTS, choose_sort_rows
 from lifelong_core.studies.bands import repeat_seeds
-from lifelong_core.sweep import (
+from lifelong_core.sweeping import (
     EXECUTORS,
     KERNELS,
     PER_MODEL_COLUMNS,
@@ -69,7 +69,7 @@ from lifelong_core.sweep import (
     check_bounds,
     run_sweep,
 )
-from lifelong_core.sweep.result import DECOMP_KEYS
+from lifelong_core.sweeping.result import DECOMP_KEYS
 
 ENGINES = ("numpy", "dask")
 

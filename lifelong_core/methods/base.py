@@ -470,7 +470,7 @@ class RowScores:
 class SweepScoring(Protocol):
     """A search method that scores many evaluated rows at once, for a sweep.
 
-    The sweep (:mod:`lifelong_core.sweep.protocol`) calls :meth:`score_rows` instead of
+    The sweep (:mod:`lifelong_core.sweeping.protocol`) calls :meth:`score_rows` instead of
     :meth:`SearchMethod.estimate` row by row when a method offers it: the same numbers,
     at a cost that grows with the evaluations rather than with the rows' length.
 

@@ -4,7 +4,7 @@ Fitting a model-based method on a cache takes seconds; a page that sweeps other 
 the same Sort rows, or a notebook that selects items and then estimates, should not fit
 again. Nothing is kept behind the caller's back: a :class:`FitMemory` is passed as
 ``memory=`` (scikit-learn's convention for opting into caching) to
-:func:`~lifelong_core.sweep.run_sweep`, the API's ``select_items`` and
+:func:`~lifelong_core.sweeping.run_sweep`, the API's ``select_items`` and
 ``estimate_new_model``; without one every call fits afresh. The app holds one for its
 server process (``ui.caches.fit_memory``).
 

@@ -253,7 +253,7 @@ register(
         family="baseline",
         packed=True,
         cheap=True,
-        packed_sweep="lifelong_core.sweep.copy_nearest:copy_nearest_packed",
+        packed_sweep="lifelong_core.sweeping.copy_nearest:copy_nearest_packed",
     ),
 )
 # A uniform random sample of items and its exact interval: the design-unbiased yardstick.

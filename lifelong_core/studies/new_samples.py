@@ -18,7 +18,7 @@ Splits of the samples into "cache" and "new":
     Each domain in turn is new and the others are the cache: a held-out-domain split,
     which asks whether a model order learnt on some shifts transfers to another.
 
-Each (split, sort) pair is one :func:`~lifelong_core.sweep.run_sweep` on the
+Each (split, sort) pair is one :func:`~lifelong_core.sweeping.run_sweep` on the
 transposed matrix, so the threshold rules, sampling grids and streaming are the engine's.
 """
 
@@ -34,7 +34,7 @@ from scipy import stats
 from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import fit_exponential
-from lifelong_core.sweep import power_budgets, run_sweep
+from lifelong_core.sweeping import power_budgets, run_sweep
 
 SPLITS = ("random", "domain")
 RANDOM_SPLIT, DOMAIN_SPLIT = SPLITS

@@ -41,7 +41,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods import is_threshold_rule
 from lifelong_core.methods.registry import predicts_samples
 from lifelong_core.sortsearch.search import SAMPLING
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 ERRORS = ("mae", "eagg")
 CONFIG_COLUMNS = [

@@ -130,7 +130,7 @@ def sweep(store, A: PackedCache, sort_rows, eval_rows, budgets, *, scored: int, 
     ``options`` (sort, sampling, search, seed, decompose, progress) go to
     ``run_sweep(..., bounded=True)``."""
     from lifelong_core.errors import InputError
-    from lifelong_core.sweep import run_sweep
+    from lifelong_core.sweeping import run_sweep
 
     if options.get("sort") == "confidence":
         raise InputError(

@@ -17,7 +17,7 @@ import pandas as pd
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import RULES, serial_additions
 from lifelong_core.studies.stream_protocol import pareto_front  # noqa: F401  (one implementation; pages import it here)
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.sortsets import release_rows
 

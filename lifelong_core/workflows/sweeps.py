@@ -20,7 +20,7 @@ from lifelong_core.methods import DEFAULT_METHOD, capabilities, is_threshold_rul
 from lifelong_core.methods.memory import FitMemory
 from lifelong_core.rows import RowSource
 from lifelong_core.sortsearch.sort import choose_sort_rows
-from lifelong_core.sweep import SweepResult, run_sweep
+from lifelong_core.sweeping import SweepResult, run_sweep
 from lifelong_core.workflows.selection import DatasetModels, Selection, dataset_models
 
 # Model-based estimators take long per row: small blocks let a progress bar move.
@@ -153,7 +153,7 @@ def sweep_selection(
     store: Any = None,
     memory: FitMemory | None = None,
 ) -> SelectionSweep:
-    """The budget sweep of a page on a data choice: :func:`~lifelong_core.sweep.run_sweep`
+    """The budget sweep of a page on a data choice: :func:`~lifelong_core.sweeping.run_sweep`
     on ``sel``, Sort on rows ``request.sort_set``, estimate every other row (or
     ``request.eval_rows``) at each budget (Prabhu et al., 2024, §3-4).
 
@@ -177,7 +177,7 @@ def sweep_selection(
         The open store ``sel`` was selected from; needed for a large selection.
     memory : FitMemory, optional
         Where the method's fit is kept for the page's other sweeps on the same Sort rows
-        (:func:`~lifelong_core.sweep.run_sweep`).
+        (:func:`~lifelong_core.sweeping.run_sweep`).
 
     Returns
     -------
@@ -188,7 +188,7 @@ def sweep_selection(
     ------
     InputError
         If ``sort="confidence"`` without confidences (or on a large store), or for
-        anything :func:`~lifelong_core.sweep.run_sweep` refuses (unknown method, sort or
+        anything :func:`~lifelong_core.sweeping.run_sweep` refuses (unknown method, sort or
         sampling; budgets outside [1, n]).
     """
     from lifelong_core.workflows import large
@@ -329,7 +329,7 @@ def sweep_store(
     seed : int
         Seeds the Sort set and the sweep's random draws.
     **options
-        More arguments of :func:`~lifelong_core.sweep.run_sweep` (``sort``, ``sampling``,
+        More arguments of :func:`~lifelong_core.sweeping.run_sweep` (``sort``, ``sampling``,
         ``decompose``, ``kernel``, ``executor``, ``progress``, ...).
 
     Returns
@@ -343,7 +343,7 @@ def sweep_store(
     InputError
         If fewer than two models were evaluated on every sample, both or bad Sort rows are
         given (outside the complete models, or all of them), the Sort set size is out of
-        range, or :func:`~lifelong_core.sweep.run_sweep` refuses an option.
+        range, or :func:`~lifelong_core.sweeping.run_sweep` refuses an option.
     """
     rows = store_sweep_rows(store, dataset)
     if sort_rows is not None and sort_models is not None:

@@ -36,7 +36,7 @@ from lifelong_core.methods import (
 from lifelong_core.methods.registry import kept_method
 from lifelong_core.sortsearch.search import check_budget
 from lifelong_core.sortsearch.sort import choose_sort_rows, sort_by_sum
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 
 class TinyMajority(BaseMethod):

@@ -11,7 +11,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods import InsertM
 from lifelong_core.sortsearch import uniform_positions
 from lifelong_core.sortsearch.search import positions_for, resolve_sampling, stratum_positions
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 
 @pytest.mark.parametrize(

@@ -23,8 +23,8 @@ from lifelong_core.methods.auto import AutoEstimator, AutoTuning, Choice
 from lifelong_core.methods.base import SweepScoring
 from lifelong_core.rows import DenseRows
 from lifelong_core.sortsearch.sort import order_from_sums
-from lifelong_core.sweep import run_sweep
-from lifelong_core.sweep.protocol import score_method
+from lifelong_core.sweeping import run_sweep
+from lifelong_core.sweeping.protocol import score_method
 
 BUDGETS = (8, 16, 64, 256, 600)
 

@@ -8,7 +8,7 @@ import numpy as np
 from lifelong_core.methods import DEFAULT_METHOD
 from lifelong_core.methods.registry import PUBLISHED_METHOD
 from lifelong_core.store import Store
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 from lifelong_core.workflows.selection import select
 from lifelong_core.workflows.sweeps import SelectionSweep, SweepRequest, sweep_selection
 

@@ -2,7 +2,7 @@
 
 Sort once on some models, then for every budget ``n'`` estimate every other model from
 ``n'`` evaluations and score it against its full row. :func:`run_sweep` plans once
-(:func:`lifelong_core.sweep.plan.plan_sweep`: the rows' form, what the method declares in
+(:func:`lifelong_core.sweeping.plan.plan_sweep`: the rows' form, what the method declares in
 the registry, the caller's kernel, executor and memory bound) and follows the plan down
 one path; how the work is done never changes the numbers (tested):
 
@@ -37,10 +37,10 @@ from lifelong_core.methods.registry import method_spec
 from lifelong_core.rows import DEFAULT_CHUNK_ROWS, DenseRows, RowSource
 from lifelong_core.sortsearch.search import DEFAULT_RULE, positions_for, resolve_sampling
 from lifelong_core.sortsearch.sort import column_sums, compute_order, order_from_sums
-from lifelong_core.sweep.executors import make_executor
-from lifelong_core.sweep.plan import KERNELS, SweepPlan, dense_sort_rows, plan_sweep
-from lifelong_core.sweep.protocol import fitted_method, score_method
-from lifelong_core.sweep.result import (
+from lifelong_core.sweeping.executors import make_executor
+from lifelong_core.sweeping.plan import KERNELS, SweepPlan, dense_sort_rows, plan_sweep
+from lifelong_core.sweeping.protocol import fitted_method, score_method
+from lifelong_core.sweeping.result import (
     SweepResult,
     assemble,
     check_budgets,
