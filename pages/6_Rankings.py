@@ -22,18 +22,9 @@ from lifelong_core.stats.vtab import counts_from_leaderboard, load_published
 from lifelong_core.workflows.budgets import budgets_within
 from lifelong_core.workflows.rankings import (
     DEFAULT_TOP,
-    bayes_beside_bootstrap,
-    by_expected_rank,
     default_models,
-    differences_in_points,
-    estimated_vs_true,
     estimator_coverage,
-    estimator_interval_table,
     overall_accuracy,
-    per_category_intervals,
-    percent,
-    published_leaderboard,
-    scheme_intervals,
 )
 from ui.caches import (
     board_table,
@@ -59,6 +50,17 @@ from ui.common import (
     url_sync_keys,
 )
 from ui.controls import default_method, method_help, method_names
+from ui.ranking_tables import (
+    bayes_beside_bootstrap,
+    by_expected_rank,
+    differences_in_points,
+    estimated_vs_true,
+    estimator_interval_table,
+    per_category_intervals,
+    percent,
+    published_leaderboard,
+    scheme_intervals,
+)
 from ui.rankings import difference_matrix, forest, rank_forest, rank_prob_heatmap, traces
 from ui.store_dataset import complete_counts, pick_dataset
 
