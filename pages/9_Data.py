@@ -23,6 +23,7 @@ from ui.common import (
     app_writes_enabled,
     get_store,
     input_errors,
+    picked,
     plain,
     query_default,
     shown_path,
@@ -152,13 +153,15 @@ if not writes_ok:
 else:
     fmt_keys = list(FORMATS)
     url_fmt = query_default("fmt", "long")
-    fmt = st.radio(
-        "Format",
-        fmt_keys,
-        index=fmt_keys.index(url_fmt) if url_fmt in FORMATS else 0,
-        format_func=FORMATS.get,
-        horizontal=True,
-        key="fmt",
+    fmt: str = picked(
+        st.radio(
+            "Format",
+            fmt_keys,
+            index=fmt_keys.index(url_fmt) if url_fmt in FORMATS else 0,
+            format_func=FORMATS.get,
+            horizontal=True,
+            key="fmt",
+        )
     )
     dataset = st.text_input(
         "Dataset of new samples",
@@ -226,9 +229,10 @@ else:
             if value is not None
         }
         options = imports.option_values(fmt, options)
+        chosen = files if isinstance(files, list) else [files]
         if fmt == "lm-eval":
-            return _lm_eval_sources(files, space, ds, options)
-        uploads = stores.save_uploads(files if fmt_reader.many else [files], folder / fmt, space)
+            return _lm_eval_sources(chosen, space, ds, options)
+        uploads = stores.save_uploads(chosen, folder / fmt, space)
         return [imports.source(fmt, f, ds, **options) for f in uploads]
 
     if st.button(
@@ -264,8 +268,13 @@ if not ds_all:
     st.caption("The store holds no dataset yet.")
 else:
     url_x = query_default("xds", ds_all[0])
-    xds = st.selectbox(
-        "Dataset to export", ds_all, index=ds_all.index(url_x) if url_x in ds_all else 0, key="xds"
+    xds: str = picked(
+        st.selectbox(
+            "Dataset to export",
+            ds_all,
+            index=ds_all.index(url_x) if url_x in ds_all else 0,
+            key="xds",
+        )
     )
     sync_query(xds=xds)
     from ui.caches import store_key

@@ -149,7 +149,7 @@ def sweep(
     dataset: str,
     domains: tuple[str, ...],
     request: SweepRequest,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
 ) -> SelectionSweep:
     """:func:`lifelong_core.workflows.sweeps.sweep_selection` on the selection, memoised
     for every session asking (keyed on :meth:`SweepRequest.memo_key`).
@@ -261,7 +261,7 @@ def correlation(key: str, dataset: str, domains: tuple[str, ...]):
     import dataclasses
 
     sel = selection(key, dataset, domains)
-    if not is_large(sel):
+    if not isinstance(sel.A, large.PackedCache):
         return model_correlation(sel.A), ""
     block = large.bounded_block(get_store(), sel.A, large.DEFAULT_SCORED, 0)
     corr = model_correlation(block.A)
@@ -301,7 +301,7 @@ def bounded(
         The (possibly reduced) selection and a note, empty when nothing was left out.
     """
     sel = selection(key, dataset, domains)
-    if not is_large(sel):
+    if not isinstance(sel.A, large.PackedCache):
         return sel, ""
     block = large.bounded_block(get_store(), sel.A, max_models, seed)
     small = Selection(
@@ -567,7 +567,7 @@ def accuracies(key: str, dataset: str) -> np.ndarray:
         (an :class:`~lifelong_core.errors.InputError`).
     """
     sel = selection(key, dataset, ())
-    if not is_large(sel):
+    if isinstance(sel.A, np.ndarray):
         return sel.A.mean(axis=1)
     return _kept_sort(get_store(), dataset, sel).row_sums / sel.A.shape[1]
 
@@ -594,7 +594,7 @@ def row_values(key: str, dataset: str, row: int, cols: np.ndarray) -> np.ndarray
         The model's 0/1 result on each of ``cols``.
     """
     sel = selection(key, dataset, ())
-    if not is_large(sel):
+    if not isinstance(sel.A, large.PackedCache):
         return sel.A[row, cols]
     return large.dense_rows(get_store(), sel.A, [row], cols)[0]
 
@@ -1069,6 +1069,7 @@ def match_one_model(
     InputError
         If the model lacks the predictions needed or a parameter is invalid.
     """
+    from lifelong_core.matching import check_params
     from lifelong_core.workflows.matching import model_detail
 
     return model_detail(
@@ -1076,7 +1077,7 @@ def match_one_model(
         pair_samples(key, src, tgt),
         row,
         eps=eps,
-        criterion=crit,
+        criterion=check_params(eps, crit),
         runs=runs,
         seed=seed,
     )

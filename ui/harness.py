@@ -19,6 +19,7 @@ from ui import caches, charts, controls, stores
 from ui.common import (
     download_table,
     input_errors,
+    picked,
     plain,
     query_default,
     show_chart,
@@ -75,11 +76,13 @@ def lm_eval_section(key: str, dataset: str, seed: int) -> None:
 
     choices = single_budget_choices(n)
     raw_b = query_default("lm_budget", default_single_budget(n), int)
-    budget = c[1].selectbox(
-        "Items to run",
-        choices,
-        index=choices.index(raw_b if raw_b in choices else default_single_budget(n)),
-        key="lm_budget",
+    budget: int = picked(
+        c[1].selectbox(
+            "Items to run",
+            choices,
+            index=choices.index(raw_b if raw_b in choices else default_single_budget(n)),
+            key="lm_budget",
+        )
     )
     mapping = c[2].text_input(
         "lm-eval task names (optional)",

@@ -76,7 +76,7 @@ def add_source(p: argparse.ArgumentParser, store_help: str) -> None:
     src.add_argument("--store", help=store_help)
 
 
-def stderr_progress(width: int = 30) -> Callable[[float, str], None]:
+def stderr_progress(width: int = 30) -> Callable[[float, str], object]:
     """A progress report on stderr: ``report(fraction, text)``.
 
     On a terminal, one bar redrawn in place (and ended with a newline at 100%); in a log

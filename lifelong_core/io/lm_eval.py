@@ -546,7 +546,7 @@ def lm_eval_source(
     dataset: str | None = None,
     *,
     strict: bool = False,
-    progress: Callable[[float, str], None] | None = None,
+    progress: Callable[[float, str], object] | None = None,
     shown_as: str | None = None,
 ) -> Source:
     """lm-evaluation-harness ``--log_samples`` output, read and validated before the store

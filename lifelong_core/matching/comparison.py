@@ -101,7 +101,7 @@ def compare_models(
     criterion: str = "label-prob",
     runs: int = 10,
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
 ) -> ModelComparison:
     """The matching protocol for every model (Anzaku et al. (2022), *A Principled Evaluation
     Protocol for Comparative Investigation of the Effectiveness of DNN Classification Models on

@@ -272,7 +272,7 @@ def compare_pair(
     criterion: str = "label-prob",
     runs: int = 10,
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
 ) -> ModelComparison:
     """:func:`~lifelong_core.matching.comparison.compare_models` on a :class:`PairData`.
 
@@ -322,7 +322,7 @@ def compare_store_models(
     criterion: str = "label-prob",
     runs: int = 10,
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
     require_any: bool = True,
 ) -> tuple[ModelComparison, tuple[str, ...]]:
     """Load the chosen models on both sides and run the protocol for each.

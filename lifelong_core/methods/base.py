@@ -110,7 +110,7 @@ class SearchMethod(Protocol):
 
     def fit(
         self,
-        A_sort: np.ndarray,
+        A_sort: np.ndarray | None,
         order: np.ndarray | None = None,
         confidence: np.ndarray | None = None,
     ) -> SearchMethod:
@@ -118,9 +118,11 @@ class SearchMethod(Protocol):
 
         Parameters
         ----------
-        A_sort : numpy.ndarray
+        A_sort : numpy.ndarray or None
             The cache, 0/1 (rows = what is already known, columns = the axis estimated
-            along).
+            along); None with an ``order`` for a method whose fit needs only the order
+            and the number of samples (a large store's kept Sort order; the others refuse
+            it).
         order : numpy.ndarray, optional
             The easy -> hard order of the columns, when the caller has one.
         confidence : numpy.ndarray, optional
@@ -374,7 +376,7 @@ class PackedFitMethod(SearchMethod, Protocol):
         P: np.ndarray,
         n: int,
         order: np.ndarray,
-        progress: Callable[[float], None] | None = None,
+        progress: Callable[[float], object] | None = None,
         block_bytes: int | None = None,
         max_columns: int | None = None,
         seed: int = 0,

@@ -300,7 +300,7 @@ def fit_packed_item_model(
     item_iters: int = 6,
     seed: int = 0,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
 ):
     """Fit the item model of :mod:`.irt` to packed rows ``P`` ((m, ceil(n/8)) uint8).
 

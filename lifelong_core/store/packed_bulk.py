@@ -53,7 +53,7 @@ from lifelong_core.store.dataset_rows import read_rows
 from lifelong_core.store.store import Store
 from lifelong_core.store.writing import BlockWrite, ResolvedSamples, _write_plan
 
-Progress = Callable[[float], None]
+Progress = Callable[[float], object]
 
 # DuckDB settings held during a bulk import and its checkpoint (see module docstring).
 # The memory limit caps DuckDB's write buffers in a transaction of many GB (its default

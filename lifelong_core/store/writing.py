@@ -40,7 +40,7 @@ from lifelong_core.store._validate import (
 from lifelong_core.store.maintenance import store_error_sentence
 from lifelong_core.store.reading import StoreReader
 
-Progress = Callable[[float], None]
+Progress = Callable[[float], object]
 # One write of packed rows into ``bits``: (model_idx, correct packed, known packed or None),
 # optionally followed by the block of each row (the bulk import writes several blocks of
 # one model next to each other); without it every row belongs to the task's block.

@@ -238,7 +238,7 @@ def new_sample_study(
     sampling: str | None = None,
     search: str = "midpoint",
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
 ) -> NewSampleStudy:
     """insert_D for every split x model ranking: MAE vs m' curves with fits, and the two
     rankings (Prabhu et al. (2024), "Efficient Lifelong Model Evaluation in an Era of Rapid

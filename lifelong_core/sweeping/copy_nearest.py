@@ -35,7 +35,7 @@ def copy_nearest_packed(
     budgets: Sequence[int],
     *,
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
 ) -> SweepResult:
     """``run_sweep(..., search="copy-nearest")`` on packed rows, with the same numbers.
 

@@ -135,7 +135,7 @@ def run_sweep(
     search: str = DEFAULT_RULE,
     confidence: np.ndarray | None = None,
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
     ties: str | None = None,
     depth: int = 2,
     decompose: bool = False,

@@ -56,7 +56,7 @@ def fit_packed(
     order: np.ndarray,
     *,
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
     packed: np.ndarray | None = None,
 ) -> PackedFitMethod:
     """Fit ``method`` from the packed Sort rows in bounded memory (its ``fit_packed``: the
@@ -125,7 +125,7 @@ def fitted_method(
     confidence: np.ndarray | None = None,
     *,
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
     groups: object = None,
     memory: FitMemory | None = None,
 ) -> SearchMethod:

@@ -109,7 +109,7 @@ LOW_TAIL = 0.025
 RANGES = 5
 TARGETS_PTS = (1.0, 2.0)
 
-Progress = Callable[[float, str], None]
+Progress = Callable[[float, str], object]
 
 
 def default_methods() -> list[str]:

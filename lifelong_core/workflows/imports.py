@@ -57,7 +57,7 @@ def source(
     path: str | Path,
     dataset: str | None = None,
     *,
-    progress: Callable[[float, str], None] | None = None,
+    progress: Callable[[float, str], object] | None = None,
     **options: Any,
 ) -> Source:
     """Read and validate an input with the reader registered for ``kind``; nothing is
@@ -240,7 +240,7 @@ def lm_eval_datasets(store, run, dataset: str | None) -> pd.Series:
     return pd.Series([known.get(i, fresh) for i in ids], index=ids.index, dtype=object)
 
 
-def insert(store, src: Source, progress: Callable[[float], None] | None = None) -> dict:
+def insert(store, src: Source, progress: Callable[[float], object] | None = None) -> dict:
     """Write ``src`` into an open writable store in one transaction, by its ``write``
     form (``insert_long``, ``insert_matrix`` or ``insert_lm_eval_run``).
 

@@ -40,7 +40,7 @@ MAX_FIT_COLUMNS = DEFAULT_MAX_COLUMNS
 FIT_SECONDS_PER_ENTRY_PASS = 1.2e-7
 SORT_SECONDS_PER_ENTRY = 8e-9  # Sort sums from the store (4,000 x 500,000 in ~16 s, same machine)
 
-Progress = Callable[[float, str], None]
+Progress = Callable[[float, str], object]
 
 
 def fit_models(members: np.ndarray, max_models: int, seed: int) -> np.ndarray:

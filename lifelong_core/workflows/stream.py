@@ -82,7 +82,7 @@ def stream_replay(
 
 
 def stream_configs(
-    sel: Selection, pools, budgets, seed: int, progress: Callable[[float], None] | None = None
+    sel: Selection, pools, budgets, seed: int, progress: Callable[[float], object] | None = None
 ) -> pd.DataFrame:
     """Cost and error over the whole stream for every Sort & Search configuration.
 

@@ -149,7 +149,7 @@ def sweep_selection(
     request: SweepRequest,
     *,
     confidence: np.ndarray | None = None,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
     store: Any = None,
     memory: FitMemory | None = None,
 ) -> SelectionSweep:
