@@ -299,7 +299,7 @@ class SortOrder:
         If ``order`` is not a permutation of ``n`` samples.
     """
 
-    def __init__(self, order: np.ndarray, n: int, *, checked: bool = False):
+    def __init__(self, order: np.ndarray, n: int, *, checked: bool = False) -> None:
         self.n = int(n)
         if not checked:
             order = check_order(order, self.n)
@@ -446,7 +446,9 @@ class SortedCounter(SortOrder):
     ``boundary_counts(unpack_rows(P, n), order, cuts)``.
     """
 
-    def __init__(self, order: np.ndarray, cuts: np.ndarray, n: int, *, checked: bool = False):
+    def __init__(
+        self, order: np.ndarray, cuts: np.ndarray, n: int, *, checked: bool = False
+    ) -> None:
         super().__init__(order, n, checked=checked)
         self.cuts = np.asarray(cuts if checked else check_cuts(cuts, self.n), dtype=np.int64)
 

@@ -23,7 +23,7 @@ class InputError(ValueError):
         flag that sets it in front of the sentence.
     """
 
-    def __init__(self, message: str, *, param: str | None = None):
+    def __init__(self, message: str, *, param: str | None = None) -> None:
         super().__init__(message)
         self.param = param
 

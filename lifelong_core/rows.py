@@ -153,7 +153,7 @@ class DenseRows(RowSource):
         If ``A`` is not 2-dimensional or ``row_ids`` does not have one label per row.
     """
 
-    def __init__(self, A: np.ndarray, row_ids: np.ndarray | None = None):
+    def __init__(self, A: np.ndarray, row_ids: np.ndarray | None = None) -> None:
         A = np.asarray(A)
         if A.ndim != 2:
             raise InputError(f"the matrix must be 2-dimensional, got {A.ndim} dimensions.")
@@ -191,7 +191,7 @@ class PackedArray(RowSource):
         If ``packed`` is not 2-dimensional uint8, or its width does not fit ``n``.
     """
 
-    def __init__(self, packed: np.ndarray, n: int, rows: np.ndarray | None = None):
+    def __init__(self, packed: np.ndarray, n: int, rows: np.ndarray | None = None) -> None:
         packed = np.asarray(packed) if not isinstance(packed, np.memmap) else packed
         if packed.ndim != 2 or packed.dtype != np.uint8:
             raise InputError("packed rows must be a 2-dimensional uint8 array.")
@@ -257,7 +257,7 @@ class MatrixRows(RowSource):
         If the file cannot be read as a matrix or ``rows`` names a row it does not have.
     """
 
-    def __init__(self, path, rows: np.ndarray | None = None, what: str = "matrix"):
+    def __init__(self, path, rows: np.ndarray | None = None, what: str = "matrix") -> None:
         self._src = open_matrix(path, what)
         self.n = self._src.n_cols
         m = self._src.n_rows

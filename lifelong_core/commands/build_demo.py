@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from argparse import Namespace
 from pathlib import Path
 
 import numpy as np
@@ -244,7 +245,7 @@ def _stop_on_sigterm(signum, frame):
     raise KeyboardInterrupt
 
 
-def run(args) -> int:
+def run(args: Namespace) -> int:
     t0 = time.perf_counter()
     try:
         before = signal.signal(signal.SIGTERM, _stop_on_sigterm)

@@ -21,6 +21,7 @@ rank_intervals.csv: scope, model, scheme, mean, lo, hi (ranks; 1 = best).
 from __future__ import annotations
 
 import argparse
+from argparse import _SubParsersAction
 from pathlib import Path
 
 from lifelong_core.commands._common import choices_list, comma_list, write_table
@@ -32,7 +33,7 @@ from lifelong_core.limits import check_seed
 SCHEME_NAMES = ("mean", "geometric", "avg_rank", "avg_rank_noise", "avg_rank_bins")
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "rank",
         help="bootstrap confidence intervals of aggregate accuracy per model (overall and per category)",

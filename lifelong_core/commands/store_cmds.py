@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from argparse import _SubParsersAction
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ INFO_LISTED_MODELS = 30
 INFO_FAMILIES = 15  # families listed in the summary, largest first
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "import",
         help="add predictions to a store (long table, wide matrix or lm-eval logs)",

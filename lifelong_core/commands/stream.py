@@ -22,6 +22,7 @@ meta-test stream). regret.csv: method, position, model_row, error, reference_err
 from __future__ import annotations
 
 import argparse
+from argparse import Namespace, _SubParsersAction
 
 import numpy as np
 
@@ -40,7 +41,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.sortsearch.search import SAMPLING
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "stream",
         help="Nevis'22 protocol on a stream of models: choose early, score late",
@@ -103,7 +104,7 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _load(args) -> tuple[np.ndarray, np.ndarray]:
+def _load(args: Namespace) -> tuple[np.ndarray, np.ndarray]:
     if args.matrix is not None:
         from lifelong_core.io.matrix import load_index_list
 

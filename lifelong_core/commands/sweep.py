@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from argparse import _SubParsersAction
 from typing import Any
 
 import numpy as np
@@ -74,7 +75,7 @@ from lifelong_core.sweeping.result import DECOMP_KEYS
 ENGINES = ("numpy", "dask")
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "sweep",
         help="Sort & Search budget sweep (MAE, E_agg, kappa, correlations per budget)",

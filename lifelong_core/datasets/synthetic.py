@@ -32,6 +32,7 @@ import json
 import os
 import sys
 import time
+from argparse import Namespace
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -346,7 +347,7 @@ def write_store(
     return path
 
 
-def _spec_from_args(args) -> SyntheticSpec:
+def _spec_from_args(args: Namespace) -> SyntheticSpec:
     return SyntheticSpec(
         n_models=args.models,
         n_samples=args.samples,

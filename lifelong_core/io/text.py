@@ -42,7 +42,7 @@ CHUNK = 1 << 20
 class _LineGuard:
     """Tracks line lengths across chunks of a byte stream; refuses an over-long line."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str) -> None:
         self.what = what
         self.limit = size_limit("line")
         self.run = 0  # bytes of the line in progress

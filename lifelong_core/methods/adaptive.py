@@ -92,7 +92,7 @@ class IRTPredictor:
 
     kind = "irt"
 
-    def __init__(self, item: ItemModel):
+    def __init__(self, item: ItemModel) -> None:
         self.item = item
         self.n = len(item.d)
 
@@ -112,7 +112,7 @@ class ThresholdPredictor:
 
     kind = "threshold"
 
-    def __init__(self, order: np.ndarray, start_acc: float, rule: str = "midpoint"):
+    def __init__(self, order: np.ndarray, start_acc: float, rule: str = "midpoint") -> None:
         self.order = np.asarray(order, dtype=np.int64)
         self.rank = np.empty_like(self.order)
         self.rank[self.order] = np.arange(len(self.order))
@@ -169,7 +169,7 @@ class AdaptiveSampler:
         clip: float = 0.02,
         weighting: str = "equal",
         variance_floor: bool = True,
-    ):
+    ) -> None:
         if not 0 < level < 1:
             raise InputError(f"level must be in (0, 1), got {level}.")
         if not floor > 0 or not 0 < clip < 0.5:

@@ -137,7 +137,7 @@ DEFAULT_PRIOR = Prior.uniform(0.0, 1e4)
 class _StackedPrior:
     """Per-model priors evaluated on arrays shaped (chains, models)."""
 
-    def __init__(self, priors: Sequence[Prior]):
+    def __init__(self, priors: Sequence[Prior]) -> None:
         self.priors = list(priors)
         self.same = all(p == self.priors[0] for p in self.priors)
 

@@ -73,7 +73,7 @@ class Hold:
         Whether the hold is a writer's.
     """
 
-    def __init__(self, path: Path, identity: tuple[int, int] | None, exclusive: bool):
+    def __init__(self, path: Path, identity: tuple[int, int] | None, exclusive: bool) -> None:
         self.path = path
         self.identity = identity
         self.exclusive = exclusive

@@ -395,7 +395,7 @@ class StoreRows(RowSource):
         If the store cannot be opened or an index is out of range.
     """
 
-    def __init__(self, path: str | os.PathLike, models=None, samples=None, row_ids=None):
+    def __init__(self, path: str | os.PathLike, models=None, samples=None, row_ids=None) -> None:
         self.path = os.fspath(path)
         with Store.open(self.path, read_only=True) as st:
             self.models = st.model_rows(models)
@@ -416,7 +416,7 @@ class StoreRows(RowSource):
             "samples": self.samples,
         }
 
-    def __setstate__(self, state):
+    def __setstate__(self, state) -> None:
         self.__dict__.update(state)
         self._store = None
         self._lock = threading.Lock()

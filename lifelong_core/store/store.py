@@ -230,7 +230,7 @@ class Store(StoreSummaries, StoreWriter):
         path: Path,
         read_only: bool,
         held: Hold | None = None,
-    ):
+    ) -> None:
         self._con = con
         self._held = held
         self.path = path

@@ -930,7 +930,7 @@ class StoreWriter(StoreReader):
             con.begin()
             try:
 
-                def put(table: str, df: pd.DataFrame | pa.Table, columns: str):
+                def put(table: str, df: pd.DataFrame | pa.Table, columns: str) -> None:
                     if len(df) == 0:
                         return
                     tbl = (
@@ -942,7 +942,7 @@ class StoreWriter(StoreReader):
                     con.execute(f"INSERT INTO {table} SELECT {columns} FROM _put")
                     con.unregister("_put")
 
-                def delete(table: str, block_id: int, models: np.ndarray):
+                def delete(table: str, block_id: int, models: np.ndarray) -> None:
                     if len(models):
                         con.register("_del", pa.table({"m": pa.array(models.astype(np.int32))}))
                         con.execute(

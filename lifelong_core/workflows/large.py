@@ -20,6 +20,7 @@ so a dense read of a large store fails loudly instead of filling the memory.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NoReturn
 
 import numpy as np
 
@@ -62,17 +63,17 @@ class PackedCache:
     def __len__(self) -> int:
         return len(self.model_idx)
 
-    def _refuse(self):
+    def _refuse(self) -> NoReturn:
         m, n = self.shape
         limits.check_dense(m, n, 1, "this view's dense matrix")
         raise limits.DenseReadError(
             f"the {m:,} x {n:,} cache is read as packed blocks; dense access is refused."
         )
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: object = None, copy: object = None) -> NoReturn:
         self._refuse()
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: object) -> NoReturn:
         self._refuse()
 
 
@@ -90,7 +91,7 @@ class StoreSource(RowSource):
     (``store.dataset_rows.read_rows``). ``row_ids`` label the rows in results (default:
     positions). Holds an open store handle: for use within one process."""
 
-    def __init__(self, st, model_idx, sidx, row_ids=None):
+    def __init__(self, st, model_idx, sidx, row_ids=None) -> None:
         self.st = st
         self.model_idx = np.asarray(model_idx, dtype=np.int64)
         self.sidx = np.asarray(sidx, dtype=np.int64)
