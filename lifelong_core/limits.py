@@ -21,6 +21,7 @@ import argparse
 import math
 import os
 from contextlib import contextmanager
+from typing import SupportsInt
 
 from lifelong_core.errors import InputError
 
@@ -64,7 +65,7 @@ MAX_STATE_FIT_COLUMNS = 1 << 22
 BOUND_NOTE = "a bound on the work of one request"
 
 
-def check_seed(seed, param: str | None = "seed", what: str = "the seed") -> int:
+def check_seed(seed: SupportsInt | str, param: str | None = "seed", what: str = "the seed") -> int:
     """``seed`` as an int in [0, :data:`MAX_SEED`], or one sentence naming ``what``.
 
     The one seed rule: every command and page that draws random numbers passes its seed

@@ -19,6 +19,8 @@ unpacking. Implementations: :class:`DenseRows` (a 0/1 array in memory),
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +45,7 @@ class RowSource:
     n: int
     row_ids: np.ndarray
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)
         if cls.read is RowSource.read and cls.read_dense is RowSource.read_dense:
             raise TypeError(f"{cls.__name__} must implement read or read_dense")
@@ -257,7 +259,9 @@ class MatrixRows(RowSource):
         If the file cannot be read as a matrix or ``rows`` names a row it does not have.
     """
 
-    def __init__(self, path, rows: np.ndarray | None = None, what: str = "matrix") -> None:
+    def __init__(
+        self, path: str | Path, rows: np.ndarray | None = None, what: str = "matrix"
+    ) -> None:
         self._src = open_matrix(path, what)
         self.n = self._src.n_cols
         m = self._src.n_rows

@@ -237,7 +237,7 @@ def _build(store: Path, source: Path, llm_source: Path | None, held) -> dict:
 _TERMINATED: list[int] = []
 
 
-def _stop_on_sigterm(signum, frame):
+def _stop_on_sigterm(signum: int, frame: object):
     # SIGTERM's default ends the process at once, before the build's clean-up runs; as
     # Ctrl+C's exception it unwinds through build_store's finally (the command line then
     # says "interrupted" and exits 130).

@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import os
 from argparse import _SubParsersAction
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -310,7 +311,7 @@ def _report_baselines(args: argparse.Namespace, results: list, first_n) -> None:
 
 def _store_sweeps(
     args: argparse.Namespace,
-    budgets,
+    budgets: Sequence[int] | None,
     kernel: str | None,
     executor: str,
     seeds,
@@ -365,7 +366,7 @@ def _run_one(
     args: argparse.Namespace,
     every,
     rows,
-    budgets,
+    budgets: Sequence[int] | None,
     kernel: str | None,
     executor: str,
     seed: int,

@@ -29,6 +29,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
 import re
 import tempfile
 from collections.abc import Callable
@@ -398,7 +399,7 @@ def _pick_metric(options: list[str], wanted: str | None, task: str, path: Path) 
 
 
 def read_lm_eval(
-    path,
+    path: str | os.PathLike[str],
     model_name: str | None,
     metric: str | None = None,
     dataset: str | None = None,
@@ -539,7 +540,7 @@ def read_lm_eval(
 
 # ------------------------------------------------------------------ runs, folders and zips
 def lm_eval_source(
-    path,
+    path: str | os.PathLike[str],
     model: str | None = None,
     metric: str | None = None,
     filter: str | None = None,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -163,7 +164,7 @@ def check_cell_lengths(df: pd.DataFrame, what: str, limit: int = MAX_CELL_CHARS)
             )
 
 
-def read_parquet_table(path, what: str) -> pd.DataFrame:
+def read_parquet_table(path: str | os.PathLike[str], what: str) -> pd.DataFrame:
     """A Parquet table (never pickled); ``InputError`` when it cannot be read."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -185,7 +186,7 @@ def read_parquet_table(path, what: str) -> pd.DataFrame:
     return df
 
 
-def read_table(path, what: str) -> pd.DataFrame:
+def read_table(path: str | os.PathLike[str], what: str) -> pd.DataFrame:
     """A ``.csv`` or ``.parquet`` table by extension (text cells for CSV)."""
     p = Path(path)
     suffix = p.suffix.lower()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -177,7 +178,7 @@ def read_text(source, what: str, encoding: str = "utf-8-sig") -> str:
         raise InputError(f"{what} is not UTF-8 text.") from None
 
 
-def iter_lines(path, what: str, digest=None) -> Iterator[tuple[int, bytes]]:
+def iter_lines(path: str | os.PathLike[str], what: str, digest=None) -> Iterator[tuple[int, bytes]]:
     """``(line number, line)`` of a text file (gzip when it ends in ``.gz``), streamed:
     a line longer than the line limit, or a gzip file unpacking past the unpacked limit,
     is refused as it is read, never held.
@@ -230,7 +231,7 @@ def iter_lines(path, what: str, digest=None) -> Iterator[tuple[int, bytes]]:
             raise os_error(exc, path, what, "read") from None
 
 
-def check_json_size(path, what: str) -> None:
+def check_json_size(path: str | os.PathLike[str], what: str) -> None:
     """Refuse a JSON document larger than the JSON limit before anything reads it whole."""
     path = Path(path)
     try:
@@ -241,7 +242,7 @@ def check_json_size(path, what: str) -> None:
         raise InputError(f"{what} is {size:,} bytes, more than {size_rule('json')}.")
 
 
-def read_json_bytes(path, what: str) -> bytes:
+def read_json_bytes(path: str | os.PathLike[str], what: str) -> bytes:
     """A JSON document read whole, refused first when the file is larger than the JSON
     limit (and never more than the limit read, whatever the file claims to hold)."""
     path = Path(path)
@@ -291,7 +292,7 @@ def load_json(data: bytes | str, what: str) -> Any:
     return value
 
 
-def check_archive(path, what: str) -> list[zipfile.ZipInfo]:
+def check_archive(path: str | os.PathLike[str], what: str) -> list[zipfile.ZipInfo]:
     """The members of a zip archive (a zip upload, ``.npz``, Inspect ``.eval``), refused
     when they unpack to more than the unpacked limit in all, or are more than the file
     count limit. Returns the members.

@@ -15,6 +15,7 @@ written (docs/reference/file-formats.md).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ ID_TYPES = ("txt", "csv", "parquet")
 EXTRA_TYPES = ("npy", "npz")
 
 
-def read_ids(path, kind: str):
+def read_ids(path: str | os.PathLike[str], kind: str):
     """Model or sample ids: a list of str (one per line) or a table with ``<kind>_id``."""
     what = f"--{kind}s"
     p = check_input_file(path, what)
@@ -64,7 +65,7 @@ def read_ids(path, kind: str):
     return ids
 
 
-def read_extra_matrix(path, flag: str) -> np.ndarray:
+def read_extra_matrix(path: str | os.PathLike[str], flag: str) -> np.ndarray:
     """A per-entry extras matrix (``--confidence`` etc. of a wide import) from .npy/.npz.
 
     Read as stored (no narrowing to float32, so values come back exactly); never

@@ -73,6 +73,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -589,7 +590,7 @@ def advance(
         r += 1
 
 
-def simulate(sampler: AdaptiveSampler, row: np.ndarray, seed: int, **kwargs) -> AdaptiveRun:
+def simulate(sampler: AdaptiveSampler, row: np.ndarray, seed: int, **kwargs: Any) -> AdaptiveRun:
     """:func:`run_adaptive` against a known row of results (a stored model)."""
     row = np.asarray(row)
     if row.shape != (sampler.n,) or not np.isin(row, (0, 1)).all():

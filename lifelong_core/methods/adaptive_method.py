@@ -12,6 +12,7 @@ otherwise) or by replaying earlier rounds' results (a round trip through files).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -156,7 +157,7 @@ class AdaptiveMethod(BaseMethod):
             self.predictor_, self.n_, level=self.level, floor=self.floor, clip=self.clip
         )
 
-    def simulate(self, row: np.ndarray, seed: int, **kwargs) -> AdaptiveRun:
+    def simulate(self, row: np.ndarray, seed: int, **kwargs: Any) -> AdaptiveRun:
         """Evaluate a model whose results are known (a stored row), round by round.
 
         Parameters
@@ -185,7 +186,9 @@ class AdaptiveMethod(BaseMethod):
         """
         return simulate(self.sampler(), row, seed, **kwargs)
 
-    def run(self, oracle: Callable[[np.ndarray], np.ndarray], seed: int, **kwargs) -> AdaptiveRun:
+    def run(
+        self, oracle: Callable[[np.ndarray], np.ndarray], seed: int, **kwargs: Any
+    ) -> AdaptiveRun:
         """Evaluate a model for real, round by round.
 
         Parameters

@@ -66,6 +66,7 @@ a cache already cross-validated, in this process or another, reuses it.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -248,7 +249,9 @@ def _strata(order: np.ndarray, budget: int) -> _Strata:
     return _Strata(label, weight)
 
 
-def _make_draws(B, folds, budgets, rng) -> tuple[_Draws, list[np.ndarray]]:
+def _make_draws(
+    B: np.ndarray, folds, budgets: Sequence[int], rng: np.random.Generator
+) -> tuple[_Draws, list[np.ndarray]]:
     mb, nb = B.shape
     per = max(1, -(-MIN_DRAWS // mb))  # draws per held-out model and budget
     draws = _Draws([], [], [], [], [], [])
@@ -288,7 +291,7 @@ def _errors(pred, prob, truth, cols, strata: _Strata, df: float = 0.0) -> tuple[
     return float(np.mean(pred[rest] != truth[rest])), float(np.sqrt(var))
 
 
-def _score_threshold(B, folds, orders, draws) -> np.ndarray:
+def _score_threshold(B: np.ndarray, folds, orders, draws) -> np.ndarray:
     n = B.shape[1]
     out = np.empty((len(draws.row), 2))
     ranks = []
@@ -305,7 +308,7 @@ def _score_threshold(B, folds, orders, draws) -> np.ndarray:
     return out
 
 
-def _score_copy_nearest(B, folds, draws) -> np.ndarray:
+def _score_copy_nearest(B: np.ndarray, folds, draws) -> np.ndarray:
     out = np.empty((len(draws.row), 2))
     trains = [np.setdiff1d(np.arange(B.shape[0]), t) for t in folds]
     for d, (f, i, cols) in enumerate(zip(draws.fold, draws.row, draws.cols)):
@@ -315,7 +318,7 @@ def _score_copy_nearest(B, folds, draws) -> np.ndarray:
     return out
 
 
-def _score_mirt(B, folds, draws, k: int, ridge: float, iters: int) -> np.ndarray:
+def _score_mirt(B: np.ndarray, folds, draws, k: int, ridge: float, iters: int) -> np.ndarray:
     items = ordered_map(
         lambda test: fit_item_model(
             B[np.setdiff1d(np.arange(B.shape[0]), test)], k=k, iters=iters, item_ridge=ridge
@@ -331,7 +334,7 @@ def _score_mirt(B, folds, draws, k: int, ridge: float, iters: int) -> np.ndarray
     return out
 
 
-def _score_group(B, items, draws, out, key, ds) -> None:
+def _score_group(B: np.ndarray, items, draws, out, key, ds) -> None:
     """Scores of the draws ``ds`` of one fold and budget, into their rows of ``out``."""
     item = items[key[0]]
     cols = np.stack([draws.cols[d] for d in ds])

@@ -166,7 +166,7 @@ class FirstN(BaseMethod):
             raise InputError("fit needs the cache or its sample order to know the number of items.")
         return self._fit(n)
 
-    def fit_packed(self, P: np.ndarray, n: int, order: np.ndarray, **_) -> FirstN:
+    def fit_packed(self, P: np.ndarray, n: int, order: np.ndarray, **_: object) -> FirstN:
         """:meth:`fit` for packed rows: only ``n`` is used, nothing is unpacked.
 
         Parameters

@@ -212,7 +212,7 @@ def _start(P: np.ndarray, n: int, k: int, spans, tick):
     return u, u * np.sqrt(m), d, col
 
 
-def _alternate(P, n, k, iters, item_ridge, spans, tick):
+def _alternate(P: np.ndarray, n, k, iters, item_ridge, spans, tick):
     """The alternating fit of ``irt.fit_item_model``, pass by pass over column chunks."""
     m = P.shape[0]
     p = k + 1
@@ -248,7 +248,7 @@ def _alternate(P, n, k, iters, item_ridge, spans, tick):
     return theta, d, w, u
 
 
-def _pass(P, X, outer_x, theta32, w, d, item_pen, spans):
+def _pass(P: np.ndarray, X, outer_x, theta32, w, d, item_pen, spans):
     """One pass's work on a column chunk: the item step (``w`` and ``d`` updated in place),
     then the chunk's share of the ability step's gradient and Hessian, with the items just
     updated."""

@@ -345,7 +345,7 @@ class RandomSample(BaseMethod):
         self._keep_order(order)
         return self
 
-    def fit_packed(self, P: np.ndarray, n: int, order: np.ndarray, **_) -> RandomSample:
+    def fit_packed(self, P: np.ndarray, n: int, order: np.ndarray, **_: object) -> RandomSample:
         """:meth:`fit` for packed rows: only ``n`` is used, nothing is unpacked."""
         self._validate_params()
         self.n_ = int(n)

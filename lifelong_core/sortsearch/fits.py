@@ -11,6 +11,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def _clean(x, y, need: int, model: str) -> tuple[np.ndarray, np.ndarray] | FitRe
     return x, y
 
 
-def fit_exponential(budgets, errors) -> FitResult:
+def fit_exponential(budgets: ArrayLike, errors: ArrayLike) -> FitResult:
     """Fit E = a exp(-b n') + c with a, b, c >= 0 (Prabhu et al. (2024), *Efficient Lifelong Model
     Evaluation in an Era of Rapid Progress*, §4.2, Key Result 2).
 
@@ -140,7 +141,7 @@ def fit_exponential(budgets, errors) -> FitResult:
     return FitResult("exponential", {"a": a, "b": b, "c": c}, _r2(y, _exp(x, a, b, c)), True)
 
 
-def fit_power_law(budgets, eagg) -> FitResult:
+def fit_power_law(budgets: ArrayLike, eagg: ArrayLike) -> FitResult:
     """Fit E_agg = c n'^p, p negative when the error shrinks (Prabhu et al. (2024), *Lifelong
     Benchmarks: Efficient Model Evaluation in an Era of Rapid Progress*, §5, Key Result 2).
 

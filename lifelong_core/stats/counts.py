@@ -10,8 +10,10 @@ arrays.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import IO
 
 import numpy as np
 import pandas as pd
@@ -267,7 +269,9 @@ def from_frame(
     )
 
 
-def read_counts_csv(path, name: str | None = None) -> CountTable:
+def read_counts_csv(
+    path: str | os.PathLike[str] | IO[bytes], name: str | None = None
+) -> CountTable:
     """Read and validate a ``counts.csv`` file or file-like object (see :func:`from_frame`).
 
     Parameters

@@ -91,7 +91,7 @@ class Hold:
     def __enter__(self) -> Hold:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 

@@ -395,7 +395,9 @@ class StoreRows(RowSource):
         If the store cannot be opened or an index is out of range.
     """
 
-    def __init__(self, path: str | os.PathLike, models=None, samples=None, row_ids=None) -> None:
+    def __init__(
+        self, path: str | os.PathLike, models=None, samples=None, row_ids: np.ndarray | None = None
+    ) -> None:
         self.path = os.fspath(path)
         with Store.open(self.path, read_only=True) as st:
             self.models = st.model_rows(models)

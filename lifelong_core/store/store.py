@@ -382,7 +382,7 @@ class Store(StoreSummaries, StoreWriter):
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def limit_memory(self, limit: str) -> None:

@@ -23,6 +23,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from numpy.typing import ArrayLike
 
 from lifelong_core.bits import binary_from_rows, pack_rows
 from lifelong_core.errors import InputError
@@ -422,7 +423,7 @@ class StoreWriter(StoreReader):
 
     def insert_matrix(
         self,
-        A,
+        A: ArrayLike,
         models,
         samples,
         source: str = "<array>",

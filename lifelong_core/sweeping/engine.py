@@ -27,6 +27,7 @@ benchmark maintainer would pick one subset and run every new model on it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +58,7 @@ def _eval_task(source: RowSource, start: int, stop: int, kernel, spec) -> dict[s
     return kernel.evaluate(kernel.read(source, start, stop), source.row_ids[start:stop], spec)
 
 
-def _as_rows(A, what: str, row_ids: np.ndarray | None) -> RowSource:
+def _as_rows(A: np.ndarray, what: str, row_ids: np.ndarray | None) -> RowSource:
     """A row source as is; an array is served in place."""
     if isinstance(A, RowSource):
         return A
@@ -144,7 +145,7 @@ def run_sweep(
     threads: int | None = None,
     chunk_rows: int | None = None,
     eval_row_ids: np.ndarray | None = None,
-    client=None,
+    client: Any | None = None,
     n_workers: int = 1,
     bounded: bool = False,
     groups=None,

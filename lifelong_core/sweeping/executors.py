@@ -23,6 +23,7 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class SerialExecutor:
     def __enter__(self) -> SerialExecutor:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         pass
 
     def _ordered(
@@ -60,7 +61,7 @@ class SerialExecutor:
         fn: Task,
         source: RowSource,
         spans: Sequence[tuple[int, int]],
-        *args,
+        *args: Any,
         on_result: OnResult = None,
     ) -> list:
         out = []
@@ -71,7 +72,7 @@ class SerialExecutor:
         return out
 
     def total(
-        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], *args
+        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], *args: Any
     ) -> np.ndarray:
         """The sum of the task results (int arrays), added up as they arrive."""
         acc: np.ndarray | None = None
@@ -94,7 +95,7 @@ class ThreadExecutor(SerialExecutor):
         self._pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="sweep")
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._pool.shutdown()
 
     def _ordered(
@@ -128,7 +129,7 @@ def _add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 class DaskExecutor:
     name = "dask"
 
-    def __init__(self, client=None, n_workers: int = 1, threads_per_worker: int = 2):
+    def __init__(self, client: Any | None = None, n_workers: int = 1, threads_per_worker: int = 2):
         self.client = client
         self.n_workers = n_workers
         self.threads_per_worker = threads_per_worker
@@ -148,7 +149,7 @@ class DaskExecutor:
             self._client = self.client
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._cluster is None:
             return
         # A worker heartbeat racing the shutdown of a local cluster logs a harmless
@@ -181,7 +182,7 @@ class DaskExecutor:
         fn: Task,
         source: RowSource,
         spans: Sequence[tuple[int, int]],
-        *args,
+        *args: Any,
         on_result: OnResult = None,
     ) -> list:
         futures = self._submit(fn, source, spans, args)
@@ -195,7 +196,7 @@ class DaskExecutor:
         return out
 
     def total(
-        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], *args
+        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], *args: Any
     ) -> np.ndarray:
         level = self._submit(fn, source, spans, args)
         while len(level) > 1:
@@ -209,7 +210,9 @@ class DaskExecutor:
         return level[0].result()
 
 
-def make_executor(name: str, *, threads: int | None = None, client=None, n_workers: int = 1):
+def make_executor(
+    name: str, *, threads: int | None = None, client: Any | None = None, n_workers: int = 1
+):
     """The executor called ``name``; ``threads`` sizes the pool (threads) or each dask worker."""
     if name == "serial":
         return SerialExecutor()

@@ -185,7 +185,7 @@ def fitted_method(
     )
 
 
-def _fit(search, how, rows, data, order, confidence, seed, progress, groups) -> SearchMethod:
+def _fit(search, how, rows, data, order, confidence, seed: int, progress, groups) -> SearchMethod:
     method = get_method(search, groups=groups)
     if how == "packed":
         fit_packed(method, rows, order, seed=seed, progress=progress, packed=data)

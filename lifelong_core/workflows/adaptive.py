@@ -9,6 +9,8 @@ Design, estimator and stopping rule: :mod:`lifelong_core.methods.adaptive`.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 
@@ -241,7 +243,12 @@ def lm_eval_results(
 
 
 def write_round(
-    cache: Selection, cols: np.ndarray, path, fmt: str, seed: int, task_names=None
+    cache: Selection,
+    cols: np.ndarray,
+    path: str | os.PathLike[str],
+    fmt: str,
+    seed: int,
+    task_names=None,
 ) -> None:
     """Write the next round's items for the harness to run.
 

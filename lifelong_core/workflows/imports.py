@@ -14,10 +14,11 @@ the runs inside (one folder per model, as lm-eval writes them).
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -25,6 +26,9 @@ from lifelong_core.errors import InputError
 from lifelong_core.io.lm_eval import SkippedRun, model_name_from_folder, run_folders
 from lifelong_core.io.readers import WRITES, Source, read, reader, readers
 from lifelong_core.io.text import extract_zip
+
+if TYPE_CHECKING:
+    from lifelong_core.store import Store
 
 __all__ = [
     "SkippedRun",
@@ -210,7 +214,7 @@ def default_lm_eval_dataset(run) -> str:
     return "lm-eval"
 
 
-def lm_eval_datasets(store, run, dataset: str | None) -> pd.Series:
+def lm_eval_datasets(store: Store, run, dataset: str | None) -> pd.Series:
     """Each row's dataset for an lm-eval import: ``dataset`` if named; else the dataset the
     store already keeps the item in, and for new items the dataset the store keeps the
     import's other items in (when that is one) or :func:`default_lm_eval_dataset`.
@@ -240,7 +244,7 @@ def lm_eval_datasets(store, run, dataset: str | None) -> pd.Series:
     return pd.Series([known.get(i, fresh) for i in ids], index=ids.index, dtype=object)
 
 
-def insert(store, src: Source, progress: Callable[[float], object] | None = None) -> dict:
+def insert(store: Store, src: Source, progress: Callable[[float], object] | None = None) -> dict:
     """Write ``src`` into an open writable store in one transaction, by its ``write``
     form (``insert_long``, ``insert_matrix`` or ``insert_lm_eval_run``).
 
@@ -271,6 +275,8 @@ def insert(store, src: Source, progress: Callable[[float], object] | None = None
         with what it holds, a read-only handle); the store is then unchanged.
     """
     if src.write == "long":
+        if src.table is None:
+            raise InputError(f"{src.source}: the reader gave no table to write.")
         return store.insert_long(
             src.table,
             source=src.source,
@@ -280,6 +286,8 @@ def insert(store, src: Source, progress: Callable[[float], object] | None = None
             progress=progress,
         )
     if src.write == "matrix":
+        if src.matrix is None:
+            raise InputError(f"{src.source}: the reader gave no matrix to write.")
         return store.insert_matrix(
             src.matrix,
             src.models,
@@ -306,7 +314,7 @@ def insert(store, src: Source, progress: Callable[[float], object] | None = None
 
 
 @contextmanager
-def held_store(path) -> Iterator[Any]:
+def held_store(path: str | os.PathLike[str]) -> Iterator[Any]:
     """The writer of the existing store ``path``, held while an import reads its inputs.
 
     Opened (and checked sound) before the inputs are read, so another process cannot
@@ -344,7 +352,9 @@ def held_store(path) -> Iterator[Any]:
         yield store
 
 
-def import_into(path, src: Source, progress=None, store=None) -> dict:
+def import_into(
+    path: str | os.PathLike[str], src: Source, progress=None, store: Store | None = None
+) -> dict:
     """:func:`insert` into the store file ``path``, created if missing and removed again
     when the import into a new store fails (the command line's rule).
 
@@ -399,7 +409,7 @@ def import_into(path, src: Source, progress=None, store=None) -> dict:
     return summary
 
 
-def summary_text(summary: Mapping, path) -> str:
+def summary_text(summary: Mapping, path: str | os.PathLike[str]) -> str:
     """The one line the command line prints after an import (and the Data page shows).
 
     Parameters

@@ -19,14 +19,18 @@ so a dense read of a large store fails loudly instead of filling the memory.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
 from lifelong_core import limits
 from lifelong_core.rows import RowSource
 from lifelong_core.store.dataset_rows import read_rows
+
+if TYPE_CHECKING:
+    from lifelong_core.store import Store
 
 DEFAULT_SCORED = 200
 
@@ -81,7 +85,7 @@ def is_large(m: int, n: int) -> bool:
     return not limits.fits(m, n, 1)
 
 
-def packed_rows(store, A: PackedCache, rows) -> np.ndarray:
+def packed_rows(store: Store, A: PackedCache, rows) -> np.ndarray:
     """Packed bits of rows ``rows`` (positions in ``A``) on ``A``'s columns."""
     return read_rows(store, A.model_idx[np.asarray(rows, dtype=np.int64)], A.sidx)
 
@@ -91,7 +95,7 @@ class StoreSource(RowSource):
     (``store.dataset_rows.read_rows``). ``row_ids`` label the rows in results (default:
     positions). Holds an open store handle: for use within one process."""
 
-    def __init__(self, st, model_idx, sidx, row_ids=None) -> None:
+    def __init__(self, st, model_idx, sidx, row_ids: np.ndarray | None = None) -> None:
         self.st = st
         self.model_idx = np.asarray(model_idx, dtype=np.int64)
         self.sidx = np.asarray(sidx, dtype=np.int64)
@@ -106,13 +110,13 @@ class StoreSource(RowSource):
         return read_rows(self.st, self.model_idx[start:stop], self.sidx)
 
 
-def source(store, A: PackedCache, rows, row_ids=None) -> StoreSource:
+def source(store: Store, A: PackedCache, rows, row_ids: np.ndarray | None = None) -> StoreSource:
     """A packed row source (positions ``rows`` of ``A``) for the packed engine and fits."""
     rows = np.asarray(rows, dtype=np.int64)
     return StoreSource(store, A.model_idx[rows], A.sidx, rows if row_ids is None else row_ids)
 
 
-def row_sums(store, A: PackedCache, rows=None, progress=None) -> np.ndarray:
+def row_sums(store: Store, A: PackedCache, rows=None, progress=None) -> np.ndarray:
     """Number of correct samples of every row (or of ``rows``), from packed popcounts."""
     rows = np.arange(len(A)) if rows is None else np.asarray(rows, dtype=np.int64)
     out = np.empty(len(rows), dtype=np.int64)
@@ -125,7 +129,16 @@ def row_sums(store, A: PackedCache, rows=None, progress=None) -> np.ndarray:
     return out
 
 
-def sweep(store, A: PackedCache, sort_rows, eval_rows, budgets, *, scored: int, **options):
+def sweep(
+    store: Store,
+    A: PackedCache,
+    sort_rows,
+    eval_rows,
+    budgets: Sequence[int],
+    *,
+    scored: int,
+    **options: Any,
+):
     """A sweep on packed rows: Sort on ``sort_rows``, score a seeded sample of at most
     ``scored`` of ``eval_rows`` (positions in ``A``; results labelled by them).
     ``options`` (sort, sampling, search, seed, decompose, progress) go to
@@ -173,7 +186,7 @@ class Block:
         )
 
 
-def bounded_block(store, A: PackedCache, max_models: int, seed: int, rows=None) -> Block:
+def bounded_block(store: Store, A: PackedCache, max_models: int, seed: int, rows=None) -> Block:
     """A dense block small enough to hold: up to ``max_models`` rows (``rows`` if given,
     else a seeded sample in store order) and as many seeded columns (ascending) as keep the
     block within the dense-read limit.
@@ -224,7 +237,7 @@ def bounded_block(store, A: PackedCache, max_models: int, seed: int, rows=None) 
     return Block(dense, rows, cols)
 
 
-def dense_rows(store, A: PackedCache, rows, cols) -> np.ndarray:
+def dense_rows(store: Store, A: PackedCache, rows, cols) -> np.ndarray:
     """A small dense sub-block of ``A``, read from packed rows.
 
     Parameters

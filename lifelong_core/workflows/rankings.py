@@ -40,6 +40,7 @@ from lifelong_core.workflows.sortsets import release_rows
 
 if TYPE_CHECKING:
     from lifelong_core.stats import Bootstrap, CountTable, HierarchicalFit
+    from lifelong_core.store import Store
 
 # The ranking sources: the bootstrap of test items (§2.1) or the hierarchical model (§2.2).
 RANK_METHODS = ("bootstrap", "hierarchical")
@@ -321,7 +322,7 @@ class EstimatedCounts(NamedTuple):
 
 
 def newest_estimated_counts(
-    store,
+    store: Store,
     dataset: str,
     n_new: int,
     budget: int,

@@ -8,7 +8,7 @@ from 30 Years of Computer Vision Research*, §3 compare methods on a stream.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -82,7 +82,11 @@ def stream_replay(
 
 
 def stream_configs(
-    sel: Selection, pools, budgets, seed: int, progress: Callable[[float], object] | None = None
+    sel: Selection,
+    pools,
+    budgets: Sequence[int],
+    seed: int,
+    progress: Callable[[float], object] | None = None,
 ) -> pd.DataFrame:
     """Cost and error over the whole stream for every Sort & Search configuration.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,9 @@ from lifelong_core.rows import RowSource
 from lifelong_core.sortsearch.sort import choose_sort_rows
 from lifelong_core.sweeping import SweepResult, run_sweep
 from lifelong_core.workflows.selection import DatasetModels, Selection, dataset_models
+
+if TYPE_CHECKING:
+    from lifelong_core.store import Store
 
 # Model-based estimators take long per row: small blocks let a progress bar move.
 MODEL_BLOCK_ROWS = 4
@@ -257,7 +260,7 @@ class StoreSweepRows:
         return StoreRows(self.path, self.model_idx[ids], self.sidx, row_ids=ids)
 
 
-def store_sweep_rows(store, dataset: str) -> StoreSweepRows:
+def store_sweep_rows(store: Store, dataset: str) -> StoreSweepRows:
     """The complete real models of ``dataset`` as rows to sweep (``lbe sweep --store``),
     read from the store's file as packed chunks, never whole.
 
@@ -292,7 +295,7 @@ def store_sweep_rows(store, dataset: str) -> StoreSweepRows:
 
 
 def sweep_store(
-    store,
+    store: Store,
     dataset: str,
     *,
     sort_models: int | None = None,
