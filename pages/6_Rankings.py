@@ -22,6 +22,7 @@ from lifelong_core.stats.vtab import counts_from_leaderboard, load_published
 from lifelong_core.workflows.budgets import budgets_within
 from lifelong_core.workflows.rankings import (
     DEFAULT_TOP,
+    RankingOptions,
     default_models,
     estimator_coverage,
     overall_accuracy,
@@ -406,7 +407,8 @@ normalized = c4.toggle(
 url_sync_keys("level", "n_boot", "seed", "normalized")
 
 # Every tab orders or compares its models by the leaderboard, so it is the one table made before them.
-board = board_table(counts_all, chosen_models, int(n_boot), seed, float(level), bool(normalized))
+boot_options = RankingOptions(boot=int(n_boot), normalize=bool(normalized), seed=seed)
+board = board_table(counts_all, chosen_models, boot_options, float(level))
 
 # The open tab lives in the URL and only it runs: a hidden tab costs nothing (the Bayesian model takes seconds).
 tab_board, tab_diff, tab_rank, tab_bayes = st.tabs(
@@ -486,9 +488,7 @@ with tab_diff:
         if len(pick) < 2:
             st.info("Choose at least two models.")
         else:
-            diff = differences(
-                counts_all, chosen_models, int(n_boot), seed, bool(normalized), tuple(pick)
-            )
+            diff = differences(counts_all, chosen_models, boot_options, tuple(pick))
             m = len(diff)
             st.caption(
                 f"{m} comparison(s); each interval is at {diff['level'].iloc[0]:.4f} so that all hold together at 95% "
@@ -511,7 +511,7 @@ with tab_rank:
             "schemes report the average over tasks of the per-task rank, raw, with N(0, 1) noise in points, or with 1-point "
             "bins (ties share the worst rank)."
         )
-        ranks = rank_table(counts_all, chosen_models, int(n_boot), seed, bool(normalized))
+        ranks = rank_table(counts_all, chosen_models, boot_options)
         best_overall = board[board["scope"] == "overall"]["model"].to_numpy()
         show_table(scheme_intervals(ranks, best_overall, SCHEMES), f"rank-intervals-{source}")
         scheme: str = picked(

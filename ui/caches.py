@@ -11,6 +11,7 @@ process is re-read; ``ui.common.refresh_store`` clears everything after this app
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,6 +32,7 @@ from lifelong_core.workflows import (
 from lifelong_core.workflows import (
     selection as _selection,
 )
+from lifelong_core.workflows.rankings import RankingOptions
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.sweeps import SelectionSweep, SweepRequest, sweep_selection
 from ui.common import Memo as _Memo
@@ -765,65 +767,68 @@ def normalization_bounds(
 # The three bootstrap views read the same replicates: the tables below call this cached
 # draw, so a run draws them once whichever tab is open. ``counts`` is the whole source,
 # ``chosen`` the models shown: a model's replicates do not depend on the others, and the
-# normalisation bounds are the source's, so nothing shown changes with the choice.
+# normalisation bounds are the source's, so nothing shown changes with the choice. The
+# bootstrap's settings are one RankingOptions (boot, seed, normalize), as ``lbe rank``'s.
 @st.cache_data(show_spinner="Bootstrapping…", max_entries=16)
-def replicates(
-    counts: pd.DataFrame, chosen: tuple[str, ...], n_boot: int, seed: int, normalized: bool
-):
+def replicates(counts: pd.DataFrame, chosen: tuple[str, ...], options: RankingOptions) -> Any:
     """The bootstrap replicates of the ``chosen`` models (LA-UR-24-25289 report, §2.1),
     normalised with the source's bounds when asked (§2.4)."""
     from lifelong_core.stats import bootstrap, from_frame, normalize
 
-    boot = bootstrap(from_frame(counts).subset(models=list(chosen)), n_boot=n_boot, seed=seed)
-    if not normalized:
+    table = from_frame(counts).subset(models=list(chosen))
+    boot = bootstrap(table, n_boot=options.boot, seed=options.seed)
+    if not options.normalize:
         return boot
-    return normalize(boot, bounds=normalization_bounds(counts, n_boot, seed))
+    return normalize(boot, bounds=normalization_bounds(counts, options.boot, options.seed))
+
+
+_BOOT_PARAMETERS = """counts : pandas.DataFrame
+        The whole source's counts (``counts.csv`` layout: model, task, category, correct,
+        total), whichever models are shown.
+    chosen : tuple of str
+        The models shown; their replicates do not depend on the others.
+    options : RankingOptions
+        The bootstrap's replicates (``boot``), seed (each model draws from its own
+        stream, from the seed and its name) and whether each task's scores are rescaled
+        between the source's normalisation bounds before aggregating (``normalize``,
+        §2.4)."""
+
+
+def _boot_doc(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The bootstrap tables' shared parameters, written once into each docstring."""
+    f.__doc__ = (f.__doc__ or "").replace("{params}", _BOOT_PARAMETERS)
+    return f
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
+@_boot_doc
 def board_table(
-    counts: pd.DataFrame,
-    chosen: tuple[str, ...],
-    n_boot: int,
-    seed: int,
-    level: float,
-    normalized: bool,
+    counts: pd.DataFrame, chosen: tuple[str, ...], options: RankingOptions, level: float
 ) -> pd.DataFrame:
-    """The bootstrap leaderboard of the chosen models at ``level``.
+    """Bootstrap leaderboard of the chosen models, overall and per category.
 
     Percentile intervals of the replicate scores (LA-UR-24-25289 report, 2024, §2.1).
 
     Parameters
     ----------
-    counts : pandas.DataFrame
-        The whole source's counts (``counts.csv`` layout: model, task, category, correct,
-        total), whichever models are shown.
-    chosen : tuple of str
-        The models shown; their replicates do not depend on the others.
-    n_boot : int
-        Bootstrap replicates.
-    seed : int
-        Seed of the draw (each model draws from its own stream, from the seed and its name).
+    {params}
     level : float
         Coverage of the intervals, e.g. 0.834 for the 83.4% display level.
-    normalized : bool
-        Rescale each task's scores between the source's normalisation bounds (§2.4) before
-        aggregating.
 
     Returns
     -------
     pandas.DataFrame
-        :func:`lifelong_core.stats.leaderboard`: model, scope, mean, lo, hi (fractions)
-        and point, by scope and decreasing mean.
+        model, scope, mean, lo, hi (fractions).
     """
     from lifelong_core.stats import leaderboard
 
-    return leaderboard(replicates(counts, chosen, n_boot, seed, normalized), level=level)
+    return leaderboard(replicates(counts, chosen, options), level=level)
 
 
-@st.cache_data(show_spinner="Ranking the replicates…", max_entries=16)
+@st.cache_data(show_spinner=False, max_entries=16)
+@_boot_doc
 def rank_table(
-    counts: pd.DataFrame, chosen: tuple[str, ...], n_boot: int, seed: int, normalized: bool
+    counts: pd.DataFrame, chosen: tuple[str, ...], options: RankingOptions
 ) -> pd.DataFrame:
     """Bootstrap rank intervals of the chosen models under every scheme.
 
@@ -831,18 +836,7 @@ def rank_table(
 
     Parameters
     ----------
-    counts : pandas.DataFrame
-        The whole source's counts (``counts.csv`` layout: model, task, category, correct,
-        total), whichever models are shown.
-    chosen : tuple of str
-        The models shown; their replicates do not depend on the others.
-    n_boot : int
-        Bootstrap replicates.
-    seed : int
-        Seed of the draw (each model draws from its own stream, from the seed and its name).
-    normalized : bool
-        Rescale each task's scores between the source's normalisation bounds (§2.4) before
-        aggregating.
+    {params}
 
     Returns
     -------
@@ -851,19 +845,18 @@ def rank_table(
     """
     from lifelong_core.stats import DIFFERENCE_LEVEL, rank_intervals
 
-    boot = replicates(counts, chosen, n_boot, seed, normalized)
-    return rank_intervals(boot.scores, boot.table.models, level=DIFFERENCE_LEVEL, seed=seed)
+    boot = replicates(counts, chosen, options)
+    return rank_intervals(boot.scores, boot.table.models, level=DIFFERENCE_LEVEL, seed=options.seed)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
+@_boot_doc
 def differences(
     counts: pd.DataFrame,
     chosen: tuple[str, ...],
-    n_boot: int,
-    seed: int,
-    normalized: bool,
+    options: RankingOptions,
     models: tuple[str, ...],
-):
+) -> pd.DataFrame:
     """Bootstrap pairwise differences of ``models``, Bonferroni-corrected.
 
     Intervals at 95% for the family of pairs (LA-UR-24-25289 report, 2024, §2.1,
@@ -871,18 +864,7 @@ def differences(
 
     Parameters
     ----------
-    counts : pandas.DataFrame
-        The whole source's counts (``counts.csv`` layout: model, task, category, correct,
-        total), whichever models are shown.
-    chosen : tuple of str
-        The models shown; their replicates do not depend on the others.
-    n_boot : int
-        Bootstrap replicates.
-    seed : int
-        Seed of the draw (each model draws from its own stream, from the seed and its name).
-    normalized : bool
-        Rescale each task's scores between the source's normalisation bounds (§2.4) before
-        aggregating.
+    {params}
     models : tuple of str
         The models compared, in the order the pairs are formed.
 
@@ -899,7 +881,7 @@ def differences(
     """
     from lifelong_core.stats import pairwise_differences
 
-    boot = replicates(counts, chosen, n_boot, seed, normalized)
+    boot = replicates(counts, chosen, options)
     return pairwise_differences(boot, models=list(models))
 
 
