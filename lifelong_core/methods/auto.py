@@ -66,7 +66,7 @@ a cache already cross-validated, in this process or another, reuses it.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -74,7 +74,13 @@ from scipy.special import expit
 
 from lifelong_core.bits import SortOrder, bits_at, ones_before, row_totals, unpack_rows, word_prefix
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import Estimate, RowScores, check_fitted, check_observations
+from lifelong_core.methods.base import (
+    Estimate,
+    ItemModel,
+    RowScores,
+    check_fitted,
+    check_observations,
+)
 from lifelong_core.methods.design import (
     StratifiedAlongOrder,
     cv_block,
@@ -207,7 +213,7 @@ def _folds(m: int, rng: np.random.Generator) -> list[np.ndarray]:
     return [np.sort(perm[i::f]) for i in range(f)]
 
 
-def _threshold_fallback(budgets=CV_BUDGETS) -> AutoTuning:
+def _threshold_fallback(budgets: Sequence[int] = CV_BUDGETS) -> AutoTuning:
     return AutoTuning(
         DEFAULT_K, DEFAULT_RIDGE, tuple(Choice(b, "threshold", "threshold") for b in budgets)
     )
@@ -250,7 +256,7 @@ def _strata(order: np.ndarray, budget: int) -> _Strata:
 
 
 def _make_draws(
-    B: np.ndarray, folds, budgets: Sequence[int], rng: np.random.Generator
+    B: np.ndarray, folds: list[np.ndarray], budgets: Sequence[int], rng: np.random.Generator
 ) -> tuple[_Draws, list[np.ndarray]]:
     mb, nb = B.shape
     per = max(1, -(-MIN_DRAWS // mb))  # draws per held-out model and budget
@@ -273,7 +279,14 @@ def _make_draws(
     return draws, orders
 
 
-def _errors(pred, prob, truth, cols, strata: _Strata, df: float = 0.0) -> tuple[float, float]:
+def _errors(
+    pred: np.ndarray,
+    prob: np.ndarray,
+    truth: np.ndarray,
+    cols: np.ndarray,
+    strata: _Strata,
+    df: float = 0.0,
+) -> tuple[float, float]:
     """The sample-level error of ``pred`` on the unevaluated columns, and the standard
     error the difference estimator's interval would have with the predictions ``prob``:
     the design's variance with the held-out model's residuals ``truth - prob`` on every
@@ -291,7 +304,9 @@ def _errors(pred, prob, truth, cols, strata: _Strata, df: float = 0.0) -> tuple[
     return float(np.mean(pred[rest] != truth[rest])), float(np.sqrt(var))
 
 
-def _score_threshold(B: np.ndarray, folds, orders, draws) -> np.ndarray:
+def _score_threshold(
+    B: np.ndarray, folds: list[np.ndarray], orders: list[np.ndarray], draws: _Draws
+) -> np.ndarray:
     n = B.shape[1]
     out = np.empty((len(draws.row), 2))
     ranks = []
@@ -308,7 +323,7 @@ def _score_threshold(B: np.ndarray, folds, orders, draws) -> np.ndarray:
     return out
 
 
-def _score_copy_nearest(B: np.ndarray, folds, draws) -> np.ndarray:
+def _score_copy_nearest(B: np.ndarray, folds: list[np.ndarray], draws: _Draws) -> np.ndarray:
     out = np.empty((len(draws.row), 2))
     trains = [np.setdiff1d(np.arange(B.shape[0]), t) for t in folds]
     for d, (f, i, cols) in enumerate(zip(draws.fold, draws.row, draws.cols)):
@@ -318,7 +333,9 @@ def _score_copy_nearest(B: np.ndarray, folds, draws) -> np.ndarray:
     return out
 
 
-def _score_mirt(B: np.ndarray, folds, draws, k: int, ridge: float, iters: int) -> np.ndarray:
+def _score_mirt(
+    B: np.ndarray, folds: list[np.ndarray], draws: _Draws, k: int, ridge: float, iters: int
+) -> np.ndarray:
     items = ordered_map(
         lambda test: fit_item_model(
             B[np.setdiff1d(np.arange(B.shape[0]), test)], k=k, iters=iters, item_ridge=ridge
@@ -334,7 +351,14 @@ def _score_mirt(B: np.ndarray, folds, draws, k: int, ridge: float, iters: int) -
     return out
 
 
-def _score_group(B: np.ndarray, items, draws, out, key, ds) -> None:
+def _score_group(
+    B: np.ndarray,
+    items: list[ItemModel],
+    draws: _Draws,
+    out: np.ndarray,
+    key: tuple[int, int],
+    ds: list[int],
+) -> None:
     """Scores of the draws ``ds`` of one fold and budget, into their rows of ``out``."""
     item = items[key[0]]
     cols = np.stack([draws.cols[d] for d in ds])
@@ -601,7 +625,7 @@ class AutoEstimator(StratifiedAlongOrder):
         return self.tuning_.ridge if hasattr(self, "tuning_") else DEFAULT_RIDGE
 
     @property
-    def item_(self):
+    def item_(self) -> ItemModel:
         """The fitted item model (what the store keeps)."""
         check_fitted(self, "mirt_")
         if self.mirt_ is None:
@@ -648,7 +672,7 @@ class AutoEstimator(StratifiedAlongOrder):
         P: np.ndarray,
         n: int,
         order: np.ndarray,
-        progress=None,
+        progress: Callable[[float], object] | None = None,
         block_bytes: int | None = None,
         max_columns: int | None = None,
         seed: int = 0,
@@ -685,7 +709,9 @@ class AutoEstimator(StratifiedAlongOrder):
         self.cache_ = None
         return self
 
-    def with_items(self, item, order: np.ndarray, params: dict | None = None) -> AutoEstimator:
+    def with_items(
+        self, item: ItemModel, order: np.ndarray, params: dict | None = None
+    ) -> AutoEstimator:
         """This estimator from kept item parameters and the choices kept with them
         (``params``, :meth:`kept_params`); without choices, ``mirt`` at every budget."""
         tuning = AutoTuning.from_params(params or {})
@@ -747,7 +773,9 @@ class AutoEstimator(StratifiedAlongOrder):
         prob, df = self.mirt_.predict_proba(pos, obs)
         return np.asarray(prob, dtype=np.float64), {"inflate": _mirt_inflate(len(pos), df)}
 
-    def score_rows(self, selections, truth: np.ndarray, n: int) -> list[RowScores]:
+    def score_rows(
+        self, selections: Sequence[np.ndarray], truth: np.ndarray, n: int
+    ) -> list[RowScores]:
         """:meth:`estimate` of every row of ``truth`` at every selection, scored against
         the row, without building any row (:class:`~lifelong_core.methods.base.SweepScoring`).
 
@@ -823,7 +851,14 @@ class AutoEstimator(StratifiedAlongOrder):
             out.append(RowScores.from_intervals(ivs, wrong, ones + o.sum(axis=1, dtype=np.int64)))
         return out
 
-    def _threshold_scores(self, sel, obs, S, cum, totals) -> tuple:
+    def _threshold_scores(
+        self,
+        sel: np.ndarray,
+        obs: np.ndarray,
+        S: np.ndarray,
+        cum: np.ndarray,
+        totals: np.ndarray,
+    ) -> tuple:
         """The threshold candidate of every row at one selection: its predictions at the
         evaluated samples, their total (the threshold ``t``), the interval's correction,
         and the unevaluated samples it gets wrong and predicts correct."""
@@ -839,7 +874,9 @@ class AutoEstimator(StratifiedAlongOrder):
         kw = [{"inflate": _threshold_inflate(b)}] * m
         return list(at), t.astype(np.float64), kw, wrong, ones
 
-    def _copy_nearest_scores(self, sel, obs, truth, n) -> tuple:
+    def _copy_nearest_scores(
+        self, sel: np.ndarray, obs: np.ndarray, truth: np.ndarray, n: int
+    ) -> tuple:
         """The CopyNearest&Expand candidate of every row at one selection, row by row (it
         is a candidate only where the fit kept the dense cache)."""
         at, total, kws, wrong, ones = [], [], [], [], []
