@@ -22,7 +22,10 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hashlib import _Hash as Hash
 
 import numpy as np
 
@@ -82,14 +85,14 @@ def _unpacked_guard(total: int, what: str) -> None:
 class _Hashing(io.RawIOBase):
     """A file read through a digest: every byte read updates it (one pass for both)."""
 
-    def __init__(self, fh, digest) -> None:
+    def __init__(self, fh: Any, digest: Hash) -> None:
         self._fh = fh
         self._digest = digest
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: Any) -> int:
         n = self._fh.readinto(buffer)
         if n:
             self._digest.update(memoryview(buffer)[:n])
@@ -100,7 +103,7 @@ class _Hashing(io.RawIOBase):
         super().close()
 
 
-def _open_binary(path: Path, what: str, digest=None):
+def _open_binary(path: Path, what: str, digest: Hash | None = None) -> Any:
     fh = open_input(path, what)
     if digest is not None:
         fh = io.BufferedReader(_Hashing(fh, digest))
@@ -109,7 +112,7 @@ def _open_binary(path: Path, what: str, digest=None):
     return fh
 
 
-def _read_chunks(fh, path: Path, what: str, gz: bool) -> Iterator[bytes]:
+def _read_chunks(fh: Any, path: Path, what: str, gz: bool) -> Iterator[bytes]:
     total = 0
     try:
         while True:
@@ -126,7 +129,7 @@ def _read_chunks(fh, path: Path, what: str, gz: bool) -> Iterator[bytes]:
         raise os_error(exc, path, what, "read") from None
 
 
-def read_text_bytes(source, what: str) -> bytes:
+def read_text_bytes(source: str | os.PathLike[str] | bytes | IO[bytes], what: str) -> bytes:
     """The whole of a text input as bytes: a path (gzip when it ends in ``.gz``), bytes,
     or a file-like upload. Refused as soon as a line passes the line limit (and a gzip
     file as soon as it unpacks past the unpacked limit)."""
@@ -147,7 +150,9 @@ def read_text_bytes(source, what: str) -> bytes:
     return b"".join(parts)
 
 
-def read_text(source, what: str, encoding: str = "utf-8-sig") -> str:
+def read_text(
+    source: str | os.PathLike[str] | bytes | IO[bytes], what: str, encoding: str = "utf-8-sig"
+) -> str:
     """:func:`read_text_bytes` decoded; text that is not UTF-8 is one sentence.
 
     Parameters
@@ -178,7 +183,9 @@ def read_text(source, what: str, encoding: str = "utf-8-sig") -> str:
         raise InputError(f"{what} is not UTF-8 text.") from None
 
 
-def iter_lines(path: str | os.PathLike[str], what: str, digest=None) -> Iterator[tuple[int, bytes]]:
+def iter_lines(
+    path: str | os.PathLike[str], what: str, digest: Hash | None = None
+) -> Iterator[tuple[int, bytes]]:
     """``(line number, line)`` of a text file (gzip when it ends in ``.gz``), streamed:
     a line longer than the line limit, or a gzip file unpacking past the unpacked limit,
     is refused as it is read, never held.
@@ -338,7 +345,13 @@ def _member_path(info: zipfile.ZipInfo) -> PurePosixPath | None:
     return PurePosixPath(*parts) if parts else None
 
 
-def extract_zip(archive, dest, *, limit: int | None = None, limit_rule: str | None = None) -> Path:
+def extract_zip(
+    archive: str | os.PathLike[str],
+    dest: str | os.PathLike[str],
+    *,
+    limit: int | None = None,
+    limit_rule: str | None = None,
+) -> Path:
     """Unpack ``archive`` under ``dest`` and return ``dest``: the one way an archive is
     unpacked (``import --lm-eval x.zip``, ``estimate --lm-eval x.zip``, the app's uploads).
 

@@ -15,9 +15,10 @@ import contextlib
 import datetime as _dt
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import NoReturn
 
 import duckdb
 import numpy as np
@@ -27,7 +28,7 @@ from numpy.typing import ArrayLike
 
 from lifelong_core.bits import binary_from_rows, pack_rows
 from lifelong_core.errors import InputError
-from lifelong_core.io.lm_eval import read_lm_eval
+from lifelong_core.io.lm_eval import LmEvalRun, read_lm_eval
 from lifelong_core.io.matrix import check_binary
 from lifelong_core.store._schema import BLOCK_SIZE
 from lifelong_core.store._validate import (
@@ -217,7 +218,12 @@ def _dense_cells(
             and bool(np.all(offs == np.arange(length)))
         )
 
-        def make(cols=cols, offs=offs, length=length, contiguous=contiguous):
+        def make(
+            cols: np.ndarray = cols,
+            offs: np.ndarray = offs,
+            length: int = length,
+            contiguous: bool = contiguous,
+        ) -> tuple[np.ndarray, np.ndarray | None, dict]:
             def place(a: np.ndarray) -> np.ndarray:
                 if contiguous:
                     return a[:, cols[0] : cols[0] + length]
@@ -248,7 +254,13 @@ def _sparse_cells(
         mods, inv = np.unique(model_idx[part], return_inverse=True)
         offs = sample_idx[part] - int(layout.starts[b])
 
-        def make(part=part, mods=mods, inv=inv, offs=offs, length=length):
+        def make(
+            part: np.ndarray = part,
+            mods: np.ndarray = mods,
+            inv: np.ndarray = inv,
+            offs: np.ndarray = offs,
+            length: int = length,
+        ) -> tuple[np.ndarray, np.ndarray | None, dict]:
             vals = np.zeros((len(mods), length), dtype=np.uint8)
             known = np.zeros((len(mods), length), dtype=bool)
             vals[inv, offs] = entries.correct[part]
@@ -424,8 +436,8 @@ class StoreWriter(StoreReader):
     def insert_matrix(
         self,
         A: ArrayLike,
-        models,
-        samples,
+        models: Sequence[str] | pd.DataFrame,
+        samples: Sequence[str] | pd.DataFrame,
         source: str = "<array>",
         *,
         extras: Mapping[str, np.ndarray] | None = None,
@@ -543,7 +555,7 @@ class StoreWriter(StoreReader):
         run = read_lm_eval(path, model_name, metric=metric, dataset=dataset, filter=filter)
         return self.insert_lm_eval_run(run, progress)
 
-    def insert_lm_eval_run(self, run, progress: Progress | None = None) -> dict:
+    def insert_lm_eval_run(self, run: LmEvalRun, progress: Progress | None = None) -> dict:
         """Import lm-eval runs already read in one transaction.
 
         Parameters
@@ -792,7 +804,7 @@ class StoreWriter(StoreReader):
         known_new: np.ndarray,
         ext_new: dict,
         source: str,
-    ):
+    ) -> tuple[BlockWrite | None, np.ndarray]:
         """Merge incoming dense rows of one existing block with what is stored there.
 
         Returns (task or None, mask of incoming entries that are new). Raises on a
@@ -856,7 +868,7 @@ class StoreWriter(StoreReader):
             if had is not None:
                 delete_extras = mid[np.isin(mid, had[0])]
 
-        def build():
+        def build() -> tuple[list[BitsRows], list[ExtrasRows]]:
             bits: list[BitsRows] = []
             if full.any():
                 bits.append((mid[full], pack_rows(final_v[full]), None))
@@ -870,7 +882,7 @@ class StoreWriter(StoreReader):
 
     def _raise_conflict(
         self, model_idx: int, block_id: int, offset: int, old: str, new: str, source: str
-    ):
+    ) -> NoReturn:
         start = int(self._blocks["start"][self._blocks["block_id"] == block_id][0])
         mid = self._one("SELECT model_id FROM models WHERE model_idx = ?", [model_idx])[0]
         sid = self._one("SELECT sample_id FROM samples WHERE sample_idx = ?", [start + offset])[0]
@@ -1035,7 +1047,7 @@ class StoreWriter(StoreReader):
         (:func:`lifelong_core.store.state.after_write`)."""
 
 
-def _rollback(con) -> None:
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
     """Roll back, unless the failed statement already ended the transaction.
 
     A failed commit (disk full, unwritable folder) leaves no transaction; rolling back then
@@ -1076,11 +1088,11 @@ def _extras_table(model_idx: np.ndarray, block_id: int, fields: Mapping[str, tup
     return pa.table(cols)
 
 
-def _missing(v) -> bool:
+def _missing(v: object) -> bool:
     return v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v))
 
 
-def _same(a, b) -> bool:
+def _same(a: object, b: object) -> bool:
     na, nb = _missing(a), _missing(b)
     if na or nb:
         return na and nb
@@ -1119,7 +1131,7 @@ def _check_same(
         )
 
 
-def _show(v) -> str:
+def _show(v: object) -> str:
     if _missing(v):
         return "none"
     if isinstance(v, (np.integer, np.floating, np.bool_)):
