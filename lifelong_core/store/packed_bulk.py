@@ -38,7 +38,7 @@ import functools
 import hashlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -89,8 +89,8 @@ def insert_packed_rows(
     st: Store,
     packed: np.ndarray,
     n: int,
-    models,
-    samples=None,
+    models: Sequence[str] | pd.DataFrame,
+    samples: Sequence[str] | pd.DataFrame | None = None,
     source: str = "<packed rows>",
     *,
     dataset: str | None = None,
@@ -309,7 +309,7 @@ def _model_filter(models: np.ndarray) -> str:
     return f"model_idx IN ({','.join(map(str, models.tolist()))})"
 
 
-def read_packed_rows(st: Store, models) -> tuple[np.ndarray, int]:
+def read_packed_rows(st: Store, models: Sequence[int] | np.ndarray) -> tuple[np.ndarray, int]:
     """Packed rows of ``models`` and the number of samples, read in bulk.
 
     Same result as ``Store.read_packed(models)``; for a store where some requested entry was
@@ -396,7 +396,11 @@ class StoreRows(RowSource):
     """
 
     def __init__(
-        self, path: str | os.PathLike, models=None, samples=None, row_ids: np.ndarray | None = None
+        self,
+        path: str | os.PathLike,
+        models: Sequence[int] | np.ndarray | None = None,
+        samples: Sequence[int] | np.ndarray | None = None,
+        row_ids: np.ndarray | None = None,
     ) -> None:
         self.path = os.fspath(path)
         with Store.open(self.path, read_only=True) as st:
@@ -409,7 +413,7 @@ class StoreRows(RowSource):
         self._store: Store | None = None
         self._lock = threading.Lock()
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict:
         return {
             "path": self.path,
             "n": self.n,
@@ -418,7 +422,7 @@ class StoreRows(RowSource):
             "samples": self.samples,
         }
 
-    def __setstate__(self, state) -> None:
+    def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._store = None
         self._lock = threading.Lock()

@@ -51,7 +51,7 @@ class SerialExecutor:
         pass
 
     def _ordered(
-        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], args
+        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], args: tuple
     ) -> Iterator:
         for s, e in spans:
             yield fn(source, s, e, *args)
@@ -99,7 +99,7 @@ class ThreadExecutor(SerialExecutor):
         self._pool.shutdown()
 
     def _ordered(
-        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], args
+        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], args: tuple
     ) -> Iterator:
         pending: deque = deque()
         for s, e in spans:
@@ -110,7 +110,7 @@ class ThreadExecutor(SerialExecutor):
             yield pending.popleft().result()
 
 
-def _distributed():
+def _distributed() -> Any:
     try:
         import dask.distributed as dd
     except ImportError:
@@ -163,7 +163,9 @@ class DaskExecutor:
         finally:
             log.setLevel(level)
 
-    def _submit(self, fn: Task, source: RowSource, spans, args) -> list:
+    def _submit(
+        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], args: tuple
+    ) -> list:
         client = self._client
         # Sources and arguments travel once per worker; tasks refer to them (pure=False:
         # no hashing of data).
@@ -212,7 +214,7 @@ class DaskExecutor:
 
 def make_executor(
     name: str, *, threads: int | None = None, client: Any | None = None, n_workers: int = 1
-):
+) -> Any:
     """The executor called ``name``; ``threads`` sizes the pool (threads) or each dask worker."""
     if name == "serial":
         return SerialExecutor()

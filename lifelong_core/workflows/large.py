@@ -19,7 +19,7 @@ so a dense read of a large store fails loudly instead of filling the memory.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -31,6 +31,7 @@ from lifelong_core.store.dataset_rows import read_rows
 
 if TYPE_CHECKING:
     from lifelong_core.store import Store
+    from lifelong_core.sweeping import SweepResult
 
 DEFAULT_SCORED = 200
 
@@ -85,7 +86,7 @@ def is_large(m: int, n: int) -> bool:
     return not limits.fits(m, n, 1)
 
 
-def packed_rows(store: Store, A: PackedCache, rows) -> np.ndarray:
+def packed_rows(store: Store, A: PackedCache, rows: np.ndarray | Sequence[int]) -> np.ndarray:
     """Packed bits of rows ``rows`` (positions in ``A``) on ``A``'s columns."""
     return read_rows(store, A.model_idx[np.asarray(rows, dtype=np.int64)], A.sidx)
 
@@ -95,7 +96,9 @@ class StoreSource(RowSource):
     (``store.dataset_rows.read_rows``). ``row_ids`` label the rows in results (default:
     positions). Holds an open store handle: for use within one process."""
 
-    def __init__(self, st, model_idx, sidx, row_ids: np.ndarray | None = None) -> None:
+    def __init__(
+        self, st: Store, model_idx: np.ndarray, sidx: np.ndarray, row_ids: np.ndarray | None = None
+    ) -> None:
         self.st = st
         self.model_idx = np.asarray(model_idx, dtype=np.int64)
         self.sidx = np.asarray(sidx, dtype=np.int64)
@@ -110,13 +113,23 @@ class StoreSource(RowSource):
         return read_rows(self.st, self.model_idx[start:stop], self.sidx)
 
 
-def source(store: Store, A: PackedCache, rows, row_ids: np.ndarray | None = None) -> StoreSource:
+def source(
+    store: Store,
+    A: PackedCache,
+    rows: np.ndarray | Sequence[int],
+    row_ids: np.ndarray | None = None,
+) -> StoreSource:
     """A packed row source (positions ``rows`` of ``A``) for the packed engine and fits."""
     rows = np.asarray(rows, dtype=np.int64)
     return StoreSource(store, A.model_idx[rows], A.sidx, rows if row_ids is None else row_ids)
 
 
-def row_sums(store: Store, A: PackedCache, rows=None, progress=None) -> np.ndarray:
+def row_sums(
+    store: Store,
+    A: PackedCache,
+    rows: np.ndarray | Sequence[int] | None = None,
+    progress: Callable[[float], object] | None = None,
+) -> np.ndarray:
     """Number of correct samples of every row (or of ``rows``), from packed popcounts."""
     rows = np.arange(len(A)) if rows is None else np.asarray(rows, dtype=np.int64)
     out = np.empty(len(rows), dtype=np.int64)
@@ -132,13 +145,13 @@ def row_sums(store: Store, A: PackedCache, rows=None, progress=None) -> np.ndarr
 def sweep(
     store: Store,
     A: PackedCache,
-    sort_rows,
-    eval_rows,
+    sort_rows: np.ndarray | Sequence[int],
+    eval_rows: np.ndarray | Sequence[int],
     budgets: Sequence[int],
     *,
     scored: int,
     **options: Any,
-):
+) -> SweepResult:
     """A sweep on packed rows: Sort on ``sort_rows``, score a seeded sample of at most
     ``scored`` of ``eval_rows`` (positions in ``A``; results labelled by them).
     ``options`` (sort, sampling, search, seed, decompose, progress) go to
@@ -186,7 +199,13 @@ class Block:
         )
 
 
-def bounded_block(store: Store, A: PackedCache, max_models: int, seed: int, rows=None) -> Block:
+def bounded_block(
+    store: Store,
+    A: PackedCache,
+    max_models: int,
+    seed: int,
+    rows: np.ndarray | Sequence[int] | None = None,
+) -> Block:
     """A dense block small enough to hold: up to ``max_models`` rows (``rows`` if given,
     else a seeded sample in store order) and as many seeded columns (ascending) as keep the
     block within the dense-read limit.
@@ -237,7 +256,9 @@ def bounded_block(store: Store, A: PackedCache, max_models: int, seed: int, rows
     return Block(dense, rows, cols)
 
 
-def dense_rows(store: Store, A: PackedCache, rows, cols) -> np.ndarray:
+def dense_rows(
+    store: Store, A: PackedCache, rows: np.ndarray | Sequence[int], cols: np.ndarray | Sequence[int]
+) -> np.ndarray:
     """A small dense sub-block of ``A``, read from packed rows.
 
     Parameters
