@@ -155,7 +155,13 @@ def _seed(value: object, param: str = "seed") -> int:
     return check_seed(value, param=param, what=param)
 
 
-def _real(value: object, param: str, lo=None, hi=None, **open_ends: bool) -> float:
+def _real(
+    value: object,
+    param: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    **open_ends: bool,
+) -> float:
     from lifelong_core.limits import check_real
 
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):

@@ -26,6 +26,8 @@ blocks uses both cores without copying data between processes.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from lifelong_core.errors import InputError
@@ -514,7 +516,7 @@ def or_into(out: np.ndarray, packed: np.ndarray, start: int) -> None:
         out[:, first + 1 : stop] |= high[:, : stop - first - 1]
 
 
-def rows_from_binary(array, nbytes: int) -> np.ndarray:
+def rows_from_binary(array: Any, nbytes: int) -> np.ndarray:
     """Packed rows from a pyarrow Binary array whose values all have ``nbytes`` bytes.
 
     Reads the Arrow data buffer directly (no per-row Python objects).
@@ -548,7 +550,7 @@ def rows_from_binary(array, nbytes: int) -> np.ndarray:
     return data.reshape(n, nbytes)
 
 
-def binary_from_rows(packed: np.ndarray):
+def binary_from_rows(packed: np.ndarray) -> Any:
     """A pyarrow Binary array with one value per packed row, built without copying rows.
 
     Parameters

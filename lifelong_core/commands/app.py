@@ -23,7 +23,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.io.edges import cause
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "app",
         help="serve the dashboard in the browser",

@@ -17,12 +17,17 @@ import os
 import sys
 from argparse import _SubParsersAction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
 from lifelong_core.commands._common import add_store, open_store, store_dataset
 from lifelong_core.errors import InputError
 from lifelong_core.io.readers import readers
+
+if TYPE_CHECKING:
+    from lifelong_core.store import Store
 
 # ``info`` lists every model up to this many; beyond, it gives counts per family unless
 # asked for the list (a 200-model store printed 200 rows nobody reads).
@@ -275,7 +280,7 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _table(df) -> str:
+def _table(df: pd.DataFrame) -> str:
     cols = [str(c) for c in df.columns]
     rows = [
         [("" if v is None or v != v else str(v)) for v in r] for r in df.itertuples(index=False)
@@ -287,7 +292,7 @@ def _table(df) -> str:
     )
 
 
-def _families(models):
+def _families(models: pd.DataFrame) -> pd.DataFrame:
     """Models, estimated rows and recorded predictions per family (largest first)."""
     fam = models.assign(family=models["family"].fillna("(none)").astype(str))
     out = fam.groupby("family", sort=False).agg(
@@ -364,7 +369,7 @@ def run_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dataset_summary(st, summary: dict, dataset: str) -> dict:
+def _dataset_summary(st: Store, summary: dict, dataset: str) -> dict:
     """``summary`` cut to ``dataset``: its row, its domains, and the models with predictions
     on it, their entries, correct answers and accuracy counted on its samples only."""
     counts = st.counts(dataset=dataset)

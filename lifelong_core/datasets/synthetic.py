@@ -33,7 +33,7 @@ import os
 import sys
 import time
 from argparse import Namespace
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -190,7 +190,7 @@ def write_npy(
     *,
     packed: bool = False,
     block_rows: int | None = None,
-    progress=None,
+    progress: Callable[[int, int], object] | None = None,
 ) -> Path:
     """Stream the cache to an ``.npy`` file (uint8, packed rows if ``packed``) atomically."""
     path = Path(path)
@@ -214,7 +214,7 @@ def write_npy(
     return path
 
 
-def samples_table(spec: SyntheticSpec, dataset: str = "synthetic"):
+def samples_table(spec: SyntheticSpec, dataset: str = "synthetic") -> pd.DataFrame:
     """Sample metadata for a store: ids, the dataset, one domain, split 'test'."""
     n = spec.n_samples
     width = len(str(n - 1))
@@ -236,7 +236,7 @@ def models_table(
     start: int = 0,
     stop: int | None = None,
     latent: SyntheticParams | None = None,
-):
+) -> pd.DataFrame:
     """Model metadata for a store: one row per synthetic model, its ability and cluster."""
     stop = spec.n_models if stop is None else stop
     p = latent if latent is not None else params(spec)
@@ -271,7 +271,7 @@ def write_store(
     with_prob: bool = False,
     force: bool = False,
     block_rows: int | None = None,
-    progress=None,
+    progress: Callable[[int, int], object] | None = None,
 ) -> Path:
     """Write the cache into a new store as dataset ``dataset`` (flagged synthetic).
 

@@ -49,7 +49,7 @@ class InspectRun:
     task: str
 
 
-def _correct(value) -> int | None:
+def _correct(value: object) -> int | None:
     if isinstance(value, str):
         return _LETTERS.get(value)
     if isinstance(value, bool):

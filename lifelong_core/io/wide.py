@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.io.arrays import check_npy_header
@@ -35,7 +36,7 @@ ID_TYPES = ("txt", "csv", "parquet")
 EXTRA_TYPES = ("npy", "npz")
 
 
-def read_ids(path: str | os.PathLike[str], kind: str):
+def read_ids(path: str | os.PathLike[str], kind: str) -> list[str] | pd.DataFrame:
     """Model or sample ids: a list of str (one per line) or a table with ``<kind>_id``."""
     what = f"--{kind}s"
     p = check_input_file(path, what)
