@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lifelong_core.bits import pack_rows, packed_width, unpack_rows
 from lifelong_core.errors import InputError
@@ -132,7 +133,7 @@ class RowSource:
             yield self.row_ids[s:e], self.read_dense(s, e)
 
 
-def _check_rows(rows, m: int, what: str) -> np.ndarray:
+def _check_rows(rows: ArrayLike, m: int, what: str) -> np.ndarray:
     rows = np.asarray(rows, dtype=np.int64)
     if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= m)):
         raise InputError(f"row indices must lie in [0, {m}){what}.")

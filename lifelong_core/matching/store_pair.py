@@ -180,7 +180,9 @@ def read_samples(store: Store, source: Side, target: Side) -> PairSamples:
     )
 
 
-def _extras(store: Store, rows: np.ndarray, pair: PairSamples):
+def _extras(
+    store: Store, rows: np.ndarray, pair: PairSamples
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     ex_s = store.extras(models=rows, samples=pair.source_idx, fields=FIELDS)
     ex_t = store.extras(models=rows, samples=pair.target_idx, fields=FIELDS)
     return ex_s, ex_t

@@ -163,7 +163,7 @@ class AdaptiveSampler:
 
     def __init__(
         self,
-        predictor,
+        predictor: IRTPredictor | ThresholdPredictor,
         n: int,
         level: float = 0.95,
         floor: float = 0.2,
@@ -371,7 +371,13 @@ class AdaptiveRun:
     checkpoints: dict[int, AdaptiveEstimate] = field(default_factory=dict)
 
 
-def _check_run(n: int, until_halfwidth, max_budget, min_round: int, max_round: int) -> int:
+def _check_run(
+    n: int,
+    until_halfwidth: float | None,
+    max_budget: int | None,
+    min_round: int,
+    max_round: int,
+) -> int:
     budget = n if max_budget is None else int(max_budget)
     if not 1 <= budget <= n:
         raise InputError(
@@ -397,7 +403,7 @@ def _next_size(
 
 
 def _stop_reason(
-    e: AdaptiveEstimate, n: int, budget: int, until_halfwidth, min_evaluated: int
+    e: AdaptiveEstimate, n: int, budget: int, until_halfwidth: float | None, min_evaluated: int
 ) -> str | None:
     """The stopping rule, checked after every round: one implementation for the engine's
     loop and for the round trip through files."""

@@ -437,7 +437,9 @@ class RowScores:
     ones: np.ndarray
 
     @classmethod
-    def from_intervals(cls, intervals, wrong: np.ndarray, ones: np.ndarray) -> RowScores:
+    def from_intervals(
+        cls, intervals: Sequence[Any], wrong: np.ndarray, ones: np.ndarray
+    ) -> RowScores:
         """From one interval per row (objects with ``acc``, ``lo``, ``hi``; ``lo`` None
         where there is no interval).
 

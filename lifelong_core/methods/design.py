@@ -147,7 +147,14 @@ def stratified_positions(n: int, budget: int, rng: np.random.Generator) -> np.nd
     return np.sort(chosen)
 
 
-def _smallest_keys(keys, stratum, col, edges, sizes, take) -> np.ndarray | None:
+def _smallest_keys(
+    keys: np.ndarray,
+    stratum: np.ndarray,
+    col: np.ndarray,
+    edges: np.ndarray,
+    sizes: np.ndarray,
+    take: np.ndarray,
+) -> np.ndarray | None:
     """The ``take`` positions of smallest key in each stratum, by a partial sort of each
     stratum (linear in n, where sorting every key by stratum is not); None when a key ties
     at a stratum's cut, which only the full sort breaks the same way."""

@@ -40,13 +40,14 @@ from statistics import NormalDist
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods.base import BaseMethod, Estimate, check_fitted, check_observations
 from lifelong_core.sortsearch.search import check_budget
 
 
-def allocate(sizes, budget: int) -> np.ndarray:
+def allocate(sizes: ArrayLike, budget: int) -> np.ndarray:
     """Items per task for a total ``budget``: equal shares as ``lm_eval --limit`` gives.
 
     ``budget // T`` per task and one more to each of the first ``budget % T`` tasks; a

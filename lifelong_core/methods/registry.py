@@ -138,7 +138,7 @@ class MethodSpec:
             )
         return cls
 
-    def load_packed_sweep(self):
+    def load_packed_sweep(self) -> Any:
         """The method's whole-sweep implementation on packed rows, or None."""
         path = self.capabilities.packed_sweep
         return None if path is None else load(path)
@@ -178,7 +178,7 @@ def register(
     kind: str = "model",
     capabilities: Capabilities | None = None,
     replace: bool = False,
-    **defaults,
+    **defaults: Any,
 ) -> None:
     """Register ``target`` (a class, or ``"module:Class"``) under ``name``.
 

@@ -61,11 +61,11 @@ class FitResult:
         return _power(x, self.params["c"], self.params["p"])
 
 
-def _exp(x, a, b, c):
+def _exp(x: np.ndarray, a: float, b: float, c: float) -> np.ndarray:
     return a * np.exp(-b * x) + c
 
 
-def _power(x, c, p):
+def _power(x: np.ndarray, c: float, p: float) -> np.ndarray:
     return c * np.power(x, p)
 
 
@@ -77,14 +77,16 @@ def _r2(y: np.ndarray, fitted: np.ndarray) -> float:
     return 1.0 - ss_res / ss_tot
 
 
-def _clean(x, y, need: int, model: str) -> tuple[np.ndarray, np.ndarray] | FitResult:
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    keep = np.isfinite(x) & np.isfinite(y)
-    x, y = x[keep], y[keep]
-    if len(x) < need:
-        return FitResult(model, message=f"needs at least {need} finite points, got {len(x)}")
-    return x, y
+def _clean(
+    x: ArrayLike, y: ArrayLike, need: int, model: str
+) -> tuple[np.ndarray, np.ndarray] | FitResult:
+    xs = np.asarray(x, dtype=np.float64)
+    ys = np.asarray(y, dtype=np.float64)
+    keep = np.isfinite(xs) & np.isfinite(ys)
+    xs, ys = xs[keep], ys[keep]
+    if len(xs) < need:
+        return FitResult(model, message=f"needs at least {need} finite points, got {len(xs)}")
+    return xs, ys
 
 
 def fit_exponential(budgets: ArrayLike, errors: ArrayLike) -> FitResult:

@@ -11,7 +11,7 @@ arrays.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -117,7 +117,7 @@ class CountTable:
 MAX_COUNT = 10**12
 
 
-def _whole_numbers(values: pd.Series, column: str, where) -> np.ndarray:
+def _whole_numbers(values: pd.Series, column: str, where: Callable[[int], str]) -> np.ndarray:
     """Parse a column of whole numbers, naming the first offending cell."""
     numeric = pd.to_numeric(values, errors="coerce")
     bad = numeric.isna() | ~np.isfinite(numeric.to_numpy(dtype=float, na_value=np.nan))

@@ -6,6 +6,7 @@ reader registry, :mod:`lifelong_core.io.readers`).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,7 +34,7 @@ LONG_EXPORT_COLUMNS = (
 )
 
 
-def write_ids(ids, path: str | os.PathLike[str], what: str = "id list") -> None:
+def write_ids(ids: Iterable[object], path: str | os.PathLike[str], what: str = "id list") -> None:
     """One id per line, written whole or not at all.
 
     Parameters

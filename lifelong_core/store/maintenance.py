@@ -107,7 +107,7 @@ def verify(store: StoreHandle) -> list[str]:
         return [str(_damaged(store, exc))]
 
 
-def _verify(store: StoreHandle, cur) -> list[str]:
+def _verify(store: StoreHandle, cur: duckdb.DuckDBPyConnection) -> list[str]:
     problems: list[str] = []
     q = lambda sql: cur.execute(sql).fetchall()  # noqa: E731
     meta = dict(q("SELECT key, value FROM store_meta"))

@@ -34,7 +34,7 @@ from scipy import stats
 from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import fit_exponential
-from lifelong_core.sweeping import power_budgets, run_sweep
+from lifelong_core.sweeping import SweepResult, power_budgets, run_sweep
 
 SPLITS = ("random", "domain")
 RANDOM_SPLIT, DOMAIN_SPLIT = SPLITS
@@ -172,7 +172,7 @@ def sweep_new_samples(
     sampling: str | None = None,
     search: str = "midpoint",
     seed: int = 0,
-):
+) -> SweepResult:
     """insert_D sweep for one split: sort models on ``A[:, split.old]``, estimate every
     new sample's column from ``m'`` models, score it against the full column.
 

@@ -50,15 +50,17 @@ from lifelong_core.sweeping.result import (
 )
 
 
-def _sort_task(source: RowSource, start: int, stop: int, kernel) -> np.ndarray:
+def _sort_task(source: RowSource, start: int, stop: int, kernel: Any) -> np.ndarray:
     return kernel.sort_sums(kernel.read(source, start, stop), source.n)
 
 
-def _eval_task(source: RowSource, start: int, stop: int, kernel, spec) -> dict[str, np.ndarray]:
+def _eval_task(
+    source: RowSource, start: int, stop: int, kernel: Any, spec: Any
+) -> dict[str, np.ndarray]:
     return kernel.evaluate(kernel.read(source, start, stop), source.row_ids[start:stop], spec)
 
 
-def _as_rows(A: np.ndarray, what: str, row_ids: np.ndarray | None) -> RowSource:
+def _as_rows(A: np.ndarray | RowSource, what: str, row_ids: np.ndarray | None) -> RowSource:
     """A row source as is; an array is served in place."""
     if isinstance(A, RowSource):
         return A
@@ -127,8 +129,8 @@ def check_bounds(
 
 
 def run_sweep(
-    A_sort,
-    A_eval,
+    A_sort: np.ndarray | RowSource,
+    A_eval: np.ndarray | RowSource,
     budgets: Sequence[int] | None = None,
     *,
     sort: str = "sum",
@@ -148,7 +150,7 @@ def run_sweep(
     client: Any | None = None,
     n_workers: int = 1,
     bounded: bool = False,
-    groups=None,
+    groups: Sequence[object] | np.ndarray | None = None,
     memory: FitMemory | None = None,
 ) -> SweepResult:
     """Run Sort once and Search at every budget; score against the evaluated rows.
@@ -342,7 +344,7 @@ def run_sweep(
 
 def _order(
     plan: SweepPlan,
-    ex,
+    ex: Any,
     rows: RowSource,
     step: int,
     dense: np.ndarray | None,

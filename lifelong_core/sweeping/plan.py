@@ -32,7 +32,7 @@ import numpy as np
 
 from lifelong_core import limits
 from lifelong_core.errors import InputError
-from lifelong_core.methods.registry import capabilities
+from lifelong_core.methods.registry import Capabilities, capabilities
 from lifelong_core.rows import DEFAULT_CHUNK_ROWS, DenseRows, PackedArray, RowSource
 from lifelong_core.sortsearch.kernels import default_block_rows
 from lifelong_core.sortsearch.search import SAMPLING
@@ -197,8 +197,14 @@ def plan_sweep(
 
 
 def _check(
-    caps, search: str, kernel: str, executor: str, sort: str, sampling: str, decompose: bool
-):
+    caps: Capabilities,
+    search: str,
+    kernel: str,
+    executor: str,
+    sort: str,
+    sampling: str,
+    decompose: bool,
+) -> None:
     if kernel not in KERNELS:
         raise InputError(
             f"unknown kernel {kernel!r}; use one of {', '.join(KERNELS)}.", param="kernel"

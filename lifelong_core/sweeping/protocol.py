@@ -126,7 +126,7 @@ def fitted_method(
     *,
     seed: int = 0,
     progress: Callable[[float], object] | None = None,
-    groups: object = None,
+    groups: Sequence[object] | np.ndarray | None = None,
     memory: FitMemory | None = None,
 ) -> SearchMethod:
     """``search`` fitted on the Sort rows, or the same fit kept in ``memory``.
@@ -185,7 +185,17 @@ def fitted_method(
     )
 
 
-def _fit(search, how, rows, data, order, confidence, seed: int, progress, groups) -> SearchMethod:
+def _fit(
+    search: str,
+    how: str,
+    rows: RowSource,
+    data: np.ndarray,
+    order: np.ndarray,
+    confidence: np.ndarray | None,
+    seed: int,
+    progress: Callable[[float], object] | None,
+    groups: Sequence[object] | np.ndarray | None,
+) -> SearchMethod:
     method = get_method(search, groups=groups)
     if how == "packed":
         fit_packed(method, rows, order, seed=seed, progress=progress, packed=data)
