@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from lifelong_core.commands._common import add_dataset, add_store, open_store, store_dataset
 from lifelong_core.errors import InputError
 from lifelong_core.methods.registry import DEFAULT_METHOD
+
+if TYPE_CHECKING:
+    from lifelong_core.workflows.selection import Selection
 
 TASK_HELP = (
     "map a domain of the dataset to its lm-eval task name, e.g. ifeval=leaderboard_ifeval (repeatable; "
@@ -34,7 +38,7 @@ def _method_help() -> str:
     return "search method: " + describe_methods().replace("%", "%%")
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "select",
         help="write the items a new model should run (lm-eval --samples JSON or CSV)",
@@ -106,14 +110,14 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run_estimate)
 
 
-def _cache(store_path: str, dataset: str | None):
+def _cache(store_path: str, dataset: str | None) -> Selection:
     from lifelong_core.workflows import harness
 
     with open_store(store_path) as st:
         return harness.cache_of(st, store_dataset(st, dataset))
 
 
-def _kept(store_path: str, cache, method: str):
+def _kept(store_path: str, cache: Selection, method: str) -> Any:
     """The method's parameters kept in the store (``lbe state --refresh``) when they cover
     the cache's samples, else None (the command fits them); a stale state is said on
     standard error."""

@@ -10,6 +10,7 @@ Design, estimator and stopping rule: :mod:`lifelong_core.methods.adaptive`.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -191,7 +192,11 @@ def next_round(
 
 # ------------------------------------------------------------------ lm-evaluation-harness rounds
 def lm_eval_results(
-    cache: Selection, paths, task_names=None, metric: str | None = None, filter: str | None = None
+    cache: Selection,
+    paths: Sequence[str | os.PathLike[str]],
+    task_names: Mapping[str, str] | None = None,
+    metric: str | None = None,
+    filter: str | None = None,
 ) -> dict[int, int]:
     """Every round's ``lm_eval --log_samples`` run read back and merged as column -> 0/1.
 
@@ -248,7 +253,7 @@ def write_round(
     path: str | os.PathLike[str],
     fmt: str,
     seed: int,
-    task_names=None,
+    task_names: Mapping[str, str] | None = None,
 ) -> None:
     """Write the next round's items for the harness to run.
 

@@ -19,7 +19,7 @@ import pandas as pd
 from lifelong_core.errors import InputError
 from lifelong_core.io.tables import read_csv_table
 from lifelong_core.methods import InsertD, get_method
-from lifelong_core.methods.base import Estimate
+from lifelong_core.methods.base import Estimate, SearchMethod
 from lifelong_core.methods.registry import predicts_samples
 from lifelong_core.sortsearch import compute_order
 from lifelong_core.store import text_column
@@ -54,7 +54,7 @@ def samples_to_run(sel: Selection, cols: np.ndarray) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ fitting on the cache
-def fit_new_model_method(sel: Selection, search: str, tuning=None):
+def fit_new_model_method(sel: Selection, search: str, tuning: object = None) -> SearchMethod:
     """A new-model method (insert_M or another registered one) fitted on a selection.
 
     Parameters
@@ -255,7 +255,7 @@ class NewModelEstimate:
 
 def estimate_new_model(
     sel: Selection,
-    method,
+    method: SearchMethod,
     cols: np.ndarray,
     observed: np.ndarray,
     accuracies: np.ndarray | None = None,

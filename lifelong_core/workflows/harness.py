@@ -27,17 +27,19 @@ mapping is written out, but its truth for a given harness version is the user's 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from lifelong_core import limits
 from lifelong_core.errors import InputError
+from lifelong_core.methods.base import Estimate, SearchMethod
 from lifelong_core.methods.draws import COMMON, PER_MODEL, check_draws, model_rng
 from lifelong_core.methods.registry import DEFAULT_METHOD, capabilities
 from lifelong_core.workflows import arrivals
@@ -45,11 +47,14 @@ from lifelong_core.workflows.arrivals import estimate_new_model as estimate_over
 from lifelong_core.workflows.arrivals import estimated_model_rows, fit_new_model_method
 from lifelong_core.workflows.selection import Selection, resolve_dataset, select
 
+if TYPE_CHECKING:
+    from lifelong_core.store import Store
+
 _DOC = re.compile(r"^(?P<domain>.+)/(?P<doc>\d+)$")
 
 
 # ------------------------------------------------------------------ the cache
-def cache_of(store, dataset: str) -> Selection:
+def cache_of(store: Store, dataset: str) -> Selection:
     """The matrix a new model is compared with: :func:`workflows.selection.select` on the
     whole dataset (every real model evaluated on all of its samples).
 
@@ -83,7 +88,9 @@ def _dataset(sel: Selection) -> str:
     return str(sel.samples["dataset"].iloc[0])
 
 
-def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = None, tuning=None):
+def fit(
+    cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = None, tuning: Any = None
+) -> SearchMethod:
     """``method`` fitted on the cache as the new-model page fits it
     (:func:`workflows.arrivals.fit_new_model_method`: Sort by sum over every model), or on
     one domain's columns only (the per-task estimates of :func:`estimate_new_model`).
@@ -123,7 +130,7 @@ def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = Non
     return fit_new_model_method(sub, method, tuning)
 
 
-def shared_tuning(method: str, fitted):
+def shared_tuning(method: str, fitted: SearchMethod) -> Any:
     """The settings a self-tuning method's fit on the whole dataset chose, for its per-task
     fits to reuse.
 
@@ -291,7 +298,7 @@ def select_items(
     method: str = DEFAULT_METHOD,
     seed: int = 0,
     evaluated: Mapping[str, int] | None = None,
-    fitted=None,
+    fitted: SearchMethod | None = None,
     *,
     model: str | None = None,
     draws: str = PER_MODEL,
@@ -396,7 +403,10 @@ def lm_eval_samples(
 
 
 def write_choice(
-    choice: ItemChoice, path, fmt: str, task_names: Mapping[str, str] | None = None
+    choice: ItemChoice,
+    path: str | os.PathLike[str],
+    fmt: str,
+    task_names: Mapping[str, str] | None = None,
 ) -> None:
     """Write the items to run to a file, as ``lbe select --out`` does.
 
@@ -469,7 +479,7 @@ class Observations:
 
 
 def observations_from_lm_eval(
-    path,
+    path: str | os.PathLike[str],
     cache: Selection,
     task_names: Mapping[str, str] | None = None,
     metric: str | None = None,
@@ -542,7 +552,14 @@ def observations_from_lm_eval(
 
 
 def _observations(
-    path, cache, task_names, metric, filter, root, name, inside: str | None
+    path: Path,
+    cache: Selection,
+    task_names: Mapping[str, str] | None,
+    metric: str | None,
+    filter: str | None,
+    root: Path,
+    name: str | None,
+    inside: str | None,
 ) -> Observations:
     """:func:`observations_from_lm_eval` of a run folder or file. When ``name`` is given,
     messages never show ``root`` (a temporary folder the user did not see): a file in it
@@ -748,7 +765,7 @@ class NewModelEstimate:
         return format_estimate(name, self)
 
 
-def _row(scope: str, items: int, obs: np.ndarray, est) -> dict:
+def _row(scope: str, items: int, obs: np.ndarray, est: Estimate | None) -> dict:
     nan = float("nan")
     return {
         "scope": scope,
@@ -762,7 +779,10 @@ def _row(scope: str, items: int, obs: np.ndarray, est) -> dict:
 
 
 def estimate_new_model(
-    cache: Selection, observed: Mapping[str, int], method: str = DEFAULT_METHOD, fitter=None
+    cache: Selection,
+    observed: Mapping[str, int],
+    method: str = DEFAULT_METHOD,
+    fitter: Callable[[str | None, Any], SearchMethod] | None = None,
 ) -> NewModelEstimate:
     """Estimated accuracy per task (domain) and overall, with 95% intervals, and the rank.
 
@@ -865,7 +885,12 @@ def format_estimate(name: str, est: NewModelEstimate) -> str:
 
 # ------------------------------------------------------------------ insert
 def insert_estimated(
-    writer, cache: Selection, name: str, est: NewModelEstimate, source: str, extra_meta=None
+    writer: Store,
+    cache: Selection,
+    name: str,
+    est: NewModelEstimate,
+    source: str,
+    extra_meta: Mapping[str, object] | None = None,
 ) -> dict:
     """Store the new model's row as the new-model page does
     (:func:`workflows.arrivals.estimated_model_rows`: real results on the evaluated items,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.io.lm_eval import SkippedRun, model_name_from_folder, run_folders
+from lifelong_core.io.lm_eval import LmEvalRun, SkippedRun, model_name_from_folder, run_folders
 from lifelong_core.io.readers import WRITES, Source, read, reader, readers
 from lifelong_core.io.text import extract_zip
 
@@ -190,7 +190,7 @@ lm_eval_source = _reader(
 inspect_source = _reader("inspect", "One Inspect AI log (.eval or .json)")
 
 
-def default_lm_eval_dataset(run) -> str:
+def default_lm_eval_dataset(run: LmEvalRun) -> str:
     """The dataset lm-eval items go to when none is named: the one group that lists every
     task of the runs, else their one task, else ``lm-eval``.
 
@@ -206,7 +206,9 @@ def default_lm_eval_dataset(run) -> str:
         The dataset name.
     """
     tasks = pd.unique(run.table["domain"])
-    groups = pd.unique(run.table["category"].dropna()) if "category" in run.table else []
+    groups: Sequence[object] = (
+        list(pd.unique(run.table["category"].dropna())) if "category" in run.table else []
+    )
     if len(groups) == 1 and run.table["category"].notna().all():
         return str(groups[0])
     if len(tasks) == 1:
@@ -214,7 +216,7 @@ def default_lm_eval_dataset(run) -> str:
     return "lm-eval"
 
 
-def lm_eval_datasets(store: Store, run, dataset: str | None) -> pd.Series:
+def lm_eval_datasets(store: Store, run: LmEvalRun, dataset: str | None) -> pd.Series:
     """Each row's dataset for an lm-eval import: ``dataset`` if named; else the dataset the
     store already keeps the item in, and for new items the dataset the store keeps the
     import's other items in (when that is one) or :func:`default_lm_eval_dataset`.
@@ -353,7 +355,10 @@ def held_store(path: str | os.PathLike[str]) -> Iterator[Any]:
 
 
 def import_into(
-    path: str | os.PathLike[str], src: Source, progress=None, store: Store | None = None
+    path: str | os.PathLike[str],
+    src: Source,
+    progress: Callable[[float], object] | None = None,
+    store: Store | None = None,
 ) -> dict:
     """:func:`insert` into the store file ``path``, created if missing and removed again
     when the import into a new store fails (the command line's rule).

@@ -18,7 +18,7 @@ import pandas as pd
 
 from lifelong_core import limits
 from lifelong_core.matching import matched_accuracy, subset_density, subset_reliability
-from lifelong_core.matching.store_pair import load_pair, model_names
+from lifelong_core.matching.store_pair import PairSamples, load_pair, model_names
 from lifelong_core.workflows.selection import recorded_models
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def all_models_table(tables: Sequence[pd.DataFrame]) -> pd.DataFrame | None:
 
 def model_detail(
     store: Store,
-    pair,
+    pair: PairSamples,
     row: int,
     *,
     eps: float,

@@ -8,6 +8,7 @@ counts on a set of samples only where it was evaluated on every one of them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -93,7 +94,7 @@ class Selection:
         return self.samples["domain"].astype(str).to_numpy(dtype=object)
 
 
-def without_models(sel: Selection, model_ids) -> Selection:
+def without_models(sel: Selection, model_ids: Iterable[str]) -> Selection:
     """``sel`` with the rows of ``model_ids`` left out: a stored model can then play a new
     one, estimated from a cache that has never seen it.
 
@@ -243,7 +244,9 @@ def dataset_models(store: Store, dataset: str) -> DatasetModels:
     return DatasetModels(dataset, smp.reset_index(drop=True), complete, partial, estimated)
 
 
-def recorded_models(store: Store, dataset: str, domains=None) -> pd.DataFrame:
+def recorded_models(
+    store: Store, dataset: str, domains: Sequence[str] | None = None
+) -> pd.DataFrame:
     """The real models (rows of ``store.models()``) with at least one recorded prediction on
     the samples of ``dataset`` in ``domains`` (None = all): a store holding several datasets
     must not offer one dataset's models for another's comparison."""
@@ -252,7 +255,7 @@ def recorded_models(store: Store, dataset: str, domains=None) -> pd.DataFrame:
     return recorded(store, real_models(store.models()), store.sample_indices(dataset, domains))
 
 
-def check_domains(store: Store, dataset: str, domains) -> tuple[str, ...]:
+def check_domains(store: Store, dataset: str, domains: Iterable[str] | None) -> tuple[str, ...]:
     """The domains a user named, checked against the dataset's.
 
     Parameters
@@ -338,7 +341,7 @@ def select(store: Store, dataset: str, domains: tuple[str, ...] = ()) -> Selecti
     return Selection(A, models.reset_index(drop=True), smp.reset_index(drop=True), synthetic)
 
 
-def selection_confidence(store: Store, sel: Selection, rows) -> np.ndarray | None:
+def selection_confidence(store: Store, sel: Selection, rows: Iterable[int]) -> np.ndarray | None:
     """Confidence of the true class (``true_prob``) of ``rows`` of ``sel``, or None if not
     recorded: what Sorting by confidence needs.
 

@@ -8,7 +8,7 @@ from 30 Years of Computer Vision Research*, §3 compare methods on a stream.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -83,7 +83,7 @@ def stream_replay(
 
 def stream_configs(
     sel: Selection,
-    pools,
+    pools: Iterable[int],
     budgets: Sequence[int],
     seed: int,
     progress: Callable[[float], object] | None = None,

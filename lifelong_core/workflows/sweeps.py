@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods import DEFAULT_METHOD, capabilities, is_threshold_rule
 from lifelong_core.methods.memory import FitMemory
 from lifelong_core.rows import RowSource
+from lifelong_core.sortsearch import ModelCorrelation
 from lifelong_core.sortsearch.sort import choose_sort_rows
 from lifelong_core.sweeping import SweepResult, run_sweep
 from lifelong_core.workflows.selection import DatasetModels, Selection, dataset_models
@@ -30,14 +32,16 @@ if TYPE_CHECKING:
 MODEL_BLOCK_ROWS = 4
 
 
-def complement(m: int, rows) -> np.ndarray:
+def complement(m: int, rows: ArrayLike) -> np.ndarray:
     """The rows of ``range(m)`` not in ``rows``, ascending."""
     mask = np.ones(m, dtype=bool)
     mask[np.asarray(rows, dtype=np.int64)] = False
     return np.flatnonzero(mask)
 
 
-def capped_eval_rows(m: int, sort_set, search: str, seed: int, cap: int) -> tuple[int, ...] | None:
+def capped_eval_rows(
+    m: int, sort_set: ArrayLike, search: str, seed: int, cap: int
+) -> tuple[int, ...] | None:
     """A fixed, seeded subset of ``cap`` models to score ``search`` on, or None for all.
 
     Model-based estimators cost far more per model than a threshold rule or the
@@ -478,7 +482,7 @@ def ranks(per_model: pd.DataFrame, budget: int) -> pd.DataFrame:
     return g.sort_values("true_rank")
 
 
-def family_correlation(corr, models: pd.DataFrame) -> pd.DataFrame:
+def family_correlation(corr: ModelCorrelation, models: pd.DataFrame) -> pd.DataFrame:
     """Mean off-diagonal correlation for every pair of model families (Prabhu et al.,
     2024, App. E, by family): whether models of one family fail on the same samples.
 
