@@ -81,13 +81,10 @@ def budget_page(store: str, repeats: int) -> list[dict]:
         def run(m=method):
             import streamlit as st
 
-            from lifelong_core.sweep.protocol import forget_fits
-
-            # Cold: the page's caches, the sweep memo (a cached resource) and the fits
-            # kept by the sweep emptied.
+            # Cold: the page's caches, the sweep memo and the kept fits (cached resources)
+            # emptied.
             st.cache_data.clear()
             st.cache_resource.clear()
-            forget_fits()
             at = AppTest.from_file(
                 str(ROOT / "pages" / "1_Budget_explorer.py"), default_timeout=900
             )

@@ -26,7 +26,7 @@ from threadpoolctl import threadpool_limits
 
 from lifelong_core.methods import get_method
 from lifelong_core.sortsearch.sort import choose_sort_rows, compute_order
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "bench_estimators.json"

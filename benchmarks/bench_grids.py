@@ -71,7 +71,7 @@ def _settings(seeds: int, store: Path | None):
 
 
 def compare_grids(seeds: int, store: Path | None) -> dict:
-    from lifelong_core.sweep import run_sweep
+    from lifelong_core.sweeping import run_sweep
 
     rows = []
     for label, s, A_sort, A_eval, budgets in _settings(seeds, store):

@@ -34,7 +34,7 @@ from threadpoolctl import threadpool_limits
 
 from lifelong_core.methods.registry import DEFAULT_METHOD
 from lifelong_core.store import Store
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 from lifelong_core.workflows.selection import select
 
 ROOT = Path(__file__).resolve().parents[1]

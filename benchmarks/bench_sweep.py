@@ -85,7 +85,7 @@ def compare_rules(seeds: int, store: Path | None) -> dict:
     uniform and random sampling. Demo: the digits store, Sort on 110 of 440 models drawn
     with each seed. Budgets 8 ... 16,384 (all powers of two that fit).
     """
-    from lifelong_core.sweep import run_sweep
+    from lifelong_core.sweeping import run_sweep
 
     settings: list[tuple[str, np.ndarray, int]] = []
     for s in range(seeds):

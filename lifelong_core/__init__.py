@@ -6,15 +6,13 @@ create a store, import results, choose the items a new model should run, estimat
 an interval and a rank, run a budget sweep or a backtest, rank with uncertainty, weigh
 tasks, compare matched accuracy. Names are resolved on first use, so importing the package
 loads neither Streamlit nor DuckDB. The engine (:mod:`lifelong_core.sortsearch`,
-:mod:`lifelong_core.methods`, :mod:`lifelong_core.sweep`, :mod:`lifelong_core.stats`,
+:mod:`lifelong_core.methods`, :mod:`lifelong_core.sweeping`, :mod:`lifelong_core.stats`,
 :mod:`lifelong_core.matching`) never imports Streamlit or plotly; only
 :mod:`lifelong_core.store` imports DuckDB. docs/development/architecture.md maps the modules.
 """
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import Any
 
 __version__ = "0.1.0"
@@ -23,6 +21,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DEFAULT_METHOD",
     "Capabilities",
+    "FitMemory",
     "SweepResult",
     "available_methods",
     "backtest",
@@ -33,6 +32,7 @@ __all__ = [
     "demo_store",
     "estimate_new_model",
     "get_method",
+    "import_file",
     "import_inspect",
     "import_lm_eval",
     "import_long",
@@ -51,21 +51,6 @@ __all__ = [
     "task_weighting",
     "vtab_counts",
 ]
-
-
-class _Package(types.ModuleType):
-    """The package's module object. The API's ``sweep`` function shares its name with the
-    engine's subpackage ``lifelong_core.sweep``; importing that subpackage must not replace
-    the function at the package root (``lbe.sweep(store, ...)``). The subpackage stays
-    what ``from lifelong_core.sweep import run_sweep`` and ``sys.modules`` give."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in __all__ and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

@@ -4,7 +4,7 @@ Every name here is re-exported at the top of the package (``import lifelong_core
 lbe``; ``lbe.open_store``, ``lbe.estimate_new_model``, ...), lazily, so importing the package
 loads neither Streamlit nor DuckDB. Each function is the one the command line and the app
 call for the same job (the workflows of :mod:`lifelong_core.workflows`, the engine of
-:mod:`lifelong_core.methods`, :mod:`lifelong_core.sweep`, :mod:`lifelong_core.stats` and
+:mod:`lifelong_core.methods`, :mod:`lifelong_core.sweeping`, :mod:`lifelong_core.stats` and
 :mod:`lifelong_core.matching`); this module adds only the store-level conveniences a
 notebook wants: a dataset by name, a model left out of the cache to play a new one.
 
@@ -20,8 +20,7 @@ The loop:
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -29,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.methods.memory import FitMemory
 from lifelong_core.methods.registry import (
     DEFAULT_METHOD,
     Capabilities,
@@ -37,7 +37,7 @@ from lifelong_core.methods.registry import (
     get_method,
     register,
 )
-from lifelong_core.sweep import SweepResult, run_sweep
+from lifelong_core.sweeping import SweepResult, run_sweep
 
 if TYPE_CHECKING:
     from lifelong_core.matching import MatchSummary, Predictions
@@ -46,11 +46,13 @@ if TYPE_CHECKING:
     from lifelong_core.workflows.backtest import Backtest
     from lifelong_core.workflows.imports import Source
     from lifelong_core.workflows.new_model import NewModelEstimate
+    from lifelong_core.workflows.rankings import RankingOptions
     from lifelong_core.workflows.selection import Selection
 
 __all__ = [
     "DEFAULT_METHOD",
     "Capabilities",
+    "FitMemory",
     "SweepResult",
     "available_methods",
     "backtest",
@@ -61,6 +63,7 @@ __all__ = [
     "demo_store",
     "estimate_new_model",
     "get_method",
+    "import_file",
     "import_inspect",
     "import_lm_eval",
     "import_long",
@@ -152,7 +155,13 @@ def _seed(value: object, param: str = "seed") -> int:
     return check_seed(value, param=param, what=param)
 
 
-def _real(value: object, param: str, lo=None, hi=None, **open_ends: bool) -> float:
+def _real(
+    value: object,
+    param: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    **open_ends: bool,
+) -> float:
     from lifelong_core.limits import check_real
 
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -257,8 +266,19 @@ def _counts_arg(value: object, param: str = "counts") -> object:
     return value
 
 
-def _ranking_args(level, boot, normalize, seed, chains, draws, warmup, method) -> None:
+def _ranking_options(
+    level: float,
+    method: str,
+    boot: int,
+    normalize: bool,
+    seed: int,
+    chains: int,
+    draws: int,
+    warmup: int,
+) -> RankingOptions:
+    """The ranking functions' shared options, checked at the boundary, as one value."""
     from lifelong_core import limits
+    from lifelong_core.workflows.rankings import RankingOptions
 
     _text(method, "method")
     _real(level, "level", 0, 1, open_lo=True, open_hi=True)
@@ -268,6 +288,7 @@ def _ranking_args(level, boot, normalize, seed, chains, draws, warmup, method) -
     _whole(chains, "chains", 1, limits.MAX_CHAINS)
     _whole(draws, "draws", 1, limits.MAX_DRAWS)
     _whole(warmup, "warmup", 0, limits.MAX_WARMUP)
+    return RankingOptions(method, boot, normalize, seed, chains, draws, warmup)
 
 
 # ------------------------------------------------------------------ the store
@@ -353,14 +374,18 @@ def _dataset(store: Store, dataset: str | None) -> str:
     return resolve_dataset(store, dataset)
 
 
-# Fitting a model-based method on a cache takes seconds; a notebook that selects items,
-# estimates, then selects again must not refit. Fits are kept per (store file, its latest
-# import, dataset, models left out, method, task), so an import into the store is seen.
-_FITS: OrderedDict[tuple, Any] = OrderedDict()
-_FITS_KEPT = 16
-
-
-def _fitter(store: Store, cache: Selection, dataset: str | None, leave_out, method: str):
+def _fitter(
+    store: Store,
+    cache: Selection,
+    dataset: str | None,
+    leave_out: Any,
+    method: str,
+    memory: FitMemory | None,
+) -> Callable[..., Any]:
+    """Fit ``method`` on ``cache`` for a task (None: the whole dataset), kept in ``memory``
+    when one is given: a notebook that selects items, estimates, then selects again passes
+    one and does not refit. Kept per (store file, its latest import, dataset, models left
+    out, method, task), so an import into the store is seen."""
     from lifelong_core.store.state import latest_log_id
     from lifelong_core.workflows.item_choice import fit
 
@@ -375,16 +400,10 @@ def _fitter(store: Store, cache: Selection, dataset: str | None, leave_out, meth
 
     # A task's method starts from the whole dataset's fit (item_choice.fit), itself kept
     # under the same base key, so the task alone keys it.
-    def fitted(domain: str | None, whole=None):
-        key = (*base, domain)
-        if key in _FITS:
-            _FITS.move_to_end(key)
-            return _FITS[key]
-        value = fit(cache, method, domain, whole)
-        _FITS[key] = value
-        while len(_FITS) > _FITS_KEPT:
-            _FITS.popitem(last=False)
-        return value
+    def fitted(domain: str | None, whole: Any = None) -> Any:
+        if memory is None:
+            return fit(cache, method, domain, whole)
+        return memory.get((*base, domain), lambda: fit(cache, method, domain, whole))
 
     return fitted
 
@@ -469,9 +488,60 @@ def _import(path: str | Path, src: Source) -> dict:
     return imports.import_into(path, src)
 
 
+def import_file(
+    store_path: str | Path,
+    kind: str,
+    path: str | Path,
+    *,
+    dataset: str | None = None,
+    **options: Any,
+) -> dict:
+    """Import a file of any registered format in one transaction, creating the store if it
+    does not exist: what ``lbe import --<kind> PATH`` runs.
+
+    Parameters
+    ----------
+    store_path : str or Path
+        The store's file (opened for writing for the import only).
+    kind : str
+        A registered importable format (``long``, ``matrix``, ``lm-eval``, ``inspect``
+        or one registered later: :func:`lifelong_core.io.readers.readers`).
+    path : str or Path
+        Its file.
+    dataset : str, optional
+        The dataset of samples that do not name one.
+    **options
+        The options the format declares (``models=``, ``samples=``, ``model=``, ...).
+
+    Returns
+    -------
+    dict
+        The import's log row: new models, new samples, entries.
+
+    Raises
+    ------
+    InputError
+        On an unknown format or option, a required option missing, or any invalid row
+        (named by row and column); the store is unchanged.
+
+    Examples
+    --------
+    >>> import lifelong_core as lbe
+    >>> lbe.import_file("my.duckdb", "long", "results.csv", dataset="bench")  # doctest: +SKIP
+    """
+    _path(store_path, "store_path")
+    _text(kind, "kind")
+    _path(path, "path")
+    _text(dataset, "dataset", optional=True)
+    from lifelong_core.workflows import imports
+
+    return _import(store_path, imports.source(kind, path, dataset, **options))
+
+
 def import_long(store_path: str | Path, table: str | Path, *, dataset: str | None = None) -> dict:
     """Import a long table (``model, sample, correct`` and optional columns) in one
-    transaction, creating the store if it does not exist.
+    transaction, creating the store if it does not exist: :func:`import_file` with
+    ``kind="long"``.
 
     Parameters
     ----------
@@ -492,12 +562,8 @@ def import_long(store_path: str | Path, table: str | Path, *, dataset: str | Non
     InputError
         On any invalid row (named by row and column); the store is unchanged.
     """
-    _path(store_path, "store_path")
     _path(table, "table")
-    _text(dataset, "dataset", optional=True)
-    from lifelong_core.workflows import imports
-
-    return _import(store_path, imports.read_long_source(table, dataset))
+    return import_file(store_path, "long", table, dataset=dataset)
 
 
 def import_matrix(
@@ -509,7 +575,8 @@ def import_matrix(
     dataset: str | None = None,
     extras: Mapping[str, str | Path] | None = None,
 ) -> dict:
-    """Import a 0/1 matrix (rows = models, columns = samples) with its id files.
+    """Import a 0/1 matrix (rows = models, columns = samples) with its id files:
+    :func:`import_file` with ``kind="matrix"``.
 
     Parameters
     ----------
@@ -527,10 +594,9 @@ def import_matrix(
     dict
         The import's log row.
     """
-    for value, param in ((store_path, "store_path"), (matrix, "matrix"), (models, "models")):
+    for value, param in ((matrix, "matrix"), (models, "models")):
         _path(value, param)
     _path(samples, "samples")
-    _text(dataset, "dataset", optional=True)
     if extras is not None:
         if not isinstance(extras, Mapping):
             raise TypeError(f"extras must map a field to its file, got {_kind(extras)}.")
@@ -542,10 +608,14 @@ def import_matrix(
                     param="extras",
                 )
             _path(file, f"extras[{field_name!r}]")
-    from lifelong_core.workflows import imports
-
-    return _import(
-        store_path, imports.read_matrix_source(matrix, models, samples, extras or {}, dataset)
+    return import_file(
+        store_path,
+        "matrix",
+        matrix,
+        dataset=dataset,
+        models=models,
+        samples=samples,
+        **(extras or {}),
     )
 
 
@@ -740,6 +810,7 @@ def select_items(
     exclude: Mapping[str, int] | None = None,
     leave_out: str | Iterable[str] | None = None,
     rounds: bool = False,
+    memory: FitMemory | None = None,
 ) -> list[str]:
     """The items a new model should run next (Prabhu et al., 2024, §3: insert_M).
 
@@ -769,6 +840,9 @@ def select_items(
         design): ``budget`` is then the total, ``exclude`` the results of the rounds so
         far, and the items are the next round's; give each round's results to
         :func:`estimate_new_model` as its own mapping.
+    memory : FitMemory, optional
+        Keeps the method's fit for later calls on the same store, dataset and cache
+        (:class:`~lifelong_core.methods.memory.FitMemory`); None fits afresh.
 
     Returns
     -------
@@ -806,7 +880,7 @@ def select_items(
         method,
         seed,
         evaluated=done,
-        fitted=_fitter(store, cache, dataset, leave_out, method)(None, None),
+        fitted=_fitter(store, cache, dataset, leave_out, method, memory)(None, None),
         model=model if per_model else None,
         draws=PER_MODEL if per_model else COMMON,
         rounds=rounds,
@@ -821,6 +895,7 @@ def estimate_new_model(
     dataset: str | None = None,
     method: str = DEFAULT_METHOD,
     leave_out: str | Iterable[str] | None = None,
+    memory: FitMemory | None = None,
 ) -> NewModelEstimate:
     """A new model's accuracy, per task and overall, with intervals, and its rank.
 
@@ -843,6 +918,8 @@ def estimate_new_model(
         A registered method; the interval exists when it declares one.
     leave_out : str or iterable of str, optional
         Stored models to leave out of the cache (a stored model playing the new one).
+    memory : FitMemory, optional
+        As for :func:`select_items`: the fit made there is reused here.
 
     Returns
     -------
@@ -878,7 +955,7 @@ def estimate_new_model(
         cache,
         checked,
         method,
-        fitter=_fitter(store, cache, dataset, leave_out, method),
+        fitter=_fitter(store, cache, dataset, leave_out, method, memory),
     )
 
 
@@ -999,11 +1076,10 @@ def counts(store: Store, *, dataset: str | None = None) -> CountTable:
     return from_frame(counts_table(store, _dataset(store, dataset)))
 
 
-def _ranking_source(counts: Any, **options: Any) -> Any:
-    # One source per call: the bootstrap replicates or the posterior every table reads.
+def _ranking_source(counts: Any, options: RankingOptions) -> Any:
     from lifelong_core.workflows import rankings
 
-    return rankings.ranking_source(rankings.count_table(counts), **options)
+    return rankings.ranking_source(rankings.count_table(counts), options)
 
 
 def rank_models(
@@ -1063,19 +1139,10 @@ def rank_models(
     ['model', 'scope', 'mean_pct', 'lo_pct', 'hi_pct']
     """
     _counts_arg(counts)
-    _ranking_args(level, boot, normalize, seed, chains, draws, warmup, method)
+    options = _ranking_options(level, method, boot, normalize, seed, chains, draws, warmup)
     from lifelong_core.workflows import rankings
 
-    source = _ranking_source(
-        counts,
-        method=method,
-        boot=boot,
-        normalize=normalize,
-        seed=seed,
-        chains=chains,
-        draws=draws,
-        warmup=warmup,
-    )
+    source = _ranking_source(counts, options)
     return rankings.leaderboard_table(source, level=level, seed=seed)
 
 
@@ -1126,20 +1193,11 @@ def pairwise_differences(
         As :func:`rank_models`, and on a model ``counts`` does not hold or fewer than two.
     """
     _counts_arg(counts)
-    _ranking_args(level, boot, normalize, seed, chains, draws, warmup, method)
+    options = _ranking_options(level, method, boot, normalize, seed, chains, draws, warmup)
     models = _names(models, "models")
     from lifelong_core.workflows import rankings
 
-    source = _ranking_source(
-        counts,
-        method=method,
-        boot=boot,
-        normalize=normalize,
-        seed=seed,
-        chains=chains,
-        draws=draws,
-        warmup=warmup,
-    )
+    source = _ranking_source(counts, options)
     return rankings.pairwise_table(
         source, level=level, models=None if models is None else list(models), seed=seed
     )
@@ -1190,20 +1248,11 @@ def rank_intervals(
         As :func:`rank_models`, and on an unknown scheme.
     """
     _counts_arg(counts)
-    _ranking_args(level, boot, normalize, seed, chains, draws, warmup, method)
+    options = _ranking_options(level, method, boot, normalize, seed, chains, draws, warmup)
     schemes = _names(schemes, "schemes")
     from lifelong_core.workflows import rankings
 
-    source = _ranking_source(
-        counts,
-        method=method,
-        boot=boot,
-        normalize=normalize,
-        seed=seed,
-        chains=chains,
-        draws=draws,
-        warmup=warmup,
-    )
+    source = _ranking_source(counts, options)
     return rankings.rank_interval_table(source, level=level, schemes=schemes, seed=seed)
 
 

@@ -19,12 +19,14 @@ byte popcounts plus one masked byte per cut. Sort sums (column sums, Listing 1
 entries instead of an unpack.
 
 Every kernel works on one block of rows and returns small arrays; callers stream blocks
-(see :mod:`lifelong_core.sweep`), so peak memory is a few blocks whatever the matrix
+(see :mod:`lifelong_core.sweeping`), so peak memory is a few blocks whatever the matrix
 size. numpy releases the GIL inside each of these calls, so a thread pool over row
 blocks uses both cores without copying data between processes.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -299,7 +301,7 @@ class SortOrder:
         If ``order`` is not a permutation of ``n`` samples.
     """
 
-    def __init__(self, order: np.ndarray, n: int, *, checked: bool = False):
+    def __init__(self, order: np.ndarray, n: int, *, checked: bool = False) -> None:
         self.n = int(n)
         if not checked:
             order = check_order(order, self.n)
@@ -446,7 +448,9 @@ class SortedCounter(SortOrder):
     ``boundary_counts(unpack_rows(P, n), order, cuts)``.
     """
 
-    def __init__(self, order: np.ndarray, cuts: np.ndarray, n: int, *, checked: bool = False):
+    def __init__(
+        self, order: np.ndarray, cuts: np.ndarray, n: int, *, checked: bool = False
+    ) -> None:
         super().__init__(order, n, checked=checked)
         self.cuts = np.asarray(cuts if checked else check_cuts(cuts, self.n), dtype=np.int64)
 
@@ -512,7 +516,7 @@ def or_into(out: np.ndarray, packed: np.ndarray, start: int) -> None:
         out[:, first + 1 : stop] |= high[:, : stop - first - 1]
 
 
-def rows_from_binary(array, nbytes: int) -> np.ndarray:
+def rows_from_binary(array: Any, nbytes: int) -> np.ndarray:
     """Packed rows from a pyarrow Binary array whose values all have ``nbytes`` bytes.
 
     Reads the Arrow data buffer directly (no per-row Python objects).
@@ -546,7 +550,7 @@ def rows_from_binary(array, nbytes: int) -> np.ndarray:
     return data.reshape(n, nbytes)
 
 
-def binary_from_rows(packed: np.ndarray):
+def binary_from_rows(packed: np.ndarray) -> Any:
     """A pyarrow Binary array with one value per packed row, built without copying rows.
 
     Parameters

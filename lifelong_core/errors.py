@@ -10,6 +10,8 @@ line prints the flag that sets it (``--sort-models``) in front of the sentence, 
 app shows the sentence alone next to the widget.
 """
 
+from collections.abc import Sequence
+
 
 class InputError(ValueError):
     """Bad user input, described in one sentence naming the problem and its location.
@@ -23,7 +25,7 @@ class InputError(ValueError):
         flag that sets it in front of the sentence.
     """
 
-    def __init__(self, message: str, *, param: str | None = None):
+    def __init__(self, message: str, *, param: str | None = None) -> None:
         super().__init__(message)
         self.param = param
 
@@ -40,7 +42,7 @@ class NotFittedError(RuntimeError):
     """
 
 
-def few(names, limit: int = 3) -> str:
+def few(names: Sequence[object], limit: int = 3) -> str:
     """At most ``limit`` names, then how many more: what a one-sentence message lists.
 
     Parameters
@@ -62,12 +64,12 @@ def few(names, limit: int = 3) -> str:
     >>> few(["a", "b", "c", "d", "e"])
     'a, b, c and 2 more'
     """
-    names = [str(n) for n in names]
-    shown = ", ".join(names[:limit])
-    return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
+    texts = [str(n) for n in names]
+    shown = ", ".join(texts[:limit])
+    return shown if len(texts) <= limit else f"{shown} and {len(texts) - limit} more"
 
 
-def shown(value, limit: int = 60) -> str:
+def shown(value: object, limit: int = 60) -> str:
     """``repr(value)`` for a one-sentence message, cut to ``limit`` characters: a
     100,000-character name given by mistake must not become a 100,000-character message.
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any, SupportsInt
 
 from lifelong_core.errors import InputError
 
@@ -64,7 +66,7 @@ MAX_STATE_FIT_COLUMNS = 1 << 22
 BOUND_NOTE = "a bound on the work of one request"
 
 
-def check_seed(seed, param: str | None = "seed", what: str = "the seed") -> int:
+def check_seed(seed: SupportsInt | str, param: str | None = "seed", what: str = "the seed") -> int:
     """``seed`` as an int in [0, :data:`MAX_SEED`], or one sentence naming ``what``.
 
     The one seed rule: every command and page that draws random numbers passes its seed
@@ -104,7 +106,7 @@ def check_seed(seed, param: str | None = "seed", what: str = "the seed") -> int:
     return value
 
 
-def check_count(value, what: str, lo: int, hi: int, param: str | None = None) -> int:
+def check_count(value: Any, what: str, lo: int, hi: int, param: str | None = None) -> int:
     """``value`` as an int in [lo, hi], or one sentence naming ``what`` and the range.
 
     The one rule for work-size arguments (depth, repeats, chains, draws, runs, threads):
@@ -149,7 +151,7 @@ def check_count(value, what: str, lo: int, hi: int, param: str | None = None) ->
 
 
 def check_real(
-    value,
+    value: Any,
     what: str,
     lo: float | None = None,
     hi: float | None = None,
@@ -239,7 +241,7 @@ def check_work(amount: int, limit: int, what: str, advice: str, param: str | Non
         )
 
 
-def _show(value) -> str:
+def _show(value: Any) -> str:
     """A number for a message: digits grouped, and a 30-digit value shortened."""
     try:
         n = int(value)
@@ -324,7 +326,7 @@ def set_dense_limit(limit_bytes: int | None) -> None:
 
 
 @contextmanager
-def dense_limit_set(limit_bytes: int | None):
+def dense_limit_set(limit_bytes: int | None) -> Iterator[None]:
     """Temporarily set the limit (tests, benchmarks)."""
     before = _limit
     set_dense_limit(limit_bytes)

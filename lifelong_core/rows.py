@@ -19,8 +19,11 @@ unpacking. Implementations: :class:`DenseRows` (a 0/1 array in memory),
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lifelong_core.bits import pack_rows, packed_width, unpack_rows
 from lifelong_core.errors import InputError
@@ -43,7 +46,7 @@ class RowSource:
     n: int
     row_ids: np.ndarray
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)
         if cls.read is RowSource.read and cls.read_dense is RowSource.read_dense:
             raise TypeError(f"{cls.__name__} must implement read or read_dense")
@@ -130,7 +133,7 @@ class RowSource:
             yield self.row_ids[s:e], self.read_dense(s, e)
 
 
-def _check_rows(rows, m: int, what: str) -> np.ndarray:
+def _check_rows(rows: ArrayLike, m: int, what: str) -> np.ndarray:
     rows = np.asarray(rows, dtype=np.int64)
     if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= m)):
         raise InputError(f"row indices must lie in [0, {m}){what}.")
@@ -153,7 +156,7 @@ class DenseRows(RowSource):
         If ``A`` is not 2-dimensional or ``row_ids`` does not have one label per row.
     """
 
-    def __init__(self, A: np.ndarray, row_ids: np.ndarray | None = None):
+    def __init__(self, A: np.ndarray, row_ids: np.ndarray | None = None) -> None:
         A = np.asarray(A)
         if A.ndim != 2:
             raise InputError(f"the matrix must be 2-dimensional, got {A.ndim} dimensions.")
@@ -191,7 +194,7 @@ class PackedArray(RowSource):
         If ``packed`` is not 2-dimensional uint8, or its width does not fit ``n``.
     """
 
-    def __init__(self, packed: np.ndarray, n: int, rows: np.ndarray | None = None):
+    def __init__(self, packed: np.ndarray, n: int, rows: np.ndarray | None = None) -> None:
         packed = np.asarray(packed) if not isinstance(packed, np.memmap) else packed
         if packed.ndim != 2 or packed.dtype != np.uint8:
             raise InputError("packed rows must be a 2-dimensional uint8 array.")
@@ -257,7 +260,9 @@ class MatrixRows(RowSource):
         If the file cannot be read as a matrix or ``rows`` names a row it does not have.
     """
 
-    def __init__(self, path, rows: np.ndarray | None = None, what: str = "matrix"):
+    def __init__(
+        self, path: str | Path, rows: np.ndarray | None = None, what: str = "matrix"
+    ) -> None:
         self._src = open_matrix(path, what)
         self.n = self._src.n_cols
         m = self._src.n_rows

@@ -15,6 +15,7 @@ from ui import caches, charts, controls
 from ui.common import (
     code,
     input_errors,
+    picked,
     plain,
     provenance_note,
     query_default,
@@ -98,16 +99,20 @@ with st.form("backtest"):
         ),
     )
     d = st.columns(4)
-    split = d[0].radio(
-        "Which models",
-        list(bt.SPLITS),
-        index=url_index(
-            "split", bt.SPLITS, bt.SPLIT_ALIASES.get(query_default("split", ""), bt.RANDOM_SPLIT)
-        ),
-        format_func=lambda s: f"{s}: {bt.SPLIT_WORDS[s]}",
-        help="random: models like your cache's, drawn with the seed (the models a random Sort set of the "
-        "others leaves out); newest: the last by release order; beyond-cache: the most accurate, none below a "
-        "cached model (estimating beyond the cache's range is the hard case).",
+    split: str = picked(
+        d[0].radio(
+            "Which models",
+            list(bt.SPLITS),
+            index=url_index(
+                "split",
+                bt.SPLITS,
+                bt.SPLIT_ALIASES.get(query_default("split", ""), bt.RANDOM_SPLIT),
+            ),
+            format_func=lambda s: f"{s}: {bt.SPLIT_WORDS[s]}",
+            help="random: models like your cache's, drawn with the seed (the models a random Sort set of the "
+            "others leaves out); newest: the last by release order; beyond-cache: the most accurate, none below a "
+            "cached model (estimating beyond the cache's range is the hard case).",
+        )
     )
     repeats = d[1].number_input(
         "Draws per model (repeats)",

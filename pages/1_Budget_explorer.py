@@ -16,6 +16,7 @@ from lifelong_core.workflows.sweeps import family_correlation
 from ui import caches, charts, controls, studies
 from ui.common import (
     download_table,
+    picked,
     provenance_note,
     show_chart,
     show_table,
@@ -50,7 +51,8 @@ predicts = capabilities(search).per_sample
 table, per_model, _, rows = controls.run_config(cfg, sel)
 # The baselines on the same Sort split and models, for the curves: a random sample's exact
 # expected error and the first items of each task (what lm_eval --limit runs).
-t_first = curves_vs = None
+t_first: pd.DataFrame | None = None
+curves_vs: pd.DataFrame | None = None
 if cfg.baseline:
     t_first, _, _, _ = controls.run_config(
         cfg, sel, search=LIMIT_METHOD, label="Running the first-n baseline…"
@@ -130,13 +132,15 @@ head = st.columns(4)
 b_opts = [int(b) for b in table["budget"]]
 within = [int(r.budget) for r in table.itertuples() if r.eagg <= 0.01]
 hb_default = within[0] if within else b_opts[-1]
-hb = st.sidebar.selectbox(
-    "Headline budget n′",
-    b_opts,
-    index=url_index("hb", b_opts, hb_default),
-    key="hb",
-    help="The budget the figures at the top are read at. Default: the smallest chosen budget "
-    "with E_agg ≤ 1 point, else the largest.",
+hb: int = picked(
+    st.sidebar.selectbox(
+        "Headline budget n′",
+        b_opts,
+        index=url_index("hb", b_opts, hb_default),
+        key="hb",
+        help="The budget the figures at the top are read at. Default: the smallest chosen budget "
+        "with E_agg ≤ 1 point, else the largest.",
+    )
 )
 sync_query(hb=hb)
 best = table[table["budget"] == hb].iloc[0]
@@ -239,7 +243,7 @@ with tabs[0]:
                     "its accuracy error E_agg is on the right."
                 )
         with right:
-            if curves_vs is None:
+            if curves_vs is None or t_first is None:
                 eagg_table, series, eagg_fits = table, None, {"": eagg_fit}
             else:
                 names = {
@@ -304,7 +308,7 @@ with tabs[0]:
             )
             if verdict is not None:
                 show_table(verdict, "eagg_vs_random")
-            else:
+            elif curves_vs is not None:
                 show_table(curves_vs, "eagg_vs_random")
             if verdict_note:
                 st.caption(verdict_note)
@@ -459,8 +463,8 @@ with tabs[4]:
         corr, note = caches.correlation(key, dataset, dom_key)
         if note:
             st.caption(note)
-        names = [sel.names[i] for i in corr.order]
-        pairs = corr.corr[np.triu_indices(len(names), 1)]
+        ordered = [sel.names[i] for i in corr.order]
+        pairs = corr.corr[np.triu_indices(len(ordered), 1)]
         cc = st.columns(4)
         cc[0].metric("model pairs", f"{len(pairs):,}")
         cc[1].metric("median correlation", f"{np.nanmedian(pairs):.3f}")
@@ -470,7 +474,7 @@ with tabs[4]:
         with left:
             show_chart(
                 charts.correlation_heatmap(
-                    corr.corr, names, corr.accuracy, title="Model-by-model correlation"
+                    corr.corr, ordered, corr.accuracy, title="Model-by-model correlation"
                 ),
                 "model_correlation",
             )
@@ -488,8 +492,8 @@ with tabs[4]:
             show_table(
                 pd.DataFrame(
                     {
-                        "rank": np.arange(1, len(names) + 1),
-                        "model": names,
+                        "rank": np.arange(1, len(ordered) + 1),
+                        "model": ordered,
                         "family": sel.models["family"].to_numpy(dtype=object)[corr.order],
                         "accuracy": corr.accuracy,
                     }
@@ -498,7 +502,7 @@ with tabs[4]:
             )
         st.markdown("**Mean correlation within and between model families**")
         show_table(family_correlation(corr, sel.models), "family_correlation")
-        download_table(corr.frame(names).reset_index(names="model"), "correlation_matrix")
+        download_table(corr.frame(ordered).reset_index(names="model"), "correlation_matrix")
 
 with tabs[5]:
     if tabs[5].open:

@@ -10,7 +10,7 @@ import streamlit as st
 from lifelong_core.methods.registry import BASELINE_METHOD, LIMIT_METHOD
 from lifelong_core.workflows.sweeps import interval_coverage, rank_agreement, ranks
 from ui import caches, charts, controls, studies
-from ui.common import provenance_note, query_default, show_chart, show_table, sync_query
+from ui.common import picked, provenance_note, query_default, show_chart, show_table, sync_query
 
 st.set_page_config(page_title="Estimated vs true accuracy", layout="wide")
 st.title("Estimated vs true accuracy")
@@ -130,11 +130,13 @@ with left:
 with right:
     b_opts = list(cfg.budgets)
     b_raw = query_default("rank_budget", b_opts[len(b_opts) // 2], int)
-    b = st.selectbox(
-        "Budget for the rank plot",
-        b_opts,
-        index=b_opts.index(b_raw) if b_raw in b_opts else len(b_opts) // 2,
-        key="rank_budget",
+    b: int = picked(
+        st.selectbox(
+            "Budget for the rank plot",
+            b_opts,
+            index=b_opts.index(b_raw) if b_raw in b_opts else len(b_opts) // 2,
+            key="rank_budget",
+        )
     )
     sync_query(rank_budget=b)
     r = ranks(per_model, b)

@@ -17,6 +17,7 @@ from ui import caches, charts, controls, stores
 from ui.common import (
     download_table,
     input_errors,
+    picked,
     plain,
     provenance_note,
     query_default,
@@ -108,12 +109,14 @@ with tabs[0]:
         with st.expander("No new model at hand? Take the results of one in the store"):
             ids_m = sel.models["model_id"].astype(str).tolist()
             raw_dm = query_default("demo_model", ids_m[0])
-            demo_row = st.selectbox(
-                "Model",
-                list(range(m)),
-                format_func=lambda i: sel.names[i],
-                key="demo_model",
-                index=ids_m.index(raw_dm) if raw_dm in ids_m else 0,
+            demo_row: int = picked(
+                st.selectbox(
+                    "Model",
+                    list(range(m)),
+                    format_func=lambda i: sel.names[i],
+                    key="demo_model",
+                    index=ids_m.index(raw_dm) if raw_dm in ids_m else 0,
+                )
             )
             sync_query(demo_model=ids_m[demo_row])
             download_table(
@@ -195,29 +198,35 @@ with tabs[1]:
     if tabs[1].open:
         c = st.columns(3)
         raw_r = query_default("rule", RULES[0])
-        rule = c[0].selectbox(
-            "Threshold rule",
-            list(RULES),
-            index=list(RULES).index(raw_r) if raw_r in RULES else 0,
-            key="rule",
+        rule: str = picked(
+            c[0].selectbox(
+                "Threshold rule",
+                list(RULES),
+                index=list(RULES).index(raw_r) if raw_r in RULES else 0,
+                key="rule",
+            )
         )
         raw_s = query_default("d_sampling", "uniform")
-        sampling = c[1].radio(
-            "Sampling",
-            SAMPLINGS,
-            index=SAMPLINGS.index(raw_s) if raw_s in SAMPLINGS else 0,
-            key="d_sampling",
-            horizontal=True,
+        sampling: str = picked(
+            c[1].radio(
+                "Sampling",
+                SAMPLINGS,
+                index=SAMPLINGS.index(raw_s) if raw_s in SAMPLINGS else 0,
+                key="d_sampling",
+                horizontal=True,
+            )
         )
         mchoices = single_budget_choices(m)
         raw_mb = query_default(
             "models_budget", 32 if 32 in mchoices else mchoices[len(mchoices) // 2], int
         )
-        m_budget = c[2].selectbox(
-            "Budget m′ (models to run on each new sample)",
-            mchoices,
-            index=mchoices.index(raw_mb) if raw_mb in mchoices else 0,
-            key="models_budget",
+        m_budget: int = picked(
+            c[2].selectbox(
+                "Budget m′ (models to run on each new sample)",
+                mchoices,
+                index=mchoices.index(raw_mb) if raw_mb in mchoices else 0,
+                key="models_budget",
+            )
         )
         sync_query(rule=rule, d_sampling=sampling, models_budget=m_budget)
         try:
@@ -271,13 +280,15 @@ with tabs[1]:
                 # Chosen from a list or created new, never typed over an existing name: typing the
                 # main dataset's name once folded new samples into it for every page.
                 earlier = stores.insert_d_datasets()
-                how = st.radio(
-                    "Dataset for the new samples",
-                    ["Create a new dataset", "Add to a dataset made here"],
-                    horizontal=True,
-                    key="new_dataset_how",
-                    disabled=not earlier,
-                    help="Only datasets created on this page can take more samples.",
+                how: str = picked(
+                    st.radio(
+                        "Dataset for the new samples",
+                        ["Create a new dataset", "Add to a dataset made here"],
+                        horizontal=True,
+                        key="new_dataset_how",
+                        disabled=not earlier,
+                        help="Only datasets created on this page can take more samples.",
+                    )
                 )
                 create = how == "Create a new dataset" or not earlier
                 if create:
@@ -288,8 +299,8 @@ with tabs[1]:
                         max_chars=MAX_TEXT_CHARS,
                     )
                 else:
-                    target = st.selectbox(
-                        "Dataset made on this page", earlier, key="new_dataset_pick"
+                    target = picked(
+                        st.selectbox("Dataset made on this page", earlier, key="new_dataset_pick")
                     )
                 if st.button("Insert the evaluations", key="insert_samples"):
                     with input_errors(stop=False) as written:
@@ -330,27 +341,33 @@ with tabs[2]:
             max(2, min(query_default("max_budget", min(n, 1024), int), n)),
             key="max_budget",
         )
-        mode = c[2].radio(
-            "Model", ["simulate a stored model", "my model, round by round"], key="adaptive_mode"
+        mode: str = picked(
+            c[2].radio(
+                "Model",
+                ["simulate a stored model", "my model, round by round"],
+                key="adaptive_mode",
+            )
         )
         sync_query(target=target_pts, max_budget=int(max_b))
         h = float(target_pts) / 100.0
         if mode == "simulate a stored model":
-            row = st.selectbox(
-                "Stored model (its stored results stand in for real evaluations)",
-                list(range(m)),
-                format_func=lambda i: sel.names[i],
-                key="adaptive_model",
+            stored_row: int = picked(
+                st.selectbox(
+                    "Stored model (its stored results stand in for real evaluations)",
+                    list(range(m)),
+                    format_func=lambda i: sel.names[i],
+                    key="adaptive_model",
+                )
             )
             st.caption(
                 "Simulated: the method is fitted on the other models of the store, and each round's results "
                 "are read from this model's stored row instead of running it."
             )
             with input_errors():
-                method = caches.fitted_adaptive(key, dataset, int(row))
-                run = adaptive.simulate_stored(method, sel, int(row), seed, h, int(max_b))
+                method = caches.fitted_adaptive(key, dataset, int(stored_row))
+                run = adaptive.simulate_stored(method, sel, int(stored_row), seed, h, int(max_b))
             rounds = adaptive.rounds_table(run.rounds)
-            true = float(sel.A[row].mean())
+            true = float(sel.A[stored_row].mean())
             k = st.columns(4)
             k[0].metric("estimated accuracy", f"{run.estimate.acc:.3f}")
             if run.estimate.lo is not None:
@@ -388,12 +405,12 @@ with tabs[2]:
                 type=["csv"],
                 key="upload_adaptive",
             )
-            results: dict[int, int] = {}
+            so_far: dict[int, int] = {}
             with input_errors():
                 if up is not None:
                     got = arrivals.read_results(up.getvalue(), up.name, arrivals.NEW_MODEL_COLUMNS)
-                    results = adaptive.results_by_column(sel, got, f"uploaded file {up.name}")
-                prog = adaptive.next_round(method, results, seed, h, int(max_b))
+                    so_far = adaptive.results_by_column(sel, got, f"uploaded file {up.name}")
+                prog = adaptive.next_round(method, so_far, seed, h, int(max_b))
             if prog.unused:
                 st.info(
                     f"{prog.unused} uploaded results are for samples outside every round so far; they are ignored."
@@ -401,11 +418,11 @@ with tabs[2]:
             if prog.rounds:
                 rounds = adaptive.rounds_table(prog.rounds)
                 last = prog.rounds[-1]
-                k = st.columns(3)
-                k[0].metric("estimated accuracy", f"{last.acc:.3f}")
+                k3 = st.columns(3)
+                k3[0].metric("estimated accuracy", f"{last.acc:.3f}")
                 if last.lo is not None:
-                    k[1].metric("95% interval", f"{last.lo:.3f} – {last.hi:.3f}")
-                k[2].metric("samples evaluated", f"{last.evaluated:,} of {n:,}")
+                    k3[1].metric("95% interval", f"{last.lo:.3f} – {last.hi:.3f}")
+                k3[2].metric("samples evaluated", f"{last.evaluated:,} of {n:,}")
                 show_chart(
                     charts.interval_rounds(
                         rounds, target=h, title="the interval narrowing round by round"
@@ -419,7 +436,7 @@ with tabs[2]:
                         "target": f"Done: the 95% interval is within ±{target_pts:g} points.",
                         "budget": "Stopped at the maximum budget.",
                         "exhausted": "Every sample is evaluated: the accuracy is exact.",
-                    }[prog.stopped]
+                    }[str(prog.stopped)]
                 )
             else:
                 r = len(prog.rounds) + 1

@@ -11,6 +11,7 @@ from lifelong_core.workflows.teaching import prediction_after, walkthrough
 from ui import caches, charts, controls, studies
 from ui.common import (
     input_errors,
+    picked,
     provenance_note,
     query_default,
     show_chart,
@@ -59,12 +60,14 @@ n_other = A.shape[0] if transpose else A.shape[1]
 
 held_raw = query_default("new", 0, int)
 # One widget per mode: a model's name must not stay in the box once samples arrive instead.
-held = st.sidebar.selectbox(
-    f"New {what_new}",
-    list(range(count_new)),
-    index=int(np.clip(held_raw, 0, count_new - 1)),
-    format_func=lambda i: rows_label[i],
-    key=f"new:{'sample' if transpose else 'model'}",
+held: int = picked(
+    st.sidebar.selectbox(
+        f"New {what_new}",
+        list(range(count_new)),
+        index=int(np.clip(held_raw, 0, count_new - 1)),
+        format_func=lambda i: rows_label[i],
+        key=f"new:{'sample' if transpose else 'model'}",
+    )
 )
 budget = controls.int_slider(
     st.sidebar, f"Budget n′ ({what_other}s evaluated)", 1, n_other, "b", min(8, n_other)

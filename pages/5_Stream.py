@@ -11,6 +11,7 @@ from lifelong_core.workflows.stream import pareto_front
 from ui import caches, charts, controls, studies
 from ui.common import (
     input_errors,
+    picked,
     provenance_note,
     query_default,
     show_chart,
@@ -52,26 +53,32 @@ pool = controls.int_slider(
 )
 choices = single_budget_choices(n)
 raw_b = query_default("budget", 128 if 128 in choices else choices[len(choices) // 2], int)
-budget = side.selectbox(
-    "Budget n′ per new model",
-    choices,
-    index=choices.index(raw_b) if raw_b in choices else 0,
-    key="budget",
+budget: int = picked(
+    side.selectbox(
+        "Budget n′ per new model",
+        choices,
+        index=choices.index(raw_b) if raw_b in choices else 0,
+        key="budget",
+    )
 )
 raw_s = query_default("sampling", "uniform")
-sampling = side.radio(
-    "Sampling",
-    SAMPLINGS,
-    index=SAMPLINGS.index(raw_s) if raw_s in SAMPLINGS else 0,
-    key="sampling",
-    horizontal=True,
+sampling: str = picked(
+    side.radio(
+        "Sampling",
+        SAMPLINGS,
+        index=SAMPLINGS.index(raw_s) if raw_s in SAMPLINGS else 0,
+        key="sampling",
+        horizontal=True,
+    )
 )
 raw_r = query_default("rule", RULES[0])
-rule = side.selectbox(
-    "Threshold rule",
-    list(RULES),
-    index=list(RULES).index(raw_r) if raw_r in RULES else 0,
-    key="rule",
+rule: str = picked(
+    side.selectbox(
+        "Threshold rule",
+        list(RULES),
+        index=list(RULES).index(raw_r) if raw_r in RULES else 0,
+        key="rule",
+    )
 )
 seed = controls.int_input(side, "Seed", 0, 2**31 - 1, "seed")
 window = side.slider(
@@ -157,13 +164,15 @@ st.caption(
     "Every configuration here is scored on the whole stream, so picking the best of them looks at models that "
     "arrive later; the Nevis'22 protocol below chooses on the early stream and scores on the later one."
 )
-metric = side.radio(
-    "Pareto error",
-    ["mae", "eagg"],
-    index=1 if query_default("perr", "mae") == "eagg" else 0,
-    key="perr",
-    horizontal=True,
-    format_func=lambda v: {"mae": "MAE", "eagg": "E_agg"}[v],
+metric: str = picked(
+    side.radio(
+        "Pareto error",
+        ["mae", "eagg"],
+        index=1 if query_default("perr", "mae") == "eagg" else 0,
+        key="perr",
+        horizontal=True,
+        format_func=lambda v: {"mae": "MAE", "eagg": "E_agg"}[v],
+    )
 )
 sync_query(perr=metric)
 pools = tuple(sorted({p for p in (5, 10, 20, 50, 100, pool) if p < m}))

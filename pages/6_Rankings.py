@@ -22,18 +22,10 @@ from lifelong_core.stats.vtab import counts_from_leaderboard, load_published
 from lifelong_core.workflows.budgets import budgets_within
 from lifelong_core.workflows.rankings import (
     DEFAULT_TOP,
-    bayes_beside_bootstrap,
-    by_expected_rank,
+    RankingOptions,
     default_models,
-    differences_in_points,
-    estimated_vs_true,
     estimator_coverage,
-    estimator_interval_table,
     overall_accuracy,
-    per_category_intervals,
-    percent,
-    published_leaderboard,
-    scheme_intervals,
 )
 from ui.caches import (
     board_table,
@@ -48,6 +40,7 @@ from ui.categories import category_control
 from ui.common import (
     get_store,
     input_errors,
+    picked,
     plain,
     provenance_note,
     query_default,
@@ -59,6 +52,17 @@ from ui.common import (
     url_sync_keys,
 )
 from ui.controls import default_method, method_help, method_names
+from ui.ranking_tables import (
+    bayes_beside_bootstrap,
+    by_expected_rank,
+    differences_in_points,
+    estimated_vs_true,
+    estimator_interval_table,
+    per_category_intervals,
+    percent,
+    published_leaderboard,
+    scheme_intervals,
+)
 from ui.rankings import difference_matrix, forest, rank_forest, rank_prob_heatmap, traces
 from ui.store_dataset import complete_counts, pick_dataset
 
@@ -115,28 +119,32 @@ st.caption(
 )
 
 source_keys = list(SOURCES)
-source = st.radio(
-    "Data source",
-    source_keys,
-    index=url_index("source", source_keys, "published"),
-    format_func=SOURCES.get,
-    horizontal=True,
-    key="source",
+source: str = picked(
+    st.radio(
+        "Data source",
+        source_keys,
+        index=url_index("source", source_keys, "published"),
+        format_func=SOURCES.get,
+        horizontal=True,
+        key="source",
+    )
 )
 
 # ---- published VTAB-1k figures: no per-task counts needed
 if source == "published":
     pub = load_published()
     c1, c2, c3 = st.columns(3)
-    method = c1.selectbox(
-        "Method",
-        ["bootstrap", "bayesian"],
-        key="pub_method",
-        index=url_index("pub_method", ["bootstrap", "bayesian"], "bootstrap"),
-        format_func={
-            "bootstrap": "Bootstrap (83.4% CI)",
-            "bayesian": "Bayesian HM (83.4% credible)",
-        }.get,
+    method: str = picked(
+        c1.selectbox(
+            "Method",
+            ["bootstrap", "bayesian"],
+            key="pub_method",
+            index=url_index("pub_method", ["bootstrap", "bayesian"], "bootstrap"),
+            format_func=lambda k: {
+                "bootstrap": "Bootstrap (83.4% CI)",
+                "bayesian": "Bayesian HM (83.4% credible)",
+            }[k],
+        )
     )
     normalized = c2.toggle(
         "Normalised accuracy",
@@ -146,8 +154,13 @@ if source == "published":
         help="Table A.3 gives normalised figures for the bootstrap only.",
     )
     pub_scopes = ["overall", "natural", "specialized", "structured"]
-    scope = c3.selectbox(
-        "Scope", pub_scopes, key="pub_scope", index=url_index("pub_scope", pub_scopes, "overall")
+    scope: str = picked(
+        c3.selectbox(
+            "Scope",
+            pub_scopes,
+            key="pub_scope",
+            index=url_index("pub_scope", pub_scopes, "overall"),
+        )
     )
     url_sync_keys("source", "pub_method", "pub_norm", "pub_scope")
     sel, table = published_leaderboard(pub, method, normalized)
@@ -194,12 +207,12 @@ if source in ("store", "estimated"):
         url_sync_keys("source", "dataset")
     else:
         with input_errors():
-            sel = selection(store_key(), dataset, ())
-        n_samples = sel.A.shape[1]
+            ss_sel = selection(store_key(), dataset, ())
+        n_samples = ss_sel.A.shape[1]
         # The one model set Sort & Search needs: real models evaluated on every sample of the
         # dataset (a store whose datasets were run by different models has one such set per dataset).
-        pool = sel.names
-        ss_models = st.multiselect(
+        pool = list(ss_sel.names)
+        ss_models: list[str] = st.multiselect(
             f"Models (evaluated on every sample of {plain(dataset)}: {len(pool)} of {len(get_store().models())} in the store)",
             pool,
             default=query_list("ss_models", pool, pool),
@@ -216,11 +229,13 @@ if source in ("store", "estimated"):
         budgets = budgets_within((25, 50, 100, 200, 400, 800, 1600), n_samples, strict=True) or [
             max(1, n_samples // 2)
         ]
-        budget = c1.selectbox(
-            "Budget (samples per new model)",
-            budgets,
-            key="ss_budget",
-            index=url_index("ss_budget", budgets, 200 if 200 in budgets else budgets[-1]),
+        budget: int = picked(
+            c1.selectbox(
+                "Budget (samples per new model)",
+                budgets,
+                key="ss_budget",
+                index=url_index("ss_budget", budgets, 200 if 200 in budgets else budgets[-1]),
+            )
         )
         new_max = max(2, min(60, len(ss_models) - 2))
         n_new = c2.number_input(
@@ -236,12 +251,14 @@ if source in ("store", "estimated"):
         )
         methods = method_names()
         ss_default = default_method(methods)
-        method = c3.selectbox(
-            "Search method",
-            methods,
-            index=url_index("ss_method", methods, ss_default),
-            key="ss_method",
-            help=method_help(),
+        method = picked(
+            c3.selectbox(
+                "Search method",
+                methods,
+                index=url_index("ss_method", methods, ss_default),
+                key="ss_method",
+                help=method_help(),
+            )
         )
         ss_seed = c4.number_input(
             "Seed",
@@ -348,23 +365,27 @@ if len(chosen) < 2:
     st.stop()
 # The whole source stays in ``counts_all``: normalisation bounds are taken over it.
 counts_all = counts
-chosen = tuple(m for m in all_models if m in set(chosen))
-counts = counts[counts["model"].isin(chosen)].reset_index(drop=True)
+chosen_models = tuple(m for m in all_models if m in set(chosen))
+counts = counts[counts["model"].isin(chosen_models)].reset_index(drop=True)
 
 c1, c2, c3, c4 = st.columns(4)
 LEVELS = [0.5, 0.68, 0.8, 0.834, 0.9, 0.95, 0.99]
 url_level = query_default("level", 0.834, float)
-level = c1.select_slider(
-    "Interval level for scores",
-    options=LEVELS,
-    value=url_level if url_level in LEVELS else 0.834,
-    key="level",
+level: float = picked(
+    c1.select_slider(
+        "Interval level for scores",
+        options=LEVELS,
+        value=url_level if url_level in LEVELS else 0.834,
+        key="level",
+    )
 )
-n_boot = c2.selectbox(
-    "Bootstrap replicates",
-    [500, 1000, 2000, 5000],
-    index=url_index("n_boot", [500, 1000, 2000, 5000], 2000),
-    key="n_boot",
+n_boot: int = picked(
+    c2.selectbox(
+        "Bootstrap replicates",
+        [500, 1000, 2000, 5000],
+        index=url_index("n_boot", [500, 1000, 2000, 5000], 2000),
+        key="n_boot",
+    )
 )
 seed = int(
     c3.number_input(
@@ -386,7 +407,8 @@ normalized = c4.toggle(
 url_sync_keys("level", "n_boot", "seed", "normalized")
 
 # Every tab orders or compares its models by the leaderboard, so it is the one table made before them.
-board = board_table(counts_all, chosen, int(n_boot), seed, float(level), bool(normalized))
+boot_options = RankingOptions(boot=int(n_boot), normalize=bool(normalized), seed=seed)
+board = board_table(counts_all, chosen_models, boot_options, float(level))
 
 # The open tab lives in the URL and only it runs: a hidden tab costs nothing (the Bayesian model takes seconds).
 tab_board, tab_diff, tab_rank, tab_bayes = st.tabs(
@@ -399,12 +421,14 @@ with tab_board:
     if tab_board.open:
         scopes = list(dict.fromkeys(board["scope"]))
         unit = "normalised accuracy (%)" if normalized else "accuracy (%)"
-        scope = st.selectbox(
-            "Scope",
-            scopes,
-            key="scope",
-            index=url_index("scope", scopes, "overall"),
-            help="overall = unweighted mean over all tasks; a category = mean over its tasks",
+        scope = picked(
+            st.selectbox(
+                "Scope",
+                scopes,
+                key="scope",
+                index=url_index("scope", scopes, "overall"),
+                help="overall = unweighted mean over all tasks; a category = mean over its tasks",
+            )
         )
         url_sync_keys("scope")
         shown = percent(board[board["scope"] == scope]).rename(columns={"point": "observed"})
@@ -427,7 +451,7 @@ with tab_board:
                 )
             show_table(comp, f"estimated-vs-true-{source}")
             if own_intervals is not None:
-                own = own_intervals[own_intervals["model"].isin(chosen)].copy()
+                own = own_intervals[own_intervals["model"].isin(chosen_models)].copy()
                 show_chart(
                     forest(
                         own,
@@ -450,19 +474,21 @@ with tab_board:
 
 with tab_diff:
     if tab_diff.open:
-        default_pair = list(board[board["scope"] == "overall"]["model"])[: min(5, len(chosen))]
+        default_pair = list(board[board["scope"] == "overall"]["model"])[
+            : min(5, len(chosen_models))
+        ]
         pick = st.multiselect(
             "Models to compare (up to 10; type to search)",
-            chosen,
+            chosen_models,
             key=f"pair-{source}",
             max_selections=10,
-            default=query_list("pair", default_pair, chosen)[:10],
+            default=query_list("pair", default_pair, chosen_models)[:10],
         )
         sync_query(pair=pick)
         if len(pick) < 2:
             st.info("Choose at least two models.")
         else:
-            diff = differences(counts_all, chosen, int(n_boot), seed, bool(normalized), tuple(pick))
+            diff = differences(counts_all, chosen_models, boot_options, tuple(pick))
             m = len(diff)
             st.caption(
                 f"{m} comparison(s); each interval is at {diff['level'].iloc[0]:.4f} so that all hold together at 95% "
@@ -485,21 +511,23 @@ with tab_rank:
             "schemes report the average over tasks of the per-task rank, raw, with N(0, 1) noise in points, or with 1-point "
             "bins (ties share the worst rank)."
         )
-        ranks = rank_table(counts_all, chosen, int(n_boot), seed, bool(normalized))
+        ranks = rank_table(counts_all, chosen_models, boot_options)
         best_overall = board[board["scope"] == "overall"]["model"].to_numpy()
         show_table(scheme_intervals(ranks, best_overall, SCHEMES), f"rank-intervals-{source}")
-        scheme = st.selectbox(
-            "Scheme to plot",
-            list(SCHEMES),
-            format_func=SCHEMES.get,
-            key="scheme",
-            index=url_index("scheme", list(SCHEMES), next(iter(SCHEMES))),
+        scheme: str = picked(
+            st.selectbox(
+                "Scheme to plot",
+                list(SCHEMES),
+                format_func=lambda k: SCHEMES[k],
+                key="scheme",
+                index=url_index("scheme", list(SCHEMES), next(iter(SCHEMES))),
+            )
         )
         url_sync_keys("scheme")
         fig = rank_forest(
             ranks[ranks["scheme"] == scheme],
             f"{SCHEMES[scheme]}: rank with 95% interval (left = worse)",
-            len(chosen),
+            len(chosen_models),
         )
         show_chart(fig, f"rank-forest-{source}-{scheme}")
 
@@ -512,25 +540,33 @@ with tab_bayes:
         )
         c1, c2, c3 = st.columns(3)
         chains = int(
-            c1.selectbox("Chains", [2, 4, 6], index=url_index("chains", [2, 4, 6], 4), key="chains")
-        )
-        draws = int(
-            c2.selectbox(
-                "Draws per chain (warm-up = half)",
-                [500, 1000, 2000],
-                key="draws",
-                index=url_index("draws", [500, 1000, 2000], 1000),
+            picked(
+                c1.selectbox(
+                    "Chains", [2, 4, 6], index=url_index("chains", [2, 4, 6], 4), key="chains"
+                )
             )
         )
-        prior_kind = c3.selectbox(
-            "Prior on a and b",
-            ["uniform", "normal"],
-            key="prior_kind",
-            index=url_index("prior_kind", ["uniform", "normal"], "uniform"),
-            format_func={
-                "uniform": "Uniform(0, high)",
-                "normal": "Normal(mean, sd), truncated at 0",
-            }.get,
+        draws = int(
+            picked(
+                c2.selectbox(
+                    "Draws per chain (warm-up = half)",
+                    [500, 1000, 2000],
+                    key="draws",
+                    index=url_index("draws", [500, 1000, 2000], 1000),
+                )
+            )
+        )
+        prior_kind: str = picked(
+            c3.selectbox(
+                "Prior on a and b",
+                ["uniform", "normal"],
+                key="prior_kind",
+                index=url_index("prior_kind", ["uniform", "normal"], "uniform"),
+                format_func=lambda k: {
+                    "uniform": "Uniform(0, high)",
+                    "normal": "Normal(mean, sd), truncated at 0",
+                }[k],
+            )
         )
         d1, d2 = st.columns(2)
         if prior_kind == "uniform":
@@ -586,11 +622,13 @@ with tab_bayes:
             key="trace_model",
             index=url_index("trace_model", bhm["models"], bhm["models"][0]),
         )
-        param = t2.selectbox(
-            "Parameter",
-            ["mean accuracy", "a", "b"],
-            key="trace_param",
-            index=url_index("trace_param", ["mean accuracy", "a", "b"], "mean accuracy"),
+        param: str = picked(
+            t2.selectbox(
+                "Parameter",
+                ["mean accuracy", "a", "b"],
+                key="trace_param",
+                index=url_index("trace_param", ["mean accuracy", "a", "b"], "mean accuracy"),
+            )
         )
         url_sync_keys("trace_model", "trace_param")
         i = bhm["models"].index(model)

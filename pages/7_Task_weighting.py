@@ -37,6 +37,7 @@ from lifelong_core.workflows.rankings import DEFAULT_TOP, default_models
 from ui.categories import category_control
 from ui.common import (
     input_errors,
+    picked,
     plain,
     provenance_note,
     query_default,
@@ -78,7 +79,7 @@ def regions_for(
     if counts is None:
         pub = published_table(load_published(), "bootstrap", normalized=normalized)
         stats = category_stats_from_intervals(
-            pub["model"],
+            list(pub["model"]),
             CATEGORIES,
             pub[list(CATEGORIES)].to_numpy() / 100,
             pub[[f"{c}_lo" for c in CATEGORIES]].to_numpy() / 100,
@@ -127,17 +128,19 @@ st.caption(
 
 keys = list(SOURCES)
 url_source = query_default("wsource", "published")
-source = st.radio(
-    "Data source",
-    keys,
-    index=keys.index(url_source) if url_source in SOURCES else 0,
-    format_func=SOURCES.get,
-    horizontal=True,
-    key="wsource",
+source: str = picked(
+    st.radio(
+        "Data source",
+        keys,
+        index=keys.index(url_source) if url_source in SOURCES else 0,
+        format_func=SOURCES.get,
+        horizontal=True,
+        key="wsource",
+    )
 )
 source_name = SOURCES[source]
 
-counts = None
+counts: pd.DataFrame | None = None
 models = None
 if source == "published":
     st.caption(
@@ -196,7 +199,8 @@ if len(available) > 3:
     if len(cats) != 3:
         st.info("Choose exactly three categories.")
         st.stop()
-    counts = counts[counts["category"].isin(cats)].reset_index(drop=True)
+    if counts is not None:  # the published figures are three categories already
+        counts = counts[counts["category"].isin(cats)].reset_index(drop=True)
 else:
     cats = available
 
@@ -223,15 +227,17 @@ if counts is not None:
 method = "binomial"
 if counts is not None:
     url_m = query_default("wstats", "binomial")
-    method = st.radio(
-        "Standard errors from",
-        list(STATS),
-        index=list(STATS).index(url_m) if url_m in STATS else 0,
-        format_func=STATS.get,
-        horizontal=True,
-        key="wstats",
-        help="The hierarchical model (2 chains x 500 draws) shrinks small tasks towards each model's "
-        "mean; its map is the paper's Fig. 5.",
+    method = picked(
+        st.radio(
+            "Standard errors from",
+            list(STATS),
+            index=list(STATS).index(url_m) if url_m in STATS else 0,
+            format_func=STATS.get,
+            horizontal=True,
+            key="wstats",
+            help="The hierarchical model (2 chains x 500 draws) shrinks small tasks towards each model's "
+            "mean; its map is the paper's Fig. 5.",
+        )
     )
     sync_query(wstats=method)
 c1, c2, c3, c4 = st.columns(4)
@@ -246,12 +252,14 @@ rho = c2.slider(
     step=0.05,
     key="rho",
 )
-step = c3.selectbox(
-    "Grid step",
-    STEPS,
-    index=url_index("step", STEPS, 0.05),
-    key="step",
-    help="0.01 gives 101 points per side (5,151 weightings).",
+step: float = picked(
+    c3.selectbox(
+        "Grid step",
+        STEPS,
+        index=url_index("step", STEPS, 0.05),
+        key="step",
+        help="0.01 gives 101 points per side (5,151 weightings).",
+    )
 )
 normalized = c4.toggle(
     "Normalised accuracy",

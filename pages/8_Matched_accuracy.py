@@ -33,6 +33,7 @@ from ui.common import (
     NO_DATA,
     get_store,
     input_errors,
+    picked,
     plain,
     query_default,
     query_list,
@@ -179,11 +180,13 @@ if not names:
     st.stop()
 model_default = query_default("model", ALL)
 options = [ALL] + names
-model = st.selectbox(
-    "Model",
-    options,
-    index=options.index(model_default) if model_default in options else 0,
-    key="match-model",
+model: str = picked(
+    st.selectbox(
+        "Model",
+        options,
+        index=options.index(model_default) if model_default in options else 0,
+        key="match-model",
+    )
 )
 
 p1, p2, p3, p4 = st.columns([1, 2, 1, 1])
@@ -200,13 +203,15 @@ eps = p1.number_input(
 )
 crit_default = query_default("crit", "label-prob")
 crit_keys = list(CRITERIA)
-crit = p2.radio(
-    "Match by",
-    crit_keys,
-    format_func=CRITERIA.get,
-    horizontal=True,
-    index=crit_keys.index(crit_default) if crit_default in crit_keys else 0,
-    key="match-crit",
+crit: str = picked(
+    p2.radio(
+        "Match by",
+        crit_keys,
+        format_func=CRITERIA.get,
+        horizontal=True,
+        index=crit_keys.index(crit_default) if crit_default in crit_keys else 0,
+        key="match-crit",
+    )
 )
 runs = int(
     p3.number_input(

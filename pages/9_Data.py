@@ -16,7 +16,6 @@ import streamlit as st
 
 from lifelong_core.errors import InputError
 from lifelong_core.io.readers import reader, readers
-from lifelong_core.io.wide import EXTRA_TYPES, ID_TYPES
 from lifelong_core.workflows import imports
 from ui import stores
 from ui.common import (
@@ -24,6 +23,7 @@ from ui.common import (
     app_writes_enabled,
     get_store,
     input_errors,
+    picked,
     plain,
     query_default,
     shown_path,
@@ -111,6 +111,41 @@ def _upload_name(run: Path, root: Path) -> str:
     return f"the upload/{rel}" if str(rel) != "." else "the upload"
 
 
+def _lm_eval_sources(
+    files: list, space: stores.UploadFolder, ds: str | None, options: dict
+) -> list:
+    """An lm-eval upload (a zip of run folders, or one run's loose files) as one source:
+    the runs it holds found as the command line finds them, named by their place in the
+    upload."""
+    folder = space.path
+    for f in stores.save_uploads(files, folder / "upload", space):
+        if f.suffix == ".zip":
+            stores.unpack_upload(f, folder / "upload" / f.stem, space)
+            f.unlink()
+    runs = imports.run_folders(folder / "upload")
+    if not runs:
+        raise InputError(
+            "The upload holds no lm-eval results_<timestamp>.json or samples_<task>_<timestamp>.jsonl file."
+        )
+    model_name = options.pop("model", None)
+    if len(runs) == 1:
+        # Files uploaded one by one: no folder names the model.
+        loose = runs[0] == folder / "upload"
+        name = model_name or ("" if loose else imports.model_name_from_folder(runs[0]))
+        if not name:
+            raise InputError("Give the model name: loose files do not say which model made them.")
+        shown = _upload_name(runs[0], folder / "upload")
+        return [imports.lm_eval_source(runs[0], name, dataset=ds, shown_as=shown, **options)]
+    # Several runs are one import (one transaction), as on the command line: each run named
+    # by its results file (else its folder), a run that cannot be read skipped and named.
+    # Messages and the store's log name the upload, never the folder it was saved in.
+    return [
+        imports.lm_eval_source(
+            folder / "upload", None, dataset=ds, shown_as="the upload", **options
+        )
+    ]
+
+
 if not writes_ok:
     # Refused before anything is uploaded or unpacked: with writes off nothing would be
     # imported, and reading an upload costs the server memory, disk and time.
@@ -118,13 +153,15 @@ if not writes_ok:
 else:
     fmt_keys = list(FORMATS)
     url_fmt = query_default("fmt", "long")
-    fmt = st.radio(
-        "Format",
-        fmt_keys,
-        index=fmt_keys.index(url_fmt) if url_fmt in FORMATS else 0,
-        format_func=FORMATS.get,
-        horizontal=True,
-        key="fmt",
+    fmt: str = picked(
+        st.radio(
+            "Format",
+            fmt_keys,
+            index=fmt_keys.index(url_fmt) if url_fmt in FORMATS else 0,
+            format_func=FORMATS.get,
+            horizontal=True,
+            key="fmt",
+        )
     )
     dataset = st.text_input(
         "Dataset of new samples",
@@ -135,167 +172,68 @@ else:
     )
     sync_query(fmt=fmt, dataset=dataset)
 
-    if fmt == "long":
-        st.caption(
-            "Columns: **model, sample, correct** (0/1; true/false and yes/no are refused here as on the command line) and "
-            "optionally **dataset, domain, category** (what the Rankings and Task weighting pages group by), "
-            "**confidence, true_prob** (the confidence Sort and the Evaluate page's confidence views), "
-            "**predicted, label** (Matched accuracy), **split**."
-        )
-        files = st.file_uploader("Long table", type=reader("long").types, key="up_long")
-    elif fmt == "matrix":
-        st.caption(
-            "Rows = models, columns = samples. Id files: one id per line, or a .csv/.parquet table with "
-            "model_id (resp. sample_id) and optional metadata columns (samples: dataset, domain, category, label)."
-        )
-        c1, c2, c3 = st.columns(3)
-        files = {
-            "matrix": c1.file_uploader("0/1 matrix", type=reader("matrix").types, key="up_matrix"),
-            "models": c2.file_uploader("Model ids", type=list(ID_TYPES), key="up_models"),
-            "samples": c3.file_uploader("Sample ids", type=list(ID_TYPES), key="up_samples"),
-        }
-        with st.expander("Optional per-entry extras (.npy/.npz, same shape as the matrix)"):
-            e1, e2, e3 = st.columns(3)
-            files["confidence"] = e1.file_uploader(
-                "confidence", type=list(EXTRA_TYPES), key="up_conf"
+    # The format's uploader and one field per option it declares (lifelong_core.io.readers):
+    # a format registered later gets its form with no edit here.
+    fmt_reader = reader(fmt)
+    if fmt_reader.about:
+        st.caption(fmt_reader.about)
+    files = st.file_uploader(
+        fmt_reader.label,
+        type=fmt_reader.types,
+        accept_multiple_files=fmt_reader.many,
+        key=f"up_{fmt}",
+    )
+    entered: dict = {}
+    needed = [o for o in fmt_reader.options if o.kind == "path" and o.required]
+    if needed:
+        for col, opt in zip(st.columns(len(needed)), needed):
+            entered[opt.name] = col.file_uploader(
+                opt.label or opt.name, type=list(opt.types), key=f"up_{fmt}_{opt.name}"
             )
-            files["predicted"] = e2.file_uploader(
-                "predicted", type=list(EXTRA_TYPES), key="up_pred"
-            )
-            files["true_prob"] = e3.file_uploader("true_prob", type=list(EXTRA_TYPES), key="up_tp")
-    elif fmt == "inspect":
-        st.caption(
-            "One or more logs written by `inspect eval` (one task run by one model each). Each sample's score must be "
-            "C/I or 0/1; the task becomes the domain, the log's model the model (unless named below)."
-        )
-        files = st.file_uploader(
-            "Inspect logs",
-            type=reader("inspect").types,
-            accept_multiple_files=True,
-            key="up_inspect",
-        )
-        i1, i2, i3 = st.columns(3)
-        model_name = i1.text_input("Model name (default: the log's model)", key="in_model")
-        scorer = i2.text_input(
-            "Scorer", key="in_scorer", help="Only when the log has several scorers."
-        )
-        epoch_text = i3.text_input(
-            "Epoch", key="in_epoch", help="Only when the log has several epochs."
-        )
-    elif fmt == "lm-eval":
-        st.caption(
-            "Upload a **zip** of one or more run folders (lm-eval writes one folder per model under --output_path), "
-            "or one run's **results_<timestamp>.json** with its **samples_<task>_<timestamp>.jsonl** files. Tasks become "
-            "domains; a task's group (from group_subtasks) becomes its category, tasks outside any group have none."
-        )
-        files = st.file_uploader(
-            "lm-eval output",
-            type=reader("lm-eval").types,
-            accept_multiple_files=True,
-            key="up_lm",
-        )
-        l1, l2, l3 = st.columns(3)
-        model_name = l1.text_input(
-            "Model name (one run)",
-            key="lm_model",
-            help="A zip with several run folders names each model after its folder "
-            "(org__name becomes org/name).",
-        )
-        metric = l2.text_input(
-            "Metric",
-            key="lm_metric",
-            placeholder="acc_norm,acc",
-            help="The 0/1 metric when a task records several; a list picks per task.",
-        )
-        flt = l3.text_input(
-            "Filter", key="lm_filter", help="Only when a task was logged under several filters."
-        )
-
-    else:
-        # A format registered beyond these: its file and the dataset, as on the command line.
-        files = st.file_uploader(FORMATS[fmt], type=reader(fmt).types, key=f"up_{fmt}")
+    optional_files = [o for o in fmt_reader.options if o.kind == "path" and not o.required]
+    if optional_files:
+        with st.expander("Optional files"):
+            for col, opt in zip(st.columns(len(optional_files)), optional_files):
+                entered[opt.name] = col.file_uploader(
+                    opt.label or opt.name,
+                    type=list(opt.types),
+                    key=f"up_{fmt}_{opt.name}",
+                    help=opt.help,
+                )
+    fields = [o for o in fmt_reader.options if o.kind != "path"]
+    if fields:
+        for col, opt in zip(st.columns(len(fields)), fields):
+            if opt.kind == "flag":
+                entered[opt.name] = col.checkbox(
+                    opt.label or opt.name, key=f"in_{fmt}_{opt.name}", help=opt.help
+                )
+            else:
+                entered[opt.name] = col.text_input(
+                    opt.label or opt.name, key=f"in_{fmt}_{opt.name}", help=opt.help
+                )
 
     def prepare(space: stores.UploadFolder) -> list:
         """The uploads as validated sources (nothing is written yet), each file taking its
         share of the server's disk budget for uploads before it is written."""
         folder = space.path
         ds = dataset.strip() or None
-        if fmt == "long":
-            if files is None:
-                raise InputError("Choose a long table to import.")
-            return [imports.read_long_source(stores.save_uploads([files], folder, space)[0], ds)]
-        if fmt == "matrix":
-            for need in ("matrix", "models", "samples"):
-                if files[need] is None:
-                    raise InputError(f"A matrix import needs the {need} file too.")
-            saved = {
-                k: (stores.save_uploads([f], folder / k, space)[0] if f is not None else None)
-                for k, f in files.items()
-            }
-            return [
-                imports.read_matrix_source(
-                    saved["matrix"],
-                    saved["models"],
-                    saved["samples"],
-                    {k: saved[k] for k in ("confidence", "predicted", "true_prob")},
-                    ds,
-                )
-            ]
-        if fmt == "inspect":
-            if not files:
-                raise InputError("Choose the Inspect log(s) to import.")
-            epoch = None
-            if epoch_text.strip():
-                if not epoch_text.strip().isdigit():
-                    raise InputError(f"Epoch {epoch_text.strip()!r} is not a whole number.")
-                epoch = int(epoch_text)
-            return [
-                imports.inspect_source(
-                    f, model_name.strip() or None, scorer.strip() or None, epoch, ds
-                )
-                for f in stores.save_uploads(files, folder / "inspect", space)
-            ]
-        if fmt != "lm-eval":
-            if files is None:
-                raise InputError(f"Choose the {FORMATS[fmt]} file to import.")
-            return [imports.source(fmt, stores.save_uploads([files], folder / fmt, space)[0], ds)]
         if not files:
-            raise InputError(
-                "Choose the lm-eval output to import (a zip, or a results file with its samples files)."
+            raise InputError(f"Choose the {fmt_reader.label} to import.")
+        options = {
+            name: (
+                stores.save_uploads([value], folder / name, space)[0]
+                if hasattr(value, "getvalue")
+                else value
             )
-        for f in stores.save_uploads(files, folder / "upload", space):
-            if f.suffix == ".zip":
-                stores.unpack_upload(f, folder / "upload" / f.stem, space)
-                f.unlink()
-        # Messages and the store's log name the upload, never the folder it was saved in.
-        shown = "the upload"
-        runs = imports.run_folders(folder / "upload")
-        if not runs:
-            raise InputError(
-                "The upload holds no lm-eval results_<timestamp>.json or samples_<task>_<timestamp>.jsonl file."
-            )
-        if len(runs) == 1:
-            loose = (
-                runs[0] == folder / "upload"
-            )  # files uploaded one by one: no folder names the model
-            name = model_name.strip() or ("" if loose else imports.model_name_from_folder(runs[0]))
-            if not name:
-                raise InputError(
-                    "Give the model name: loose files do not say which model made them."
-                )
-            return [
-                imports.lm_eval_source(
-                    runs[0],
-                    name,
-                    metric,
-                    flt,
-                    ds,
-                    shown_as=_upload_name(runs[0], folder / "upload"),
-                )
-            ]
-        # Several runs are one import (one transaction), as on the command line: each run named
-        # by its results file (else its folder), a run that cannot be read skipped and named.
-        return [imports.lm_eval_source(folder / "upload", None, metric, flt, ds, shown_as=shown)]
+            for name, value in entered.items()
+            if value is not None
+        }
+        options = imports.option_values(fmt, options)
+        chosen = files if isinstance(files, list) else [files]
+        if fmt == "lm-eval":
+            return _lm_eval_sources(chosen, space, ds, options)
+        uploads = stores.save_uploads(chosen, folder / fmt, space)
+        return [imports.source(fmt, f, ds, **options) for f in uploads]
 
     if st.button(
         f"Import into {plain(current.name)}",
@@ -330,8 +268,13 @@ if not ds_all:
     st.caption("The store holds no dataset yet.")
 else:
     url_x = query_default("xds", ds_all[0])
-    xds = st.selectbox(
-        "Dataset to export", ds_all, index=ds_all.index(url_x) if url_x in ds_all else 0, key="xds"
+    xds: str = picked(
+        st.selectbox(
+            "Dataset to export",
+            ds_all,
+            index=ds_all.index(url_x) if url_x in ds_all else 0,
+            key="xds",
+        )
     )
     sync_query(xds=xds)
     from ui.caches import store_key

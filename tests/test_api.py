@@ -321,3 +321,14 @@ def test_first_n_through_the_api_is_the_first_items_of_each_task(irt_store):
     assert est.table.set_index("scope").loc["overall", "estimate"] == pytest.approx(
         truth[items].mean()
     )
+
+
+def test_the_package_root_is_a_plain_module_whose_sweep_is_the_api_function():
+    import types
+
+    import lifelong_core
+    import lifelong_core.sweeping  # the engine's subpackage, imported beside the API
+
+    assert type(lifelong_core) is types.ModuleType
+    assert lifelong_core.sweep is api.sweep and callable(lifelong_core.sweep)
+    assert lifelong_core.sweeping.run_sweep is api.run_sweep

@@ -10,12 +10,16 @@ process is re-read; ``ui.common.refresh_store`` clears everything after this app
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from lifelong_core.methods import capabilities
 from lifelong_core.methods.draws import PER_MODEL
+from lifelong_core.methods.memory import FitMemory
 from lifelong_core.sortsearch import fit_exponential, fit_power_law, model_correlation
 from lifelong_core.workflows import (
     arrivals,
@@ -29,8 +33,9 @@ from lifelong_core.workflows import (
 from lifelong_core.workflows import (
     selection as _selection,
 )
+from lifelong_core.workflows.rankings import RankingOptions
 from lifelong_core.workflows.selection import Selection
-from lifelong_core.workflows.sweeps import sweep_selection
+from lifelong_core.workflows.sweeps import SelectionSweep, SweepRequest, sweep_selection
 from ui.common import Memo as _Memo
 from ui.common import (
     get_store,
@@ -129,81 +134,65 @@ def confidence(
     return _selection.selection_confidence(get_store(), selection(key, dataset, domains), rows)
 
 
+@st.cache_resource(show_spinner=False)
+def fit_memory() -> FitMemory:
+    """The server's kept fits (:class:`~lifelong_core.methods.memory.FitMemory`): the Budget
+    explorer and Estimated vs true ask for other budgets on the same Sort rows, and fit the
+    method once; a few fits are kept, the least recently used dropped first.
+
+    Returns
+    -------
+    FitMemory
+    """
+    return FitMemory(entries=4)
+
+
 def sweep(
     key: str,
     dataset: str,
     domains: tuple[str, ...],
-    sort_set: tuple[int, ...],
-    sort: str,
-    sampling: str,
-    search: str,
-    budgets: tuple[int, ...],
-    seed: int,
-    decompose: bool = False,
-    eval_rows: tuple[int, ...] | None = None,
-    progress=None,
-    scored: int = large.DEFAULT_SCORED,
-):
-    """:func:`lifelong_core.workflows.sweeps.sweep_selection` on the selection: Sort on
-    ``sort_set``, evaluate every other row (or ``eval_rows``; on a large store a seeded
-    sample of ``scored`` of them). Memoised."""
-    args = (
-        key,
-        dataset,
-        domains,
-        sort_set,
-        sort,
-        sampling,
-        search,
-        budgets,
-        seed,
-        decompose,
-        eval_rows,
-        scored,
-    )
-    # Only the threshold rules read the sampling grid (every other method brings its own
-    # design), so for them a change of the Sampling radio finds the sweep already made.
-    grid = sampling if capabilities(search).threshold_rule else None
-    memo_key = ("sweep",) + args[:5] + (grid,) + args[6:]
-    return _memo().get_or_compute(memo_key, lambda: _sweep(*args, progress=progress))
+    request: SweepRequest,
+    progress: Callable[[float], object] | None = None,
+) -> SelectionSweep:
+    """:func:`lifelong_core.workflows.sweeps.sweep_selection` on the selection, memoised
+    for every session asking (keyed on :meth:`SweepRequest.memo_key`).
 
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`).
+    dataset : str
+        Name of a dataset of the store.
+    domains : tuple of str
+        Domains of ``dataset`` to keep; ``()`` keeps every domain.
+    request : SweepRequest
+        What to sweep.
+    progress : callable, optional
+        Called with the fraction done, when this session computes it.
 
-def _sweep(
-    key,
-    dataset,
-    domains,
-    sort_set,
-    sort,
-    sampling,
-    search,
-    budgets,
-    seed,
-    decompose,
-    eval_rows,
-    scored,
-    progress,
-):
-    sel = selection(key, dataset, domains)
-    conf = (
-        confidence(key, dataset, domains, sort_set)
-        if sort == "confidence" and not is_large(sel)
-        else None
-    )
-    return sweep_selection(
-        sel,
-        sort_set,
-        sort,
-        sampling,
-        search,
-        budgets,
-        seed,
-        decompose=decompose,
-        eval_rows=eval_rows,
-        confidence=conf,
-        progress=progress,
-        store=get_store(),
-        scored=scored,
-    )
+    Returns
+    -------
+    SelectionSweep
+    """
+
+    def compute() -> SelectionSweep:
+        sel = selection(key, dataset, domains)
+        conf = (
+            confidence(key, dataset, domains, request.sort_set)
+            if request.sort == "confidence" and not is_large(sel)
+            else None
+        )
+        return sweep_selection(
+            sel,
+            request,
+            confidence=conf,
+            progress=progress,
+            store=get_store(),
+            memory=fit_memory(),
+        )
+
+    memo_key = ("sweep", key, dataset, domains, request.memo_key())
+    return _memo().get_or_compute(memo_key, compute)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -275,7 +264,7 @@ def correlation(key: str, dataset: str, domains: tuple[str, ...]):
     import dataclasses
 
     sel = selection(key, dataset, domains)
-    if not is_large(sel):
+    if not isinstance(sel.A, large.PackedCache):
         return model_correlation(sel.A), ""
     block = large.bounded_block(get_store(), sel.A, large.DEFAULT_SCORED, 0)
     corr = model_correlation(block.A)
@@ -315,7 +304,7 @@ def bounded(
         The (possibly reduced) selection and a note, empty when nothing was left out.
     """
     sel = selection(key, dataset, domains)
-    if not is_large(sel):
+    if not isinstance(sel.A, large.PackedCache):
         return sel, ""
     block = large.bounded_block(get_store(), sel.A, max_models, seed)
     small = Selection(
@@ -581,7 +570,7 @@ def accuracies(key: str, dataset: str) -> np.ndarray:
         (an :class:`~lifelong_core.errors.InputError`).
     """
     sel = selection(key, dataset, ())
-    if not is_large(sel):
+    if isinstance(sel.A, np.ndarray):
         return sel.A.mean(axis=1)
     return _kept_sort(get_store(), dataset, sel).row_sums / sel.A.shape[1]
 
@@ -628,7 +617,7 @@ def row_values(key: str, dataset: str, row: int, cols: np.ndarray) -> np.ndarray
         The model's 0/1 result on each of ``cols``.
     """
     sel = selection(key, dataset, ())
-    if not is_large(sel):
+    if not isinstance(sel.A, large.PackedCache):
         return sel.A[row, cols]
     return large.dense_rows(get_store(), sel.A, [row], cols)[0]
 
@@ -761,7 +750,7 @@ def estimated_counts(
 
     Returns
     -------
-    tuple
+    EstimatedCounts
         Estimated counts and true counts (``counts.csv`` frames), and a frame of the
         method's own interval of each new model's accuracy in percent (model, mean, lo,
         hi, true), or None when the method gives none.
@@ -799,65 +788,68 @@ def normalization_bounds(
 # The three bootstrap views read the same replicates: the tables below call this cached
 # draw, so a run draws them once whichever tab is open. ``counts`` is the whole source,
 # ``chosen`` the models shown: a model's replicates do not depend on the others, and the
-# normalisation bounds are the source's, so nothing shown changes with the choice.
+# normalisation bounds are the source's, so nothing shown changes with the choice. The
+# bootstrap's settings are one RankingOptions (boot, seed, normalize), as ``lbe rank``'s.
 @st.cache_data(show_spinner="Bootstrapping…", max_entries=16)
-def replicates(
-    counts: pd.DataFrame, chosen: tuple[str, ...], n_boot: int, seed: int, normalized: bool
-):
+def replicates(counts: pd.DataFrame, chosen: tuple[str, ...], options: RankingOptions) -> Any:
     """The bootstrap replicates of the ``chosen`` models (LA-UR-24-25289 report, §2.1),
     normalised with the source's bounds when asked (§2.4)."""
     from lifelong_core.stats import bootstrap, from_frame, normalize
 
-    boot = bootstrap(from_frame(counts).subset(models=list(chosen)), n_boot=n_boot, seed=seed)
-    if not normalized:
+    table = from_frame(counts).subset(models=list(chosen))
+    boot = bootstrap(table, n_boot=options.boot, seed=options.seed)
+    if not options.normalize:
         return boot
-    return normalize(boot, bounds=normalization_bounds(counts, n_boot, seed))
+    return normalize(boot, bounds=normalization_bounds(counts, options.boot, options.seed))
+
+
+_BOOT_PARAMETERS = """counts : pandas.DataFrame
+        The whole source's counts (``counts.csv`` layout: model, task, category, correct,
+        total), whichever models are shown.
+    chosen : tuple of str
+        The models shown; their replicates do not depend on the others.
+    options : RankingOptions
+        The bootstrap's replicates (``boot``), seed (each model draws from its own
+        stream, from the seed and its name) and whether each task's scores are rescaled
+        between the source's normalisation bounds before aggregating (``normalize``,
+        §2.4)."""
+
+
+def _boot_doc(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The bootstrap tables' shared parameters, written once into each docstring."""
+    f.__doc__ = (f.__doc__ or "").replace("{params}", _BOOT_PARAMETERS)
+    return f
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
+@_boot_doc
 def board_table(
-    counts: pd.DataFrame,
-    chosen: tuple[str, ...],
-    n_boot: int,
-    seed: int,
-    level: float,
-    normalized: bool,
+    counts: pd.DataFrame, chosen: tuple[str, ...], options: RankingOptions, level: float
 ) -> pd.DataFrame:
-    """The bootstrap leaderboard of the chosen models at ``level``.
+    """Bootstrap leaderboard of the chosen models, overall and per category.
 
     Percentile intervals of the replicate scores (LA-UR-24-25289 report, 2024, §2.1).
 
     Parameters
     ----------
-    counts : pandas.DataFrame
-        The whole source's counts (``counts.csv`` layout: model, task, category, correct,
-        total), whichever models are shown.
-    chosen : tuple of str
-        The models shown; their replicates do not depend on the others.
-    n_boot : int
-        Bootstrap replicates.
-    seed : int
-        Seed of the draw (each model draws from its own stream, from the seed and its name).
+    {params}
     level : float
         Coverage of the intervals, e.g. 0.834 for the 83.4% display level.
-    normalized : bool
-        Rescale each task's scores between the source's normalisation bounds (§2.4) before
-        aggregating.
 
     Returns
     -------
     pandas.DataFrame
-        :func:`lifelong_core.stats.leaderboard`: model, scope, mean, lo, hi (fractions)
-        and point, by scope and decreasing mean.
+        model, scope, mean, lo, hi (fractions).
     """
     from lifelong_core.stats import leaderboard
 
-    return leaderboard(replicates(counts, chosen, n_boot, seed, normalized), level=level)
+    return leaderboard(replicates(counts, chosen, options), level=level)
 
 
-@st.cache_data(show_spinner="Ranking the replicates…", max_entries=16)
+@st.cache_data(show_spinner=False, max_entries=16)
+@_boot_doc
 def rank_table(
-    counts: pd.DataFrame, chosen: tuple[str, ...], n_boot: int, seed: int, normalized: bool
+    counts: pd.DataFrame, chosen: tuple[str, ...], options: RankingOptions
 ) -> pd.DataFrame:
     """Bootstrap rank intervals of the chosen models under every scheme.
 
@@ -865,18 +857,7 @@ def rank_table(
 
     Parameters
     ----------
-    counts : pandas.DataFrame
-        The whole source's counts (``counts.csv`` layout: model, task, category, correct,
-        total), whichever models are shown.
-    chosen : tuple of str
-        The models shown; their replicates do not depend on the others.
-    n_boot : int
-        Bootstrap replicates.
-    seed : int
-        Seed of the draw (each model draws from its own stream, from the seed and its name).
-    normalized : bool
-        Rescale each task's scores between the source's normalisation bounds (§2.4) before
-        aggregating.
+    {params}
 
     Returns
     -------
@@ -885,19 +866,18 @@ def rank_table(
     """
     from lifelong_core.stats import DIFFERENCE_LEVEL, rank_intervals
 
-    boot = replicates(counts, chosen, n_boot, seed, normalized)
-    return rank_intervals(boot.scores, boot.table.models, level=DIFFERENCE_LEVEL, seed=seed)
+    boot = replicates(counts, chosen, options)
+    return rank_intervals(boot.scores, boot.table.models, level=DIFFERENCE_LEVEL, seed=options.seed)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
+@_boot_doc
 def differences(
     counts: pd.DataFrame,
     chosen: tuple[str, ...],
-    n_boot: int,
-    seed: int,
-    normalized: bool,
+    options: RankingOptions,
     models: tuple[str, ...],
-):
+) -> pd.DataFrame:
     """Bootstrap pairwise differences of ``models``, Bonferroni-corrected.
 
     Intervals at 95% for the family of pairs (LA-UR-24-25289 report, 2024, §2.1,
@@ -905,18 +885,7 @@ def differences(
 
     Parameters
     ----------
-    counts : pandas.DataFrame
-        The whole source's counts (``counts.csv`` layout: model, task, category, correct,
-        total), whichever models are shown.
-    chosen : tuple of str
-        The models shown; their replicates do not depend on the others.
-    n_boot : int
-        Bootstrap replicates.
-    seed : int
-        Seed of the draw (each model draws from its own stream, from the seed and its name).
-    normalized : bool
-        Rescale each task's scores between the source's normalisation bounds (§2.4) before
-        aggregating.
+    {params}
     models : tuple of str
         The models compared, in the order the pairs are formed.
 
@@ -933,7 +902,7 @@ def differences(
     """
     from lifelong_core.stats import pairwise_differences
 
-    boot = replicates(counts, chosen, n_boot, seed, normalized)
+    boot = replicates(counts, chosen, options)
     return pairwise_differences(boot, models=list(models))
 
 
@@ -1103,6 +1072,7 @@ def match_one_model(
     InputError
         If the model lacks the predictions needed or a parameter is invalid.
     """
+    from lifelong_core.matching import check_params
     from lifelong_core.workflows.matching import model_detail
 
     return model_detail(
@@ -1110,7 +1080,7 @@ def match_one_model(
         pair_samples(key, src, tgt),
         row,
         eps=eps,
-        criterion=crit,
+        criterion=check_params(eps, crit),
         runs=runs,
         seed=seed,
     )

@@ -9,12 +9,14 @@ Figs. 6, 9, 10).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+from lifelong_core.sortsearch.fits import FitResult
 
 PALETTE = (
     "#1f77b4",
@@ -96,7 +98,7 @@ def _log_axis(fig: go.Figure, values, axis: str) -> None:
 
 
 def _budget_axis(
-    fig: go.Figure, budgets: Sequence[int], n_total: int | None, row=None, col=None
+    fig: go.Figure, budgets: Iterable[int], n_total: int | None, row=None, col=None
 ) -> None:
     budgets = sorted({int(b) for b in budgets})
     kwargs = {"row": row, "col": col} if row is not None else {}
@@ -139,7 +141,7 @@ def budget_lines(
     *,
     series: str | None = None,
     n_total: int | None = None,
-    fits: Mapping[str, object] | None = None,
+    fits: Mapping[str, FitResult] | None = None,
     title: str = "",
     y_title: str | None = None,
     band: tuple[str, str] | None = None,

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -39,6 +39,33 @@ NO_DATA = (
 # Session-state key of the store opened on the Data page (a per-session choice: another
 # visitor of the same server keeps reading $LBE_STORE).
 STORE_CHOICE = "lbe_store_path"
+
+
+T = TypeVar("T")
+
+
+def picked(value: T | None) -> T:
+    """A choice widget's value, which is never None when the widget has options and a
+    default (Streamlit's types allow None for a widget without options).
+
+    Parameters
+    ----------
+    value : object or None
+        What ``st.selectbox``, ``st.radio`` or ``st.select_slider`` returned.
+
+    Returns
+    -------
+    object
+        ``value``.
+
+    Raises
+    ------
+    RuntimeError
+        If it is None: a widget was built without options (a bug of the page).
+    """
+    if value is None:
+        raise RuntimeError("a choice widget without options returned no value.")
+    return value
 
 
 def store_path() -> Path:

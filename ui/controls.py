@@ -32,7 +32,7 @@ from lifelong_core.workflows.backtest import interactive_scored
 from lifelong_core.workflows.budgets import budget_choices, budgets_within, default_budgets
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.sortsets import SORT_SETS, sort_rows
-from lifelong_core.workflows.sweeps import capped_eval_rows
+from lifelong_core.workflows.sweeps import SweepRequest, capped_eval_rows
 from ui.caches import (
     is_large,
     overview,
@@ -739,23 +739,26 @@ def run_config(
         )
     bar = st.progress(0.0, text=label)
     with input_errors(cleanup=bar.empty):
-        table, per, order = sweep(
-            store_key(),
-            cfg.dataset,
-            cfg.domains,
+        request = SweepRequest(
             tuple(int(r) for r in rows),
             cfg.sort,
             cfg.sampling,
             search,
-            # On a large store the decomposition (a full-row pass per model) waits for its tab.
-            cfg.budgets,
+            tuple(cfg.budgets),
             cfg.seed,
+            # On a large store the decomposition (a full-row pass per model) waits for its tab.
             decompose=(is_threshold_rule(search) and not is_large(sel))
             if decompose is None
             else decompose,
-            eval_rows=eval_rows,
-            progress=lambda f: bar.progress(min(float(f), 1.0), text=label),
+            eval_rows=None if eval_rows is None else tuple(int(r) for r in eval_rows),
             scored=cfg.scored,
+        )
+        table, per, order = sweep(
+            store_key(),
+            cfg.dataset,
+            cfg.domains,
+            request,
+            progress=lambda f: bar.progress(min(float(f), 1.0), text=label),
         )
     bar.empty()
     return table, per, order, rows

@@ -220,7 +220,8 @@ def fig_reliability(rel: pd.DataFrame) -> go.Figure:
     plotly.graph_objects.Figure
     """
     fig = go.Figure()
-    for name, part in rel.groupby("subset", sort=False):
+    for key, part in rel.groupby("subset", sort=False):
+        name = str(key)
         part = part[part["count"] > 0]
         fig.add_trace(
             go.Scatter(
@@ -264,7 +265,8 @@ def fig_density(den: pd.DataFrame) -> go.Figure:
     plotly.graph_objects.Figure
     """
     fig = go.Figure()
-    for name, part in den.groupby("subset", sort=False):
+    for key, part in den.groupby("subset", sort=False):
+        name = str(key)
         fig.add_trace(
             go.Scatter(
                 x=part["p"],

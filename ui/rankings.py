@@ -96,14 +96,19 @@ def difference_matrix(diff: pd.DataFrame, models: list[str]) -> go.Figure:
     z = np.full((k, k), np.nan)
     text = [["" for _ in range(k)] for _ in range(k)]
     pos = {m: i for i, m in enumerate(models)}
-    for row in diff.itertuples():
-        i, j = pos[row.model_a], pos[row.model_b]
-        star = "*" if row.excludes_zero else ""
+    for model_a, model_b, dv, lov, hiv, excludes in zip(
+        diff["model_a"],
+        diff["model_b"],
+        diff["diff"],
+        diff["lo"],
+        diff["hi"],
+        diff["excludes_zero"],
+    ):
+        i, j = pos[str(model_a)], pos[str(model_b)]
+        star = "*" if excludes else ""
+        d0, lo0, hi0 = float(dv), float(lov), float(hiv)
         # Cell (a, b) shows a - b; the mirrored cell the negated difference and interval.
-        for a, b, d, lo, hi in (
-            (i, j, row.diff, row.lo, row.hi),
-            (j, i, -row.diff, -row.hi, -row.lo),
-        ):
+        for a, b, d, lo, hi in ((i, j, d0, lo0, hi0), (j, i, -d0, -hi0, -lo0)):
             z[a, b] = d * 100
             text[a][b] = f"{d * 100:+.2f}{star}<br>({lo * 100:+.2f}, {hi * 100:+.2f})"
     lim = np.nanmax(np.abs(z)) if np.isfinite(z).any() else 1.0

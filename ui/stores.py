@@ -347,7 +347,7 @@ def unpack_upload(archive: Path, dest: Path, space: UploadFolder) -> Path:
 
 
 def import_sources(
-    sources: Sequence, progress: Callable[[float, str], None] | None = None
+    sources: Sequence, progress: Callable[[float, str], object] | None = None
 ) -> list[dict]:
     """Insert each prepared source into this browser session's store through the app's write path.
 

@@ -16,8 +16,10 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods import capabilities
 from lifelong_core.methods.registry import PUBLISHED_METHOD
 from lifelong_core.studies.new_samples import RANDOM_SPLIT
+from lifelong_core.workflows.sweeps import SweepRequest
 from ui import caches, charts, controls
 from ui.common import (
+    picked,
     plain,
     query_default,
     query_list,
@@ -72,7 +74,7 @@ def _study(
         seed,
     )
     return new_sample_study(
-        sel.A,
+        sel.dense(),
         splits,
         budgets,
         sorts=sorts,
@@ -244,7 +246,7 @@ def new_samples_tab(cfg, sel) -> None:
             "tables below the chart are the first seed's."
         )
     fits = {
-        name: fit_exponential(g["budget"].to_numpy(), g["mae"].to_numpy())
+        str(name): fit_exponential(g["budget"].to_numpy(), g["mae"].to_numpy())
         for name, g in curves.groupby("curve")
     }
     fig = charts.budget_lines(
@@ -385,19 +387,17 @@ def design_choice_tables(cfg, sel, rule: str, progress=None) -> tuple[dict, list
     for s, runs in runs_per_seed:
         for r in runs:
             try:
-                t_s, _, _ = caches.sweep(
-                    key,
-                    cfg.dataset,
-                    cfg.domains,
-                    r.sort_set,
+                request = SweepRequest(
+                    tuple(r.sort_set),
                     r.sort,
                     r.sampling,
                     rule,
-                    cfg.budgets,
+                    tuple(cfg.budgets),
                     s,
-                    eval_rows=r.eval_rows,
+                    eval_rows=None if r.eval_rows is None else tuple(r.eval_rows),
                     scored=cfg.scored,
                 )
+                t_s = caches.sweep(key, cfg.dataset, cfg.domains, request).table
             except InputError as exc:
                 # One choice the data cannot serve (no confidences) must not hide the others.
                 left_out[(r.what, r.label)] = f"{r.what} = {r.label} left out: {plain(str(exc))}"
@@ -423,7 +423,7 @@ def _protocol(
 
     sel = caches.selection(key, dataset, ())
     return stream_protocol(
-        sel.A,
+        sel.dense(),
         release_rows(sel.models),
         methods=methods,
         budgets=budgets,
@@ -498,13 +498,15 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
         0.05,
         key="np_frac",
     )
-    error = c[2].radio(
-        "Error",
-        ["mae", "eagg"],
-        key="np_err",
-        horizontal=True,
-        index=1 if query_default("np_err", "mae") == "eagg" else 0,
-        format_func=lambda v: {"mae": "MAE", "eagg": "E_agg"}[v],
+    error: str = picked(
+        c[2].radio(
+            "Error",
+            ["mae", "eagg"],
+            key="np_err",
+            horizontal=True,
+            index=1 if query_default("np_err", "mae") == "eagg" else 0,
+            format_func=lambda v: {"mae": "MAE", "eagg": "E_agg"}[v],
+        )
     )
     sync_query(np_methods=methods, np_frac=frac, np_err=error)
     if not methods:
@@ -569,16 +571,20 @@ def stream_protocol_section(dataset: str, sel, seed: int) -> None:
     show_table(res.front, "nevis_front")
     ref_default = PUBLISHED_METHOD if PUBLISHED_METHOD in methods else methods[0]
     rc = st.columns(2)
-    ref = rc[0].selectbox(
-        "Regret against", methods, index=url_index("np_ref", methods, ref_default), key="np_ref"
+    ref: str = picked(
+        rc[0].selectbox(
+            "Regret against", methods, index=url_index("np_ref", methods, ref_default), key="np_ref"
+        )
     )
     b_choices = sorted(res.per_model["budget"].unique().tolist())
     b_raw = query_default("np_b", b_choices[len(b_choices) // 2], int)
-    b = rc[1].selectbox(
-        "at budget n′ (same compute for every method)",
-        b_choices,
-        index=b_choices.index(b_raw) if b_raw in b_choices else len(b_choices) // 2,
-        key="np_b",
+    b: int = picked(
+        rc[1].selectbox(
+            "at budget n′ (same compute for every method)",
+            b_choices,
+            index=b_choices.index(b_raw) if b_raw in b_choices else len(b_choices) // 2,
+            key="np_b",
+        )
     )
     sync_query(np_b=b, np_ref=ref)
     reg = regret(res.per_model, int(b), ref, error).pivot(

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
@@ -59,7 +60,7 @@ def parse_ints(text: str, flag: str) -> list[int]:
     return out
 
 
-def matrix_arg(args: argparse.Namespace, key: str | None = None):
+def matrix_arg(args: argparse.Namespace, key: str | None = None) -> np.ndarray:
     """The ``--matrix`` file of a command that reads a matrix or a store, loaded (0/1,
     checked); ``--dataset`` belongs to ``--store``."""
     from lifelong_core.io.matrix import load_matrix
@@ -76,7 +77,7 @@ def add_source(p: argparse.ArgumentParser, store_help: str) -> None:
     src.add_argument("--store", help=store_help)
 
 
-def stderr_progress(width: int = 30) -> Callable[[float, str], None]:
+def stderr_progress(width: int = 30) -> Callable[[float, str], object]:
     """A progress report on stderr: ``report(fraction, text)``.
 
     On a terminal, one bar redrawn in place (and ended with a newline at 100%); in a log
@@ -153,7 +154,7 @@ def open_store(store: str) -> Iterator[Store]:
         yield st
 
 
-def store_dataset(st, dataset: str | None) -> str:
+def store_dataset(st: Store, dataset: str | None) -> str:
     """The dataset a command reads from the open store ``st``: every command that reads one
     dataset asks this (:func:`lifelong_core.workflows.selection.resolve_dataset`): a store
     with one dataset needs no ``--dataset``; with several, the command stops (exit 2) with

@@ -31,6 +31,7 @@ round.csv: column (the samples to evaluate next).
 from __future__ import annotations
 
 import argparse
+from argparse import _SubParsersAction
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +51,7 @@ from lifelong_core.io.matrix import load_index_list, load_matrix
 COLUMNS = ("round", "evaluated", "acc", "lo", "hi", "half")
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "adaptive",
         help="adaptive evaluation of one model until the 95%% interval is narrow enough (simulated on a stored row)",

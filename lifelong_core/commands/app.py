@@ -23,7 +23,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.io.edges import cause
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "app",
         help="serve the dashboard in the browser",
@@ -163,7 +163,7 @@ def serve(argv: list[str], env: dict[str, str], grace: float = 10.0) -> int:
     proc = subprocess.Popen(argv, env=env, preexec_fn=_die_with_parent if linux else None)
     stopped = False
 
-    def stop(signum, frame) -> None:
+    def stop(signum: int, frame: object) -> None:
         nonlocal stopped
         stopped = True
         proc.terminate()

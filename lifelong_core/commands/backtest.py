@@ -24,7 +24,7 @@ import argparse
 from lifelong_core.errors import InputError
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     from lifelong_core.commands._common import add_dataset, add_store
     from lifelong_core.workflows.backtest import (
         DEFAULT_BUDGETS,

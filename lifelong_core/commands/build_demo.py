@@ -19,10 +19,13 @@ app serving it): the build is refused, naming that process, as an import is.
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import time
+from argparse import Namespace
 from pathlib import Path
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -39,7 +42,7 @@ LLM_SOURCE = DATA_DIR / "open_llm_leaderboard_v2"
 DATASET_SOURCE = "sklearn.datasets.load_digits; built by python -m lifelong_core.datasets.digits"
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "build-demo", help="build the demo store from the committed files under data/"
     )
@@ -174,7 +177,7 @@ def build_store(
         return _build(store, source, llm_source, held)
 
 
-def _build(store: Path, source: Path, llm_source: Path | None, held) -> dict:
+def _build(store: Path, source: Path, llm_source: Path | None, held: Any) -> dict:
     from lifelong_core.datasets import leaderboard
     from lifelong_core.datasets.demo_files import PREDICTIONS, load_demo, verify_manifest
     from lifelong_core.store import Store, replace_held
@@ -236,7 +239,7 @@ def _build(store: Path, source: Path, llm_source: Path | None, held) -> dict:
 _TERMINATED: list[int] = []
 
 
-def _stop_on_sigterm(signum, frame):
+def _stop_on_sigterm(signum: int, frame: object) -> NoReturn:
     # SIGTERM's default ends the process at once, before the build's clean-up runs; as
     # Ctrl+C's exception it unwinds through build_store's finally (the command line then
     # says "interrupted" and exits 130).
@@ -244,7 +247,7 @@ def _stop_on_sigterm(signum, frame):
     raise KeyboardInterrupt
 
 
-def run(args) -> int:
+def run(args: Namespace) -> int:
     t0 = time.perf_counter()
     try:
         before = signal.signal(signal.SIGTERM, _stop_on_sigterm)

@@ -23,10 +23,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from lifelong_core.commands._common import add_dataset, add_store, open_store, store_dataset
 from lifelong_core.errors import InputError
 from lifelong_core.methods.registry import DEFAULT_METHOD
+
+if TYPE_CHECKING:
+    from lifelong_core.store import Store
+    from lifelong_core.workflows.selection import Selection
 
 TASK_HELP = (
     "map a task of the dataset's sample ids (<task>/<id>) to the harness's name for it, e.g. "
@@ -40,7 +45,7 @@ def _method_help() -> str:
     return "search method: " + describe_methods().replace("%", "%%")
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "select",
         help="write the items a new model should run (lm-eval --samples, Inspect --sample-id or CSV)",
@@ -109,7 +114,7 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run_estimate)
 
 
-def _add_runs(p, whose: str, required: bool) -> None:
+def _add_runs(p: argparse.ArgumentParser, whose: str, required: bool) -> None:
     """The run flags ``select --rounds`` and ``estimate`` share: each ``--lm-eval`` or
     ``--inspect`` is one round's run, in round order."""
     run = p.add_mutually_exclusive_group(required=required)
@@ -155,7 +160,7 @@ def _check_method(method: str) -> None:
         )
 
 
-def _kept(st, cache, method: str):
+def _kept(st: Store, cache: Selection, method: str) -> Any:
     """The method's parameters kept in the store (``lbe state --refresh``) when they cover
     the cache's samples, else None (the command fits them); a stale state is said on
     standard error."""

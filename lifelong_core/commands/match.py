@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from argparse import _SubParsersAction
 from pathlib import Path
 
 from lifelong_core.errors import InputError
@@ -30,7 +31,7 @@ def _int_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "match",
         help="matched accuracy on two similar-but-non-identical test sets (Anzaku et al.)",

@@ -21,6 +21,7 @@ rank_intervals.csv: scope, model, scheme, mean, lo, hi (ranks; 1 = best).
 from __future__ import annotations
 
 import argparse
+from argparse import _SubParsersAction
 from pathlib import Path
 
 from lifelong_core.commands._common import choices_list, comma_list, write_table
@@ -32,7 +33,7 @@ from lifelong_core.limits import check_seed
 SCHEME_NAMES = ("mean", "geometric", "avg_rank", "avg_rank_noise", "avg_rank_bins")
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "rank",
         help="bootstrap confidence intervals of aggregate accuracy per model (overall and per category)",
@@ -107,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     from lifelong_core.stats import read_counts_csv
     from lifelong_core.stats.bootstrap import check_level
     from lifelong_core.workflows.rankings import (
+        RankingOptions,
         leaderboard_table,
         pairwise_table,
         rank_interval_table,
@@ -144,16 +146,10 @@ def run(args: argparse.Namespace) -> int:
                 f"(it holds {len(table.models)} models, e.g. {', '.join(table.models[:3])})."
             )
     # One source for every table: the bootstrap replicates or the posterior, drawn once.
-    source = ranking_source(
-        table,
-        method=args.method,
-        boot=args.boot,
-        normalize=args.normalize,
-        seed=args.seed,
-        chains=args.chains,
-        draws=args.draws,
-        warmup=args.warmup,
+    options = RankingOptions(
+        args.method, args.boot, args.normalize, args.seed, args.chains, args.draws, args.warmup
     )
+    source = ranking_source(table, options)
     write_table(leaderboard_table(source, level=args.level, seed=args.seed), args.out, "--out")
     if args.pairwise:
         pairs = pairwise_table(source, level=args.pairwise_level, models=compared, seed=args.seed)

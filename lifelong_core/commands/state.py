@@ -12,12 +12,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from argparse import _SubParsersAction
+from collections.abc import Callable
 
 from lifelong_core.commands._common import add_store, store_dataset
 from lifelong_core.methods.registry import kept_method, kept_methods
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "state",
         help="show or refresh the kept Sort state and mirt parameters",
@@ -50,7 +52,7 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _progress():
+def _progress() -> Callable[[float, str], None]:
     t0 = time.perf_counter()
     last = [-1.0]
 

@@ -15,13 +15,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from argparse import _SubParsersAction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
 from lifelong_core.commands._common import add_store, open_store, store_dataset
 from lifelong_core.errors import InputError
 from lifelong_core.io.readers import readers
+
+if TYPE_CHECKING:
+    from lifelong_core.store import Store
 
 # ``info`` lists every model up to this many; beyond, it gives counts per family unless
 # asked for the list (a 200-model store printed 200 rows nobody reads).
@@ -29,61 +35,28 @@ INFO_LISTED_MODELS = 30
 INFO_FAMILIES = 15  # families listed in the summary, largest first
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "import",
         help="add predictions to a store (long table, wide matrix or lm-eval logs)",
         description=__doc__.splitlines()[0],
     )
     add_store(p, "DuckDB store file (created if missing)")
-    # One flag per format the reader registry can import (lifelong_core.io.readers).
+    # One flag per format the reader registry can import, and one per option the formats
+    # declare (lifelong_core.io.readers); an option several formats take is one flag.
     src = p.add_mutually_exclusive_group(required=True)
     for reader in readers(importable=True):
         src.add_argument(
             f"--{reader.name}", dest=reader.dest, metavar=reader.metavar, help=reader.help
         )
-    p.add_argument(
-        "--models",
-        metavar="F",
-        help="model ids for --matrix: one per line, or .csv/.parquet with model_id",
-    )
-    p.add_argument(
-        "--samples",
-        metavar="F",
-        help="sample ids for --matrix: one per line, or .csv/.parquet with sample_id",
-    )
-    for flag, what in (
-        ("--confidence", "max-softmax confidence"),
-        ("--predicted", "predicted label"),
-        ("--true-prob", "probability of the true class"),
-    ):
-        p.add_argument(
-            flag, metavar="F", help=f"with --matrix: {what} per entry, .npy/.npz of the same shape"
-        )
-    p.add_argument(
-        "--model",
-        metavar="NAME",
-        help="model id for one --lm-eval run (default: the name its results file gives) or --inspect "
-        "(default: the log's model)",
-    )
-    p.add_argument(
-        "--strict",
-        action="store_true",
-        help="--lm-eval with several runs: a run that cannot be read rejects the whole import and the "
-        "store is left unchanged (default: it is skipped, named on stderr with its reason, and the "
-        "other runs are imported)",
-    )
-    p.add_argument("--scorer", help="--inspect: the scorer to use when the log records several")
-    p.add_argument(
-        "--epoch", type=int, help="--inspect: the epoch to use when the log holds several"
-    )
-    p.add_argument(
-        "--metric",
-        help="--lm-eval: the 0/1 metric when a task records several; a preference list such as acc_norm,acc picks per task",
-    )
-    p.add_argument(
-        "--filter", help="--lm-eval: the filter to keep when a task was logged under several"
-    )
+    for name, (opt, helps) in _import_options().items():
+        kwargs: dict = {"dest": name, "help": "; ".join(helps)}
+        if opt.kind == "flag":
+            kwargs["action"] = "store_true"
+        else:
+            kwargs["metavar"] = opt.metavar or opt.name.upper()
+            kwargs["type"] = int if opt.kind == "int" else None
+        p.add_argument(opt.flag, **kwargs)
     p.add_argument(
         "--dataset",
         metavar="NAME",
@@ -185,61 +158,43 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run_undo)
 
 
-def run_import(args: argparse.Namespace) -> int:
-    if args.matrix is not None and (args.models is None or args.samples is None):
-        raise InputError("--matrix needs --models and --samples files naming its rows and columns.")
-    extras_args = {
-        "confidence": args.confidence,
-        "predicted": args.predicted,
-        "true_prob": args.true_prob,
-    }
-    if args.matrix is None and (
-        args.models is not None
-        or args.samples is not None
-        or any(v is not None for v in extras_args.values())
-    ):
-        raise InputError(
-            "--models, --samples, --confidence, --predicted and --true-prob only go with --matrix."
-        )
-    if args.lm_eval is None and (args.metric or args.filter or args.strict):
-        raise InputError("--metric, --filter and --strict only go with --lm-eval.")
-    if args.lm_eval is None and args.inspect is None and args.model:
-        raise InputError("--model only goes with --lm-eval or --inspect.")
-    if args.inspect is None and (args.scorer or args.epoch is not None):
-        raise InputError("--scorer and --epoch only go with --inspect.")
+def _import_options() -> dict:
+    """Option name -> (its first declaration, its help for each format that takes it)."""
+    out: dict = {}
+    for reader in readers(importable=True):
+        for opt in reader.options:
+            out.setdefault(opt.name, (opt, []))[1].append(f"--{reader.name}: {opt.help}")
+    return out
 
+
+def run_import(args: argparse.Namespace) -> int:
+    given = next(r for r in readers(importable=True) if getattr(args, r.dest) is not None)
+    values = {name: getattr(args, name) for name in _import_options()}
+    for name, value in values.items():
+        if value not in (None, False) and given.option(name) is None:
+            takers = [f"--{r.name}" for r in readers(importable=True) if r.option(name)]
+            flag = "--" + name.replace("_", "-")
+            raise InputError(f"{flag} only goes with {' or '.join(takers)}.")
+    for opt in given.options:
+        if opt.required and values.get(opt.name) is None:
+            needed = [o.flag for o in given.options if o.required]
+            raise InputError(f"--{given.name} needs {' and '.join(needed)} too.")
+
+    from lifelong_core.commands._common import stderr_progress
     from lifelong_core.workflows import imports
 
     # An existing store is held from here on; the input files are read and validated
     # before it is written (a new store is created only for a valid input).
     with imports.held_store(args.store) as held:
-        given = next(r for r in readers(importable=True) if getattr(args, r.dest) is not None)
-        kind, path = given.name, getattr(args, given.dest)
-        if kind == "matrix":
-            src = imports.read_matrix_source(
-                path, args.models, args.samples, extras_args, args.dataset
-            )
-        elif kind == "inspect":
-            src = imports.inspect_source(
-                path, args.model, scorer=args.scorer, epoch=args.epoch, dataset=args.dataset
-            )
-        elif kind == "lm-eval":
-            from lifelong_core.commands._common import stderr_progress
-
-            src = imports.lm_eval_source(
-                path,
-                args.model,
-                metric=args.metric,
-                filter=args.filter,
-                dataset=args.dataset,
-                strict=args.strict,
-                progress=stderr_progress(),
-            )
-            for s in src.skipped:
-                print(f"skipped run {s.run}: {s.reason}.", file=sys.stderr)
-        else:
-            # A long table, or any format registered later: its file and the dataset.
-            src = imports.source(kind, path, args.dataset)
+        src = imports.source(
+            given.name,
+            getattr(args, given.dest),
+            args.dataset,
+            progress=stderr_progress(),
+            **imports.option_values(given.name, values),
+        )
+        for s in src.skipped:
+            print(f"skipped run {s.run}: {s.reason}.", file=sys.stderr)
         summary = imports.import_into(args.store, src, store=held)
     print(imports.summary_text(summary, Path(args.store)))
     for task, (metric, flt) in sorted(summary.get("metrics", {}).items()):
@@ -325,7 +280,7 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _table(df) -> str:
+def _table(df: pd.DataFrame) -> str:
     cols = [str(c) for c in df.columns]
     rows = [
         [("" if v is None or v != v else str(v)) for v in r] for r in df.itertuples(index=False)
@@ -337,7 +292,7 @@ def _table(df) -> str:
     )
 
 
-def _families(models):
+def _families(models: pd.DataFrame) -> pd.DataFrame:
     """Models, estimated rows and recorded predictions per family (largest first)."""
     fam = models.assign(family=models["family"].fillna("(none)").astype(str))
     out = fam.groupby("family", sort=False).agg(
@@ -414,7 +369,7 @@ def run_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dataset_summary(st, summary: dict, dataset: str) -> dict:
+def _dataset_summary(st: Store, summary: dict, dataset: str) -> dict:
     """``summary`` cut to ``dataset``: its row, its domains, and the models with predictions
     on it, their entries, correct answers and accuracy counted on its samples only."""
     counts = st.counts(dataset=dataset)

@@ -22,6 +22,7 @@ meta-test stream). regret.csv: method, position, model_row, error, reference_err
 from __future__ import annotations
 
 import argparse
+from argparse import Namespace, _SubParsersAction
 
 import numpy as np
 
@@ -40,7 +41,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.sortsearch.search import SAMPLING
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "stream",
         help="Nevis'22 protocol on a stream of models: choose early, score late",
@@ -103,7 +104,7 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _load(args) -> tuple[np.ndarray, np.ndarray]:
+def _load(args: Namespace) -> tuple[np.ndarray, np.ndarray]:
     if args.matrix is not None:
         from lifelong_core.io.matrix import load_index_list
 
@@ -131,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     from lifelong_core.methods import available_methods
     from lifelong_core.methods.registry import PUBLISHED_METHOD
     from lifelong_core.studies.stream_protocol import regret, stream_protocol
-    from lifelong_core.sweep import power_budgets
+    from lifelong_core.sweeping import power_budgets
 
     methods = comma_list(args.methods)
     known = available_methods()

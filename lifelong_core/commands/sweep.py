@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from argparse import _SubParsersAction
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -58,10 +60,13 @@ from lifelong_core.methods.registry import (
     describe_methods,
 )
 from lifelong_core.rows import MatrixRows
+
+if TYPE_CHECKING:
+    from lifelong_core.sweeping import SweepResult
 from lifelong_core.sortsearch.search import SAMPLING
 from lifelong_core.sortsearch.sort import SORTS, choose_sort_rows
 from lifelong_core.studies.bands import repeat_seeds
-from lifelong_core.sweep import (
+from lifelong_core.sweeping import (
     EXECUTORS,
     KERNELS,
     PER_MODEL_COLUMNS,
@@ -69,12 +74,12 @@ from lifelong_core.sweep import (
     check_bounds,
     run_sweep,
 )
-from lifelong_core.sweep.result import DECOMP_KEYS
+from lifelong_core.sweeping.result import DECOMP_KEYS
 
 ENGINES = ("numpy", "dask")
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "sweep",
         help="Sort & Search budget sweep (MAE, E_agg, kappa, correlations per budget)",
@@ -244,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
     if args.store is not None:
         results = _store_sweeps(args, budgets, kernel, executor, seeds)
 
-        def first_n():
+        def first_n() -> SweepResult:
             return _store_sweeps(args, budgets, None, "serial", seeds[:1], LIMIT_METHOD)[0]
     elif args.dataset is not None:
         raise InputError("--dataset goes with --store, not --matrix.")
@@ -254,7 +259,7 @@ def run(args: argparse.Namespace) -> int:
             _run_one(args, every, every.subset, budgets, kernel, executor, seed) for seed in seeds
         ]
 
-        def first_n():
+        def first_n() -> SweepResult:
             return _run_one(
                 args, every, every.subset, budgets, None, "serial", seeds[0], LIMIT_METHOD
             )
@@ -275,7 +280,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report_baselines(args: argparse.Namespace, results: list, first_n) -> None:
+def _report_baselines(
+    args: argparse.Namespace, results: list, first_n: Callable[[], SweepResult]
+) -> None:
     """Print (and with --baselines write) the first sweep's E_agg against the baselines."""
     from lifelong_core.workflows.backtest import sweep_baselines
 
@@ -309,10 +316,10 @@ def _report_baselines(args: argparse.Namespace, results: list, first_n) -> None:
 
 def _store_sweeps(
     args: argparse.Namespace,
-    budgets,
+    budgets: Sequence[int] | None,
     kernel: str | None,
     executor: str,
-    seeds,
+    seeds: Sequence[int],
     search: str | None = None,
 ) -> list:
     """One sweep per seed on the store's dataset, through the Python API's ``sweep``
@@ -362,14 +369,14 @@ def _sort_rows_file(path: str, m: int) -> np.ndarray:
 
 def _run_one(
     args: argparse.Namespace,
-    every,
-    rows,
-    budgets,
+    every: MatrixRows,
+    rows: Callable[[np.ndarray], MatrixRows],
+    budgets: Sequence[int] | None,
     kernel: str | None,
     executor: str,
     seed: int,
     search: str | None = None,
-):
+) -> SweepResult:
     """One sweep with ``seed`` for --sort-models and random sampling (of ``search``
     instead of ``--search`` when given)."""
     m, n = every.n_rows, every.n
@@ -433,7 +440,7 @@ def _table_columns(table: pd.DataFrame) -> list[str]:
     return TABLE_COLUMNS + [c for c in DECOMP_KEYS if c in table]
 
 
-def _write_outputs(result, args: argparse.Namespace) -> None:
+def _write_outputs(result: SweepResult, args: argparse.Namespace) -> None:
     write_csv(result.table[_table_columns(result.table)], args.out, "--out")
     if args.per_model is not None:
         write_csv(

@@ -23,6 +23,9 @@ sample_col, budget, est_acc, true_acc, mae (est_acc = predicted share of models 
 from __future__ import annotations
 
 import argparse
+from argparse import Namespace, _SubParsersAction
+
+import numpy as np
 
 from lifelong_core.commands._common import (
     add_dataset,
@@ -40,7 +43,7 @@ from lifelong_core.methods.registry import THRESHOLD_RULES
 from lifelong_core.sortsearch.search import SAMPLING
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "sweep-samples",
         help="insert_D sweep: MAE vs model budget m' for new samples",
@@ -122,7 +125,9 @@ def _read_domains(path: str, n: int) -> list[str]:
     return lines
 
 
-def _load(args, ranks: list[str]):
+def _load(
+    args: Namespace, ranks: list[str]
+) -> tuple[np.ndarray, np.ndarray | None, list[str] | None]:
     """(A, confidence or None, per-column domains or None)."""
     if args.matrix is not None:
         from lifelong_core.io.matrix import load_float_matrix
@@ -147,7 +152,7 @@ def _load(args, ranks: list[str]):
         conf = (
             selection_confidence(st, sel, range(len(sel.models))) if "confidence" in ranks else None
         )
-    return sel.A, conf, sel.samples["domain"].astype(str).tolist()
+    return sel.dense(), conf, sel.samples["domain"].astype(str).tolist()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,12 +9,13 @@ errors, independence between tasks, correlation ``--rho`` between the two models
 from __future__ import annotations
 
 import argparse
+from argparse import _SubParsersAction
 
 from lifelong_core.commands._common import write_table
 from lifelong_core.errors import InputError
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "weights",
         help="winning model over the simplex of three category weights, with standard-error gray zones",

@@ -30,6 +30,7 @@ import platform
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -62,7 +63,9 @@ def split_pools(labels: np.ndarray, seed: int = SEED) -> tuple[np.ndarray, np.nd
     )
 
 
-def render_test_set(images: np.ndarray, labels: np.ndarray, seed: int = SEED):
+def render_test_set(
+    images: np.ndarray, labels: np.ndarray, seed: int = SEED
+) -> tuple[np.ndarray, pd.DataFrame, pd.DataFrame]:
     """Rendered test images and the samples / domains tables.
 
     Returns ``(rendered uint8 (N, 8, 8), samples DataFrame, domains DataFrame)``; samples
@@ -102,7 +105,9 @@ def render_test_set(images: np.ndarray, labels: np.ndarray, seed: int = SEED):
 _STATE: dict = {}
 
 
-def _init_worker(train_images, train_labels, test_X, test_labels) -> None:
+def _init_worker(
+    train_images: np.ndarray, train_labels: np.ndarray, test_X: np.ndarray, test_labels: np.ndarray
+) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)
@@ -162,7 +167,7 @@ def build(
     jobs: int = 2,
     seed: int = SEED,
     command: str = "",
-    progress=None,
+    progress: Callable[[int, int], object] | None = None,
 ) -> dict:
     """Train the zoo, predict every test sample, write the committed files; returns the manifest."""
     import sklearn

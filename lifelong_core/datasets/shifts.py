@@ -102,11 +102,13 @@ def _rotations(deg: np.ndarray) -> np.ndarray:
     return np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
 
 
-def _signs(rng, n):
+def _signs(rng: np.random.Generator, n: int) -> np.ndarray:
     return rng.choice([-1.0, 1.0], size=n)
 
 
-def _by_group(imgs, sizes, fn):
+def _by_group(
+    imgs: np.ndarray, sizes: np.ndarray, fn: Callable[[np.ndarray, int], np.ndarray]
+) -> np.ndarray:
     # Apply fn(group, size) to the images sharing each size (morphology takes one footprint).
     out = np.empty_like(imgs)
     for size in np.unique(sizes):
@@ -119,11 +121,11 @@ def _by_group(imgs, sizes, fn):
 # Per-image parameters are drawn as arrays, so a rendering is a handful of array calls.
 
 
-def _clean(imgs, rng):
+def _clean(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return imgs
 
 
-def _replication(imgs, rng):
+def _replication(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     n = len(imgs)
     big = _warp_32(
         _upsample(imgs), np.broadcast_to(np.eye(2), (n, 2, 2)), rng.uniform(-1.5, 1.5, size=(n, 2))
@@ -136,42 +138,42 @@ def _replication(imgs, rng):
     return bitmap.reshape(n, 8, 4, 8, 4).sum(axis=(2, 4)).astype(float)
 
 
-def _thick(imgs, rng):
+def _thick(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     sizes = rng.choice([4, 5, 6], size=len(imgs))
     big = _by_group(_upsample(imgs), sizes, lambda g, k: ndimage.grey_dilation(g, size=(1, k, k)))
     return _downsample(big)
 
 
-def _thin(imgs, rng):
+def _thin(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     sizes = rng.choice([4, 5], size=len(imgs))
     big = _by_group(_upsample(imgs), sizes, lambda g, k: ndimage.grey_erosion(g, size=(1, k, k)))
     return _downsample(big)
 
 
-def _noise(imgs, rng):
+def _noise(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     sd = rng.uniform(2.5, 4.5, size=(len(imgs), 1, 1))
     return imgs + sd * rng.normal(size=imgs.shape)
 
 
-def _blur(imgs, rng):
+def _blur(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     sigma = rng.uniform(0.5, 0.9, size=len(imgs))
     return np.stack(
         [ndimage.gaussian_filter(img, sigma=s, mode="constant") for img, s in zip(imgs, sigma)]
     )
 
 
-def _faded(imgs, rng):
+def _faded(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     # Faded ink on grey paper: the strokes lose contrast and the background is no longer 0.
     contrast = rng.uniform(0.3, 0.5, size=(len(imgs), 1, 1))
     paper = rng.uniform(2.0, 5.0, size=(len(imgs), 1, 1))
     return paper + contrast * imgs
 
 
-def _overexposed(imgs, rng):
+def _overexposed(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.minimum(MAX_INTENSITY, imgs * rng.uniform(2.0, 3.5, size=(len(imgs), 1, 1)))
 
 
-def _occlusion(imgs, rng):
+def _occlusion(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     n = len(imgs)
     h, w = rng.integers(2, 4, size=n), rng.integers(3, 5, size=n)
     r, c = rng.integers(1, 8 - h), rng.integers(1, 8 - w)
@@ -185,14 +187,14 @@ def _occlusion(imgs, rng):
     return np.where(box, 0.0, imgs)
 
 
-def _dust(imgs, rng):
+def _dust(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     rate = rng.uniform(0.08, 0.14, size=(len(imgs), 1, 1))
     hit = rng.random(imgs.shape) < rate
     speck = np.where(rng.random(imgs.shape) < 0.5, 0.0, float(MAX_INTENSITY))
     return np.where(hit, speck, imgs)
 
 
-def _translate(imgs, rng):
+def _translate(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     n = len(imgs)
     angle = rng.uniform(0.0, 2.0 * np.pi, size=n)
     dist = rng.uniform(0.6, 1.1, size=n)
@@ -200,12 +202,12 @@ def _translate(imgs, rng):
     return _affine(imgs, np.broadcast_to(np.eye(2), (n, 2, 2)), offsets)
 
 
-def _rotate(imgs, rng):
+def _rotate(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     n = len(imgs)
     return _affine(imgs, _rotations(rng.uniform(10.0, 25.0, size=n) * _signs(rng, n)))
 
 
-def _scale(imgs, rng):
+def _scale(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     n = len(imgs)
     factor = np.where(
         rng.random(n) < 0.5, rng.uniform(0.72, 0.85, size=n), rng.uniform(1.15, 1.3, size=n)
@@ -213,13 +215,13 @@ def _scale(imgs, rng):
     return _affine(imgs, np.eye(2)[None] / factor[:, None, None])
 
 
-def _shears(s):
+def _shears(s: np.ndarray) -> np.ndarray:
     m = np.broadcast_to(np.eye(2), (len(s), 2, 2)).copy()
     m[:, 1, 0] = s
     return m
 
 
-def _slant(imgs, rng):
+def _slant(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     # Shear along columns as a function of row: an italic hand.
     n = len(imgs)
     return _affine(imgs, _shears(rng.uniform(0.2, 0.45, size=n) * _signs(rng, n)))
@@ -302,27 +304,27 @@ def render(images: np.ndarray, domain: str, rng: np.random.Generator) -> np.ndar
 # robust to a category without having seen the test renderings themselves.
 
 
-def _aug_shift(imgs, rng):
+def _aug_shift(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     n = len(imgs)
     return _affine(imgs, np.broadcast_to(np.eye(2), (n, 2, 2)), rng.uniform(-1.0, 1.0, size=(n, 2)))
 
 
-def _aug_rotate(imgs, rng):
+def _aug_rotate(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return _affine(imgs, _rotations(rng.uniform(-20.0, 20.0, size=len(imgs))))
 
 
-def _aug_geometric(imgs, rng):
+def _aug_geometric(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     n = len(imgs)
     m = _rotations(rng.uniform(-15.0, 15.0, size=n)) @ _shears(rng.uniform(-0.3, 0.3, size=n))
     m = m / rng.uniform(0.8, 1.2, size=(n, 1, 1))
     return _affine(imgs, m, rng.uniform(-0.8, 0.8, size=(n, 2)))
 
 
-def _aug_noise(imgs, rng):
+def _aug_noise(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return imgs + rng.uniform(1.0, 3.0, size=(len(imgs), 1, 1)) * rng.normal(size=imgs.shape)
 
 
-def _aug_photometric(imgs, rng):
+def _aug_photometric(imgs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     n = len(imgs)
     out = rng.uniform(0.0, 3.0, size=(n, 1, 1)) + rng.uniform(0.5, 1.8, size=(n, 1, 1)) * imgs
     sigma = rng.uniform(0.0, 0.6, size=n)

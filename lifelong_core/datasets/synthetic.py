@@ -32,7 +32,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
+from argparse import Namespace
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -189,7 +190,7 @@ def write_npy(
     *,
     packed: bool = False,
     block_rows: int | None = None,
-    progress=None,
+    progress: Callable[[int, int], object] | None = None,
 ) -> Path:
     """Stream the cache to an ``.npy`` file (uint8, packed rows if ``packed``) atomically."""
     path = Path(path)
@@ -213,7 +214,7 @@ def write_npy(
     return path
 
 
-def samples_table(spec: SyntheticSpec, dataset: str = "synthetic"):
+def samples_table(spec: SyntheticSpec, dataset: str = "synthetic") -> pd.DataFrame:
     """Sample metadata for a store: ids, the dataset, one domain, split 'test'."""
     n = spec.n_samples
     width = len(str(n - 1))
@@ -235,7 +236,7 @@ def models_table(
     start: int = 0,
     stop: int | None = None,
     latent: SyntheticParams | None = None,
-):
+) -> pd.DataFrame:
     """Model metadata for a store: one row per synthetic model, its ability and cluster."""
     stop = spec.n_models if stop is None else stop
     p = latent if latent is not None else params(spec)
@@ -270,7 +271,7 @@ def write_store(
     with_prob: bool = False,
     force: bool = False,
     block_rows: int | None = None,
-    progress=None,
+    progress: Callable[[int, int], object] | None = None,
 ) -> Path:
     """Write the cache into a new store as dataset ``dataset`` (flagged synthetic).
 
@@ -346,7 +347,7 @@ def write_store(
     return path
 
 
-def _spec_from_args(args) -> SyntheticSpec:
+def _spec_from_args(args: Namespace) -> SyntheticSpec:
     return SyntheticSpec(
         n_models=args.models,
         n_samples=args.samples,

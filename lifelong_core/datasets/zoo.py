@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +45,7 @@ AUGMENTATIONS = ("none", "none", "shift", "rotate", "geometric", "noise", "photo
 AUGMENT_COPIES = 2
 
 
-def _grid(**axes) -> list[dict]:
+def _grid(**axes: Sequence[object]) -> list[dict]:
     keys = list(axes)
     return [dict(zip(keys, values)) for values in itertools.product(*(axes[k] for k in keys))]
 
@@ -115,7 +117,7 @@ class ModelSpec:
         return json.dumps(doc, sort_keys=True)
 
 
-def _short(v) -> str:
+def _short(v: object) -> str:
     if isinstance(v, tuple):
         return "x".join(str(x) for x in v)
     if isinstance(v, float):
@@ -194,7 +196,7 @@ def _per_image(X: np.ndarray) -> np.ndarray:
     return (X - lo) / np.maximum(hi - lo, 1e-9)
 
 
-def make_estimator(spec: ModelSpec):
+def make_estimator(spec: ModelSpec) -> Any:
     """A fresh, unfitted scikit-learn estimator for ``spec`` (single-threaded)."""
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.discriminant_analysis import (

@@ -9,7 +9,7 @@ import numpy as np
 from lifelong_core.errors import InputError
 
 
-def check_npy_header(path, what: str) -> None:
+def check_npy_header(path: str | os.PathLike[str], what: str) -> None:
     """Refuse a ``.npy`` file whose header promises more data than the file holds.
 
     ``np.load`` allocates the array the header describes before reading; a 100-byte file

@@ -9,14 +9,16 @@ ragged rows, control characters); the counts themselves are validated once, by
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import IO
 
 import pandas as pd
 
 from lifelong_core.io.tables import read_csv_table
 
 
-def counts_name(path, name: str | None = None) -> str:
+def counts_name(path: str | os.PathLike[str] | IO[bytes], name: str | None = None) -> str:
     """How messages call a counts input: ``name``, else the file's (or upload's) name.
 
     Parameters
@@ -40,7 +42,7 @@ def counts_name(path, name: str | None = None) -> str:
     return Path(path).name
 
 
-def read_counts(path, name: str | None = None) -> pd.DataFrame:
+def read_counts(path: str | os.PathLike[str] | IO[bytes], name: str | None = None) -> pd.DataFrame:
     """The rows of a ``counts.csv`` file or file-like object, unvalidated.
 
     Parameters

@@ -52,7 +52,7 @@ def cause(exc: OSError) -> str:
     return found or exc.strerror or type(exc).__name__
 
 
-def os_error(exc: OSError, path, what: str, doing: str) -> InputError:
+def os_error(exc: OSError, path: str | os.PathLike[str], what: str, doing: str) -> InputError:
     """``Cannot <doing> <what> <path>: <cause>.`` as an InputError to raise.
 
     Parameters
@@ -99,7 +99,7 @@ def not_regular(mode: int) -> str | None:
     return "a device, not a regular file"
 
 
-def check_regular_file(path, what: str) -> Path:
+def check_regular_file(path: str | os.PathLike[str], what: str) -> Path:
     """``path`` as a Path if it names an existing regular file (links followed).
 
     Checked before anything opens the file: a pipe waits forever for a writer and a device
@@ -137,7 +137,7 @@ def check_regular_file(path, what: str) -> Path:
     return p
 
 
-def check_input_file(path, what: str) -> Path:
+def check_input_file(path: str | os.PathLike[str], what: str) -> Path:
     """``path`` as a Path if it is an existing, readable, non-empty regular file.
 
     Checked before a reader opens the file, so the user reads one sentence rather than the
@@ -171,7 +171,7 @@ def check_input_file(path, what: str) -> Path:
     return p
 
 
-def open_input(path, what: str) -> BinaryIO:
+def open_input(path: str | os.PathLike[str], what: str) -> BinaryIO:
     """Open a user's file for reading, refusing anything but a regular file.
 
     The one way a reader opens a file by name: :func:`check_regular_file` first, then the
@@ -212,7 +212,7 @@ def open_input(path, what: str) -> BinaryIO:
         raise
 
 
-def check_output_path(path, what: str) -> Path:
+def check_output_path(path: str | os.PathLike[str], what: str) -> Path:
     """Refuse an output path that cannot be written, before any work is done.
 
     Checked before a long computation, so it does not fail at its last step: the folder
@@ -267,7 +267,7 @@ def check_output_path(path, what: str) -> Path:
 
 
 @contextmanager
-def atomic_output(path, what: str, suffix: str = "") -> Iterator[Path]:
+def atomic_output(path: str | os.PathLike[str], what: str, suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it over ``path`` on success.
 
     On any failure the temporary file is removed and ``path`` is left as it was; OS

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +49,7 @@ class InspectRun:
     task: str
 
 
-def _correct(value) -> int | None:
+def _correct(value: object) -> int | None:
     if isinstance(value, str):
         return _LETTERS.get(value)
     if isinstance(value, bool):
@@ -63,7 +64,7 @@ def _correct(value) -> int | None:
 
 
 def read_inspect_log(
-    path,
+    path: str | os.PathLike[str],
     model_name: str | None = None,
     scorer: str | None = None,
     epoch: int | None = None,
@@ -201,7 +202,7 @@ def read_inspect_log(
 
 
 def inspect_source(
-    path,
+    path: str | os.PathLike[str],
     model: str | None = None,
     scorer: str | None = None,
     epoch: int | None = None,

@@ -29,11 +29,13 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
 import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -278,7 +280,7 @@ class _FilterRows:
         return np.frombuffer(bytes(self.values[met]), dtype=np.uint8)
 
 
-def _read_lines(path: Path, digest) -> dict[str, _FilterRows]:
+def _read_lines(path: Path, digest: Any) -> dict[str, _FilterRows]:
     """The lines of a samples file, streamed under the line and unpacked limits (io.text)
     and validated as they come (JSON, nesting, doc ids, duplicates), kept per filter;
     ``digest`` is updated with the file's bytes as stored, as they are read."""
@@ -322,7 +324,7 @@ def _results_fields(results: dict, path: Path | None) -> tuple[dict, dict, dict]
     through the import.
     """
 
-    def wrong(field: str, expected: str, got) -> InputError:
+    def wrong(field: str, expected: str, got: object) -> InputError:
         shown = json.dumps(got)
         shown = shown if len(shown) <= 60 else shown[:57] + "..."
         return InputError(f"{path} field {field} must be {expected}; it holds {shown}.")
@@ -360,7 +362,7 @@ def _results_fields(results: dict, path: Path | None) -> tuple[dict, dict, dict]
     return parent, declared, cfg
 
 
-def _binary(v) -> float | None:
+def _binary(v: object) -> float | None:
     if isinstance(v, bool):
         return float(v)
     if isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v)) and v in (0, 1):
@@ -424,7 +426,7 @@ def _pick_metric(rows: _FilterRows, wanted: str | None, task: str, path: Path) -
 
 
 def read_lm_eval(
-    path,
+    path: str | os.PathLike[str],
     model_name: str | None,
     metric: Wanted = None,
     dataset: str | None = None,
@@ -571,14 +573,14 @@ def read_lm_eval(
 
 # ------------------------------------------------------------------ runs, folders and zips
 def lm_eval_source(
-    path,
+    path: str | os.PathLike[str],
     model: str | None = None,
     metric: Wanted = None,
     filter: Wanted = None,
     dataset: str | None = None,
     *,
     strict: bool = False,
-    progress: Callable[[float, str], None] | None = None,
+    progress: Callable[[float, str], object] | None = None,
     shown_as: str | None = None,
     unpack_limit: int | None = None,
 ) -> Source:
@@ -840,7 +842,17 @@ class SkippedRun:
     reason: str
 
 
-def _read_runs(root, shown, model, metric, filter, dataset, strict, progress, runs=None) -> Source:
+def _read_runs(
+    root: Path,
+    shown: str | Path,
+    model: str | None,
+    metric: str | None,
+    filter: str | None,
+    dataset: str | None,
+    strict: bool,
+    progress: Callable[[float, str], object] | None,
+    runs: list[Path] | None = None,
+) -> Source:
     """Read every run under ``root`` (``runs``: the run paths, default every run folder);
     ``shown`` is the path the user gave (messages and the source name use it)."""
     root, shown = Path(root), Path(shown)
@@ -949,7 +961,7 @@ def _mixed(mixed: dict) -> dict:
     return out
 
 
-def run_folders(root) -> list[Path]:
+def run_folders(root: str | os.PathLike[str]) -> list[Path]:
     """Every folder under ``root`` (itself included) that holds an lm-eval run.
 
     A run folder holds a ``results_<ts>.json`` or ``samples_<task>_<ts>.jsonl[.gz]`` file

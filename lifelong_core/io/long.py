@@ -9,6 +9,8 @@ import, before anything is written.
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 
 from lifelong_core.io.edges import file_checksum
@@ -16,12 +18,12 @@ from lifelong_core.io.readers import Source
 from lifelong_core.io.tables import read_table
 
 
-def read_long(path) -> pd.DataFrame:
+def read_long(path: str | os.PathLike[str]) -> pd.DataFrame:
     """A long table from CSV or Parquet, unvalidated (the store validates it)."""
     return read_table(path, "--long")
 
 
-def long_source(path, dataset: str | None = None) -> Source:
+def long_source(path: str | os.PathLike[str], dataset: str | None = None) -> Source:
     """A long ``.csv``/``.parquet`` table (model, sample, correct[, ...]) as a source.
 
     Parameters

@@ -13,20 +13,23 @@ feeds the statistics instead of a store (``counts``) returns its table.
 
 To add a format: a module in ``lifelong_core/io/`` whose function returns a
 :class:`Source` (``write="long"`` with a long table is the simplest), and one
-:func:`register_reader` line below. ``lbe import`` then has a flag for it
-(``--<name> PATH``), the Data page offers it, and
-:func:`lifelong_core.workflows.imports.source` reads it.
+:func:`register_reader` line below, declaring the keyword options the function takes
+(:class:`Option`). ``lbe import`` then has a flag for it (``--<name> PATH``) and one per
+option, the Data page offers it with a field per option, and
+:func:`lifelong_core.workflows.imports.source` (the API's ``import_file``) reads it.
+Another installed package registers readers through the entry-point group
+``lifelong_benchmark_explorer.readers`` (:mod:`lifelong_core.registry`).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lifelong_core.errors import InputError
+from lifelong_core.registry import READERS_GROUP, Registry, check_target, load
 
 if TYPE_CHECKING:
     import numpy as np
@@ -114,10 +117,84 @@ class Source:
     write: str = "long"
 
 
+OPTION_KINDS = ("text", "path", "int", "flag")
+
+
+@dataclass(frozen=True)
+class Option:
+    """A keyword option a reader's function takes: the ``import`` command's flag, a field
+    of the Data page's form and a keyword of the generic import.
+
+    Attributes
+    ----------
+    name : str
+        The keyword (``true_prob``); the flag is ``--true-prob``.
+    help : str
+        What it is, for the flag's help and the field's tooltip.
+    kind : {"text", "path", "int", "flag"}
+        Text, a file (an upload on the page), a whole number, or on/off.
+    required : bool
+        The format cannot be read without it.
+    label : str
+        What the page's field shows (default: the name).
+    metavar : str
+        The flag's placeholder.
+    types : tuple of str
+        For a file: the endings an uploader accepts.
+    """
+
+    name: str
+    help: str
+    kind: str = "text"
+    required: bool = False
+    label: str = ""
+    metavar: str = ""
+    types: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in OPTION_KINDS:
+            raise InputError(
+                f"unknown option kind {self.kind!r}; use one of {', '.join(OPTION_KINDS)}."
+            )
+        if not self.name.isidentifier():
+            raise InputError(f"an option's name must be a Python keyword name, not {self.name!r}.")
+
+    @property
+    def flag(self) -> str:
+        """The command line's flag: ``--`` and the name with dashes."""
+        return "--" + self.name.replace("_", "-")
+
+
 @dataclass(frozen=True)
 class Reader:
-    """A registered reader: its name, what a person picks, the file names it reads and
-    where its function lives."""
+    """A registered reader: its name, what a person picks, the file names it reads, its
+    options and where its function lives.
+
+    Attributes
+    ----------
+    name : str
+        The format's name; the ``import`` flag is ``--<name>``.
+    target : str
+        ``"package.module:function"``.
+    label : str
+        What a picker shows.
+    patterns : tuple of str
+        File-name patterns it reads.
+    importable : bool
+        Whether it returns a :class:`Source` for a store.
+    help : str
+        The ``import`` flag's help.
+    metavar : str
+        The ``import`` flag's placeholder.
+    options : tuple of Option
+        The keyword options its function takes besides the file and ``dataset``.
+    about : str
+        What the Data page says above its uploader.
+    many : bool
+        The page accepts several files at once, each read as one source.
+    progress : bool
+        Its function takes ``progress(fraction, text)``.
+    """
 
     name: str
     target: str
@@ -126,11 +203,35 @@ class Reader:
     importable: bool = True
     help: str = ""
     metavar: str = "PATH"
+    options: tuple[Option, ...] = ()
+    about: str = ""
+    many: bool = False
+    progress: bool = False
 
     def load(self) -> Callable[..., Any]:
-        """The reader's function (its module is imported on first use)."""
-        module, _, attr = self.target.partition(":")
-        return getattr(importlib.import_module(module), attr)
+        """The reader's function (its module is imported on first use).
+
+        Returns
+        -------
+        callable
+        """
+        fn = load(self.target)
+        if not callable(fn):
+            raise TypeError(f"the reader {self.name!r} ({self.target}) is not a function.")
+        return fn
+
+    def option(self, name: str) -> Option | None:
+        """The option called ``name``, or None.
+
+        Parameters
+        ----------
+        name : str
+
+        Returns
+        -------
+        Option or None
+        """
+        return next((o for o in self.options if o.name == name), None)
 
     @property
     def types(self) -> list[str]:
@@ -149,7 +250,7 @@ class Reader:
         return self.name.replace("-", "_")
 
 
-_READERS: dict[str, Reader] = {}
+_READERS: Registry[Reader] = Registry("file format", READERS_GROUP, "kind")
 
 
 def register_reader(
@@ -161,6 +262,11 @@ def register_reader(
     importable: bool = True,
     help: str = "",
     metavar: str = "PATH",
+    options: tuple[Option, ...] = (),
+    about: str = "",
+    many: bool = False,
+    progress: bool = False,
+    replace: bool = False,
 ) -> None:
     """Register the reader ``target`` (``"module:function"``) under ``name``.
 
@@ -180,24 +286,51 @@ def register_reader(
         The ``import`` flag's help.
     metavar : str
         The ``import`` flag's placeholder.
+    options : tuple of Option
+        The keyword options the function takes besides its file and ``dataset``.
+    about : str
+        What the Data page says above the uploader.
+    many : bool
+        The Data page takes several files, one source each.
+    progress : bool
+        The function takes ``progress(fraction, text)``.
+    replace : bool
+        Replace a reader already registered as ``name`` (refused otherwise).
 
     Raises
     ------
     InputError
-        If ``name`` is empty or holds characters other than letters, digits and dashes.
-
-    Notes
-    -----
-    Re-registering a name replaces it (so a test can register and remove its own).
+        If ``name`` is empty, holds characters other than letters, digits and dashes, or
+        is taken (without ``replace``), or ``target`` cannot name a function.
     """
     if not name or not name.replace("-", "").isalnum():
         raise InputError(f"a reader needs a name of letters, digits and dashes, not {name!r}.")
-    _READERS[name] = Reader(name, target, label, tuple(patterns), importable, help, metavar)
+    check_target(target, "reader target")
+    entry = Reader(
+        name,
+        target,
+        label,
+        tuple(patterns),
+        importable,
+        help,
+        metavar,
+        tuple(options),
+        about,
+        many,
+        progress,
+    )
+    _READERS.add(name, entry, replace=replace)
 
 
 def unregister_reader(name: str) -> None:
-    """Remove ``name`` from the registry (no error if it is not there)."""
-    _READERS.pop(name, None)
+    """Remove ``name`` from the registry (no error if it is not there).
+
+    Parameters
+    ----------
+    name : str
+        A registered format.
+    """
+    _READERS.remove(name)
 
 
 def readers(importable: bool | None = None) -> list[Reader]:
@@ -214,7 +347,7 @@ def readers(importable: bool | None = None) -> list[Reader]:
     -------
     list of Reader
     """
-    return [r for r in _READERS.values() if importable is None or r.importable == importable]
+    return [r for _, r in _READERS.items() if importable is None or r.importable == importable]
 
 
 def reader(name: str) -> Reader:
@@ -240,7 +373,7 @@ def reader(name: str) -> Reader:
         raise InputError(
             f"unknown file format {name!r}; use one of {', '.join(_READERS)}.", param="kind"
         )
-    return _READERS[name]
+    return _READERS.get(name)
 
 
 def read(name: str, *args: Any, **options: Any) -> Any:
@@ -271,6 +404,22 @@ def read(name: str, *args: Any, **options: Any) -> Any:
     return reader(name).load()(*args, **options)
 
 
+_ID_TYPES = ("txt", "csv", "parquet")
+_EXTRA_TYPES = ("npy", "npz")
+
+
+def _extra(name: str, what: str) -> Option:
+    return Option(
+        name,
+        f"{what} per entry, .npy/.npz of the matrix's shape",
+        kind="path",
+        metavar="F",
+        types=_EXTRA_TYPES,
+    )
+
+
+# One line per format: its function, what a person picks, the files it reads and the
+# keyword options it takes (the import command's flags and the Data page's fields).
 register_reader(
     "long",
     "lifelong_core.io.long:long_source",
@@ -279,6 +428,10 @@ register_reader(
     metavar="F",
     help="long table .csv/.parquet: model, sample, correct[, confidence, "
     "predicted, true_prob, label, dataset, domain, category, split]",
+    about="Columns: **model, sample, correct** (0/1; true/false and yes/no are refused here as "
+    "on the command line) and optionally **dataset, domain, category** (what the Rankings and "
+    "Task weighting pages group by), **confidence, true_prob** (the confidence Sort and the "
+    "Evaluate page's confidence views), **predicted, label** (Matched accuracy), **split**.",
 )
 register_reader(
     "matrix",
@@ -287,6 +440,32 @@ register_reader(
     patterns=("*.npy", "*.npz", "*.csv", "*.parquet"),
     metavar="F",
     help="0/1 matrix .npy/.npz/.csv/.parquet (rows = models); needs --models and --samples",
+    about="Rows = models, columns = samples. Id files: one id per line, or a .csv/.parquet "
+    "table with model_id (resp. sample_id) and optional metadata columns (samples: dataset, "
+    "domain, category, label).",
+    options=(
+        Option(
+            "models",
+            "model ids: one per line, or .csv/.parquet with model_id",
+            kind="path",
+            required=True,
+            label="Model ids",
+            metavar="F",
+            types=_ID_TYPES,
+        ),
+        Option(
+            "samples",
+            "sample ids: one per line, or .csv/.parquet with sample_id",
+            kind="path",
+            required=True,
+            label="Sample ids",
+            metavar="F",
+            types=_ID_TYPES,
+        ),
+        _extra("confidence", "max-softmax confidence"),
+        _extra("predicted", "predicted label"),
+        _extra("true_prob", "probability of the true class"),
+    ),
 )
 register_reader(
     "lm-eval",
@@ -296,6 +475,35 @@ register_reader(
     help="lm-evaluation-harness --log_samples output: one model's run (folder, results_*.json or one "
     "samples_*.jsonl), a folder of run folders (one per model, as lm_eval --output_path writes them) or a "
     ".zip of either; each run is named by its results file; all runs go in in one transaction",
+    about="Upload a **zip** of one or more run folders (lm-eval writes one folder per model under "
+    "--output_path), or one run's **results_<timestamp>.json** with its "
+    "**samples_<task>_<timestamp>.jsonl** files. Tasks become domains; a task's group (from "
+    "group_subtasks) becomes its category, tasks outside any group have none.",
+    many=True,
+    progress=True,
+    options=(
+        Option(
+            "model",
+            "model id for one run (default: the name its results file gives)",
+            label="Model name (one run)",
+            metavar="NAME",
+        ),
+        Option(
+            "metric",
+            "the 0/1 metric when a task records several; a preference list such as "
+            "acc_norm,acc picks per task",
+            label="Metric",
+        ),
+        Option("filter", "the filter to keep when a task was logged under several", label="Filter"),
+        Option(
+            "strict",
+            "with several runs: a run that cannot be read rejects the whole import and the "
+            "store is left unchanged (default: it is skipped, named with its reason, and the "
+            "other runs are imported)",
+            kind="flag",
+            label="Strict",
+        ),
+    ),
 )
 register_reader(
     "inspect",
@@ -304,6 +512,20 @@ register_reader(
     patterns=("*.eval", "*.json"),
     metavar="LOG",
     help="an Inspect AI evaluation log (.eval or .json); scores C/I or 0/1 become correct",
+    about="One or more logs written by `inspect eval` (one task run by one model each). Each "
+    "sample's score must be C/I or 0/1; the task becomes the domain, the log's model the model "
+    "(unless named below).",
+    many=True,
+    options=(
+        Option(
+            "model",
+            "model id (default: the log's model)",
+            label="Model name (default: the log's model)",
+            metavar="NAME",
+        ),
+        Option("scorer", "the scorer to use when the log records several", label="Scorer"),
+        Option("epoch", "the epoch to use when the log holds several", kind="int", label="Epoch"),
+    ),
 )
 register_reader(
     "counts",

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from pathlib import Path
+from typing import IO
 
 import pandas as pd
 
@@ -62,7 +64,7 @@ def _ragged_row(data: bytes, what: str) -> str | None:
     return None
 
 
-def _as_bytes(source, what: str) -> bytes:
+def _as_bytes(source: str | os.PathLike[str] | bytes | IO[bytes], what: str) -> bytes:
     # Lines are checked against the line limit as the bytes arrive (io.text), before
     # pandas sees them: its parser needs several times a line's size in memory.
     if not isinstance(source, (bytes, bytearray, memoryview)) and not hasattr(source, "read"):
@@ -70,7 +72,9 @@ def _as_bytes(source, what: str) -> bytes:
     return read_text_bytes(source, what)
 
 
-def read_csv_table(source, what: str, *, skipinitialspace: bool = False) -> pd.DataFrame:
+def read_csv_table(
+    source: str | os.PathLike[str] | bytes | IO[bytes], what: str, *, skipinitialspace: bool = False
+) -> pd.DataFrame:
     """A CSV table as text cells with stripped column names; ``InputError`` on anything ragged.
 
     The first non-blank line is the header; blank lines are skipped. Every cell is kept as
@@ -163,7 +167,7 @@ def check_cell_lengths(df: pd.DataFrame, what: str, limit: int = MAX_CELL_CHARS)
             )
 
 
-def read_parquet_table(path, what: str) -> pd.DataFrame:
+def read_parquet_table(path: str | os.PathLike[str], what: str) -> pd.DataFrame:
     """A Parquet table (never pickled); ``InputError`` when it cannot be read."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -185,7 +189,7 @@ def read_parquet_table(path, what: str) -> pd.DataFrame:
     return df
 
 
-def read_table(path, what: str) -> pd.DataFrame:
+def read_table(path: str | os.PathLike[str], what: str) -> pd.DataFrame:
     """A ``.csv`` or ``.parquet`` table by extension (text cells for CSV)."""
     p = Path(path)
     suffix = p.suffix.lower()

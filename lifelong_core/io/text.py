@@ -17,11 +17,15 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hashlib import _Hash as Hash
 
 import numpy as np
 
@@ -42,7 +46,7 @@ CHUNK = 1 << 20
 class _LineGuard:
     """Tracks line lengths across chunks of a byte stream; refuses an over-long line."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str) -> None:
         self.what = what
         self.limit = size_limit("line")
         self.run = 0  # bytes of the line in progress
@@ -81,14 +85,14 @@ def _unpacked_guard(total: int, what: str) -> None:
 class _Hashing(io.RawIOBase):
     """A file read through a digest: every byte read updates it (one pass for both)."""
 
-    def __init__(self, fh, digest) -> None:
+    def __init__(self, fh: Any, digest: Hash) -> None:
         self._fh = fh
         self._digest = digest
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: Any) -> int:
         n = self._fh.readinto(buffer)
         if n:
             self._digest.update(memoryview(buffer)[:n])
@@ -99,7 +103,7 @@ class _Hashing(io.RawIOBase):
         super().close()
 
 
-def _open_binary(path: Path, what: str, digest=None):
+def _open_binary(path: Path, what: str, digest: Hash | None = None) -> Any:
     fh = open_input(path, what)
     if digest is not None:
         fh = io.BufferedReader(_Hashing(fh, digest))
@@ -108,7 +112,7 @@ def _open_binary(path: Path, what: str, digest=None):
     return fh
 
 
-def _read_chunks(fh, path: Path, what: str, gz: bool) -> Iterator[bytes]:
+def _read_chunks(fh: Any, path: Path, what: str, gz: bool) -> Iterator[bytes]:
     total = 0
     try:
         while True:
@@ -125,7 +129,7 @@ def _read_chunks(fh, path: Path, what: str, gz: bool) -> Iterator[bytes]:
         raise os_error(exc, path, what, "read") from None
 
 
-def read_text_bytes(source, what: str) -> bytes:
+def read_text_bytes(source: str | os.PathLike[str] | bytes | IO[bytes], what: str) -> bytes:
     """The whole of a text input as bytes: a path (gzip when it ends in ``.gz``), bytes,
     or a file-like upload. Refused as soon as a line passes the line limit (and a gzip
     file as soon as it unpacks past the unpacked limit)."""
@@ -146,7 +150,9 @@ def read_text_bytes(source, what: str) -> bytes:
     return b"".join(parts)
 
 
-def read_text(source, what: str, encoding: str = "utf-8-sig") -> str:
+def read_text(
+    source: str | os.PathLike[str] | bytes | IO[bytes], what: str, encoding: str = "utf-8-sig"
+) -> str:
     """:func:`read_text_bytes` decoded; text that is not UTF-8 is one sentence.
 
     Parameters
@@ -177,7 +183,9 @@ def read_text(source, what: str, encoding: str = "utf-8-sig") -> str:
         raise InputError(f"{what} is not UTF-8 text.") from None
 
 
-def iter_lines(path, what: str, digest=None) -> Iterator[tuple[int, bytes]]:
+def iter_lines(
+    path: str | os.PathLike[str], what: str, digest: Hash | None = None
+) -> Iterator[tuple[int, bytes]]:
     """``(line number, line)`` of a text file (gzip when it ends in ``.gz``), streamed:
     a line longer than the line limit, or a gzip file unpacking past the unpacked limit,
     is refused as it is read, never held.
@@ -230,7 +238,7 @@ def iter_lines(path, what: str, digest=None) -> Iterator[tuple[int, bytes]]:
             raise os_error(exc, path, what, "read") from None
 
 
-def check_json_size(path, what: str) -> None:
+def check_json_size(path: str | os.PathLike[str], what: str) -> None:
     """Refuse a JSON document larger than the JSON limit before anything reads it whole."""
     path = Path(path)
     try:
@@ -241,7 +249,7 @@ def check_json_size(path, what: str) -> None:
         raise InputError(f"{what} is {size:,} bytes, more than {size_rule('json')}.")
 
 
-def read_json_bytes(path, what: str) -> bytes:
+def read_json_bytes(path: str | os.PathLike[str], what: str) -> bytes:
     """A JSON document read whole, refused first when the file is larger than the JSON
     limit (and never more than the limit read, whatever the file claims to hold)."""
     path = Path(path)
@@ -291,7 +299,7 @@ def load_json(data: bytes | str, what: str) -> Any:
     return value
 
 
-def check_archive(path, what: str) -> list[zipfile.ZipInfo]:
+def check_archive(path: str | os.PathLike[str], what: str) -> list[zipfile.ZipInfo]:
     """The members of a zip archive (a zip upload, ``.npz``, Inspect ``.eval``), refused
     when they unpack to more than the unpacked limit in all, or are more than the file
     count limit. Returns the members.
@@ -337,7 +345,13 @@ def _member_path(info: zipfile.ZipInfo) -> PurePosixPath | None:
     return PurePosixPath(*parts) if parts else None
 
 
-def extract_zip(archive, dest, *, limit: int | None = None, limit_rule: str | None = None) -> Path:
+def extract_zip(
+    archive: str | os.PathLike[str],
+    dest: str | os.PathLike[str],
+    *,
+    limit: int | None = None,
+    limit_rule: str | None = None,
+) -> Path:
     """Unpack ``archive`` under ``dest`` and return ``dest``: the one way an archive is
     unpacked (``import --lm-eval x.zip``, ``estimate --lm-eval x.zip``, the app's uploads).
 

@@ -15,10 +15,12 @@ written (docs/reference/file-formats.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.io.arrays import check_npy_header
@@ -34,7 +36,7 @@ ID_TYPES = ("txt", "csv", "parquet")
 EXTRA_TYPES = ("npy", "npz")
 
 
-def read_ids(path, kind: str):
+def read_ids(path: str | os.PathLike[str], kind: str) -> list[str] | pd.DataFrame:
     """Model or sample ids: a list of str (one per line) or a table with ``<kind>_id``."""
     what = f"--{kind}s"
     p = check_input_file(path, what)
@@ -64,7 +66,7 @@ def read_ids(path, kind: str):
     return ids
 
 
-def read_extra_matrix(path, flag: str) -> np.ndarray:
+def read_extra_matrix(path: str | os.PathLike[str], flag: str) -> np.ndarray:
     """A per-entry extras matrix (``--confidence`` etc. of a wide import) from .npy/.npz.
 
     Read as stored (no narrowing to float32, so values come back exactly); never
@@ -108,28 +110,46 @@ def read_extra_matrix(path, flag: str) -> np.ndarray:
 
 
 def wide_source(
-    matrix,
-    models,
-    samples,
-    extras: Mapping[str, object] | None = None,
+    matrix: str | Path,
+    models: str | Path | None = None,
+    samples: str | Path | None = None,
     dataset: str | None = None,
+    *,
+    confidence: str | Path | None = None,
+    predicted: str | Path | None = None,
+    true_prob: str | Path | None = None,
 ) -> Source:
     """A wide 0/1 matrix with its model-id and sample-id files and optional extras
     (``confidence``, ``predicted``, ``true_prob``: .npy/.npz of the same shape).
 
     Parameters
     ----------
-    matrix, models, samples : str or Path
-    extras : mapping, optional
-        Extra name -> file; None values are left out.
+    matrix : str or Path
+        The 0/1 matrix, rows = models.
+    models, samples : str or Path
+        The id files naming its rows and columns (needed).
     dataset : str, optional
+        The dataset of new samples.
+    confidence, predicted, true_prob : str or Path, optional
+        Per-entry extras of the matrix's shape.
 
     Returns
     -------
     Source
         ``write="matrix"``, with one checksum over every file.
+
+    Raises
+    ------
+    InputError
+        If an id file is missing, or on the first thing wrong with a file.
     """
-    given: dict[str, Any] = {f: v for f, v in (extras or {}).items() if v is not None}
+    if models is None or samples is None:
+        raise InputError(
+            "a matrix import needs the models and samples files naming its rows and columns.",
+            param="models" if models is None else "samples",
+        )
+    extras = {"confidence": confidence, "predicted": predicted, "true_prob": true_prob}
+    given: dict[str, Any] = {f: v for f, v in extras.items() if v is not None}
     ids_m = read_ids(models, "model")
     ids_s = read_ids(samples, "sample")
     A = load_matrix(matrix, what="--matrix")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from lifelong_core.errors import InputError
 from lifelong_core.matching.data import Predictions, make_predictions
@@ -76,7 +77,7 @@ class ModelComparison:
 
 
 def _check_matrix(
-    name: str, labels: np.ndarray, pred, conf, n_models: int
+    name: str, labels: np.ndarray, pred: ArrayLike, conf: ArrayLike, n_models: int
 ) -> tuple[np.ndarray, np.ndarray]:
     pred = np.asarray(pred)
     conf = np.asarray(conf)
@@ -91,17 +92,17 @@ def _check_matrix(
 
 def compare_models(
     models: Sequence[str],
-    y_source,
-    pred_source,
-    conf_source,
-    y_target,
-    pred_target,
-    conf_target,
+    y_source: ArrayLike,
+    pred_source: ArrayLike,
+    conf_source: ArrayLike,
+    y_target: ArrayLike,
+    pred_target: ArrayLike,
+    conf_target: ArrayLike,
     eps: float = 0.005,
     criterion: str = "label-prob",
     runs: int = 10,
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
 ) -> ModelComparison:
     """The matching protocol for every model (Anzaku et al. (2022), *A Principled Evaluation
     Protocol for Comparative Investigation of the Effectiveness of DNN Classification Models on
@@ -239,7 +240,9 @@ def subset_arrays(
     """
     cs, ct = source.correct, target.correct
 
-    def pooled(arrays, p, c):
+    def pooled(
+        arrays: Sequence[np.ndarray], p: np.ndarray, c: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         idx = (
             np.concatenate([np.asarray(a, dtype=np.int64) for a in arrays])
             if arrays
@@ -256,7 +259,7 @@ def subset_arrays(
     }
 
 
-def reliability(p, correct, bins: int = 10) -> pd.DataFrame:
+def reliability(p: ArrayLike, correct: ArrayLike, bins: int = 10) -> pd.DataFrame:
     """Reliability diagram: equal-width confidence bins on [0, 1] (p = 1 in the last).
 
     Parameters

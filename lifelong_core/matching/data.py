@@ -9,11 +9,13 @@ one dataset as three aligned arrays; :func:`read_predictions_csv` reads them fro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from lifelong_core.errors import InputError
 from lifelong_core.io.tables import read_csv_table
@@ -68,7 +70,7 @@ class Predictions:
         return float(np.mean(self.p))
 
 
-def _as_int_labels(values, what: str, name: str) -> np.ndarray:
+def _as_int_labels(values: ArrayLike, what: str, name: str) -> np.ndarray:
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise InputError(f"{name}: column {what} must be one-dimensional, got shape {arr.shape}.")
@@ -90,7 +92,9 @@ def _as_int_labels(values, what: str, name: str) -> np.ndarray:
     return as_float.astype(np.int64)
 
 
-def _check_label_range(values: np.ndarray, what: str, name: str, shown) -> None:
+def _check_label_range(
+    values: np.ndarray, what: str, name: str, shown: Callable[..., object]
+) -> None:
     big = np.abs(values) > MAX_LABEL
     if big.any():
         row = int(np.flatnonzero(big)[0])
@@ -100,7 +104,9 @@ def _check_label_range(values: np.ndarray, what: str, name: str, shown) -> None:
         )
 
 
-def make_predictions(y, y_pred, p, name: str = "data") -> Predictions:
+def make_predictions(
+    y: ArrayLike, y_pred: ArrayLike, p: ArrayLike, name: str = "data"
+) -> Predictions:
     """Validated :class:`Predictions` from three aligned 1-d arrays.
 
     Parameters

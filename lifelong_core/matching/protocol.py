@@ -36,6 +36,7 @@ need it, so nothing is swapped.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -407,7 +408,9 @@ def _mean_or_nan(values: np.ndarray) -> float:
     return float(np.mean(values)) if values.size else float("nan")
 
 
-def _run_columns(source: Predictions, target: Predictions, matches) -> dict[str, np.ndarray]:
+def _run_columns(
+    source: Predictions, target: Predictions, matches: Sequence[MatchRun]
+) -> dict[str, np.ndarray]:
     cs, ct = source.correct, target.correct
     return {
         "run": np.arange(len(matches), dtype=np.int64),
@@ -427,7 +430,9 @@ def _run_columns(source: Predictions, target: Predictions, matches) -> dict[str,
     }
 
 
-def run_table(source: Predictions, target: Predictions, matches) -> pd.DataFrame:
+def run_table(
+    source: Predictions, target: Predictions, matches: Sequence[MatchRun]
+) -> pd.DataFrame:
     """Per-run matched accuracies, unmatched fraction and accuracy on the unmatched.
 
     Parameters

@@ -180,7 +180,9 @@ def read_samples(store: Store, source: Side, target: Side) -> PairSamples:
     )
 
 
-def _extras(store: Store, rows: np.ndarray, pair: PairSamples):
+def _extras(
+    store: Store, rows: np.ndarray, pair: PairSamples
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     ex_s = store.extras(models=rows, samples=pair.source_idx, fields=FIELDS)
     ex_t = store.extras(models=rows, samples=pair.target_idx, fields=FIELDS)
     return ex_s, ex_t
@@ -272,7 +274,7 @@ def compare_pair(
     criterion: str = "label-prob",
     runs: int = 10,
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
 ) -> ModelComparison:
     """:func:`~lifelong_core.matching.comparison.compare_models` on a :class:`PairData`.
 
@@ -322,7 +324,7 @@ def compare_store_models(
     criterion: str = "label-prob",
     runs: int = 10,
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
     require_any: bool = True,
 ) -> tuple[ModelComparison, tuple[str, ...]]:
     """Load the chosen models on both sides and run the protocol for each.

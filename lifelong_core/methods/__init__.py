@@ -23,7 +23,13 @@ module per method.
 The model-based estimators (scipy) are imported only when the registry loads them.
 """
 
-from lifelong_core.methods.base import Estimate, SearchMethod, check_fitted, check_observations
+from lifelong_core.methods.base import (
+    BaseMethod,
+    Estimate,
+    SearchMethod,
+    check_fitted,
+    check_observations,
+)
 from lifelong_core.methods.copy_nearest import CopyNearestExpand
 from lifelong_core.methods.insert_d import InsertD
 from lifelong_core.methods.insert_m import InsertM
@@ -45,6 +51,7 @@ from lifelong_core.methods.registry import (
 __all__ = [
     "DEFAULT_METHOD",
     "THRESHOLD_RULES",
+    "BaseMethod",
     "Capabilities",
     "CopyNearestExpand",
     "Estimate",

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.special import expit
@@ -48,7 +49,7 @@ class IRTPredictor:
 
     kind = "irt"
 
-    def __init__(self, item: ItemModel):
+    def __init__(self, item: ItemModel) -> None:
         self.item = item
         self.n = len(item.d)
 
@@ -68,7 +69,7 @@ class ThresholdPredictor:
 
     kind = "threshold"
 
-    def __init__(self, order: np.ndarray, start_acc: float, rule: str = "midpoint"):
+    def __init__(self, order: np.ndarray, start_acc: float, rule: str = "midpoint") -> None:
         self.order = np.asarray(order, dtype=np.int64)
         self.rank = np.empty_like(self.order)
         self.rank[self.order] = np.arange(len(self.order))
@@ -128,12 +129,12 @@ class AdaptiveSampler:
 
     def __init__(
         self,
-        predictor,
+        predictor: IRTPredictor | ThresholdPredictor,
         n: int,
         level: float = 0.95,
         floor: float = FLOOR,
         order: np.ndarray | None = None,
-    ):
+    ) -> None:
         if not 0 < level < 1:
             raise InputError(f"level must be in (0, 1), got {level}.")
         if not 0 < floor <= 1:
@@ -314,7 +315,13 @@ class AdaptiveRun:
     checkpoints: dict[int, AdaptiveEstimate] = field(default_factory=dict)
 
 
-def _check_run(n: int, until_halfwidth, max_budget, min_round: int, max_round: int) -> int:
+def _check_run(
+    n: int,
+    until_halfwidth: float | None,
+    max_budget: int | None,
+    min_round: int,
+    max_round: int,
+) -> int:
     budget = n if max_budget is None else int(max_budget)
     if not 1 <= budget <= n:
         raise InputError(
@@ -345,7 +352,7 @@ def _next_size(
 
 
 def _stop_reason(
-    e: AdaptiveEstimate, n: int, budget: int, until_halfwidth, min_evaluated: int
+    e: AdaptiveEstimate, n: int, budget: int, until_halfwidth: float | None, min_evaluated: int
 ) -> str | None:
     """The stopping rule, checked after every round: one implementation for the engine's
     loop and for the round trip through files."""
@@ -538,7 +545,7 @@ def advance(
         r += 1
 
 
-def simulate(sampler: AdaptiveSampler, row: np.ndarray, seed: int, **kwargs) -> AdaptiveRun:
+def simulate(sampler: AdaptiveSampler, row: np.ndarray, seed: int, **kwargs: Any) -> AdaptiveRun:
     """:func:`run_adaptive` against a known row of results (a stored model)."""
     row = np.asarray(row)
     if row.shape != (sampler.n,) or not np.isin(row, (0, 1)).all():

@@ -13,6 +13,7 @@ otherwise) or by replaying earlier rounds' results (a round trip through files).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -26,12 +27,13 @@ from lifelong_core.methods.adaptive import (
     run_adaptive,
     simulate,
 )
+from lifelong_core.methods.base import BaseMethod
 from lifelong_core.methods.irt import MIRTEstimator, check_cache
 from lifelong_core.methods.tuning import TunedEstimator, TuneResult
 from lifelong_core.sortsearch.sort import order_from_sums
 
 
-class AdaptiveMethod:
+class AdaptiveMethod(BaseMethod):
     """Adaptive evaluation of new models: fit on the cache once, then rounds per model.
 
     Each round's items are the active design's (:mod:`lifelong_core.methods.active`: a
@@ -83,11 +85,16 @@ class AdaptiveMethod:
         floor: float = FLOOR,
         tune: bool = True,
         tuning: TuneResult | None = None,
-    ):
+    ) -> None:
         self.level, self.seed, self.tuning = level, seed, tuning
         self.floor, self.tune = floor, tune
 
-    def fit(self, A_sort: np.ndarray, order: np.ndarray | None = None) -> AdaptiveMethod:
+    def fit(
+        self,
+        A_sort: np.ndarray,
+        order: np.ndarray | None = None,
+        confidence: np.ndarray | None = None,
+    ) -> AdaptiveMethod:
         """Fit the predictor on the cache.
 
         Parameters
@@ -97,6 +104,8 @@ class AdaptiveMethod:
         order : numpy.ndarray, optional
             The easy -> hard order of the samples (default: by column sums, ties
             stable).
+        confidence : numpy.ndarray, optional
+            Not used (the search-method contract's signature has it).
 
         Returns
         -------
@@ -146,7 +155,7 @@ class AdaptiveMethod:
             self.predictor_, self.n_, level=self.level, floor=self.floor, order=self.order_
         )
 
-    def simulate(self, row: np.ndarray, seed: int, **kwargs) -> AdaptiveRun:
+    def simulate(self, row: np.ndarray, seed: int, **kwargs: Any) -> AdaptiveRun:
         """Evaluate a model whose results are known (a stored row), round by round.
 
         Parameters
@@ -175,7 +184,9 @@ class AdaptiveMethod:
         """
         return simulate(self.sampler(), row, seed, **kwargs)
 
-    def run(self, oracle: Callable[[np.ndarray], np.ndarray], seed: int, **kwargs) -> AdaptiveRun:
+    def run(
+        self, oracle: Callable[[np.ndarray], np.ndarray], seed: int, **kwargs: Any
+    ) -> AdaptiveRun:
         """Evaluate a model for real, round by round.
 
         Parameters

@@ -77,6 +77,7 @@ a cache already cross-validated, in this process or another, reuses it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,7 +85,13 @@ from scipy.special import expit
 
 from lifelong_core.bits import SortOrder, bits_at, ones_before, row_totals, unpack_rows, word_prefix
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import Estimate, RowScores, check_fitted, check_observations
+from lifelong_core.methods.base import (
+    Estimate,
+    ItemModel,
+    RowScores,
+    check_fitted,
+    check_observations,
+)
 from lifelong_core.methods.design import (
     StratifiedAlongOrder,
     cv_block,
@@ -229,7 +236,7 @@ def _folds(m: int, rng: np.random.Generator) -> list[np.ndarray]:
     return [np.sort(perm[i::f]) for i in range(f)]
 
 
-def _threshold_fallback(budgets=CV_BUDGETS) -> AutoTuning:
+def _threshold_fallback(budgets: Sequence[int] = CV_BUDGETS) -> AutoTuning:
     return AutoTuning(
         DEFAULT_K, DEFAULT_RIDGE, tuple(Choice(b, "threshold", "threshold") for b in budgets)
     )
@@ -271,7 +278,9 @@ def _strata(order: np.ndarray, budget: int) -> _Strata:
     return _Strata(label, weight)
 
 
-def _make_draws(B, folds, budgets, rng) -> tuple[_Draws, list[np.ndarray]]:
+def _make_draws(
+    B: np.ndarray, folds: list[np.ndarray], budgets: Sequence[int], rng: np.random.Generator
+) -> tuple[_Draws, list[np.ndarray]]:
     mb, nb = B.shape
     per = max(1, -(-MIN_DRAWS // mb))  # draws per held-out model and budget
     draws = _Draws([], [], [], [], [], [])
@@ -293,7 +302,14 @@ def _make_draws(B, folds, budgets, rng) -> tuple[_Draws, list[np.ndarray]]:
     return draws, orders
 
 
-def _errors(pred, prob, truth, cols, strata: _Strata, df: float = 0.0) -> tuple[float, float]:
+def _errors(
+    pred: np.ndarray,
+    prob: np.ndarray,
+    truth: np.ndarray,
+    cols: np.ndarray,
+    strata: _Strata,
+    df: float = 0.0,
+) -> tuple[float, float]:
     """The sample-level error of ``pred`` on the unevaluated columns, and the standard
     error the difference estimator's interval would have with the predictions ``prob``:
     the design's variance with the held-out model's residuals ``truth - prob`` on every
@@ -311,7 +327,9 @@ def _errors(pred, prob, truth, cols, strata: _Strata, df: float = 0.0) -> tuple[
     return float(np.mean(pred[rest] != truth[rest])), float(np.sqrt(var))
 
 
-def _score_threshold(B, folds, orders, draws) -> np.ndarray:
+def _score_threshold(
+    B: np.ndarray, folds: list[np.ndarray], orders: list[np.ndarray], draws: _Draws
+) -> np.ndarray:
     n = B.shape[1]
     out = np.empty((len(draws.row), 2))
     ranks = []
@@ -328,7 +346,7 @@ def _score_threshold(B, folds, orders, draws) -> np.ndarray:
     return out
 
 
-def _score_copy_nearest(B, folds, draws) -> np.ndarray:
+def _score_copy_nearest(B: np.ndarray, folds: list[np.ndarray], draws: _Draws) -> np.ndarray:
     out = np.empty((len(draws.row), 2))
     trains = [np.setdiff1d(np.arange(B.shape[0]), t) for t in folds]
     for d, (f, i, cols) in enumerate(zip(draws.fold, draws.row, draws.cols)):
@@ -338,7 +356,15 @@ def _score_copy_nearest(B, folds, draws) -> np.ndarray:
     return out
 
 
-def _score_mirt(B, folds, draws, k: int, ridge: float, iters: int, keep=None) -> np.ndarray:
+def _score_mirt(
+    B: np.ndarray,
+    folds: list[np.ndarray],
+    draws: _Draws,
+    k: int,
+    ridge: float,
+    iters: int,
+    keep: dict[tuple[int, float], Any] | None = None,
+) -> np.ndarray:
     items = ordered_map(
         lambda test: fit_item_model(
             B[np.setdiff1d(np.arange(B.shape[0]), test)], k=k, iters=iters, item_ridge=ridge
@@ -356,7 +382,14 @@ def _score_mirt(B, folds, draws, k: int, ridge: float, iters: int, keep=None) ->
     return out
 
 
-def _score_group(B, items, draws, out, key, ds) -> None:
+def _score_group(
+    B: np.ndarray,
+    items: list[ItemModel],
+    draws: _Draws,
+    out: np.ndarray,
+    key: tuple[int, int],
+    ds: list[int],
+) -> None:
     """Scores of the draws ``ds`` of one fold and budget, into their rows of ``out``."""
     item = items[key[0]]
     cols = np.stack([draws.cols[d] for d in ds])
@@ -612,11 +645,17 @@ def _tune(A: np.ndarray, seed: int, iters: int, candidates: tuple[str, ...]) -> 
     return AutoTuning(k, ridge, tuple(choices), table, time.perf_counter() - t0, len(folds))
 
 
-def _tuned(A: np.ndarray, seed: int, candidates: tuple[str, ...]) -> AutoTuning:
-    """:func:`tune_auto`'s choice, remembered per cache (:mod:`.tuning_memory`)."""
+def _tuned(
+    A: np.ndarray, seed: int, candidates: tuple[str, ...], memory: object = None
+) -> AutoTuning:
+    """:func:`tune_auto`'s choice, remembered per cache in ``memory`` when one is given
+    (:mod:`.tuning_memory`)."""
     from lifelong_core.methods import tuning_memory
 
-    return tuning_memory.remembered(
+    where = tuning_memory.resolve(memory)
+    if where is None:
+        return tune_auto(A, seed=seed, candidates=candidates)
+    return where.remembered(
         A,
         seed,
         [CV_ITERS, list(candidates)],
@@ -640,6 +679,11 @@ class AutoEstimator(StratifiedAlongOrder):
         A choice made earlier (e.g. on a whole store): skips the cross-validation.
     iters : int
         Alternating steps of the final item-model fit (as ``mirt``).
+    memory : TuningMemory, "user" or None
+        Where the cross-validated choice is remembered per cache
+        (:mod:`.tuning_memory`): a memory, the user's cache folder (what the registered
+        name ``auto`` stands for), or nowhere (the class's default: a fit then writes
+        nothing).
 
     Examples
     --------
@@ -662,15 +706,22 @@ class AutoEstimator(StratifiedAlongOrder):
         seed: int = 0,
         tuning: AutoTuning | None = None,
         iters: int = 25,
-    ):
-        if not 0 < level < 1:
-            raise InputError(f"level must be in (0, 1), got {level}.")
-        if int(iters) != iters or iters < 1:
-            raise InputError(f"iters must be a positive integer, got {iters}.")
+        memory: object = None,
+    ) -> None:
         self.level = level
         self.seed = seed
         self.tuning = tuning
         self.iters = iters
+        self.memory = memory
+
+    def _validate_params(self) -> None:
+        if not 0 < self.level < 1:
+            raise InputError(f"level must be in (0, 1), got {self.level}.", param="level")
+        if int(self.iters) != self.iters or self.iters < 1:
+            raise InputError(f"iters must be a positive integer, got {self.iters}.", param="iters")
+        from lifelong_core.methods.tuning_memory import resolve
+
+        resolve(self.memory)
 
     @property
     def k(self) -> int:
@@ -683,7 +734,7 @@ class AutoEstimator(StratifiedAlongOrder):
         return self.tuning_.ridge if hasattr(self, "tuning_") else DEFAULT_RIDGE
 
     @property
-    def item_(self):
+    def item_(self) -> ItemModel:
         """The fitted item model (what the store keeps)."""
         check_fitted(self, "mirt_")
         if self.mirt_ is None:
@@ -702,15 +753,20 @@ class AutoEstimator(StratifiedAlongOrder):
         }
 
     def fit(
-        self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None
+        self,
+        A_sort: np.ndarray,
+        order: np.ndarray | None = None,
+        confidence: np.ndarray | None = None,
     ) -> AutoEstimator:
+        self._validate_params()
+        order = self._order_of(A_sort, order)
         # One model is enough for the threshold (with fewer than 3 it is the only candidate).
         A = check_cache(A_sort, order, least=1)
         self._set_order(order)
         self.tuning_ = (
             self.tuning
             if self.tuning is not None
-            else _tuned(A, self.seed, (*CANDIDATES, ROUNDS_CANDIDATE))
+            else _tuned(A, self.seed, (*CANDIDATES, ROUNDS_CANDIDATE), self.memory)
         )
         self.mirt_ = None
         if self.tuning_.uses("mirt"):
@@ -725,7 +781,7 @@ class AutoEstimator(StratifiedAlongOrder):
         P: np.ndarray,
         n: int,
         order: np.ndarray,
-        progress=None,
+        progress: Callable[[float], object] | None = None,
         block_bytes: int | None = None,
         max_columns: int | None = None,
         seed: int = 0,
@@ -736,6 +792,7 @@ class AutoEstimator(StratifiedAlongOrder):
         ``mirt``'s packed fit at the chosen size."""
         from lifelong_core.bits import unpack_rows
 
+        self._validate_params()
         m = P.shape[0]
         rng = np.random.default_rng(self.seed)
         rows, cols = cv_block(m, n, rng)
@@ -744,7 +801,7 @@ class AutoEstimator(StratifiedAlongOrder):
             B[a : a + 64] = unpack_rows(P[rows[a : a + 64]], n)[:, cols]
         self._set_order(order)
         if self.tuning is None:
-            self.tuning_ = _tuned(B, self.seed, ("threshold", "mirt"))
+            self.tuning_ = _tuned(B, self.seed, ("threshold", "mirt"), self.memory)
         else:
             self.tuning_ = self.tuning
         self.mirt_ = MIRTEstimator(
@@ -761,7 +818,9 @@ class AutoEstimator(StratifiedAlongOrder):
         self.cache_ = None
         return self
 
-    def with_items(self, item, order: np.ndarray, params: dict | None = None) -> AutoEstimator:
+    def with_items(
+        self, item: ItemModel, order: np.ndarray, params: dict | None = None
+    ) -> AutoEstimator:
         """This estimator from kept item parameters and the choices kept with them
         (``params``, :meth:`kept_params`); without choices, ``mirt`` at every budget."""
         tuning = AutoTuning.from_params(params or {})
@@ -823,7 +882,9 @@ class AutoEstimator(StratifiedAlongOrder):
         prob, df = self.mirt_.predict_proba(pos, obs)
         return np.asarray(prob, dtype=np.float64), {"inflate": _mirt_inflate(len(pos), df)}
 
-    def score_rows(self, selections, truth: np.ndarray, n: int) -> list[RowScores]:
+    def score_rows(
+        self, selections: Sequence[np.ndarray], truth: np.ndarray, n: int
+    ) -> list[RowScores]:
         """:meth:`estimate` of every row of ``truth`` at every selection, scored against
         the row, without building any row (:class:`~lifelong_core.methods.base.SweepScoring`).
 
@@ -899,7 +960,14 @@ class AutoEstimator(StratifiedAlongOrder):
             out.append(RowScores.from_intervals(ivs, wrong, ones + o.sum(axis=1, dtype=np.int64)))
         return out
 
-    def _threshold_scores(self, sel, obs, S, cum, totals) -> tuple:
+    def _threshold_scores(
+        self,
+        sel: np.ndarray,
+        obs: np.ndarray,
+        S: np.ndarray,
+        cum: np.ndarray,
+        totals: np.ndarray,
+    ) -> tuple:
         """The threshold candidate of every row at one selection: its predictions at the
         evaluated samples, their total (the threshold ``t``), the interval's correction,
         and the unevaluated samples it gets wrong and predicts correct."""
@@ -915,7 +983,9 @@ class AutoEstimator(StratifiedAlongOrder):
         kw = [{"inflate": _threshold_inflate(b)}] * m
         return list(at), t.astype(np.float64), kw, wrong, ones
 
-    def _copy_nearest_scores(self, sel, obs, truth, n) -> tuple:
+    def _copy_nearest_scores(
+        self, sel: np.ndarray, obs: np.ndarray, truth: np.ndarray, n: int
+    ) -> tuple:
         """The CopyNearest&Expand candidate of every row at one selection, row by row (it
         is a candidate only where the fit kept the dense cache)."""
         at, total, kws, wrong, ones = [], [], [], [], []
@@ -1031,4 +1101,4 @@ class AutoEstimator(StratifiedAlongOrder):
             return est
         per_sample = (made[choice.predict][0] >= 0.5).astype(np.uint8)
         per_sample[pos] = obs
-        return Estimate(est.acc, est.lo, est.hi, per_sample, est.prob)
+        return Estimate(est.acc, est.lo, est.hi, per_sample, est.prob, est.level)

@@ -4,27 +4,38 @@ A search method estimates a new row of the cache matrix (a new model's correctne
 every sample, insert_M of Prabhu et al. (2024) §3.2; or a new sample's correctness for every model,
 insert_D, §3.3) from a budget of evaluations, in scikit-learn's shape:
 
-- ``__init__(**settings)``: settings only, checked (``InputError`` on a bad one);
-- ``fit(A_sort, order=None, confidence=None) -> self``: learn from the cache (rows =
-  what is already known, columns = the axis to estimate along); fitted state ends in ``_``;
+- ``__init__(**settings)``: stores its settings as given, under their own names, and does
+  nothing else (scikit-learn's rule, so that :meth:`BaseMethod.get_params`,
+  :meth:`BaseMethod.set_params` and the ``repr`` read them back);
+- ``fit(A_sort, order=None, confidence=None) -> self``: checks the settings
+  (``InputError`` on a bad one) and learns from the cache (rows = what is already known,
+  columns = the axis to estimate along); a method that needs the easy -> hard order and
+  is given none derives it from the cache as the Sort does (Sorting by Sum, ties stable:
+  :meth:`BaseMethod._order_of`); fitted state ends in ``_``;
 - ``select(n, budget, rng) -> int64 array``: exactly ``budget`` distinct, sorted indices
   in ``[0, n)`` to evaluate (``n`` is the length of the estimated row);
 - ``estimate(indices, observed) -> Estimate``: the estimate from the observed 0/1
   results at those indices.
 
 ``select`` and ``estimate`` before ``fit`` raise :class:`~lifelong_core.errors.NotFittedError`.
+:class:`BaseMethod` gives every built-in method its parameters, ``repr`` and the order
+rule; a method of one's own inherits it, or follows :class:`SearchMethod` on its own.
 This module imports no implementation; :mod:`lifelong_core.methods.registry` names them.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeGuard, runtime_checkable
+from typing import Any, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 import numpy as np
 
 from lifelong_core.errors import InputError, NotFittedError
+from lifelong_core.sortsearch.sort import sort_by_sum
+
+_Self = TypeVar("_Self", bound="BaseMethod")
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,14 @@ class Estimate:
         observed results.
     prob : numpy.ndarray or None
         The predicted P(1) of every entry, when the method has one.
+    level : float or None
+        The level of the interval (``lo``, ``hi``), or None without one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> print(Estimate(0.7125, 0.65, 0.77, np.ones(400, dtype=np.uint8), level=0.95))
+    acc 0.7125, 95% interval [0.6500, 0.7700], over 400 entries
     """
 
     acc: float
@@ -51,6 +70,22 @@ class Estimate:
     hi: float | None
     per_sample: np.ndarray
     prob: np.ndarray | None = None
+    level: float | None = None
+
+    def __str__(self) -> str:
+        """A one-line summary: the estimate, its interval and level, the row's length.
+
+        Returns
+        -------
+        str
+        """
+        n = len(self.per_sample)
+        if self.lo is None or self.hi is None:
+            return f"acc {self.acc:.4f}, no interval, over {n} entries"
+        level = "" if self.level is None else f"{self.level:.0%} "
+        return (
+            f"acc {self.acc:.4f}, {level}interval [{self.lo:.4f}, {self.hi:.4f}], over {n} entries"
+        )
 
 
 @runtime_checkable
@@ -75,7 +110,7 @@ class SearchMethod(Protocol):
 
     def fit(
         self,
-        A_sort: np.ndarray,
+        A_sort: np.ndarray | None,
         order: np.ndarray | None = None,
         confidence: np.ndarray | None = None,
     ) -> SearchMethod:
@@ -83,9 +118,11 @@ class SearchMethod(Protocol):
 
         Parameters
         ----------
-        A_sort : numpy.ndarray
+        A_sort : numpy.ndarray or None
             The cache, 0/1 (rows = what is already known, columns = the axis estimated
-            along).
+            along); None with an ``order`` for a method whose fit needs only the order
+            and the number of samples (a large store's kept Sort order; the others refuse
+            it).
         order : numpy.ndarray, optional
             The easy -> hard order of the columns, when the caller has one.
         confidence : numpy.ndarray, optional
@@ -153,6 +190,181 @@ class SearchMethod(Protocol):
         ...
 
 
+class BaseMethod:
+    """What every search method shares: its settings as parameters, a readable ``repr``,
+    and the rule that gives ``fit`` an order when the caller has none.
+
+    Modelled on scikit-learn's ``BaseEstimator`` (Buitinck et al., 2013, "API design for
+    machine learning software: experiences from the scikit-learn project", §2): the
+    parameters are the arguments of ``__init__``, which stores each under its own name
+    and does nothing else; :meth:`_validate_params` checks them and ``fit`` calls it
+    first (:func:`~lifelong_core.methods.registry.get_method` calls it too, so a bad
+    setting is refused when the method is made). A subclass writes ``fit``, ``select``
+    and ``estimate`` (:class:`SearchMethod`).
+
+    Parameters
+    ----------
+    **params
+        None here; a subclass's ``__init__`` declares its own.
+
+    Attributes
+    ----------
+    name : str
+        The registered name, as results and pages show it; the class's own name until
+        :func:`~lifelong_core.methods.registry.get_method` sets the registered one.
+
+    Examples
+    --------
+    >>> from lifelong_core.methods import get_method
+    >>> get_method("irt")
+    MIRTEstimator(k=1)
+    >>> get_method("irt").set_params(iters=5).get_params()["iters"]
+    5
+    """
+
+    name: str = ""
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        """The names of ``__init__``'s parameters, in their declared order."""
+        init = cls.__init__
+        if init is object.__init__:
+            return []
+        params = inspect.signature(init).parameters.values()
+        for p in params:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise TypeError(
+                    f"{cls.__name__}.__init__ takes *args or **kwargs; a search method "
+                    "declares each setting by name."
+                )
+        return [p.name for p in params if p.name != "self"]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The method's settings, as ``__init__`` took them.
+
+        Parameters
+        ----------
+        deep : bool
+            Accepted for scikit-learn's signature; a setting that is itself a method is
+            returned as it is.
+
+        Returns
+        -------
+        dict
+            Setting name -> value.
+        """
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self: _Self, **params: Any) -> _Self:
+        """Change settings; they are checked when the method is next fitted.
+
+        Parameters
+        ----------
+        **params
+            Setting name -> new value.
+
+        Returns
+        -------
+        BaseMethod
+            The method itself.
+
+        Raises
+        ------
+        InputError
+            If a name is not one of the method's settings.
+        """
+        valid = self._param_names()
+        for key, value in params.items():
+            if key not in valid:
+                raise InputError(
+                    f"{type(self).__name__} has no setting {key!r}; its settings are "
+                    f"{', '.join(valid) or 'none'}.",
+                    param=key,
+                )
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        """``Class(setting=value, ...)``, with the settings that differ from their default.
+
+        Returns
+        -------
+        str
+        """
+        signature = inspect.signature(type(self).__init__).parameters
+        shown = []
+        for key, value in self.get_params().items():
+            default = signature[key].default
+            same = default is not inspect.Parameter.empty and _same(value, default)
+            if not same:
+                shown.append(f"{key}={_short(value)}")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    def _validate_params(self) -> None:
+        """Check the settings (``fit`` calls it first); nothing to check by default.
+
+        Raises
+        ------
+        InputError
+            In a subclass, on a bad setting, naming it.
+        """
+
+    @staticmethod
+    def _order_of(A_sort: Any, order: Any) -> np.ndarray:
+        """``order`` when given, else the cache's easy -> hard order as the Sort makes it
+        (Sorting by Sum, equal sums in column order: Prabhu et al. (2024), *Efficient
+        Lifelong Model Evaluation in an Era of Rapid Progress*, §3.1.1).
+
+        Parameters
+        ----------
+        A_sort : array_like
+            The (models, samples) 0/1 cache.
+        order : array_like or None
+            The caller's order.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64, one entry per column of ``A_sort`` (checked by the method).
+
+        Raises
+        ------
+        InputError
+            If there is neither an order nor a cache matrix to sort.
+        """
+        if order is not None:
+            return np.asarray(order, dtype=np.int64)
+        A = None if A_sort is None else np.asarray(A_sort)
+        if A is None or A.ndim != 2:
+            raise InputError(
+                "fit needs the cache as a (models x samples) matrix to order its samples.",
+                param="A_sort",
+            )
+        return np.asarray(sort_by_sum(A), dtype=np.int64)
+
+
+def _same(value: object, default: object) -> bool:
+    """Whether a setting equals its default, for the ``repr`` (arrays by value)."""
+    if value is default:
+        return True
+    if isinstance(value, np.ndarray) or isinstance(default, np.ndarray):
+        return False
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):
+        return False
+
+
+def _short(value: object) -> str:
+    """A setting as the ``repr`` shows it: arrays and long sequences by their size."""
+    if isinstance(value, np.ndarray):
+        return f"<array of {value.size}>"
+    if isinstance(value, (list, tuple)) and len(value) > 6:
+        return f"<{type(value).__name__} of {len(value)}>"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 @runtime_checkable
 class PackedFitMethod(SearchMethod, Protocol):
     """A search method that can also fit from packed rows in bounded memory: what a
@@ -164,7 +376,7 @@ class PackedFitMethod(SearchMethod, Protocol):
         P: np.ndarray,
         n: int,
         order: np.ndarray,
-        progress: Callable[[float], None] | None = None,
+        progress: Callable[[float], object] | None = None,
         block_bytes: int | None = None,
         max_columns: int | None = None,
         seed: int = 0,
@@ -225,7 +437,9 @@ class RowScores:
     ones: np.ndarray
 
     @classmethod
-    def from_intervals(cls, intervals, wrong: np.ndarray, ones: np.ndarray) -> RowScores:
+    def from_intervals(
+        cls, intervals: Sequence[Any], wrong: np.ndarray, ones: np.ndarray
+    ) -> RowScores:
         """From one interval per row (objects with ``acc``, ``lo``, ``hi``; ``lo`` None
         where there is no interval).
 
@@ -260,7 +474,7 @@ class RowScores:
 class SweepScoring(Protocol):
     """A search method that scores many evaluated rows at once, for a sweep.
 
-    The sweep (:mod:`lifelong_core.sweep.protocol`) calls :meth:`score_rows` instead of
+    The sweep (:mod:`lifelong_core.sweeping.protocol`) calls :meth:`score_rows` instead of
     :meth:`SearchMethod.estimate` row by row when a method offers it: the same numbers,
     at a cost that grows with the evaluations rather than with the rows' length.
 
@@ -401,9 +615,7 @@ def check_fitted(method: object, attribute: str) -> None:
         If ``method`` has no ``attribute``: it is used before ``fit``.
     """
     if not hasattr(method, attribute):
-        raise NotFittedError(
-            f"{type(method).__name__} is not fitted yet; call fit(A_sort, order) first."
-        )
+        raise NotFittedError(f"{type(method).__name__} is not fitted yet; call fit(A_sort) first.")
 
 
 def check_observations(

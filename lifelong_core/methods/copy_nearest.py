@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import Estimate, check_fitted, check_observations
+from lifelong_core.methods.base import BaseMethod, Estimate, check_fitted, check_observations
 from lifelong_core.sortsearch.search import check_budget
 
 
-class CopyNearestExpand:
+class CopyNearestExpand(BaseMethod):
     """CopyNearest&Expand baseline, as a search method.
 
     Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid

@@ -55,7 +55,7 @@ import numpy as np
 from scipy.special import stdtrit
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import check_fitted
+from lifelong_core.methods.base import BaseMethod, check_fitted
 from lifelong_core.sortsearch.search import check_budget
 
 __all__ = [
@@ -147,7 +147,14 @@ def stratified_positions(n: int, budget: int, rng: np.random.Generator) -> np.nd
     return np.sort(chosen)
 
 
-def _smallest_keys(keys, stratum, col, edges, sizes, take) -> np.ndarray | None:
+def _smallest_keys(
+    keys: np.ndarray,
+    stratum: np.ndarray,
+    col: np.ndarray,
+    edges: np.ndarray,
+    sizes: np.ndarray,
+    take: np.ndarray,
+) -> np.ndarray | None:
     """The ``take`` positions of smallest key in each stratum, by a partial sort of each
     stratum (linear in n, where sorting every key by stratum is not); None when a key ties
     at a stratum's cut, which only the full sort breaks the same way."""
@@ -211,12 +218,12 @@ def regular_positions(n: int, budget: int, rng: np.random.Generator) -> np.ndarr
     return edges[:-1] + np.floor(rng.random() * sizes).astype(np.int64)
 
 
-class StratifiedAlongOrder:
+class StratifiedAlongOrder(BaseMethod):
     """The fitted order and ``select`` of the estimators that sample with
     :func:`stratified_positions` along the cache's easy -> hard order (``mirt``,
     ``mirt-cv``, ``neighbours``); their ``fit`` calls :meth:`_set_order`.
 
-    A mixin without a constructor of its own.
+    A base without a constructor of its own.
 
     Attributes
     ----------

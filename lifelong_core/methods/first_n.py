@@ -37,15 +37,17 @@ the first ``n'`` items of the store's order.
 from __future__ import annotations
 
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import Estimate, check_fitted, check_observations
+from lifelong_core.methods.base import BaseMethod, Estimate, check_fitted, check_observations
 from lifelong_core.sortsearch.search import check_budget
 
 
-def allocate(sizes, budget: int) -> np.ndarray:
+def allocate(sizes: ArrayLike, budget: int) -> np.ndarray:
     """Items per task for a total ``budget``: equal shares as ``lm_eval --limit`` gives.
 
     ``budget // T`` per task and one more to each of the first ``budget % T`` tasks; a
@@ -90,7 +92,7 @@ def allocate(sizes, budget: int) -> np.ndarray:
     return alloc
 
 
-class FirstN:
+class FirstN(BaseMethod):
     """The first ``n'`` items, split equally across the tasks: ``lm_eval --limit``.
 
     Parameters
@@ -111,13 +113,15 @@ class FirstN:
 
     name = "first-n"
 
-    def __init__(self, groups=None, level: float = 0.95) -> None:
-        if not 0 < level < 1:
-            raise InputError(f"level must be in (0, 1), got {level}.", param="level")
-        self.groups = None if groups is None else np.asarray(groups, dtype=object)
-        if self.groups is not None and self.groups.ndim != 1:
-            raise InputError("groups must give one task per item.", param="groups")
+    def __init__(self, groups: Any = None, level: float = 0.95) -> None:
+        self.groups = groups
         self.level = level
+
+    def _validate_params(self) -> None:
+        if not 0 < self.level < 1:
+            raise InputError(f"level must be in (0, 1), got {self.level}.", param="level")
+        if self.groups is not None and np.asarray(self.groups, dtype=object).ndim != 1:
+            raise InputError("groups must give one task per item.", param="groups")
 
     def fit(
         self,
@@ -163,7 +167,7 @@ class FirstN:
             raise InputError("fit needs the cache or its sample order to know the number of items.")
         return self._fit(n)
 
-    def fit_packed(self, P: np.ndarray, n: int, order: np.ndarray, **_) -> FirstN:
+    def fit_packed(self, P: np.ndarray, n: int, order: np.ndarray, **_: object) -> FirstN:
         """:meth:`fit` for packed rows: only ``n`` is used, nothing is unpacked.
 
         Parameters
@@ -185,7 +189,12 @@ class FirstN:
         return self._fit(int(n))
 
     def _fit(self, n: int) -> FirstN:
-        groups = np.zeros(n, dtype=np.int64) if self.groups is None else self.groups
+        self._validate_params()
+        groups = (
+            np.zeros(n, dtype=np.int64)
+            if self.groups is None
+            else np.asarray(self.groups, dtype=object)
+        )
         if len(groups) != n:
             raise InputError(
                 f"groups gives a task for {len(groups)} items, but the cache has {n}.",
@@ -285,4 +294,4 @@ class FirstN:
         prob[idx] = obs
         per_sample = np.full(self.n_, int(acc >= 0.5), dtype=np.uint8)
         per_sample[idx] = obs
-        return Estimate(acc=acc, lo=lo, hi=hi, per_sample=per_sample, prob=prob)
+        return Estimate(acc=acc, lo=lo, hi=hi, per_sample=per_sample, prob=prob, level=self.level)

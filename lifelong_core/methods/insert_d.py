@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import Estimate, check_fitted
+from lifelong_core.methods.base import BaseMethod, Estimate, check_fitted
 from lifelong_core.methods.insert_m import InsertM
 from lifelong_core.sortsearch.search import DEFAULT_RULE
 from lifelong_core.sortsearch.sort import order_from_sums, sort_models
 
 
-class InsertD:
+class InsertD(BaseMethod):
     """insert_D: the Sort & Search of insert_M on the transpose of the cache.
 
     Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid
@@ -56,9 +56,11 @@ class InsertD:
     name = "insert-d"
 
     def __init__(self, rule: str = DEFAULT_RULE, sampling: str | None = None) -> None:
-        self._m = InsertM(rule=rule, sampling=sampling)
         self.rule = rule
-        self.sampling = self._m.sampling
+        self.sampling = sampling
+
+    def _validate_params(self) -> None:
+        InsertM(rule=self.rule, sampling=self.sampling)._validate_params()
 
     def fit(
         self,
@@ -88,10 +90,12 @@ class InsertD:
         InputError
             If ``A_sort`` is not a non-empty 2-dimensional array.
         """
+        self._validate_params()
         A = np.asarray(A_sort)
         if A.ndim != 2 or A.shape[0] == 0 or A.shape[1] == 0:
             raise InputError("insert_D needs a non-empty 2-dimensional cache (models x samples).")
         self.model_order_ = sort_models(A) if order is None else np.asarray(order, dtype=np.int64)
+        self._m = InsertM(rule=self.rule, sampling=self.sampling)
         self._m.fit(A.T, order=self.model_order_)
         self.sample_sums_ = A.sum(axis=0, dtype=np.int64)
         self.sample_order_ = order_from_sums(self.sample_sums_)
@@ -113,7 +117,9 @@ class InsertD:
             The method itself, fitted; the same state as :meth:`fit` with the default
             order on the matrix those sums came from.
         """
+        self._validate_params()
         self.model_order_ = order_from_sums(np.asarray(model_sums, dtype=np.int64))
+        self._m = InsertM(rule=self.rule, sampling=self.sampling)
         self._m.fit(None, order=self.model_order_)
         self.sample_sums_ = np.asarray(sample_sums, dtype=np.int64)
         self.sample_order_ = order_from_sums(self.sample_sums_)

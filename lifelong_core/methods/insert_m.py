@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import Estimate, check_fitted
+from lifelong_core.methods.base import BaseMethod, Estimate, check_fitted
 from lifelong_core.sortsearch.search import (
     DEFAULT_RULE,
     RULES,
@@ -67,7 +67,7 @@ def columns_to_sorted(
     return pos, observed[by]
 
 
-class InsertM:
+class InsertM(BaseMethod):
     """insert_M: evaluate a new model on ``n'`` samples, predict the rest.
 
     Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid
@@ -99,7 +99,9 @@ class InsertM:
     Attributes
     ----------
     name : str
-        The registered name: the rule.
+        The registered name; the rule until one is set.
+    sampling_ : str
+        After :meth:`fit`: the sampling used (``sampling``, or the rule's default).
     order_ : numpy.ndarray
         After :meth:`fit`: the int64 easy -> hard order of the ``n_`` columns.
     rank_ : numpy.ndarray
@@ -108,7 +110,7 @@ class InsertM:
     Raises
     ------
     InputError
-        For an unknown rule or sampling.
+        For an unknown rule or sampling (when made by the registry, or at :meth:`fit`).
     """
 
     def __init__(
@@ -119,14 +121,28 @@ class InsertM:
         ties: str | None = None,
         depth: int = 2,
     ) -> None:
-        if rule not in RULES:
-            raise InputError(f"unknown threshold rule {rule!r}; use one of {', '.join(RULES)}.")
         self.rule = rule
-        self.name = rule
-        self.sampling = resolve_sampling(sampling, rule)
+        self.sampling = sampling
         self.sort = sort
         self.ties = ties
         self.depth = depth
+
+    @property
+    def name(self) -> str:
+        """The registered name; the rule until one is set."""
+        return self.__dict__.get("_name") or self.rule
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._name = value
+
+    def _validate_params(self) -> None:
+        if self.rule not in RULES:
+            raise InputError(
+                f"unknown threshold rule {self.rule!r}; use one of {', '.join(RULES)}.",
+                param="rule",
+            )
+        self.sampling_ = resolve_sampling(self.sampling, self.rule)
 
     def fit(
         self,
@@ -158,6 +174,7 @@ class InsertM:
             If neither ``A_sort`` nor ``order`` is given, or the Sort cannot run (an
             unknown sort or tie rule, a confidence sort without ``confidence``).
         """
+        self._validate_params()
         ties = self.ties or ("reference" if self.rule == "reference" else "stable")
         if order is not None:
             self.order_ = np.asarray(order, dtype=np.int64)
@@ -194,7 +211,7 @@ class InsertM:
             no position for.
         """
         check_fitted(self, "order_")
-        return positions_for(self.sampling, self.n_, budget, rng)
+        return positions_for(self.sampling_, self.n_, budget, rng)
 
     def select(self, n: int, budget: int, rng: np.random.Generator | None = None) -> np.ndarray:
         """The column numbers of the samples to evaluate the new model on.

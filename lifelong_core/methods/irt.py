@@ -23,7 +23,7 @@ sensible prediction and ``n'`` large enough lets the data override the prior.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +37,11 @@ from lifelong_core.methods.base import (
     check_fitted,
     check_observations,
 )
-from lifelong_core.methods.design import StratifiedAlongOrder, difference_estimate_at
+from lifelong_core.methods.design import (
+    AccuracyInterval,
+    StratifiedAlongOrder,
+    difference_estimate_at,
+)
 from lifelong_core.methods.irt_fit import _diagonal, _sigmoid, _triu, spd_solve
 from lifelong_core.methods.parallel import ordered_map
 
@@ -135,7 +139,7 @@ def fit_item_model(
         X = np.hstack([theta, np.ones((m, 1))])
 
         # Items: one regression per column, independent.
-        def items(sl: slice, X=X, w=w, d=d) -> np.ndarray:
+        def items(sl: slice, X: np.ndarray = X, w: np.ndarray = w, d: np.ndarray = d) -> np.ndarray:
             return _newton_rows(X, Y[:, sl], zero, np.hstack([w[sl], d[sl, None]]), item_pen)
 
         beta = np.vstack(ordered_map(items, spans))
@@ -144,7 +148,9 @@ def fit_item_model(
         # the step of _newton_rows, its sums over the items added chunk by chunk in order.
         grad, hess = np.zeros((k, m)), np.zeros((len(iu[0]), m))
 
-        def sums(sl, theta=theta, w=w, d=d) -> tuple[np.ndarray, np.ndarray]:
+        def sums(
+            sl: slice, theta: np.ndarray = theta, w: np.ndarray = w, d: np.ndarray = d
+        ) -> tuple[np.ndarray, np.ndarray]:
             eta = w[sl] @ theta.T
             eta += d[sl, None]
             mu = _logistic(eta)
@@ -152,7 +158,9 @@ def fit_item_model(
             mu -= mu * mu
             return g, np.ascontiguousarray((w[sl, iu[0]] * w[sl, iu[1]]).T) @ mu
 
-        def add(part, grad=grad, hess=hess) -> None:
+        def add(
+            part: tuple[np.ndarray, np.ndarray], grad: np.ndarray = grad, hess: np.ndarray = hess
+        ) -> None:
             grad += part[0]
             hess += part[1]
 
@@ -292,7 +300,9 @@ def map_abilities_each(
     return theta, df
 
 
-def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray, iters: int):
+def _map_group(
+    item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray, iters: int
+) -> tuple[np.ndarray, np.ndarray]:
     """The MAP Newton iteration of one group of models (``obs``: one row per model).
 
     ``X`` and ``off`` are the evaluated samples' item parameters: ``(n', k)`` and
@@ -355,7 +365,9 @@ def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray,
     return theta, np.einsum("mii->m", np.linalg.solve(info + prec, info))
 
 
-def item_probs(item: ItemModel, theta: np.ndarray, start: int = 0, stop: int | None = None):
+def item_probs(
+    item: ItemModel, theta: np.ndarray, start: int = 0, stop: int | None = None
+) -> np.ndarray:
     """P(correct) of items ``start:stop`` under abilities ``theta`` ((models, k)).
 
     The logits are formed in float64 and rounded to the items' own precision before the
@@ -479,7 +491,7 @@ def item_pass(
     m = 0 if truth is None else len(truth)
     tiled = m > 0 and K % m == 0 and np.array_equal(rows, np.tile(np.arange(m), K // m))
 
-    def chunk(c0: int):
+    def chunk(c0: int) -> tuple[np.ndarray, np.ndarray | int, np.ndarray | int]:
         c1 = min(c0 + width, n)
         p = item_probs(item, theta, c0, c1)
         for (sel, cols), got in zip(groups, at):
@@ -500,7 +512,7 @@ def item_pass(
             pred.view(np.uint8).sum(axis=0, dtype=np.int64),
         )
 
-    def add(part) -> None:  # in the order of the items, as a serial pass would
+    def add(part: tuple[np.ndarray, np.ndarray | int, np.ndarray | int]) -> None:  # item order
         nonlocal total, wrong, ones
         total += part[0]
         wrong += part[1]
@@ -528,21 +540,31 @@ class MIRTEstimator(StratifiedAlongOrder):
 
     name = "mirt"
 
-    def __init__(self, k: int = 10, iters: int = 25, item_ridge: float = 8.0, level: float = 0.95):
-        if int(k) != k or k < 1 or int(iters) != iters or iters < 1:
-            raise InputError(f"k and iters must be positive integers, got k={k}, iters={iters}.")
-        if not item_ridge > 0 or not 0 < level < 1:
-            raise InputError(
-                f"item_ridge must be > 0 and level in (0, 1), got {item_ridge} and {level}."
-            )
+    def __init__(
+        self, k: int = 10, iters: int = 25, item_ridge: float = 8.0, level: float = 0.95
+    ) -> None:
         self.k = k
         self.iters = iters
         self.item_ridge = item_ridge
         self.level = level
 
+    def _validate_params(self) -> None:
+        k, iters = self.k, self.iters
+        if int(k) != k or k < 1 or int(iters) != iters or iters < 1:
+            raise InputError(f"k and iters must be positive integers, got k={k}, iters={iters}.")
+        if not self.item_ridge > 0 or not 0 < self.level < 1:
+            raise InputError(
+                f"item_ridge must be > 0 and level in (0, 1), got {self.item_ridge} and {self.level}."
+            )
+
     def fit(
-        self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None
+        self,
+        A_sort: np.ndarray,
+        order: np.ndarray | None = None,
+        confidence: np.ndarray | None = None,
     ) -> MIRTEstimator:
+        self._validate_params()
+        order = self._order_of(A_sort, order)
         A = check_cache(A_sort, order)
         self._set_order(order)
         self.item_ = fit_item_model(A, k=self.k, iters=self.iters, item_ridge=self.item_ridge)
@@ -553,7 +575,7 @@ class MIRTEstimator(StratifiedAlongOrder):
         P: np.ndarray,
         n: int,
         order: np.ndarray,
-        progress=None,
+        progress: Callable[[float], object] | None = None,
         block_bytes: int | None = None,
         max_columns: int | None = None,
         seed: int = 0,
@@ -563,6 +585,7 @@ class MIRTEstimator(StratifiedAlongOrder):
         two-stage fit of :func:`.irt_fit.fit_packed_item_model`."""
         from lifelong_core.methods.irt_fit import DEFAULT_BLOCK_BYTES, fit_packed_item_model
 
+        self._validate_params()
         d, w, theta = fit_packed_item_model(
             P,
             n,
@@ -676,7 +699,7 @@ def finish_interval(
     level: float,
     inflate: float = 1.0,
     width_resid: np.ndarray | None = None,
-):
+) -> AccuracyInterval:
     """The accuracy and its interval from what the estimator reads of the predictions:
     P(correct) ``at`` the evaluated samples ``pos`` and its ``total`` over all ``n``
     (:func:`finish`'s interval, shared with the sweep's batched scoring).
@@ -717,4 +740,11 @@ def finish(
     per_sample[pos] = obs
     prob = prob.copy()
     prob[pos] = obs
-    return Estimate(acc=iv.acc, lo=iv.lo, hi=iv.hi, per_sample=per_sample, prob=prob)
+    return Estimate(
+        acc=iv.acc,
+        lo=iv.lo,
+        hi=iv.hi,
+        per_sample=per_sample,
+        prob=prob,
+        level=None if iv.lo is None else level,
+    )

@@ -46,6 +46,9 @@ ROW_BLOCK_BYTES = 64 << 20
 # Columns the two-stage fit alternates on when the cache is wider (see fit_packed_item_model).
 DEFAULT_MAX_COLUMNS = 65_536
 
+# Column spans (start, stop) of packed rows, as column_chunks makes them.
+Spans = list[tuple[int, int]]
+
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     """In-place logistic function (0.5 tanh(x / 2) + 0.5: one vectorised transcendental)."""
@@ -114,7 +117,9 @@ def spd_solve(H: np.ndarray, g: np.ndarray, p: int) -> np.ndarray:
     return out
 
 
-def _spd_block(H, g, out, a, p, start) -> None:
+def _spd_block(
+    H: np.ndarray, g: np.ndarray, out: np.ndarray, a: int, p: int, start: np.ndarray
+) -> None:
     """:func:`spd_solve` of the systems ``a .. a + SOLVE_SYSTEMS`` into ``out``."""
     h, rhs = H[:, a : a + SOLVE_SYSTEMS], g[:, a : a + SOLVE_SYSTEMS]
     U = np.zeros((p, p, h.shape[1]))
@@ -185,7 +190,9 @@ def _diagonal(p: int) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(np.arange(p, 1, -1))])
 
 
-def _start(P: np.ndarray, n: int, k: int, spans, tick):
+def _start(
+    P: np.ndarray, n: int, k: int, spans: Spans, tick: Callable[[], None]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Logistic PCA's usual start, as in the in-memory fit: column means, the leading
     eigenvectors ``u`` of the centred Gram matrix (accumulated over chunks, float64),
     ``theta = u sqrt(m)``; ``d`` = smoothed logits of the column means."""
@@ -193,7 +200,7 @@ def _start(P: np.ndarray, n: int, k: int, spans, tick):
     col = np.empty(n, dtype=np.float64)
     gram = np.zeros((m, m))
 
-    def chunk(span) -> np.ndarray:
+    def chunk(span: tuple[int, int]) -> np.ndarray:
         c0, c1 = span
         Y = _unpack(P, c0, c1)
         col[c0:c1] = Y.sum(axis=0, dtype=np.float64) / m
@@ -212,7 +219,15 @@ def _start(P: np.ndarray, n: int, k: int, spans, tick):
     return u, u * np.sqrt(m), d, col
 
 
-def _alternate(P, n, k, iters, item_ridge, spans, tick):
+def _alternate(
+    P: np.ndarray,
+    n: int,
+    k: int,
+    iters: int,
+    item_ridge: float,
+    spans: Spans,
+    tick: Callable[[], None],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The alternating fit of ``irt.fit_item_model``, pass by pass over column chunks."""
     m = P.shape[0]
     p = k + 1
@@ -220,7 +235,7 @@ def _alternate(P, n, k, iters, item_ridge, spans, tick):
     u32 = (u * (4.0 / np.sqrt(m))).astype(np.float32)
     w = np.empty((n, k), dtype=np.float32)
 
-    def start_w(span) -> None:
+    def start_w(span: tuple[int, int]) -> None:
         c0, c1 = span
         Y = _unpack(P, c0, c1)
         Y -= col[c0:c1].astype(np.float32)
@@ -235,7 +250,9 @@ def _alternate(P, n, k, iters, item_ridge, spans, tick):
         g_theta = np.zeros((m, k))
         h_theta = np.zeros((m, len(iu_k[0])))
 
-        def add(part: tuple[np.ndarray, np.ndarray], g=g_theta, h=h_theta) -> None:
+        def add(
+            part: tuple[np.ndarray, np.ndarray], g: np.ndarray = g_theta, h: np.ndarray = h_theta
+        ) -> None:
             g += part[0]  # in chunk order, as a serial pass adds them
             h += part[1]
             tick()
@@ -248,14 +265,23 @@ def _alternate(P, n, k, iters, item_ridge, spans, tick):
     return theta, d, w, u
 
 
-def _pass(P, X, outer_x, theta32, w, d, item_pen, spans):
+def _pass(
+    P: np.ndarray,
+    X: np.ndarray,
+    outer_x: np.ndarray,
+    theta32: np.ndarray,
+    w: np.ndarray,
+    d: np.ndarray,
+    item_pen: np.ndarray,
+    spans: Spans,
+) -> Callable[[tuple[int, int]], tuple[np.ndarray, np.ndarray]]:
     """One pass's work on a column chunk: the item step (``w`` and ``d`` updated in place),
     then the chunk's share of the ability step's gradient and Hessian, with the items just
     updated."""
     k = w.shape[1]
     iu_p, iu_k = _triu(k + 1), _triu(k)
 
-    def chunk(span) -> tuple[np.ndarray, np.ndarray]:
+    def chunk(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         c0, c1 = span
         Y = _unpack(P, c0, c1)
         beta = _item_newton(
@@ -300,8 +326,8 @@ def fit_packed_item_model(
     item_iters: int = 6,
     seed: int = 0,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
-    progress: Callable[[float], None] | None = None,
-):
+    progress: Callable[[float], object] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fit the item model of :mod:`.irt` to packed rows ``P`` ((m, ceil(n/8)) uint8).
 
     With ``n <= max_columns`` (or ``max_columns=None``) this is the in-memory fit made in
@@ -365,7 +391,7 @@ def fit_packed_item_model(
         d = np.empty(n, dtype=np.float32)
         w = np.empty((n, k), dtype=np.float32)
 
-        def items(span) -> None:  # columns are independent given theta
+        def items(span: tuple[int, int]) -> None:  # columns are independent given theta
             c0, c1 = span
             Y = _unpack(P, c0, c1)
             col = Y.mean(axis=0, dtype=np.float64)

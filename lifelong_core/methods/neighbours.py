@@ -41,14 +41,21 @@ class NeighboursEstimator(StratifiedAlongOrder):
 
     name = "neighbours"
 
-    def __init__(self, level: float = 0.95):
-        if not 0 < level < 1:
-            raise InputError(f"level must be in (0, 1), got {level}.")
+    def __init__(self, level: float = 0.95) -> None:
         self.level = level
 
+    def _validate_params(self) -> None:
+        if not 0 < self.level < 1:
+            raise InputError(f"level must be in (0, 1), got {self.level}.", param="level")
+
     def fit(
-        self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None
+        self,
+        A_sort: np.ndarray,
+        order: np.ndarray | None = None,
+        confidence: np.ndarray | None = None,
     ) -> NeighboursEstimator:
+        self._validate_params()
+        order = self._order_of(A_sort, order)
         A = check_cache(A_sort, order)
         self.A_ = A.astype(np.uint8)
         # A float copy of the cache is fitted state, so that each estimate's weighted

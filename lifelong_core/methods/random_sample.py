@@ -38,17 +38,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import Estimate, check_fitted, check_observations
+from lifelong_core.methods.base import BaseMethod, Estimate, check_fitted, check_observations
 from lifelong_core.sortsearch.search import check_budget
 
 INTERVALS = ("exact", "normal")
 
 
-def _largest(pred, lo: int, hi: int) -> int:
+def _largest(pred: Callable[[int], bool], lo: int, hi: int) -> int:
     """The largest integer ``k`` in ``[lo, hi]`` with ``pred(k)``, given ``pred`` is true at
     ``lo`` and turns false once (monotone)."""
     while lo < hi:
@@ -60,7 +62,7 @@ def _largest(pred, lo: int, hi: int) -> int:
     return lo
 
 
-def _hypergeom_tails():
+def _hypergeom_tails() -> tuple[Callable[..., float], Callable[..., float]]:
     """``hypergeom.sf`` and ``hypergeom.cdf`` of ``scipy.stats`` as ``(x, M, n, N)`` functions,
     called through the special functions they wrap: the same numbers without the
     distribution's per-call argument handling (most of the time of a bisection's ~40
@@ -74,7 +76,7 @@ def _hypergeom_tails():
 
         return hypergeom.sf, hypergeom.cdf
 
-    def tail(f, below: float):
+    def tail(f: Callable[..., Any], below: float) -> Callable[[int, int, int, int], float]:
         def at(x: int, M: int, n: int, N: int) -> float:
             # Outside the support the special function is undefined; the distribution's
             # value there is 0 or 1.
@@ -90,7 +92,9 @@ def _hypergeom_tails():
 
 
 @lru_cache(maxsize=4096)
-def hypergeometric_limits(a: int, sample: int, population: int, level: float = 0.95):
+def hypergeometric_limits(
+    a: int, sample: int, population: int, level: float = 0.95
+) -> tuple[int, int]:
     """Exact confidence limits ``(A_lo, A_hi)`` for the number ``A`` of correct items among
     ``population``, from ``a`` correct in a sample of ``sample`` drawn without replacement.
 
@@ -145,7 +149,7 @@ def hypergeometric_limits(a: int, sample: int, population: int, level: float = 0
     return int(min(lo, a_max)), int(max(hi, a_min))
 
 
-def _check_counts(correct, population: int) -> np.ndarray:
+def _check_counts(correct: ArrayLike, population: int) -> np.ndarray:
     counts = np.asarray(correct)
     if isinstance(population, bool) or not isinstance(population, (int, np.integer)):
         raise InputError(f"the number of items must be a whole number, got {population!r}.")
@@ -158,7 +162,7 @@ def _check_counts(correct, population: int) -> np.ndarray:
     return counts.astype(np.int64)
 
 
-def expected_abs_error(correct, population: int, sample: int) -> np.ndarray:
+def expected_abs_error(correct: ArrayLike, population: int, sample: int) -> np.ndarray:
     """The exact expected absolute error of a uniform random sample's accuracy.
 
     For a model with ``A`` of ``N`` items right, a sample of ``n'`` items drawn without
@@ -214,7 +218,7 @@ def expected_abs_error(correct, population: int, sample: int) -> np.ndarray:
     k = np.where(inside, nu, 0).astype(np.float64)
     top, rest = np.where(inside, A, 0.0), np.where(inside, N - A, float(b))
 
-    def log_choose(a, c):
+    def log_choose(a: np.ndarray | float, c: np.ndarray | float) -> np.ndarray:
         return gammaln(a + 1.0) - gammaln(c + 1.0) - gammaln(a - c + 1.0)
 
     log_p = log_choose(top, k) + log_choose(rest, b - k) - log_choose(float(N), float(b))
@@ -224,7 +228,7 @@ def expected_abs_error(correct, population: int, sample: int) -> np.ndarray:
 
 def equivalent_random_budget(
     target: float,
-    correct,
+    correct: ArrayLike,
     population: int,
     error: Callable[[int], float] | None = None,
 ) -> int:
@@ -283,7 +287,7 @@ def equivalent_random_budget(
     return lo
 
 
-class RandomSample:
+class RandomSample(BaseMethod):
     """Uniform random sample of items without replacement; the sample mean and its interval.
 
     Parameters
@@ -308,15 +312,17 @@ class RandomSample:
     name = "random"
 
     def __init__(self, interval: str = "exact", level: float = 0.95) -> None:
-        if interval not in INTERVALS:
-            raise InputError(
-                f"unknown interval {interval!r}; use one of {', '.join(INTERVALS)}.",
-                param="interval",
-            )
-        if not 0 < level < 1:
-            raise InputError(f"level must be in (0, 1), got {level}.", param="level")
         self.interval = interval
         self.level = level
+
+    def _validate_params(self) -> None:
+        if self.interval not in INTERVALS:
+            raise InputError(
+                f"unknown interval {self.interval!r}; use one of {', '.join(INTERVALS)}.",
+                param="interval",
+            )
+        if not 0 < self.level < 1:
+            raise InputError(f"level must be in (0, 1), got {self.level}.", param="level")
 
     def fit(
         self,
@@ -328,6 +334,7 @@ class RandomSample:
 
         ``A_sort`` may be None when ``order`` (one entry per item) is given, as a large
         store passes its kept Sort order without reading the cache."""
+        self._validate_params()
         if A_sort is not None:
             A = np.asarray(A_sort)
             if A.ndim != 2 or A.shape[1] < 1:
@@ -342,8 +349,9 @@ class RandomSample:
         self._keep_order(order)
         return self
 
-    def fit_packed(self, P: np.ndarray, n: int, order: np.ndarray, **_) -> RandomSample:
+    def fit_packed(self, P: np.ndarray, n: int, order: np.ndarray, **_: object) -> RandomSample:
         """:meth:`fit` for packed rows: only ``n`` is used, nothing is unpacked."""
+        self._validate_params()
         self.n_ = int(n)
         self._keep_order(order)
         return self
@@ -399,5 +407,10 @@ class RandomSample:
         per_sample = np.full(self.n_, int(acc >= 0.5), dtype=np.uint8)
         per_sample[idx] = obs
         return Estimate(
-            acc=float(acc), lo=float(lo), hi=float(hi), per_sample=per_sample, prob=prob
+            acc=float(acc),
+            lo=float(lo),
+            hi=float(hi),
+            per_sample=per_sample,
+            prob=prob,
+            level=self.level,
         )

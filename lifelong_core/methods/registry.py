@@ -11,15 +11,24 @@ To add a method: write a module with a class that follows
 :mod:`lifelong_core.methods.base`, and add one :func:`register` line below (or call
 :func:`register` from your own code). It then runs in ``sweep --search NAME``, in every
 page's method picker and in the conformance battery (tests/engine/test_methods_conformance.py).
+Another installed package registers its methods through the entry-point group
+``lifelong_benchmark_explorer.methods`` (:mod:`lifelong_core.registry`): the entry point
+names a function of no arguments that calls :func:`register`; a name already taken is
+refused there as anywhere.
 """
 
 from __future__ import annotations
 
-import importlib
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from lifelong_core.errors import InputError, shown
-from lifelong_core.methods.base import SearchMethod
+from lifelong_core.methods.base import BaseMethod, SearchMethod
+from lifelong_core.registry import METHODS_GROUP, Registry, check_target, load
 from lifelong_core.sortsearch.search import RULES
 
 KINDS = ("model", "sample")
@@ -110,13 +119,6 @@ class Capabilities:
             )
 
 
-def _load(target: str | type) -> object:
-    if not isinstance(target, str):
-        return target
-    module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
 @dataclass(frozen=True)
 class MethodSpec:
     """A registered method: where its class lives, the settings its name fixes and what it
@@ -136,7 +138,7 @@ class MethodSpec:
         TypeError
             If the registered target is not a class.
         """
-        cls = _load(self.target)
+        cls = load(self.target)
         if not isinstance(cls, type):
             raise TypeError(
                 f"the target registered as {self.name!r} ({self.target}) is a "
@@ -144,43 +146,36 @@ class MethodSpec:
             )
         return cls
 
-    def load_packed_sweep(self):
+    def load_packed_sweep(self) -> Any:
         """The method's whole-sweep implementation on packed rows, or None."""
         path = self.capabilities.packed_sweep
-        return None if path is None else _load(path)
+        return None if path is None else load(path)
 
 
-_REGISTRY: dict[str, MethodSpec] = {}
+# Third-party packages add methods through the entry-point group METHODS_GROUP
+# (lifelong_core.registry): a function there calls register(...) as the lines below do.
+_REGISTRY: Registry[MethodSpec] = Registry("search method", METHODS_GROUP, "search")
 
 
 def _check_target(target: object) -> None:
     """Refuse a target that cannot be a search-method class, without importing what is not
-    imported yet (listing the methods must stay free): its module must exist, and an
-    attribute of a module already imported must be a class."""
-    import importlib.util
-    import sys
-
+    imported yet: a class, or a dotted path whose module exists (and, when imported, holds
+    a class of that name)."""
     if isinstance(target, type):
         return
     if not isinstance(target, str):
         raise TypeError(
             f"a method's target must be a class or 'package.module:Class', got {type(target).__name__}."
         )
-    module, sep, attr = target.partition(":")
-    if not sep or not module or not attr.isidentifier():
-        raise InputError(
-            f"method target {shown(target)} is not of the form 'package.module:Class'."
-        )
-    try:
-        found = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        found = None
-    if found is None:
-        raise InputError(
-            f"method target {shown(target)} names module {shown(module)}, which cannot be imported."
-        )
+    check_target(target, "method target", "Class")
+    module, _, attr = target.partition(":")
     loaded = sys.modules.get(module)
-    if loaded is not None and not isinstance(getattr(loaded, attr, None), type):
+    initializing = getattr(getattr(loaded, "__spec__", None), "_initializing", False)
+    if (
+        loaded is not None
+        and not initializing
+        and not isinstance(getattr(loaded, attr, None), type)
+    ):
         raise InputError(f"method target {shown(target)} is not a class of module {shown(module)}.")
 
 
@@ -191,7 +186,7 @@ def register(
     kind: str = "model",
     capabilities: Capabilities | None = None,
     replace: bool = False,
-    **defaults,
+    **defaults: Any,
 ) -> None:
     """Register ``target`` (a class, or ``"module:Class"``) under ``name``.
 
@@ -231,14 +226,12 @@ def register(
         raise InputError(f"unknown method kind {shown(kind)}; use one of {', '.join(KINDS)}.")
     if capabilities is not None and not isinstance(capabilities, Capabilities):
         raise TypeError(f"capabilities must be a Capabilities, got {type(capabilities).__name__}.")
-    if not isinstance(replace, bool):
-        raise TypeError(f"replace must be True or False, got {type(replace).__name__}.")
-    if name in _REGISTRY and not replace:
-        raise InputError(
-            f"a search method is already registered as {shown(name)}; pass replace=True to replace it."
-        )
     _check_target(target)
-    _REGISTRY[name] = MethodSpec(name, target, dict(defaults), kind, capabilities or Capabilities())
+    _REGISTRY.add(
+        name,
+        MethodSpec(name, target, dict(defaults), kind, capabilities or Capabilities()),
+        replace=replace,
+    )
 
 
 def unregister(name: str) -> None:
@@ -249,7 +242,7 @@ def unregister(name: str) -> None:
     name : str
         The registered name, as given to :func:`register`.
     """
-    _REGISTRY.pop(name, None)
+    _REGISTRY.remove(name)
 
 
 _RULE = Capabilities(family="sort-search", threshold_rule=True, packed=True, dask=True, cheap=True)
@@ -268,7 +261,7 @@ register(
         family="baseline",
         packed=True,
         cheap=True,
-        packed_sweep="lifelong_core.sweep.copy_nearest:copy_nearest_packed",
+        packed_sweep="lifelong_core.sweeping.copy_nearest:copy_nearest_packed",
     ),
 )
 # A uniform random sample of items and its exact interval: the design-unbiased yardstick.
@@ -301,12 +294,15 @@ register(
     "lifelong_core.methods.tuning:TunedEstimator",
     capabilities=Capabilities(interval=True, self_tuning=True),
 )
+# The default remembers its cross-validated choice per cache in the user's cache folder
+# (methods/tuning_memory.py: $LBE_TUNING_CACHE); get_method("auto", memory=None) does not.
 register(
     "auto",
     "lifelong_core.methods.auto:AutoEstimator",
     capabilities=Capabilities(
         interval=True, packed=True, self_tuning=True, kept_state=True, batched=True, rounds=True
     ),
+    memory="user",
 )
 # Active item choice in two rounds: a stratified pilot, then one item per zone where the
 # prediction is least sure (Zrnic & Candès, 2024; Kossen et al., 2021).
@@ -364,7 +360,7 @@ def available_methods(kind: str | None = "model") -> list[str]:
             f"unknown method kind {shown(kind)}; use one of {', '.join(KINDS)} (or None for every kind).",
             param="kind",
         )
-    return [s.name for s in _REGISTRY.values() if kind is None or s.kind == kind]
+    return [s.name for _, s in _REGISTRY.items() if kind is None or s.kind == kind]
 
 
 def method_spec(name: str) -> MethodSpec:
@@ -395,10 +391,12 @@ def method_spec(name: str) -> MethodSpec:
             f"unknown search method {shown(name)}; available: {', '.join(available_methods())}.",
             param="search",
         )
-    return _REGISTRY[name]
+    return _REGISTRY.get(name)
 
 
-def get_method(name: str, *, groups=None, **kwargs) -> SearchMethod:
+def get_method(
+    name: str, *, groups: Sequence[object] | np.ndarray | None = None, **kwargs: Any
+) -> SearchMethod:
     """A fresh, unfitted method by name.
 
     Parameters
@@ -416,8 +414,10 @@ def get_method(name: str, *, groups=None, **kwargs) -> SearchMethod:
     Returns
     -------
     SearchMethod
-        With ``fit(A_sort, order)``, ``select(n, budget, rng)`` and
-        ``estimate(columns, observed)`` (:mod:`lifelong_core.methods.base`).
+        With ``fit(A_sort, order=None)``, ``select(n, budget, rng)`` and
+        ``estimate(columns, observed)`` (:mod:`lifelong_core.methods.base`); every
+        built-in method is also a :class:`~lifelong_core.methods.base.BaseMethod`
+        (``get_params``, ``set_params``, a readable ``repr``).
 
     Raises
     ------
@@ -439,6 +439,10 @@ def get_method(name: str, *, groups=None, **kwargs) -> SearchMethod:
     method = spec.load()(**{**spec.defaults, **kwargs})
     # The registered name is the method's name in results, whatever its class calls itself.
     method.name = name
+    if isinstance(method, BaseMethod):
+        # Settings are checked in fit (scikit-learn's rule); checking them here as well
+        # refuses a bad setting where the caller gave it.
+        method._validate_params()
     if not isinstance(method, SearchMethod):
         raise TypeError(
             f"the class registered as {name!r} ({spec.target}) does not follow the search-method "
@@ -482,7 +486,7 @@ def predicts_samples(method: object) -> bool:
         registered (an unregistered method is taken at its word: its row is scored).
     """
     name = method if isinstance(method, str) else getattr(method, "name", None)
-    spec = _REGISTRY.get(name) if isinstance(name, str) else None
+    spec = _REGISTRY.find(name) if isinstance(name, str) else None
     return True if spec is None else spec.capabilities.per_sample
 
 
@@ -539,7 +543,7 @@ def methods_with(kind: str | None = "model", **wanted: object) -> list[str]:
     return [
         name
         for name in available_methods(kind)
-        if all(getattr(_REGISTRY[name].capabilities, k) == v for k, v in wanted.items())
+        if all(getattr(_REGISTRY.get(name).capabilities, k) == v for k, v in wanted.items())
     ]
 
 
@@ -581,7 +585,7 @@ def is_threshold_rule(name: str) -> bool:
     bool
         The registered ``threshold_rule`` capability; False when ``name`` is unknown.
     """
-    spec = _REGISTRY.get(name)
+    spec = _REGISTRY.find(name)
     return spec is not None and spec.capabilities.threshold_rule
 
 
@@ -600,7 +604,7 @@ def describe_methods(kind: str = "model") -> str:
     str
     """
     names = available_methods(kind)
-    groups = {f: [m for m in names if _REGISTRY[m].capabilities.family == f] for f in FAMILIES}
+    groups = {f: [m for m in names if _REGISTRY.get(m).capabilities.family == f] for f in FAMILIES}
     what = {
         "sort-search": "Sort & Search threshold rules (Prabhu et al., 2024, §3.2)",
         "baseline": "baselines",
@@ -611,7 +615,7 @@ def describe_methods(kind: str = "model") -> str:
         if not members:
             continue
         labelled = [
-            f"{m} (95% interval)" if _REGISTRY[m].capabilities.interval else m for m in members
+            f"{m} (95% interval)" if _REGISTRY.get(m).capabilities.interval else m for m in members
         ]
         parts.append(f"{what[family]}: {', '.join(labelled)}")
     default = f"default {DEFAULT_METHOD}; " if DEFAULT_METHOD in names else ""

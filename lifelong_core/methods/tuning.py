@@ -191,16 +191,25 @@ class TunedEstimator(StratifiedAlongOrder):
 
     name = "mirt-cv"
 
-    def __init__(self, level: float = 0.95, seed: int = 0, tuning: TuneResult | None = None):
-        if not 0 < level < 1:
-            raise InputError(f"level must be in (0, 1), got {level}.")
+    def __init__(
+        self, level: float = 0.95, seed: int = 0, tuning: TuneResult | None = None
+    ) -> None:
         self.level = level
         self.seed = seed
         self.tuning = tuning
 
+    def _validate_params(self) -> None:
+        if not 0 < self.level < 1:
+            raise InputError(f"level must be in (0, 1), got {self.level}.", param="level")
+
     def fit(
-        self, A_sort: np.ndarray, order: np.ndarray, confidence: np.ndarray | None = None
+        self,
+        A_sort: np.ndarray,
+        order: np.ndarray | None = None,
+        confidence: np.ndarray | None = None,
     ) -> TunedEstimator:
+        self._validate_params()
+        order = self._order_of(A_sort, order)
         A = check_cache(A_sort, order)
         self._set_order(order)
         # A given tuning (e.g. chosen on a whole store) skips the cross-validation.

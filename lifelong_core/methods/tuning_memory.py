@@ -6,12 +6,20 @@ their 0/1 values, the cache's size, the seed, the number of alternating steps an
 candidates fix its outcome. It costs seconds on a leaderboard-sized cache, and every
 ``select``, ``estimate``, notebook cell or page that fits the default estimator on the
 same cache would pay it again. So the outcome is remembered under a digest of exactly
-those inputs and of the estimator's own code:
+those inputs and of the estimator's own code, in a :class:`TuningMemory` the estimator is
+given as its ``memory`` setting (``AutoEstimator(memory=...)``; without one it remembers
+nothing and writes nothing):
 
-- in memory, for the rest of the process (the app's sessions, a notebook kernel);
-- on disk, one small JSON file per choice in ``$LBE_TUNING_CACHE`` (default
-  ``auto-tuning/`` in the user's cache folder, :func:`lifelong_core.paths.user_cache_dir`),
-  shared by every process of the user.
+- in memory, for the life of the :class:`TuningMemory` object;
+- on disk, one small JSON file per choice in its folder, shared by every process that
+  uses the same folder.
+
+Where the product's choices live: the registered name ``auto`` stands for
+``memory="user"`` (its one line in :mod:`lifelong_core.methods.registry`), the process's
+:func:`user` memory, whose folder is ``$LBE_TUNING_CACHE`` (default ``auto-tuning/`` in the
+user's cache folder, :func:`lifelong_core.paths.user_cache_dir`). So every front end
+(pages, commands, API) that asks the registry for ``auto`` remembers there, and
+``get_method("auto", memory=None)`` does not.
 
 A remembered choice is the one the cross-validation would make again, so remembering
 changes how long a fit takes, never what it gives. A cache that gains a model or a sample
@@ -39,6 +47,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from lifelong_core.errors import InputError
 from lifelong_core.methods.design import cv_block
 
 ENV = "LBE_TUNING_CACHE"
@@ -56,8 +65,6 @@ CODE = (
 )
 
 T = TypeVar("T")
-_memory: OrderedDict[str, Any] = OrderedDict()
-_lock = threading.Lock()  # the app's sessions are threads of one process
 
 
 def folder() -> Path | None:
@@ -138,56 +145,127 @@ def _write(where: Path, name: str, record: dict) -> None:
             old.unlink(missing_ok=True)
 
 
-def remembered(
-    A: np.ndarray,
-    seed: int,
-    settings: list,
-    tune: Callable[[], T],
-    dump: Callable[[T], dict],
-    load: Callable[[dict], T],
-) -> T:
-    """The remembered choice for these inputs, else ``tune()``'s, then remembered.
+class TuningMemory:
+    """Remembered cross-validated choices: in memory, and in ``folder`` when one is given.
 
     Parameters
     ----------
-    A : ndarray
-        The cache, models x samples, 0/1.
-    seed : int
-        The cross-validation's seed.
-    settings : list
-        Its other settings, JSON-able.
-    tune : callable
-        Runs the cross-validation on exactly these inputs.
-    dump, load : callable
-        The choice to a JSON-able record and back; ``load`` raises KeyError, TypeError
-        or ValueError on a record it cannot read (a damaged file is cross-validated
-        again).
+    folder : str or Path, optional
+        Where one JSON file per choice is kept; None keeps choices in memory only.
+    entries : int
+        How many choices are kept in memory.
+    """
+
+    def __init__(self, folder: str | Path | None = None, entries: int = MEMORY_ENTRIES) -> None:
+        self.folder = None if folder is None else Path(folder)
+        self.entries = entries
+        self._memory: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()  # the app's sessions are threads of one process
+
+    def __repr__(self) -> str:
+        return f"TuningMemory({str(self.folder) if self.folder else None!r})"
+
+    def remembered(
+        self,
+        A: np.ndarray,
+        seed: int,
+        settings: list,
+        tune: Callable[[], T],
+        dump: Callable[[T], dict],
+        load: Callable[[dict], T],
+    ) -> T:
+        """The remembered choice for these inputs, else ``tune()``'s, then remembered.
+
+        Parameters
+        ----------
+        A : ndarray
+            The cache, models x samples, 0/1.
+        seed : int
+            The cross-validation's seed.
+        settings : list
+            Its other settings, JSON-able.
+        tune : callable
+            Runs the cross-validation on exactly these inputs.
+        dump, load : callable
+            The choice to a JSON-able record and back; ``load`` raises KeyError,
+            TypeError or ValueError on a record it cannot read (a damaged file is
+            cross-validated again).
+
+        Returns
+        -------
+        object
+            What ``tune`` returns, or returned before on the same inputs.
+        """
+        name = key(A, seed, settings)
+        with self._lock:
+            if name in self._memory:
+                self._memory.move_to_end(name)
+                return self._memory[name]
+        found = None if self.folder is None else _read(self.folder / f"{name}.json", load)
+        if found is None:
+            found = tune()
+            if self.folder is not None:
+                _write(self.folder, name, dump(found))
+        with self._lock:
+            self._memory[name] = found
+            while len(self._memory) > self.entries:
+                self._memory.popitem(last=False)
+        return found
+
+    def forget(self) -> None:
+        """Empty the choices kept in memory (the files stay)."""
+        with self._lock:
+            self._memory.clear()
+
+
+_USER: dict[Path, TuningMemory] = {}
+_USER_LOCK = threading.Lock()
+
+
+def user() -> TuningMemory | None:
+    """The process's memory in the user's folder (:func:`folder`), or None when
+    ``LBE_TUNING_CACHE`` is set to the empty string (remembering off).
 
     Returns
     -------
-    object
-        What ``tune`` returns, or returned before on the same inputs.
+    TuningMemory or None
     """
     where = folder()
     if where is None:
-        return tune()
-    name = key(A, seed, settings)
-    with _lock:
-        if name in _memory:
-            _memory.move_to_end(name)
-            return _memory[name]
-    found = _read(where / f"{name}.json", load)
-    if found is None:
-        found = tune()
-        _write(where, name, dump(found))
-    with _lock:
-        _memory[name] = found
-        while len(_memory) > MEMORY_ENTRIES:
-            _memory.popitem(last=False)
-    return found
+        return None
+    with _USER_LOCK:
+        return _USER.setdefault(where, TuningMemory(where))
+
+
+def resolve(memory: object) -> TuningMemory | None:
+    """A ``memory`` setting as the memory it names.
+
+    Parameters
+    ----------
+    memory : TuningMemory, "user" or None
+        A memory, the user's (:func:`user`), or none.
+
+    Returns
+    -------
+    TuningMemory or None
+
+    Raises
+    ------
+    InputError
+        For any other value.
+    """
+    if memory is None or isinstance(memory, TuningMemory):
+        return memory
+    if memory == "user":
+        return user()
+    raise InputError(
+        f"memory must be a TuningMemory, 'user' or None, not {memory!r}.", param="memory"
+    )
 
 
 def forget() -> None:
-    """Empty the in-memory choices of this process (the files on disk stay)."""
-    with _lock:
-        _memory.clear()
+    """Empty the in-memory choices of the process's user memories (the files on disk
+    stay)."""
+    with _USER_LOCK:
+        for memory in _USER.values():
+            memory.forget()

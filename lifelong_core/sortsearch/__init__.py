@@ -8,7 +8,7 @@ Public API (see docs/development/contracts.md):
   :func:`rule_thresholds` (rules ``midpoint`` = default, ``reference``).
 - The seam of the sweep: :func:`boundary_counts`, :func:`column_sums`,
   :func:`sweep_cuts`, :func:`plan_sweep`. The search methods are in
-  :mod:`lifelong_core.methods`, the sweep in :mod:`lifelong_core.sweep`.
+  :mod:`lifelong_core.methods`, the sweep in :mod:`lifelong_core.sweeping`.
 - Metrics: :func:`mae`, :func:`eagg`, :func:`kappa`, :func:`decompose`,
   :func:`theorem21_vector`, :func:`model_correlation`; fits :func:`fit_exponential`,
   :func:`fit_power_law`; :func:`serial_additions` (App. G).

@@ -11,6 +11,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,11 @@ class FitResult:
         return _power(x, self.params["c"], self.params["p"])
 
 
-def _exp(x, a, b, c):
+def _exp(x: np.ndarray, a: float, b: float, c: float) -> np.ndarray:
     return a * np.exp(-b * x) + c
 
 
-def _power(x, c, p):
+def _power(x: np.ndarray, c: float, p: float) -> np.ndarray:
     return c * np.power(x, p)
 
 
@@ -76,17 +77,19 @@ def _r2(y: np.ndarray, fitted: np.ndarray) -> float:
     return 1.0 - ss_res / ss_tot
 
 
-def _clean(x, y, need: int, model: str) -> tuple[np.ndarray, np.ndarray] | FitResult:
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    keep = np.isfinite(x) & np.isfinite(y)
-    x, y = x[keep], y[keep]
-    if len(x) < need:
-        return FitResult(model, message=f"needs at least {need} finite points, got {len(x)}")
-    return x, y
+def _clean(
+    x: ArrayLike, y: ArrayLike, need: int, model: str
+) -> tuple[np.ndarray, np.ndarray] | FitResult:
+    xs = np.asarray(x, dtype=np.float64)
+    ys = np.asarray(y, dtype=np.float64)
+    keep = np.isfinite(xs) & np.isfinite(ys)
+    xs, ys = xs[keep], ys[keep]
+    if len(xs) < need:
+        return FitResult(model, message=f"needs at least {need} finite points, got {len(xs)}")
+    return xs, ys
 
 
-def fit_exponential(budgets, errors) -> FitResult:
+def fit_exponential(budgets: ArrayLike, errors: ArrayLike) -> FitResult:
     """Fit E = a exp(-b n') + c with a, b, c >= 0 (Prabhu et al. (2024), *Efficient Lifelong Model
     Evaluation in an Era of Rapid Progress*, §4.2, Key Result 2).
 
@@ -140,7 +143,7 @@ def fit_exponential(budgets, errors) -> FitResult:
     return FitResult("exponential", {"a": a, "b": b, "c": c}, _r2(y, _exp(x, a, b, c)), True)
 
 
-def fit_power_law(budgets, eagg) -> FitResult:
+def fit_power_law(budgets: ArrayLike, eagg: ArrayLike) -> FitResult:
     """Fit E_agg = c n'^p, p negative when the error shrinks (Prabhu et al. (2024), *Lifelong
     Benchmarks: Efficient Model Evaluation in an Era of Rapid Progress*, §5, Key Result 2).
 

@@ -4,7 +4,7 @@ Every threshold metric of a model needs only the number of ones of its row, in s
 order, before a finite set of cut positions known before touching the data. The dense
 version here works on uint8 row blocks; :class:`lifelong_core.bits.SortedCounter` is the
 packed-bit twin and returns identical numbers. The sweep's kernels
-(:mod:`lifelong_core.sweep`) are built on them.
+(:mod:`lifelong_core.sweeping`) are built on them.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ available through :class:`Prior`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -137,7 +137,7 @@ DEFAULT_PRIOR = Prior.uniform(0.0, 1e4)
 class _StackedPrior:
     """Per-model priors evaluated on arrays shaped (chains, models)."""
 
-    def __init__(self, priors: Sequence[Prior]):
+    def __init__(self, priors: Sequence[Prior]) -> None:
         self.priors = list(priors)
         self.same = all(p == self.priors[0] for p in self.priors)
 
@@ -157,7 +157,11 @@ def _per_model(prior: Prior | Sequence[Prior], m: int, name: str) -> list[Prior]
 
 
 def _slice_sample(
-    u0: np.ndarray, logf, rng: np.random.Generator, width: float = 1.0, max_steps: int = 20
+    u0: np.ndarray,
+    logf: Callable[..., np.ndarray],
+    rng: np.random.Generator,
+    width: float = 1.0,
+    max_steps: int = 20,
 ) -> np.ndarray:
     """One univariate slice-sampling update of every element of ``u0`` (Neal 2003, Fig. 3 and 5).
 
@@ -390,7 +394,7 @@ def fit_hierarchical(
     draws: int = 2000,
     warmup: int = 1000,
     seed: int = 0,
-    progress=None,
+    progress: Callable[[float], object] | None = None,
 ) -> HierarchicalFit:
     """Fit the beta-binomial hierarchical model by Gibbs and slice sampling (LA-UR-24-25289 report
     (2024), *Statistical Uncertainty Quantification for Aggregate Performance Metrics in Machine
@@ -459,7 +463,7 @@ def fit_hierarchical(
     b = np.broadcast_to((1 - mu) * conc, (chains, m)) * np.exp(rng.standard_normal((chains, m)))
 
     # A start outside a bounded prior's support would leave the slice sampler stuck.
-    def _inside(x, priors, fallback):
+    def _inside(x: np.ndarray, priors: Sequence[Prior], fallback: np.ndarray) -> np.ndarray:
         ok = np.isfinite(_StackedPrior(priors).logpdf(x))
         return np.where(ok, x, fallback)
 
@@ -478,7 +482,12 @@ def fit_hierarchical(
         s_log_p = np.log(p).sum(axis=2)
         s_log_q = np.log1p(-p).sum(axis=2)
 
-        def log_joint(a, b, s_log_p=s_log_p, s_log_q=s_log_q):
+        def log_joint(
+            a: np.ndarray,
+            b: np.ndarray,
+            s_log_p: np.ndarray = s_log_p,
+            s_log_q: np.ndarray = s_log_q,
+        ) -> np.ndarray:
             return (
                 log_prior_a.logpdf(a)
                 + log_prior_b.logpdf(b)

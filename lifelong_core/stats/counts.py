@@ -10,8 +10,10 @@ arrays.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 import numpy as np
 import pandas as pd
@@ -115,7 +117,7 @@ class CountTable:
 MAX_COUNT = 10**12
 
 
-def _whole_numbers(values: pd.Series, column: str, where) -> np.ndarray:
+def _whole_numbers(values: pd.Series, column: str, where: Callable[[int], str]) -> np.ndarray:
     """Parse a column of whole numbers, naming the first offending cell."""
     numeric = pd.to_numeric(values, errors="coerce")
     bad = numeric.isna() | ~np.isfinite(numeric.to_numpy(dtype=float, na_value=np.nan))
@@ -267,7 +269,9 @@ def from_frame(
     )
 
 
-def read_counts_csv(path, name: str | None = None) -> CountTable:
+def read_counts_csv(
+    path: str | os.PathLike[str] | IO[bytes], name: str | None = None
+) -> CountTable:
     """Read and validate a ``counts.csv`` file or file-like object (see :func:`from_frame`).
 
     Parameters

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
@@ -75,7 +76,7 @@ class Coverage:
         return self.covered / self.total if self.total else float("nan")
 
 
-def coverage_of(truth, lo, hi) -> Coverage:
+def coverage_of(truth: ArrayLike, lo: ArrayLike, hi: ArrayLike) -> Coverage:
     """How many of the intervals ``[lo, hi]`` hold ``truth``.
 
     Parameters

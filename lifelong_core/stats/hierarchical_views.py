@@ -29,6 +29,7 @@ from lifelong_core.stats.bootstrap import (
     scopes,
     uniform_task_weights,
 )
+from lifelong_core.stats.counts import CountTable
 from lifelong_core.stats.ranks import SCHEMES, rank_intervals
 from lifelong_core.stats.weighting import CategoryStats, _three
 
@@ -203,7 +204,7 @@ def category_stats_from_hierarchical(
     return CategoryStats(models=fit.table.models, categories=cats, mean=mean, var=var)
 
 
-def _scope_mask(table, scope: str) -> np.ndarray:
+def _scope_mask(table: CountTable, scope: str) -> np.ndarray:
     return (
         np.ones(len(table.tasks), dtype=bool) if scope == "overall" else table.category_mask(scope)
     )

@@ -53,7 +53,6 @@ a killed process leaves the store as it was.
 """
 
 from lifelong_core.io.edges import file_checksum
-from lifelong_core.store import state as _state  # noqa: F401  registers the kept-state update on import
 from lifelong_core.store._schema import BLOCK_SIZE, FORMAT_VERSION
 from lifelong_core.store._validate import binary_values, numeric_column, text_column
 from lifelong_core.store.locking import Hold, hold

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from lifelong_core.errors import InputError
 from lifelong_core.io.limits import (
@@ -134,7 +135,7 @@ def check_text_length(values: np.ndarray, column: str, source: str) -> None:
         )
 
 
-def _text_column(values, column: str, source: str, *, required: bool) -> np.ndarray:
+def _text_column(values: ArrayLike, column: str, source: str, *, required: bool) -> np.ndarray:
     s = pd.Series(values, copy=False)
     if s.dtype.kind == "b":
         raise InputError(f"{source} column {column!r} holds true/false values; expected text ids.")
@@ -310,7 +311,12 @@ def _first_appearance(codes: np.ndarray) -> np.ndarray:
 
 
 def _check_consistent(
-    keys: np.ndarray, values: np.ndarray, what: str, column: str, source: str, key_names
+    keys: np.ndarray,
+    values: np.ndarray,
+    what: str,
+    column: str,
+    source: str,
+    key_names: np.ndarray | Sequence[str],
 ) -> None:
     """Every row with the same key code must carry the same value code."""
     order = np.argsort(keys, kind="stable")
@@ -444,7 +450,7 @@ def validate_long(
     return entries, samples, models
 
 
-def _ids(values, what: str, source: str) -> np.ndarray:
+def _ids(values: Sequence[object] | np.ndarray | pd.Series, what: str, source: str) -> np.ndarray:
     ids = text_column(pd.Series(list(values), dtype=object), what, source)
     codes, uniq = pd.factorize(pd.Series(ids, dtype=object))
     if len(uniq) != len(ids):
@@ -508,7 +514,7 @@ def _id_table(
     return table, pd.DataFrame({id_col: _ids(table[id_col], what, source)})
 
 
-def normalize_models(models, source: str) -> pd.DataFrame:
+def normalize_models(models: Sequence[str] | pd.DataFrame, source: str) -> pd.DataFrame:
     """Model ids (a sequence) or a table with ``model_id`` and optional model fields."""
     if isinstance(models, pd.DataFrame):
         models, out = _id_table(models, "model", MODEL_FIELDS, MODEL_FIELDS, source)
@@ -545,7 +551,9 @@ def normalize_models(models, source: str) -> pd.DataFrame:
     return pd.DataFrame({"model_id": _ids(models, "model", source)})
 
 
-def normalize_samples(samples, source: str, dataset: str | None) -> pd.DataFrame:
+def normalize_samples(
+    samples: Sequence[str] | pd.DataFrame, source: str, dataset: str | None
+) -> pd.DataFrame:
     """Sample ids (a sequence) or a table with ``sample_id`` and optional sample fields."""
     check_name(dataset, "dataset name")
     if isinstance(samples, pd.DataFrame):

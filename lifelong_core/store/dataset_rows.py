@@ -20,9 +20,13 @@ users).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from numpy.typing import ArrayLike
 
 from lifelong_core import bits as _bits
 from lifelong_core import limits
@@ -41,7 +45,7 @@ def _blocks_of(st: StoreReader, sidx: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"block_id": ids[pos], "start": starts[pos], "length": lengths[pos]})
 
 
-def _in_list(values) -> str:
+def _in_list(values: Iterable[Any]) -> str:
     return ",".join(str(int(v)) for v in values)
 
 
@@ -144,7 +148,7 @@ def _fetch(st: StoreReader, models: np.ndarray, block_ids: np.ndarray) -> pa.Tab
     return st.cursor().sql(sql).to_arrow_table()
 
 
-def read_rows(st: StoreReader, model_idx, sidx) -> np.ndarray:
+def read_rows(st: StoreReader, model_idx: ArrayLike, sidx: ArrayLike) -> np.ndarray:
     """Packed rows of ``model_idx`` on the sorted samples ``sidx``.
 
     Every entry must be recorded (see :func:`complete_models`).

@@ -5,6 +5,8 @@ reader registry, :mod:`lifelong_core.io.readers`).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +34,7 @@ LONG_EXPORT_COLUMNS = (
 )
 
 
-def write_ids(ids, path, what: str = "id list") -> None:
+def write_ids(ids: Iterable[object], path: str | os.PathLike[str], what: str = "id list") -> None:
     """One id per line, written whole or not at all.
 
     Parameters
@@ -53,7 +55,7 @@ def write_ids(ids, path, what: str = "id list") -> None:
         tmp.write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
 
 
-def export_long(store: Store, path, dataset: str | None = None) -> int:
+def export_long(store: Store, path: str | os.PathLike[str], dataset: str | None = None) -> int:
     """Write every recorded entry (of ``dataset``) as a long table.
 
     Parquet is written in row groups of whole models, so memory stays at one group. Columns

@@ -73,7 +73,7 @@ class Hold:
         Whether the hold is a writer's.
     """
 
-    def __init__(self, path: Path, identity: tuple[int, int] | None, exclusive: bool):
+    def __init__(self, path: Path, identity: tuple[int, int] | None, exclusive: bool) -> None:
         self.path = path
         self.identity = identity
         self.exclusive = exclusive
@@ -91,7 +91,7 @@ class Hold:
     def __enter__(self) -> Hold:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 

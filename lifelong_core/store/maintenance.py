@@ -21,6 +21,7 @@ entries cannot be told apart from older ones).
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from pathlib import Path
 
@@ -39,7 +40,9 @@ def _damaged(store: StoreHandle, exc: duckdb.Error) -> InputError:
     )
 
 
-def store_error_sentence(exc: BaseException, path=None) -> str | None:
+def store_error_sentence(
+    exc: BaseException, path: str | os.PathLike[str] | None = None
+) -> str | None:
     """One sentence for a DuckDB error that escaped the store's own checks, else None.
 
     The backstop at the edges (the command line, the app's shared handle): a damaged or
@@ -104,7 +107,7 @@ def verify(store: StoreHandle) -> list[str]:
         return [str(_damaged(store, exc))]
 
 
-def _verify(store: StoreHandle, cur) -> list[str]:
+def _verify(store: StoreHandle, cur: duckdb.DuckDBPyConnection) -> list[str]:
     problems: list[str] = []
     q = lambda sql: cur.execute(sql).fetchall()  # noqa: E731
     meta = dict(q("SELECT key, value FROM store_meta"))

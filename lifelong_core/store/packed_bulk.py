@@ -38,7 +38,7 @@ import functools
 import hashlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -51,9 +51,9 @@ from lifelong_core.rows import RowSource
 from lifelong_core.store._validate import normalize_models, normalize_samples
 from lifelong_core.store.dataset_rows import read_rows
 from lifelong_core.store.store import Store
-from lifelong_core.store.writing import BlockWrite, WritePlan
+from lifelong_core.store.writing import BlockWrite, ResolvedSamples, _write_plan
 
-Progress = Callable[[float], None]
+Progress = Callable[[float], object]
 
 # DuckDB settings held during a bulk import and its checkpoint (see module docstring).
 # The memory limit caps DuckDB's write buffers in a transaction of many GB (its default
@@ -89,8 +89,8 @@ def insert_packed_rows(
     st: Store,
     packed: np.ndarray,
     n: int,
-    models,
-    samples=None,
+    models: Sequence[str] | pd.DataFrame,
+    samples: Sequence[str] | pd.DataFrame | None = None,
     source: str = "<packed rows>",
     *,
     dataset: str | None = None,
@@ -165,18 +165,20 @@ def insert_packed_rows(
             raise InputError(
                 f"{source} has {n} samples per row but the store holds {st.n_samples} samples."
             )
-        sample_idx = np.arange(n, dtype=np.int64)
-        new_samples = pd.DataFrame(
-            columns=["sample_idx", "sample_id", "dataset", "domain", "label", "split", "meta"]
-        )
-        new_domains = pd.DataFrame(columns=["dataset", "domain", "category"])
-        new_datasets = pd.DataFrame({"dataset": pd.Series(dtype=str)})
-        new_blocks = pd.DataFrame(
-            {
-                "block_id": pd.Series(dtype=np.int32),
-                "start": pd.Series(dtype=np.int64),
-                "length": pd.Series(dtype=np.int32),
-            }
+        resolved = ResolvedSamples(
+            np.arange(n, dtype=np.int64),
+            pd.DataFrame(
+                columns=["sample_idx", "sample_id", "dataset", "domain", "label", "split", "meta"]
+            ),
+            pd.DataFrame(columns=["dataset", "domain", "category"]),
+            pd.DataFrame({"dataset": pd.Series(dtype=str)}),
+            pd.DataFrame(
+                {
+                    "block_id": pd.Series(dtype=np.int32),
+                    "start": pd.Series(dtype=np.int64),
+                    "length": pd.Series(dtype=np.int32),
+                }
+            ),
         )
         first = "<store samples>"
     else:
@@ -185,11 +187,11 @@ def insert_packed_rows(
             raise InputError(
                 f"{source} has {n} samples per row but {len(smp)} sample ids were given."
             )
-        sample_idx, new_samples, new_domains, new_datasets, new_blocks = st.resolve_samples(
-            smp, source
-        )
+        resolved = st.resolve_samples(smp, source)
         first = str(smp["sample_id"].iloc[0])
-    ids, starts, lengths, _ = st.blocks_after(new_blocks)
+    sample_idx = resolved.sample_idx
+    layout = st.blocks_after(resolved.blocks)
+    ids, starts, lengths = layout.ids, layout.starts, layout.lengths
     # Column of each block's first sample; each touched block must be covered whole, in order.
     col_of = np.full(int(starts[-1] + lengths[-1]) if len(starts) else 0, -1, dtype=np.int64)
     col_of[sample_idx] = np.arange(n, dtype=np.int64)
@@ -245,17 +247,8 @@ def insert_packed_rows(
         for r0 in range(0, len(mdl), model_chunk)
     ]
     digest = checksum or _digest(packed, mdl["model_id"].to_numpy(dtype=object), n, first)
-    plan = WritePlan(
-        "insert_packed",
-        source,
-        digest,
-        new_datasets,
-        new_domains,
-        new_models,
-        new_samples,
-        new_blocks,
-        tasks,
-        int(packed.shape[0]) * int(n),
+    plan = _write_plan(
+        "insert_packed", source, digest, new_models, resolved, tasks, int(packed.shape[0]) * int(n)
     )
     cur = st.cursor()
     for name, value in BULK_SETTINGS:
@@ -316,7 +309,7 @@ def _model_filter(models: np.ndarray) -> str:
     return f"model_idx IN ({','.join(map(str, models.tolist()))})"
 
 
-def read_packed_rows(st: Store, models) -> tuple[np.ndarray, int]:
+def read_packed_rows(st: Store, models: Sequence[int] | np.ndarray) -> tuple[np.ndarray, int]:
     """Packed rows of ``models`` and the number of samples, read in bulk.
 
     Same result as ``Store.read_packed(models)``; for a store where some requested entry was
@@ -402,7 +395,13 @@ class StoreRows(RowSource):
         If the store cannot be opened or an index is out of range.
     """
 
-    def __init__(self, path: str | os.PathLike, models=None, samples=None, row_ids=None):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        models: Sequence[int] | np.ndarray | None = None,
+        samples: Sequence[int] | np.ndarray | None = None,
+        row_ids: np.ndarray | None = None,
+    ) -> None:
         self.path = os.fspath(path)
         with Store.open(self.path, read_only=True) as st:
             self.models = st.model_rows(models)
@@ -414,7 +413,7 @@ class StoreRows(RowSource):
         self._store: Store | None = None
         self._lock = threading.Lock()
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict:
         return {
             "path": self.path,
             "n": self.n,
@@ -423,7 +422,7 @@ class StoreRows(RowSource):
             "samples": self.samples,
         }
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._store = None
         self._lock = threading.Lock()

@@ -12,7 +12,7 @@ page opens. Per dataset the store keeps, next to the cache:
   ``lifelong_core.workflows.lifelong_state``), with the ``log_id`` of the cache it was
   fitted on.
 
-Every import (``Store.apply``, through ``writing.AFTER_WRITE``) calls :func:`after_write`, which brings each kept Sort
+Every import (``Store.apply``, through ``Store.after_write``) calls :func:`after_write`, which brings each kept Sort
 state up to date incrementally: rows of models that joined the Sort set are read and
 added to the sums (insert_M), members that left it are subtracted, and new samples append
 columns whose sums are read over the members only (insert_D); the order is re-derived from
@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.store.dataset_rows import complete_models, read_rows
-from lifelong_core.store.writing import AFTER_WRITE, StoreWriter
+from lifelong_core.store.writing import StoreWriter
 
 DDL = """
 CREATE TABLE IF NOT EXISTS sort_state (
@@ -128,11 +130,11 @@ class ItemState:
     seconds: float
 
 
-def _blob(a: np.ndarray, dtype) -> bytes:
+def _blob(a: np.ndarray, dtype: npt.DTypeLike) -> bytes:
     return np.ascontiguousarray(a, dtype=dtype).tobytes()
 
 
-def _arr(b: bytes, dtype) -> np.ndarray:
+def _arr(b: bytes, dtype: npt.DTypeLike) -> np.ndarray:
     return np.frombuffer(b, dtype=dtype).copy()
 
 
@@ -177,7 +179,10 @@ def _cache_of(st: StoreWriter, dataset: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _sums(
-    st: StoreWriter, members: np.ndarray, sidx: np.ndarray, progress=None
+    st: StoreWriter,
+    members: np.ndarray,
+    sidx: np.ndarray,
+    progress: Callable[[float], object] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Column sums and row sums of ``members`` on ``sidx``, reading packed rows in bounded chunks."""
     from lifelong_core.bits import column_sums_packed, row_totals
@@ -236,7 +241,9 @@ def _replace(st: StoreWriter, table: str, where: str, key: list, row: list) -> N
         raise
 
 
-def refresh_sort_state(st: StoreWriter, dataset: str, progress=None) -> SortState:
+def refresh_sort_state(
+    st: StoreWriter, dataset: str, progress: Callable[[float], object] | None = None
+) -> SortState:
     """Compute the Sort state of ``dataset`` from the whole cache and keep it.
 
     Parameters
@@ -348,7 +355,9 @@ def sort_states(st: StoreWriter) -> pd.DataFrame:
     return df[cols]
 
 
-def update_sort_state(st: StoreWriter, dataset: str, progress=None) -> SortState:
+def update_sort_state(
+    st: StoreWriter, dataset: str, progress: Callable[[float], object] | None = None
+) -> SortState:
     """Bring the kept Sort state of ``dataset`` up to the store's latest import, reading only
     what changed (see the module docstring); computes it in full if none is kept.
 
@@ -422,9 +431,6 @@ def after_write(st: StoreWriter) -> None:
         return
     for ds in st.cursor().execute("SELECT dataset FROM sort_state").fetchall():
         update_sort_state(st, ds[0])
-
-
-AFTER_WRITE.append(after_write)
 
 
 # ------------------------------------------------------------------ item parameters

@@ -28,6 +28,7 @@ from lifelong_core.store.locking import (
     hold,
     holder_text,
 )
+from lifelong_core.store.state import after_write as _update_kept_state
 from lifelong_core.store.summaries import StoreSummaries
 from lifelong_core.store.writing import StoreWriter, utc_now
 
@@ -229,7 +230,7 @@ class Store(StoreSummaries, StoreWriter):
         path: Path,
         read_only: bool,
         held: Hold | None = None,
-    ):
+    ) -> None:
         self._con = con
         self._held = held
         self.path = path
@@ -362,6 +363,12 @@ class Store(StoreSummaries, StoreWriter):
         except duckdb.Error as exc:
             raise unreadable(self.path, exc) from None
 
+    def after_write(self) -> None:
+        """Bring every kept Sort state up to date after an import
+        (:func:`lifelong_core.store.state.after_write`): the kept lifelong state is the
+        store's own, so it follows every write made through it."""
+        _update_kept_state(self)
+
     def close(self) -> None:
         """Close the handle, then release its hold on the file (:mod:`.locking`); closing
         twice is harmless."""
@@ -375,7 +382,7 @@ class Store(StoreSummaries, StoreWriter):
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def limit_memory(self, limit: str) -> None:

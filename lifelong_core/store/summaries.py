@@ -13,14 +13,17 @@ import pandas as pd
 import pyarrow as pa
 
 from lifelong_core.bits import rows_from_binary
-from lifelong_core.store.reading import StoreReader
+from lifelong_core.store.reading import Indices, StoreReader
 
 
 class StoreSummaries(StoreReader):
     """Counts and summaries of a store (see :class:`~lifelong_core.store.Store`)."""
 
     def counts(
-        self, dataset: str | None = None, domains: Iterable[str] | None = None, models=None
+        self,
+        dataset: str | None = None,
+        domains: Iterable[str] | None = None,
+        models: Indices | None = None,
     ) -> pd.DataFrame:
         """Correct and total recorded predictions per model and domain: the ``counts.csv`` of
         ``rank`` and ``weights``.
@@ -85,7 +88,9 @@ class StoreSummaries(StoreReader):
         )
         return out[out["total"] > 0].reset_index(drop=True)
 
-    def _domain_counts(self, m: np.ndarray, sidx: np.ndarray, code: np.ndarray, n_doms: int):
+    def _domain_counts(
+        self, m: np.ndarray, sidx: np.ndarray, code: np.ndarray, n_doms: int
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Correct and recorded entries per (model, domain code) straight from the packed
         blocks: a popcount of ``correct & known`` under each domain's packed column mask, so
         no models x samples array is ever unpacked (a paper-scale store is 53G entries)."""

@@ -16,17 +16,20 @@ import datetime as _dt
 import hashlib
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, NoReturn
 
 import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from numpy.typing import ArrayLike
 
 from lifelong_core.bits import binary_from_rows, pack_rows
 from lifelong_core.errors import InputError
-from lifelong_core.io.lm_eval import read_lm_eval
+from lifelong_core.io.lm_eval import LmEvalRun, read_lm_eval
 from lifelong_core.io.matrix import check_binary
 from lifelong_core.store._schema import BLOCK_SIZE
 from lifelong_core.store._validate import (
@@ -40,7 +43,7 @@ from lifelong_core.store._validate import (
 from lifelong_core.store.maintenance import store_error_sentence
 from lifelong_core.store.reading import HARNESS_METRIC_KEY, StoreReader
 
-Progress = Callable[[float], None]
+Progress = Callable[[float], object]
 # One write of packed rows into ``bits``: (model_idx, correct packed, known packed or None),
 # optionally followed by the block of each row (the bulk import writes several blocks of
 # one model next to each other); without it every row belongs to the task's block.
@@ -50,12 +53,6 @@ BitsRows = (
 )
 # One write into ``extras``: (model_idx, {field: (values (r, L), recorded (r, L) or None)}).
 ExtrasRows = tuple[np.ndarray, Mapping[str, tuple[np.ndarray, np.ndarray | None]]]
-
-
-# Called with the store after every committed import. ``lifelong_core.store.state``
-# (imported by the package) adds its incremental update of the kept Sort states; a hook
-# rather than an import, because that module reads through the store it updates.
-AFTER_WRITE: list[Callable[[StoreWriter], None]] = []
 
 
 def utc_now() -> _dt.datetime:
@@ -122,6 +119,165 @@ class WritePlan:
     tasks: list[BlockWrite]
     entries: int
     meta: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ResolvedSamples:
+    """An input's samples resolved against the store (:meth:`StoreWriter.resolve_samples`).
+
+    Attributes
+    ----------
+    sample_idx : numpy.ndarray
+        int64 ``sample_idx`` of every input row (new samples numbered after the store's).
+    samples, domains, datasets, blocks : pandas.DataFrame
+        The new rows of those tables.
+    """
+
+    sample_idx: np.ndarray
+    samples: pd.DataFrame
+    domains: pd.DataFrame
+    datasets: pd.DataFrame
+    blocks: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class BlockLayout:
+    """The block table as it will be after an import (:meth:`StoreWriter.blocks_after`).
+
+    Attributes
+    ----------
+    ids, starts, lengths : numpy.ndarray
+        int64 block_id, first sample and length of every block, stored ones first.
+    stored : int
+        How many of them are stored already (the rest are new).
+    """
+
+    ids: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+    stored: int
+
+
+# One block's cells of an import: the block's index in the layout, the model rows it
+# writes, a function giving (values, known or None for all known, extras) on demand, so a
+# new block is packed during the write and never held twice, and the number of cells.
+CellMaker = Callable[[], tuple[np.ndarray, "np.ndarray | None", dict]]
+BlockCells = tuple[int, np.ndarray, CellMaker, int]
+
+
+def _write_plan(
+    action: str,
+    source: str,
+    checksum: str,
+    new_models: pd.DataFrame,
+    resolved: ResolvedSamples,
+    tasks: list[BlockWrite],
+    entries: int,
+) -> WritePlan:
+    """The plan of an import whose samples were resolved as ``resolved``."""
+    return WritePlan(
+        action,
+        source,
+        checksum,
+        resolved.datasets,
+        resolved.domains,
+        new_models,
+        resolved.samples,
+        resolved.blocks,
+        tasks,
+        entries,
+    )
+
+
+def _new_block_rows(mods: np.ndarray, make: CellMaker) -> tuple[list[BitsRows], list]:
+    """A new block's packed rows (complete rows without a known mask) and extras rows."""
+    vals, known, ext_b = make()
+    m32 = mods.astype(np.int32)
+    full = np.ones(len(m32), dtype=bool) if known is None else known.all(axis=1)
+    bits: list[BitsRows] = []
+    if full.any():
+        bits.append((m32[full], pack_rows(vals[full]), None))
+    if (~full).any():
+        assert known is not None  # rows not full exist only with a mask
+        bits.append((m32[~full], pack_rows(vals[~full]), pack_rows(known[~full])))
+    return bits, ([(m32, {f: (v, known) for f, v in ext_b.items()})] if ext_b else [])
+
+
+def _dense_cells(
+    layout: BlockLayout,
+    model_idx: np.ndarray,
+    sample_idx: np.ndarray,
+    arr: np.ndarray,
+    ext: Mapping[str, np.ndarray],
+) -> Iterator[BlockCells]:
+    """A wide matrix's cells block by block: every model row on the block's columns (a
+    block the input covers whole and in order is a view, not a copy)."""
+    blk = np.searchsorted(layout.starts, sample_idx, side="right") - 1
+    for b in np.unique(blk):
+        cols = np.flatnonzero(blk == b)
+        start, length = int(layout.starts[b]), int(layout.lengths[b])
+        offs = sample_idx[cols] - start
+        contiguous = (
+            len(cols) == length
+            and bool(np.all(np.diff(cols) == 1))
+            and bool(np.all(offs == np.arange(length)))
+        )
+
+        def make(
+            cols: np.ndarray = cols,
+            offs: np.ndarray = offs,
+            length: int = length,
+            contiguous: bool = contiguous,
+        ) -> tuple[np.ndarray, np.ndarray | None, dict]:
+            def place(a: np.ndarray) -> np.ndarray:
+                if contiguous:
+                    return a[:, cols[0] : cols[0] + length]
+                out = np.zeros((a.shape[0], length), dtype=a.dtype)
+                out[:, offs] = a[:, cols]
+                return out
+
+            known = None
+            if not contiguous:
+                known = np.zeros((arr.shape[0], length), dtype=bool)
+                known[:, offs] = True
+            return place(arr), known, {f: place(v) for f, v in ext.items()}
+
+        yield int(b), model_idx, make, arr.shape[0] * len(cols)
+
+
+def _sparse_cells(
+    layout: BlockLayout, model_idx: np.ndarray, sample_idx: np.ndarray, entries: Entries
+) -> Iterator[BlockCells]:
+    """A long table's cells block by block: the models it names there, each on the cells
+    it gives."""
+    blk = np.searchsorted(layout.starts, sample_idx, side="right") - 1
+    order = np.lexsort((model_idx, blk))
+    bounds = np.flatnonzero(np.diff(blk[order])) + 1
+    for part in np.split(order, bounds):
+        b = int(blk[part[0]])
+        length = int(layout.lengths[b])
+        mods, inv = np.unique(model_idx[part], return_inverse=True)
+        offs = sample_idx[part] - int(layout.starts[b])
+
+        def make(
+            part: np.ndarray = part,
+            mods: np.ndarray = mods,
+            inv: np.ndarray = inv,
+            offs: np.ndarray = offs,
+            length: int = length,
+        ) -> tuple[np.ndarray, np.ndarray | None, dict]:
+            vals = np.zeros((len(mods), length), dtype=np.uint8)
+            known = np.zeros((len(mods), length), dtype=bool)
+            vals[inv, offs] = entries.correct[part]
+            known[inv, offs] = True
+            ext_b = {}
+            for f, v in entries.extras.items():
+                e = np.zeros((len(mods), length), dtype=v.dtype)
+                e[inv, offs] = v[part]
+                ext_b[f] = e
+            return vals, known, ext_b
+
+        yield b, mods, make, len(part)
 
 
 class StoreWriter(StoreReader):
@@ -266,30 +422,29 @@ class StoreWriter(StoreReader):
                 )
             mdl = mdl.merge(meta, on="model_id", how="left")
         model_idx, new_models = self.resolve_models(mdl, source)
-        sample_idx, new_samples, new_domains, new_datasets, new_blocks = self.resolve_samples(
-            smp, source
-        )
-        plan = self._plan_sparse(
-            action,
+        resolved = self.resolve_samples(smp, source)
+        layout = self.blocks_after(resolved.blocks)
+        tasks, count = self._plan_blocks(
+            layout,
+            _sparse_cells(
+                layout,
+                model_idx[entries.model_row],
+                resolved.sample_idx[entries.sample_row],
+                entries,
+            ),
             source,
-            checksum or _digest_entries(entries),
-            model_idx[entries.model_row],
-            sample_idx[entries.sample_row],
-            entries,
-            new_models,
-            new_samples,
-            new_domains,
-            new_datasets,
-            new_blocks,
+        )
+        plan = _write_plan(
+            action, source, checksum or _digest_entries(entries), new_models, resolved, tasks, count
         )
         plan.meta = dict(store_meta or {})
         return self.apply(plan, progress)
 
     def insert_matrix(
         self,
-        A,
-        models,
-        samples,
+        A: ArrayLike,
+        models: Sequence[str] | pd.DataFrame,
+        samples: Sequence[str] | pd.DataFrame,
         source: str = "<array>",
         *,
         extras: Mapping[str, np.ndarray] | None = None,
@@ -354,22 +509,19 @@ class StoreWriter(StoreReader):
             arr = check_binary(arr, source, what="matrix")
         ext = check_extras(extras, arr.shape, source)
         model_idx, new_models = self.resolve_models(mdl, source)
-        sample_idx, new_samples, new_domains, new_datasets, new_blocks = self.resolve_samples(
-            smp, source
+        resolved = self.resolve_samples(smp, source)
+        layout = self.blocks_after(resolved.blocks)
+        tasks, count = self._plan_blocks(
+            layout, _dense_cells(layout, model_idx, resolved.sample_idx, arr, ext), source
         )
-        plan = self._plan_dense(
+        plan = _write_plan(
             "insert_matrix",
             source,
             checksum or _digest_dense(arr, mdl, smp, ext),
-            model_idx,
-            sample_idx,
-            arr,
-            ext,
             new_models,
-            new_samples,
-            new_domains,
-            new_datasets,
-            new_blocks,
+            resolved,
+            tasks,
+            count,
         )
         return self.apply(plan, progress)
 
@@ -410,7 +562,7 @@ class StoreWriter(StoreReader):
         run = read_lm_eval(path, model_name, metric=metric, dataset=dataset, filter=filter)
         return self.insert_lm_eval_run(run, progress)
 
-    def insert_lm_eval_run(self, run, progress: Progress | None = None) -> dict:
+    def insert_lm_eval_run(self, run: LmEvalRun, progress: Progress | None = None) -> dict:
         """Import lm-eval runs already read in one transaction.
 
         Parameters
@@ -541,7 +693,7 @@ class StoreWriter(StoreReader):
         out["estimated"] = new["estimated"].astype(bool) if "estimated" in new else False
         return idx, out
 
-    def resolve_samples(self, smp: pd.DataFrame, source: str):
+    def resolve_samples(self, smp: pd.DataFrame, source: str) -> ResolvedSamples:
         """Resolve sample ids against the store (reads only).
 
         New samples occupy new blocks only, so existing packed rows are never rewritten.
@@ -555,7 +707,7 @@ class StoreWriter(StoreReader):
 
         Returns
         -------
-        tuple
+        ResolvedSamples
             ``sample_idx`` of every input row, and the new rows of ``samples``, ``domains``,
             ``datasets`` and ``blocks``.
 
@@ -664,9 +816,9 @@ class StoreWriter(StoreReader):
                 "length": np.minimum(BLOCK_SIZE, self.n_samples + n_new - starts).astype(np.int32),
             }
         )
-        return idx, samples, new_domains, new_datasets, new_blocks
+        return ResolvedSamples(idx, samples, new_domains, new_datasets, new_blocks)
 
-    def blocks_after(self, new_blocks: pd.DataFrame):
+    def blocks_after(self, new_blocks: pd.DataFrame) -> BlockLayout:
         """The block table as it will be after adding ``new_blocks``.
 
         Parameters
@@ -676,11 +828,11 @@ class StoreWriter(StoreReader):
 
         Returns
         -------
-        tuple
+        BlockLayout
             int64 block_id, start and length arrays, and the number of blocks already stored.
         """
         b = self._blocks
-        return (
+        return BlockLayout(
             np.concatenate([b["block_id"], new_blocks["block_id"].to_numpy(np.int64)]),
             np.concatenate([b["start"], new_blocks["start"].to_numpy(np.int64)]),
             np.concatenate([b["length"], new_blocks["length"].to_numpy(np.int64)]),
@@ -696,7 +848,7 @@ class StoreWriter(StoreReader):
         known_new: np.ndarray,
         ext_new: dict,
         source: str,
-    ):
+    ) -> tuple[BlockWrite | None, np.ndarray]:
         """Merge incoming dense rows of one existing block with what is stored there.
 
         Returns (task or None, mask of incoming entries that are new). Raises on a
@@ -760,7 +912,7 @@ class StoreWriter(StoreReader):
             if had is not None:
                 delete_extras = mid[np.isin(mid, had[0])]
 
-        def build():
+        def build() -> tuple[list[BitsRows], list[ExtrasRows]]:
             bits: list[BitsRows] = []
             if full.any():
                 bits.append((mid[full], pack_rows(final_v[full]), None))
@@ -774,7 +926,7 @@ class StoreWriter(StoreReader):
 
     def _raise_conflict(
         self, model_idx: int, block_id: int, offset: int, old: str, new: str, source: str
-    ):
+    ) -> NoReturn:
         start = int(self._blocks["start"][self._blocks["block_id"] == block_id][0])
         mid = self._one("SELECT model_id FROM models WHERE model_idx = ?", [model_idx])[0]
         sid = self._one("SELECT sample_id FROM samples WHERE sample_idx = ?", [start + offset])[0]
@@ -782,155 +934,33 @@ class StoreWriter(StoreReader):
             f"{source}: the store already records model {mid!r} on sample {sid!r} with {old}, but this import gives {new}."
         )
 
-    def _plan_dense(
-        self,
-        action,
-        source,
-        checksum,
-        model_idx,
-        sample_idx,
-        arr,
-        ext,
-        new_models,
-        new_samples,
-        new_domains,
-        new_datasets,
-        new_blocks,
-    ) -> WritePlan:
-        ids, starts, lengths, n_old = self.blocks_after(new_blocks)
-        blk = np.searchsorted(starts, sample_idx, side="right") - 1
+    def _plan_blocks(
+        self, layout: BlockLayout, cells: Iterable[BlockCells], source: str
+    ) -> tuple[list[BlockWrite], int]:
+        """One write per block touched, and the entries new to the store: a new block's rows
+        are packed during the write; a stored block's are merged with what it holds
+        (:meth:`_merge`, which refuses a conflicting entry)."""
         tasks: list[BlockWrite] = []
         entries = 0
-        m32 = model_idx.astype(np.int32)
-        for b in np.unique(blk):
-            cols = np.flatnonzero(blk == b)
-            start, length, block_id = int(starts[b]), int(lengths[b]), int(ids[b])
-            offs = sample_idx[cols] - start
-            if b >= n_old:
-                # A brand-new block: nothing to merge with; pack during the write.
-                contiguous = (
-                    len(cols) == length
-                    and bool(np.all(np.diff(cols) == 1))
-                    and bool(np.all(offs == np.arange(length)))
-                )
-
-                def build(cols=cols, offs=offs, length=length, contiguous=contiguous):
-                    def place(a):
-                        if contiguous:
-                            return a[:, cols[0] : cols[0] + length]
-                        out = np.zeros((a.shape[0], length), dtype=a.dtype)
-                        out[:, offs] = a[:, cols]
-                        return out
-
-                    have = None
-                    if not contiguous:
-                        have = np.zeros((arr.shape[0], length), dtype=bool)
-                        have[:, offs] = True
-                    known = None if have is None or have.all() else pack_rows(have)
-                    ext_rows = [(m32, {f: (place(v), have) for f, v in ext.items()})] if ext else []
-                    return [(m32, pack_rows(place(arr)), known)], ext_rows
-
-                tasks.append(BlockWrite(block_id, build))
-                entries += arr.shape[0] * len(cols)
+        for b, mods, make, count in cells:
+            block_id, length = int(layout.ids[b]), int(layout.lengths[b])
+            if b >= layout.stored:
+                tasks.append(BlockWrite(block_id, partial(_new_block_rows, mods, make)))
+                entries += count
                 continue
-            vals = np.zeros((len(model_idx), length), dtype=np.uint8)
-            known = np.zeros((len(model_idx), length), dtype=bool)
-            vals[:, offs] = arr[:, cols]
-            known[:, offs] = True
-            ext_b = {}
-            for f, v in ext.items():
-                e = np.zeros((len(model_idx), length), dtype=v.dtype)
-                e[:, offs] = v[:, cols]
-                ext_b[f] = e
-            task, fresh = self._merge(block_id, length, model_idx, vals, known, ext_b, source)
+            vals, known, ext_b = make()
+            if known is None:
+                known = np.ones(vals.shape, dtype=bool)
+            task, fresh = self._merge(block_id, length, mods, vals, known, ext_b, source)
             if task is not None:
                 tasks.append(task)
             entries += int(fresh.sum())
-        return WritePlan(
-            action,
-            source,
-            checksum,
-            new_datasets,
-            new_domains,
-            new_models,
-            new_samples,
-            new_blocks,
-            tasks,
-            entries,
-        )
-
-    def _plan_sparse(
-        self,
-        action,
-        source,
-        checksum,
-        model_idx,
-        sample_idx,
-        entries: Entries,
-        new_models,
-        new_samples,
-        new_domains,
-        new_datasets,
-        new_blocks,
-    ) -> WritePlan:
-        ids, starts, lengths, n_old = self.blocks_after(new_blocks)
-        blk = np.searchsorted(starts, sample_idx, side="right") - 1
-        order = np.lexsort((model_idx, blk))
-        tasks: list[BlockWrite] = []
-        n_entries = 0
-        bounds = np.flatnonzero(np.diff(blk[order])) + 1
-        for part in np.split(order, bounds):
-            b = int(blk[part[0]])
-            start, length, block_id = int(starts[b]), int(lengths[b]), int(ids[b])
-            mods, inv = np.unique(model_idx[part], return_inverse=True)
-            offs = sample_idx[part] - start
-            vals = np.zeros((len(mods), length), dtype=np.uint8)
-            known = np.zeros((len(mods), length), dtype=bool)
-            vals[inv, offs] = entries.correct[part]
-            known[inv, offs] = True
-            ext_b = {}
-            for f, v in entries.extras.items():
-                e = np.zeros((len(mods), length), dtype=v.dtype)
-                e[inv, offs] = v[part]
-                ext_b[f] = e
-            if b >= n_old:
-                m32 = mods.astype(np.int32)
-
-                def build(vals=vals, known=known, m32=m32, ext_b=ext_b):
-                    full = known.all(axis=1)
-                    bits: list[BitsRows] = []
-                    if full.any():
-                        bits.append((m32[full], pack_rows(vals[full]), None))
-                    if (~full).any():
-                        bits.append((m32[~full], pack_rows(vals[~full]), pack_rows(known[~full])))
-                    return bits, (
-                        [(m32, {f: (v, known) for f, v in ext_b.items()})] if ext_b else []
-                    )
-
-                tasks.append(BlockWrite(block_id, build))
-                n_entries += len(part)
-            else:
-                task, fresh = self._merge(block_id, length, mods, vals, known, ext_b, source)
-                if task is not None:
-                    tasks.append(task)
-                n_entries += int(fresh.sum())
-        return WritePlan(
-            action,
-            source,
-            checksum,
-            new_datasets,
-            new_domains,
-            new_models,
-            new_samples,
-            new_blocks,
-            tasks,
-            n_entries,
-        )
+        return tasks, entries
 
     def apply(self, plan: WritePlan, progress: Progress | None) -> dict:
         """Apply a validated plan in ONE DuckDB transaction; roll back on any failure.
 
-        The kept lifelong state follows every import (:data:`AFTER_WRITE`).
+        The kept lifelong state follows every import (:meth:`after_write`).
 
         Parameters
         ----------
@@ -957,7 +987,7 @@ class StoreWriter(StoreReader):
             con.begin()
             try:
 
-                def put(table: str, df: pd.DataFrame | pa.Table, columns: str):
+                def put(table: str, df: pd.DataFrame | pa.Table, columns: str) -> None:
                     if len(df) == 0:
                         return
                     tbl = (
@@ -969,7 +999,7 @@ class StoreWriter(StoreReader):
                     con.execute(f"INSERT INTO {table} SELECT {columns} FROM _put")
                     con.unregister("_put")
 
-                def delete(table: str, block_id: int, models: np.ndarray):
+                def delete(table: str, block_id: int, models: np.ndarray) -> None:
                     if len(models):
                         con.register("_del", pa.table({"m": pa.array(models.astype(np.int32))}))
                         con.execute(
@@ -1056,13 +1086,16 @@ class StoreWriter(StoreReader):
                 # The write's own error (raised above) is the one that says what happened.
                 with contextlib.suppress(duckdb.Error):
                     self._refresh()
-        # Kept lifelong state follows every import (store.state registers itself here).
-        for hook in AFTER_WRITE:
-            hook(self)
+        self.after_write()
         return summary
 
+    def after_write(self) -> None:
+        """What follows every committed import; nothing here. The store
+        (:class:`~lifelong_core.store.Store`) brings its kept lifelong state up to date
+        (:func:`lifelong_core.store.state.after_write`)."""
 
-def _rollback(con) -> None:
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
     """Roll back, unless the failed statement already ended the transaction.
 
     A failed commit (disk full, unwritable folder) leaves no transaction; rolling back then
@@ -1103,7 +1136,7 @@ def _extras_table(model_idx: np.ndarray, block_id: int, fields: Mapping[str, tup
     return pa.table(cols)
 
 
-def _metric_rows(run) -> dict[str, str]:
+def _metric_rows(run: Any) -> dict[str, str]:
     """The ``store_meta`` rows recording the metric each task of an lm-eval import was read
     with, under the dataset its items go to; a task read with different metrics in
     different runs (recorded as text naming them, :mod:`lifelong_core.io.lm_eval`) records
@@ -1117,11 +1150,11 @@ def _metric_rows(run) -> dict[str, str]:
     return out
 
 
-def _missing(v) -> bool:
+def _missing(v: object) -> bool:
     return v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and np.isnan(v))
 
 
-def _same(a, b) -> bool:
+def _same(a: object, b: object) -> bool:
     na, nb = _missing(a), _missing(b)
     if na or nb:
         return na and nb
@@ -1160,7 +1193,7 @@ def _check_same(
         )
 
 
-def _show(v) -> str:
+def _show(v: object) -> str:
     if _missing(v):
         return "none"
     if isinstance(v, (np.integer, np.floating, np.bool_)):

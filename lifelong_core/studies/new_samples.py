@@ -18,7 +18,7 @@ Splits of the samples into "cache" and "new":
     Each domain in turn is new and the others are the cache: a held-out-domain split,
     which asks whether a model order learnt on some shifts transfers to another.
 
-Each (split, sort) pair is one :func:`~lifelong_core.sweep.run_sweep` on the
+Each (split, sort) pair is one :func:`~lifelong_core.sweeping.run_sweep` on the
 transposed matrix, so the threshold rules, sampling grids and streaming are the engine's.
 """
 
@@ -34,7 +34,7 @@ from scipy import stats
 from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import fit_exponential
-from lifelong_core.sweep import power_budgets, run_sweep
+from lifelong_core.sweeping import SweepResult, power_budgets, run_sweep
 
 SPLITS = ("random", "domain")
 RANDOM_SPLIT, DOMAIN_SPLIT = SPLITS
@@ -172,7 +172,7 @@ def sweep_new_samples(
     sampling: str | None = None,
     search: str = "midpoint",
     seed: int = 0,
-):
+) -> SweepResult:
     """insert_D sweep for one split: sort models on ``A[:, split.old]``, estimate every
     new sample's column from ``m'`` models, score it against the full column.
 
@@ -238,7 +238,7 @@ def new_sample_study(
     sampling: str | None = None,
     search: str = "midpoint",
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
 ) -> NewSampleStudy:
     """insert_D for every split x model ranking: MAE vs m' curves with fits, and the two
     rankings (Prabhu et al. (2024), "Efficient Lifelong Model Evaluation in an Era of Rapid

@@ -41,7 +41,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods import is_threshold_rule
 from lifelong_core.methods.registry import predicts_samples
 from lifelong_core.sortsearch.search import SAMPLING
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 ERRORS = ("mae", "eagg")
 CONFIG_COLUMNS = [
@@ -156,7 +156,7 @@ def stream_protocol(
     inner_fraction: float = 0.5,
     error: str = "mae",
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
 ) -> StreamProtocolResult:
     """Run the Nevis'22 protocol on ``A`` with models arriving in the order ``release``
     (Bornschein et al. (2023), *NEVIS'22: A Stream of 100 Tasks Sampled from 30 Years of Computer

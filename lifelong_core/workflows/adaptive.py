@@ -9,6 +9,9 @@ Design, estimator and stopping rule: :mod:`lifelong_core.methods.adaptive`.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -190,10 +193,10 @@ def next_round(
 # ------------------------------------------------------------------ lm-evaluation-harness rounds
 def lm_eval_results(
     cache: Selection,
-    paths,
-    task_names=None,
-    metric=None,
-    filter=None,
+    paths: Sequence[str | os.PathLike[str]],
+    task_names: Mapping[str, str] | None = None,
+    metric: str | None = None,
+    filter: str | None = None,
 ) -> dict[int, int]:
     """Every round's ``lm_eval --log_samples`` run read back and merged as column -> 0/1.
 
@@ -245,7 +248,13 @@ def lm_eval_results(
     return results_by_column(cache, df, "the lm-eval runs") if len(df) else {}
 
 
-def write_round(cache: Selection, cols: np.ndarray, path, fmt: str, task_names=None) -> None:
+def write_round(
+    cache: Selection,
+    cols: np.ndarray,
+    path: str | os.PathLike[str],
+    fmt: str,
+    task_names: Mapping[str, str] | None = None,
+) -> None:
     """Write the next round's items for the harness to run.
 
     Parameters

@@ -65,6 +65,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lifelong_core.errors import InputError, shown
 from lifelong_core.methods.draws import PER_MODEL, check_draws, model_rng
@@ -109,7 +110,7 @@ LOW_TAIL = 0.025
 RANGES = 5
 TARGETS_PTS = (1.0, 2.0)
 
-Progress = Callable[[float, str], None]
+Progress = Callable[[float, str], object]
 
 
 def default_methods() -> list[str]:
@@ -391,8 +392,8 @@ def _resampled(models: int, boot: int, seed: int) -> np.ndarray:
 
 
 def compare_with_random(
-    errors,
-    correct,
+    errors: ArrayLike,
+    correct: ArrayLike,
     n_items: int,
     budget: int,
     *,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from lifelong_core.errors import InputError, shown
-from lifelong_core.sweep import power_budgets
+from lifelong_core.sweeping import power_budgets
 
 # The most budgets a typed list may hold: each one is a column of every table and chart.
 MAX_TYPED = 50

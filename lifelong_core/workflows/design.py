@@ -8,6 +8,7 @@ per label.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -52,7 +53,7 @@ def design_rule(search: str) -> str:
 
 
 def design_runs(
-    models: pd.DataFrame, sort_set, how: str, seed: int, sort: str, sampling: str
+    models: pd.DataFrame, sort_set: Iterable[int], how: str, seed: int, sort: str, sampling: str
 ) -> list[DesignRun]:
     """The study's runs on ``models`` (rows of a selection), or [] when there are too few
     models for Sort sets of 5 or more that leave a third of the models to score.

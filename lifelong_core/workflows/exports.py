@@ -4,14 +4,20 @@ for ``python -m lifelong_core export --counts`` and the app's Data page alike.""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.workflows.categories import fill_categories
 
+if TYPE_CHECKING:
+    from lifelong_core.store import Store
 
-def counts_table(store, dataset: str, assigned: Mapping[str, str] | None = None) -> pd.DataFrame:
+
+def counts_table(
+    store: Store, dataset: str, assigned: Mapping[str, str] | None = None
+) -> pd.DataFrame:
     """``model, task, category, correct, total`` of the real models of ``dataset`` recorded
     on every one of its domains (:func:`~lifelong_core.workflows.selection.complete_counts`:
     ``rank`` needs every model on every task, and estimated rows are predictions, not

@@ -2,9 +2,9 @@
 app's Data page and the Python API.
 
 A source is read and validated before the store is touched, by the reader the registry
-names for its format (:mod:`lifelong_core.io.readers`: :func:`source`, and for each
-format :func:`read_long_source`, :func:`read_matrix_source`, :func:`lm_eval_source`,
-:func:`inspect_source`), then written in one transaction by :func:`insert`.
+names for its format (:mod:`lifelong_core.io.readers`: :func:`source`, with the options
+the reader declares; :func:`lm_eval_source` and :func:`inspect_source` name two readers
+directly), then written in one transaction by :func:`insert`.
 :func:`import_into` adds the command line's rule for a store that does not exist yet:
 create it, and remove it again if the import fails. Uploaded lm-eval runs arrive as a zip
 or as loose files; :func:`extract_zip` unpacks a zip safely and :func:`run_folders` finds
@@ -14,17 +14,21 @@ the runs inside (one folder per model, as lm-eval writes them).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.io.lm_eval import SkippedRun, model_name_from_folder, run_folders
+from lifelong_core.io.lm_eval import LmEvalRun, SkippedRun, model_name_from_folder, run_folders
 from lifelong_core.io.readers import WRITES, Source, read, reader, readers
 from lifelong_core.io.text import extract_zip
+
+if TYPE_CHECKING:
+    from lifelong_core.store import Store
 
 __all__ = [
     "SkippedRun",
@@ -39,8 +43,7 @@ __all__ = [
     "lm_eval_datasets",
     "lm_eval_source",
     "model_name_from_folder",
-    "read_long_source",
-    "read_matrix_source",
+    "option_values",
     "run_folders",
     "source",
     "summary_text",
@@ -53,16 +56,30 @@ def import_kinds() -> list[str]:
     return [r.name for r in readers(importable=True)]
 
 
-def source(kind: str, *args: Any, **options: Any) -> Source:
+def source(
+    kind: str,
+    path: str | Path,
+    dataset: str | None = None,
+    *,
+    progress: Callable[[float, str], object] | None = None,
+    **options: Any,
+) -> Source:
     """Read and validate an input with the reader registered for ``kind``; nothing is
-    written.
+    written. The one import path of the command line, the Data page and the Python API.
 
     Parameters
     ----------
     kind : str
         A registered importable format (:func:`import_kinds`).
-    *args, **options
-        The reader's arguments (its file first).
+    path : str or Path
+        Its file (or folder, for a format that reads one).
+    dataset : str, optional
+        The dataset of samples that name none.
+    progress : callable, optional
+        ``progress(fraction, text)``, passed to a reader that reports it.
+    **options
+        The options the reader declares (:attr:`~lifelong_core.io.readers.Reader.options`);
+        None values are left out.
 
     Returns
     -------
@@ -71,15 +88,67 @@ def source(kind: str, *args: Any, **options: Any) -> Source:
     Raises
     ------
     InputError
-        On an unknown format, or the first thing wrong with the input (named by file, row
-        and column).
+        On an unknown format, an option the format does not take or a required one
+        missing (named by the option), or the first thing wrong with the input (named by
+        file, row and column).
     """
     if kind not in import_kinds():
         raise InputError(
             f"unknown import format {kind!r}; use one of {', '.join(import_kinds())}.",
             param="kind",
         )
-    return read(kind, *args, **options)
+    fmt = reader(kind)
+    given = {k: v for k, v in options.items() if v is not None and v is not False}
+    for name in given:
+        if fmt.option(name) is None:
+            takes = ", ".join(o.name for o in fmt.options) or "none"
+            raise InputError(
+                f"the {kind} format takes no option {name!r} (its options: {takes}).",
+                param=name,
+            )
+    for opt in fmt.options:
+        if opt.required and opt.name not in given:
+            raise InputError(f"a {kind} import needs {opt.name} too.", param=opt.name)
+    if progress is not None and fmt.progress:
+        given["progress"] = progress
+    return read(kind, path, dataset=dataset, **given)
+
+
+def option_values(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A form's or a command line's values of the format's options, typed: empty text is
+    no value, an ``int`` option's text a whole number.
+
+    Parameters
+    ----------
+    kind : str
+        A registered format.
+    raw : mapping
+        Option name -> value as entered (text, a path, a bool or None); names the format
+        does not declare are left out.
+
+    Returns
+    -------
+    dict
+        Option name -> value, for :func:`source`.
+
+    Raises
+    ------
+    InputError
+        If an ``int`` option's text is not a whole number (naming the option).
+    """
+    out: dict[str, Any] = {}
+    for opt in reader(kind).options:
+        value = raw.get(opt.name)
+        if isinstance(value, str):
+            value = value.strip() or None
+        if value is None or value is False:
+            continue
+        if opt.kind == "int" and isinstance(value, str):
+            if not value.lstrip("-").isdigit():
+                raise InputError(f"{opt.name} {value!r} is not a whole number.", param=opt.name)
+            value = int(value)
+        out[opt.name] = value
+    return out
 
 
 def _reader(kind: str, reads: str) -> Callable[..., Source]:
@@ -87,12 +156,12 @@ def _reader(kind: str, reads: str) -> Callable[..., Source]:
     says what it reads): each module-level name below is one of these."""
 
     def read_source(*args: Any, **options: Any) -> Source:
-        return source(kind, *args, **options)
+        return read(kind, *args, **options)
 
     target = reader(kind).target.replace(":", ".")
     read_source.__doc__ = f"""{reads}, read and validated; nothing is written.
 
-    :func:`source` with the {kind!r} reader, :func:`{target}`.
+    The {kind!r} reader, :func:`{target}`.
 
     Parameters
     ----------
@@ -114,18 +183,14 @@ def _reader(kind: str, reads: str) -> Callable[..., Source]:
     return read_source
 
 
-# Each format's reader by name, for callers that know the format.
-read_long_source = _reader("long", "A long .csv/.parquet table (model, sample, correct[, ...])")
-read_matrix_source = _reader(
-    "matrix", "A wide 0/1 matrix with its model-id and sample-id files and optional extras"
-)
+# The lm-eval and Inspect readers by name, for the lm-eval upload path and the harness.
 lm_eval_source = _reader(
     "lm-eval", "lm-evaluation-harness --log_samples output: a run, a folder or zip of runs"
 )
 inspect_source = _reader("inspect", "One Inspect AI log (.eval or .json)")
 
 
-def default_lm_eval_dataset(run) -> str:
+def default_lm_eval_dataset(run: LmEvalRun) -> str:
     """The dataset lm-eval items go to when none is named: the one group that lists every
     task of the runs, else their one task, else ``lm-eval``.
 
@@ -141,7 +206,9 @@ def default_lm_eval_dataset(run) -> str:
         The dataset name.
     """
     tasks = pd.unique(run.table["domain"])
-    groups = pd.unique(run.table["category"].dropna()) if "category" in run.table else []
+    groups: Sequence[object] = (
+        list(pd.unique(run.table["category"].dropna())) if "category" in run.table else []
+    )
     if len(groups) == 1 and run.table["category"].notna().all():
         return str(groups[0])
     if len(tasks) == 1:
@@ -149,7 +216,7 @@ def default_lm_eval_dataset(run) -> str:
     return "lm-eval"
 
 
-def lm_eval_datasets(store, run, dataset: str | None) -> pd.Series:
+def lm_eval_datasets(store: Store, run: LmEvalRun, dataset: str | None) -> pd.Series:
     """Each row's dataset for an lm-eval import: ``dataset`` if named; else the dataset the
     store already keeps the item in, and for new items the dataset the store keeps the
     import's other items in (when that is one) or :func:`default_lm_eval_dataset`.
@@ -179,7 +246,7 @@ def lm_eval_datasets(store, run, dataset: str | None) -> pd.Series:
     return pd.Series([known.get(i, fresh) for i in ids], index=ids.index, dtype=object)
 
 
-def insert(store, src: Source, progress: Callable[[float], None] | None = None) -> dict:
+def insert(store: Store, src: Source, progress: Callable[[float], object] | None = None) -> dict:
     """Write ``src`` into an open writable store in one transaction, by its ``write``
     form (``insert_long``, ``insert_matrix`` or ``insert_lm_eval_run``).
 
@@ -192,7 +259,7 @@ def insert(store, src: Source, progress: Callable[[float], None] | None = None) 
     store : Store
         A store opened for writing.
     src : Source
-        The validated input (:func:`source` or a ``read_*_source`` function).
+        The validated input (:func:`source`).
     progress : callable, optional
         Called with the fraction written, from 0 to 1.
 
@@ -210,6 +277,8 @@ def insert(store, src: Source, progress: Callable[[float], None] | None = None) 
         with what it holds, a read-only handle); the store is then unchanged.
     """
     if src.write == "long":
+        if src.table is None:
+            raise InputError(f"{src.source}: the reader gave no table to write.")
         return store.insert_long(
             src.table,
             source=src.source,
@@ -219,6 +288,8 @@ def insert(store, src: Source, progress: Callable[[float], None] | None = None) 
             progress=progress,
         )
     if src.write == "matrix":
+        if src.matrix is None:
+            raise InputError(f"{src.source}: the reader gave no matrix to write.")
         return store.insert_matrix(
             src.matrix,
             src.models,
@@ -245,7 +316,7 @@ def insert(store, src: Source, progress: Callable[[float], None] | None = None) 
 
 
 @contextmanager
-def held_store(path) -> Iterator[Any]:
+def held_store(path: str | os.PathLike[str]) -> Iterator[Any]:
     """The writer of the existing store ``path``, held while an import reads its inputs.
 
     Opened (and checked sound) before the inputs are read, so another process cannot
@@ -283,7 +354,12 @@ def held_store(path) -> Iterator[Any]:
         yield store
 
 
-def import_into(path, src: Source, progress=None, store=None) -> dict:
+def import_into(
+    path: str | os.PathLike[str],
+    src: Source,
+    progress: Callable[[float], object] | None = None,
+    store: Store | None = None,
+) -> dict:
     """:func:`insert` into the store file ``path``, created if missing and removed again
     when the import into a new store fails (the command line's rule).
 
@@ -338,7 +414,7 @@ def import_into(path, src: Source, progress=None, store=None) -> dict:
     return summary
 
 
-def summary_text(summary: Mapping, path) -> str:
+def summary_text(summary: Mapping, path: str | os.PathLike[str]) -> str:
     """The one line the command line prints after an import (and the Data page shows).
 
     Parameters

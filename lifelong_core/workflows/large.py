@@ -19,13 +19,19 @@ so a dense read of a large store fails loudly instead of filling the memory.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
 from lifelong_core import limits
 from lifelong_core.rows import RowSource
 from lifelong_core.store.dataset_rows import read_rows
+
+if TYPE_CHECKING:
+    from lifelong_core.store import Store
+    from lifelong_core.sweeping import SweepResult
 
 DEFAULT_SCORED = 200
 
@@ -62,17 +68,17 @@ class PackedCache:
     def __len__(self) -> int:
         return len(self.model_idx)
 
-    def _refuse(self):
+    def _refuse(self) -> NoReturn:
         m, n = self.shape
         limits.check_dense(m, n, 1, "this view's dense matrix")
         raise limits.DenseReadError(
             f"the {m:,} x {n:,} cache is read as packed blocks; dense access is refused."
         )
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: object = None, copy: object = None) -> NoReturn:
         self._refuse()
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: object) -> NoReturn:
         self._refuse()
 
 
@@ -80,7 +86,7 @@ def is_large(m: int, n: int) -> bool:
     return not limits.fits(m, n, 1)
 
 
-def packed_rows(store, A: PackedCache, rows) -> np.ndarray:
+def packed_rows(store: Store, A: PackedCache, rows: np.ndarray | Sequence[int]) -> np.ndarray:
     """Packed bits of rows ``rows`` (positions in ``A``) on ``A``'s columns."""
     return read_rows(store, A.model_idx[np.asarray(rows, dtype=np.int64)], A.sidx)
 
@@ -90,7 +96,9 @@ class StoreSource(RowSource):
     (``store.dataset_rows.read_rows``). ``row_ids`` label the rows in results (default:
     positions). Holds an open store handle: for use within one process."""
 
-    def __init__(self, st, model_idx, sidx, row_ids=None):
+    def __init__(
+        self, st: Store, model_idx: np.ndarray, sidx: np.ndarray, row_ids: np.ndarray | None = None
+    ) -> None:
         self.st = st
         self.model_idx = np.asarray(model_idx, dtype=np.int64)
         self.sidx = np.asarray(sidx, dtype=np.int64)
@@ -105,13 +113,23 @@ class StoreSource(RowSource):
         return read_rows(self.st, self.model_idx[start:stop], self.sidx)
 
 
-def source(store, A: PackedCache, rows, row_ids=None) -> StoreSource:
+def source(
+    store: Store,
+    A: PackedCache,
+    rows: np.ndarray | Sequence[int],
+    row_ids: np.ndarray | None = None,
+) -> StoreSource:
     """A packed row source (positions ``rows`` of ``A``) for the packed engine and fits."""
     rows = np.asarray(rows, dtype=np.int64)
     return StoreSource(store, A.model_idx[rows], A.sidx, rows if row_ids is None else row_ids)
 
 
-def row_sums(store, A: PackedCache, rows=None, progress=None) -> np.ndarray:
+def row_sums(
+    store: Store,
+    A: PackedCache,
+    rows: np.ndarray | Sequence[int] | None = None,
+    progress: Callable[[float], object] | None = None,
+) -> np.ndarray:
     """Number of correct samples of every row (or of ``rows``), from packed popcounts."""
     rows = np.arange(len(A)) if rows is None else np.asarray(rows, dtype=np.int64)
     out = np.empty(len(rows), dtype=np.int64)
@@ -124,13 +142,22 @@ def row_sums(store, A: PackedCache, rows=None, progress=None) -> np.ndarray:
     return out
 
 
-def sweep(store, A: PackedCache, sort_rows, eval_rows, budgets, *, scored: int, **options):
+def sweep(
+    store: Store,
+    A: PackedCache,
+    sort_rows: np.ndarray | Sequence[int],
+    eval_rows: np.ndarray | Sequence[int],
+    budgets: Sequence[int],
+    *,
+    scored: int,
+    **options: Any,
+) -> SweepResult:
     """A sweep on packed rows: Sort on ``sort_rows``, score a seeded sample of at most
     ``scored`` of ``eval_rows`` (positions in ``A``; results labelled by them).
     ``options`` (sort, sampling, search, seed, decompose, progress) go to
     ``run_sweep(..., bounded=True)``."""
     from lifelong_core.errors import InputError
-    from lifelong_core.sweep import run_sweep
+    from lifelong_core.sweeping import run_sweep
 
     if options.get("sort") == "confidence":
         raise InputError(
@@ -172,7 +199,13 @@ class Block:
         )
 
 
-def bounded_block(store, A: PackedCache, max_models: int, seed: int, rows=None) -> Block:
+def bounded_block(
+    store: Store,
+    A: PackedCache,
+    max_models: int,
+    seed: int,
+    rows: np.ndarray | Sequence[int] | None = None,
+) -> Block:
     """A dense block small enough to hold: up to ``max_models`` rows (``rows`` if given,
     else a seeded sample in store order) and as many seeded columns (ascending) as keep the
     block within the dense-read limit.
@@ -223,7 +256,9 @@ def bounded_block(store, A: PackedCache, max_models: int, seed: int, rows=None) 
     return Block(dense, rows, cols)
 
 
-def dense_rows(store, A: PackedCache, rows, cols) -> np.ndarray:
+def dense_rows(
+    store: Store, A: PackedCache, rows: np.ndarray | Sequence[int], cols: np.ndarray | Sequence[int]
+) -> np.ndarray:
     """A small dense sub-block of ``A``, read from packed rows.
 
     Parameters

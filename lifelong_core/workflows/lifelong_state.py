@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,6 +33,10 @@ from lifelong_core.methods.registry import kept_method, kept_methods
 from lifelong_core.store import state as kept
 from lifelong_core.store.dataset_rows import read_rows
 
+if TYPE_CHECKING:
+    from lifelong_core.methods.base import KeptStateMethod
+    from lifelong_core.store import Store
+
 MAX_FIT_MODELS = 500
 MAX_FIT_COLUMNS = DEFAULT_MAX_COLUMNS
 # Seconds per (model x sample x pass) of the chunked fit on the 2-core machine of the
@@ -40,7 +45,7 @@ MAX_FIT_COLUMNS = DEFAULT_MAX_COLUMNS
 FIT_SECONDS_PER_ENTRY_PASS = 1.2e-7
 SORT_SECONDS_PER_ENTRY = 8e-9  # Sort sums from the store (4,000 x 500,000 in ~16 s, same machine)
 
-Progress = Callable[[float, str], None]
+Progress = Callable[[float, str], object]
 
 
 def fit_models(members: np.ndarray, max_models: int, seed: int) -> np.ndarray:
@@ -52,18 +57,20 @@ def fit_models(members: np.ndarray, max_models: int, seed: int) -> np.ndarray:
     )
 
 
-def _estimator(method: str):
+def _estimator(method: str) -> KeptStateMethod:
+    from lifelong_core.methods.base import is_kept_state_method
     from lifelong_core.methods.registry import get_method
 
-    if method not in kept_methods():
+    est = get_method(method) if method in kept_methods() else None
+    if not is_kept_state_method(est):
         raise InputError(
             f"the kept item parameters are for {', '.join(kept_methods())}, not {method!r}."
         )
-    return get_method(method)
+    return est
 
 
 def refresh(
-    st,
+    st: Store,
     dataset: str,
     method: str | None = None,
     *,
@@ -71,7 +78,7 @@ def refresh(
     max_columns: int = MAX_FIT_COLUMNS,
     seed: int = 0,
     progress: Progress | None = None,
-):
+) -> tuple[kept.SortState, kept.ItemState]:
     """Update the Sort state of ``dataset``, fit ``method`` on it and keep both in the store.
 
     What ``lbe state --refresh`` and the app's refresh button run. The Sort state (column
@@ -240,7 +247,7 @@ def _fit_work(m: int, n: int, iters: int = 25, item_iters: int = 6) -> float:
     )
 
 
-def _expected_seconds(members: int, n: int, item, sort_kept: bool) -> float:
+def _expected_seconds(members: int, n: int, item: kept.ItemState | None, sort_kept: bool) -> float:
     """Expected time of a refresh: the last fit's time scaled by the work, or a measured
     rate for a first fit; plus the Sort sums when no Sort state is kept."""
     work = _fit_work(members, n)
@@ -251,7 +258,7 @@ def _expected_seconds(members: int, n: int, item, sort_kept: bool) -> float:
     return fit + (0.0 if sort_kept else members * n * SORT_SECONDS_PER_ENTRY)
 
 
-def status(st, dataset: str, method: str | None = None) -> Status:
+def status(st: Store, dataset: str, method: str | None = None) -> Status:
     """The kept state of ``dataset`` without computing anything (a read-only handle will do).
 
     Parameters
@@ -303,7 +310,9 @@ class StateMissing(InputError):
     """The kept state a large store needs is missing or does not cover the selection."""
 
 
-def current_sort(st, dataset: str, members, samples):
+def current_sort(
+    st: Store, dataset: str, members: np.ndarray, samples: np.ndarray
+) -> kept.SortState | None:
     """The kept Sort state of ``dataset`` if it covers exactly these members and samples.
 
     A large store's views read the Sort order from it instead of summing the cache.
@@ -339,7 +348,9 @@ def current_sort(st, dataset: str, members, samples):
     return s
 
 
-def fitted(st, dataset: str, method: str | None = None):
+def fitted(
+    st: Store, dataset: str, method: str | None = None
+) -> tuple[KeptStateMethod | None, Status]:
     """``method`` rebuilt from the kept parameters, without refitting.
 
     Parameters
@@ -372,7 +383,9 @@ def fitted(st, dataset: str, method: str | None = None):
     return _estimator(method).with_items(model, sort.order, params=item.params), stat
 
 
-def fitted_on(st, dataset: str, method: str, sample_idx) -> tuple[object | None, Status | None]:
+def fitted_on(
+    st: Store, dataset: str, method: str, sample_idx: np.ndarray
+) -> tuple[object | None, Status | None]:
     """``method`` from the kept parameters when they cover exactly these samples, without
     refitting; what ``lbe select`` and ``lbe estimate`` load before fitting anything.
 

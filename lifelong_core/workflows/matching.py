@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 
 from lifelong_core import limits
 from lifelong_core.matching import matched_accuracy, subset_density, subset_reliability
-from lifelong_core.matching.store_pair import load_pair, model_names
+from lifelong_core.matching.store_pair import PairSamples, load_pair, model_names
 from lifelong_core.workflows.selection import recorded_models
+
+if TYPE_CHECKING:
+    from lifelong_core.store import Store
 
 # An all-model comparison is run (and cached, and reported) in about this many blocks.
 BLOCKS = 20
@@ -28,7 +31,7 @@ BLOCKS = 20
 EXTRA_BYTES = 9 * 3
 
 
-def unlabeled_datasets(store, datasets: Sequence[str]) -> list[str]:
+def unlabeled_datasets(store: Store, datasets: Sequence[str]) -> list[str]:
     """Those of ``datasets`` (once each) whose samples carry no label at all: they record
     only whether each answer was correct, and matched accuracy has nothing to match on.
 
@@ -51,7 +54,7 @@ def unlabeled_datasets(store, datasets: Sequence[str]) -> list[str]:
 
 
 def comparable_models(
-    store, source: tuple[str, Sequence[str] | None], target: tuple[str, Sequence[str] | None]
+    store: Store, source: tuple[str, Sequence[str] | None], target: tuple[str, Sequence[str] | None]
 ) -> dict[str, int]:
     """The real models recorded on both sides of a comparison, by display name.
 
@@ -79,7 +82,7 @@ def comparable_models(
 
 
 def missing_columns(
-    store, source: tuple[str, Sequence[str] | None], target: tuple[str, Sequence[str] | None]
+    store: Store, source: tuple[str, Sequence[str] | None], target: tuple[str, Sequence[str] | None]
 ) -> list[str]:
     """What the data lacks for matched accuracy: ``label (<dataset>)`` for a side whose
     samples are not all labelled, ``predicted`` and ``confidence`` when the store records
@@ -166,8 +169,8 @@ def all_models_table(tables: Sequence[pd.DataFrame]) -> pd.DataFrame | None:
 
 
 def model_detail(
-    store,
-    pair,
+    store: Store,
+    pair: PairSamples,
     row: int,
     *,
     eps: float,

@@ -8,6 +8,7 @@ counts on a set of samples only where it was evaluated on every one of them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -16,6 +17,9 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+
+if TYPE_CHECKING:
+    from lifelong_core.store import Store
 
 if TYPE_CHECKING:  # workflows.large imports this module
     from lifelong_core.workflows import large
@@ -90,7 +94,7 @@ class Selection:
         return self.samples["domain"].astype(str).to_numpy(dtype=object)
 
 
-def without_models(sel: Selection, model_ids) -> Selection:
+def without_models(sel: Selection, model_ids: Iterable[str]) -> Selection:
     """``sel`` with the rows of ``model_ids`` left out: a stored model can then play a new
     one, estimated from a cache that has never seen it.
 
@@ -133,7 +137,7 @@ def without_models(sel: Selection, model_ids) -> Selection:
     return Selection(A, sel.models[keep].reset_index(drop=True), sel.samples, sel.synthetic)
 
 
-def resolve_dataset(store, dataset: str | None) -> str:
+def resolve_dataset(store: Store, dataset: str | None) -> str:
     """The dataset a command reads: ``dataset`` if the store holds it; with none named,
     the store's only dataset.
 
@@ -209,7 +213,7 @@ class DatasetModels:
         return out + (f"; left out: {', '.join(why)}." if why else ".")
 
 
-def dataset_models(store, dataset: str) -> DatasetModels:
+def dataset_models(store: Store, dataset: str) -> DatasetModels:
     """The models of ``dataset`` sorted by what a matrix of it can use: complete,
     partial and estimated (:class:`DatasetModels`), decided from the store's packed blocks
     without unpacking a row.
@@ -240,7 +244,9 @@ def dataset_models(store, dataset: str) -> DatasetModels:
     return DatasetModels(dataset, smp.reset_index(drop=True), complete, partial, estimated)
 
 
-def recorded_models(store, dataset: str, domains=None) -> pd.DataFrame:
+def recorded_models(
+    store: Store, dataset: str, domains: Sequence[str] | None = None
+) -> pd.DataFrame:
     """The real models (rows of ``store.models()``) with at least one recorded prediction on
     the samples of ``dataset`` in ``domains`` (None = all): a store holding several datasets
     must not offer one dataset's models for another's comparison."""
@@ -249,7 +255,7 @@ def recorded_models(store, dataset: str, domains=None) -> pd.DataFrame:
     return recorded(store, real_models(store.models()), store.sample_indices(dataset, domains))
 
 
-def check_domains(store, dataset: str, domains) -> tuple[str, ...]:
+def check_domains(store: Store, dataset: str, domains: Iterable[str] | None) -> tuple[str, ...]:
     """The domains a user named, checked against the dataset's.
 
     Parameters
@@ -282,7 +288,7 @@ def check_domains(store, dataset: str, domains) -> tuple[str, ...]:
     return wanted
 
 
-def select(store, dataset: str, domains: tuple[str, ...] = ()) -> Selection:
+def select(store: Store, dataset: str, domains: tuple[str, ...] = ()) -> Selection:
     """Every real model's 0/1 row on the samples of ``dataset`` restricted to ``domains``
     (``()`` = every domain); models not run on every chosen sample are left out.
 
@@ -323,6 +329,7 @@ def select(store, dataset: str, domains: tuple[str, ...] = ()) -> Selection:
         )
     # Beyond the dense-read limit (lifelong_core.limits) the matrix is read as packed
     # blocks on demand (workflows.large), never whole.
+    A: np.ndarray | large.PackedCache
     if large.is_large(len(models), len(sidx)):
         A = large.PackedCache(
             models["model_idx"].to_numpy(dtype=np.int64), np.asarray(sidx, dtype=np.int64)
@@ -334,7 +341,7 @@ def select(store, dataset: str, domains: tuple[str, ...] = ()) -> Selection:
     return Selection(A, models.reset_index(drop=True), smp.reset_index(drop=True), synthetic)
 
 
-def selection_confidence(store, sel: Selection, rows) -> np.ndarray | None:
+def selection_confidence(store: Store, sel: Selection, rows: Iterable[int]) -> np.ndarray | None:
     """Confidence of the true class (``true_prob``) of ``rows`` of ``sel``, or None if not
     recorded: what Sorting by confidence needs.
 
@@ -363,7 +370,7 @@ def selection_confidence(store, sel: Selection, rows) -> np.ndarray | None:
         return None
 
 
-def complete_counts(store, dataset: str) -> tuple[pd.DataFrame, list[str]]:
+def complete_counts(store: Store, dataset: str) -> tuple[pd.DataFrame, list[str]]:
     """Per-task counts (tasks = domains) of the real models recorded on every domain, named
     by model name, and the names of the real models left out for missing a domain.
 

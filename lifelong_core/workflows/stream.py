@@ -8,7 +8,7 @@ from 30 Years of Computer Vision Research*, §3 compare methods on a stream.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,7 @@ import pandas as pd
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import RULES, serial_additions
 from lifelong_core.studies.stream_protocol import pareto_front  # noqa: F401  (one implementation; pages import it here)
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.sortsets import release_rows
 
@@ -82,7 +82,11 @@ def stream_replay(
 
 
 def stream_configs(
-    sel: Selection, pools, budgets, seed: int, progress: Callable[[float], None] | None = None
+    sel: Selection,
+    pools: Iterable[int],
+    budgets: Sequence[int],
+    seed: int,
+    progress: Callable[[float], object] | None = None,
 ) -> pd.DataFrame:
     """Cost and error over the whole stream for every Sort & Search configuration.
 

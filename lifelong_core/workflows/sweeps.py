@@ -9,31 +9,39 @@ Sort on the Sort set, estimate every other model at each budget (§3-4); rank ag
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from lifelong_core.errors import InputError
 from lifelong_core.methods import DEFAULT_METHOD, capabilities, is_threshold_rule
+from lifelong_core.methods.memory import FitMemory
 from lifelong_core.rows import RowSource
+from lifelong_core.sortsearch import ModelCorrelation
 from lifelong_core.sortsearch.sort import choose_sort_rows
-from lifelong_core.sweep import SweepResult, run_sweep
+from lifelong_core.sweeping import SweepResult, run_sweep
 from lifelong_core.workflows.selection import DatasetModels, Selection, dataset_models
+
+if TYPE_CHECKING:
+    from lifelong_core.store import Store
 
 # Model-based estimators take long per row: small blocks let a progress bar move.
 MODEL_BLOCK_ROWS = 4
 
 
-def complement(m: int, rows) -> np.ndarray:
+def complement(m: int, rows: ArrayLike) -> np.ndarray:
     """The rows of ``range(m)`` not in ``rows``, ascending."""
     mask = np.ones(m, dtype=bool)
     mask[np.asarray(rows, dtype=np.int64)] = False
     return np.flatnonzero(mask)
 
 
-def capped_eval_rows(m: int, sort_set, search: str, seed: int, cap: int) -> tuple[int, ...] | None:
+def capped_eval_rows(
+    m: int, sort_set: ArrayLike, search: str, seed: int, cap: int
+) -> tuple[int, ...] | None:
     """A fixed, seeded subset of ``cap`` models to score ``search`` on, or None for all.
 
     Model-based estimators cost far more per model than a threshold rule or the
@@ -72,36 +80,14 @@ def capped_eval_rows(m: int, sort_set, search: str, seed: int, cap: int) -> tupl
     )
 
 
-def sweep_selection(
-    sel: Selection,
-    sort_set,
-    sort: str,
-    sampling: str,
-    search: str,
-    budgets,
-    seed: int,
-    *,
-    decompose: bool = False,
-    eval_rows=None,
-    confidence: np.ndarray | None = None,
-    progress: Callable[[float], None] | None = None,
-    store=None,
-    scored: int | None = None,
-):
-    """The budget sweep of a page on a data choice: :func:`~lifelong_core.sweep.run_sweep`
-    on ``sel``, Sort on rows ``sort_set``, estimate every other row (or ``eval_rows``) at
-    each budget (Prabhu et al., 2024, §3-4).
+@dataclass(frozen=True)
+class SweepRequest:
+    """What a page asks of a budget sweep on a data choice: hashable, so a memo can key on
+    it, and one value instead of a dozen positional parameters.
 
-    A large selection (``sel.A`` a ``PackedCache``) is read from ``store`` as packed rows
-    (``run_sweep(..., bounded=True)``) and at most ``scored`` of the evaluated rows, a
-    seeded sample, are scored. Model-based estimators run in small blocks so a progress
-    bar moves.
-
-    Parameters
+    Attributes
     ----------
-    sel : Selection
-        The data choice.
-    sort_set : array_like of int
+    sort_set : tuple of int
         Row numbers of the Sort set.
     sort : {"sum", "confidence", "recursive"}
         How the samples are ordered from easy to hard.
@@ -109,15 +95,86 @@ def sweep_selection(
         How the budget's samples are chosen (``"uniform"``, ``"random"``, ...).
     search : str
         A registered search method.
-    budgets : sequence of int
+    budgets : tuple of int
         Evaluations per model, n′.
     seed : int
         Seeds the random draws (and the sample of scored rows on a large store).
     decompose : bool
         Add the aleatoric/epistemic split of the error (§4.5; threshold rules only).
-    eval_rows : array_like of int, optional
+    eval_rows : tuple of int, optional
         The rows to estimate (e.g. :func:`capped_eval_rows`); default every row outside
         the Sort set.
+    scored : int, optional
+        On a large selection, the most evaluated rows to score (default
+        ``large.DEFAULT_SCORED``).
+    """
+
+    sort_set: tuple[int, ...]
+    sort: str
+    sampling: str
+    search: str
+    budgets: tuple[int, ...]
+    seed: int
+    decompose: bool = False
+    eval_rows: tuple[int, ...] | None = None
+    scored: int | None = None
+
+    def memo_key(self) -> SweepRequest:
+        """The request as a memo keys it: the sampling grid only for a threshold rule (every
+        other method brings its own design, so a change of the grid finds its sweep made).
+
+        Returns
+        -------
+        SweepRequest
+        """
+        if capabilities(self.search).threshold_rule:
+            return self
+        return replace(self, sampling="")
+
+
+class SelectionSweep(NamedTuple):
+    """A page's sweep: the per-budget table, the per-model table and the Sort order.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        budget, mae, eagg, kappa, pearson, spearman.
+    per_model : pandas.DataFrame
+        model_row, budget, est_acc, true_acc, mae, eagg, kappa (est_lo/est_hi for a
+        method with intervals), name and family.
+    order : numpy.ndarray
+        The Sort order (columns easiest first).
+    """
+
+    table: pd.DataFrame
+    per_model: pd.DataFrame
+    order: np.ndarray
+
+
+def sweep_selection(
+    sel: Selection,
+    request: SweepRequest,
+    *,
+    confidence: np.ndarray | None = None,
+    progress: Callable[[float], object] | None = None,
+    store: Any = None,
+    memory: FitMemory | None = None,
+) -> SelectionSweep:
+    """The budget sweep of a page on a data choice: :func:`~lifelong_core.sweeping.run_sweep`
+    on ``sel``, Sort on rows ``request.sort_set``, estimate every other row (or
+    ``request.eval_rows``) at each budget (Prabhu et al., 2024, §3-4).
+
+    A large selection (``sel.A`` a ``PackedCache``) is read from ``store`` as packed rows
+    (``run_sweep(..., bounded=True)``) and at most ``request.scored`` of the evaluated
+    rows, a seeded sample, are scored. Model-based estimators run in small blocks so a
+    progress bar moves.
+
+    Parameters
+    ----------
+    sel : Selection
+        The data choice.
+    request : SweepRequest
+        The Sort set, Sort, sampling, method, budgets, seed and options.
     confidence : numpy.ndarray, optional
         True-class confidences of the Sort rows (:func:`selection_confidence`), needed by
         ``sort="confidence"``.
@@ -125,46 +182,44 @@ def sweep_selection(
         Called with the fraction done, from 0 to 1.
     store : Store, optional
         The open store ``sel`` was selected from; needed for a large selection.
-    scored : int, optional
-        On a large selection, the most evaluated rows to score (default
-        ``large.DEFAULT_SCORED``).
+    memory : FitMemory, optional
+        Where the method's fit is kept for the page's other sweeps on the same Sort rows
+        (:func:`~lifelong_core.sweeping.run_sweep`).
 
     Returns
     -------
-    tuple of (pandas.DataFrame, pandas.DataFrame, numpy.ndarray)
-        The per-budget ``table`` (budget, mae, eagg, kappa, pearson, spearman), the
-        ``per_model`` table (model_row, budget, est_acc, true_acc, mae, eagg, kappa, and
-        est_lo/est_hi for a method with intervals) with each row's ``name`` and
-        ``family`` added, and the Sort order (columns easiest first).
+    SelectionSweep
+        ``(table, per_model, order)``.
 
     Raises
     ------
     InputError
         If ``sort="confidence"`` without confidences (or on a large store), or for
-        anything :func:`~lifelong_core.sweep.run_sweep` refuses (unknown method, sort or
+        anything :func:`~lifelong_core.sweeping.run_sweep` refuses (unknown method, sort or
         sampling; budgets outside [1, n]).
     """
     from lifelong_core.workflows import large
 
-    rows = np.asarray(sort_set, dtype=np.int64)
+    rows = np.asarray(request.sort_set, dtype=np.int64)
     ev = (
         complement(len(sel.models), rows)
-        if eval_rows is None
-        else np.asarray(eval_rows, dtype=np.int64)
+        if request.eval_rows is None
+        else np.asarray(request.eval_rows, dtype=np.int64)
     )
+    sort, search, budgets = request.sort, request.search, list(request.budgets)
     options: dict[str, Any] = dict(
         sort=sort,
-        sampling=sampling,
+        sampling=request.sampling,
         search=search,
-        seed=seed,
-        decompose=decompose,
+        seed=request.seed,
+        decompose=request.decompose,
         progress=progress,
         groups=sel.tasks,
+        memory=memory,
     )
     if isinstance(sel.A, large.PackedCache):
-        res = large.sweep(
-            store, sel.A, rows, ev, budgets, scored=scored or large.DEFAULT_SCORED, **options
-        )
+        scored = request.scored or large.DEFAULT_SCORED
+        res = large.sweep(store, sel.A, rows, ev, budgets, scored=scored, **options)
     else:
         if sort == "confidence" and confidence is None:
             raise InputError(
@@ -182,7 +237,7 @@ def sweep_selection(
     per = res.per_model.copy()
     per["name"] = np.asarray(sel.names, dtype=object)[per["model_row"].to_numpy()]
     per["family"] = sel.models["family"].to_numpy(dtype=object)[per["model_row"].to_numpy()]
-    return res.table.copy(), per, res.order
+    return SelectionSweep(res.table.copy(), per, res.order)
 
 
 @dataclass(frozen=True)
@@ -209,7 +264,7 @@ class StoreSweepRows:
         return StoreRows(self.path, self.model_idx[ids], self.sidx, row_ids=ids)
 
 
-def store_sweep_rows(store, dataset: str) -> StoreSweepRows:
+def store_sweep_rows(store: Store, dataset: str) -> StoreSweepRows:
     """The complete real models of ``dataset`` as rows to sweep (``lbe sweep --store``),
     read from the store's file as packed chunks, never whole.
 
@@ -244,7 +299,7 @@ def store_sweep_rows(store, dataset: str) -> StoreSweepRows:
 
 
 def sweep_store(
-    store,
+    store: Store,
     dataset: str,
     *,
     sort_models: int | None = None,
@@ -281,7 +336,7 @@ def sweep_store(
     seed : int
         Seeds the Sort set and the sweep's random draws.
     **options
-        More arguments of :func:`~lifelong_core.sweep.run_sweep` (``sort``, ``sampling``,
+        More arguments of :func:`~lifelong_core.sweeping.run_sweep` (``sort``, ``sampling``,
         ``decompose``, ``kernel``, ``executor``, ``progress``, ...).
 
     Returns
@@ -295,7 +350,7 @@ def sweep_store(
     InputError
         If fewer than two models were evaluated on every sample, both or bad Sort rows are
         given (outside the complete models, or all of them), the Sort set size is out of
-        range, or :func:`~lifelong_core.sweep.run_sweep` refuses an option.
+        range, or :func:`~lifelong_core.sweeping.run_sweep` refuses an option.
     """
     rows = store_sweep_rows(store, dataset)
     if sort_rows is not None and sort_models is not None:
@@ -427,7 +482,7 @@ def ranks(per_model: pd.DataFrame, budget: int) -> pd.DataFrame:
     return g.sort_values("true_rank")
 
 
-def family_correlation(corr, models: pd.DataFrame) -> pd.DataFrame:
+def family_correlation(corr: ModelCorrelation, models: pd.DataFrame) -> pd.DataFrame:
     """Mean off-diagonal correlation for every pair of model families (Prabhu et al.,
     2024, App. E, by family): whether models of one family fail on the same samples.
 

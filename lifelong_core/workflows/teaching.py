@@ -15,7 +15,9 @@ from lifelong_core.sortsearch import rule_thresholds, sort_models
 from lifelong_core.workflows.selection import Selection
 
 
-def teaching_slice(sel: Selection, n_models: int, n_samples: int, seed: int):
+def teaching_slice(
+    sel: Selection, n_models: int, n_samples: int, seed: int
+) -> tuple[np.ndarray, list[str], list[str]]:
     """A small real slice of ``sel`` to show whole: ``n_models`` models spread over the
     accuracy range and ``n_samples`` random samples, drawn with ``seed``.
 

@@ -8,6 +8,8 @@ anything else is refused with the row that holds it. Columns the page does not n
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 
@@ -34,7 +36,7 @@ def result_values(values: pd.Series, column: str, source: str) -> np.ndarray:
     return right.astype(np.uint8)
 
 
-def split_columns(columns, wanted) -> tuple[list[str], list[str]]:
+def split_columns(columns: Iterable[str], wanted: Iterable[str]) -> tuple[list[str], list[str]]:
     """(missing wanted columns, extra columns that will be ignored), in file order."""
     cols = [str(c) for c in columns]
     return [c for c in wanted if c not in cols], [c for c in cols if c not in wanted]

@@ -77,7 +77,7 @@ def hostile_store(tmp_path_factory) -> Path:
     pd.DataFrame(rows).to_csv(long, index=False)
     from lifelong_core.workflows import imports
 
-    imports.import_into(path, imports.read_long_source(long, None))
+    imports.import_into(path, imports.source("long", long))
     from lifelong_core.store import Store
 
     with Store.open(path, read_only=False) as st:

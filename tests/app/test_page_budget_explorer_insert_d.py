@@ -77,7 +77,7 @@ def test_budget_curves_with_bands_over_sort_splits(demo_store_path, monkeypatch)
     from lifelong_core.sortsearch import choose_sort_rows
     from lifelong_core.store import Store
     from lifelong_core.studies.bands import band_summary
-    from lifelong_core.sweep import run_sweep
+    from lifelong_core.sweeping import run_sweep
 
     monkeypatch.setenv("LBE_STORE", str(demo_store_path))
     at = run({"k": "50", "budgets": "16,64", "seed": "3", "search": "midpoint", "reps": "3"})
@@ -164,7 +164,7 @@ def test_estimated_vs_true_rank_agreement_band(demo_store_path, monkeypatch):
     from lifelong_core.sortsearch import choose_sort_rows
     from lifelong_core.store import Store
     from lifelong_core.studies.bands import band_summary
-    from lifelong_core.sweep import run_sweep
+    from lifelong_core.sweeping import run_sweep
     from lifelong_core.workflows.sweeps import rank_agreement
 
     monkeypatch.setenv("LBE_STORE", str(demo_store_path))

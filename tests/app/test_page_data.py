@@ -101,7 +101,7 @@ def test_zip_of_lm_eval_runs_imports_every_model(tmp_path, monkeypatch, demo_sto
     create_store(at, new)
     at.radio(key="fmt").set_value("lm-eval")
     at.run()
-    import_file(at, "up_lm", "runs.zip", buf.getvalue(), "application/zip")
+    import_file(at, "up_lm-eval", "runs.zip", buf.getvalue(), "application/zip")
     ok(at)
     # One import of the three runs (one transaction), as the command line does.
     done = [s.value for s in at.success if "imported" in s.value]

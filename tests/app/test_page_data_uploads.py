@@ -59,7 +59,7 @@ def _page() -> AppTest:
 def _import_lm_eval(at: AppTest, name: str, data: bytes) -> AppTest:
     at.radio(key="fmt").set_value("lm-eval")
     at.run()
-    at.file_uploader(key="up_lm").set_value((name, data, "application/zip"))
+    at.file_uploader(key="up_lm-eval").set_value((name, data, "application/zip"))
     at.run()
     at.button(key="import_btn").click()
     at.run()

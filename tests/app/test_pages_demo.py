@@ -130,7 +130,7 @@ def test_budget_explorer_on_the_random_baseline_itself(store_env):
 def test_budget_explorer_numbers_match_the_engine(store_env):
     from lifelong_core.sortsearch import choose_sort_rows
     from lifelong_core.store import Store
-    from lifelong_core.sweep import run_sweep
+    from lifelong_core.sweeping import run_sweep
 
     # reference sampling + reference rule: the published code end to end, as run_sweep's default.
     at = run(

@@ -37,8 +37,9 @@ IDS = [
 ]
 DEMO_TEXT = ("scikit", "Demo store", "handwritten digits")
 # Controls that are deliberately not in the URL: a file path typed on the Data page (a shared
-# link must not open files on the server) and the list of store files found beside it.
-NOT_IN_URL = {"open_pick", "open_path", "create_path", "lm_model", "lm_metric", "lm_filter"}
+# link must not open files on the server), the list of store files found beside it, and an
+# import format's option fields (keys "in_<format>_<option>").
+NOT_IN_URL = {"open_pick", "open_path", "create_path"}
 WIDGETS = (
     "selectbox",
     "radio",
@@ -156,7 +157,7 @@ def _keyed(at: AppTest) -> dict:
     out = {}
     for kind in WIDGETS:
         for w in at.get(kind):
-            if w.key and not w.key.startswith("$$") and w.key not in NOT_IN_URL:
+            if w.key and not w.key.startswith(("$$", "in_")) and w.key not in NOT_IN_URL:
                 out[w.key] = w
     return out
 

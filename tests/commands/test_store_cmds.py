@@ -399,7 +399,7 @@ def test_argument_errors_are_one_line(tmp_path, capsys):
         ["import", "--store", db, "--matrix", "A.npy"], capsys
     )
     assert "holds no run" in fail(["import", "--store", db, "--lm-eval", str(tmp_path)], capsys)
-    assert "only go with --lm-eval" in fail(
+    assert "only goes with --lm-eval" in fail(
         ["import", "--store", db, "--long", "x.csv", "--metric", "acc"], capsys
     )
     assert "does not exist" in fail(
@@ -469,7 +469,7 @@ def test_wide_extras_round_trip_and_errors(tmp_path, capsys):
     )
     np.save(bad, np.array([[object()]], dtype=object), allow_pickle=True)
     assert "pickled" in fail(base + ["--confidence", str(bad)], capsys)
-    assert "only go with --matrix" in fail(
+    assert "only goes with --matrix" in fail(
         ["import", "--store", db, "--long", "x.csv", "--confidence", str(bad)], capsys
     )
     assert not Path(db).exists()

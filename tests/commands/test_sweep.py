@@ -13,7 +13,7 @@ import pytest
 from lifelong_core.cli import main
 from lifelong_core.methods.registry import DEFAULT_METHOD, capabilities
 from lifelong_core.sortsearch.sort import choose_sort_rows
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 

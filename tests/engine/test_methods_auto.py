@@ -33,7 +33,7 @@ from lifelong_core.methods.registry import (
     kept_method,
 )
 from lifelong_core.sortsearch.sort import order_from_sums
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 
 def order_of(A):

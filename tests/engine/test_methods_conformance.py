@@ -4,7 +4,8 @@ In the spirit of scikit-learn's ``parametrize_with_checks``: every check runs on
 name in the registry, so a method is added by writing its module and one ``register``
 line, and it is checked here with no test of its own. ``TinyMajority`` below is such a
 method, defined and registered in this file: it passes the battery and runs in the
-command line's ``sweep``.
+command line's ``sweep``. Every check calls ``fit(A)`` as the contract allows, without
+an order: a method that needs one derives it from the cache.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from lifelong_core.cli import main
 from lifelong_core.errors import InputError, NotFittedError
 from lifelong_core.methods import (
     DEFAULT_METHOD,
+    BaseMethod,
     Estimate,
     SearchMethod,
     available_methods,
@@ -34,15 +36,23 @@ from lifelong_core.methods import (
 from lifelong_core.methods.registry import kept_method
 from lifelong_core.sortsearch.search import check_budget
 from lifelong_core.sortsearch.sort import choose_sort_rows, sort_by_sum
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 
-class TinyMajority:
+class TinyMajority(BaseMethod):
     """Evaluate the first ``budget`` samples; predict the rest as their majority."""
 
     name = "tiny-majority"
 
+    def __init__(self, tie: int = 1):
+        self.tie = tie
+
+    def _validate_params(self):
+        if self.tie not in (0, 1):
+            raise InputError(f"tie must be 0 or 1, got {self.tie!r}.", param="tie")
+
     def fit(self, A_sort, order=None, confidence=None):
+        self._validate_params()
         self.n_ = np.asarray(A_sort).shape[1]
         return self
 
@@ -56,7 +66,8 @@ class TinyMajority:
     def estimate(self, indices, observed):
         check_fitted(self, "n_")
         idx, obs = check_observations(indices, observed, self.n_)
-        y = np.full(self.n_, int(2 * obs.sum() >= len(obs)), dtype=np.uint8)
+        majority = 2 * obs.sum() > len(obs) or (2 * obs.sum() == len(obs) and self.tie == 1)
+        y = np.full(self.n_, int(majority), dtype=np.uint8)
         y[idx] = obs
         return Estimate(float(y.mean()), None, None, y)
 
@@ -87,21 +98,74 @@ def setup(name: str):
     kind = method_spec(name).kind
     if kind == "model":
         A_sort, new = A[:-1], A[-1]
-        method = get_method(name).fit(A_sort, sort_by_sum(A_sort))
     else:
         A_sort, new = A[:, :-1], A[:, -1]
-        method = get_method(name).fit(A_sort)
-    return method, len(new), new
+    return get_method(name).fit(A_sort), len(new), new
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_follows_the_protocol_and_fit_returns_self(name):
     method = get_method(name)
-    assert isinstance(method, SearchMethod)
+    assert isinstance(method, SearchMethod) and isinstance(method, BaseMethod)
     assert method.name == name
     A = cache()
-    order = sort_by_sum(A) if method_spec(name).kind == "model" else None
-    assert method.fit(A, order) is method
+    assert method.fit(A) is method
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n == TINY or method_spec(n).kind == "model"])
+def test_fit_without_an_order_uses_the_sort_order(name):
+    """``fit(A)`` is ``fit(A, order)`` with the Sort's order (Sorting by Sum; ties stable,
+    or as Listing 1 breaks them for the published ``reference`` rule): the same selections
+    and estimates."""
+    A = cache(3)
+    A_sort, new = A[:-1], A[-1]
+    a = get_method(name).fit(A_sort)
+    ties = "reference" if a.get_params().get("rule") == "reference" else "stable"
+    b = get_method(name).fit(A_sort, sort_by_sum(A_sort, ties))
+    n = A.shape[1]
+    for budget in (3, 11):
+        ia = a.select(n, budget, np.random.default_rng(7))
+        ib = b.select(n, budget, np.random.default_rng(7))
+        assert np.array_equal(ia, ib)
+        ea, eb = a.estimate(ia, new[ia]), b.estimate(ib, new[ib])
+        assert ea.acc == eb.acc and np.array_equal(ea.per_sample, eb.per_sample)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_parameters_repr_and_no_work_in_init(name):
+    """scikit-learn's estimator rules: ``get_params`` returns the settings ``__init__``
+    took, ``set_params`` and a rebuild from them give the same method, the ``repr`` names
+    the class and its changed settings, and ``__init__`` stores its settings and nothing
+    else (no fitted state, no check)."""
+    method = get_method(name)
+    params = method.get_params()
+    text = repr(method)
+    assert text.startswith(type(method).__name__ + "(") and " at 0x" not in text
+    rebuilt = type(method)(**params)
+    assert rebuilt.get_params().keys() == params.keys() and repr(rebuilt) == text
+    assert not [k for k in vars(rebuilt) if k.endswith("_") and not k.startswith("_")]
+    assert method.set_params(**params) is method
+    with pytest.raises(InputError, match="no setting"):
+        method.set_params(no_such_setting=1)
+
+
+def test_settings_are_checked_in_fit_and_by_the_registry():
+    A = cache()
+    method = get_method(TINY).set_params(tie=5)  # stored as given
+    with pytest.raises(InputError, match="tie must be 0 or 1"):
+        method.fit(A)
+    with pytest.raises(InputError, match="tie must be 0 or 1"):
+        get_method(TINY, tie=5)
+    assert repr(get_method(TINY, tie=0)) == "TinyMajority(tie=0)"
+
+
+def test_a_name_collision_is_refused_unless_replacement_is_said():
+    with pytest.raises(InputError, match="already registered"):
+        register(DEFAULT_METHOD, TinyMajority)
+    assert get_method(DEFAULT_METHOD).name == DEFAULT_METHOD
+    assert type(get_method(DEFAULT_METHOD)).__name__ != "TinyMajority"
+    register(TINY, TinyMajority, replace=True, tie=0)
+    assert get_method(TINY).get_params() == {"tie": 0}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -258,8 +322,10 @@ def test_declared_interval_matches_the_estimates(name):
     if capabilities(name).interval:
         assert est.lo is not None and est.hi is not None
         assert est.lo <= est.acc <= est.hi
+        # The result records its level (every method's default is 95%) and says it.
+        assert est.level == 0.95 and f"95% interval [{est.lo:.4f}, {est.hi:.4f}]" in str(est)
     else:
-        assert est.lo is None and est.hi is None
+        assert est.lo is None and est.hi is None and "no interval" in str(est)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -73,7 +73,7 @@ def test_estimate_is_the_share_right_with_the_harness_standard_error():
 
 def test_groups_are_passed_only_to_methods_that_declare_them():
     groups = ["a"] * 5 + ["b"] * 5
-    assert get_method(LIMIT_METHOD, groups=groups).groups.tolist() == groups
+    assert list(get_method(LIMIT_METHOD, groups=groups).groups) == groups
     # Any other method takes no such setting and is built as without it.
     assert get_method("random", groups=groups).name == "random"
     with pytest.raises(InputError, match="groups gives a task for 10 items, but the cache has 12"):

@@ -184,8 +184,12 @@ def test_intervals_work_on_positions_chosen_elsewhere():
     "kwargs", [dict(k=0), dict(k=2.5), dict(iters=0), dict(item_ridge=0.0), dict(level=1.0)]
 )
 def test_bad_settings_are_input_errors(kwargs):
+    method = MIRTEstimator(**kwargs)  # stored as given; checked when fitted
+    A, _ = two_family_cache(5, 30, 11)
     with pytest.raises(InputError):
-        MIRTEstimator(**kwargs)
+        method.fit(A)
+    with pytest.raises(InputError):
+        get_method("mirt", **kwargs)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -18,7 +18,7 @@ from lifelong_core.methods import auto, parallel
 from lifelong_core.methods.irt_fit import fit_packed_item_model
 from lifelong_core.rows import DenseRows
 from lifelong_core.sortsearch.sort import order_from_sums
-from lifelong_core.sweep.protocol import score_method
+from lifelong_core.sweeping.protocol import score_method
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from lifelong_core.methods import available_methods, capabilities, describe_meth
 from lifelong_core.methods.draws import COMMON, PER_MODEL, model_rng, model_seed
 from lifelong_core.methods.random_sample import hypergeometric_limits
 from lifelong_core.methods.registry import BASELINE_METHOD, predicts_samples
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 
 def brute_limits(a: int, k: int, n: int, level: float = 0.95) -> tuple[int, int]:

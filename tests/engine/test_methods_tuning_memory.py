@@ -40,7 +40,7 @@ def memory(tmp_path, monkeypatch):
 
 
 def _fit(A: np.ndarray, seed: int = 0) -> AutoEstimator:
-    return AutoEstimator(seed=seed).fit(A, _order(A))
+    return AutoEstimator(seed=seed, memory="user").fit(A, _order(A))
 
 
 def test_a_remembered_choice_is_the_choice_itself(memory):
@@ -71,7 +71,7 @@ def test_another_process_reads_the_choice_from_disk(memory):
         "real = auto.tune_auto\n"
         "auto.tune_auto = lambda A, **kw: calls.append(1) or real(A, **kw)\n"
         f"A = np.load({str(folder / 'cache.npy')!r})\n"
-        "est = auto.AutoEstimator().fit(A, np.argsort(-A.sum(0), kind='stable'))\n"
+        "est = auto.AutoEstimator(memory='user').fit(A, np.argsort(-A.sum(0), kind='stable'))\n"
         "print(json.dumps([len(calls), est.tuning_.to_record()]))\n"
     )
     out = subprocess.run(
@@ -145,8 +145,8 @@ def test_packed_fits_remember_their_own_choice(memory):
     _folder, calls = memory
     A = _cache()
     P = pack_rows(A)
-    first = AutoEstimator().fit_packed(P, A.shape[1], _order(A)).tuning_
-    again = AutoEstimator().fit_packed(P, A.shape[1], _order(A)).tuning_
+    first = AutoEstimator(memory="user").fit_packed(P, A.shape[1], _order(A)).tuning_
+    again = AutoEstimator(memory="user").fit_packed(P, A.shape[1], _order(A)).tuning_
     assert again == first and len(calls) == 1
     assert not first.uses("copy-nearest")
 
@@ -170,3 +170,27 @@ def test_threads_share_the_memory_safely(memory):
     with ThreadPoolExecutor(8) as pool:
         got = list(pool.map(lambda i: _fit(caches[i % 4]).tuning_, range(32)))
     assert got == [expected[i % 4] for i in range(32)]
+
+
+def test_the_class_remembers_only_in_the_memory_it_is_given(memory, tmp_path):
+    """No hidden state: the class alone writes nothing; the registered name ``auto``
+    stands for the user's memory; a memory of one's own keeps its own choices."""
+    from lifelong_core.methods import get_method
+    from lifelong_core.methods.tuning_memory import TuningMemory
+
+    folder, calls = memory
+    A = _cache(3)
+    AutoEstimator().fit(A)
+    AutoEstimator().fit(A)
+    assert len(calls) == 2 and not folder.exists()
+    assert repr(get_method("auto")) == "AutoEstimator(memory='user')"
+    get_method("auto").fit(A)
+    assert len(calls) == 3 and len(list(folder.glob("*.json"))) == 1
+    own = TuningMemory(tmp_path / "mine")
+    AutoEstimator(memory=own).fit(A)
+    AutoEstimator(memory=own).fit(A)
+    assert len(calls) == 4 and len(list((tmp_path / "mine").glob("*.json"))) == 1
+    in_memory = TuningMemory()
+    AutoEstimator(memory=in_memory).fit(A)
+    AutoEstimator(memory=in_memory).fit(A)
+    assert len(calls) == 5

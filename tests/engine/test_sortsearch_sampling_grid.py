@@ -11,7 +11,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods import InsertM
 from lifelong_core.sortsearch import uniform_positions
 from lifelong_core.sortsearch.search import positions_for, resolve_sampling, stratum_positions
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 
 @pytest.mark.parametrize(
@@ -65,7 +65,9 @@ def test_sampling_names_and_defaults():
         resolve_sampling("grid", "midpoint")
     assert positions_for("reference", 10, 3, None).tolist() == [1, 4, 7]
     assert positions_for("uniform", 10, 3, None).tolist() == [2, 5, 8]
-    assert InsertM("reference").sampling == "reference" and InsertM().sampling == "uniform"
+    order = np.arange(5)
+    assert InsertM("reference").fit(None, order).sampling_ == "reference"
+    assert InsertM().fit(None, order).sampling_ == "uniform"
 
 
 def test_sweep_uses_the_chosen_grid():

@@ -10,7 +10,7 @@ from lifelong_core.cli import main
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import choose_sort_rows
 from lifelong_core.studies.bands import band_summary, repeat_seeds
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 
 def test_band_summary_hand_checked():

@@ -16,7 +16,7 @@ from lifelong_core.studies.new_samples import (
     random_split,
     sweep_new_samples,
 )
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 # Four models, best first by accuracy on the cache columns 0-5; column 6 is the new sample,
 # right for the two best models only.

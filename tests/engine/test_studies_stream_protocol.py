@@ -14,7 +14,7 @@ from lifelong_core.studies.stream_protocol import (
     regret,
     stream_protocol,
 )
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 
 def guttman(m: int, n: int, seed: int = 0) -> np.ndarray:

@@ -23,8 +23,8 @@ from lifelong_core.methods.auto import AutoEstimator, AutoTuning, Choice
 from lifelong_core.methods.base import SweepScoring
 from lifelong_core.rows import DenseRows
 from lifelong_core.sortsearch.sort import order_from_sums
-from lifelong_core.sweep import run_sweep
-from lifelong_core.sweep.protocol import score_method
+from lifelong_core.sweeping import run_sweep
+from lifelong_core.sweeping.protocol import score_method
 
 BUDGETS = (8, 16, 64, 256, 600)
 
@@ -170,29 +170,30 @@ def test_mae_and_kappa_by_hand_on_a_tiny_case():
         assert row["est_acc"] == pytest.approx(est.acc, abs=1e-12)
 
 
-def test_sweeps_on_the_same_sort_rows_share_one_fit(cache, monkeypatch):
+def test_sweeps_on_the_same_sort_rows_share_one_fit_in_the_memory_given(cache, monkeypatch):
     from lifelong_core.methods import irt
-    from lifelong_core.sweep import protocol
+    from lifelong_core.methods.memory import FitMemory
 
     S, E, _ = cache
-    protocol.forget_fits()
+    memory = FitMemory()
     fits = []
     real = irt.MIRTEstimator.fit
     monkeypatch.setattr(
         irt.MIRTEstimator, "fit", lambda self, *a, **k: fits.append(1) or real(self, *a, **k)
     )
-    a = run_sweep(S, E, (8, 64), search="irt", seed=1)
-    b = run_sweep(S, E, (16, 600), search="irt", seed=1)  # other budgets, the same fit
+    a = run_sweep(S, E, (8, 64), search="irt", seed=1, memory=memory)
+    b = run_sweep(S, E, (16, 600), search="irt", seed=1, memory=memory)  # the same fit
     assert len(fits) == 1
-    run_sweep(S[1:], E, (8,), search="irt", seed=1)  # other Sort rows: fitted anew
-    run_sweep(S, E, (8,), search="mirt", seed=1)  # another method
-    assert len(fits) == 3
-    again = run_sweep(S, E, (8, 64), search="irt", seed=1)
+    run_sweep(S[1:], E, (8,), search="irt", seed=1, memory=memory)  # other Sort rows
+    run_sweep(S, E, (8,), search="mirt", seed=1, memory=memory)  # another method
+    assert len(fits) == 3 and len(memory) == 3
+    again = run_sweep(S, E, (8, 64), search="irt", seed=1, memory=memory)
     pd.testing.assert_frame_equal(a.per_model, again.per_model, check_exact=True)
-    protocol.forget_fits()
+    # Without a memory nothing is kept: every sweep fits, with the same numbers.
     fresh = run_sweep(S, E, (16, 600), search="irt", seed=1)
+    run_sweep(S, E, (16, 600), search="irt", seed=1)
     pd.testing.assert_frame_equal(b.per_model, fresh.per_model, check_exact=True)
-    assert len(fits) == 4
+    assert len(fits) == 5
 
 
 def test_the_registry_declares_batched_scoring_for_exactly_the_methods_that_offer_it():

@@ -10,8 +10,8 @@ import pytest
 
 from lifelong_core.errors import InputError
 from lifelong_core.rows import PackedArray
-from lifelong_core.sweep import run_sweep
-from lifelong_core.sweep.executors import _distributed
+from lifelong_core.sweeping import run_sweep
+from lifelong_core.sweeping.executors import _distributed
 
 pytest.importorskip("dask.distributed")
 

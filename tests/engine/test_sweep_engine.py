@@ -23,7 +23,7 @@ from lifelong_core.methods import (
 )
 from lifelong_core.rows import DenseRows, PackedArray, RowSource
 from lifelong_core.sortsearch import boundary_counts, serial_additions, sweep_cuts
-from lifelong_core.sweep import power_budgets, run_sweep
+from lifelong_core.sweeping import power_budgets, run_sweep
 
 
 def synthetic(m: int, n: int, seed: int) -> np.ndarray:

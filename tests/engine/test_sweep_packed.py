@@ -11,7 +11,7 @@ from lifelong_core.cli import main
 from lifelong_core.errors import InputError
 from lifelong_core.rows import MatrixRows, PackedArray
 from lifelong_core.sortsearch.sort import choose_sort_rows
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 
 def run_sweep_packed(A_sort, A_eval, budgets=None, **kwargs):

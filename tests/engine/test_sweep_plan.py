@@ -1,5 +1,5 @@
 """run_sweep plans once: the rows' form, the method's registered capabilities and the
-request decide the path, the kernel and how the Sort rows are read (sweep.plan)."""
+request decide the path, the kernel and how the Sort rows are read (sweeping.plan)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from lifelong_core.errors import InputError
 from lifelong_core.rows import PackedArray
-from lifelong_core.sweep import plan_sweep, run_sweep
+from lifelong_core.sweeping import plan_sweep, run_sweep
 
 
 @pytest.fixture(scope="module")

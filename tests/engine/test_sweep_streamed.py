@@ -7,7 +7,7 @@ import pytest
 
 from lifelong_core import limits
 from lifelong_core.rows import PackedArray
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 
 @pytest.fixture(scope="module")

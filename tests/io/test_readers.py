@@ -326,7 +326,7 @@ def test_data_page_upload_of_a_bad_results_file(tmp_path, run, monkeypatch):
     at.run()
     at.radio(key="fmt").set_value("lm-eval")
     at.run()
-    at.file_uploader(key="up_lm").set_value(("runs.zip", buf.getvalue(), "application/zip"))
+    at.file_uploader(key="up_lm-eval").set_value(("runs.zip", buf.getvalue(), "application/zip"))
     at.run()
     at.button(key="import_btn").click()
     at.run()

@@ -104,7 +104,7 @@ def test_model_name_scorer_and_bad_files(logs, tmp_path, capsys):
         (["--inspect", str(logs["toy-binary"]), "--epoch", "3"], "has no epoch 3"),
         (["--inspect", str(tmp_path / "missing.eval")], "does not exist"),
         (["--inspect", str(junk)], "is not an Inspect evaluation log"),
-        (["--long", str(junk), "--scorer", "x"], "only go with --inspect"),
+        (["--long", str(junk), "--scorer", "x"], "only goes with --inspect"),
     ]
     for extra, words in cases:
         assert main(["import", "--store", str(store), *extra]) == 2, extra

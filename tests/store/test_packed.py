@@ -11,7 +11,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.rows import PackedArray
 from lifelong_core.store import Store
 from lifelong_core.store.packed_bulk import StoreRows, insert_packed_rows, read_packed_rows
-from lifelong_core.sweep import run_sweep
+from lifelong_core.sweeping import run_sweep
 
 
 def run_sweep_packed(A_sort, A_eval, budgets=None, **kwargs):

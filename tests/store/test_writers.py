@@ -197,7 +197,7 @@ SLOW_IMPORT = textwrap.dedent("""
     from lifelong_core.cli import main
     from lifelong_core.workflows import imports
 
-    real = imports.read_matrix_source
+    real = imports.source
 
     def reading(*args, **kwargs):
         # The import holds the store from before it reads its input: pause there until the
@@ -209,7 +209,7 @@ SLOW_IMPORT = textwrap.dedent("""
             time.sleep(0.05)
         return real(*args, **kwargs)
 
-    imports.read_matrix_source = reading
+    imports.source = reading
     sys.exit(main(["import", "--store", sys.argv[1], "--matrix", sys.argv[3], "--models",
                    sys.argv[4], "--samples", sys.argv[5], "--dataset", "big"]))
 """)

@@ -13,18 +13,19 @@ from lifelong_core.stats import SCHEMES, bootstrap, leaderboard
 from lifelong_core.stats.vtab import counts_from_leaderboard, load_published
 from lifelong_core.store import Store
 from lifelong_core.workflows import matching, rankings
+from ui import ranking_tables
 
 
 def test_published_leaderboard_is_table_a3_best_first():
-    rows, table = rankings.published_leaderboard(load_published(), "bootstrap", False)
-    assert list(table.columns) == ["model", *rankings.PUBLISHED_SCOPES]
+    rows, table = ranking_tables.published_leaderboard(load_published(), "bootstrap", False)
+    assert list(table.columns) == ["model", *ranking_tables.PUBLISHED_SCOPES]
     assert len(table) == 16 and set(rows["method"]) == {"bootstrap"}
     overall = rows[rows["scope"] == "overall"].set_index("model")["mean_pct"]
     assert table["model"].iloc[0] == overall.idxmax()
     best = overall.loc[table["model"].iloc[0]]
     assert table["overall"].iloc[0].startswith(f"{best:.1f} (")
     # Normalised figures exist for the bootstrap only: the Bayesian rows stay raw.
-    bayes, _ = rankings.published_leaderboard(load_published(), "bayesian", True)
+    bayes, _ = ranking_tables.published_leaderboard(load_published(), "bayesian", True)
     assert not bayes["normalized"].any()
 
 
@@ -34,7 +35,7 @@ def test_tables_of_the_bootstrap_tabs():
     acc = rankings.overall_accuracy(table)
     assert list(acc) == sorted(acc, reverse=True)
     truth = acc * 100
-    comp = rankings.estimated_vs_true(board, truth)
+    comp = ranking_tables.estimated_vs_true(board, truth)
     assert comp["true_in_interval"].dtype == bool
     assert (comp["error_pts"] == (comp["estimated_pct"] - comp["true_pct"]).round(2)).all()
     assert sorted(comp["true_rank"]) == sorted(truth.rank(ascending=False, method="min"))
@@ -47,10 +48,10 @@ def test_tables_of_the_bootstrap_tabs():
             "hi": 2.0,
         }
     )
-    wide = rankings.scheme_intervals(ranks, ["b", "a"], SCHEMES)
+    wide = ranking_tables.scheme_intervals(ranks, ["b", "a"], SCHEMES)
     assert list(wide.columns) == ["model", *SCHEMES.values()]
     assert wide["model"].tolist() == ["b", "a"] and wide.iloc[0, 1] == "1.2 (1.0, 2.0)"
-    pts = rankings.differences_in_points(
+    pts = ranking_tables.differences_in_points(
         pd.DataFrame({"diff": [0.01234], "lo": [0.0], "hi": [0.1]})
     )
     assert pts["diff"].iloc[0] == 1.234 and pts["hi"].iloc[0] == 10.0
@@ -60,9 +61,9 @@ def test_per_category_intervals_need_categories():
     one = pd.DataFrame(
         {"model": ["a", "b"], "scope": "overall", "mean": [2.0, 1.0], "lo": 0.5, "hi": 3.0}
     )
-    assert rankings.per_category_intervals(one) is None
+    assert ranking_tables.per_category_intervals(one) is None
     two = pd.concat([one, one.assign(scope="cat", mean=[1.0, 2.0])], ignore_index=True)
-    wide = rankings.per_category_intervals(two)
+    wide = ranking_tables.per_category_intervals(two)
     assert wide.columns.tolist() == ["model", "overall", "cat"]
     assert wide["model"].tolist() == ["a", "b"] and wide["cat"].iloc[0] == "1.00 (0.50, 3.00)"
 
@@ -77,7 +78,7 @@ def test_estimator_interval_table_counts_and_ranks():
             "true": [52.0, 63.0],
         }
     )
-    out = rankings.estimator_interval_table(own)
+    out = ranking_tables.estimator_interval_table(own)
     assert out["model"].tolist() == ["b", "a"]
     assert out.set_index("model")["true_in_interval"].to_dict() == {"a": True, "b": False}
     assert {"est_pct", "est_lo_pct", "est_hi_pct", "true_pct"} <= set(out.columns)
@@ -128,10 +129,10 @@ def test_hierarchical_views_hold_every_table_the_page_shows():
     )
     assert views["models"] == list(table.models)
     assert views["a"].shape[:2] == (2, 100)
-    ordered = rankings.by_expected_rank(views["rank_probs"])
+    ordered = ranking_tables.by_expected_rank(views["rank_probs"])
     assert sorted(ordered.index) == sorted(table.models)
-    both = rankings.bayes_beside_bootstrap(
-        rankings.percent(views["intervals"]),
+    both = ranking_tables.bayes_beside_bootstrap(
+        ranking_tables.percent(views["intervals"]),
         leaderboard(bootstrap(table, n_boot=100, seed=0)),
         False,
     )

@@ -8,10 +8,10 @@ what makes paper-scale sweeps fit in memory. A sweep is two maps and two reducti
 1. map :meth:`PackedKernel.sort_sums` over chunks of Sort rows -> int64 (n,) partial
    sums; reduce by addition -> the Sort order (``order_from_sums``, Prabhu et al. (2024) §3.1.1 (1));
 2. map :meth:`PackedKernel.evaluate` over chunks of evaluated rows -> per-(model, budget)
-   records; reduce by concatenation (:func:`lifelong_core.sweep.result.assemble`).
+   records; reduce by concatenation (:func:`lifelong_core.sweeping.result.assemble`).
 
 The chunk functions only take plain arrays and small frozen objects, so any executor
-(:mod:`lifelong_core.sweep.executors`) can run them, dask tasks included.
+(:mod:`lifelong_core.sweeping.executors`) can run them, dask tasks included.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from lifelong_core.rows import DEFAULT_CHUNK_ROWS, RowSource
 from lifelong_core.sortsearch.metrics import threshold_metrics
 from lifelong_core.sortsearch.search import rule_thresholds_packed
 from lifelong_core.sortsearch.sort import order_from_sums
-from lifelong_core.sweep.result import RECORD_KEYS
+from lifelong_core.sweeping.result import RECORD_KEYS
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def records_from_sorted(
 ) -> dict[str, np.ndarray]:
     """Per-(model, budget) metrics of one chunk from its packed rows in Sort order.
 
-    The numbers of the dense kernel (:mod:`lifelong_core.sweep.dense`), computed without
+    The numbers of the dense kernel (:mod:`lifelong_core.sweeping.dense`), computed without
     materialising counts at every cut: the observations at a budget's sorted positions
     ``p`` are read as bits of the sorted rows and stay packed, the rule turns them into a
     threshold ``t`` a byte at a time (§3.2, extrapolated to n;

@@ -23,6 +23,7 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -46,11 +47,11 @@ class SerialExecutor:
     def __enter__(self) -> SerialExecutor:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         pass
 
     def _ordered(
-        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], args
+        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], args: tuple
     ) -> Iterator:
         for s, e in spans:
             yield fn(source, s, e, *args)
@@ -60,7 +61,7 @@ class SerialExecutor:
         fn: Task,
         source: RowSource,
         spans: Sequence[tuple[int, int]],
-        *args,
+        *args: Any,
         on_result: OnResult = None,
     ) -> list:
         out = []
@@ -71,7 +72,7 @@ class SerialExecutor:
         return out
 
     def total(
-        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], *args
+        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], *args: Any
     ) -> np.ndarray:
         """The sum of the task results (int arrays), added up as they arrive."""
         acc: np.ndarray | None = None
@@ -94,11 +95,11 @@ class ThreadExecutor(SerialExecutor):
         self._pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="sweep")
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._pool.shutdown()
 
     def _ordered(
-        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], args
+        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], args: tuple
     ) -> Iterator:
         pending: deque = deque()
         for s, e in spans:
@@ -109,7 +110,7 @@ class ThreadExecutor(SerialExecutor):
             yield pending.popleft().result()
 
 
-def _distributed():
+def _distributed() -> Any:
     try:
         import dask.distributed as dd
     except ImportError:
@@ -128,7 +129,7 @@ def _add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 class DaskExecutor:
     name = "dask"
 
-    def __init__(self, client=None, n_workers: int = 1, threads_per_worker: int = 2):
+    def __init__(self, client: Any | None = None, n_workers: int = 1, threads_per_worker: int = 2):
         self.client = client
         self.n_workers = n_workers
         self.threads_per_worker = threads_per_worker
@@ -148,7 +149,7 @@ class DaskExecutor:
             self._client = self.client
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._cluster is None:
             return
         # A worker heartbeat racing the shutdown of a local cluster logs a harmless
@@ -162,7 +163,9 @@ class DaskExecutor:
         finally:
             log.setLevel(level)
 
-    def _submit(self, fn: Task, source: RowSource, spans, args) -> list:
+    def _submit(
+        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], args: tuple
+    ) -> list:
         client = self._client
         # Sources and arguments travel once per worker; tasks refer to them (pure=False:
         # no hashing of data).
@@ -181,7 +184,7 @@ class DaskExecutor:
         fn: Task,
         source: RowSource,
         spans: Sequence[tuple[int, int]],
-        *args,
+        *args: Any,
         on_result: OnResult = None,
     ) -> list:
         futures = self._submit(fn, source, spans, args)
@@ -195,7 +198,7 @@ class DaskExecutor:
         return out
 
     def total(
-        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], *args
+        self, fn: Task, source: RowSource, spans: Sequence[tuple[int, int]], *args: Any
     ) -> np.ndarray:
         level = self._submit(fn, source, spans, args)
         while len(level) > 1:
@@ -209,7 +212,9 @@ class DaskExecutor:
         return level[0].result()
 
 
-def make_executor(name: str, *, threads: int | None = None, client=None, n_workers: int = 1):
+def make_executor(
+    name: str, *, threads: int | None = None, client: Any | None = None, n_workers: int = 1
+) -> Any:
     """The executor called ``name``; ``threads`` sizes the pool (threads) or each dask worker."""
     if name == "serial":
         return SerialExecutor()

@@ -22,7 +22,7 @@ from lifelong_core.sortsearch.kernels import (
 from lifelong_core.sortsearch.metrics import kappa_from, threshold_metrics
 from lifelong_core.sortsearch.search import rule_thresholds
 from lifelong_core.sortsearch.sort import best_prefix_counts, column_sums
-from lifelong_core.sweep.result import DECOMP_KEYS, RECORD_KEYS
+from lifelong_core.sweeping.result import DECOMP_KEYS, RECORD_KEYS
 
 
 @dataclass(frozen=True)

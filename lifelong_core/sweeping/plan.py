@@ -3,7 +3,7 @@
 :func:`plan_sweep` looks at the rows' form (a dense array, packed rows, another row
 source), at what the method declares in the registry
 (:func:`lifelong_core.methods.registry.capabilities`) and at the caller's request, and
-returns a :class:`SweepPlan`; :func:`lifelong_core.sweep.run_sweep` then follows that
+returns a :class:`SweepPlan`; :func:`lifelong_core.sweeping.run_sweep` then follows that
 plan straight down. The plan decides how, never the numbers (the kernels and paths give
 the same numbers, tested against each other and against Prabhu et al. (2024)'s Listing 1).
 
@@ -32,13 +32,13 @@ import numpy as np
 
 from lifelong_core import limits
 from lifelong_core.errors import InputError
-from lifelong_core.methods.registry import capabilities
+from lifelong_core.methods.registry import Capabilities, capabilities
 from lifelong_core.rows import DEFAULT_CHUNK_ROWS, DenseRows, PackedArray, RowSource
 from lifelong_core.sortsearch.kernels import default_block_rows
 from lifelong_core.sortsearch.search import SAMPLING
-from lifelong_core.sweep.dense import DenseKernel
-from lifelong_core.sweep.executors import EXECUTORS
-from lifelong_core.sweep.packed import PackedKernel
+from lifelong_core.sweeping.dense import DenseKernel
+from lifelong_core.sweeping.executors import EXECUTORS
+from lifelong_core.sweeping.packed import PackedKernel
 
 KERNELS: dict[str, type[DenseKernel] | type[PackedKernel]] = {
     "dense": DenseKernel,
@@ -61,7 +61,7 @@ def form_of(A: object) -> str:
 
 @dataclass(frozen=True)
 class SweepPlan:
-    """What :func:`~lifelong_core.sweep.run_sweep` does, in order.
+    """What :func:`~lifelong_core.sweeping.run_sweep` does, in order.
 
     Attributes
     ----------
@@ -111,7 +111,7 @@ class SweepPlan:
             Samples per row (columns of the matrix).
         requested : int, optional
             The caller's ``chunk_rows``, already checked by
-            :func:`~lifelong_core.sweep.engine.check_bounds`; returned as is when given.
+            :func:`~lifelong_core.sweeping.engine.check_bounds`; returned as is when given.
 
         Returns
         -------
@@ -147,7 +147,7 @@ def plan_sweep(
     A_sort : array or RowSource
         The Sort rows (only their form is looked at).
     search, sort, sampling, decompose
-        As for :func:`~lifelong_core.sweep.run_sweep` (``sampling`` already resolved).
+        As for :func:`~lifelong_core.sweeping.run_sweep` (``sampling`` already resolved).
     kernel : {"dense", "packed"}, optional
         Default: ``"dense"``; with ``bounded``, ``"packed"`` for a threshold rule with
         Sorting by Sum and no error decomposition.
@@ -197,8 +197,14 @@ def plan_sweep(
 
 
 def _check(
-    caps, search: str, kernel: str, executor: str, sort: str, sampling: str, decompose: bool
-):
+    caps: Capabilities,
+    search: str,
+    kernel: str,
+    executor: str,
+    sort: str,
+    sampling: str,
+    decompose: bool,
+) -> None:
     if kernel not in KERNELS:
         raise InputError(
             f"unknown kernel {kernel!r}; use one of {', '.join(KERNELS)}.", param="kernel"

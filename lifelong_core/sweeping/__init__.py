@@ -13,10 +13,10 @@ parameters.
 - :mod:`.result`: :class:`SweepResult`, budgets, the one summary per budget.
 """
 
-from lifelong_core.sweep.engine import check_bounds, run_sweep
-from lifelong_core.sweep.executors import EXECUTORS
-from lifelong_core.sweep.plan import KERNELS, SweepPlan, plan_sweep
-from lifelong_core.sweep.result import (
+from lifelong_core.sweeping.engine import check_bounds, run_sweep
+from lifelong_core.sweeping.executors import EXECUTORS
+from lifelong_core.sweeping.plan import KERNELS, SweepPlan, plan_sweep
+from lifelong_core.sweeping.result import (
     PER_MODEL_COLUMNS,
     TABLE_COLUMNS,
     SweepResult,

@@ -18,8 +18,6 @@ rows are checked once per sweep, not once per estimate.
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -34,6 +32,7 @@ from lifelong_core.methods.base import (
     check_observations,
 )
 from lifelong_core.methods.irt_fit import DEFAULT_MAX_COLUMNS
+from lifelong_core.methods.memory import FitMemory
 from lifelong_core.methods.registry import get_method, method_spec, predicts_samples
 from lifelong_core.rows import DEFAULT_CHUNK_ROWS, DenseRows, RowSource
 from lifelong_core.sortsearch.metrics import kappa_from
@@ -57,7 +56,7 @@ def fit_packed(
     order: np.ndarray,
     *,
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
     packed: np.ndarray | None = None,
 ) -> PackedFitMethod:
     """Fit ``method`` from the packed Sort rows in bounded memory (its ``fit_packed``: the
@@ -107,10 +106,7 @@ def fit_packed(
 # Fitted methods kept in this process, keyed by what they were fitted on: two sweeps on the
 # same Sort rows (the Budget explorer and Estimated vs true ask for other budgets) share
 # one fit. A fit depends only on its inputs, so a kept one is the fit itself.
-FITS_KEPT = 4
 FITS_MAX_BYTES = 256 << 20  # Sort rows larger than this are fitted without being kept
-_FITS: OrderedDict = OrderedDict()
-_FITS_LOCK = threading.Lock()
 
 
 def _digest(a: np.ndarray | None) -> tuple | None:
@@ -129,10 +125,11 @@ def fitted_method(
     confidence: np.ndarray | None = None,
     *,
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
-    groups=None,
+    progress: Callable[[float], object] | None = None,
+    groups: Sequence[object] | np.ndarray | None = None,
+    memory: FitMemory | None = None,
 ) -> SearchMethod:
-    """``search`` fitted on the Sort rows, or the same fit made earlier in this process.
+    """``search`` fitted on the Sort rows, or the same fit kept in ``memory``.
 
     Parameters
     ----------
@@ -155,18 +152,21 @@ def fitted_method(
     groups : array_like, optional
         Each sample's task, for a method that uses them
         (:func:`~lifelong_core.methods.registry.get_method`).
+    memory : FitMemory, optional
+        Where fits are kept for the sweeps that ask for the same one (methods do not
+        change once fitted), keyed by the method's registration and digests of the rows,
+        order, confidences and seed; None fits afresh.
 
     Returns
     -------
     SearchMethod
-        Fitted; shared with every sweep that asks for the same fit (methods do not change
-        once fitted).
+        Fitted.
     """
     spec = method_spec(search)
     data = rows.read(0, rows.n_rows) if how == "packed" else dense
     if data is None:
         raise RuntimeError("the sweep plan fits on dense Sort rows it did not read.")
-    if data.nbytes > FITS_MAX_BYTES:  # a command-line sweep at scale: nothing to share
+    if memory is None or data.nbytes > FITS_MAX_BYTES:  # nothing to share, or too large
         return _fit(search, how, rows, data, order, confidence, seed, progress, groups)
     key = (
         search,
@@ -180,31 +180,28 @@ def fitted_method(
         seed,
         None if groups is None else _digest(np.asarray(groups).astype(str)),
     )
-    with _FITS_LOCK:
-        if key in _FITS:
-            _FITS.move_to_end(key)
-            return _FITS[key]
-    method = _fit(search, how, rows, data, order, confidence, seed, progress, groups)
-    with _FITS_LOCK:
-        _FITS[key] = method
-        while len(_FITS) > FITS_KEPT:
-            _FITS.popitem(last=False)
-    return method
+    return memory.get(
+        key, lambda: _fit(search, how, rows, data, order, confidence, seed, progress, groups)
+    )
 
 
-def _fit(search, how, rows, data, order, confidence, seed, progress, groups) -> SearchMethod:
+def _fit(
+    search: str,
+    how: str,
+    rows: RowSource,
+    data: np.ndarray,
+    order: np.ndarray,
+    confidence: np.ndarray | None,
+    seed: int,
+    progress: Callable[[float], object] | None,
+    groups: Sequence[object] | np.ndarray | None,
+) -> SearchMethod:
     method = get_method(search, groups=groups)
     if how == "packed":
         fit_packed(method, rows, order, seed=seed, progress=progress, packed=data)
     else:
         method.fit(data, order, confidence)
     return method
-
-
-def forget_fits() -> None:
-    """Drop the fits kept by :func:`fitted_method` (a benchmark timing cold runs)."""
-    with _FITS_LOCK:
-        _FITS.clear()
 
 
 def score_method(

@@ -2,7 +2,7 @@
 
 Sort once on some models, then for every budget ``n'`` estimate every other model from
 ``n'`` evaluations and score it against its full row. :func:`run_sweep` plans once
-(:func:`lifelong_core.sweep.plan.plan_sweep`: the rows' form, what the method declares in
+(:func:`lifelong_core.sweeping.plan.plan_sweep`: the rows' form, what the method declares in
 the registry, the caller's kernel, executor and memory bound) and follows the plan down
 one path; how the work is done never changes the numbers (tested):
 
@@ -27,19 +27,21 @@ benchmark maintainer would pick one subset and run every new model on it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from lifelong_core import limits
 from lifelong_core.errors import InputError
+from lifelong_core.methods.memory import FitMemory
 from lifelong_core.methods.registry import method_spec
 from lifelong_core.rows import DEFAULT_CHUNK_ROWS, DenseRows, RowSource
 from lifelong_core.sortsearch.search import DEFAULT_RULE, positions_for, resolve_sampling
 from lifelong_core.sortsearch.sort import column_sums, compute_order, order_from_sums
-from lifelong_core.sweep.executors import make_executor
-from lifelong_core.sweep.plan import KERNELS, SweepPlan, dense_sort_rows, plan_sweep
-from lifelong_core.sweep.protocol import fitted_method, score_method
-from lifelong_core.sweep.result import (
+from lifelong_core.sweeping.executors import make_executor
+from lifelong_core.sweeping.plan import KERNELS, SweepPlan, dense_sort_rows, plan_sweep
+from lifelong_core.sweeping.protocol import fitted_method, score_method
+from lifelong_core.sweeping.result import (
     SweepResult,
     assemble,
     check_budgets,
@@ -48,15 +50,17 @@ from lifelong_core.sweep.result import (
 )
 
 
-def _sort_task(source: RowSource, start: int, stop: int, kernel) -> np.ndarray:
+def _sort_task(source: RowSource, start: int, stop: int, kernel: Any) -> np.ndarray:
     return kernel.sort_sums(kernel.read(source, start, stop), source.n)
 
 
-def _eval_task(source: RowSource, start: int, stop: int, kernel, spec) -> dict[str, np.ndarray]:
+def _eval_task(
+    source: RowSource, start: int, stop: int, kernel: Any, spec: Any
+) -> dict[str, np.ndarray]:
     return kernel.evaluate(kernel.read(source, start, stop), source.row_ids[start:stop], spec)
 
 
-def _as_rows(A, what: str, row_ids: np.ndarray | None) -> RowSource:
+def _as_rows(A: np.ndarray | RowSource, what: str, row_ids: np.ndarray | None) -> RowSource:
     """A row source as is; an array is served in place."""
     if isinstance(A, RowSource):
         return A
@@ -125,8 +129,8 @@ def check_bounds(
 
 
 def run_sweep(
-    A_sort,
-    A_eval,
+    A_sort: np.ndarray | RowSource,
+    A_eval: np.ndarray | RowSource,
     budgets: Sequence[int] | None = None,
     *,
     sort: str = "sum",
@@ -134,7 +138,7 @@ def run_sweep(
     search: str = DEFAULT_RULE,
     confidence: np.ndarray | None = None,
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
     ties: str | None = None,
     depth: int = 2,
     decompose: bool = False,
@@ -143,10 +147,11 @@ def run_sweep(
     threads: int | None = None,
     chunk_rows: int | None = None,
     eval_row_ids: np.ndarray | None = None,
-    client=None,
+    client: Any | None = None,
     n_workers: int = 1,
     bounded: bool = False,
-    groups=None,
+    groups: Sequence[object] | np.ndarray | None = None,
+    memory: FitMemory | None = None,
 ) -> SweepResult:
     """Run Sort once and Search at every budget; score against the evaluated rows.
 
@@ -206,6 +211,10 @@ def run_sweep(
     groups : array_like, optional
         Each sample's task, in column order, for a method that uses them (the ``groups``
         capability, e.g. ``first-n``); ignored by the others.
+    memory : FitMemory, optional
+        Keeps the method's fit for later sweeps on the same Sort rows (another budget of
+        the same page), and reuses one kept there; None fits afresh
+        (:mod:`lifelong_core.methods.memory`).
 
     Returns
     -------
@@ -325,6 +334,7 @@ def run_sweep(
                 seed=seed,
                 progress=None if progress is None else (lambda f: progress(share * f)),
                 groups=groups,
+                memory=memory,
             )
             per_model = score_method(method, rows_eval, budgets, rng, step, advance)
     if plan.executor != "serial":
@@ -334,7 +344,7 @@ def run_sweep(
 
 def _order(
     plan: SweepPlan,
-    ex,
+    ex: Any,
     rows: RowSource,
     step: int,
     dense: np.ndarray | None,

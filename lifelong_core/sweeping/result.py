@@ -27,7 +27,7 @@ PER_MODEL_COLUMNS = ["model_row", "budget", "est_acc", "true_acc", "mae"]
 
 @dataclass(frozen=True)
 class SweepResult:
-    """What :func:`~lifelong_core.sweep.run_sweep` returns: the scores of a budget sweep.
+    """What :func:`~lifelong_core.sweeping.run_sweep` returns: the scores of a budget sweep.
 
     With ``decompose=True`` both tables also carry ``aleatoric`` and ``epistemic``
     (Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid

@@ -20,8 +20,8 @@ import pandas as pd
 from lifelong_core import limits
 from lifelong_core.rows import RowSource
 from lifelong_core.sortsearch.metrics import kappa_from
-from lifelong_core.sweep.packed import order_from_packed
-from lifelong_core.sweep.result import SweepResult, check_budgets, summarise
+from lifelong_core.sweeping.packed import order_from_packed
+from lifelong_core.sweeping.result import SweepResult, check_budgets, summarise
 
 
 def _bits_at(P: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -35,7 +35,7 @@ def copy_nearest_packed(
     budgets: Sequence[int],
     *,
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Callable[[float], object] | None = None,
 ) -> SweepResult:
     """``run_sweep(..., search="copy-nearest")`` on packed rows, with the same numbers.
 
