@@ -23,6 +23,7 @@ from ui import caches, charts, controls, stores
 from ui.common import (
     download_table,
     input_errors,
+    picked,
     plain,
     query_default,
     show_chart,
@@ -150,13 +151,15 @@ def harness_section(key: str, dataset: str, seed: int) -> None:
     sel = caches.selection(key, dataset, ())
     m, n = sel.A.shape
     raw_h = query_default("harness", "lm-eval")
-    harness = st.radio(
-        "Harness",
-        list(HARNESSES),
-        index=HARNESSES.index(raw_h) if raw_h in HARNESSES else 0,
-        format_func=HARNESS_LABELS.get,
-        horizontal=True,
-        key="harness",
+    harness: str = picked(
+        st.radio(
+            "Harness",
+            list(HARNESSES),
+            index=HARNESSES.index(raw_h) if raw_h in HARNESSES else 0,
+            format_func=HARNESS_LABELS.get,
+            horizontal=True,
+            key="harness",
+        )
     )
     st.markdown(
         "For language models evaluated with **lm-evaluation-harness** (0.4.13 or later: its `--samples` option runs "

@@ -246,7 +246,7 @@ def _check_run_flags(args: argparse.Namespace) -> None:
         raise InputError("--scorer and --epoch go with --inspect.")
 
 
-def _observations(args: argparse.Namespace, st, cache) -> list:
+def _observations(args: argparse.Namespace, st: Store, cache: Selection) -> list:
     """The new model's results per round, from each ``--lm-eval`` or ``--inspect``, on the
     cache's ids."""
     from lifelong_core.workflows.new_model import (

@@ -21,8 +21,8 @@ Written files (:func:`write_items`):
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -201,7 +201,7 @@ def inspect_sample_ids(items: pd.DataFrame, task_names: Mapping[str, str] | None
 
 def write_items(
     items: pd.DataFrame,
-    path: str | Path,
+    path: str | os.PathLike[str],
     fmt: str,
     task_names: Mapping[str, str] | None = None,
 ) -> None:

@@ -681,7 +681,7 @@ def lm_eval_source(
 
 
 def read_run(
-    path,
+    path: str | os.PathLike[str],
     metric: Wanted = None,
     filter: Wanted = None,
     *,
@@ -846,8 +846,8 @@ def _read_runs(
     root: Path,
     shown: str | Path,
     model: str | None,
-    metric: str | None,
-    filter: str | None,
+    metric: Wanted,
+    filter: Wanted,
     dataset: str | None,
     strict: bool,
     progress: Callable[[float, str], object] | None,

@@ -109,8 +109,8 @@ class Source:
     extras: Mapping[str, np.ndarray] = field(default_factory=dict)
     path: Path | None = None  # lm-eval
     model: str | None = None
-    metric: str | None = None
-    filter: str | None = None
+    metric: str | Mapping[str, str | None] | None = None
+    filter: str | Mapping[str, str | None] | None = None
     run: Any = None  # inspect: the read log (InspectRun); lm-eval: the runs read (LmEvalRun)
     runs: int = 0  # lm-eval: run folders found
     skipped: tuple = ()  # lm-eval: SkippedRun of each run left out

@@ -136,15 +136,26 @@ class PairSamples:
 
     Reading this once and reusing it for every block of models saves a round of
     dataset/domain/sample queries per block.
+
+    Attributes
+    ----------
+    source, target : Side
+        The two test sets compared.
+    source_idx, target_idx : numpy.ndarray
+        The ``sample_idx`` of each side's samples, in store order.
+    y_source, y_target : numpy.ndarray
+        Each side's sample labels, in the same order.
+    model_names : dict
+        ``model_idx`` -> display name, for every model in the store.
     """
 
     source: Side
     target: Side
-    source_idx: np.ndarray  # sample_idx of the source samples, in store order
+    source_idx: np.ndarray
     y_source: np.ndarray
     target_idx: np.ndarray
     y_target: np.ndarray
-    model_names: dict  # model_idx -> display name, every model in the store
+    model_names: dict
 
 
 def read_samples(store: Store, source: Side, target: Side) -> PairSamples:

@@ -70,6 +70,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.special import stdtrit
@@ -567,7 +568,7 @@ class RoundsDesign:
         self.predict, self.one_shot = predict, one_shot
         self.level, self.floor, self.cross_fit = level, floor, cross_fit
 
-    def _known(self, columns, observed) -> tuple[np.ndarray, np.ndarray]:
+    def _known(self, columns: np.ndarray, observed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         cols = np.asarray(columns, dtype=np.int64)
         obs = np.asarray(observed)
         if cols.shape != obs.shape or len(np.unique(cols)) != len(cols):
@@ -578,7 +579,7 @@ class RoundsDesign:
             raise InputError("the results so far must be 0 or 1.")
         return cols, obs.astype(np.uint8)
 
-    def zones(self, columns, observed, size: int) -> Zones:
+    def zones(self, columns: np.ndarray, observed: np.ndarray, size: int) -> Zones:
         """The design of a zone round of ``size`` items after the results so far.
 
         Parameters
@@ -607,7 +608,12 @@ class RoundsDesign:
         return zone_design(rest, p, int(size), self.floor)
 
     def select_next(
-        self, n: int, budget: int, rng: np.random.Generator, columns, observed
+        self,
+        n: int,
+        budget: int,
+        rng: np.random.Generator,
+        columns: np.ndarray,
+        observed: np.ndarray,
     ) -> np.ndarray:
         """The next round's items: the pilot (stratified along the order) when nothing is
         evaluated yet, else a zone round over what is left.
@@ -766,7 +772,7 @@ class RoundsDesign:
 
 
 def play_rounds(
-    method,
+    method: Any,
     n: int,
     budget: int,
     rng: np.random.Generator,
@@ -857,7 +863,10 @@ class ActiveEstimator(StratifiedAlongOrder):
         self.k, self.iters, self.item_ridge = k, iters, item_ridge
 
     def fit(
-        self, A_sort: np.ndarray, order: np.ndarray | None = None, confidence=None
+        self,
+        A_sort: np.ndarray,
+        order: np.ndarray | None = None,
+        confidence: np.ndarray | None = None,
     ) -> ActiveEstimator:
         """Fit ``mirt``'s item model on the cache.
 
@@ -931,7 +940,12 @@ class ActiveEstimator(StratifiedAlongOrder):
         return self.design_.rounds(budget, self.pilot)
 
     def select_next(
-        self, n: int, budget: int, rng: np.random.Generator, columns, observed
+        self,
+        n: int,
+        budget: int,
+        rng: np.random.Generator,
+        columns: np.ndarray,
+        observed: np.ndarray,
     ) -> np.ndarray:
         """The next round's items (:meth:`RoundsDesign.select_next`).
 
@@ -974,7 +988,7 @@ class ActiveEstimator(StratifiedAlongOrder):
 
 
 def design_on(
-    mirt, order: np.ndarray, level: float, floor: float = FLOOR, cross_fit: bool = True
+    mirt: Any, order: np.ndarray, level: float, floor: float = FLOOR, cross_fit: bool = True
 ) -> RoundsDesign:
     """The active design on a fitted item-model estimator (``mirt``, or the default's).
 

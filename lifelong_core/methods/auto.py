@@ -79,6 +79,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.special import expit
@@ -402,7 +403,9 @@ def _score_group(
         out[d] = _errors(pred, prob, B[rows[j]], cols[j], draws.strata[d], df[j])
 
 
-def _score_active(B, orders, draws, items, seed: int) -> np.ndarray:
+def _score_active(
+    B: np.ndarray, orders: list[np.ndarray], draws: _Draws, items: Any, seed: int
+) -> np.ndarray:
     """The standard error of the active design's accuracy estimate at every draw's budget
     (:mod:`.active`), exact given the held-out row, as the other candidates' widths are:
     a stratified pilot of :func:`.active.pilot_size` items along the fold's order (drawn
@@ -1024,7 +1027,7 @@ class AutoEstimator(StratifiedAlongOrder):
             return [int(budget)]
         return self._design().rounds(budget)
 
-    def _design(self):
+    def _design(self) -> Any:
         from lifelong_core.methods.active import RoundsDesign
 
         mirt = self.mirt_
@@ -1040,7 +1043,12 @@ class AutoEstimator(StratifiedAlongOrder):
         return RoundsDesign(self.order_, predict, self.estimate, self.level)
 
     def select_next(
-        self, n: int, budget: int, rng: np.random.Generator, columns, observed
+        self,
+        n: int,
+        budget: int,
+        rng: np.random.Generator,
+        columns: np.ndarray,
+        observed: np.ndarray,
     ) -> np.ndarray:
         """The next round's items of the active design
         (:meth:`.active.RoundsDesign.select_next`).
@@ -1063,7 +1071,9 @@ class AutoEstimator(StratifiedAlongOrder):
         check_fitted(self, "tuning_")
         return self._design().select_next(n, budget, rng, columns, observed)
 
-    def estimate_rounds(self, rounds, domain: np.ndarray | None = None) -> Estimate:
+    def estimate_rounds(
+        self, rounds: Sequence[tuple[np.ndarray, np.ndarray]], domain: np.ndarray | None = None
+    ) -> Estimate:
         """The active design's estimate after its rounds
         (:meth:`.active.RoundsDesign.estimate_rounds`); one round is :meth:`estimate`.
 

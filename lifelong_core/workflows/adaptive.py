@@ -195,8 +195,8 @@ def lm_eval_results(
     cache: Selection,
     paths: Sequence[str | os.PathLike[str]],
     task_names: Mapping[str, str] | None = None,
-    metric: str | None = None,
-    filter: str | None = None,
+    metric: str | Mapping[str, str | None] | None = None,
+    filter: str | Mapping[str, str | None] | None = None,
 ) -> dict[int, int]:
     """Every round's ``lm_eval --log_samples`` run read back and merged as column -> 0/1.
 

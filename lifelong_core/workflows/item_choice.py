@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -23,8 +24,12 @@ from lifelong_core.methods.registry import DEFAULT_METHOD, capabilities, get_met
 from lifelong_core.sortsearch import compute_order
 from lifelong_core.workflows.selection import Selection, resolve_dataset, select
 
+if TYPE_CHECKING:
+    from lifelong_core.methods.base import SearchMethod
+    from lifelong_core.store import Store
 
-def cache_of(store, dataset: str | None) -> Selection:
+
+def cache_of(store: Store, dataset: str | None) -> Selection:
     """The matrix a new model is compared with: :func:`workflows.selection.select` on the
     whole dataset (every real model evaluated on all of its samples).
 
@@ -69,7 +74,7 @@ def dataset_of(sel: Selection) -> str:
     return str(sel.samples["dataset"].iloc[0])
 
 
-def fit_method(sel: Selection, method: str = DEFAULT_METHOD, tuning=None):
+def fit_method(sel: Selection, method: str = DEFAULT_METHOD, tuning: Any = None) -> SearchMethod:
     """A registered method fitted on a selection, as every new-model flow fits it.
 
     Parameters
@@ -102,7 +107,12 @@ def fit_method(sel: Selection, method: str = DEFAULT_METHOD, tuning=None):
     return get_method(method, groups=sel.tasks, **settings).fit(A, compute_order(A, "sum"))
 
 
-def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = None, whole=None):
+def fit(
+    cache: Selection,
+    method: str = DEFAULT_METHOD,
+    domain: str | None = None,
+    whole: SearchMethod | None = None,
+) -> SearchMethod:
     """``method`` fitted on the cache (:func:`fit_method`), or for one domain's columns only
     (the per-task estimates of :func:`lifelong_core.workflows.new_model.estimate_new_model`).
 
@@ -150,7 +160,7 @@ def fit(cache: Selection, method: str = DEFAULT_METHOD, domain: str | None = Non
     return fit_method(sub, method, shared_tuning(method, whole) if whole is not None else None)
 
 
-def _restricted(method: str, whole, sub: Selection, cols: np.ndarray):
+def _restricted(method: str, whole: Any, sub: Selection, cols: np.ndarray) -> SearchMethod | None:
     """``whole``'s item model restricted to the columns ``cols`` (its order: the task's own
     Sort by Sum), or None where the fit keeps no item model it can be rebuilt from."""
     from typing import cast
@@ -168,7 +178,7 @@ def _restricted(method: str, whole, sub: Selection, cols: np.ndarray):
         return None  # e.g. a choice that uses the cache's rows, which no item model holds
 
 
-def shared_tuning(method: str, fitted):
+def shared_tuning(method: str, fitted: SearchMethod) -> Any:
     """The settings a self-tuning method's fit on the whole dataset chose, for its per-task
     fits to reuse.
 
@@ -303,7 +313,7 @@ def select_items(
     method: str = DEFAULT_METHOD,
     seed: int = 0,
     evaluated: Mapping[str, int] | None = None,
-    fitted=None,
+    fitted: SearchMethod | None = None,
     *,
     model: str | None = None,
     draws: str = PER_MODEL,
@@ -388,7 +398,17 @@ def select_items(
     )
 
 
-def _next_round(cache, budget, method, seed, fitted, model, draws, cols_done, obs_done):
+def _next_round(
+    cache: Selection,
+    budget: int,
+    method: str,
+    seed: int,
+    fitted: Any,
+    model: str | None,
+    draws: str,
+    cols_done: np.ndarray,
+    obs_done: np.ndarray,
+) -> ItemChoice:
     """The round of the method's plan for ``budget`` that follows the results in hand."""
     n, m = cache.A.shape[1], cache.A.shape[0]
     plan = tuple(int(x) for x in fitted.rounds(n, budget))

@@ -21,9 +21,10 @@ estimator: Särndal, Swensson & Wretman, *Model Assisted Survey Sampling*, 1992,
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,9 @@ from lifelong_core.methods.base import Estimate
 from lifelong_core.methods.registry import DEFAULT_METHOD, plays_rounds, predicts_samples
 from lifelong_core.workflows.item_choice import dataset_of, fit, observed_columns
 from lifelong_core.workflows.selection import Selection
+
+if TYPE_CHECKING:
+    from lifelong_core.store import Store
 
 # A fitted method for the whole dataset (domain None) or one domain, given the method
 # fitted on the whole dataset to start from (item_choice.fit).
@@ -151,12 +155,12 @@ def results_from_run(
 
 
 def inspect_observations(
-    logs,
+    logs: Sequence[str | os.PathLike[str]],
     cache: Selection,
     task_names: Mapping[str, str] | None = None,
     scorer: str | None = None,
     epoch: int | None = None,
-    shown=None,
+    shown: Sequence[str] | None = None,
 ) -> Observations:
     """A new model's Inspect AI logs (one per task) as its results on the dataset.
 
@@ -387,7 +391,7 @@ def estimate_new_model(
     results: Mapping[str, int] | Sequence[Mapping[str, int]],
     method: str = DEFAULT_METHOD,
     *,
-    fitted=None,
+    fitted: Any = None,
     fitter: Fitter | None = None,
     per_task: bool = True,
     accuracies: np.ndarray | None = None,
@@ -444,7 +448,7 @@ def estimate_new_model(
     """
     base = fitter or (lambda d, whole: fit(cache, method, d, whole))
 
-    def fitted_for(domain: str | None, whole):
+    def fitted_for(domain: str | None, whole: Any) -> Any:
         if domain is None and fitted is not None:
             return fitted
         return base(domain, whole)
@@ -565,7 +569,12 @@ def estimated_model_rows(
 
 
 def insert_estimated(
-    writer, cache: Selection, name: str, est: NewModelEstimate, source: str, extra_meta=None
+    writer: Store,
+    cache: Selection,
+    name: str,
+    est: NewModelEstimate,
+    source: str,
+    extra_meta: Mapping[str, object] | None = None,
 ) -> dict:
     """Store the new model's row (:func:`estimated_model_rows`) in one transaction; its
     metadata records the method, the estimate with its interval and level, which items are
