@@ -118,6 +118,9 @@ from lifelong_core.sortsearch.sort import order_from_sums
 CANDIDATES = ("threshold", "copy-nearest", "mirt")
 # Compared with the chosen one-shot estimate where rounds can be played (needs mirt).
 ROUNDS_CANDIDATE = "active"
+# What a fit cross-validates (tune_auto's default leaves the rounds out for callers that
+# only estimate in one shot).
+FIT_CANDIDATES = (*CANDIDATES, ROUNDS_CANDIDATE)
 CV_BUDGETS = (16, 32, 64, 128, 256, 512, 1024)
 CV_ITERS = 15  # fewer alternating steps than the final fit: enough to rank configurations
 MIN_DRAWS = 60
@@ -545,11 +548,10 @@ def tune_auto(
     InputError
         If a candidate is unknown.
     """
-    bad = [c for c in candidates if c not in (*CANDIDATES, ROUNDS_CANDIDATE)]
+    bad = [c for c in candidates if c not in FIT_CANDIDATES]
     if bad or "threshold" not in candidates:
         raise InputError(
-            f"auto candidates must include 'threshold' and come from "
-            f"{', '.join((*CANDIDATES, ROUNDS_CANDIDATE))}."
+            f"auto candidates must include 'threshold' and come from {', '.join(FIT_CANDIDATES)}."
         )
     A = np.asarray(A_sort)
     m, n = A.shape
@@ -626,7 +628,7 @@ def _tune(A: np.ndarray, seed: int, iters: int, candidates: tuple[str, ...]) -> 
                     k=k,
                     ridge=ridge,
                     budget=b,
-                    mae=float("nan"),
+                    mae=None,  # the rounds' error is not cross-validated, only their width
                     se=float(active[at].mean()),
                     draws=int(at.sum()),
                 )
@@ -769,7 +771,7 @@ class AutoEstimator(StratifiedAlongOrder):
         self.tuning_ = (
             self.tuning
             if self.tuning is not None
-            else _tuned(A, self.seed, (*CANDIDATES, ROUNDS_CANDIDATE), self.memory)
+            else _tuned(A, self.seed, FIT_CANDIDATES, self.memory)
         )
         self.mirt_ = None
         if self.tuning_.uses("mirt"):

@@ -47,13 +47,17 @@ def test_a_remembered_choice_is_the_choice_itself(memory):
     folder, calls = memory
     A = _cache()
     first = _fit(A).tuning_
-    assert first == tune_auto(A, seed=0)  # the memory changes nothing
+    assert first == tune_auto(
+        A, seed=0, candidates=auto.FIT_CANDIDATES
+    )  # the memory changes nothing
     calls.clear()
     second = _fit(A).tuning_
     assert calls == [] and second == first
     # Estimates from a remembered choice are those of a fresh fit.
     cols = np.arange(0, 300, 5)
-    fresh = AutoEstimator(seed=0, tuning=tune_auto(A, seed=0)).fit(A, _order(A))
+    fresh = AutoEstimator(seed=0, tuning=tune_auto(A, seed=0, candidates=auto.FIT_CANDIDATES)).fit(
+        A, _order(A)
+    )
     a, b = _fit(A).estimate(cols, A[0, cols]), fresh.estimate(cols, A[0, cols])
     assert (a.acc, a.lo, a.hi) == (b.acc, b.lo, b.hi)
     assert len(list(folder.glob("*.json"))) == 1
@@ -92,7 +96,7 @@ def test_a_changed_cache_seed_or_candidate_set_is_cross_validated_afresh(memory)
     _fit(A, seed=1)
     _fit(_cache(m=13))  # one model more
     assert len(calls) == 4
-    settings = [auto.CV_ITERS, list(auto.CANDIDATES)]
+    settings = [auto.CV_ITERS, list(auto.FIT_CANDIDATES)]
     keys = {
         tuning_memory.key(A, 0, settings),
         tuning_memory.key(B, 0, settings),
@@ -153,7 +157,7 @@ def test_packed_fits_remember_their_own_choice(memory):
 
 def test_the_estimators_code_is_part_of_the_key(monkeypatch):
     A = _cache()
-    settings = [auto.CV_ITERS, list(auto.CANDIDATES)]
+    settings = [auto.CV_ITERS, list(auto.FIT_CANDIDATES)]
     before = tuning_memory.key(A, 0, settings)
     # Every module named in CODE is found and read.
     assert len(tuning_memory._code_digest()) == 32
@@ -166,7 +170,7 @@ def test_threads_share_the_memory_safely(memory):
 
     _folder, _calls = memory
     caches = [_cache(seed=s, m=6, n=80) for s in range(4)]
-    expected = [tune_auto(A, seed=0) for A in caches]
+    expected = [tune_auto(A, seed=0, candidates=auto.FIT_CANDIDATES) for A in caches]
     with ThreadPoolExecutor(8) as pool:
         got = list(pool.map(lambda i: _fit(caches[i % 4]).tuning_, range(32)))
     assert got == [expected[i % 4] for i in range(32)]
