@@ -105,8 +105,9 @@ def fit_packed(
 
 
 # Fitted methods kept in this process, keyed by what they were fitted on: two sweeps on the
-# same Sort rows (the Budget explorer and Estimated vs true ask for other budgets) share
-# one fit. A fit depends only on its inputs, so a kept one is the fit itself.
+# same Sort rows (the Budget explorer and Estimated vs true ask for other budgets), and a
+# backtest whose cache is a sweep's Sort set (the Budget explorer's comparison with
+# random), share one fit. A fit depends only on its inputs, so a kept one is the fit itself.
 FITS_KEPT = 4
 FITS_MAX_BYTES = 256 << 20  # Sort rows larger than this are fitted without being kept
 _FITS: OrderedDict = OrderedDict()
@@ -166,7 +167,9 @@ def fitted_method(
     data = rows.read(0, rows.n_rows) if how == "packed" else dense
     if data is None:
         raise RuntimeError("the sweep plan fits on dense Sort rows it did not read.")
-    if data.nbytes > FITS_MAX_BYTES:  # a command-line sweep at scale: nothing to share
+    # A command-line sweep at scale has nothing to share; a cheap method's fit costs less
+    # than its key, and would only push the dear fits out.
+    if data.nbytes > FITS_MAX_BYTES or spec.capabilities.cheap:
         return _fit(search, how, rows, data, order, confidence, seed, progress, groups)
     key = (
         search,
@@ -177,7 +180,7 @@ def fitted_method(
         _digest(data),
         _digest(np.asarray(order)),
         _digest(confidence),
-        seed,
+        seed if how == "packed" else None,  # only a packed fit draws (its column subset)
         None if groups is None else _digest(np.asarray(groups).astype(str)),
     )
     with _FITS_LOCK:

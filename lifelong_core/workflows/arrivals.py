@@ -83,8 +83,15 @@ def fit_new_model_method(sel: Selection, search: str, tuning=None):
         If ``sel.A`` is a packed cache beyond the dense-read limit.
     """
     A = sel.dense()
-    settings = {} if tuning is None else {"tuning": tuning}
-    return get_method(search, groups=sel.tasks, **settings).fit(A, compute_order(A, "sum"))
+    if tuning is None:
+        # The fit a sweep on the same rows made (the Budget explorer's comparison with
+        # random backtests on its Sort set) is the same fit: share it.
+        from lifelong_core.rows import DenseRows
+        from lifelong_core.sweep.protocol import fitted_method
+
+        order = compute_order(A, "sum")
+        return fitted_method(search, "dense", DenseRows(A), A, order, groups=sel.tasks)
+    return get_method(search, groups=sel.tasks, tuning=tuning).fit(A, compute_order(A, "sum"))
 
 
 def fit_new_sample_method(sel: Selection, rule: str, sampling: str) -> InsertD:
