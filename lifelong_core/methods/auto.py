@@ -77,6 +77,7 @@ from lifelong_core.methods.base import Estimate, RowScores, check_fitted, check_
 from lifelong_core.methods.design import (
     StratifiedAlongOrder,
     cv_block,
+    difference_estimates_at,
     cv_budgets,
     regular_positions,
     strata_bounds,
@@ -194,10 +195,11 @@ def _threshold_inflate(b: int) -> float:
     return b / max(b - 1.0, 1.0)
 
 
-def _mirt_inflate(b: int, df: float) -> float:
+def _mirt_inflate(b: int, df):
     """The interval's correction for an ability fit with ``df`` effective parameters on
-    ``b`` samples (residual variance times ``n' / (n' - df)``, Särndal et al. 1992, §6.6)."""
-    return b / max(b - df, 1.0)
+    ``b`` samples (residual variance times ``n' / (n' - df)``, Särndal et al. 1992, §6.6);
+    ``df`` one number or an array of them."""
+    return b / np.maximum(b - df, 1.0)
 
 
 def _folds(m: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -769,25 +771,24 @@ class AutoEstimator(StratifiedAlongOrder):
             for c in dict.fromkeys((choice.estimate, choice.predict)):
                 if c == "mirt":
                     at, total, df, wrong, ones = mirt[i]
-                    made[c] = (
-                        [at[:, r] for r in range(m)],
-                        total,
-                        [{"inflate": _mirt_inflate(b, df[r])} for r in range(m)],
-                        wrong,
-                        ones,
-                    )
+                    made[c] = (at.T, total, _mirt_inflate(b, df), wrong, ones)
                 elif c == "threshold":
                     assert sorted_rows is not None
                     made[c] = self._threshold_scores(sel, o, *sorted_rows)
                 else:
                     made[c] = self._copy_nearest_scores(sel, o, truth, n)
-            at, total, kws = made[choice.estimate][:3]
-            ivs = [
-                finish_interval(
-                    at[r], float(total[r]), sel, o[r], self.rank_, n, self.level, **kws[r]
+            at, total, how = made[choice.estimate][:3]
+            if isinstance(how, list):  # out-of-sample residuals set each row's width
+                ivs = [
+                    finish_interval(
+                        at[r], float(total[r]), sel, o[r], self.rank_, n, self.level, **how[r]
+                    )
+                    for r in range(m)
+                ]
+            else:  # every row's interval at once, with its variance correction
+                ivs = difference_estimates_at(
+                    self.rank_[sel], o, at, total, n, level=self.level, inflate=how
                 )
-                for r in range(m)
-            ]
             wrong, ones = made[choice.predict][3:]
             out.append(RowScores.from_intervals(ivs, wrong, ones + o.sum(axis=1, dtype=np.int64)))
         return out
@@ -805,8 +806,7 @@ class AutoEstimator(StratifiedAlongOrder):
         c = ones_before(S, cum, t)
         wrong = (t - c) + (totals - c) - np.count_nonzero(at != obs, axis=1)
         ones = t - np.count_nonzero(at, axis=1)
-        kw = [{"inflate": _threshold_inflate(b)}] * m
-        return list(at), t.astype(np.float64), kw, wrong, ones
+        return at, t.astype(np.float64), _threshold_inflate(b), wrong, ones
 
     def _copy_nearest_scores(self, sel, obs, truth, n) -> tuple:
         """The CopyNearest&Expand candidate of every row at one selection, row by row (it

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lifelong_core.bits import bits_at, unpack_rows
+from lifelong_core.bits import bits_at, mask_tail
 from lifelong_core.errors import InputError
 from lifelong_core.methods.base import (
     Estimate,
@@ -37,15 +37,22 @@ from lifelong_core.methods.base import (
     check_fitted,
     check_observations,
 )
-from lifelong_core.methods.design import StratifiedAlongOrder, difference_estimate_at
+from lifelong_core.methods.design import (
+    StratifiedAlongOrder,
+    difference_estimate_at,
+    difference_estimates_at,
+)
 from lifelong_core.methods.irt_fit import _diagonal, _sigmoid, _triu, spd_solve
 from lifelong_core.methods.parallel import ordered_map
 
 # Columns of the in-memory fit taken at a time: a Newton step's arrays stay in cache.
 FIT_CHUNK_BYTES = 1 << 20
-# Working memory of one chunk of the all-item pass (float64 logits of a chunk of items for
-# every scored column): bounded whatever the number of items, models and budgets.
+# Working memory of a group of models in the batched ability fits, and of a chunk of
+# items in all_item_probs: bounded whatever the number of items, models and budgets.
 PASS_BYTES = 32 << 20
+# The float64 logits of one chunk of items for every scored column in item_pass: small
+# enough that the chunk's few passes (logistic, sums, comparison) stay in the cache.
+CHUNK_BYTES = 4 << 20
 
 
 def check_cache(A_sort: np.ndarray, order: np.ndarray, least: int = 2) -> np.ndarray:
@@ -358,6 +365,28 @@ def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray,
 def item_probs(item: ItemModel, theta: np.ndarray, start: int = 0, stop: int | None = None):
     """P(correct) of items ``start:stop`` under abilities ``theta`` ((models, k)).
 
+    :func:`model_probs`, one column per model.
+
+    Parameters
+    ----------
+    item : ItemModel
+        The fitted item model.
+    theta : numpy.ndarray
+        (models, k) abilities.
+    start, stop : int
+        The items, ``stop=None`` for all of them.
+
+    Returns
+    -------
+    numpy.ndarray
+        (stop - start, models) in the dtype of ``item.w``.
+    """
+    return model_probs(item, theta, start, stop).T
+
+
+def model_probs(item: ItemModel, theta: np.ndarray, start: int = 0, stop: int | None = None):
+    """P(correct) of items ``start:stop`` under abilities ``theta``, one row per model.
+
     The logits are formed in float64 and rounded to the items' own precision before the
     logistic (a float32 fit stays float32 over the n items): every caller, one model or a
     batch of them, gets the same probabilities whatever the batch's shape.
@@ -374,11 +403,11 @@ def item_probs(item: ItemModel, theta: np.ndarray, start: int = 0, stop: int | N
     Returns
     -------
     numpy.ndarray
-        (stop - start, models) in the dtype of ``item.w``.
+        (models, stop - start) in the dtype of ``item.w``.
     """
     w = item.w[start:stop]
-    eta = w.astype(np.float64) @ np.asarray(theta, dtype=np.float64).T
-    eta += np.asarray(item.d[start:stop], dtype=np.float64)[:, None]
+    eta = np.asarray(theta, dtype=np.float64) @ w.astype(np.float64).T
+    eta += np.asarray(item.d[start:stop], dtype=np.float64)
     return _sigmoid(eta.astype(w.dtype, copy=False))
 
 
@@ -443,9 +472,11 @@ def item_pass(
     Column ``c`` is the model ``rows[c]`` (a row of the packed ``truth``) at ability
     ``theta[c]``. ``groups`` pairs each evaluated selection with the columns evaluated on
     it (a budget's models share one). The items are taken in chunks of at most
-    :data:`PASS_BYTES` of working memory, each chunk's probabilities computed for every
-    column at once (:func:`item_probs`): no (models x items) array is ever held, and each
-    column gets exactly the probabilities a model estimated on its own gets.
+    :data:`CHUNK_BYTES` of working memory, each chunk's probabilities computed for every
+    column at once (:func:`model_probs`): no (models x items) array is ever held, and each
+    column gets exactly the probabilities a model estimated on its own gets. The
+    predictions are compared with the true rows as packed bits (an exclusive or and a
+    count of the ones), so the true rows are never unpacked.
 
     Parameters
     ----------
@@ -471,33 +502,31 @@ def item_pass(
     theta = np.asarray(theta, dtype=np.float64)
     rows = np.asarray(rows, dtype=np.int64)
     K = len(theta)
-    width = max(64, PASS_BYTES // max(1, 8 * K) // 64 * 64)
+    # A multiple of 8 items, so that a chunk starts on a byte of the packed rows.
+    width = max(64, CHUNK_BYTES // max(1, 8 * K) // 64 * 64)
     total = np.zeros(K)
     wrong = np.zeros(K, dtype=np.int64)
     ones = np.zeros(K, dtype=np.int64)
     at = [np.empty((len(sel), len(cols)), dtype=item.w.dtype) for sel, cols in groups]
-    m = 0 if truth is None else len(truth)
-    tiled = m > 0 and K % m == 0 and np.array_equal(rows, np.tile(np.arange(m), K // m))
+    if truth is not None:
+        truth = mask_tail(truth, n)
 
     def chunk(c0: int):
         c1 = min(c0 + width, n)
-        p = item_probs(item, theta, c0, c1)
+        p = model_probs(item, theta, c0, c1)  # (columns, items)
         for (sel, cols), got in zip(groups, at):
             lo, hi = np.searchsorted(sel, (c0, c1))
             if hi > lo:
-                got[lo:hi] = p[np.ix_(sel[lo:hi] - c0, cols)]
+                got[lo:hi] = p[np.ix_(cols, sel[lo:hi] - c0)].T
         if truth is None:
-            return p.sum(axis=0, dtype=np.float64), 0, 0
-        pred = p >= 0.5
-        true = unpack_rows(truth[:, c0 // 8 : (c1 + 7) // 8], c1 - c0).T.astype(bool)
-        if tiled:  # the same rows at every budget: compared by broadcasting, not gathered
-            differ = np.not_equal(pred.reshape(len(pred), -1, len(true.T)), true[:, None, :])
-        else:
-            differ = pred != true[:, rows]
+            return p.sum(axis=1, dtype=np.float64), 0, 0
+        # Packed like the true rows (padding bits zero on both sides).
+        pred = np.packbits(p >= 0.5, axis=1, bitorder="little")
+        true = truth[:, c0 // 8 : (c1 + 7) // 8]
         return (
-            p.sum(axis=0, dtype=np.float64),
-            differ.reshape(len(pred), -1).view(np.uint8).sum(axis=0, dtype=np.int64),
-            pred.view(np.uint8).sum(axis=0, dtype=np.int64),
+            p.sum(axis=1, dtype=np.float64),
+            np.bitwise_count(pred ^ true[rows]).sum(axis=1, dtype=np.int64),
+            np.bitwise_count(pred).sum(axis=1, dtype=np.int64),
         )
 
     def add(part) -> None:  # in the order of the items, as a serial pass would
@@ -634,20 +663,16 @@ class MIRTEstimator(StratifiedAlongOrder):
         for i, (sel, o, (_, df)) in enumerate(zip(selections, obs, fits)):
             b = len(sel)
             cols = groups[i][1]
-            ivs = [
-                finish_interval(
-                    ip.at[i][:, r],
-                    ip.total[c],
-                    sel,
-                    o[r],
-                    self.rank_,
-                    n,
-                    self.level,
-                    # GREG variance with fitted predictions, as in estimate().
-                    inflate=b / max(b - df[r], 1.0),
-                )
-                for r, c in enumerate(cols)
-            ]
+            ivs = difference_estimates_at(
+                self.rank_[sel],
+                o,
+                ip.at[i].T,
+                ip.total[cols],
+                n,
+                level=self.level,
+                # GREG variance with fitted predictions, as in estimate().
+                inflate=b / np.maximum(b - df, 1.0),
+            )
             out.append(
                 RowScores.from_intervals(
                     ivs, ip.wrong[cols], ip.ones[cols] + o.sum(axis=1, dtype=np.int64)

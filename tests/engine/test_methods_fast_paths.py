@@ -224,7 +224,7 @@ def test_item_pass_counts_equal_each_columns_own_row(layout, monkeypatch):
     rows = np.tile(np.arange(m), 2) if layout == "tiled" else np.array([3, 0, 0, 2, 1, 3, 2, 1])
     groups = [(sels[0], np.arange(4)), (sels[1], np.arange(4, 8))]
     theta = rng.normal(size=(8, k))
-    monkeypatch.setattr(irt, "PASS_BYTES", 8 * 8 * 128)  # several chunks of items
+    monkeypatch.setattr(irt, "CHUNK_BYTES", 8 * 8 * 128)  # several chunks of items
     ip = irt.item_pass(item, theta, rows, groups, pack_rows(truth), n)
     for (sel, cols), at in zip(groups, ip.at):
         for j, c in enumerate(cols):
