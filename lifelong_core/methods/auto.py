@@ -93,6 +93,7 @@ from lifelong_core.methods.irt import (
     map_abilities,
     map_abilities_each,
 )
+from lifelong_core.methods.irt_fit import product
 from lifelong_core.methods.parallel import ordered_map
 from lifelong_core.sortsearch.search import rule_thresholds
 from lifelong_core.sortsearch.sort import order_from_sums
@@ -339,7 +340,7 @@ def _score_group(B, items, draws, out, key, ds) -> None:
     cols = np.stack([draws.cols[d] for d in ds])
     rows = np.array([draws.row[d] for d in ds])
     theta, df = map_abilities_each(item, cols, B[rows[:, None], cols])
-    probs = expit(item.d[:, None] + item.w @ theta.T)
+    probs = expit(item.d[:, None] + product(item.w, theta.T))
     for j, d in enumerate(ds):
         prob = probs[:, j]
         pred = (prob >= 0.5).astype(np.uint8)

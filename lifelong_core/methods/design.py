@@ -596,7 +596,9 @@ def difference_estimates_at(
                 )
             else:
                 hw = float(half[r])
-                out.append(AccuracyInterval(x, max(x - hw, 0.0), min(x + hw, 1.0), float(se[r]), hw))
+                out.append(
+                    AccuracyInterval(x, max(x - hw, 0.0), min(x + hw, 1.0), float(se[r]), hw)
+                )
     return out
 
 

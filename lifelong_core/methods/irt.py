@@ -42,7 +42,7 @@ from lifelong_core.methods.design import (
     difference_estimate_at,
     difference_estimates_at,
 )
-from lifelong_core.methods.irt_fit import _diagonal, _sigmoid, _triu, spd_solve
+from lifelong_core.methods.irt_fit import _diagonal, _sigmoid, _triu, product, spd_solve
 from lifelong_core.methods.parallel import ordered_map
 
 # Columns of the in-memory fit taken at a time: a Newton step's arrays stay in cache.
@@ -152,7 +152,7 @@ def fit_item_model(
         grad, hess = np.zeros((k, m)), np.zeros((len(iu[0]), m))
 
         def sums(sl, theta=theta, w=w, d=d) -> tuple[np.ndarray, np.ndarray]:
-            eta = w[sl] @ theta.T
+            eta = product(w[sl], theta.T)
             eta += d[sl, None]
             mu = _logistic(eta)
             g = w[sl].T @ (Y[:, sl].T - mu)
@@ -322,7 +322,7 @@ def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray,
     def probs(t: np.ndarray, rows: np.ndarray) -> np.ndarray:
         eta = eta_buf[: len(t)]
         if shared:
-            np.matmul(t, XT, out=eta)
+            product(t, XT, out=eta)
             eta += off
         else:
             np.einsum("mbk,mk->mb", X[rows], t, out=eta)
@@ -406,7 +406,7 @@ def model_probs(item: ItemModel, theta: np.ndarray, start: int = 0, stop: int | 
         (models, stop - start) in the dtype of ``item.w``.
     """
     w = item.w[start:stop]
-    eta = np.asarray(theta, dtype=np.float64) @ w.astype(np.float64).T
+    eta = product(np.asarray(theta, dtype=np.float64), w.astype(np.float64).T)
     eta += np.asarray(item.d[start:stop], dtype=np.float64)
     return _sigmoid(eta.astype(w.dtype, copy=False))
 

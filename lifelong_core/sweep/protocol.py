@@ -181,7 +181,10 @@ def fitted_method(
         _digest(np.asarray(order)),
         _digest(confidence),
         seed if how == "packed" else None,  # only a packed fit draws (its column subset)
-        None if groups is None else _digest(np.asarray(groups).astype(str)),
+        # Only a method that reads the tasks is fitted on them (get_method).
+        None
+        if groups is None or not spec.capabilities.groups
+        else _digest(np.asarray(groups).astype(str)),
     )
     with _FITS_LOCK:
         if key in _FITS:

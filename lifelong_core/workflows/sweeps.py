@@ -159,7 +159,9 @@ def sweep_selection(
         seed=seed,
         decompose=decompose,
         progress=progress,
-        groups=sel.tasks,
+        # Each sample's task, for a method that reads them (on a large store, a column of
+        # strings as long as the samples).
+        groups=sel.tasks if capabilities(search).groups else None,
     )
     if isinstance(sel.A, large.PackedCache):
         res = large.sweep(
