@@ -77,8 +77,8 @@ from lifelong_core.methods.base import Estimate, RowScores, check_fitted, check_
 from lifelong_core.methods.design import (
     StratifiedAlongOrder,
     cv_block,
-    difference_estimates_at,
     cv_budgets,
+    difference_estimates_at,
     regular_positions,
     strata_bounds,
     stratified_positions,
@@ -318,25 +318,33 @@ def _score_copy_nearest(B, folds, draws) -> np.ndarray:
     return out
 
 
-def _score_mirt(B, folds, draws, k: int, ridge: float, iters: int) -> np.ndarray:
-    items = ordered_map(
-        lambda test: fit_item_model(
-            B[np.setdiff1d(np.arange(B.shape[0]), test)], k=k, iters=iters, item_ridge=ridge
-        ),
-        folds,
+def _score_mirt(
+    B, folds, draws, configs: list[tuple[int, float]], iters: int
+) -> dict[tuple[int, float], np.ndarray]:
+    """The item model's scores at each ``(k, ridge)`` of ``configs``: every configuration's
+    fold fits, then every configuration's groups of draws, each as one set of independent
+    pieces on the threads (the largest ``k`` first, so that no thread is left with a long
+    fit at the end). Each piece is what one configuration alone would compute."""
+    trains = [np.setdiff1d(np.arange(B.shape[0]), test) for test in folds]
+    fits = sorted(((c, f) for c in configs for f in range(len(folds))), key=lambda cf: -cf[0][0])
+    fitted = ordered_map(
+        lambda cf: fit_item_model(B[trains[cf[1]]], k=cf[0][0], iters=iters, item_ridge=cf[0][1]),
+        fits,
     )
-    out = np.empty((len(draws.row), 2))
+    items = dict(zip(fits, fitted))
+    out = {c: np.empty((len(draws.row), 2)) for c in configs}
     # The draws of one fold and budget are fitted together (each on its own columns).
     groups: dict[tuple[int, int], list[int]] = {}
     for d, (f, b) in enumerate(zip(draws.fold, draws.budget)):
         groups.setdefault((f, b), []).append(d)
-    ordered_map(lambda group: _score_group(B, items, draws, out, *group), groups.items())
+    pieces = [(c, key, ds) for c in configs for key, ds in groups.items()]
+    ordered_map(lambda p: _score_group(B, items[(p[0], p[1][0])], draws, out[p[0]], p[2]), pieces)
     return out
 
 
-def _score_group(B, items, draws, out, key, ds) -> None:
-    """Scores of the draws ``ds`` of one fold and budget, into their rows of ``out``."""
-    item = items[key[0]]
+def _score_group(B, item, draws, out, ds) -> None:
+    """Scores of the draws ``ds`` of one fold and budget (``item``: that fold's fit), into
+    their rows of ``out``."""
     cols = np.stack([draws.cols[d] for d in ds])
     rows = np.array([draws.row[d] for d in ds])
     theta, df = map_abilities_each(item, cols, B[rows[:, None], cols])
@@ -464,15 +472,13 @@ def _tune(A: np.ndarray, seed: int, iters: int, candidates: tuple[str, ...]) -> 
     if "mirt" in candidates:
         kmax = max(1, mb - len(max(folds, key=len)) - 1)
 
-        def score(kk: int, rr: float) -> None:
-            if (kk, rr) not in mirt_scores:
-                mirt_scores[(kk, rr)] = _score_mirt(B, folds, draws, kk, rr, iters)
+        def score(configs: list[tuple[int, float]]) -> None:
+            new = [c for c in configs if c not in mirt_scores]
+            mirt_scores.update(_score_mirt(B, folds, draws, new, iters) if new else {})
 
-        for kk in sorted({min(kk, kmax) for kk in K_GRID}):
-            score(kk, DEFAULT_RIDGE)
+        score([(kk, DEFAULT_RIDGE) for kk in sorted({min(kk, kmax) for kk in K_GRID})])
         k = min(mirt_scores, key=lambda c: mirt_scores[c][:, 0].mean())[0]
-        for rr in RIDGE_GRID:
-            score(k, rr)
+        score([(k, rr) for rr in RIDGE_GRID])
         incumbent = (min(DEFAULT_K, kmax), DEFAULT_RIDGE)
         k, ridge = _keep_or_move(mirt_scores, incumbent, draws)
         scores["mirt"] = mirt_scores[(k, ridge)]
@@ -798,7 +804,7 @@ class AutoEstimator(StratifiedAlongOrder):
         """The threshold candidate of every row at one selection: its predictions at the
         evaluated samples, their total (the threshold ``t``), the interval's correction,
         and the unevaluated samples it gets wrong and predicts correct."""
-        m, b = obs.shape
+        b = obs.shape[1]
         t = self._thresholds(sel, obs)
         at = (self.rank_[sel][None, :] < t[:, None]).astype(np.float64)
         # The first t samples of the order are predicted correct: t - c of them are wrong
