@@ -734,8 +734,10 @@ class AutoEstimator(StratifiedAlongOrder):
         predictions in one pass over the items for every row and budget together
         (:func:`.irt.item_pass`); the threshold's from each row's prefix counts along the
         order (:func:`lifelong_core.bits.ones_before`); CopyNearest&Expand (a dense fit
-        only) row by row. The same numbers as :meth:`estimate`, row by row, up to the
-        order of floating-point sums.
+        only) row by row. Where the item model only predicts (the threshold makes the
+        accuracy estimate), its pass counts its predictions without summing its
+        probabilities. The same numbers as :meth:`estimate`, row by row, up to the order
+        of floating-point sums.
         """
         check_fitted(self, "tuning_")
         if n != len(self.order_):
@@ -762,6 +764,9 @@ class AutoEstimator(StratifiedAlongOrder):
                 groups,
                 truth,
                 n,
+                # Where the threshold makes the accuracy estimate, the item model only
+                # predicts: no sum of its probabilities is needed.
+                totals=[choices[i].estimate == "mirt" for i in need],
             )
             for j, i in enumerate(need):
                 cols = groups[j][1]
@@ -778,7 +783,13 @@ class AutoEstimator(StratifiedAlongOrder):
             for c in dict.fromkeys((choice.estimate, choice.predict)):
                 if c == "mirt":
                     at, total, df, wrong, ones = mirt[i]
-                    made[c] = (at.T, total, _mirt_inflate(b, df), wrong, ones)
+                    made[c] = (
+                        None if at is None else at.T,
+                        total,
+                        _mirt_inflate(b, df),
+                        wrong,
+                        ones,
+                    )
                 elif c == "threshold":
                     assert sorted_rows is not None
                     made[c] = self._threshold_scores(sel, o, *sorted_rows)

@@ -384,8 +384,15 @@ def item_probs(item: ItemModel, theta: np.ndarray, start: int = 0, stop: int | N
     return model_probs(item, theta, start, stop).T
 
 
-def model_probs(item: ItemModel, theta: np.ndarray, start: int = 0, stop: int | None = None):
-    """P(correct) of items ``start:stop`` under abilities ``theta``, one row per model.
+def model_probs(
+    item: ItemModel,
+    theta: np.ndarray,
+    start: int = 0,
+    stop: int | None = None,
+    items: np.ndarray | None = None,
+):
+    """P(correct) of items ``start:stop`` (or of ``items``) under abilities ``theta``, one
+    row per model.
 
     The logits are formed in float64 and rounded to the items' own precision before the
     logistic (a float32 fit stays float32 over the n items): every caller, one model or a
@@ -399,16 +406,40 @@ def model_probs(item: ItemModel, theta: np.ndarray, start: int = 0, stop: int | 
         (models, k) abilities.
     start, stop : int
         The items, ``stop=None`` for all of them.
+    items : numpy.ndarray, optional
+        The items by number instead (``start`` and ``stop`` are then not read).
 
     Returns
     -------
     numpy.ndarray
-        (models, stop - start) in the dtype of ``item.w``.
+        (models, items) in the dtype of ``item.w``.
     """
-    w = item.w[start:stop]
-    eta = product(np.asarray(theta, dtype=np.float64), w.astype(np.float64).T)
-    eta += np.asarray(item.d[start:stop], dtype=np.float64)
-    return _sigmoid(eta.astype(w.dtype, copy=False))
+    return _sigmoid(_logits(item, theta, start, stop, items).astype(item.w.dtype, copy=False))
+
+
+def _logits(item: ItemModel, theta, start=0, stop=None, items=None) -> np.ndarray:
+    """float64 ``d_j + w_j . theta`` of the items, one row per model (:func:`model_probs`)."""
+    where = slice(start, stop) if items is None else items
+    eta = product(np.asarray(theta, dtype=np.float64), item.w[where].astype(np.float64).T)
+    eta += np.asarray(item.d[where], dtype=np.float64)
+    return eta
+
+
+# Beyond this distance from zero a logit's sign is its prediction's (P >= 0.5), whatever the
+# rounding of the logit to the items' precision and of the logistic; nearer, the prediction
+# is computed as model_probs computes it.
+_SURE_LOGIT = 1e-3
+
+
+def _predicted(eta: np.ndarray, dtype) -> np.ndarray:
+    """``model_probs(...) >= 0.5`` from the float64 logits ``eta``, without the logistic:
+    the sign of each logit, and the logistic itself for the few within
+    :data:`_SURE_LOGIT` of zero (exactly the same predictions)."""
+    pred = eta >= 0.0
+    near = np.flatnonzero(np.abs(eta.ravel()) < _SURE_LOGIT)
+    if len(near):
+        pred.ravel()[near] = _sigmoid(eta.ravel()[near].astype(dtype)) >= 0.5
+    return pred
 
 
 def all_item_probs(item: ItemModel, theta: np.ndarray) -> np.ndarray:
@@ -443,9 +474,11 @@ class ItemPass:
     Attributes
     ----------
     total : numpy.ndarray
-        (columns,) float64 sum of the predicted P(correct) over every item.
-    at : list of numpy.ndarray
-        Per group of columns, (n', group columns) P(correct) at the group's evaluated items.
+        (columns,) float64 sum of the predicted P(correct) over every item; NaN for a
+        column whose group asked for no total.
+    at : list of numpy.ndarray or None
+        Per group of columns, (n', group columns) P(correct) at the group's evaluated
+        items; None for a group that asked for no total.
     wrong : numpy.ndarray
         (columns,) int64 items not evaluated whose prediction (``P >= 0.5``) differs from
         the model's true result.
@@ -466,17 +499,23 @@ def item_pass(
     groups: Sequence[tuple[np.ndarray, np.ndarray]],
     truth: np.ndarray | None,
     n: int,
+    totals: Sequence[bool] | None = None,
 ) -> ItemPass:
     """Score many columns (a model's ability at a budget) in one pass over the items.
 
     Column ``c`` is the model ``rows[c]`` (a row of the packed ``truth``) at ability
     ``theta[c]``. ``groups`` pairs each evaluated selection with the columns evaluated on
     it (a budget's models share one). The items are taken in chunks of at most
-    :data:`CHUNK_BYTES` of working memory, each chunk's probabilities computed for every
-    column at once (:func:`model_probs`): no (models x items) array is ever held, and each
-    column gets exactly the probabilities a model estimated on its own gets. The
+    :data:`CHUNK_BYTES` of working memory, each chunk's logits computed for every column at
+    once (:func:`model_probs`'s): no (models x items) array is ever held, and each column
+    gets exactly the probabilities and predictions a model estimated on its own gets. The
     predictions are compared with the true rows as packed bits (an exclusive or and a
-    count of the ones), so the true rows are never unpacked.
+    count of the ones), so the true rows are never unpacked. A group whose accuracy
+    estimate does not read the item model (``totals`` False) gets its predictions from the
+    logits' signs (:func:`_predicted`: the same predictions), without the logistic or the
+    sum. The pieces run on the threads with a few array operations each (the
+    probabilities at the evaluated items are computed apart, per group), so that they
+    seldom wait for one another.
 
     Parameters
     ----------
@@ -494,6 +533,9 @@ def item_pass(
         counts no errors.
     n : int
         The number of items.
+    totals : sequence of bool, optional
+        Per group, whether its columns' totals and probabilities at the evaluated items
+        are wanted (default: every group's).
 
     Returns
     -------
@@ -502,32 +544,40 @@ def item_pass(
     theta = np.asarray(theta, dtype=np.float64)
     rows = np.asarray(rows, dtype=np.int64)
     K = len(theta)
-    # A multiple of 8 items, so that a chunk starts on a byte of the packed rows.
-    width = max(64, CHUNK_BYTES // max(1, 8 * K) // 64 * 64)
-    total = np.zeros(K)
-    wrong = np.zeros(K, dtype=np.int64)
-    ones = np.zeros(K, dtype=np.int64)
-    at = [np.empty((len(sel), len(cols)), dtype=item.w.dtype) for sel, cols in groups]
+    want = [True] * len(groups) if totals is None else [bool(t) for t in totals]
+    # The columns whose totals are wanted first, so that each chunk's are one slice.
+    order = np.concatenate(
+        [np.asarray(cols, dtype=np.int64) for (_, cols), t in zip(groups, want) if t]
+        + [np.asarray(cols, dtype=np.int64) for (_, cols), t in zip(groups, want) if not t]
+        + [np.zeros(0, dtype=np.int64)]
+    )
+    F = sum(len(cols) for (_, cols), t in zip(groups, want) if t)
+    th, by_row = theta[order], rows[order]
     if truth is not None:
         truth = mask_tail(truth, n)
+    # A multiple of 8 items, so that a chunk starts on a byte of the packed rows.
+    width = max(64, CHUNK_BYTES // max(1, 8 * K) // 64 * 64)
 
     def chunk(c0: int):
         c1 = min(c0 + width, n)
-        p = model_probs(item, theta, c0, c1)  # (columns, items)
-        for (sel, cols), got in zip(groups, at):
-            lo, hi = np.searchsorted(sel, (c0, c1))
-            if hi > lo:
-                got[lo:hi] = p[np.ix_(cols, sel[lo:hi] - c0)].T
+        eta = _logits(item, th, c0, c1)  # (columns, items)
+        p = _sigmoid(eta[:F].astype(item.w.dtype))
+        total = p.sum(axis=1, dtype=np.float64)
         if truth is None:
-            return p.sum(axis=1, dtype=np.float64), 0, 0
+            return total, 0, 0
+        pred = np.empty(eta.shape, dtype=bool)
+        np.greater_equal(p, 0.5, out=pred[:F])
+        pred[F:] = _predicted(eta[F:], item.w.dtype)
         # Packed like the true rows (padding bits zero on both sides).
-        pred = np.packbits(p >= 0.5, axis=1, bitorder="little")
+        bits = np.packbits(pred, axis=1, bitorder="little")
         true = truth[:, c0 // 8 : (c1 + 7) // 8]
         return (
-            p.sum(axis=1, dtype=np.float64),
-            np.bitwise_count(pred ^ true[rows]).sum(axis=1, dtype=np.int64),
-            np.bitwise_count(pred).sum(axis=1, dtype=np.int64),
+            total,
+            np.bitwise_count(bits ^ true[by_row]).sum(axis=1, dtype=np.int64),
+            np.bitwise_count(bits).sum(axis=1, dtype=np.int64),
         )
+
+    total, wrong, ones = np.zeros(F), np.zeros(K, dtype=np.int64), np.zeros(K, dtype=np.int64)
 
     def add(part) -> None:  # in the order of the items, as a serial pass would
         nonlocal total, wrong, ones
@@ -536,14 +586,35 @@ def item_pass(
         ones += part[2]
 
     ordered_map(chunk, range(0, n, width), add)
+    out_total = np.full(K, np.nan)
+    out_total[order[:F]] = total
+    out_wrong, out_ones = np.empty(K, dtype=np.int64), np.empty(K, dtype=np.int64)
+    out_wrong[order], out_ones[order] = wrong, ones
+    # The probabilities at each group's evaluated items, which carry their observed
+    # results: their predictions are taken back out of the counts. In pieces of at most
+    # CHUNK_BYTES of logits, written into one (columns, n') array per group.
+    at_rows = [np.empty((len(cols), len(sel)), dtype=item.w.dtype) for sel, cols in groups]
+    pieces = []
+    for g, (sel, cols) in enumerate(groups):
+        step = max(64, CHUNK_BYTES // max(1, 8 * len(cols)))
+        pieces += [(g, a, min(a + step, len(sel))) for a in range(0, len(sel), step)]
+
+    def probs_at(piece) -> None:
+        g, a, b = piece
+        sel, cols = groups[g]
+        at_rows[g][:, a:b] = model_probs(item, theta[cols], items=sel[a:b])
+
+    ordered_map(probs_at, pieces)
+    at = [x.T for x in at_rows]
     if truth is not None:
-        # The evaluated items carry their observed results: take them back out.
         for (sel, cols), got in zip(groups, at):
             pred = got >= 0.5
             obs = bits_at(truth[rows[cols]], sel).T.astype(bool)
-            wrong[cols] -= np.count_nonzero(pred != obs, axis=0)
-            ones[cols] -= np.count_nonzero(pred, axis=0)
-    return ItemPass(total, at, wrong, ones)
+            out_wrong[cols] -= np.count_nonzero(pred != obs, axis=0)
+            out_ones[cols] -= np.count_nonzero(pred, axis=0)
+    return ItemPass(
+        out_total, [got if t else None for got, t in zip(at, want)], out_wrong, out_ones
+    )
 
 
 class MIRTEstimator(StratifiedAlongOrder):
