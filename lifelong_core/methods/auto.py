@@ -90,8 +90,8 @@ from lifelong_core.methods.irt import (
     finish_interval,
     fit_item_model,
     item_pass,
-    map_abilities,
     map_abilities_each,
+    map_abilities_many,
 )
 from lifelong_core.methods.irt_fit import product
 from lifelong_core.methods.parallel import ordered_map
@@ -754,7 +754,7 @@ class AutoEstimator(StratifiedAlongOrder):
                 raise RuntimeError("the MIRT candidate was not fitted")
             item = self.mirt_.item_
             fits = dict(
-                zip(need, ordered_map(lambda i: map_abilities(item, selections[i], obs[i].T), need))
+                zip(need, map_abilities_many(item, [(selections[i], obs[i].T) for i in need]))
             )
             groups = [(selections[i], np.arange(j * m, (j + 1) * m)) for j, i in enumerate(need)]
             ip = item_pass(

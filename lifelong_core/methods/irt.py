@@ -241,19 +241,55 @@ def map_abilities(
     df : numpy.ndarray
         (models,) the effective number of parameters of each fit.
     """
-    X = np.asarray(item.w[cols], dtype=np.float64)
-    obs = np.asarray(obs)
-    models = obs.shape[1]
-    theta = np.empty((models, X.shape[1]))
-    df = np.empty(models)
-    # Models in groups whose (models x n') working arrays stay within PASS_BYTES; each
-    # model's fit is its own, so the grouping changes no number.
-    group = max(1, PASS_BYTES // (8 * max(len(X), 1)))
-    for g in range(0, models, group):
-        theta[g : g + group], df[g : g + group] = _map_group(
-            item, X, np.asarray(item.d[cols], dtype=np.float64), obs[:, g : g + group].T, iters
+    return map_abilities_many(item, [(cols, obs)], iters)[0]
+
+
+def map_abilities_many(
+    item: ItemModel, fits: Sequence[tuple[np.ndarray, np.ndarray]], iters: int = 30
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`map_abilities` of several sets of models, each set on its own columns (a
+    sweep's budgets): their groups of models as one set of pieces on the threads, the
+    largest first.
+
+    Parameters
+    ----------
+    item : ItemModel
+        The fitted item model.
+    fits : sequence of (numpy.ndarray, numpy.ndarray)
+        ``(cols, obs)`` as :func:`map_abilities` takes them.
+    iters : int
+        The most Newton steps per model.
+
+    Returns
+    -------
+    list of (numpy.ndarray, numpy.ndarray)
+        ``(theta, df)`` of each set, as :func:`map_abilities` returns them.
+    """
+    out = []
+    pieces = []
+    for i, (cols, obs) in enumerate(fits):
+        models = np.shape(obs)[1]
+        out.append((np.empty((models, item.w.shape[1])), np.empty(models)))
+        # Models in groups whose (models x n') results stay within PASS_BYTES; each
+        # model's fit is its own, so the grouping changes no number.
+        group = max(1, PASS_BYTES // (8 * max(len(cols), 1)))
+        pieces += [(i, g, min(g + group, models)) for g in range(0, models, group)]
+    pieces.sort(key=lambda p: -len(fits[p[0]][0]) * (p[2] - p[1]))
+
+    def fit(piece) -> None:
+        i, a, b = piece
+        cols, obs = fits[i]
+        theta, df = out[i]
+        theta[a:b], df[a:b] = _map_group(
+            item,
+            np.asarray(item.w[cols], dtype=np.float64),
+            np.asarray(item.d[cols], dtype=np.float64),
+            np.asarray(obs)[:, a:b].T,
+            iters,
         )
-    return theta, df
+
+    ordered_map(fit, pieces)
+    return out
 
 
 def map_abilities_each(
@@ -299,20 +335,67 @@ def map_abilities_each(
     return theta, df
 
 
+# Items of one step of the shared design's MAP sums taken at a time: the (models x items)
+# logits of a group of models stay in the cache whatever the budget.
+MAP_CHUNK_BYTES = 1 << 20
+
+
+def _map_shared(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray, iters: int):
+    """The MAP Newton iteration of :func:`_map_group` for models sharing the design ``X``
+    (``(n', k)``, offsets ``off``): each step's gradient and Fisher information summed over
+    chunks of the items, in order."""
+    k = X.shape[1]
+    prec, mean = item.prior_prec, item.prior_mean
+    iu = _triu(k)
+    XT = np.ascontiguousarray(X.T)
+    # Each row's upper-triangle products, for the Fisher sums as one matrix product.
+    XX = X[:, iu[0]] * X[:, iu[1]]
+    y = np.ascontiguousarray(obs)
+    width = max(256, MAP_CHUNK_BYTES // (8 * max(len(y), 1)))
+    spans = [slice(a, a + width) for a in range(0, len(X), width)]
+
+    def sums(t: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        info = np.zeros((len(t), len(iu[0])))
+        score = np.zeros((len(t), k))
+        for sl in spans:
+            mu = product(t, XT[:, sl])
+            mu += off[sl]
+            _logistic(mu)
+            wts = mu * mu
+            np.subtract(mu, wts, out=wts)
+            info += wts @ XX[sl]
+            np.subtract(y[rows, sl], mu, out=mu)
+            score += mu @ X[sl]
+        full = np.zeros((len(t), k, k))
+        full[:, iu[0], iu[1]] = info
+        full[:, iu[1], iu[0]] = info
+        return full, score
+
+    theta = np.tile(mean, (len(y), 1))
+    live = np.arange(len(y))
+    for _ in range(iters):
+        t = theta[live]
+        info, score = sums(t, live)
+        grad = score - (t - mean) @ prec
+        step = np.linalg.solve(info + prec, grad[:, :, None])[:, :, 0]
+        theta[live] = t + np.clip(step, -2.0, 2.0)
+        going = np.abs(step).max(axis=1) >= 1e-6
+        if not going.any():
+            break
+        live = live[going]
+    info, _ = sums(theta, np.arange(len(theta)))
+    return theta, np.einsum("mii->m", np.linalg.solve(info + prec, info))
+
+
 def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray, iters: int):
     """The MAP Newton iteration of one group of models (``obs``: one row per model).
 
     ``X`` and ``off`` are the evaluated samples' item parameters: ``(n', k)`` and
-    ``(n',)`` shared by every model, or ``(models, n', k)`` and ``(models, n')``, one set
-    per model."""
-    shared = X.ndim == 2
-    k = X.shape[-1]
+    ``(n',)`` shared by every model (:func:`_map_shared`), or ``(models, n', k)`` and
+    ``(models, n')``, one set per model (``X_m' W X_m`` as a stack of matrix products)."""
+    if X.ndim == 2:
+        return _map_shared(item, X, off, obs, iters)
     prec, mean = item.prior_prec, item.prior_mean
-    XT = np.ascontiguousarray(X.T) if shared else X
-    iu = _triu(k)
-    # Shared by every model: each row's upper-triangle products, for the Fisher sums as one
-    # matrix product. One design per model: X_m' W X_m as a stack of matrix products.
-    XX = X[:, iu[0]] * X[:, iu[1]] if shared else X[:0]
     y = np.asarray(obs, dtype=np.float64)
     # Work arrays made once: a fresh (models x n') temporary per step costs more in page
     # faults than the arithmetic on it.
@@ -321,25 +404,16 @@ def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray,
 
     def probs(t: np.ndarray, rows: np.ndarray) -> np.ndarray:
         eta = eta_buf[: len(t)]
-        if shared:
-            product(t, XT, out=eta)
-            eta += off
-        else:
-            np.einsum("mbk,mk->mb", X[rows], t, out=eta)
-            eta += off[rows]
+        np.einsum("mbk,mk->mb", X[rows], t, out=eta)
+        eta += off[rows]
         return _logistic(eta)
 
     def fisher(mu: np.ndarray, rows: np.ndarray) -> np.ndarray:
         wts = wts_buf[: len(mu)]
         np.multiply(mu, mu, out=wts)
         np.subtract(mu, wts, out=wts)
-        if not shared:
-            Xr = X[rows]
-            return np.matmul((Xr * wts[:, :, None]).transpose(0, 2, 1), Xr)
-        out = np.zeros((len(mu), k, k))
-        out[:, iu[0], iu[1]] = wts @ XX
-        out[:, iu[1], iu[0]] = out[:, iu[0], iu[1]]
-        return out
+        Xr = X[rows]
+        return np.matmul((Xr * wts[:, :, None]).transpose(0, 2, 1), Xr)
 
     theta = np.tile(mean, (len(y), 1))
     live = np.arange(len(y))
@@ -348,7 +422,7 @@ def _map_group(item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray,
         mu = probs(t, live)
         info = fisher(mu, live)
         np.subtract(y, mu, out=mu)
-        score = mu @ X if shared else np.einsum("mb,mbk->mk", mu, X[live])
+        score = np.einsum("mb,mbk->mk", mu, X[live])
         grad = score - (t - mean) @ prec
         step = np.linalg.solve(info + prec, grad[:, :, None])[:, :, 0]
         theta[live] = t + np.clip(step, -2.0, 2.0)
@@ -718,9 +792,7 @@ class MIRTEstimator(StratifiedAlongOrder):
             raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
         m = truth.shape[0]
         obs = [bits_at(truth, sel) for sel in selections]
-        fits = ordered_map(
-            lambda i: map_abilities(self.item_, selections[i], obs[i].T), range(len(obs))
-        )
+        fits = map_abilities_many(self.item_, [(sel, o.T) for sel, o in zip(selections, obs)])
         groups = [(sel, np.arange(i * m, (i + 1) * m)) for i, sel in enumerate(selections)]
         ip = item_pass(
             self.item_,

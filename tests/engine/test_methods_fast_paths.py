@@ -100,8 +100,10 @@ def test_batched_map_abilities_equal_one_model_at_a_time(k, dtype, monkeypatch):
         rng.normal(size=(n, k)).astype(dtype),
         rng.normal(size=(80, k)),
     )
-    # Small groups, so that several groups of models are fitted.
+    # Small groups, so that several groups of models are fitted, and their sums over the
+    # items taken in several chunks.
     monkeypatch.setattr(irt, "PASS_BYTES", 8 * 700 * 3)
+    monkeypatch.setattr(irt, "MAP_CHUNK_BYTES", 8 * 3 * 256)
     for b in (1, 5, 64, 700):
         cols = np.sort(rng.choice(n, b, replace=False))
         obs = (rng.random((b, 9)) < 0.6).astype(np.uint8)
