@@ -776,8 +776,9 @@ class AutoEstimator(StratifiedAlongOrder):
         if any("threshold" in u for u in uses):
             S = SortOrder(self.order_, n, checked=True).sorted_rows(truth)
             sorted_rows = (S, word_prefix(S), row_totals(truth, n))
-        out = []
-        for i, (sel, o, choice) in enumerate(zip(selections, obs, choices)):
+
+        def budget(i: int) -> RowScores:
+            sel, o, choice = selections[i], obs[i], choices[i]
             b = len(sel)
             made: dict[str, tuple] = {}
             for c in dict.fromkeys((choice.estimate, choice.predict)):
@@ -808,8 +809,12 @@ class AutoEstimator(StratifiedAlongOrder):
                     self.rank_[sel], o, at, total, n, level=self.level, inflate=how
                 )
             wrong, ones = made[choice.predict][3:]
-            out.append(RowScores.from_intervals(ivs, wrong, ones + o.sum(axis=1, dtype=np.int64)))
-        return out
+            return RowScores.from_intervals(ivs, wrong, ones + o.sum(axis=1, dtype=np.int64))
+
+        # Each budget's estimates on the threads, the largest budgets first.
+        by_size = sorted(range(len(selections)), key=lambda i: -len(selections[i]))
+        done = dict(zip(by_size, ordered_map(budget, by_size)))
+        return [done[i] for i in range(len(selections))]
 
     def _threshold_scores(self, sel, obs, S, cum, totals) -> tuple:
         """The threshold candidate of every row at one selection: its predictions at the

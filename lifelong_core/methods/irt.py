@@ -802,8 +802,9 @@ class MIRTEstimator(StratifiedAlongOrder):
             truth,
             n,
         )
-        out = []
-        for i, (sel, o, (_, df)) in enumerate(zip(selections, obs, fits)):
+
+        def budget(i: int) -> RowScores:
+            sel, o, df = selections[i], obs[i], fits[i][1]
             b = len(sel)
             cols = groups[i][1]
             ivs = difference_estimates_at(
@@ -816,12 +817,14 @@ class MIRTEstimator(StratifiedAlongOrder):
                 # GREG variance with fitted predictions, as in estimate().
                 inflate=b / np.maximum(b - df, 1.0),
             )
-            out.append(
-                RowScores.from_intervals(
-                    ivs, ip.wrong[cols], ip.ones[cols] + o.sum(axis=1, dtype=np.int64)
-                )
+            return RowScores.from_intervals(
+                ivs, ip.wrong[cols], ip.ones[cols] + o.sum(axis=1, dtype=np.int64)
             )
-        return out
+
+        # Each budget's estimates on the threads, the largest budgets first.
+        by_size = sorted(range(len(selections)), key=lambda i: -len(selections[i]))
+        done = dict(zip(by_size, ordered_map(budget, by_size)))
+        return [done[i] for i in range(len(selections))]
 
     def estimate(self, positions: np.ndarray, observed: np.ndarray) -> Estimate:
         check_fitted(self, "order_")
