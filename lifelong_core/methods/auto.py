@@ -71,7 +71,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit
 
-from lifelong_core.bits import SortOrder, bits_at, ones_before, row_totals, unpack_rows, word_prefix
+from lifelong_core.bits import (
+    SortOrder,
+    bits_at,
+    ones_before,
+    packed_bits_at,
+    row_totals,
+    unpack_rows,
+    word_prefix,
+)
 from lifelong_core.errors import InputError
 from lifelong_core.methods.base import Estimate, RowScores, check_fitted, check_observations
 from lifelong_core.methods.design import (
@@ -95,7 +103,7 @@ from lifelong_core.methods.irt import (
 )
 from lifelong_core.methods.irt_fit import product
 from lifelong_core.methods.parallel import ordered_map
-from lifelong_core.sortsearch.search import rule_thresholds
+from lifelong_core.sortsearch.search import rule_thresholds, rule_thresholds_packed
 from lifelong_core.sortsearch.sort import order_from_sums
 
 CANDIDATES = ("threshold", "copy-nearest", "mirt")
@@ -201,6 +209,18 @@ def _mirt_inflate(b: int, df):
     ``b`` samples (residual variance times ``n' / (n' - df)``, Särndal et al. 1992, §6.6);
     ``df`` one number or an array of them."""
     return b / np.maximum(b - df, 1.0)
+
+
+def _ones_in_first(packed: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The set bits among the first ``q[r]`` bits of each packed row ``r`` (little bit
+    order)."""
+    rows = np.arange(len(packed))
+    before = np.bitwise_count(packed).cumsum(axis=1, dtype=np.int64)
+    full, rem = q // 8, q % 8
+    out = np.where(full > 0, before[rows, np.maximum(full - 1, 0)], 0)
+    last = packed[rows, np.minimum(full, packed.shape[1] - 1)]
+    part = np.bitwise_count(last & ((1 << rem) - 1).astype(np.uint8))
+    return out + np.where(rem > 0, part, 0)
 
 
 def _folds(m: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -819,17 +839,26 @@ class AutoEstimator(StratifiedAlongOrder):
     def _threshold_scores(self, sel, obs, S, cum, totals) -> tuple:
         """The threshold candidate of every row at one selection: its predictions at the
         evaluated samples, their total (the threshold ``t``), the interval's correction,
-        and the unevaluated samples it gets wrong and predicts correct."""
-        b = obs.shape[1]
-        t = self._thresholds(sel, obs)
-        at = (self.rank_[sel][None, :] < t[:, None]).astype(np.float64)
+        and the unevaluated samples it gets wrong and predicts correct.
+
+        The observations are read in the order's sequence as packed bits from the sorted
+        rows ``S`` (the midpoint rule's scan over bytes), and counted by prefix counts;
+        nothing the size of the evaluated samples is unpacked but the predictions."""
+        ranks = self.rank_[sel]
+        pos = np.sort(ranks)
+        seen = packed_bits_at(S, pos)  # each row's results in the order's sequence
+        t = rule_thresholds_packed("midpoint", pos, seen, len(self.order_))
+        at = ranks[None, :] < t[:, None]
         # The first t samples of the order are predicted correct: t - c of them are wrong
         # and the row's other totals - c ones are missed (c: its ones among those t); the
-        # evaluated samples carry their results, so their mismatches are taken back out.
+        # evaluated samples carry their results, so their mismatches are taken back out:
+        # q of them are predicted correct, of which hit were right.
         c = ones_before(S, cum, t)
-        wrong = (t - c) + (totals - c) - np.count_nonzero(at != obs, axis=1)
-        ones = t - np.count_nonzero(at, axis=1)
-        return at, t.astype(np.float64), _threshold_inflate(b), wrong, ones
+        q = np.searchsorted(pos, t)
+        hit = _ones_in_first(seen, q)
+        mismatched = q + obs.sum(axis=1, dtype=np.int64) - 2 * hit
+        wrong = (t - c) + (totals - c) - mismatched
+        return at, t.astype(np.float64), _threshold_inflate(len(sel)), wrong, t - q
 
     def _copy_nearest_scores(self, sel, obs, truth, n) -> tuple:
         """The CopyNearest&Expand candidate of every row at one selection, row by row (it
