@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lifelong_core.bits import bits_at, mask_tail
+from lifelong_core.bits import SortOrder, bits_at, mask_tail, word_prefix
 from lifelong_core.errors import InputError
 from lifelong_core.methods.base import (
     Estimate,
@@ -629,12 +629,18 @@ def item_pass(
     th, by_row = theta[order], rows[order]
     if truth is not None:
         truth = mask_tail(truth, n)
+    # One direction: a column that only predicts is a threshold on one order of the items,
+    # counted without a pass over them (_threshold_counts); the pass is then the totals'.
+    by_order = None
+    if truth is not None and F < K and _one_direction(item, th[F:]):
+        by_order = _threshold_counts(item, th[F:], by_row[F:], truth, n)
+    passed = F if by_order is not None else K
     # A multiple of 8 items, so that a chunk starts on a byte of the packed rows.
-    width = max(64, CHUNK_BYTES // max(1, 8 * K) // 64 * 64)
+    width = max(64, CHUNK_BYTES // max(1, 8 * passed) // 64 * 64)
 
     def chunk(c0: int):
         c1 = min(c0 + width, n)
-        eta = _logits(item, th, c0, c1)  # (columns, items)
+        eta = _logits(item, th[:passed], c0, c1)  # (columns, items)
         p = _sigmoid(eta[:F].astype(item.w.dtype))
         total = p.sum(axis=1, dtype=np.float64)
         if truth is None:
@@ -647,11 +653,12 @@ def item_pass(
         true = truth[:, c0 // 8 : (c1 + 7) // 8]
         return (
             total,
-            np.bitwise_count(bits ^ true[by_row]).sum(axis=1, dtype=np.int64),
+            np.bitwise_count(bits ^ true[by_row[:passed]]).sum(axis=1, dtype=np.int64),
             np.bitwise_count(bits).sum(axis=1, dtype=np.int64),
         )
 
-    total, wrong, ones = np.zeros(F), np.zeros(K, dtype=np.int64), np.zeros(K, dtype=np.int64)
+    total = np.zeros(F)
+    wrong, ones = np.zeros(passed, dtype=np.int64), np.zeros(passed, dtype=np.int64)
 
     def add(part) -> None:  # in the order of the items, as a serial pass would
         nonlocal total, wrong, ones
@@ -660,6 +667,8 @@ def item_pass(
         ones += part[2]
 
     ordered_map(chunk, range(0, n, width), add)
+    if by_order is not None:
+        wrong, ones = np.concatenate([wrong, by_order[0]]), np.concatenate([ones, by_order[1]])
     out_total = np.full(K, np.nan)
     out_total[order[:F]] = total
     out_wrong, out_ones = np.empty(K, dtype=np.int64), np.empty(K, dtype=np.int64)
@@ -689,6 +698,92 @@ def item_pass(
     return ItemPass(
         out_total, [got if t else None for got, t in zip(at, want)], out_wrong, out_ones
     )
+
+
+# _threshold_counts: items whose discrimination is at least this steep are placed by their
+# threshold on the ability; the flatter ones are predicted one by one.
+STEEP = 0.05
+# Beyond this distance in ability from an item's threshold, a steep item's logit is farther
+# than twice _SURE_LOGIT from zero: its prediction is the side of the threshold it is on.
+_BAND = 2 * _SURE_LOGIT / STEEP
+
+
+def _one_direction(item: ItemModel, theta: np.ndarray) -> bool:
+    """Whether :func:`_threshold_counts` applies: one direction, and logits small enough
+    that their rounding stays far below :data:`_SURE_LOGIT`."""
+    if item.w.shape[1] != 1 or not len(theta) or not len(item.d):
+        return False
+    reach = float(np.abs(theta).max()) * float(np.abs(item.w).max()) + float(np.abs(item.d).max())
+    return reach < 1e9
+
+
+def _threshold_counts(item: ItemModel, theta: np.ndarray, rows: np.ndarray, truth, n: int):
+    """Every item's prediction counted for columns of a one-direction item model (``k =
+    1``) without a pass over the items: the items predicted correct are those whose
+    threshold ``-d_j / w_j`` on the ability lies below ``theta`` (``w_j > 0``) or above it
+    (``w_j < 0``), so along the items sorted by threshold they are a prefix or a suffix,
+    and a row's errors there are prefix counts of its true row in that order (as the Sort
+    order's threshold rules count theirs). The items within :data:`_BAND` of ``theta``, and
+    the flat ones, are predicted exactly as :func:`_predicted` does. The same counts as
+    the pass over every item.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        (columns,) int64: items whose prediction differs from the row's true result, and
+        items predicted correct (over all ``n`` items).
+    """
+    w = item.w[:, 0].astype(np.float64)
+    d = np.asarray(item.d, dtype=np.float64)
+    steep = np.abs(w) >= STEEP
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau = np.where(steep, -d / w, 0.0)
+    up = np.flatnonzero(steep & (w > 0))
+    down = np.flatnonzero(steep & (w < 0))
+    up = up[np.argsort(tau[up], kind="stable")]
+    down = down[np.argsort(tau[down], kind="stable")]
+    flat = np.flatnonzero(~steep)
+    U, D = len(up), len(down)
+    order = np.concatenate([up, down, flat])
+    tau_up, tau_down = tau[up], tau[down]
+    used = np.unique(rows)
+    S = SortOrder(order, n, checked=True).sorted_rows(truth[used])
+    cum = word_prefix(S)
+    row_of = np.searchsorted(used, rows)
+
+    def ones_upto(r: np.ndarray, t: np.ndarray) -> np.ndarray:  # first t of the order
+        w_ = t >> 6
+        part = S[r, np.minimum(w_, S.shape[1] - 1)] & (
+            (np.uint64(1) << (t & 63).astype(np.uint64)) - np.uint64(1)
+        )
+        return cum[r, w_].astype(np.int64) + np.bitwise_count(part)
+
+    x = theta[:, 0]
+    a_up = np.searchsorted(tau_up, x - _BAND, side="left")  # below: surely correct
+    b_up = np.searchsorted(tau_up, x + _BAND, side="right")  # above: surely wrong
+    a_down = np.searchsorted(tau_down, x - _BAND, side="left")  # below: surely wrong
+    b_down = np.searchsorted(tau_down, x + _BAND, side="right")  # above: surely correct
+    r = row_of
+    zero = np.zeros(len(x), dtype=np.int64)
+    at = {v: ones_upto(r, zero + v) for v in (U, U + D)}
+    wrong = (
+        (a_up - ones_upto(r, a_up))
+        + (at[U] - ones_upto(r, b_up))
+        + (ones_upto(r, U + a_down) - at[U])
+        + ((D - b_down) - (at[U + D] - ones_upto(r, U + b_down)))
+    )
+    ones = a_up + (D - b_down)
+
+    def near(c: int) -> tuple[int, int]:
+        items = np.concatenate([up[a_up[c] : b_up[c]], down[a_down[c] : b_down[c]], flat])
+        if not len(items):
+            return 0, 0
+        pred = _predicted(_logits(item, theta[c : c + 1], items=items), item.w.dtype)[0]
+        true = bits_at(truth[rows[c] : rows[c] + 1], items)[0].astype(bool)
+        return int(np.count_nonzero(pred != true)), int(np.count_nonzero(pred))
+
+    exact = np.array(ordered_map(near, range(len(x))), dtype=np.int64).reshape(len(x), 2)
+    return wrong + exact[:, 0], ones + exact[:, 1]
 
 
 class MIRTEstimator(StratifiedAlongOrder):

@@ -281,3 +281,33 @@ def test_an_item_pass_without_totals_counts_the_same_predictions(monkeypatch):
     np.testing.assert_array_equal(some.at[1], every.at[1])
     np.testing.assert_array_equal(some.total[3:6], every.total[3:6])
     assert np.isnan(some.total[:3]).all() and np.isnan(some.total[6:]).all()
+
+
+def test_a_one_direction_model_counts_its_predictions_by_thresholds(monkeypatch):
+    """Columns of a k = 1 item model that only predict are counted along the items sorted
+    by their thresholds (irt._threshold_counts): the same counts as the pass over every
+    item, with items at the abilities' thresholds, flat, upside-down and constant ones."""
+    from lifelong_core.bits import pack_rows
+
+    rng = np.random.default_rng(8)
+    n, m = 3001, 4
+    w = rng.normal(scale=1.5, size=(n, 1))
+    w[::17] *= 1e-3  # flat: predicted one by one
+    w[::29] = 0.0
+    d = rng.normal(size=n)
+    theta = rng.normal(size=(12, 1))
+    d[:40] = -w[:40, 0] * theta[0, 0]  # thresholds at the first column's ability
+    d[40:60] = -w[40:60, 0] * theta[5, 0] + rng.normal(scale=1e-4, size=20)
+    for dtype in (np.float32, np.float64):
+        item = irt.item_model(d.astype(dtype), w.astype(dtype), rng.normal(size=(30, 1)))
+        truth = pack_rows((rng.random((m, n)) < 0.55).astype(np.uint8))
+        sels = [np.sort(rng.choice(n, b, replace=False)) for b in (5, 300, 1500)]
+        groups = [(sel, np.arange(j * m, (j + 1) * m)) for j, sel in enumerate(sels)]
+        rows = np.tile(np.arange(m), 3)
+        by_order = irt.item_pass(item, theta, rows, groups, truth, n, totals=[False, True, False])
+        monkeypatch.setattr(irt, "_one_direction", lambda *a: False)
+        every = irt.item_pass(item, theta, rows, groups, truth, n, totals=[False, True, False])
+        monkeypatch.undo()
+        np.testing.assert_array_equal(by_order.wrong, every.wrong)
+        np.testing.assert_array_equal(by_order.ones, every.ones)
+        np.testing.assert_array_equal(by_order.total[4:8], every.total[4:8])
