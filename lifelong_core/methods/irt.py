@@ -700,14 +700,6 @@ def item_pass(
     )
 
 
-# _threshold_counts: items whose discrimination is at least this steep are placed by their
-# threshold on the ability; the flatter ones are predicted one by one.
-STEEP = 0.05
-# Beyond this distance in ability from an item's threshold, a steep item's logit is farther
-# than twice _SURE_LOGIT from zero: its prediction is the side of the threshold it is on.
-_BAND = 2 * _SURE_LOGIT / STEEP
-
-
 def _one_direction(item: ItemModel, theta: np.ndarray) -> bool:
     """Whether :func:`_threshold_counts` applies: one direction, and logits small enough
     that their rounding stays far below :data:`_SURE_LOGIT`."""
@@ -723,9 +715,12 @@ def _threshold_counts(item: ItemModel, theta: np.ndarray, rows: np.ndarray, trut
     threshold ``-d_j / w_j`` on the ability lies below ``theta`` (``w_j > 0``) or above it
     (``w_j < 0``), so along the items sorted by threshold they are a prefix or a suffix,
     and a row's errors there are prefix counts of its true row in that order (as the Sort
-    order's threshold rules count theirs). The items within :data:`_BAND` of ``theta``, and
-    the flat ones, are predicted exactly as :func:`_predicted` does. The same counts as
-    the pass over every item.
+    order's threshold rules count theirs). The items are taken in segments of one sign
+    and one power of two of ``|w_j|``: an item farther from ``theta`` than ``2 *
+    _SURE_LOGIT / |w_j|`` has a logit farther than ``2 * _SURE_LOGIT`` from zero, so its
+    prediction is the side it is on; the items nearer, and those with ``w_j = 0``, are
+    predicted exactly as :func:`_predicted` does. The same counts as the pass over every
+    item.
 
     Returns
     -------
@@ -735,47 +730,63 @@ def _threshold_counts(item: ItemModel, theta: np.ndarray, rows: np.ndarray, trut
     """
     w = item.w[:, 0].astype(np.float64)
     d = np.asarray(item.d, dtype=np.float64)
-    steep = np.abs(w) >= STEEP
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tau = np.where(steep, -d / w, 0.0)
-    up = np.flatnonzero(steep & (w > 0))
-    down = np.flatnonzero(steep & (w < 0))
-    up = up[np.argsort(tau[up], kind="stable")]
-    down = down[np.argsort(tau[down], kind="stable")]
-    flat = np.flatnonzero(~steep)
-    U, D = len(up), len(down)
-    order = np.concatenate([up, down, flat])
-    tau_up, tau_down = tau[up], tau[down]
+    flat = np.flatnonzero(w == 0)
+    live = np.flatnonzero(w != 0)
+    tau = -d[live] / w[live]
+    power = np.frexp(np.abs(w[live]))[1]  # |w| in [2^(power - 1), 2^power)
+    # Segments: by sign, then power, each sorted by threshold (a stable sort by segment of
+    # the items sorted by threshold).
+    by_tau = np.argsort(tau, kind="stable")
+    segment = (power - power.min()) * 2 + (w[live] > 0)
+    key = by_tau[np.argsort(segment[by_tau], kind="stable")]
+    segs, order, taus = [], [], []
+    start = 0
+    cuts = np.flatnonzero(np.diff(power[key]) | np.diff(w[live][key] > 0)) + 1
+    for part in np.split(key, cuts):
+        if not len(part):
+            continue
+        up = bool(w[live][part[0]] > 0)
+        band = 2 * _SURE_LOGIT / 2.0 ** (int(power[part[0]]) - 1)
+        segs.append((start, len(part), up, band))
+        order.append(live[part])
+        taus.append(tau[part])
+        start += len(part)
+    order.append(flat)
     used = np.unique(rows)
-    S = SortOrder(order, n, checked=True).sorted_rows(truth[used])
+    S = SortOrder(np.concatenate(order), n, checked=True).sorted_rows(truth[used])
     cum = word_prefix(S)
-    row_of = np.searchsorted(used, rows)
+    r = np.searchsorted(used, rows)
 
-    def ones_upto(r: np.ndarray, t: np.ndarray) -> np.ndarray:  # first t of the order
-        w_ = t >> 6
-        part = S[r, np.minimum(w_, S.shape[1] - 1)] & (
+    def ones_upto(t: np.ndarray) -> np.ndarray:  # each column's row, first t of the order
+        word = t >> 6
+        part = S[r, np.minimum(word, S.shape[1] - 1)] & (
             (np.uint64(1) << (t & 63).astype(np.uint64)) - np.uint64(1)
         )
-        return cum[r, w_].astype(np.int64) + np.bitwise_count(part)
+        return cum[r, word].astype(np.int64) + np.bitwise_count(part)
 
     x = theta[:, 0]
-    a_up = np.searchsorted(tau_up, x - _BAND, side="left")  # below: surely correct
-    b_up = np.searchsorted(tau_up, x + _BAND, side="right")  # above: surely wrong
-    a_down = np.searchsorted(tau_down, x - _BAND, side="left")  # below: surely wrong
-    b_down = np.searchsorted(tau_down, x + _BAND, side="right")  # above: surely correct
-    r = row_of
-    zero = np.zeros(len(x), dtype=np.int64)
-    at = {v: ones_upto(r, zero + v) for v in (U, U + D)}
-    wrong = (
-        (a_up - ones_upto(r, a_up))
-        + (at[U] - ones_upto(r, b_up))
-        + (ones_upto(r, U + a_down) - at[U])
-        + ((D - b_down) - (at[U + D] - ones_upto(r, U + b_down)))
-    )
-    ones = a_up + (D - b_down)
+    wrong = np.zeros(len(x), dtype=np.int64)
+    ones = np.zeros(len(x), dtype=np.int64)
+    windows = []
+    for (o, size, up, band), t in zip(segs, taus):
+        a = np.searchsorted(t, x - band, side="left")  # below the window
+        b = np.searchsorted(t, x + band, side="right")  # above it
+        below = ones_upto(o + a) - ones_upto(np.full(len(x), o))
+        above = ones_upto(np.full(len(x), o + size)) - ones_upto(o + b)
+        if up:  # predicted correct below the window
+            wrong += (a - below) + above
+            ones += a
+        else:  # predicted correct above it
+            wrong += below + (size - b) - above
+            ones += size - b
+        windows.append((o, a, b))
+    flat_at = start
+    whole = np.concatenate(order)
 
     def near(c: int) -> tuple[int, int]:
-        items = np.concatenate([up[a_up[c] : b_up[c]], down[a_down[c] : b_down[c]], flat])
+        items = np.concatenate(
+            [whole[o + a[c] : o + b[c]] for o, a, b in windows] + [whole[flat_at:]]
+        )
         if not len(items):
             return 0, 0
         pred = _predicted(_logits(item, theta[c : c + 1], items=items), item.w.dtype)[0]
