@@ -85,16 +85,13 @@ def _logistic(x: np.ndarray) -> np.ndarray:
     return np.reciprocal(x, out=x)
 
 
-def _newton_rows(
-    X: np.ndarray, Y: np.ndarray, offset: np.ndarray, beta: np.ndarray, ridge: np.ndarray
-) -> np.ndarray:
+def _newton_rows(X: np.ndarray, Y: np.ndarray, beta: np.ndarray, ridge: np.ndarray) -> np.ndarray:
     """One damped Newton step for many independent ridge logistic regressions at once.
 
-    Regression r has design ``X`` (shared, (s, p)), responses ``Y[:, r]``, offsets
-    ``offset[:, r]`` and coefficients ``beta[r]``; ``ridge`` is the (p,) penalty.
+    Regression r has design ``X`` (shared, (s, p)), responses ``Y[:, r]`` and
+    coefficients ``beta[r]``; ``ridge`` is the (p,) penalty.
     """
-    eta = offset + X @ beta.T
-    mu = _logistic(eta)
+    mu = _logistic(X @ beta.T)
     grad = X.T @ (Y - mu) - (ridge[:, None] * beta.T)  # (p, r)
     mu -= mu * mu
     p = X.shape[1]
@@ -137,13 +134,13 @@ def fit_item_model(
     # and the chunks run on a few threads (methods.parallel), the same bits on any number.
     width = max(64, FIT_CHUNK_BYTES // (8 * m))
     spans = [slice(s, min(s + width, n)) for s in range(0, n, width)]
-    iu, zero = _triu(k), np.zeros((1, 1))
+    iu = _triu(k)
     for _ in range(iters):
         X = np.hstack([theta, np.ones((m, 1))])
 
         # Items: one regression per column, independent.
         def items(sl: slice, X=X, w=w, d=d) -> np.ndarray:
-            return _newton_rows(X, Y[:, sl], zero, np.hstack([w[sl], d[sl, None]]), item_pen)
+            return _newton_rows(X, Y[:, sl], np.hstack([w[sl], d[sl, None]]), item_pen)
 
         beta = np.vstack(ordered_map(items, spans))
         w, d = beta[:, :k], beta[:, k]
