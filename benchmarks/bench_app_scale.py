@@ -256,8 +256,10 @@ _APPTEST = textwrap.dedent(
     """
     import json, os, sys, time
     from streamlit.testing.v1 import AppTest
+    from lifelong_core.methods.parallel import keep_freed_memory
     from ui.serve import warm_imports
-    warm_imports()  # what the served app imports before it listens
+    warm_imports()  # what the served app does before it listens
+    keep_freed_memory()
     page, method = sys.argv[1], sys.argv[2]
     at = AppTest.from_file(page, default_timeout=1800)
     if method != sys.argv[3]:

@@ -10,11 +10,18 @@ Budget explorer's first run.
    each whole dataset three times in an empty choice folder: in a new process (the
    cross-validation runs), in another new process (the choice is read from the folder),
    and again in that process (from memory). Fit time only, not the process's start.
+4. **A sweep from the command line** (``--part sweep``): ``python -m lifelong_core sweep``
+   on a seeded synthetic 2,000 x 20,000 ``.npy`` matrix (4 model clusters), Sort on 400
+   random rows, the 12 budgets 8 ... 16,384, every other row scored, with each of
+   :data:`SWEEP_METHODS`; each a whole process (start-up included), its wall and CPU
+   seconds and peak memory from ``/usr/bin/time``, and the sweep's mean E_agg at
+   ``n' = 1,024``.
 
 CPU seconds (process time, every thread) and wall seconds, each the median of
 ``--repeats``; the load average is recorded beside them (the machine is shared).
 
     .venv/bin/python -m benchmarks.bench_default_cost [--store data/demo.duckdb] [--repeats 3]
+        [--part fits,page,remembered,sweep]
 
 Writes ``benchmarks/results/bench_default_cost.json``.
 """
@@ -35,6 +42,9 @@ RESULTS = ROOT / "benchmarks" / "results" / "bench_default_cost.json"
 DATASETS = ("lifelong-digits", "open-llm-leaderboard-v2")
 FIT_METHODS = ("auto", "mirt", "mirt-cv")
 PAGE_METHODS = ("auto", "mirt", "midpoint")
+SWEEP_METHODS = ("auto", "mirt", "midpoint")
+SWEEP_BUDGETS = ",".join(str(8 << i) for i in range(12))  # 8 ... 16,384
+PARTS = ("fits", "page", "remembered", "sweep")
 
 
 def timed(fn, repeats: int) -> dict:
@@ -150,24 +160,101 @@ def remembered(store: str) -> list[dict]:
     return rows
 
 
+def sweep(repeats: int) -> list[dict]:
+    import subprocess
+    import sys
+    import tempfile
+
+    import pandas as pd
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        matrix = Path(tmp) / "A.npy"
+        subprocess.run(
+            [sys.executable, "-m", "lifelong_core.datasets.synthetic", "--models", "2000"]
+            + ["--samples", "20000", "--clusters", "4", "--seed", "0", "--out", str(matrix)],
+            check=True,
+            capture_output=True,
+        )
+        for method in SWEEP_METHODS:
+            runs = []
+            for _ in range(repeats):
+                out = Path(tmp) / f"{method}.csv"
+                timing = (
+                    subprocess.run(
+                        [
+                            "/usr/bin/time",
+                            "-f",
+                            "%e %U %S %M",
+                            sys.executable,
+                            "-m",
+                            "lifelong_core",
+                        ]
+                        + ["sweep", "--matrix", str(matrix), "--sort-models", "400", "--seed", "0"]
+                        + ["--budgets", SWEEP_BUDGETS, "--search", method, "--out", str(out)]
+                        + ["--no-baselines"],
+                        check=True,
+                        capture_output=True,
+                        text=True,
+                    )
+                    .stderr.strip()
+                    .splitlines()[-1]
+                )
+                wall, user, system, peak_kb = (float(x) for x in timing.split())
+                table = pd.read_csv(out).set_index("budget")
+                runs.append(
+                    dict(
+                        wall_s=wall,
+                        cpu_s=user + system,
+                        peak_mb=peak_kb / 1024,
+                        eagg_1024=float(table.loc[1024, "eagg"]),
+                        load=[round(x, 2) for x in os.getloadavg()],
+                    )
+                )
+            row = dict(
+                method=method,
+                wall_s=round(statistics.median(r["wall_s"] for r in runs), 2),
+                cpu_s=round(statistics.median(r["cpu_s"] for r in runs), 2),
+                peak_mb=round(statistics.median(r["peak_mb"] for r in runs)),
+                eagg_1024=round(runs[0]["eagg_1024"], 4),
+                runs=runs,
+            )
+            rows.append(row)
+            print(f"  sweep 2,000 x 20,000 {method:8s} {row}", flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--store", default=str(ROOT / "data" / "demo.duckdb"))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument(
+        "--part",
+        default=",".join(PARTS),
+        help=f"comma-separated parts to run, of {', '.join(PARTS)} (the others keep their results)",
+    )
     args = ap.parse_args(argv)
-    res = {
-        "store": args.store,
-        "machine": {
-            "cpus": os.cpu_count(),
-            "note": "shared machine; CPU seconds count every thread",
-        },
-        "repeats": args.repeats,
-        "fits": fits(args.store, args.repeats),
-        "budget_explorer": budget_page(args.store, args.repeats),
-        "remembered": remembered(args.store),
-    }
-    Path(args.out).write_text(json.dumps(res, indent=1) + "\n")
+    parts = [p.strip() for p in args.part.split(",") if p.strip()]
+    bad = [p for p in parts if p not in PARTS]
+    if bad:
+        ap.error(f"--part: unknown {', '.join(bad)}; choose from {', '.join(PARTS)}")
+    out = Path(args.out)
+    res = json.loads(out.read_text()) if out.exists() else {}
+    res.update(
+        store=args.store,
+        machine={"cpus": os.cpu_count(), "note": "shared machine; CPU seconds count every thread"},
+        repeats=args.repeats,
+    )
+    if "fits" in parts:
+        res["fits"] = fits(args.store, args.repeats)
+    if "page" in parts:
+        res["budget_explorer"] = budget_page(args.store, args.repeats)
+    if "remembered" in parts:
+        res["remembered"] = remembered(args.store)
+    if "sweep" in parts:
+        res["sweep"] = sweep(args.repeats)
+    out.write_text(json.dumps(res, indent=1) + "\n")
     print(f"wrote {args.out}")
     return 0
 

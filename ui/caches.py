@@ -387,6 +387,7 @@ def backtest(
                 draws=draws,
                 scored=scored,
                 progress=lambda f, text: bar.progress(min(float(f), 1.0), text=text),
+                memory=fit_memory(),
             ),
         )
     bar.empty()

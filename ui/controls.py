@@ -381,10 +381,10 @@ def sweep_work(
         fit = _PACKED_FIT_COST[kind] * fitted * items / 1e6
     else:
         fit = _FIT_COST[kind] * fitted * n / 1e6
-    if batches and capabilities(method).batched:
-        per = _BATCHED_ESTIMATE_COST
-    elif packed and kind == "cheap":
+    if packed and kind == "cheap":  # a cheap method in batches costs no more
         per = _PACKED_CHEAP_ESTIMATE_COST
+    elif batches and capabilities(method).batched:
+        per = min(_BATCHED_ESTIMATE_COST, _ESTIMATE_COST[kind])
     else:
         per = _ESTIMATE_COST[kind]
     return fit + per * scored * budgets * n / 1e6

@@ -143,6 +143,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     warm_imports()
+    from lifelong_core.methods.parallel import keep_freed_memory
+
+    keep_freed_memory()  # the estimators' passes reuse their freed arrays
     # Modules, plotly's validators and the engine live as long as the server: frozen, the
     # garbage collector never walks them again.
     gc.collect()

@@ -84,7 +84,15 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from lifelong_core.bits import SortOrder, bits_at, ones_before, row_totals, unpack_rows, word_prefix
+from lifelong_core.bits import (
+    SortOrder,
+    bits_at,
+    ones_before,
+    packed_bits_at,
+    row_totals,
+    unpack_rows,
+    word_prefix,
+)
 from lifelong_core.errors import InputError
 from lifelong_core.methods.base import (
     Estimate,
@@ -97,6 +105,7 @@ from lifelong_core.methods.design import (
     StratifiedAlongOrder,
     cv_block,
     cv_budgets,
+    difference_estimates_at,
     regular_positions,
     strata_bounds,
     stratified_positions,
@@ -108,11 +117,12 @@ from lifelong_core.methods.irt import (
     finish_interval,
     fit_item_model,
     item_pass,
-    map_abilities,
     map_abilities_each,
+    map_abilities_many,
 )
+from lifelong_core.methods.irt_fit import product
 from lifelong_core.methods.parallel import ordered_map
-from lifelong_core.sortsearch.search import rule_thresholds
+from lifelong_core.sortsearch.search import rule_thresholds, rule_thresholds_packed
 from lifelong_core.sortsearch.sort import order_from_sums
 
 CANDIDATES = ("threshold", "copy-nearest", "mirt")
@@ -228,10 +238,23 @@ def _threshold_inflate(b: int) -> float:
     return b / max(b - 1.0, 1.0)
 
 
-def _mirt_inflate(b: int, df: float) -> float:
+def _mirt_inflate(b: int, df: float | np.ndarray) -> float | np.ndarray:
     """The interval's correction for an ability fit with ``df`` effective parameters on
-    ``b`` samples (residual variance times ``n' / (n' - df)``, Särndal et al. 1992, §6.6)."""
-    return b / max(b - df, 1.0)
+    ``b`` samples (residual variance times ``n' / (n' - df)``, Särndal et al. 1992, §6.6);
+    ``df`` one number or an array of them."""
+    return b / np.maximum(b - df, 1.0)
+
+
+def _ones_in_first(packed: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The set bits among the first ``q[r]`` bits of each packed row ``r`` (little bit
+    order)."""
+    rows = np.arange(len(packed))
+    before = np.bitwise_count(packed).cumsum(axis=1, dtype=np.int64)
+    full, rem = q // 8, q % 8
+    out = np.where(full > 0, before[rows, np.maximum(full - 1, 0)], 0)
+    last = packed[rows, np.minimum(full, packed.shape[1] - 1)]
+    part = np.bitwise_count(last & ((1 << rem) - 1).astype(np.uint8))
+    return out + np.where(rem > 0, part, 0)
 
 
 def _folds(m: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -364,42 +387,44 @@ def _score_mirt(
     B: np.ndarray,
     folds: list[np.ndarray],
     draws: _Draws,
-    k: int,
-    ridge: float,
+    configs: list[tuple[int, float]],
     iters: int,
-    keep: dict[tuple[int, float], Any] | None = None,
-) -> np.ndarray:
-    items = ordered_map(
-        lambda test: fit_item_model(
-            B[np.setdiff1d(np.arange(B.shape[0]), test)], k=k, iters=iters, item_ridge=ridge
-        ),
-        folds,
+    keep: dict[tuple[int, float], list[ItemModel]] | None = None,
+) -> dict[tuple[int, float], np.ndarray]:
+    """The item model's scores at each ``(k, ridge)`` of ``configs``: every configuration's
+    fold fits, then every configuration's groups of draws, each as one set of independent
+    pieces on the threads (the largest ``k`` first, so that no thread is left with a long
+    fit at the end). Each piece is what one configuration alone would compute; ``keep``
+    receives each configuration's fold fits in fold order."""
+    trains = [np.setdiff1d(np.arange(B.shape[0]), test) for test in folds]
+    fits = sorted(((c, f) for c in configs for f in range(len(folds))), key=lambda cf: -cf[0][0])
+    fitted = ordered_map(
+        lambda cf: fit_item_model(B[trains[cf[1]]], k=cf[0][0], iters=iters, item_ridge=cf[0][1]),
+        fits,
     )
+    items = dict(zip(fits, fitted))
     if keep is not None:
-        keep[(k, ridge)] = items
-    out = np.empty((len(draws.row), 2))
+        for c in configs:
+            keep[c] = [items[(c, f)] for f in range(len(folds))]
+    out = {c: np.empty((len(draws.row), 2)) for c in configs}
     # The draws of one fold and budget are fitted together (each on its own columns).
     groups: dict[tuple[int, int], list[int]] = {}
     for d, (f, b) in enumerate(zip(draws.fold, draws.budget)):
         groups.setdefault((f, b), []).append(d)
-    ordered_map(lambda group: _score_group(B, items, draws, out, *group), groups.items())
+    pieces = [(c, key, ds) for c in configs for key, ds in groups.items()]
+    ordered_map(lambda p: _score_group(B, items[(p[0], p[1][0])], draws, out[p[0]], p[2]), pieces)
     return out
 
 
 def _score_group(
-    B: np.ndarray,
-    items: list[ItemModel],
-    draws: _Draws,
-    out: np.ndarray,
-    key: tuple[int, int],
-    ds: list[int],
+    B: np.ndarray, item: ItemModel, draws: _Draws, out: np.ndarray, ds: list[int]
 ) -> None:
-    """Scores of the draws ``ds`` of one fold and budget, into their rows of ``out``."""
-    item = items[key[0]]
+    """Scores of the draws ``ds`` of one fold and budget (``item``: that fold's fit), into
+    their rows of ``out``."""
     cols = np.stack([draws.cols[d] for d in ds])
     rows = np.array([draws.row[d] for d in ds])
     theta, df = map_abilities_each(item, cols, B[rows[:, None], cols])
-    probs = expit(item.d[:, None] + item.w @ theta.T)
+    probs = expit(item.d[:, None] + product(item.w, theta.T))
     for j, d in enumerate(ds):
         prob = probs[:, j]
         pred = (prob >= 0.5).astype(np.uint8)
@@ -582,20 +607,19 @@ def _tune(A: np.ndarray, seed: int, iters: int, candidates: tuple[str, ...]) -> 
         scores["copy-nearest"] = _score_copy_nearest(B, folds, draws)
     k, ridge = DEFAULT_K, DEFAULT_RIDGE
     mirt_scores: dict[tuple[int, float], np.ndarray] = {}
-    fold_items: dict[tuple[int, float], list] = {}
+    fold_items: dict[tuple[int, float], list[ItemModel]] = {}
     active = None
     if "mirt" in candidates:
         kmax = max(1, mb - len(max(folds, key=len)) - 1)
 
-        def score(kk: int, rr: float) -> None:
-            if (kk, rr) not in mirt_scores:
-                mirt_scores[(kk, rr)] = _score_mirt(B, folds, draws, kk, rr, iters, fold_items)
+        def score(configs: list[tuple[int, float]]) -> None:
+            new = [c for c in configs if c not in mirt_scores]
+            if new:
+                mirt_scores.update(_score_mirt(B, folds, draws, new, iters, fold_items))
 
-        for kk in sorted({min(kk, kmax) for kk in K_GRID}):
-            score(kk, DEFAULT_RIDGE)
+        score([(kk, DEFAULT_RIDGE) for kk in sorted({min(kk, kmax) for kk in K_GRID})])
         k = min(mirt_scores, key=lambda c: mirt_scores[c][:, 0].mean())[0]
-        for rr in RIDGE_GRID:
-            score(k, rr)
+        score([(k, rr) for rr in RIDGE_GRID])
         incumbent = (min(DEFAULT_K, kmax), DEFAULT_RIDGE)
         k, ridge = _keep_or_move(mirt_scores, incumbent, draws)
         scores["mirt"] = mirt_scores[(k, ridge)]
@@ -898,8 +922,10 @@ class AutoEstimator(StratifiedAlongOrder):
         predictions in one pass over the items for every row and budget together
         (:func:`.irt.item_pass`); the threshold's from each row's prefix counts along the
         order (:func:`lifelong_core.bits.ones_before`); CopyNearest&Expand (a dense fit
-        only) row by row. The same numbers as :meth:`estimate`, row by row, up to the
-        order of floating-point sums.
+        only) row by row. Where the item model only predicts (the threshold makes the
+        accuracy estimate), its pass counts its predictions without summing its
+        probabilities. The same numbers as :meth:`estimate`, row by row, up to the order
+        of floating-point sums.
         """
         check_fitted(self, "tuning_")
         if n != len(self.order_):
@@ -916,7 +942,7 @@ class AutoEstimator(StratifiedAlongOrder):
                 raise RuntimeError("the MIRT candidate was not fitted")
             item = self.mirt_.item_
             fits = dict(
-                zip(need, ordered_map(lambda i: map_abilities(item, selections[i], obs[i].T), need))
+                zip(need, map_abilities_many(item, [(selections[i], obs[i].T) for i in need]))
             )
             groups = [(selections[i], np.arange(j * m, (j + 1) * m)) for j, i in enumerate(need)]
             ip = item_pass(
@@ -926,6 +952,9 @@ class AutoEstimator(StratifiedAlongOrder):
                 groups,
                 truth,
                 n,
+                # Where the threshold makes the accuracy estimate, the item model only
+                # predicts: no sum of its probabilities is needed.
+                totals=[choices[i].estimate == "mirt" for i in need],
             )
             for j, i in enumerate(need):
                 cols = groups[j][1]
@@ -935,17 +964,18 @@ class AutoEstimator(StratifiedAlongOrder):
         if any("threshold" in u for u in uses):
             S = SortOrder(self.order_, n, checked=True).sorted_rows(truth)
             sorted_rows = (S, word_prefix(S), row_totals(truth, n))
-        out = []
-        for i, (sel, o, choice) in enumerate(zip(selections, obs, choices)):
+
+        def budget(i: int) -> RowScores:
+            sel, o, choice = selections[i], obs[i], choices[i]
             b = len(sel)
             made: dict[str, tuple] = {}
             for c in dict.fromkeys((choice.estimate, choice.predict)):
                 if c == "mirt":
                     at, total, df, wrong, ones = mirt[i]
                     made[c] = (
-                        [at[:, r] for r in range(m)],
+                        None if at is None else at.T,
                         total,
-                        [{"inflate": _mirt_inflate(b, df[r])} for r in range(m)],
+                        _mirt_inflate(b, df),
                         wrong,
                         ones,
                     )
@@ -954,16 +984,25 @@ class AutoEstimator(StratifiedAlongOrder):
                     made[c] = self._threshold_scores(sel, o, *sorted_rows)
                 else:
                     made[c] = self._copy_nearest_scores(sel, o, truth, n)
-            at, total, kws = made[choice.estimate][:3]
-            ivs = [
-                finish_interval(
-                    at[r], float(total[r]), sel, o[r], self.rank_, n, self.level, **kws[r]
+            at, total, how = made[choice.estimate][:3]
+            if isinstance(how, list):  # out-of-sample residuals set each row's width
+                ivs = [
+                    finish_interval(
+                        at[r], float(total[r]), sel, o[r], self.rank_, n, self.level, **how[r]
+                    )
+                    for r in range(m)
+                ]
+            else:  # every row's interval at once, with its variance correction
+                ivs = difference_estimates_at(
+                    self.rank_[sel], o, at, total, n, level=self.level, inflate=how
                 )
-                for r in range(m)
-            ]
             wrong, ones = made[choice.predict][3:]
-            out.append(RowScores.from_intervals(ivs, wrong, ones + o.sum(axis=1, dtype=np.int64)))
-        return out
+            return RowScores.from_intervals(ivs, wrong, ones + o.sum(axis=1, dtype=np.int64))
+
+        # Each budget's estimates on the threads, the largest budgets first.
+        by_size = sorted(range(len(selections)), key=lambda i: -len(selections[i]))
+        done = dict(zip(by_size, ordered_map(budget, by_size)))
+        return [done[i] for i in range(len(selections))]
 
     def _threshold_scores(
         self,
@@ -975,18 +1014,26 @@ class AutoEstimator(StratifiedAlongOrder):
     ) -> tuple:
         """The threshold candidate of every row at one selection: its predictions at the
         evaluated samples, their total (the threshold ``t``), the interval's correction,
-        and the unevaluated samples it gets wrong and predicts correct."""
-        m, b = obs.shape
-        t = self._thresholds(sel, obs)
-        at = (self.rank_[sel][None, :] < t[:, None]).astype(np.float64)
+        and the unevaluated samples it gets wrong and predicts correct.
+
+        The observations are read in the order's sequence as packed bits from the sorted
+        rows ``S`` (the midpoint rule's scan over bytes), and counted by prefix counts;
+        nothing the size of the evaluated samples is unpacked but the predictions."""
+        ranks = self.rank_[sel]
+        pos = np.sort(ranks)
+        seen = packed_bits_at(S, pos)  # each row's results in the order's sequence
+        t = rule_thresholds_packed("midpoint", pos, seen, len(self.order_))
+        at = ranks[None, :] < t[:, None]
         # The first t samples of the order are predicted correct: t - c of them are wrong
         # and the row's other totals - c ones are missed (c: its ones among those t); the
-        # evaluated samples carry their results, so their mismatches are taken back out.
+        # evaluated samples carry their results, so their mismatches are taken back out:
+        # q of them are predicted correct, of which hit were right.
         c = ones_before(S, cum, t)
-        wrong = (t - c) + (totals - c) - np.count_nonzero(at != obs, axis=1)
-        ones = t - np.count_nonzero(at, axis=1)
-        kw = [{"inflate": _threshold_inflate(b)}] * m
-        return list(at), t.astype(np.float64), kw, wrong, ones
+        q = np.searchsorted(pos, t)
+        hit = _ones_in_first(seen, q)
+        mismatched = q + obs.sum(axis=1, dtype=np.int64) - 2 * hit
+        wrong = (t - c) + (totals - c) - mismatched
+        return at, t.astype(np.float64), _threshold_inflate(len(sel)), wrong, t - q
 
     def _copy_nearest_scores(
         self, sel: np.ndarray, obs: np.ndarray, truth: np.ndarray, n: int

@@ -67,6 +67,7 @@ __all__ = [
     "cv_budgets",
     "difference_estimate",
     "difference_estimate_at",
+    "difference_estimates_at",
     "guard_interval",
     "regular_positions",
     "strata_bounds",
@@ -485,6 +486,129 @@ def difference_estimate_at(
     if guard:
         return guard_interval(acc, (se, half), seen, budget, n, level)
     return AccuracyInterval(acc, max(acc - half, 0.0), min(acc + half, 1.0), se, half)
+
+
+# Working memory of one group of models in :func:`difference_estimates_at`: a (models x n')
+# float64 array of at most this many bytes, whatever the number of models and the budget.
+ESTIMATES_BYTES = 16 << 20
+
+
+def difference_estimates_at(
+    ranks: np.ndarray,
+    observed: np.ndarray,
+    prob_at: np.ndarray,
+    prob_total: np.ndarray,
+    n: int,
+    level: float = 0.95,
+    inflate: np.ndarray | float = 1.0,
+    guard: bool = True,
+) -> list[AccuracyInterval]:
+    """:func:`difference_estimate_at` of many models evaluated on the same samples.
+
+    The models share the evaluated samples, hence the strata, their sizes and the
+    weights of the variance (made once); each model's residuals, stratum means and
+    variances are rows of one array, and Student's t quantile is taken for every model at
+    once. The same numbers as :func:`difference_estimate_at` model by model, up to the
+    order of floating-point sums (``tests/engine/test_methods_design.py``).
+
+    Parameters
+    ----------
+    ranks : numpy.ndarray
+        (n',) int64 positions of the evaluated samples in sorted order, distinct.
+    observed : numpy.ndarray
+        (models, n') each model's 0/1 results, in the order of ``ranks``.
+    prob_at : numpy.ndarray
+        (models, n') each model's predicted P(correct) at the evaluated samples.
+    prob_total : numpy.ndarray
+        (models,) the sum of each model's predicted P(correct) over all ``n`` samples.
+    n : int
+        The number of samples.
+    level : float
+        The intervals' coverage, in ``(0, 1)``.
+    inflate : numpy.ndarray or float
+        (models,) or one factor on each model's estimated variance.
+    guard : bool
+        As for :func:`difference_estimate`.
+
+    Returns
+    -------
+    list of AccuracyInterval
+        One per model, as :func:`difference_estimate_at` gives it.
+    """
+    ranks = np.asarray(ranks, dtype=np.int64)
+    obs = np.atleast_2d(np.asarray(observed))
+    models, budget = obs.shape
+    total = np.broadcast_to(np.asarray(prob_total, dtype=np.float64), (models,))
+    factor = np.broadcast_to(np.asarray(inflate, dtype=np.float64), (models,))
+    label, sizes = _strata_of(ranks, n, budget)
+    h = len(sizes)
+    n_h = np.bincount(label, minlength=h).astype(np.float64)
+    # Stratum sums of every model at once: a (strata x n') indicator matrix times the
+    # (n' x models) values, which adds each stratum's samples in sample order, as bincount.
+    from scipy.sparse import csr_matrix
+
+    by = np.argsort(label, kind="stable")
+    strata = csr_matrix(
+        (np.ones(budget), by, np.concatenate([[0], np.cumsum(n_h)]).astype(np.int64)),
+        shape=(h, budget),
+    )
+    fpc = 1.0 - n_h / sizes
+    with np.errstate(divide="ignore", invalid="ignore"):  # empty strata: none when n' >= 2
+        g = ((sizes / n) ** 2 * fpc / n_h)[:, None]
+    dof = np.maximum(n_h - 1, 1)[:, None]
+    out: list[AccuracyInterval] = []
+    group = max(1, ESTIMATES_BYTES // (8 * max(budget, 1)))
+    for a in range(0, models, group):
+        o = np.ascontiguousarray(obs[a : a + group].T, dtype=np.float64)  # (n', models)
+        p = np.ascontiguousarray(np.asarray(prob_at[a : a + group]).T, dtype=np.float64)
+        resid = o - p
+        mean_h = (strata @ resid) / np.maximum(n_h, 1)[:, None]
+        unsampled = total[a : a + group] - p.sum(axis=0)
+        acc = (o.sum(axis=0) + unsampled + ((sizes - n_h)[:, None] * mean_h).sum(axis=0)) / n
+        acc = np.clip(acc, 0.0, 1.0)
+        seen = o.sum(axis=0).astype(np.int64)
+        if budget >= n or budget < 2:
+            var = np.zeros(len(acc))
+        else:
+            resid -= mean_h[label]
+            resid *= resid
+            s2_h = (strata @ resid) / dof
+            var = (g * s2_h).sum(axis=0) * factor[a : a + group]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                df = var**2 / ((g * s2_h) ** 2 / dof).sum(axis=0)
+                se = np.sqrt(var)
+            live = ~(var <= 0.0)
+            half = np.zeros(len(acc))
+            if live.any():
+                half[live] = stdtrit(df[live], 0.5 + level / 2.0) * se[live]
+        for r in range(len(acc)):
+            x = float(acc[r])
+            if budget >= n:  # every item evaluated: exact, whatever the predictions
+                out.append(AccuracyInterval(x, x, x, 0.0, 0.0))
+            elif budget < 2:
+                out.append(
+                    guard_interval(x, None, int(seen[r]), budget, n, level)
+                    if guard
+                    else _no_interval(x)
+                )
+            elif var[r] <= 0.0:
+                out.append(
+                    guard_interval(x, None, int(seen[r]), budget, n, level)
+                    if guard
+                    else AccuracyInterval(x, x, x, 0.0, 0.0)
+                )
+            elif guard:
+                out.append(
+                    guard_interval(
+                        x, (float(se[r]), float(half[r])), int(seen[r]), budget, n, level
+                    )
+                )
+            else:
+                hw = float(half[r])
+                out.append(
+                    AccuracyInterval(x, max(x - hw, 0.0), min(x + hw, 1.0), float(se[r]), hw)
+                )
+    return out
 
 
 def guard_interval(

@@ -36,14 +36,22 @@ the first ``n'`` items of the store's order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from lifelong_core.bits import bits_at, row_totals
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import BaseMethod, Estimate, check_fitted, check_observations
+from lifelong_core.methods.base import (
+    BaseMethod,
+    Estimate,
+    RowScores,
+    check_fitted,
+    check_observations,
+)
 from lifelong_core.sortsearch.search import check_budget
 
 
@@ -200,12 +208,19 @@ class FirstN(BaseMethod):
                 f"groups gives a task for {len(groups)} items, but the cache has {n}.",
                 param="groups",
             )
-        # Tasks in the order they first appear; each task's items in column order.
-        _, first, code = np.unique(groups.astype(str), return_index=True, return_inverse=True)
-        rank = np.empty(len(first), dtype=np.int64)
-        rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-        task = rank[code]
-        self.tasks_ = [np.flatnonzero(task == t) for t in range(len(first))]
+        # Tasks named by their text, in the order they first appear (factorize numbers
+        # them so, hashing the values instead of sorting them; then the few distinct values
+        # as text, which may merge some); each task's items in column order.
+        import pandas as pd
+
+        code, values = pd.factorize(np.asarray(groups, dtype=object), use_na_sentinel=False)
+        if pd.isna(values).any():  # factorize makes None and NaN one value; their texts differ
+            task, names = pd.factorize(np.asarray(groups).astype(str))
+        else:
+            merged, names = pd.factorize(np.asarray(values, dtype=object).astype(str))
+            task = merged[code]
+        by = np.argsort(task, kind="stable")
+        self.tasks_ = np.split(by, np.cumsum(np.bincount(task, minlength=len(names)))[:-1])
         self.n_ = n
         return self
 
@@ -261,6 +276,54 @@ class FirstN(BaseMethod):
         z = NormalDist().inv_cdf(0.5 + self.level / 2.0)
         half = z * float(np.sqrt(p * (1.0 - p) / (budget - 1)))
         return max(p - half, 0.0), min(p + half, 1.0)
+
+    def score_rows(
+        self, selections: Sequence[np.ndarray], truth: np.ndarray, n: int
+    ) -> list[RowScores]:
+        """:meth:`estimate` of every row of ``truth`` at every selection, scored against
+        the row, without building any row (:class:`~lifelong_core.methods.base.SweepScoring`):
+        each row's share right on its evaluated items, the users' interval, and the counts
+        of its per-sample row (the observed results, the share's constant elsewhere) from
+        the row's total.
+
+        Parameters
+        ----------
+        selections : sequence of numpy.ndarray
+            One per budget, as :meth:`select` returned them.
+        truth : numpy.ndarray
+            The true rows, packed ((rows, ceil(n / 8)) uint8).
+        n : int
+            The number of items; must be the fitted one.
+
+        Returns
+        -------
+        list of RowScores
+            One per selection.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        InputError
+            If ``n`` is not the fitted number of items.
+        """
+        check_fitted(self, "n_")
+        if n != self.n_:
+            raise InputError(f"the method was fitted on {self.n_} samples, not {n}.")
+        totals = row_totals(truth, n)
+        out = []
+        for sel in selections:
+            b = len(sel)
+            right = bits_at(truth, sel).sum(axis=1, dtype=np.int64)
+            ends = [self.interval_of(int(c), b) for c in right]
+            lo = np.array([np.nan if x is None else x for x, _ in ends], dtype=np.float64)
+            hi = np.array([np.nan if y is None else y for _, y in ends], dtype=np.float64)
+            acc = right / b
+            ones_rest = totals - right  # the row's ones among the items not evaluated
+            wrong = np.where(acc >= 0.5, (n - b) - ones_rest, ones_rest)
+            ones = np.where(acc >= 0.5, n - b, 0) + right
+            out.append(RowScores(acc, lo, hi, wrong.astype(np.int64), ones.astype(np.int64)))
+        return out
 
     def estimate(self, indices: np.ndarray, observed: np.ndarray) -> Estimate:
         """The share right on the evaluated items and the users' interval (biased).

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lifelong_core.bits import bits_at, unpack_rows
+from lifelong_core.bits import SortOrder, bits_at, mask_tail, word_prefix
 from lifelong_core.errors import InputError
 from lifelong_core.methods.base import (
     Estimate,
@@ -41,15 +41,19 @@ from lifelong_core.methods.design import (
     AccuracyInterval,
     StratifiedAlongOrder,
     difference_estimate_at,
+    difference_estimates_at,
 )
-from lifelong_core.methods.irt_fit import _diagonal, _sigmoid, _triu, spd_solve
+from lifelong_core.methods.irt_fit import _diagonal, _sigmoid, _triu, product, spd_solve
 from lifelong_core.methods.parallel import ordered_map
 
 # Columns of the in-memory fit taken at a time: a Newton step's arrays stay in cache.
 FIT_CHUNK_BYTES = 1 << 20
-# Working memory of one chunk of the all-item pass (float64 logits of a chunk of items for
-# every scored column): bounded whatever the number of items, models and budgets.
+# Working memory of a group of models in the batched ability fits, and of a chunk of
+# items in all_item_probs: bounded whatever the number of items, models and budgets.
 PASS_BYTES = 32 << 20
+# The float64 logits of one chunk of items for every scored column in item_pass: small
+# enough that the chunk's few passes (logistic, sums, comparison) stay in the cache.
+CHUNK_BYTES = 4 << 20
 
 
 def check_cache(A_sort: np.ndarray, order: np.ndarray, least: int = 2) -> np.ndarray:
@@ -82,16 +86,13 @@ def _logistic(x: np.ndarray) -> np.ndarray:
     return np.reciprocal(x, out=x)
 
 
-def _newton_rows(
-    X: np.ndarray, Y: np.ndarray, offset: np.ndarray, beta: np.ndarray, ridge: np.ndarray
-) -> np.ndarray:
+def _newton_rows(X: np.ndarray, Y: np.ndarray, beta: np.ndarray, ridge: np.ndarray) -> np.ndarray:
     """One damped Newton step for many independent ridge logistic regressions at once.
 
-    Regression r has design ``X`` (shared, (s, p)), responses ``Y[:, r]``, offsets
-    ``offset[:, r]`` and coefficients ``beta[r]``; ``ridge`` is the (p,) penalty.
+    Regression r has design ``X`` (shared, (s, p)), responses ``Y[:, r]`` and
+    coefficients ``beta[r]``; ``ridge`` is the (p,) penalty.
     """
-    eta = offset + X @ beta.T
-    mu = _logistic(eta)
+    mu = _logistic(X @ beta.T)
     grad = X.T @ (Y - mu) - (ridge[:, None] * beta.T)  # (p, r)
     mu -= mu * mu
     p = X.shape[1]
@@ -134,13 +135,13 @@ def fit_item_model(
     # and the chunks run on a few threads (methods.parallel), the same bits on any number.
     width = max(64, FIT_CHUNK_BYTES // (8 * m))
     spans = [slice(s, min(s + width, n)) for s in range(0, n, width)]
-    iu, zero = _triu(k), np.zeros((1, 1))
+    iu = _triu(k)
     for _ in range(iters):
         X = np.hstack([theta, np.ones((m, 1))])
 
         # Items: one regression per column, independent.
         def items(sl: slice, X: np.ndarray = X, w: np.ndarray = w, d: np.ndarray = d) -> np.ndarray:
-            return _newton_rows(X, Y[:, sl], zero, np.hstack([w[sl], d[sl, None]]), item_pen)
+            return _newton_rows(X, Y[:, sl], np.hstack([w[sl], d[sl, None]]), item_pen)
 
         beta = np.vstack(ordered_map(items, spans))
         w, d = beta[:, :k], beta[:, k]
@@ -151,7 +152,7 @@ def fit_item_model(
         def sums(
             sl: slice, theta: np.ndarray = theta, w: np.ndarray = w, d: np.ndarray = d
         ) -> tuple[np.ndarray, np.ndarray]:
-            eta = w[sl] @ theta.T
+            eta = product(w[sl], theta.T)
             eta += d[sl, None]
             mu = _logistic(eta)
             g = w[sl].T @ (Y[:, sl].T - mu)
@@ -242,19 +243,55 @@ def map_abilities(
     df : numpy.ndarray
         (models,) the effective number of parameters of each fit.
     """
-    X = np.asarray(item.w[cols], dtype=np.float64)
-    obs = np.asarray(obs)
-    models = obs.shape[1]
-    theta = np.empty((models, X.shape[1]))
-    df = np.empty(models)
-    # Models in groups whose (models x n') working arrays stay within PASS_BYTES; each
-    # model's fit is its own, so the grouping changes no number.
-    group = max(1, PASS_BYTES // (8 * max(len(X), 1)))
-    for g in range(0, models, group):
-        theta[g : g + group], df[g : g + group] = _map_group(
-            item, X, np.asarray(item.d[cols], dtype=np.float64), obs[:, g : g + group].T, iters
+    return map_abilities_many(item, [(cols, obs)], iters)[0]
+
+
+def map_abilities_many(
+    item: ItemModel, fits: Sequence[tuple[np.ndarray, np.ndarray]], iters: int = 30
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`map_abilities` of several sets of models, each set on its own columns (a
+    sweep's budgets): their groups of models as one set of pieces on the threads, the
+    largest first.
+
+    Parameters
+    ----------
+    item : ItemModel
+        The fitted item model.
+    fits : sequence of (numpy.ndarray, numpy.ndarray)
+        ``(cols, obs)`` as :func:`map_abilities` takes them.
+    iters : int
+        The most Newton steps per model.
+
+    Returns
+    -------
+    list of (numpy.ndarray, numpy.ndarray)
+        ``(theta, df)`` of each set, as :func:`map_abilities` returns them.
+    """
+    out = []
+    pieces = []
+    for i, (cols, obs) in enumerate(fits):
+        models = np.shape(obs)[1]
+        out.append((np.empty((models, item.w.shape[1])), np.empty(models)))
+        # Models in groups whose (models x n') results stay within PASS_BYTES; each
+        # model's fit is its own, so the grouping changes no number.
+        group = max(1, PASS_BYTES // (8 * max(len(cols), 1)))
+        pieces += [(i, g, min(g + group, models)) for g in range(0, models, group)]
+    pieces.sort(key=lambda p: -len(fits[p[0]][0]) * (p[2] - p[1]))
+
+    def fit(piece: tuple[int, int, int]) -> None:
+        i, a, b = piece
+        cols, obs = fits[i]
+        theta, df = out[i]
+        theta[a:b], df[a:b] = _map_group(
+            item,
+            np.asarray(item.w[cols], dtype=np.float64),
+            np.asarray(item.d[cols], dtype=np.float64),
+            np.asarray(obs)[:, a:b].T,
+            iters,
         )
-    return theta, df
+
+    ordered_map(fit, pieces)
+    return out
 
 
 def map_abilities_each(
@@ -300,22 +337,71 @@ def map_abilities_each(
     return theta, df
 
 
+# Items of one step of the shared design's MAP sums taken at a time: the (models x items)
+# logits of a group of models stay in the cache whatever the budget.
+MAP_CHUNK_BYTES = 1 << 20
+
+
+def _map_shared(
+    item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray, iters: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The MAP Newton iteration of :func:`_map_group` for models sharing the design ``X``
+    (``(n', k)``, offsets ``off``): each step's gradient and Fisher information summed over
+    chunks of the items, in order."""
+    k = X.shape[1]
+    prec, mean = item.prior_prec, item.prior_mean
+    iu = _triu(k)
+    XT = np.ascontiguousarray(X.T)
+    # Each row's upper-triangle products, for the Fisher sums as one matrix product.
+    XX = X[:, iu[0]] * X[:, iu[1]]
+    y = np.ascontiguousarray(obs)
+    width = max(256, MAP_CHUNK_BYTES // (8 * max(len(y), 1)))
+    spans = [slice(a, a + width) for a in range(0, len(X), width)]
+
+    def sums(t: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        info = np.zeros((len(t), len(iu[0])))
+        score = np.zeros((len(t), k))
+        for sl in spans:
+            mu = product(t, XT[:, sl])
+            mu += off[sl]
+            _logistic(mu)
+            wts = mu * mu
+            np.subtract(mu, wts, out=wts)
+            info += wts @ XX[sl]
+            np.subtract(y[rows, sl], mu, out=mu)
+            score += mu @ X[sl]
+        full = np.zeros((len(t), k, k))
+        full[:, iu[0], iu[1]] = info
+        full[:, iu[1], iu[0]] = info
+        return full, score
+
+    theta = np.tile(mean, (len(y), 1))
+    live = np.arange(len(y))
+    for _ in range(iters):
+        t = theta[live]
+        info, score = sums(t, live)
+        grad = score - (t - mean) @ prec
+        step = np.linalg.solve(info + prec, grad[:, :, None])[:, :, 0]
+        theta[live] = t + np.clip(step, -2.0, 2.0)
+        going = np.abs(step).max(axis=1) >= 1e-6
+        if not going.any():
+            break
+        live = live[going]
+    info, _ = sums(theta, np.arange(len(theta)))
+    return theta, np.einsum("mii->m", np.linalg.solve(info + prec, info))
+
+
 def _map_group(
     item: ItemModel, X: np.ndarray, off: np.ndarray, obs: np.ndarray, iters: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """The MAP Newton iteration of one group of models (``obs``: one row per model).
 
     ``X`` and ``off`` are the evaluated samples' item parameters: ``(n', k)`` and
-    ``(n',)`` shared by every model, or ``(models, n', k)`` and ``(models, n')``, one set
-    per model."""
-    shared = X.ndim == 2
-    k = X.shape[-1]
+    ``(n',)`` shared by every model (:func:`_map_shared`), or ``(models, n', k)`` and
+    ``(models, n')``, one set per model (``X_m' W X_m`` as a stack of matrix products)."""
+    if X.ndim == 2:
+        return _map_shared(item, X, off, obs, iters)
     prec, mean = item.prior_prec, item.prior_mean
-    XT = np.ascontiguousarray(X.T) if shared else X
-    iu = _triu(k)
-    # Shared by every model: each row's upper-triangle products, for the Fisher sums as one
-    # matrix product. One design per model: X_m' W X_m as a stack of matrix products.
-    XX = X[:, iu[0]] * X[:, iu[1]] if shared else X[:0]
     y = np.asarray(obs, dtype=np.float64)
     # Work arrays made once: a fresh (models x n') temporary per step costs more in page
     # faults than the arithmetic on it.
@@ -324,25 +410,16 @@ def _map_group(
 
     def probs(t: np.ndarray, rows: np.ndarray) -> np.ndarray:
         eta = eta_buf[: len(t)]
-        if shared:
-            np.matmul(t, XT, out=eta)
-            eta += off
-        else:
-            np.einsum("mbk,mk->mb", X[rows], t, out=eta)
-            eta += off[rows]
+        np.einsum("mbk,mk->mb", X[rows], t, out=eta)
+        eta += off[rows]
         return _logistic(eta)
 
     def fisher(mu: np.ndarray, rows: np.ndarray) -> np.ndarray:
         wts = wts_buf[: len(mu)]
         np.multiply(mu, mu, out=wts)
         np.subtract(mu, wts, out=wts)
-        if not shared:
-            Xr = X[rows]
-            return np.matmul((Xr * wts[:, :, None]).transpose(0, 2, 1), Xr)
-        out = np.zeros((len(mu), k, k))
-        out[:, iu[0], iu[1]] = wts @ XX
-        out[:, iu[1], iu[0]] = out[:, iu[0], iu[1]]
-        return out
+        Xr = X[rows]
+        return np.matmul((Xr * wts[:, :, None]).transpose(0, 2, 1), Xr)
 
     theta = np.tile(mean, (len(y), 1))
     live = np.arange(len(y))
@@ -351,7 +428,7 @@ def _map_group(
         mu = probs(t, live)
         info = fisher(mu, live)
         np.subtract(y, mu, out=mu)
-        score = mu @ X if shared else np.einsum("mb,mbk->mk", mu, X[live])
+        score = np.einsum("mb,mbk->mk", mu, X[live])
         grad = score - (t - mean) @ prec
         step = np.linalg.solve(info + prec, grad[:, :, None])[:, :, 0]
         theta[live] = t + np.clip(step, -2.0, 2.0)
@@ -370,9 +447,7 @@ def item_probs(
 ) -> np.ndarray:
     """P(correct) of items ``start:stop`` under abilities ``theta`` ((models, k)).
 
-    The logits are formed in float64 and rounded to the items' own precision before the
-    logistic (a float32 fit stays float32 over the n items): every caller, one model or a
-    batch of them, gets the same probabilities whatever the batch's shape.
+    :func:`model_probs`, one column per model.
 
     Parameters
     ----------
@@ -388,10 +463,71 @@ def item_probs(
     numpy.ndarray
         (stop - start, models) in the dtype of ``item.w``.
     """
-    w = item.w[start:stop]
-    eta = w.astype(np.float64) @ np.asarray(theta, dtype=np.float64).T
-    eta += np.asarray(item.d[start:stop], dtype=np.float64)[:, None]
-    return _sigmoid(eta.astype(w.dtype, copy=False))
+    return model_probs(item, theta, start, stop).T
+
+
+def model_probs(
+    item: ItemModel,
+    theta: np.ndarray,
+    start: int = 0,
+    stop: int | None = None,
+    items: np.ndarray | None = None,
+) -> np.ndarray:
+    """P(correct) of items ``start:stop`` (or of ``items``) under abilities ``theta``, one
+    row per model.
+
+    The logits are formed in float64 and rounded to the items' own precision before the
+    logistic (a float32 fit stays float32 over the n items): every caller, one model or a
+    batch of them, gets the same probabilities whatever the batch's shape.
+
+    Parameters
+    ----------
+    item : ItemModel
+        The fitted item model.
+    theta : numpy.ndarray
+        (models, k) abilities.
+    start, stop : int
+        The items, ``stop=None`` for all of them.
+    items : numpy.ndarray, optional
+        The items by number instead (``start`` and ``stop`` are then not read).
+
+    Returns
+    -------
+    numpy.ndarray
+        (models, items) in the dtype of ``item.w``.
+    """
+    return _sigmoid(_logits(item, theta, start, stop, items).astype(item.w.dtype, copy=False))
+
+
+def _logits(
+    item: ItemModel,
+    theta: np.ndarray,
+    start: int = 0,
+    stop: int | None = None,
+    items: np.ndarray | None = None,
+) -> np.ndarray:
+    """float64 ``d_j + w_j . theta`` of the items, one row per model (:func:`model_probs`)."""
+    where = slice(start, stop) if items is None else items
+    eta = product(np.asarray(theta, dtype=np.float64), item.w[where].astype(np.float64).T)
+    eta += np.asarray(item.d[where], dtype=np.float64)
+    return eta
+
+
+# Beyond this distance from zero a logit's sign is its prediction's (P >= 0.5), whatever the
+# rounding of the logit to the items' precision and of the logistic; nearer, the prediction
+# is computed as model_probs computes it.
+_SURE_LOGIT = 1e-3
+
+
+def _predicted(eta: np.ndarray, dtype: np.dtype | type) -> np.ndarray:
+    """``model_probs(...) >= 0.5`` from the float64 logits ``eta``, without the logistic:
+    the sign of each logit, and the logistic itself for the few within
+    :data:`_SURE_LOGIT` of zero (exactly the same predictions)."""
+    pred = eta >= 0.0
+    near = np.flatnonzero(np.abs(eta.ravel()) < _SURE_LOGIT)
+    if len(near):
+        pred.ravel()[near] = _sigmoid(eta.ravel()[near].astype(dtype)) >= 0.5
+    return pred
 
 
 def all_item_probs(item: ItemModel, theta: np.ndarray) -> np.ndarray:
@@ -426,9 +562,11 @@ class ItemPass:
     Attributes
     ----------
     total : numpy.ndarray
-        (columns,) float64 sum of the predicted P(correct) over every item.
-    at : list of numpy.ndarray
-        Per group of columns, (n', group columns) P(correct) at the group's evaluated items.
+        (columns,) float64 sum of the predicted P(correct) over every item; NaN for a
+        column whose group asked for no total.
+    at : list of numpy.ndarray or None
+        Per group of columns, (n', group columns) P(correct) at the group's evaluated
+        items; None for a group that asked for no total.
     wrong : numpy.ndarray
         (columns,) int64 items not evaluated whose prediction (``P >= 0.5``) differs from
         the model's true result.
@@ -449,15 +587,23 @@ def item_pass(
     groups: Sequence[tuple[np.ndarray, np.ndarray]],
     truth: np.ndarray | None,
     n: int,
+    totals: Sequence[bool] | None = None,
 ) -> ItemPass:
     """Score many columns (a model's ability at a budget) in one pass over the items.
 
     Column ``c`` is the model ``rows[c]`` (a row of the packed ``truth``) at ability
     ``theta[c]``. ``groups`` pairs each evaluated selection with the columns evaluated on
     it (a budget's models share one). The items are taken in chunks of at most
-    :data:`PASS_BYTES` of working memory, each chunk's probabilities computed for every
-    column at once (:func:`item_probs`): no (models x items) array is ever held, and each
-    column gets exactly the probabilities a model estimated on its own gets.
+    :data:`CHUNK_BYTES` of working memory, each chunk's logits computed for every column at
+    once (:func:`model_probs`'s): no (models x items) array is ever held, and each column
+    gets exactly the probabilities and predictions a model estimated on its own gets. The
+    predictions are compared with the true rows as packed bits (an exclusive or and a
+    count of the ones), so the true rows are never unpacked. A group whose accuracy
+    estimate does not read the item model (``totals`` False) gets its predictions from the
+    logits' signs (:func:`_predicted`: the same predictions), without the logistic or the
+    sum. The pieces run on the threads with a few array operations each (the
+    probabilities at the evaluated items are computed apart, per group), so that they
+    seldom wait for one another.
 
     Parameters
     ----------
@@ -475,6 +621,9 @@ def item_pass(
         counts no errors.
     n : int
         The number of items.
+    totals : sequence of bool, optional
+        Per group, whether its columns' totals and probabilities at the evaluated items
+        are wanted (default: every group's).
 
     Returns
     -------
@@ -483,34 +632,47 @@ def item_pass(
     theta = np.asarray(theta, dtype=np.float64)
     rows = np.asarray(rows, dtype=np.int64)
     K = len(theta)
-    width = max(64, PASS_BYTES // max(1, 8 * K) // 64 * 64)
-    total = np.zeros(K)
-    wrong = np.zeros(K, dtype=np.int64)
-    ones = np.zeros(K, dtype=np.int64)
-    at = [np.empty((len(sel), len(cols)), dtype=item.w.dtype) for sel, cols in groups]
-    m = 0 if truth is None else len(truth)
-    tiled = m > 0 and K % m == 0 and np.array_equal(rows, np.tile(np.arange(m), K // m))
+    want = [True] * len(groups) if totals is None else [bool(t) for t in totals]
+    # The columns whose totals are wanted first, so that each chunk's are one slice.
+    order = np.concatenate(
+        [np.asarray(cols, dtype=np.int64) for (_, cols), t in zip(groups, want) if t]
+        + [np.asarray(cols, dtype=np.int64) for (_, cols), t in zip(groups, want) if not t]
+        + [np.zeros(0, dtype=np.int64)]
+    )
+    F = sum(len(cols) for (_, cols), t in zip(groups, want) if t)
+    th, by_row = theta[order], rows[order]
+    if truth is not None:
+        truth = mask_tail(truth, n)
+    # One direction: a column that only predicts is a threshold on one order of the items,
+    # counted without a pass over them (_threshold_counts); the pass is then the totals'.
+    by_order = None
+    if truth is not None and F < K and _one_direction(item, th[F:]):
+        by_order = _threshold_counts(item, th[F:], by_row[F:], truth, n)
+    passed = F if by_order is not None else K
+    # A multiple of 8 items, so that a chunk starts on a byte of the packed rows.
+    width = max(64, CHUNK_BYTES // max(1, 8 * passed) // 64 * 64)
 
     def chunk(c0: int) -> tuple[np.ndarray, np.ndarray | int, np.ndarray | int]:
         c1 = min(c0 + width, n)
-        p = item_probs(item, theta, c0, c1)
-        for (sel, cols), got in zip(groups, at):
-            lo, hi = np.searchsorted(sel, (c0, c1))
-            if hi > lo:
-                got[lo:hi] = p[np.ix_(sel[lo:hi] - c0, cols)]
+        eta = _logits(item, th[:passed], c0, c1)  # (columns, items)
+        p = _sigmoid(eta[:F].astype(item.w.dtype))
+        total = p.sum(axis=1, dtype=np.float64)
         if truth is None:
-            return p.sum(axis=0, dtype=np.float64), 0, 0
-        pred = p >= 0.5
-        true = unpack_rows(truth[:, c0 // 8 : (c1 + 7) // 8], c1 - c0).T.astype(bool)
-        if tiled:  # the same rows at every budget: compared by broadcasting, not gathered
-            differ = np.not_equal(pred.reshape(len(pred), -1, len(true.T)), true[:, None, :])
-        else:
-            differ = pred != true[:, rows]
+            return total, 0, 0
+        pred = np.empty(eta.shape, dtype=bool)
+        np.greater_equal(p, 0.5, out=pred[:F])
+        pred[F:] = _predicted(eta[F:], item.w.dtype)
+        # Packed like the true rows (padding bits zero on both sides).
+        bits = np.packbits(pred, axis=1, bitorder="little")
+        true = truth[:, c0 // 8 : (c1 + 7) // 8]
         return (
-            p.sum(axis=0, dtype=np.float64),
-            differ.reshape(len(pred), -1).view(np.uint8).sum(axis=0, dtype=np.int64),
-            pred.view(np.uint8).sum(axis=0, dtype=np.int64),
+            total,
+            np.bitwise_count(bits ^ true[by_row[:passed]]).sum(axis=1, dtype=np.int64),
+            np.bitwise_count(bits).sum(axis=1, dtype=np.int64),
         )
+
+    total = np.zeros(F)
+    wrong, ones = np.zeros(passed, dtype=np.int64), np.zeros(passed, dtype=np.int64)
 
     def add(part: tuple[np.ndarray, np.ndarray | int, np.ndarray | int]) -> None:  # item order
         nonlocal total, wrong, ones
@@ -519,14 +681,136 @@ def item_pass(
         ones += part[2]
 
     ordered_map(chunk, range(0, n, width), add)
+    if by_order is not None:
+        wrong, ones = np.concatenate([wrong, by_order[0]]), np.concatenate([ones, by_order[1]])
+    out_total = np.full(K, np.nan)
+    out_total[order[:F]] = total
+    out_wrong, out_ones = np.empty(K, dtype=np.int64), np.empty(K, dtype=np.int64)
+    out_wrong[order], out_ones[order] = wrong, ones
+    # The probabilities at each group's evaluated items, which carry their observed
+    # results: their predictions are taken back out of the counts. In pieces of at most
+    # CHUNK_BYTES of logits, written into one (columns, n') array per group.
+    at_rows = [np.empty((len(cols), len(sel)), dtype=item.w.dtype) for sel, cols in groups]
+    pieces = []
+    for g, (sel, cols) in enumerate(groups):
+        step = max(64, CHUNK_BYTES // max(1, 8 * len(cols)))
+        pieces += [(g, a, min(a + step, len(sel))) for a in range(0, len(sel), step)]
+
+    def probs_at(piece: tuple[int, int, int]) -> None:
+        g, a, b = piece
+        sel, cols = groups[g]
+        at_rows[g][:, a:b] = model_probs(item, theta[cols], items=sel[a:b])
+
+    ordered_map(probs_at, pieces)
+    at = [x.T for x in at_rows]
     if truth is not None:
-        # The evaluated items carry their observed results: take them back out.
         for (sel, cols), got in zip(groups, at):
             pred = got >= 0.5
             obs = bits_at(truth[rows[cols]], sel).T.astype(bool)
-            wrong[cols] -= np.count_nonzero(pred != obs, axis=0)
-            ones[cols] -= np.count_nonzero(pred, axis=0)
-    return ItemPass(total, at, wrong, ones)
+            out_wrong[cols] -= np.count_nonzero(pred != obs, axis=0)
+            out_ones[cols] -= np.count_nonzero(pred, axis=0)
+    return ItemPass(
+        out_total, [got if t else None for got, t in zip(at, want)], out_wrong, out_ones
+    )
+
+
+def _one_direction(item: ItemModel, theta: np.ndarray) -> bool:
+    """Whether :func:`_threshold_counts` applies: one direction, and logits small enough
+    that their rounding stays far below :data:`_SURE_LOGIT`."""
+    if item.w.shape[1] != 1 or not len(theta) or not len(item.d):
+        return False
+    reach = float(np.abs(theta).max()) * float(np.abs(item.w).max()) + float(np.abs(item.d).max())
+    return reach < 1e9
+
+
+def _threshold_counts(
+    item: ItemModel, theta: np.ndarray, rows: np.ndarray, truth: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every item's prediction counted for columns of a one-direction item model (``k =
+    1``) without a pass over the items: the items predicted correct are those whose
+    threshold ``-d_j / w_j`` on the ability lies below ``theta`` (``w_j > 0``) or above it
+    (``w_j < 0``), so along the items sorted by threshold they are a prefix or a suffix,
+    and a row's errors there are prefix counts of its true row in that order (as the Sort
+    order's threshold rules count theirs). The items are taken in segments of one sign
+    and one power of two of ``|w_j|``: an item farther from ``theta`` than ``2 *
+    _SURE_LOGIT / |w_j|`` has a logit farther than ``2 * _SURE_LOGIT`` from zero, so its
+    prediction is the side it is on; the items nearer, and those with ``w_j = 0``, are
+    predicted exactly as :func:`_predicted` does. The same counts as the pass over every
+    item.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        (columns,) int64: items whose prediction differs from the row's true result, and
+        items predicted correct (over all ``n`` items).
+    """
+    w = item.w[:, 0].astype(np.float64)
+    d = np.asarray(item.d, dtype=np.float64)
+    flat = np.flatnonzero(w == 0)
+    live = np.flatnonzero(w != 0)
+    tau = -d[live] / w[live]
+    power = np.frexp(np.abs(w[live]))[1]  # |w| in [2^(power - 1), 2^power)
+    # Segments: by sign, then power, each sorted by threshold (a stable sort by segment of
+    # the items sorted by threshold).
+    by_tau = np.argsort(tau, kind="stable")
+    segment = (power - power.min()) * 2 + (w[live] > 0)
+    key = by_tau[np.argsort(segment[by_tau], kind="stable")]
+    segs, order, taus = [], [], []
+    start = 0
+    cuts = np.flatnonzero(np.diff(power[key]) | np.diff(w[live][key] > 0)) + 1
+    for part in np.split(key, cuts):
+        if not len(part):
+            continue
+        up = bool(w[live][part[0]] > 0)
+        band = 2 * _SURE_LOGIT / 2.0 ** (int(power[part[0]]) - 1)
+        segs.append((start, len(part), up, band))
+        order.append(live[part])
+        taus.append(tau[part])
+        start += len(part)
+    order.append(flat)
+    used = np.unique(rows)
+    S = SortOrder(np.concatenate(order), n, checked=True).sorted_rows(truth[used])
+    cum = word_prefix(S)
+    r = np.searchsorted(used, rows)
+
+    def ones_upto(t: np.ndarray) -> np.ndarray:  # each column's row, first t of the order
+        word = t >> 6
+        part = S[r, np.minimum(word, S.shape[1] - 1)] & (
+            (np.uint64(1) << (t & 63).astype(np.uint64)) - np.uint64(1)
+        )
+        return cum[r, word].astype(np.int64) + np.bitwise_count(part)
+
+    x = theta[:, 0]
+    wrong = np.zeros(len(x), dtype=np.int64)
+    ones = np.zeros(len(x), dtype=np.int64)
+    windows = []
+    for (o, size, up, band), t in zip(segs, taus):
+        a = np.searchsorted(t, x - band, side="left")  # below the window
+        b = np.searchsorted(t, x + band, side="right")  # above it
+        below = ones_upto(o + a) - ones_upto(np.full(len(x), o))
+        above = ones_upto(np.full(len(x), o + size)) - ones_upto(o + b)
+        if up:  # predicted correct below the window
+            wrong += (a - below) + above
+            ones += a
+        else:  # predicted correct above it
+            wrong += below + (size - b) - above
+            ones += size - b
+        windows.append((o, a, b))
+    flat_at = start
+    whole = np.concatenate(order)
+
+    def near(c: int) -> tuple[int, int]:
+        items = np.concatenate(
+            [whole[o + a[c] : o + b[c]] for o, a, b in windows] + [whole[flat_at:]]
+        )
+        if not len(items):
+            return 0, 0
+        pred = _predicted(_logits(item, theta[c : c + 1], items=items), item.w.dtype)[0]
+        true = bits_at(truth[rows[c] : rows[c] + 1], items)[0].astype(bool)
+        return int(np.count_nonzero(pred != true)), int(np.count_nonzero(pred))
+
+    exact = np.array(ordered_map(near, range(len(x))), dtype=np.int64).reshape(len(x), 2)
+    return wrong + exact[:, 0], ones + exact[:, 1]
 
 
 class MIRTEstimator(StratifiedAlongOrder):
@@ -641,9 +925,7 @@ class MIRTEstimator(StratifiedAlongOrder):
             raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
         m = truth.shape[0]
         obs = [bits_at(truth, sel) for sel in selections]
-        fits = ordered_map(
-            lambda i: map_abilities(self.item_, selections[i], obs[i].T), range(len(obs))
-        )
+        fits = map_abilities_many(self.item_, [(sel, o.T) for sel, o in zip(selections, obs)])
         groups = [(sel, np.arange(i * m, (i + 1) * m)) for i, sel in enumerate(selections)]
         ip = item_pass(
             self.item_,
@@ -653,30 +935,29 @@ class MIRTEstimator(StratifiedAlongOrder):
             truth,
             n,
         )
-        out = []
-        for i, (sel, o, (_, df)) in enumerate(zip(selections, obs, fits)):
+
+        def budget(i: int) -> RowScores:
+            sel, o, df = selections[i], obs[i], fits[i][1]
             b = len(sel)
             cols = groups[i][1]
-            ivs = [
-                finish_interval(
-                    ip.at[i][:, r],
-                    ip.total[c],
-                    sel,
-                    o[r],
-                    self.rank_,
-                    n,
-                    self.level,
-                    # GREG variance with fitted predictions, as in estimate().
-                    inflate=b / max(b - df[r], 1.0),
-                )
-                for r, c in enumerate(cols)
-            ]
-            out.append(
-                RowScores.from_intervals(
-                    ivs, ip.wrong[cols], ip.ones[cols] + o.sum(axis=1, dtype=np.int64)
-                )
+            ivs = difference_estimates_at(
+                self.rank_[sel],
+                o,
+                ip.at[i].T,
+                ip.total[cols],
+                n,
+                level=self.level,
+                # GREG variance with fitted predictions, as in estimate().
+                inflate=b / np.maximum(b - df, 1.0),
             )
-        return out
+            return RowScores.from_intervals(
+                ivs, ip.wrong[cols], ip.ones[cols] + o.sum(axis=1, dtype=np.int64)
+            )
+
+        # Each budget's estimates on the threads, the largest budgets first.
+        by_size = sorted(range(len(selections)), key=lambda i: -len(selections[i]))
+        done = dict(zip(by_size, ordered_map(budget, by_size)))
+        return [done[i] for i in range(len(selections))]
 
     def estimate(self, positions: np.ndarray, observed: np.ndarray) -> Estimate:
         check_fitted(self, "order_")

@@ -59,6 +59,29 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return x
 
 
+def product(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``a @ b`` for 2-d arrays; with an inner dimension of one (an item model of one
+    direction) the broadcast product ``a * b``, which is the same number (a sum of one
+    term) where numpy's matrix product, which leaves such shapes to its own loop, is
+    several times slower.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        (r, k) and (k, c).
+    out : numpy.ndarray, optional
+        (r, c), written in place.
+
+    Returns
+    -------
+    numpy.ndarray
+        (r, c).
+    """
+    if a.shape[1] == 1:
+        return np.multiply(a, b, out=out)
+    return np.matmul(a, b, out=out)
+
+
 @functools.cache
 def _triu(p: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(p)
@@ -295,7 +318,7 @@ def _pass(
         w[c0:c1] = beta[:, :k]
         d[c0:c1] = beta[:, k]
         wc = w[c0:c1]
-        mu = theta32 @ wc.T
+        mu = product(theta32, wc.T)
         mu += d[c0:c1]
         _sigmoid(mu)
         g = ((Y - mu) @ wc).astype(np.float64)

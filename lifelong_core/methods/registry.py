@@ -279,7 +279,13 @@ register(
     "first-n",
     "lifelong_core.methods.first_n:FirstN",
     capabilities=Capabilities(
-        family="baseline", interval=True, per_sample=False, packed=True, cheap=True, groups=True
+        family="baseline",
+        interval=True,
+        per_sample=False,
+        packed=True,
+        cheap=True,
+        groups=True,
+        batched=True,
     ),
 )
 register("mirt", "lifelong_core.methods.irt:MIRTEstimator", capabilities=_ITEM_MODEL)

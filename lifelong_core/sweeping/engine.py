@@ -35,7 +35,7 @@ from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.methods.memory import FitMemory
 from lifelong_core.methods.registry import method_spec
-from lifelong_core.rows import DEFAULT_CHUNK_ROWS, DenseRows, RowSource
+from lifelong_core.rows import DEFAULT_CHUNK_ROWS, DenseRows, PackedArray, RowSource
 from lifelong_core.sortsearch.search import DEFAULT_RULE, positions_for, resolve_sampling
 from lifelong_core.sortsearch.sort import column_sums, compute_order, order_from_sums
 from lifelong_core.sweeping.executors import make_executor
@@ -280,6 +280,13 @@ def run_sweep(
         executor=plan.executor,
     )
     dense_sort = None
+    if (
+        plan.fit == "packed"
+        and plan.sort_step == "streamed"
+        and not isinstance(rows_sort, PackedArray)
+    ):
+        # The packed fit reads every Sort row whole: read them once, for the order too.
+        rows_sort = PackedArray(rows_sort.read(0, rows_sort.n_rows), n)
     if plan.sort_step != "streamed":
         what = (
             f"Sort method {sort!r} on the Sort set"

@@ -103,9 +103,10 @@ def fit_packed(
     )
 
 
-# Fitted methods kept in this process, keyed by what they were fitted on: two sweeps on the
-# same Sort rows (the Budget explorer and Estimated vs true ask for other budgets) share
-# one fit. A fit depends only on its inputs, so a kept one is the fit itself.
+# Fitted methods kept in a caller's FitMemory, keyed by what they were fitted on: two sweeps on the
+# same Sort rows (the Budget explorer and Estimated vs true ask for other budgets), and a
+# backtest whose cache is a sweep's Sort set (the Budget explorer's comparison with
+# random), share one fit. A fit depends only on its inputs, so a kept one is the fit itself.
 FITS_MAX_BYTES = 256 << 20  # Sort rows larger than this are fitted without being kept
 
 
@@ -166,7 +167,9 @@ def fitted_method(
     data = rows.read(0, rows.n_rows) if how == "packed" else dense
     if data is None:
         raise RuntimeError("the sweep plan fits on dense Sort rows it did not read.")
-    if memory is None or data.nbytes > FITS_MAX_BYTES:  # nothing to share, or too large
+    # Nothing to share, or too large; a cheap method's fit costs less than its key, and
+    # would only push the dear fits out.
+    if memory is None or data.nbytes > FITS_MAX_BYTES or spec.capabilities.cheap:
         return _fit(search, how, rows, data, order, confidence, seed, progress, groups)
     key = (
         search,
@@ -177,8 +180,11 @@ def fitted_method(
         _digest(data),
         _digest(np.asarray(order)),
         _digest(confidence),
-        seed,
-        None if groups is None else _digest(np.asarray(groups).astype(str)),
+        seed if how == "packed" else None,  # only a packed fit draws (its column subset)
+        # Only a method that reads the tasks is fitted on them (get_method).
+        None
+        if groups is None or not spec.capabilities.groups
+        else _digest(np.asarray(groups).astype(str)),
     )
     return memory.get(
         key, lambda: _fit(search, how, rows, data, order, confidence, seed, progress, groups)

@@ -84,6 +84,7 @@ from lifelong_core.studies.bands import repeat_seeds
 if TYPE_CHECKING:  # the command line's --help reads the defaults below without pandas or the store
     import pandas as pd
 
+    from lifelong_core.methods.memory import FitMemory
     from lifelong_core.workflows.selection import Selection
 
 SPLITS = ("random", "newest", "beyond-cache")
@@ -1022,6 +1023,7 @@ def backtest(
     scored: int | None = None,
     boot: int = BOOTSTRAP,
     progress: Progress | None = None,
+    memory: FitMemory | None = None,
 ) -> Backtest:
     """Hold models out of the cache, estimate them with each method, score against the truth.
 
@@ -1053,6 +1055,9 @@ def backtest(
         Bootstrap replicates of the intervals of the comparison with random.
     progress : callable, optional
         ``progress(fraction, text)`` as fits and estimates finish.
+    memory : FitMemory, optional
+        Where the methods' fits are kept and found (:func:`.item_choice.fit_method`); None
+        fits each method afresh.
 
     Returns
     -------
@@ -1125,7 +1130,7 @@ def backtest(
     for method in methods:
         if progress is not None:
             progress(done / total, f"Fitting {method}…")
-        fitted = fit_method(cache, method)
+        fitted = fit_method(cache, method, memory=memory)
         has_iv = capabilities(method).interval
         scored = predicts_samples(method)
         done += 1

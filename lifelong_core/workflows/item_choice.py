@@ -26,6 +26,7 @@ from lifelong_core.workflows.selection import Selection, resolve_dataset, select
 
 if TYPE_CHECKING:
     from lifelong_core.methods.base import SearchMethod
+    from lifelong_core.methods.memory import FitMemory
     from lifelong_core.store import Store
 
 
@@ -74,7 +75,12 @@ def dataset_of(sel: Selection) -> str:
     return str(sel.samples["dataset"].iloc[0])
 
 
-def fit_method(sel: Selection, method: str = DEFAULT_METHOD, tuning: Any = None) -> SearchMethod:
+def fit_method(
+    sel: Selection,
+    method: str = DEFAULT_METHOD,
+    tuning: Any = None,
+    memory: FitMemory | None = None,
+) -> SearchMethod:
     """A registered method fitted on a selection, as every new-model flow fits it.
 
     Parameters
@@ -86,6 +92,10 @@ def fit_method(sel: Selection, method: str = DEFAULT_METHOD, tuning: Any = None)
     tuning : object, optional
         For a self-tuning method (:attr:`Capabilities.self_tuning`), the settings a fit
         chose before (its ``tuning_``): the cross-validation is skipped.
+    memory : FitMemory, optional
+        Where fits are kept: the fit a sweep made on the same rows (the Budget explorer's
+        comparison with random backtests on its Sort set) is the same fit, and is shared
+        (:func:`lifelong_core.sweeping.protocol.fitted_method`). None fits afresh.
 
     Returns
     -------
@@ -103,8 +113,16 @@ def fit_method(sel: Selection, method: str = DEFAULT_METHOD, tuning: Any = None)
         If ``sel.A`` is a packed cache beyond the dense-read limit.
     """
     A = sel.dense()
+    order = compute_order(A, "sum")
+    if tuning is None and memory is not None:
+        from lifelong_core.rows import DenseRows
+        from lifelong_core.sweeping.protocol import fitted_method
+
+        return fitted_method(
+            method, "dense", DenseRows(A), A, order, groups=sel.tasks, memory=memory
+        )
     settings = {} if tuning is None else {"tuning": tuning}
-    return get_method(method, groups=sel.tasks, **settings).fit(A, compute_order(A, "sum"))
+    return get_method(method, groups=sel.tasks, **settings).fit(A, order)
 
 
 def fit(

@@ -6,7 +6,8 @@ A selection (dataset, domains) whose models x samples matrix exceeds the dense-r
 
 - sweeps read the Sort rows and a seeded sample of the evaluated models (``scored`` of
   them; the page says how many) as packed bits and run ``run_sweep(..., bounded=True)``
-  (the packed engine, or dense blocks within the limit);
+  (the packed engine, or dense blocks within the limit); rows read once are kept for the
+  page's other sweeps on them (:func:`held_rows`);
 - views that need a dense matrix (the model correlation, the teaching slice, the stream
   study) get a bounded block: a seeded sample of models and as many seeded samples as fit
   in the limit (:func:`bounded_block`), and say so;
@@ -19,9 +20,12 @@ so a dense read of a large store fails loudly instead of filling the memory.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -113,6 +117,69 @@ class StoreSource(RowSource):
         return read_rows(self.st, self.model_idx[start:stop], self.sidx)
 
 
+# Packed rows a large selection keeps after a sweep read them, for the page's other sweeps
+# on the same rows (the default estimator, the baselines beside it, a tab's threshold
+# rule, another page's budgets): at most this many bytes per selection, the least recently
+# used dropped first. A selection read again (the store changed) starts afresh.
+HELD_BYTES = 256 << 20
+_HELD: WeakKeyDictionary[PackedCache, OrderedDict[bytes, np.ndarray]] = WeakKeyDictionary()
+_HELD_LOCK = threading.Lock()
+
+
+class HeldRows(RowSource):
+    """Packed rows held in memory, labelled ``row_ids`` (:func:`held_rows`)."""
+
+    def __init__(self, packed: np.ndarray, n: int, row_ids: np.ndarray) -> None:
+        self.packed = packed
+        self.n = int(n)
+        self.row_ids = np.asarray(row_ids, dtype=np.int64)
+
+    def read(self, start: int, stop: int) -> np.ndarray:
+        return self.packed[start:stop]
+
+
+def held_rows(
+    store: Store,
+    A: PackedCache,
+    rows: np.ndarray | Sequence[int],
+    row_ids: np.ndarray | None = None,
+) -> HeldRows:
+    """Rows ``rows`` (positions in ``A``) as a source in memory, read from the store the
+    first time any sweep of this selection asks for exactly these rows (:data:`HELD_BYTES`).
+
+    Parameters
+    ----------
+    store : Store
+        The open store ``A`` was selected from.
+    A : PackedCache
+        The large selection's matrix.
+    rows : array_like of int
+        Row positions in ``A``.
+    row_ids : array_like of int, optional
+        The rows' labels in results (default: ``rows``).
+
+    Returns
+    -------
+    HeldRows
+        Read-only packed rows.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    key = rows.tobytes()
+    with _HELD_LOCK:
+        kept = _HELD.setdefault(A, OrderedDict())
+        P = kept.get(key)
+        if P is not None:
+            kept.move_to_end(key)
+    if P is None:
+        P = packed_rows(store, A, rows)
+        P.flags.writeable = False
+        with _HELD_LOCK:
+            kept[key] = P
+            while len(kept) > 1 and sum(x.nbytes for x in kept.values()) > HELD_BYTES:
+                kept.popitem(last=False)
+    return HeldRows(P, A.shape[1], rows if row_ids is None else row_ids)
+
+
 def source(
     store: Store,
     A: PackedCache,
@@ -168,8 +235,18 @@ def sweep(
     if len(ev) > scored:
         seed = options.get("seed", 0)
         ev = np.sort(np.random.default_rng([seed, 13]).choice(ev, scored, replace=False))
+
+    def rows_of(at: np.ndarray) -> RowSource:
+        # Rows that fit in what a selection keeps are held; more are read chunk by chunk.
+        fits = len(at) * ((A.shape[1] + 7) // 8) <= HELD_BYTES
+        return held_rows(store, A, at) if fits else source(store, A, at)
+
     return run_sweep(
-        source(store, A, sort_rows), source(store, A, ev), budgets, bounded=True, **options
+        rows_of(np.asarray(sort_rows, dtype=np.int64)),
+        rows_of(ev),
+        budgets,
+        bounded=True,
+        **options,
     )
 
 

@@ -214,7 +214,9 @@ def sweep_selection(
         seed=request.seed,
         decompose=request.decompose,
         progress=progress,
-        groups=sel.tasks,
+        # Each sample's task, for a method that reads them (on a large store, a column of
+        # strings as long as the samples).
+        groups=sel.tasks if capabilities(search).groups else None,
         memory=memory,
     )
     if isinstance(sel.A, large.PackedCache):

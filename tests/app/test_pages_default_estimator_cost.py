@@ -4,6 +4,8 @@
   --refresh``) instead of fitting it on the whole cache; without a kept state it fits.
 - The Budget explorer's re-run after the Sampling radio changes finds the default's sweep
   already made: only the threshold rules read that grid.
+- The Budget explorer's comparison with random backtests on the page's Sort set: it uses
+  the sweep's fit of the default instead of fitting it again.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def counted(monkeypatch):
     monkeypatch.setattr(auto.AutoEstimator, "fit_packed", counted_packed)
     monkeypatch.setattr(sweeps, "run_sweep", counted_sweep)
     st.cache_data.clear()
-    st.cache_resource.clear()
+    st.cache_resource.clear()  # the server's kept fits (ui.caches.fit_memory) included
     yield seen
     st.cache_data.clear()
     st.cache_resource.clear()
@@ -97,6 +99,13 @@ def test_the_sampling_radio_does_not_sweep_the_default_again(synthetic_store_env
     radio = next(r for r in at.sidebar.radio if r.label == "Sampling")
     radio.set_value("random" if radio.value != "random" else "uniform").run()
     assert counted["sweep"] == 3
+
+
+def test_the_comparison_with_random_uses_the_sweeps_fit(synthetic_store_env, counted):
+    at = open_page("pages/1_Budget_explorer.py", {"search": DEFAULT_METHOD, "baseline": "true"})
+    ok(at)
+    assert any("lbe backtest" in c.value for c in at.caption)  # the comparison ran
+    assert counted["fit"] == 1
 
 
 def test_the_default_view_of_a_large_store_is_within_the_work_budget():

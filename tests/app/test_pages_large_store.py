@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -116,3 +117,31 @@ def test_the_guard_refuses_a_dense_read_of_the_large_store(big_store):
         from lifelong_core.workflows.large import PackedCache
 
         np.asarray(PackedCache(np.arange(60), np.arange(3000)))
+
+
+def test_sweeps_on_the_same_rows_read_them_once_and_give_the_streamed_numbers(
+    big_store, monkeypatch
+):
+    from lifelong_core.store import Store
+    from lifelong_core.workflows import large
+    from lifelong_core.workflows.selection import select
+
+    limits.set_dense_limit(int(LIMIT_MB * 2**20))
+    reads = []
+    real = large.packed_rows
+    monkeypatch.setattr(large, "packed_rows", lambda *a: reads.append(len(a[2])) or real(*a))
+    with Store.open(big_store, read_only=True) as st:
+        sel = select(st, "synthetic")
+        assert isinstance(sel.A, large.PackedCache)
+        sort, ev = np.arange(0, 40, 2), np.arange(1, 40, 2)
+
+        def sweep(search):
+            return large.sweep(st, sel.A, sort, ev, (8, 64), scored=200, search=search, seed=1)
+
+        held = sweep("mirt")
+        sweep("first-n")
+        assert reads == [len(sort), len(ev)]  # the second sweep read nothing
+        monkeypatch.setattr(large, "HELD_BYTES", 0)  # every read streamed from the store
+        streamed = sweep("mirt")
+    np.testing.assert_array_equal(held.order, streamed.order)
+    pd.testing.assert_frame_equal(held.per_model, streamed.per_model, check_exact=True)

@@ -229,3 +229,15 @@ def test_fit_from_packed_rows_leaves_copy_nearest_out():
     assert est.kept_params()["auto_choices"]
     table = pd.DataFrame(est.tuning_.table)
     assert "copy-nearest" not in set(table["candidate"])
+
+
+def test_ones_among_the_first_bits_of_packed_rows():
+    from lifelong_core.bits import pack_rows
+    from lifelong_core.methods.auto import _ones_in_first
+
+    rng = np.random.default_rng(2)
+    for width in (1, 7, 8, 9, 64, 203):
+        dense = (rng.random((6, width)) < 0.5).astype(np.uint8)
+        q = np.array([0, width, width // 2, 1, max(width - 1, 0), min(8, width)])
+        want = [int(dense[r, : q[r]].sum()) for r in range(6)]
+        assert _ones_in_first(pack_rows(dense), q).tolist() == want

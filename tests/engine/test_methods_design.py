@@ -13,6 +13,9 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods.design import (
     _strata_of,
     difference_estimate,
+    difference_estimate_at,
+    difference_estimates_at,
+    regular_positions,
     strata_bounds,
     stratified_positions,
 )
@@ -182,3 +185,57 @@ def test_the_guard_restores_coverage_near_zero_accuracy():
             covered[guard] += iv.lo <= truth.mean() <= iv.hi
     assert covered[True] / draws >= 0.95
     assert covered[False] / draws < 0.75
+
+
+@pytest.mark.parametrize("guard", [True, False])
+@pytest.mark.parametrize(
+    "n, budget, design",
+    [
+        (500, 64, "stratified"),
+        (500, 7, "stratified"),
+        (500, 33, "regular"),  # post-stratified: collapsed strata of two or three
+        (500, 1, "stratified"),
+        (40, 40, "stratified"),  # every item evaluated
+        (3000, 2048, "stratified"),
+    ],
+)
+def test_many_models_at_once_give_each_models_estimate(n, budget, design, guard):
+    """The batched estimator against the one-model estimator, model by model: residual
+    variance zero (predictions that reproduce the sample), outcomes never seen, fitted
+    predictions with their variance correction, and a model of random predictions."""
+    rng = np.random.default_rng(budget)
+    draw = stratified_positions if design == "stratified" else regular_positions
+    ranks = rng.permutation(draw(n, budget, rng))  # any order of the evaluated samples
+    models = 9
+    obs = (rng.random((models, budget)) < rng.random((models, 1))).astype(np.uint8)
+    prob = rng.random((models, budget)).astype(np.float32)
+    obs[1] = 0  # never right
+    obs[2] = 1  # never wrong
+    prob[3] = obs[3]  # the sample reproduced: no residual variance
+    total = prob.sum(axis=1, dtype=np.float64) + rng.random(models) * (n - budget)
+    inflate = 1.0 + rng.random(models)
+    got = difference_estimates_at(ranks, obs, prob, total, n, inflate=inflate, guard=guard)
+    assert len(got) == models
+    for r in range(models):
+        want = difference_estimate_at(
+            ranks, obs[r], prob[r], float(total[r]), n, inflate=float(inflate[r]), guard=guard
+        )
+        assert got[r].guarded == want.guarded
+        for field in ("acc", "lo", "hi", "se", "half"):
+            a, b = getattr(got[r], field), getattr(want, field)
+            assert (a is None) == (b is None), field
+            if a is not None:
+                assert a == pytest.approx(b, rel=1e-13, abs=1e-15), (r, field)
+
+
+def test_many_models_are_taken_in_groups_of_bounded_memory(monkeypatch):
+    from lifelong_core.methods import design
+
+    rng = np.random.default_rng(3)
+    ranks = stratified_positions(800, 96, rng)
+    obs = (rng.random((25, 96)) < 0.6).astype(np.uint8)
+    prob = rng.random((25, 96))
+    total = prob.sum(axis=1) + 300.0
+    whole = difference_estimates_at(ranks, obs, prob, total, 800)
+    monkeypatch.setattr(design, "ESTIMATES_BYTES", 8 * 96 * 4)  # four models at a time
+    assert difference_estimates_at(ranks, obs, prob, total, 800) == whole

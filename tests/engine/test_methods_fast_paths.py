@@ -100,8 +100,10 @@ def test_batched_map_abilities_equal_one_model_at_a_time(k, dtype, monkeypatch):
         rng.normal(size=(n, k)).astype(dtype),
         rng.normal(size=(80, k)),
     )
-    # Small groups, so that several groups of models are fitted.
+    # Small groups, so that several groups of models are fitted, and their sums over the
+    # items taken in several chunks.
     monkeypatch.setattr(irt, "PASS_BYTES", 8 * 700 * 3)
+    monkeypatch.setattr(irt, "MAP_CHUNK_BYTES", 8 * 3 * 256)
     for b in (1, 5, 64, 700):
         cols = np.sort(rng.choice(n, b, replace=False))
         obs = (rng.random((b, 9)) < 0.6).astype(np.uint8)
@@ -224,7 +226,7 @@ def test_item_pass_counts_equal_each_columns_own_row(layout, monkeypatch):
     rows = np.tile(np.arange(m), 2) if layout == "tiled" else np.array([3, 0, 0, 2, 1, 3, 2, 1])
     groups = [(sels[0], np.arange(4)), (sels[1], np.arange(4, 8))]
     theta = rng.normal(size=(8, k))
-    monkeypatch.setattr(irt, "PASS_BYTES", 8 * 8 * 128)  # several chunks of items
+    monkeypatch.setattr(irt, "CHUNK_BYTES", 8 * 8 * 128)  # several chunks of items
     ip = irt.item_pass(item, theta, rows, groups, pack_rows(truth), n)
     for (sel, cols), at in zip(groups, ip.at):
         for j, c in enumerate(cols):
@@ -236,3 +238,76 @@ def test_item_pass_counts_equal_each_columns_own_row(layout, monkeypatch):
             assert ip.ones[c] == np.sum(pred & rest)
             assert ip.total[c] == pytest.approx(p.sum(dtype=np.float64), abs=1e-9)
             np.testing.assert_array_equal(at[:, j], p[sel])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_predictions_from_the_logits_signs_equal_the_probabilities(dtype):
+    """What the item pass counts where no probability is summed: P >= 0.5 as model_probs
+    gives it, from the float64 logits, at and around zero and the rounding's edges."""
+    rng = np.random.default_rng(4)
+    tiny = np.float64(np.finfo(np.float32).tiny)
+    edges = np.array(
+        [0.0, -0.0, 1e-300, -1e-300, tiny, -tiny, tiny / 8, -tiny / 8, 2.0**-24, -(2.0**-24)]
+        + [-(2.0**-25), -(2.0**-26), 2.0**-25, -1e-8, 1e-8, -6e-8, -5.96e-8, -1e-3, 1e-3]
+        + [-0.00099999, 0.00099999, -0.0010001, 40.0, -40.0, -1e6, 1e6]
+    )
+    eta = np.concatenate([edges, rng.normal(scale=1e-3, size=20_000), rng.normal(size=20_000)])
+    eta = np.stack([eta, -eta[::-1]])
+    want = irt._sigmoid(eta.astype(dtype)) >= 0.5
+    np.testing.assert_array_equal(irt._predicted(eta.copy(), dtype), want)
+
+
+def test_an_item_pass_without_totals_counts_the_same_predictions(monkeypatch):
+    from lifelong_core.bits import pack_rows
+
+    rng = np.random.default_rng(6)
+    n, k, m = 2003, 2, 3
+    item = irt.item_model(
+        rng.normal(size=n).astype(np.float32),
+        rng.normal(size=(n, k)).astype(np.float32),
+        rng.normal(size=(30, k)),
+    )
+    truth = pack_rows((rng.random((m, n)) < 0.5).astype(np.uint8))
+    sels = [np.sort(rng.choice(n, b, replace=False)) for b in (6, 50, 400)]
+    groups = [(sel, np.arange(j * m, (j + 1) * m)) for j, sel in enumerate(sels)]
+    theta = rng.normal(size=(3 * m, k))
+    rows = np.tile(np.arange(m), 3)
+    monkeypatch.setattr(irt, "CHUNK_BYTES", 8 * 9 * 256)  # several chunks of items
+    every = irt.item_pass(item, theta, rows, groups, truth, n)
+    some = irt.item_pass(item, theta, rows, groups, truth, n, totals=[False, True, False])
+    np.testing.assert_array_equal(some.wrong, every.wrong)
+    np.testing.assert_array_equal(some.ones, every.ones)
+    assert some.at[0] is None and some.at[2] is None
+    np.testing.assert_array_equal(some.at[1], every.at[1])
+    np.testing.assert_array_equal(some.total[3:6], every.total[3:6])
+    assert np.isnan(some.total[:3]).all() and np.isnan(some.total[6:]).all()
+
+
+def test_a_one_direction_model_counts_its_predictions_by_thresholds(monkeypatch):
+    """Columns of a k = 1 item model that only predict are counted along the items sorted
+    by their thresholds (irt._threshold_counts): the same counts as the pass over every
+    item, with items at the abilities' thresholds, flat, upside-down and constant ones."""
+    from lifelong_core.bits import pack_rows
+
+    rng = np.random.default_rng(8)
+    n, m = 3001, 4
+    w = rng.normal(scale=1.5, size=(n, 1))
+    w[::17] *= 1e-3  # flat: predicted one by one
+    w[::29] = 0.0
+    d = rng.normal(size=n)
+    theta = rng.normal(size=(12, 1))
+    d[:40] = -w[:40, 0] * theta[0, 0]  # thresholds at the first column's ability
+    d[40:60] = -w[40:60, 0] * theta[5, 0] + rng.normal(scale=1e-4, size=20)
+    for dtype in (np.float32, np.float64):
+        item = irt.item_model(d.astype(dtype), w.astype(dtype), rng.normal(size=(30, 1)))
+        truth = pack_rows((rng.random((m, n)) < 0.55).astype(np.uint8))
+        sels = [np.sort(rng.choice(n, b, replace=False)) for b in (5, 300, 1500)]
+        groups = [(sel, np.arange(j * m, (j + 1) * m)) for j, sel in enumerate(sels)]
+        rows = np.tile(np.arange(m), 3)
+        by_order = irt.item_pass(item, theta, rows, groups, truth, n, totals=[False, True, False])
+        monkeypatch.setattr(irt, "_one_direction", lambda *a: False)
+        every = irt.item_pass(item, theta, rows, groups, truth, n, totals=[False, True, False])
+        monkeypatch.undo()
+        np.testing.assert_array_equal(by_order.wrong, every.wrong)
+        np.testing.assert_array_equal(by_order.ones, every.ones)
+        np.testing.assert_array_equal(by_order.total[4:8], every.total[4:8])

@@ -4,6 +4,7 @@ users compute."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import norm
 
@@ -78,3 +79,44 @@ def test_groups_are_passed_only_to_methods_that_declare_them():
     assert get_method("random", groups=groups).name == "random"
     with pytest.raises(InputError, match="groups gives a task for 10 items, but the cache has 12"):
         get_method(LIMIT_METHOD, groups=groups).fit(np.zeros((2, 12), dtype=np.uint8))
+
+
+@pytest.mark.parametrize(
+    "groups",
+    [
+        ["b", "a", "b", "c", "a", None, 1, "1", np.nan, "nan", "a", "b"],  # texts that merge
+        list(np.random.default_rng(0).choice(["math", "bbh", "ifeval"], 500)),
+        list(np.arange(60) % 7),
+    ],
+    ids=["mixed", "three tasks", "numbers"],
+)
+def test_tasks_are_named_by_their_text_in_the_order_they_first_appear(groups):
+    """Against a transcription of the rule by sorting: every item's task is its group's
+    text, tasks in the order they first appear, each task's items in column order."""
+    text = np.asarray(groups, dtype=object).astype(str)
+    names = list(dict.fromkeys(text.tolist()))
+    want = [np.flatnonzero(text == name) for name in names]
+    got = get_method(LIMIT_METHOD, groups=np.asarray(groups, dtype=object)).fit(
+        None, np.arange(len(groups))
+    )
+    assert len(got.tasks_) == len(want)
+    for a, b in zip(got.tasks_, want):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_sweep_scores_first_n_the_same_in_batches_and_row_by_row():
+    from lifelong_core.methods.base import SweepScoring
+    from lifelong_core.rows import DenseRows
+    from lifelong_core.sweeping.protocol import score_method
+    from tests.engine.test_sweep_batched import RowByRow
+
+    rng = np.random.default_rng(3)
+    n = 700
+    E = (rng.random((13, n)) < rng.random((13, 1))).astype(np.uint8)
+    E[0] = 1  # every item right: the users' interval has zero width
+    method = get_method(LIMIT_METHOD, groups=rng.choice(["x", "y", "z"], n)).fit(None, np.arange(n))
+    assert isinstance(method, SweepScoring)
+    budgets = (1, 2, 9, 64, 350, 700)
+    fast = score_method(method, DenseRows(E), budgets, rng, 4, lambda r: None)
+    slow = score_method(RowByRow(method), DenseRows(E), budgets, rng, 4, lambda r: None)
+    pd.testing.assert_frame_equal(fast, slow, check_exact=True)

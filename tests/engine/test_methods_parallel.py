@@ -81,3 +81,14 @@ def test_the_cross_validation_and_the_scoring_are_the_same_on_one_thread_and_on_
     (t1, per1), (t3, per3) = (with_threads(monkeypatch, t, run) for t in (1, 3))
     assert t1.choices == t3.choices and t1.table == t3.table
     assert per1.equals(per3)
+
+
+def test_the_allocator_keeps_freed_blocks_where_it_is_glibc():
+    import platform
+
+    from lifelong_core.methods.parallel import keep_freed_memory
+
+    took = keep_freed_memory()
+    assert isinstance(took, bool)
+    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+        assert took

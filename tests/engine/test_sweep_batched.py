@@ -113,6 +113,18 @@ def test_auto_scores_the_same_batched_and_row_by_row(cache, choices):
     assert_same(*both(method, E))
 
 
+def test_auto_predicting_by_the_item_model_where_the_threshold_estimates(cache):
+    """The item model's pass counts its predictions from the logits' signs there, without
+    its probabilities: a float32 fit's predictions are still the estimate's own."""
+    S, E, order = cache
+    choices = tuple(Choice(b, "mirt", "threshold") for b in BUDGETS)
+    method = AutoEstimator(tuning=AutoTuning(3, 8.0, choices))
+    method.fit_packed(pack_rows(S), S.shape[1], order, max_columns=500)
+    assert method.mirt_.item_.w.dtype == np.float32
+    method.name = "auto"
+    assert_same(*both(method, E))
+
+
 def test_auto_cross_validated_and_fitted_from_packed_rows(cache, monkeypatch):
     monkeypatch.setenv("LBE_TUNING_CACHE", "")
     S, E, order = cache
