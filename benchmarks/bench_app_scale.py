@@ -1,7 +1,7 @@
 """The app on a large store, in a real browser.
 
     .venv/bin/python -m benchmarks.bench_app_scale --store BIG.duckdb [--build MODELSxSAMPLES] [--refresh]
-        [--methods auto,midpoint] [--apptest N] [--no-browser]
+        [--method auto,midpoint] [--apptest N] [--no-browser]
     .venv/bin/python -m benchmarks.bench_app_scale --store paper.duckdb --build paper   # 31,250 x 1,697,682
 
 ``--build`` writes the synthetic store first if it does not exist
@@ -13,7 +13,7 @@ import). ``--refresh`` runs ``python -m lifelong_core state --refresh synthetic`
 Then, on a fresh server each time (``python -m ui.serve``, headless Chromium, as
 ``bench_app``): Home from server up until rendered; the Budget explorer opened directly,
 from server up until the script finished and every chart was drawn, for each method of
-``--methods`` (default: the product's default estimator, then the paper's ``midpoint``
+``--method`` (default: the product's default estimator, then the paper's ``midpoint``
 rule; the median of ``--first-renders`` fresh servers and pages, each value kept);
 re-runs after a widget change (the Sampling radio, alternating, median); with the first
 method, every other page opened and waited for until its script finished, checking for no
@@ -325,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for any one page")
     ap.add_argument(
-        "--methods",
+        "--method",
         default=f"{DEFAULT_METHOD},midpoint",
         help="Budget explorer methods, comma-separated (the first also visits every other page)",
     )
@@ -349,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.store.exists():
         print(f"error: no store at {args.store}; pass --build MxN", file=sys.stderr)
         return 2
-    methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+    methods = tuple(m.strip() for m in args.method.split(",") if m.strip())
     res["load_start"] = list(os.getloadavg())
     if args.refresh:
         res.update(refresh(args.store))

@@ -16,7 +16,7 @@ t-interval (``guard=False`` of :func:`lifelong_core.methods.design.difference_es
 the interval before the guard), to show what the guard changes.
 
     .venv/bin/python -m benchmarks.bench_coverage [--holdout 100] [--repeats 20] [--budget 100]
-        [--sets ifeval,musr,math_hard,all] [--methods auto] [--textbook] [--boot 2000]
+        [--sets ifeval,musr,math_hard,all] [--method auto] [--textbook] [--boot 2000]
 
 Writes ``benchmarks/results/bench_coverage.json``; every set's timing comes with the load
 average, CPU seconds beside wall seconds.
@@ -64,7 +64,7 @@ def one_set(sel, args) -> dict:
     wall, cpu = time.perf_counter(), time.process_time()
     bt = backtest(
         sel,
-        args.methods.split(","),
+        args.method.split(","),
         [args.budget],
         holdout=args.holdout,
         split="random",
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--budget", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--boot", type=int, default=2000)
-    ap.add_argument("--methods", default=DEFAULT_METHOD)
+    ap.add_argument("--method", default=DEFAULT_METHOD)
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--textbook", action="store_true")
     ap.add_argument("--store", default=str(ROOT / "data" / "demo.duckdb"))

@@ -1,7 +1,7 @@
 """Model-based estimators against Sort & Search and CopyNearest&Expand, models held out.
 
 Protocol: Sort on a random third of the models, evaluate the rest, 5 seeds; every
-method runs through the engine's ``run_sweep`` (the same path as ``sweep --search NAME``),
+method runs through the engine's ``run_sweep`` (the same path as ``sweep --method NAME``),
 so S&S (``reference`` rule) and CopyNearest&Expand (``copy-nearest``) are the engine's own
 code. Reports, per method and budget, sample-level MAE, E_agg (mean |est - true| accuracy),
 95%-interval coverage and mean width, checks the targets, and times one
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--budgets", default=",".join(map(str, BUDGETS)))
     p.add_argument(
-        "--methods", default="mirt,irt,neighbours", help="estimators to compare with the baselines"
+        "--method", default="mirt,irt,neighbours", help="estimators to compare with the baselines"
     )
     p.add_argument("--timing-n", type=int, default=10_000)
     p.add_argument("--timing-reps", type=int, default=50)
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     A, source = load_matrix(args)
     budgets = tuple(int(b) for b in args.budgets.split(",") if int(b) <= A.shape[1])
-    ours = [s for s in args.methods.split(",") if s]
+    ours = [s for s in args.method.split(",") if s]
     print(
         f"matrix {A.shape[0]} models x {A.shape[1]} samples from {source}; "
         f"Sort on {A.shape[0] // 3} models, {args.seeds} seeds"

@@ -243,7 +243,7 @@ def compare(a) -> dict:
             "lifelong_core",
             "sweep",
             *common,
-            "--search",
+            "--method",
             "reference",
             "--kernel",
             "packed",
@@ -258,7 +258,7 @@ def compare(a) -> dict:
             "lifelong_core",
             "sweep",
             *common,
-            "--search",
+            "--method",
             "reference",
             "--engine",
             "dask",
@@ -353,7 +353,7 @@ def main(argv=None) -> int:
                 a.store,
                 "--kernel",
                 "packed",
-                "--search",
+                "--method",
                 "midpoint",
                 "--sort-models",
                 str(n_sort),
@@ -381,7 +381,7 @@ def main(argv=None) -> int:
             c = res["compare"]
             log("compare: naive dense reference", "400 + 1,600 x 200,000", c["naive"])
             log(
-                "compare: sweep --kernel packed --search reference",
+                "compare: sweep --kernel packed --method reference",
                 "400 + 1,600 x 200,000",
                 c["packed"],
             )

@@ -4,7 +4,7 @@ With a cache of a dozen models the default method's sample-level MAE must be no 
 the better of Sort & Search's and CopyNearest&Expand's at n' = 64 and 1,024, on both demo
 datasets. Protocol: draw 13 models of a dataset at random (``--draws`` draws: seeds 0, 1,
 ...), evaluate each in turn with the other 12 as the cache; every method runs through the
-engine's ``run_sweep`` (the path of ``sweep --search NAME``), each held-out model with its
+engine's ``run_sweep`` (the path of ``sweep --method NAME``), each held-out model with its
 own seed (so its own random selection): S&S with its published ``reference`` rule and grid
 and with the ``midpoint`` rule, CopyNearest&Expand (``copy-nearest``), ``mirt``,
 ``mirt-cv`` and the default (``methods.registry.DEFAULT_METHOD``). Reported per dataset,

@@ -209,24 +209,24 @@ def main(argv=None) -> int:
             "--out",
             str(work / "naive.csv"),
         ],
-        "sweep --search reference": [
+        "sweep --method reference": [
             py,
             "-m",
             "lifelong_core",
             "sweep",
             *common,
-            "--search",
+            "--method",
             "reference",
             "--out",
             str(work / "ours_reference.csv"),
         ],
-        "sweep --search midpoint": [
+        "sweep --method midpoint": [
             py,
             "-m",
             "lifelong_core",
             "sweep",
             *common,
-            "--search",
+            "--method",
             "midpoint",
             "--out",
             str(work / "ours_midpoint.csv"),
@@ -238,7 +238,7 @@ def main(argv=None) -> int:
     mid = pd.read_csv(work / "ours_midpoint.csv")
     diff = float(np.abs(naive["mae"].to_numpy() - ours["mae"].to_numpy()).max())
     base = results["naive dense reference"]
-    ref = results["sweep --search reference"]
+    ref = results["sweep --method reference"]
     summary = {
         "matrix": [args.models, args.samples],
         "sort_rows": args.sort,

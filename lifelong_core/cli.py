@@ -76,7 +76,13 @@ def build_parser(prog: str = "python -m lifelong_core") -> argparse.ArgumentPars
 
 
 # Core parameter names whose command-line dest differs.
-PARAM_DESTS = {"model_name": "model", "task_names": "task", "n_boot": "boot"}
+PARAM_DESTS = {
+    "model_name": "model",
+    "task_names": "task",
+    "n_boot": "boot",
+    "search": "method",
+    "methods": "method",
+}
 
 
 def flag_for(parser: argparse.ArgumentParser, param: str | None) -> str | None:

@@ -281,7 +281,7 @@ def test_sweep_on_a_store_is_the_command_lines(irt_store, tmp_path, monkeypatch)
     # The command's store path goes through the API function itself.
     monkeypatch.setattr(api, "sweep", spy)
     out, per = tmp_path / "sweep.csv", tmp_path / "per_model.csv"
-    argv = ["sweep", "--store", str(irt_store), "--sort-models", "10", "--search", "midpoint"]
+    argv = ["sweep", "--store", str(irt_store), "--sort-models", "10", "--method", "midpoint"]
     assert (
         main(
             [*argv, "--budgets", "16,64", "--seed", "2", "--out", str(out), "--per-model", str(per)]

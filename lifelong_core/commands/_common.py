@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,30 @@ if TYPE_CHECKING:
 def add_store(p: argparse.ArgumentParser, help: str = "DuckDB store file") -> None:
     """The required ``--store FILE`` of a command that reads (or writes) one store."""
     p.add_argument("--store", required=True, help=help)
+
+
+def add_method(
+    p: argparse.ArgumentParser,
+    *,
+    default: str | None,
+    help: str,
+    alias: str | None = None,
+    **kwargs: Any,
+) -> None:
+    """``--method``: the one name of the method option on every command (``args.method``).
+
+    ``alias`` is the option's older name on this command (``--search``, ``--methods``):
+    it still works, sets the same value, and is left out of ``--help`` and the reference.
+    """
+    p.add_argument("--method", dest="method", default=default, help=help, **kwargs)
+    if alias is not None:
+        p.add_argument(
+            alias,
+            dest="method",
+            default=argparse.SUPPRESS,
+            help=argparse.SUPPRESS,
+            **kwargs,
+        )
 
 
 def comma_list(text: str) -> list[str]:

@@ -1,7 +1,7 @@
 """``backtest``: how well do the estimates work on my cache, against a random sample?
 
     python -m lifelong_core backtest --store S [--dataset D] [--domains T1,T2]
-            [--methods auto,reference] [--budgets 32,64,100,128,256] [--holdout 10]
+            [--method auto,reference] [--budgets 32,64,100,128,256] [--holdout 10]
             [--split random|newest|beyond-cache] [--repeats 10] [--seed 0] [--scored K]
             [--common-items]
             [--out table.csv] [--per-model per_model.csv] [--coverage F] [--by-range F]
@@ -25,7 +25,7 @@ from lifelong_core.errors import InputError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from lifelong_core.commands._common import add_dataset, add_store
+    from lifelong_core.commands._common import add_dataset, add_method, add_store
     from lifelong_core.workflows.backtest import (
         DEFAULT_BUDGETS,
         DEFAULT_HOLDOUT,
@@ -46,8 +46,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="T1,T2",
         help="comma-separated domains (tasks) of the dataset to keep (default: all)",
     )
-    p.add_argument(
-        "--methods",
+    add_method(
+        p,
+        alias="--methods",
+        default=None,
         metavar="M1,M2",
         help="comma-separated search methods (default: the default estimator, Sort & Search's "
         "published rule and the baselines; the baselines, random and first-n, are always "
@@ -141,10 +143,10 @@ def run(args: argparse.Namespace) -> int:
     check_out_dirs(*outs)
     budgets = None if args.budgets is None else parse_ints(args.budgets, "--budgets")
     methods = None
-    if args.methods is not None:
-        methods = comma_list(args.methods)
+    if args.method is not None:
+        methods = comma_list(args.method)
         if not methods:
-            raise InputError(f"--methods names no method: {args.methods!r}.")
+            raise InputError(f"--method names no method: {args.method!r}.")
     domains = None if args.domains is None else comma_list(args.domains)
     if domains is not None and not domains:
         raise InputError(f"--domains names no domain: {args.domains!r}.")

@@ -7,7 +7,7 @@ front of meta-test error against evaluations, and a regret view compares each me
 per-model error with a reference method's along the meta-test stream.
 
     python -m lifelong_core stream (--matrix A.npy [--release-order FILE] | --store S.duckdb [--dataset D])
-            [--methods midpoint,reference,copy-nearest] [--budgets 8,16,...] [--samplings uniform,random,reference]
+            [--method midpoint,reference,copy-nearest] [--budgets 8,16,...] [--samplings uniform,random,reference]
             [--train-fraction 0.5] [--inner-fraction 0.5] [--error mae|eagg] [--seed 0]
             --out configs.csv [--front front.csv] [--per-model per_model.csv]
             [--regret regret.csv [--regret-budget B] [--reference METHOD]]
@@ -28,6 +28,7 @@ import numpy as np
 
 from lifelong_core.commands._common import (
     add_dataset,
+    add_method,
     add_source,
     check_out_dirs,
     choices_list,
@@ -54,8 +55,10 @@ def add_parser(subparsers: _SubParsersAction) -> None:
         metavar="FILE",
         help="with --matrix: 0-based row indices in release order, one per line (default: row order)",
     )
-    p.add_argument(
-        "--methods",
+    add_method(
+        p,
+        alias="--methods",
+        metavar="M1,M2",
         default="midpoint,reference,copy-nearest",
         help="comma-separated search methods (default midpoint,reference,copy-nearest; estimators "
         "such as mirt are slower)",
@@ -134,16 +137,16 @@ def run(args: argparse.Namespace) -> int:
     from lifelong_core.studies.stream_protocol import regret, stream_protocol
     from lifelong_core.sweeping import power_budgets
 
-    methods = comma_list(args.methods)
+    methods = comma_list(args.method)
     known = available_methods()
     for meth in methods:
         if meth not in known:
             raise InputError(
-                f"--methods entry {meth!r} is not a search method; available: {', '.join(known)}."
+                f"--method entry {meth!r} is not a search method; available: {', '.join(known)}."
             )
     samplings = choices_list(args.samplings, SAMPLING, "--samplings")
     if args.reference is not None and args.reference not in methods:
-        raise InputError(f"--reference {args.reference!r} is not among --methods.")
+        raise InputError(f"--reference {args.reference!r} is not among --method.")
     check_out_dirs(
         (args.out, "--out"),
         (args.front, "--front"),

@@ -7,7 +7,7 @@ matrices are streamed from disk a chunk of rows at a time; ``--store DB`` takes 
 (models, by ``model_idx``) from a store instead, read straight into packed chunks, through
 the Python API's ``sweep`` (the same function, the same numbers).
 
-The default ``--search`` is the product's default estimator (``auto``: per budget the best
+The default ``--method`` is the product's default estimator (``auto``: per budget the best
 of ``mirt``, Sort & Search's threshold and CopyNearest&Expand on the Sort rows, chosen by
 cross-validation; a 95% interval per model). It needs the Sort rows in memory, seconds of
 cross-validation, and about a millisecond per model and budget at n = 10,000; for very
@@ -43,6 +43,7 @@ import pandas as pd
 
 from lifelong_core.commands._common import (
     add_dataset,
+    add_method,
     add_source,
     check_out_dirs,
     open_store,
@@ -117,18 +118,19 @@ def add_parser(subparsers: _SubParsersAction) -> None:
         default=None,
         help="threshold rules: uniform = the centre of each of n' equal strata of the sorted order "
         "(default), random = uniformly at random, reference = the published code's grid "
-        "(default with --search reference; it skips the easy end when n' does not divide n), "
+        "(default with --method reference; it skips the easy end when n' does not divide n), "
         "listing = Listing 1's grid as printed, arange(0, n, n // n')[1:] (not always n' samples: "
         "a line says how many); "
         "the other methods have their own design (copy-nearest: random; mirt, irt, neighbours: "
         "one random sample per stratum of the order)",
     )
-    p.add_argument(
-        "--search",
+    add_method(
+        p,
         default=DEFAULT_METHOD,
         help="search method: "
         + describe_methods().replace("%", "%%")
         + " ('reference' reproduces the published code)",
+        alias="--search",
     )
     p.add_argument(
         "--confidence", metavar="C", help="confidence of the true class, same shape as --matrix"
@@ -141,7 +143,7 @@ def add_parser(subparsers: _SubParsersAction) -> None:
         choices=ENGINES,
         default="numpy",
         help="numpy (default) or dask: the same as --kernel packed --executor dask "
-        "(sum Sort and --search midpoint|reference only)",
+        "(sum Sort and --method midpoint|reference only)",
     )
     p.add_argument(
         "--kernel",
@@ -188,7 +190,7 @@ def add_parser(subparsers: _SubParsersAction) -> None:
         choices=("stable", "reference"),
         default=None,
         help="order of tied columns in Sort: stable (default) or reference (Listing 1's unstable "
-        "argsort, the default with --search reference); fix it to compare rules on one order",
+        "argsort, the default with --method reference); fix it to compare rules on one order",
     )
     p.add_argument(
         "--out", required=True, help="sweep.csv: budget, mae, eagg, kappa, pearson, spearman"
@@ -213,9 +215,9 @@ def add_parser(subparsers: _SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.search not in available_methods():
+    if args.method not in available_methods():
         raise InputError(
-            f"unknown --search {args.search!r}; available: {', '.join(available_methods())}."
+            f"unknown --method {args.method!r}; available: {', '.join(available_methods())}."
         )
     # The engine's seed and work bounds (lifelong_core.limits), before any file is read.
     seeds = repeat_seeds(args.seed, args.repeats)
@@ -230,9 +232,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--baselines writes what --no-baselines skips; give one of them.")
     if args.engine == "dask":
         _check_dask_options(args)
-    if args.decompose and args.search not in THRESHOLD_RULES:
+    if args.decompose and args.method not in THRESHOLD_RULES:
         raise InputError(
-            f"--decompose applies to the threshold rules (midpoint, reference), not --search {args.search}."
+            f"--decompose applies to the threshold rules (midpoint, reference), not --method {args.method}."
         )
     if args.repeats > 1 and args.sort_rows is not None:
         raise InputError(
@@ -287,7 +289,7 @@ def _report_baselines(
     from lifelong_core.workflows.backtest import sweep_baselines
 
     res = results[0]
-    limit = res if args.search == LIMIT_METHOD else first_n()
+    limit = res if args.method == LIMIT_METHOD else first_n()
     n = int(res.config.get("n") or res.order.shape[0])
     t = sweep_baselines(res.per_model, n, limit.table, res.config.get("evaluated"))
     which = " (the first repeat's Sort set)" if len(results) > 1 else ""
@@ -299,7 +301,7 @@ def _report_baselines(
         "each model its own draws and intervals."
     )
     print(
-        f"{'n′':>7} {args.search:>12} {'random':>8} {'first-n':>8} {'×random':>8} "
+        f"{'n′':>7} {args.method:>12} {'random':>8} {'first-n':>8} {'×random':>8} "
         f"{'= random items':>15} {'n/n′ (paper)':>13}"
     )
     r: Any
@@ -323,7 +325,7 @@ def _store_sweeps(
     search: str | None = None,
 ) -> list:
     """One sweep per seed on the store's dataset, through the Python API's ``sweep``
-    (with ``search``, that method instead of ``--search``, quietly)."""
+    (with ``search``, that method instead of ``--method``, quietly)."""
     # Imported here: DuckDB adds to every command's start-up and only --store needs it.
     from lifelong_core.api import sweep
     from lifelong_core.workflows.sweeps import store_sweep_rows
@@ -341,7 +343,7 @@ def _store_sweeps(
                 sort_models=None if sort_rows is not None else args.sort_models,
                 sort_rows=sort_rows,
                 budgets=budgets,
-                search=search or args.search,
+                search=search or args.method,
                 seed=seed,
                 sort=args.sort,
                 sampling=args.sampling,
@@ -378,7 +380,7 @@ def _run_one(
     search: str | None = None,
 ) -> SweepResult:
     """One sweep with ``seed`` for --sort-models and random sampling (of ``search``
-    instead of ``--search`` when given)."""
+    instead of ``--method`` when given)."""
     m, n = every.n_rows, every.n
     if args.sort_rows is not None:
         sort_rows = _sort_rows_file(args.sort_rows, m)
@@ -401,7 +403,7 @@ def _run_one(
         budgets,
         sort=args.sort,
         sampling=args.sampling,
-        search=search or args.search,
+        search=search or args.method,
         confidence=confidence,
         seed=seed,
         depth=args.depth,
@@ -417,10 +419,10 @@ def _run_one(
 def _check_dask_options(args: argparse.Namespace) -> None:
     # Checked before any data is read: the dask engine maps the packed chunk kernels,
     # which exist for Sorting by Sum and the two threshold rules only.
-    if args.search not in THRESHOLD_RULES:
+    if args.method not in THRESHOLD_RULES:
         raise InputError(
-            f"--engine dask runs the threshold rules only; add --search midpoint or --search reference "
-            f"(got {args.search!r})."
+            f"--engine dask runs the threshold rules only; add --method midpoint or --method reference "
+            f"(got {args.method!r})."
         )
     if args.sort != "sum":
         raise InputError(f"--engine dask sorts by sum only (got --sort {args.sort}).")

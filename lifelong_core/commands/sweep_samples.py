@@ -10,7 +10,7 @@ New samples are a seeded random fraction (``--split random``) or each domain in 
     python -m lifelong_core sweep-samples (--matrix A.npy [--confidence C.npy] [--sample-domains D.txt]
             | --store S.duckdb [--dataset D]) [--split random,domain] [--new-fraction 0.2]
             [--held-out DOM1,DOM2] [--rank sum,confidence] [--budgets 8,16,...] [--sampling ...]
-            [--search midpoint|reference] [--seed 0] --out curve.csv [--fits fits.csv]
+            [--method midpoint|reference] [--seed 0] --out curve.csv [--fits fits.csv]
             [--rankings rankings.csv] [--per-sample per_sample.csv]
 
 curve.csv: split, sort, budget, mae, eagg, kappa, pearson, spearman, new_samples (one row
@@ -29,6 +29,7 @@ import numpy as np
 
 from lifelong_core.commands._common import (
     add_dataset,
+    add_method,
     add_source,
     check_out_dirs,
     choices_list,
@@ -85,13 +86,14 @@ def add_parser(subparsers: _SubParsersAction) -> None:
         "--sampling",
         choices=SAMPLING,
         default=None,
-        help="positions along the model ranking (default uniform; reference with --search reference)",
+        help="positions along the model ranking (default uniform; reference with --method reference)",
     )
-    p.add_argument(
-        "--search",
+    add_method(
+        p,
         choices=THRESHOLD_RULES,
         default="midpoint",
         help="threshold rule (default midpoint)",
+        alias="--search",
     )
     p.add_argument(
         "--seed",
@@ -188,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
         sorts=ranks,
         confidence=conf,
         sampling=args.sampling,
-        search=args.search,
+        search=args.method,
         seed=args.seed,
     )
     write_csv(study.curves, args.out, "--out")

@@ -2,14 +2,14 @@
 
 Each entry names a class by dotted path (``"package.module:Class"``) and the settings its
 name stands for; :func:`get_method` imports the module on first use, so listing the names
-(the CLI's ``--search`` check, the app's method pickers) costs nothing. ``kind`` says
+(the CLI's ``--method`` check, the app's method pickers) costs nothing. ``kind`` says
 which row a method estimates: ``"model"`` (insert_M: a new model's row over the samples;
 what the sweep and the pickers offer) or ``"sample"`` (insert_D: a new sample's column
 over the models).
 
 To add a method: write a module with a class that follows
 :mod:`lifelong_core.methods.base`, and add one :func:`register` line below (or call
-:func:`register` from your own code). It then runs in ``sweep --search NAME``, in every
+:func:`register` from your own code). It then runs in ``sweep --method NAME``, in every
 page's method picker and in the conformance battery (tests/engine/test_methods_conformance.py).
 Another installed package registers its methods through the entry-point group
 ``lifelong_benchmark_explorer.methods`` (:mod:`lifelong_core.registry`): the entry point
@@ -193,7 +193,7 @@ def register(
     Parameters
     ----------
     name : str
-        The name users type (``--search NAME``) and pages show.
+        The name users type (``--method NAME``) and pages show.
     target : str or type
         The class, or its dotted path ``"package.module:Class"`` (imported on first use).
     kind : {"model", "sample"}
@@ -344,7 +344,7 @@ THRESHOLD_RULES = RULES
 def available_methods(kind: str | None = "model") -> list[str]:
     """Registered method names, in registration order.
 
-    The one list the command line's ``--search`` and the app's method pickers show.
+    The one list the command line's ``--method`` and the app's method pickers show.
 
     Parameters
     ----------

@@ -66,7 +66,7 @@ def uniform_positions(n: int, k: int) -> np.ndarray:
     ``step = n // k``; ``offset = step // 2`` when ``k * step == n`` (centre of each
     stratum), otherwise ``offset = n - k * step`` (the remainder is skipped at the easy end);
     positions ``offset, offset + step, ...``. Kept as ``reference`` sampling so
-    ``--search reference`` equals the published code; whenever ``k`` does not divide ``n``
+    ``--method reference`` equals the published code; whenever ``k`` does not divide ``n``
     all ``k`` positions crowd into the hard end (the first ``n - k * step`` samples are never
     sampled), which :func:`stratum_positions` avoids.
 

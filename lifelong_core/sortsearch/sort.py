@@ -11,7 +11,7 @@ Tie rules (many columns share a sum, by the pigeonhole argument of §3.1):
 - ``ties="reference"``: ``np.flip(np.argsort(sums))`` exactly as Listing 1 writes it, with
   the sums in the dtype ``A.sum(axis=0)`` gives for a uint8 matrix (uint64). NumPy's
   default sort is not stable and the flip reverses whatever order it leaves ties in, so
-  this is only useful to reproduce the published code bit for bit (``--search
+  this is only useful to reproduce the published code bit for bit (``--method
   reference``).
 """
 

@@ -1003,7 +1003,7 @@ def command(
     parts = ["lbe", "backtest", "--store", store, "--dataset", dataset]
     if domains:
         parts += ["--domains", ",".join(domains)]
-    parts += ["--methods", ",".join(methods), "--budgets", ",".join(str(b) for b in budgets)]
+    parts += ["--method", ",".join(methods), "--budgets", ",".join(str(b) for b in budgets)]
     parts += ["--holdout", str(holdout), "--split", split, "--repeats", str(repeats)]
     parts += ["--seed", str(seed)] + (["--common-items"] if draws == COMMON else [])
     parts += [] if scored is None else ["--scored", str(scored)]

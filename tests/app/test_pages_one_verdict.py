@@ -80,7 +80,7 @@ def test_backtest_command_backtest_page_and_budget_explorer_agree(
 
     out = tmp_path / "table.csv"
     argv = ["backtest", "--store", str(demo_store_path), "--dataset", LEADERBOARD]
-    argv += ["--domains", "musr", "--methods", METHOD, "--budgets", "16,64"]
+    argv += ["--domains", "musr", "--method", METHOD, "--budgets", "16,64"]
     argv += ["--holdout", str(holdout), "--split", "random", "--repeats", "1"]
     argv += ["--seed", str(SEED), "--scored", "40", "--out", str(out)]
     assert main(argv) == 0, capsys.readouterr().err

@@ -25,7 +25,7 @@ def test_bench_runs_end_to_end_on_a_small_matrix(tmp_path):
                 "1",
                 "--budgets",
                 "16,64",
-                "--methods",
+                "--method",
                 "mirt",
                 "--timing-n",
                 "300",

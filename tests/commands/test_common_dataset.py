@@ -43,7 +43,7 @@ def assert_names_both(code: int, err: str) -> None:
 
 # Each command's store path, with what it needs besides the store and the dataset.
 def _sweep(tmp):
-    return ["sweep", "--sort-models", "40", "--budgets", "64", "--search", "midpoint",
+    return ["sweep", "--sort-models", "40", "--budgets", "64", "--method", "midpoint",
             "--out", tmp / "s.csv"]  # fmt: skip
 
 
@@ -60,7 +60,7 @@ def _samples(tmp):
 
 
 def _stream(tmp):
-    return ["stream", "--budgets", "16,64", "--methods", "midpoint", "--out", tmp / "cfg.csv"]
+    return ["stream", "--budgets", "16,64", "--method", "midpoint", "--out", tmp / "cfg.csv"]
 
 
 def _adaptive(tmp):

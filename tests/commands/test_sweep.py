@@ -48,7 +48,7 @@ def test_sort_rows_contract_and_per_model(data, capsys):
         d / "rows.txt",
         "--budgets",
         "8,16,700",
-        "--search",
+        "--method",
         "midpoint",
         "--out",
         d / "s.csv",
@@ -120,7 +120,7 @@ def test_dask_engine_matches_numpy_engine(data, capsys, search, sampling):
         3,
         "--budgets",
         "8,32,128",
-        "--search",
+        "--method",
         search,
         "--sampling",
         sampling,
@@ -141,8 +141,8 @@ def test_dask_engine_matches_numpy_engine(data, capsys, search, sampling):
 @pytest.mark.parametrize(
     "extra,needle",
     [
-        ([], "threshold rules only; add --search midpoint"),
-        (["--search", "midpoint", "--sort", "recursive"], "sorts by sum only"),
+        ([], "threshold rules only; add --method midpoint"),
+        (["--method", "midpoint", "--sort", "recursive"], "sorts by sum only"),
     ],
 )
 def test_dask_engine_refuses_what_it_cannot_run(data, capsys, extra, needle):
@@ -177,7 +177,7 @@ def test_sort_models_seed_and_options(data, capsys):
         "8,32",
         "--sampling",
         "random",
-        "--search",
+        "--method",
         "reference",
         "--out",
         d / "r.csv",
@@ -194,7 +194,7 @@ def test_sort_models_seed_and_options(data, capsys):
     [
         ["--sort", "recursive"],
         ["--sort", "confidence", "--confidence", "C.npy"],
-        ["--search", "copy-nearest"],
+        ["--method", "copy-nearest"],
     ],
 )
 def test_other_sorts_and_methods_run(data, capsys, extra):
@@ -263,8 +263,8 @@ def bad_files(d: Path) -> None:
         ),
         (["--matrix", "missing.npy", "--sort-models", "5"], "does not exist"),
         (
-            ["--matrix", "A.npy", "--sort-models", "5", "--search", "bogus"],
-            "unknown --search 'bogus'",
+            ["--matrix", "A.npy", "--sort-models", "5", "--method", "bogus"],
+            "unknown --method 'bogus'",
         ),
         (["--matrix", "A.npy", "--sort-models", "5", "--sort", "confidence"], "needs --confidence"),
         (["--matrix", "A.npy", "--sort-models", "5", "--confidence", "ragged.csv"], "ragged"),
@@ -343,7 +343,7 @@ def test_baselines_are_reported_on_the_same_models(data, capsys, tmp_path):
     d, A, _ = data
     out = tmp_path / "b.csv"
     argv = ["--matrix", d / "A.npy", "--sort-models", "10", "--budgets", "16,70"]
-    argv += ["--search", "midpoint", "--out", tmp_path / "s.csv"]
+    argv += ["--method", "midpoint", "--out", tmp_path / "s.csv"]
     code = main(["sweep", *map(str, argv), "--per-model", str(tmp_path / "pm.csv")])
     assert code == 0
     said = capsys.readouterr().out
@@ -377,7 +377,7 @@ def test_baselines_are_reported_on_the_same_models(data, capsys, tmp_path):
 def test_store_sweep_baselines_take_the_first_items_of_each_task(demo_store_path, tmp_path):
     out = tmp_path / "b.csv"
     argv = ["sweep", "--store", str(demo_store_path), "--dataset", "open-llm-leaderboard-v2"]
-    argv += ["--sort-models", "400", "--budgets", "30", "--search", "midpoint"]
+    argv += ["--sort-models", "400", "--budgets", "30", "--method", "midpoint"]
     assert main([*argv, "--out", str(tmp_path / "s.csv"), "--baselines", str(out)]) == 0
     from lifelong_core.store import Store
     from lifelong_core.workflows.sweeps import store_sweep_rows

@@ -1,4 +1,4 @@
-"""`sweep --search NAME` runs the estimators end to end and writes their intervals."""
+"""`sweep --method NAME` runs the estimators end to end and writes their intervals."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_sweep_search_name_writes_intervals(tmp_path, name):
                 "1",
                 "--budgets",
                 "16,64,300",
-                "--search",
+                "--method",
                 name,
                 "--out",
                 str(out),
@@ -70,7 +70,7 @@ def test_sweep_rejects_a_budget_larger_than_the_benchmark(tmp_path, capsys):
             "1",
             "--budgets",
             "301",
-            "--search",
+            "--method",
             "mirt",
             "--out",
             str(tmp_path / "s.csv"),

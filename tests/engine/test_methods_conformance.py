@@ -271,7 +271,7 @@ def test_a_method_registered_in_one_line_runs_in_the_command_line(tmp_path, caps
             "5",
             "--budgets",
             "4,40",
-            "--search",
+            "--method",
             TINY,
             "--out",
             str(tmp_path / "s.csv"),

@@ -119,7 +119,7 @@ def test_cli_sweep_runs_the_baseline(tmp_path, capsys):
     np.save(tmp_path / "a.npy", A)
     out = tmp_path / "t.csv"
     argv = ["sweep", "--matrix", str(tmp_path / "a.npy"), "--sort-models", "10"]
-    assert main([*argv, "--search", BASELINE_METHOD, "--budgets", "8,32", "--out", str(out)]) == 0
+    assert main([*argv, "--method", BASELINE_METHOD, "--budgets", "8,32", "--out", str(out)]) == 0
     assert out.exists()
 
 

@@ -69,7 +69,7 @@ def _sweep(tmp, *extra):
             "3",
             "--budgets",
             "8,32,100",
-            "--search",
+            "--method",
             "midpoint",
             "--out",
             str(tmp / "s.csv"),
@@ -148,7 +148,7 @@ def test_repeats_need_drawn_sort_sets(mat, capsys):
             "2",
             "--budgets",
             "8",
-            "--search",
+            "--method",
             "midpoint",
             "--out",
             str(tmp / "s.csv"),
@@ -193,9 +193,9 @@ def test_decompose_and_ties_flags(mat, capsys):
     assert row["aleatoric"] == pytest.approx(np.abs(a - y_star).mean())
     assert row["kappa_aleatoric"] == pytest.approx(kappa(a, y_star))
     assert row["kappa_epistemic"] == pytest.approx(kappa(y_star, y))
-    # --ties stable with --search reference: the published rule and grid on the stable order
-    # (argparse keeps the last --search), so rules can be compared on one order.
-    assert _sweep(tmp, "--search", "reference", "--ties", "stable") == 0
+    # --ties stable with --method reference: the published rule and grid on the stable order
+    # (argparse keeps the last --method), so rules can be compared on one order.
+    assert _sweep(tmp, "--method", "reference", "--ties", "stable") == 0
     want = run_sweep(A[rows], A[ev], [8, 32, 100], search="reference", ties="stable", seed=3).table
     np.testing.assert_allclose(pd.read_csv(tmp / "s.csv")["mae"], want["mae"])
     code = main(
@@ -207,7 +207,7 @@ def test_decompose_and_ties_flags(mat, capsys):
             "10",
             "--budgets",
             "8",
-            "--search",
+            "--method",
             "copy-nearest",
             "--decompose",
             "--out",

@@ -145,9 +145,9 @@ def test_cli_matrix_and_release_order(tmp_path, capsys):
 @pytest.mark.parametrize(
     "extra,msg",
     [
-        (["--methods", "midpoint,oracle"], "'oracle' is not a search method"),
+        (["--method", "midpoint,oracle"], "'oracle' is not a search method"),
         (["--samplings", "grid"], "'grid' is not one of"),
-        (["--reference", "copy-nearest", "--methods", "midpoint"], "not among --methods"),
+        (["--reference", "copy-nearest", "--method", "midpoint"], "not among --method"),
         (["--train-fraction", "0"], "strictly between"),
     ],
 )

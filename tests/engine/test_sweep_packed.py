@@ -21,7 +21,7 @@ def run_sweep_packed(A_sort, A_eval, budgets=None, **kwargs):
 
 def packed_main(argv: list[str]) -> int:
     """``sweep`` with the packed kernel (what ``python -m lifelong_core.packed`` offered)."""
-    return main(["sweep", "--kernel", "packed", "--search", "midpoint", *argv])
+    return main(["sweep", "--kernel", "packed", "--method", "midpoint", *argv])
 
 
 def _matrix(m: int, n: int, seed: int) -> np.ndarray:

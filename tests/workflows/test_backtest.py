@@ -332,7 +332,7 @@ def store_file(tmp_path_factory):
 
 def test_cli_prints_the_table_writes_csv_and_reports_progress(store_file, tmp_path, capsys):
     out, per = tmp_path / "t.csv", tmp_path / "p.csv"
-    argv = ["backtest", "--store", str(store_file), "--methods", "midpoint", "--budgets", "8,32"]
+    argv = ["backtest", "--store", str(store_file), "--method", "midpoint", "--budgets", "8,32"]
     assert (
         main(
             [*argv, "--holdout", "4", "--repeats", "2", "--out", str(out), "--per-model", str(per)]
@@ -358,7 +358,7 @@ def test_cli_prints_the_table_writes_csv_and_reports_progress(store_file, tmp_pa
             ["--budgets", "500"],
             "--budgets: budget 500 must be between 1 and the number of samples (200)",
         ),
-        (["--methods", "nope"], "--methods: unknown search method 'nope'"),
+        (["--method", "nope"], "--method: unknown search method 'nope'"),
         (["--holdout", "29"], "--holdout: hold out between 1 and 28"),
         (["--dataset", "zzz"], "--dataset: the store holds no dataset 'zzz'"),
         (["--out", "/no/such/dir/t.csv"], "--out directory /no/such/dir does not exist"),
