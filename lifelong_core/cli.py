@@ -1,4 +1,4 @@
-"""``python -m lifelong_core <command>``: the stable command-line contracts (docs/reference/cli.md).
+"""``python -m lifelong_core <command>`` (and ``lbe <command>``): the command line.
 
 Each subcommand lives in its own module under ``lifelong_core.commands`` and exposes
 ``add_parser(subparsers)`` (which sets ``func`` on its parser) so that commands stay
@@ -15,9 +15,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from lifelong_core.errors import InputError
+
+DESCRIPTION = (
+    "Lifelong Benchmark Explorer: estimate models from a few evaluations on a store of "
+    "per-sample predictions, rank them with intervals, and manage the store."
+)
 
 # Module names under lifelong_core.commands, in the order shown by --help.
 COMMAND_MODULES = (
@@ -38,10 +43,20 @@ COMMAND_MODULES = (
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors as one line, like every other error here."""
+    """argparse that reports usage errors as one line, like every other error here, and
+    ends a command's help with one example (``example=``, shown as written, not rewrapped;
+    the command-line reference shows it too)."""
+
+    def __init__(self, *args: Any, example: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.example = example
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"error: {self.prog}: {message}\n")
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        return text if self.example is None else f"{text}\nexample:\n  {self.example}\n"
 
 
 def version() -> str:
@@ -66,7 +81,7 @@ DISTRIBUTION = "lifelong-benchmark-explorer"
 
 def build_parser(prog: str = "python -m lifelong_core") -> argparse.ArgumentParser:
     """The command line's parser: one subparser per module of :data:`COMMAND_MODULES`."""
-    parser = _Parser(prog=prog, description=__doc__.splitlines()[0])
+    parser = _Parser(prog=prog, description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMAND_MODULES:

@@ -51,6 +51,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
             "lifelong_core.paths",
             "lifelong_core.limits",
             "lifelong_core.registry",
+            "lifelong_core.env",
         ),
     ),
 ]

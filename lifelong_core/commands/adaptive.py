@@ -55,7 +55,15 @@ def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "adaptive",
         help="adaptive evaluation of one model until the 95%% interval is narrow enough (simulated on a stored row)",
-        description=__doc__.splitlines()[0],
+        description=(
+            "Evaluate one model in rounds, each where the predictions are least sure, until the "
+            "95% interval is narrow enough (simulated on a stored model's row, or one round at a "
+            "time for a real model)."
+        ),
+        example=(
+            "lbe adaptive --store data/demo.duckdb --dataset open-llm-leaderboard-v2 --row 7 "
+            "--until-halfwidth 0.04 --max-budget 400 --no-tune --out rounds.csv"
+        ),
     )
     add_source(p, "DuckDB store: the cache is a dataset's real models (with --lm-eval rounds)")
     add_dataset(p, "the dataset whose real models are the cache")

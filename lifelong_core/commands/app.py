@@ -27,7 +27,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "app",
         help="serve the dashboard in the browser",
-        description="Serve the Lifelong Benchmark Explorer dashboard.",
+        description=(
+            "Serve the Lifelong Benchmark Explorer dashboard in the browser, on a store of your "
+            "choice."
+        ),
+        example="lbe app --store data/demo.duckdb",
     )
     p.add_argument(
         "--store",

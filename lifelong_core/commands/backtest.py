@@ -37,7 +37,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "backtest",
         help="hold models out of a store, estimate them, report error, coverage and width against a random sample",
-        description=__doc__.splitlines()[0],
+        description=(
+            "Hold models out of a store, estimate them from a few items with each method, and "
+            "report the error, the coverage and the width of the intervals against a random "
+            "sample of the same size."
+        ),
+        example=(
+            "lbe backtest --store data/demo.duckdb --dataset open-llm-leaderboard-v2 --holdout 5 "
+            "--repeats 1 --budgets 32,128 --out backtest.csv"
+        ),
     )
     add_store(p)
     add_dataset(p)

@@ -44,7 +44,11 @@ DATASET_SOURCE = "sklearn.datasets.load_digits; built by python -m lifelong_core
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "build-demo", help="build the demo store from the committed files under data/"
+        "build-demo",
+        help="build the demo store from the committed files under data/",
+        description="Build the demo store from the files committed under data/ (no network, "
+        "no training): the digits, the Open LLM Leaderboard v2 and VTAB-1k datasets.",
+        example="lbe build-demo --store demo.duckdb",
     )
     p.add_argument(
         "--store", type=Path, default=Path("data/demo.duckdb"), help="store file to create"

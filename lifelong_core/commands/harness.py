@@ -49,7 +49,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "select",
         help="write the items a new model should run (lm-eval --samples, Inspect --sample-id or CSV)",
-        description=__doc__.splitlines()[0],
+        description=(
+            "Write the items a new model should run, in the form its evaluation harness reads "
+            "(lm-eval --samples, Inspect --sample-id, or a CSV)."
+        ),
+        example=(
+            "lbe select --store data/demo.duckdb --dataset open-llm-leaderboard-v2 --budget 100 "
+            "--model YOUR/MODEL --method midpoint --out samples.json"
+        ),
     )
     add_store(p)
     add_dataset(p)
@@ -91,7 +98,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "estimate",
         help="estimate a new model's accuracy and rank from its lm-eval run or Inspect logs",
-        description="Estimate a new model from an lm-eval --log_samples run or Inspect logs of the selected items.",
+        description=(
+            "Estimate a new model's accuracy per task and overall, with an interval and a rank, "
+            "from its lm-eval --log_samples run or Inspect logs of the selected items."
+        ),
+        example=(
+            "lbe estimate --store data/demo.duckdb --dataset open-llm-leaderboard-v2 --lm-eval "
+            "out/YOUR__MODEL --model YOUR/MODEL"
+        ),
     )
     add_store(p)
     add_dataset(p)

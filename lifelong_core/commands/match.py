@@ -35,7 +35,11 @@ def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "match",
         help="matched accuracy on two similar-but-non-identical test sets (Anzaku et al.)",
-        description=__doc__.splitlines()[0],
+        description=(
+            "Compare one model's accuracy on a source and a target test set on matched samples "
+            "(Anzaku et al., Algorithms 1 and 2)."
+        ),
+        example="lbe match --source source.csv --target target.csv --out match.json",
     )
     p.add_argument("--source", required=True, help="CSV with columns y, y_pred, p (source dataset)")
     p.add_argument("--target", required=True, help="CSV with columns y, y_pred, p (target dataset)")

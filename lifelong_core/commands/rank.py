@@ -37,7 +37,11 @@ def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "rank",
         help="bootstrap confidence intervals of aggregate accuracy per model (overall and per category)",
-        description=__doc__.split("\n\n")[0].replace("``", ""),
+        description=(
+            "Rank models with intervals of their scores, overall and per category, from a table "
+            "of counts (bootstrap over test items, or a hierarchical model)."
+        ),
+        example="lbe rank --counts counts.csv --out ranks.csv",
     )
     p.add_argument(
         "--counts", required=True, help="counts.csv: model, task, category, correct, total"

@@ -23,7 +23,11 @@ def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "state",
         help="show or refresh the kept Sort state and mirt parameters",
-        description=__doc__.splitlines()[0],
+        description=(
+            "Show, or refresh, the lifelong state kept in a store: the Sort state and the fitted "
+            "mirt parameters."
+        ),
+        example="lbe state --store data/demo.duckdb",
     )
     add_store(p)
     p.add_argument(

@@ -39,7 +39,14 @@ def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "import",
         help="add predictions to a store (long table, wide matrix or lm-eval logs)",
-        description=__doc__.splitlines()[0],
+        description=(
+            "Add predictions to a store (created if missing): a long table, a wide 0/1 matrix, "
+            "lm-eval runs or Inspect logs."
+        ),
+        example=(
+            "lbe import --store mine.duckdb --matrix llm.npy --models models.txt "
+            "--samples samples.txt --dataset llm"
+        ),
     )
     add_store(p, "DuckDB store file (created if missing)")
     # One flag per format the reader registry can import, and one per option the formats
@@ -68,7 +75,14 @@ def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "export",
         help="write a store's matrix (.npy) or long table (.parquet/.csv)",
-        description="Export a store's predictions.",
+        description=(
+            "Write a store's predictions as a 0/1 matrix (.npy), a long table (.parquet or .csv) "
+            "or a table of counts."
+        ),
+        example=(
+            "lbe export --store data/demo.duckdb --dataset open-llm-leaderboard-v2 --matrix llm.npy "
+            "--models models.txt --samples samples.txt"
+        ),
     )
     add_store(p)
     p.add_argument(
@@ -110,7 +124,10 @@ def add_parser(subparsers: _SubParsersAction) -> None:
     p.set_defaults(func=run_export)
 
     p = subparsers.add_parser(
-        "info", help="counts per dataset, domain and model", description="Describe a store."
+        "info",
+        help="counts per dataset, domain and model",
+        description="Describe a store: its datasets, domains and models, with their counts.",
+        example="lbe info --store data/demo.duckdb --summary",
     )
     add_store(p)
     p.add_argument(
@@ -139,6 +156,7 @@ def add_parser(subparsers: _SubParsersAction) -> None:
         help="verify a store's integrity (exit 1 and one line per problem if broken)",
         description="Verify a store: format, indices, blocks, blob lengths, ids, log counts, "
         "and that every page of the file reads.",
+        example="lbe check --store data/demo.duckdb",
     )
     add_store(p)
     p.set_defaults(func=run_check)
@@ -146,7 +164,11 @@ def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "undo",
         help="remove exactly what one import added (by its log id), in one logged transaction",
-        description="Undo one import: remove the models, samples and entries it added.",
+        description=(
+            "Undo one import: remove the models, samples and entries it added, in one logged "
+            "transaction."
+        ),
+        example="lbe undo --store mine.duckdb 0",
     )
     add_store(p)
     p.add_argument(

@@ -46,7 +46,14 @@ def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "stream",
         help="Nevis'22 protocol on a stream of models: choose early, score late",
-        description=__doc__.splitlines()[0].replace("``", ""),
+        description=(
+            "Compare estimation methods on a stream of models as Nevis'22 does: choose a "
+            "configuration on the early models, score it on the later ones."
+        ),
+        example=(
+            "lbe stream --store data/demo.duckdb --dataset lifelong-digits --budgets 16,64 --out "
+            "configs.csv"
+        ),
     )
     add_source(p, "a store: its real models of one dataset, in release order")
     add_dataset(p)

@@ -84,7 +84,14 @@ def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "sweep",
         help="Sort & Search budget sweep (MAE, E_agg, kappa, correlations per budget)",
-        description=__doc__.splitlines()[0],
+        description=(
+            "Estimate every model of a 0/1 matrix or a store's dataset from a few samples at each"
+            " budget, and report the error per budget: MAE, E_agg, kappa and correlations."
+        ),
+        example=(
+            "lbe sweep --store data/demo.duckdb --dataset lifelong-digits --sort-models 100 "
+            "--budgets 16,64,256 --method midpoint --out sweep.csv"
+        ),
     )
     add_source(
         p,
@@ -116,13 +123,13 @@ def add_parser(subparsers: _SubParsersAction) -> None:
         "--sampling",
         choices=SAMPLING,
         default=None,
-        help="threshold rules: uniform = the centre of each of n' equal strata of the sorted order "
-        "(default), random = uniformly at random, reference = the published code's grid "
-        "(default with --method reference; it skips the easy end when n' does not divide n), "
-        "listing = Listing 1's grid as printed, arange(0, n, n // n')[1:] (not always n' samples: "
-        "a line says how many); "
-        "the other methods have their own design (copy-nearest: random; mirt, irt, neighbours: "
-        "one random sample per stratum of the order)",
+        help="where the n' samples lie along the easy-to-hard order, for the threshold rules "
+        "midpoint and reference (the other methods have their own design: copy-nearest a random "
+        "sample, mirt, irt and neighbours one random sample per stratum of the order): "
+        "uniform = the centre of each of n' equal strata (default), random = uniformly at "
+        "random, reference = the published code's grid (default with --method reference; it "
+        "skips the easy end when n' does not divide n), listing = Listing 1's grid as printed, "
+        "arange(0, n, n // n')[1:] (not always n' samples: a line says how many)",
     )
     add_method(
         p,
@@ -183,7 +190,7 @@ def add_parser(subparsers: _SubParsersAction) -> None:
         "--decompose",
         action="store_true",
         help="threshold rules, dense kernel: add aleatoric, epistemic, kappa_aleatoric, kappa_epistemic "
-        "after the contract columns of both outputs (Sort & Search's error decomposition)",
+        "after the standard columns of both outputs (Sort & Search's error decomposition)",
     )
     p.add_argument(
         "--ties",

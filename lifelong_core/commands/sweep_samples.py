@@ -48,7 +48,14 @@ def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "sweep-samples",
         help="insert_D sweep: MAE vs model budget m' for new samples",
-        description=__doc__.splitlines()[0].replace("``", ""),
+        description=(
+            "Estimate new samples from a few models (insert_D) at each model budget m', and "
+            "report the error per budget."
+        ),
+        example=(
+            "lbe sweep-samples --store data/demo.duckdb --dataset lifelong-digits --split random "
+            "--budgets 8,32,128 --out curve.csv"
+        ),
     )
     add_source(p, "a store; its real (not estimated) models and one dataset's samples")
     add_dataset(p)

@@ -19,7 +19,11 @@ def add_parser(subparsers: _SubParsersAction) -> None:
     p = subparsers.add_parser(
         "weights",
         help="winning model over the simplex of three category weights, with standard-error gray zones",
-        description=__doc__.split("\n\n")[0].replace("``", ""),
+        description=(
+            "Find the best model for each weighting of three task categories, and where the "
+            "leaders are within a standard error of each other."
+        ),
+        example="lbe weights --counts counts.csv --out weights.csv",
     )
     p.add_argument("--counts", required=True, help="counts.csv with exactly three categories")
     p.add_argument(
