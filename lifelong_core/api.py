@@ -1103,8 +1103,11 @@ def rank_models(
     within each task (§2.1) with its mean and percentile interval, optionally on the
     BigBench scale (§2.4, bounds over every model of ``counts``), or the beta-binomial
     hierarchical model's posterior predictive mean and interval (§2.2, Table A.3's
-    Bayesian block). 83.4% intervals by default: two that do not overlap differ at about
-    the 5% level (Goldstein & Healy, §2.3).
+    Bayesian block). 83.4% intervals by default (the report's §2.3, after Goldstein &
+    Healy, 1995, *The graphical presentation of a collection of means*, JRSS A): when two
+    models' 83.4% intervals do not overlap, their difference is significant at about the
+    5% level, so the table can be read by eye; :func:`pairwise_differences` tests the
+    differences themselves. The level is recorded in the table's ``level`` column.
 
     Parameters
     ----------
@@ -1125,7 +1128,9 @@ def rank_models(
     Returns
     -------
     pandas.DataFrame
-        model, scope, mean_pct, lo_pct, hi_pct (scope ``overall`` or a category).
+        model, scope (``overall`` or a category), rank (the model's place in the scope by
+        its mean, 1 = best; equal means share the better place), mean_pct, lo_pct, hi_pct,
+        level (the interval level, a fraction).
 
     Raises
     ------
@@ -1136,7 +1141,7 @@ def rank_models(
     Examples
     --------
     >>> rank_models(vtab_counts()).head(1).columns.tolist()  # doctest: +SKIP
-    ['model', 'scope', 'mean_pct', 'lo_pct', 'hi_pct']
+    ['model', 'scope', 'rank', 'mean_pct', 'lo_pct', 'hi_pct', 'level']
     """
     _counts_arg(counts)
     options = _ranking_options(level, method, boot, normalize, seed, chains, draws, warmup)

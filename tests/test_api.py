@@ -252,7 +252,9 @@ def test_rank_tables_are_the_command_lines(counts_csv, tmp_path, method):
         _csv(ranks),
         lbe.rank_intervals(str(vtab_csv), schemes=["mean", "avg_rank"], seed=3, **kw),
     )
-    assert list(_csv(out).columns) == ["model", "scope", "mean_pct", "lo_pct", "hi_pct"]
+    assert list(_csv(out).columns) == [
+        "model", "scope", "rank", "mean_pct", "lo_pct", "hi_pct", "level"
+    ]  # fmt: skip
 
 
 def test_rank_models_takes_counts_in_every_form(counts_csv):

@@ -1,8 +1,10 @@
 """``rank``: intervals of every model's score, overall and per category (LA-UR-24-25289 report, 2024, §2.1-2.4, §3).
 
-ranks.csv: model, scope, mean_pct, lo_pct, hi_pct; scope is ``overall`` or a category;
-the score is the unweighted mean accuracy over the scope's tasks; mean is the bootstrap
-mean and (lo, hi) the percentile interval at ``--level`` (83.4% by default).
+ranks.csv: model, scope, rank, mean_pct, lo_pct, hi_pct, level; scope is ``overall`` or a
+category; the score is the unweighted mean accuracy over the scope's tasks; rank is the
+model's place in the scope by that score (1 = best); mean is the bootstrap mean and (lo,
+hi) the percentile interval at ``--level``, recorded in ``level`` (83.4% by default:
+Goldstein & Healy, 1995, two intervals that do not overlap differ at about the 5% level).
 
 Beyond the contract: ``--method hierarchical`` takes mean and interval from the
 beta-binomial hierarchical model's posterior predictive draws instead (§2.2; Table A.3's
@@ -50,11 +52,17 @@ def add_parser(subparsers: _SubParsersAction) -> None:
         "--level",
         type=float,
         default=0.834,
-        help="interval level (default 0.834, Goldstein & Healy)",
+        help="level of every model's interval (default 0.834: two models whose 83.4%% "
+        "intervals do not overlap differ at about the 5%% level; Goldstein & Healy, 1995, "
+        "The graphical presentation of a collection of means; recorded in the level column)",
     )
     p.add_argument("--boot", type=int, default=2000, help="bootstrap replicates (default 2000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--out", required=True, help="output ranks.csv")
+    p.add_argument(
+        "--out",
+        required=True,
+        help="ranks.csv: model, scope, rank (1 = best by mean), mean_pct, lo_pct, hi_pct, level",
+    )
     p.add_argument(
         "--method",
         choices=("bootstrap", "hierarchical"),

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 # The ranking sources: the bootstrap of test items (§2.1) or the hierarchical model (§2.2).
 RANK_METHODS = ("bootstrap", "hierarchical")
 # ranks.csv, pairwise.csv and rank_intervals.csv, column by column.
-RANK_COLUMNS = ["model", "scope", "mean_pct", "lo_pct", "hi_pct"]
+RANK_COLUMNS = ["model", "scope", "rank", "mean_pct", "lo_pct", "hi_pct", "level"]
 PAIR_COLUMNS = [
     "scope",
     "model_a",
@@ -180,24 +180,32 @@ def _pct(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
 def leaderboard_table(
     source: Bootstrap | HierarchicalFit, *, level: float = 0.834, seed: int = 0
 ) -> pd.DataFrame:
-    """``ranks.csv``: every model's score, overall and per category, with its interval at
-    ``level`` (LA-UR-24-25289 report, 2024, §2.1-2.3; 83.4% by default, Goldstein &
-    Healy), in percent: the bootstrap mean and percentile interval, or the hierarchical
-    model's posterior predictive mean and interval.
+    """``ranks.csv``: every model's score and rank, overall and per category, with the
+    score's interval at ``level`` (LA-UR-24-25289 report, 2024, §2.1-2.3), in percent: the
+    bootstrap mean and percentile interval, or the hierarchical model's posterior
+    predictive mean and interval.
+
+    The default level is 83.4% (Goldstein & Healy, 1995, "The graphical presentation of
+    a collection of means", JRSS A 158(1)): when two models' 83.4% intervals do not
+    overlap, their difference is significant at about the 5% level, so the intervals can
+    be compared by eye. A 95% interval per model would call too few differences
+    significant; ``pairwise_table`` tests the differences themselves.
 
     Parameters
     ----------
     source : Bootstrap or HierarchicalFit
         The replicates (:func:`ranking_source`).
     level : float
-        Interval level, strictly between 0 and 1.
+        Interval level, strictly between 0 and 1 (default 0.834).
     seed : int
         Seed of the hierarchical model's predictive draws (unused by the bootstrap).
 
     Returns
     -------
     pandas.DataFrame
-        model, scope (``overall``, then each category), mean_pct, lo_pct, hi_pct.
+        model, scope (``overall``, then each category), rank (the model's place in the
+        scope by its mean, 1 = best; equal means share the better place), mean_pct,
+        lo_pct, hi_pct, and level (the interval level, a fraction, on every row).
 
     Raises
     ------
@@ -212,7 +220,12 @@ def leaderboard_table(
         board = leaderboard(source, level=level)
     else:
         board = source.aggregate_intervals(level=level, seed=seed)
-    return _pct(board, ("mean", "lo", "hi"))[RANK_COLUMNS]
+    out = _pct(board, ("mean", "lo", "hi"))
+    # Ranked on the unrounded mean, so the rank never depends on the percent rounding.
+    out["rank"] = out.groupby("scope", sort=False)["mean"].rank(method="min", ascending=False)
+    out["rank"] = out["rank"].astype(int)
+    out["level"] = float(level)
+    return out[RANK_COLUMNS]
 
 
 def pairwise_table(

@@ -153,7 +153,9 @@ def test_normalize_and_hierarchical(counts, tmp_path):
         == 0
     )
     h = pd.read_csv(hier)
-    assert list(h.columns) == ["model", "scope", "mean_pct", "lo_pct", "hi_pct"]
+    assert list(h.columns) == [
+        "model", "scope", "rank", "mean_pct", "lo_pct", "hi_pct", "level"
+    ]  # fmt: skip
     overall = h[h.scope == "overall"].set_index("model")["mean_pct"]
     for m, accs in ACC.items():
         assert overall[m] == pytest.approx(100 * np.mean(accs), abs=1.0)

@@ -37,8 +37,19 @@ def test_rank_writes_the_contract_columns(three_cats, tmp_path):
     out = tmp_path / "ranks.csv"
     assert main(["rank", "--counts", str(three_cats), "--boot", "300", "--out", str(out)]) == 0
     df = pd.read_csv(out)
-    assert list(df.columns) == ["model", "scope", "mean_pct", "lo_pct", "hi_pct"]
+    assert list(df.columns) == [
+        "model", "scope", "rank", "mean_pct", "lo_pct", "hi_pct", "level"
+    ]  # fmt: skip
     assert set(df["scope"]) == {"overall", "nat", "spec", "struct"}
+    # The level is recorded; the rank is each model's place by its mean, worked out here
+    # from the accuracies the counts were written with.
+    assert (df["level"] == 0.834).all()
+    rank = df.set_index(["scope", "model"])["rank"]
+    assert [rank["overall", m] for m in "PQR"] == [1, 2, 3]  # 63.3, 60.0, 56.7
+    assert (rank["nat", "P"], rank["spec", "Q"], rank["struct", "R"]) == (1, 1, 1)
+    for _scope, group in df.groupby("scope"):
+        order = group.sort_values("mean_pct", ascending=False)["rank"].tolist()
+        assert order == list(range(1, len(group) + 1))
     assert len(df) == 3 * 4
     p = df[(df.model == "P") & (df.scope == "nat")].iloc[0]
     assert p["mean_pct"] == pytest.approx(90.0, abs=0.3)
@@ -65,6 +76,7 @@ def test_rank_writes_the_contract_columns(three_cats, tmp_path):
     )
     w = pd.read_csv(wide)
     assert (w["hi_pct"] - w["lo_pct"]).sum() > (df["hi_pct"] - df["lo_pct"]).sum()
+    assert (w["level"] == 0.99).all() and w["rank"].tolist() == df["rank"].tolist()
 
 
 def test_weights_writes_regions_with_named_weight_columns(three_cats, tmp_path):
