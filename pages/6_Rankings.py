@@ -318,7 +318,7 @@ elif source == "vtab":
     url_sync_keys("source")
     st.caption(
         "The 16 VTAB-1k models' per-task accuracies from the public leaderboard (google-research/task_adaptation's "
-        "results.csv; not bundled: read from the shared data beside the checkout or $LBE_VTAB_LEADERBOARD), turned "
+        "results.csv, bundled in data/vtab1k/; $LBE_VTAB_LEADERBOARD names another copy), turned "
         "into counts as the paper does (accuracy x test-set size, rounded): per-item data are simulated, the "
         "accuracies are published. `python -m benchmarks.reproduce_uncertainty` prints these results beside Table A.3."
     )

@@ -150,8 +150,8 @@ if source == "published":
     available = list(CATEGORIES)
 elif source == "vtab":
     st.caption(
-        "The 16 VTAB-1k models' per-task accuracies from the public leaderboard (not bundled: read from the shared "
-        "data beside the checkout or $LBE_VTAB_LEADERBOARD), turned into counts as the paper does: accuracy x "
+        "The 16 VTAB-1k models' per-task accuracies from the public leaderboard (bundled in data/vtab1k/; "
+        "$LBE_VTAB_LEADERBOARD names another copy), turned into counts as the paper does: accuracy x "
         "test-set size, rounded. Simulated per-item data, published accuracies."
     )
     with input_errors():

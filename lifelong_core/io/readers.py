@@ -428,8 +428,8 @@ register_reader(
     metavar="F",
     help="long table .csv/.parquet: model, sample, correct[, confidence, "
     "predicted, true_prob, label, dataset, domain, category, split]",
-    about="Columns: **model, sample, correct** (0/1; true/false and yes/no are refused here as "
-    "on the command line) and optionally **dataset, domain, category** (what the Rankings and "
+    about="Columns: **model, sample, correct** (0/1, true/false or yes/no, in any case) and "
+    "optionally **dataset, domain, category** (what the Rankings and "
     "Task weighting pages group by), **confidence, true_prob** (the confidence Sort and the "
     "Evaluate page's confidence views), **predicted, label** (Matched accuracy), **split**.",
 )

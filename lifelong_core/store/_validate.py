@@ -19,6 +19,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.correct import correct_values
 from lifelong_core.io.limits import (
     CONTROL,
     MAX_METADATA_CHARS,
@@ -369,7 +370,7 @@ def validate_long(
     df = df.reset_index(drop=True)
     model = text_column(df["model"], "model", source)
     sample = text_column(df["sample"], "sample", source)
-    correct = binary_values(numeric_column(df["correct"], "correct", source), "correct", source)
+    correct = correct_values(df["correct"], "correct", source)
     extras: dict[str, np.ndarray] = {}
     for f in FLOAT_FIELDS:
         if f in df:

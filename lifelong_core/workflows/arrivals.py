@@ -15,11 +15,12 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
+from lifelong_core.io.correct import correct_values
 from lifelong_core.io.tables import read_csv_table
 from lifelong_core.methods import InsertD
 from lifelong_core.store import text_column
 from lifelong_core.workflows.selection import Selection
-from lifelong_core.workflows.uploads import result_values, split_columns
+from lifelong_core.workflows.uploads import split_columns
 
 NEW_MODEL_COLUMNS = ("sample_id", "correct")
 NEW_SAMPLE_COLUMNS = ("model_id", "sample_id", "correct")
@@ -88,7 +89,7 @@ def read_results(
 
     Ids go through the store's text validation, so a bad file gets the same one sentence
     (file, row, column) as ``import`` would give; ``correct`` may be 0/1, true/false or
-    yes/no (:func:`~lifelong_core.workflows.uploads.result_values`). Repeated rows with
+    yes/no (:func:`~lifelong_core.io.correct.correct_values`, as every import). Repeated rows with
     the same ``correct`` are kept once.
 
     Parameters
@@ -137,7 +138,7 @@ def read_results(
     if len(df) == 0:
         raise InputError(f"{source} has no data rows.")
     out = pd.DataFrame({c: text_column(df[c], c, source) for c in columns if c != "correct"})
-    out["correct"] = result_values(df["correct"], "correct", source)
+    out["correct"] = correct_values(df["correct"], "correct", source)
     keys = [c for c in columns if c != "correct"]
     dup = out.duplicated(keys, keep=False)
     if dup.any():

@@ -94,7 +94,7 @@ def _csv(tmp_path: Path, text: str, name: str = "in.csv") -> Path:
 LONG_CASES = {
     "non-binary correct": (
         "model,sample,correct\nm0,s9,1\nm0,s8,2\n",
-        r"row 2 column 'correct' holds 2\.0; only 0 and 1",
+        r"row 2 column 'correct' holds '2'; expected 0/1, true/false or yes/no",
     ),
     "NaN correct": (
         "model,sample,correct\nm0,s9,1\nm0,s8,nan\n",
@@ -116,8 +116,8 @@ LONG_CASES = {
     "wrong column name": ("modle,sample,correct\nm0,s9,1\n", r"unknown column 'modle'"),
     "missing column": ("model,sample\nm0,s9\n", r"has no column 'correct'"),
     "text in correct": (
-        "model,sample,correct\nm0,s9,yes\n",
-        r"row 1 column 'correct' holds 'yes', which is not a number",
+        "model,sample,correct\nm0,s9,yes\nm0,s8,maybe\n",
+        r"row 2 column 'correct' holds 'maybe'; expected 0/1, true/false or yes/no",
     ),
     "truncated row": (
         "model,sample,correct,confidence\nm0,s9,1,0.5\nm0,s8",
