@@ -60,10 +60,14 @@ def correct_values(
         number = s.to_numpy(dtype=np.float64)
         right, wrong = number == 1, number == 0
     else:
-        text = s.astype("string").str.strip().str.lower()
-        number = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        right = (text.isin(TRUE_WORDS).to_numpy(dtype=bool, na_value=False)) | (number == 1)
-        wrong = (text.isin(FALSE_WORDS).to_numpy(dtype=bool, na_value=False)) | (number == 0)
+        # Numbers first (a large CSV import is all 0 and 1); only the rest are read as words.
+        number = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        right, wrong = number == 1, number == 0
+        rest = np.flatnonzero(~(right | wrong))
+        if len(rest):
+            text = s.iloc[rest].astype("string").str.strip().str.lower()
+            right[rest] = text.isin(TRUE_WORDS).to_numpy(dtype=bool, na_value=False)
+            wrong[rest] = text.isin(FALSE_WORDS).to_numpy(dtype=bool, na_value=False)
     bad = ~(right | wrong)
     if bad.any():
         i = int(np.argmax(bad))
