@@ -430,6 +430,7 @@ def cache(
     Parameters
     ----------
     store : Store
+        An open store (:func:`open_store`).
     dataset : str, optional
         Needed when the store holds several datasets.
     leave_out : str or iterable of str, optional
@@ -453,6 +454,7 @@ def results(store: Store, model: str, *, dataset: str | None = None) -> pd.Serie
     Parameters
     ----------
     store : Store
+        An open store (:func:`open_store`).
     model : str
         The model's id.
     dataset : str, optional
@@ -581,11 +583,13 @@ def import_matrix(
     Parameters
     ----------
     store_path : str or Path
+        The store file; it is created if it does not exist.
     matrix : str or Path
         ``.npy``, ``.npz``, ``.csv`` or ``.parquet``.
     models, samples : str or Path
         One id per line, or tables with ``model_id`` / ``sample_id`` and metadata.
     dataset : str, optional
+        The dataset of samples that do not name one (as for :func:`import_file`).
     extras : mapping, optional
         ``confidence``, ``predicted``, ``true_prob``: arrays of the same shape.
 
@@ -635,6 +639,7 @@ def import_lm_eval(
     Parameters
     ----------
     store_path : str or Path
+        The store file; it is created if it does not exist.
     path : str or Path
         The run folder, its ``results_*.json``, one ``samples_*.jsonl``, a folder of runs
         or a ``.zip``.
@@ -742,6 +747,7 @@ def sweep(
     Parameters
     ----------
     store : Store
+        An open store (:func:`open_store`).
     dataset : str, optional
         Needed when the store holds several datasets.
     sort_models : int, optional
@@ -817,6 +823,7 @@ def select_items(
     Parameters
     ----------
     store : Store
+        An open store (:func:`open_store`).
     budget : int
         How many items to run now.
     dataset : str, optional
@@ -828,6 +835,7 @@ def select_items(
         seed), so several new models' errors are independent. Without it, or with
         ``common_items``, every model gets the seed's one item set.
     seed : int
+        Seed of the random choices (the same seed gives the same result).
     common_items : bool
         One item set for every new model (to compare models on identical items).
     exclude : mapping, optional
@@ -910,10 +918,12 @@ def estimate_new_model(
     Parameters
     ----------
     store : Store
+        An open store (:func:`open_store`).
     results : mapping or Series, or a list of them
         Sample id -> 0/1 for the items the new model ran; or one such mapping per round,
         in order.
     dataset : str, optional
+        The dataset to read; needed only when the store holds several.
     method : str
         A registered method; the interval exists when it declares one.
     leave_out : str or iterable of str, optional
@@ -986,7 +996,9 @@ def backtest(
     Parameters
     ----------
     store : Store
+        An open store (:func:`open_store`).
     dataset : str, optional
+        The dataset to read; needed only when the store holds several.
     domains : sequence of str, optional
         Keep these domains (tasks) of the dataset; default all.
     methods : sequence of str, optional
@@ -994,6 +1006,7 @@ def backtest(
     budgets : sequence of int, optional
         Items per held-out model (default 32, 64, 100, 128, 256 below the number of items).
     holdout : int
+        Models held out of the cache and estimated in each repeat.
     split : {"random", "newest", "beyond-cache"}
         Which models are held out: models like the cache's drawn at random, the newest,
         or the most accurate (beyond the cache).
@@ -1115,6 +1128,8 @@ def rank_models(
         Per-model, per-task counts (:func:`counts`), a frame with the ``counts.csv``
         columns (model, task, category, correct, total) or the path of a ``counts.csv``.
     method : {"bootstrap", "hierarchical"}
+        The bootstrap of test items within each task (§2.1) or the beta-binomial
+        hierarchical model (§2.2).
     level : float
         Interval level, strictly between 0 and 1.
     boot : int
@@ -1122,6 +1137,7 @@ def rank_models(
     normalize : bool
         Rescale every task to [0, 1] first (bootstrap only).
     seed : int
+        Seed of the random choices (the same seed gives the same result).
     chains, draws, warmup : int
         The hierarchical model's chains, kept draws and warm-up iterations per chain.
 
@@ -1378,7 +1394,9 @@ def matched_accuracy_in_store(
     Parameters
     ----------
     store : Store
+        An open store (:func:`open_store`).
     dataset : str
+        The dataset whose two domains are compared.
     source, target : str
         Two domains of the dataset (the source is usually the larger).
     model : str or int
@@ -1388,6 +1406,7 @@ def matched_accuracy_in_store(
     criterion : {"label-prob", "prob"}
         Algorithm 1 (same predicted label and confidence) or 2 (confidence only).
     runs, seed : int
+        Matching runs averaged (the paper uses 10), and their seed.
 
     Returns
     -------

@@ -190,6 +190,24 @@ def documented_names(body: str) -> set[str]:
     return names
 
 
+def undescribed_names(body: str) -> set[str]:
+    """Names of a Parameters (or Attributes) section with nothing written under them:
+    ``store : Store`` followed directly by the next entry (or the end) says nothing."""
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    if not lines:
+        return set()
+    indent = min(len(ln) - len(ln.lstrip()) for ln in lines)
+    out: set[str] = set()
+    for i, ln in enumerate(lines):
+        if len(ln) - len(ln.lstrip()) != indent:
+            continue
+        following = lines[i + 1] if i + 1 < len(lines) else None
+        if following is None or len(following) - len(following.lstrip()) <= indent:
+            head = ln.split(" : ", 1)[0] if " : " in ln else ln.rstrip(":")
+            out |= {part.strip().lstrip("*") for part in head.split(",")}
+    return out
+
+
 def _signature_params(obj: object) -> list[str] | None:
     try:
         sig = inspect.signature(obj)  # type: ignore[arg-type]
@@ -241,6 +259,10 @@ def problems(obj: object, qual: str) -> list[str]:
     missing = [p for p in params if p not in named]
     if missing:
         return [f"{qual}: {', '.join(titles)} does not describe {', '.join(missing)}"]
+    empty = set().union(*(undescribed_names(secs[t]) for t in titles if t in secs))
+    silent = [p for p in params if p in empty]
+    if silent:
+        return [f"{qual}: {', '.join(titles)} names {', '.join(silent)} with no description"]
     return []
 
 
@@ -292,3 +314,20 @@ def test_the_section_reader():
 
     f.__doc__ = doc
     assert problems(f, "f") == ["f: Parameters does not describe d"]
+    assert undescribed_names(secs["Parameters"]) == set()
+    silent = """Summary.
+
+    Parameters
+    ----------
+    store : Store
+    seed : int
+        The seed.
+    n
+    """
+    assert undescribed_names(sections(silent)["Parameters"]) == {"store", "n"}
+
+    def g(store, seed, n):
+        pass
+
+    g.__doc__ = silent
+    assert problems(g, "g") == ["g: Parameters names store, n with no description"]

@@ -154,6 +154,8 @@ def plan_sweep(
     executor : {"serial", "threads", "dask"}, optional
         Default ``"threads"`` when ``threads > 1``, else ``"serial"``.
     threads : int, optional
+        Threads of the executor (default: the executor's own choice; never changes the
+        numbers).
     bounded : bool
         Keep every read bounded (see the module docstring).
 
