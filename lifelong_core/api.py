@@ -11,10 +11,15 @@ notebook wants: a dataset by name, a model left out of the cache to play a new o
 The loop:
 
 >>> import lifelong_core as lbe
->>> store = lbe.open_store(lbe.demo_store())  # doctest: +SKIP
->>> items = lbe.select_items(store, 100, dataset="open-llm-leaderboard-v2", model="me/my-model")  # doctest: +SKIP
->>> est = lbe.estimate_new_model(store, {i: run(i) for i in items}, dataset="open-llm-leaderboard-v2")  # doctest: +SKIP
->>> print(est.summary())  # doctest: +SKIP
+>>> store = lbe.open_store(lbe.demo_store())
+>>> data, new = "open-llm-leaderboard-v2", "meta-llama/Llama-3.2-3B-Instruct"
+>>> items = lbe.select_items(store, 100, dataset=data, model=new, leave_out=new)
+>>> truth = lbe.results(store, new, dataset=data)  # a stored model plays the new one
+>>> est = lbe.estimate_new_model(store, {i: truth[i] for i in items}, dataset=data, leave_out=new)
+>>> overall = est.estimate  # accuracy over every item, with its 95% interval
+>>> bool(overall.lo <= truth.mean() <= overall.hi)
+True
+>>> store.close()
 """
 
 from __future__ import annotations
@@ -316,8 +321,8 @@ def open_store(path: str | Path, *, read_only: bool = True) -> Store:
 
     Examples
     --------
-    >>> store = open_store(demo_store())  # doctest: +SKIP
-    >>> store.datasets()["dataset"].tolist()  # doctest: +SKIP
+    >>> store = open_store(demo_store())
+    >>> store.datasets()["dataset"].tolist()
     ['lifelong-digits', 'open-llm-leaderboard-v2']
     """
     _path(path, "path")
@@ -779,8 +784,13 @@ def sweep(
 
     Examples
     --------
-    >>> res = sweep(store, dataset="lifelong-digits", sort_models=10, search="midpoint")  # doctest: +SKIP
-    >>> res.table[["budget", "mae"]]  # doctest: +SKIP
+    >>> store = open_store(demo_store())
+    >>> res = sweep(store, dataset="lifelong-digits", sort_models=10, budgets=[16, 256],
+    ...             search="midpoint")
+    >>> res.table[["budget", "mae"]].round(3)
+       budget    mae
+    0      16  0.233
+    1     256  0.209
     """
     _store(store)
     _text(dataset, "dataset", optional=True)
@@ -864,7 +874,10 @@ def select_items(
 
     Examples
     --------
-    >>> items = select_items(store, 100, dataset="open-llm-leaderboard-v2", model="me/new")  # doctest: +SKIP
+    >>> store = open_store(demo_store())
+    >>> items = select_items(store, 100, dataset="open-llm-leaderboard-v2", model="me/new")
+    >>> len(items), items[0]
+    (100, 'leaderboard_ifeval/16')
     """
     _store(store)
     _whole(budget, "budget", 1, 2**62)
@@ -1156,7 +1169,7 @@ def rank_models(
 
     Examples
     --------
-    >>> rank_models(vtab_counts()).head(1).columns.tolist()  # doctest: +SKIP
+    >>> rank_models(vtab_counts(), boot=200).head(1).columns.tolist()
     ['model', 'scope', 'rank', 'mean_pct', 'lo_pct', 'hi_pct', 'level']
     """
     _counts_arg(counts)

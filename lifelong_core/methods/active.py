@@ -843,7 +843,7 @@ class ActiveEstimator(StratifiedAlongOrder):
     >>> A = (rng.random((30, 300)) < np.linspace(0.9, 0.1, 300)).astype(np.uint8)
     >>> m = get_method("active").fit(A[1:])
     >>> rounds, est = play_rounds(m, 300, 60, rng, lambda c: A[0, c])
-    >>> [len(c) for c, _ in rounds], est.lo <= est.acc <= est.hi
+    >>> [len(c) for c, _ in rounds], bool(est.lo <= est.acc <= est.hi)
     ([15, 45], True)
     """
 

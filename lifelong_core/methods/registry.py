@@ -544,7 +544,7 @@ def methods_with(kind: str | None = "model", **wanted: object) -> list[str]:
     Examples
     --------
     >>> methods_with(kept_state=True)
-    ['mirt', 'irt']
+    ['mirt', 'irt', 'auto']
     """
     return [
         name

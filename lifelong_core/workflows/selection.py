@@ -163,7 +163,10 @@ def resolve_dataset(store: Store, dataset: str | None) -> str:
 
     Examples
     --------
-    >>> resolve_dataset(store, None)  # doctest: +SKIP
+    >>> from lifelong_core.store import Store
+    >>> from lifelong_core.paths import default_store
+    >>> with Store.open(default_store(), read_only=True) as store:
+    ...     resolve_dataset(store, "lifelong-digits")
     'lifelong-digits'
     """
     names = store.datasets()["dataset"].tolist()
