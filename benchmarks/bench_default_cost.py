@@ -191,7 +191,7 @@ def sweep(repeats: int) -> list[dict]:
                             "lifelong_core",
                         ]
                         + ["sweep", "--matrix", str(matrix), "--sort-models", "400", "--seed", "0"]
-                        + ["--budgets", SWEEP_BUDGETS, "--search", method, "--out", str(out)]
+                        + ["--budgets", SWEEP_BUDGETS, "--method", method, "--out", str(out)]
                         + ["--no-baselines"],
                         check=True,
                         capture_output=True,
