@@ -57,7 +57,7 @@ def test_every_front_end_starts_from_the_default():
 
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command").choices
-    assert sub["sweep"].get_default("search") == DEFAULT_METHOD
+    assert sub["sweep"].get_default("method") == DEFAULT_METHOD
     assert sub["select"].get_default("method") == DEFAULT_METHOD
     assert sub["estimate"].get_default("method") == DEFAULT_METHOD
     assert item_choice.fit.__defaults__[0] == DEFAULT_METHOD
