@@ -13,8 +13,11 @@ time, so they cannot drift from it:
 - ``<!-- generated: glossary -->`` becomes the glossary every app page links to
   (``ui.glossary.TERMS``).
 
-After the build, ``llms.txt`` (the site's index as plain Markdown, for language-model
-readers) is written at the site's root.
+After the build, each page's Markdown (generated blocks filled in, ``--8<--`` snippets
+expanded, notebooks converted, relative links pointed at the copies) is written beside
+its HTML as ``index.md``, and ``llms.txt`` (https://llmstxt.org: the site's index for
+language-model readers, one linked line per page under the navigation's section titles)
+at the site's root.
 """
 
 from __future__ import annotations
