@@ -204,6 +204,17 @@ def _text_column(values: ArrayLike, column: str, source: str, *, required: bool)
     return out
 
 
+def _all_missing(values: pd.Series) -> bool:
+    """Whether every cell of a column is blank (None, NaN, empty or spaces, or 'nan')."""
+    if values.dtype.kind in "iubf":  # numbers, nullable ones included
+        return bool(values.isna().all())
+    return bool(
+        values.map(lambda v: _is_missing(v) or str(v).strip().lower() == "nan")
+        .to_numpy(dtype=bool)
+        .all()
+    )
+
+
 def numeric_column(values: pd.Series | np.ndarray, column: str, source: str) -> np.ndarray:
     """A column as float64, refusing missing values and non-numeric text by row.
 
@@ -372,10 +383,14 @@ def validate_long(
     sample = text_column(df["sample"], "sample", source)
     correct = correct_values(df["correct"], "correct", source)
     extras: dict[str, np.ndarray] = {}
+    # An extra field blank on every row is not recorded (what `lbe export --long` writes
+    # for a dataset without it in a store where another dataset has it); blank on some rows
+    # only, it is refused below, naming the first blank row.
+    blank = [f for f in EXTRA_FIELDS if f in df and _all_missing(df[f])]
     for f in FLOAT_FIELDS:
-        if f in df:
+        if f in df and f not in blank:
             extras[f] = unit_values(numeric_column(df[f], f, source), f, source)
-    if "predicted" in df:
+    if "predicted" in df and "predicted" not in blank:
         extras["predicted"] = int_values(
             numeric_column(df["predicted"], "predicted", source), "predicted", source
         ).astype(np.int32)

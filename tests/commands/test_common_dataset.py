@@ -222,3 +222,41 @@ def test_dataset_with_a_matrix_is_refused(tmp_path, capsys):
     code, _, err = lbe(capsys, "sweep", "--matrix", tmp_path / "A.npy", "--dataset", DIGITS,
                        "--sort-models", "3", "--out", tmp_path / "s.csv")  # fmt: skip
     assert code == 2 and "--dataset goes with --store" in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_a_dataset_exported_long_imports_again_as_it_was(demo, tmp_path, capsys, suffix):
+    # The LLM dataset has no confidences while the digits beside it do: the export's blank
+    # column is read as not recorded, and the new store holds the same entries.
+    out = tmp_path / f"llm{suffix}"
+    code, _, err = lbe(capsys, "export", "--store", demo, "--dataset", LLM, "--long", out)
+    assert code == 0, err
+    new = tmp_path / "new.duckdb"
+    code, _, err = lbe(capsys, "import", "--store", new, "--long", out)
+    assert code == 0, err
+    from lifelong_core.store import Store
+
+    with Store.open(demo) as a, Store.open(new) as b:
+        mb = b.models()
+        ia = a.models().set_index("model_id").loc[mb["model_id"], "model_idx"].to_numpy()
+        sa, sb = a.samples(LLM), b.samples(LLM)
+        assert sa["sample_id"].tolist() == sb["sample_id"].tolist()
+        va, ka = a.values_and_known(ia, sa["sample_idx"].to_numpy())
+        vb, kb = b.values_and_known(mb["model_idx"].to_numpy(), sb["sample_idx"].to_numpy())
+        assert (ka == kb).all() and (va[ka] == vb[kb]).all()
+        assert not b.has_extra("confidence")
+
+
+def test_an_extra_column_blank_on_every_row_is_not_recorded(tmp_path, capsys):
+    src = tmp_path / "in.csv"
+    src.write_text("model,sample,correct,confidence,predicted\nm0,s0,1,,\nm0,s1,0,nan,\n")
+    code, _, err = lbe(
+        capsys, "import", "--store", tmp_path / "s.duckdb", "--long", src, "--dataset", "d"
+    )
+    assert code == 0, err
+    from lifelong_core.store import Store
+
+    with Store.open(tmp_path / "s.duckdb") as st:
+        assert not st.has_extra("confidence") and not st.has_extra("predicted")
+        assert st.matrix(np.array([0]), np.array([0, 1])).tolist() == [[1, 0]]

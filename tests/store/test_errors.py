@@ -105,6 +105,10 @@ LONG_CASES = {
         r"row 1 column 'confidence' holds 1\.5, outside \[0, 1\]",
     ),
     "confidence negative": ("model,sample,correct,confidence\nm0,s9,1,-0.1\n", r"outside \[0, 1\]"),
+    "confidence blank on some rows only": (
+        "model,sample,correct,confidence\nm0,s9,1,0.5\nm0,s8,1,\n",
+        r"row 2 has a missing value \(NaN\) in column 'confidence'",
+    ),
     "repeated pair differs": (
         "model,sample,correct\nm0,s9,1\nm1,s9,0\nm0,s9,0\n",
         r"repeats model 'm0' sample 's9' with different values \(row 1 and row 3\)",
