@@ -3,7 +3,8 @@
 ``python -m docs.outputs`` (``make docs-outputs``) runs every ``bash`` and ``python`` block
 of README.md and of the Getting started and Tutorials pages, in page order, in a fresh
 folder holding a copy of the demo store at ``data/demo.duckdb``, and writes what each block
-prints into a ``text`` block titled ``Output`` right after it. It then executes the
+prints into a ``text`` block titled ``Output`` right after it (README.md, a landing page,
+only where it already shows one). It then executes the
 notebooks under ``examples/`` and commits their outputs into the files.
 ``python -m docs.outputs --check`` compares instead of writing (the docs test does the same).
 
@@ -39,6 +40,9 @@ RUN_PAGES = [
     *sorted((ROOT / "docs" / "getting-started").glob("*.md")),
     *sorted((ROOT / "docs" / "tutorials").glob("*.md")),
 ]
+# README is a landing page: it shows the output of a block where it chooses to (the outputs
+# shown are kept current and checked), while every block of the other pages shows its own.
+OPTIONAL_OUTPUTS = {ROOT / "README.md"}
 NOTEBOOKS = sorted((ROOT / "examples").glob("*.ipynb"))
 BLOCK_SECONDS = 300
 REL_TOL = 0.02
@@ -265,7 +269,7 @@ def differences(shown: str, produced: str) -> list[str]:
     return out
 
 
-def with_outputs(text: str, outputs: dict[int, str]) -> str:
+def with_outputs(text: str, outputs: dict[int, str], every_block: bool = True) -> str:
     """The page with each block's output written after it.
 
     Parameters
@@ -274,6 +278,9 @@ def with_outputs(text: str, outputs: dict[int, str]) -> str:
         The page's Markdown.
     outputs : dict
         What each run block printed, by the block's start in ``text``.
+    every_block : bool
+        Give every block that prints something an ``Output`` block; when False, only
+        the blocks that already have one get it rewritten.
 
     Returns
     -------
@@ -282,12 +289,14 @@ def with_outputs(text: str, outputs: dict[int, str]) -> str:
     """
     parts = []
     pos = 0
-    for block in blocks(text):
+    all_blocks = blocks(text)
+    shown = {a.start for a, b in itertools.pairwise(all_blocks) if b.output}
+    for block in all_blocks:
         if block.output:
             parts.append(text[pos : block.start])
             pos = block.end
             continue
-        if block.start in outputs:
+        if block.start in outputs and (every_block or block.start in shown):
             parts.append(text[pos : block.end])
             pos = block.end
             printed = outputs[block.start].rstrip()
@@ -327,6 +336,8 @@ def check_page(page: Path, folder: Path) -> list[str]:
                 f"{run.stdout[-3000:]}\n--- stderr\n{run.stderr[-3000:]}"
             )
             break
+        if run.block.start not in shown and page in OPTIONAL_OUTPUTS:
+            continue
         want = shown.pop(run.block.start, "")
         for diff in differences(want, run.stdout):
             problems.append(f"{where}: {diff} (make docs-outputs rewrites the outputs)")
@@ -358,7 +369,8 @@ def write_page(page: Path, folder: Path) -> None:
             )
         outputs[run.block.start] = run.stdout
     text = page.read_text(encoding="utf-8")
-    page.write_text(with_outputs(text, outputs), encoding="utf-8")
+    every_block = page not in OPTIONAL_OUTPUTS
+    page.write_text(with_outputs(text, outputs, every_block), encoding="utf-8")
 
 
 def execute_notebook(path: Path, store: Path) -> object:

@@ -97,10 +97,10 @@ def test_outputs_agree_within_the_tolerance_with_times_masked() -> None:
 
 def test_skip_marks_give_a_reason() -> None:
     for page in ALL_PAGES:
-        for lang, _code, why in blocks(page):
-            if why is not None:
-                assert why.strip(), (
-                    f"{page.relative_to(ROOT)}: a skipped {lang} block has no reason"
+        for block in blocks(page.read_text(encoding="utf-8")):
+            if block.skip is not None:
+                assert block.skip.strip(), (
+                    f"{page.relative_to(ROOT)}: a skipped {block.lang} block has no reason"
                 )
 
 
