@@ -303,7 +303,7 @@ def with_outputs(text: str, outputs: dict[int, str], every_block: bool = True) -
             if printed:
                 parts.append(f"\n```{OUTPUT_INFO}\n{printed}\n```\n")
     parts.append(text[pos:])
-    return re.sub(r"```\n\n\n+", "```\n\n", "".join(parts))
+    return re.sub(r"```\n\n\n+", "```\n\n", "".join(parts)).rstrip("\n") + "\n"
 
 
 def check_page(page: Path, folder: Path) -> list[str]:
@@ -490,7 +490,11 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 import nbformat
 
-                nbformat.write(execute_notebook(path, store), path)  # type: ignore[arg-type]
+                nb = execute_notebook(path, store)
+                for cell in nb.cells:  # type: ignore[attr-defined]
+                    # When each cell ran changes on every run and says nothing to a reader.
+                    cell.metadata.pop("execution", None)
+                nbformat.write(nb, path)  # type: ignore[arg-type]
             continue
         with tempfile.TemporaryDirectory() as tmp:
             folder = prepare(Path(tmp), store)
