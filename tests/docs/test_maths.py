@@ -33,7 +33,7 @@ def test_a_formula_becomes_mathml() -> None:
 
 
 def test_a_command_mathml_cannot_show_fails_the_build() -> None:
-    with pytest.raises(PluginError, match="page.md"):
+    with pytest.raises(PluginError, match=r"page\.md"):
         on_page_content(_html("$$\n\\notacommand x\n$$\n"), PAGE)
 
 
