@@ -5,7 +5,7 @@ VPY       := $(VENV)/bin/python
 STORE     ?= data/demo.duckdb
 STAMP     := $(VENV)/.installed
 
-.PHONY: run test test-fast check setup store bench bench-paper clean-store docs docs-build docs-screenshots
+.PHONY: run test test-fast check setup store bench bench-paper clean-store docs docs-build docs-outputs docs-screenshots
 
 # The installers (requirements-setup.txt), then uv installs the exact versions of the
 # requirements files, then the package itself in editable mode (no new downloads: its
@@ -80,6 +80,11 @@ docs: $(STAMP)
 
 docs-build: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VPY) -m mkdocs build --strict --site-dir site
+
+# What each example of README, Getting started and the tutorials prints, written under it,
+# and the notebooks executed with their outputs (the docs test compares them).
+docs-outputs: store
+	$(VPY) -m docs.outputs
 
 # Screenshots of every page for the documentation, taken by the browser smoke test on the
 # demo store.

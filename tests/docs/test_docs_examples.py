@@ -1,10 +1,14 @@
-"""The documentation's examples run as written, and the paths it names exist.
+"""The documentation's examples run as printed, print what the pages show, and the paths
+and names they mention exist.
 
 Every ``bash`` and ``python`` block of README.md and of the Getting started and Tutorials
-pages runs, in order, in a fresh folder holding a copy of the shipped demo store at
-``data/demo.duckdb`` (so a page can write files and import into stores without touching
-the real one). A block that needs a real language model, an installation or a long run is
-marked in the Markdown, on the line before it, with
+pages runs, in order, as a reader types it: in a new shell without the project's
+environment on the path (a page's first block activates it), in a fresh folder holding a
+copy of the shipped demo store at ``data/demo.duckdb`` (so a page can write files and import
+into stores without touching the real one). What each block prints must match the
+``Output`` block written under it, numbers within the tolerance stated in ``docs/outputs.py``
+(``make docs-outputs`` rewrites them). A block that needs a real language model, an
+installation or a long run is marked in the Markdown, on the line before it, with
 ``<!-- docs-test: skip (the reason) -->`` and is skipped with that reason.
 
 Every repository path the documentation names in backticks (``data/vtab1k/``,
@@ -16,90 +20,87 @@ from __future__ import annotations
 
 import glob
 import importlib
-import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-RUN_PAGES = [
-    ROOT / "README.md",
-    *sorted((ROOT / "docs" / "getting-started").glob("*.md")),
-    *sorted((ROOT / "docs" / "tutorials").glob("*.md")),
-]
-ALL_PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
-FENCE = re.compile(
-    r"(?P<mark><!-- docs-test: skip \((?P<why>[^)]*)\) -->\n)?```(?P<lang>[a-z]*)[^\n]*\n(?P<body>.*?)\n```",
-    re.S,
+from docs.outputs import (
+    RUN_PAGES,
+    blocks,
+    check_page,
+    clean_env,
+    differences,
+    prepare,
+    run_page,
+    with_outputs,
 )
-BLOCK_SECONDS = 300
 
-
-def blocks(page: Path) -> list[tuple[str, str, str | None]]:
-    """``(language, code, skip reason or None)`` of every fenced block, in page order."""
-    return [
-        (m["lang"], m["body"], m["why"]) for m in FENCE.finditer(page.read_text(encoding="utf-8"))
-    ]
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    bindir = str(Path(sys.executable).parent)
-    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
-    # `python -m benchmarks...` and the package resolve to this checkout from any folder.
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    env["MPLBACKEND"] = "Agg"
-    return env
+ROOT = Path(__file__).resolve().parents[2]
+ALL_PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 @pytest.fixture
 def workdir(tmp_path: Path, demo_store_path: Path) -> Path:
-    (tmp_path / "data").mkdir()
-    shutil.copy2(demo_store_path, tmp_path / "data" / "demo.duckdb")
-    return tmp_path
-
-
-def _run(lang: str, code: str, cwd: Path, where: str) -> None:
-    if lang in ("bash", "sh"):
-        cmd = ["bash", "-euo", "pipefail", "-c", code]
-    else:
-        cmd = [sys.executable, "-c", code]
-    res = subprocess.run(
-        cmd, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=BLOCK_SECONDS
-    )
-    assert res.returncode == 0, (
-        f"{where} failed (exit {res.returncode}):\n{code}\n--- stdout\n{res.stdout[-3000:]}"
-        f"\n--- stderr\n{res.stderr[-3000:]}"
-    )
+    return prepare(tmp_path, demo_store_path)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("page", RUN_PAGES, ids=[p.relative_to(ROOT).as_posix() for p in RUN_PAGES])
-def test_every_example_of_the_page_runs(page: Path, workdir: Path) -> None:
-    ran = 0
-    skipped = []
-    for i, (lang, code, why) in enumerate(blocks(page)):
-        if lang not in ("bash", "sh", "python"):
-            continue
-        if why is not None:
-            skipped.append(why)
-            continue
-        _run(lang, code, workdir, f"{page.relative_to(ROOT)} block {i + 1} ({lang})")
-        ran += 1
-    if ran == 0:
-        pytest.skip("no runnable example: " + "; ".join(skipped) if skipped else "no example")
+def test_every_example_of_the_page_runs_and_prints_what_it_shows(page: Path, workdir: Path) -> None:
+    if not any(b.runs for b in blocks(page.read_text(encoding="utf-8"))):
+        pytest.skip("no runnable example")
+    problems = check_page(page, workdir)
+    assert not problems, "\n".join(problems)
+
+
+def test_a_new_shell_has_not_the_environment_on_its_path(workdir: Path) -> None:
+    res = subprocess.run(
+        ["bash", "-c", "command -v lbe || echo none"],
+        cwd=workdir,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert res.stdout.strip() == "none"
+
+
+def test_a_page_that_does_not_activate_the_environment_fails(workdir: Path) -> None:
+    page = workdir / "page.md"
+    page.write_text("```bash\nlbe --version\n```\n", encoding="utf-8")
+    (run,) = run_page(page, workdir)
+    assert run.returncode != 0
+    page.write_text("```bash\n. .venv/bin/activate\n```\n\n```bash\nlbe --version\n```\n")
+    runs = list(run_page(page, workdir))
+    assert [r.returncode for r in runs] == [0, 0]
+    assert runs[1].stdout.startswith("lbe ")
+
+
+def test_outputs_are_written_under_their_block_and_replaced() -> None:
+    page = "Text.\n\n```bash\necho 1\n```\n\nMore.\n"
+    once = with_outputs(page, {page.index("```bash"): "1\n"})
+    assert once == 'Text.\n\n```bash\necho 1\n```\n\n```text title="Output"\n1\n```\n\nMore.\n'
+    twice = with_outputs(once, {once.index("```bash"): "2\n"})
+    assert twice == once.replace("\n1\n```\n\nMore", "\n2\n```\n\nMore")
+    assert with_outputs(once, {once.index("```bash"): ""}) == page
+
+
+def test_outputs_agree_within_the_tolerance_with_times_masked() -> None:
+    shown = "acc 0.512 (0.480 - 0.545) from 100 items in 3.2 s"
+    assert differences(shown, "acc 0.515 (0.481 - 0.546) from 100 items in 41 s") == []
+    assert differences(shown, "acc 0.600 (0.480 - 0.545) from 100 items in 3.2 s") != []
+    assert differences(shown, "acc 0.512 (0.480 - 0.545) from 100 rows in 3.2 s") != []
+    assert differences(shown, shown + "\nanother line") != []
 
 
 def test_skip_marks_give_a_reason() -> None:
     for page in ALL_PAGES:
-        for lang, _code, why in blocks(page):
-            if why is not None:
-                assert why.strip(), (
-                    f"{page.relative_to(ROOT)}: a skipped {lang} block has no reason"
+        for block in blocks(page.read_text(encoding="utf-8")):
+            if block.skip is not None:
+                assert block.skip.strip(), (
+                    f"{page.relative_to(ROOT)}: a skipped {block.lang} block has no reason"
                 )
 
 
