@@ -31,7 +31,8 @@ $(STORE): | $(STAMP)
 	$(VPY) -m lifelong_core build-demo --store $(STORE)
 
 store: $(STORE)
-	@for src in data/lifelong_digits/MANIFEST.json data/open_llm_leaderboard_v2/shapes.json; do \
+	@for src in data/lifelong_digits/MANIFEST.json data/open_llm_leaderboard_v2/shapes.json \
+	  data/open_llm_leaderboard_v2/lm_eval_tasks.csv; do \
 	  if [ $$src -nt $(STORE) ]; then \
 	    echo "note: $(STORE) is older than $$(dirname $$src)/; 'make clean-store store' rebuilds it (dropping anything added to it)." >&2; fi; done
 
