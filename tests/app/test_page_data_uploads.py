@@ -88,6 +88,13 @@ def _leftover_uploads() -> list[Path]:
     return list(Path(tempfile.gettempdir()).glob("lbe-upload-*"))
 
 
+@pytest.fixture(autouse=True)
+def _own_temporary_folder(tmp_path_factory, monkeypatch):
+    # The page's upload folders are made here, so another test's upload running at the
+    # same time is not counted as this one's leftover.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("uploads")))
+
+
 def test_beyond_loopback_with_writes_off_nothing_can_be_uploaded(served, address, monkeypatch):
     monkeypatch.delenv("LBE_APP_WRITES", raising=False)
     address("0.0.0.0")

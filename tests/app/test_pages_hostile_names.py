@@ -52,7 +52,11 @@ VARIANTS = (
     ]
     + [
         ("pages/3_Evaluate_something_new.py", {"tab": tab})
-        for tab in ("New samples (insert_D)", "Until sure (adaptive)", "A new model with lm-eval")
+        for tab in (
+            "New samples (insert_D)",
+            "Until sure (adaptive)",
+            "A new model with lm-eval or Inspect",
+        )
     ]
 )
 IDS = [

@@ -67,7 +67,11 @@ VIEWS = (
     ]
     + [
         ("pages/3_Evaluate_something_new.py", {"tab": t})
-        for t in ("New samples (insert_D)", "Until sure (adaptive)", "A new model with lm-eval")
+        for t in (
+            "New samples (insert_D)",
+            "Until sure (adaptive)",
+            "A new model with lm-eval or Inspect",
+        )
     ]
     + [
         ("pages/6_Rankings.py", {"source": "store", "tab": t})

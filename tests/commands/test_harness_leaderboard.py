@@ -119,9 +119,9 @@ def test_select_writes_only_tasks_lm_evals_task_manager_knows(llm_store_path, tm
 
 
 def _bash_blocks(page: Path) -> list[str]:
-    from tests.docs.test_docs_examples import blocks
+    from docs.outputs import blocks
 
-    return [code for lang, code, _ in blocks(page) if lang == "bash"]
+    return [b.body for b in blocks(page.read_text(encoding="utf-8")) if b.lang == "bash"]
 
 
 @pytest.mark.slow
