@@ -38,12 +38,16 @@ def load_matrix(args: argparse.Namespace) -> tuple[np.ndarray, str]:
     if args.matrix:
         return np.load(args.matrix).astype(np.uint8), str(args.matrix)
     from lifelong_core.store import Store
+    from lifelong_core.workflows.selection import dataset_models
 
     with Store.open(args.store, read_only=True) as st:
-        samples = st.samples(dataset=args.dataset)
-        if len(samples) == 0:
+        if len(st.samples(dataset=args.dataset)) == 0:
             raise SystemExit(f"dataset {args.dataset!r} is not in {args.store}")
-        A = st.matrix(samples=samples["sample_idx"].to_numpy())
+        # The models evaluated on every sample of the dataset (the store holds others).
+        found = dataset_models(st, args.dataset)
+        A = st.matrix(
+            found.complete["model_idx"].to_numpy(), found.samples["sample_idx"].to_numpy()
+        )
     return A, f"{args.store} (dataset {args.dataset})"
 
 
