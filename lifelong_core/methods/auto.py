@@ -100,6 +100,7 @@ from lifelong_core.methods.base import (
     RowScores,
     check_fitted,
     check_observations,
+    check_width,
 )
 from lifelong_core.methods.design import (
     StratifiedAlongOrder,
@@ -874,8 +875,7 @@ class AutoEstimator(StratifiedAlongOrder):
         prediction, which places a threshold best, else two at random in each stratum
         (:func:`.design.stratified_positions`)."""
         check_fitted(self, "tuning_")
-        if n != len(self.order_):
-            raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
+        check_width(n, len(self.order_), "estimator")
         if self.tuning_.choice_at(budget).predict == "threshold":
             return np.sort(self.order_[regular_positions(n, budget, rng)])
         return super().select(n, budget, rng)
@@ -928,8 +928,7 @@ class AutoEstimator(StratifiedAlongOrder):
         of floating-point sums.
         """
         check_fitted(self, "tuning_")
-        if n != len(self.order_):
-            raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
+        check_width(n, len(self.order_), "estimator")
         m = truth.shape[0]
         obs = [bits_at(truth, sel) for sel in selections]
         choices = [self.tuning_.choice_at(len(sel)) for sel in selections]

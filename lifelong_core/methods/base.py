@@ -618,6 +618,27 @@ def check_fitted(method: object, attribute: str) -> None:
         raise NotFittedError(f"{type(method).__name__} is not fitted yet; call fit(A_sort) first.")
 
 
+def check_width(n: int, fitted: int, what: str = "method") -> None:
+    """Check that a call names the number of samples the method was fitted on.
+
+    Parameters
+    ----------
+    n : int
+        The number of samples the call names.
+    fitted : int
+        The number the method was fitted on.
+    what : str
+        How the message names the method ("method" or "estimator").
+
+    Raises
+    ------
+    InputError
+        If the two differ.
+    """
+    if n != fitted:
+        raise InputError(f"the {what} was fitted on {fitted} samples, not {n}.")
+
+
 def check_observations(
     positions: np.ndarray, observed: np.ndarray, n: int
 ) -> tuple[np.ndarray, np.ndarray]:

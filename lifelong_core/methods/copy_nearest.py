@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import BaseMethod, Estimate, check_fitted, check_observations
+from lifelong_core.methods.base import (
+    BaseMethod,
+    Estimate,
+    check_fitted,
+    check_observations,
+    check_width,
+)
 from lifelong_core.sortsearch.search import check_budget
 
 
@@ -86,8 +92,7 @@ class CopyNearestExpand(BaseMethod):
             number in ``[1, n]``, or ``rng`` is None.
         """
         check_fitted(self, "A_")
-        if n != self.n_:
-            raise InputError(f"the method was fitted on {self.n_} samples, not {n}.")
+        check_width(n, self.n_)
         check_budget(n, budget)
         if rng is None:
             raise InputError(

@@ -55,7 +55,7 @@ import numpy as np
 from scipy.special import stdtrit
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import BaseMethod, check_fitted
+from lifelong_core.methods.base import BaseMethod, check_fitted, check_width
 from lifelong_core.sortsearch.search import check_budget
 
 __all__ = [
@@ -266,8 +266,7 @@ class StratifiedAlongOrder(BaseMethod):
             :func:`stratified_positions`.
         """
         check_fitted(self, "order_")
-        if n != len(self.order_):
-            raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
+        check_width(n, len(self.order_), "estimator")
         return np.sort(self.order_[stratified_positions(n, budget, rng)])
 
 

@@ -51,6 +51,7 @@ from lifelong_core.methods.base import (
     RowScores,
     check_fitted,
     check_observations,
+    check_width,
 )
 from lifelong_core.sortsearch.search import check_budget
 
@@ -249,8 +250,7 @@ class FirstN(BaseMethod):
             If ``n`` is not the fitted number of items or ``budget`` is outside ``[1, n]``.
         """
         check_fitted(self, "n_")
-        if n != self.n_:
-            raise InputError(f"the method was fitted on {self.n_} samples, not {n}.")
+        check_width(n, self.n_)
         alloc = allocate([len(t) for t in self.tasks_], budget)
         return np.sort(np.concatenate([t[:k] for t, k in zip(self.tasks_, alloc)])).astype(np.int64)
 
@@ -308,8 +308,7 @@ class FirstN(BaseMethod):
             If ``n`` is not the fitted number of items.
         """
         check_fitted(self, "n_")
-        if n != self.n_:
-            raise InputError(f"the method was fitted on {self.n_} samples, not {n}.")
+        check_width(n, self.n_)
         totals = row_totals(truth, n)
         out = []
         for sel in selections:

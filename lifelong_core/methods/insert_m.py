@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import BaseMethod, Estimate, check_fitted
+from lifelong_core.methods.base import BaseMethod, Estimate, check_fitted, check_width
 from lifelong_core.sortsearch.search import (
     DEFAULT_RULE,
     RULES,
@@ -238,8 +238,7 @@ class InsertM(BaseMethod):
             If ``n`` is not the fitted number of samples, or as :meth:`select_positions`.
         """
         check_fitted(self, "order_")
-        if n != self.n_:
-            raise InputError(f"the method was fitted on {self.n_} samples, not {n}.")
+        check_width(n, self.n_)
         return np.sort(self.order_[self.select_positions(budget, rng)])
 
     def threshold(self, columns: np.ndarray, observed: np.ndarray) -> int:

@@ -36,6 +36,7 @@ from lifelong_core.methods.base import (
     RowScores,
     check_fitted,
     check_observations,
+    check_width,
 )
 from lifelong_core.methods.design import (
     AccuracyInterval,
@@ -921,8 +922,7 @@ class MIRTEstimator(StratifiedAlongOrder):
         and budget at once (:func:`item_pass`). The same numbers as :meth:`estimate`,
         model by model, up to the order of floating-point sums."""
         check_fitted(self, "order_")
-        if n != len(self.order_):
-            raise InputError(f"the estimator was fitted on {len(self.order_)} samples, not {n}.")
+        check_width(n, len(self.order_), "estimator")
         m = truth.shape[0]
         obs = [bits_at(truth, sel) for sel in selections]
         fits = map_abilities_many(self.item_, [(sel, o.T) for sel, o in zip(selections, obs)])

@@ -44,7 +44,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lifelong_core.errors import InputError
-from lifelong_core.methods.base import BaseMethod, Estimate, check_fitted, check_observations
+from lifelong_core.methods.base import (
+    BaseMethod,
+    Estimate,
+    check_fitted,
+    check_observations,
+    check_width,
+)
 from lifelong_core.sortsearch.search import check_budget
 
 INTERVALS = ("exact", "normal")
@@ -366,8 +372,7 @@ class RandomSample(BaseMethod):
 
     def select(self, n: int, budget: int, rng: np.random.Generator | None = None) -> np.ndarray:
         check_fitted(self, "n_")
-        if n != self.n_:
-            raise InputError(f"the method was fitted on {self.n_} samples, not {n}.")
+        check_width(n, self.n_)
         check_budget(n, budget)
         if not isinstance(rng, np.random.Generator):
             raise InputError("random sampling needs a random generator (pass a seed).")
