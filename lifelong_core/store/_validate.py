@@ -74,6 +74,11 @@ def _is_missing(v: Any) -> bool:
     return isinstance(v, str) and v.strip() == ""
 
 
+def _blank_number(v: Any) -> bool:
+    """A number's cell that holds no value: missing, or the text 'nan' a table writes."""
+    return _is_missing(v) or str(v).strip().lower() == "nan"
+
+
 def text_column(
     values: Sequence[Any] | pd.Series, column: str, source: str, *, required: bool = True
 ) -> np.ndarray:
@@ -208,11 +213,7 @@ def _all_missing(values: pd.Series) -> bool:
     """Whether every cell of a column is blank (None, NaN, empty or spaces, or 'nan')."""
     if values.dtype.kind in "iubf":  # numbers, nullable ones included
         return bool(values.isna().all())
-    return bool(
-        values.map(lambda v: _is_missing(v) or str(v).strip().lower() == "nan")
-        .to_numpy(dtype=bool)
-        .all()
-    )
+    return bool(values.map(_blank_number).to_numpy(dtype=bool).all())
 
 
 def numeric_column(values: pd.Series | np.ndarray, column: str, source: str) -> np.ndarray:
@@ -249,9 +250,7 @@ def numeric_column(values: pd.Series | np.ndarray, column: str, source: str) -> 
         odd = np.flatnonzero(np.isnan(arr))
         if len(odd):
             cells = s.iloc[odd]
-            bad = ~cells.map(lambda v: _is_missing(v) or str(v).strip().lower() == "nan").to_numpy(
-                dtype=bool
-            )
+            bad = ~cells.map(_blank_number).to_numpy(dtype=bool)
             if bad.any():
                 i = int(odd[np.argmax(bad)])
                 raise InputError(
