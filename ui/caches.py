@@ -135,16 +135,24 @@ def confidence(
 
 
 @st.cache_resource(show_spinner=False)
+def _fits() -> FitMemory:
+    return FitMemory(entries=4)
+
+
 def fit_memory() -> FitMemory:
-    """The server's kept fits (:class:`~lifelong_core.methods.memory.FitMemory`): the Budget
-    explorer and Estimated vs true ask for other budgets on the same Sort rows, and fit the
-    method once; a few fits are kept, the least recently used dropped first.
+    """The server's kept fits (:class:`~lifelong_core.methods.memory.FitMemory`), backed by
+    the fits the open store keeps (:mod:`lifelong_core.store.kept_fits`, made by ``lbe state
+    --refresh``): the Budget explorer and Estimated vs true ask for other budgets on the
+    same Sort rows, and fit the method once; a few fits are kept, the least recently used
+    dropped first.
 
     Returns
     -------
     FitMemory
     """
-    return FitMemory(entries=4)
+    from lifelong_core.store.kept_fits import KeptFits
+
+    return _fits().backed_by(KeptFits(get_store()))
 
 
 def sweep(

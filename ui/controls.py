@@ -31,7 +31,14 @@ from lifelong_core.workflows import (
 from lifelong_core.workflows.backtest import interactive_scored
 from lifelong_core.workflows.budgets import budget_choices, budgets_within, default_budgets
 from lifelong_core.workflows.selection import Selection
-from lifelong_core.workflows.sortsets import SORT_SETS, sort_rows
+from lifelong_core.workflows.sortsets import (
+    DEFAULT_SEED,
+    DEFAULT_SORT_MODELS,
+    DEFAULT_SORT_SET,
+    SORT_SETS,
+    default_sort_size,
+    sort_rows,
+)
 from lifelong_core.workflows.sweeps import SweepRequest, capped_eval_rows
 from ui.caches import (
     is_large,
@@ -488,7 +495,7 @@ def _pick(container, label: str, options: list, url_key: str, default, **kw):
 
 def sweep_controls(
     budgets_default: list[int] | None = None,
-    default_k: int = 100,
+    default_k: int = DEFAULT_SORT_MODELS,
     repeats: bool = False,
     comparison: bool = False,
 ) -> tuple[SweepConfig, Selection]:
@@ -551,9 +558,9 @@ def sweep_controls(
             "scored",
             min(large.DEFAULT_SCORED, m - 1),
         )
-    how = _pick(side, "Sort set", list(SORT_SETS), "sortset", "random", radio=True)
+    how = _pick(side, "Sort set", list(SORT_SETS), "sortset", DEFAULT_SORT_SET, radio=True)
     k_max = max(1, m - 1)
-    k = int_slider(side, "Models used for Sort", 1, k_max, "k", min(default_k, m // 2))
+    k = int_slider(side, "Models used for Sort", 1, k_max, "k", default_sort_size(m, default_k))
     # Sorting by confidence needs each model's confidence of the true class: offered only
     # when the store has it (a long table's true_prob column, or --true-prob at import).
     sorts = [x for x in SORTS if x != "confidence" or get_store().has_extra("true_prob")]
@@ -605,7 +612,7 @@ def sweep_controls(
             for b in query_list("budgets", [str(b) for b in wanted], [str(c) for c in choices])
         ],
     )
-    seed = int_input(side, "Seed", 0, 2**31 - 1, "seed")
+    seed = int_input(side, "Seed", 0, 2**31 - 1, "seed", DEFAULT_SEED)
     reps = 1
     if repeats:
         reps = int_input(side, "Sort splits (repeats)", 1, 20, "reps", 1)

@@ -3,8 +3,9 @@
 ``python -m lifelong_core state --store S`` lists, per dataset, the kept Sort state (Sort
 set size, samples, whether an import is not reflected) and the kept ``mirt`` parameters
 with how long a refresh takes. ``--refresh DATASET`` brings the Sort state up to date and
-fits ``mirt`` from packed blocks of the cache (progress on stderr), then keeps both in the
-store, so the app's pages read them instead of refitting.
+fits the default estimator from packed blocks of the cache (progress on stderr), and on the
+Sort split the sweep pages open on, then keeps all three in the store, so the app's pages
+read them instead of refitting.
 """
 
 from __future__ import annotations
@@ -24,14 +25,17 @@ def add_parser(subparsers: _SubParsersAction) -> None:
         "state",
         help="show or refresh the kept Sort state and mirt parameters",
         description=(
-            "Show, or refresh, the lifelong state kept in a store: the Sort state and the fitted "
-            "mirt parameters."
+            "Show, or refresh, the lifelong state kept in a store: the Sort state, the fitted "
+            "parameters of the default estimator, and its fit on the Sort split the Budget explorer "
+            "and Estimated vs true open on."
         ),
         example="lbe state --store data/demo.duckdb",
     )
     add_store(p)
     p.add_argument(
-        "--refresh", metavar="DATASET", help="update the Sort state of DATASET and fit mirt on it"
+        "--refresh",
+        metavar="DATASET",
+        help="update the Sort state of DATASET, fit the estimator on it and on the pages' default Sort split",
     )
     p.add_argument(
         "--dataset",
@@ -76,6 +80,7 @@ def _progress() -> Callable[[float, str], None]:
 def run(args: argparse.Namespace) -> int:
     from lifelong_core.store import Store
     from lifelong_core.store import state as kept
+    from lifelong_core.store.kept_fits import kept_fit_count
     from lifelong_core.workflows import lifelong_state
 
     args.method = kept_method(args.method)
@@ -85,10 +90,15 @@ def run(args: argparse.Namespace) -> int:
             sort, item = lifelong_state.refresh(
                 st, args.refresh, args.method, seed=args.seed, progress=_progress(), **kw
             )
-        print(
-            f"{args.refresh}: Sort state over {len(sort.members):,} models x {len(sort.samples):,} samples; "
-            f"{args.method} fitted on {len(item.fit_models):,} of them in {item.seconds:.1f} s (log row {item.log_id})."
-        )
+            print(
+                f"{args.refresh}: Sort state over {len(sort.members):,} models x {len(sort.samples):,} samples; "
+                f"{args.method} fitted on {len(item.fit_models):,} of them in {item.seconds:.1f} s (log row {item.log_id})"
+                + (
+                    "; its fit on the sweep pages' default Sort split kept too."
+                    if kept_fit_count(st, args.refresh)
+                    else "."
+                )
+            )
         return 0
     with Store.open(args.store) as st:
         sorts = kept.sort_states(st)

@@ -848,25 +848,37 @@ class AutoEstimator(StratifiedAlongOrder):
         self.cache_ = None
         return self
 
+    @property
+    def has_items(self) -> bool:
+        """Whether the fit made an item model (the cross-validation may choose none)."""
+        return getattr(self, "mirt_", None) is not None
+
     def with_items(
-        self, item: ItemModel, order: np.ndarray, params: dict | None = None
+        self,
+        item: ItemModel,
+        order: np.ndarray,
+        params: dict | None = None,
+        rows: np.ndarray | None = None,
     ) -> AutoEstimator:
         """This estimator from kept item parameters and the choices kept with them
-        (``params``, :meth:`kept_params`); without choices, ``mirt`` at every budget."""
+        (``params``, :meth:`kept_params`); without choices, ``mirt`` at every budget.
+        CopyNearest&Expand copies from the dense Sort rows ``rows``: choices that use it
+        need them."""
         tuning = AutoTuning.from_params(params or {})
         if tuning is None:
             k = int(item.w.shape[1])
             tuning = AutoTuning(
                 k, DEFAULT_RIDGE, tuple(Choice(b, "mirt", "mirt") for b in CV_BUDGETS)
             )
-        if tuning.uses("copy-nearest"):
+        copies = tuning.uses("copy-nearest")
+        if copies and rows is None:
             raise InputError("kept choices cannot use copy-nearest: the store keeps no cache rows.")
         self.tuning_ = tuning
         self.mirt_ = MIRTEstimator(
             k=int(item.w.shape[1]), iters=self.iters, item_ridge=tuning.ridge, level=self.level
         ).with_items(item, order)
         self._set_order(order)
-        self.cache_ = None
+        self.cache_ = np.asarray(rows).astype(np.uint8, copy=False) if copies else None
         return self
 
     def select(self, n: int, budget: int, rng: np.random.Generator) -> np.ndarray:

@@ -559,8 +559,17 @@ class KeptStateMethod(PackedFitMethod, Protocol):
         """
         ...
 
+    @property
+    def has_items(self) -> bool:
+        """Whether the fit made an item model (a self-tuning method may choose none)."""
+        ...
+
     def with_items(
-        self, item: ItemModel, order: np.ndarray, params: dict | None = None
+        self,
+        item: ItemModel,
+        order: np.ndarray,
+        params: dict | None = None,
+        rows: np.ndarray | None = None,
     ) -> KeptStateMethod:
         """This method from kept item parameters, without a refit.
 
@@ -572,6 +581,8 @@ class KeptStateMethod(PackedFitMethod, Protocol):
             The kept easy -> hard order of the samples.
         params : dict, optional
             What :meth:`kept_params` returned when the items were kept.
+        rows : numpy.ndarray, optional
+            The dense 0/1 Sort rows the items were fitted on, for choices that read them.
 
         Returns
         -------

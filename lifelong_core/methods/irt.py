@@ -888,11 +888,21 @@ class MIRTEstimator(StratifiedAlongOrder):
         """The settings the store keeps beside the item parameters (``workflows.lifelong_state``)."""
         return {"k": int(self.k), "iters": int(self.iters), "item_ridge": float(self.item_ridge)}
 
+    @property
+    def has_items(self) -> bool:
+        """Whether an item model was fitted (always, once fitted)."""
+        return hasattr(self, "item_")
+
     def with_items(
-        self, item: ItemModel, order: np.ndarray, params: dict | None = None
+        self,
+        item: ItemModel,
+        order: np.ndarray,
+        params: dict | None = None,
+        rows: np.ndarray | None = None,
     ) -> MIRTEstimator:
         """This estimator with already fitted item parameters (e.g. persisted in the store);
-        ``params`` (:meth:`kept_params`) restores the settings they were fitted with."""
+        ``params`` (:meth:`kept_params`) restores the settings they were fitted with
+        (``rows`` is not read: the estimate needs only the items)."""
         if params is not None:
             self.k = int(item.w.shape[1])
             self.iters = int(params.get("iters", self.iters))

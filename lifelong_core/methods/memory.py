@@ -9,7 +9,9 @@ again. Nothing is kept behind the caller's back: a :class:`FitMemory` is passed 
 server process (``ui.caches.fit_memory``).
 
 A kept fit is shared as it is: a method does not change once fitted, so sharing never
-changes a number.
+changes a number. A memory can also be backed by the fits a store keeps
+(:meth:`FitMemory.backed_by`, :mod:`lifelong_core.store.kept_fits`): a fit missing from
+memory is then looked up there before it is made, and a writer keeps the fits it makes.
 """
 
 from __future__ import annotations
@@ -57,6 +59,26 @@ class FitMemory:
         self._kept: OrderedDict[Hashable, Any] = OrderedDict()
         # The app's sessions are threads of one process.
         self._lock = threading.Lock()
+        self.store_fits: Any = None
+
+    def backed_by(self, store_fits: Any) -> FitMemory:
+        """This memory (the same kept fits, shared) backed by a store's kept fits.
+
+        Parameters
+        ----------
+        store_fits : lifelong_core.store.kept_fits.KeptFits or None
+            Where a fit missing from memory is looked up before it is made (and, for a
+            writer, kept once made); None for none.
+
+        Returns
+        -------
+        FitMemory
+            A view: fits kept through it are kept in this memory too.
+        """
+        view = object.__new__(FitMemory)
+        view.entries, view._kept, view._lock = self.entries, self._kept, self._lock
+        view.store_fits = store_fits
+        return view
 
     def get(self, key: Hashable, fit: Callable[[], T]) -> T:
         """The fit kept under ``key``, else ``fit()``'s, then kept.

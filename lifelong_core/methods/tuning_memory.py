@@ -84,13 +84,29 @@ def folder() -> Path | None:
     return Path(value) if value else None
 
 
+# And the modules whose code decides a fit kept in the store (store.kept_fits): the choice's
+# modules, the packed item fit and the round-by-round design.
+FIT_CODE = (*CODE, "lifelong_core.methods.irt_fit", "lifelong_core.methods.active")
+
+
 @cache
-def _code_digest() -> str:
+def _code_digest(modules: tuple[str, ...] = CODE) -> str:
     h = hashlib.blake2b(digest_size=16)
-    for name in CODE:
+    for name in modules:
         spec = importlib.util.find_spec(name)
         h.update(Path(str(spec and spec.origin)).read_bytes())
     return h.hexdigest()
+
+
+def code_digest() -> str:
+    """A digest of the source of the modules that decide a fit of the default estimator.
+
+    Returns
+    -------
+    str
+        Hexadecimal; any change to those modules changes it.
+    """
+    return _code_digest(FIT_CODE)
 
 
 def key(A: np.ndarray, seed: int, settings: list) -> str:

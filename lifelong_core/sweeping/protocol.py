@@ -167,10 +167,13 @@ def fitted_method(
     data = rows.read(0, rows.n_rows) if how == "packed" else dense
     if data is None:
         raise RuntimeError("the sweep plan fits on dense Sort rows it did not read.")
-    # Nothing to share, or too large; a cheap method's fit costs less than its key, and
-    # would only push the dear fits out.
-    if memory is None or data.nbytes > FITS_MAX_BYTES or spec.capabilities.cheap:
+
+    def fit() -> SearchMethod:
         return _fit(search, how, rows, data, order, confidence, seed, progress, groups)
+
+    # A cheap method's fit costs less than its key, and would only push the dear fits out.
+    if memory is None or spec.capabilities.cheap:
+        return fit()
     key = (
         search,
         spec.target,
@@ -186,9 +189,87 @@ def fitted_method(
         if groups is None or not spec.capabilities.groups
         else _digest(np.asarray(groups).astype(str)),
     )
-    return memory.get(
-        key, lambda: _fit(search, how, rows, data, order, confidence, seed, progress, groups)
-    )
+    store_fits = memory.store_fits
+    if store_fits is not None and spec.capabilities.kept_state and confidence is None:
+        inner = fit
+
+        def fit() -> SearchMethod:
+            return _kept_or_fit(
+                store_fits, stored_key(key), search, inner, order, data, how, groups
+            )
+
+    if data.nbytes > FITS_MAX_BYTES:  # too large to hold in memory
+        return fit()
+    return memory.get(key, fit)
+
+
+def stored_key(key: tuple) -> str:
+    """The digest a fit is kept in the store under: its memory key and the estimators' code.
+
+    Parameters
+    ----------
+    key : tuple
+        The fit's memory key (:func:`fitted_method`: the method's registration and digests
+        of the Sort rows, order, confidences, seed and tasks).
+
+    Returns
+    -------
+    str
+        Hexadecimal; a new version of the estimators' code gives new digests.
+    """
+    from lifelong_core.methods.tuning_memory import code_digest
+
+    h = hashlib.blake2b(digest_size=20)
+    h.update(repr(key).encode())
+    h.update(code_digest().encode())
+    return h.hexdigest()
+
+
+def _kept_or_fit(
+    store_fits: object,
+    name: str,
+    search: str,
+    fit: Callable[[], SearchMethod],
+    order: np.ndarray,
+    data: np.ndarray,
+    how: str,
+    groups: Sequence[object] | np.ndarray | None,
+) -> SearchMethod:
+    """The fit the store keeps under ``name``, rebuilt; else ``fit()``, kept when the store
+    is written to."""
+    import time
+
+    from lifelong_core.methods.base import is_kept_state_method
+    from lifelong_core.methods.irt import item_model
+    from lifelong_core.store.kept_fits import KeptFit
+
+    kept = store_fits.load(name)  # type: ignore[attr-defined]
+    if kept is not None:
+        method = get_method(search, groups=groups)
+        if is_kept_state_method(method):
+            return method.with_items(
+                item_model(kept.d, kept.w, kept.theta),
+                np.asarray(order, dtype=np.int64),
+                params=kept.params,
+                rows=data if how == "dense" else None,
+            )
+    t0 = time.perf_counter()
+    method = fit()
+    if store_fits.writes and is_kept_state_method(method) and method.has_items:  # type: ignore[attr-defined]
+        item = method.item_
+        store_fits.save(  # type: ignore[attr-defined]
+            KeptFit(
+                name,
+                store_fits.dataset,  # type: ignore[attr-defined]
+                search,
+                method.kept_params(),
+                item.d,
+                item.w,
+                item.theta,
+                time.perf_counter() - t0,
+            )
+        )
+    return method
 
 
 def _fit(

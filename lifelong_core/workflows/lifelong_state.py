@@ -150,7 +150,7 @@ def refresh(
         max_columns=max_columns,
         seed=seed,
         progress=lambda f: report(
-            0.15 + 0.85 * f, f"fitting {method} on {len(rows):,} models x {n:,} samples"
+            0.15 + 0.6 * f, f"fitting {method} on {len(rows):,} models x {n:,} samples"
         ),
     )
     del P
@@ -175,8 +175,98 @@ def refresh(
         time.perf_counter() - t0,
     )
     kept.save_item_state(st, item)
+    report(0.75, f"fitting {method} on the default Sort split, as the sweep pages open")
+    keep_default_fit(
+        st,
+        dataset,
+        method,
+        progress=lambda f: report(
+            0.75 + 0.25 * f, f"fitting {method} on the default Sort split, as the sweep pages open"
+        ),
+    )
     report(1.0, "done")
     return sort, item
+
+
+def keep_default_fit(
+    st: Store,
+    dataset: str,
+    method: str,
+    *,
+    progress: Callable[[float], object] | None = None,
+) -> bool:
+    """Fit ``method`` on the default Sort split of ``dataset``, as the sweep pages fit it when
+    they open, and keep the fit in the store (:mod:`lifelong_core.store.kept_fits`).
+
+    The split is the pages' default (:data:`~.sortsets.DEFAULT_SORT_SET` of
+    :func:`~.sortsets.default_sort_size` models drawn with :data:`~.sortsets.DEFAULT_SEED`,
+    every domain, Sorting by Sum), read as the app reads it (its dense-read limit). The
+    fit is made by the sweep's own fitting step, so a page that opens on this split finds
+    exactly it; fits kept earlier for the dataset and method are dropped first.
+
+    Parameters
+    ----------
+    st : Store
+        A writer handle.
+    dataset : str
+        A dataset the store holds.
+    method : str
+        A method whose fits can be kept.
+    progress : callable, optional
+        ``progress(fraction)``.
+
+    Returns
+    -------
+    bool
+        Whether a fit was kept (not when the dataset has too few models for a split, or
+        the fit chose no item model).
+    """
+    from lifelong_core.methods.memory import FitMemory
+    from lifelong_core.sortsearch.search import resolve_sampling
+    from lifelong_core.store.kept_fits import KeptFits, forget_kept_fits, kept_fit_count
+    from lifelong_core.workflows.selection import select
+    from lifelong_core.workflows.sortsets import (
+        DEFAULT_SEED,
+        DEFAULT_SORT_SET,
+        default_sort_size,
+        sort_rows,
+    )
+    from lifelong_core.workflows.sweeps import SweepRequest, sweep_selection
+
+    st.require_writer()
+    forget_kept_fits(st, dataset, method)
+    before = limits.dense_limit()
+    limits.set_dense_limit(limits.app_limit_bytes())
+    try:
+        sel = select(st, dataset, ())
+        m, n = len(sel.models), len(sel.samples)
+        k = default_sort_size(m)
+        if k < 3 or n < 4:
+            return False
+        rows = sort_rows(sel.models, k, DEFAULT_SORT_SET, DEFAULT_SEED)
+        other = int(np.setdiff1d(np.arange(m), rows)[0])
+        # One model scored at one budget: only the fit is wanted, and it does not depend
+        # on which models are scored.
+        request = SweepRequest(
+            tuple(int(r) for r in rows),
+            "sum",
+            resolve_sampling(None, method),
+            method,
+            (min(n, 16),),
+            DEFAULT_SEED,
+            eval_rows=(other,),
+            scored=1,
+        )
+        sweep_selection(
+            sel,
+            request,
+            progress=progress,
+            store=st,
+            memory=FitMemory(entries=1).backed_by(KeptFits(st, dataset)),
+        )
+    finally:
+        limits.set_dense_limit(before)
+    return kept_fit_count(st, dataset) > 0
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,28 @@ from lifelong_core.sortsearch import choose_sort_rows
 
 SORT_SETS = ("random", "earliest released")
 RANDOM_SET, EARLIEST_SET = SORT_SETS
+# The Sort split a sweep page opens on, and the one whose fit `lbe state --refresh` keeps.
+DEFAULT_SORT_MODELS = 100
+DEFAULT_SORT_SET = RANDOM_SET
+DEFAULT_SEED = 0
+
+
+def default_sort_size(m: int, wanted: int = DEFAULT_SORT_MODELS) -> int:
+    """The Sort set's size a sweep opens with: ``wanted`` models, at most half of ``m``.
+
+    Parameters
+    ----------
+    m : int
+        Models of the selection.
+    wanted : int
+        The size asked for when there are enough models.
+
+    Returns
+    -------
+    int
+        ``min(wanted, m // 2)``.
+    """
+    return min(int(wanted), int(m) // 2)
 
 
 def release_rows(models: pd.DataFrame) -> np.ndarray:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 
+import pandas as pd
 import pytest
 import streamlit as st
 
@@ -127,3 +128,30 @@ def test_the_default_view_of_a_large_store_is_within_the_work_budget():
 
     for n in (500_000, 1_697_682):
         assert view(n, True) < DEFAULT_WORK < view(n, False)
+
+
+def test_the_budget_explorer_opens_on_the_fit_a_refresh_kept(own_store, counted):
+    """``lbe state --refresh`` fits the default Sort split as the page does and keeps it: the
+    page's first view (the sweep and its comparison with random) then fits nothing and
+    shows the same table as when it fitted."""
+    query = {"search": DEFAULT_METHOD, "baseline": "true"}
+    at = open_page("pages/1_Budget_explorer.py", query, no_error=True)
+    assert counted["fit"] == 1
+    fitted = [d.value for d in at.dataframe]
+    # As the Data page's refresh button does: through the server's writer, which closes the
+    # pages' read handles first.
+    from lifelong_core.workflows import lifelong_state
+    from ui.shared_store import write
+
+    write(
+        own_store, lambda s: lifelong_state.refresh(s, s.datasets()["dataset"].item()), "127.0.0.1"
+    )
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    counted["fit"] = 0
+    at = open_page("pages/1_Budget_explorer.py", query, no_error=True)
+    assert counted["fit"] == 0
+    kept = [d.value for d in at.dataframe]
+    assert len(kept) == len(fitted) > 0
+    for a, b in zip(kept, fitted):
+        pd.testing.assert_frame_equal(a, b)
