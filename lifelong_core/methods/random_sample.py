@@ -212,24 +212,61 @@ def expected_abs_error(correct: ArrayLike, population: int, sample: int) -> np.n
     >>> round(float(expected_abs_error([1], 2, 1)[0]), 3)  # one of two items right, one drawn
     0.5
     """
-    from scipy.special import gammaln
-
     counts = _check_counts(correct, population)
     check_budget(population, sample)
-    N, b = int(population), int(sample)
-    A = counts.astype(np.float64)
+    return _mean_abs_errors(counts, int(population), np.array([int(sample)]))[0]
+
+
+def expected_abs_errors(correct: ArrayLike, population: int, samples: ArrayLike) -> np.ndarray:
+    """:func:`expected_abs_error` at many sample sizes at once.
+
+    Parameters
+    ----------
+    correct : array_like of int
+        Each model's number of correct items, in ``[0, population]``.
+    population : int
+        The number of items.
+    samples : array_like of int
+        Sample sizes, each in ``[1, population]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape ``(len(samples), len(correct))``: row ``i`` is
+        ``expected_abs_error(correct, population, samples[i])``.
+
+    Raises
+    ------
+    InputError
+        On counts or sample sizes out of range.
+    """
+    counts = _check_counts(correct, population)
+    sizes = np.asarray(samples, dtype=np.int64).reshape(-1)
+    for b in (sizes.min(), sizes.max()) if len(sizes) else ():
+        check_budget(population, int(b))
+    return _mean_abs_errors(counts, int(population), sizes)
+
+
+def _mean_abs_errors(counts: np.ndarray, N: int, sizes: np.ndarray) -> np.ndarray:
+    """Diaconis & Zabell's closed form for every (sample size, model): rows are sizes."""
+    from scipy.special import gammaln
+
+    b = sizes.astype(np.int64)[:, None]
+    c = counts.astype(np.int64)[None, :]
+    A = c.astype(np.float64)
+    bf = b.astype(np.float64)
     # nu = floor(n' A / N) + 1 in whole numbers: a float quotient can fall just short.
-    nu = (b * counts) // N + 1
-    inside = (nu <= np.minimum(b, counts)) & (b - nu <= N - counts)
+    nu = (b * c) // N + 1
+    inside = (nu <= np.minimum(b, c)) & (b - nu <= N - c)
     k = np.where(inside, nu, 0).astype(np.float64)
-    top, rest = np.where(inside, A, 0.0), np.where(inside, N - A, float(b))
+    top, rest = np.where(inside, A, 0.0), np.where(inside, N - A, bf)
 
-    def log_choose(a: np.ndarray | float, c: np.ndarray | float) -> np.ndarray:
-        return gammaln(a + 1.0) - gammaln(c + 1.0) - gammaln(a - c + 1.0)
+    def log_choose(a: np.ndarray | float, r: np.ndarray | float) -> np.ndarray:
+        return gammaln(a + 1.0) - gammaln(r + 1.0) - gammaln(a - r + 1.0)
 
-    log_p = log_choose(top, k) + log_choose(rest, b - k) - log_choose(float(N), float(b))
-    mad = np.where(inside, 2.0 * k * (N - A - b + k) / N * np.exp(log_p), 0.0)
-    return mad / b
+    log_p = log_choose(top, k) + log_choose(rest, bf - k) - log_choose(float(N), bf)
+    mad = np.where(inside, 2.0 * k * (N - A - bf + k) / N * np.exp(log_p), 0.0)
+    return mad / bf
 
 
 def equivalent_random_budget(

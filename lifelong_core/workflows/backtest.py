@@ -352,12 +352,17 @@ class _RandomErrors:
         self._at: dict[int, np.ndarray] = {}
 
     def __call__(self, budget: int) -> np.ndarray:
-        from lifelong_core.methods.random_sample import expected_abs_error
+        return self.many(np.array([int(budget)]))[0]
 
-        b = int(budget)
-        if b not in self._at:
-            self._at[b] = expected_abs_error(self.correct, self.n, b)
-        return self._at[b]
+    def many(self, budgets: np.ndarray) -> np.ndarray:
+        """The errors at each of ``budgets`` (rows), those not yet known in one pass."""
+        from lifelong_core.methods.random_sample import expected_abs_errors
+
+        new = [int(b) for b in budgets if int(b) not in self._at]
+        if new:
+            for b, row in zip(new, expected_abs_errors(self.correct, self.n, new)):
+                self._at[b] = row
+        return np.stack([self._at[int(b)] for b in budgets])
 
 
 def _equivalent(weights: np.ndarray, target: np.ndarray, errors: _RandomErrors) -> np.ndarray:
@@ -373,7 +378,7 @@ def _equivalent(weights: np.ndarray, target: np.ndarray, errors: _RandomErrors) 
             return lo
         mid = (lo + hi) // 2
         budgets, which = np.unique(mid[active], return_inverse=True)
-        at_mid = np.stack([errors(int(b)) for b in budgets])[which]  # (active rows, models)
+        at_mid = errors.many(budgets)[which]  # (active rows, models)
         ok = np.zeros(rows, dtype=bool)
         ok[active] = (
             np.einsum("rc,rc->r", weights[active], at_mid) <= target[active] * total[active] + 1e-15
@@ -908,35 +913,41 @@ def _by_range(per: pd.DataFrame, errors: _RandomErrors, models: list) -> pd.Data
     # Quintiles of the held-out models' accuracy (fewer ranges with fewer models or ties).
     rank = truth.rank(method="first").to_numpy()
     label = np.ceil(rank * bins / len(models)).astype(int) - 1
-    group = pd.Series(label, index=models)
-    where = {m: i for i, m in enumerate(models)}
+    acc = truth.to_numpy()
+    ranges = [(q, np.flatnonzero(label == q)) for q in range(bins)]
+    ranges = [(q, at) for q, at in ranges if len(at)]
+    # One pass of group sums over (method, budget, range), and of covered draws per model.
+    d = per[["method", "budget", "row", "covered", "lo"]].assign(
+        quantile=per["row"].map(dict(zip(models, label))),
+        abs_error=per["error"].abs(),
+        has_iv=per["lo"].notna(),
+    )
+    keys = ["method", "budget", "quantile"]
+    agg = d.groupby(keys, sort=False).agg(mae=("abs_error", "mean"), coverage=("covered", "mean"))
+    worst = d.groupby([*keys, "row"], sort=False)["covered"].sum().groupby(level=[0, 1, 2]).min()
     rows = []
-    for (method, budget), g in per.groupby(["method", "budget"], sort=False):
-        has_iv = bool(g["lo"].notna().all())
+    for (method, budget), g in d.groupby(["method", "budget"], sort=False):
+        has_iv = bool(g["has_iv"].all())
         rand = errors(int(budget))  # type: ignore[call-overload]  # a groupby key
-        for q in range(bins):
-            names = group.index[group.to_numpy() == q]
-            if not len(names):
-                continue
-            part = g[g["row"].isin(names)]
-            acc = truth.loc[names]
-            random_pts = 100 * float(np.mean([rand[where[m]] for m in names]))
-            mae = 100 * float(part["error"].abs().mean())
-            k = part.groupby("row")["covered"].sum()
+        for q, at in ranges:
+            random_pts = 100 * float(np.mean(rand[at]))
+            mae = 100 * float(agg.loc[(method, budget, q), "mae"])
             rows.append(
                 {
                     "method": method,
                     "budget": int(budget),  # type: ignore[call-overload]
                     "quantile": q + 1,
-                    "range": f"{acc.min():.2f}-{acc.max():.2f}",
-                    "models": len(names),
-                    "acc_lo": float(acc.min()),
-                    "acc_hi": float(acc.max()),
+                    "range": f"{acc[at].min():.2f}-{acc[at].max():.2f}",
+                    "models": len(at),
+                    "acc_lo": float(acc[at].min()),
+                    "acc_hi": float(acc[at].max()),
                     "mae_pts": mae,
                     "random_pts": random_pts,
                     "mae_vs_random": mae / random_pts if random_pts > 0 else np.nan,
-                    "coverage": float(part["covered"].mean()) if has_iv else np.nan,
-                    "worst_covered": int(k.min()) if has_iv else -1,
+                    "coverage": float(agg.loc[(method, budget, q), "coverage"])
+                    if has_iv
+                    else np.nan,
+                    "worst_covered": int(worst.loc[(method, budget, q)]) if has_iv else -1,
                 }
             )
     return pd.DataFrame(rows)

@@ -197,3 +197,16 @@ def test_expected_error_refuses_bad_input_in_one_sentence(args, words):
 
     with pytest.raises(InputError, match=words):
         expected_abs_error(*args)
+
+
+def test_the_errors_at_many_sample_sizes_are_the_errors_at_each():
+    from lifelong_core.methods.random_sample import expected_abs_error, expected_abs_errors
+
+    correct = [0, 1, 7, 50, 99, 100]
+    sizes = [1, 2, 13, 50, 99, 100]
+    many = expected_abs_errors(correct, 100, sizes)
+    assert many.shape == (len(sizes), len(correct))
+    for row, b in zip(many, sizes):
+        np.testing.assert_array_equal(row, expected_abs_error(correct, 100, b))
+    with pytest.raises(InputError):
+        expected_abs_errors(correct, 100, [0, 5])
