@@ -928,14 +928,14 @@ def _by_range(per: pd.DataFrame, errors: _RandomErrors, models: list) -> pd.Data
     rows = []
     for (method, budget), g in d.groupby(["method", "budget"], sort=False):
         has_iv = bool(g["has_iv"].all())
-        rand = errors(int(budget))  # type: ignore[call-overload]  # a groupby key
+        rand = errors(int(budget))
         for q, at in ranges:
             random_pts = 100 * float(np.mean(rand[at]))
             mae = 100 * float(agg.loc[(method, budget, q), "mae"])
             rows.append(
                 {
                     "method": method,
-                    "budget": int(budget),  # type: ignore[call-overload]
+                    "budget": int(budget),
                     "quantile": q + 1,
                     "range": f"{acc[at].min():.2f}-{acc[at].max():.2f}",
                     "models": len(at),
