@@ -32,6 +32,9 @@ from lifelong_core.store.state import after_write as _update_kept_state
 from lifelong_core.store.summaries import StoreSummaries
 from lifelong_core.store.writing import StoreWriter, utc_now
 
+# The tables every page and command reads first: what Store.probe reads whole.
+PROBED = ("datasets", "domains", "models", "samples", "log")
+
 
 def _lock_holder(message: str) -> str:
     m = re.search(r"PID (\d+)", message)
@@ -355,11 +358,26 @@ class Store(StoreSummaries, StoreWriter):
         return cls(con, p, False, held)
 
     def probe(self) -> None:
-        """Read the tables every page and command reads first (datasets, domains, models,
-        samples, log); a damaged or cut-short file is one sentence (:class:`InputError`)."""
+        """Read every column of the tables every page and command reads first (datasets,
+        domains, models, samples, log); a damaged or cut-short file is one sentence
+        (:class:`InputError`).
+
+        Each column is read through an aggregate, so every stored segment is decoded but
+        no table is built: at 1.7M samples, building the samples' table took most of a
+        server's first page view."""
+        cur = self.cursor()
         try:
-            for read in (self.datasets, self.domains, self.models, self.samples, self.log):
-                read()
+            for table in PROBED:
+                cols = [
+                    r[0]
+                    for r in cur.execute(
+                        "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+                        "ORDER BY ordinal_position",
+                        [table],
+                    ).fetchall()
+                ]
+                reads = ", ".join(f'max(length(CAST("{c}" AS VARCHAR)))' for c in cols)
+                cur.execute(f"SELECT count(*), {reads} FROM {table}").fetchall()
         except duckdb.Error as exc:
             raise unreadable(self.path, exc) from None
 

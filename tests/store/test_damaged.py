@@ -218,3 +218,15 @@ def test_full_disk_during_an_import_names_the_cause(tmp_path, store):
         and "rollback" not in proc.stderr
     )
     assert content(db) == before
+
+
+@pytest.mark.parametrize("fraction", [0.36, 0.5, 0.74, 0.96])
+def test_opening_a_store_damaged_anywhere_is_one_sentence(store, fraction):
+    """The first read of a store (what every page and command does on opening it) decodes
+    every column of its tables: damage in any of them is the one sentence, never another
+    error escaping from the read."""
+    from lifelong_core.store import check_readable
+
+    _damage(store, fraction=fraction, nbytes=4096)
+    with pytest.raises(InputError, match=r"damaged|truncated|not a DuckDB"):
+        check_readable(store)
