@@ -23,7 +23,9 @@ read from ``/proc`` before it stops, children included.
 ``--apptest`` measures the Budget explorer's script alone under Streamlit's AppTest, for
 each method, each run in a new process (cold caches): the first run with default widgets
 and a re-run after the Sampling radio changes, wall and CPU seconds (the CPU counts every
-thread). The benchmarks keep no cross-validated choice between processes
+thread). A refreshed store keeps the default estimator's fit on the default Sort split, so
+that first run reads it; ``--other-split`` also times the first run on a split with one
+more Sort model, whose fit the page makes. The benchmarks keep no cross-validated choice between processes
 (``benchmarks/__init__``), so every first run includes the default estimator's
 cross-validation.
 
@@ -261,6 +263,7 @@ _APPTEST = textwrap.dedent(
     warm_imports()  # what the served app does before it listens
     keep_freed_memory()
     page, method = sys.argv[1], sys.argv[2]
+    extra = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
     at = AppTest.from_file(page, default_timeout=1800)
     # A server scans the installed packages for Streamlit components once, when it starts
     # (streamlit.runtime.Runtime); AppTest does it in its first run. Done here before the
@@ -270,6 +273,8 @@ _APPTEST = textwrap.dedent(
     at._bidi_component_manager.discover_and_register_components(start_file_watching=False)
     if method != sys.argv[3]:
         at.query_params["search"] = method
+    for name, value in extra.items():
+        at.query_params[name] = value
     c0, w0 = time.process_time(), time.perf_counter()
     at.run()
     first = [time.perf_counter() - w0, time.process_time() - c0]
@@ -285,15 +290,30 @@ _APPTEST = textwrap.dedent(
 )
 
 
-def apptest(store: Path, methods: tuple[str, ...], repeats: int) -> dict:
+def apptest(store: Path, methods: tuple[str, ...], repeats: int, other_split: bool = False) -> dict:
     out = {}
     page = str(ROOT / "pages" / "1_Budget_explorer.py")
-    for method in methods:
+    cases = [(method, method, {}) for method in methods]
+    if other_split:
+        # A Sort split whose fit no refresh kept: one model more than the default's.
+        from lifelong_core.store import Store
+        from lifelong_core.workflows.selection import select
+        from lifelong_core.workflows.sortsets import default_sort_size
+
+        with Store.open(store) as st:
+            from lifelong_core import limits
+
+            limits.set_dense_limit(limits.app_limit_bytes())
+            models = len(select(st, st.datasets()["dataset"].iloc[0], ()).models)
+            limits.set_dense_limit(None)
+        k = default_sort_size(models) + 1
+        cases.append((f"{methods[0]}, Sort models {k}", methods[0], {"k": str(k)}))
+    for label, method, extra in cases:
         runs = []
         for _ in range(repeats):
             load = os.getloadavg()[0]
             proc = subprocess.run(
-                [sys.executable, "-c", _APPTEST, page, method, DEFAULT_METHOD],
+                [sys.executable, "-c", _APPTEST, page, method, DEFAULT_METHOD, json.dumps(extra)],
                 cwd=ROOT,
                 env=dict(os.environ, LBE_STORE=str(store)),
                 capture_output=True,
@@ -301,13 +321,13 @@ def apptest(store: Path, methods: tuple[str, ...], repeats: int) -> dict:
                 check=True,
             )
             runs.append({**json.loads(proc.stdout.strip().splitlines()[-1]), "load": load})
-        out[method] = {
+        out[label] = {
             "runs": runs,
             "first_wall_median_s": statistics.median(r["first_wall_s"] for r in runs),
             "first_cpu_median_s": statistics.median(r["first_cpu_s"] for r in runs),
             "rerun_wall_median_s": statistics.median(r["rerun_wall_s"] for r in runs),
         }
-        print("apptest", method, out[method], flush=True)
+        print("apptest", label, out[label], flush=True)
     return out
 
 
@@ -342,6 +362,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="also time the Budget explorer's script under AppTest, N new processes per method",
     )
+    ap.add_argument(
+        "--other-split",
+        action="store_true",
+        help="with --apptest, also time a first run on a Sort split whose fit no refresh kept",
+    )
     ap.add_argument("--no-browser", action="store_true", help="skip the real-browser part")
     ap.add_argument("--note", default="2-core machine shared with other work; timings noisy")
     args = ap.parse_args(argv)
@@ -361,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
         res.update(refresh(args.store))
         print(res, flush=True)
     if args.apptest:
-        res["apptest"] = apptest(args.store, methods, args.apptest)
+        res["apptest"] = apptest(args.store, methods, args.apptest, args.other_split)
     if not args.no_browser:
         res.update(
             browser(args.store, args.reruns, args.timeout, max(1, args.first_renders), methods)
