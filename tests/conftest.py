@@ -71,6 +71,27 @@ def vtab_csv() -> Path:
     return LEADERBOARD_CSV
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` (``make test``) sends every test under ``tests/browser`` to one
+    worker, in one work unit, so each of the folder's servers and its browser start once.
+
+    pytest-xdist groups ``xdist_group`` tests by a suffix it writes into each test's node id
+    on the worker; pytest 9 builds the id from its own parts, the suffix never reaches the
+    scheduler and the group's tests went to every worker, each starting its own servers and
+    Chromium. The grouping is therefore decided here, by folder, on the node ids the
+    scheduler sees: every other test is a unit of its own, as under ``loadgroup``."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BrowserGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "browser" if nodeid.startswith("tests/browser/") else nodeid
+
+    return BrowserGroup(config, log)
+
+
 @pytest.hookimpl(trylast=True)  # after the folders' conftests have added their markers
 def pytest_collection_modifyitems(config, items):
     """Slow and browser tests first, in their file order: under ``pytest-xdist`` a
