@@ -62,6 +62,38 @@ def installed_components_scanned_once():
         manifest_scanner.scan_component_manifests = scan
 
 
+@pytest.fixture(scope="session", autouse=True)
+def page_scripts_compiled_once():
+    """Each AppTest run compiles its page afresh (a new script cache every run: Streamlit's
+    magic rewrite of the syntax tree, then compile), hundreds of runs of the same few pages.
+    A served app compiles a page once and reuses it on every rerun; here one compiled page
+    serves every run of the session, keyed by its path and its text, so a file that changes
+    compiles again. (Should a Streamlit release move the cache, nothing is patched.)"""
+    from streamlit import config
+    from streamlit.runtime.scriptrunner import script_cache
+
+    cache = getattr(script_cache, "ScriptCache", None)
+    compile_page = getattr(cache, "get_bytecode", None)
+    if compile_page is None:
+        yield
+        return
+    compiled: dict[tuple[str, bytes, bool], object] = {}
+
+    def get_bytecode(self, script_path):
+        path = os.path.abspath(script_path)
+        with open(path, "rb") as f:
+            key = (path, f.read(), bool(config.get_option("runner.magicEnabled")))
+        if key not in compiled:
+            compiled[key] = compile_page(self, script_path)
+        return compiled[key]
+
+    cache.get_bytecode = get_bytecode
+    try:
+        yield
+    finally:
+        cache.get_bytecode = compile_page
+
+
 @pytest.fixture(scope="session")
 def vtab_csv() -> Path:
     """The VTAB-1k leaderboard bundled under data/vtab1k/ (or $LBE_VTAB_LEADERBOARD)."""
@@ -103,6 +135,8 @@ def pytest_collection_modifyitems(config, items):
 def pytest_sessionfinish(session, exitstatus):
     # Pages cache DuckDB handles in Streamlit's caches; freeing them before interpreter
     # shutdown keeps DuckDB's binding from printing leak warnings after the summary.
+    if "streamlit" not in sys.modules:
+        return  # nothing was cached (the xdist controller, a run without pages)
     import gc
 
     import streamlit as st
