@@ -103,25 +103,40 @@ def vtab_csv() -> Path:
     return LEADERBOARD_CSV
 
 
+# Tests that run on one worker, one after another, under ``--dist loadgroup`` (``make test``),
+# by the start of their node id. The browser folder: each of its servers and its browser
+# start once. The documentation's examples and notebooks: they share the default
+# estimator's remembered choices (``tuning_memory_folder``), and run in turn a page reuses
+# what an earlier one cross-validated, where pages run at once on several workers each
+# computed it.
+WORKER_GROUPS = {
+    "tests/browser/": "browser",
+    "tests/docs/test_docs_examples.py::": "docs",
+    "tests/docs/test_notebooks.py::": "docs",
+}
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadgroup`` (``make test``) sends every test under ``tests/browser`` to one
-    worker, in one work unit, so each of the folder's servers and its browser start once.
+    """``--dist loadgroup`` sends each group of :data:`WORKER_GROUPS` to one worker, as one
+    unit of work; every other test is a unit of its own.
 
     pytest-xdist groups ``xdist_group`` tests by a suffix it writes into each test's node id
     on the worker; pytest 9 builds the id from its own parts, the suffix never reaches the
-    scheduler and the group's tests went to every worker, each starting its own servers and
-    Chromium. The grouping is therefore decided here, by folder, on the node ids the
-    scheduler sees: every other test is a unit of its own, as under ``loadgroup``."""
+    scheduler and a group's tests went to every worker (each starting its own servers and
+    Chromium). The groups are therefore decided here, on the node ids the scheduler sees."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class BrowserGroup(LoadScopeScheduling):
+    class Grouped(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "browser" if nodeid.startswith("tests/browser/") else nodeid
+            for start, group in WORKER_GROUPS.items():
+                if nodeid.startswith(start):
+                    return group
+            return nodeid
 
-    return BrowserGroup(config, log)
+    return Grouped(config, log)
 
 
 @pytest.hookimpl(trylast=True)  # after the folders' conftests have added their markers
