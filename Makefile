@@ -40,7 +40,8 @@ run: store
 	$(VPY) -m ui.serve --server.headless true --browser.gatherUsageStats false
 
 # The browser tests are one group on one worker, so each server starts and warms its caches
-# once; three workers on two cores. Measured, the suite's wall time is the same as with two
+# once, and the documentation's examples another (tests/conftest.py: WORKER_GROUPS); three
+# workers on two cores. Measured, the suite's wall time is the same as with two
 # workers and work stealing, with fewer servers started. Tests that share a server or a
 # store copy it or start their own (free port, tmp_path).
 test: store

@@ -62,6 +62,38 @@ def installed_components_scanned_once():
         manifest_scanner.scan_component_manifests = scan
 
 
+@pytest.fixture(scope="session", autouse=True)
+def page_scripts_compiled_once():
+    """Each AppTest run compiles its page afresh (a new script cache every run: Streamlit's
+    magic rewrite of the syntax tree, then compile), hundreds of runs of the same few pages.
+    A served app compiles a page once and reuses it on every rerun; here one compiled page
+    serves every run of the session, keyed by its path and its text, so a file that changes
+    compiles again. (Should a Streamlit release move the cache, nothing is patched.)"""
+    from streamlit import config
+    from streamlit.runtime.scriptrunner import script_cache
+
+    cache = getattr(script_cache, "ScriptCache", None)
+    compile_page = getattr(cache, "get_bytecode", None)
+    if compile_page is None:
+        yield
+        return
+    compiled: dict[tuple[str, bytes, bool], object] = {}
+
+    def get_bytecode(self, script_path):
+        path = os.path.abspath(script_path)
+        with open(path, "rb") as f:
+            key = (path, f.read(), bool(config.get_option("runner.magicEnabled")))
+        if key not in compiled:
+            compiled[key] = compile_page(self, script_path)
+        return compiled[key]
+
+    cache.get_bytecode = get_bytecode
+    try:
+        yield
+    finally:
+        cache.get_bytecode = compile_page
+
+
 @pytest.fixture(scope="session")
 def vtab_csv() -> Path:
     """The VTAB-1k leaderboard bundled under data/vtab1k/ (or $LBE_VTAB_LEADERBOARD)."""
@@ -69,6 +101,42 @@ def vtab_csv() -> Path:
 
     assert LEADERBOARD_CSV.exists(), f"the bundled VTAB-1k leaderboard {LEADERBOARD_CSV} is missing"
     return LEADERBOARD_CSV
+
+
+# Tests that run on one worker, one after another, under ``--dist loadgroup`` (``make test``),
+# by the start of their node id. The browser folder: each of its servers and its browser
+# start once. The documentation's examples and notebooks: they share the default
+# estimator's remembered choices (``tuning_memory_folder``), and run in turn a page reuses
+# what an earlier one cross-validated, where pages run at once on several workers each
+# computed it.
+WORKER_GROUPS = {
+    "tests/browser/": "browser",
+    "tests/docs/test_docs_examples.py::": "docs",
+    "tests/docs/test_notebooks.py::": "docs",
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` sends each group of :data:`WORKER_GROUPS` to one worker, as one
+    unit of work; every other test is a unit of its own.
+
+    pytest-xdist groups ``xdist_group`` tests by a suffix it writes into each test's node id
+    on the worker; pytest 9 builds the id from its own parts, the suffix never reaches the
+    scheduler and a group's tests went to every worker (each starting its own servers and
+    Chromium). The groups are therefore decided here, on the node ids the scheduler sees."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Grouped(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            for start, group in WORKER_GROUPS.items():
+                if nodeid.startswith(start):
+                    return group
+            return nodeid
+
+    return Grouped(config, log)
 
 
 @pytest.hookimpl(trylast=True)  # after the folders' conftests have added their markers
@@ -82,6 +150,8 @@ def pytest_collection_modifyitems(config, items):
 def pytest_sessionfinish(session, exitstatus):
     # Pages cache DuckDB handles in Streamlit's caches; freeing them before interpreter
     # shutdown keeps DuckDB's binding from printing leak warnings after the summary.
+    if "streamlit" not in sys.modules:
+        return  # nothing was cached (the xdist controller, a run without pages)
     import gc
 
     import streamlit as st

@@ -10,6 +10,7 @@ file lock in the session's shared temporary folder, and hands each caller a priv
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import socket
@@ -79,3 +80,23 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def needs(module: str) -> None:
+    """Skip the calling test module when ``module`` is not installed, without importing it.
+
+    Every worker imports every test module to collect it; ``pytest.importorskip`` at module
+    level would import the harness there (Inspect AI: a second or more), in every worker,
+    whether or not the worker runs one of the module's tests.
+
+    Parameters
+    ----------
+    module : str
+        A dotted module name.
+    """
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        found = False
+    if not found:
+        pytest.skip(f"{module} is not installed", allow_module_level=True)

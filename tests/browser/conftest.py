@@ -3,9 +3,9 @@ marked ``browser``, so ``make test-fast`` (``-m "not browser"``) leaves the fold
 
 The servers are session fixtures, started by the first test that needs them, whichever
 file it is in, and stopped at the end of the session. Under ``pytest-xdist`` the folder's
-tests form one group (``--dist loadgroup``, as ``make test`` runs): one worker starts each
-server once and its caches serve every page after the first, instead of every worker
-starting and warming its own."""
+tests form one unit of work (``--dist loadgroup``, as ``make test`` runs; the scheduler is
+``tests/conftest.py``'s): one worker starts each server once and its caches serve every page
+after the first, instead of every worker starting and warming its own."""
 
 from __future__ import annotations
 
@@ -18,12 +18,11 @@ from tests.browser.serving import CHROMIUM, CHROMIUM_ARGS, serve
 HERE = Path(__file__).resolve().parent
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+@pytest.hookimpl(tryfirst=True)  # before the root conftest sorts by marker
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if HERE in Path(item.path).resolve().parents:
             item.add_marker(pytest.mark.browser)
-            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 @pytest.fixture(scope="session")

@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 
 from lifelong_core.cli import main
-
-pytest.importorskip("lm_eval")
-
 from tests.commands.test_harness_lm_eval import per_sample, run_lm_eval, simulated_store
+from tests.shared import needs
+
+needs("lm_eval")
 
 # Runs the real harness (offline): make test-fast leaves it out.
 pytestmark = pytest.mark.harness

@@ -21,8 +21,9 @@ import pandas as pd
 import pytest
 
 from lifelong_core.cli import main
+from tests.shared import needs
 
-pytest.importorskip("inspect_ai")
+needs("inspect_ai")
 
 pytestmark = pytest.mark.harness
 

@@ -24,8 +24,9 @@ import pandas as pd
 import pytest
 
 from lifelong_core.cli import main
+from tests.shared import needs
 
-pytest.importorskip("lm_eval")
+needs("lm_eval")
 
 pytestmark = pytest.mark.harness
 

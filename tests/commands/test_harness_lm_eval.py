@@ -21,8 +21,9 @@ import pytest
 
 from lifelong_core.cli import main
 from lifelong_core.methods.registry import DEFAULT_METHOD
+from tests.shared import needs
 
-pytest.importorskip("lm_eval")
+needs("lm_eval")
 
 # Runs the real harness (offline): make test-fast leaves it out.
 pytestmark = pytest.mark.harness

@@ -13,11 +13,19 @@ from lifelong_core.errors import InputError
 
 @pytest.fixture(scope="module")
 def small_builds(tmp_path_factory):
-    root = tmp_path_factory.mktemp("digits")
-    # The cheapest families; the full zoo is built only by the builder's command line.
-    fams = ("naive-bayes", "discriminant", "decision-tree")
-    a = digits.build(root / "a", per_family=2, families=fams, jobs=1)
-    b = digits.build(root / "b", per_family=2, families=fams, jobs=2)
+    """The same small build made in one process (``a``) and with two workers (``b``), once
+    per session (the tests reading it may run on different workers), with the manifests
+    each build wrote."""
+    from tests.shared import built_once
+
+    def build(root):
+        # The cheapest families; the full zoo is built only by the builder's command line.
+        fams = ("naive-bayes", "discriminant", "decision-tree")
+        digits.build(root / "a", per_family=2, families=fams, jobs=1)
+        digits.build(root / "b", per_family=2, families=fams, jobs=2)
+
+    root = built_once(tmp_path_factory, "digits-small", build)
+    a, b = (json.loads((root / x / demo_files.MANIFEST).read_text()) for x in ("a", "b"))
     return root, a, b
 
 

@@ -12,8 +12,9 @@ from lifelong_core.errors import InputError
 from lifelong_core.rows import PackedArray
 from lifelong_core.sweeping import run_sweep
 from lifelong_core.sweeping.executors import _distributed
+from tests.shared import needs
 
-pytest.importorskip("dask.distributed")
+needs("dask.distributed")
 
 
 @pytest.mark.parametrize("kernel", ["packed", "dense"])

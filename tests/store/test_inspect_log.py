@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from lifelong_core.cli import main
+from tests.shared import needs
 
-pytest.importorskip("inspect_ai")
+needs("inspect_ai")
 
 # Runs the real harness (offline): make test-fast leaves it out.
 pytestmark = pytest.mark.harness
