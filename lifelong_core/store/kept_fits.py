@@ -32,6 +32,14 @@ CREATE TABLE IF NOT EXISTS kept_fits (
 """
 
 
+def _has_table(cur: Any) -> bool:
+    """Whether the store has the table (a store written before kept fits has not)."""
+    has = cur.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'kept_fits'"
+    ).fetchone()
+    return bool(has and has[0])
+
+
 @dataclass(frozen=True)
 class KeptFit:
     """One kept fit: the method's settings and choices, and its item parameters.
@@ -102,10 +110,7 @@ class KeptFits:
         KeptFit or None
         """
         cur = self.store.cursor()
-        has = cur.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'kept_fits'"
-        ).fetchone()
-        if not has or not has[0]:
+        if not _has_table(cur):
             return None
         row = cur.execute(
             "SELECT key, dataset, method, params, d, w, theta, seconds FROM kept_fits WHERE key = ?",
@@ -197,10 +202,7 @@ def kept_fit_count(st: Any, dataset: str | None = None) -> int:
     int
     """
     cur = st.cursor()
-    has = cur.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'kept_fits'"
-    ).fetchone()
-    if not has or not has[0]:
+    if not _has_table(cur):
         return 0
     if dataset is None:
         return int(cur.execute("SELECT count(*) FROM kept_fits").fetchone()[0])
