@@ -15,14 +15,14 @@ afresh. The item parameters are kept in double precision for the same reason.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from lifelong_core.store.writing import StoreWriter
+from lifelong_core.store.state import replace_row
+from lifelong_core.store.writing import StoreWriter, utc_now
 
 DDL = """
 CREATE TABLE IF NOT EXISTS kept_fits (
@@ -146,29 +146,24 @@ class KeptFits:
             return
         st: StoreWriter = self.store
         st.require_writer()
-        cur = st.cursor()
-        cur.execute(DDL)
-        cur.begin()
-        try:
-            cur.execute("DELETE FROM kept_fits WHERE key = ?", [fit.key])
-            cur.execute(
-                "INSERT INTO kept_fits VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    fit.key,
-                    fit.dataset,
-                    fit.method,
-                    json.dumps(fit.params, sort_keys=True),
-                    np.ascontiguousarray(fit.d, dtype=np.float64).tobytes(),
-                    np.ascontiguousarray(fit.w, dtype=np.float64).tobytes(),
-                    np.ascontiguousarray(fit.theta, dtype=np.float64).tobytes(),
-                    _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None),
-                    float(fit.seconds),
-                ],
-            )
-            cur.commit()
-        except BaseException:
-            cur.rollback()
-            raise
+        replace_row(
+            st,
+            "kept_fits",
+            "key = ?",
+            [fit.key],
+            [
+                fit.key,
+                fit.dataset,
+                fit.method,
+                json.dumps(fit.params, sort_keys=True),
+                np.ascontiguousarray(fit.d, dtype=np.float64).tobytes(),
+                np.ascontiguousarray(fit.w, dtype=np.float64).tobytes(),
+                np.ascontiguousarray(fit.theta, dtype=np.float64).tobytes(),
+                utc_now(),
+                float(fit.seconds),
+            ],
+            ddl=DDL,
+        )
 
 
 def forget_kept_fits(st: StoreWriter, dataset: str, method: str) -> None:

@@ -34,7 +34,7 @@ import pandas as pd
 
 from lifelong_core.errors import InputError
 from lifelong_core.store.dataset_rows import complete_models, read_rows
-from lifelong_core.store.writing import StoreWriter
+from lifelong_core.store.writing import StoreWriter, utc_now
 
 DDL = """
 CREATE TABLE IF NOT EXISTS sort_state (
@@ -208,7 +208,7 @@ def _order(sums: np.ndarray) -> np.ndarray:
 
 
 def _save_sort(st: StoreWriter, s: SortState) -> None:
-    _replace(
+    replace_row(
         st,
         "sort_state",
         "dataset = ?",
@@ -227,10 +227,29 @@ def _save_sort(st: StoreWriter, s: SortState) -> None:
     )
 
 
-def _replace(st: StoreWriter, table: str, where: str, key: list, row: list) -> None:
-    """Replace one state row in one transaction."""
+def replace_row(
+    st: StoreWriter, table: str, where: str, key: list, row: list, ddl: str = DDL
+) -> None:
+    """Replace the rows of ``table`` matching ``where`` (with ``key``) by ``row``, in one
+    transaction, after creating the kept tables of ``ddl`` if they are missing.
+
+    Parameters
+    ----------
+    st : Store
+        A writer handle.
+    table : str
+        The table.
+    where : str
+        The condition of the rows replaced, with ``?`` placeholders.
+    key : list
+        The placeholders' values.
+    row : list
+        The new row's values, in the table's column order.
+    ddl : str
+        The ``CREATE TABLE IF NOT EXISTS`` statements of the table.
+    """
     cur = st.cursor()
-    cur.execute(DDL)
+    cur.execute(ddl)
     cur.begin()
     try:
         cur.execute(f"DELETE FROM {table} WHERE {where}", key)
@@ -281,7 +300,7 @@ def refresh_sort_state(
         sums,
         _order(sums),
         rows,
-        _now(),
+        utc_now(),
         time.perf_counter() - t0,
     )
     _save_sort(st, state)
@@ -452,7 +471,7 @@ def save_item_state(st: StoreWriter, s: ItemState) -> None:
     import json
 
     st.require_writer()
-    _replace(
+    replace_row(
         st,
         "item_state",
         "dataset = ? AND method = ?",
@@ -542,10 +561,6 @@ def item_states(st: StoreWriter) -> pd.DataFrame:
         )
         .df()[cols]
     )
-
-
-def _now() -> _dt.datetime:
-    return _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
 
 
 __all__ = [

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -36,6 +37,9 @@ from lifelong_core.methods.memory import FitMemory
 from lifelong_core.methods.registry import get_method, method_spec, predicts_samples
 from lifelong_core.rows import DEFAULT_CHUNK_ROWS, DenseRows, RowSource
 from lifelong_core.sortsearch.metrics import kappa_from
+
+if TYPE_CHECKING:
+    from lifelong_core.store.kept_fits import KeptFits
 
 OUT_KEYS = (
     "model_row",
@@ -226,7 +230,7 @@ def stored_key(key: tuple) -> str:
 
 
 def _kept_or_fit(
-    store_fits: object,
+    store_fits: KeptFits,
     name: str,
     search: str,
     fit: Callable[[], SearchMethod],
@@ -243,7 +247,7 @@ def _kept_or_fit(
     from lifelong_core.methods.irt import item_model
     from lifelong_core.store.kept_fits import KeptFit
 
-    kept = store_fits.load(name)  # type: ignore[attr-defined]
+    kept = store_fits.load(name)
     if kept is not None:
         method = get_method(search, groups=groups)
         if is_kept_state_method(method):
@@ -255,12 +259,12 @@ def _kept_or_fit(
             )
     t0 = time.perf_counter()
     method = fit()
-    if store_fits.writes and is_kept_state_method(method) and method.has_items:  # type: ignore[attr-defined]
+    if store_fits.writes and is_kept_state_method(method) and method.has_items:
         item = method.item_
-        store_fits.save(  # type: ignore[attr-defined]
+        store_fits.save(
             KeptFit(
                 name,
-                store_fits.dataset,  # type: ignore[attr-defined]
+                str(store_fits.dataset),
                 search,
                 method.kept_params(),
                 item.d,

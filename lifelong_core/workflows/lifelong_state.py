@@ -171,7 +171,7 @@ def refresh(
         est.item_.d,
         est.item_.w,
         est.item_.theta,
-        kept._now(),
+        kept.utc_now(),
         time.perf_counter() - t0,
     )
     kept.save_item_state(st, item)

@@ -126,7 +126,7 @@ def test_item_state_round_trip_and_read_only_handles(tmp_path):
             rng.random(30).astype(np.float32),
             rng.random((30, 2)).astype(np.float32),
             rng.random((4, 2)),
-            lstate._now(),
+            lstate.utc_now(),
             1.5,
         )
         lstate.save_item_state(st, item)
