@@ -296,16 +296,13 @@ def apptest(store: Path, methods: tuple[str, ...], repeats: int, other_split: bo
     cases = [(method, method, {}) for method in methods]
     if other_split:
         # A Sort split whose fit no refresh kept: one model more than the default's.
+        from lifelong_core import limits
         from lifelong_core.store import Store
         from lifelong_core.workflows.selection import select
         from lifelong_core.workflows.sortsets import default_sort_size
 
-        with Store.open(store) as st:
-            from lifelong_core import limits
-
-            limits.set_dense_limit(limits.app_limit_bytes())
+        with Store.open(store) as st, limits.dense_limit_set(limits.app_limit_bytes()):
             models = len(select(st, st.datasets()["dataset"].iloc[0], ()).models)
-            limits.set_dense_limit(None)
         k = default_sort_size(models) + 1
         cases.append((f"{methods[0]}, Sort models {k}", methods[0], {"k": str(k)}))
     for label, method, extra in cases:

@@ -235,9 +235,7 @@ def keep_default_fit(
 
     st.require_writer()
     forget_kept_fits(st, dataset, method)
-    before = limits.dense_limit()
-    limits.set_dense_limit(limits.app_limit_bytes())
-    try:
+    with limits.dense_limit_set(limits.app_limit_bytes()):
         sel = select(st, dataset, ())
         m, n = len(sel.models), len(sel.samples)
         k = default_sort_size(m)
@@ -264,8 +262,6 @@ def keep_default_fit(
             store=st,
             memory=FitMemory(entries=1).backed_by(KeptFits(st, dataset)),
         )
-    finally:
-        limits.set_dense_limit(before)
     return kept_fit_count(st, dataset) > 0
 
 
