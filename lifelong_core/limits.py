@@ -327,7 +327,21 @@ def set_dense_limit(limit_bytes: int | None) -> None:
 
 @contextmanager
 def dense_limit_set(limit_bytes: int | None) -> Iterator[None]:
-    """Temporarily set the limit (tests, benchmarks)."""
+    """Set the dense-read limit for the duration of a ``with`` block.
+
+    Used where a computation must run under a limit other than the current
+    one (the refresh's default fit under the app's limit, tests, benchmarks);
+    the previous limit is restored even when the block raises.
+
+    Parameters
+    ----------
+    limit_bytes : int or None
+        The limit inside the block, in bytes; None for no limit.
+
+    Yields
+    ------
+    None
+    """
     before = _limit
     set_dense_limit(limit_bytes)
     try:
