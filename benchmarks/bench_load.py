@@ -222,9 +222,12 @@ def run(
             )
 
         prober.start()
+        cpu0 = sampler.proc.cpu_times()
         t0 = time.perf_counter()
         asyncio.run(all_sessions())
         wall = time.perf_counter() - t0
+        cpu1 = sampler.proc.cpu_times()
+        server_cpu = (cpu1.user + cpu1.system) - (cpu0.user + cpu0.system)
         prober.stop.set()
         prober.join(130)
         sampler.stop.set()
@@ -245,6 +248,9 @@ def run(
         "store": str(store),
         "server_start_s": round(startup, 2),
         "wall_s": round(wall, 2),
+        # The server's own CPU while the views ran (every thread): on a machine where
+        # nothing else runs, wall time near this figure means the views queued on it.
+        "server_cpu_s": round(server_cpu, 2),
         "views_done": len(done),
         "views_timed_out": sum(v["timeout"] for v in out),
         "views_with_exception": sum(bool(v["exception"]) for v in out),
@@ -320,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{lat.get('p99')} | {res['latency_max_s']} | {res['server_rss_idle_mb']} -> {res['server_rss_peak_mb']} MB | "
         f"{res['views_timed_out']} | {res['views_with_exception']} |"
     )
+    print(f"wall {res['wall_s']} s; the server's CPU over it {res['server_cpu_s']} s")
     print("median latency by view (first = cold, together):", res["latency_by_view_p50_s"])
     print("| page | views | p50 s | p90 s | max s |\n|---|---|---|---|---|")
     for page, q in res["latency_by_page_s"].items():
