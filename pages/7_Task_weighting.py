@@ -103,19 +103,16 @@ def regions_for(
     return weight_regions(stats, step=step, se_mult=k, rho=rho)
 
 
-@st.cache_data(show_spinner="Drawing the ternary map…", max_entries=16)
-def static_figure(_regions, key: tuple, title: str) -> dict[str, bytes]:
-    """PNG for the page and PNG/PDF bytes for download (the figure itself is not cacheable)."""
+@st.cache_data(show_spinner="Drawing the ternary map…", max_entries=32)
+def static_figure(_regions, key: tuple, title: str, fmt: str = "png") -> bytes:
+    """The static map's bytes in ``fmt`` (the figure itself is not cacheable)."""
     import io
 
     fig = matplotlib_ternary(_regions, title)
-    out = {}
-    for fmt in ("png", "pdf"):
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, bbox_inches="tight", dpi=160)
-        out[fmt] = buf.getvalue()
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, bbox_inches="tight", dpi=160)
     plt.close(fig)
-    return out
+    return buf.getvalue()
 
 
 st.title("Task weighting with uncertainty")
@@ -309,24 +306,27 @@ with tab_static:
             f"Corners: **{plain(cats[0])}** top, **{plain(cats[1])}** bottom left, **{plain(cats[2])}** bottom "
             "right (weight 1 there)."
         )
-        images = static_figure(
-            regions, (source, tuple(cats), normalized, step, k, rho, models, method), title
-        )
-        st.image(images["png"], width="stretch")
+        figure_key = (source, tuple(cats), normalized, step, k, rho, models, method)
+        png = static_figure(regions, figure_key, title)
+        st.image(png, width="stretch")
         d1, d2 = st.columns(2)
         d1.download_button(
             "Download ternary map (PNG)",
-            images["png"],
+            png,
             file_name="task_weighting.png",
             mime="image/png",
             key="dl-tern-png",
+            on_click="ignore",
         )
+        # The PDF is drawn when asked for: its backend's imports and drawing were most of
+        # the page's first view, for a file few visitors download.
         d2.download_button(
             "Download ternary map (PDF)",
-            images["pdf"],
+            lambda: static_figure(regions, figure_key, title, "pdf"),
             file_name="task_weighting.pdf",
             mime="application/pdf",
             key="dl-tern-pdf",
+            on_click="ignore",
         )
 with tab_interactive:
     if tab_interactive.open:

@@ -11,7 +11,6 @@ import ast
 import copy
 import functools
 import html
-import io
 import os
 import re
 import threading
@@ -398,21 +397,6 @@ def download_figure(fig, name: str) -> None:
         key=f"dl-fig-{_slug(name)}",
         on_click="ignore",
     )
-
-
-def download_matplotlib(fig, name: str, formats: Sequence[str] = ("png", "pdf")) -> None:
-    """Download buttons for a matplotlib figure in each of ``formats``."""
-    cols = st.columns(len(formats))
-    for col, fmt in zip(cols, formats):
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, bbox_inches="tight", dpi=200)
-        col.download_button(
-            f"Download {plain(name)} ({fmt.upper()})",
-            buf.getvalue(),
-            file_name=f"{_slug(name)}.{fmt}",
-            mime="application/pdf" if fmt == "pdf" else f"image/{fmt}",
-            key=f"dl-mpl-{_slug(name)}-{fmt}",
-        )
 
 
 # The figure's own markup, kept as markup after every string is escaped: line breaks in

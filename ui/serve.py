@@ -57,6 +57,7 @@ def _warm() -> None:
     # Plotly builds its figure and layout validators on first use, not on import: draw the
     # budget chart every Sort & Search page opens with once, fit line and top axis included
     # (0.1-0.2 s of the first page view otherwise).
+    import matplotlib
     import pandas as pd
     import plotly.io as pio
     import scipy.optimize
@@ -70,8 +71,13 @@ def _warm() -> None:
     import ui.caches
     import ui.charts
     import ui.controls
+    import ui.ternary
     from lifelong_core.sortsearch import fit_exponential
     from ui.common import page_summary, plain_figure
+
+    # The Task weighting page's static map: about 0.3 s of imports on its first view.
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
 
     # Home's list of pages, read before any session thread runs (page_summary says why).
     for page in sorted((APP.parent / "pages").glob("*.py")):

@@ -32,6 +32,26 @@ def no_store(monkeypatch, tmp_path):
     monkeypatch.setenv("LBE_STORE", str(tmp_path / "absent.duckdb"))
 
 
+def test_the_pdf_is_drawn_when_asked_for(no_store, monkeypatch):
+    """The PDF button holds a deferred callable (no PDF is drawn on page open); called, as
+    a click does, it gives the map as a PDF."""
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    deferred: dict[str, object] = {}
+    original = MediaFileManager.add_deferred
+
+    def record(self, data_callable, mimetype, coordinates, file_name=None, **kw):
+        deferred[str(file_name)] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name, **kw)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
+    at = run_page()
+    assert not at.exception
+    assert "task_weighting.png" not in deferred  # the page's own image, drawn now
+    pdf = deferred["task_weighting.pdf"]()
+    assert isinstance(pdf, bytes) and pdf.startswith(b"%PDF")
+
+
 def test_default_vtab_map_without_a_store(no_store):
     at = run_page()
     assert at.radio(key="wsource").value == "published"
