@@ -57,7 +57,7 @@ if cfg.baseline:
     t_first, _, _, _ = controls.run_config(
         cfg, sel, search=LIMIT_METHOD, label="Running the first-n baseline…"
     )
-    curves_vs = bt.sweep_baselines(per_model, n, t_first)
+    curves_vs = caches.sweep_baselines(key, cfg, n, per_model, t_first)
 # The comparison with random is lbe backtest's (each of the other models its own item draw),
 # so this page, the Backtest page and the command line give one verdict.
 verdict = verdict_note = verdict_command = None
@@ -130,7 +130,7 @@ head = st.columns(4)
 # whose E_agg is at most one accuracy point, else the largest: the largest budget alone would
 # report the least saving.
 b_opts = [int(b) for b in table["budget"]]
-within = [int(r.budget) for r in table.itertuples() if r.eagg <= 0.01]
+within = [int(b) for b in table.loc[table["eagg"] <= 0.01, "budget"]]
 hb_default = within[0] if within else b_opts[-1]
 hb: int = picked(
     st.sidebar.selectbox(

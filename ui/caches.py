@@ -40,20 +40,13 @@ from ui.common import Memo as _Memo
 from ui.common import (
     get_store,
     input_errors,
-    store_path,
 )
+from ui.common import store_key as store_key
 
 
 @st.cache_resource(show_spinner=False)
 def _memo() -> _Memo:
     return _Memo(64)
-
-
-def store_key() -> str:
-    """Cache key of the store file: path and modification time."""
-    get_store()  # stops the page with one sentence when there is no usable store
-    p = store_path()
-    return f"{p}:{p.stat().st_mtime_ns}"
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -322,6 +315,42 @@ def bounded(
         sel.synthetic,
     )
     return small, block.note(sel.A.shape)
+
+
+def sweep_baselines(
+    key: str,
+    cfg: Any,
+    n_items: int,
+    per_model: pd.DataFrame,
+    first_n: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """:func:`lifelong_core.workflows.backtest.sweep_baselines` of a page's sweep, worked out
+    once per sweep and shared by every session that views it.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`).
+    cfg : ui.controls.SweepConfig
+        The sweep's settings: with ``key`` they decide ``per_model`` and ``first_n``.
+    n_items : int
+        The number of items.
+    per_model : pandas.DataFrame
+        The sweep's per-model table.
+    first_n : pandas.DataFrame, optional
+        The ``first-n`` sweep's table on the same split.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table per budget (a copy).
+    """
+    from lifelong_core.workflows import backtest as bt
+
+    return _memo().get_or_compute(
+        ("sweep-baselines", key, cfg, int(n_items), first_n is not None),
+        lambda: bt.sweep_baselines(per_model, n_items, first_n),
+    )
 
 
 def backtest(

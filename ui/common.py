@@ -96,6 +96,32 @@ def get_store():
     return store
 
 
+def store_key() -> str:
+    """Cache key of the store file: path and modification time."""
+    get_store()  # stops the page with one sentence when there is no usable store
+    p = store_path()
+    return f"{p}:{p.stat().st_mtime_ns}"
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def store_facts(key: str) -> dict:
+    """What every page reads about the store on every view, read once per store version.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+
+    Returns
+    -------
+    dict
+        ``datasets`` (the store's datasets table) and ``true_prob`` (whether it records
+        each model's probability of the true class, which Sorting by confidence needs).
+    """
+    s = get_store()
+    return {"datasets": s.datasets(), "true_prob": s.has_extra("true_prob")}
+
+
 class ErrorBox:
     """What :func:`input_errors` saw: ``ok`` is False once an InputError was shown."""
 
@@ -661,7 +687,7 @@ def provenance_note(synthetic: bool | None = None, dataset: str | None = None) -
     dataset : str, optional
         The one dataset to describe (default: every dataset of the store).
     """
-    ds = get_store().datasets()
+    ds = store_facts(store_key())["datasets"]
     if dataset is not None:
         ds = ds[ds["dataset"] == dataset]
     for row in ds.itertuples():

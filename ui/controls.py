@@ -53,6 +53,7 @@ from ui.common import (
     input_errors,
     query_default,
     query_list,
+    store_facts,
     sync_query,
 )
 from ui.stores import write_to_store
@@ -563,7 +564,8 @@ def sweep_controls(
     k = int_slider(side, "Models used for Sort", 1, k_max, "k", default_sort_size(m, default_k))
     # Sorting by confidence needs each model's confidence of the true class: offered only
     # when the store has it (a long table's true_prob column, or --true-prob at import).
-    sorts = [x for x in SORTS if x != "confidence" or get_store().has_extra("true_prob")]
+    has_true_prob = store_facts(store_key())["true_prob"]
+    sorts = [x for x in SORTS if x != "confidence" or has_true_prob]
     sort = _pick(
         side,
         "Sort method",
