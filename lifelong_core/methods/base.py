@@ -28,7 +28,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeGuard, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeGuard, TypeVar, cast, runtime_checkable
 
 import numpy as np
 
@@ -283,6 +283,26 @@ class BaseMethod:
                 )
             setattr(self, key, value)
         return self
+
+    def estimate_many(self, designs: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[Estimate]:
+        """:meth:`estimate` of several new rows, each with its own evaluated entries.
+
+        The estimates of calling :meth:`estimate` on each design in turn; a method whose
+        estimates share work across rows (a backtest's held-out models at one budget) does
+        that work once.
+
+        Parameters
+        ----------
+        designs : sequence of (numpy.ndarray, numpy.ndarray)
+            ``(indices, observed)`` of each row, as :meth:`estimate` takes them.
+
+        Returns
+        -------
+        list of Estimate
+            One per design, in order.
+        """
+        estimate = cast(Any, self).estimate
+        return [estimate(idx, obs) for idx, obs in designs]
 
     def __repr__(self) -> str:
         """``Class(setting=value, ...)``, with the settings that differ from their default.

@@ -920,7 +920,22 @@ class MIRTEstimator(StratifiedAlongOrder):
     ) -> tuple[np.ndarray, float]:
         """P(correct) for every sample, and the effective parameter count of the fit."""
         theta, df = map_ability(self.item_, positions, observed)
-        return all_item_probs(self.item_, theta[None, :])[:, 0], df
+        return self.probs_of(theta), df
+
+    def probs_of(self, theta: np.ndarray) -> np.ndarray:
+        """P(correct) for every sample of a model of ability ``theta``.
+
+        Parameters
+        ----------
+        theta : numpy.ndarray
+            (k,) the model's ability.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,) one probability per sample, in the item model's dtype.
+        """
+        return all_item_probs(self.item_, np.asarray(theta)[None, :])[:, 0]
 
     def score_rows(
         self, selections: Sequence[np.ndarray], truth: np.ndarray, n: int

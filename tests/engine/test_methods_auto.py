@@ -170,6 +170,51 @@ def test_each_choice_gives_a_valid_estimate(predict, estimate):
         assert set(np.unique(e.prob)) <= {0.0, 1.0}
 
 
+@pytest.mark.parametrize(
+    "predict,estimate", [("mirt", "mirt"), ("threshold", "mirt"), ("copy-nearest", "threshold")]
+)
+def test_many_rows_at_once_equal_one_row_at_a_time(predict, estimate):
+    """estimate_many (one batched ability fit per budget) gives each row the estimate
+    estimate() gives it alone, at mixed budgets and in any order of the rows."""
+    A = generate(SyntheticSpec(40, 700, seed=5, n_clusters=2))
+    cache, new = A[:25], A[25:]
+    tuning = AutoTuning(4, 8.0, (Choice(1, predict, estimate),))
+    est = AutoEstimator(tuning=tuning).fit(cache, order_of(cache))
+    rng = np.random.default_rng(8)
+    designs = []
+    for i, row in enumerate(new):
+        cols = est.select(700, (16, 64, 16, 200)[i % 4], rng)
+        designs.append((cols, row[cols]))
+    many = est.estimate_many(designs)
+    assert len(many) == len(designs)
+    for (cols, obs), got in zip(designs, many):
+        want = est.estimate(cols, obs)
+        for field in ("acc", "lo", "hi"):
+            assert getattr(got, field) == pytest.approx(getattr(want, field), abs=1e-12)
+        np.testing.assert_allclose(got.prob, want.prob, rtol=0, atol=1e-12)
+        assert np.array_equal(got.per_sample, want.per_sample)
+
+
+def test_many_rows_are_checked_like_one():
+    A = generate(SyntheticSpec(20, 300, seed=2))
+    est = get_method(DEFAULT_METHOD).fit(A[1:], order_of(A[1:]))
+    cols = est.select(300, 20, np.random.default_rng(0))
+    with pytest.raises(InputError):
+        est.estimate_many([(cols, A[0][cols]), (cols, np.full(20, 2))])
+
+
+def test_the_default_many_is_one_estimate_per_row():
+    from lifelong_core.methods.random_sample import RandomSample
+
+    A = generate(SyntheticSpec(10, 500, seed=4))
+    est = RandomSample().fit(A)
+    rng = np.random.default_rng(1)
+    designs = [(c, A[0][c]) for c in (est.select(500, b, rng) for b in (10, 50))]
+    got = est.estimate_many(designs)
+    want = [est.estimate(c, o) for c, o in designs]
+    assert [(e.acc, e.lo, e.hi) for e in got] == [(e.acc, e.lo, e.hi) for e in want]
+
+
 @pytest.mark.slow
 def test_intervals_cover_held_out_models():
     """30 cached models, 20 held out, 10 fresh draws each at two budgets: the 95%
