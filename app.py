@@ -43,21 +43,6 @@ DEMO_DATASET = "lifelong-digits"
 PAGE_FILES = page_files(Path(__file__).resolve().parent / "pages")
 
 
-def _partial_models(models) -> list[tuple[str, str]]:
-    """(name, reason) of models whose metadata says ``partial`` (as imports mark them)."""
-    import json
-
-    out = []
-    for name, meta in zip(models["name"].fillna(models["model_id"]), models["metadata"]):
-        try:
-            why = json.loads(meta or "{}").get("partial")
-        except (ValueError, AttributeError):
-            why = None
-        if why:
-            out.append((str(name), str(why)))
-    return out
-
-
 def home() -> None:
     _warm_imports()
     st.title("Lifelong Benchmark Explorer")
@@ -93,7 +78,7 @@ def home() -> None:
         show_table(
             ds.assign(kind=ds["synthetic"].map({True: "synthetic", False: "real"})), "datasets"
         )
-        partial = _partial_models(models)
+        partial = ov["partial"]
         if len(partial):
             st.caption(
                 f"{len(partial)} model(s) marked partial, evaluated on only part of their dataset (pages that "
@@ -126,16 +111,7 @@ def home() -> None:
     with right:
         st.subheader("Models by family")
         if len(models):
-            fam = (
-                models.assign(family=models["family"].fillna("(none)"))
-                .groupby("family", as_index=False)
-                .agg(
-                    models=("model_idx", "size"),
-                    estimated=("estimated", "sum"),
-                    first_release=("release_order", "min"),
-                    last_release=("release_order", "max"),
-                )
-            )
+            fam = ov["families"]
             show_table(fam, "model_families")
 
     st.subheader("Latest insertions")

@@ -67,18 +67,48 @@ def overview(key: str) -> dict:
     Returns
     -------
     dict
-        ``datasets``, ``domains``, ``models`` and ``log`` (tables of the store) and
-        ``n_models``, ``n_samples`` (ints).
+        ``datasets``, ``domains``, ``models`` and ``log`` (tables of the store),
+        ``n_models``, ``n_samples`` (ints), ``families`` (models per family, with their
+        estimated count and first and last release) and ``partial`` ((name, reason) of the
+        models whose metadata marks them partial, as imports do).
     """
     s = get_store()
+    models = s.models()
+    families = (
+        models.assign(family=models["family"].fillna("(none)"))
+        .groupby("family", as_index=False)
+        .agg(
+            models=("model_idx", "size"),
+            estimated=("estimated", "sum"),
+            first_release=("release_order", "min"),
+            last_release=("release_order", "max"),
+        )
+    )
     return {
         "datasets": s.datasets(),
         "domains": s.domains(),
-        "models": s.models(),
+        "models": models,
         "log": s.log(),
         "n_models": s.n_models,
         "n_samples": s.n_samples,
+        "families": families,
+        "partial": _partial_models(models),
     }
+
+
+def _partial_models(models: pd.DataFrame) -> list[tuple[str, str]]:
+    """(name, reason) of models whose metadata says ``partial`` (as imports mark them)."""
+    import json
+
+    out = []
+    for name, meta in zip(models["name"].fillna(models["model_id"]), models["metadata"]):
+        try:
+            why = json.loads(meta or "{}").get("partial")
+        except (ValueError, AttributeError):
+            why = None
+        if why:
+            out.append((str(name), str(why)))
+    return out
 
 
 @st.cache_resource(show_spinner="Reading the cache from the store…", max_entries=6)

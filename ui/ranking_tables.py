@@ -74,15 +74,8 @@ def published_leaderboard(
     order = rows[rows["scope"] == "overall"].sort_values("mean_pct", ascending=False)["model"]
     table = pd.DataFrame({"model": order.to_numpy()})
     for sc in PUBLISHED_SCOPES:
-        table[sc] = [
-            interval_text(
-                wide.loc[m, ("mean_pct", sc)],
-                wide.loc[m, ("lo_pct", sc)],
-                wide.loc[m, ("hi_pct", sc)],
-                1,
-            )
-            for m in order
-        ]
+        mean, lo, hi = (wide[(col, sc)].reindex(order) for col in ("mean_pct", "lo_pct", "hi_pct"))
+        table[sc] = [interval_text(a, b, c, 1) for a, b, c in zip(mean, lo, hi)]
     return rows, table
 
 
