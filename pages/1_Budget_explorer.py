@@ -57,7 +57,9 @@ if cfg.baseline:
     t_first, _, _, _ = controls.run_config(
         cfg, sel, search=LIMIT_METHOD, label="Running the first-n baseline…"
     )
-    curves_vs = caches.sweep_baselines(key, cfg, n, per_model, t_first)
+    curves_vs = caches.of_sweep(
+        "baselines", (key, cfg), lambda: bt.sweep_baselines(per_model, n, t_first)
+    )
 # The comparison with random is lbe backtest's (each of the other models its own item draw),
 # so this page, the Backtest page and the command line give one verdict.
 verdict = verdict_note = verdict_command = None

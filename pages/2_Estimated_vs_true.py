@@ -77,12 +77,18 @@ show_table(
     )[["method", *scores]],
     "correlations_by_budget",
 )
+
+
 # Do the intervals hold the truth as often as they claim? Counted over the models shown.
-cov = [
-    interval_coverage(p).assign(method=name)
-    for name, p in ((cfg.search, per_model), *((b, per_b) for b, (_, per_b) in base.items()))
-]
-cov = pd.concat(cov, ignore_index=True) if cov else pd.DataFrame()
+def coverage_of_methods() -> pd.DataFrame:
+    cov = [
+        interval_coverage(p).assign(method=name)
+        for name, p in ((cfg.search, per_model), *((b, per_b) for b, (_, per_b) in base.items()))
+    ]
+    return pd.concat(cov, ignore_index=True)
+
+
+cov = caches.of_sweep("interval-coverage", view, coverage_of_methods)
 if len(cov):
     st.markdown("**Do the 95% intervals hold the true accuracy?**")
     st.caption(
@@ -99,7 +105,7 @@ st.subheader("Does the estimated ranking keep the true one?")
 st.markdown(
     "Rank the models by their estimates and compare with the ranking by true accuracy (Prabhu et al., 2024, App. F, Fig. 8)."
 )
-agree = rank_agreement(per_model)
+agree = caches.of_sweep("rank-agreement", view, lambda: rank_agreement(per_model))
 left, right = st.columns(2)
 with left:
     if cfg.repeats > 1:

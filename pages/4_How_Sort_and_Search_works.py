@@ -87,6 +87,8 @@ sync_query(
 )
 
 provenance_note(synthetic, dataset)
+# Everything the figures depend on: each is built once per server for it, not per visitor.
+view = (key, dataset, mode, n_models, n_samples, slice_seed, rule, sampling, held, budget, seed)
 w = walkthrough(A, held, budget, rule, sampling, seed, transpose)
 M = A.T if transpose else A
 others = [i for i in range(M.shape[0]) if i != held]
@@ -112,7 +114,7 @@ st.subheader(f"1. Sort: the other {what_new}s' results before and after sorting"
 left, right = st.columns(2)
 with left:
     show_chart(
-        charts.matrix_heatmap(
+        lambda: charts.matrix_heatmap(
             np.delete(M, held, axis=0),
             row_labels=other_labels,
             col_labels=list(cols_label),
@@ -121,12 +123,12 @@ with left:
             y_title=what_new,
         ),
         "slice_before_sort",
+        key=view,
     )
 with right:
-    sorted_rest = np.delete(M, held, axis=0)[:, w.order]
     show_chart(
-        charts.matrix_heatmap(
-            sorted_rest,
+        lambda: charts.matrix_heatmap(
+            np.delete(M, held, axis=0)[:, w.order],
             row_labels=other_labels,
             col_labels=sorted_labels,
             title="after Sort: easy → hard" if not transpose else "after Sort: best → worst model",
@@ -135,6 +137,7 @@ with right:
             y_title=what_new,
         ),
         "slice_after_sort",
+        key=view,
     )
 st.caption(
     f"Blue = correct, light = wrong. Red boxes: the n′ = {budget} sorted positions the new {what_new} is evaluated "
@@ -149,7 +152,7 @@ final = step == budget
 now = prediction_after(w, step, rule)
 shown_t = w.threshold if final else dp_search(w.observed[:step])
 show_chart(
-    charts.observed_strip(
+    lambda: charts.observed_strip(
         n_other,
         w.positions,
         w.observed,
@@ -158,9 +161,10 @@ show_chart(
         x_title=f"sorted {what_other} position",
     ),
     "evaluated_so_far",
+    key=(view, step),
 )
 show_chart(
-    charts.running_sum(
+    lambda: charts.running_sum(
         w.positions,
         w.observed,
         upto=step,
@@ -169,6 +173,7 @@ show_chart(
         title="running sum of +1 (right) / −1 (wrong) along the sorted order",
     ),
     "running_sum",
+    key=(view, step),
 )
 if final:
     st.markdown(
@@ -205,13 +210,14 @@ else:
         help="fraction of entries predicted wrongly (Prabhu et al., 2024, Eq. 2)",
     )
     show_chart(
-        charts.predicted_vs_true(
+        lambda: charts.predicted_vs_true(
             pred_now,
             w.true,
             title=f"the new {what_new}'s row in sorted order (× = wrong prediction)",
             x_title=f"sorted {what_other} position",
         ),
         "predicted_vs_true",
+        key=(view, step),
     )
 # Only the evaluations made so far: later steps' results are not shown before the slider gets there.
 steps = pd.DataFrame(

@@ -347,40 +347,26 @@ def bounded(
     return small, block.note(sel.A.shape)
 
 
-def sweep_baselines(
-    key: str,
-    cfg: Any,
-    n_items: int,
-    per_model: pd.DataFrame,
-    first_n: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """:func:`lifelong_core.workflows.backtest.sweep_baselines` of a page's sweep, worked out
-    once per sweep and shared by every session that views it.
+def of_sweep(what: str, view: tuple, compute: Callable[[], Any]) -> Any:
+    """A table a page works out from its sweep, worked out once per sweep and shared by
+    every session that views it (a copy each time).
 
     Parameters
     ----------
-    key : str
-        The store's cache key (:func:`store_key`).
-    cfg : ui.controls.SweepConfig
-        The sweep's settings: with ``key`` they decide ``per_model`` and ``first_n``.
-    n_items : int
-        The number of items.
-    per_model : pandas.DataFrame
-        The sweep's per-model table.
-    first_n : pandas.DataFrame, optional
-        The ``first-n`` sweep's table on the same split.
+    what : str
+        Which table (a page may derive several from one sweep).
+    view : tuple
+        What decides the sweep: the store's cache key (:func:`store_key`) and the page's
+        settings (``ui.controls.SweepConfig``, hashable).
+    compute : callable
+        Works the table out from the sweep the page holds.
 
     Returns
     -------
-    pandas.DataFrame
-        The table per budget (a copy).
+    object
+        What ``compute`` returns.
     """
-    from lifelong_core.workflows import backtest as bt
-
-    return _memo().get_or_compute(
-        ("sweep-baselines", key, cfg, int(n_items), first_n is not None),
-        lambda: bt.sweep_baselines(per_model, n_items, first_n),
-    )
+    return _memo().get_or_compute(("of-sweep", what, view), compute)
 
 
 def backtest(
