@@ -103,9 +103,12 @@ def store_key() -> str:
     return f"{p}:{p.stat().st_mtime_ns}"
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=8)
 def store_facts(key: str) -> dict:
     """What every page reads about the store on every view, read once per store version.
+
+    One shared object, not a copy per call (copying the table cost as much as reading it
+    on every view): pages only read it.
 
     Parameters
     ----------
