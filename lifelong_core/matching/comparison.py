@@ -26,7 +26,13 @@ from numpy.typing import ArrayLike
 
 from lifelong_core.errors import InputError
 from lifelong_core.matching.data import Predictions, make_predictions
-from lifelong_core.matching.protocol import MatchRun, MatchSummary, check_params, matched_accuracy
+from lifelong_core.matching.protocol import (
+    MatchRun,
+    MatchSummary,
+    check_params,
+    match_runs_models,
+    match_summary,
+)
 
 TABLE_COLUMNS = (
     "model",
@@ -127,7 +133,8 @@ def compare_models(
     seed : int
         Seed of the runs.
     progress : callable, optional
-        Called with the fraction done after each model.
+        Called with the fraction done after each model's summary (every model is matched
+        first, side by side).
 
     Returns
     -------
@@ -153,15 +160,19 @@ def compare_models(
     pred_target, conf_target = _check_matrix(
         "target", y_target, pred_target, conf_target, len(models)
     )
+    sources = [
+        make_predictions(y_source, pred_source[k], conf_source[k], name=f"source (model {model})")
+        for k, model in enumerate(models)
+    ]
+    targets = [
+        make_predictions(y_target, pred_target[k], conf_target[k], name=f"target (model {model})")
+        for k, model in enumerate(models)
+    ]
+    # All models' runs side by side: each model's equal matched_accuracy on it alone.
+    runs_of = match_runs_models(sources, targets, eps=eps, criterion=crit, runs=runs, seed=seed)
     rows, summaries = [], {}
     for k, model in enumerate(models):
-        src = make_predictions(
-            y_source, pred_source[k], conf_source[k], name=f"source (model {model})"
-        )
-        tgt = make_predictions(
-            y_target, pred_target[k], conf_target[k], name=f"target (model {model})"
-        )
-        s = matched_accuracy(src, tgt, eps=eps, criterion=crit, runs=runs, seed=seed)
+        s = match_summary(sources[k], targets[k], runs_of[k], eps, crit, seed)
         summaries[model] = s
         rows.append(
             (

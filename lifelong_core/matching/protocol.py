@@ -253,8 +253,8 @@ class _Windows:
     """Source sorted by (group, p); each target's candidates are sorted positions [lo, hi)."""
 
     order: np.ndarray  # sorted position -> source index
-    lo: list  # per target, Python ints (the hot loop indexes them one by one)
-    hi: list
+    lo: np.ndarray  # int64, per target
+    hi: np.ndarray
 
 
 def _windows(source: Predictions, target: Predictions, eps: float, criterion: str) -> _Windows:
@@ -285,7 +285,7 @@ def _windows(source: Predictions, target: Predictions, eps: float, criterion: st
         # Candidates: p_t <= p_s + eps (from lo on) and p_s - eps <= p_t (before hi).
         lo[members] = a + np.searchsorted(upper[a:b], pt, side="left")
         hi[members] = a + np.searchsorted(lower[a:b], pt, side="right")
-    return _Windows(order=order, lo=lo.tolist(), hi=hi.tolist())
+    return _Windows(order=order, lo=lo, hi=hi)
 
 
 def _fenwick_run(n: int, lo: list, hi: list, u: list, v: list) -> list:
@@ -349,6 +349,133 @@ def _fenwick_run(n: int, lo: list, hi: list, u: list, v: list) -> list:
     return chosen
 
 
+def _stepped_runs(n: int, lo: np.ndarray, hi: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Many independent passes of Algorithm 1/2 at once, one target at a time.
+
+    ``lo``, ``hi`` are (models, N) windows, ``u``, ``v`` (runs, N) draws; row (m, r)
+    makes exactly the picks of ``_fenwick_run(n, lo[m], hi[m], u[r], v[r])``: the first
+    try at ``lo + floor(u * width)`` is kept if still available, otherwise the
+    ``floor(v * c)``-th of the ``c`` available positions of the window is taken, with the
+    same floating-point products and truncations. The targets stay in turn (each pick
+    depends on the earlier ones of its run); what is vectorised is the rows, every model
+    and run side by side, so the Python loop runs N times instead of models * runs * N.
+    A first try that fails counts the window's available positions by a cumulative sum
+    over its cells, so a step costs the widest such window times the rows that missed:
+    :func:`_run_passes` sends wide windows to the Fenwick tree instead.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (models, runs, N): the sorted source position each target took, -1 for none.
+    """
+    n_models, n_tgt = lo.shape
+    runs = u.shape[0]
+    rows = n_models * runs
+    width = hi - lo
+    live = width > 0
+    widest = max(int(width.max()) if width.size else 0, 1)
+    # Row r's cells are r * stride + 0..n-1; cell n and the padding after it are never
+    # available, so a window of up to ``widest`` cells read from any start stays in its row.
+    stride = n + widest
+    base = np.arange(rows, dtype=np.int64) * stride
+    # First tries of every (step, row) as cells, step-major so that a step reads one row.
+    first = lo[:, None, :] + (u[None, :, :] * width[:, None, :]).astype(np.int64)
+    first = np.minimum(first, (hi - 1)[:, None, :])
+    first = np.where(live[:, None, :], first, n)  # a dead window tries cell n: a miss
+    first_t = np.ascontiguousarray(first.reshape(rows, n_tgt).T) + base
+    lo_t, width_t, v_t = lo.T.copy(), width.T.copy(), v.T.copy()
+    model_of = np.repeat(np.arange(n_models), runs)
+    run_of = np.tile(np.arange(runs), n_models)
+    avail = np.zeros((rows, stride), dtype=bool)
+    avail[:, :n] = True
+    flat = avail.reshape(-1)
+    windows = np.lib.stride_tricks.sliding_window_view(flat, widest)
+    count = np.int16 if widest < 2**15 else np.int64
+    chosen_t = np.empty((n_tgt, rows), dtype=np.int64)
+    for i in range(n_tgt):
+        cell = first_t[i]
+        ok = flat[cell]
+        miss = np.flatnonzero(~ok)
+        if miss.size:
+            mod = model_of[miss]
+            w = width_t[i, mod]
+            has_window = w > 0
+            if not has_window.all():
+                miss, mod, w = miss[has_window], mod[has_window], w[has_window]
+        if miss.size:
+            start = base[miss] + lo_t[i, mod]
+            seen = np.cumsum(windows[start, : int(w.max())], axis=1, dtype=count)
+            c = seen[np.arange(miss.size), w - 1].astype(np.int64)
+            k = np.minimum((v_t[i, run_of[miss]] * c).astype(np.int64), c - 1)
+            got = c > 0
+            # The (k+1)-th available cell of the window: how many prefixes hold <= k.
+            pick = start + (seen <= k[:, None]).sum(axis=1)
+            cell = cell.copy()
+            cell[miss[got]] = pick[got]
+            ok[miss] = got
+        taken = cell[ok]
+        flat[taken] = False
+        chosen_t[i] = -1
+        chosen_t[i, ok] = taken - base[ok]
+    return chosen_t.T.reshape(n_models, runs, n_tgt)
+
+
+# The stepped matcher pays a fixed cost per target, the Fenwick tree one per target and
+# run: below this many rows (models * runs) side by side the tree is cheaper.
+STEPPED_MIN_ROWS = 32
+# The cells the stepped matcher holds per array (rows times the targets, or times the
+# widest window a step may gather): about 16 MB of int64. More models are stepped in
+# chunks; a window so wide that too few rows fit goes to the Fenwick tree, whose cost
+# does not grow with the window.
+STEPPED_MAX_CELLS = 1 << 21
+
+
+def _run_passes(n: int, lo: np.ndarray, hi: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Every (model, run) pass, through whichever matcher is cheaper; both pick the same.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (models, runs, N), as :func:`_stepped_runs`.
+    """
+    n_models, n_tgt = lo.shape
+    runs = u.shape[0]
+    widest = int((hi - lo).max()) if lo.size else 0
+    chunk = min(n_models, STEPPED_MAX_CELLS // (runs * max(n_tgt, widest, 1)))
+    if chunk * runs >= STEPPED_MIN_ROWS:
+        parts = [
+            _stepped_runs(n, lo[k : k + chunk], hi[k : k + chunk], u, v)
+            for k in range(0, n_models, chunk)
+        ]
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+    chosen = np.full((n_models, runs, n_tgt), -1, dtype=np.int64)
+    for m in range(n_models):
+        lo_m, hi_m = lo[m].tolist(), hi[m].tolist()
+        for r in range(runs):
+            chosen[m, r] = _fenwick_run(n, lo_m, hi_m, u[r].tolist(), v[r].tolist())
+    return chosen
+
+
+def _draws(rng: np.random.Generator, runs: int, n_tgt: int) -> tuple[np.ndarray, np.ndarray]:
+    # Run by run from one generator, so run r of a longer call equals run r of a shorter.
+    uv = np.stack([rng.random((2, n_tgt)) for _ in range(runs)]) if runs else np.zeros((0, 2, n_tgt))
+    return uv[:, 0, :], uv[:, 1, :]
+
+
+def _as_runs(order: np.ndarray, chosen: np.ndarray) -> tuple[MatchRun, ...]:
+    out = []
+    for row in chosen:
+        hit = row >= 0
+        out.append(
+            MatchRun(
+                src_matched=order[row[hit]],
+                tgt_matched=np.flatnonzero(hit),
+                tgt_unmatched=np.flatnonzero(~hit),
+            )
+        )
+    return tuple(out)
+
+
 def match_runs(
     source: Predictions,
     target: Predictions,
@@ -381,27 +508,74 @@ def match_runs(
     -------
     tuple of MatchRun
     """
+    return match_runs_models([source], [target], eps, criterion, runs, seed)[0]
+
+
+def match_runs_models(
+    sources: Sequence[Predictions],
+    targets: Sequence[Predictions],
+    eps: float = 0.005,
+    criterion: Criterion = "label-prob",
+    runs: int = 10,
+    seed: int | np.random.Generator = 0,
+) -> list[tuple[MatchRun, ...]]:
+    """:func:`match_runs` for several models on the same two sets at once (Anzaku et al.
+    (2022), *A Principled Evaluation Protocol for Comparative Investigation of the
+    Effectiveness of DNN Classification Models on Similar-but-non-identical Datasets*,
+    Algorithms 1 and 2).
+
+    Model k's runs are exactly ``match_runs(sources[k], targets[k], ..., seed=seed)``:
+    every model draws the same runs from a fresh ``np.random.default_rng(seed)`` (or, for
+    a generator, the draws of one call, shared). Run together, every model's and run's
+    pass advances one target at a time side by side, which costs far less than one pass
+    after another when there are many.
+
+    Parameters
+    ----------
+    sources, targets : sequence of Predictions
+        One model's outputs per entry; all sources of one length, all targets of one length.
+    eps : float
+        Match when the confidences differ by at most ``eps``.
+    criterion : {"label-prob", "prob"}
+        Algorithm 1 or 2.
+    runs : int
+        Number of runs per model.
+    seed : int or numpy.random.Generator
+        Seed, or the generator to draw from.
+
+    Returns
+    -------
+    list of tuple of MatchRun
+        One tuple of runs per model, in the order given.
+
+    Raises
+    ------
+    InputError
+        If a parameter is out of range, or the models' sets differ in length.
+    """
     check_params(
         eps, criterion, runs, None if isinstance(seed, np.random.Generator) else seed, max_runs=None
     )
+    if len(sources) != len(targets):
+        raise InputError(
+            f"sources and targets must pair up, got {len(sources)} and {len(targets)}.",
+            param="targets",
+        )
+    if not sources:
+        return []
+    n_src, n_tgt = len(sources[0]), len(targets[0])
+    if any(len(s) != n_src for s in sources) or any(len(t) != n_tgt for t in targets):
+        raise InputError(
+            "Every model must be matched on the same two sets: the sources (or targets) differ in length.",
+            param="sources",
+        )
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    win = _windows(source, target, float(eps), criterion)
-    n_src, n_tgt = len(source), len(target)
-    out = []
-    for _ in range(int(runs)):
-        u, v = rng.random((2, n_tgt))
-        chosen = np.asarray(
-            _fenwick_run(n_src, win.lo, win.hi, u.tolist(), v.tolist()), dtype=np.int64
-        )
-        hit = chosen >= 0
-        out.append(
-            MatchRun(
-                src_matched=win.order[chosen[hit]],
-                tgt_matched=np.flatnonzero(hit),
-                tgt_unmatched=np.flatnonzero(~hit),
-            )
-        )
-    return tuple(out)
+    wins = [_windows(s, t, float(eps), criterion) for s, t in zip(sources, targets)]
+    u, v = _draws(rng, int(runs), n_tgt)
+    lo = np.stack([w.lo for w in wins]).reshape(len(wins), n_tgt)
+    hi = np.stack([w.hi for w in wins]).reshape(len(wins), n_tgt)
+    chosen = _run_passes(n_src, lo, hi, u, v)
+    return [_as_runs(w.order, chosen[k]) for k, w in enumerate(wins)]
 
 
 def _mean_or_nan(values: np.ndarray) -> float:
@@ -490,8 +664,40 @@ def matched_accuracy(
     InputError
         If a parameter is out of range.
     """
-    check_params(eps, criterion, runs, seed)
-    matches = match_runs(source, target, eps=eps, criterion=criterion, runs=runs, seed=seed)
+    crit = check_params(eps, criterion, runs, seed)
+    matches = match_runs(source, target, eps=eps, criterion=crit, runs=runs, seed=seed)
+    return match_summary(source, target, matches, eps, crit, seed)
+
+
+def match_summary(
+    source: Predictions,
+    target: Predictions,
+    matches: Sequence[MatchRun],
+    eps: float,
+    criterion: Criterion,
+    seed: int,
+) -> MatchSummary:
+    """The :class:`MatchSummary` of one model's runs (Anzaku et al. (2022), *A Principled
+    Evaluation Protocol for Comparative Investigation of the Effectiveness of DNN
+    Classification Models on Similar-but-non-identical Datasets*, §2.3).
+
+    Parameters
+    ----------
+    source, target : Predictions
+        The model's outputs on both sets.
+    matches : sequence of MatchRun
+        Its runs, from :func:`match_runs` or :func:`match_runs_models` with these settings.
+    eps : float
+        The tolerance the runs matched with.
+    criterion : {"label-prob", "prob"}
+        The algorithm they followed.
+    seed : int
+        Their seed.
+
+    Returns
+    -------
+    MatchSummary
+    """
     cols = _run_columns(source, target, matches)
     return MatchSummary(
         acc_source=source.accuracy,
@@ -507,8 +713,8 @@ def matched_accuracy(
         n_target=len(target),
         eps=float(eps),
         criterion=criterion,
-        runs=int(runs),
+        runs=len(matches),
         seed=int(seed),
         per_run_columns=cols,
-        matches=matches,
+        matches=tuple(matches),
     )
