@@ -194,8 +194,13 @@ def read_samples(store: Store, source: Side, target: Side) -> PairSamples:
 def _extras(
     store: Store, rows: np.ndarray, pair: PairSamples
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    ex_s = store.extras(models=rows, samples=pair.source_idx, fields=FIELDS)
-    ex_t = store.extras(models=rows, samples=pair.target_idx, fields=FIELDS)
+    # Both sides in one read: each read scans the store's lists once, whatever it keeps.
+    both = store.extras(
+        models=rows, samples=np.concatenate([pair.source_idx, pair.target_idx]), fields=FIELDS
+    )
+    cut = len(pair.source_idx)
+    ex_s = {f: np.ascontiguousarray(v[:, :cut]) for f, v in both.items()}
+    ex_t = {f: np.ascontiguousarray(v[:, cut:]) for f, v in both.items()}
     return ex_s, ex_t
 
 

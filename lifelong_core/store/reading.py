@@ -360,8 +360,12 @@ class StoreReader(StoreHandle):
         block_ids: np.ndarray | None,
         columns: Sequence[str] = ("correct", "known"),
         table: str = "bits",
+        list_spans: dict[int, tuple[int, int]] | None = None,
     ) -> Fetched:
         """Rows of ``bits`` (or ``extras``) for the wanted models, grouped by block.
+
+        ``list_spans`` (list columns only) cuts each block's lists to the positions
+        [lo, hi) given for its block id.
 
         Returns {block_id: (model_idx int64 sorted, {column: pyarrow array})}.
         """
@@ -374,8 +378,17 @@ class StoreReader(StoreHandle):
         if block_ids is not None and len(block_ids) < len(self._blocks["block_id"]):
             cond.append(f"block_id IN ({','.join(str(int(b)) for b in block_ids) or 'NULL'})")
         where = f"WHERE {' AND '.join(cond)}" if cond else ""
+        select = list(columns)
+        if list_spans:
+            # list_slice counts from 1 and includes its end.
+            first = " ".join(f"WHEN {int(b)} THEN {lo + 1}" for b, (lo, _) in list_spans.items())
+            last = " ".join(f"WHEN {int(b)} THEN {hi}" for b, (_, hi) in list_spans.items())
+            select = [
+                f"list_slice({c}, CASE block_id {first} END, CASE block_id {last} END) AS {c}"
+                for c in columns
+            ]
         tbl = cur.sql(
-            f"SELECT block_id, model_idx, {', '.join(columns)} FROM {table} {where}"
+            f"SELECT block_id, model_idx, {', '.join(select)} FROM {table} {where}"
         ).to_arrow_table()
         out: Fetched = {}
         if tbl.num_rows == 0:
@@ -706,9 +719,25 @@ class StoreReader(StoreHandle):
         if len(m) == 0 or n == 0 or not fields:
             return out
         blocks = self._blocks_for(s)
-        fetched = self._fetch(m, np.array([b[0] for b in blocks]), columns=fields, table="extras")
+        # Only the span of each block's list that holds wanted samples leaves DuckDB: a few
+        # hundred samples of a block of ten thousand need not carry the rest.
+        spans: dict[int, tuple[int, int]] = {}
         for block_id, start, length in blocks:
-            got = self._extras_block(fetched, int(block_id), int(length), m, fields)
+            if s is None:
+                spans[block_id] = (0, length)
+            else:
+                inside = s[(s >= start) & (s < start + length)] - start
+                spans[block_id] = (int(inside.min()), int(inside.max()) + 1)
+        fetched = self._fetch(
+            m,
+            np.array([b[0] for b in blocks]),
+            columns=fields,
+            table="extras",
+            list_spans=None if s is None else spans,
+        )
+        for block_id, start, length in blocks:
+            lo, hi = spans[block_id]
+            got = self._extras_block(fetched, int(block_id), hi - lo, m, fields)
             if s is None:
                 sl = slice(int(start), int(start + length))
                 for f, (v, h) in got.items():
@@ -717,8 +746,8 @@ class StoreReader(StoreHandle):
                 cols = np.flatnonzero((s >= start) & (s < start + length))
                 for f, (v, h) in got.items():
                     out[f][0][:, cols], out[f][1][:, cols] = (
-                        v[:, s[cols] - start],
-                        h[:, s[cols] - start],
+                        v[:, s[cols] - start - lo],
+                        h[:, s[cols] - start - lo],
                     )
         return out
 

@@ -114,7 +114,7 @@ def missing_columns(
 
 def model_blocks(rows: Sequence[int], n_source: int, n_target: int) -> list[tuple[int, ...]]:
     """``rows`` in blocks of at most ``len(rows) / BLOCKS`` models, each small enough that
-    its dense extras on the larger side stay within the dense-read limit.
+    its dense extras on both sides (read together) stay within the dense-read limit.
 
     An all-model comparison is matched (and cached, and its progress reported) block by
     block.
@@ -135,7 +135,7 @@ def model_blocks(rows: Sequence[int], n_source: int, n_target: int) -> list[tupl
         1,
         min(
             math.ceil(len(rows) / BLOCKS),
-            limits.block_rows(max(n_source, n_target), EXTRA_BYTES),
+            limits.block_rows(n_source + n_target, EXTRA_BYTES),
         ),
     )
     return [tuple(rows[i : i + size]) for i in range(0, len(rows), size)]

@@ -479,6 +479,53 @@ def test_random_growth_matches_a_dense_model(tmp_path_factory, seed, steps):
             assert np.array_equal(st.known(None, pick), known[:, pick])
 
 
+def test_extras_of_some_samples_equal_the_same_columns_of_every_sample(tmp_path, rng):
+    # A read of a few samples takes only their span of each block's lists out of DuckDB;
+    # it must give the columns of the whole read, gaps and all, across blocks.
+    conf = rng.random((3, 30))
+    pred = rng.integers(0, 9, (3, 30)).astype(np.int32)
+    with Store.create(tmp_path / "s.duckdb") as st:
+        st.insert_matrix(
+            rng.integers(0, 2, (3, 30), dtype=np.uint8),
+            ids("m", 3),
+            ids("s", 30),
+            dataset="d",
+            extras={"confidence": conf, "predicted": pred},
+        )
+        st.insert_long(
+            pd.DataFrame(
+                {
+                    "model": ["m0", "m1", "m0"],
+                    "sample": ["t0", "t1", "t3"],
+                    "correct": [1, 0, 0],
+                    "confidence": [0.25, 0.5, 0.75],
+                }
+            ),
+            dataset="e",
+        )
+        st.insert_long(
+            pd.DataFrame(
+                {"model": ["m1", "m2"], "sample": ["t2", "t3"], "correct": [1, 1], "predicted": [4, 2]}
+            ),
+            dataset="e",
+        )
+        assert st.n_samples == 34 and len(st._blocks["block_id"]) >= 2
+        whole = st.extras_partial(fields=("confidence", "predicted"))
+        for cols in ([5], [29, 3, 3, 30], [31, 2, 33, 30], list(range(34))[::-1], [17, 18]):
+            for models in ([0, 1, 2], [2, 0]):
+                part = st.extras_partial(models, cols, fields=("confidence", "predicted"))
+                for f, (values, have) in part.items():
+                    assert np.array_equal(values, whole[f][0][np.ix_(models, cols)])
+                    assert np.array_equal(have, whole[f][1][np.ix_(models, cols)])
+        assert np.array_equal(whole["predicted"][0][:, :30], pred)
+        # Samples t0, t1, t3 come before t2, first recorded in the second import.
+        assert whole["confidence"][1][:, 30:].tolist() == [
+            [True, False, True, False],
+            [False, True, False, False],
+            [False, False, False, False],
+        ]
+
+
 def test_extras_survive_gap_filling_and_mixed_fields(tmp_path):
     with Store.create(tmp_path / "s.duckdb") as st:
         st.insert_long(

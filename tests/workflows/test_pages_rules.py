@@ -111,8 +111,11 @@ def test_model_blocks_stay_within_the_dense_limit():
     rows = list(range(100))
     blocks = matching.model_blocks(rows, 1000, 500)
     assert [r for b in blocks for r in b] == rows and len(blocks) == matching.BLOCKS
-    with limits.dense_limit_set(27 * 1000 * 2):
+    # Both sides are read together: 1,500 datapoints of 27 bytes per model.
+    with limits.dense_limit_set(27 * 1500 * 2):
         assert max(len(b) for b in matching.model_blocks(rows, 1000, 500)) == 2
+    with limits.dense_limit_set(27 * 1500 * 2 - 1):
+        assert max(len(b) for b in matching.model_blocks(rows, 1000, 500)) == 1
     assert matching.all_models_table([pd.DataFrame()]) is None
     tables = [
         pd.DataFrame({"model": ["b", "a"], "acc_source": [0.5, 0.5]}),
