@@ -6,7 +6,10 @@
 2. The plain O(N*M) transcription against the Fenwick-tree matcher on a smaller pair,
    one run, to show what the data structure buys.
 3. Every model of the demo store on its replication pair through
-   ``compare_store_models`` in the page's blocks (target: within 20 s).
+   ``compare_store_models`` in the page's blocks (target: within 20 s), wall and CPU.
+4. The same models' runs (predictions already read) through the Fenwick tree one pass
+   after another and through the stepped matcher all side by side, CPU seconds, both
+   criteria; the picks are checked to be identical.
 
 Synthetic inputs are seeded; timings are wall-clock minima and medians over repeats on a
 shared machine, so expect noise. Run: ``.venv/bin/python -m benchmarks.bench_matching``.
@@ -15,7 +18,6 @@ shared machine, so expect noise. Run: ``.venv/bin/python -m benchmarks.bench_mat
 from __future__ import annotations
 
 import json
-import math
 import os
 import statistics
 import time
@@ -35,7 +37,6 @@ from lifelong_core.matching.store_pair import (
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "bench_matching.json"
-PAGE_BLOCKS = 20  # as in pages/8_Matched_accuracy.py
 
 
 def synthetic(n: int, classes: int, shift: float, rng: np.random.Generator):
@@ -47,12 +48,12 @@ def synthetic(n: int, classes: int, shift: float, rng: np.random.Generator):
     return make_predictions(y, y_pred, p)
 
 
-def timed(fn, repeats: int):
+def timed(fn, repeats: int, clock=time.perf_counter):
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         out = fn()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return out, min(times), statistics.median(times)
 
 
@@ -110,18 +111,24 @@ def bench_demo_store(repeats: int = 2) -> dict | None:
         Side(DEMO_DATASET, (DEMO_SOURCE_DOMAIN,)),
         Side(DEMO_DATASET, (DEMO_TARGET_DOMAIN,)),
     )
+    from lifelong_core.workflows.matching import comparable_models, model_blocks
+
     with Store.open(path, read_only=True) as store:
-        rows = store.models()["model_idx"].astype(int).tolist()
-        size = max(1, math.ceil(len(rows) / PAGE_BLOCKS))
+        # The page's models and blocks.
+        rows = list(
+            comparable_models(
+                store, (source.dataset, source.domains), (target.dataset, target.domains)
+            ).values()
+        )
 
         def all_models():
             pair = read_samples(store, source, target)
             tables = []
-            for i in range(0, len(rows), size):
+            for block in model_blocks(rows, len(pair.source_idx), len(pair.target_idx)):
                 comparison, _ = compare_store_models(
                     store,
                     pair,
-                    rows[i : i + size],
+                    block,
                     eps=0.005,
                     criterion="label-prob",
                     runs=10,
@@ -131,6 +138,7 @@ def bench_demo_store(repeats: int = 2) -> dict | None:
                 tables.append(comparison.table)
             return tables
 
+        _, cpu_best, _ = timed(all_models, repeats, clock=time.process_time)
         tables, best, med = timed(all_models, repeats)
         n_src = len(store.samples(DEMO_DATASET, [DEMO_SOURCE_DOMAIN]))
         n_tgt = len(store.samples(DEMO_DATASET, [DEMO_TARGET_DOMAIN]))
@@ -142,16 +150,69 @@ def bench_demo_store(repeats: int = 2) -> dict | None:
         "models": len(table),
         "min_s": best,
         "median_s": med,
+        "cpu_min_s": cpu_best,
         "mean_acc_gap": float(table["acc_diff"].mean()),
         "mean_matched_gap": float(table["matched_acc_diff"].mean()),
         "mean_fraction_unmatched": float(table["fraction_unmatched"].mean()),
     }
 
 
+def bench_stepped(repeats: int = 3) -> list[dict]:
+    """The demo pair's runs through the Fenwick tree and the stepped matcher, CPU seconds."""
+    path = Path(os.environ.get("LBE_STORE", ROOT / "data" / "demo.duckdb"))
+    if not path.exists():
+        return []
+    from lifelong_core.matching.protocol import _draws, _fenwick_run, _stepped_runs, _windows
+    from lifelong_core.matching.store_pair import load_pair
+    from lifelong_core.store import Store
+
+    source, target = (
+        Side(DEMO_DATASET, (DEMO_SOURCE_DOMAIN,)),
+        Side(DEMO_DATASET, (DEMO_TARGET_DOMAIN,)),
+    )
+    with Store.open(path, read_only=True) as store:
+        data = load_pair(store, read_samples(store, source, target))
+    preds = [data.predictions(m) for m in data.models]
+    n_src, n_tgt, runs = len(data.y_source), len(data.y_target), 10
+    out = []
+    for criterion in ("label-prob", "prob"):
+        wins = [_windows(s, t, 0.005, criterion) for s, t in preds]
+        lo, hi = np.stack([w.lo for w in wins]), np.stack([w.hi for w in wins])
+        u, v = _draws(np.random.default_rng(0), runs, n_tgt)
+
+        def fenwick(lo=lo, hi=hi, u=u, v=v):
+            return np.array(
+                [
+                    [_fenwick_run(n_src, a, b, u[r].tolist(), v[r].tolist()) for r in range(runs)]
+                    for a, b in zip(lo.tolist(), hi.tolist())
+                ]
+            )
+
+        want, fen_s, _ = timed(fenwick, repeats, clock=time.process_time)
+        got, step_s, _ = timed(
+            lambda lo=lo, hi=hi, u=u, v=v: _stepped_runs(n_src, lo, hi, u, v),
+            repeats,
+            clock=time.process_time,
+        )
+        if not np.array_equal(want, got):
+            raise AssertionError("the stepped matcher picked differently from the Fenwick tree")
+        out.append(
+            {
+                "case": f"demo pair, {len(preds)} models x {runs} runs, {n_src} x {n_tgt}, eps 0.005",
+                "criterion": criterion,
+                "fenwick_cpu_s": fen_s,
+                "stepped_cpu_s": step_s,
+                "widest_window": int((hi - lo).max()),
+            }
+        )
+    return out
+
+
 def main() -> None:
     one = bench_one_model()
     ref = bench_reference()
     demo = bench_demo_store()
+    stepped = bench_stepped()
     print("| case | criterion | min s | median s | fraction unmatched | acc gap | matched gap |")
     print("|---|---|---|---|---|---|---|")
     for r in one:
@@ -170,13 +231,21 @@ def main() -> None:
         print("demo store not found (build it with `make store`); all-model timing skipped")
     else:
         print(
-            "| case | min s | median s | mean acc gap | mean matched gap | mean fraction unmatched |"
+            "| case | min s | median s | CPU s | mean acc gap | mean matched gap | mean fraction unmatched |"
         )
-        print("|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|")
         print(
-            f"| {demo['case']} | {demo['min_s']:.2f} | {demo['median_s']:.2f} | {demo['mean_acc_gap']:.4f} | "
-            f"{demo['mean_matched_gap']:.4f} | {demo['mean_fraction_unmatched']:.4f} |"
+            f"| {demo['case']} | {demo['min_s']:.2f} | {demo['median_s']:.2f} | {demo['cpu_min_s']:.2f} | "
+            f"{demo['mean_acc_gap']:.4f} | {demo['mean_matched_gap']:.4f} | {demo['mean_fraction_unmatched']:.4f} |"
         )
+        print()
+        print("| case | criterion | Fenwick CPU s | stepped CPU s | widest window |")
+        print("|---|---|---|---|---|")
+        for r in stepped:
+            print(
+                f"| {r['case']} | {r['criterion']} | {r['fenwick_cpu_s']:.2f} | {r['stepped_cpu_s']:.2f} | "
+                f"{r['widest_window']} |"
+            )
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(
         json.dumps(
@@ -184,6 +253,7 @@ def main() -> None:
                 "one_model": one,
                 "reference": ref,
                 "demo_store": demo,
+                "stepped_vs_fenwick": stepped,
                 "note": "wall-clock on a shared 2-core machine; noisy",
             },
             indent=2,

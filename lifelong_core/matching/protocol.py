@@ -24,7 +24,14 @@ Implementation (same outcome distribution as the plain O(N*M) transcription in
   to the k-th available position, and removal is a point update, each O(log N). A cheap
   first try (one random position of the window, kept if still available) settles most
   draws before the tree is queried; see :func:`_fenwick_run` for why the pick stays
-  exactly uniform.
+  exactly uniform;
+* many passes at once (several models on the same two sets, or many runs) go through
+  :func:`_stepped_runs`, which makes the very picks of the Fenwick tree from the same
+  draws but advances every pass by one target per NumPy step, counting a window's
+  available positions by a cumulative sum when its first try fails. It costs one
+  Python step per target instead of one per target, model and run; the Fenwick tree stays
+  for few passes and for windows too wide to sum over (:func:`_run_passes` chooses, and
+  the tests hold the two to identical picks).
 
 Deliberate departures: none in what is computed. Where nothing is matched (or nothing is
 unmatched) the corresponding accuracy is undefined and reported as NaN per run; means
@@ -349,7 +356,9 @@ def _fenwick_run(n: int, lo: list, hi: list, u: list, v: list) -> list:
     return chosen
 
 
-def _stepped_runs(n: int, lo: np.ndarray, hi: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+def _stepped_runs(
+    n: int, lo: np.ndarray, hi: np.ndarray, u: np.ndarray, v: np.ndarray
+) -> np.ndarray:
     """Many independent passes of Algorithm 1/2 at once, one target at a time.
 
     ``lo``, ``hi`` are (models, N) windows, ``u``, ``v`` (runs, N) draws; row (m, r)
@@ -372,52 +381,55 @@ def _stepped_runs(n: int, lo: np.ndarray, hi: np.ndarray, u: np.ndarray, v: np.n
     runs = u.shape[0]
     rows = n_models * runs
     width = hi - lo
-    live = width > 0
     widest = max(int(width.max()) if width.size else 0, 1)
-    # Row r's cells are r * stride + 0..n-1; cell n and the padding after it are never
-    # available, so a window of up to ``widest`` cells read from any start stays in its row.
+    # Row r's cells are r * stride + 0..n-1. Cell n and the padding after it are never
+    # available, so a window of ``widest`` cells read from any start stays in its row; the
+    # last cell (``dump``) is always available and takes the first try of a target
+    # without candidates, whose result is set to -1 at the end.
     stride = n + widest
+    dump = rows * stride
     base = np.arange(rows, dtype=np.int64) * stride
-    # First tries of every (step, row) as cells, step-major so that a step reads one row.
+
+    def step_major(per_model: np.ndarray) -> np.ndarray:
+        # (models, runs, N) -> (N, rows): each step reads one contiguous row.
+        return np.ascontiguousarray(per_model.reshape(rows, n_tgt).T)
+
     first = lo[:, None, :] + (u[None, :, :] * width[:, None, :]).astype(np.int64)
-    first = np.minimum(first, (hi - 1)[:, None, :])
-    first = np.where(live[:, None, :], first, n)  # a dead window tries cell n: a miss
-    first_t = np.ascontiguousarray(first.reshape(rows, n_tgt).T) + base
-    lo_t, width_t, v_t = lo.T.copy(), width.T.copy(), v.T.copy()
-    model_of = np.repeat(np.arange(n_models), runs)
-    run_of = np.tile(np.arange(runs), n_models)
-    avail = np.zeros((rows, stride), dtype=bool)
-    avail[:, :n] = True
-    flat = avail.reshape(-1)
-    windows = np.lib.stride_tricks.sliding_window_view(flat, widest)
-    count = np.int16 if widest < 2**15 else np.int64
-    chosen_t = np.empty((n_tgt, rows), dtype=np.int64)
+    first = np.minimum(first, (hi - 1)[:, None, :]) + base.reshape(n_models, runs, 1)
+    dead = np.broadcast_to((width <= 0)[:, None, :], (n_models, runs, n_tgt))
+    first_t = step_major(np.where(dead, dump, first))
+    start_t = step_major(lo[:, None, :] + base.reshape(n_models, runs, 1))
+    width_t = step_major(np.broadcast_to(width[:, None, :], (n_models, runs, n_tgt)))
+    v_t = step_major(np.broadcast_to(v[None, :, :], (n_models, runs, n_tgt)))
+    avail = np.zeros(rows * stride + 1, dtype=bool)
+    avail[:-1].reshape(rows, stride)[:, :n] = True
+    avail[dump] = True
+    windows = np.lib.stride_tricks.sliding_window_view(avail[:-1], widest)
+    took_t = np.empty((n_tgt, rows), dtype=np.int64)
+    ok_t = np.empty((n_tgt, rows), dtype=bool)
     for i in range(n_tgt):
         cell = first_t[i]
-        ok = flat[cell]
+        ok = avail[cell]
         miss = np.flatnonzero(~ok)
         if miss.size:
-            mod = model_of[miss]
-            w = width_t[i, mod]
-            has_window = w > 0
-            if not has_window.all():
-                miss, mod, w = miss[has_window], mod[has_window], w[has_window]
-        if miss.size:
-            start = base[miss] + lo_t[i, mod]
-            seen = np.cumsum(windows[start, : int(w.max())], axis=1, dtype=count)
+            at = start_t[i, miss]
+            w = width_t[i, miss]
+            # int32: NumPy's fast path for a running count of booleans (int16 and int64 are
+            # several times slower).
+            seen = np.cumsum(windows[at, : int(w.max())], axis=1, dtype=np.int32)
             c = seen[np.arange(miss.size), w - 1].astype(np.int64)
-            k = np.minimum((v_t[i, run_of[miss]] * c).astype(np.int64), c - 1)
+            k = np.minimum((v_t[i, miss] * c).astype(np.int64), c - 1)
             got = c > 0
             # The (k+1)-th available cell of the window: how many prefixes hold <= k.
-            pick = start + (seen <= k[:, None]).sum(axis=1)
             cell = cell.copy()
-            cell[miss[got]] = pick[got]
+            cell[miss] = at + (seen <= k[:, None]).sum(axis=1)
             ok[miss] = got
-        taken = cell[ok]
-        flat[taken] = False
-        chosen_t[i] = -1
-        chosen_t[i, ok] = taken - base[ok]
-    return chosen_t.T.reshape(n_models, runs, n_tgt)
+        avail[cell[ok]] = False
+        avail[dump] = True
+        took_t[i] = cell
+        ok_t[i] = ok
+    chosen = took_t.T.reshape(n_models, runs, n_tgt) - base.reshape(n_models, runs, 1)
+    return np.where(ok_t.T.reshape(n_models, runs, n_tgt) & ~dead, chosen, -1)
 
 
 # The stepped matcher pays a fixed cost per target, the Fenwick tree one per target and
@@ -458,7 +470,9 @@ def _run_passes(n: int, lo: np.ndarray, hi: np.ndarray, u: np.ndarray, v: np.nda
 
 def _draws(rng: np.random.Generator, runs: int, n_tgt: int) -> tuple[np.ndarray, np.ndarray]:
     # Run by run from one generator, so run r of a longer call equals run r of a shorter.
-    uv = np.stack([rng.random((2, n_tgt)) for _ in range(runs)]) if runs else np.zeros((0, 2, n_tgt))
+    uv = (
+        np.stack([rng.random((2, n_tgt)) for _ in range(runs)]) if runs else np.zeros((0, 2, n_tgt))
+    )
     return uv[:, 0, :], uv[:, 1, :]
 
 

@@ -24,8 +24,10 @@ from lifelong_core.workflows.selection import recorded_models
 if TYPE_CHECKING:
     from lifelong_core.store import Store
 
-# An all-model comparison is run (and cached, and reported) in about this many blocks.
-BLOCKS = 20
+# An all-model comparison is run (and cached, and reported) in about this many blocks:
+# few, since each block pays one scan of the store's extras and one pass of the matcher
+# over every target, whatever its number of models.
+BLOCKS = 5
 # Dense extras per model and datapoint while a block is matched: label, predicted and
 # confidence, 9 bytes at most each.
 EXTRA_BYTES = 9 * 3

@@ -505,7 +505,12 @@ def test_extras_of_some_samples_equal_the_same_columns_of_every_sample(tmp_path,
         )
         st.insert_long(
             pd.DataFrame(
-                {"model": ["m1", "m2"], "sample": ["t2", "t3"], "correct": [1, 1], "predicted": [4, 2]}
+                {
+                    "model": ["m1", "m2"],
+                    "sample": ["t2", "t3"],
+                    "correct": [1, 1],
+                    "predicted": [4, 2],
+                }
             ),
             dataset="e",
         )
