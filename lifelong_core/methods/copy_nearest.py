@@ -2,17 +2,98 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
+from lifelong_core.bits import bits_at, mask_tail, pack_rows, row_totals
 from lifelong_core.errors import InputError
 from lifelong_core.methods.base import (
     BaseMethod,
     Estimate,
+    RowScores,
     check_fitted,
     check_observations,
     check_width,
 )
 from lifelong_core.sortsearch.search import check_budget
+
+# Distances are integer sums of 0/1 products, exact in float32 below 2**24 terms.
+_EXACT_FLOAT32 = 1 << 24
+
+
+def nearest_rows(cache_at: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """The cache row nearest each observed row: the rule CopyNearest&Expand copies by.
+
+    Prabhu et al. (2024), *Efficient Lifelong Model Evaluation in an Era of Rapid
+    Progress*, §4.2 Key Result 3: the smallest Hamming distance on the evaluated samples,
+    the lowest row on ties. The distances of every row to every cache row are one matrix
+    product, ``|o| + |s| - 2 o.s``, exact because every term is a whole number.
+
+    Parameters
+    ----------
+    cache_at : numpy.ndarray
+        (models, n') 0/1: the cache's results on the evaluated samples.
+    observed : numpy.ndarray
+        (rows, n') 0/1: each new row's results on the same samples, in the same order.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (rows,): the nearest cache row of each observed row.
+    """
+    dtype = np.float32 if cache_at.shape[1] < _EXACT_FLOAT32 else np.float64
+    s = np.asarray(cache_at).astype(dtype)
+    o = np.asarray(observed).astype(dtype)
+    dist = o.sum(axis=1)[:, None] + s.sum(axis=1)[None, :] - 2 * (o @ s.T)
+    return np.argmin(dist, axis=1).astype(np.int64)
+
+
+def copied_counts(
+    cache: np.ndarray,
+    cache_totals: np.ndarray,
+    cache_at: np.ndarray,
+    truth: np.ndarray,
+    columns: np.ndarray,
+    n: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ones and mistakes of each row's CopyNearest&Expand estimate, from packed rows.
+
+    The estimate is the :func:`nearest_rows` cache row with the evaluated samples set to
+    the row's own results; its ones and its disagreements with the true row are counted
+    without building it: popcounts of the copied row, minus what the evaluated samples
+    put back.
+
+    Parameters
+    ----------
+    cache : numpy.ndarray
+        The cache packed (``(models, ceil(n / 8))`` uint8, :func:`lifelong_core.bits.pack_rows`).
+    cache_totals : numpy.ndarray
+        int64 (models,): ones in each cache row.
+    cache_at : numpy.ndarray
+        uint8 (models, n'): the cache at ``columns``.
+    truth : numpy.ndarray
+        The true rows packed (``(rows, ceil(n / 8))`` uint8).
+    columns : numpy.ndarray
+        The evaluated samples.
+    n : int
+        The length of a row.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        int64 (rows,) ones of each estimate and int64 (rows,) samples where it differs
+        from the true row.
+    """
+    obs = bits_at(truth, columns)
+    near = nearest_rows(cache_at, obs)
+    at = cache_at[near]
+    differ = mask_tail(cache[near] ^ truth, n)
+    wrong = np.bitwise_count(differ).sum(axis=1, dtype=np.int64) - np.count_nonzero(
+        at != obs, axis=1
+    )
+    ones = cache_totals[near] - at.sum(axis=1, dtype=np.int64) + obs.sum(axis=1, dtype=np.int64)
+    return ones, wrong
 
 
 class CopyNearestExpand(BaseMethod):
@@ -126,8 +207,7 @@ class CopyNearestExpand(BaseMethod):
         """
         check_fitted(self, "A_")
         columns, observed = check_observations(columns, observed, self.n_)
-        dist = (self.A_[:, columns] != observed).sum(axis=1)
-        return int(np.argmin(dist))
+        return int(nearest_rows(self.A_[:, columns], observed[None, :])[0])
 
     def estimate(self, columns: np.ndarray, observed: np.ndarray) -> Estimate:
         """The nearest row, expanded: the estimate of the new model.
@@ -157,3 +237,43 @@ class CopyNearestExpand(BaseMethod):
         y = self.A_[self.nearest(columns, observed)].copy()
         y[columns] = observed
         return Estimate(float(y.mean()), None, None, y)
+
+    def score_rows(
+        self, selections: Sequence[np.ndarray], truth: np.ndarray, n: int
+    ) -> list[RowScores]:
+        """:meth:`estimate` of every row of ``truth`` at every selection, scored against
+        the row, without building any row (:class:`~lifelong_core.methods.base.SweepScoring`):
+        the nearest cache rows of all rows in one matrix product per selection, the counts
+        from popcounts (:func:`copied_counts`).
+
+        Parameters
+        ----------
+        selections : sequence of numpy.ndarray
+            One per budget, as :meth:`select` returned them.
+        truth : numpy.ndarray
+            The true rows, packed ((rows, ceil(n / 8)) uint8).
+        n : int
+            The number of samples; must be the fitted one.
+
+        Returns
+        -------
+        list of RowScores
+            One per selection; no intervals.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        InputError
+            If ``n`` is not the fitted number of samples.
+        """
+        check_fitted(self, "A_")
+        check_width(n, self.n_)
+        cache = pack_rows(self.A_)
+        totals = row_totals(cache, n)
+        out = []
+        for sel in selections:
+            cols = np.asarray(sel, dtype=np.int64)
+            ones, wrong = copied_counts(cache, totals, self.A_[:, cols], truth, cols, n)
+            out.append(RowScores(ones / n, None, None, wrong, ones))
+        return out

@@ -262,6 +262,7 @@ register(
         packed=True,
         cheap=True,
         packed_sweep="lifelong_core.sweeping.copy_nearest:copy_nearest_packed",
+        batched=True,
     ),
 )
 # A uniform random sample of items and its exact interval: the design-unbiased yardstick.

@@ -6,8 +6,9 @@ Rapid Progress*, §4.2): copy the Sort model nearest to the new one on the evalu
 samples, keep the new model's own answers where it was evaluated. Same numbers as
 ``run_sweep(..., search="copy-nearest")`` (``methods.copy_nearest``: the same random draws
 per budget, nearest Sort row by Hamming distance on the drawn samples, lowest row on
-ties), without unpacking: distances are matrix products on the drawn samples only, and
-each copied row's errors are popcounts of XORs.
+ties), without unpacking: the method's own counting (``methods.copy_nearest.copied_counts``,
+which its batched ``score_rows`` also runs), with the Sort rows held packed instead of
+dense.
 """
 
 from __future__ import annotations
@@ -18,15 +19,12 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core import limits
+from lifelong_core.bits import bits_at, row_totals
+from lifelong_core.methods.copy_nearest import copied_counts
 from lifelong_core.rows import RowSource
 from lifelong_core.sortsearch.metrics import kappa_from
 from lifelong_core.sweeping.packed import order_from_packed
 from lifelong_core.sweeping.result import SweepResult, check_budgets, summarise
-
-
-def _bits_at(P: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """0/1 values (rows, len(cols)) of packed rows at columns ``cols``."""
-    return (P[:, cols >> 3] >> (cols & 7).astype(np.uint8)) & np.uint8(1)
 
 
 def copy_nearest_packed(
@@ -56,25 +54,18 @@ def copy_nearest_packed(
     n = A_sort.n
     budgets = check_budgets(budgets, n)
     S = A_sort.read(0, A_sort.n_rows)
-    s_tot = np.bitwise_count(S).sum(axis=1, dtype=np.int64)
+    s_tot = row_totals(S, n)
     rng = np.random.default_rng(seed)
     draws = [np.sort(rng.choice(n, size=b, replace=False)).astype(np.int64) for b in budgets]
-    s_at = [_bits_at(S, c).astype(np.float32) for c in draws]
+    s_at = [bits_at(S, c) for c in draws]
     parts = []
     done = 0
     for row_ids, E in A_eval.chunks(max(1, limits.block_rows(max(budgets), 4, cap=256))):
-        e_tot = np.bitwise_count(E).sum(axis=1, dtype=np.int64)
+        true = row_totals(E, n) / n
         for b, cols, sa in zip(budgets, draws, s_at):
-            obs = _bits_at(E, cols).astype(np.float32)
-            agree = obs @ sa.T + (1.0 - obs) @ (1.0 - sa).T
-            near = np.argmax(agree, axis=1)  # fewest disagreements, lowest row on ties
-            at = sa[near]
-            errors = np.bitwise_count(S[near] ^ E).sum(axis=1, dtype=np.int64) - (at != obs).sum(
-                axis=1
-            )
-            est = (s_tot[near] - at.sum(axis=1) + obs.sum(axis=1)) / n
-            true = e_tot / n
-            err = errors / n
+            ones, wrong = copied_counts(S, s_tot, sa, E, cols, n)
+            est = ones / n
+            err = wrong / n
             parts.append(
                 pd.DataFrame(
                     {

@@ -9,7 +9,7 @@ prefix-count path does: MAE over samples, E_agg = |estimated - true accuracy| an
 kappa (Eq. 6).
 
 A method that scores many rows at once (``SweepScoring``: ``mirt``, ``irt``, the default
-``auto``) is handed blocks of packed rows and every budget's selection together and
+``auto``, ``first-n``, ``copy-nearest``) is handed blocks of packed rows and every budget's selection together and
 returns, per row, the estimate and its counts of wrong and predicted-correct samples:
 the same numbers, without a per-sample row per model and budget. The selections and the
 rows are checked once per sweep, not once per estimate.

@@ -214,3 +214,25 @@ def test_the_registry_declares_batched_scoring_for_exactly_the_methods_that_offe
     for name in available_methods():
         offers = isinstance(get_method(name), SweepScoring)
         assert capabilities(name).batched == offers, name
+
+
+def test_copy_nearest_scores_the_same_batched_and_row_by_row(cache):
+    S, E, order = cache
+    method = get_method("copy-nearest").fit(S, order)
+    assert isinstance(method, SweepScoring)
+    fast, slow = both(method, E)
+    assert "est_lo" not in fast.columns  # no interval
+    pd.testing.assert_frame_equal(fast, slow, check_exact=True)
+
+
+def test_the_nearest_rows_of_a_batch_are_the_smallest_hamming_distances_lowest_row_first():
+    from lifelong_core.methods.copy_nearest import nearest_rows
+
+    rng = np.random.default_rng(3)
+    # Four columns and 30 cache rows: many rows at the same distance, so ties decide.
+    cache_at = (rng.random((30, 4)) < 0.5).astype(np.uint8)
+    observed = (rng.random((200, 4)) < 0.5).astype(np.uint8)
+    got = nearest_rows(cache_at, observed)
+    for r, o in enumerate(observed):
+        dist = [int(np.sum(row != o)) for row in cache_at]
+        assert got[r] == dist.index(min(dist))
