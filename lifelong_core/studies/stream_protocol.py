@@ -41,7 +41,7 @@ from lifelong_core.errors import InputError
 from lifelong_core.methods import is_threshold_rule
 from lifelong_core.methods.registry import predicts_samples
 from lifelong_core.sortsearch.search import SAMPLING
-from lifelong_core.sweeping import run_sweep
+from lifelong_core.sweeping import run_sweep, sweep_samplings
 
 ERRORS = ("mae", "eagg")
 CONFIG_COLUMNS = [
@@ -220,23 +220,26 @@ def stream_protocol(
     cache, tune = release[:inner], release[inner:t]
     train, test = release[:t], release[t:]
 
-    jobs = [(meth, cfg) for meth in methods for cfg in _configs_of(meth, samplings)]
-    steps, done = len(jobs) + len(methods) * len(budgets), 0
+    jobs = {meth: _configs_of(meth, samplings) for meth in methods}
+    steps, done = sum(map(len, jobs.values())) + len(methods) * len(budgets), 0
     rows = []
-    for meth, cfg in jobs:
-        res = run_sweep(A[cache], A[tune], budgets, sampling=cfg, search=meth, seed=seed)
-        for b, err in zip(
-            res.table["budget"].to_numpy(dtype=np.int64), res.table[error].to_numpy(dtype=float)
-        ):
-            rows.append(
-                {
-                    "method": meth,
-                    "budget": int(b),
-                    "sampling": cfg or "own design",
-                    "train_error": float(err),
-                }
-            )
-        done += 1
+    for meth, cfgs in jobs.items():
+        # A threshold rule's samplings share one Sort and one pass of prefix counts.
+        runs = sweep_samplings(A[cache], A[tune], budgets, cfgs, search=meth, seed=seed)
+        for cfg, res in zip(cfgs, runs):
+            for b, err in zip(
+                res.table["budget"].to_numpy(dtype=np.int64),
+                res.table[error].to_numpy(dtype=float),
+            ):
+                rows.append(
+                    {
+                        "method": meth,
+                        "budget": int(b),
+                        "sampling": cfg or "own design",
+                        "train_error": float(err),
+                    }
+                )
+        done += len(cfgs)
         if progress is not None:
             progress(done / steps)
     configs = pd.DataFrame(rows)

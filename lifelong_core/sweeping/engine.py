@@ -34,7 +34,7 @@ import numpy as np
 from lifelong_core import limits
 from lifelong_core.errors import InputError
 from lifelong_core.methods.memory import FitMemory
-from lifelong_core.methods.registry import method_spec
+from lifelong_core.methods.registry import is_threshold_rule, method_spec
 from lifelong_core.rows import DEFAULT_CHUNK_ROWS, DenseRows, PackedArray, RowSource
 from lifelong_core.sortsearch.search import DEFAULT_RULE, positions_for, resolve_sampling
 from lifelong_core.sortsearch.sort import column_sums, compute_order, order_from_sums
@@ -228,18 +228,124 @@ def run_sweep(
         On an unknown method, sort, sampling, kernel or executor, a combination the kernel
         or executor cannot run, shapes that do not match, or budgets outside ``[1, n]``.
     """
-    sampling = resolve_sampling(sampling, search)
-    plan = plan_sweep(
+    return _sweep(
         A_sort,
-        search=search,
+        A_eval,
+        budgets,
+        (sampling,),
         sort=sort,
-        sampling=sampling,
+        search=search,
+        confidence=confidence,
+        seed=seed,
+        progress=progress,
+        ties=ties,
+        depth=depth,
         decompose=decompose,
         kernel=kernel,
         executor=executor,
         threads=threads,
+        chunk_rows=chunk_rows,
+        eval_row_ids=eval_row_ids,
+        client=client,
+        n_workers=n_workers,
         bounded=bounded,
-    )
+        groups=groups,
+        memory=memory,
+    )[0]
+
+
+def sweep_samplings(
+    A_sort: np.ndarray | RowSource,
+    A_eval: np.ndarray | RowSource,
+    budgets: Sequence[int] | None,
+    samplings: Sequence[str | None],
+    **options: Any,
+) -> list[SweepResult]:
+    """:func:`run_sweep` once per sampling, sharing the work the samplings have in common.
+
+    A threshold rule's sweeps on the same rows differ only in the sorted positions each
+    sampling evaluates (Prabhu et al., 2024, *Efficient Lifelong Model Evaluation in an
+    Era of Rapid Progress*, §3.2): the Sort order and every evaluated row's prefix counts
+    are the same. Here Sort runs once and each chunk of evaluated rows is counted once,
+    at the cuts of every sampling together; each result is the one
+    ``run_sweep(..., sampling=s, **options)`` gives (its own draws from
+    ``default_rng(seed)``), number for number. Other methods bring their own design and
+    run once per sampling, as separate sweeps.
+
+    Parameters
+    ----------
+    A_sort, A_eval : array or RowSource
+        As for :func:`run_sweep`.
+    budgets : sequence of int or None
+        As for :func:`run_sweep`.
+    samplings : sequence of str or None
+        The samplings, each as :func:`run_sweep`'s ``sampling``.
+    **options
+        Any other keyword of :func:`run_sweep` (``search``, ``seed``, ``kernel``, ...).
+
+    Returns
+    -------
+    list of SweepResult
+        One per sampling, in the order given.
+
+    Raises
+    ------
+    InputError
+        As :func:`run_sweep`, or if no sampling is given.
+    """
+    samplings = tuple(samplings)
+    if not samplings:
+        raise InputError("no sampling given.", param="samplings")
+    if "sampling" in options:
+        raise TypeError("sweep_samplings takes its samplings as a list, not sampling=.")
+    if len(samplings) == 1 or not is_threshold_rule(options.get("search", DEFAULT_RULE)):
+        return [run_sweep(A_sort, A_eval, budgets, sampling=s, **options) for s in samplings]
+    return _sweep(A_sort, A_eval, budgets, samplings, **options)
+
+
+def _sweep(
+    A_sort: np.ndarray | RowSource,
+    A_eval: np.ndarray | RowSource,
+    budgets: Sequence[int] | None,
+    samplings: tuple[str | None, ...],
+    *,
+    sort: str = "sum",
+    search: str = DEFAULT_RULE,
+    confidence: np.ndarray | None = None,
+    seed: int = 0,
+    progress: Callable[[float], object] | None = None,
+    ties: str | None = None,
+    depth: int = 2,
+    decompose: bool = False,
+    kernel: str | None = None,
+    executor: str | None = None,
+    threads: int | None = None,
+    chunk_rows: int | None = None,
+    eval_row_ids: np.ndarray | None = None,
+    client: Any | None = None,
+    n_workers: int = 1,
+    bounded: bool = False,
+    groups: Sequence[object] | np.ndarray | None = None,
+    memory: FitMemory | None = None,
+) -> list[SweepResult]:
+    """:func:`run_sweep` for one or more samplings; several only for a threshold rule."""
+    resolved = [resolve_sampling(s, search) for s in samplings]
+    # How a sweep runs does not depend on its sampling; each sampling is checked.
+    plans = [
+        plan_sweep(
+            A_sort,
+            search=search,
+            sort=sort,
+            sampling=s,
+            decompose=decompose,
+            kernel=kernel,
+            executor=executor,
+            threads=threads,
+            bounded=bounded,
+        )
+        for s in resolved
+    ]
+    plan = plans[0]
     check_bounds(seed=seed, depth=depth, threads=threads, chunk_rows=chunk_rows)
     rows_sort = _as_rows(A_sort, "Sort", None)
     rows_eval = _as_rows(A_eval, "evaluated", eval_row_ids)
@@ -263,7 +369,7 @@ def run_sweep(
     budgets = check_budgets(power_budgets(n) if budgets is None else budgets, n)
     if plan.path == "packed-sweep":
         whole_sweep = method_spec(search).load_packed_sweep()
-        return whole_sweep(rows_sort, rows_eval, budgets, seed=seed, progress=progress)
+        return [whole_sweep(rows_sort, rows_eval, budgets, seed=seed, progress=progress)]
     # The published rule keeps the published code's tie order (Listing 1), end to end.
     ties = ties or (
         "reference" if method_spec(search).defaults.get("rule") == "reference" else "stable"
@@ -271,7 +377,7 @@ def run_sweep(
     step = plan.chunk_rows(n, chunk_rows)
     config = dict(
         sort=sort,
-        sampling=sampling,
+        sampling=resolved[0],
         search=search,
         seed=seed,
         ties=ties,
@@ -313,13 +419,17 @@ def run_sweep(
         order = _order(
             plan, ex, rows_sort, sort_rows, dense_sort, sort, confidence, ties, depth, advance
         )
-        rng = np.random.default_rng(seed)
         if plan.path == "threshold":
             kern = KERNELS[plan.kernel]()
-            positions = tuple(positions_for(sampling, n, b, rng) for b in budgets)
-            # The listing's printed grid evaluates its own number of samples per budget.
-            config["evaluated"] = {int(b): len(p) for b, p in zip(budgets, positions)}
-            spec = kern.spec(n, budgets, positions, search, order, decompose)
+            # Each sampling draws from its own generator in budget order, as its own sweep
+            # would; the kernel counts every sampling's positions in one pass over a chunk.
+            positions = []
+            for s in resolved:
+                rng = np.random.default_rng(seed)
+                positions.append(tuple(positions_for(s, n, b, rng) for b in budgets))
+            spec = kern.spec(
+                n, budgets * len(resolved), sum(positions, ()), search, order, decompose
+            )
             spans = rows_eval.spans(step)
             parts = ex.map(
                 _eval_task,
@@ -329,7 +439,14 @@ def run_sweep(
                 spec,
                 on_result=lambda i, _: advance(spans[i][1] - spans[i][0]),
             )
-            per_model = assemble(parts)
+            per_models = [
+                assemble([_entries_of(p, k, len(resolved)) for p in parts])
+                for k in range(len(resolved))
+            ]
+            # The listing's printed grid evaluates its own number of samples per budget.
+            extras: list[dict[str, Any]] = [
+                {"evaluated": {int(b): len(p) for b, p in zip(budgets, pos)}} for pos in positions
+            ]
         else:
             method = fitted_method(
                 search,
@@ -343,10 +460,26 @@ def run_sweep(
                 groups=groups,
                 memory=memory,
             )
-            per_model = score_method(method, rows_eval, budgets, rng, step, advance)
+            rng = np.random.default_rng(seed)
+            per_models = [score_method(method, rows_eval, budgets, rng, step, advance)]
+            extras = [{}]
     if plan.executor != "serial":
-        config["threads"] = ex.threads if plan.executor == "threads" else threads
-    return SweepResult(summarise(per_model), per_model, order, config)
+        extras = [
+            dict(e, threads=ex.threads if plan.executor == "threads" else threads) for e in extras
+        ]
+    return [
+        SweepResult(summarise(pm), pm, order, dict(config, sampling=s, **extra))
+        for s, pm, extra in zip(resolved, per_models, extras)
+    ]
+
+
+def _entries_of(part: dict[str, np.ndarray], k: int, count: int) -> dict[str, np.ndarray]:
+    """The ``k``-th of ``count`` samplings' records in one chunk's records.
+
+    A kernel returns its records budget entry by budget entry, in the spec's order (each
+    entry's rows together); the samplings' entries were given one sampling after another."""
+    size = len(part["model_row"]) // count
+    return {key: v[k * size : (k + 1) * size] for key, v in part.items()}
 
 
 def _order(

@@ -17,7 +17,7 @@ import pandas as pd
 from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import RULES, serial_additions
 from lifelong_core.studies.stream_protocol import pareto_front  # noqa: F401  (one implementation; pages import it here)
-from lifelong_core.sweeping import run_sweep
+from lifelong_core.sweeping import sweep_samplings
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.sortsets import release_rows
 
@@ -126,19 +126,26 @@ def stream_configs(
     """
     m, n = sel.A.shape
     order = release_rows(sel.models)
-    recs = []
-    grid = [(p, s, r) for p in pools if 1 <= p < m for s in SAMPLINGS for r in RULES]
-    for i, (p, s, r) in enumerate(grid):
-        res = run_sweep(
+    kept = [p for p in pools if 1 <= p < m]
+    grid = [(p, r) for p in kept for r in RULES]
+    runs = {}
+    for i, (p, r) in enumerate(grid):
+        # Both samplings of a rule share one Sort and one pass of prefix counts.
+        results = sweep_samplings(
             sel.A[order[:p]],
             sel.A[order[p:]],
             [b for b in budgets if b <= n],
-            sampling=s,
+            SAMPLINGS,
             search=r,
             seed=seed,
         )
+        runs.update({(p, s, r): res for s, res in zip(SAMPLINGS, results)})
+        if progress is not None:
+            progress((i + 1) / len(grid))
+    recs = []
+    for p, s, r in ((p, s, r) for p in kept for s in SAMPLINGS for r in RULES):
         row: Any  # a row of itertuples: its fields are typed as any pandas scalar
-        for row in res.table.itertuples():
+        for row in runs[(p, s, r)].table.itertuples():
             recs.append(
                 {
                     "pool": p,
@@ -151,8 +158,6 @@ def stream_configs(
                     "eagg": row.eagg * (m - p) / m,
                 }
             )
-        if progress is not None:
-            progress((i + 1) / len(grid))
     out = pd.DataFrame(recs)
     out["full_evaluations"] = m * n
     return out
