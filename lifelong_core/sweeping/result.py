@@ -147,19 +147,40 @@ def assemble(parts: list[dict[str, np.ndarray]]) -> pd.DataFrame:
 def summarise(per_model: pd.DataFrame) -> pd.DataFrame:
     """One row per budget: mean MAE, E_agg and kappa over models, and the Pearson and
     Spearman correlations of estimated and true accuracy across them."""
-    rows = []
     extra = [c for c in DECOMP_KEYS if c in per_model]
-    for _, g in per_model.groupby("budget", sort=True):
-        pear, spear = correlations(g["est_acc"].to_numpy(), g["true_acc"].to_numpy())
+    budget = per_model["budget"].to_numpy()
+    # Stable: each budget's rows keep their order, as a group-by keeps them, so every
+    # sum adds the same numbers in the same order.
+    by = np.argsort(budget, kind="stable")
+    budget = budget[by]
+    starts = np.flatnonzero(np.r_[len(budget) > 0, budget[1:] != budget[:-1]])
+    ends = np.r_[starts[1:], len(budget)]
+    cols = {
+        c: per_model[c].to_numpy(dtype=np.float64)[by]
+        for c in ("est_acc", "true_acc", "mae", "eagg", "kappa", *extra)
+    }
+    rows = []
+    for a, b in zip(starts, ends):
+        pear, spear = correlations(cols["est_acc"][a:b], cols["true_acc"][a:b])
         row = {
-            "budget": int(g["budget"].iloc[0]),
-            "mae": g["mae"].mean(),
-            "eagg": g["eagg"].mean(),
-            "kappa": g["kappa"].mean(),
+            "budget": int(budget[a]),
+            "mae": _mean(cols["mae"][a:b]),
+            "eagg": _mean(cols["eagg"][a:b]),
+            "kappa": _mean(cols["kappa"][a:b]),
             "pearson": pear,
             "spearman": spear,
         }
         for c in extra:
-            row[c] = g[c].mean()
+            row[c] = _mean(cols[c][a:b])
         rows.append(row)
     return pd.DataFrame(rows, columns=TABLE_COLUMNS + extra)
+
+
+def _mean(v: np.ndarray) -> float:
+    """The mean of the values that are not NaN, NaN if none: pandas' ``Series.mean``, the
+    sum taken the same way (NaNs as zeros, one pairwise sum), without a Series."""
+    missing = np.isnan(v)
+    count = v.size - int(missing.sum())
+    if count == 0:
+        return float("nan")
+    return float(np.where(missing, 0.0, v).sum() / count)
