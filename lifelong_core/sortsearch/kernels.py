@@ -82,19 +82,42 @@ class Scratch:
         numpy.ndarray
             int32 (rows, len(cuts)): ones in ``block[:, order][:, :cut]`` for every cut.
         """
+        return self.sorted_counts(block, order, cuts)[0]
+
+    def sorted_counts(
+        self, block: np.ndarray, order: np.ndarray, cuts: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`boundary_counts` and the block in Sort order they were counted from.
+
+        Parameters
+        ----------
+        block : numpy.ndarray
+            uint8 (rows, n) 0/1 rows.
+        order : numpy.ndarray
+            The Sort order, a permutation of ``range(n)``.
+        cuts : numpy.ndarray
+            Sorted cut positions in ``[0, n]``.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            The int32 (rows, len(cuts)) counts, and ``block[:, order]`` as uint8 (rows, n):
+            this thread's buffer, valid until its next call (a caller reads the
+            observations at sorted positions from it without a second gather).
+        """
         n = len(order)
         cuts = np.asarray(cuts, dtype=np.int64)
         rows = block.shape[0]
         out = np.zeros((rows, len(cuts)), dtype=np.int32)
-        if rows == 0:
-            return out
         sorted_block, running = self._buffers(rows, n)
+        if rows == 0:
+            return out, sorted_block
         np.take(block, order, axis=1, out=sorted_block)
         np.cumsum(sorted_block, axis=1, dtype=np.int32, out=running)
         # cuts are sorted, so only a leading cut at 0 (count 0) needs no lookup.
         first = int(np.searchsorted(cuts, 1))
         out[:, first:] = np.take(running, cuts[first:] - 1, axis=1)
-        return out
+        return out, sorted_block
 
 
 def default_block_rows(n: int, target_bytes: int = 4 << 20) -> int:

@@ -34,9 +34,8 @@ class DenseSpec:
     search: str
     decompose: bool
     # Every sampled position of any budget, once: observations are read for all of them
-    # in one pair of gathers per chunk, then each budget picks its own (uint8) subset.
-    lo: np.ndarray
-    hi: np.ndarray
+    # in one gather from the sorted chunk, then each budget picks its own subset.
+    sampled: np.ndarray
     pick: tuple[np.ndarray, ...]
     total_col: int
 
@@ -82,8 +81,7 @@ class DenseKernel:
             order,
             search,
             decompose,
-            plan.index(sampled),
-            plan.index(sampled + 1),
+            sampled,
             tuple(np.searchsorted(sampled, p) for p in plan.positions),
             int(plan.index(np.array([n]))[0]),
         )
@@ -92,15 +90,13 @@ class DenseKernel:
         self, block: np.ndarray, row_ids: np.ndarray, spec: DenseSpec
     ) -> dict[str, np.ndarray]:
         plan, n = spec.plan, spec.plan.n
-        counts = self._scratch.boundary_counts(block, spec.order, plan.cuts)
+        counts, sorted_block = self._scratch.sorted_counts(block, spec.order, plan.cuts)
         rows = counts.shape[0]
         totals = counts[:, spec.total_col].astype(np.int64)
         # np.take along an axis is several times faster than fancy indexing here.
-        observed_all = (np.take(counts, spec.hi, axis=1) - np.take(counts, spec.lo, axis=1)).astype(
-            np.uint8
-        )
+        observed_all = np.take(sorted_block, spec.sampled, axis=1)
         if spec.decompose:
-            t_star, c_star = best_prefix_counts(np.take(block, spec.order, axis=1))
+            t_star, c_star = best_prefix_counts(sorted_block)
             ale = ((t_star - c_star) + (totals - c_star)) / n
         parts: dict[str, list] = {
             k: [] for k in RECORD_KEYS + (DECOMP_KEYS if spec.decompose else ())

@@ -86,9 +86,9 @@ def test_a_method_with_its_own_design_runs_once_per_sampling(rows):
 def test_each_chunk_is_counted_once_for_all_samplings(rows, monkeypatch):
     S, E = rows
     calls = []
-    real = Scratch.boundary_counts
+    real = Scratch.sorted_counts
     monkeypatch.setattr(
-        Scratch, "boundary_counts", lambda self, *a: calls.append(1) or real(self, *a)
+        Scratch, "sorted_counts", lambda self, *a: calls.append(1) or real(self, *a)
     )
     sweep_samplings(S, E, BUDGETS, SAMPLINGS, search="midpoint", chunk_rows=10)
     assert len(calls) == 4  # 35 evaluated rows in chunks of 10, whatever the samplings
