@@ -16,6 +16,7 @@ from lifelong_core.methods.base import (
     check_observations,
     check_width,
 )
+from lifelong_core.methods.parallel import one_blas_thread
 from lifelong_core.sortsearch.search import check_budget
 
 # Distances are integer sums of 0/1 products, exact in float32 below 2**24 terms.
@@ -45,7 +46,11 @@ def nearest_rows(cache_at: np.ndarray, observed: np.ndarray) -> np.ndarray:
     dtype = np.float32 if cache_at.shape[1] < _EXACT_FLOAT32 else np.float64
     s = np.asarray(cache_at).astype(dtype)
     o = np.asarray(observed).astype(dtype)
-    dist = o.sum(axis=1)[:, None] + s.sum(axis=1)[None, :] - 2 * (o @ s.T)
+    # A product this small gains nothing from BLAS threads, which on a busy machine (the
+    # app's sessions side by side) mostly wait for each other.
+    with one_blas_thread():
+        dot = o @ s.T
+    dist = o.sum(axis=1)[:, None] + s.sum(axis=1)[None, :] - 2 * dot
     return np.argmin(dist, axis=1).astype(np.int64)
 
 
