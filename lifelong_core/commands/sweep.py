@@ -156,8 +156,9 @@ def add_parser(subparsers: _SubParsersAction) -> None:
         "--kernel",
         choices=tuple(KERNELS),
         default=None,
-        help="dense (default) or packed: packed bits from the source to the counts (sum Sort and "
-        "threshold rules only; the fast way at paper scale, with --store)",
+        help="packed or dense: packed bits from the source to the counts (sum Sort and threshold "
+        "rules only; the default where it runs) or uint8 rows and prefix counts (the default "
+        "otherwise, and the only one with --decompose)",
     )
     p.add_argument(
         "--executor",
@@ -247,7 +248,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             "--repeats draws a new Sort set for every repeat; use --sort-models K instead of --sort-rows."
         )
-    kernel = args.kernel or ("packed" if args.engine == "dask" else "dense")
+    kernel = args.kernel or ("packed" if args.engine == "dask" else None)
     executor = args.executor or (
         "dask" if args.engine == "dask" else "threads" if args.threads > 1 else "serial"
     )

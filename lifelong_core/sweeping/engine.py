@@ -7,9 +7,9 @@ the registry, the caller's kernel, executor and memory bound) and follows the pl
 one path; how the work is done never changes the numbers (tested):
 
 - ``kernel``: ``"dense"`` (uint8 chunks, prefix counts; the only one with the error
-  decomposition) or ``"packed"`` (packed bits from the source to the counts; paper
-  scale). Both serve Sorting by Sum and the threshold rules; the packed kernel nothing
-  else.
+  decomposition) or ``"packed"`` (packed bits from the source to the counts; the
+  default where it runs, at every scale). Both serve Sorting by Sum and the threshold
+  rules; the packed kernel nothing else.
 - ``executor``: ``"serial"``, ``"threads"`` or ``"dask"`` (:mod:`.executors`).
 - ``bounded``: no step holds a whole selection dense (the app on a large store).
 
@@ -190,8 +190,8 @@ def run_sweep(
         Add the aleatoric/epistemic error split (§4.5; threshold rules only).
     kernel : {"dense", "packed"}, optional
         uint8 chunks with prefix counts, or packed bits from source to counts. Default
-        ``"dense"``; with ``bounded``, ``"packed"`` where it can run (a threshold rule,
-        Sorting by Sum, no decomposition).
+        ``"packed"`` where it can run (a threshold rule, Sorting by Sum, no
+        decomposition), else ``"dense"``.
     executor : {"serial", "threads", "dask"}, optional
         Default ``"threads"`` when ``threads > 1``, else ``"serial"``.
     threads, chunk_rows : int, optional

@@ -25,7 +25,10 @@ def plan(rows, search, **kw):
 def test_plans(A):
     packed = PackedArray.from_dense(A)
     p = plan(A, "midpoint")
+    assert (p.form, p.path, p.kernel, p.sort_step) == ("dense", "threshold", "packed", "streamed")
+    p = plan(A, "midpoint", decompose=True)
     assert (p.form, p.path, p.kernel, p.sort_step) == ("dense", "threshold", "dense", "in place")
+    assert plan(A, "midpoint", sort="confidence").kernel == "dense"
     p = plan(packed, "midpoint", bounded=True)
     assert (p.form, p.kernel, p.sort_step) == ("packed", "packed", "streamed")
     assert plan(packed, "midpoint", bounded=True, decompose=True).kernel == "dense"

@@ -13,7 +13,6 @@ from lifelong_core.datasets.synthetic import SyntheticSpec, generate
 from lifelong_core.errors import InputError
 from lifelong_core.rows import PackedArray
 from lifelong_core.sortsearch import RULES
-from lifelong_core.sortsearch.kernels import Scratch
 from lifelong_core.sweeping import run_sweep, sweep_samplings
 
 BUDGETS = (4, 16, 50, 128, 301)
@@ -40,12 +39,13 @@ def assert_same(shared, separate):
     "how",
     [
         {},
-        {"chunk_rows": 7},
+        {"kernel": "dense"},
+        {"kernel": "dense", "chunk_rows": 7},
         {"executor": "threads", "threads": 2, "chunk_rows": 5},
         {"kernel": "packed", "chunk_rows": 9},
         {"decompose": True, "chunk_rows": 11},
     ],
-    ids=["dense", "dense chunks", "threads", "packed", "decomposed"],
+    ids=["default", "dense", "dense chunks", "threads", "packed chunks", "decomposed"],
 )
 def test_every_sampling_gets_the_numbers_of_its_own_sweep(rows, rule, how):
     S, E = rows
@@ -83,14 +83,15 @@ def test_a_method_with_its_own_design_runs_once_per_sampling(rows):
     )
 
 
-def test_each_chunk_is_counted_once_for_all_samplings(rows, monkeypatch):
+@pytest.mark.parametrize("kernel", ["dense", "packed"])
+def test_each_chunk_is_counted_once_for_all_samplings(rows, monkeypatch, kernel):
+    from lifelong_core.sweeping import engine
+
     S, E = rows
     calls = []
-    real = Scratch.sorted_counts
-    monkeypatch.setattr(
-        Scratch, "sorted_counts", lambda self, *a: calls.append(1) or real(self, *a)
-    )
-    sweep_samplings(S, E, BUDGETS, SAMPLINGS, search="midpoint", chunk_rows=10)
+    real = engine._eval_task
+    monkeypatch.setattr(engine, "_eval_task", lambda *a: calls.append(1) or real(*a))
+    sweep_samplings(S, E, BUDGETS, SAMPLINGS, search="midpoint", chunk_rows=10, kernel=kernel)
     assert len(calls) == 4  # 35 evaluated rows in chunks of 10, whatever the samplings
 
 
