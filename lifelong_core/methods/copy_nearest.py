@@ -19,8 +19,9 @@ from lifelong_core.methods.base import (
 from lifelong_core.methods.parallel import one_blas_thread
 from lifelong_core.sortsearch.search import check_budget
 
-# Distances are integer sums of 0/1 products, exact in float32 below 2**24 terms.
-_EXACT_FLOAT32 = 1 << 24
+# Every term of the distances is a whole number of at most twice the evaluated samples:
+# exact in float32 while that stays below 2**24.
+_EXACT_FLOAT32 = 1 << 23
 
 
 def nearest_rows(cache_at: np.ndarray, observed: np.ndarray) -> np.ndarray:
@@ -46,8 +47,8 @@ def nearest_rows(cache_at: np.ndarray, observed: np.ndarray) -> np.ndarray:
     dtype = np.float32 if cache_at.shape[1] < _EXACT_FLOAT32 else np.float64
     s = np.asarray(cache_at).astype(dtype)
     o = np.asarray(observed).astype(dtype)
-    # A product this small gains nothing from BLAS threads, which on a busy machine (the
-    # app's sessions side by side) mostly wait for each other.
+    # A sweep makes many such modest products; BLAS threads gain little on them and on a
+    # busy machine (the app's sessions side by side) mostly wait for each other.
     with one_blas_thread():
         dot = o @ s.T
     dist = o.sum(axis=1)[:, None] + s.sum(axis=1)[None, :] - 2 * dot
