@@ -34,7 +34,7 @@ def run(page: str, **query) -> AppTest:
     [
         ("2_Estimated_vs_true.py", {"search": "midpoint"}, "search"),
         ("3_Evaluate_something_new.py", {"search": "midpoint"}, "search"),
-        ("6_Rankings.py", {"source": "estimated"}, "ss_method"),
+        ("6_Rankings.py", {"source": "estimated", "ss_method": "midpoint"}, "ss_method"),
     ],
 )
 def test_every_picker_offers_a_registered_method(page, query, key):
