@@ -81,6 +81,8 @@ if cfg.baseline and not caches.is_large(sel) and k >= 2:
         label="Comparing with a random sample as lbe backtest does…",
         domains=dom_key,
         scored=scored,
+        # The page reads the comparison only: a random sample's exact error, not its draws.
+        baselines=(LIMIT_METHOD,),
     )
     verdict = result.against_random(search)
     differs = [

@@ -382,6 +382,7 @@ def backtest(
     label: str = "Backtesting…",
     domains: tuple[str, ...] = (),
     scored: int | None = None,
+    baselines: tuple[str, ...] | None = None,
 ):
     """Backtest the methods on the dataset's selection with a progress bar.
 
@@ -416,6 +417,9 @@ def backtest(
         Domains of ``dataset`` to keep; ``()`` keeps every domain.
     scored : int, optional
         Estimate a seeded subset of this many held-out models; all by default.
+    baselines : tuple of str, optional
+        The baselines estimated beside ``methods`` (default: both,
+        :func:`lifelong_core.workflows.backtest.backtest`).
 
     Returns
     -------
@@ -424,7 +428,11 @@ def backtest(
     """
     from lifelong_core.workflows import backtest as bt
 
-    args = (key, dataset, domains, methods, budgets, holdout, split, repeats, seed, draws, scored)
+    from lifelong_core.methods.registry import BASELINE_METHOD, LIMIT_METHOD
+
+    chosen = (BASELINE_METHOD, LIMIT_METHOD) if baselines is None else baselines
+    args: tuple = (key, dataset, domains, methods, budgets, holdout, split, repeats, seed)
+    args += (draws, scored, chosen)
     bar = st.progress(0.0, text=label)
     with input_errors(cleanup=bar.empty):
         result = _memo().get_or_compute(
@@ -441,6 +449,7 @@ def backtest(
                 scored=scored,
                 progress=lambda f, text: bar.progress(min(float(f), 1.0), text=text),
                 memory=fit_memory(),
+                baselines=chosen,
             ),
         )
     bar.empty()

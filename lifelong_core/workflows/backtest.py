@@ -1039,6 +1039,7 @@ def backtest(
     boot: int = BOOTSTRAP,
     progress: Progress | None = None,
     memory: FitMemory | None = None,
+    baselines: Sequence[str] = (BASELINE_METHOD, LIMIT_METHOD),
 ) -> Backtest:
     """Hold models out of the cache, estimate them with each method, score against the truth.
 
@@ -1073,6 +1074,12 @@ def backtest(
     memory : FitMemory, optional
         Where the methods' fits are kept and found (:func:`.item_choice.fit_method`); None
         fits each method afresh.
+    baselines : sequence of str
+        The baselines estimated beside ``methods``: the random sample's own estimates (its
+        coverage and interval width) and ``first-n``'s, by default. Every comparison with
+        random uses a random sample's exact expected error whichever are estimated, so a
+        caller that reads only :meth:`Backtest.against_random` (the Budget explorer) leaves
+        the random sample's estimates out and gets the same comparison.
 
     Returns
     -------
@@ -1114,7 +1121,13 @@ def backtest(
             raise InputError(
                 f"unknown search method {name!r}; available: {', '.join(known)}.", param="methods"
             )
-    methods += [b for b in (BASELINE_METHOD, LIMIT_METHOD) if b in known and b not in methods]
+    unknown = [b for b in baselines if b not in (BASELINE_METHOD, LIMIT_METHOD)]
+    if unknown:
+        raise InputError(
+            f"unknown baseline {unknown[0]!r}; the baselines are {BASELINE_METHOD} and {LIMIT_METHOD}.",
+            param="baselines",
+        )
+    methods += [b for b in baselines if b in known and b not in methods]
     if budgets is None:
         budgets = [b for b in DEFAULT_BUDGETS if b < n] or [max(1, n // 2)]
     budgets = sorted({int(b) for b in budgets})

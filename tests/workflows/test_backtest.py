@@ -298,12 +298,26 @@ def test_first_n_runs_the_first_items_of_each_task():
         (dict(holdout=0), "hold out between 1 and 38"),
         (dict(repeats=0), "repeats"),
         (dict(draws="shared"), "unknown item draw"),
+        (dict(baselines=("coin",)), "unknown baseline 'coin'"),
     ],
 )
 def test_bad_settings_are_one_sentence(sel, kwargs, words):
     args = {"methods": [BASELINE_METHOD], "budgets": [8], **kwargs}
     with pytest.raises(InputError, match=words):
         backtest(sel, args.pop("methods"), args.pop("budgets"), **args)
+
+
+def test_the_comparison_with_random_needs_no_random_estimates(sel):
+    """Without the random sample's own estimates (what the Budget explorer asks for) the
+    comparison is the same, to the last digit: it rests on a random sample's exact error."""
+    args = dict(holdout=8, repeats=2, boot=200, scored=6)
+    full = backtest(sel, [DEFAULT_METHOD], [16, 64], **args)
+    lean = backtest(sel, [DEFAULT_METHOD], [16, 64], baselines=(LIMIT_METHOD,), **args)
+    assert BASELINE_METHOD in set(full.table["method"])
+    assert BASELINE_METHOD not in set(lean.table["method"])
+    pd.testing.assert_frame_equal(
+        lean.against_random(DEFAULT_METHOD), full.against_random(DEFAULT_METHOD)
+    )
 
 
 def test_progress_reaches_the_end(sel):
