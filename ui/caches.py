@@ -426,9 +426,8 @@ def backtest(
     lifelong_core.workflows.backtest.Backtest
         The backtest's tables (a copy: a page cannot alter the shared result).
     """
-    from lifelong_core.workflows import backtest as bt
-
     from lifelong_core.methods.registry import BASELINE_METHOD, LIMIT_METHOD
+    from lifelong_core.workflows import backtest as bt
 
     chosen = (BASELINE_METHOD, LIMIT_METHOD) if baselines is None else baselines
     args: tuple = (key, dataset, domains, methods, budgets, holdout, split, repeats, seed)
