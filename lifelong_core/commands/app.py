@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from lifelong_core.errors import InputError
@@ -154,6 +155,8 @@ def _die_with_parent() -> None:
 
 PR_SET_PDEATHSIG = 1
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+# How often the command checks on the server it runs (seconds).
+POLL_S = 0.2
 
 
 def serve(argv: list[str], env: dict[str, str], grace: float = 10.0) -> int:
@@ -174,10 +177,19 @@ def serve(argv: list[str], env: dict[str, str], grace: float = 10.0) -> int:
 
     previous = {s: signal.signal(s, stop) for s in STOP_SIGNALS}
     try:
+        # Waited on in short steps, so that a server asked to stop that has not ended
+        # within ``grace`` seconds is killed: a wait without a timeout would wait for it
+        # for ever.
+        deadline: float | None = None
         while True:
             try:
-                code = proc.wait()
+                code = proc.wait(POLL_S)
                 return 0 if stopped else code
+            except subprocess.TimeoutExpired:
+                if stopped and deadline is None:
+                    deadline = time.monotonic() + grace
+                elif deadline is not None and time.monotonic() > deadline:
+                    proc.kill()
             except KeyboardInterrupt:
                 # Ctrl+C reached the server too (same process group); make sure it ends.
                 stopped = True

@@ -80,3 +80,28 @@ def test_a_killed_lbe_app_takes_its_server_with_it(store):
     proc.kill()
     proc.wait(timeout=30)
     _gone(children, port)
+
+
+def test_a_server_that_ignores_the_stop_is_killed_after_the_grace(tmp_path):
+    """A server that does not end on SIGTERM is killed ``grace`` seconds later, and the
+    command still exits 0 (it was asked to stop)."""
+    ready = tmp_path / "ready"
+    child = (
+        "import pathlib, signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        f"pathlib.Path({str(ready)!r}).write_text('x'); time.sleep(120)"
+    )
+    parent = (
+        "import os, sys; from lifelong_core.commands.app import serve; "
+        f"sys.exit(serve([sys.executable, '-c', {child!r}], dict(os.environ), grace=1.0))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", parent], env=env)
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    children = psutil.Process(proc.pid).children(recursive=True)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0
+    _, alive = psutil.wait_procs(children, timeout=10)
+    assert not alive
