@@ -39,6 +39,10 @@ def store(tmp_path, demo_store_path) -> Path:
     return Path(shutil.copy2(demo_store_path, tmp_path / "demo.duckdb"))
 
 
+def _terminal_signals() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(store: Path, port: int) -> tuple[subprocess.Popen, list[psutil.Process]]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
@@ -47,6 +51,9 @@ def _start(store: Path, port: int) -> tuple[subprocess.Popen, list[psutil.Proces
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        # As started from a terminal: a suite run as a background job inherits SIGINT
+        # ignored, and Ctrl+C would then reach nothing.
+        preexec_fn=_terminal_signals,
     )
     deadline = time.monotonic() + 120
     while not _healthy(port):
