@@ -40,6 +40,7 @@ from ui.common import Memo as _Memo
 from ui.common import (
     get_store,
     input_errors,
+    store_facts,
 )
 from ui.common import store_key as store_key
 
@@ -85,7 +86,7 @@ def overview(key: str) -> dict:
         )
     )
     return {
-        "datasets": s.datasets(),
+        "datasets": store_facts(key)["datasets"],
         "domains": s.domains(),
         "models": models,
         "log": s.log(),
@@ -418,20 +419,31 @@ def backtest(
     scored : int, optional
         Estimate a seeded subset of this many held-out models; all by default.
     baselines : tuple of str, optional
-        The baselines estimated beside ``methods`` (default: both,
-        :func:`lifelong_core.workflows.backtest.backtest`).
+        The baselines estimated beside ``methods`` (default
+        :data:`lifelong_core.workflows.backtest.BASELINES`, both).
 
     Returns
     -------
     lifelong_core.workflows.backtest.Backtest
         The backtest's tables (a copy: a page cannot alter the shared result).
     """
-    from lifelong_core.methods.registry import BASELINE_METHOD, LIMIT_METHOD
     from lifelong_core.workflows import backtest as bt
 
-    chosen = (BASELINE_METHOD, LIMIT_METHOD) if baselines is None else baselines
-    args: tuple = (key, dataset, domains, methods, budgets, holdout, split, repeats, seed)
-    args += (draws, scored, chosen)
+    chosen = bt.BASELINES if baselines is None else baselines
+    args = (
+        key,
+        dataset,
+        domains,
+        methods,
+        budgets,
+        holdout,
+        split,
+        repeats,
+        seed,
+        draws,
+        scored,
+        chosen,
+    )
     bar = st.progress(0.0, text=label)
     with input_errors(cleanup=bar.empty):
         result = _memo().get_or_compute(

@@ -105,6 +105,8 @@ SHORT_WORDS = {
 DEFAULT_BUDGETS = (32, 64, 100, 128, 256)
 DEFAULT_HOLDOUT = 10
 DEFAULT_REPEATS = 10
+# The baselines a backtest estimates beside its methods unless told otherwise.
+BASELINES = (BASELINE_METHOD, LIMIT_METHOD)
 # The most memory a group of held-out models' estimated rows (each n probabilities and
 # n predictions) may take while the group is estimated together.
 BATCH_BYTES = 64 << 20
@@ -1039,7 +1041,7 @@ def backtest(
     boot: int = BOOTSTRAP,
     progress: Progress | None = None,
     memory: FitMemory | None = None,
-    baselines: Sequence[str] = (BASELINE_METHOD, LIMIT_METHOD),
+    baselines: Sequence[str] = BASELINES,
 ) -> Backtest:
     """Hold models out of the cache, estimate them with each method, score against the truth.
 
@@ -1121,7 +1123,7 @@ def backtest(
             raise InputError(
                 f"unknown search method {name!r}; available: {', '.join(known)}.", param="methods"
             )
-    unknown = [b for b in baselines if b not in (BASELINE_METHOD, LIMIT_METHOD)]
+    unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
         raise InputError(
             f"unknown baseline {unknown[0]!r}; the baselines are {BASELINE_METHOD} and {LIMIT_METHOD}.",
