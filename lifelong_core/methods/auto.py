@@ -76,6 +76,7 @@ a cache already cross-validated, in this process or another, reuses it.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -1207,14 +1208,14 @@ class AutoEstimator(StratifiedAlongOrder):
         """:meth:`estimate` of checked observations; ``ability`` is the item model's MAP
         ``(theta, df)`` for them when already fitted."""
         choice = self.tuning_.choice_at(len(pos))
-        made = {}
-        for c in dict.fromkeys((choice.estimate, choice.predict)):
-            if c == "mirt":
-                made[c] = self._mirt(pos, obs, ability)
-            elif c == "threshold":
-                made[c] = self._threshold(pos, obs)
-            else:
-                made[c] = self._copy_nearest(pos, obs)
+        candidates: dict[str, Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, dict]]] = {
+            "threshold": self._threshold,
+            "copy-nearest": self._copy_nearest,
+            "mirt": functools.partial(self._mirt, ability=ability),
+        }
+        made = {
+            c: candidates[c](pos, obs) for c in dict.fromkeys((choice.estimate, choice.predict))
+        }
         prob, kw = made[choice.estimate]
         est = finish(prob, pos, obs, self.rank_, self.level, **kw)
         if choice.predict == choice.estimate:
