@@ -7,7 +7,6 @@ import pandas as pd
 import streamlit as st
 
 from lifelong_core.methods import capabilities, is_threshold_rule
-from lifelong_core.methods.draws import PER_MODEL
 from lifelong_core.methods.registry import BASELINE_METHOD, LIMIT_METHOD
 from lifelong_core.sortsearch.search import resolve_sampling
 from lifelong_core.workflows import backtest as bt
@@ -67,22 +66,22 @@ k = len(rows)
 if cfg.baseline and not caches.is_large(sel) and k >= 2:
     # A model-based estimator is scored on the curves' seeded subset of the models, as the
     # sweep does, to stay interactive; lbe backtest --scored gives the same.
-    scored = bt.interactive_scored([search, *controls.BASELINES], m - k, controls.EVAL_CAP)
+    req = bt.sort_split_comparison(search, budgets, m, k, how, seed)
+    scored = req.scored
     result = caches.backtest(
         key,
         dataset,
-        (search,),
-        budgets,
-        m - k,
-        bt.split_of_sort_set(how),
-        1,
-        seed,
-        PER_MODEL,
+        req.methods,
+        req.budgets,
+        req.holdout,
+        req.split,
+        req.repeats,
+        req.seed,
+        req.draws,
         label="Comparing with a random sample as lbe backtest does…",
         domains=dom_key,
         scored=scored,
-        # The page reads the comparison only: a random sample's exact error, not its draws.
-        baselines=(LIMIT_METHOD,),
+        baselines=req.baselines,
     )
     verdict = result.against_random(search)
     differs = [
@@ -102,13 +101,13 @@ if cfg.baseline and not caches.is_large(sel) and k >= 2:
     )
     verdict_command = bt.command(
         dataset,
-        [search],
-        budgets,
+        req.methods,
+        req.budgets,
         domains=dom_key,
-        holdout=m - k,
-        split=bt.split_of_sort_set(how),
-        repeats=1,
-        seed=seed,
+        holdout=req.holdout,
+        split=req.split,
+        repeats=req.repeats,
+        seed=req.seed,
         scored=scored,
     )
 elif cfg.baseline and curves_vs is not None:

@@ -427,6 +427,7 @@ def backtest(
     lifelong_core.workflows.backtest.Backtest
         The backtest's tables (a copy: a page cannot alter the shared result).
     """
+    from lifelong_core.store.kept_results import KeptResults
     from lifelong_core.workflows import backtest as bt
 
     chosen = bt.BASELINES if baselines is None else baselines
@@ -461,6 +462,8 @@ def backtest(
                 progress=lambda f, text: bar.progress(min(float(f), 1.0), text=text),
                 memory=fit_memory(),
                 baselines=chosen,
+                # The Budget explorer's default view, kept by lbe state --refresh.
+                kept=KeptResults(get_store()),
             ),
         )
     bar.empty()

@@ -18,7 +18,6 @@ from lifelong_core.methods import available_methods, capabilities, is_threshold_
 from lifelong_core.methods.registry import (
     BASELINE_METHOD,
     DEFAULT_METHOD,
-    LIMIT_METHOD,
     PUBLISHED_METHOD,
     describe_methods,
 )
@@ -28,7 +27,7 @@ from lifelong_core.workflows import (
     large,
     lifelong_state,
 )
-from lifelong_core.workflows.backtest import interactive_scored
+from lifelong_core.workflows.backtest import BASELINES, EVAL_CAP, interactive_scored
 from lifelong_core.workflows.budgets import budget_choices, budgets_within, default_budgets
 from lifelong_core.workflows.selection import Selection
 from lifelong_core.workflows.sortsets import (
@@ -57,11 +56,6 @@ from ui.common import (
     sync_query,
 )
 from ui.stores import write_to_store
-
-# Evaluated models a model-based estimator is scored on by an interactive page.
-EVAL_CAP = 40
-# The baselines drawn beside a method: a random sample, and what lm_eval --limit runs.
-BASELINES = (BASELINE_METHOD, LIMIT_METHOD)
 
 
 def method_names() -> list[str]:

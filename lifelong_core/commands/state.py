@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     from lifelong_core.store import Store
     from lifelong_core.store import state as kept
     from lifelong_core.store.kept_fits import kept_fit_count
+    from lifelong_core.store.kept_results import kept_result_count
     from lifelong_core.workflows import lifelong_state
 
     args.method = kept_method(args.method)
@@ -94,8 +95,13 @@ def run(args: argparse.Namespace) -> int:
                 f"{args.refresh}: Sort state over {len(sort.members):,} models x {len(sort.samples):,} samples; "
                 f"{args.method} fitted on {len(item.fit_models):,} of them in {item.seconds:.1f} s (log row {item.log_id})"
                 + (
-                    "; its fit on the sweep pages' default Sort split kept too."
+                    "; its fit on the sweep pages' default Sort split kept too"
                     if kept_fit_count(st, args.refresh)
+                    else ""
+                )
+                + (
+                    ", with the Budget explorer's comparison with random."
+                    if kept_result_count(st, args.refresh)
                     else "."
                 )
             )

@@ -59,8 +59,9 @@ item, not against the cheap thing a user would otherwise do; it is not reported 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +87,7 @@ if TYPE_CHECKING:  # the command line's --help reads the defaults below without 
     import pandas as pd
 
     from lifelong_core.methods.memory import FitMemory
+    from lifelong_core.store.kept_results import KeptResults
     from lifelong_core.workflows.selection import Selection
 
 SPLITS = ("random", "newest", "beyond-cache")
@@ -110,6 +112,9 @@ BASELINES = (BASELINE_METHOD, LIMIT_METHOD)
 # The most memory a group of held-out models' estimated rows (each n probabilities and
 # n predictions) may take while the group is estimated together.
 BATCH_BYTES = 64 << 20
+# The most held-out models a page scores with a method that is not cheap to run per model,
+# as its sweeps' curves do (interactive_scored).
+EVAL_CAP = 40
 BOOTSTRAP = 2000
 LEVEL = 0.95
 # A calibrated interval falls to the flagged count of covered repeats this rarely.
@@ -300,6 +305,86 @@ def interactive_scored(methods: Sequence[str], holdout: int, cap: int) -> int | 
     """
     dear = any(not capabilities(m).cheap for m in methods)
     return int(cap) if dear and holdout > cap else None
+
+
+@dataclass(frozen=True)
+class SplitComparison:
+    """The backtest behind the Budget explorer's comparison with random for one Sort split.
+
+    ``lbe backtest`` on the models the Sort set leaves out, each its own item draw, one
+    repeat, the method's estimates scored on the curves' seeded subset when it is not
+    cheap, and the first items of each task beside it (a random sample's exact error is
+    the comparison; its draws are not needed). Made by :func:`sort_split_comparison`, so
+    the page and ``lbe state --refresh``, which keeps the default view's result, ask for
+    the same backtest.
+
+    Attributes
+    ----------
+    methods : tuple of str
+        The method compared.
+    budgets : tuple of int
+        The budgets, ascending.
+    holdout : int
+        Models held out: those outside the Sort set.
+    split : str
+        The split whose held-out models the Sort set leaves out.
+    seed : int
+        The Sort set's seed, the split's and the draws'.
+    scored : int or None
+        Held-out models estimated (None: all).
+    repeats : int
+        Item draws per model.
+    draws : str
+        Each model's own draw.
+    baselines : tuple of str
+        The baselines estimated beside the method.
+    """
+
+    methods: tuple[str, ...]
+    budgets: tuple[int, ...]
+    holdout: int
+    split: str
+    seed: int
+    scored: int | None
+    repeats: int = 1
+    draws: str = PER_MODEL
+    baselines: tuple[str, ...] = (LIMIT_METHOD,)
+
+
+def sort_split_comparison(
+    search: str, budgets: Sequence[int], models: int, sort_models: int, sort_set: str, seed: int
+) -> SplitComparison:
+    """The Budget explorer's comparison with random for a Sort split of ``sort_models`` of
+    ``models`` models drawn as ``sort_set`` with ``seed``.
+
+    Parameters
+    ----------
+    search : str
+        The registered method the page sweeps.
+    budgets : sequence of int
+        The page's budgets.
+    models : int
+        Models in the cache (the selection's rows).
+    sort_models : int
+        Models in the Sort set.
+    sort_set : {"random", "earliest released"}
+        How the Sort set is drawn (:data:`lifelong_core.workflows.sortsets.SORT_SETS`).
+    seed : int
+        The Sort set's seed.
+
+    Returns
+    -------
+    SplitComparison
+    """
+    holdout = int(models) - int(sort_models)
+    return SplitComparison(
+        (search,),
+        tuple(sorted(int(b) for b in budgets)),
+        holdout,
+        split_of_sort_set(sort_set),
+        int(seed),
+        interactive_scored([search, *BASELINES], holdout, EVAL_CAP),
+    )
 
 
 # ------------------------------------------------------------------ comparison with random
@@ -1042,6 +1127,7 @@ def backtest(
     progress: Progress | None = None,
     memory: FitMemory | None = None,
     baselines: Sequence[str] = BASELINES,
+    kept: KeptResults | None = None,
 ) -> Backtest:
     """Hold models out of the cache, estimate them with each method, score against the truth.
 
@@ -1082,6 +1168,13 @@ def backtest(
         random uses a random sample's exact expected error whichever are estimated, so a
         caller that reads only :meth:`Backtest.against_random` (the Budget explorer) leaves
         the random sample's estimates out and gets the same comparison.
+    kept : KeptResults, optional
+        Results kept in a store (:mod:`lifelong_core.store.kept_results`): the result of
+        an identical backtest is read from there instead of computed (the digest covers
+        the cache's bits, its models' and samples' tables, every argument that changes a
+        number, the package's source and the numerical libraries' versions), and a result
+        computed is kept when ``kept`` writes (``lbe state --refresh`` keeps the Budget
+        explorer's default view this way).
 
     Returns
     -------
@@ -1146,6 +1239,15 @@ def backtest(
     seeds = repeat_seeds(seed, repeats)
     held_rows = held_out_rows(sel, holdout, split, seed)
     rows = scored_rows(held_rows, scored, seed)
+    key = ""
+    if kept is not None:
+        key = _kept_key(
+            sel, [methods, budgets, int(holdout), split, seeds, draws, rows, boot, seed]
+        )
+        found = kept.load(key)
+        if found is not None and found.kind == KEPT_KIND:
+            return Backtest(**found.tables, config=found.info)
+    t0 = time.perf_counter()
     names = np.asarray(sel.names, dtype=object)
     correct = A[rows].sum(axis=1, dtype=np.int64)
     keep = np.setdiff1d(np.arange(m), held_rows)
@@ -1243,7 +1345,7 @@ def backtest(
         held_out=held,
         scored=len(rows),
     )
-    return Backtest(
+    result = Backtest(
         per,
         table,
         _summary(table, BASELINE_METHOD),
@@ -1251,3 +1353,50 @@ def backtest(
         _by_range(per, errors, rows.tolist()),
         config,
     )
+    if kept is not None and kept.writes:
+        from lifelong_core.store.kept_results import KeptResult
+
+        tables = {f.name: getattr(result, f.name) for f in fields(Backtest) if f.name != "config"}
+        kept.save(
+            KeptResult(key, str(kept.dataset), KEPT_KIND, tables, config, time.perf_counter() - t0)
+        )
+    return result
+
+
+# What a kept backtest is filed under (store.kept_results), and the version of its digest.
+KEPT_KIND = "backtest"
+KEPT_FORMAT = 1
+
+
+@lru_cache(maxsize=1)
+def _source_digest() -> str:
+    """A digest of the package's source: a kept result of older code is never found."""
+    import hashlib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.blake2b(digest_size=16)
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _kept_key(sel: Selection, args: list) -> str:
+    """The digest a backtest's result is kept under: everything that can change a number."""
+    import hashlib
+    import json
+
+    import pandas as pd
+    import scipy
+
+    A = np.asarray(sel.A)
+    h = hashlib.blake2b(digest_size=20)
+    versions = [np.__version__, scipy.__version__, pd.__version__]
+    head = [KEPT_FORMAT, _source_digest(), versions, list(A.shape), bool(sel.synthetic)]
+    h.update(json.dumps(head + args, default=lambda x: np.asarray(x).tolist()).encode())
+    h.update(np.packbits(A != 0, axis=1).tobytes())
+    for frame in (sel.models, sel.samples):
+        h.update(json.dumps([[str(c), str(t)] for c, t in frame.dtypes.items()]).encode())
+        h.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
+    return h.hexdigest()

@@ -181,9 +181,11 @@ def refresh(
         dataset,
         method,
         progress=lambda f: report(
-            0.75 + 0.25 * f, f"fitting {method} on the default Sort split, as the sweep pages open"
+            0.75 + 0.15 * f, f"fitting {method} on the default Sort split, as the sweep pages open"
         ),
     )
+    report(0.9, f"comparing {method} with a random sample, as the Budget explorer opens")
+    keep_default_comparison(st, dataset, method)
     report(1.0, "done")
     return sort, item
 
@@ -263,6 +265,70 @@ def keep_default_fit(
             memory=FitMemory(entries=1).backed_by(KeptFits(st, dataset)),
         )
     return kept_fit_count(st, dataset) > 0
+
+
+def keep_default_comparison(st: Store, dataset: str, method: str) -> bool:
+    """Run the Budget explorer's comparison with random for its default view of
+    ``dataset`` with ``method``, and keep its tables in the store
+    (:mod:`lifelong_core.store.kept_results`).
+
+    The view is the page's default: the Sort split of :func:`keep_default_fit`, every
+    domain, the default budgets (:func:`~.budgets.default_budgets`), read within the app's
+    dense-read limit; the backtest is :func:`~.backtest.sort_split_comparison`'s, so the
+    page finds exactly it. The fit kept by :func:`keep_default_fit` is used. Results kept
+    earlier for the dataset are dropped first.
+
+    Parameters
+    ----------
+    st : Store
+        A writer handle.
+    dataset : str
+        A dataset the store holds.
+    method : str
+        The method the page sweeps.
+
+    Returns
+    -------
+    bool
+        Whether a result was kept (not for a store beyond the dense-read limit, where the
+        page compares without a backtest, nor for too few models).
+    """
+    from lifelong_core.methods.memory import FitMemory
+    from lifelong_core.store.kept_fits import KeptFits
+    from lifelong_core.store.kept_results import (
+        KeptResults,
+        forget_kept_results,
+        kept_result_count,
+    )
+    from lifelong_core.workflows import backtest as bt
+    from lifelong_core.workflows.budgets import default_budgets
+    from lifelong_core.workflows.selection import select
+    from lifelong_core.workflows.sortsets import DEFAULT_SEED, DEFAULT_SORT_SET, default_sort_size
+
+    st.require_writer()
+    forget_kept_results(st, dataset, bt.KEPT_KIND)
+    with limits.dense_limit_set(limits.app_limit_bytes()):
+        sel = select(st, dataset, ())
+    m, n = len(sel.models), len(sel.samples)
+    k = default_sort_size(m)
+    if not isinstance(sel.A, np.ndarray) or k < 2 or m - k < 1 or n < 2:
+        return False
+    req = bt.sort_split_comparison(method, default_budgets(n), m, k, DEFAULT_SORT_SET, DEFAULT_SEED)
+    bt.backtest(
+        sel,
+        list(req.methods),
+        list(req.budgets),
+        holdout=req.holdout,
+        split=req.split,
+        repeats=req.repeats,
+        seed=req.seed,
+        draws=req.draws,
+        scored=req.scored,
+        baselines=req.baselines,
+        memory=FitMemory(entries=1).backed_by(KeptFits(st)),
+        kept=KeptResults(st, dataset),
+    )
+    return kept_result_count(st, dataset) > 0
 
 
 @dataclass(frozen=True)

@@ -130,14 +130,25 @@ def test_the_default_view_of_a_large_store_is_within_the_work_budget():
         assert view(n, True) < DEFAULT_WORK < view(n, False)
 
 
-def test_the_budget_explorer_opens_on_the_fit_a_refresh_kept(own_store, counted):
-    """``lbe state --refresh`` fits the default Sort split as the page does and keeps it: the
-    page's first view (the sweep and its comparison with random) then fits nothing and
-    shows the same table as when it fitted."""
+def test_the_budget_explorer_opens_on_the_fit_a_refresh_kept(own_store, counted, monkeypatch):
+    """``lbe state --refresh`` fits the default Sort split as the page does and keeps it,
+    with the page's comparison with random: the page's first view then fits nothing,
+    computes no backtest and shows the same tables as when it fitted and computed."""
+    from lifelong_core.workflows import backtest as bt
+
+    table = bt._table
+
+    def counted_table(*args, **kwargs):
+        counted["backtest"] = counted.get("backtest", 0) + 1
+        return table(*args, **kwargs)
+
+    monkeypatch.setattr(bt, "_table", counted_table)
     query = {"search": DEFAULT_METHOD, "baseline": "true"}
     at = open_page("pages/1_Budget_explorer.py", query, no_error=True)
     assert counted["fit"] == 1
+    assert counted["backtest"] == 1
     fitted = [d.value for d in at.dataframe]
+    said = [(m.label, m.value) for m in at.metric] + [c.value for c in at.caption]
     # As the Data page's refresh button does: through the server's writer, which closes the
     # pages' read handles first.
     from lifelong_core.workflows import lifelong_state
@@ -148,10 +159,12 @@ def test_the_budget_explorer_opens_on_the_fit_a_refresh_kept(own_store, counted)
     )
     st.cache_data.clear()
     st.cache_resource.clear()
-    counted["fit"] = 0
+    counted["fit"] = counted["backtest"] = 0
     at = open_page("pages/1_Budget_explorer.py", query, no_error=True)
     assert counted["fit"] == 0
+    assert counted["backtest"] == 0
     kept = [d.value for d in at.dataframe]
     assert len(kept) == len(fitted) > 0
     for a, b in zip(kept, fitted):
         pd.testing.assert_frame_equal(a, b)
+    assert [(m.label, m.value) for m in at.metric] + [c.value for c in at.caption] == said
