@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from lifelong_core.store.state import replace_row
+from lifelong_core.store.state import has_table, kept_count, replace_row
 from lifelong_core.store.writing import StoreWriter, utc_now
 
 DDL = """
@@ -30,14 +30,6 @@ CREATE TABLE IF NOT EXISTS kept_fits (
     params VARCHAR NOT NULL, d BLOB NOT NULL, w BLOB NOT NULL, theta BLOB NOT NULL,
     computed_at TIMESTAMP NOT NULL, seconds DOUBLE NOT NULL);
 """
-
-
-def _has_table(cur: Any) -> bool:
-    """Whether the store has the table (a store written before kept fits has not)."""
-    has = cur.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'kept_fits'"
-    ).fetchone()
-    return bool(has and has[0])
 
 
 @dataclass(frozen=True)
@@ -110,7 +102,7 @@ class KeptFits:
         KeptFit or None
         """
         cur = self.store.cursor()
-        if not _has_table(cur):
+        if not has_table(cur, "kept_fits"):
             return None
         row = cur.execute(
             "SELECT key, dataset, method, params, d, w, theta, seconds FROM kept_fits WHERE key = ?",
@@ -196,11 +188,4 @@ def kept_fit_count(st: Any, dataset: str | None = None) -> int:
     -------
     int
     """
-    cur = st.cursor()
-    if not _has_table(cur):
-        return 0
-    if dataset is None:
-        return int(cur.execute("SELECT count(*) FROM kept_fits").fetchone()[0])
-    return int(
-        cur.execute("SELECT count(*) FROM kept_fits WHERE dataset = ?", [dataset]).fetchone()[0]
-    )
+    return kept_count(st, "kept_fits", dataset)

@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from lifelong_core.store.state import replace_row
+from lifelong_core.store.state import has_table, kept_count, replace_row
 from lifelong_core.store.writing import StoreWriter, utc_now
 
 DDL = """
@@ -34,14 +34,6 @@ CREATE TABLE IF NOT EXISTS kept_results (
     info VARCHAR NOT NULL, tables BLOB NOT NULL, computed_at TIMESTAMP NOT NULL,
     seconds DOUBLE NOT NULL);
 """
-
-
-def _has_table(cur: Any) -> bool:
-    """Whether the store has the table (a store written before kept results has not)."""
-    has = cur.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'kept_results'"
-    ).fetchone()
-    return bool(has and has[0])
 
 
 @dataclass(frozen=True)
@@ -139,7 +131,7 @@ class KeptResults:
         KeptResult or None
         """
         cur = self.store.cursor()
-        if not _has_table(cur):
+        if not has_table(cur, "kept_results"):
             return None
         row = cur.execute(
             "SELECT key, dataset, kind, info, tables, seconds FROM kept_results WHERE key = ?",
@@ -218,13 +210,4 @@ def kept_result_count(st: Any, dataset: str | None = None) -> int:
     -------
     int
     """
-    cur = st.cursor()
-    if not _has_table(cur):
-        return 0
-    if dataset is None:
-        row = cur.execute("SELECT count(*) FROM kept_results").fetchone()
-    else:
-        row = cur.execute(
-            "SELECT count(*) FROM kept_results WHERE dataset = ?", [dataset]
-        ).fetchone()
-    return int(row[0]) if row else 0
+    return kept_count(st, "kept_results", dataset)

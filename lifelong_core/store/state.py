@@ -27,6 +27,7 @@ import datetime as _dt
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -225,6 +226,52 @@ def _save_sort(st: StoreWriter, s: SortState) -> None:
             float(s.seconds),
         ],
     )
+
+
+def has_table(cur: Any, table: str) -> bool:
+    """Whether the store has ``table`` (a store written by an older version may not).
+
+    Parameters
+    ----------
+    cur : duckdb.DuckDBPyConnection
+        A cursor of the store.
+    table : str
+        The table's name.
+
+    Returns
+    -------
+    bool
+    """
+    has = cur.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]
+    ).fetchone()
+    return bool(has and has[0])
+
+
+def kept_count(st: Any, table: str, dataset: str | None = None) -> int:
+    """How many rows a kept table holds (for ``dataset``, or in all); 0 without the table.
+
+    Parameters
+    ----------
+    st : Store
+        An open store.
+    table : str
+        A kept table with a ``dataset`` column.
+    dataset : str, optional
+        Count only this dataset's.
+
+    Returns
+    -------
+    int
+    """
+    cur = st.cursor()
+    if not has_table(cur, table):
+        return 0
+    if dataset is None:
+        row = cur.execute(f"SELECT count(*) FROM {table}").fetchone()
+    else:
+        row = cur.execute(f"SELECT count(*) FROM {table} WHERE dataset = ?", [dataset]).fetchone()
+    return int(row[0]) if row else 0
 
 
 def replace_row(

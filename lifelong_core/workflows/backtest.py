@@ -350,6 +350,43 @@ class SplitComparison:
     draws: str = PER_MODEL
     baselines: tuple[str, ...] = (LIMIT_METHOD,)
 
+    def run(
+        self,
+        sel: Selection,
+        *,
+        progress: Progress | None = None,
+        memory: FitMemory | None = None,
+        kept: KeptResults | None = None,
+    ) -> Backtest:
+        """The backtest on ``sel`` (:func:`backtest` with these settings).
+
+        Parameters
+        ----------
+        sel : Selection
+            The dataset's cache the Sort split was drawn from.
+        progress, memory, kept
+            As for :func:`backtest`.
+
+        Returns
+        -------
+        Backtest
+        """
+        return backtest(
+            sel,
+            list(self.methods),
+            list(self.budgets),
+            holdout=self.holdout,
+            split=self.split,
+            repeats=self.repeats,
+            seed=self.seed,
+            draws=self.draws,
+            scored=self.scored,
+            progress=progress,
+            memory=memory,
+            baselines=self.baselines,
+            kept=kept,
+        )
+
 
 def sort_split_comparison(
     search: str, budgets: Sequence[int], models: int, sort_models: int, sort_set: str, seed: int

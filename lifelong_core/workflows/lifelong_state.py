@@ -314,20 +314,7 @@ def keep_default_comparison(st: Store, dataset: str, method: str) -> bool:
     if not isinstance(sel.A, np.ndarray) or k < 2 or m - k < 1 or n < 2:
         return False
     req = bt.sort_split_comparison(method, default_budgets(n), m, k, DEFAULT_SORT_SET, DEFAULT_SEED)
-    bt.backtest(
-        sel,
-        list(req.methods),
-        list(req.budgets),
-        holdout=req.holdout,
-        split=req.split,
-        repeats=req.repeats,
-        seed=req.seed,
-        draws=req.draws,
-        scored=req.scored,
-        baselines=req.baselines,
-        memory=FitMemory(entries=1).backed_by(KeptFits(st)),
-        kept=KeptResults(st, dataset),
-    )
+    req.run(sel, memory=FitMemory(entries=1).backed_by(KeptFits(st)), kept=KeptResults(st, dataset))
     return kept_result_count(st, dataset) > 0
 
 

@@ -178,22 +178,11 @@ def test_a_refresh_keeps_the_budget_explorers_default_comparison(store, computed
                 DEFAULT_SORT_SET,
                 DEFAULT_SEED,
             )
-            kw = dict(
-                holdout=req.holdout,
-                split=req.split,
-                repeats=req.repeats,
-                seed=req.seed,
-                draws=req.draws,
-                scored=req.scored,
-                baselines=req.baselines,
-            )
-            read = bt.backtest(
-                sel, list(req.methods), list(req.budgets), kept=KeptResults(st), **kw
-            )
+            read = req.run(sel, kept=KeptResults(st))
             assert computed["n"] == made
             # As the page computes it: on the fit the refresh kept for the default split.
             memory = FitMemory(entries=1).backed_by(KeptFits(st))
-            fresh = bt.backtest(sel, list(req.methods), list(req.budgets), memory=memory, **kw)
+            fresh = req.run(sel, memory=memory)
             assert computed["n"] == made + 1
     finally:
         limits.set_dense_limit(None)
