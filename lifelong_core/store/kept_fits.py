@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from lifelong_core.store.state import has_table, kept_count, replace_row
+from lifelong_core.store.state import KeptTable, has_table, kept_count, replace_row
 from lifelong_core.store.writing import StoreWriter, utc_now
 
 DDL = """
@@ -66,7 +66,7 @@ class KeptFit:
     seconds: float
 
 
-class KeptFits:
+class KeptFits(KeptTable):
     """The store's kept fits, read (and, on a writer handle with ``dataset``, written).
 
     What :class:`~lifelong_core.methods.memory.FitMemory` is backed by
@@ -79,15 +79,6 @@ class KeptFits:
     dataset : str, optional
         The dataset new fits are kept for; without it nothing is written.
     """
-
-    def __init__(self, store: Any, dataset: str | None = None) -> None:
-        self.store = store
-        self.dataset = dataset
-
-    @property
-    def writes(self) -> bool:
-        """Whether :meth:`save` keeps fits (a writer handle and a dataset)."""
-        return self.dataset is not None and not getattr(self.store, "read_only", True)
 
     def load(self, key: str) -> KeptFit | None:
         """The fit kept under ``key``, or None.
@@ -134,7 +125,7 @@ class KeptFits:
         fit : KeptFit
             The fit and its key.
         """
-        if not self.writes:
+        if not self.writes:  # KeptTable: a writer handle and a dataset
             return
         st: StoreWriter = self.store
         st.require_writer()

@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from lifelong_core.store.state import has_table, kept_count, replace_row
+from lifelong_core.store.state import KeptTable, has_table, kept_count, replace_row
 from lifelong_core.store.writing import StoreWriter, utc_now
 
 DDL = """
@@ -98,7 +98,7 @@ def _decode(parts: list, blob: bytes) -> dict[str, pd.DataFrame] | None:
     return tables
 
 
-class KeptResults:
+class KeptResults(KeptTable):
     """The store's kept results, read (and, on a writer handle with ``dataset``, written).
 
     Parameters
@@ -108,15 +108,6 @@ class KeptResults:
     dataset : str, optional
         The dataset new results are kept for; without it nothing is written.
     """
-
-    def __init__(self, store: Any, dataset: str | None = None) -> None:
-        self.store = store
-        self.dataset = dataset
-
-    @property
-    def writes(self) -> bool:
-        """Whether :meth:`save` keeps results (a writer handle and a dataset)."""
-        return self.dataset is not None and not getattr(self.store, "read_only", True)
 
     def load(self, key: str) -> KeptResult | None:
         """The result kept under ``key``, or None (also when it cannot be read).
@@ -157,7 +148,7 @@ class KeptResults:
         result : KeptResult
             The result and its key.
         """
-        if not self.writes:
+        if not self.writes:  # KeptTable: a writer handle and a dataset
             return
         st: StoreWriter = self.store
         st.require_writer()

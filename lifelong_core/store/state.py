@@ -228,6 +228,28 @@ def _save_sort(st: StoreWriter, s: SortState) -> None:
     )
 
 
+class KeptTable:
+    """A table kept beside the cache, read through ``store`` and written when ``store`` is
+    a writer handle and ``dataset`` is given (what a refresh keeps is filed under it).
+
+    Parameters
+    ----------
+    store : Store
+        An open store (a read-only handle reads).
+    dataset : str, optional
+        The dataset new rows are kept for; without it nothing is written.
+    """
+
+    def __init__(self, store: Any, dataset: str | None = None) -> None:
+        self.store = store
+        self.dataset = dataset
+
+    @property
+    def writes(self) -> bool:
+        """Whether rows are kept (a writer handle and a dataset)."""
+        return self.dataset is not None and not getattr(self.store, "read_only", True)
+
+
 def has_table(cur: Any, table: str) -> bool:
     """Whether the store has ``table`` (a store written by an older version may not).
 
