@@ -26,7 +26,7 @@ from lifelong_core.sortsearch import (
     theorem21_vector,
     uniform_positions,
 )
-from lifelong_core.sortsearch.sort import best_prefix_counts, choose_sort_rows
+from lifelong_core.sortsearch.sort import best_prefix_counts, choose_sort_rows, order_from_sums
 
 binary_rows = st.lists(st.integers(0, 1), min_size=1, max_size=60)
 
@@ -88,6 +88,26 @@ def test_sort_by_sum_easy_first_stable_ties():
     A = np.array([[1, 0, 1, 0, 1], [1, 0, 0, 0, 1], [0, 1, 0, 0, 1]])
     # sums: 2, 1, 1, 0, 3 -> 4, 0, then ties 1 and 2 in column order, then 3
     assert sort_by_sum(A).tolist() == [4, 0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("dtype", "low", "high"),
+    [
+        (np.int64, 0, 30),  # few distinct sums: the 16-bit radix sort
+        (np.uint64, 0, 65535),  # the widest span that path takes
+        (np.int64, -40000, 40000),  # wider, with negative keys: the general sort
+        (np.int32, 5, 6),
+    ],
+)
+def test_order_from_sums_is_the_stable_descending_order(dtype, low, high):
+    rng = np.random.default_rng(11)
+    sums = rng.integers(low, high, size=5000, endpoint=True).astype(dtype)
+    # Definition: larger sum first, equal sums in ascending column order.
+    expected = np.lexsort((np.arange(len(sums)), -sums.astype(np.float64)))
+    got = order_from_sums(sums)
+    assert got.dtype == np.int64
+    assert np.array_equal(got, expected)
+    assert order_from_sums(sums[:0]).tolist() == []
 
 
 def test_sort_reference_ties_match_listing1():
