@@ -34,6 +34,11 @@ def real_models(models: pd.DataFrame) -> pd.DataFrame:
     return models[~models["estimated"].astype(bool)]
 
 
+# The samples' columns a selection carries: what the pages, commands and API read off
+# ``Selection.samples`` (the rest of the samples table is read where it is needed).
+SELECTION_COLUMNS = ("sample_idx", "sample_id", "dataset", "domain", "category")
+
+
 @dataclass(frozen=True)
 class Selection:
     """The matrix of a data choice: rows = every real (not estimated) model evaluated on
@@ -53,8 +58,9 @@ class Selection:
         The m rows of ``store.models()`` (``model_idx``, ``model_id``, ``name``,
         ``family``, ``release_order``, ...), one per row of ``A``, index 0..m-1.
     samples : pandas.DataFrame
-        The n rows of ``store.samples()`` (``sample_idx``, ``sample_id``, ``dataset``,
-        ``domain``, ``category``, ``label``, ...), one per column, index 0..n-1.
+        The n rows of ``store.samples()``, one per column, index 0..n-1, with the columns of
+        :data:`SELECTION_COLUMNS` (``sample_idx``, ``sample_id``, ``dataset``, ``domain``,
+        ``category``).
     synthetic : bool
         Whether the dataset was made by a seeded generator, not real model predictions.
     """
@@ -318,7 +324,7 @@ def select(store: Store, dataset: str, domains: tuple[str, ...] = ()) -> Selecti
         If the dataset has no samples in the chosen domains, or fewer than two real models
         were evaluated on every chosen sample.
     """
-    smp = store.samples(dataset, list(domains) if domains else None)
+    smp = store.samples(dataset, list(domains) if domains else None, columns=SELECTION_COLUMNS)
     if len(smp) == 0:
         raise InputError(f"dataset {dataset!r} has no samples in the chosen domains.")
     from lifelong_core.store.dataset_rows import complete_models

@@ -414,6 +414,15 @@ def test_models_and_samples_metadata(tmp_path):
         ]
         assert st.domains()["domain"].tolist() == ["clean", "blur"]
         assert st.samples(domains=["blur"])["sample_id"].tolist() == ["y"]
+        # Some columns only: the same values as those columns of the whole read, in the
+        # table's order whatever the order asked.
+        some = st.samples(domains=["blur"], columns=["category", "sample_idx", "label"])
+        whole = st.samples(domains=["blur"])
+        assert list(some.columns) == ["sample_idx", "category", "label"]
+        pd.testing.assert_frame_equal(some, whole[["sample_idx", "category", "label"]])
+        with pytest.raises(InputError, match="no column 'labels'") as err:
+            st.samples(columns=["sample_id", "labels"])
+        assert err.value.param == "columns"
         with pytest.raises(InputError, match="different fields"):
             st.add_dataset("digits", description="changed")
 
