@@ -138,41 +138,43 @@ def stratified_positions(n: int, budget: int, rng: np.random.Generator) -> np.nd
     take[int(np.argmax(sizes))] += budget - take.sum()
     # One vectorised draw: random keys per position, keep the `take` smallest per stratum
     # (the lowest position first among equal keys).
-    keys = rng.random(n)
-    stratum = np.repeat(np.arange(len(sizes)), sizes)
-    rank_in_stratum = np.arange(n) - np.repeat(edges[:-1], sizes)
-    chosen = _smallest_keys(keys, stratum, rank_in_stratum, edges, sizes, take)
-    if chosen is None:
-        by_key = np.lexsort((keys, stratum))
-        chosen = by_key[rank_in_stratum < np.repeat(take, sizes)]
-    return np.sort(chosen)
+    return np.sort(_smallest_keys(rng.random(n), edges, take))
 
 
-def _smallest_keys(
-    keys: np.ndarray,
-    stratum: np.ndarray,
-    col: np.ndarray,
-    edges: np.ndarray,
-    sizes: np.ndarray,
-    take: np.ndarray,
-) -> np.ndarray | None:
-    """The ``take`` positions of smallest key in each stratum, by a partial sort of each
-    stratum (linear in n, where sorting every key by stratum is not); None when a key ties
-    at a stratum's cut, which only the full sort breaks the same way."""
+def _smallest_keys(keys: np.ndarray, edges: np.ndarray, take: np.ndarray) -> np.ndarray:
+    """The ``take[h]`` positions of smallest key in each stratum ``h`` (contiguous, between
+    ``edges``), equal keys taken lowest position first: the first ``take[h]`` of the
+    stratum sorted by (key, position), in no particular order.
+
+    The keys are laid out as one (strata x largest size) array, the shorter strata (one
+    sample shorter, from :func:`strata_bounds`) padded with infinity, and the smallest
+    taken one at a time along each row (``argmin`` returns the first, lowest position, of
+    equal keys): a few passes over the keys, where sorting every stratum is not."""
+    sizes = np.diff(edges)
+    starts = edges[:-1]
+    width = int(sizes.max())
+    at = starts[:, None] + np.arange(width)
+    if int(sizes.min()) >= width - 1:  # strata_bounds': only the last place may be padding
+        short = np.flatnonzero(sizes < width)
+        at[short, width - 1] = starts[short]  # in range; its key is padded below
+        K = keys[at]
+        K[short, width - 1] = np.inf
+    else:
+        pad = np.arange(width)[None, :] >= sizes[:, None]
+        at[pad] = np.broadcast_to(starts[:, None], at.shape)[pad]
+        K = keys[at]
+        K[pad] = np.inf
     t = int(take.max())
-    K = np.full((len(sizes), int(sizes.max())), np.inf)
-    K[stratum, col] = keys
-    part = (
-        np.argpartition(K, t - 1, axis=1)[:, :t] if K.shape[1] > t else np.argsort(K, axis=1)[:, :t]
-    )
-    vals = np.take_along_axis(K, part, axis=1)
-    by = np.lexsort((part, vals), axis=1)
-    part, vals = np.take_along_axis(part, by, axis=1), np.take_along_axis(vals, by, axis=1)
-    cut = vals[np.arange(len(take)), take - 1]
-    if ((cut[:, None] >= K).sum(axis=1) != take).any():
-        return None
-    keep = np.arange(t)[None, :] < take[:, None]
-    return (edges[:-1, None] + part)[keep]
+    picks = np.empty((len(sizes), t), dtype=np.int64)
+    strata = np.arange(len(sizes))
+    for r in range(t):
+        picks[:, r] = np.argmin(K, axis=1)
+        if r < t - 1:
+            K[strata, picks[:, r]] = np.inf
+    chosen = starts[:, None] + picks
+    if (take == t).all():
+        return chosen.ravel()
+    return chosen[np.arange(t)[None, :] < take[:, None]]
 
 
 def regular_positions(n: int, budget: int, rng: np.random.Generator) -> np.ndarray:

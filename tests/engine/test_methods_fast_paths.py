@@ -62,6 +62,22 @@ def test_stratified_draw_breaks_ties_as_the_full_sort(levels):
             np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("edges", [[0, 3, 10, 11, 20], [0, 2, 4, 7], [0, 50]])
+def test_smallest_keys_of_uneven_strata_equal_the_full_sort(edges):
+    # Strata whose sizes differ by more than one (not strata_bounds'), with ties.
+    edges = np.asarray(edges, dtype=np.int64)
+    sizes = np.diff(edges)
+    n = int(edges[-1])
+    for seed in range(5):
+        keys = np.floor(np.random.default_rng(seed).random(n) * 4) / 4
+        take = np.minimum(np.random.default_rng(seed).integers(1, 4, len(sizes)), sizes)
+        stratum = np.repeat(np.arange(len(sizes)), sizes)
+        by_key = np.lexsort((keys, stratum))
+        rank = np.arange(n) - np.repeat(edges[:-1], sizes)
+        want = np.sort(by_key[rank < np.repeat(take, sizes)])
+        np.testing.assert_array_equal(np.sort(design._smallest_keys(keys, edges, take)), want)
+
+
 def test_stratum_labels_equal_a_binary_search():
     rng = np.random.default_rng(0)
     for n in (1, 2, 7, 100, 10_007, 500_000):
