@@ -23,6 +23,7 @@ sensible prediction and ``n'`` large enough lets the data override the prior.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -724,6 +725,65 @@ def _one_direction(item: ItemModel, theta: np.ndarray) -> bool:
     return reach < 1e9
 
 
+@dataclass(frozen=True)
+class _ThresholdLayout:
+    """The items of a one-direction item model in the order :func:`_threshold_counts`
+    counts along: segments of one sign and one power of two of ``|w_j|``, each sorted by
+    threshold ``-d_j / w_j`` (equal thresholds in item order), then the flat items."""
+
+    segments: list  # (start, size, up, band) of each segment in ``order``
+    taus: list  # each segment's thresholds, ascending
+    order: np.ndarray  # int64 (n,) the items in that order
+    flat_at: int  # where the flat items (w_j = 0) start
+    sort: SortOrder  # ``order`` applied to packed rows
+
+
+# One layout per fitted item model (the same order on every call; a sort of every item):
+# keyed by the model's identity, dropped with it.
+_LAYOUTS: dict[int, _ThresholdLayout] = {}
+
+
+def _threshold_layout(item: ItemModel) -> _ThresholdLayout:
+    """The item order of :func:`_threshold_counts` for ``item``, made once per item model."""
+    got = _LAYOUTS.get(id(item))
+    if got is not None:
+        return got
+    w = item.w[:, 0].astype(np.float64)
+    d = np.asarray(item.d, dtype=np.float64)
+    n = len(d)
+    flat = np.flatnonzero(w == 0)
+    live = np.flatnonzero(w != 0)
+    tau = -d[live] / w[live]
+    power = np.frexp(np.abs(w[live]))[1]  # |w| in [2^(power - 1), 2^power)
+    # Segments by sign, then power; each sorted by threshold, equal ones in item order (a
+    # stable sort by segment of the items sorted by threshold): the items of a segment,
+    # in item order, sorted by threshold on their own, on the threads.
+    # (Segment numbers are below 2 * 2100, the span of float64 exponents: as uint16 the
+    # stable sort is a radix sort.)
+    segment = ((power - power.min()) * 2 + (w[live] > 0)).astype(np.uint16)
+    by_segment = np.argsort(segment, kind="stable")
+    cuts = np.flatnonzero(np.diff(segment[by_segment])) + 1
+    parts = [p for p in np.split(by_segment, cuts) if len(p)]
+    largest = sorted(range(len(parts)), key=lambda i: -len(parts[i]))  # first, on the threads
+    done = ordered_map(lambda i: parts[i][np.argsort(tau[parts[i]], kind="stable")], largest)
+    parts = [p for _, p in sorted(zip(largest, done), key=lambda x: x[0])]
+    segs, order, taus = [], [], []
+    start = 0
+    for part in parts:
+        up = bool(w[live][part[0]] > 0)
+        band = 2 * _SURE_LOGIT / 2.0 ** (int(power[part[0]]) - 1)
+        segs.append((start, len(part), up, band))
+        order.append(live[part])
+        taus.append(tau[part])
+        start += len(part)
+    order.append(flat)
+    whole = np.concatenate(order)
+    layout = _ThresholdLayout(segs, taus, whole, start, SortOrder(whole, n, checked=True))
+    _LAYOUTS[id(item)] = layout
+    weakref.finalize(item, _LAYOUTS.pop, id(item), None)
+    return layout
+
+
 def _threshold_counts(
     item: ItemModel, theta: np.ndarray, rows: np.ndarray, truth: np.ndarray, n: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -745,32 +805,10 @@ def _threshold_counts(
         (columns,) int64: items whose prediction differs from the row's true result, and
         items predicted correct (over all ``n`` items).
     """
-    w = item.w[:, 0].astype(np.float64)
-    d = np.asarray(item.d, dtype=np.float64)
-    flat = np.flatnonzero(w == 0)
-    live = np.flatnonzero(w != 0)
-    tau = -d[live] / w[live]
-    power = np.frexp(np.abs(w[live]))[1]  # |w| in [2^(power - 1), 2^power)
-    # Segments: by sign, then power, each sorted by threshold (a stable sort by segment of
-    # the items sorted by threshold).
-    by_tau = np.argsort(tau, kind="stable")
-    segment = (power - power.min()) * 2 + (w[live] > 0)
-    key = by_tau[np.argsort(segment[by_tau], kind="stable")]
-    segs, order, taus = [], [], []
-    start = 0
-    cuts = np.flatnonzero(np.diff(power[key]) | np.diff(w[live][key] > 0)) + 1
-    for part in np.split(key, cuts):
-        if not len(part):
-            continue
-        up = bool(w[live][part[0]] > 0)
-        band = 2 * _SURE_LOGIT / 2.0 ** (int(power[part[0]]) - 1)
-        segs.append((start, len(part), up, band))
-        order.append(live[part])
-        taus.append(tau[part])
-        start += len(part)
-    order.append(flat)
+    layout = _threshold_layout(item)
+    segs, taus, whole, flat_at = layout.segments, layout.taus, layout.order, layout.flat_at
     used = np.unique(rows)
-    S = SortOrder(np.concatenate(order), n, checked=True).sorted_rows(truth[used])
+    S = layout.sort.sorted_rows(truth[used])
     cum = word_prefix(S)
     r = np.searchsorted(used, rows)
 
@@ -797,8 +835,6 @@ def _threshold_counts(
             wrong += below + (size - b) - above
             ones += size - b
         windows.append((o, a, b))
-    flat_at = start
-    whole = np.concatenate(order)
 
     def near(c: int) -> tuple[int, int]:
         items = np.concatenate(

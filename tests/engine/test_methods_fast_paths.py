@@ -327,3 +327,36 @@ def test_a_one_direction_model_counts_its_predictions_by_thresholds(monkeypatch)
         np.testing.assert_array_equal(by_order.wrong, every.wrong)
         np.testing.assert_array_equal(by_order.ones, every.ones)
         np.testing.assert_array_equal(by_order.total[4:8], every.total[4:8])
+
+
+def test_the_threshold_order_is_made_once_per_item_model():
+    """The items' order along their thresholds (irt._threshold_layout) is kept per fitted
+    item model while it lives, and is the definition's: sorted by threshold (equal ones in
+    item order), then stably by sign and power of two of the discrimination, flat items
+    last."""
+    import gc
+
+    rng = np.random.default_rng(3)
+    n = 2000
+    w = rng.normal(scale=2.0, size=(n, 1))
+    w[::13] = 0.0
+    d = np.round(rng.normal(size=n), 1)  # equal thresholds among items of equal w
+    w[::7] = np.round(w[::7], 0)
+    item = irt.item_model(d, w, rng.normal(size=(20, 1)))
+    layout = irt._threshold_layout(item)
+    assert irt._threshold_layout(item) is layout
+    live = np.flatnonzero(w[:, 0] != 0)
+    tau = -d[live] / w[live, 0]
+    power = np.frexp(np.abs(w[live, 0]))[1]
+    segment = (power - power.min()) * 2 + (w[live, 0] > 0)
+    by_tau = np.argsort(tau, kind="stable")
+    want = live[by_tau[np.argsort(segment[by_tau], kind="stable")]]
+    np.testing.assert_array_equal(
+        layout.order, np.concatenate([want, np.flatnonzero(w[:, 0] == 0)])
+    )
+    assert layout.flat_at == len(live)
+    np.testing.assert_array_equal(np.concatenate(layout.taus), -d[want] / w[want, 0])
+    key = id(item)
+    del item, layout
+    gc.collect()
+    assert key not in irt._LAYOUTS
