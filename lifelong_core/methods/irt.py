@@ -691,23 +691,34 @@ def item_pass(
     out_wrong[order], out_ones[order] = wrong, ones
     # The probabilities at each group's evaluated items, which carry their observed
     # results: their predictions are taken back out of the counts. In pieces of at most
-    # CHUNK_BYTES of logits, written into one (columns, n') array per group.
-    at_rows = [np.empty((len(cols), len(sel)), dtype=item.w.dtype) for sel, cols in groups]
+    # CHUNK_BYTES of logits, written into one (columns, n') array per group; a group that
+    # asked for no total gets its predictions alone (_predicted: no logistic), and nothing
+    # without true rows to count against.
+    at_rows = [
+        np.empty((len(cols), len(sel)), dtype=item.w.dtype if t else bool)
+        for (sel, cols), t in zip(groups, want)
+    ]
     pieces = []
     for g, (sel, cols) in enumerate(groups):
+        if not want[g] and truth is None:
+            continue
         step = max(64, CHUNK_BYTES // max(1, 8 * len(cols)))
         pieces += [(g, a, min(a + step, len(sel))) for a in range(0, len(sel), step)]
 
     def probs_at(piece: tuple[int, int, int]) -> None:
         g, a, b = piece
         sel, cols = groups[g]
-        at_rows[g][:, a:b] = model_probs(item, theta[cols], items=sel[a:b])
+        if want[g]:
+            at_rows[g][:, a:b] = model_probs(item, theta[cols], items=sel[a:b])
+        else:
+            eta = _logits(item, theta[cols], items=sel[a:b])
+            at_rows[g][:, a:b] = _predicted(eta, item.w.dtype)
 
     ordered_map(probs_at, pieces)
     at = [x.T for x in at_rows]
     if truth is not None:
         for (sel, cols), got in zip(groups, at):
-            pred = got >= 0.5
+            pred = got if got.dtype == bool else got >= 0.5
             obs = bits_at(truth[rows[cols]], sel).T.astype(bool)
             out_wrong[cols] -= np.count_nonzero(pred != obs, axis=0)
             out_ones[cols] -= np.count_nonzero(pred, axis=0)
