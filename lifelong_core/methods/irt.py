@@ -645,12 +645,15 @@ def item_pass(
     th, by_row = theta[order], rows[order]
     if truth is not None:
         truth = mask_tail(truth, n)
-    # One direction: a column that only predicts is a threshold on one order of the items,
-    # counted without a pass over them (_threshold_counts); the pass is then the totals'.
+    # One direction: every column's predictions are a threshold on one order of the items,
+    # counted without a pass over them (_threshold_counts); the pass then only sums the
+    # probabilities of the columns with totals. Where every column wants its total, the
+    # pass counts as it goes.
     by_order = None
-    if truth is not None and F < K and _one_direction(item, th[F:]):
-        by_order = _threshold_counts(item, th[F:], by_row[F:], truth, n)
+    if truth is not None and F < K and _one_direction(item, th):
+        by_order = _threshold_counts(item, th, by_row, truth, n)
     passed = F if by_order is not None else K
+    counting = truth is not None and by_order is None  # the pass counts every column's errors
     # A multiple of 8 items, so that a chunk starts on a byte of the packed rows.
     width = max(64, CHUNK_BYTES // max(1, 8 * passed) // 64 * 64)
 
@@ -659,7 +662,7 @@ def item_pass(
         eta = _logits(item, th[:passed], c0, c1)  # (columns, items)
         p = _sigmoid(eta[:F].astype(item.w.dtype))
         total = p.sum(axis=1, dtype=np.float64)
-        if truth is None:
+        if not counting:
             return total, 0, 0
         pred = np.empty(eta.shape, dtype=bool)
         np.greater_equal(p, 0.5, out=pred[:F])
@@ -674,7 +677,7 @@ def item_pass(
         )
 
     total = np.zeros(F)
-    wrong, ones = np.zeros(passed, dtype=np.int64), np.zeros(passed, dtype=np.int64)
+    wrong, ones = np.zeros(K, dtype=np.int64), np.zeros(K, dtype=np.int64)
 
     def add(part: tuple[np.ndarray, np.ndarray | int, np.ndarray | int]) -> None:  # item order
         nonlocal total, wrong, ones
@@ -684,7 +687,7 @@ def item_pass(
 
     ordered_map(chunk, range(0, n, width), add)
     if by_order is not None:
-        wrong, ones = np.concatenate([wrong, by_order[0]]), np.concatenate([ones, by_order[1]])
+        wrong, ones = by_order
     out_total = np.full(K, np.nan)
     out_total[order[:F]] = total
     out_wrong, out_ones = np.empty(K, dtype=np.int64), np.empty(K, dtype=np.int64)

@@ -297,6 +297,11 @@ def test_an_item_pass_without_totals_counts_the_same_predictions(monkeypatch):
     np.testing.assert_array_equal(some.at[1], every.at[1])
     np.testing.assert_array_equal(some.total[3:6], every.total[3:6])
     assert np.isnan(some.total[:3]).all() and np.isnan(some.total[6:]).all()
+    # Without true rows: the same totals and probabilities, no counts.
+    alone = irt.item_pass(item, theta, rows, groups, None, n, totals=[False, True, False])
+    np.testing.assert_array_equal(alone.total[3:6], every.total[3:6])
+    np.testing.assert_array_equal(alone.at[1], every.at[1])
+    assert not alone.wrong.any() and not alone.ones.any()
 
 
 def test_a_one_direction_model_counts_its_predictions_by_thresholds(monkeypatch):
