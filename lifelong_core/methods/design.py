@@ -560,18 +560,28 @@ def difference_estimates_at(
     out: list[AccuracyInterval] = []
     group = max(1, ESTIMATES_BYTES // (8 * max(budget, 1)))
     for a in range(0, models, group):
-        o = np.ascontiguousarray(obs[a : a + group].T, dtype=np.float64)  # (n', models)
-        p = np.ascontiguousarray(np.asarray(prob_at[a : a + group]).T, dtype=np.float64)
+        rows_o = np.asarray(obs[a : a + group])
+        rows_p = np.asarray(prob_at[a : a + group])
+        o = np.ascontiguousarray(rows_o.T, dtype=np.float64)  # (n', models)
+        p = np.ascontiguousarray(rows_p.T, dtype=np.float64)
         resid = o - p
         mean_h = (strata @ resid) / np.maximum(n_h, 1)[:, None]
-        unsampled = total[a : a + group] - p.sum(axis=0)
-        acc = (o.sum(axis=0) + unsampled + ((sizes - n_h)[:, None] * mean_h).sum(axis=0)) / n
+        # Sums of 0/1 results (and of 0/1 predictions) are whole numbers, exact in any
+        # order: taken along each model's own row, not down the columns of ``o``.
+        o_sum = rows_o.sum(axis=1, dtype=np.float64)
+        p_sum = (
+            np.count_nonzero(rows_p, axis=1).astype(np.float64)
+            if rows_p.dtype == bool
+            else p.sum(axis=0)
+        )
+        unsampled = total[a : a + group] - p_sum
+        acc = (o_sum + unsampled + ((sizes - n_h)[:, None] * mean_h).sum(axis=0)) / n
         acc = np.clip(acc, 0.0, 1.0)
-        seen = o.sum(axis=0).astype(np.int64)
+        seen = o_sum.astype(np.int64)
         if budget >= n or budget < 2:
             var = np.zeros(len(acc))
         else:
-            resid -= mean_h[label]
+            resid -= np.take(mean_h, label, axis=0)
             resid *= resid
             s2_h = (strata @ resid) / dof
             var = (g * s2_h).sum(axis=0) * factor[a : a + group]

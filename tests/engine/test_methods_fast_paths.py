@@ -78,6 +78,35 @@ def test_smallest_keys_of_uneven_strata_equal_the_full_sort(edges):
         np.testing.assert_array_equal(np.sort(design._smallest_keys(keys, edges, take)), want)
 
 
+@pytest.mark.parametrize(
+    ("n", "budget", "sampling"),
+    [
+        (5000, 64, "stratified"),
+        (5000, 333, "stratified"),
+        (5000, 96, "regular"),
+        (900, 2, "regular"),
+    ],
+)
+def test_many_estimates_of_0_1_predictions_equal_those_of_the_same_floats(
+    n, budget, sampling, monkeypatch
+):
+    """Predictions given as booleans (a threshold's) have their sums counted along each
+    model's row; as floats they are summed down the columns: the same numbers, bit for
+    bit, in one group of models or several."""
+    rng = np.random.default_rng(budget)
+    draw = design.stratified_positions if sampling == "stratified" else design.regular_positions
+    ranks = rng.permutation(draw(n, budget, rng))
+    models = 11
+    obs = (rng.random((models, budget)) < 0.7).astype(np.uint8)
+    at = rng.random((models, budget)) < 0.6
+    total = at.sum(axis=1) + rng.integers(0, n - budget, models).astype(np.float64)
+    want = design.difference_estimates_at(ranks, obs, at.astype(np.float64), total, n)
+    assert design.difference_estimates_at(ranks, obs, at, total, n) == want
+    monkeypatch.setattr(design, "ESTIMATES_BYTES", 8 * budget * 3)  # three models at a time
+    assert design.difference_estimates_at(ranks, obs, at, total, n) == want
+    assert design.difference_estimates_at(ranks, obs, at.astype(np.float64), total, n) == want
+
+
 def test_stratum_labels_equal_a_binary_search():
     rng = np.random.default_rng(0)
     for n in (1, 2, 7, 100, 10_007, 500_000):
