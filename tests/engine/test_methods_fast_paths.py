@@ -363,6 +363,26 @@ def test_a_one_direction_model_counts_its_predictions_by_thresholds(monkeypatch)
         np.testing.assert_array_equal(by_order.total[4:8], every.total[4:8])
 
 
+def _keys(case: str, size: int, rng: np.random.Generator) -> np.ndarray:
+    if case == "distinct":
+        return rng.normal(size=size)
+    if case == "ties":
+        return np.round(rng.normal(size=size), 1)
+    if case == "signed zeros":
+        return rng.choice([-0.0, 0.0, 1.0, np.inf, -np.inf], size=size)
+    if case == "nan":
+        return np.where(rng.random(size) < 0.1, np.nan, np.round(rng.random(size), 2))
+    return rng.integers(0, size // 3 + 1, size).astype(np.float64)  # many runs of ties
+
+
+@pytest.mark.parametrize("case", ["distinct", "ties", "signed zeros", "nan", "many ties"])
+def test_the_quick_stable_argsort_equals_numpys_stable_sort(case):
+    rng = np.random.default_rng(len(case))
+    for size in (0, 1, 2, 7, 1000):
+        keys = _keys(case, size, rng)
+        np.testing.assert_array_equal(irt._stable_argsort(keys), np.argsort(keys, kind="stable"))
+
+
 def test_the_threshold_order_is_made_once_per_item_model():
     """The items' order along their thresholds (irt._threshold_layout) is kept per fitted
     item model while it lives, and is the definition's: sorted by threshold (equal ones in
