@@ -660,7 +660,9 @@ def item_pass(
     def chunk(c0: int) -> tuple[np.ndarray, np.ndarray | int, np.ndarray | int]:
         c1 = min(c0 + width, n)
         eta = _logits(item, th[:passed], c0, c1)  # (columns, items)
-        p = _sigmoid(eta[:F].astype(item.w.dtype))
+        # In place where the logits are already in the items' precision: only the
+        # predicting columns' logits (eta[F:]) are read after this.
+        p = _sigmoid(eta[:F].astype(item.w.dtype, copy=False))
         total = p.sum(axis=1, dtype=np.float64)
         if not counting:
             return total, 0, 0
