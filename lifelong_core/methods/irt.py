@@ -809,7 +809,7 @@ def _threshold_layout(item: ItemModel) -> _ThresholdLayout:
     segs, order, taus = [], [], []
     start = 0
     for part in parts:
-        up = bool(w[live][part[0]] > 0)
+        up = bool(w[live[part[0]]] > 0)
         band = 2 * _SURE_LOGIT / 2.0 ** (int(power[part[0]]) - 1)
         segs.append((start, len(part), up, band))
         order.append(live[part])
