@@ -653,7 +653,7 @@ def item_pass(
     if truth is not None and F < K and _one_direction(item, th):
         by_order = _threshold_counts(item, th, by_row, truth, n)
     passed = F if by_order is not None else K
-    counting = truth is not None and by_order is None  # the pass counts every column's errors
+    counting = by_order is None  # the pass counts every column's errors (given true rows)
     # A multiple of 8 items, so that a chunk starts on a byte of the packed rows.
     width = max(64, CHUNK_BYTES // max(1, 8 * passed) // 64 * 64)
 
@@ -664,7 +664,7 @@ def item_pass(
         # predicting columns' logits (eta[F:]) are read after this.
         p = _sigmoid(eta[:F].astype(item.w.dtype, copy=False))
         total = p.sum(axis=1, dtype=np.float64)
-        if not counting:
+        if not counting or truth is None:
             return total, 0, 0
         pred = np.empty(eta.shape, dtype=bool)
         np.greater_equal(p, 0.5, out=pred[:F])
