@@ -37,7 +37,7 @@ def _order_desc(keys: np.ndarray, ties: str) -> np.ndarray:
             if top - low < _RADIX_SPAN:
                 # top - key ascending is key descending; a stable sort keeps equal keys in
                 # ascending column order: the same permutation as the general path below.
-                flipped = (top - keys.astype(np.int64)).astype(np.uint16)
+                flipped = (keys.dtype.type(top) - keys).astype(np.uint16)
                 return np.argsort(flipped, kind="stable").astype(np.int64)
         # Negating would overflow unsigned keys; a stable sort of the reversed array
         # reversed back keeps ties in ascending column order.
