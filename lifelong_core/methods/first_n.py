@@ -220,7 +220,8 @@ class FirstN(BaseMethod):
         else:
             merged, names = pd.factorize(np.asarray(values, dtype=object).astype(str))
             task = merged[code]
-        by = np.argsort(task, kind="stable")
+        # Few tasks: as uint16 the stable sort is a radix sort (the same order).
+        by = np.argsort(task.astype(np.uint16) if len(names) <= 1 << 16 else task, kind="stable")
         self.tasks_ = np.split(by, np.cumsum(np.bincount(task, minlength=len(names)))[:-1])
         self.n_ = n
         return self
