@@ -562,18 +562,20 @@ def difference_estimates_at(
     for a in range(0, models, group):
         rows_o = np.asarray(obs[a : a + group])
         rows_p = np.asarray(prob_at[a : a + group])
-        o = np.ascontiguousarray(rows_o.T, dtype=np.float64)  # (n', models)
-        p = np.ascontiguousarray(rows_p.T, dtype=np.float64)
-        resid = o - p
-        mean_h = (strata @ resid) / np.maximum(n_h, 1)[:, None]
         # Sums of 0/1 results (and of 0/1 predictions) are whole numbers, exact in any
-        # order: taken along each model's own row, not down the columns of ``o``.
+        # order: taken along each model's own row, not down the columns.
         o_sum = rows_o.sum(axis=1, dtype=np.float64)
-        p_sum = (
-            np.count_nonzero(rows_p, axis=1).astype(np.float64)
-            if rows_p.dtype == bool
-            else p.sum(axis=0)
-        )
+        if rows_p.dtype == bool and rows_o.dtype.kind in "biu":
+            # 0/1 predictions (a threshold's): the residuals are whole numbers, formed
+            # in int8 and made floats once, (n', models).
+            resid = np.ascontiguousarray((rows_o.astype(np.int8) - rows_p).T, dtype=np.float64)
+            p_sum = np.count_nonzero(rows_p, axis=1).astype(np.float64)
+        else:
+            o = np.ascontiguousarray(rows_o.T, dtype=np.float64)  # (n', models)
+            p = np.ascontiguousarray(rows_p.T, dtype=np.float64)
+            resid = o - p
+            p_sum = p.sum(axis=0)
+        mean_h = (strata @ resid) / np.maximum(n_h, 1)[:, None]
         unsampled = total[a : a + group] - p_sum
         acc = (o_sum + unsampled + ((sizes - n_h)[:, None] * mean_h).sum(axis=0)) / n
         acc = np.clip(acc, 0.0, 1.0)
