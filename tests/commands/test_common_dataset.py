@@ -203,13 +203,10 @@ def test_info_models_of_one_dataset_are_counted_on_it(demo, capsys):
 
 
 @pytest.mark.slow
-def test_one_dataset_store_needs_no_flag(tmp_path, capsys):
-    from lifelong_core.datasets import leaderboard
-    from lifelong_core.store import Store
-
+def test_one_dataset_store_needs_no_flag(llm_store_path, tmp_path, capsys):
+    # The session's store of the bundled leaderboard alone, as build-demo imports it.
     path = tmp_path / "llm.duckdb"
-    with Store.create(path) as st:
-        leaderboard.insert(st)
+    shutil.copy(llm_store_path, path)
     code, out, err = lbe(capsys, "sweep", "--store", path, *_sweep(tmp_path)[1:])
     assert code == 0, err and f"dataset {LLM}" in out
     code, out, err = lbe(capsys, "export", "--store", path, *_matrix(tmp_path)[1:])
