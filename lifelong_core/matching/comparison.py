@@ -30,8 +30,7 @@ from lifelong_core.matching.protocol import (
     MatchRun,
     MatchSummary,
     check_params,
-    match_runs_models,
-    match_summary,
+    match_summaries,
 )
 
 TABLE_COLUMNS = (
@@ -169,10 +168,10 @@ def compare_models(
         for k, model in enumerate(models)
     ]
     # All models' runs side by side: each model's equal matched_accuracy on it alone.
-    runs_of = match_runs_models(sources, targets, eps=eps, criterion=crit, runs=runs, seed=seed)
+    done = match_summaries(sources, targets, eps=eps, criterion=crit, runs=runs, seed=seed)
     rows, summaries = [], {}
     for k, model in enumerate(models):
-        s = match_summary(sources[k], targets[k], runs_of[k], eps, crit, seed)
+        s = done[k]
         summaries[model] = s
         rows.append(
             (

@@ -567,6 +567,20 @@ def match_runs_models(
     InputError
         If a parameter is out of range, or the models' sets differ in length.
     """
+    picks = _picks(sources, targets, eps, criterion, runs, seed)
+    return [] if picks is None else [picks.runs_of(k) for k in range(len(sources))]
+
+
+def _picks(
+    sources: Sequence[Predictions],
+    targets: Sequence[Predictions],
+    eps: float,
+    criterion: Criterion,
+    runs: int,
+    seed: int | np.random.Generator,
+) -> _Picks | None:
+    """Every model's and run's pass side by side (:func:`match_runs_models`); None for no
+    models."""
     check_params(
         eps, criterion, runs, None if isinstance(seed, np.random.Generator) else seed, max_runs=None
     )
@@ -576,7 +590,7 @@ def match_runs_models(
             param="targets",
         )
     if not sources:
-        return []
+        return None
     n_src, n_tgt = len(sources[0]), len(targets[0])
     if any(len(s) != n_src for s in sources) or any(len(t) != n_tgt for t in targets):
         raise InputError(
@@ -588,8 +602,103 @@ def match_runs_models(
     u, v = _draws(rng, int(runs), n_tgt)
     lo = np.stack([w.lo for w in wins]).reshape(len(wins), n_tgt)
     hi = np.stack([w.hi for w in wins]).reshape(len(wins), n_tgt)
-    chosen = _run_passes(n_src, lo, hi, u, v)
-    return [_as_runs(w.order, chosen[k]) for k, w in enumerate(wins)]
+    return _Picks(np.stack([w.order for w in wins]), _run_passes(n_src, lo, hi, u, v))
+
+
+@dataclass(frozen=True)
+class _Picks:
+    """Every model's runs as the matcher leaves them: each model's sorted source order
+    (models, n_source) and the sorted source position each target took, -1 for none
+    (models, runs, n_target)."""
+
+    order: np.ndarray
+    chosen: np.ndarray
+
+    def runs_of(self, k: int) -> tuple[MatchRun, ...]:
+        return _as_runs(self.order[k], self.chosen[k])
+
+    def columns(
+        self, sources: Sequence[Predictions], targets: Sequence[Predictions]
+    ) -> list[dict[str, np.ndarray]]:
+        """:func:`_run_columns` of every model at once, with the same numbers: each mean is
+        a count of 0/1 values over its count, as ``np.mean`` takes it (both exact sums)."""
+        n_models, runs, n_tgt = self.chosen.shape
+        hit = self.chosen >= 0
+        at = np.arange(n_models)[:, None, None]
+        src = self.order[at, np.where(hit, self.chosen, 0)]
+        cs = np.stack([s.correct for s in sources])
+        ct = np.stack([t.correct for t in targets])[:, None, :]
+        n = hit.sum(axis=2)
+        left = n_tgt - n
+
+        def share(count: np.ndarray, of: np.ndarray) -> np.ndarray:
+            return np.divide(count, of, out=np.full(count.shape, np.nan), where=of > 0)
+
+        acc_src = share((cs[at, src] & hit).sum(axis=2), n)
+        acc_tgt = share((ct & hit).sum(axis=2), n)
+        acc_left = share((ct & ~hit).sum(axis=2), left)
+        frac_left = left / n_tgt
+        return [
+            {
+                "run": np.arange(runs, dtype=np.int64),
+                "matched_acc_source": acc_src[k],
+                "matched_acc_target": acc_tgt[k],
+                "fraction_unmatched": frac_left[k],
+                "acc_unmatched": acc_left[k],
+                "n_matched": n[k].astype(np.int64),
+            }
+            for k in range(n_models)
+        ]
+
+
+def match_summaries(
+    sources: Sequence[Predictions],
+    targets: Sequence[Predictions],
+    eps: float = 0.005,
+    criterion: Criterion = "label-prob",
+    runs: int = 10,
+    seed: int = 0,
+) -> list[MatchSummary]:
+    """:func:`matched_accuracy` of several models on the same two sets at once (Anzaku et al.
+    (2022), *A Principled Evaluation Protocol for Comparative Investigation of the
+    Effectiveness of DNN Classification Models on Similar-but-non-identical Datasets*,
+    §2.3, Algorithms 1 and 2).
+
+    Model k's summary equals ``matched_accuracy(sources[k], targets[k], ...)``: its runs
+    are :func:`match_runs_models`' and its per-run numbers are taken for every model and
+    run together.
+
+    Parameters
+    ----------
+    sources, targets : sequence of Predictions
+        One model's outputs per entry; all sources of one length, all targets of one length.
+    eps : float
+        Match when the confidences differ by at most ``eps``.
+    criterion : {"label-prob", "prob"}
+        Algorithm 1 or 2.
+    runs : int
+        Seeded runs per model.
+    seed : int
+        Seed of the runs.
+
+    Returns
+    -------
+    list of MatchSummary
+        One per model, in the order given.
+
+    Raises
+    ------
+    InputError
+        If a parameter is out of range, or the models' sets differ in length.
+    """
+    crit = check_params(eps, criterion, runs, seed)
+    picks = _picks(sources, targets, eps, crit, runs, seed)
+    if picks is None:
+        return []
+    return [
+        _summary(sources[k], targets[k], picks.runs_of(k), cols, eps, crit, seed)
+        for k, cols in enumerate(picks.columns(sources, targets))
+    ]
 
 
 def _mean_or_nan(values: np.ndarray) -> float:
@@ -712,7 +821,20 @@ def match_summary(
     -------
     MatchSummary
     """
-    cols = _run_columns(source, target, matches)
+    return _summary(
+        source, target, matches, _run_columns(source, target, matches), eps, criterion, seed
+    )
+
+
+def _summary(
+    source: Predictions,
+    target: Predictions,
+    matches: Sequence[MatchRun],
+    cols: dict[str, np.ndarray],
+    eps: float,
+    criterion: Criterion,
+    seed: int,
+) -> MatchSummary:
     return MatchSummary(
         acc_source=source.accuracy,
         acc_target=target.accuracy,

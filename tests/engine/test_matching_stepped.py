@@ -164,3 +164,52 @@ def test_demo_pair_matches_as_the_fenwick_tree(demo_store_path):
                 assert np.array_equal(run.tgt_unmatched, np.flatnonzero(row < 0))
                 unmatched += run.tgt_unmatched.size
         assert unmatched > 0  # windows ran dry: the fallback was exercised
+
+
+@pytest.mark.parametrize("criterion", ["label-prob", "prob"])
+@pytest.mark.parametrize(("n_src", "n_tgt", "eps"), [(40, 60, 0.0), (90, 70, 0.05), (30, 20, 1.0)])
+def test_many_models_summaries_equal_each_model_matched_alone(criterion, n_src, n_tgt, eps):
+    """The per-run numbers taken for every model and run at once are each model's own, bit
+    for bit: runs where nothing matched (NaN), where everything matched (no unmatched
+    accuracy) and a target set larger than the source included."""
+    from lifelong_core.matching.protocol import match_summaries
+
+    rng = np.random.default_rng(n_src * 7 + n_tgt)
+    sources = [tied(rng, n_src, 3, 10) for _ in range(5)]
+    targets = [tied(rng, n_tgt, 3, 10) for _ in range(5)]
+    many = match_summaries(sources, targets, eps, criterion, 6, 2)
+    seen = {"nan": 0, "all": 0}
+    for src, tgt, got in zip(sources, targets, many):
+        want = matched_accuracy(src, tgt, eps, criterion, 6, 2)
+        for column, values in want.per_run_columns.items():
+            assert values.dtype == got.per_run_columns[column].dtype, column
+            assert np.array_equal(values, got.per_run_columns[column], equal_nan=True), column
+        for field in ("matched_acc_source", "matched_acc_target", "acc_unmatched", "n_matched"):
+            a, b = getattr(want, field), getattr(got, field)
+            assert a == b or (np.isnan(a) and np.isnan(b)), field
+        assert all(
+            np.array_equal(x.src_matched, y.src_matched) for x, y in zip(want.matches, got.matches)
+        )
+        seen["nan"] += int(np.isnan(want.per_run_columns["acc_unmatched"]).sum())
+        seen["all"] += int((want.per_run_columns["n_matched"] == 0).sum())
+    if eps == 1.0:
+        assert seen["nan"] > 0  # every target matched in some run: no unmatched accuracy
+
+
+def test_many_models_summaries_when_nothing_matches():
+    """Confidences too far apart for any match: every run's matched accuracies are NaN, as
+    each model's own are."""
+    from lifelong_core.matching.protocol import match_summaries
+
+    rng = np.random.default_rng(4)
+    y = rng.integers(3, size=25)
+    sources = [make_predictions(y, rng.integers(3, size=25), np.full(25, 0.4)) for _ in range(4)]
+    targets = [make_predictions(y, rng.integers(3, size=25), np.full(25, 0.9)) for _ in range(4)]
+    for src, tgt, got in zip(
+        sources, targets, match_summaries(sources, targets, 0.01, "prob", 3, 0)
+    ):
+        want = matched_accuracy(src, tgt, 0.01, "prob", 3, 0)
+        assert (got.per_run_columns["n_matched"] == 0).all()
+        for column, values in want.per_run_columns.items():
+            assert np.array_equal(values, got.per_run_columns[column], equal_nan=True), column
+        assert np.isnan(got.matched_acc_source) and np.isnan(want.matched_acc_source)
