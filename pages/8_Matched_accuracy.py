@@ -28,7 +28,7 @@ from lifelong_core.workflows.matching import (
     model_blocks,
     unlabeled_datasets,
 )
-from ui.caches import match_block, match_one_model, pair_samples, store_key
+from ui.caches import match_block, match_one_model, of_store, pair_samples, store_key
 from ui.common import (
     NO_DATA,
     get_store,
@@ -39,6 +39,7 @@ from ui.common import (
     query_list,
     show_chart,
     show_table,
+    store_facts,
     sync_query,
 )
 from ui.matching import (
@@ -116,31 +117,33 @@ st.markdown(
 )
 
 store = get_store()
-datasets = store.datasets()["dataset"].tolist()
+# What the page reads of the store on every view is read once per store version.
+key = store_key()
+datasets = store_facts(key)["datasets"]["dataset"].tolist()
 if not datasets:
     st.info(NO_DATA)
     st.stop()
 
 
-def side_widgets(role: str, key: str, default_domain: str):
+def side_widgets(role: str, side: str, default_domain: str):
     ds_default = query_default(
-        f"{key}_ds", DEMO_DATASET if DEMO_DATASET in datasets else datasets[0]
+        f"{side}_ds", DEMO_DATASET if DEMO_DATASET in datasets else datasets[0]
     )
     if ds_default not in datasets:
         ds_default = datasets[0]
     ds = st.selectbox(
-        f"{role} dataset", datasets, index=datasets.index(ds_default), key=f"match-{key}-ds"
+        f"{role} dataset", datasets, index=datasets.index(ds_default), key=f"match-{side}-ds"
     )
-    domains = store.domains(ds)["domain"].tolist()
+    domains = of_store(key, "domains", (ds,), lambda: store.domains(ds)["domain"].tolist())
     fallback = [default_domain] if default_domain in domains else []
-    raw = st.query_params.get(f"{key}_dom")
+    raw = st.query_params.get(f"{side}_dom")
     # An empty value in the URL means "whole dataset", not "use the default domain".
-    default = [] if raw == "" else query_list(f"{key}_dom", fallback, allowed=domains)
+    default = [] if raw == "" else query_list(f"{side}_dom", fallback, allowed=domains)
     chosen = st.multiselect(
         f"{role} domains (none = the whole dataset)",
         domains,
         default=default,
-        key=f"match-{key}-dom-{ds}",  # per dataset: a domain list never outlives its dataset
+        key=f"match-{side}-dom-{ds}",  # per dataset: a domain list never outlives its dataset
     )
     return ds, chosen
 
@@ -153,7 +156,9 @@ with c2:
 
 # A dataset that records only correctness (lm-eval per-item scores, e.g. the bundled Open LLM
 # Leaderboard results) has nothing to match on: say so instead of failing on its first sample.
-unlabeled = unlabeled_datasets(store, (src_ds, tgt_ds))
+unlabeled = of_store(
+    key, "unlabeled", (src_ds, tgt_ds), lambda: unlabeled_datasets(store, (src_ds, tgt_ds))
+)
 if unlabeled:
     sync_query(
         src_ds=src_ds, src_dom=src_dom, tgt_ds=tgt_ds, tgt_dom=tgt_dom
@@ -170,7 +175,8 @@ if unlabeled:
 # Names over every model, as the comparison names them; only real models recorded on both
 # sides are offered (another dataset's models have nothing to compare here).
 with input_errors():
-    row_of = comparable_models(store, (src_ds, src_dom), (tgt_ds, tgt_dom))
+    sides = ((src_ds, tuple(src_dom)), (tgt_ds, tuple(tgt_dom)))
+    row_of = of_store(key, "comparable", sides, lambda: comparable_models(store, *sides))
 names = list(row_of)
 if not names:
     st.info(
@@ -249,10 +255,9 @@ sync_query(
 
 src = (src_ds, tuple(src_dom) if src_dom else None)
 tgt = (tgt_ds, tuple(tgt_dom) if tgt_dom else None)
-key = store_key()
 # What an import must carry for this page; a store without it (lm-eval runs, a long table of
 # model, sample, correct only) gets the list of missing columns, not an error.
-need = missing_columns(store, src, tgt)
+need = of_store(key, "missing", (src, tgt), lambda: missing_columns(store, src, tgt))
 if need:
     st.info(
         "Matched accuracy compares models by what they predicted and how sure they were, so the data must carry "
@@ -275,7 +280,7 @@ if 0 < src_n < tgt_n:
         "The source has fewer datapoints than the target. The paper takes the larger set as the source "
         "(§2.2): each source datapoint can be matched once, so here many targets stay unmatched by construction."
     )
-synthetic = store.datasets().set_index("dataset")["synthetic"]
+synthetic = store_facts(key)["datasets"].set_index("dataset")["synthetic"]
 if bool(synthetic.get(src_ds, False)) or bool(synthetic.get(tgt_ds, False)):
     st.caption("Data: **synthetic** (seeded generator), not real model predictions.")
 

@@ -370,6 +370,37 @@ def of_sweep(what: str, view: tuple, compute: Callable[[], Any]) -> Any:
     return _memo().get_or_compute(("of-sweep", what, view), compute)
 
 
+@st.cache_resource(show_spinner=False)
+def _store_reads() -> _Memo:
+    return _Memo(256)
+
+
+def of_store(key: str, what: str, args: tuple, compute: Callable[[], Any]) -> Any:
+    """A small table or list a page reads from the store on every view, read once per
+    store version and arguments and shared by every session (a copy each time).
+
+    Kept apart from the sweeps' memo, so that these small reads neither push a sweep out
+    nor are pushed out by one.
+
+    Parameters
+    ----------
+    key : str
+        The store's cache key (:func:`store_key`): a store changed on disk is read again.
+    what : str
+        What is read.
+    args : tuple
+        What the read depends on besides the store (hashable).
+    compute : callable
+        Reads it.
+
+    Returns
+    -------
+    object
+        What ``compute`` returns.
+    """
+    return _store_reads().get_or_compute((key, what, args), compute)
+
+
 def backtest(
     key: str,
     dataset: str,
