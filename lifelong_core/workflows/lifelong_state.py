@@ -36,6 +36,7 @@ from lifelong_core.store.dataset_rows import read_rows
 if TYPE_CHECKING:
     from lifelong_core.methods.base import KeptStateMethod
     from lifelong_core.store import Store
+    from lifelong_core.workflows.selection import Selection
 
 MAX_FIT_MODELS = 500
 MAX_FIT_COLUMNS = DEFAULT_MAX_COLUMNS
@@ -176,6 +177,8 @@ def refresh(
     )
     kept.save_item_state(st, item)
     report(0.75, f"fitting {method} on the default Sort split, as the sweep pages open")
+    # Both read the dataset as the app does: read once for the two.
+    sel = _app_selection(st, dataset)
     keep_default_fit(
         st,
         dataset,
@@ -183,11 +186,20 @@ def refresh(
         progress=lambda f: report(
             0.75 + 0.15 * f, f"fitting {method} on the default Sort split, as the sweep pages open"
         ),
+        sel=sel,
     )
     report(0.9, f"comparing {method} with a random sample, as the Budget explorer opens")
-    keep_default_comparison(st, dataset, method)
+    keep_default_comparison(st, dataset, method, sel=sel)
     report(1.0, "done")
     return sort, item
+
+
+def _app_selection(st: Store, dataset: str) -> Selection:
+    """Every domain of ``dataset``, read as the app reads it (its dense-read limit)."""
+    from lifelong_core.workflows.selection import select
+
+    with limits.dense_limit_set(limits.app_limit_bytes()):
+        return select(st, dataset, ())
 
 
 def keep_default_fit(
@@ -196,6 +208,7 @@ def keep_default_fit(
     method: str,
     *,
     progress: Callable[[float], object] | None = None,
+    sel: Selection | None = None,
 ) -> bool:
     """Fit ``method`` on the default Sort split of ``dataset``, as the sweep pages fit it when
     they open, and keep the fit in the store (:mod:`lifelong_core.store.kept_fits`).
@@ -216,6 +229,8 @@ def keep_default_fit(
         A method whose fits can be kept.
     progress : callable, optional
         ``progress(fraction)``.
+    sel : Selection, optional
+        The dataset as the app reads it, when the caller has read it already.
 
     Returns
     -------
@@ -226,7 +241,6 @@ def keep_default_fit(
     from lifelong_core.methods.memory import FitMemory
     from lifelong_core.sortsearch.search import resolve_sampling
     from lifelong_core.store.kept_fits import KeptFits, forget_kept_fits, kept_fit_count
-    from lifelong_core.workflows.selection import select
     from lifelong_core.workflows.sortsets import (
         DEFAULT_SEED,
         DEFAULT_SORT_SET,
@@ -237,8 +251,8 @@ def keep_default_fit(
 
     st.require_writer()
     forget_kept_fits(st, dataset, method)
+    sel = _app_selection(st, dataset) if sel is None else sel
     with limits.dense_limit_set(limits.app_limit_bytes()):
-        sel = select(st, dataset, ())
         m, n = len(sel.models), len(sel.samples)
         k = default_sort_size(m)
         if k < 3 or n < 4:
@@ -267,7 +281,9 @@ def keep_default_fit(
     return kept_fit_count(st, dataset) > 0
 
 
-def keep_default_comparison(st: Store, dataset: str, method: str) -> bool:
+def keep_default_comparison(
+    st: Store, dataset: str, method: str, *, sel: Selection | None = None
+) -> bool:
     """Run the Budget explorer's comparison with random for its default view of
     ``dataset`` with ``method``, and keep its tables in the store
     (:mod:`lifelong_core.store.kept_results`).
@@ -286,6 +302,8 @@ def keep_default_comparison(st: Store, dataset: str, method: str) -> bool:
         A dataset the store holds.
     method : str
         The method the page sweeps.
+    sel : Selection, optional
+        The dataset as the app reads it, when the caller has read it already.
 
     Returns
     -------
@@ -302,13 +320,11 @@ def keep_default_comparison(st: Store, dataset: str, method: str) -> bool:
     )
     from lifelong_core.workflows import backtest as bt
     from lifelong_core.workflows.budgets import default_budgets
-    from lifelong_core.workflows.selection import select
     from lifelong_core.workflows.sortsets import DEFAULT_SEED, DEFAULT_SORT_SET, default_sort_size
 
     st.require_writer()
     forget_kept_results(st, dataset, bt.KEPT_KIND)
-    with limits.dense_limit_set(limits.app_limit_bytes()):
-        sel = select(st, dataset, ())
+    sel = _app_selection(st, dataset) if sel is None else sel
     m, n = len(sel.models), len(sel.samples)
     k = default_sort_size(m)
     if not isinstance(sel.A, np.ndarray) or k < 2 or m - k < 1 or n < 2:
