@@ -109,6 +109,24 @@ def code_digest() -> str:
     return _code_digest(FIT_CODE)
 
 
+@cache
+def package_digest() -> str:
+    """A digest of the source of the whole package, for what is kept from a computation
+    too broad to name its modules (a backtest: :mod:`lifelong_core.store.kept_results`).
+
+    Returns
+    -------
+    str
+        Hexadecimal; any change to any module of the package changes it.
+    """
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.blake2b(digest_size=16)
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 def key(A: np.ndarray, seed: int, settings: list) -> str:
     """The digest of everything :func:`~lifelong_core.methods.auto.tune_auto` depends on.
 

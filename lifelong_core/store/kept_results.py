@@ -2,14 +2,15 @@
 
 The Budget explorer's first view compares the default estimator with a random sample the
 way ``lbe backtest`` does: models held out of the cache, estimated and scored against
-their full rows. On the demo store that is most of the page's first view. ``lbe state
+their full rows. On the demo store that is about half of the page's first view. ``lbe state
 --refresh`` (and the demo's build) runs the comparison of the page's default view once and
 keeps its tables here, so the page reads them instead of recomputing.
 
 A kept result is found by its key: a digest of everything the computation depends on,
-made by its caller (for the backtest, :func:`lifelong_core.workflows.backtest.backtest_key`:
-the cache's bits, its models' and samples' tables, the arguments, the source of the
-package and the numerical libraries' versions). Only an identical computation is ever
+made by its caller (for the backtest, :func:`lifelong_core.workflows.backtest.backtest`
+with ``kept=``: the cache's bits, its models' and samples' tables, the arguments, the
+source of the package, :func:`lifelong_core.methods.tuning_memory.package_digest`, and the
+numerical libraries' versions). Only an identical computation is ever
 found, so reading one changes how long a view takes, never what it shows.
 
 The tables are kept as Arrow IPC streams, one per table, with the settings as JSON: a

@@ -1405,20 +1405,6 @@ KEPT_KIND = "backtest"
 KEPT_FORMAT = 1
 
 
-@lru_cache(maxsize=1)
-def _source_digest() -> str:
-    """A digest of the package's source: a kept result of older code is never found."""
-    import hashlib
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    h = hashlib.blake2b(digest_size=16)
-    for path in sorted(root.rglob("*.py")):
-        h.update(path.relative_to(root).as_posix().encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()
-
-
 def _kept_key(sel: Selection, args: list) -> str:
     """The digest a backtest's result is kept under: everything that can change a number."""
     import hashlib
@@ -1427,10 +1413,18 @@ def _kept_key(sel: Selection, args: list) -> str:
     import pandas as pd
     import scipy
 
+    from lifelong_core.methods import tuning_memory
+
     A = np.asarray(sel.A)
     h = hashlib.blake2b(digest_size=20)
     versions = [np.__version__, scipy.__version__, pd.__version__]
-    head = [KEPT_FORMAT, _source_digest(), versions, list(A.shape), bool(sel.synthetic)]
+    head = [
+        KEPT_FORMAT,
+        tuning_memory.package_digest(),
+        versions,
+        list(A.shape),
+        bool(sel.synthetic),
+    ]
     h.update(json.dumps(head + args, default=lambda x: np.asarray(x).tolist()).encode())
     h.update(np.packbits(A != 0, axis=1).tobytes())
     for frame in (sel.models, sel.samples):

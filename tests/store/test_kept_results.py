@@ -133,7 +133,9 @@ def test_another_argument_or_cache_is_computed_afresh(store, computed):
 
 def test_a_new_version_of_the_code_computes_afresh(store, computed, monkeypatch):
     _run(store, _dataset(store))
-    monkeypatch.setattr(bt, "_source_digest", lambda: "another version")
+    from lifelong_core.methods import tuning_memory
+
+    monkeypatch.setattr(tuning_memory, "package_digest", lambda: "another version")
     _run(store, None)
     assert computed["n"] == 2
 
