@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from lifelong_core.store.state import KeptTable, has_table, kept_count, replace_row
+from lifelong_core.store.state import KeptTable, forget_kept, has_table, kept_count, replace_row
 from lifelong_core.store.writing import StoreWriter, utc_now
 
 DDL = """
@@ -159,10 +159,7 @@ def forget_kept_fits(st: StoreWriter, dataset: str, method: str) -> None:
     dataset, method : str
         Whose fits.
     """
-    st.require_writer()
-    cur = st.cursor()
-    cur.execute(DDL)
-    cur.execute("DELETE FROM kept_fits WHERE dataset = ? AND method = ?", [dataset, method])
+    forget_kept(st, "kept_fits", DDL, dataset, "method", method)
 
 
 def kept_fit_count(st: Any, dataset: str | None = None) -> int:

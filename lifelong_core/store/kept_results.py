@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from lifelong_core.store.state import KeptTable, has_table, kept_count, replace_row
+from lifelong_core.store.state import KeptTable, forget_kept, has_table, kept_count, replace_row
 from lifelong_core.store.writing import StoreWriter, utc_now
 
 DDL = """
@@ -182,10 +182,7 @@ def forget_kept_results(st: StoreWriter, dataset: str, kind: str) -> None:
     dataset, kind : str
         Whose results.
     """
-    st.require_writer()
-    cur = st.cursor()
-    cur.execute(DDL)
-    cur.execute("DELETE FROM kept_results WHERE dataset = ? AND kind = ?", [dataset, kind])
+    forget_kept(st, "kept_results", DDL, dataset, "kind", kind)
 
 
 def kept_result_count(st: Any, dataset: str | None = None) -> int:

@@ -296,6 +296,31 @@ def kept_count(st: Any, table: str, dataset: str | None = None) -> int:
     return int(row[0]) if row else 0
 
 
+def forget_kept(
+    st: StoreWriter, table: str, ddl: str, dataset: str, column: str, value: str
+) -> None:
+    """Drop the rows of a kept table for ``dataset`` whose ``column`` is ``value`` (what a
+    refresh does before it keeps new ones), creating the table if it is missing.
+
+    Parameters
+    ----------
+    st : Store
+        A writer handle.
+    table : str
+        A kept table with a ``dataset`` column.
+    ddl : str
+        Its ``CREATE TABLE IF NOT EXISTS`` statement.
+    dataset : str
+        Whose rows.
+    column, value : str
+        Which of them (e.g. the method of kept fits).
+    """
+    st.require_writer()
+    cur = st.cursor()
+    cur.execute(ddl)
+    cur.execute(f"DELETE FROM {table} WHERE dataset = ? AND {column} = ?", [dataset, value])
+
+
 def replace_row(
     st: StoreWriter, table: str, where: str, key: list, row: list, ddl: str = DDL
 ) -> None:
