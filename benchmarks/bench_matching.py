@@ -6,7 +6,7 @@
 2. The plain O(N*M) transcription against the Fenwick-tree matcher on a smaller pair,
    one run, to show what the data structure buys.
 3. Every model of the demo store on its replication pair through
-   ``compare_store_models`` in the page's blocks (target: within 20 s), wall and CPU.
+   ``workflows.matching.compare_block`` in the page's blocks (nothing kept) (target: within 20 s), wall and CPU.
 4. The same models' runs (predictions already read) through the Fenwick tree one pass
    after another and through the stepped matcher all side by side, CPU seconds, both
    criteria; the picks are checked to be identical.
@@ -31,7 +31,6 @@ from lifelong_core.matching.store_pair import (
     DEMO_SOURCE_DOMAIN,
     DEMO_TARGET_DOMAIN,
     Side,
-    compare_store_models,
     read_samples,
 )
 
@@ -111,7 +110,7 @@ def bench_demo_store(repeats: int = 2) -> dict | None:
         Side(DEMO_DATASET, (DEMO_SOURCE_DOMAIN,)),
         Side(DEMO_DATASET, (DEMO_TARGET_DOMAIN,)),
     )
-    from lifelong_core.workflows.matching import comparable_models, model_blocks
+    from lifelong_core.workflows.matching import comparable_models, compare_block, model_blocks
 
     with Store.open(path, read_only=True) as store:
         # The page's models and blocks.
@@ -125,17 +124,10 @@ def bench_demo_store(repeats: int = 2) -> dict | None:
             pair = read_samples(store, source, target)
             tables = []
             for block in model_blocks(rows, len(pair.source_idx), len(pair.target_idx)):
-                comparison, _ = compare_store_models(
-                    store,
-                    pair,
-                    block,
-                    eps=0.005,
-                    criterion="label-prob",
-                    runs=10,
-                    seed=0,
-                    require_any=False,
+                table, _ = compare_block(
+                    store, pair, block, eps=0.005, criterion="label-prob", runs=10, seed=0
                 )
-                tables.append(comparison.table)
+                tables.append(table)
             return tables
 
         _, cpu_best, _ = timed(all_models, repeats, clock=time.process_time)

@@ -15,15 +15,16 @@ import streamlit as st
 
 from lifelong_core.limits import MAX_APP_MATCH_RUNS, MAX_SEED, check_match_work
 from lifelong_core.matching import accuracy_vs_confidence
-from lifelong_core.matching.store_pair import (
-    DEMO_DATASET,
-    DEMO_SOURCE_DOMAIN,
-    DEMO_TARGET_DOMAIN,
-    Side,
-)
+from lifelong_core.matching.store_pair import Side
 from lifelong_core.workflows.matching import (
+    DEFAULT_CRITERION,
+    DEFAULT_EPS,
+    DEFAULT_RUNS,
+    DEFAULT_SEED,
     all_models_table,
     comparable_models,
+    default_dataset,
+    default_domains,
     missing_columns,
     model_blocks,
     unlabeled_datasets,
@@ -125,17 +126,15 @@ if not datasets:
     st.stop()
 
 
-def side_widgets(role: str, side: str, default_domain: str):
-    ds_default = query_default(
-        f"{side}_ds", DEMO_DATASET if DEMO_DATASET in datasets else datasets[0]
-    )
+def side_widgets(role: str, side: str):
+    ds_default = query_default(f"{side}_ds", default_dataset(datasets))
     if ds_default not in datasets:
         ds_default = datasets[0]
     ds = st.selectbox(
         f"{role} dataset", datasets, index=datasets.index(ds_default), key=f"match-{side}-ds"
     )
     domains = of_store(key, "domains", (ds,), lambda: store.domains(ds)["domain"].tolist())
-    fallback = [default_domain] if default_domain in domains else []
+    fallback = default_domains(domains, "source" if side == "src" else "target")
     raw = st.query_params.get(f"{side}_dom")
     # An empty value in the URL means "whole dataset", not "use the default domain".
     default = [] if raw == "" else query_list(f"{side}_dom", fallback, allowed=domains)
@@ -150,9 +149,9 @@ def side_widgets(role: str, side: str, default_domain: str):
 
 c1, c2 = st.columns(2)
 with c1:
-    src_ds, src_dom = side_widgets("Source", "src", DEMO_SOURCE_DOMAIN)
+    src_ds, src_dom = side_widgets("Source", "src")
 with c2:
-    tgt_ds, tgt_dom = side_widgets("Target", "tgt", DEMO_TARGET_DOMAIN)
+    tgt_ds, tgt_dom = side_widgets("Target", "tgt")
 
 # A dataset that records only correctness (lm-eval per-item scores, e.g. the bundled Open LLM
 # Leaderboard results) has nothing to match on: say so instead of failing on its first sample.
@@ -196,8 +195,8 @@ model: str = picked(
 )
 
 p1, p2, p3, p4 = st.columns([1, 2, 1, 1])
-eps_url = query_default("eps", 0.005, float)
-eps_url = min(max(eps_url, 0.0), 1.0) if math.isfinite(eps_url) else 0.005
+eps_url = query_default("eps", DEFAULT_EPS, float)
+eps_url = min(max(eps_url, 0.0), 1.0) if math.isfinite(eps_url) else DEFAULT_EPS
 eps = p1.number_input(
     "ε (probability tolerance)",
     min_value=0.0,
@@ -207,7 +206,7 @@ eps = p1.number_input(
     value=eps_url,
     key="match-eps",
 )
-crit_default = query_default("crit", "label-prob")
+crit_default = query_default("crit", DEFAULT_CRITERION)
 crit_keys = list(CRITERIA)
 crit: str = picked(
     p2.radio(
@@ -225,7 +224,7 @@ runs = int(
         min_value=1,
         max_value=MAX_APP_MATCH_RUNS,
         step=1,
-        value=min(max(query_default("runs", 10, int), 1), MAX_APP_MATCH_RUNS),
+        value=min(max(query_default("runs", DEFAULT_RUNS, int), 1), MAX_APP_MATCH_RUNS),
         key="match-runs",
     )
 )
@@ -236,7 +235,7 @@ seed = int(
         min_value=0,
         max_value=MAX_SEED,
         step=1,
-        value=min(max(query_default("seed", 0, int), 0), MAX_SEED),
+        value=min(max(query_default("seed", DEFAULT_SEED, int), 0), MAX_SEED),
         key="match-seed",
     )
 )

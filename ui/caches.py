@@ -1088,13 +1088,12 @@ def pair_samples(key, src: tuple, tgt: tuple):
 def match_block(
     key, src: tuple, tgt: tuple, rows: tuple, eps: float, crit: str, runs: int, seed: int
 ):
-    """One block of models through the matched-accuracy protocol.
-
-    The protocol of Anzaku et al. (2022), *A Principled Evaluation Protocol for
-    Comparative Investigation of the Effectiveness of DNN Classification Models on
-    Similar-but-non-identical Datasets*, through the same call the benchmark times
-    (:func:`lifelong_core.matching.store_pair.compare_store_models`). The page runs it
-    block by block to move its progress bar and to cache each block.
+    """One block of models through the matched-accuracy protocol,
+    :func:`lifelong_core.workflows.matching.compare_block` (the protocol of Anzaku et al.
+    (2022), *A Principled Evaluation Protocol for Comparative Investigation of the
+    Effectiveness of DNN Classification Models on Similar-but-non-identical Datasets*),
+    with the tables ``lbe state --refresh`` keeps in the store found there. The page runs
+    it block by block to move its progress bar and to cache each block.
 
     Parameters
     ----------
@@ -1126,19 +1125,20 @@ def match_block(
     InputError
         If a matching parameter is invalid.
     """
-    from lifelong_core.matching.store_pair import compare_store_models
+    from lifelong_core.store.kept_results import KeptResults
+    from lifelong_core.workflows.matching import compare_block
 
-    comparison, skipped = compare_store_models(
-        get_store(),
+    store = get_store()
+    return compare_block(
+        store,
         pair_samples(key, src, tgt),
         list(rows),
         eps=eps,
         criterion=crit,
         runs=runs,
         seed=seed,
-        require_any=False,
+        kept=KeptResults(store),
     )
-    return comparison.table, skipped
 
 
 @st.cache_data(show_spinner="Matching...", max_entries=64)

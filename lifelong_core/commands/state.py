@@ -83,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
     from lifelong_core.store.kept_fits import kept_fit_count
     from lifelong_core.store.kept_results import kept_result_count
     from lifelong_core.workflows import lifelong_state
+    from lifelong_core.workflows.backtest import KEPT_KIND as KEPT_BACKTEST
+    from lifelong_core.workflows.matching import KEPT_KIND as KEPT_MATCHING
 
     args.method = kept_method(args.method)
     if args.refresh:
@@ -91,19 +93,28 @@ def run(args: argparse.Namespace) -> int:
             sort, item = lifelong_state.refresh(
                 st, args.refresh, args.method, seed=args.seed, progress=_progress(), **kw
             )
+            also = [
+                what
+                for what, n in (
+                    (
+                        "its fit on the sweep pages' default Sort split",
+                        kept_fit_count(st, args.refresh),
+                    ),
+                    (
+                        "the Budget explorer's comparison with random",
+                        kept_result_count(st, args.refresh, KEPT_BACKTEST),
+                    ),
+                    (
+                        "Matched accuracy's first view",
+                        kept_result_count(st, args.refresh, KEPT_MATCHING),
+                    ),
+                )
+                if n
+            ]
             print(
                 f"{args.refresh}: Sort state over {len(sort.members):,} models x {len(sort.samples):,} samples; "
                 f"{args.method} fitted on {len(item.fit_models):,} of them in {item.seconds:.1f} s (log row {item.log_id})"
-                + (
-                    "; its fit on the sweep pages' default Sort split kept too"
-                    if kept_fit_count(st, args.refresh)
-                    else ""
-                )
-                + (
-                    ", with the Budget explorer's comparison with random."
-                    if kept_result_count(st, args.refresh)
-                    else "."
-                )
+                + (f"; kept too: {', '.join(also)}." if also else ".")
             )
         return 0
     with Store.open(args.store) as st:

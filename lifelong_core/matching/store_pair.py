@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from lifelong_core.errors import InputError
-from lifelong_core.matching.comparison import TABLE_COLUMNS, ModelComparison, compare_models
+from lifelong_core.matching.comparison import ModelComparison, compare_models
 from lifelong_core.matching.data import Predictions, make_predictions
 
 if TYPE_CHECKING:
@@ -330,57 +330,3 @@ def compare_pair(
         seed=seed,
         progress=progress,
     )
-
-
-def compare_store_models(
-    store: Store,
-    pair: PairSamples,
-    models: Sequence[int] | None = None,
-    eps: float = 0.005,
-    criterion: str = "label-prob",
-    runs: int = 10,
-    seed: int = 0,
-    progress: Callable[[float], object] | None = None,
-    require_any: bool = True,
-) -> tuple[ModelComparison, tuple[str, ...]]:
-    """Load the chosen models on both sides and run the protocol for each.
-
-    The Matched-accuracy page calls this once per block of models (to move its progress bar
-    and cache each block, with ``require_any=False`` so that a block of models without
-    confidences just comes back empty); the benchmark times the same calls.
-
-    Parameters
-    ----------
-    store : Store
-        An open store.
-    pair : PairSamples
-        From :func:`read_samples`.
-    models : sequence of int, optional
-        ``model_idx`` of the models (None: every model).
-    eps : float
-        Match when the confidences differ by at most ``eps``.
-    criterion : {"label-prob", "prob"}
-        Algorithm 1 or 2.
-    runs, seed : int
-        Seeded runs per model.
-    progress : callable, optional
-        Called with the fraction done.
-    require_any : bool
-        Raise when no model has the predictions needed.
-
-    Returns
-    -------
-    tuple
-        The :class:`ModelComparison` and the names of the models skipped for lack of
-        predicted labels or confidences.
-
-    Raises
-    ------
-    InputError
-        If no model is usable and ``require_any``, or a parameter is invalid.
-    """
-    data = load_pair(store, pair, models, require_any=require_any)
-    if not data.models:
-        empty = pd.DataFrame({c: [] for c in TABLE_COLUMNS})
-        return ModelComparison(table=empty, summaries={}), data.skipped
-    return compare_pair(data, eps, criterion, runs, seed, progress), data.skipped

@@ -185,7 +185,7 @@ def forget_kept_results(st: StoreWriter, dataset: str, kind: str) -> None:
     forget_kept(st, "kept_results", DDL, dataset, "kind", kind)
 
 
-def kept_result_count(st: Any, dataset: str | None = None) -> int:
+def kept_result_count(st: Any, dataset: str | None = None, kind: str | None = None) -> int:
     """How many results the store keeps (for ``dataset``, or in all).
 
     Parameters
@@ -194,9 +194,11 @@ def kept_result_count(st: Any, dataset: str | None = None) -> int:
         An open store.
     dataset : str, optional
         Count only this dataset's.
+    kind : str, optional
+        Count only results of this kind (e.g. ``backtest``).
 
     Returns
     -------
     int
     """
-    return kept_count(st, "kept_results", dataset)
+    return kept_count(st, "kept_results", dataset, None if kind is None else ("kind", kind))

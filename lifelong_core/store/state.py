@@ -270,7 +270,9 @@ def has_table(cur: Any, table: str) -> bool:
     return bool(has and has[0])
 
 
-def kept_count(st: Any, table: str, dataset: str | None = None) -> int:
+def kept_count(
+    st: Any, table: str, dataset: str | None = None, where: tuple[str, str] | None = None
+) -> int:
     """How many rows a kept table holds (for ``dataset``, or in all); 0 without the table.
 
     Parameters
@@ -281,6 +283,8 @@ def kept_count(st: Any, table: str, dataset: str | None = None) -> int:
         A kept table with a ``dataset`` column.
     dataset : str, optional
         Count only this dataset's.
+    where : tuple of (str, str), optional
+        Count only rows whose column (first) holds the value (second).
 
     Returns
     -------
@@ -289,10 +293,15 @@ def kept_count(st: Any, table: str, dataset: str | None = None) -> int:
     cur = st.cursor()
     if not has_table(cur, table):
         return 0
-    if dataset is None:
-        row = cur.execute(f"SELECT count(*) FROM {table}").fetchone()
-    else:
-        row = cur.execute(f"SELECT count(*) FROM {table} WHERE dataset = ?", [dataset]).fetchone()
+    conds, params = [], []
+    if dataset is not None:
+        conds.append("dataset = ?")
+        params.append(dataset)
+    if where is not None:
+        conds.append(f"{where[0]} = ?")
+        params.append(where[1])
+    clause = f" WHERE {' AND '.join(conds)}" if conds else ""
+    row = cur.execute(f"SELECT count(*) FROM {table}{clause}", params).fetchone()
     return int(row[0]) if row else 0
 
 

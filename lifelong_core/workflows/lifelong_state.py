@@ -190,6 +190,8 @@ def refresh(
     )
     report(0.9, f"comparing {method} with a random sample, as the Budget explorer opens")
     keep_default_comparison(st, dataset, method, sel=sel)
+    report(0.95, "matched accuracy of every model, as the Matched accuracy page opens")
+    keep_default_matching(st, dataset)
     report(1.0, "done")
     return sort, item
 
@@ -332,6 +334,57 @@ def keep_default_comparison(
     req = bt.sort_split_comparison(method, default_budgets(n), m, k, DEFAULT_SORT_SET, DEFAULT_SEED)
     req.run(sel, memory=FitMemory(entries=1).backed_by(KeptFits(st)), kept=KeptResults(st, dataset))
     return kept_result_count(st, dataset) > 0
+
+
+def keep_default_matching(st: Store, dataset: str) -> bool:
+    """Run the Matched accuracy page's all-model comparison for its first view of
+    ``dataset`` and keep its tables in the store (:mod:`lifelong_core.store.kept_results`).
+
+    The view is the page's default (:func:`~.matching.default_sides`, every comparable
+    model in the page's blocks, the default settings), matched by
+    :func:`~.matching.compare_block`, so the page finds exactly these tables. Results
+    kept earlier for the dataset are dropped first.
+
+    Parameters
+    ----------
+    st : Store
+        A writer handle.
+    dataset : str
+        A dataset the store holds.
+
+    Returns
+    -------
+    bool
+        Whether a comparison was kept (not when the page shows none: samples without
+        labels, no predicted labels or confidences, no comparable model, or more work
+        than a page view may do).
+    """
+    from lifelong_core.store.kept_results import (
+        KeptResults,
+        forget_kept_results,
+        kept_result_count,
+    )
+    from lifelong_core.workflows import matching
+
+    st.require_writer()
+    forget_kept_results(st, dataset, matching.KEPT_KIND)
+    view = matching.default_view_blocks(st, dataset)
+    if view is None:
+        return False
+    pair, blocks = view
+    kept = KeptResults(st, dataset)
+    for block in blocks:
+        matching.compare_block(
+            st,
+            pair,
+            block,
+            eps=matching.DEFAULT_EPS,
+            criterion=matching.DEFAULT_CRITERION,
+            runs=matching.DEFAULT_RUNS,
+            seed=matching.DEFAULT_SEED,
+            kept=kept,
+        )
+    return kept_result_count(st, dataset, matching.KEPT_KIND) > 0
 
 
 @dataclass(frozen=True)

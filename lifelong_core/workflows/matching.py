@@ -11,18 +11,39 @@ accuracy page applies around it, written once and testable without Streamlit.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
+import numpy as np
 import pandas as pd
 
 from lifelong_core import limits
-from lifelong_core.matching import matched_accuracy, subset_density, subset_reliability
-from lifelong_core.matching.store_pair import PairSamples, load_pair, model_names
+from lifelong_core.errors import InputError
+from lifelong_core.matching import (
+    check_params,
+    matched_accuracy,
+    subset_density,
+    subset_reliability,
+)
+from lifelong_core.matching.comparison import TABLE_COLUMNS
+from lifelong_core.matching.store_pair import (
+    DEMO_DATASET,
+    DEMO_SOURCE_DOMAIN,
+    DEMO_TARGET_DOMAIN,
+    PairData,
+    PairSamples,
+    Side,
+    compare_pair,
+    load_pair,
+    model_names,
+    read_samples,
+)
 from lifelong_core.workflows.selection import recorded_models
 
 if TYPE_CHECKING:
     from lifelong_core.store import Store
+    from lifelong_core.store.kept_results import KeptResults
 
 # An all-model comparison is run (and cached, and reported) in about this many blocks:
 # few, since each block pays one scan of the store's extras and one pass of the matcher
@@ -31,6 +52,212 @@ BLOCKS = 5
 # Dense extras per model and datapoint while a block is matched: label, predicted and
 # confidence, 9 bytes at most each.
 EXTRA_BYTES = 9 * 3
+
+# The page's settings before a widget is touched (the paper's epsilon of 0.005, §3).
+DEFAULT_EPS = 0.005
+DEFAULT_CRITERION: Literal["label-prob", "prob"] = "label-prob"
+DEFAULT_RUNS = 10
+DEFAULT_SEED = 0
+
+# What a kept block comparison is filed under (store.kept_results), and the version of
+# its digest.
+KEPT_KIND = "matching"
+KEPT_FORMAT = 1
+
+
+def default_dataset(datasets: Sequence[str]) -> str:
+    """The dataset both sides of the page start on: the demo's when the store has it, else
+    the store's first.
+
+    Parameters
+    ----------
+    datasets : sequence of str
+        The store's datasets, in its order (not empty).
+
+    Returns
+    -------
+    str
+    """
+    return DEMO_DATASET if DEMO_DATASET in datasets else datasets[0]
+
+
+def default_domains(domains: Sequence[str], role: Literal["source", "target"]) -> list[str]:
+    """The domains a side starts on: the demo's replication pair where the dataset has it,
+    else none (the whole dataset).
+
+    Parameters
+    ----------
+    domains : sequence of str
+        The side's dataset's domains.
+    role : {"source", "target"}
+        Which side.
+
+    Returns
+    -------
+    list of str
+    """
+    wanted = DEMO_SOURCE_DOMAIN if role == "source" else DEMO_TARGET_DOMAIN
+    return [wanted] if wanted in domains else []
+
+
+def default_sides(store: Store, dataset: str) -> tuple[Side, Side]:
+    """The two sides the page shows for ``dataset`` before a widget is touched (the page's
+    first view when ``dataset`` is :func:`default_dataset`).
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    dataset : str
+        A dataset the store holds.
+
+    Returns
+    -------
+    tuple of Side
+        Source and target, each with ``domains`` None for the whole dataset.
+    """
+    domains = store.domains(dataset)["domain"].tolist()
+    src = default_domains(domains, "source")
+    tgt = default_domains(domains, "target")
+    return Side(dataset, tuple(src) or None), Side(dataset, tuple(tgt) or None)
+
+
+def compare_block(
+    store: Store,
+    pair: PairSamples,
+    rows: Sequence[int],
+    *,
+    eps: float,
+    criterion: str,
+    runs: int,
+    seed: int,
+    kept: KeptResults | None = None,
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """One block of models through the matched-accuracy protocol, as the page runs it
+    (Anzaku et al., 2022, §2.3, Algorithms 1 and 2).
+
+    Models without predicted labels or confidences on the chosen samples are left out and
+    named, not an error: a block of them comes back with an empty table.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    pair : PairSamples
+        The two sides' samples (:func:`lifelong_core.matching.store_pair.read_samples`).
+    rows : sequence of int
+        ``model_idx`` of the block's models.
+    eps : float
+        Match when the confidences differ by at most ``eps``.
+    criterion : {"label-prob", "prob"}
+        Algorithm 1 or 2.
+    runs, seed : int
+        Seeded runs per model.
+    kept : KeptResults, optional
+        Results kept in the store (:mod:`lifelong_core.store.kept_results`). A table kept
+        under the digest of this block's labels, predicted labels, confidences and model
+        names, the settings and the code's version is read instead of matching again;
+        one computed is kept when ``kept`` writes (``lbe state --refresh`` keeps the
+        page's default view).
+
+    Returns
+    -------
+    tuple
+        The comparison table (one row per model,
+        :class:`~lifelong_core.matching.comparison.ModelComparison` ``table``) and the
+        models left out, each with the reason.
+
+    Raises
+    ------
+    InputError
+        If a parameter is invalid or a row is not a model of the store.
+    """
+    criterion = check_params(eps, criterion, runs, seed)
+    data = load_pair(store, pair, rows, require_any=False)
+    if not data.models:
+        return pd.DataFrame({c: [] for c in TABLE_COLUMNS}), data.skipped
+    key = ""
+    if kept is not None:
+        key = _kept_key(data, [float(eps), str(criterion), int(runs), int(seed)])
+        found = kept.load(key)
+        if found is not None and found.kind == KEPT_KIND and "table" in found.tables:
+            return found.tables["table"], data.skipped
+    t0 = time.perf_counter()
+    table = compare_pair(data, eps, criterion, runs, seed).table
+    if kept is not None and kept.writes:
+        from lifelong_core.store.kept_results import KeptResult
+
+        info = {"eps": float(eps), "criterion": criterion, "runs": int(runs), "seed": int(seed)}
+        kept.save(
+            KeptResult(
+                key,
+                str(kept.dataset),
+                KEPT_KIND,
+                {"table": table},
+                {**info, "models": len(table)},
+                time.perf_counter() - t0,
+            )
+        )
+    return table, data.skipped
+
+
+def _kept_key(data: PairData, args: list) -> str:
+    """The digest a block's table is kept under: everything that can change a number."""
+    import hashlib
+    import json
+
+    from lifelong_core.methods import tuning_memory
+
+    h = hashlib.blake2b(digest_size=20)
+    head = [KEPT_FORMAT, tuning_memory.package_digest(), [np.__version__, pd.__version__]]
+    h.update(json.dumps(head + args + [list(data.models)]).encode())
+    for a in (
+        data.y_source,
+        data.pred_source,
+        data.conf_source,
+        data.y_target,
+        data.pred_target,
+        data.conf_target,
+    ):
+        arr = np.ascontiguousarray(a)
+        h.update(json.dumps([arr.dtype.str, list(arr.shape)]).encode())
+        h.update(arr.tobytes())
+    return h.hexdigest()
+
+
+def default_view_blocks(store: Store, dataset: str) -> tuple[PairSamples, list] | None:
+    """The page's first view of ``dataset`` as the blocks it matches, or None when it
+    shows no comparison (unlabelled samples, no predicted labels or confidences, fewer
+    than one comparable model, or more work than a page view may do).
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    dataset : str
+        A dataset the store holds.
+
+    Returns
+    -------
+    tuple or None
+        The sides' samples (:class:`~lifelong_core.matching.store_pair.PairSamples`)
+        and the blocks of ``model_idx`` (:func:`model_blocks`).
+    """
+    src, tgt = default_sides(store, dataset)
+    sides = ((src.dataset, src.domains), (tgt.dataset, tgt.domains))
+    if unlabeled_datasets(store, [dataset]) or missing_columns(store, *sides):
+        return None
+    try:
+        pair = read_samples(store, src, tgt)
+    except InputError:  # the page says why instead of comparing
+        return None
+    rows = list(comparable_models(store, *sides).values())
+    n_src, n_tgt = len(pair.source_idx), len(pair.target_idx)
+    try:
+        limits.check_match_work(len(rows), DEFAULT_RUNS, n_src, n_tgt)
+    except InputError:
+        return None
+    return (pair, model_blocks(rows, n_src, n_tgt)) if rows else None
 
 
 def unlabeled_datasets(store: Store, datasets: Sequence[str]) -> list[str]:

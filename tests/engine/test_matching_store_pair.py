@@ -10,12 +10,12 @@ from lifelong_core.errors import InputError
 from lifelong_core.matching import matched_accuracy
 from lifelong_core.matching.store_pair import (
     Side,
-    compare_store_models,
     load_pair,
     model_names,
     read_samples,
 )
 from lifelong_core.store import Store
+from lifelong_core.workflows.matching import compare_block
 
 N_A, N_B, K = 40, 25, 4
 
@@ -64,14 +64,16 @@ def test_load_and_compare(store_path):
         assert data.models == ("m0", "m1", "m2")
         assert data.pred_source.shape == (3, N_A) and data.conf_target.shape == (3, N_B)
         assert data.skipped == ()
-        res, skipped = compare_store_models(st, pair, models=[2, 0], eps=0.05, runs=3, seed=1)
+        table, skipped = compare_block(
+            st, pair, [2, 0], eps=0.05, criterion="label-prob", runs=3, seed=1
+        )
         truth = st.matrix(models=[0], samples=st.samples("toy", ["a"])["sample_idx"])
     assert skipped == ()
-    assert set(res.table["model"]) == {"m0", "m2"}
+    assert set(table["model"]) == {"m0", "m2"}
     src, tgt = data.predictions("m0")
     assert src.accuracy == pytest.approx(truth.mean())
     one = matched_accuracy(src, tgt, eps=0.05, runs=3, seed=1)
-    row = res.table.set_index("model").loc["m0"]
+    row = table.set_index("model").loc["m0"]
     assert row["matched_acc_target"] == pytest.approx(one.matched_acc_target)
 
 
@@ -81,8 +83,10 @@ def test_models_without_confidence_are_skipped_or_named(store_path):
         data = load_pair(st, pair)
         assert data.models == ("m0", "m1", "m2")
         assert len(data.skipped) == 1 and data.skipped[0].startswith("bare:")
-        res, skipped = compare_store_models(st, pair, models=[3], require_any=False)
-        assert res.table.empty and next(iter(res.table.columns)) == "model" and len(skipped) == 1
+        table, skipped = compare_block(
+            st, pair, [3], eps=0.005, criterion="label-prob", runs=10, seed=0
+        )
+        assert table.empty and next(iter(table.columns)) == "model" and len(skipped) == 1
         with pytest.raises(InputError) as info:
             load_pair(st, pair, models=[3])
     msg = str(info.value)
