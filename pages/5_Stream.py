@@ -6,8 +6,15 @@ import numpy as np
 import streamlit as st
 
 from lifelong_core.sortsearch import RULES
-from lifelong_core.workflows.budgets import budgets_within, default_budgets, single_budget_choices
-from lifelong_core.workflows.stream import pareto_front
+from lifelong_core.workflows.budgets import single_budget_choices
+from lifelong_core.workflows.stream import (
+    DEFAULT_SEED,
+    SAMPLINGS,
+    config_grid,
+    default_budget,
+    default_pool,
+    pareto_front,
+)
 from ui import caches, charts, controls, studies
 from ui.common import (
     input_errors,
@@ -19,8 +26,6 @@ from ui.common import (
     sync_query,
 )
 from ui.store_dataset import pick_dataset
-
-SAMPLINGS = ["uniform", "random"]  # sampling along the order: grid or at random
 
 st.set_page_config(page_title="Stream", layout="wide")
 st.title("Stream")
@@ -49,10 +54,10 @@ else:
     )
 
 pool = controls.int_slider(
-    side, "Models evaluated in full at the start", 1, m - 1, "pool", min(20, m - 1)
+    side, "Models evaluated in full at the start", 1, m - 1, "pool", default_pool(m)
 )
 choices = single_budget_choices(n)
-raw_b = query_default("budget", 128 if 128 in choices else choices[len(choices) // 2], int)
+raw_b = query_default("budget", default_budget(n), int)
 budget: int = picked(
     side.selectbox(
         "Budget n′ per new model",
@@ -61,11 +66,11 @@ budget: int = picked(
         key="budget",
     )
 )
-raw_s = query_default("sampling", "uniform")
+raw_s = query_default("sampling", SAMPLINGS[0])
 sampling: str = picked(
     side.radio(
         "Sampling",
-        SAMPLINGS,
+        list(SAMPLINGS),
         index=SAMPLINGS.index(raw_s) if raw_s in SAMPLINGS else 0,
         key="sampling",
         horizontal=True,
@@ -80,7 +85,7 @@ rule: str = picked(
         key="rule",
     )
 )
-seed = controls.int_input(side, "Seed", 0, 2**31 - 1, "seed")
+seed = controls.int_input(side, "Seed", 0, 2**31 - 1, "seed", DEFAULT_SEED)
 window = side.slider(
     "Rolling window (models)",
     1,
@@ -181,8 +186,7 @@ metric: str = picked(
     )
 )
 sync_query(perr=metric)
-pools = tuple(sorted({p for p in (5, 10, 20, 50, 100, pool) if p < m}))
-budgets = tuple(budgets_within((8, 16, 32, 64, 128, 256, 512, 1024, 2048), n) or default_budgets(n))
+pools, budgets = config_grid(m, n, pool)
 bar = st.progress(0.0, text="Scoring configurations…")
 with input_errors(cleanup=bar.empty):
     configs = caches.stream_configs(

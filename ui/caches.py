@@ -335,17 +335,9 @@ def bounded(
     tuple of (Selection, str)
         The (possibly reduced) selection and a note, empty when nothing was left out.
     """
-    sel = selection(key, dataset, domains)
-    if not isinstance(sel.A, large.PackedCache):
-        return sel, ""
-    block = large.bounded_block(get_store(), sel.A, max_models, seed)
-    small = Selection(
-        block.A,
-        sel.models.iloc[block.rows].reset_index(drop=True),
-        sel.samples.iloc[block.cols].reset_index(drop=True),
-        sel.synthetic,
+    return _selection.bounded_selection(
+        get_store(), selection(key, dataset, domains), max_models, seed
     )
-    return small, block.note(sel.A.shape)
 
 
 def of_sweep(what: str, view: tuple, compute: Callable[[], Any]) -> Any:
@@ -770,7 +762,17 @@ def stream_replay(
     InputError
         If ``pool`` is not between 1 and the number of models minus one.
     """
-    return stream.stream_replay(bounded(key, dataset, ())[0], pool, budget, sampling, rule, seed)
+    from lifelong_core.store.kept_results import KeptResults
+
+    return stream.stream_replay(
+        bounded(key, dataset, ())[0],
+        pool,
+        budget,
+        sampling,
+        rule,
+        seed,
+        kept=KeptResults(get_store()),
+    )
 
 
 def stream_configs(
@@ -810,11 +812,18 @@ def stream_configs(
         One row per configuration: pool, budget, sampling, rule, config, evaluations,
         mae, eagg.
     """
+    from lifelong_core.store.kept_results import KeptResults
+
     args = (key, dataset, pools, budgets, seed)
     return _memo().get_or_compute(
         ("stream",) + args,
         lambda: stream.stream_configs(
-            bounded(key, dataset, ())[0], pools, budgets, seed, progress=progress
+            bounded(key, dataset, ())[0],
+            pools,
+            budgets,
+            seed,
+            progress=progress,
+            kept=KeptResults(get_store()),
         ),
     )
 

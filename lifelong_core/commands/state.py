@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from lifelong_core.workflows import lifelong_state
     from lifelong_core.workflows.backtest import KEPT_KIND as KEPT_BACKTEST
     from lifelong_core.workflows.matching import KEPT_KIND as KEPT_MATCHING
+    from lifelong_core.workflows.stream import KEPT_KIND as KEPT_STREAM
 
     args.method = kept_method(args.method)
     if args.refresh:
@@ -103,6 +104,10 @@ def run(args: argparse.Namespace) -> int:
                     (
                         "the Budget explorer's comparison with random",
                         kept_result_count(st, args.refresh, KEPT_BACKTEST),
+                    ),
+                    (
+                        "the Stream page's first view",
+                        kept_result_count(st, args.refresh, KEPT_STREAM),
                     ),
                     (
                         "Matched accuracy's first view",

@@ -55,7 +55,25 @@ class Side:
 
 @dataclass(frozen=True, eq=False)
 class PairData:
-    """Labels, predicted labels and confidences of the chosen models on both sides."""
+    """Labels, predicted labels and confidences of the chosen models on both sides.
+
+    Attributes
+    ----------
+    source, target : Side
+        The two test sets compared.
+    models : tuple of str
+        Display names of the models read, unique.
+    model_idx : numpy.ndarray
+        Their store rows, aligned with ``models``.
+    y_source, y_target : numpy.ndarray
+        Each side's sample labels.
+    pred_source, pred_target : numpy.ndarray
+        Predicted labels, (models, samples of the side).
+    conf_source, conf_target : numpy.ndarray
+        Confidences (max softmax), (models, samples of the side).
+    skipped : tuple of str
+        Models left out for lack of predicted labels or confidences, each with the reason.
+    """
 
     source: Side
     target: Side
@@ -70,7 +88,18 @@ class PairData:
     skipped: tuple[str, ...] = ()  # models left out, each with the reason
 
     def predictions(self, model: str) -> tuple[Predictions, Predictions]:
-        """Source and target :class:`Predictions` of one model."""
+        """Source and target :class:`Predictions` of one model.
+
+        Parameters
+        ----------
+        model : str
+            One of :attr:`models`.
+
+        Returns
+        -------
+        tuple of Predictions
+            Its source and its target predictions.
+        """
         k = self.models.index(model)
         return (
             make_predictions(

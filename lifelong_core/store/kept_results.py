@@ -21,6 +21,8 @@ cannot be read is treated as missing.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,6 +172,44 @@ class KeptResults(KeptTable):
             ],
             ddl=DDL,
         )
+
+    def get_or_compute(
+        self,
+        key: str,
+        kind: str,
+        compute: Callable[[], dict[str, pd.DataFrame]],
+        info: dict | None = None,
+    ) -> dict[str, pd.DataFrame]:
+        """The tables kept under ``key`` by ``kind``; else ``compute()``'s, kept when
+        :attr:`writes`.
+
+        Parameters
+        ----------
+        key : str
+            The computation's digest (everything that can change a number).
+        kind : str
+            What computes them (a kept result of another kind is not used).
+        compute : callable
+            Returns the tables, by name.
+        info : dict, optional
+            Settings kept beside them (JSON-able).
+
+        Returns
+        -------
+        dict of str to pandas.DataFrame
+        """
+        found = self.load(key)
+        if found is not None and found.kind == kind:
+            return found.tables
+        t0 = time.perf_counter()
+        tables = compute()
+        if self.writes:
+            self.save(
+                KeptResult(
+                    key, str(self.dataset), kind, tables, info or {}, time.perf_counter() - t0
+                )
+            )
+        return tables
 
 
 def forget_kept_results(st: StoreWriter, dataset: str, kind: str) -> None:

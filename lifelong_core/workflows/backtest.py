@@ -1407,27 +1407,6 @@ KEPT_FORMAT = 1
 
 def _kept_key(sel: Selection, args: list) -> str:
     """The digest a backtest's result is kept under: everything that can change a number."""
-    import hashlib
-    import json
+    from lifelong_core.workflows.selection import kept_key
 
-    import pandas as pd
-    import scipy
-
-    from lifelong_core.methods import tuning_memory
-
-    A = np.asarray(sel.A)
-    h = hashlib.blake2b(digest_size=20)
-    versions = [np.__version__, scipy.__version__, pd.__version__]
-    head = [
-        KEPT_FORMAT,
-        tuning_memory.package_digest(),
-        versions,
-        list(A.shape),
-        bool(sel.synthetic),
-    ]
-    h.update(json.dumps(head + args, default=lambda x: np.asarray(x).tolist()).encode())
-    h.update(np.packbits(A != 0, axis=1).tobytes())
-    for frame in (sel.models, sel.samples):
-        h.update(json.dumps([[str(c), str(t)] for c, t in frame.dtypes.items()]).encode())
-        h.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
-    return h.hexdigest()
+    return kept_key(sel, [KEPT_KIND, KEPT_FORMAT], args)

@@ -190,7 +190,9 @@ def refresh(
     )
     report(0.9, f"comparing {method} with a random sample, as the Budget explorer opens")
     keep_default_comparison(st, dataset, method, sel=sel)
-    report(0.95, "matched accuracy of every model, as the Matched accuracy page opens")
+    report(0.93, "replaying the stream, as the Stream page opens")
+    keep_default_stream(st, dataset, sel=sel)
+    report(0.96, "matched accuracy of every model, as the Matched accuracy page opens")
     keep_default_matching(st, dataset)
     report(1.0, "done")
     return sort, item
@@ -334,6 +336,62 @@ def keep_default_comparison(
     req = bt.sort_split_comparison(method, default_budgets(n), m, k, DEFAULT_SORT_SET, DEFAULT_SEED)
     req.run(sel, memory=FitMemory(entries=1).backed_by(KeptFits(st)), kept=KeptResults(st, dataset))
     return kept_result_count(st, dataset) > 0
+
+
+def keep_default_stream(st: Store, dataset: str, *, sel: Selection | None = None) -> bool:
+    """Run the Stream page's replay and Pareto grid for its first view of ``dataset`` and
+    keep their tables in the store (:mod:`lifelong_core.store.kept_results`).
+
+    The view is the page's default: the dataset's every domain read as the app reads it,
+    a bounded block of it on a large store (:func:`~.selection.bounded_selection`), the
+    default pool, budget, sampling, rule and seed (:mod:`~.stream`), through
+    :func:`~.stream.stream_replay` and :func:`~.stream.stream_configs`, so the page
+    finds exactly these tables. Results kept earlier for the dataset are dropped first.
+
+    Parameters
+    ----------
+    st : Store
+        A writer handle.
+    dataset : str
+        A dataset the store holds.
+    sel : Selection, optional
+        The dataset as the app reads it, when the caller has read it already.
+
+    Returns
+    -------
+    bool
+        Whether the tables were kept (not for a stream of fewer than two models).
+    """
+    from lifelong_core.sortsearch import RULES
+    from lifelong_core.store.kept_results import (
+        KeptResults,
+        forget_kept_results,
+        kept_result_count,
+    )
+    from lifelong_core.workflows import stream
+    from lifelong_core.workflows.selection import bounded_selection
+
+    st.require_writer()
+    forget_kept_results(st, dataset, stream.KEPT_KIND)
+    sel = _app_selection(st, dataset) if sel is None else sel
+    with limits.dense_limit_set(limits.app_limit_bytes()):
+        block, _ = bounded_selection(st, sel)
+    m, n = block.A.shape
+    if m < 2 or n < 1:
+        return False
+    kept = KeptResults(st, dataset)
+    pool = stream.default_pool(m)
+    stream.stream_replay(
+        block,
+        pool,
+        stream.default_budget(n),
+        stream.SAMPLINGS[0],
+        RULES[0],
+        stream.DEFAULT_SEED,
+        kept=kept,
+    )
+    stream.stream_configs(block, *stream.config_grid(m, n, pool), stream.DEFAULT_SEED, kept=kept)
+    return kept_result_count(st, dataset, stream.KEPT_KIND) == 2
 
 
 def keep_default_matching(st: Store, dataset: str) -> bool:

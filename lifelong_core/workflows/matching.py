@@ -11,7 +11,6 @@ accuracy page applies around it, written once and testable without Streamlit.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
@@ -176,29 +175,16 @@ def compare_block(
     data = load_pair(store, pair, rows, require_any=False)
     if not data.models:
         return pd.DataFrame({c: [] for c in TABLE_COLUMNS}), data.skipped
-    key = ""
-    if kept is not None:
-        key = _kept_key(data, [float(eps), str(criterion), int(runs), int(seed)])
-        found = kept.load(key)
-        if found is not None and found.kind == KEPT_KIND and "table" in found.tables:
-            return found.tables["table"], data.skipped
-    t0 = time.perf_counter()
-    table = compare_pair(data, eps, criterion, runs, seed).table
-    if kept is not None and kept.writes:
-        from lifelong_core.store.kept_results import KeptResult
-
-        info = {"eps": float(eps), "criterion": criterion, "runs": int(runs), "seed": int(seed)}
-        kept.save(
-            KeptResult(
-                key,
-                str(kept.dataset),
-                KEPT_KIND,
-                {"table": table},
-                {**info, "models": len(table)},
-                time.perf_counter() - t0,
-            )
-        )
-    return table, data.skipped
+    if kept is None:
+        return compare_pair(data, eps, criterion, runs, seed).table, data.skipped
+    settings = {"eps": float(eps), "criterion": criterion, "runs": int(runs), "seed": int(seed)}
+    tables = kept.get_or_compute(
+        _kept_key(data, list(settings.values())),
+        KEPT_KIND,
+        lambda: {"table": compare_pair(data, eps, criterion, runs, seed).table},
+        {**settings, "models": len(data.models)},
+    )
+    return tables["table"], data.skipped
 
 
 def _kept_key(data: PairData, args: list) -> str:

@@ -91,6 +91,29 @@ class Selection:
         return self.models["name"].fillna(self.models["model_id"]).astype(str).tolist()
 
     @cached_property
+    def content_digest(self) -> bytes:
+        """A digest of everything a computation on this selection can read: the matrix's
+        bits and shape, the models' and samples' tables (values and dtypes) and the
+        synthetic flag. Made once per selection (:func:`kept_key`).
+
+        Raises
+        ------
+        lifelong_core.limits.DenseReadError
+            If ``A`` is a packed cache beyond the dense-read limit.
+        """
+        import hashlib
+        import json
+
+        A = np.asarray(self.A)
+        h = hashlib.blake2b(digest_size=20)
+        h.update(json.dumps([list(A.shape), bool(self.synthetic)]).encode())
+        h.update(np.packbits(A != 0, axis=1).tobytes())
+        for frame in (self.models, self.samples):
+            h.update(json.dumps([[str(c), str(t)] for c, t in frame.dtypes.items()]).encode())
+            h.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
+        return h.digest()
+
+    @cached_property
     def tasks(self) -> np.ndarray | None:
         """Each column's task (its domain), in column order, or None without a domain
         column: the ``groups`` a method fitted on this cache is given
@@ -98,6 +121,45 @@ class Selection:
         if "domain" not in self.samples:
             return None
         return self.samples["domain"].astype(str).to_numpy(dtype=object)
+
+
+def kept_key(sel: Selection, head: list, args: list) -> str:
+    """The digest a computation on ``sel`` is kept under (:mod:`lifelong_core.store.kept_results`):
+    everything that can change a number of it.
+
+    Parameters
+    ----------
+    sel : Selection
+        The data it computes on (:attr:`Selection.content_digest`).
+    head : list
+        What computes: its name and the version of its digest (JSON-able).
+    args : list
+        Every argument that can change a number (JSON-able; arrays as lists).
+
+    Returns
+    -------
+    str
+        A hex digest that also covers the package's source
+        (:func:`lifelong_core.methods.tuning_memory.package_digest`) and the numerical
+        libraries' versions.
+    """
+    import hashlib
+    import json
+
+    import scipy
+
+    from lifelong_core.methods import tuning_memory
+
+    h = hashlib.blake2b(digest_size=20)
+    versions = [np.__version__, scipy.__version__, pd.__version__]
+    h.update(
+        json.dumps(
+            [tuning_memory.package_digest(), versions, head, args],
+            default=lambda x: np.asarray(x).tolist(),
+        ).encode()
+    )
+    h.update(sel.content_digest)
+    return h.hexdigest()
 
 
 def without_models(sel: Selection, model_ids: Iterable[str]) -> Selection:
@@ -408,3 +470,43 @@ def complete_counts(store: Store, dataset: str) -> tuple[pd.DataFrame, list[str]
     per_model = counts.groupby("model")["task"].nunique()
     dropped = sorted(per_model[per_model < counts["task"].nunique()].index)
     return counts[~counts["model"].isin(dropped)].reset_index(drop=True), dropped
+
+
+def bounded_selection(
+    store: Store, sel: Selection, max_models: int | None = None, seed: int = 0
+) -> tuple[Selection, str]:
+    """``sel`` itself, or on a large store a dense bounded block of it
+    (:func:`~lifelong_core.workflows.large.bounded_block`): what the views that need a
+    dense matrix work on.
+
+    Parameters
+    ----------
+    store : Store
+        The open store ``sel`` was selected from.
+    sel : Selection
+        The data choice.
+    max_models : int, optional
+        Most models the block keeps; default
+        :data:`~lifelong_core.workflows.large.DEFAULT_SCORED`.
+    seed : int
+        Seed of the sample of models and samples.
+
+    Returns
+    -------
+    tuple of (Selection, str)
+        The (possibly reduced) selection and a note saying what was left out, empty when
+        nothing was.
+    """
+    from lifelong_core.workflows import large
+
+    if not isinstance(sel.A, large.PackedCache):
+        return sel, ""
+    most = large.DEFAULT_SCORED if max_models is None else max_models
+    block = large.bounded_block(store, sel.A, most, seed)
+    small = Selection(
+        block.A,
+        sel.models.iloc[block.rows].reset_index(drop=True),
+        sel.samples.iloc[block.cols].reset_index(drop=True),
+        sel.synthetic,
+    )
+    return small, block.note(sel.A.shape)

@@ -9,7 +9,7 @@ from 30 Years of Computer Vision Research*, §3 compare methods on a stream.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -18,14 +18,91 @@ from lifelong_core.errors import InputError
 from lifelong_core.sortsearch import RULES, serial_additions
 from lifelong_core.studies.stream_protocol import pareto_front  # noqa: F401  (one implementation; pages import it here)
 from lifelong_core.sweeping import sweep_samplings
-from lifelong_core.workflows.selection import Selection
+from lifelong_core.workflows.budgets import budgets_within, default_budgets, single_budget_choices
+from lifelong_core.workflows.selection import Selection, kept_key
 from lifelong_core.workflows.sortsets import release_rows
+
+if TYPE_CHECKING:
+    from lifelong_core.store.kept_results import KeptResults
 
 SAMPLINGS = ("uniform", "random")
 
+# The Stream page before a widget is touched: what it shows first, and what
+# ``lbe state --refresh`` keeps of it.
+DEFAULT_POOL = 20
+DEFAULT_BUDGET = 128
+DEFAULT_SEED = 0
+# The grid of the page's Pareto front: these pool sizes and the page's own, these budgets.
+CONFIG_POOLS = (5, 10, 20, 50, 100)
+CONFIG_BUDGETS = (8, 16, 32, 64, 128, 256, 512, 1024, 2048)
+# What a kept stream table is filed under (store.kept_results), and the version of its
+# digest.
+KEPT_KIND = "stream"
+KEPT_FORMAT = 1
+
+
+def default_pool(m: int) -> int:
+    """The models evaluated in full before the stream starts, by default.
+
+    Parameters
+    ----------
+    m : int
+        Models in the stream (at least 2).
+
+    Returns
+    -------
+    int
+        :data:`DEFAULT_POOL`, or ``m - 1`` when there are fewer models.
+    """
+    return min(DEFAULT_POOL, m - 1)
+
+
+def default_budget(n: int) -> int:
+    """The budget n′ per arriving model, by default: :data:`DEFAULT_BUDGET` when it is one of
+    the page's choices (:func:`~.budgets.single_budget_choices`), else the middle choice.
+
+    Parameters
+    ----------
+    n : int
+        Samples per model.
+
+    Returns
+    -------
+    int
+    """
+    choices = single_budget_choices(n)
+    return DEFAULT_BUDGET if DEFAULT_BUDGET in choices else choices[len(choices) // 2]
+
+
+def config_grid(m: int, n: int, pool: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The pool sizes and budgets of the page's Pareto front (:func:`stream_configs`).
+
+    Parameters
+    ----------
+    m, n : int
+        Models and samples of the stream.
+    pool : int
+        The pool chosen for the replay, added to :data:`CONFIG_POOLS`.
+
+    Returns
+    -------
+    tuple
+        The pools below ``m`` (sorted) and the budgets within ``n`` (the default budgets
+        when none of :data:`CONFIG_BUDGETS` is).
+    """
+    pools = tuple(sorted({p for p in (*CONFIG_POOLS, pool) if p < m}))
+    budgets = tuple(budgets_within(CONFIG_BUDGETS, n) or default_budgets(n))
+    return pools, budgets
+
 
 def stream_replay(
-    sel: Selection, pool: int, budget: int, sampling: str, rule: str, seed: int
+    sel: Selection,
+    pool: int,
+    budget: int,
+    sampling: str,
+    rule: str,
+    seed: int,
+    kept: KeptResults | None = None,
 ) -> pd.DataFrame:
     """Replay ``sel`` in release order: serial additions (Prabhu et al., 2024, App. G).
 
@@ -48,6 +125,11 @@ def stream_replay(
         The threshold rule (:mod:`lifelong_core.sortsearch.search`).
     seed : int
         Seed of the random sampling.
+    kept : KeptResults, optional
+        Results kept in the store (:mod:`lifelong_core.store.kept_results`): a table kept
+        under the digest of ``sel`` (:func:`~.selection.kept_key`), these arguments and
+        the code's version is read instead of replaying; one computed is kept when
+        ``kept`` writes (``lbe state --refresh`` keeps the page's first view).
 
     Returns
     -------
@@ -65,10 +147,25 @@ def stream_replay(
         If ``pool`` is not in [1, m - 1], or on a budget, sampling, rule or seed that
         Sort & Search refuses.
     """
-    m, n = sel.A.shape
-    order = release_rows(sel.models)
+    m = sel.A.shape[0]
     if not 1 <= pool < m:
         raise InputError(f"the initial pool needs between 1 and {m - 1} models, got {pool}.")
+    if kept is None:
+        return _replay(sel, pool, budget, sampling, rule, seed)
+    args = [int(pool), int(budget), str(sampling), str(rule), int(seed)]
+    return kept.get_or_compute(
+        kept_key(sel, [KEPT_KIND, "replay", KEPT_FORMAT], args),
+        KEPT_KIND,
+        lambda: {"steps": _replay(sel, pool, budget, sampling, rule, seed)},
+        {"replay": args},
+    )["steps"]
+
+
+def _replay(
+    sel: Selection, pool: int, budget: int, sampling: str, rule: str, seed: int
+) -> pd.DataFrame:
+    n = sel.A.shape[1]
+    order = release_rows(sel.models)
     steps, _ = serial_additions(
         sel.A[order[:pool]], sel.A[order[pool:]], budget, sampling=sampling, rule=rule, seed=seed
     )
@@ -87,6 +184,7 @@ def stream_configs(
     budgets: Sequence[int],
     seed: int,
     progress: Callable[[float], object] | None = None,
+    kept: KeptResults | None = None,
 ) -> pd.DataFrame:
     """Cost and error over the whole stream for every Sort & Search configuration.
 
@@ -109,6 +207,8 @@ def stream_configs(
         Seed of the sweeps.
     progress : callable, optional
         Called with the fraction of configurations done, from 0 to 1.
+    kept : KeptResults, optional
+        Results kept in the store, as for :func:`stream_replay`.
 
     Returns
     -------
@@ -124,10 +224,29 @@ def stream_configs(
         If the sweep refuses a configuration (e.g. a budget below 1 or a seed out of
         range).
     """
+    pools, budgets = [int(p) for p in pools], [int(b) for b in budgets]
+    if kept is None:
+        return _configs(sel, pools, budgets, seed, progress)
+    args = [pools, budgets, int(seed)]
+    return kept.get_or_compute(
+        kept_key(sel, [KEPT_KIND, "configs", KEPT_FORMAT], args),
+        KEPT_KIND,
+        lambda: {"configs": _configs(sel, pools, budgets, seed, progress)},
+        {"configs": args},
+    )["configs"]
+
+
+def _configs(
+    sel: Selection,
+    pools: list[int],
+    budgets: list[int],
+    seed: int,
+    progress: Callable[[float], object] | None,
+) -> pd.DataFrame:
     m, n = sel.A.shape
     order = release_rows(sel.models)
-    kept = [p for p in pools if 1 <= p < m]
-    grid = [(p, r) for p in kept for r in RULES]
+    valid = [p for p in pools if 1 <= p < m]
+    grid = [(p, r) for p in valid for r in RULES]
     runs = {}
     for i, (p, r) in enumerate(grid):
         # Both samplings of a rule share one Sort and one pass of prefix counts.
@@ -143,7 +262,7 @@ def stream_configs(
         if progress is not None:
             progress((i + 1) / len(grid))
     recs = []
-    for p, s, r in ((p, s, r) for p in kept for s in SAMPLINGS for r in RULES):
+    for p, s, r in ((p, s, r) for p in valid for s in SAMPLINGS for r in RULES):
         row: Any  # a row of itertuples: its fields are typed as any pandas scalar
         for row in runs[(p, s, r)].table.itertuples():
             recs.append(

@@ -165,7 +165,7 @@ def test_a_refresh_keeps_the_budget_explorers_default_comparison(store, computed
     ds = _dataset(store)
     with Store.open(store, read_only=False) as st:
         lifelong_state.refresh(st, ds)
-        assert kept_result_count(st, ds) == 1
+        assert kept_result_count(st, ds, bt.KEPT_KIND) == 1
     made = computed["n"]
     limits.set_dense_limit(limits.app_limit_bytes())
     try:
