@@ -59,9 +59,8 @@ item, not against the cheap thing a user would otherwise do; it is not reported 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -1276,98 +1275,7 @@ def backtest(
     seeds = repeat_seeds(seed, repeats)
     held_rows = held_out_rows(sel, holdout, split, seed)
     rows = scored_rows(held_rows, scored, seed)
-    key = ""
-    if kept is not None:
-        key = _kept_key(
-            sel, [methods, budgets, int(holdout), split, seeds, draws, rows, boot, seed]
-        )
-        found = kept.load(key)
-        if found is not None and found.kind == KEPT_KIND:
-            return Backtest(**found.tables, config=found.info)
-    t0 = time.perf_counter()
     names = np.asarray(sel.names, dtype=object)
-    correct = A[rows].sum(axis=1, dtype=np.int64)
-    keep = np.setdiff1d(np.arange(m), held_rows)
-    cache = Selection(
-        A[keep], sel.models.iloc[keep].reset_index(drop=True), sel.samples, sel.synthetic
-    )
-    # Fits dominate for the model-based methods, estimates for the cheap ones: the bar
-    # counts both (one step per fit, one per held-out model per method).
-    total = len(methods) * (1 + len(rows))
-    done = 0
-    records: list[dict] = []
-    for method in methods:
-        if progress is not None:
-            progress(done / total, f"Fitting {method}…")
-        fitted = fit_method(cache, method, memory=memory)
-        has_iv = capabilities(method).interval
-        scored = predicts_samples(method)
-        done += 1
-        # The held-out models' estimates at one draw and budget together, in groups whose
-        # estimated rows stay within BATCH_BYTES (a method that shares work across rows,
-        # such as one batched ability fit, does it once per group); each estimate is
-        # reduced to its record's numbers at once, and the records keep the order model,
-        # draw, budget.
-        group = max(1, BATCH_BYTES // (9 * n))
-        made: dict[tuple[int, int, int], tuple[float, float, float, float]] = {}
-        for r, s in enumerate(seeds):
-            for j, b in enumerate(budgets):
-                for g in range(0, len(rows), group):
-                    part = range(g, min(g + group, len(rows)))
-                    designs = []
-                    for i in part:
-                        # A fresh stream per budget: the items at budget b are the ones
-                        # ``select --model NAME --seed s --budget b`` would give here.
-                        rng = model_rng(names[rows[i]], s, draws)
-                        cols = np.asarray(fitted.select(n, b, rng), dtype=np.int64)
-                        designs.append((cols, A[rows[i]][cols]))
-                    many = (
-                        fitted.estimate_many(designs)
-                        if isinstance(fitted, BaseMethod)
-                        else [fitted.estimate(c, o) for c, o in designs]
-                    )
-                    for i, est in zip(part, many):
-                        lo = est.lo if has_iv and est.lo is not None else np.nan
-                        hi = est.hi if has_iv and est.hi is not None else np.nan
-                        mae = (
-                            float(np.mean(np.asarray(est.per_sample) != A[rows[i]]))
-                            if scored
-                            else np.nan
-                        )
-                        made[(i, r, j)] = (float(est.acc), float(lo), float(hi), mae)
-            if progress is not None:
-                progress(
-                    (done + len(rows) * (r + 1) / len(seeds)) / total, f"Estimating with {method}…"
-                )
-        done += len(rows)
-        for i, (row, right) in enumerate(zip(rows, correct)):
-            true = float(right) / n
-            for r, s in enumerate(seeds):
-                for j, b in enumerate(budgets):
-                    acc, lo, hi, mae = made[(i, r, j)]
-                    records.append(
-                        {
-                            "repeat": r,
-                            "seed": s,
-                            "model": names[row],
-                            "row": int(row),
-                            "method": method,
-                            "budget": b,
-                            "estimate": acc,
-                            "lo": lo,
-                            "hi": hi,
-                            "true": true,
-                            "correct": int(right),
-                            "error": acc - true,
-                            "covered": bool(lo <= true <= hi),
-                            "width": hi - lo,
-                            "sample_mae": mae,
-                        }
-                    )
-    per = pd.DataFrame(records)
-    held = [str(x) for x in names[rows]]
-    errors = _RandomErrors(correct, n)
-    table = _table(per, n, errors, rows.tolist(), boot, seed)
     config = dict(
         dataset=str(sel.samples["dataset"].iloc[0]) if "dataset" in sel.samples else "",
         methods=methods,
@@ -1379,25 +1287,105 @@ def backtest(
         draws=draws,
         models=int(m),
         items=int(n),
-        held_out=held,
+        held_out=[str(x) for x in names[rows]],
         scored=len(rows),
     )
-    result = Backtest(
-        per,
-        table,
-        _summary(table, BASELINE_METHOD),
-        _coverage(per, int(repeats)),
-        _by_range(per, errors, rows.tolist()),
-        config,
-    )
-    if kept is not None and kept.writes:
-        from lifelong_core.store.kept_results import KeptResult
 
-        tables = {f.name: getattr(result, f.name) for f in fields(Backtest) if f.name != "config"}
-        kept.save(
-            KeptResult(key, str(kept.dataset), KEPT_KIND, tables, config, time.perf_counter() - t0)
+    def compute() -> dict[str, pd.DataFrame]:
+        correct = A[rows].sum(axis=1, dtype=np.int64)
+        keep = np.setdiff1d(np.arange(m), held_rows)
+        cache = Selection(
+            A[keep], sel.models.iloc[keep].reset_index(drop=True), sel.samples, sel.synthetic
         )
-    return result
+        # Fits dominate for the model-based methods, estimates for the cheap ones: the bar
+        # counts both (one step per fit, one per held-out model per method).
+        total = len(methods) * (1 + len(rows))
+        done = 0
+        records: list[dict] = []
+        for method in methods:
+            if progress is not None:
+                progress(done / total, f"Fitting {method}…")
+            fitted = fit_method(cache, method, memory=memory)
+            has_iv = capabilities(method).interval
+            scored = predicts_samples(method)
+            done += 1
+            # The held-out models' estimates at one draw and budget together, in groups whose
+            # estimated rows stay within BATCH_BYTES (a method that shares work across rows,
+            # such as one batched ability fit, does it once per group); each estimate is
+            # reduced to its record's numbers at once, and the records keep the order model,
+            # draw, budget.
+            group = max(1, BATCH_BYTES // (9 * n))
+            made: dict[tuple[int, int, int], tuple[float, float, float, float]] = {}
+            for r, s in enumerate(seeds):
+                for j, b in enumerate(budgets):
+                    for g in range(0, len(rows), group):
+                        part = range(g, min(g + group, len(rows)))
+                        designs = []
+                        for i in part:
+                            # A fresh stream per budget: the items at budget b are the ones
+                            # ``select --model NAME --seed s --budget b`` would give here.
+                            rng = model_rng(names[rows[i]], s, draws)
+                            cols = np.asarray(fitted.select(n, b, rng), dtype=np.int64)
+                            designs.append((cols, A[rows[i]][cols]))
+                        many = (
+                            fitted.estimate_many(designs)
+                            if isinstance(fitted, BaseMethod)
+                            else [fitted.estimate(c, o) for c, o in designs]
+                        )
+                        for i, est in zip(part, many):
+                            lo = est.lo if has_iv and est.lo is not None else np.nan
+                            hi = est.hi if has_iv and est.hi is not None else np.nan
+                            mae = (
+                                float(np.mean(np.asarray(est.per_sample) != A[rows[i]]))
+                                if scored
+                                else np.nan
+                            )
+                            made[(i, r, j)] = (float(est.acc), float(lo), float(hi), mae)
+                if progress is not None:
+                    progress(
+                        (done + len(rows) * (r + 1) / len(seeds)) / total,
+                        f"Estimating with {method}…",
+                    )
+            done += len(rows)
+            for i, (row, right) in enumerate(zip(rows, correct)):
+                true = float(right) / n
+                for r, s in enumerate(seeds):
+                    for j, b in enumerate(budgets):
+                        acc, lo, hi, mae = made[(i, r, j)]
+                        records.append(
+                            {
+                                "repeat": r,
+                                "seed": s,
+                                "model": names[row],
+                                "row": int(row),
+                                "method": method,
+                                "budget": b,
+                                "estimate": acc,
+                                "lo": lo,
+                                "hi": hi,
+                                "true": true,
+                                "correct": int(right),
+                                "error": acc - true,
+                                "covered": bool(lo <= true <= hi),
+                                "width": hi - lo,
+                                "sample_mae": mae,
+                            }
+                        )
+        per = pd.DataFrame(records)
+        errors = _RandomErrors(correct, n)
+        table = _table(per, n, errors, rows.tolist(), boot, seed)
+        return {
+            "per_model": per,
+            "table": table,
+            "summary": _summary(table, BASELINE_METHOD),
+            "coverage": _coverage(per, int(repeats)),
+            "by_range": _by_range(per, errors, rows.tolist()),
+        }
+
+    if kept is None:
+        return Backtest(**compute(), config=config)
+    key = _kept_key(sel, [methods, budgets, int(holdout), split, seeds, draws, rows, boot, seed])
+    return Backtest(**kept.get_or_compute(key, KEPT_KIND, compute, config), config=config)
 
 
 # What a kept backtest is filed under (store.kept_results), and the version of its digest.
