@@ -18,7 +18,8 @@ Meanwhile a prober asks for ``GET /`` (the page a browser loads first) and
 latency shows whether page views starve it.
 
 Reports page views per second over the whole run, latency percentiles overall, per page
-and per view, the probes' latencies, the server's peak resident memory (sampled every
+and per view, when each page's first views were done (how long its cold computation held
+the sessions that opened on it), every view's start and duration, the probes' latencies, the server's peak resident memory (sampled every
 0.1 s), the machine's load average before and after, and any view that ended in an
 exception element or a timeout. Bounded: the whole run stops after ``--deadline`` seconds
 (views still running count as timeouts), the server is stopped at the end, and it only
@@ -119,7 +120,7 @@ async def _view(ws, page: str) -> tuple[float, str]:
 
 
 async def _session(
-    port: int, views: int, pages: list[str], start: int, out: list, deadline: float
+    port: int, views: int, pages: list[str], session: int, out: list, deadline: float, t0: float
 ) -> None:
     import websockets
 
@@ -132,8 +133,13 @@ async def _session(
             ping_interval=None,
         ) as ws:
             for k in range(views):
-                page = pages[(start + k) % len(pages)]
-                rec = {"view": k, "page": page}
+                page = pages[(session + k) % len(pages)]
+                rec = {
+                    "session": session,
+                    "view": k,
+                    "page": page,
+                    "start_s": round(time.perf_counter() - t0, 3),
+                }
                 left = deadline - time.perf_counter()
                 if left <= 0:
                     out.append({**rec, "seconds": None, "exception": "", "timeout": True})
@@ -213,10 +219,11 @@ def run(
         load_before = os.getloadavg()
 
         async def all_sessions():
-            deadline = time.perf_counter() + deadline_s
+            begin = time.perf_counter()
+            deadline = begin + deadline_s
             await asyncio.gather(
                 *(
-                    _session(port, views, list(pages), i % len(pages), out, deadline)
+                    _session(port, views, list(pages), i, out, deadline, begin)
                     for i in range(sessions)
                 )
             )
@@ -282,6 +289,29 @@ def run(
         "latency_by_page_s": {
             p: _pcts(v["seconds"] for v in out if v.get("page") == p) for p in pages
         },
+        # When each page's cold computation was done: the latest end, seconds into the run,
+        # of the first views of the sessions that opened on it.
+        "first_view_done_s": {
+            p: max(
+                (
+                    round(v["start_s"] + v["seconds"], 2)
+                    for v in out
+                    if v.get("page") == p and v.get("view") == 0 and v["seconds"] is not None
+                ),
+                default=None,
+            )
+            for p in pages
+        },
+        # Every view: its session, its place in the session, its page, when it started
+        # (seconds into the run) and how long it took.
+        "views": sorted(
+            (
+                {**v, "seconds": None if v["seconds"] is None else round(v["seconds"], 3)}
+                for v in out
+                if "session" in v
+            ),
+            key=lambda v: (v["session"], v["view"]),
+        ),
         "probe_s": {path: _pcts(got) for path, got in prober.times.items()},
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],
@@ -328,9 +358,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"wall {res['wall_s']} s; the server's CPU over it {res['server_cpu_s']} s")
     print("median latency by view (first = cold, together):", res["latency_by_view_p50_s"])
-    print("| page | views | p50 s | p90 s | max s |\n|---|---|---|---|---|")
+    print(
+        "| page | views | p50 s | p90 s | max s | first views done, s into the run |\n"
+        "|---|---|---|---|---|---|"
+    )
     for page, q in res["latency_by_page_s"].items():
-        print(f"| {page} | {q.get('n')} | {q.get('p50')} | {q.get('p90')} | {q.get('max')} |")
+        done = res["first_view_done_s"].get(page)
+        print(
+            f"| {page} | {q.get('n')} | {q.get('p50')} | {q.get('p90')} | {q.get('max')} | {done} |"
+        )
     for path, q in res["probe_s"].items():
         print(
             f"GET {path}: p50 {q.get('p50')} s, p90 {q.get('p90')} s, max {q.get('max')} s ({q.get('n')} probes)"

@@ -335,7 +335,7 @@ def keep_default_comparison(
         return False
     req = bt.sort_split_comparison(method, default_budgets(n), m, k, DEFAULT_SORT_SET, DEFAULT_SEED)
     req.run(sel, memory=FitMemory(entries=1).backed_by(KeptFits(st)), kept=KeptResults(st, dataset))
-    return kept_result_count(st, dataset) > 0
+    return kept_result_count(st, dataset, bt.KEPT_KIND) > 0
 
 
 def keep_default_stream(st: Store, dataset: str, *, sel: Selection | None = None) -> bool:
@@ -360,7 +360,8 @@ def keep_default_stream(st: Store, dataset: str, *, sel: Selection | None = None
     Returns
     -------
     bool
-        Whether the tables were kept (not for a stream of fewer than two models).
+        Whether the tables were kept (not for a stream of fewer than two models, nor one
+        the page cannot replay).
     """
     from lifelong_core.sortsearch import RULES
     from lifelong_core.store.kept_results import (
@@ -381,16 +382,22 @@ def keep_default_stream(st: Store, dataset: str, *, sel: Selection | None = None
         return False
     kept = KeptResults(st, dataset)
     pool = stream.default_pool(m)
-    stream.stream_replay(
-        block,
-        pool,
-        stream.default_budget(n),
-        stream.SAMPLINGS[0],
-        RULES[0],
-        stream.DEFAULT_SEED,
-        kept=kept,
-    )
-    stream.stream_configs(block, *stream.config_grid(m, n, pool), stream.DEFAULT_SEED, kept=kept)
+    try:
+        stream.stream_replay(
+            block,
+            pool,
+            stream.default_budget(n),
+            stream.SAMPLINGS[0],
+            RULES[0],
+            stream.DEFAULT_SEED,
+            kept=kept,
+        )
+        stream.stream_configs(
+            block, *stream.config_grid(m, n, pool), stream.DEFAULT_SEED, kept=kept
+        )
+    except InputError:
+        # The page says why it cannot replay this stream; the refresh's fits stand.
+        return False
     return kept_result_count(st, dataset, stream.KEPT_KIND) == 2
 
 

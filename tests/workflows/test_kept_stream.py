@@ -175,3 +175,18 @@ def test_a_refresh_within_a_small_dense_limit_keeps_the_bounded_view(store, comp
             assert computed == made
     finally:
         limits.set_dense_limit(None)
+
+
+def test_a_stream_the_page_cannot_replay_leaves_the_refresh_standing(store, monkeypatch):
+    from lifelong_core.errors import InputError
+
+    def refuse(*args, **kwargs):
+        raise InputError("no stream here")
+
+    monkeypatch.setattr(stream, "_replay", refuse)
+    ds = _dataset(store)
+    with Store.open(store, read_only=False) as s:
+        lifelong_state.refresh(s, ds)  # the Sort state and fits are kept all the same
+        assert not lifelong_state.keep_default_stream(s, ds)
+        assert kept_result_count(s, ds, stream.KEPT_KIND) == 0
+        assert kept_result_count(s, ds) > 0
