@@ -178,6 +178,23 @@ def user_store_path(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def small_synthetic_path(tmp_path_factory) -> Path:
+    """A small store from the seeded generator (30 models x 600 samples, two clusters),
+    built once, for the tests of what ``lbe state --refresh`` keeps. Readers only: a test
+    that writes copies it first."""
+    from lifelong_core.datasets.synthetic import SyntheticSpec, write_store
+    from tests.shared import built_once
+
+    def build(folder: Path) -> None:
+        write_store(
+            SyntheticSpec(n_models=30, n_samples=600, seed=5, n_clusters=2, cluster_spread=1.0),
+            folder / "s.duckdb",
+        )
+
+    return built_once(tmp_path_factory, "small-synthetic", build) / "s.duckdb"
+
+
+@pytest.fixture(scope="session")
 def llm_store_path(tmp_path_factory) -> Path:
     """A store holding only the bundled Open LLM Leaderboard v2 results, built once the way
     build-demo adds them (the long import), so every page opens on that dataset. Readers

@@ -29,3 +29,18 @@ def open_page(
     else:
         assert not at.exception, [e.message for e in at.exception]
     return at
+
+
+def open_fresh(page: str | Path, store: Path, monkeypatch) -> AppTest:
+    """``page`` opened on ``store`` with every Streamlit cache empty before and after, as a
+    fresh server would open it; it must show no error."""
+    import streamlit as st
+
+    monkeypatch.setenv("LBE_STORE", str(store))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    try:
+        return open_page(page, no_error=True)
+    finally:
+        st.cache_data.clear()
+        st.cache_resource.clear()

@@ -29,22 +29,10 @@ from lifelong_core.workflows.selection import select
 from lifelong_core.workflows.sortsets import DEFAULT_SEED, DEFAULT_SORT_SET, default_sort_size
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    from lifelong_core.datasets.synthetic import SyntheticSpec, write_store
-
-    path = tmp_path_factory.mktemp("kept-results") / "s.duckdb"
-    write_store(
-        SyntheticSpec(n_models=30, n_samples=600, seed=5, n_clusters=2, cluster_spread=1.0),
-        path,
-    )
-    return path
-
-
 @pytest.fixture()
-def store(built, tmp_path):
+def store(small_synthetic_path, tmp_path):
     path = tmp_path / "s.duckdb"
-    shutil.copy(built, path)
+    shutil.copy(small_synthetic_path, path)
     return path
 
 

@@ -13,14 +13,13 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
-import streamlit as st
 
 from lifelong_core.cli import main as cli_main
 from lifelong_core.matching.store_pair import Side, read_samples
 from lifelong_core.store import Store
 from lifelong_core.store.kept_results import KeptResults, kept_result_count
 from lifelong_core.workflows import lifelong_state, matching
-from tests.app.apptest_pages import open_page
+from tests.app.apptest_pages import open_fresh
 from tests.app.test_page_matched_accuracy import PAGE, make_store
 
 DS = "lifelong-digits"
@@ -143,29 +142,18 @@ def test_a_refresh_keeps_the_pages_first_view(store, matched, capsys):
     assert matched["n"] == made
 
 
-def _page(path, monkeypatch):
-    monkeypatch.setenv("LBE_STORE", str(path))
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    try:
-        return open_page(PAGE, no_error=True)
-    finally:
-        st.cache_data.clear()
-        st.cache_resource.clear()
-
-
 def test_the_page_after_a_refresh_matches_nothing_and_shows_the_same(
     store, built, matched, monkeypatch, tmp_path
 ):
     with Store.open(store, read_only=False) as s:
         assert lifelong_state.keep_default_matching(s, DS)
     made = matched["n"]
-    after = _page(store, monkeypatch)
+    after = open_fresh(PAGE, store, monkeypatch)
     assert matched["n"] == made  # every block read from the store
     plain = tmp_path / "plain" / "toy.duckdb"
     plain.parent.mkdir()
     shutil.copy(built, plain)
-    fresh = _page(plain, monkeypatch)
+    fresh = open_fresh(PAGE, plain, monkeypatch)
     assert matched["n"] > made
     assert len(after.dataframe) == len(fresh.dataframe) > 0
     for a, b in zip(after.dataframe, fresh.dataframe):

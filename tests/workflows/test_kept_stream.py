@@ -12,34 +12,21 @@ import shutil
 
 import pandas as pd
 import pytest
-import streamlit as st
 
 from lifelong_core import limits
 from lifelong_core.store import Store
 from lifelong_core.store.kept_results import KeptResults, kept_result_count
 from lifelong_core.workflows import lifelong_state, stream
 from lifelong_core.workflows.selection import bounded_selection, select
-from tests.app.apptest_pages import open_page
+from tests.app.apptest_pages import open_fresh
 
 PAGE = "pages/5_Stream.py"
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    from lifelong_core.datasets.synthetic import SyntheticSpec, write_store
-
-    path = tmp_path_factory.mktemp("kept-stream") / "s.duckdb"
-    write_store(
-        SyntheticSpec(n_models=30, n_samples=600, seed=5, n_clusters=2, cluster_spread=1.0),
-        path,
-    )
-    return path
-
-
 @pytest.fixture()
-def store(built, tmp_path):
+def store(small_synthetic_path, tmp_path):
     path = tmp_path / "s.duckdb"
-    shutil.copy(built, path)
+    shutil.copy(small_synthetic_path, path)
     return path
 
 
@@ -112,31 +99,20 @@ def test_another_argument_or_cache_computes_afresh(store, computed):
     assert computed == {"replay": 6, "configs": 6}  # the kept ones are still found
 
 
-def _page(path, monkeypatch):
-    monkeypatch.setenv("LBE_STORE", str(path))
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    try:
-        return open_page(PAGE, no_error=True)
-    finally:
-        st.cache_data.clear()
-        st.cache_resource.clear()
-
-
 def test_the_page_after_a_refresh_replays_nothing_and_shows_the_same(
-    store, built, computed, monkeypatch, tmp_path
+    store, small_synthetic_path, computed, monkeypatch, tmp_path
 ):
     ds = _dataset(store)
     with Store.open(store, read_only=False) as s:
         lifelong_state.refresh(s, ds)
         assert kept_result_count(s, ds, stream.KEPT_KIND) == 2
     made = dict(computed)
-    after = _page(store, monkeypatch)
+    after = open_fresh(PAGE, store, monkeypatch)
     assert computed == made  # both tables read from the store
     plain = tmp_path / "plain" / "s.duckdb"
     plain.parent.mkdir()
-    shutil.copy(built, plain)
-    fresh = _page(plain, monkeypatch)
+    shutil.copy(small_synthetic_path, plain)
+    fresh = open_fresh(PAGE, plain, monkeypatch)
     assert computed == {"replay": made["replay"] + 1, "configs": made["configs"] + 1}
     assert len(after.dataframe) == len(fresh.dataframe) > 0
     for a, b in zip(after.dataframe, fresh.dataframe):
