@@ -6,8 +6,9 @@ Three measurements, each the median of ``--repeats`` runs:
 
 - **cold page**: ``pages/5_Stream.py`` under ``streamlit.testing.v1.AppTest`` in a fresh
   process each time (caches empty; imports warmed as the served app warms them), CPU and
-  wall seconds of the script run;
-- **configurations** and **Nevis'22 protocol**: the page's two computations,
+  wall seconds of the script run (on a store refreshed by ``lbe state --refresh``, as the
+  demo store is, the replay and the grid are read from the store);
+- **configurations** and **Nevis'22 protocol**: the page's two computations, computed,
   :func:`lifelong_core.workflows.stream.stream_configs` and
   :func:`lifelong_core.studies.stream_protocol.stream_protocol` at the page's defaults, CPU
   seconds in this process;
@@ -31,10 +32,11 @@ import sys
 import time
 from pathlib import Path
 
+from lifelong_core.workflows.stream import CONFIG_BUDGETS as BUDGETS
+from lifelong_core.workflows.stream import CONFIG_POOLS as POOLS
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "bench_stream.json"
-POOLS = (5, 10, 20, 50, 100)
-BUDGETS = (8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 
 # Run in a fresh interpreter: prints "cpu wall" of the page's first script run.
 COLD_PAGE = """
