@@ -177,6 +177,7 @@ class KeptResults(KeptTable):
         self,
         key: str,
         kind: str,
+        names: tuple[str, ...],
         compute: Callable[[], dict[str, pd.DataFrame]],
         info: dict | None = None,
     ) -> dict[str, pd.DataFrame]:
@@ -189,6 +190,9 @@ class KeptResults(KeptTable):
             The computation's digest (everything that can change a number).
         kind : str
             What computes them (a kept result of another kind is not used).
+        names : tuple of str
+            The tables ``compute`` returns: a kept result holding other tables is not
+            used either.
         compute : callable
             Returns the tables, by name.
         info : dict, optional
@@ -199,7 +203,7 @@ class KeptResults(KeptTable):
         dict of str to pandas.DataFrame
         """
         found = self.load(key)
-        if found is not None and found.kind == kind:
+        if found is not None and found.kind == kind and set(found.tables) == set(names):
             return found.tables
         t0 = time.perf_counter()
         tables = compute()

@@ -60,7 +60,7 @@ item, not against the cheap thing a user would otherwise do; it is not reported 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -1385,7 +1385,8 @@ def backtest(
     if kept is None:
         return Backtest(**compute(), config=config)
     key = _kept_key(sel, [methods, budgets, int(holdout), split, seeds, draws, rows, boot, seed])
-    return Backtest(**kept.get_or_compute(key, KEPT_KIND, compute, config), config=config)
+    tables = tuple(f.name for f in fields(Backtest) if f.name != "config")
+    return Backtest(**kept.get_or_compute(key, KEPT_KIND, tables, compute, config), config=config)
 
 
 # What a kept backtest is filed under (store.kept_results), and the version of its digest.

@@ -181,6 +181,7 @@ def compare_block(
     tables = kept.get_or_compute(
         _kept_key(data, list(settings.values())),
         KEPT_KIND,
+        ("table",),
         lambda: {"table": compare_pair(data, eps, criterion, runs, seed).table},
         {**settings, "models": len(data.models)},
     )

@@ -156,6 +156,7 @@ def stream_replay(
     return kept.get_or_compute(
         kept_key(sel, [KEPT_KIND, "replay", KEPT_FORMAT], args),
         KEPT_KIND,
+        ("steps",),
         lambda: {"steps": _replay(sel, pool, budget, sampling, rule, seed)},
         {"replay": args},
     )["steps"]
@@ -231,6 +232,7 @@ def stream_configs(
     return kept.get_or_compute(
         kept_key(sel, [KEPT_KIND, "configs", KEPT_FORMAT], args),
         KEPT_KIND,
+        ("configs",),
         lambda: {"configs": _configs(sel, pools, budgets, seed, progress)},
         {"configs": args},
     )["configs"]

@@ -8,6 +8,7 @@ table a fresh match gives; anything else matches afresh.
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 
 import numpy as np
@@ -178,3 +179,17 @@ def test_the_page_and_the_refresh_start_on_one_view(store):
     with Store.open(store) as s:
         src, tgt = matching.default_sides(s, DS)
     assert (src, tgt) == SIDES
+
+
+def test_a_kept_row_with_other_tables_is_matched_afresh(store, matched):
+    """A row under the block's key whose tables are not the block's (a damaged or foreign
+    store) is not used: the block is matched again, the same as without it."""
+    fresh, _ = _block(store, keep=True)
+    with Store.open(store, read_only=False) as s:
+        row = s.cursor().execute("SELECT key, info, tables FROM kept_results").fetchone()
+        info = json.loads(row[1])
+        info["parts"] = [["another", size] for _, size in info["parts"]]
+        s.cursor().execute("UPDATE kept_results SET info = ?", [json.dumps(info)])
+    read, _ = _block(store, keep=False)
+    assert matched["n"] == 2
+    pd.testing.assert_frame_equal(read, fresh, check_exact=True)
