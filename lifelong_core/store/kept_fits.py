@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from lifelong_core.store.state import KeptTable, forget_kept, has_table, kept_count, replace_row
+from lifelong_core.store.state import KeptTable, forget_kept, kept_count, replace_row
 from lifelong_core.store.writing import StoreWriter, utc_now
 
 DDL = """
@@ -92,13 +92,7 @@ class KeptFits(KeptTable):
         -------
         KeptFit or None
         """
-        cur = self.store.cursor()
-        if not has_table(cur, "kept_fits"):
-            return None
-        row = cur.execute(
-            "SELECT key, dataset, method, params, d, w, theta, seconds FROM kept_fits WHERE key = ?",
-            [key],
-        ).fetchone()
+        row = self._row("kept_fits", "key, dataset, method, params, d, w, theta, seconds", key)
         if row is None:
             return None
         k_, dataset, method, params, d, w, theta, seconds = row

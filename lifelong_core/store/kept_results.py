@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from lifelong_core.store.state import KeptTable, forget_kept, has_table, kept_count, replace_row
+from lifelong_core.store.state import KeptTable, forget_kept, kept_count, replace_row
 from lifelong_core.store.writing import StoreWriter, utc_now
 
 DDL = """
@@ -124,13 +124,7 @@ class KeptResults(KeptTable):
         -------
         KeptResult or None
         """
-        cur = self.store.cursor()
-        if not has_table(cur, "kept_results"):
-            return None
-        row = cur.execute(
-            "SELECT key, dataset, kind, info, tables, seconds FROM kept_results WHERE key = ?",
-            [key],
-        ).fetchone()
+        row = self._row("kept_results", "key, dataset, kind, info, tables, seconds", key)
         if row is None:
             return None
         k_, dataset, kind, info, blob, seconds = row

@@ -249,6 +249,14 @@ class KeptTable:
         """Whether rows are kept (a writer handle and a dataset)."""
         return self.dataset is not None and not getattr(self.store, "read_only", True)
 
+    def _row(self, table: str, columns: str, key: str) -> tuple | None:
+        """``columns`` of the row of ``table`` kept under ``key``: None without the row, or
+        without the table (a store written by an older version)."""
+        cur = self.store.cursor()
+        if not has_table(cur, table):
+            return None
+        return cur.execute(f"SELECT {columns} FROM {table} WHERE key = ?", [key]).fetchone()
+
 
 def has_table(cur: Any, table: str) -> bool:
     """Whether the store has ``table`` (a store written by an older version may not).
