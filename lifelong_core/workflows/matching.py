@@ -232,7 +232,8 @@ def default_view_blocks(store: Store, dataset: str) -> tuple[PairSamples, list] 
     """
     src, tgt = default_sides(store, dataset)
     sides = ((src.dataset, src.domains), (tgt.dataset, tgt.domains))
-    if unlabeled_datasets(store, [dataset]) or missing_columns(store, *sides):
+    # An unlabelled dataset is among what missing_columns names (a side with a label missing).
+    if missing_columns(store, *sides):
         return None
     try:
         pair = read_samples(store, src, tgt)

@@ -163,11 +163,18 @@ def test_the_page_after_a_refresh_matches_nothing_and_shows_the_same(
     assert [w.value for w in after.warning] == [w.value for w in fresh.warning]
 
 
-def test_nothing_is_kept_where_the_page_compares_nothing(tmp_path):
+def test_nothing_is_kept_where_the_page_compares_nothing(tmp_path, llm_store_path):
     bare = make_store(tmp_path / "bare.duckdb", with_extras=False)
     with Store.open(bare, read_only=False) as s:
         assert not lifelong_state.keep_default_matching(s, DS)
         assert kept_result_count(s, DS, matching.KEPT_KIND) == 0
+    # lm-eval results: correct or not, no labels at all.
+    llm = tmp_path / "llm.duckdb"
+    shutil.copy(llm_store_path, llm)
+    with Store.open(llm, read_only=False) as s:
+        ds = str(s.datasets()["dataset"].item())
+        assert not lifelong_state.keep_default_matching(s, ds)
+        assert kept_result_count(s, ds, matching.KEPT_KIND) == 0
 
 
 def test_the_page_and_the_refresh_start_on_one_view(store):
