@@ -100,3 +100,30 @@ def needs(module: str) -> None:
         found = False
     if not found:
         pytest.skip(f"{module} is not installed", allow_module_level=True)
+
+
+def count_calls(monkeypatch: pytest.MonkeyPatch, seen: dict, key: str, owner, *names: str) -> None:
+    """Replace each of ``owner``'s ``names`` by a wrapper that adds one to ``seen[key]``
+    per call and then calls the original (a function of a module, or a method of a class).
+
+    Parameters
+    ----------
+    monkeypatch : pytest.MonkeyPatch
+        Undoes the replacement after the test.
+    seen : dict
+        The counts; ``seen[key]`` must exist.
+    key : str
+        Which count the calls add to.
+    owner : module or class
+        Where the functions are looked up (as the code under test looks them up).
+    *names : str
+        The functions to count.
+    """
+    for name in names:
+        real = getattr(owner, name)
+
+        def counted(*args, _real=real, **kwargs):
+            seen[key] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, counted)

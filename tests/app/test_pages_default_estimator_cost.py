@@ -19,33 +19,17 @@ import streamlit as st
 from lifelong_core.methods import auto
 from lifelong_core.methods.registry import DEFAULT_METHOD
 from tests.app.apptest_pages import ok, open_page
+from tests.shared import count_calls
 
 
 @pytest.fixture()
 def counted(monkeypatch):
     """Whole fits of the default estimator and sweeps run, counted."""
-    seen = {"fit": 0, "sweep": 0}
-    fit, fit_packed = auto.AutoEstimator.fit, auto.AutoEstimator.fit_packed
-
-    def counted_fit(self, *args, **kwargs):
-        seen["fit"] += 1
-        return fit(self, *args, **kwargs)
-
-    def counted_packed(self, *args, **kwargs):
-        seen["fit"] += 1
-        return fit_packed(self, *args, **kwargs)
-
     from lifelong_core.workflows import sweeps
 
-    run = sweeps.run_sweep
-
-    def counted_sweep(*args, **kwargs):
-        seen["sweep"] += 1
-        return run(*args, **kwargs)
-
-    monkeypatch.setattr(auto.AutoEstimator, "fit", counted_fit)
-    monkeypatch.setattr(auto.AutoEstimator, "fit_packed", counted_packed)
-    monkeypatch.setattr(sweeps, "run_sweep", counted_sweep)
+    seen = {"fit": 0, "sweep": 0}
+    count_calls(monkeypatch, seen, "fit", auto.AutoEstimator, "fit", "fit_packed")
+    count_calls(monkeypatch, seen, "sweep", sweeps, "run_sweep")
     st.cache_data.clear()
     st.cache_resource.clear()  # the server's kept fits (ui.caches.fit_memory) included
     yield seen

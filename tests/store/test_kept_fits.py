@@ -29,6 +29,7 @@ from lifelong_core.workflows.sortsets import (
     sort_rows,
 )
 from lifelong_core.workflows.sweeps import SweepRequest, sweep_selection
+from tests.shared import count_calls
 
 
 @pytest.fixture(scope="module")
@@ -54,18 +55,7 @@ def store(built, tmp_path):
 def fits(monkeypatch):
     """Whole fits of the default estimator, counted."""
     seen = {"n": 0}
-    fit, fit_packed = auto.AutoEstimator.fit, auto.AutoEstimator.fit_packed
-
-    def counted(self, *a, **k):
-        seen["n"] += 1
-        return fit(self, *a, **k)
-
-    def counted_packed(self, *a, **k):
-        seen["n"] += 1
-        return fit_packed(self, *a, **k)
-
-    monkeypatch.setattr(auto.AutoEstimator, "fit", counted)
-    monkeypatch.setattr(auto.AutoEstimator, "fit_packed", counted_packed)
+    count_calls(monkeypatch, seen, "n", auto.AutoEstimator, "fit", "fit_packed")
     return seen
 
 

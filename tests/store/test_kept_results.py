@@ -27,6 +27,7 @@ from lifelong_core.workflows import lifelong_state
 from lifelong_core.workflows.budgets import default_budgets
 from lifelong_core.workflows.selection import select
 from lifelong_core.workflows.sortsets import DEFAULT_SEED, DEFAULT_SORT_SET, default_sort_size
+from tests.shared import count_calls
 
 
 @pytest.fixture()
@@ -40,13 +41,7 @@ def store(small_synthetic_path, tmp_path):
 def computed(monkeypatch):
     """Backtests computed (not read from the store), counted."""
     seen = {"n": 0}
-    table = bt._table
-
-    def counted(*args, **kwargs):
-        seen["n"] += 1
-        return table(*args, **kwargs)
-
-    monkeypatch.setattr(bt, "_table", counted)
+    count_calls(monkeypatch, seen, "n", bt, "_table")
     return seen
 
 

@@ -22,6 +22,7 @@ from lifelong_core.store.kept_results import KeptResults, kept_result_count
 from lifelong_core.workflows import lifelong_state, matching
 from tests.app.apptest_pages import open_fresh
 from tests.app.test_page_matched_accuracy import PAGE, make_store
+from tests.shared import count_calls
 
 DS = "lifelong-digits"
 SIDES = (Side(DS, ("clean",)), Side(DS, ("clean-replication",)))
@@ -44,13 +45,7 @@ def store(built, tmp_path):
 def matched(monkeypatch):
     """Blocks matched (not read from the store), counted."""
     seen = {"n": 0}
-    compare = matching.compare_pair
-
-    def counted(*args, **kwargs):
-        seen["n"] += 1
-        return compare(*args, **kwargs)
-
-    monkeypatch.setattr(matching, "compare_pair", counted)
+    count_calls(monkeypatch, seen, "n", matching, "compare_pair")
     return seen
 
 

@@ -19,6 +19,7 @@ from lifelong_core.store.kept_results import KeptResults, kept_result_count
 from lifelong_core.workflows import lifelong_state, stream
 from lifelong_core.workflows.selection import bounded_selection, select
 from tests.app.apptest_pages import open_fresh
+from tests.shared import count_calls
 
 PAGE = "pages/5_Stream.py"
 
@@ -34,18 +35,8 @@ def store(small_synthetic_path, tmp_path):
 def computed(monkeypatch):
     """Replays and grids computed (not read from the store), counted."""
     seen = {"replay": 0, "configs": 0}
-    replay, configs = stream._replay, stream._configs
-
-    def counted_replay(*args, **kwargs):
-        seen["replay"] += 1
-        return replay(*args, **kwargs)
-
-    def counted_configs(*args, **kwargs):
-        seen["configs"] += 1
-        return configs(*args, **kwargs)
-
-    monkeypatch.setattr(stream, "_replay", counted_replay)
-    monkeypatch.setattr(stream, "_configs", counted_configs)
+    count_calls(monkeypatch, seen, "replay", stream, "_replay")
+    count_calls(monkeypatch, seen, "configs", stream, "_configs")
     return seen
 
 
