@@ -11,7 +11,7 @@ accuracy page applies around it, written once and testable without Streamlit.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -38,7 +38,7 @@ from lifelong_core.matching.store_pair import (
     model_names,
     read_samples,
 )
-from lifelong_core.workflows.selection import recorded_models
+from lifelong_core.workflows.selection import kept_digest, recorded_models
 
 if TYPE_CHECKING:
     from lifelong_core.store import Store
@@ -190,26 +190,22 @@ def compare_block(
 
 def _kept_key(data: PairData, args: list) -> str:
     """The digest a block's table is kept under: everything that can change a number."""
-    import hashlib
     import json
 
-    from lifelong_core.methods import tuning_memory
+    def parts() -> Iterator[bytes]:
+        for a in (
+            data.y_source,
+            data.pred_source,
+            data.conf_source,
+            data.y_target,
+            data.pred_target,
+            data.conf_target,
+        ):
+            arr = np.ascontiguousarray(a)
+            yield json.dumps([arr.dtype.str, list(arr.shape)]).encode()
+            yield arr.tobytes()
 
-    h = hashlib.blake2b(digest_size=20)
-    head = [KEPT_FORMAT, tuning_memory.package_digest(), [np.__version__, pd.__version__]]
-    h.update(json.dumps(head + args + [list(data.models)]).encode())
-    for a in (
-        data.y_source,
-        data.pred_source,
-        data.conf_source,
-        data.y_target,
-        data.pred_target,
-        data.conf_target,
-    ):
-        arr = np.ascontiguousarray(a)
-        h.update(json.dumps([arr.dtype.str, list(arr.shape)]).encode())
-        h.update(arr.tobytes())
-    return h.hexdigest()
+    return kept_digest([KEPT_KIND, KEPT_FORMAT], args + [list(data.models)], parts())
 
 
 def default_view_blocks(store: Store, dataset: str) -> tuple[PairSamples, list] | None:

@@ -139,9 +139,30 @@ def kept_key(sel: Selection, head: list, args: list) -> str:
     Returns
     -------
     str
-        A hex digest that also covers the package's source
-        (:func:`lifelong_core.methods.tuning_memory.package_digest`) and the numerical
-        libraries' versions.
+        :func:`kept_digest` of them and the selection's content.
+    """
+    return kept_digest(head, args, [sel.content_digest])
+
+
+def kept_digest(head: list, args: list, data: Iterable[bytes]) -> str:
+    """The digest a kept computation is found by: what computes it, its arguments, the
+    data it reads, the package's source
+    (:func:`lifelong_core.methods.tuning_memory.package_digest`) and the numerical
+    libraries' versions.
+
+    Parameters
+    ----------
+    head : list
+        What computes: its name and the version of its digest (JSON-able).
+    args : list
+        Every argument that can change a number (JSON-able; arrays as lists).
+    data : iterable of bytes
+        The data it reads, in a fixed order.
+
+    Returns
+    -------
+    str
+        Hexadecimal.
     """
     import hashlib
     import json
@@ -158,7 +179,8 @@ def kept_key(sel: Selection, head: list, args: list) -> str:
             default=lambda x: np.asarray(x).tolist(),
         ).encode()
     )
-    h.update(sel.content_digest)
+    for part in data:
+        h.update(part)
     return h.hexdigest()
 
 
